@@ -1,0 +1,1 @@
+"""Adapters from array libraries to xad's Backend (imported as ``xad_backends``)."""

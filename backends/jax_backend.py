@@ -1,0 +1,115 @@
+"""JAX backend: immutable ``jax.Array``s on one device; ``jax.numpy`` is the namespace.
+
+Constructing it turns on JAX's float64 support (``jax_enable_x64``), as the design asks.
+Arrays cannot be written in place (``mutable = False``): ``index_add`` returns a new array.
+Random numbers come from a ``jax.random`` key held by the backend and split for every draw.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import jax.scipy.special as jsp
+import numpy as np
+
+from xad.backend import Backend
+
+
+def _device(device: Any) -> Any:
+    """A ``jax.Device`` from ``None`` (the first CPU), ``"cpu"``, ``"gpu:1"`` or a Device."""
+    if device is None:
+        return jax.devices("cpu")[0]
+    if isinstance(device, str):
+        platform, _, index = device.partition(":")
+        platform = {"cuda": "gpu"}.get(platform, platform)
+        return jax.devices(platform)[int(index or 0)]
+    return device
+
+
+class JaxBackend(Backend):
+    """jax arrays on ``device`` (the first CPU device by default).
+
+    Example:
+        >>> from xad_backends.jax_backend import JaxBackend
+        >>> b = JaxBackend()
+        >>> b.to_numpy(b.index_add(b.zeros((2,), b.xp.float64), [0, 0], 1.0))
+        array([2., 0.])
+    """
+
+    name = "jax"
+    mutable = False
+    is_host = False
+    array_type = jax.Array
+
+    def __init__(self, device: Any = None) -> None:
+        jax.config.update("jax_enable_x64", True)
+        super().__init__(jnp, _device(device))
+        self.manual_seed(0)
+
+    # ----- creation ----------------------------------------------------------------------
+    def asarray(self, obj: Any, dtype: Any = None) -> Any:
+        return jnp.asarray(obj, dtype=dtype, device=self.device)
+
+    # ----- host copies -------------------------------------------------------------------
+    def to_numpy(self, x: Any) -> Any:
+        return np.array(jax.device_get(x), copy=True)
+
+    def from_numpy(self, a: Any) -> Any:
+        return jax.device_put(np.array(a, copy=True), self.device)
+
+    def item(self, x: Any) -> Any:
+        if x.size != 1:
+            return super().item(x)
+        return x.item()
+
+    def synchronize(self) -> None:
+        jax.effects_barrier()
+
+    # ----- what the standard lacks -------------------------------------------------------
+    def index_add(self, x: Any, key: Any, values: Any) -> Any:
+        return x.at[_key(key)].add(jnp.asarray(values, dtype=x.dtype))
+
+    def einsum(self, subscripts: str, *operands: Any) -> Any:
+        return jnp.einsum(subscripts, *operands)
+
+    def erf(self, x: Any) -> Any:
+        return jsp.erf(x)
+
+    # ----- random numbers ----------------------------------------------------------------
+    def manual_seed(self, seed: int) -> None:
+        self._key = jax.device_put(jax.random.key(int(seed)), self.device)
+
+    def _next(self) -> Any:
+        self._key, sub = jax.random.split(self._key)
+        return sub
+
+    def randn(self, shape: tuple[int, ...], dtype: Any) -> Any:
+        fdt = dtype if dtype is not None and jnp.issubdtype(dtype, jnp.floating) else jnp.float64
+        r = jax.random.normal(self._next(), tuple(shape), dtype=fdt)
+        return jax.device_put(r if dtype is None else r.astype(dtype), self.device)
+
+    def rand(self, shape: tuple[int, ...], dtype: Any) -> Any:
+        fdt = dtype if dtype is not None and jnp.issubdtype(dtype, jnp.floating) else jnp.float64
+        r = jax.random.uniform(self._next(), tuple(shape), dtype=fdt)
+        return jax.device_put(r if dtype is None else r.astype(dtype), self.device)
+
+    def permutation(self, n: int) -> Any:
+        p = jax.random.permutation(self._next(), int(n)).astype(jnp.int64)
+        return jax.device_put(p, self.device)
+
+    def get_rng_state(self) -> Any:
+        return self._key  # keys are immutable: the key itself is a safe snapshot
+
+    def set_rng_state(self, state: Any) -> None:
+        self._key = jax.device_put(state, self.device)
+
+
+def _key(key: Any) -> Any:
+    """JAX refuses Python lists as indices: turn them (also inside a tuple) into arrays."""
+    if isinstance(key, list):
+        return jnp.asarray(key)
+    if isinstance(key, tuple):
+        return tuple(jnp.asarray(k) if isinstance(k, list) else k for k in key)
+    return key

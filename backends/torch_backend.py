@@ -1,0 +1,123 @@
+"""PyTorch backend: torch tensors on one device (CPU or CUDA) through array_api_compat.
+
+Never changes torch's global state (default dtype, global seed): random numbers come from a
+``torch.Generator`` owned by the backend, and dtypes are always passed explicitly.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import array_api_compat.torch as ctorch
+import numpy as np
+import torch
+
+from xad.backend import Backend
+
+
+class TorchBackend(Backend):
+    """torch tensors on ``device`` (``"cpu"`` by default, or ``"cuda"``, ``"cuda:1"``...).
+
+    Example:
+        >>> from xad_backends.torch_backend import TorchBackend
+        >>> b = TorchBackend()
+        >>> b.to_numpy(b.index_add(b.zeros((2,), b.xp.float64), [0, 0], 1.0))
+        array([2., 0.])
+    """
+
+    name = "torch"
+    mutable = True
+    is_host = False
+    array_type = torch.Tensor
+
+    def __init__(self, device: Any = None) -> None:
+        dev = torch.device("cpu" if device is None else device)
+        super().__init__(ctorch, dev)
+        self._gen = torch.Generator(device=dev)
+        self._gen.manual_seed(0)
+
+    # ----- creation ----------------------------------------------------------------------
+    def asarray(self, obj: Any, dtype: Any = None) -> Any:
+        # a NumPy array is copied (never shared), so writing to either side stays private
+        if isinstance(obj, np.ndarray):
+            return torch.asarray(_positive_strides(obj), dtype=dtype, device=self.device,
+                                 copy=True)
+        return torch.asarray(obj, dtype=dtype, device=self.device)
+
+    def zeros(self, shape: tuple[int, ...], dtype: Any) -> Any:
+        return torch.zeros(shape, dtype=dtype, device=self.device)
+
+    def full(self, shape: tuple[int, ...], value: Any, dtype: Any) -> Any:
+        return torch.full(shape, value, dtype=dtype, device=self.device)
+
+    # ----- host copies -------------------------------------------------------------------
+    def to_numpy(self, x: Any) -> Any:
+        t = x.detach()
+        if t.device.type == "cpu":
+            return t.resolve_conj().resolve_neg().numpy().copy()
+        return t.cpu().numpy()
+
+    def from_numpy(self, a: Any) -> Any:
+        return torch.asarray(_positive_strides(np.asarray(a)), device=self.device, copy=True)
+
+    def item(self, x: Any) -> Any:
+        if x.numel() != 1:
+            return super().item(x)
+        return x.item()
+
+    def synchronize(self) -> None:
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+
+    # ----- what the standard lacks -------------------------------------------------------
+    def index_add(self, x: Any, key: Any, values: Any) -> Any:
+        n = x.numel()
+        pos = torch.arange(n, device=x.device).reshape(x.shape)[key]
+        vals = torch.as_tensor(values, device=x.device).to(x.dtype)
+        vals = torch.broadcast_to(vals, pos.shape).reshape(-1)
+        target = x if x.is_contiguous() else x.contiguous()
+        target.view(-1).index_add_(0, pos.reshape(-1), vals)
+        return target
+
+    def einsum(self, subscripts: str, *operands: Any) -> Any:
+        if len(operands) > 1:
+            dtype = operands[0].dtype
+            for op in operands[1:]:
+                dtype = torch.promote_types(dtype, op.dtype)
+            operands = tuple(op.to(dtype) for op in operands)
+        return torch.einsum(subscripts, *operands)
+
+    def erf(self, x: Any) -> Any:
+        return torch.special.erf(x)
+
+    # ----- random numbers ----------------------------------------------------------------
+    def manual_seed(self, seed: int) -> None:
+        self._gen.manual_seed(int(seed))
+
+    def _float(self, dtype: Any) -> Any:
+        return dtype if dtype is not None and dtype.is_floating_point else torch.float64
+
+    def randn(self, shape: tuple[int, ...], dtype: Any) -> Any:
+        r = torch.randn(tuple(shape), generator=self._gen, dtype=self._float(dtype),
+                        device=self.device)
+        return r if dtype is None or r.dtype == dtype else r.to(dtype)
+
+    def rand(self, shape: tuple[int, ...], dtype: Any) -> Any:
+        r = torch.rand(tuple(shape), generator=self._gen, dtype=self._float(dtype),
+                       device=self.device)
+        return r if dtype is None or r.dtype == dtype else r.to(dtype)
+
+    def permutation(self, n: int) -> Any:
+        return torch.randperm(int(n), generator=self._gen, device=self.device)
+
+    def get_rng_state(self) -> Any:
+        return self._gen.get_state()
+
+    def set_rng_state(self, state: Any) -> None:
+        self._gen.set_state(state)
+
+
+
+def _positive_strides(a: Any) -> Any:
+    """``a``, or a copy of it when a stride is negative (torch refuses those)."""
+    return a.copy() if any(s < 0 for s in a.strides) else a

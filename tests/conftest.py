@@ -1,0 +1,84 @@
+"""The one backend fixture every numerical test uses, and a per-backend summary.
+
+``xb`` runs a test once per backend that can run here: numpy, array_api_strict (its
+default device, and ``device1``, where any host read of a device array fails), torch and
+jax when installed, cupy when a GPU is present (skipped with the reason otherwise).
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+
+import pytest
+
+import xad
+from xad.backend import BackendError
+
+PARAMS = ["numpy", "array_api_strict", "array_api_strict:device1", "torch", "jax", "cupy"]
+
+
+@contextlib.contextmanager
+def _no_host_reads():
+    """array_api_strict lets float()/bool()/int() of a device1 array pass; make them fail."""
+    import array_api_strict as xps
+    cls = type(xps.asarray(0))
+    cpu = xps.Device("CPU_DEVICE")
+    saved = {n: getattr(cls, n) for n in ("__float__", "__bool__", "__int__", "__index__",
+                                          "__complex__", "__array__") if hasattr(cls, n)}
+
+    def guard(name, orig):
+        def f(self, *a, **k):
+            if self.device != cpu:
+                raise AssertionError(f"implicit host read ({name}) of an array on "
+                                     f"{self.device}")
+            return orig(self, *a, **k)
+        return f
+
+    for n, orig in saved.items():
+        setattr(cls, n, guard(n, orig))
+    try:
+        yield
+    finally:
+        for n, orig in saved.items():
+            setattr(cls, n, orig)
+
+
+def _backend(param: str) -> xad.Backend:
+    name, _, device = param.partition(":")
+    try:
+        return xad.backend._make(name, device or None)
+    except BackendError as e:
+        pytest.skip(f"{param} cannot run here: {str(e).splitlines()[0]}")
+
+
+@pytest.fixture(params=PARAMS)
+def xb(request):
+    """The backend under test; new tensors are made on it for the test's duration."""
+    b = _backend(request.param)
+    guard = _no_host_reads() if request.param.endswith("device1") else contextlib.nullcontext()
+    xad.manual_seed(0)
+    with guard, xad.use_backend(b):
+        yield b
+
+
+_counts: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    callspec = getattr(item, "callspec", None)
+    param = callspec.params.get("xb") if callspec else None
+    if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
+        _counts[param or "backend-free"][report.outcome] += 1
+
+
+def pytest_terminal_summary(terminalreporter):
+    terminalreporter.write_sep("=", "tests per backend")
+    for name in [*PARAMS, "backend-free"]:
+        c = _counts.get(name)
+        if c:
+            terminalreporter.write_line(f"{name:28s} passed {c['passed']:5d}   failed "
+                                        f"{c['failed']:4d}   skipped {c['skipped']:4d}")

@@ -1,0 +1,58 @@
+"""xad: automatic differentiation over the Python Array API (NumPy, CuPy, and more).
+
+Example:
+    >>> import xad
+    >>> w = xad.tensor([[1.0], [2.0]], requires_grad=True)
+    >>> y = xad.tanh(xad.tensor([[0.5, -0.5]]) @ w).sum()
+    >>> y.backward(); w.grad.shape
+    (2, 1)
+"""
+
+from . import autograd, dtypes, ops
+from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .backend import (
+    Backend,
+    BackendError,
+    available_backends,
+    get_backend,
+    manual_seed,
+    set_backend,
+    use_backend,
+)
+from .dtypes import (
+    DType,
+    bool_,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    int32,
+    int64,
+    set_default_dtype,
+    uint8,
+)
+from .factories import (
+    arange,
+    empty,
+    eye,
+    full,
+    full_like,
+    linspace,
+    ones,
+    ones_like,
+    rand,
+    randint,
+    randn,
+    tensor,
+    zeros,
+    zeros_like,
+)
+from .function import Function, FunctionCtx
+from .ops import *  # noqa: F403
+from .tensor import Tensor
+from .utils.anomaly import AnomalyError, detect_anomaly
+from .utils.gradcheck import GradcheckError, gradcheck, gradgradcheck
+
+bool = bool_  # noqa: A001  (xad.bool, as the standard names it)
+
+__version__ = "0.1.0"

@@ -1,0 +1,448 @@
+"""The reverse-mode engine: graph nodes, grad modes, and backward without recursion.
+
+A recorded operation makes one :class:`Node`. The node holds its inputs' edges (a leaf
+tensor, or the producing node and output index), the values its rule saved, and the
+versions of saved tensors; it never holds its own outputs (a saved output is kept as a bare
+array and re-wrapped when the rule runs), so a finished graph is freed by reference
+counting alone. Backward visits nodes in a topological order computed iteratively, runs
+each node's gradient rule (written with xad's own operations, so with ``create_graph`` the
+backward pass is recorded as a graph too) and reduces broadcast gradients once, here.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .tensor import Tensor
+
+__all__ = [
+    "Node", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "backward",
+    "grad", "GraphFreedError",
+]
+
+
+class GraphFreedError(RuntimeError):
+    """Backward reached a node whose saved values were already freed."""
+
+
+class _Mode(threading.local):
+    enabled = True
+    anomaly = False
+
+
+_mode = _Mode()
+
+
+def is_grad_enabled() -> bool:
+    """Whether operations are being recorded for backward (per thread).
+
+    Example:
+        >>> import xad
+        >>> with xad.no_grad():
+        ...     xad.is_grad_enabled()
+        False
+    """
+    return _mode.enabled
+
+
+class set_grad_enabled:
+    """Turn recording on or off inside a ``with`` block or for a decorated function.
+
+    Example:
+        >>> import xad
+        >>> with xad.set_grad_enabled(False):
+        ...     (xad.ones(2, requires_grad=True) * 2).requires_grad
+        False
+    """
+
+    def __init__(self, mode: bool = True) -> None:
+        self.mode = mode
+        self._prev: list[bool] = []
+
+    def __enter__(self) -> None:
+        self._prev.append(_mode.enabled)
+        _mode.enabled = self.mode
+
+    def __exit__(self, *exc: object) -> None:
+        _mode.enabled = self._prev.pop()
+
+    def __call__(self, fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with self.__class__(self.mode):
+                return fn(*args, **kwargs)
+        return wrapper
+
+
+class no_grad(set_grad_enabled):
+    """Stop recording: results need no gradient and keep no graph.
+
+    Example:
+        >>> import xad
+        >>> w = xad.ones(2, requires_grad=True)
+        >>> with xad.no_grad():
+        ...     (w * 2).requires_grad
+        False
+    """
+
+    def __init__(self) -> None:
+        super().__init__(False)
+
+
+class enable_grad(set_grad_enabled):
+    """Record again inside a ``no_grad`` block.
+
+    Example:
+        >>> import xad
+        >>> with xad.no_grad(), xad.enable_grad():
+        ...     xad.is_grad_enabled()
+        True
+    """
+
+    def __init__(self) -> None:
+        super().__init__(True)
+
+
+class Node:
+    """One recorded operation: its rule, input edges, saved values and output hooks.
+
+    ``edges[i]`` is ``None`` (input i needs no gradient), a leaf :class:`Tensor`, or a tuple
+    ``(node, output_index)``. The rule's ``backward(node, *grads)`` returns one gradient (or
+    ``None``) per input.
+    """
+
+    __slots__ = ("op", "edges", "in_shapes", "saved", "versions", "out", "params", "n_out",
+                 "out_meta", "hooks", "backend", "ctx", "trace", "__weakref__")
+
+    def __init__(self, op: Any, edges: tuple, in_shapes: tuple, backend: Any) -> None:
+        self.op = op
+        self.edges = edges
+        self.in_shapes = in_shapes
+        self.backend = backend
+        self.saved: tuple | None = ()
+        self.versions: tuple = ()
+        self.out: Any = None
+        self.params: Any = None
+        self.n_out = 1
+        self.out_meta: Any = None
+        self.hooks: dict[int, list[Callable]] | None = None
+        self.ctx: Any = None
+        self.trace: Any = None
+
+    @property
+    def name(self) -> str:
+        """The operation's name, as in error messages and graph drawings."""
+        return getattr(self.op, "name", None) or type(self.op).__name__
+
+    def __repr__(self) -> str:
+        return f"<{self.name}Backward>"
+
+    # ----- what rules read ---------------------------------------------------------------
+    @property
+    def inputs(self) -> tuple:
+        """The saved inputs (tensors or Python scalars), checked against in-place changes."""
+        saved = self.saved
+        if saved is None:
+            raise GraphFreedError(_freed_message(self))
+        for t, v in zip(saved, self.versions):
+            if v is not None and t._version != v:
+                raise RuntimeError(
+                    f"{self.name} backward: a tensor it saved for backward (shape "
+                    f"{tuple(t.shape)}, dtype {t.dtype}) was changed by an in-place operation: "
+                    f"it is now at version {t._version}, it was saved at version {v}. Change a "
+                    f"copy instead (x = x.clone()) or move the in-place change after backward.")
+        return saved
+
+    def output(self, index: int = 0) -> Tensor:
+        """The operation's (saved) output, linked to this node so it can be differentiated."""
+        from .tensor import Tensor
+        if self.saved is None:
+            raise GraphFreedError(_freed_message(self))
+        data = self.out if self.n_out == 1 else self.out[index]
+        t = Tensor._make(data, self.backend)
+        if _mode.enabled:
+            t._node, t._idx, t.requires_grad = self, index, True
+        return t
+
+    def release(self) -> None:
+        """Drop what was saved for backward."""
+        self.saved = None
+        self.out = None
+        self.ctx = None
+
+    def register_hook(self, index: int, fn: Callable) -> None:
+        if self.hooks is None:
+            self.hooks = {}
+        self.hooks.setdefault(index, []).append(fn)
+
+
+def _freed_message(node: Node) -> str:
+    return (f"{node.name} backward: trying to backward through the graph a second time (or "
+            f"to use saved values after they were freed). The values saved for backward are "
+            f"freed by the first backward; pass retain_graph=True to the first backward() or "
+            f"autograd.grad() call if you need to go through the graph again.")
+
+
+# ----- the engine ---------------------------------------------------------------------------
+def _unbroadcast(g: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """Sum ``g`` down to ``shape`` (the reverse of broadcasting)."""
+    gshape = g.shape
+    if gshape == shape:
+        return g
+    from . import ops
+    lead = len(gshape) - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        i + lead for i, n in enumerate(shape) if n == 1 and gshape[i + lead] != 1)
+    if axes:
+        g = ops.sum(g, axis=axes, keepdims=True)
+    if lead or g.shape != shape:
+        g = ops.reshape(g, shape)
+    return g
+
+
+def _accumulate(a: Tensor | None, b: Tensor) -> Tensor:
+    return b if a is None else a + b
+
+
+def _run_hooks(hooks: list[Callable], g: Tensor) -> Tensor:
+    for fn in hooks:
+        r = fn(g)
+        if r is not None:
+            g = r
+    return g
+
+
+def _topo_order(roots: list[Node]) -> list[Node]:
+    """Nodes reachable from ``roots``, every consumer before what it consumes (no recursion)."""
+    deps: dict[Node, int] = {}
+    stack = list(roots)
+    seen = set(roots)
+    while stack:
+        n = stack.pop()
+        for e in n.edges:
+            if type(e) is tuple:
+                m = e[0]
+                deps[m] = deps.get(m, 0) + 1
+                if m not in seen:
+                    seen.add(m)
+                    stack.append(m)
+    ready = [n for n in seen if n not in deps]
+    order = []
+    while ready:
+        n = ready.pop()
+        order.append(n)
+        for e in n.edges:
+            if type(e) is tuple:
+                m = e[0]
+                c = deps[m] - 1
+                deps[m] = c
+                if c == 0:
+                    ready.append(m)
+    return order
+
+
+def _needed(order: list[Node], leaf_ids: set[int], node_targets: set[Node]) -> set[Node]:
+    """Nodes from which some requested input can be reached."""
+    need: set[Node] = set()
+    for n in reversed(order):  # producers before consumers
+        if n in node_targets:
+            need.add(n)
+            continue
+        for e in n.edges:
+            if e is None:
+                continue
+            if type(e) is tuple:
+                if e[0] in need:
+                    need.add(n)
+                    break
+            elif id(e) in leaf_ids:
+                need.add(n)
+                break
+    return need
+
+
+def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Tensor], *,
+                 retain_graph: bool, create_graph: bool,
+                 inputs: Sequence[Tensor] | None = None) -> dict[int, Tensor] | None:
+    """Propagate ``grad_outputs`` from ``outputs`` through the graph.
+
+    Without ``inputs``, gradients accumulate into the ``.grad`` of leaves (PyTorch's
+    ``backward``). With ``inputs``, nothing is stored: the gradients of those tensors are
+    returned, keyed by ``id`` (``autograd.grad``), and only the part of the graph that
+    leads to them is run.
+    """
+    from .tensor import Tensor
+    pending: dict[Node, list] = {}
+    captured: dict[int, Tensor] = {}
+    leaf_ids: set[int] = set()
+    node_targets: dict[tuple[Node, int], list[int]] = {}
+    if inputs is not None:
+        for t in inputs:
+            if t._node is None:
+                leaf_ids.add(id(t))
+            else:
+                node_targets.setdefault((t._node, t._idx), []).append(id(t))
+
+    def to_leaf(leaf: Tensor, g: Tensor) -> None:
+        if leaf._hooks:
+            g = _run_hooks(leaf._hooks, g)
+        if inputs is None:
+            if not create_graph:
+                g = g.detach()
+            leaf.grad = g if leaf.grad is None else leaf.grad + g
+        elif id(leaf) in leaf_ids:
+            captured[id(leaf)] = _accumulate(captured.get(id(leaf)), g)
+
+    roots = []
+    for t, g in zip(outputs, grad_outputs):
+        if t._node is None:
+            if not t.requires_grad:
+                raise RuntimeError(
+                    f"backward: tensor of shape {tuple(t.shape)} does not require grad and "
+                    f"has no graph; create the inputs with requires_grad=True (or call "
+                    f".requires_grad_()) before computing it")
+            to_leaf(t, g)
+            continue
+        slots = pending.get(t._node)
+        if slots is None:
+            slots = pending[t._node] = [None] * t._node.n_out
+            roots.append(t._node)
+        slots[t._idx] = _accumulate(slots[t._idx], g)
+
+    order = _topo_order(roots)
+    need = _needed(order, leaf_ids, {n for n, _ in node_targets}) if inputs is not None \
+        else None
+    from .utils.anomaly import check_backward
+    with set_grad_enabled(create_graph):
+        for node in order:
+            slots = pending.pop(node, None)
+            if slots is None:
+                continue
+            if need is not None and node not in need:
+                continue
+            if node.hooks:
+                for i, hooks in node.hooks.items():
+                    if slots[i] is not None:
+                        slots[i] = _run_hooks(hooks, slots[i])
+            if node_targets:
+                for i in range(node.n_out):
+                    ids = node_targets.get((node, i))
+                    if ids and slots[i] is not None:
+                        for k in ids:
+                            captured[k] = slots[i]
+            if node.saved is None:
+                raise GraphFreedError(_freed_message(node))
+            if node.n_out > 1:
+                for i, s in enumerate(slots):
+                    if s is None:
+                        shape, dtype = node.out_meta[i]
+                        slots[i] = Tensor._make(node.backend.zeros(shape, dtype), node.backend)
+            grads = node.op.backward(node, *slots)
+            if type(grads) is not tuple:
+                grads = (grads,)
+            if _mode.anomaly:
+                check_backward(node, grads)
+            if not retain_graph:
+                node.release()
+            for e, g, shape in zip(node.edges, grads, node.in_shapes):
+                if e is None or g is None:
+                    continue
+                if g.shape != shape:
+                    g = _unbroadcast(g, shape)
+                if type(e) is tuple:
+                    m, i = e
+                    s = pending.get(m)
+                    if s is None:
+                        s = pending[m] = [None] * m.n_out
+                    s[i] = g if s[i] is None else s[i] + g
+                else:
+                    to_leaf(e, g)
+            del grads, slots
+    return captured if inputs is not None else None
+
+
+def backward(tensors: Tensor | Sequence[Tensor], grad_tensors: Any = None,
+             retain_graph: bool | None = None, create_graph: bool = False) -> None:
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of the leaves behind them.
+
+    Example:
+        >>> import xad
+        >>> x = xad.tensor([1.0, 2.0], requires_grad=True)
+        >>> xad.autograd.backward((x * x).sum()); x.grad.tolist()
+        [2.0, 4.0]
+    """
+    outs, gs = _prepare(tensors, grad_tensors, "backward")
+    run_backward(outs, gs, retain_graph=create_graph if retain_graph is None else retain_graph,
+                 create_graph=create_graph)
+
+
+def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
+         grad_outputs: Any = None, retain_graph: bool | None = None,
+         create_graph: bool = False, allow_unused: bool = False) -> tuple[Tensor | None, ...]:
+    """Gradients of ``outputs`` with respect to ``inputs``, returned rather than stored.
+
+    Example:
+        >>> import xad
+        >>> x = xad.tensor(3.0, requires_grad=True)
+        >>> g, = xad.autograd.grad(x ** 3, [x], create_graph=True)
+        >>> h, = xad.autograd.grad(g, [x]); (g.item(), h.item())
+        (27.0, 18.0)
+    """
+    from .tensor import Tensor
+    single = isinstance(inputs, Tensor)
+    ins = [inputs] if single else list(inputs)
+    for i, t in enumerate(ins):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"autograd.grad: inputs[{i}] is {type(t).__name__}, not a Tensor")
+        if not t.requires_grad:
+            raise RuntimeError(f"autograd.grad: inputs[{i}] (shape {tuple(t.shape)}) does not "
+                               f"require grad; create it with requires_grad=True")
+    outs, gs = _prepare(outputs, grad_outputs, "autograd.grad")
+    captured = run_backward(outs, gs, inputs=ins,
+                            retain_graph=create_graph if retain_graph is None else retain_graph,
+                            create_graph=create_graph)
+    result = []
+    for i, t in enumerate(ins):
+        g = captured.get(id(t))  # type: ignore[union-attr]
+        if g is None and not allow_unused:
+            raise RuntimeError(f"autograd.grad: inputs[{i}] (shape {tuple(t.shape)}) was not "
+                               f"used to compute the outputs; pass allow_unused=True to get "
+                               f"None for it")
+        if g is not None and not create_graph:
+            g = g.detach()
+        result.append(g)
+    return tuple(result)
+
+
+def _prepare(tensors: Any, grads: Any, where: str) -> tuple[list, list]:
+    from .tensor import Tensor
+    outs = [tensors] if isinstance(tensors, Tensor) else list(tensors)
+    if grads is None:
+        gs: list = [None] * len(outs)
+    elif isinstance(grads, Tensor):
+        gs = [grads]
+    else:
+        gs = list(grads)
+    if len(gs) != len(outs):
+        raise ValueError(f"{where}: got {len(outs)} outputs but {len(gs)} gradients")
+    for i, (t, g) in enumerate(zip(outs, gs)):
+        if g is None:
+            if t.ndim != 0 and t.size != 1:
+                raise RuntimeError(
+                    f"{where}: output {i} has shape {tuple(t.shape)}; a gradient can be implied "
+                    f"only for a scalar output. Pass the gradient explicitly "
+                    f"(y.backward(xad.ones_like(y)) for the sum) or reduce y first (y.sum()).")
+            gs[i] = Tensor._make(t._backend.full(t.shape, 1, t.data.dtype), t._backend)
+        elif not isinstance(g, Tensor):
+            gs[i] = Tensor._make(t._backend.asarray(g, dtype=t.data.dtype), t._backend)
+        elif g.shape != t.shape:
+            raise ValueError(f"{where}: gradient {i} has shape {tuple(g.shape)} but the output "
+                             f"has shape {tuple(t.shape)}")
+        elif g._backend is not t._backend:
+            raise ValueError(f"{where}: gradient {i} is on {g._backend.label} but the output is "
+                             f"on {t._backend.label}; move it with .to(...)")
+    return outs, gs

@@ -1,0 +1,353 @@
+"""Backends: what xad needs from an array library beyond the Array API standard.
+
+A :class:`Backend` wraps one array namespace on one device. It resolves the namespace once,
+pins creation functions to its device, and is the only code that copies arrays to or from
+the host. Adapters live in the ``xad_backends`` package (the repository's ``backends/``) and
+are found through the ``xad.backends`` entry-point group, so a third party adds one the same
+way. The *current* backend only decides where new tensors are made; operations run on their
+inputs' backend.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import importlib
+import importlib.util
+import math
+import sys
+from collections.abc import Iterator
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Any
+
+from . import dtypes as _dt
+
+__all__ = [
+    "Backend", "BackendError", "set_backend", "get_backend", "use_backend",
+    "available_backends", "backend_names",
+]
+
+
+class BackendError(RuntimeError):
+    """A backend cannot be used here (not installed, no device, unknown name)."""
+
+
+class Backend:
+    """One array library on one device. Subclasses set ``name`` and fill in the gaps.
+
+    Attributes: ``name``; ``xp`` (the standard namespace); ``device``; ``mutable`` (whether
+    arrays can be written in place; JAX's cannot); ``is_host`` (arrays live in host memory
+    and may be viewed as NumPy arrays without a copy).
+
+    Example:
+        >>> import xad
+        >>> b = xad.get_backend(); b.name
+        'numpy'
+    """
+
+    name: str = "?"
+    mutable: bool = True
+    is_host: bool = False
+    array_type: type = object
+
+    def __init__(self, xp: Any, device: Any = None) -> None:
+        self.xp = xp
+        self.device = device
+        self._dtypes = {d: getattr(xp, "bool" if d.name == "bool" else d.name, None)
+                        for d in _dt.ALL.values()}
+        self._from_native = {v: k for k, v in self._dtypes.items() if v is not None}
+        self._seed = 0
+
+    # ----- identity -------------------------------------------------------------------
+    def __repr__(self) -> str:
+        return f"Backend({self.name!r}, device={self.device!r})"
+
+    @property
+    def label(self) -> str:
+        """``name`` or ``name:device`` for messages."""
+        return self.name if self.device is None else f"{self.name}:{self.device}"
+
+    # ----- dtypes -----------------------------------------------------------------------
+    def dtype(self, dtype: _dt.DType) -> Any:
+        """The native dtype for an xad dtype."""
+        native = self._dtypes.get(dtype)
+        if native is None:
+            raise TypeError(f"backend {self.name!r} has no dtype {dtype!r}")
+        return native
+
+    def xad_dtype(self, native: Any) -> _dt.DType:
+        """The xad dtype of a native dtype."""
+        d = self._from_native.get(native)
+        if d is None:
+            d = _dt.as_dtype(native)
+            self._from_native[native] = d
+        return d
+
+    # ----- creation (pinned to the device) ---------------------------------------------
+    def asarray(self, obj: Any, dtype: Any = None) -> Any:
+        """Make an array on this backend's device from Python data or a host array."""
+        return self.xp.asarray(obj, dtype=dtype, device=self.device)
+
+    def ensure_array(self, x: Any) -> Any:
+        """Turn what an operation returned (a NumPy scalar, say) into an array."""
+        return x
+
+    def zeros(self, shape: tuple[int, ...], dtype: Any) -> Any:
+        return self.xp.zeros(shape, dtype=dtype, device=self.device)
+
+    def full(self, shape: tuple[int, ...], value: Any, dtype: Any) -> Any:
+        return self.xp.full(shape, value, dtype=dtype, device=self.device)
+
+    # ----- host copies: the only way arrays reach the host ------------------------------
+    def to_numpy(self, x: Any) -> Any:
+        """An explicit copy of ``x`` as a NumPy array."""
+        raise NotImplementedError
+
+    def from_numpy(self, a: Any) -> Any:
+        """An explicit copy of the NumPy array ``a`` onto this backend's device."""
+        return self.xp.asarray(a, device=self.device)
+
+    def item(self, x: Any) -> float | int | bool:
+        """The Python number held by a one-element array (an explicit host read)."""
+        return self.to_numpy(x).reshape(-1)[0].item() if math.prod(x.shape) == 1 else \
+            _raise_item(x.shape)
+
+    def synchronize(self) -> None:
+        """Wait for queued device work (for honest timings); a no-op on the CPU."""
+
+    # ----- what the standard lacks -------------------------------------------------------
+    def index_add(self, x: Any, key: Any, values: Any) -> Any:
+        """Return ``x`` with ``values`` added at ``x[key]``; repeated indices accumulate.
+
+        The generic version finds the flat positions that ``key`` selects by indexing an
+        ``arange`` and adds with :meth:`scatter_add_flat`. May write into ``x``.
+        """
+        xp = self.xp
+        n = math.prod(x.shape)
+        pos = xp.reshape(xp.arange(n, dtype=xp.int64, device=self.device), x.shape)[key]
+        vals = xp.broadcast_to(values, pos.shape)
+        flat = self.scatter_add_flat(xp.reshape(x, (n,)), xp.reshape(pos, (-1,)),
+                                     xp.reshape(vals, (-1,)))
+        return xp.reshape(flat, x.shape)
+
+    def scatter_add_flat(self, target: Any, index: Any, values: Any) -> Any:
+        """1-D scatter-add with the standard alone: sort, prefix sums, ``searchsorted``."""
+        xp = self.xp
+        order = xp.argsort(index)
+        sidx = xp.take(index, order)
+        svals = xp.take(values, order)
+        csum = xp.cumulative_sum(svals, include_initial=True)
+        slots = xp.arange(target.shape[0], dtype=sidx.dtype, device=self.device)
+        lo = xp.searchsorted(sidx, slots, side="left")
+        hi = xp.searchsorted(sidx, slots, side="right")
+        return target + (xp.take(csum, hi) - xp.take(csum, lo))
+
+    def set_at(self, x: Any, key: Any, values: Any) -> Any:
+        """Return ``x`` with ``x[key] = values``: written in place where arrays are mutable,
+        through JAX-style ``x.at[key].set(values)`` where they are not."""
+        if self.mutable:
+            x[key] = values
+            return x
+        return x.at[key].set(values)
+
+    def einsum(self, subscripts: str, *operands: Any) -> Any:
+        """Einstein summation; native where the library has it, else a generic contraction."""
+        from .ops._einsum_generic import einsum_generic
+        return einsum_generic(self.xp, subscripts, *operands)
+
+    def erf(self, x: Any) -> Any:
+        """The error function, elementwise (the standard has none)."""
+        from .ops._erf_generic import erf_generic
+        return erf_generic(self.xp, x)
+
+    # ----- random numbers ----------------------------------------------------------------
+    def manual_seed(self, seed: int) -> None:
+        """Reseed this backend's generator."""
+        raise NotImplementedError
+
+    def randn(self, shape: tuple[int, ...], dtype: Any) -> Any:
+        """Standard normal samples."""
+        raise NotImplementedError
+
+    def rand(self, shape: tuple[int, ...], dtype: Any) -> Any:
+        """Uniform samples in [0, 1)."""
+        raise NotImplementedError
+
+    def permutation(self, n: int) -> Any:
+        """A random permutation of ``range(n)`` as an int64 array on the device."""
+        xp = self.xp
+        return xp.argsort(self.rand((n,), xp.float32))
+
+    def get_rng_state(self) -> Any:
+        """An opaque copy of the generator's state."""
+        raise NotImplementedError
+
+    def set_rng_state(self, state: Any) -> None:
+        """Restore a state from :meth:`get_rng_state`."""
+        raise NotImplementedError
+
+    # ----- availability ----------------------------------------------------------------
+    @classmethod
+    def check_available(cls) -> None:
+        """Raise :class:`BackendError` saying why this backend cannot run here."""
+
+
+def _raise_item(shape: tuple[int, ...]) -> Any:
+    raise ValueError(f"item(): only a one-element tensor converts to a Python number, "
+                     f"got shape {tuple(shape)}")
+
+
+# ----- registry ---------------------------------------------------------------------------
+_BUILTIN = {
+    "numpy": "xad_backends.numpy_backend:NumpyBackend",
+    "array_api_strict": "xad_backends.strict_backend:StrictBackend",
+    "torch": "xad_backends.torch_backend:TorchBackend",
+    "jax": "xad_backends.jax_backend:JaxBackend",
+    "cupy": "xad_backends.cupy_backend:CupyBackend",
+}
+_instances: dict[tuple[str, str], Backend] = {}
+_global: Backend | None = None
+_override: contextvars.ContextVar[Backend | None] = contextvars.ContextVar("xad_backend",
+                                                                           default=None)
+
+
+def _ensure_xad_backends() -> None:
+    """Make ``xad_backends`` importable when xad runs from a source tree (not installed)."""
+    if "xad_backends" in sys.modules or importlib.util.find_spec("xad_backends") is not None:
+        return
+    src = Path(__file__).resolve().parent.parent / "backends"
+    spec = importlib.util.spec_from_file_location(
+        "xad_backends", src / "__init__.py", submodule_search_locations=[str(src)])
+    if spec is None or spec.loader is None:
+        raise BackendError(f"cannot find the xad_backends package (looked in {src})")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["xad_backends"] = module
+    spec.loader.exec_module(module)
+
+
+def _targets() -> dict[str, str]:
+    found = dict(_BUILTIN)
+    for ep in entry_points(group="xad.backends"):
+        found[ep.name] = ep.value
+    return found
+
+
+def backend_names() -> list[str]:
+    """Every backend name xad knows, whether or not it can run here."""
+    return sorted(_targets())
+
+
+def _load_class(name: str) -> type[Backend]:
+    targets = _targets()
+    if name not in targets:
+        raise BackendError(f"unknown backend {name!r}; known backends: "
+                           f"{', '.join(sorted(targets))}. A third-party backend registers "
+                           f"itself in the 'xad.backends' entry-point group.")
+    _ensure_xad_backends()
+    module_name, _, attr = targets[name].partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as e:
+        raise BackendError(f"backend {name!r} is not installed ({e}); install it, e.g. "
+                           f"`pip install 'xad[{name}]'`") from e
+    return getattr(module, attr)
+
+
+def _make(name: str, device: Any = None) -> Backend:
+    key = (name, repr(device))
+    b = _instances.get(key)
+    if b is None:
+        cls = _load_class(name)
+        cls.check_available()
+        b = cls(device) if device is not None else cls()
+        b.manual_seed(_seed)
+        _instances[(name, repr(device))] = b
+        _instances[(name, repr(b.device))] = b
+    return b
+
+
+def set_backend(name: str | Backend, device: Any = None) -> Backend:
+    """Choose where new tensors are made: ``"numpy"`` (default), ``"cupy"``, ...
+
+    Raises :class:`BackendError` at once, saying why and how to fix it, when the backend
+    cannot run here (for CuPy: not installed, no GPU or driver, kernels that cannot compile).
+
+    Example:
+        >>> import xad
+        >>> xad.set_backend("numpy").name
+        'numpy'
+    """
+    global _global
+    _global = name if isinstance(name, Backend) else _make(name, device)
+    return _global
+
+
+def get_backend() -> Backend:
+    """The backend new tensors are made on.
+
+    Example:
+        >>> import xad
+        >>> xad.get_backend().name
+        'numpy'
+    """
+    b = _override.get()
+    if b is not None:
+        return b
+    if _global is None:
+        set_backend("numpy")
+    return _global  # type: ignore[return-value]
+
+
+@contextlib.contextmanager
+def use_backend(name: str | Backend, device: Any = None) -> Iterator[Backend]:
+    """Make new tensors on another backend inside a ``with`` block.
+
+    Example:
+        >>> import xad
+        >>> with xad.use_backend("array_api_strict"):
+        ...     xad.zeros(2).backend.name
+        'array_api_strict'
+    """
+    b = name if isinstance(name, Backend) else _make(name, device)
+    token = _override.set(b)
+    try:
+        yield b
+    finally:
+        _override.reset(token)
+
+
+def available_backends() -> list[str]:
+    """Names of the backends that can run here (``cupy`` only with a usable GPU).
+
+    Example:
+        >>> import xad
+        >>> "numpy" in xad.available_backends()
+        True
+    """
+    names = []
+    for name in backend_names():
+        try:
+            _make(name)
+        except BackendError:
+            continue
+        names.append(name)
+    return names
+
+
+_seed = 0
+
+
+def manual_seed(seed: int) -> None:
+    """Seed the random generators of every backend (those made later too).
+
+    Example:
+        >>> import xad
+        >>> xad.manual_seed(0); a = xad.randn(2); xad.manual_seed(0)
+        >>> bool((a == xad.randn(2)).all())
+        True
+    """
+    global _seed
+    _seed = int(seed)
+    for b in set(_instances.values()):
+        b.manual_seed(_seed)

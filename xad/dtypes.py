@@ -1,0 +1,82 @@
+"""Backend-neutral dtype names (``xad.float32`` ...) and the default floating dtype."""
+
+from __future__ import annotations
+
+__all__ = [
+    "DType", "float16", "float32", "float64", "int32", "int64", "bool_", "uint8",
+    "set_default_dtype", "get_default_dtype", "as_dtype",
+]
+
+
+class DType:
+    """A dtype name shared by every backend; each backend maps it to its own dtype object.
+
+    Example:
+        >>> import xad
+        >>> xad.zeros(2, dtype=xad.float64).dtype
+        xad.float64
+    """
+
+    __slots__ = ("name", "is_floating")
+
+    def __init__(self, name: str, is_floating: bool) -> None:
+        self.name = name
+        self.is_floating = is_floating
+
+    def __repr__(self) -> str:
+        return f"xad.{self.name}"
+
+    def __reduce__(self):  # pickling (multiprocessing) keeps the singleton
+        return (as_dtype, (self.name,))
+
+
+float16 = DType("float16", True)
+float32 = DType("float32", True)
+float64 = DType("float64", True)
+int32 = DType("int32", False)
+int64 = DType("int64", False)
+uint8 = DType("uint8", False)
+bool_ = DType("bool", False)
+
+ALL = {d.name: d for d in (float16, float32, float64, int32, int64, uint8, bool_)}
+_default = float32
+
+
+def as_dtype(dtype: DType | str | None) -> DType | None:
+    """Turn a ``DType``, its name, or ``None`` into a ``DType`` (or ``None``)."""
+    if dtype is None or isinstance(dtype, DType):
+        return dtype
+    name = getattr(dtype, "name", None) if not isinstance(dtype, str) else dtype
+    if name is None:  # a native dtype object such as numpy.float32 (a type)
+        name = getattr(dtype, "__name__", str(dtype))
+    name = str(name).rsplit(".", 1)[-1]
+    if name in ALL:
+        return ALL[name]
+    raise TypeError(f"unknown dtype {dtype!r}; use one of {', '.join(ALL)}")
+
+
+def set_default_dtype(dtype: DType | str) -> None:
+    """Set the floating dtype of new tensors made from Python floats (float32 by default).
+
+    Example:
+        >>> import xad
+        >>> xad.set_default_dtype(xad.float64); xad.tensor(1.0).dtype
+        xad.float64
+        >>> xad.set_default_dtype(xad.float32)
+    """
+    global _default
+    d = as_dtype(dtype)
+    if d is None or not d.is_floating:
+        raise TypeError(f"set_default_dtype needs a floating dtype, got {dtype!r}")
+    _default = d
+
+
+def get_default_dtype() -> DType:
+    """The floating dtype that new tensors get by default.
+
+    Example:
+        >>> import xad
+        >>> xad.get_default_dtype()
+        xad.float32
+    """
+    return _default

@@ -1,0 +1,215 @@
+"""Making tensors: from Python data, filled, ranges, random (on the current backend)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from . import dtypes as _dt
+from .backend import Backend, get_backend
+from .tensor import Tensor
+
+__all__ = ["tensor", "zeros", "ones", "full", "arange", "linspace", "eye", "zeros_like",
+           "ones_like", "full_like", "randn", "rand", "randint", "empty"]
+
+
+def _shape(shape: tuple) -> tuple[int, ...]:
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    return tuple(int(n) for n in shape)
+
+
+def _native(b: Backend, dtype: Any) -> Any:
+    return b.dtype(_dt.as_dtype(dtype) or _dt.get_default_dtype())
+
+
+def _finish(data: Any, b: Backend, requires_grad: bool) -> Tensor:
+    t = Tensor._make(data, b)
+    if requires_grad:
+        if not t.dtype.is_floating:
+            raise TypeError(f"requires_grad=True needs a floating dtype, got {t.dtype}")
+        t.requires_grad = True
+    return t
+
+
+def tensor(data: Any, dtype: _dt.DType | str | None = None, requires_grad: bool = False,
+           backend: Backend | None = None) -> Tensor:
+    """A new leaf tensor from Python data or an array (copied onto the current backend).
+
+    Python floats become the default dtype (float32); arrays keep their dtype.
+
+    Example:
+        >>> import xad
+        >>> xad.tensor([[1.0, 2.0]]).shape
+        (1, 2)
+    """
+    b = backend or get_backend()
+    d = _dt.as_dtype(dtype)
+    if isinstance(data, Tensor):
+        data = data._backend.to_numpy(data.data) if data._backend is not b else \
+            b.xp.asarray(data.data, copy=True)
+        arr = b.asarray(data) if not isinstance(data, b.array_type) else data
+    elif isinstance(data, b.array_type):
+        arr = b.xp.asarray(data, copy=True)
+    else:
+        arr = b.asarray(data)
+        if d is None and not hasattr(data, "dtype") and b.xad_dtype(arr.dtype).is_floating:
+            d = _dt.get_default_dtype()  # Python floats: float32 unless told otherwise
+    if d is not None and b.dtype(d) != arr.dtype:
+        arr = b.xp.astype(arr, b.dtype(d))
+    return _finish(arr, b, requires_grad)
+
+
+def zeros(*shape: Any, dtype: Any = None, requires_grad: bool = False,
+          backend: Backend | None = None) -> Tensor:
+    """A tensor of zeros: ``zeros(2, 3)`` or ``zeros((2, 3))``.
+
+    Example:
+        >>> import xad
+        >>> xad.zeros(2, 3).shape
+        (2, 3)
+    """
+    b = backend or get_backend()
+    return _finish(b.zeros(_shape(shape), _native(b, dtype)), b, requires_grad)
+
+
+def ones(*shape: Any, dtype: Any = None, requires_grad: bool = False,
+         backend: Backend | None = None) -> Tensor:
+    """A tensor of ones.
+
+    Example:
+        >>> import xad
+        >>> xad.ones(2).tolist()
+        [1.0, 1.0]
+    """
+    return full(_shape(shape), 1, dtype=dtype, requires_grad=requires_grad, backend=backend)
+
+
+def empty(*shape: Any, dtype: Any = None, backend: Backend | None = None) -> Tensor:
+    """An uninitialised tensor (zeros here)."""
+    return zeros(*shape, dtype=dtype, backend=backend)
+
+
+def full(shape: Sequence[int] | int, fill_value: Any, dtype: Any = None,
+         requires_grad: bool = False, backend: Backend | None = None) -> Tensor:
+    """A tensor filled with ``fill_value``.
+
+    Example:
+        >>> import xad
+        >>> xad.full((2,), 7.0).tolist()
+        [7.0, 7.0]
+    """
+    b = backend or get_backend()
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    if dtype is None and isinstance(fill_value, bool):
+        dtype = _dt.bool_
+    elif dtype is None and isinstance(fill_value, int):
+        dtype = _dt.int64 if not requires_grad else None
+    return _finish(b.full(shape, fill_value, _native(b, dtype)), b, requires_grad)
+
+
+def zeros_like(x: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    """Zeros with ``x``'s shape, dtype and backend."""
+    return zeros(x.shape, dtype=dtype or x.dtype, requires_grad=requires_grad,
+                 backend=x._backend)
+
+
+def ones_like(x: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    """Ones with ``x``'s shape, dtype and backend."""
+    return ones(x.shape, dtype=dtype or x.dtype, requires_grad=requires_grad,
+                backend=x._backend)
+
+
+def full_like(x: Tensor, fill_value: Any, dtype: Any = None) -> Tensor:
+    """``fill_value`` with ``x``'s shape, dtype and backend."""
+    return full(x.shape, fill_value, dtype=dtype or x.dtype, backend=x._backend)
+
+
+def arange(start: float, stop: float | None = None, step: float = 1, dtype: Any = None,
+           requires_grad: bool = False, backend: Backend | None = None) -> Tensor:
+    """Evenly spaced values in ``[start, stop)``; integers unless a float is given.
+
+    Example:
+        >>> import xad
+        >>> xad.arange(3).tolist()
+        [0, 1, 2]
+    """
+    b = backend or get_backend()
+    if stop is None:
+        start, stop = 0, start
+    if dtype is None:
+        ints = all(isinstance(v, int) for v in (start, stop, step))
+        dtype = _dt.int64 if ints else _dt.get_default_dtype()
+    data = b.xp.arange(start, stop, step, dtype=_native(b, dtype), device=b.device)
+    return _finish(data, b, requires_grad)
+
+
+def linspace(start: float, stop: float, num: int, dtype: Any = None,
+             endpoint: bool = True, requires_grad: bool = False,
+             backend: Backend | None = None) -> Tensor:
+    """``num`` evenly spaced values from ``start`` to ``stop``.
+
+    Example:
+        >>> import xad
+        >>> xad.linspace(0, 1, 3).tolist()
+        [0.0, 0.5, 1.0]
+    """
+    b = backend or get_backend()
+    data = b.xp.linspace(start, stop, num, dtype=_native(b, dtype), device=b.device,
+                         endpoint=endpoint)
+    return _finish(data, b, requires_grad)
+
+
+def eye(n: int, m: int | None = None, dtype: Any = None, requires_grad: bool = False,
+        backend: Backend | None = None) -> Tensor:
+    """The identity matrix (``n`` by ``m``).
+
+    Example:
+        >>> import xad
+        >>> xad.eye(2).tolist()
+        [[1.0, 0.0], [0.0, 1.0]]
+    """
+    b = backend or get_backend()
+    data = b.xp.eye(n, m, dtype=_native(b, dtype), device=b.device)
+    return _finish(data, b, requires_grad)
+
+
+def randn(*shape: Any, dtype: Any = None, requires_grad: bool = False,
+          backend: Backend | None = None) -> Tensor:
+    """Standard normal samples from the backend's seeded generator.
+
+    Example:
+        >>> import xad
+        >>> xad.manual_seed(0); xad.randn(2, 3).shape
+        (2, 3)
+    """
+    b = backend or get_backend()
+    return _finish(b.randn(_shape(shape), _native(b, dtype)), b, requires_grad)
+
+
+def rand(*shape: Any, dtype: Any = None, requires_grad: bool = False,
+         backend: Backend | None = None) -> Tensor:
+    """Uniform samples in ``[0, 1)``.
+
+    Example:
+        >>> import xad
+        >>> bool((xad.rand(5) < 1).all())
+        True
+    """
+    b = backend or get_backend()
+    return _finish(b.rand(_shape(shape), _native(b, dtype)), b, requires_grad)
+
+
+def randint(low: int, high: int, shape: Sequence[int], backend: Backend | None = None
+            ) -> Tensor:
+    """Uniform integers in ``[low, high)`` (int64).
+
+    Example:
+        >>> import xad
+        >>> int(xad.randint(0, 3, (10,)).max().item()) < 3
+        True
+    """
+    b = backend or get_backend()
+    u = b.rand(tuple(shape), b.dtype(_dt.float64))
+    data = b.xp.astype(b.xp.floor(u * (high - low)) + low, b.dtype(_dt.int64))
+    return Tensor._make(data, b)

@@ -1,0 +1,147 @@
+"""Custom operations: subclass :class:`Function` with ``forward`` and ``backward``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import autograd as _ag
+from .tensor import Tensor
+
+__all__ = ["Function", "FunctionCtx"]
+
+
+class FunctionCtx:
+    """What ``forward`` leaves for ``backward``: saved tensors and any attributes."""
+
+    def __init__(self) -> None:
+        self._saved: tuple = ()
+        self._node: _ag.Node | None = None
+        self._outputs_data: dict[int, Any] = {}
+        self.needs_input_grad: tuple[bool, ...] = ()
+
+    def save_for_backward(self, *tensors: Any) -> None:
+        """Keep tensors for ``backward``; checked there against in-place changes."""
+        self._saved = tensors
+
+    @property
+    def saved_tensors(self) -> tuple:
+        node = self._node
+        if node is not None and node.saved is None:
+            raise _ag.GraphFreedError(_ag._freed_message(node))
+        out = []
+        for i, (t, v) in enumerate(zip(self._saved, self._versions)):
+            if i in self._outputs_data:  # a saved output: re-linked to the node, no cycle
+                t = node.output(self._outputs_data[i]) if node is not None else t
+            elif isinstance(t, Tensor) and v is not None and t._version != v:
+                raise RuntimeError(
+                    f"{node.name if node else 'Function'} backward: saved tensor {i} (shape "
+                    f"{t.shape}) was changed by an in-place operation: now at version "
+                    f"{t._version}, saved at version {v}")
+            out.append(t)
+        return tuple(out)
+
+
+class _FunctionOp:
+    """Adapts a Function subclass to the engine's rule interface."""
+
+    def __init__(self, cls: type) -> None:
+        self.cls = cls
+        self.name = cls.__name__
+
+    def backward(self, node: _ag.Node, *grads: Tensor) -> tuple:
+        ctx = node.ctx
+        if ctx is None:
+            raise _ag.GraphFreedError(_ag._freed_message(node))
+        res = self.cls.backward(ctx, *grads)
+        res = res if isinstance(res, tuple) else (res,)
+        n_in = len(node.edges)
+        if len(res) != n_in:
+            raise RuntimeError(f"{self.name}.backward returned {len(res)} gradients, but "
+                               f"forward took {n_in} inputs (return None for inputs that "
+                               f"need no gradient)")
+        out = []
+        for i, (g, e, shape) in enumerate(zip(res, node.edges, node.in_shapes)):
+            if g is not None and e is not None and not isinstance(g, Tensor):
+                raise TypeError(f"{self.name}.backward: gradient {i} is "
+                                f"{type(g).__name__}, not a Tensor")
+            if isinstance(g, Tensor) and e is not None and g.shape != shape:
+                try:
+                    _ag._unbroadcast(g, shape)
+                except Exception:
+                    raise ValueError(f"{self.name}.backward: gradient {i} has shape "
+                                     f"{g.shape} but input {i} has shape {shape}") from None
+            out.append(g)
+        return tuple(out)
+
+
+class Function:
+    """A custom differentiable operation (PyTorch's ``autograd.Function``).
+
+    ``forward(ctx, *args)`` runs with recording off and returns a tensor or a tuple of
+    tensors; ``backward(ctx, *grads)`` returns one gradient per input, written with xad's
+    own operations (so it can itself be differentiated).
+
+    Example:
+        >>> import xad
+        >>> class Cube(xad.Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x):
+        ...         ctx.save_for_backward(x)
+        ...         return x * x * x
+        ...     @staticmethod
+        ...     def backward(ctx, g):
+        ...         (x,) = ctx.saved_tensors
+        ...         return 3 * x * x * g
+        >>> t = xad.tensor([2.0], requires_grad=True)
+        >>> Cube.apply(t).sum().backward(); t.grad.tolist()
+        [12.0]
+    """
+
+    @staticmethod
+    def forward(ctx: FunctionCtx, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError
+
+    @staticmethod
+    def backward(ctx: FunctionCtx, *grads: Tensor) -> Any:
+        raise NotImplementedError
+
+    @classmethod
+    def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        ctx = FunctionCtx()
+        tensors = [a for a in args if isinstance(a, Tensor)]
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        with _ag.no_grad():
+            out = cls.forward(ctx, *args, **kwargs)
+        multi = isinstance(out, tuple)
+        outs = list(out) if multi else [out]
+        for i, o in enumerate(outs):
+            if not isinstance(o, Tensor):
+                raise TypeError(f"{cls.__name__}.forward must return tensors, got "
+                                f"{type(o).__name__} as output {i}")
+            if any(o is a for a in args):  # an input returned as is: give it its own tensor
+                outs[i] = Tensor._make(o.data, o._backend)
+        ctx._versions = tuple(t._version if isinstance(t, Tensor) else None
+                              for t in ctx._saved)
+        record = _ag._mode.enabled and any(t.requires_grad for t in tensors)
+        if record:
+            backend = outs[0]._backend
+            node = _ag.Node(_FunctionOp(cls), tuple(
+                (a if a._node is None else (a._node, a._idx))
+                if isinstance(a, Tensor) and a.requires_grad else None for a in args),
+                tuple(a.shape if isinstance(a, Tensor) else () for a in args), backend)
+            node.ctx = ctx
+            ctx._node = node
+            node.n_out = len(outs)
+            node.out_meta = tuple((o.shape, o.data.dtype) for o in outs)
+            node.out = tuple(o.data for o in outs) if multi else outs[0].data
+            # saved outputs are kept as arrays and re-linked on use: no reference cycle
+            saved = list(ctx._saved)
+            for j, s in enumerate(saved):
+                for i, o in enumerate(outs):
+                    if s is o:
+                        ctx._outputs_data[j] = i
+                        saved[j] = None
+            ctx._saved = tuple(saved)
+            for i, o in enumerate(outs):
+                o._node, o._idx, o.requires_grad = node, i, True
+        return tuple(outs) if multi else outs[0]

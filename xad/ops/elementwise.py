@@ -1,0 +1,617 @@
+"""Elementwise operations: arithmetic, unary math, activations, comparisons, casts."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .. import dtypes as _dt
+from ..tensor import Tensor
+from ._apply import Op, apply
+
+__all__ = [
+    "add", "subtract", "multiply", "divide", "pow", "negative", "exp", "log", "log1p",
+    "expm1", "sqrt", "abs", "sin", "cos", "tan", "tanh", "sigmoid", "relu", "softplus", "erf",
+    "gelu", "maximum", "minimum", "where", "clip", "sign", "equal", "not_equal", "less",
+    "less_equal", "greater", "greater_equal", "logical_not", "logical_and", "logical_or",
+    "isfinite", "isnan", "astype", "clone", "square",
+]
+
+
+def _arr(b: Any, s: Any, like: Any) -> Any:
+    """A Python scalar as a 0-d array of ``like``'s dtype (for functions, not operators)."""
+    if isinstance(s, (int, float, bool)):
+        return b.xp.asarray(s, dtype=like.dtype, device=b.device)
+    return s
+
+
+# ----- arithmetic -----------------------------------------------------------------------
+class Add(Op):
+    name = "add"
+
+    @staticmethod
+    def forward(b, x, y):
+        return x + y
+
+    @staticmethod
+    def backward(node, g):
+        return g, g
+
+
+class Subtract(Op):
+    name = "subtract"
+
+    @staticmethod
+    def forward(b, x, y):
+        return x - y
+
+    @staticmethod
+    def backward(node, g):
+        return g, -g
+
+
+class Multiply(Op):
+    name = "multiply"
+    save_inputs = True
+
+    @staticmethod
+    def forward(b, x, y):
+        return x * y
+
+    @staticmethod
+    def backward(node, g):
+        x, y = node.inputs
+        return g * y, g * x
+
+
+class Divide(Op):
+    name = "divide"
+    save_inputs = True
+
+    @staticmethod
+    def forward(b, x, y):
+        return x / y
+
+    @staticmethod
+    def backward(node, g):
+        x, y = node.inputs
+        gx = g / y
+        return gx, (-gx * x / y) if node.edges[1] is not None else None
+
+
+class Pow(Op):
+    name = "pow"
+    save_inputs = True
+    save_output = True
+
+    @staticmethod
+    def forward(b, x, y):
+        return x ** y
+
+    @staticmethod
+    def backward(node, g):
+        x, y = node.inputs
+        gx = gy = None
+        if node.edges[0] is not None:
+            if isinstance(y, (int, float)):
+                gx = g * (2 * x) if y == 2 else (g * y * x ** (y - 1) if y != 0 else g * 0)
+            else:
+                gx = g * y * x ** (y - 1)
+        if node.edges[1] is not None:
+            gy = g * node.output() * log(x)
+        return gx, gy
+
+
+class Negative(Op):
+    name = "negative"
+
+    @staticmethod
+    def forward(b, x):
+        return -x
+
+    @staticmethod
+    def backward(node, g):
+        return -g
+
+
+# ----- unary math -----------------------------------------------------------------------
+class Exp(Op):
+    name = "exp"
+    save_output = True
+
+    @staticmethod
+    def forward(b, x):
+        return b.xp.exp(x)
+
+    @staticmethod
+    def backward(node, g):
+        return g * node.output()
+
+
+class Log(Op):
+    name = "log"
+    save_inputs = True
+
+    @staticmethod
+    def forward(b, x):
+        return b.xp.log(x)
+
+    @staticmethod
+    def backward(node, g):
+        return g / node.inputs[0]
+
+
+class Log1p(Op):
+    name = "log1p"
+    save_inputs = True
+
+    @staticmethod
+    def forward(b, x):
+        return b.xp.log1p(x)
+
+    @staticmethod
+    def backward(node, g):
+        return g / (node.inputs[0] + 1)
+
+
+class Expm1(Op):
+    name = "expm1"
+    save_output = True
+
+    @staticmethod
+    def forward(b, x):
+        return b.xp.expm1(x)
+
+    @staticmethod
+    def backward(node, g):
+        return g * (node.output() + 1)
+
+
+class Sqrt(Op):
+    name = "sqrt"
+    save_output = True
+
+    @staticmethod
+    def forward(b, x):
+        return b.xp.sqrt(x)
+
+    @staticmethod
+    def backward(node, g):
+        return g / (node.output() * 2)
+
+
+class Abs(Op):
+    name = "abs"
+    save_inputs = True
+
+    @staticmethod
+    def forward(b, x):
+        return b.xp.abs(x)
+
+    @staticmethod
+    def backward(node, g):
+        return g * sign(node.inputs[0])
+
+
+class Sin(Op):
+    name = "sin"
+    save_inputs = True
+
+    @staticmethod
+    def forward(b, x):
+        return b.xp.sin(x)
+
+    @staticmethod
+    def backward(node, g):
+        return g * cos(node.inputs[0])
+
+
+class Cos(Op):
+    name = "cos"
+    save_inputs = True
+
+    @staticmethod
+    def forward(b, x):
+        return b.xp.cos(x)
+
+    @staticmethod
+    def backward(node, g):
+        return -g * sin(node.inputs[0])
+
+
+class Tan(Op):
+    name = "tan"
+    save_output = True
+
+    @staticmethod
+    def forward(b, x):
+        return b.xp.tan(x)
+
+    @staticmethod
+    def backward(node, g):
+        y = node.output()
+        return g * (y * y + 1)
+
+
+class Tanh(Op):
+    name = "tanh"
+    save_output = True
+
+    @staticmethod
+    def forward(b, x):
+        return b.xp.tanh(x)
+
+    @staticmethod
+    def backward(node, g):
+        y = node.output()
+        return g * (1 - y * y)
+
+
+class Sigmoid(Op):
+    name = "sigmoid"
+    save_output = True
+
+    @staticmethod
+    def forward(b, x):
+        xp = b.xp
+        # 1 / (1 + exp(-x)) overflows harmlessly to 0 for very negative x
+        return 1 / (1 + xp.exp(-x))
+
+    @staticmethod
+    def backward(node, g):
+        y = node.output()
+        return g * y * (1 - y)
+
+
+class Relu(Op):
+    name = "relu"
+    save_output = True
+
+    @staticmethod
+    def forward(b, x):
+        return b.xp.maximum(x, _arr(b, 0, x))
+
+    @staticmethod
+    def backward(node, g):
+        return where(node.output() > 0, g, 0.0)
+
+
+class Softplus(Op):
+    name = "softplus"
+    save_inputs = True
+
+    @staticmethod
+    def forward(b, x):
+        xp = b.xp
+        return xp.maximum(x, _arr(b, 0, x)) + xp.log1p(xp.exp(-xp.abs(x)))
+
+    @staticmethod
+    def backward(node, g):
+        return g * sigmoid(node.inputs[0])
+
+
+class Erf(Op):
+    name = "erf"
+    save_inputs = True
+
+    @staticmethod
+    def forward(b, x):
+        return b.erf(x)
+
+    @staticmethod
+    def backward(node, g):
+        x = node.inputs[0]
+        return g * (2 / math.sqrt(math.pi)) * exp(-(x * x))
+
+
+# ----- binary functions -----------------------------------------------------------------
+class Maximum(Op):
+    name = "maximum"
+    save_inputs = True
+
+    @staticmethod
+    def forward(b, x, y):
+        like = x if not isinstance(x, (int, float)) else y
+        return b.xp.maximum(_arr(b, x, like), _arr(b, y, like))
+
+    @staticmethod
+    def backward(node, g):
+        x, y = node.inputs
+        w = where(x > y, 1.0, 0.0) + where(x == y, 0.5, 0.0)  # ties share the gradient
+        w = astype(w, g.dtype)
+        return g * w, g * (1 - w)
+
+
+class Minimum(Op):
+    name = "minimum"
+    save_inputs = True
+
+    @staticmethod
+    def forward(b, x, y):
+        like = x if not isinstance(x, (int, float)) else y
+        return b.xp.minimum(_arr(b, x, like), _arr(b, y, like))
+
+    @staticmethod
+    def backward(node, g):
+        x, y = node.inputs
+        w = where(x < y, 1.0, 0.0) + where(x == y, 0.5, 0.0)
+        w = astype(w, g.dtype)
+        return g * w, g * (1 - w)
+
+
+class Where(Op):
+    name = "where"
+    save_inputs = True
+
+    @staticmethod
+    def forward(b, c, x, y):
+        like = x if not isinstance(x, (int, float)) else y
+        if isinstance(like, (int, float)):
+            like = b.xp.asarray(float(like), device=b.device)
+        return b.xp.where(c, _arr(b, x, like), _arr(b, y, like))
+
+    @staticmethod
+    def backward(node, g):
+        c = node.inputs[0]
+        return None, where(c, g, 0.0), where(c, 0.0, g)
+
+
+class Clip(Op):
+    name = "clip"
+    save_inputs = True
+
+    @staticmethod
+    def forward(b, x, lo, hi):
+        return b.xp.clip(x, lo, hi)
+
+    @staticmethod
+    def backward(node, g):
+        x, lo, hi = node.inputs
+        keep = None
+        if lo is not None:
+            keep = x >= lo
+        if hi is not None:
+            keep = (x <= hi) if keep is None else keep & (x <= hi)
+        return (g if keep is None else where(keep, g, 0.0)), None, None
+
+
+# ----- no-gradient elementwise ------------------------------------------------------------
+def _nograd(name_: str, fn: Any) -> type[Op]:
+    return type(name_.title().replace("_", ""), (Op,), {
+        "name": name_, "differentiable": False,
+        "forward": staticmethod(fn)})
+
+
+Sign = _nograd("sign", lambda b, x: b.xp.sign(x))
+Equal = _nograd("equal", lambda b, x, y: x == y)
+NotEqual = _nograd("not_equal", lambda b, x, y: x != y)
+Less = _nograd("less", lambda b, x, y: x < y)
+LessEqual = _nograd("less_equal", lambda b, x, y: x <= y)
+Greater = _nograd("greater", lambda b, x, y: x > y)
+GreaterEqual = _nograd("greater_equal", lambda b, x, y: x >= y)
+LogicalNot = _nograd("logical_not", lambda b, x: b.xp.logical_not(x))
+LogicalAnd = _nograd("logical_and", lambda b, x, y: b.xp.logical_and(x, y))
+LogicalOr = _nograd("logical_or", lambda b, x, y: b.xp.logical_or(x, y))
+IsFinite = _nograd("isfinite", lambda b, x: b.xp.isfinite(x))
+IsNan = _nograd("isnan", lambda b, x: b.xp.isnan(x))
+
+
+class Astype(Op):
+    name = "astype"
+
+    @staticmethod
+    def forward(b, x, dtype, src):
+        return b.xp.astype(x, dtype)
+
+    @staticmethod
+    def backward(node, g):
+        return astype(g, node.backend.xad_dtype(node.params["src"]))
+
+
+class Clone(Op):
+    name = "clone"
+
+    @staticmethod
+    def forward(b, x):
+        return b.xp.asarray(x, copy=True)
+
+    @staticmethod
+    def backward(node, g):
+        return g
+
+
+# ----- the functions users call --------------------------------------------------------
+def _t(x: Any) -> Any:
+    """Accept array-likes (lists, host arrays) where a tensor is expected."""
+    if isinstance(x, (Tensor, int, float, bool)) or x is None:
+        return x
+    return Tensor(x)
+
+
+def add(x: Any, y: Any) -> Tensor:
+    """``x + y`` with broadcasting.
+
+    Example:
+        >>> import xad
+        >>> xad.add(xad.tensor([1.0]), 2.0).tolist()
+        [3.0]
+    """
+    return apply(Add, _t(x), _t(y))
+
+
+def subtract(x: Any, y: Any) -> Tensor:
+    """``x - y``."""
+    return apply(Subtract, _t(x), _t(y))
+
+
+def multiply(x: Any, y: Any) -> Tensor:
+    """``x * y``."""
+    return apply(Multiply, _t(x), _t(y))
+
+
+def divide(x: Any, y: Any) -> Tensor:
+    """``x / y``."""
+    return apply(Divide, _t(x), _t(y))
+
+
+def pow(x: Any, y: Any) -> Tensor:
+    """``x ** y``.
+
+    Example:
+        >>> import xad
+        >>> xad.pow(xad.tensor([3.0]), 2).tolist()
+        [9.0]
+    """
+    return apply(Pow, _t(x), _t(y))
+
+
+def square(x: Tensor) -> Tensor:
+    """``x * x``."""
+    return apply(Multiply, x, x)
+
+
+def negative(x: Tensor) -> Tensor:
+    """``-x``."""
+    return apply(Negative, x)
+
+
+def _unary(op: type[Op], doc: str):
+    def f(x: Tensor) -> Tensor:
+        return apply(op, _t(x))
+    f.__name__ = op.name
+    f.__doc__ = doc
+    return f
+
+
+exp = _unary(Exp, "Elementwise e**x.\n\nExample:\n    >>> import xad\n"
+             "    >>> xad.exp(xad.tensor([0.0])).tolist()\n    [1.0]\n")
+log = _unary(Log, "Natural logarithm.")
+log1p = _unary(Log1p, "log(1 + x), accurate for small x.")
+expm1 = _unary(Expm1, "exp(x) - 1, accurate for small x.")
+sqrt = _unary(Sqrt, "Square root.")
+abs = _unary(Abs, "Absolute value (gradient 0 at 0).")
+sin = _unary(Sin, "Sine.")
+cos = _unary(Cos, "Cosine.")
+tan = _unary(Tan, "Tangent.")
+tanh = _unary(Tanh, "Hyperbolic tangent.\n\nExample:\n    >>> import xad\n"
+              "    >>> xad.tanh(xad.tensor([0.0])).tolist()\n    [0.0]\n")
+sigmoid = _unary(Sigmoid, "Logistic sigmoid 1 / (1 + exp(-x)).")
+relu = _unary(Relu, "max(x, 0) (gradient 0 at 0, as in PyTorch).")
+softplus = _unary(Softplus, "log(1 + exp(x)), computed stably.")
+erf = _unary(Erf, "The error function (a backend helper: the standard has none).")
+sign = _unary(Sign, "Sign of x (-1, 0 or 1); no gradient.")
+isfinite = _unary(IsFinite, "Whether each element is finite.")
+isnan = _unary(IsNan, "Whether each element is NaN.")
+logical_not = _unary(LogicalNot, "Elementwise not.")
+
+
+def gelu(x: Tensor, approximate: str = "none") -> Tensor:
+    """GELU: x * Phi(x) with the exact normal CDF, or PyTorch's ``approximate="tanh"``.
+
+    Example:
+        >>> import xad
+        >>> round(xad.gelu(xad.tensor([1.0])).item(), 4)
+        0.8413
+    """
+    if approximate == "none":
+        return x * (erf(x * (1 / math.sqrt(2))) + 1) * 0.5
+    if approximate == "tanh":
+        return x * 0.5 * (tanh((x + x * x * x * 0.044715) * math.sqrt(2 / math.pi)) + 1)
+    raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+
+
+def maximum(x: Any, y: Any) -> Tensor:
+    """Elementwise maximum; at ties each input gets half the gradient."""
+    return apply(Maximum, _t(x), _t(y))
+
+
+def minimum(x: Any, y: Any) -> Tensor:
+    """Elementwise minimum; at ties each input gets half the gradient."""
+    return apply(Minimum, _t(x), _t(y))
+
+
+def where(condition: Any, x: Any, y: Any) -> Tensor:
+    """``x`` where ``condition`` holds, else ``y``.
+
+    Example:
+        >>> import xad
+        >>> c = xad.tensor([True, False])
+        >>> xad.where(c, xad.tensor([1.0, 2.0]), 0.0).tolist()
+        [1.0, 0.0]
+    """
+    return apply(Where, _t(condition), _t(x), _t(y))
+
+
+def clip(x: Tensor, min: Any = None, max: Any = None) -> Tensor:
+    """Limit values to ``[min, max]`` (either may be ``None``, a number or a tensor)."""
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        if min is not None:
+            x = maximum(x, min)
+        return minimum(x, max) if max is not None else x
+    return apply(Clip, x, min, max)
+
+
+def equal(x: Any, y: Any) -> Tensor:
+    """Elementwise ``x == y`` (a bool tensor)."""
+    return apply(Equal, _t(x), _t(y))
+
+
+def not_equal(x: Any, y: Any) -> Tensor:
+    """Elementwise ``x != y``."""
+    return apply(NotEqual, _t(x), _t(y))
+
+
+def less(x: Any, y: Any) -> Tensor:
+    """Elementwise ``x < y``."""
+    return apply(Less, _t(x), _t(y))
+
+
+def less_equal(x: Any, y: Any) -> Tensor:
+    """Elementwise ``x <= y``."""
+    return apply(LessEqual, _t(x), _t(y))
+
+
+def greater(x: Any, y: Any) -> Tensor:
+    """Elementwise ``x > y``."""
+    return apply(Greater, _t(x), _t(y))
+
+
+def greater_equal(x: Any, y: Any) -> Tensor:
+    """Elementwise ``x >= y``."""
+    return apply(GreaterEqual, _t(x), _t(y))
+
+
+def logical_and(x: Any, y: Any) -> Tensor:
+    """Elementwise and."""
+    return apply(LogicalAnd, _t(x), _t(y))
+
+
+def logical_or(x: Any, y: Any) -> Tensor:
+    """Elementwise or."""
+    return apply(LogicalOr, _t(x), _t(y))
+
+
+def astype(x: Tensor, dtype: _dt.DType | str) -> Tensor:
+    """Cast to an xad dtype; differentiable between floating dtypes.
+
+    Example:
+        >>> import xad
+        >>> xad.astype(xad.tensor([1.5]), xad.int64).tolist()
+        [1]
+    """
+    d = _dt.as_dtype(dtype)
+    native = x._backend.dtype(d)
+    if native == x.data.dtype:
+        return x
+    if not d.is_floating:
+        return apply(_AstypeNoGrad, x, dtype=native, src=x.data.dtype)
+    return apply(Astype, x, dtype=native, src=x.data.dtype)
+
+
+class _AstypeNoGrad(Astype):
+    differentiable = False
+
+
+def clone(x: Tensor) -> Tensor:
+    """A copy with its own array (differentiable)."""
+    return apply(Clone, x)

@@ -1,0 +1,196 @@
+"""Contractions: matmul, einsum (whose gradient is again an einsum), tensordot."""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Sequence
+from typing import Any
+
+from ..tensor import Tensor
+from ._apply import Op, apply
+from .shape import broadcast_to, matrix_transpose, reshape
+
+__all__ = ["matmul", "einsum", "tensordot"]
+
+
+class Matmul(Op):
+    name = "matmul"
+    save_inputs = True
+
+    @staticmethod
+    def forward(b, x, y):
+        return x @ y
+
+    @staticmethod
+    def backward(node, g):
+        x, y = node.inputs
+        e = node.edges
+        gx = matmul(g, matrix_transpose(y)) if e[0] is not None else None
+        gy = matmul(matrix_transpose(x), g) if e[1] is not None else None
+        return gx, gy
+
+
+def matmul(x: Tensor, y: Tensor) -> Tensor:
+    """Matrix product with the standard's rules: batched, and 1-D operands as vectors.
+
+    Example:
+        >>> import xad
+        >>> (xad.ones((2, 3)) @ xad.ones(3)).tolist()
+        [3.0, 3.0]
+    """
+    if not isinstance(x, Tensor) or not isinstance(y, Tensor):
+        raise TypeError(f"matmul: both operands must be tensors, got {type(x).__name__} and "
+                        f"{type(y).__name__}")
+    if x.ndim == 0 or y.ndim == 0:
+        raise ValueError(f"matmul: operands must have at least 1 dimension, got shapes "
+                         f"{x.shape} and {y.shape}")
+    if x.shape[-1] != y.shape[-2 if y.ndim > 1 else 0]:
+        raise ValueError(f"matmul: shapes {x.shape} and {y.shape} do not match: the last axis "
+                         f"of the first ({x.shape[-1]}) must equal the "
+                         f"{'second-to-last' if y.ndim > 1 else 'only'} axis of the second")
+    if x.ndim >= 2 and y.ndim >= 2:
+        return apply(Matmul, x, y)
+    x2 = reshape(x, (1, x.shape[0])) if x.ndim == 1 else x
+    y2 = reshape(y, (y.shape[0], 1)) if y.ndim == 1 else y
+    out = apply(Matmul, x2, y2)
+    shape = out.shape
+    if x.ndim == 1:
+        shape = shape[:-2] + shape[-1:]
+    if y.ndim == 1:
+        shape = shape[:-1]
+    return reshape(out, shape)
+
+
+# ----- einsum ---------------------------------------------------------------------------
+class Einsum(Op):
+    name = "einsum"
+    save_inputs = True
+
+    @staticmethod
+    def forward(b, *xs, spec):
+        return b.einsum(spec, *xs)
+
+    @staticmethod
+    def backward(node, g):
+        ins, out = _split_spec(node.params["spec"])
+        xs = node.inputs
+        return tuple(None if e is None else _einsum_grad(g, out, ins, xs, i)
+                     for i, e in enumerate(node.edges))
+
+
+def _split_spec(spec: str) -> tuple[list[str], str]:
+    lhs, out = spec.split("->")
+    return lhs.split(","), out
+
+
+def _einsum_grad(g: Tensor, out: str, ins: list[str], xs: tuple, i: int) -> Tensor:
+    """The gradient for operand ``i``: contract ``g`` with the other operands.
+
+    Repeated letters in operand ``i`` (a diagonal) get fresh letters tied by identity
+    matrices; letters summed in operand ``i`` alone get a vector of ones.
+    """
+    from ..factories import eye, ones
+    target = ins[i]
+    free = iter(c for c in string.ascii_letters if c not in "".join(ins) + out)
+    terms, ops = [out], [g]
+    for j, (t, x) in enumerate(zip(ins, xs)):
+        if j != i:
+            terms.append(t)
+            ops.append(x)
+    size = {c: n for c, n in zip(target, xs[i].shape)}
+    new_target, seen = [], set()
+    for c in target:
+        if c in seen:
+            f = next(free)
+            terms.append(c + f)
+            ops.append(eye(size[c], dtype=g.dtype, backend=g._backend))
+            new_target.append(f)
+        else:
+            seen.add(c)
+            new_target.append(c)
+    present = set("".join(terms))
+    for c in seen - present:
+        terms.append(c)
+        ops.append(ones(size[c], dtype=g.dtype, backend=g._backend))
+    return einsum(",".join(terms) + "->" + "".join(new_target), *ops)
+
+
+def _normalize(subscripts: str, shapes: list[tuple[int, ...]]) -> tuple[str, list]:
+    """Expand ``...`` into letters and make the output explicit; returns the spec and the
+    broadcast shape each operand must take (or None)."""
+    s = subscripts.replace(" ", "")
+    lhs, arrow, out = s.partition("->")
+    ins = lhs.split(",")
+    if len(ins) != len(shapes):
+        raise ValueError(f"einsum: '{subscripts}' names {len(ins)} operands but "
+                         f"{len(shapes)} were given")
+    used = set(s) - set(".,->")
+    spare = [c for c in string.ascii_letters if c not in used]
+    ell_nd = max((len(sh) - (len(t) - 3) for t, sh in zip(ins, shapes) if "..." in t),
+                 default=0)
+    ell = "".join(spare[:ell_nd])
+    targets: list[Any] = []
+    new_ins = []
+    for t, sh in zip(ins, shapes):
+        if "..." in t:
+            k = len(sh) - (len(t) - 3)
+            t = t.replace("...", ell[ell_nd - k:])
+        if len(t) != len(sh):
+            raise ValueError(f"einsum: operand subscripts '{t}' do not match its shape {sh}")
+        new_ins.append(t)
+    sizes: dict[str, int] = {}
+    for t, sh in zip(new_ins, shapes):
+        for c, n in zip(t, sh):
+            if sizes.get(c, 1) == 1:
+                sizes[c] = n
+            elif n not in (1, sizes[c]):
+                raise ValueError(f"einsum: index '{c}' has sizes {sizes[c]} and {n} in "
+                                 f"'{subscripts}' with shapes {shapes}")
+    for t, sh in zip(new_ins, shapes):
+        full = tuple(sizes[c] for c in t)
+        targets.append(full if full != tuple(sh) else None)
+    if arrow:
+        out = out.replace("...", ell)
+    else:
+        counts = "".join(new_ins)
+        out = ell + "".join(sorted(c for c in set(counts) if counts.count(c) == 1
+                                   and c not in ell))
+    return ",".join(new_ins) + "->" + out, targets
+
+
+def einsum(subscripts: str, *operands: Tensor) -> Tensor:
+    """Einstein summation over tensors, with ``...``, diagonals and implicit output.
+
+    Example:
+        >>> import xad
+        >>> xad.einsum("ij,jk->ik", xad.ones((2, 3)), xad.ones((3, 4))).shape
+        (2, 4)
+    """
+    spec, targets = _normalize(subscripts, [t.shape for t in operands])
+    ops = [t if s is None else broadcast_to(t, s) for t, s in zip(operands, targets)]
+    return apply(Einsum, *ops, spec=spec)
+
+
+def tensordot(x: Tensor, y: Tensor, axes: int | Sequence[Sequence[int]] = 2) -> Tensor:
+    """Sum products over the given axes (the standard's ``tensordot``), via einsum.
+
+    Example:
+        >>> import xad
+        >>> xad.tensordot(xad.ones((2, 3)), xad.ones((3, 4)), axes=1).shape
+        (2, 4)
+    """
+    if isinstance(axes, int):
+        ax = list(range(x.ndim - axes, x.ndim))
+        ay = list(range(axes))
+    else:
+        ax, ay = [a % x.ndim for a in axes[0]], [a % y.ndim for a in axes[1]]
+    letters = iter(string.ascii_letters)
+    sx = [next(letters) for _ in range(x.ndim)]
+    sy = [next(letters) for _ in range(y.ndim)]
+    for a, b in zip(ax, ay):
+        sy[b] = sx[a]
+    out = [c for i, c in enumerate(sx) if i not in ax] + \
+        [c for i, c in enumerate(sy) if i not in ay]
+    return einsum(f"{''.join(sx)},{''.join(sy)}->{''.join(out)}", x, y)
+
+

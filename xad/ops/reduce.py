@@ -1,0 +1,260 @@
+"""Reductions (sum, mean, var, max, ...), cumulative sums, softmax and logsumexp."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..tensor import Tensor
+from ._apply import Op, apply
+from .elementwise import astype, exp, isfinite, log, sqrt, where
+from .shape import broadcast_to, flip, reshape
+
+__all__ = ["sum", "mean", "var", "std", "max", "min", "prod", "logsumexp", "cumsum",
+           "softmax", "log_softmax", "argmax", "argmin", "any", "all"]
+
+
+def _axes(axis: Any, ndim: int) -> tuple[int, ...]:
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    out = []
+    for a in axes:
+        if not -ndim <= a < max(ndim, 1):
+            raise ValueError(f"axis {a} is out of range for a tensor with {ndim} dimensions")
+        out.append(a % ndim if ndim else 0)
+    return tuple(sorted(set(out)))
+
+
+def _kept_shape(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(1 if i in axes else n for i, n in enumerate(shape))
+
+
+def _expand(g: Tensor, node: Any) -> Tensor:
+    """Reshape a reduction's gradient to the input's rank (keepdims form)."""
+    p = node.params
+    if not p["keepdims"]:
+        g = reshape(g, _kept_shape(node.in_shapes[0], p["axis"]))
+    return g
+
+
+class Sum(Op):
+    name = "sum"
+
+    @staticmethod
+    def forward(b, x, axis, keepdims):
+        return b.xp.sum(x, axis=axis, keepdims=keepdims)
+
+    @staticmethod
+    def backward(node, g):
+        return broadcast_to(_expand(g, node), node.in_shapes[0])
+
+
+class Max(Op):
+    name = "max"
+    save_inputs = True
+    save_output = True
+
+    @staticmethod
+    def forward(b, x, axis, keepdims):
+        return b.xp.max(x, axis=axis, keepdims=keepdims)
+
+    @staticmethod
+    def backward(node, g):
+        return _extreme_grad(node, g)
+
+
+class Min(Op):
+    name = "min"
+    save_inputs = True
+    save_output = True
+
+    @staticmethod
+    def forward(b, x, axis, keepdims):
+        return b.xp.min(x, axis=axis, keepdims=keepdims)
+
+    @staticmethod
+    def backward(node, g):
+        return _extreme_grad(node, g)
+
+
+def _extreme_grad(node: Any, g: Tensor) -> Tensor:
+    """Split the gradient evenly among the elements equal to the max (or min)."""
+    x = node.inputs[0]
+    y = _expand(node.output(), node)
+    mask = astype(x == y, g.dtype)
+    count = sum(mask, axis=node.params["axis"], keepdims=True)
+    return mask * (_expand(g, node) / count)
+
+
+class Prod(Op):
+    name = "prod"
+    save_inputs = True
+    save_output = True
+
+    @staticmethod
+    def forward(b, x, axis, keepdims):
+        return b.xp.prod(x, axis=axis, keepdims=keepdims)
+
+    @staticmethod
+    def backward(node, g):
+        # prod / x: exact away from zeros (inputs containing zeros get NaN/Inf gradients)
+        return _expand(g, node) * _expand(node.output(), node) / node.inputs[0]
+
+
+class Cumsum(Op):
+    name = "cumsum"
+
+    @staticmethod
+    def forward(b, x, axis):
+        return b.xp.cumulative_sum(x, axis=axis)
+
+    @staticmethod
+    def backward(node, g):
+        a = node.params["axis"]
+        return flip(cumsum(flip(g, axis=a), axis=a), axis=a)
+
+
+def _reduce(op: type[Op], x: Tensor, axis: Any, keepdims: bool) -> Tensor:
+    return apply(op, x, axis=_axes(axis, x.ndim), keepdims=bool(keepdims))
+
+
+def sum(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
+    """Sum over ``axis`` (an int, a tuple, or ``None`` for all).
+
+    Example:
+        >>> import xad
+        >>> xad.sum(xad.ones((2, 3)), axis=1).tolist()
+        [3.0, 3.0]
+    """
+    return _reduce(Sum, x, axis, keepdims)
+
+
+def mean(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
+    """Arithmetic mean over ``axis``.
+
+    Example:
+        >>> import xad
+        >>> xad.mean(xad.tensor([1.0, 3.0])).item()
+        2.0
+    """
+    axes = _axes(axis, x.ndim)
+    n = math.prod(x.shape[a] for a in axes)
+    return _reduce(Sum, x, axes, keepdims) * (1.0 / n if n else math.nan)
+
+
+def var(x: Tensor, axis: Any = None, correction: float = 0, keepdims: bool = False) -> Tensor:
+    """Variance over ``axis``, dividing by ``N - correction`` (the standard's keyword).
+
+    Example:
+        >>> import xad
+        >>> xad.var(xad.tensor([1.0, 3.0])).item()
+        1.0
+    """
+    axes = _axes(axis, x.ndim)
+    n = math.prod(x.shape[a] for a in axes)
+    d = x - mean(x, axes, keepdims=True)
+    denom = n - correction
+    return sum(d * d, axes, keepdims) * (1.0 / denom if denom > 0 else math.nan)
+
+
+def std(x: Tensor, axis: Any = None, correction: float = 0, keepdims: bool = False) -> Tensor:
+    """Standard deviation, ``sqrt(var(...))``."""
+    return sqrt(var(x, axis, correction, keepdims))
+
+
+def max(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
+    """Maximum over ``axis``; the gradient is shared among tied maxima."""
+    return _reduce(Max, x, axis, keepdims)
+
+
+def min(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
+    """Minimum over ``axis``."""
+    return _reduce(Min, x, axis, keepdims)
+
+
+def prod(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
+    """Product over ``axis``."""
+    return _reduce(Prod, x, axis, keepdims)
+
+
+def logsumexp(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
+    """``log(sum(exp(x)))`` computed stably (shifted by the maximum).
+
+    Example:
+        >>> import xad
+        >>> round(xad.logsumexp(xad.tensor([0.0, 0.0])).item(), 4)
+        0.6931
+    """
+    axes = _axes(axis, x.ndim)
+    m = max(x, axes, keepdims=True).detach()
+    m = where(isfinite(m), m, 0.0)
+    out = log(sum(exp(x - m), axes, keepdims=True)) + m
+    if not keepdims:
+        out = reshape(out, tuple(n for i, n in enumerate(x.shape) if i not in axes))
+    return out
+
+
+def softmax(x: Tensor, axis: int = -1) -> Tensor:
+    """``exp(x) / sum(exp(x))`` along ``axis``, computed stably.
+
+    Example:
+        >>> import xad
+        >>> xad.softmax(xad.tensor([0.0, 0.0])).tolist()
+        [0.5, 0.5]
+    """
+    e = exp(x - max(x, axis, keepdims=True).detach())
+    return e / sum(e, axis, keepdims=True)
+
+
+def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
+    """``x - logsumexp(x)`` along ``axis``."""
+    return x - logsumexp(x, axis, keepdims=True)
+
+
+def cumsum(x: Tensor, axis: int | None = None) -> Tensor:
+    """Cumulative sum along ``axis`` (flattened first when ``None``).
+
+    Example:
+        >>> import xad
+        >>> xad.cumsum(xad.tensor([1.0, 2.0, 3.0])).tolist()
+        [1.0, 3.0, 6.0]
+    """
+    if axis is None:
+        x, axis = reshape(x, (-1,)), 0
+    return apply(Cumsum, x, axis=axis % (x.ndim or 1))
+
+
+class _ArgReduce(Op):
+    differentiable = False
+
+    @staticmethod
+    def forward(b, x, fn, axis, keepdims):
+        return getattr(b.xp, fn)(x, axis=axis, keepdims=keepdims)
+
+
+class _Arg(_ArgReduce):
+    name = "arg_reduce"
+
+
+def argmax(x: Tensor, axis: int | None = None, keepdims: bool = False) -> Tensor:
+    """Index of the maximum (no gradient)."""
+    return apply(_Arg, x, fn="argmax", axis=axis, keepdims=keepdims)
+
+
+def argmin(x: Tensor, axis: int | None = None, keepdims: bool = False) -> Tensor:
+    """Index of the minimum (no gradient)."""
+    return apply(_Arg, x, fn="argmin", axis=axis, keepdims=keepdims)
+
+
+def any(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
+    """Whether any element is true."""
+    return apply(_Arg, x, fn="any", axis=axis, keepdims=keepdims)
+
+
+def all(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
+    """Whether every element is true."""
+    return apply(_Arg, x, fn="all", axis=axis, keepdims=keepdims)
+
+
+

@@ -1,0 +1,217 @@
+"""Shape operations: reshape, transpose, broadcast, concatenate, split, flip."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from ..tensor import Tensor
+from ._apply import Op, apply
+
+__all__ = ["reshape", "permute_dims", "transpose", "matrix_transpose", "squeeze",
+           "expand_dims", "broadcast_to", "concat", "stack", "split", "flip"]
+
+
+class Reshape(Op):
+    name = "reshape"
+
+    @staticmethod
+    def forward(b, x, shape):
+        return b.xp.reshape(x, shape)
+
+    @staticmethod
+    def backward(node, g):
+        return reshape(g, node.in_shapes[0])
+
+
+class PermuteDims(Op):
+    name = "permute_dims"
+
+    @staticmethod
+    def forward(b, x, axes):
+        return b.xp.permute_dims(x, axes)
+
+    @staticmethod
+    def backward(node, g):
+        axes = node.params["axes"]
+        inv = [0] * len(axes)
+        for i, a in enumerate(axes):
+            inv[a] = i
+        return permute_dims(g, tuple(inv))
+
+
+class BroadcastTo(Op):
+    name = "broadcast_to"
+
+    @staticmethod
+    def forward(b, x, shape):
+        return b.xp.broadcast_to(x, shape)
+
+    @staticmethod
+    def backward(node, g):
+        return g  # the engine sums a gradient back down to its input's shape
+
+
+class Concat(Op):
+    name = "concat"
+
+    @staticmethod
+    def forward(b, *xs, axis):
+        return b.xp.concat(xs, axis=axis)
+
+    @staticmethod
+    def backward(node, g):
+        axis = node.params["axis"]
+        out, start = [], 0
+        for shape in node.in_shapes:
+            stop = start + shape[axis]
+            out.append(g[(slice(None),) * axis + (slice(start, stop),)])
+            start = stop
+        return tuple(out)
+
+
+class Flip(Op):
+    name = "flip"
+
+    @staticmethod
+    def forward(b, x, axis):
+        return b.xp.flip(x, axis=axis)
+
+    @staticmethod
+    def backward(node, g):
+        return flip(g, axis=node.params["axis"])
+
+
+def reshape(x: Tensor, shape: Sequence[int] | int) -> Tensor:
+    """The same elements in a new shape (one entry may be -1).
+
+    Example:
+        >>> import xad
+        >>> xad.reshape(xad.arange(6), (2, 3)).shape
+        (2, 3)
+    """
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    if -1 in shape:
+        known = math.prod(n for n in shape if n != -1)
+        if known == 0 or shape.count(-1) > 1 or x.size % known:
+            raise ValueError(f"reshape: cannot reshape a tensor of shape {x.shape} "
+                             f"into {shape}")
+        shape = tuple(x.size // known if n == -1 else n for n in shape)
+    if math.prod(shape) != x.size:
+        raise ValueError(f"reshape: cannot reshape a tensor of shape {x.shape} "
+                         f"({x.size} elements) into {shape}")
+    if shape == x.shape:
+        return x
+    return apply(Reshape, x, shape=shape)
+
+
+def permute_dims(x: Tensor, axes: Sequence[int]) -> Tensor:
+    """Reorder the axes.
+
+    Example:
+        >>> import xad
+        >>> xad.permute_dims(xad.zeros((2, 3, 4)), (2, 0, 1)).shape
+        (4, 2, 3)
+    """
+    axes = tuple(a % x.ndim for a in axes)
+    if sorted(axes) != list(range(x.ndim)):
+        raise ValueError(f"permute_dims: axes {axes} are not a permutation of "
+                         f"{x.ndim} dimensions (shape {x.shape})")
+    return apply(PermuteDims, x, axes=axes)
+
+
+def transpose(x: Tensor, axes: Sequence[int] | None = None) -> Tensor:
+    """NumPy's transpose: reverse the axes, or permute them as ``axes`` says."""
+    if axes is None:
+        axes = tuple(range(x.ndim))[::-1]
+    return permute_dims(x, axes)
+
+
+def matrix_transpose(x: Tensor) -> Tensor:
+    """Swap the last two axes."""
+    if x.ndim < 2:
+        raise ValueError(f"matrix_transpose needs at least 2 dimensions, got shape {x.shape}")
+    axes = list(range(x.ndim))
+    axes[-2], axes[-1] = axes[-1], axes[-2]
+    return permute_dims(x, axes)
+
+
+def squeeze(x: Tensor, axis: int | tuple[int, ...] | None = None) -> Tensor:
+    """Remove axes of length one (all of them when ``axis`` is ``None``)."""
+    if axis is None:
+        axes = {i for i, n in enumerate(x.shape) if n == 1}
+    else:
+        axes = {a % x.ndim for a in ((axis,) if isinstance(axis, int) else axis)}
+        bad = [a for a in axes if x.shape[a] != 1]
+        if bad:
+            raise ValueError(f"squeeze: axis {bad[0]} of shape {x.shape} is not of length 1")
+    return reshape(x, tuple(n for i, n in enumerate(x.shape) if i not in axes))
+
+
+def expand_dims(x: Tensor, axis: int = 0) -> Tensor:
+    """Insert an axis of length one at ``axis``."""
+    nd = x.ndim + 1
+    if not -nd <= axis < nd:
+        raise ValueError(f"expand_dims: axis {axis} out of range for shape {x.shape}")
+    shape = list(x.shape)
+    shape.insert(axis % nd, 1)
+    return reshape(x, tuple(shape))
+
+
+def broadcast_to(x: Tensor, shape: Sequence[int]) -> Tensor:
+    """Repeat ``x`` along axes of length one (and new leading axes) to ``shape``."""
+    shape = tuple(shape)
+    if shape == x.shape:
+        return x
+    return apply(BroadcastTo, x, shape=shape)
+
+
+def concat(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
+    """Join tensors along an existing axis.
+
+    Example:
+        >>> import xad
+        >>> xad.concat([xad.ones(2), xad.zeros(1)]).tolist()
+        [1.0, 1.0, 0.0]
+    """
+    tensors = tuple(tensors)
+    if not tensors:
+        raise ValueError("concat: need at least one tensor")
+    return apply(Concat, *tensors, axis=axis % tensors[0].ndim)
+
+
+def stack(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
+    """Join tensors along a new axis."""
+    tensors = tuple(tensors)
+    if not tensors:
+        raise ValueError("stack: need at least one tensor")
+    return concat([expand_dims(t, axis) for t in tensors], axis=axis)
+
+
+def split(x: Tensor, indices_or_sections: int | Sequence[int], axis: int = 0) -> list[Tensor]:
+    """NumPy's split: into ``n`` equal parts, or at the given indices.
+
+    Example:
+        >>> import xad
+        >>> [t.tolist() for t in xad.split(xad.arange(4), 2)]
+        [[0, 1], [2, 3]]
+    """
+    n = x.shape[axis]
+    if isinstance(indices_or_sections, int):
+        k = indices_or_sections
+        if k <= 0 or n % k:
+            raise ValueError(f"split: an axis of length {n} does not split into {k} equal parts")
+        cuts = [i * (n // k) for i in range(1, k)]
+    else:
+        cuts = list(indices_or_sections)
+    bounds = [0, *cuts, n]
+    pre = (slice(None),) * (axis % x.ndim)
+    return [x[pre + (slice(a, b),)] for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def flip(x: Tensor, axis: Any = None) -> Tensor:
+    """Reverse the order of elements along ``axis`` (all axes when ``None``)."""
+    return apply(Flip, x, axis=axis)
+
+

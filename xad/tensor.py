@@ -1,0 +1,462 @@
+"""Tensor: a backend array, its gradient, and the node that made it."""
+
+from __future__ import annotations
+
+import math
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from . import autograd as _ag
+from . import dtypes as _dt
+from .backend import Backend, get_backend
+
+__all__ = ["Tensor"]
+
+
+class Tensor:
+    """An array on some backend that can record the operations applied to it.
+
+    ``data`` is the backend array; ``grad`` receives gradients from ``backward()``.
+    Arithmetic with Python numbers follows the Array API's weak-scalar rule, so a float32
+    tensor stays float32.
+
+    Example:
+        >>> import xad
+        >>> x = xad.tensor([1.0, 2.0], requires_grad=True)
+        >>> (x * x).sum().backward(); x.grad
+        tensor([2., 4.], dtype=xad.float32, backend=numpy)
+    """
+
+    __slots__ = ("data", "requires_grad", "grad", "_node", "_idx", "_version", "_backend",
+                 "_hooks", "__weakref__")
+    __array_ufunc__ = None  # NumPy defers to our reflected operators
+    __array_priority__ = 1000
+
+    def __init__(self, data: Any, requires_grad: bool = False,
+                 backend: Backend | None = None) -> None:
+        b = backend or get_backend()
+        if not isinstance(data, b.array_type):
+            data = b.asarray(data)
+        self.data = data
+        self._backend = b
+        self.requires_grad = bool(requires_grad)
+        self.grad: Tensor | None = None
+        self._node: _ag.Node | None = None
+        self._idx = 0
+        self._version = 0
+        self._hooks: list[Callable] | None = None
+
+    @classmethod
+    def _make(cls, data: Any, backend: Backend) -> Tensor:
+        t = object.__new__(cls)
+        t.data = data
+        t._backend = backend
+        t.requires_grad = False
+        t.grad = None
+        t._node = None
+        t._idx = 0
+        t._version = 0
+        t._hooks = None
+        return t
+
+    # ----- attributes ------------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.data.shape)
+
+    @property
+    def ndim(self) -> int:
+        return self.data.ndim
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.data.shape)
+
+    @property
+    def dtype(self) -> _dt.DType:
+        return self._backend.xad_dtype(self.data.dtype)
+
+    @property
+    def device(self) -> Any:
+        return self._backend.device
+
+    @property
+    def backend(self) -> Backend:
+        return self._backend
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._node is None
+
+    @property
+    def grad_fn(self) -> _ag.Node | None:
+        return self._node
+
+    def __len__(self) -> int:
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.data.shape[0]
+
+    def __repr__(self) -> str:
+        try:
+            body = str(self._backend.to_numpy(self.data))
+        except Exception:  # an unreadable device: show the metadata only
+            body = f"<shape {self.shape}>"
+        extra = ""
+        if self._node is not None:
+            extra = f", grad_fn={self._node!r}"
+        elif self.requires_grad:
+            extra = ", requires_grad=True"
+        return f"tensor({body}, dtype={self.dtype}, backend={self._backend.label}{extra})"
+
+    # ----- host reads (explicit) ------------------------------------------------------------
+    def numpy(self) -> Any:
+        """A NumPy array of the values (a copy unless the backend is NumPy itself).
+
+        Example:
+            >>> import xad
+            >>> xad.tensor([1.0]).numpy().tolist()
+            [1.0]
+        """
+        return self._backend.to_numpy(self.data)
+
+    def item(self) -> float | int | bool:
+        """The Python number in a one-element tensor.
+
+        Example:
+            >>> import xad
+            >>> xad.tensor([2.5]).item()
+            2.5
+        """
+        return self._backend.item(self.data)
+
+    def tolist(self) -> Any:
+        """Nested Python lists of the values.
+
+        Example:
+            >>> import xad
+            >>> xad.tensor([[1, 2]]).tolist()
+            [[1, 2]]
+        """
+        return self.numpy().tolist()
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __bool__(self) -> bool:
+        if self.size != 1:
+            raise ValueError(f"the truth value of a tensor of shape {self.shape} is ambiguous; "
+                             f"use .any() or .all()")
+        return bool(self.item())
+
+    def __index__(self) -> int:
+        if self.dtype.is_floating or self.size != 1:
+            raise TypeError("only one-element integer tensors can be used as an index")
+        return int(self.item())
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
+        if not self._backend.is_host:
+            raise TypeError(
+                f"implicit conversion of a tensor on {self._backend.label} to a NumPy array "
+                f"is not allowed (it would copy device memory to the host silently); call "
+                f".numpy() for an explicit copy")
+        a = self.data
+        return a if dtype is None else a.astype(dtype)
+
+    # ----- graph --------------------------------------------------------------------------
+    def backward(self, grad: Any = None, retain_graph: bool = False,
+                 create_graph: bool = False) -> None:
+        """Accumulate the gradient of this tensor into ``.grad`` of the leaves behind it.
+
+        A non-scalar tensor needs ``grad`` (same shape). The graph's saved values are freed
+        afterwards unless ``retain_graph=True``.
+
+        Example:
+            >>> import xad
+            >>> w = xad.tensor([3.0], requires_grad=True)
+            >>> (w * w).sum().backward(); w.grad.tolist()
+            [6.0]
+        """
+        _ag.backward(self, grad, retain_graph=retain_graph or create_graph,
+                     create_graph=create_graph)
+
+    def detach(self) -> Tensor:
+        """The same values, cut from the graph (shares the array).
+
+        Example:
+            >>> import xad
+            >>> xad.ones(2, requires_grad=True).detach().requires_grad
+            False
+        """
+        return Tensor._make(self.data, self._backend)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set ``requires_grad`` on a leaf, in place.
+
+        Example:
+            >>> import xad
+            >>> xad.zeros(2).requires_grad_().requires_grad
+            True
+        """
+        if self._node is not None and not requires_grad:
+            raise RuntimeError("requires_grad_(False) on a non-leaf tensor: use .detach()")
+        self.requires_grad = requires_grad
+        return self
+
+    def register_hook(self, fn: Callable[[Tensor], Tensor | None]) -> Callable[[], None]:
+        """Call ``fn(grad)`` when this tensor's gradient is computed; a returned tensor
+        replaces the gradient. Returns a function that removes the hook.
+
+        Example:
+            >>> import xad
+            >>> x = xad.ones(2, requires_grad=True)
+            >>> _ = x.register_hook(lambda g: g * 2)
+            >>> x.sum().backward(); x.grad.tolist()
+            [2.0, 2.0]
+        """
+        if not self.requires_grad:
+            raise RuntimeError("register_hook: the tensor does not require grad")
+        if self._node is None:
+            if self._hooks is None:
+                self._hooks = []
+            hooks = self._hooks
+        else:
+            self._node.register_hook(self._idx, fn)
+            hooks = self._node.hooks[self._idx]  # type: ignore[index]
+        hooks.append(fn) if fn not in hooks else None
+        return lambda: hooks.remove(fn) if fn in hooks else None
+
+    def retain_grad(self) -> None:
+        """Keep the gradient of a non-leaf tensor in its ``.grad`` after backward.
+
+        Example:
+            >>> import xad
+            >>> x = xad.ones(2, requires_grad=True); y = x * 3; y.retain_grad()
+            >>> y.sum().backward(); y.grad.tolist()
+            [1.0, 1.0]
+        """
+        if self._node is None:
+            return
+        ref = weakref.ref(self)
+
+        def keep(g: Tensor) -> None:
+            t = ref()
+            if t is not None:
+                g = g.detach()
+                t.grad = g if t.grad is None else t.grad + g
+        self._node.register_hook(self._idx, keep)
+
+    # ----- conversion --------------------------------------------------------------------
+    def to(self, target: Any, device: Any = None) -> Tensor:
+        """Move to another backend (``"cupy"``, a Backend) or cast (an xad dtype).
+
+        Example:
+            >>> import xad
+            >>> xad.ones(2).to("array_api_strict").backend.name
+            'array_api_strict'
+        """
+        if isinstance(target, _dt.DType):
+            return self.astype(target)
+        return _ops.to_backend(self, target, device)
+
+    def astype(self, dtype: _dt.DType | str) -> Tensor:
+        """Cast to ``dtype`` (differentiable between floating dtypes).
+
+        Example:
+            >>> import xad
+            >>> xad.ones(1).astype(xad.float64).dtype
+            xad.float64
+        """
+        return _ops.astype(self, dtype)
+
+    def clone(self) -> Tensor:
+        """A copy with its own array (differentiable).
+
+        Example:
+            >>> import xad
+            >>> xad.ones(2).clone().tolist()
+            [1.0, 1.0]
+        """
+        return _ops.clone(self)
+
+    # ----- operators ---------------------------------------------------------------------
+    def __add__(self, o: Any) -> Tensor:
+        return _ops.add(self, o)
+
+    def __radd__(self, o: Any) -> Tensor:
+        return _ops.add(o, self)
+
+    def __sub__(self, o: Any) -> Tensor:
+        return _ops.subtract(self, o)
+
+    def __rsub__(self, o: Any) -> Tensor:
+        return _ops.subtract(o, self)
+
+    def __mul__(self, o: Any) -> Tensor:
+        return _ops.multiply(self, o)
+
+    def __rmul__(self, o: Any) -> Tensor:
+        return _ops.multiply(o, self)
+
+    def __truediv__(self, o: Any) -> Tensor:
+        return _ops.divide(self, o)
+
+    def __rtruediv__(self, o: Any) -> Tensor:
+        return _ops.divide(o, self)
+
+    def __pow__(self, o: Any) -> Tensor:
+        return _ops.pow(self, o)
+
+    def __rpow__(self, o: Any) -> Tensor:
+        return _ops.pow(o, self)
+
+    def __matmul__(self, o: Any) -> Tensor:
+        return _ops.matmul(self, o)
+
+    def __rmatmul__(self, o: Any) -> Tensor:
+        return _ops.matmul(o, self)
+
+    def __neg__(self) -> Tensor:
+        return _ops.negative(self)
+
+    def __pos__(self) -> Tensor:
+        return self
+
+    def __abs__(self) -> Tensor:
+        return _ops.abs(self)
+
+    def __eq__(self, o: Any) -> Tensor:  # type: ignore[override]
+        return _ops.equal(self, o)
+
+    def __ne__(self, o: Any) -> Tensor:  # type: ignore[override]
+        return _ops.not_equal(self, o)
+
+    def __lt__(self, o: Any) -> Tensor:
+        return _ops.less(self, o)
+
+    def __le__(self, o: Any) -> Tensor:
+        return _ops.less_equal(self, o)
+
+    def __gt__(self, o: Any) -> Tensor:
+        return _ops.greater(self, o)
+
+    def __ge__(self, o: Any) -> Tensor:
+        return _ops.greater_equal(self, o)
+
+    def __invert__(self) -> Tensor:
+        return _ops.logical_not(self)
+
+    def __and__(self, o: Any) -> Tensor:
+        return _ops.logical_and(self, o)
+
+    def __or__(self, o: Any) -> Tensor:
+        return _ops.logical_or(self, o)
+
+    __hash__ = object.__hash__
+
+    def __getitem__(self, key: Any) -> Tensor:
+        return _ops.getitem(self, key)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        _ops.setitem_(self, key, value)
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    # in-place: x op= y
+    def __iadd__(self, o: Any) -> Tensor:
+        return _ops.inplace(self, o, "add")
+
+    def __isub__(self, o: Any) -> Tensor:
+        return _ops.inplace(self, o, "subtract")
+
+    def __imul__(self, o: Any) -> Tensor:
+        return _ops.inplace(self, o, "multiply")
+
+    def __itruediv__(self, o: Any) -> Tensor:
+        return _ops.inplace(self, o, "divide")
+
+    def zero_(self) -> Tensor:
+        """Set every element to zero, in place.
+
+        Example:
+            >>> import xad
+            >>> xad.ones(2).zero_().tolist()
+            [0.0, 0.0]
+        """
+        _ops.setitem_(self, (...,), 0)
+        return self
+
+    def copy_(self, src: Tensor) -> Tensor:
+        """Copy ``src``'s values into this tensor, in place (not recorded).
+
+        Example:
+            >>> import xad
+            >>> xad.zeros(2).copy_(xad.ones(2)).tolist()
+            [1.0, 1.0]
+        """
+        _ops.setitem_(self, (...,), src)
+        return self
+
+    # ----- methods (the functions in xad.ops) ----------------------------------------------
+    def sum(self, axis=None, keepdims=False): return _ops.sum(self, axis=axis, keepdims=keepdims)  # noqa: E501,E704
+    def mean(self, axis=None, keepdims=False): return _ops.mean(self, axis=axis, keepdims=keepdims)  # noqa: E501,E704
+    def var(self, axis=None, correction=0, keepdims=False): return _ops.var(self, axis=axis, correction=correction, keepdims=keepdims)  # noqa: E501,E704
+    def std(self, axis=None, correction=0, keepdims=False): return _ops.std(self, axis=axis, correction=correction, keepdims=keepdims)  # noqa: E501,E704
+    def max(self, axis=None, keepdims=False): return _ops.max(self, axis=axis, keepdims=keepdims)  # noqa: E501,E704
+    def min(self, axis=None, keepdims=False): return _ops.min(self, axis=axis, keepdims=keepdims)  # noqa: E501,E704
+    def prod(self, axis=None, keepdims=False): return _ops.prod(self, axis=axis, keepdims=keepdims)  # noqa: E501,E704
+    def logsumexp(self, axis=None, keepdims=False): return _ops.logsumexp(self, axis=axis, keepdims=keepdims)  # noqa: E501,E704
+    def argmax(self, axis=None, keepdims=False): return _ops.argmax(self, axis=axis, keepdims=keepdims)  # noqa: E501,E704
+    def argmin(self, axis=None, keepdims=False): return _ops.argmin(self, axis=axis, keepdims=keepdims)  # noqa: E501,E704
+    def any(self, axis=None, keepdims=False): return _ops.any(self, axis=axis, keepdims=keepdims)  # noqa: E501,E704
+    def all(self, axis=None, keepdims=False): return _ops.all(self, axis=axis, keepdims=keepdims)  # noqa: E501,E704
+    def cumsum(self, axis=None): return _ops.cumsum(self, axis=axis)  # noqa: E704
+    def softmax(self, axis=-1): return _ops.softmax(self, axis=axis)  # noqa: E704
+    def log_softmax(self, axis=-1): return _ops.log_softmax(self, axis=axis)  # noqa: E704
+    def exp(self): return _ops.exp(self)  # noqa: E704
+    def log(self): return _ops.log(self)  # noqa: E704
+    def log1p(self): return _ops.log1p(self)  # noqa: E704
+    def expm1(self): return _ops.expm1(self)  # noqa: E704
+    def sqrt(self): return _ops.sqrt(self)  # noqa: E704
+    def abs(self): return _ops.abs(self)  # noqa: E704
+    def sin(self): return _ops.sin(self)  # noqa: E704
+    def cos(self): return _ops.cos(self)  # noqa: E704
+    def tan(self): return _ops.tan(self)  # noqa: E704
+    def tanh(self): return _ops.tanh(self)  # noqa: E704
+    def sigmoid(self): return _ops.sigmoid(self)  # noqa: E704
+    def relu(self): return _ops.relu(self)  # noqa: E704
+    def gelu(self, approximate="none"): return _ops.gelu(self, approximate=approximate)  # noqa: E501,E704
+    def softplus(self): return _ops.softplus(self)  # noqa: E704
+    def clip(self, min=None, max=None): return _ops.clip(self, min, max)  # noqa: E704
+    def reshape(self, *shape): return _ops.reshape(self, _shape_arg(shape))  # noqa: E704
+    def transpose(self, *axes): return _ops.transpose(self, _shape_arg(axes) or None)  # noqa: E501,E704
+    def permute_dims(self, *axes): return _ops.permute_dims(self, _shape_arg(axes))  # noqa: E704
+    def squeeze(self, axis=None): return _ops.squeeze(self, axis)  # noqa: E704
+    def expand_dims(self, axis=0): return _ops.expand_dims(self, axis=axis)  # noqa: E704
+    def broadcast_to(self, shape): return _ops.broadcast_to(self, shape)  # noqa: E704
+    def flip(self, axis=None): return _ops.flip(self, axis=axis)  # noqa: E704
+    def flatten(self): return _ops.reshape(self, (-1,))  # noqa: E704
+    def matmul(self, o): return _ops.matmul(self, o)  # noqa: E704
+
+    @property
+    def T(self) -> Tensor:
+        return _ops.transpose(self)
+
+    @property
+    def mT(self) -> Tensor:
+        return _ops.matrix_transpose(self)
+
+
+def _shape_arg(shape: tuple) -> tuple:
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        return tuple(shape[0])
+    return tuple(shape)
+
+
+from . import ops as _ops  # noqa: E402  (the operations need Tensor defined first)

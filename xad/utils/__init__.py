@@ -1,0 +1,1 @@
+"""Tools around the engine: anomaly detection, gradient checks, checkpointing, save/load."""

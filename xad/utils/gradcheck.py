@@ -1,0 +1,190 @@
+"""Compare analytic gradients with central finite differences (in float64)."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .. import autograd as _ag
+from .. import dtypes as _dt
+from ..tensor import Tensor
+
+__all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
+
+
+class GradcheckError(AssertionError):
+    """Analytic and numerical gradients disagree; the message shows where."""
+
+
+def _outputs(f: Callable, inputs: Sequence[Tensor]) -> list[Tensor]:
+    out = f(*inputs)
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    return [o for o in outs if isinstance(o, Tensor)]
+
+
+def _dot(outs: list[Tensor], vs: list[Tensor]) -> Tensor:
+    total = None
+    for o, v in zip(outs, vs):
+        s = (o * v).sum() if o.dtype.is_floating else None
+        if s is not None:
+            total = s if total is None else total + s
+    return total
+
+
+def _host(t: Tensor) -> Any:
+    return t._backend.to_numpy(t.data).astype("float64")
+
+
+def gradcheck(f: Callable, inputs: Sequence[Tensor] | Tensor, eps: float = 1e-6,
+              atol: float = 1e-5, rtol: float = 1e-3, n_directions: int = 2,
+              seed: int = 0) -> bool:
+    """Check ``f``'s gradients against central finite differences; ``True`` or raise.
+
+    First a fast check along random directions (``v^T J u`` by both methods); if it fails,
+    the whole Jacobian is compared element by element and the error names the input, the
+    output and the entries that differ. Inputs should be float64 (a warning otherwise).
+
+    Example:
+        >>> import xad
+        >>> x = xad.tensor([0.3, -1.2], dtype=xad.float64, requires_grad=True)
+        >>> xad.gradcheck(lambda t: xad.tanh(t) * t, [x])
+        True
+    """
+    ins = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    diff = [i for i, t in enumerate(ins) if isinstance(t, Tensor) and t.requires_grad]
+    if not diff:
+        raise ValueError("gradcheck: no input requires grad")
+    for i in diff:
+        if ins[i].dtype is not _dt.float64:
+            warnings.warn(f"gradcheck: input {i} is {ins[i].dtype}; finite differences need "
+                          f"float64 to be reliable", stacklevel=2)
+    outs = _outputs(f, ins)
+    b = outs[0]._backend
+    from ..factories import randn
+    state = b.get_rng_state()
+    b.manual_seed(seed)
+    try:
+        for _ in range(n_directions):
+            vs = [randn(*o.shape, dtype=o.dtype, backend=b) for o in outs]
+            us = [randn(*ins[i].shape, dtype=ins[i].dtype, backend=b) for i in diff]
+            analytic = _analytic_dir(f, ins, diff, vs, us)
+            numeric = _numeric_dir(f, ins, diff, vs, us, eps)
+            if not math.isclose(analytic, numeric, rel_tol=rtol, abs_tol=atol * max(
+                    1.0, *(float(math.sqrt(_host(u * u).sum())) for u in us))):
+                _full_check(f, ins, diff, eps, atol, rtol)
+                raise GradcheckError(
+                    f"gradcheck: directional derivative differs (analytic {analytic:.6g}, "
+                    f"numerical {numeric:.6g}) though no single entry exceeded the tolerance")
+    finally:
+        b.set_rng_state(state)
+    return True
+
+
+def _analytic_dir(f, ins, diff, vs, us) -> float:
+    with _ag.enable_grad():
+        outs = _outputs(f, ins)
+        s = _dot(outs, vs)
+        if s is None or not s.requires_grad:
+            return 0.0
+        gs = _ag.grad(s, [ins[i] for i in diff], allow_unused=True)
+    return sum(float(_host(g * u).sum()) for g, u in zip(gs, us) if g is not None)
+
+
+def _moved(x: Tensor, data: Any) -> Tensor:
+    t = Tensor._make(data, x._backend)
+    t.requires_grad = x.requires_grad  # so that an f which differentiates inside still can
+    return t
+
+
+def _shifted(f, ins, i, delta) -> list[Tensor]:
+    with _ag.no_grad():
+        args = list(ins)
+        args[i] = _moved(ins[i], ins[i].data + delta.data)
+        return _outputs(f, args)
+
+
+def _numeric_dir(f, ins, diff, vs, us, eps) -> float:
+    with _ag.no_grad():
+        plus = list(ins)
+        minus = list(ins)
+        for i, u in zip(diff, us):
+            plus[i] = _moved(ins[i], ins[i].data + eps * u.data)
+            minus[i] = _moved(ins[i], ins[i].data - eps * u.data)
+        fp, fm = _dot(_outputs(f, plus), vs), _dot(_outputs(f, minus), vs)
+    return float(_host(fp - fm).sum()) / (2 * eps)
+
+
+def _basis(k: int, shape: tuple, dtype: Any, b: Any, scale: float = 1.0) -> Tensor:
+    from ..factories import zeros
+    e = zeros(math.prod(shape), dtype=dtype, backend=b)
+    e[k] = scale
+    return e.reshape(shape)
+
+
+def _full_check(f, ins, diff, eps, atol, rtol) -> None:
+    """Compare the whole Jacobian and raise naming the entries that differ."""
+    from ..ops import abs as _abs
+    from ..ops import stack
+    outs = _outputs(f, ins)
+    b = outs[0]._backend
+    for oi, o in enumerate(outs):
+        if not o.dtype.is_floating:
+            continue
+        for i in diff:
+            x = ins[i]
+            cols = []
+            for k in range(x.size):
+                d = _basis(k, x.shape, x.dtype, b, eps)
+                fp, fm = _shifted(f, ins, i, d)[oi], _shifted(f, ins, i, -d)[oi]
+                cols.append(((fp - fm) * (1 / (2 * eps))).reshape(-1))
+            num = stack(cols, axis=1)
+            rows = []
+            for r in range(o.size):
+                v = _basis(r, o.shape, o.dtype, b)
+                with _ag.enable_grad():
+                    out = _outputs(f, ins)[oi]
+                    g, = _ag.grad((out * v).sum(), [x], allow_unused=True)
+                rows.append(g.detach().reshape(-1) if g is not None else x.reshape(-1) * 0)
+            ana = stack(rows, axis=0).astype(num.dtype)
+            bad = (_abs(ana - num) > _abs(num) * rtol + atol).tolist()
+            a_host, n_host = ana.tolist(), num.tolist()
+            wrong = [(r, c) for r, row in enumerate(bad) for c, w in enumerate(row) if w]
+            if wrong:
+                shown = "\n".join(
+                    f"  d out{oi}[flat {r}] / d in{i}[flat {c}]: analytic {a_host[r][c]:.8g},"
+                    f" numerical {n_host[r][c]:.8g}" for r, c in wrong[:8])
+                raise GradcheckError(f"gradcheck: Jacobian of output {oi} (shape {o.shape}) "
+                                     f"with respect to input {i} (shape {x.shape}) differs in "
+                                     f"{len(wrong)} of {o.size * x.size} entries (atol={atol}, "
+                                     f"rtol={rtol}):\n{shown}")
+
+
+def gradgradcheck(f: Callable, inputs: Sequence[Tensor] | Tensor, eps: float = 1e-6,
+                  atol: float = 1e-5, rtol: float = 1e-3, seed: int = 0) -> bool:
+    """Check second derivatives: gradcheck of ``x -> grad(<f(x), v>)`` for a fixed ``v``.
+
+    Example:
+        >>> import xad
+        >>> x = xad.tensor([0.3, -1.2], dtype=xad.float64, requires_grad=True)
+        >>> xad.gradgradcheck(lambda t: xad.sin(t) * t, [x])
+        True
+    """
+    ins = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    diff = [i for i, t in enumerate(ins) if isinstance(t, Tensor) and t.requires_grad]
+    outs = _outputs(f, ins)
+    b = outs[0]._backend
+    from ..factories import randn
+    state = b.get_rng_state()
+    b.manual_seed(seed + 1)
+    vs = [randn(*o.shape, dtype=o.dtype, backend=b) for o in outs]
+    b.set_rng_state(state)
+
+    def first(*xs: Tensor) -> tuple:
+        with _ag.enable_grad():
+            s = _dot(_outputs(f, list(xs)), vs)
+            gs = _ag.grad(s, [xs[i] for i in diff], create_graph=True, allow_unused=True)
+        return tuple(g for g in gs if g is not None)
+
+    return gradcheck(first, ins, eps=eps, atol=atol, rtol=rtol, seed=seed)
