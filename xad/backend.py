@@ -66,7 +66,7 @@ class Backend:
     @property
     def label(self) -> str:
         """``name`` or ``name:device`` for messages."""
-        return self.name if self.device is None else f"{self.name}:{self.device}"
+        return self.name if self.device is None or self.is_host else f"{self.name}:{self.device}"
 
     # ----- dtypes -----------------------------------------------------------------------
     def dtype(self, dtype: _dt.DType) -> Any:

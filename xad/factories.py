@@ -82,7 +82,8 @@ def ones(*shape: Any, dtype: Any = None, requires_grad: bool = False,
         >>> xad.ones(2).tolist()
         [1.0, 1.0]
     """
-    return full(_shape(shape), 1, dtype=dtype, requires_grad=requires_grad, backend=backend)
+    return full(_shape(shape), 1, dtype=dtype or _dt.get_default_dtype(),
+                requires_grad=requires_grad, backend=backend)
 
 
 def empty(*shape: Any, dtype: Any = None, backend: Backend | None = None) -> Tensor:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -100,7 +101,9 @@ class Tensor:
 
     def __repr__(self) -> str:
         try:
-            body = str(self._backend.to_numpy(self.data))
+            body = repr(self._backend.to_numpy(self.data))
+            if body.startswith("array("):
+                body = re.sub(r",\s*dtype=[^)]*\)$", ")", body)[6:-1]
         except Exception:  # an unreadable device: show the metadata only
             body = f"<shape {self.shape}>"
         extra = ""

@@ -20,7 +20,7 @@ def _axes(axis: Any, ndim: int) -> tuple[int, ...]:
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
     out = []
     for a in axes:
-        if not -ndim <= a < max(ndim, 1):
+        if not -ndim <= a < (ndim or 1):
             raise ValueError(f"axis {a} is out of range for a tensor with {ndim} dimensions")
         out.append(a % ndim if ndim else 0)
     return tuple(sorted(set(out)))

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# ruff over the whole tree (its banned-import rule keeps numpy/cupy/torch/jax out of xad/).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+VENV="${VENV:-.venv}"
+"$VENV/bin/ruff" check .
+echo "ruff: clean"
