@@ -68,11 +68,15 @@ _counts: dict[str, collections.Counter] = collections.defaultdict(collections.Co
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
-    report = outcome.get_result()
     callspec = getattr(item, "callspec", None)
     param = callspec.params.get("xb") if callspec else None
+    outcome.get_result().user_properties.append(("xb", param or "backend-free"))
+
+
+def pytest_runtest_logreport(report):  # runs in the main process, also under xdist
     if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
-        _counts[param or "backend-free"][report.outcome] += 1
+        param = dict(report.user_properties).get("xb", "backend-free")
+        _counts[param][report.outcome] += 1
 
 
 def pytest_terminal_summary(terminalreporter):

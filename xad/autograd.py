@@ -12,6 +12,8 @@ backward pass is recorded as a graph too) and reduces broadcast gradients once, 
 from __future__ import annotations
 
 import functools
+import heapq
+import itertools
 import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -107,6 +109,9 @@ class enable_grad(set_grad_enabled):
         super().__init__(True)
 
 
+_sequence = itertools.count()
+
+
 class Node:
     """One recorded operation: its rule, input edges, saved values and output hooks.
 
@@ -115,23 +120,25 @@ class Node:
     ``None``) per input.
     """
 
-    __slots__ = ("op", "edges", "in_shapes", "saved", "versions", "out", "params", "n_out",
-                 "out_meta", "hooks", "backend", "ctx", "trace", "__weakref__")
+    # Rarely-set fields are class-level defaults, so recording an operation sets only the
+    # five it always needs (this is on the per-operation path).
+    saved: tuple | None = ()
+    versions: tuple = ()
+    out: Any = None
+    n_out = 1
+    out_meta: Any = None
+    hooks: dict[int, list[Callable]] | None = None
+    ctx: Any = None
+    trace: Any = None
 
-    def __init__(self, op: Any, edges: tuple, in_shapes: tuple, backend: Any) -> None:
+    def __init__(self, op: Any, edges: tuple, in_shapes: tuple, backend: Any,
+                 params: Any = None) -> None:
+        self.seq = next(_sequence)  # consumers are made after their inputs: a topological key
         self.op = op
         self.edges = edges
         self.in_shapes = in_shapes
         self.backend = backend
-        self.saved: tuple | None = ()
-        self.versions: tuple = ()
-        self.out: Any = None
-        self.params: Any = None
-        self.n_out = 1
-        self.out_meta: Any = None
-        self.hooks: dict[int, list[Callable]] | None = None
-        self.ctx: Any = None
-        self.trace: Any = None
+        self.params = params
 
     @property
     def name(self) -> str:
@@ -216,39 +223,22 @@ def _run_hooks(hooks: list[Callable], g: Tensor) -> Tensor:
     return g
 
 
-def _topo_order(roots: list[Node]) -> list[Node]:
-    """Nodes reachable from ``roots``, every consumer before what it consumes (no recursion)."""
-    deps: dict[Node, int] = {}
+def _reachable(roots: list[Node]) -> list[Node]:
+    """Nodes reachable from ``roots``, producers first (no recursion)."""
     stack = list(roots)
     seen = set(roots)
     while stack:
-        n = stack.pop()
-        for e in n.edges:
-            if type(e) is tuple:
-                m = e[0]
-                deps[m] = deps.get(m, 0) + 1
-                if m not in seen:
-                    seen.add(m)
-                    stack.append(m)
-    ready = [n for n in seen if n not in deps]
-    order = []
-    while ready:
-        n = ready.pop()
-        order.append(n)
-        for e in n.edges:
-            if type(e) is tuple:
-                m = e[0]
-                c = deps[m] - 1
-                deps[m] = c
-                if c == 0:
-                    ready.append(m)
-    return order
+        for e in stack.pop().edges:
+            if type(e) is tuple and e[0] not in seen:
+                seen.add(e[0])
+                stack.append(e[0])
+    return sorted(seen, key=lambda n: n.seq)
 
 
 def _needed(order: list[Node], leaf_ids: set[int], node_targets: set[Node]) -> set[Node]:
     """Nodes from which some requested input can be reached."""
     need: set[Node] = set()
-    for n in reversed(order):  # producers before consumers
+    for n in order:  # producers before consumers
         if n in node_targets:
             need.add(n)
             continue
@@ -313,15 +303,18 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Tensor], *,
             roots.append(t._node)
         slots[t._idx] = _accumulate(slots[t._idx], g)
 
-    order = _topo_order(roots)
-    need = _needed(order, leaf_ids, {n for n, _ in node_targets}) if inputs is not None \
-        else None
-    from .utils.anomaly import check_backward
+    need = _needed(_reachable(roots), leaf_ids, {n for n, _ in node_targets}) \
+        if inputs is not None else None
+    # Nodes run in decreasing creation order: every consumer of a node was made after it,
+    # so by the time a node is popped all of its gradient has arrived.
+    heap = [(-n.seq, n) for n in roots]
+    heapq.heapify(heap)
+    pop, push = heapq.heappop, heapq.heappush
+    anomaly = _mode.anomaly
     with set_grad_enabled(create_graph):
-        for node in order:
-            slots = pending.pop(node, None)
-            if slots is None:
-                continue
+        while heap:
+            node = pop(heap)[1]
+            slots = pending.pop(node)
             if need is not None and node not in need:
                 continue
             if node.hooks:
@@ -344,20 +337,22 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Tensor], *,
             grads = node.op.backward(node, *slots)
             if type(grads) is not tuple:
                 grads = (grads,)
-            if _mode.anomaly:
+            if anomaly:
+                from .utils.anomaly import check_backward
                 check_backward(node, grads)
             if not retain_graph:
                 node.release()
             for e, g, shape in zip(node.edges, grads, node.in_shapes):
                 if e is None or g is None:
                     continue
-                if g.shape != shape:
-                    g = _unbroadcast(g, shape)
+                if g.data.shape != shape:
+                    g = _unbroadcast(g, tuple(shape))
                 if type(e) is tuple:
                     m, i = e
                     s = pending.get(m)
                     if s is None:
                         s = pending[m] = [None] * m.n_out
+                        push(heap, (-m.seq, m))
                     s[i] = g if s[i] is None else s[i] + g
                 else:
                     to_leaf(e, g)

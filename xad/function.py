@@ -128,7 +128,7 @@ class Function:
             node = _ag.Node(_FunctionOp(cls), tuple(
                 (a if a._node is None else (a._node, a._idx))
                 if isinstance(a, Tensor) and a.requires_grad else None for a in args),
-                tuple(a.shape if isinstance(a, Tensor) else () for a in args), backend)
+                tuple(a.data.shape if isinstance(a, Tensor) else () for a in args), backend)
             node.ctx = ctx
             ctx._node = node
             node.n_out = len(outs)

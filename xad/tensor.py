@@ -14,6 +14,8 @@ from .backend import Backend, get_backend
 
 __all__ = ["Tensor"]
 
+_new = object.__new__
+
 
 class Tensor:
     """An array on some backend that can record the operations applied to it.
@@ -29,8 +31,14 @@ class Tensor:
         tensor([2., 4.], dtype=xad.float32, backend=numpy)
     """
 
-    __slots__ = ("data", "requires_grad", "grad", "_node", "_idx", "_version", "_backend",
-                 "_hooks", "__weakref__")
+    # Defaults live on the class, so making a tensor sets only ``data`` and ``_backend``
+    # (this is on the per-operation path).
+    requires_grad = False
+    grad: Tensor | None = None
+    _node: _ag.Node | None = None
+    _idx = 0
+    _version = 0
+    _hooks: list[Callable] | None = None
     __array_ufunc__ = None  # NumPy defers to our reflected operators
     __array_priority__ = 1000
 
@@ -42,23 +50,12 @@ class Tensor:
         self.data = data
         self._backend = b
         self.requires_grad = bool(requires_grad)
-        self.grad: Tensor | None = None
-        self._node: _ag.Node | None = None
-        self._idx = 0
-        self._version = 0
-        self._hooks: list[Callable] | None = None
 
     @classmethod
     def _make(cls, data: Any, backend: Backend) -> Tensor:
-        t = object.__new__(cls)
+        t = _new(cls)
         t.data = data
         t._backend = backend
-        t.requires_grad = False
-        t.grad = None
-        t._node = None
-        t._idx = 0
-        t._version = 0
-        t._hooks = None
         return t
 
     # ----- attributes ------------------------------------------------------------------------

@@ -7,7 +7,7 @@ from typing import Any
 
 from .. import dtypes as _dt
 from ..tensor import Tensor
-from ._apply import Op, apply
+from ._apply import Op, apply, binary, unary
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "pow", "negative", "exp", "log", "log1p",
@@ -97,8 +97,8 @@ class Pow(Op):
                 gx = g * (2 * x) if y == 2 else (g * y * x ** (y - 1) if y != 0 else g * 0)
             else:
                 gx = g * y * x ** (y - 1)
-        if node.edges[1] is not None:
-            gy = g * node.output() * log(x)
+        if node.edges[1] is not None:  # a Python-number base has a Python-number log
+            gy = g * node.output() * (math.log(x) if isinstance(x, (int, float)) else log(x))
         return gx, gy
 
 
@@ -436,22 +436,22 @@ def add(x: Any, y: Any) -> Tensor:
         >>> xad.add(xad.tensor([1.0]), 2.0).tolist()
         [3.0]
     """
-    return apply(Add, _t(x), _t(y))
+    return binary(Add, x, y)
 
 
 def subtract(x: Any, y: Any) -> Tensor:
     """``x - y``."""
-    return apply(Subtract, _t(x), _t(y))
+    return binary(Subtract, x, y)
 
 
 def multiply(x: Any, y: Any) -> Tensor:
     """``x * y``."""
-    return apply(Multiply, _t(x), _t(y))
+    return binary(Multiply, x, y)
 
 
 def divide(x: Any, y: Any) -> Tensor:
     """``x / y``."""
-    return apply(Divide, _t(x), _t(y))
+    return binary(Divide, x, y)
 
 
 def pow(x: Any, y: Any) -> Tensor:
@@ -462,7 +462,7 @@ def pow(x: Any, y: Any) -> Tensor:
         >>> xad.pow(xad.tensor([3.0]), 2).tolist()
         [9.0]
     """
-    return apply(Pow, _t(x), _t(y))
+    return binary(Pow, x, y)
 
 
 def square(x: Tensor) -> Tensor:
@@ -477,7 +477,7 @@ def negative(x: Tensor) -> Tensor:
 
 def _unary(op: type[Op], doc: str):
     def f(x: Tensor) -> Tensor:
-        return apply(op, _t(x))
+        return unary(op, x)
     f.__name__ = op.name
     f.__doc__ = doc
     return f
@@ -522,12 +522,12 @@ def gelu(x: Tensor, approximate: str = "none") -> Tensor:
 
 def maximum(x: Any, y: Any) -> Tensor:
     """Elementwise maximum; at ties each input gets half the gradient."""
-    return apply(Maximum, _t(x), _t(y))
+    return binary(Maximum, x, y)
 
 
 def minimum(x: Any, y: Any) -> Tensor:
     """Elementwise minimum; at ties each input gets half the gradient."""
-    return apply(Minimum, _t(x), _t(y))
+    return binary(Minimum, x, y)
 
 
 def where(condition: Any, x: Any, y: Any) -> Tensor:
@@ -553,42 +553,42 @@ def clip(x: Tensor, min: Any = None, max: Any = None) -> Tensor:
 
 def equal(x: Any, y: Any) -> Tensor:
     """Elementwise ``x == y`` (a bool tensor)."""
-    return apply(Equal, _t(x), _t(y))
+    return binary(Equal, x, y)
 
 
 def not_equal(x: Any, y: Any) -> Tensor:
     """Elementwise ``x != y``."""
-    return apply(NotEqual, _t(x), _t(y))
+    return binary(NotEqual, x, y)
 
 
 def less(x: Any, y: Any) -> Tensor:
     """Elementwise ``x < y``."""
-    return apply(Less, _t(x), _t(y))
+    return binary(Less, x, y)
 
 
 def less_equal(x: Any, y: Any) -> Tensor:
     """Elementwise ``x <= y``."""
-    return apply(LessEqual, _t(x), _t(y))
+    return binary(LessEqual, x, y)
 
 
 def greater(x: Any, y: Any) -> Tensor:
     """Elementwise ``x > y``."""
-    return apply(Greater, _t(x), _t(y))
+    return binary(Greater, x, y)
 
 
 def greater_equal(x: Any, y: Any) -> Tensor:
     """Elementwise ``x >= y``."""
-    return apply(GreaterEqual, _t(x), _t(y))
+    return binary(GreaterEqual, x, y)
 
 
 def logical_and(x: Any, y: Any) -> Tensor:
     """Elementwise and."""
-    return apply(LogicalAnd, _t(x), _t(y))
+    return binary(LogicalAnd, x, y)
 
 
 def logical_or(x: Any, y: Any) -> Tensor:
     """Elementwise or."""
-    return apply(LogicalOr, _t(x), _t(y))
+    return binary(LogicalOr, x, y)
 
 
 def astype(x: Tensor, dtype: _dt.DType | str) -> Tensor:
