@@ -269,7 +269,7 @@ class Relu(Op):
 
     @staticmethod
     def forward(b, x):
-        return b.xp.maximum(x, _arr(b, 0, x))
+        return b.xp.maximum(x, 0)
 
     @staticmethod
     def backward(node, g):
@@ -283,7 +283,7 @@ class Softplus(Op):
     @staticmethod
     def forward(b, x):
         xp = b.xp
-        return xp.maximum(x, _arr(b, 0, x)) + xp.log1p(xp.exp(-xp.abs(x)))
+        return xp.maximum(x, 0) + xp.log1p(xp.exp(-xp.abs(x)))
 
     @staticmethod
     def backward(node, g):
