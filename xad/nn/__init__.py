@@ -1,0 +1,27 @@
+"""Neural-network building blocks: ``Module``, layers, losses, ``functional``, ``init``,
+``utils`` (PyTorch's names, keywords and layouts).
+
+Example:
+    >>> import xad
+    >>> net = xad.nn.Sequential(xad.nn.Linear(2, 4), xad.nn.ReLU(), xad.nn.Linear(4, 1))
+    >>> loss = xad.nn.MSELoss()(net(xad.ones(3, 2)), xad.zeros(3, 1))
+    >>> loss.backward(); net[0].weight.grad.shape
+    (4, 2)
+"""
+
+from . import functional, init, utils
+from .activation import GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Softplus, Tanh
+from .dropout import Dropout
+from .embedding import Embedding
+from .linear import Flatten, Identity, Linear
+from .losses import BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Loss, MSELoss, NLLLoss
+from .module import IncompatibleKeys, Module, ModuleList, Parameter, Sequential
+from .normalization import BatchNorm1d, LayerNorm
+
+__all__ = [
+    "Module", "Parameter", "Sequential", "ModuleList", "IncompatibleKeys",
+    "Linear", "Identity", "Flatten", "ReLU", "Tanh", "Sigmoid", "GELU", "Softplus",
+    "Softmax", "LogSoftmax", "Dropout", "LayerNorm", "BatchNorm1d", "Embedding",
+    "MSELoss", "L1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss", "BCEWithLogitsLoss",
+    "functional", "init", "utils",
+]

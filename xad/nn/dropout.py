@@ -1,0 +1,34 @@
+"""``Dropout``."""
+
+from __future__ import annotations
+
+from ..tensor import Tensor
+from . import functional as F
+from .module import Module
+
+__all__ = ["Dropout"]
+
+
+class Dropout(Module):
+    """In training, zero each element with probability ``p`` and scale the rest by
+    ``1/(1-p)``; in eval mode, the identity. Masks come from the input's backend's seeded
+    generator (so ``xad.manual_seed`` and a restored RNG state reproduce them).
+
+    Example:
+        >>> import xad
+        >>> d = xad.nn.Dropout(0.5); y = d(xad.ones(1000))
+        >>> sorted(set(y.tolist())), d.eval()(xad.ones(2)).tolist()
+        ([0.0, 2.0], [1.0, 1.0])
+    """
+
+    def __init__(self, p: float = 0.5) -> None:
+        super().__init__()
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"Dropout: p must be in [0, 1], got {p}")
+        self.p = p
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.dropout(x, self.p, self.training)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}"

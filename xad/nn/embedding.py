@@ -1,0 +1,56 @@
+"""``Embedding``."""
+
+from __future__ import annotations
+
+from .. import dtypes as _dt
+from ..autograd import no_grad
+from ..backend import Backend
+from ..factories import zeros
+from ..tensor import Tensor
+from . import functional as F
+from . import init
+from .linear import _resolve
+from .module import Module, Parameter
+
+__all__ = ["Embedding"]
+
+
+class Embedding(Module):
+    """A lookup table: integer indices of any shape give rows of ``weight``
+    (``(num_embeddings, embedding_dim)``, initialised from ``N(0, 1)``). The gradient
+    scatter-adds into the rows used, so repeated indices accumulate.
+
+    Example:
+        >>> import xad
+        >>> emb = xad.nn.Embedding(10, 3)
+        >>> emb(xad.tensor([[1, 2, 1]])).shape
+        (1, 3, 3)
+    """
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
+                 dtype: _dt.DType | None = None, backend: Backend | str | None = None
+                 ) -> None:
+        super().__init__()
+        if padding_idx is not None and not -num_embeddings <= padding_idx < num_embeddings:
+            raise ValueError(f"Embedding: padding_idx {padding_idx} is out of range for "
+                             f"{num_embeddings} embeddings")
+        self.num_embeddings = num_embeddings
+        self.embedding_dim = embedding_dim
+        self.padding_idx = None if padding_idx is None else padding_idx % num_embeddings
+        self.weight = Parameter(zeros(num_embeddings, embedding_dim, dtype=dtype,
+                                      backend=_resolve(backend)))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Redraw ``weight`` from ``N(0, 1)`` (the padding row zero)."""
+        init.normal_(self.weight)
+        if self.padding_idx is not None:
+            with no_grad():
+                self.weight[self.padding_idx] = 0.0
+
+    def forward(self, indices: Tensor) -> Tensor:
+        return F.embedding(indices, self.weight, self.padding_idx)
+
+    def extra_repr(self) -> str:
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        return s if self.padding_idx is None else s + f", padding_idx={self.padding_idx}"

@@ -1,0 +1,432 @@
+"""Layers and losses as functions (``xad.nn.functional``, usually imported as ``F``).
+
+Everything here is composed from xad's primitive operations, so it runs on every backend and
+is differentiable to any order. Array-shaped arguments follow the Array API (``axis``);
+``dim=`` is accepted too, for PyTorch habits.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from .. import autograd as _ag
+from .. import dtypes as _dt
+from .. import ops as _ops
+from ..factories import arange, rand
+from ..tensor import Tensor
+
+__all__ = [
+    "linear", "relu", "tanh", "sigmoid", "gelu", "softplus", "softmax", "log_softmax",
+    "dropout", "layer_norm", "batch_norm", "embedding", "one_hot", "flatten",
+    "mse_loss", "l1_loss", "huber_loss", "cross_entropy", "nll_loss",
+    "binary_cross_entropy_with_logits",
+]
+
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+def _axis(axis: int | None, dim: int | None, default: int = -1) -> int:
+    if axis is not None and dim is not None and axis != dim:
+        raise TypeError(f"pass axis or dim, not both (got axis={axis}, dim={dim})")
+    a = axis if axis is not None else dim
+    return default if a is None else a
+
+
+# ----- layers --------------------------------------------------------------------------
+def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``x @ weight.T + bias`` with ``weight`` of shape ``(out, in)``, as in PyTorch.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.linear(xad.ones(2, 3), xad.ones(4, 3), xad.zeros(4)).shape
+        (2, 4)
+    """
+    if x.shape[-1:] != weight.shape[-1:]:
+        raise ValueError(f"linear: the input's last axis has size {x.shape[-1:]} but the "
+                         f"weight has shape {weight.shape} (out_features, in_features); "
+                         f"they must agree on in_features")
+    y = x @ weight.mT
+    return y if bias is None else y + bias
+
+
+def relu(x: Tensor) -> Tensor:
+    """``max(x, 0)``."""
+    return _ops.relu(x)
+
+
+def tanh(x: Tensor) -> Tensor:
+    """Hyperbolic tangent."""
+    return _ops.tanh(x)
+
+
+def sigmoid(x: Tensor) -> Tensor:
+    """Logistic sigmoid."""
+    return _ops.sigmoid(x)
+
+
+def gelu(x: Tensor, approximate: str = "none") -> Tensor:
+    """GELU (exact, or ``approximate="tanh"``)."""
+    return _ops.gelu(x, approximate=approximate)
+
+
+def softplus(x: Tensor) -> Tensor:
+    """``log(1 + exp(x))``, stably."""
+    return _ops.softplus(x)
+
+
+def softmax(x: Tensor, axis: int | None = None, *, dim: int | None = None) -> Tensor:
+    """Softmax along ``axis`` (default the last).
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.softmax(xad.zeros(1, 2), axis=-1).tolist()
+        [[0.5, 0.5]]
+    """
+    return _ops.softmax(x, axis=_axis(axis, dim))
+
+
+def log_softmax(x: Tensor, axis: int | None = None, *, dim: int | None = None) -> Tensor:
+    """Log of the softmax along ``axis`` (default the last), computed stably."""
+    return _ops.log_softmax(x, axis=_axis(axis, dim))
+
+
+def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
+    """Zero each element with probability ``p`` and scale the rest by ``1/(1-p)``, when
+    ``training``. The mask is drawn from the backend's seeded generator.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.dropout(xad.ones(3), 0.5, training=False).tolist()
+        [1.0, 1.0, 1.0]
+    """
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout: p must be in [0, 1], got {p}")
+    if not training or p == 0.0:
+        return x
+    if p == 1.0:
+        return x * 0.0
+    u = rand(*x.shape, dtype=x.dtype if x.dtype.is_floating else None, backend=x._backend)
+    keep = (u >= p).astype(x.dtype)
+    return x * keep * (1.0 / (1.0 - p))
+
+
+def _shape_tuple(s: int | Sequence[int]) -> tuple[int, ...]:
+    return (int(s),) if isinstance(s, int) else tuple(int(n) for n in s)
+
+
+def layer_norm(x: Tensor, normalized_shape: int | Sequence[int], weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Normalise over the trailing ``normalized_shape`` axes (mean 0, variance 1), then scale
+    and shift.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> y = F.layer_norm(xad.tensor([[1.0, 3.0]]), 2); [round(v, 3) for v in y.tolist()[0]]
+        [-1.0, 1.0]
+    """
+    shape = _shape_tuple(normalized_shape)
+    if tuple(x.shape[x.ndim - len(shape):]) != shape:
+        raise ValueError(f"layer_norm: normalized_shape {shape} does not match the trailing "
+                         f"axes of an input of shape {x.shape}")
+    axes = tuple(range(x.ndim - len(shape), x.ndim))
+    mu = x.mean(axis=axes, keepdims=True)
+    d = x - mu
+    var = (d * d).mean(axis=axes, keepdims=True)
+    y = d / _ops.sqrt(var + eps)
+    if weight is not None:
+        y = y * weight
+    if bias is not None:
+        y = y + bias
+    return y
+
+
+def batch_norm(x: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
+               weight: Tensor | None = None, bias: Tensor | None = None,
+               training: bool = False, momentum: float | Tensor | None = 0.1,
+               eps: float = 1e-5
+               ) -> Tensor:
+    """Batch normalisation over axis 0 (and 2 for ``(N, C, L)`` input) per channel ``C``.
+
+    In training, normalises with the batch's statistics and updates ``running_mean`` and
+    ``running_var`` in place (``running = (1 - momentum) * running + momentum * batch``,
+    with the unbiased batch variance; ``momentum`` may be a 0-d tensor, as
+    :class:`xad.nn.BatchNorm1d` passes for a cumulative average). Otherwise it uses the
+    running statistics.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> x = xad.tensor([[1.0], [3.0]])
+        >>> [round(v[0], 3) for v in F.batch_norm(x, None, None, training=True).tolist()]
+        [-1.0, 1.0]
+    """
+    if x.ndim not in (2, 3):
+        raise ValueError(f"batch_norm: expected input of shape (N, C) or (N, C, L), got "
+                         f"{x.shape}")
+    axes = (0,) if x.ndim == 2 else (0, 2)
+    shape = (1, x.shape[1]) if x.ndim == 2 else (1, x.shape[1], 1)
+    if training:
+        n = x.shape[0] * (x.shape[2] if x.ndim == 3 else 1)
+        if n <= 1:
+            raise ValueError(f"batch_norm: expected more than 1 value per channel when "
+                             f"training, got input of shape {x.shape}")
+        mu = x.mean(axis=axes, keepdims=True)
+        d = x - mu
+        var = (d * d).mean(axis=axes, keepdims=True)
+        if running_mean is not None and running_var is not None:
+            m = 0.1 if momentum is None else momentum
+            with _ag.no_grad():
+                bm = mu.detach().reshape(-1).astype(running_mean.dtype)
+                bv = (var.detach().reshape(-1) * (n / (n - 1))).astype(running_var.dtype)
+                running_mean.data = (running_mean * (1 - m) + bm * m).data
+                running_var.data = (running_var * (1 - m) + bv * m).data
+                running_mean._version += 1
+                running_var._version += 1
+    else:
+        if running_mean is None or running_var is None:
+            raise ValueError("batch_norm: evaluation needs running_mean and running_var "
+                             "(or pass training=True)")
+        mu = running_mean.reshape(shape)
+        d = x - mu
+        var = running_var.reshape(shape)
+    y = d / _ops.sqrt(var + eps)
+    if weight is not None:
+        y = y * weight.reshape(shape)
+    if bias is not None:
+        y = y + bias.reshape(shape)
+    return y
+
+
+def embedding(indices: Tensor, weight: Tensor, padding_idx: int | None = None) -> Tensor:
+    """Rows of ``weight`` picked by integer ``indices`` (output ``indices.shape + (dim,)``);
+    the gradient scatter-adds into the picked rows (repeated indices accumulate). Rows at
+    ``padding_idx`` give zeros and receive no gradient.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.embedding(xad.tensor([[0, 2]]), xad.eye(3)).tolist()
+        [[[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]]
+    """
+    if not isinstance(indices, Tensor):
+        from ..factories import tensor
+        indices = tensor(indices, backend=weight._backend)
+    if indices.dtype.is_floating or indices.dtype is _dt.bool_:
+        raise TypeError(f"embedding: indices must be an integer tensor, got {indices.dtype}")
+    # every axis indexed by an integer array: the form the Array API standard guarantees
+    cols = arange(weight.shape[1], dtype=indices.dtype, backend=weight._backend)
+    out = weight[indices.expand_dims(-1), cols]
+    if padding_idx is not None:
+        pad = padding_idx % weight.shape[0]
+        keep = (indices != pad).astype(weight.dtype).expand_dims(-1)
+        out = out * keep
+    return out
+
+
+def one_hot(indices: Tensor, num_classes: int, dtype: _dt.DType | None = None) -> Tensor:
+    """``indices.shape + (num_classes,)`` with a 1 at each index (by comparison, so it works
+    on every backend). Out-of-range indices give a row of zeros.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.one_hot(xad.tensor([1, 0]), 3, dtype=xad.int64).tolist()
+        [[0, 1, 0], [1, 0, 0]]
+    """
+    classes = arange(num_classes, dtype=indices.dtype, backend=indices._backend)
+    eq = indices.expand_dims(-1) == classes
+    return eq.astype(dtype or _dt.get_default_dtype())
+
+
+def flatten(x: Tensor, start_dim: int = 1, end_dim: int = -1) -> Tensor:
+    """Merge axes ``start_dim..end_dim`` into one.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.flatten(xad.zeros(2, 3, 4)).shape
+        (2, 12)
+    """
+    nd = x.ndim
+    if nd == 0:
+        return x.reshape(1)
+    s, e = start_dim % nd, end_dim % nd
+    if s > e:
+        raise ValueError(f"flatten: start_dim {start_dim} is after end_dim {end_dim} for a "
+                         f"tensor of shape {x.shape}")
+    merged = math.prod(x.shape[s:e + 1])
+    return x.reshape(x.shape[:s] + (merged,) + x.shape[e + 1:])
+
+
+# ----- losses --------------------------------------------------------------------------
+def _reduce(loss: Tensor, reduction: str, where: str) -> Tensor:
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "none":
+        return loss
+    raise ValueError(f"{where}: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
+
+
+def _check_pair(x: Tensor, y: Tensor, where: str) -> None:
+    if not isinstance(y, Tensor):
+        raise TypeError(f"{where}: target must be a tensor, got {type(y).__name__}")
+    if x.shape != y.shape:
+        raise ValueError(f"{where}: input shape {x.shape} and target shape {y.shape} differ; "
+                         f"reshape one (broadcasting here is usually a bug)")
+
+
+def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    """Mean squared error.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.mse_loss(xad.tensor([1.0, 2.0]), xad.tensor([1.0, 4.0])).item()
+        2.0
+    """
+    _check_pair(input, target, "mse_loss")
+    d = input - target
+    return _reduce(d * d, reduction, "mse_loss")
+
+
+def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    """Mean absolute error."""
+    _check_pair(input, target, "l1_loss")
+    return _reduce(_ops.abs(input - target), reduction, "l1_loss")
+
+
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0
+               ) -> Tensor:
+    """Huber loss: ``0.5 d**2`` where ``|d| < delta``, else ``delta (|d| - delta/2)``.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.huber_loss(xad.tensor([0.0, 0.0]), xad.tensor([0.5, 3.0]), "none").tolist()
+        [0.125, 2.5]
+    """
+    _check_pair(input, target, "huber_loss")
+    if delta <= 0:
+        raise ValueError(f"huber_loss: delta must be positive, got {delta}")
+    d = input - target
+    a = _ops.abs(d)
+    loss = _ops.where(a < delta, d * d * 0.5, (a - 0.5 * delta) * delta)
+    return _reduce(loss, reduction, "huber_loss")
+
+
+def _class_targets(input: Tensor, target: Tensor, where: str) -> None:
+    if not isinstance(target, Tensor):
+        raise TypeError(f"{where}: target must be a tensor of class indices, got "
+                        f"{type(target).__name__}")
+    if target.dtype.is_floating or target.dtype is _dt.bool_:
+        raise TypeError(f"{where}: class-index targets must be an integer tensor, got "
+                        f"{target.dtype} (for class probabilities pass a floating target of "
+                        f"the input's shape to cross_entropy)")
+    expect = (input.shape[0],) + input.shape[2:] if input.ndim >= 2 else ()
+    if tuple(target.shape) != expect:
+        raise ValueError(f"{where}: input of shape {input.shape} (N, C, ...) needs a target "
+                         f"of shape {expect}, got {target.shape}")
+
+
+def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
+             ignore_index: int = -100, reduction: str = "mean") -> Tensor:
+    """Negative log-likelihood of log-probabilities ``input`` (``(N, C, ...)`` or ``(C,)``)
+    at integer class ``target``; ``mean`` divides by the summed weights of counted targets.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.nll_loss(xad.tensor([[-1.0, -2.0]]), xad.tensor([1])).item()
+        2.0
+    """
+    _class_targets(input, target, "nll_loss")
+    axis = 1 if input.ndim >= 2 else 0
+    c = input.shape[axis]
+    if weight is not None and tuple(weight.shape) != (c,):
+        raise ValueError(f"nll_loss: weight must have shape ({c},), got {weight.shape}")
+    oh = one_hot(target, c, dtype=input.dtype)  # (N, ..., C)
+    if input.ndim > 2:  # move classes last to match the one-hot
+        perm = (0, *range(2, input.ndim), 1)
+        input = input.permute_dims(perm)
+    w = oh if weight is None else oh * weight.astype(input.dtype)
+    if ignore_index is not None and 0 <= ignore_index < c:  # else its one-hot row is zero
+        w = w * (target != ignore_index).astype(input.dtype).expand_dims(-1)
+    loss = -(input * w).sum(axis=-1)
+    if reduction == "mean":
+        return loss.sum() / w.sum()
+    return _reduce(loss, reduction, "nll_loss")
+
+
+def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                  ignore_index: int = -100, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Tensor:
+    """Cross-entropy of logits ``input`` (``(N, C, ...)`` or ``(C,)``) against integer class
+    indices (or class probabilities of the input's shape), through a stable log-softmax.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> round(F.cross_entropy(xad.tensor([[0.0, 0.0]]), xad.tensor([1])).item(), 4)
+        0.6931
+    """
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got "
+                         f"{label_smoothing}")
+    axis = 1 if input.ndim >= 2 else 0
+    logp = _ops.log_softmax(input, axis=axis)
+    c = input.shape[axis]
+    if isinstance(target, Tensor) and target.dtype.is_floating:  # class probabilities
+        _check_pair(input, target, "cross_entropy")
+        if label_smoothing:
+            target = target * (1 - label_smoothing) + label_smoothing / c
+        wl = logp if weight is None else logp * weight.reshape(
+            (c,) + (1,) * (input.ndim - axis - 1))
+        loss = -(wl * target).sum(axis=axis)
+        return _reduce(loss, reduction, "cross_entropy")
+    nll = nll_loss(logp, target, weight, ignore_index, reduction)
+    if not label_smoothing:
+        return nll
+    if weight is not None:
+        raise NotImplementedError("cross_entropy: label_smoothing together with class "
+                                  "weight is not supported yet")
+    _class_targets(input, target, "cross_entropy")
+    lp = logp if input.ndim < 2 else logp.permute_dims((0, *range(2, input.ndim), 1))
+    smooth = -lp.sum(axis=-1) * (1.0 / c)
+    valid = (target != ignore_index).astype(input.dtype)
+    smooth = smooth * valid
+    if reduction == "mean":
+        smooth = smooth.sum() / valid.sum()
+    else:
+        smooth = _reduce(smooth, reduction, "cross_entropy")
+    return nll * (1 - label_smoothing) + smooth * label_smoothing
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
+                                     weight: Tensor | None = None, reduction: str = "mean",
+                                     pos_weight: Tensor | None = None) -> Tensor:
+    """Binary cross-entropy of logits ``input`` against targets in ``[0, 1]``, stably:
+    ``(1 - y) x + (1 + (pos_weight - 1) y) softplus(-x)``.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> round(F.binary_cross_entropy_with_logits(xad.zeros(2), xad.ones(2)).item(), 4)
+        0.6931
+    """
+    _check_pair(input, target, "binary_cross_entropy_with_logits")
+    y = target.astype(input.dtype) if target.dtype != input.dtype else target
+    sp = _ops.softplus(-input)
+    if pos_weight is None:
+        loss = (1 - y) * input + sp
+    else:
+        loss = (1 - y) * input + (1 + (pos_weight - 1) * y) * sp
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction, "binary_cross_entropy_with_logits")

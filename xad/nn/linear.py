@@ -1,0 +1,107 @@
+"""``Linear``, ``Identity`` and ``Flatten``."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .. import dtypes as _dt
+from ..backend import Backend
+from ..factories import zeros
+from ..tensor import Tensor
+from . import functional as F
+from . import init
+from .module import Module, Parameter
+
+__all__ = ["Linear", "Identity", "Flatten"]
+
+
+class Linear(Module):
+    """``y = x @ weight.T + bias`` with ``weight`` of shape ``(out_features, in_features)``.
+
+    Initialised as in PyTorch: ``weight`` and ``bias`` from ``U(-1/sqrt(in), 1/sqrt(in))``
+    (Kaiming-uniform with ``a = sqrt(5)``), drawn from the backend's seeded generator.
+
+    Example:
+        >>> import xad
+        >>> fc = xad.nn.Linear(3, 2)
+        >>> fc.weight.shape, fc(xad.ones(5, 3)).shape
+        ((2, 3), (5, 2))
+    """
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True,
+                 dtype: _dt.DType | None = None, backend: Backend | str | None = None
+                 ) -> None:
+        super().__init__()
+        if in_features < 0 or out_features < 0:
+            raise ValueError(f"Linear: feature counts must be non-negative, got "
+                             f"in_features={in_features}, out_features={out_features}")
+        b = _resolve(backend)
+        self.in_features = in_features
+        self.out_features = out_features
+        self.weight = Parameter(zeros(out_features, in_features, dtype=dtype, backend=b))
+        if bias:
+            self.bias = Parameter(zeros(out_features, dtype=dtype, backend=b))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Redraw the parameters with PyTorch's default initialisation."""
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            bound = 1 / math.sqrt(self.in_features) if self.in_features > 0 else 0.0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.linear(x, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"bias={self.bias is not None}")
+
+
+class Identity(Module):
+    """Returns its input (a placeholder layer).
+
+    Example:
+        >>> import xad
+        >>> xad.nn.Identity()(xad.ones(2)).tolist()
+        [1.0, 1.0]
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__()
+
+    def forward(self, x: Any) -> Any:
+        return x
+
+
+class Flatten(Module):
+    """Merge axes ``start_dim..end_dim`` (by default all but the batch axis).
+
+    Example:
+        >>> import xad
+        >>> xad.nn.Flatten()(xad.zeros(2, 3, 4)).shape
+        (2, 12)
+    """
+
+    def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
+        super().__init__()
+        self.start_dim = start_dim
+        self.end_dim = end_dim
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.flatten(x, self.start_dim, self.end_dim)
+
+    def extra_repr(self) -> str:
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+def _resolve(backend: Backend | str | None) -> Backend | None:
+    """A backend name as a Backend (``None`` means the current one)."""
+    if isinstance(backend, str):
+        from ..backend import _make
+        name, _, dev = backend.partition(":")
+        return _make(name, dev or None)
+    return backend

@@ -1,0 +1,515 @@
+"""``Module`` (the base of every layer), ``Parameter``, and the containers ``Sequential`` and
+``ModuleList``.
+
+A module keeps its parameters, buffers (non-trained state such as running statistics) and
+sub-modules in three ordered dicts, filled by attribute assignment as in PyTorch. State keys
+are dotted paths (``"0.weight"``), parameters before buffers before children.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, NamedTuple
+
+from .. import autograd as _ag
+from .. import dtypes as _dt
+from ..backend import Backend
+from ..tensor import Tensor
+
+__all__ = ["Module", "Parameter", "Sequential", "ModuleList", "IncompatibleKeys"]
+
+
+class Parameter(Tensor):
+    """A leaf tensor that a :class:`Module` registers as trainable (``requires_grad=True``).
+
+    Wraps ``data`` (a tensor, whose array it shares, or anything ``xad.tensor`` accepts).
+
+    Example:
+        >>> import xad
+        >>> p = xad.nn.Parameter(xad.zeros(2))
+        >>> p.requires_grad, p.is_leaf, isinstance(p, xad.Tensor)
+        (True, True, True)
+    """
+
+    __slots__ = ()
+
+    def __init__(self, data: Any = None, requires_grad: bool = True) -> None:
+        if data is None:
+            from ..factories import zeros
+            data = zeros(0)
+        if not isinstance(data, Tensor):
+            from ..factories import tensor
+            data = tensor(data)
+        if requires_grad and not data.dtype.is_floating:
+            raise TypeError(f"Parameter: requires_grad=True needs a floating dtype, got "
+                            f"{data.dtype}; pass requires_grad=False or cast with .astype()")
+        Tensor.__init__(self, data.data, requires_grad=requires_grad, backend=data._backend)
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + super().__repr__()
+
+
+class IncompatibleKeys(NamedTuple):
+    """What :meth:`Module.load_state_dict` found missing or unexpected."""
+
+    missing_keys: list[str]
+    unexpected_keys: list[str]
+
+
+def _moved(t: Tensor, target: Any) -> Any:
+    """The array of ``t`` moved to a backend/device or cast to a floating dtype."""
+    with _ag.no_grad():
+        if isinstance(target, _dt.DType):
+            return t.astype(target).data if t.dtype.is_floating else t.data
+        return t.detach().to(target)
+
+
+class Module:
+    """Base class of layers and models: subclass it, assign parameters, sub-modules and
+    buffers as attributes in ``__init__``, and write ``forward``.
+
+    Example:
+        >>> import xad
+        >>> class Net(xad.nn.Module):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.fc = xad.nn.Linear(3, 1)
+        ...     def forward(self, x):
+        ...         return xad.tanh(self.fc(x))
+        >>> net = Net(); net(xad.ones(2, 3)).shape, list(net.state_dict())
+        ((2, 1), ['fc.weight', 'fc.bias'])
+    """
+
+    training: bool
+
+    def __init__(self) -> None:
+        object.__setattr__(self, "training", True)
+        object.__setattr__(self, "_parameters", OrderedDict())
+        object.__setattr__(self, "_buffers", OrderedDict())
+        object.__setattr__(self, "_non_persistent", set())
+        object.__setattr__(self, "_modules", OrderedDict())
+
+    # ----- calling ---------------------------------------------------------------------
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} has no forward(); define it in "
+                                  f"the subclass")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.forward(*args, **kwargs)
+
+    # ----- attribute registration -------------------------------------------------------
+    def _check_init(self) -> None:
+        if "_parameters" not in self.__dict__:
+            raise AttributeError(f"{type(self).__name__}: call super().__init__() before "
+                                 f"assigning parameters, buffers or sub-modules")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        d = self.__dict__
+        if isinstance(value, Parameter):
+            self._check_init()
+            self._forget(name)
+            d["_parameters"][name] = value
+        elif isinstance(value, Module):
+            self._check_init()
+            self._forget(name)
+            d["_modules"][name] = value
+        elif "_parameters" in d and name in d["_parameters"]:
+            if value is not None:
+                raise TypeError(f"cannot assign {type(value).__name__} to parameter {name!r} "
+                                f"of {type(self).__name__}: wrap it in xad.nn.Parameter or "
+                                f"assign None")
+            d["_parameters"][name] = None
+        elif "_buffers" in d and name in d["_buffers"]:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign {type(value).__name__} to buffer {name!r} "
+                                f"of {type(self).__name__}: assign a tensor or None")
+            d["_buffers"][name] = value
+        elif "_modules" in d and name in d["_modules"]:
+            if value is not None:
+                raise TypeError(f"cannot assign {type(value).__name__} to sub-module "
+                                f"{name!r}: assign a Module or None")
+            d["_modules"][name] = None
+        else:
+            object.__setattr__(self, name, value)
+
+    def _forget(self, name: str) -> None:
+        self.__dict__.pop(name, None)
+        for key in ("_parameters", "_buffers", "_modules"):
+            self.__dict__[key].pop(name, None)
+        self.__dict__["_non_persistent"].discard(name)
+
+    def __getattr__(self, name: str) -> Any:
+        d = self.__dict__
+        for key in ("_parameters", "_buffers", "_modules"):
+            if key in d and name in d[key]:
+                return d[key][name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        for key in ("_parameters", "_buffers", "_modules"):
+            if name in self.__dict__.get(key, ()):
+                del self.__dict__[key][name]
+                self.__dict__["_non_persistent"].discard(name)
+                return
+        object.__delattr__(self, name)
+
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        """Add a parameter (or ``None``, a declared-absent one such as ``bias=False``)."""
+        self._check_init()
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"register_parameter({name!r}): expected a Parameter or None, "
+                            f"got {type(param).__name__}")
+        self._forget(name)
+        self._parameters[name] = param
+
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True
+                        ) -> None:
+        """Add a buffer: state saved in ``state_dict`` (if persistent) but not trained.
+
+        Example:
+            >>> import xad
+            >>> m = xad.nn.Module(); m.register_buffer("count", xad.zeros(()))
+            >>> list(m.state_dict())
+            ['count']
+        """
+        self._check_init()
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"register_buffer({name!r}): expected a tensor or None, got "
+                            f"{type(tensor).__name__}")
+        self._forget(name)
+        self._buffers[name] = tensor
+        if not persistent:
+            self._non_persistent.add(name)
+
+    def add_module(self, name: str, module: Module | None) -> None:
+        """Add a sub-module under ``name``."""
+        self._check_init()
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"add_module({name!r}): expected a Module, got "
+                            f"{type(module).__name__}")
+        self._forget(name)
+        self._modules[name] = module
+
+    # ----- traversal --------------------------------------------------------------------
+    def named_modules(self, prefix: str = "") -> Iterator[tuple[str, Module]]:
+        """This module and every module below it, each once, with dotted names."""
+        seen: set[int] = set()
+        stack = [(prefix, self)]
+        while stack:
+            name, m = stack.pop()
+            if id(m) in seen:
+                continue
+            seen.add(id(m))
+            yield name, m
+            kids = [(f"{name}.{k}" if name else k, c) for k, c in m._modules.items()
+                    if c is not None]
+            stack.extend(reversed(kids))
+
+    def modules(self) -> Iterator[Module]:
+        """This module and every module below it."""
+        for _, m in self.named_modules():
+            yield m
+
+    def named_children(self) -> Iterator[tuple[str, Module]]:
+        """The direct sub-modules with their names."""
+        for k, m in self._modules.items():
+            if m is not None:
+                yield k, m
+
+    def children(self) -> Iterator[Module]:
+        """The direct sub-modules."""
+        for _, m in self.named_children():
+            yield m
+
+    def _named(self, kind: str, prefix: str, recurse: bool) -> Iterator[tuple[str, Tensor]]:
+        seen: set[int] = set()
+        mods = self.named_modules(prefix) if recurse else iter([(prefix, self)])
+        for mname, m in mods:
+            for k, t in m.__dict__[kind].items():
+                if t is None or id(t) in seen:
+                    continue
+                seen.add(id(t))
+                yield (f"{mname}.{k}" if mname else k), t
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True
+                         ) -> Iterator[tuple[str, Parameter]]:
+        """Every parameter (each once, shared ones too) with its dotted name.
+
+        Example:
+            >>> import xad
+            >>> [n for n, _ in xad.nn.Sequential(xad.nn.Linear(2, 2)).named_parameters()]
+            ['0.weight', '0.bias']
+        """
+        yield from self._named("_parameters", prefix, recurse)  # type: ignore[misc]
+
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        """Every parameter, for an optimiser.
+
+        Example:
+            >>> import xad
+            >>> sum(p.size for p in xad.nn.Linear(3, 2).parameters())
+            8
+        """
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True
+                      ) -> Iterator[tuple[str, Tensor]]:
+        """Every buffer with its dotted name."""
+        yield from self._named("_buffers", prefix, recurse)
+
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        """Every buffer."""
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    def apply(self, fn: Callable[[Module], Any]) -> Module:
+        """Call ``fn`` on every sub-module (children first) and on this module."""
+        for m in self.children():
+            m.apply(fn)
+        fn(self)
+        return self
+
+    # ----- modes, gradients, moving -----------------------------------------------------
+    def train(self, mode: bool = True) -> Module:
+        """Set training mode (Dropout active, BatchNorm uses batch statistics) recursively."""
+        for m in self.modules():
+            object.__setattr__(m, "training", bool(mode))
+        return self
+
+    def eval(self) -> Module:
+        """Set evaluation mode (``train(False)``).
+
+        Example:
+            >>> import xad
+            >>> xad.nn.Dropout(0.5).eval().training
+            False
+        """
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
+        """Turn gradient recording on or off for every parameter (freezing)."""
+        for p in self.parameters():
+            p.requires_grad = requires_grad
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Forget every parameter's gradient (``None``, or zeros if ``set_to_none=False``)."""
+        for p in self.parameters():
+            if p.grad is not None:
+                p.grad = None if set_to_none else p.grad * 0
+
+    def to(self, target: str | Backend | _dt.DType | Any, device: Any = None) -> Module:
+        """Move every parameter and buffer to a backend or device (``"cupy"``, a Backend,
+        ``"device1"``) or cast floating ones to a dtype, in place: the Parameter objects an
+        optimiser holds stay the same, leaves that require grad.
+
+        Example:
+            >>> import xad
+            >>> m = xad.nn.Linear(2, 1).to("array_api_strict")
+            >>> m.weight.backend.name, m.weight.is_leaf, m.weight.requires_grad
+            ('array_api_strict', True, True)
+        """
+        if device is not None and not isinstance(target, _dt.DType):
+            from ..backend import _make
+            target = _make(target, device)
+        for m in self.modules():
+            for store in (m._parameters, m._buffers):
+                for t in store.values():
+                    if t is None:
+                        continue
+                    moved = _moved(t, target)
+                    if isinstance(moved, Tensor):
+                        t.data, t._backend = moved.data, moved._backend
+                    else:
+                        t.data = moved
+                    t._version += 1
+                    if t.grad is not None:
+                        g = _moved(t.grad, target)
+                        t.grad = g if isinstance(g, Tensor) else Tensor._make(g, t._backend)
+        return self
+
+    def double(self) -> Module:
+        """Cast floating parameters and buffers to float64."""
+        return self.to(_dt.float64)
+
+    def float(self) -> Module:
+        """Cast floating parameters and buffers to float32."""
+        return self.to(_dt.float32)
+
+    # ----- state ------------------------------------------------------------------------
+    def state_dict(self, prefix: str = "") -> OrderedDict[str, Tensor]:
+        """Parameters and persistent buffers by dotted name, detached (sharing arrays).
+
+        Example:
+            >>> import xad
+            >>> list(xad.nn.Sequential(xad.nn.Linear(2, 3), xad.nn.ReLU()).state_dict())
+            ['0.weight', '0.bias']
+        """
+        out: OrderedDict[str, Tensor] = OrderedDict()
+        for mname, m in self.named_modules(prefix):
+            pre = f"{mname}." if mname else ""
+            for k, p in m._parameters.items():
+                if p is not None:
+                    out[pre + k] = p.detach()
+            for k, b in m._buffers.items():
+                if b is not None and k not in m._non_persistent:
+                    out[pre + k] = b.detach()
+        return out
+
+    def _state_targets(self) -> OrderedDict[str, Tensor]:
+        out: OrderedDict[str, Tensor] = OrderedDict()
+        for mname, m in self.named_modules():
+            pre = f"{mname}." if mname else ""
+            for k, p in m._parameters.items():
+                if p is not None:
+                    out[pre + k] = p
+            for k, b in m._buffers.items():
+                if b is not None and k not in m._non_persistent:
+                    out[pre + k] = b
+        return out
+
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True
+                        ) -> IncompatibleKeys:
+        """Copy values into this module's parameters and buffers (they keep their backend
+        and dtype). With ``strict``, missing or unexpected keys are an error; a shape
+        mismatch always is, naming the key and both shapes.
+
+        Example:
+            >>> import xad
+            >>> a, b = xad.nn.Linear(2, 2), xad.nn.Linear(2, 2)
+            >>> b.load_state_dict(a.state_dict())
+            IncompatibleKeys(missing_keys=[], unexpected_keys=[])
+            >>> bool((a.weight == b.weight).all())
+            True
+        """
+        targets = self._state_targets()
+        missing = [k for k in targets if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in targets]
+        errors = []
+        if strict and missing:
+            errors.append("missing keys: " + ", ".join(repr(k) for k in missing))
+        if strict and unexpected:
+            errors.append("unexpected keys: " + ", ".join(repr(k) for k in unexpected))
+        values = {}
+        for k, t in targets.items():
+            if k not in state_dict:
+                continue
+            v = state_dict[k]
+            if not isinstance(v, Tensor):
+                from ..factories import tensor
+                v = tensor(v, dtype=t.dtype, backend=t._backend)
+            if tuple(v.shape) != tuple(t.shape):
+                errors.append(f"size mismatch for {k!r}: the state_dict has shape "
+                              f"{tuple(v.shape)}, the module's is {tuple(t.shape)}")
+                continue
+            values[k] = v
+        if errors:
+            raise RuntimeError(f"load_state_dict into {type(self).__name__} failed:\n  "
+                               + "\n  ".join(errors)
+                               + ("\n(pass strict=False to ignore missing and unexpected "
+                                  "keys)" if strict and (missing or unexpected) else ""))
+        with _ag.no_grad():
+            for k, v in values.items():
+                t = targets[k]
+                if v._backend is not t._backend:
+                    v = v.to(t._backend)
+                v = v.detach().clone()
+                if v.dtype != t.dtype:
+                    v = v.astype(t.dtype)
+                t.data = v.data
+                t._version += 1
+        return IncompatibleKeys(missing, unexpected)
+
+    # ----- printing ---------------------------------------------------------------------
+    def extra_repr(self) -> str:
+        """The text inside this module's parentheses in ``repr`` (override in layers)."""
+        return ""
+
+    def __repr__(self) -> str:
+        extra = self.extra_repr()
+        kids = [(k, m) for k, m in self._modules.items()]
+        if not kids:
+            return f"{type(self).__name__}({extra})"
+        lines = [extra] if extra else []
+        for k, m in kids:
+            body = repr(m).replace("\n", "\n  ")
+            lines.append(f"({k}): {body}")
+        return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)"
+
+
+class Sequential(Module):
+    """Modules applied one after another; state keys are ``"0.weight"``, ``"1.bias"``, ...
+
+    Example:
+        >>> import xad
+        >>> net = xad.nn.Sequential(xad.nn.Linear(4, 8), xad.nn.ReLU(), xad.nn.Linear(8, 1))
+        >>> net(xad.ones(5, 4)).shape, len(net)
+        ((5, 1), 3)
+    """
+
+    def __init__(self, *modules: Module | Mapping[str, Module]) -> None:
+        super().__init__()
+        if len(modules) == 1 and isinstance(modules[0], Mapping):
+            for k, m in modules[0].items():
+                self.add_module(k, m)
+        else:
+            for i, m in enumerate(modules):
+                if not isinstance(m, Module):
+                    raise TypeError(f"Sequential: argument {i} is a {type(m).__name__}, not "
+                                    f"a Module")
+                self.add_module(str(i), m)
+
+    def forward(self, x: Any) -> Any:
+        for m in self._modules.values():
+            if m is not None:
+                x = m(x)
+        return x
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self._modules.values())
+
+    def __getitem__(self, i: int | slice) -> Any:
+        mods = list(self._modules.items())
+        if isinstance(i, slice):
+            return Sequential(OrderedDict(mods[i]))
+        return mods[i][1]
+
+    def append(self, module: Module) -> Sequential:
+        """Add ``module`` at the end."""
+        self.add_module(str(len(self)), module)
+        return self
+
+
+class ModuleList(Module):
+    """A list of modules whose parameters are registered (keys ``"0.weight"``, ...).
+
+    Example:
+        >>> import xad
+        >>> layers = xad.nn.ModuleList([xad.nn.Linear(2, 2) for _ in range(3)])
+        >>> len(list(layers.parameters()))
+        6
+    """
+
+    def __init__(self, modules: Iterable[Module] = ()) -> None:
+        super().__init__()
+        for m in modules:
+            self.append(m)
+
+    def append(self, module: Module) -> ModuleList:
+        """Add ``module`` at the end."""
+        self.add_module(str(len(self)), module)
+        return self
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self._modules.values())
+
+    def __getitem__(self, i: int) -> Module:
+        return list(self._modules.values())[i]

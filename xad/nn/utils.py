@@ -1,0 +1,105 @@
+"""Gradient clipping and flattening parameters into one vector (``xad.nn.utils``)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from .. import autograd as _ag
+from .. import ops as _ops
+from ..tensor import Tensor
+
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector",
+           "vector_to_parameters"]
+
+
+def _as_list(parameters: Iterable[Tensor] | Tensor) -> list[Tensor]:
+    return [parameters] if isinstance(parameters, Tensor) else list(parameters)
+
+
+def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float,
+                    norm_type: float = 2.0, error_if_nonfinite: bool = False) -> Tensor:
+    """Scale the gradients so that their joint ``norm_type``-norm is at most ``max_norm``.
+
+    Returns the norm before clipping (a 0-d tensor, on the device). Gradients are replaced,
+    never written in place.
+
+    Example:
+        >>> import xad
+        >>> w = xad.ones(4, requires_grad=True); (w * 3).sum().backward()
+        >>> xad.nn.utils.clip_grad_norm_([w], 1.0).item(), round(w.grad.tolist()[0], 4)
+        (6.0, 0.5)
+    """
+    params = [p for p in _as_list(parameters) if p.grad is not None]
+    if max_norm < 0:
+        raise ValueError(f"clip_grad_norm_: max_norm must be non-negative, got {max_norm}")
+    if not params:
+        from ..factories import zeros
+        return zeros(())
+    with _ag.no_grad():
+        grads = [p.grad for p in params]
+        if norm_type == math.inf:
+            norms = [_ops.abs(g).max() for g in grads]
+            total = _ops.stack(norms).max() if len(norms) > 1 else norms[0]
+        else:
+            sums = [(_ops.abs(g) ** norm_type).sum() for g in grads]
+            total = _ops.stack(sums).sum() ** (1.0 / norm_type)
+        if error_if_nonfinite and not bool(_ops.isfinite(total).item()):
+            raise RuntimeError(f"clip_grad_norm_: the total norm of order {norm_type} of the "
+                               f"gradients is not finite; pass error_if_nonfinite=False to "
+                               f"clip anyway")
+        coef = _ops.minimum(max_norm / (total + 1e-6), 1.0)
+        for p in params:
+            p.grad = p.grad * coef.astype(p.grad.dtype)
+    return total
+
+
+def clip_grad_value_(parameters: Iterable[Tensor] | Tensor, clip_value: float) -> None:
+    """Clip every gradient entry to ``[-clip_value, clip_value]``.
+
+    Example:
+        >>> import xad
+        >>> w = xad.ones(2, requires_grad=True); (w * 3).sum().backward()
+        >>> xad.nn.utils.clip_grad_value_([w], 1.0); w.grad.tolist()
+        [1.0, 1.0]
+    """
+    v = float(clip_value)
+    with _ag.no_grad():
+        for p in _as_list(parameters):
+            if p.grad is not None:
+                p.grad = _ops.clip(p.grad, -v, v)
+
+
+def parameters_to_vector(parameters: Iterable[Tensor] | Tensor) -> Tensor:
+    """All parameters flattened and joined into one 1-d tensor (differentiable).
+
+    Example:
+        >>> import xad
+        >>> xad.nn.utils.parameters_to_vector(xad.nn.Linear(3, 2).parameters()).shape
+        (8,)
+    """
+    return _ops.concat([p.reshape(-1) for p in _as_list(parameters)])
+
+
+def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor] | Tensor) -> None:
+    """Copy consecutive slices of the 1-d ``vec`` into the parameters (not recorded).
+
+    Example:
+        >>> import xad
+        >>> fc = xad.nn.Linear(2, 1)
+        >>> xad.nn.utils.vector_to_parameters(xad.zeros(3), fc.parameters())
+        >>> fc.bias.tolist()
+        [0.0]
+    """
+    params = _as_list(parameters)
+    total = sum(p.size for p in params)
+    if vec.ndim != 1 or vec.shape[0] != total:
+        raise ValueError(f"vector_to_parameters: expected a 1-d tensor of {total} values, "
+                         f"got shape {vec.shape}")
+    i = 0
+    with _ag.no_grad():
+        for p in params:
+            piece = vec[i:i + p.size].reshape(p.shape)
+            p.data = (piece.astype(p.dtype) if piece.dtype != p.dtype else piece.clone()).data
+            p._version += 1
+            i += p.size
