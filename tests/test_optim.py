@@ -1,0 +1,304 @@
+"""Optimisers: 20-step trajectories against PyTorch's (float64, every backend), parameter
+groups, validation, zero_grad, state dicts, dtype/backend preservation."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import xad
+from xad import optim
+
+torch = pytest.importorskip("torch")
+
+# the same problem in both libraries: f(w1, w2) = sum(tanh(A @ w1) * w2) + |w1|^2/2 + sum(w2^4)/4
+# (a non-quadratic loss, so momentum, second-moment and weight-decay terms all matter)
+_RNG = np.random.default_rng(1234)
+A = _RNG.standard_normal((4, 3))
+W1 = _RNG.standard_normal(3)
+W2 = _RNG.standard_normal(4) * 0.5
+
+
+def _loss_xad(w1, w2, a):
+    return (xad.tanh(a @ w1) * w2).sum() + 0.5 * (w1 * w1).sum() + (w2 * w2 * w2 * w2).sum() / 4
+
+
+def _loss_torch(w1, w2, a):
+    return (torch.tanh(a @ w1) * w2).sum() + 0.5 * (w1 * w1).sum() + (w2 ** 4).sum() / 4
+
+
+CASES = [
+    ("SGD", dict(lr=0.1)),
+    ("SGD", dict(lr=0.05, momentum=0.9)),
+    ("SGD", dict(lr=0.05, momentum=0.9, dampening=0.3, weight_decay=0.1)),
+    ("SGD", dict(lr=0.05, momentum=0.8, nesterov=True, weight_decay=0.05)),
+    ("Adam", dict(lr=0.05)),
+    ("Adam", dict(lr=0.05, betas=(0.8, 0.9), weight_decay=0.1)),
+    ("Adam", dict(lr=0.05, amsgrad=True, eps=1e-6)),
+    ("AdamW", dict(lr=0.05)),
+    ("AdamW", dict(lr=0.05, weight_decay=0.3, amsgrad=True)),
+    ("RMSprop", dict(lr=0.01)),
+    ("RMSprop", dict(lr=0.01, alpha=0.9, weight_decay=0.1, momentum=0.5)),
+    ("RMSprop", dict(lr=0.01, centered=True, momentum=0.9)),
+    ("RMSprop", dict(lr=0.01, centered=True, eps=1e-4)),
+    ("Adagrad", dict(lr=0.1)),
+    ("Adagrad", dict(lr=0.1, lr_decay=0.01, weight_decay=0.1,
+                     initial_accumulator_value=0.1, eps=1e-8)),
+]
+
+
+def _groups(w1, w2, kwargs, grouped):
+    if not grouped:
+        return [w1, w2], kwargs
+    # the second group overrides the learning rate (and weight decay where there is one)
+    g2 = {"params": [w2], "lr": kwargs["lr"] * 0.5}
+    if "weight_decay" in kwargs:
+        g2["weight_decay"] = 0.0
+    return [{"params": [w1]}, g2], kwargs
+
+
+def _f64(a, requires_grad=False):
+    # a copy: xad.tensor(ndarray) on array_api_strict shares the NumPy array's memory
+    return xad.tensor(a.copy(), dtype=xad.float64, requires_grad=requires_grad)
+
+
+def _run_xad(name, kwargs, grouped, steps=20):
+    a = _f64(A)
+    w1 = _f64(W1, True)
+    w2 = _f64(W2, True)
+    params, kw = _groups(w1, w2, kwargs, grouped)
+    opt = getattr(optim, name)(params, **kw)
+    out = []
+    for _ in range(steps):
+        opt.zero_grad()
+        _loss_xad(w1, w2, a).backward()
+        opt.step()
+        out.append(np.concatenate([w1.numpy(), w2.numpy()]))
+    return np.array(out), opt, (w1, w2)
+
+
+def _run_torch(name, kwargs, grouped, steps=20):
+    a = torch.tensor(A)
+    w1 = torch.tensor(W1, requires_grad=True)
+    w2 = torch.tensor(W2, requires_grad=True)
+    params, kw = _groups(w1, w2, kwargs, grouped)
+    opt = getattr(torch.optim, name)(params, **kw)
+    out = []
+    for _ in range(steps):
+        opt.zero_grad()
+        _loss_torch(w1, w2, a).backward()
+        opt.step()
+        out.append(np.concatenate([w1.detach().numpy(), w2.detach().numpy()]))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("grouped", [False, True], ids=["one-group", "two-groups"])
+@pytest.mark.parametrize("name,kwargs", CASES, ids=[f"{n}-{i}" for i, (n, _) in
+                                                     enumerate(CASES)])
+def test_trajectory_matches_torch(xb, name, kwargs, grouped):
+    ours, opt, (w1, w2) = _run_xad(name, kwargs, grouped)
+    ref = _run_torch(name, kwargs, grouped)
+    np.testing.assert_allclose(ours, ref, rtol=1e-5, atol=1e-5)
+    # updates stay on the parameters' backend and dtype; state too
+    for p in (w1, w2):
+        assert p.backend is xb and p.dtype == xad.float64 and p.is_leaf and p.requires_grad
+        for v in opt.state.get(p, {}).values():
+            if isinstance(v, xad.Tensor):
+                assert v.backend is xb and v.dtype == xad.float64 and v.shape == p.shape
+
+
+def test_float32_stays_float32(xb):
+    for cls, kw in [(optim.SGD, dict(lr=0.1, momentum=0.9, nesterov=True)),
+                    (optim.Adam, dict(lr=0.1, amsgrad=True, weight_decay=0.1)),
+                    (optim.AdamW, dict(lr=0.1)),
+                    (optim.RMSprop, dict(centered=True, momentum=0.5)),
+                    (optim.Adagrad, dict(weight_decay=0.1))]:
+        w = xad.randn(3, 2, requires_grad=True)
+        opt = cls([w], **kw)
+        for _ in range(2):
+            opt.zero_grad()
+            (w * w).sum().backward()
+            opt.step()
+        assert w.dtype == xad.float32, cls
+        for v in opt.state[w].values():
+            if isinstance(v, xad.Tensor):
+                assert v.dtype == xad.float32, cls
+
+
+def test_step_records_no_graph(xb):
+    w = xad.ones(3, requires_grad=True)
+    opt = optim.Adam([w], lr=0.1)
+    (w * w).sum().backward()
+    opt.step()
+    assert w.is_leaf and w.grad_fn is None and w.requires_grad
+    # the parameter is still a leaf usable for the next step
+    opt.zero_grad()
+    (w * 2).sum().backward()
+    assert w.grad is not None
+
+
+def test_skips_params_without_grad(xb):
+    a = xad.ones(2, requires_grad=True)
+    b = xad.ones(2, requires_grad=True)
+    opt = optim.SGD([a, b], lr=0.5, momentum=0.9)
+    (a * a).sum().backward()
+    opt.step()
+    assert a.tolist() == [0.0, 0.0] and b.tolist() == [1.0, 1.0]
+    assert b not in opt.state
+
+
+def test_zero_grad(xb):
+    w = xad.ones(2, requires_grad=True)
+    opt = optim.SGD([w], lr=0.1)
+    (w * 3).sum().backward()
+    g = w.grad
+    opt.zero_grad(set_to_none=False)
+    assert w.grad is not g and w.grad.tolist() == [0.0, 0.0] and g.tolist() == [3.0, 3.0]
+    opt.zero_grad()
+    assert w.grad is None
+
+
+def test_closure(xb):
+    w = xad.ones(2, requires_grad=True)
+    opt = optim.SGD([w], lr=0.25)
+
+    def closure():
+        opt.zero_grad()
+        loss = (w * w).sum()
+        loss.backward()
+        return loss
+
+    with xad.no_grad():  # the closure still records
+        loss = opt.step(closure)
+    assert loss.item() == 2.0 and w.tolist() == [0.5, 0.5]
+
+
+@pytest.mark.parametrize("cls,kwargs,message", [
+    (optim.SGD, dict(lr=-1), "Invalid learning rate: -1"),
+    (optim.SGD, dict(lr=0.1, momentum=-0.5), "Invalid momentum value: -0.5"),
+    (optim.SGD, dict(lr=0.1, weight_decay=-1e-3), "Invalid weight_decay value: -0.001"),
+    (optim.SGD, dict(lr=0.1, nesterov=True), "Nesterov momentum requires a momentum"),
+    (optim.SGD, dict(lr=0.1, momentum=0.9, dampening=0.1, nesterov=True),
+     "zero dampening"),
+    (optim.Adam, dict(lr=-0.1), "Invalid learning rate: -0.1"),
+    (optim.Adam, dict(eps=-1.0), "Invalid epsilon value: -1.0"),
+    (optim.Adam, dict(betas=(1.0, 0.999)), "Invalid beta parameter at index 0: 1.0"),
+    (optim.Adam, dict(betas=(0.9, -0.1)), "Invalid beta parameter at index 1: -0.1"),
+    (optim.AdamW, dict(weight_decay=-1), "Invalid weight_decay value: -1"),
+    (optim.RMSprop, dict(alpha=-0.5), "Invalid alpha value: -0.5"),
+    (optim.RMSprop, dict(momentum=-1), "Invalid momentum value: -1"),
+    (optim.RMSprop, dict(eps=-1), "Invalid epsilon value: -1"),
+    (optim.Adagrad, dict(lr_decay=-1), "Invalid lr_decay value: -1"),
+    (optim.Adagrad, dict(initial_accumulator_value=-1),
+     "Invalid initial_accumulator_value value: -1"),
+    (optim.Adagrad, dict(lr=math.nan), "Invalid learning rate: nan"),
+])
+def test_validation(cls, kwargs, message):
+    with pytest.raises(ValueError, match=message.replace("(", r"\(")):
+        cls([xad.zeros(1, requires_grad=True)], **kwargs)
+
+
+def test_validation_in_groups_and_params():
+    w = xad.zeros(1, requires_grad=True)
+    with pytest.raises(ValueError, match="Invalid learning rate: -2"):
+        optim.Adam([{"params": [w], "lr": -2}])
+    with pytest.raises(ValueError, match="empty parameter list"):
+        optim.SGD([], lr=0.1)
+    with pytest.raises(TypeError, match="iterable of Tensors"):
+        optim.SGD(w, lr=0.1)
+    with pytest.raises(TypeError, match="can only optimize Tensors"):
+        optim.SGD([w, 3.0], lr=0.1)
+    with pytest.raises(ValueError, match="more than one parameter group"):
+        optim.SGD([{"params": [w]}, {"params": [w]}], lr=0.1)
+    with pytest.raises(ValueError, match="non-leaf"):
+        optim.SGD([w * 2], lr=0.1)
+
+
+def _train(opt, w, steps, a):
+    for _ in range(steps):
+        opt.zero_grad()
+        (xad.tanh(a @ w) ** 2).sum().backward()
+        opt.step()
+
+
+@pytest.mark.parametrize("cls,kwargs", [
+    (optim.SGD, dict(lr=0.1, momentum=0.9)),
+    (optim.Adam, dict(lr=0.1, amsgrad=True)),
+    (optim.RMSprop, dict(lr=0.01, centered=True, momentum=0.5)),
+    (optim.Adagrad, dict(lr=0.1)),
+])
+def test_state_dict_round_trip(xb, cls, kwargs):
+    a = _f64(A)
+    w = _f64(W1, True)
+    opt = cls([w], **kwargs)
+    _train(opt, w, 3, a)
+    sd = opt.state_dict()
+    assert sd["param_groups"][0]["params"] == [0]
+    assert set(sd["param_groups"][0]) >= set(kwargs) | {"params"}
+    assert all(isinstance(v, (xad.Tensor, int, float)) for v in sd["state"][0].values())
+    saved_w = w.numpy().copy()
+    _train(opt, w, 3, a)
+    expected = w.numpy()
+    # the snapshot is not changed by later steps; a fresh optimiser resumes identically
+    w2 = _f64(saved_w, True)
+    opt2 = cls([w2], lr=123.0)
+    opt2.load_state_dict(sd)
+    assert opt2.param_groups[0]["lr"] == kwargs["lr"]
+    _train(opt2, w2, 3, a)
+    np.testing.assert_allclose(w2.numpy(), expected, rtol=1e-12, atol=1e-12)
+
+
+def test_load_state_dict_onto_other_backend_and_dtype(xb):
+    w = xad.tensor(W1, dtype=xad.float64, requires_grad=True, backend=xad.backend._make("numpy"))
+
+    a_np = xad.tensor(A, dtype=xad.float64, backend=w.backend)
+    opt = optim.Adam([w], lr=0.1)
+    _train(opt, w, 2, a_np)
+    sd = opt.state_dict()
+    w2 = xad.tensor(W1.copy(), dtype=xad.float32, requires_grad=True)  # on xb, float32
+    opt2 = optim.Adam([w2], lr=0.1)
+    opt2.load_state_dict(sd)
+    st = opt2.state[w2]
+    assert st["step"] == 2
+    for k in ("exp_avg", "exp_avg_sq"):
+        assert st[k].backend is xb and st[k].dtype == xad.float32
+        np.testing.assert_allclose(st[k].numpy(), sd["state"][0][k].numpy(), rtol=1e-6)
+
+
+def test_load_state_dict_errors():
+    w = xad.zeros(2, requires_grad=True)
+    opt = optim.SGD([w], lr=0.1, momentum=0.9)
+    sd = opt.state_dict()
+    two = optim.SGD([{"params": [w]}, {"params": [xad.zeros(1, requires_grad=True)]}], lr=0.1)
+    with pytest.raises(ValueError, match="different number of parameter groups"):
+        two.load_state_dict(sd)
+    bigger = optim.SGD([w, xad.zeros(1, requires_grad=True)], lr=0.1)
+    with pytest.raises(ValueError, match="doesn't match the size"):
+        bigger.load_state_dict(sd)
+    other = optim.SGD([xad.zeros(5, requires_grad=True)], lr=0.1, momentum=0.9)
+    (w * w).sum().backward()
+    opt.step()
+    with pytest.raises(ValueError, match="shape"):
+        other.load_state_dict(opt.state_dict())
+
+
+def test_mlp_with_nn_module(xb):
+    nn = pytest.importorskip("xad.nn")
+    if not hasattr(nn, "Linear"):
+        pytest.skip("xad.nn.Linear not available yet")
+    xad.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 1))
+    opt = optim.Adam(model.parameters(), lr=0.05)
+    x = xad.randn(16, 3)
+    y = (x * x).sum(axis=1, keepdims=True)
+    losses = []
+    for _ in range(30):
+        opt.zero_grad()
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    assert losses[-1] < 0.5 * losses[0]
+

@@ -1,0 +1,174 @@
+"""Datasets and mini-batches: ``TensorDataset`` and ``DataLoader``.
+
+A loader over a :class:`TensorDataset` never leaves the dataset's backend: batches are
+slices, or (shuffled) integer-array indexing with a permutation drawn on the backend, so a
+batch on a GPU is cut on the GPU. Shuffling with a ``seed`` uses a private generator
+(the backend's generator state, swapped in and out), so it is reproducible and leaves the
+global random stream alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from .backend import Backend, get_backend
+from .tensor import Tensor
+
+__all__ = ["Dataset", "TensorDataset", "DataLoader"]
+
+
+class Dataset:
+    """What a :class:`DataLoader` reads: ``len(ds)`` and ``ds[i]`` (a tuple of tensors)."""
+
+    def __len__(self) -> int:
+        raise NotImplementedError
+
+    def __getitem__(self, index: int) -> Any:
+        raise NotImplementedError
+
+
+class TensorDataset(Dataset):
+    """Samples are the rows of some tensors that share their first dimension and backend.
+
+    Example:
+        >>> import xad
+        >>> ds = xad.data.TensorDataset(xad.zeros(4, 3), xad.arange(4))
+        >>> len(ds), [t.shape for t in ds[1]]
+        (4, [(3,), ()])
+    """
+
+    def __init__(self, *tensors: Tensor) -> None:
+        if not tensors:
+            raise ValueError("TensorDataset needs at least one tensor")
+        for i, t in enumerate(tensors):
+            if not isinstance(t, Tensor):
+                raise TypeError(f"TensorDataset: argument {i} is a {type(t).__name__}, not a "
+                                f"tensor; make it with xad.tensor(...)")
+            if t.ndim == 0:
+                raise ValueError(f"TensorDataset: argument {i} is 0-d; every tensor needs a "
+                                 f"first (sample) dimension")
+        n = tensors[0].shape[0]
+        shapes = [t.shape for t in tensors]
+        if any(s[0] != n for s in shapes):
+            raise ValueError(f"TensorDataset: the tensors' first dimensions differ (shapes "
+                             f"{shapes}); every tensor needs one row per sample")
+        b = tensors[0]._backend
+        for i, t in enumerate(tensors):
+            if t._backend is not b:
+                raise ValueError(f"TensorDataset: argument {i} is on {t._backend.label} but "
+                                 f"argument 0 is on {b.label}; move them with .to(...)")
+        self.tensors = tuple(tensors)
+
+    @property
+    def backend(self) -> Backend:
+        """The backend the samples live on."""
+        return self.tensors[0]._backend
+
+    def __len__(self) -> int:
+        return self.tensors[0].shape[0]
+
+    def __getitem__(self, index: Any) -> tuple[Tensor, ...]:
+        return tuple(t[index] for t in self.tensors)
+
+
+class DataLoader:
+    """Mini-batches of a dataset: ``for xb, yb in DataLoader(ds, batch_size=32)``.
+
+    Batches are tuples of tensors on the dataset's backend. ``shuffle=True`` draws a new
+    permutation each epoch (on the backend; from a private generator seeded with ``seed``
+    when given, else from the backend's global one); ``drop_last`` skips a short final batch.
+    A dataset that is not a :class:`TensorDataset` is read item by item and its items are
+    stacked (its indices are then host integers).
+
+    Example:
+        >>> import xad
+        >>> ds = xad.data.TensorDataset(xad.arange(5.0))
+        >>> loader = xad.data.DataLoader(ds, batch_size=2)
+        >>> len(loader), [b.tolist() for (b,) in loader]
+        (3, [[0.0, 1.0], [2.0, 3.0], [4.0]])
+    """
+
+    def __init__(self, dataset: Any, batch_size: int = 1, shuffle: bool = False,
+                 drop_last: bool = False, seed: int | None = None) -> None:
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
+            raise ValueError(f"batch_size should be a positive integer value, but got "
+                             f"batch_size={batch_size!r}")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+            raise TypeError(f"DataLoader: seed must be an int or None, got {seed!r}")
+        if not hasattr(dataset, "__len__") or not hasattr(dataset, "__getitem__"):
+            raise TypeError(f"DataLoader: the dataset ({type(dataset).__name__}) needs "
+                            f"__len__ and __getitem__")
+        self.dataset = dataset
+        self.batch_size = batch_size
+        self.shuffle = bool(shuffle)
+        self.drop_last = bool(drop_last)
+        self.seed = seed
+        self._rng_state: Any = None
+        if shuffle and seed is not None:
+            b = self._backend()
+            saved = b.get_rng_state()
+            try:
+                b.manual_seed(seed)
+                self._rng_state = b.get_rng_state()
+            finally:
+                b.set_rng_state(saved)
+
+    def _backend(self) -> Backend:
+        b = getattr(self.dataset, "backend", None)
+        return b if isinstance(b, Backend) else get_backend()
+
+    def __len__(self) -> int:
+        n = len(self.dataset)
+        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+
+    def _permutation(self, n: int) -> Any:
+        b = self._backend()
+        if self._rng_state is None:
+            return b.permutation(n)
+        saved = b.get_rng_state()
+        try:
+            b.set_rng_state(self._rng_state)
+            perm = b.permutation(n)
+            self._rng_state = b.get_rng_state()
+        finally:
+            b.set_rng_state(saved)
+        return perm
+
+    def __iter__(self) -> Iterator[tuple[Tensor, ...]]:
+        n = len(self.dataset)
+        bs = self.batch_size
+        stop = n - n % bs if self.drop_last else n
+        perm = self._permutation(n) if self.shuffle else None
+        tensors = getattr(self.dataset, "tensors", None)
+        if isinstance(self.dataset, TensorDataset) and tensors is not None:
+            b = self.dataset.backend
+            for i in range(0, stop, bs):
+                j = min(i + bs, n)
+                key: Any = slice(i, j) if perm is None else Tensor._make(perm[i:j], b)
+                yield tuple(t[key] for t in tensors)
+            return
+        order = list(range(n)) if perm is None else \
+            [int(i) for i in self._backend().to_numpy(perm).tolist()]  # explicit host read
+        for i in range(0, stop, bs):
+            yield _collate([self.dataset[k] for k in order[i:min(i + bs, n)]])
+
+
+def _collate(items: Sequence[Any]) -> tuple[Tensor, ...]:
+    """Stack a list of samples (tuples of tensors, or tensors) along a new first axis."""
+    from .ops import stack
+    first = items[0]
+    if isinstance(first, Tensor):
+        return (stack(list(items)),)
+    if isinstance(first, (tuple, list)):
+        return tuple(stack([_as_tensor(it[k]) for it in items]) for k in range(len(first)))
+    raise TypeError(f"DataLoader: a sample is a {type(first).__name__}; a dataset item must "
+                    f"be a tensor or a tuple of tensors")
+
+
+def _as_tensor(x: Any) -> Tensor:
+    if isinstance(x, Tensor):
+        return x
+    from .factories import tensor
+    return tensor(x)
+

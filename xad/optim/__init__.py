@@ -1,0 +1,21 @@
+"""Optimisers (SGD, Adam, AdamW, RMSprop, Adagrad) and learning-rate schedulers.
+
+Example:
+    >>> import xad
+    >>> w = xad.tensor([1.0, -1.0], requires_grad=True)
+    >>> opt = xad.optim.SGD([w], lr=0.25)
+    >>> for _ in range(2):
+    ...     opt.zero_grad(); (w * w).sum().backward(); opt.step()
+    >>> w.tolist()
+    [0.25, -0.25]
+"""
+
+from . import lr_scheduler
+from .adagrad import Adagrad, adagrad
+from .adam import Adam, AdamW, adam
+from .optimizer import Optimizer
+from .rmsprop import RMSprop, rmsprop
+from .sgd import SGD, sgd
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler",
+           "sgd", "adam", "rmsprop", "adagrad"]

@@ -1,0 +1,372 @@
+"""Learning-rate schedulers: ``StepLR``, ``ExponentialLR``, ``CosineAnnealingLR``, ``LinearLR``
+(warm-up) and ``OneCycleLR``, with PyTorch's semantics.
+
+A scheduler sets ``group["lr"]`` of its optimiser's groups when it is made (step 0) and at
+every ``step()``; call ``step()`` after ``optimizer.step()``. As in PyTorch, most rules are
+*chainable*: they scale the group's current ``lr``, so two schedulers can act together.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .optimizer import Optimizer
+
+__all__ = ["LRScheduler", "StepLR", "ExponentialLR", "CosineAnnealingLR", "LinearLR",
+           "OneCycleLR"]
+
+
+class LRScheduler:
+    """Base class: ``base_lrs`` (each group's ``initial_lr``), ``last_epoch`` (steps taken),
+    ``step()``, ``get_last_lr()``, ``state_dict()`` / ``load_state_dict()``.
+
+    Subclasses write ``get_lr()``: the groups' learning rates at ``last_epoch``.
+
+    Example:
+        >>> import xad
+        >>> opt = xad.optim.SGD([xad.zeros(1, requires_grad=True)], lr=1.0)
+        >>> sched = xad.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+        >>> lrs = []
+        >>> for _ in range(4):
+        ...     opt.step(); sched.step(); lrs.append(sched.get_last_lr()[0])
+        >>> lrs
+        [1.0, 0.5, 0.5, 0.25]
+    """
+
+    def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+        if last_epoch == -1:
+            for group in optimizer.param_groups:
+                group.setdefault("initial_lr", group["lr"])
+        else:
+            for i, group in enumerate(optimizer.param_groups):
+                if "initial_lr" not in group:
+                    raise KeyError(f"param 'initial_lr' is not specified in param_groups[{i}] "
+                                   f"when resuming a scheduler with last_epoch >= 0; load the "
+                                   f"optimizer's state dict first")
+        self.base_lrs: list[float] = [g["initial_lr"] for g in optimizer.param_groups]
+        self.last_epoch = last_epoch
+        self._step_count = 0
+        self._is_initial = True
+        try:
+            self.step()
+        finally:
+            self._is_initial = False
+
+    def get_lr(self) -> list[float]:
+        """The learning rates for ``last_epoch`` (use :meth:`get_last_lr` to read them)."""
+        raise NotImplementedError
+
+    def get_last_lr(self) -> list[float]:
+        """The learning rates the last ``step()`` set, one per parameter group.
+
+        Example:
+            >>> import xad
+            >>> opt = xad.optim.SGD([xad.zeros(1, requires_grad=True)], lr=2.0)
+            >>> xad.optim.lr_scheduler.ExponentialLR(opt, gamma=0.5).get_last_lr()
+            [2.0]
+        """
+        return list(self._last_lr)
+
+    def step(self) -> None:
+        """Advance one step (an epoch, or a batch for ``OneCycleLR``) and set the rates.
+
+        Example:
+            >>> import xad
+            >>> opt = xad.optim.SGD([xad.zeros(1, requires_grad=True)], lr=2.0)
+            >>> s = xad.optim.lr_scheduler.ExponentialLR(opt, gamma=0.5)
+            >>> opt.step(); s.step(); opt.param_groups[0]["lr"]
+            1.0
+        """
+        self._step_count += 1
+        self.last_epoch += 1
+        values = self.get_lr()
+        for group, lr in zip(self.optimizer.param_groups, values):
+            group["lr"] = lr
+        self._last_lr = [g["lr"] for g in self.optimizer.param_groups]
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything but the optimiser: plain Python values (``xad.save`` can write it).
+
+        Example:
+            >>> import xad
+            >>> opt = xad.optim.SGD([xad.zeros(1, requires_grad=True)], lr=1.0)
+            >>> xad.optim.lr_scheduler.StepLR(opt, 3).state_dict()["last_epoch"]
+            0
+        """
+        return {k: _copy(v) for k, v in self.__dict__.items() if k != "optimizer"}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore a state from :meth:`state_dict`.
+
+        Example:
+            >>> import xad
+            >>> opt = xad.optim.SGD([xad.zeros(1, requires_grad=True)], lr=1.0)
+            >>> s = xad.optim.lr_scheduler.StepLR(opt, 3)
+            >>> s.load_state_dict({**s.state_dict(), "last_epoch": 7}); s.last_epoch
+            7
+        """
+        self.__dict__.update({k: _copy(v) for k, v in state_dict.items()})
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(last_epoch={self.last_epoch}, lr={self._last_lr})"
+
+    def _group_lrs(self) -> list[float]:
+        return [g["lr"] for g in self.optimizer.param_groups]
+
+
+def _copy(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {k: _copy(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_copy(x) for x in v]
+    return v
+
+
+def _positive_int(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ValueError(f"Expected positive integer {name}, but got {value!r}")
+    return value
+
+
+class StepLR(LRScheduler):
+    """Multiply the learning rate by ``gamma`` every ``step_size`` steps.
+
+    ``lr = base_lr * gamma ** (last_epoch // step_size)``.
+
+    Example:
+        >>> import xad
+        >>> opt = xad.optim.SGD([xad.zeros(1, requires_grad=True)], lr=1.0)
+        >>> s = xad.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.1)
+        >>> opt.step(); s.step(); s.get_last_lr()
+        [0.1]
+    """
+
+    def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1,
+                 last_epoch: int = -1) -> None:
+        self.step_size = _positive_int("step_size", step_size)
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
+            return self._group_lrs()
+        return [lr * self.gamma for lr in self._group_lrs()]
+
+
+class ExponentialLR(LRScheduler):
+    """Multiply the learning rate by ``gamma`` every step: ``lr = base_lr * gamma**t``.
+
+    Example:
+        >>> import xad
+        >>> opt = xad.optim.SGD([xad.zeros(1, requires_grad=True)], lr=1.0)
+        >>> s = xad.optim.lr_scheduler.ExponentialLR(opt, gamma=0.5)
+        >>> opt.step(); s.step(); opt.step(); s.step(); s.get_last_lr()
+        [0.25]
+    """
+
+    def __init__(self, optimizer: Optimizer, gamma: float, last_epoch: int = -1) -> None:
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        if self._is_initial:
+            return self._group_lrs()
+        return [lr * self.gamma for lr in self._group_lrs()]
+
+
+class CosineAnnealingLR(LRScheduler):
+    """Cosine annealing from ``base_lr`` to ``eta_min`` over ``T_max`` steps (and back up,
+    periodically, beyond): ``lr = eta_min + (base_lr - eta_min) * (1 + cos(pi t / T_max)) / 2``.
+
+    Example:
+        >>> import xad
+        >>> opt = xad.optim.SGD([xad.zeros(1, requires_grad=True)], lr=1.0)
+        >>> s = xad.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=2)
+        >>> opt.step(); s.step(); [round(v, 6) for v in s.get_last_lr()]
+        [0.5]
+    """
+
+    def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0,
+                 last_epoch: int = -1) -> None:
+        self.T_max = _positive_int("T_max", T_max)
+        self.eta_min = eta_min
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        t, T, eta = self.last_epoch, self.T_max, self.eta_min
+        groups = self._group_lrs()
+        if self._is_initial:
+            return groups
+        if self._step_count == 1 and t > 0:
+            return [eta + (base - eta) * (1 + math.cos(t * math.pi / T)) / 2
+                    for base in self.base_lrs]
+        if (t - 1 - T) % (2 * T) == 0:
+            return [lr + (base - eta) * (1 - math.cos(math.pi / T)) / 2
+                    for base, lr in zip(self.base_lrs, groups)]
+        return [(1 + math.cos(math.pi * t / T)) / (1 + math.cos(math.pi * (t - 1) / T))
+                * (lr - eta) + eta for lr in groups]
+
+
+class LinearLR(LRScheduler):
+    """Scale the learning rate linearly from ``start_factor`` to ``end_factor`` over
+    ``total_iters`` steps (a warm-up), then keep it.
+
+    ``lr = base_lr * (start + (end - start) * min(t, total_iters) / total_iters)``.
+
+    Example:
+        >>> import xad
+        >>> opt = xad.optim.SGD([xad.zeros(1, requires_grad=True)], lr=1.0)
+        >>> s = xad.optim.lr_scheduler.LinearLR(opt, start_factor=0.5, total_iters=2)
+        >>> lrs = [s.get_last_lr()[0]]
+        >>> for _ in range(3):
+        ...     opt.step(); s.step(); lrs.append(s.get_last_lr()[0])
+        >>> lrs
+        [0.5, 0.75, 1.0, 1.0]
+    """
+
+    def __init__(self, optimizer: Optimizer, start_factor: float = 1.0 / 3,
+                 end_factor: float = 1.0, total_iters: int = 5, last_epoch: int = -1) -> None:
+        if not 0 < start_factor <= 1.0:
+            raise ValueError(f"Starting multiplicative factor expected to be greater than 0 "
+                             f"and less or equal to 1, got {start_factor}")
+        if not 0 <= end_factor <= 1.0:
+            raise ValueError(f"Ending multiplicative factor expected to be between 0 and 1, "
+                             f"got {end_factor}")
+        self.start_factor = start_factor
+        self.end_factor = end_factor
+        self.total_iters = _positive_int("total_iters", total_iters)
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        t, s, e, n = self.last_epoch, self.start_factor, self.end_factor, self.total_iters
+        groups = self._group_lrs()
+        if t == 0:
+            return [lr * s for lr in groups]
+        if self._is_initial or t > n:
+            return groups
+        return [lr * (1.0 + (e - s) / (n * s + (t - 1) * (e - s))) for lr in groups]
+
+
+class OneCycleLR(LRScheduler):
+    """The 1cycle policy: warm up from ``max_lr / div_factor`` to ``max_lr`` over
+    ``pct_start`` of ``total_steps``, then anneal to ``initial_lr / final_div_factor``;
+    momentum (or Adam's ``beta1``) cycles inversely between ``max_momentum`` and
+    ``base_momentum``. Step it after every batch.
+
+    Example:
+        >>> import xad
+        >>> opt = xad.optim.SGD([xad.zeros(1, requires_grad=True)], lr=0.1, momentum=0.9)
+        >>> s = xad.optim.lr_scheduler.OneCycleLR(opt, max_lr=1.0, total_steps=10)
+        >>> round(s.get_last_lr()[0], 6), opt.param_groups[0]["momentum"]
+        (0.04, 0.95)
+    """
+
+    def __init__(self, optimizer: Optimizer, max_lr: float | list[float],
+                 total_steps: int | None = None, epochs: int | None = None,
+                 steps_per_epoch: int | None = None, pct_start: float = 0.3,
+                 anneal_strategy: str = "cos", cycle_momentum: bool = True,
+                 base_momentum: float | list[float] = 0.85,
+                 max_momentum: float | list[float] = 0.95, div_factor: float = 25.0,
+                 final_div_factor: float = 1e4, three_phase: bool = False,
+                 last_epoch: int = -1) -> None:
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        if total_steps is not None:
+            self.total_steps = _positive_int("total_steps", total_steps)
+        elif epochs is not None and steps_per_epoch is not None:
+            self.total_steps = (_positive_int("epochs", epochs)
+                                * _positive_int("steps_per_epoch", steps_per_epoch))
+        else:
+            raise ValueError("You must define either total_steps OR (epochs AND "
+                             "steps_per_epoch)")
+        if not isinstance(pct_start, float) or not 0 <= pct_start <= 1:
+            raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
+        if anneal_strategy not in ("cos", "linear"):
+            raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got "
+                             f"{anneal_strategy!r}")
+        self.anneal_strategy = anneal_strategy
+        n = self.total_steps
+        up = float(pct_start * n) - 1
+        if three_phase:
+            self._schedule_phases = [
+                {"end_step": up, "start_lr": "initial_lr", "end_lr": "max_lr",
+                 "start_momentum": "max_momentum", "end_momentum": "base_momentum"},
+                {"end_step": float(2 * pct_start * n) - 2, "start_lr": "max_lr",
+                 "end_lr": "initial_lr", "start_momentum": "base_momentum",
+                 "end_momentum": "max_momentum"},
+                {"end_step": n - 1, "start_lr": "initial_lr", "end_lr": "min_lr",
+                 "start_momentum": "max_momentum", "end_momentum": "max_momentum"}]
+        else:
+            self._schedule_phases = [
+                {"end_step": up, "start_lr": "initial_lr", "end_lr": "max_lr",
+                 "start_momentum": "max_momentum", "end_momentum": "base_momentum"},
+                {"end_step": n - 1, "start_lr": "max_lr", "end_lr": "min_lr",
+                 "start_momentum": "base_momentum", "end_momentum": "max_momentum"}]
+        groups = optimizer.param_groups
+        max_lrs = _per_group("max_lr", groups, max_lr)
+        if last_epoch == -1:
+            for group, m in zip(groups, max_lrs):
+                group["initial_lr"] = m / div_factor
+                group["max_lr"] = m
+                group["min_lr"] = group["initial_lr"] / final_div_factor
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError("optimizer must support momentum or beta1 with "
+                                 "`cycle_momentum` option enabled")
+            self.use_beta1 = "betas" in optimizer.defaults
+            maxs = _per_group("max_momentum", groups, max_momentum)
+            bases = _per_group("base_momentum", groups, base_momentum)
+            if last_epoch == -1:
+                for group, mx, bs in zip(groups, maxs, bases):
+                    self._set_momentum(group, mx)
+                    group["max_momentum"] = mx
+                    group["base_momentum"] = bs
+        super().__init__(optimizer, last_epoch)
+
+    def _set_momentum(self, group: dict[str, Any], value: float) -> None:
+        if self.use_beta1:
+            group["betas"] = (value, *group["betas"][1:])
+        else:
+            group["momentum"] = value
+
+    def _anneal(self, start: float, end: float, pct: float) -> float:
+        if self.anneal_strategy == "cos":
+            return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
+        return (end - start) * pct + start
+
+    def get_lr(self) -> list[float]:
+        t = self.last_epoch
+        if t > self.total_steps:
+            raise ValueError(f"Tried to step {t} times. The specified number of total steps "
+                             f"is {self.total_steps}")
+        lrs = []
+        phases = self._schedule_phases
+        for group in self.optimizer.param_groups:
+            start = 0.0
+            for i, phase in enumerate(phases):
+                end = phase["end_step"]
+                if t <= end or i == len(phases) - 1:
+                    pct = (t - start) / (end - start)
+                    lrs.append(self._anneal(group[phase["start_lr"]], group[phase["end_lr"]],
+                                            pct))
+                    if self.cycle_momentum:
+                        self._set_momentum(group, self._anneal(
+                            group[phase["start_momentum"]], group[phase["end_momentum"]], pct))
+                    break
+                start = end
+        return lrs
+
+
+def _per_group(name: str, groups: list[dict[str, Any]], value: Any) -> list[Any]:
+    if isinstance(value, (list, tuple)):
+        if len(value) != len(groups):
+            raise ValueError(f"{name} must have the same length as optimizer.param_groups. "
+                             f"{name} has {len(value)} values, param_groups has "
+                             f"{len(groups)}.")
+        return list(value)
+    return [value] * len(groups)

@@ -1,0 +1,296 @@
+"""``Optimizer``: the base of every optimiser: parameter groups, ``zero_grad``, state dicts.
+
+Subclasses give their defaults and a ``_validate`` of one group's hyperparameters, and write
+``step`` as a loop that gathers each group's parameters, gradients and state and calls the
+module's functional update (``sgd``, ``adam``, ...). State per parameter is a dict of Python
+numbers and :class:`~xad.Tensor` s (no gradient) on the parameter's backend, device and dtype;
+an update rewrites a state tensor's array in place where the backend's arrays are mutable and
+rebinds ``.data`` where they are not (JAX).
+
+The state-dict layout is PyTorch's: ``{"state": {index: {...}}, "param_groups": [{...,
+"params": [indices]}]}`` with parameters numbered in order across the groups.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from .. import autograd as _ag
+from ..tensor import Tensor
+
+__all__ = ["Optimizer"]
+
+ParamsT = Iterable[Tensor] | Iterable[dict[str, Any]]
+
+
+class Optimizer:
+    """Base class: holds ``param_groups`` (dicts with ``"params"`` and hyperparameters),
+    ``defaults`` and ``state`` (a dict from parameter to its state dict).
+
+    Example:
+        >>> import xad
+        >>> w = xad.zeros(2, requires_grad=True)
+        >>> opt = xad.optim.SGD([{"params": [w], "lr": 0.5}], lr=0.1)
+        >>> opt.param_groups[0]["lr"], opt.defaults["lr"]
+        (0.5, 0.1)
+    """
+
+    def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
+        self.defaults = dict(defaults)
+        self.state: dict[Tensor, dict[str, Any]] = {}
+        self.param_groups: list[dict[str, Any]] = []
+        if isinstance(params, Tensor) or isinstance(params, Mapping):
+            raise TypeError(f"params argument given to the optimizer should be an iterable of "
+                            f"Tensors or dicts, but got {type(params).__name__}; wrap it in "
+                            f"a list: [{type(params).__name__.lower()}]")
+        groups = list(params)
+        if not groups:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(groups[0], Mapping):
+            groups = [{"params": groups}]
+        for g in groups:
+            self.add_param_group(g)
+
+    # ----- groups ---------------------------------------------------------------------------
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        """Add a group of parameters with its own hyperparameters (the rest from defaults).
+
+        Example:
+            >>> import xad
+            >>> a, b = xad.zeros(1, requires_grad=True), xad.zeros(1, requires_grad=True)
+            >>> opt = xad.optim.SGD([a], lr=0.1); opt.add_param_group({"params": [b], "lr": 1})
+            >>> [g["lr"] for g in opt.param_groups]
+            [0.1, 1]
+        """
+        if not isinstance(param_group, Mapping):
+            raise TypeError(f"a parameter group must be a dict, got "
+                            f"{type(param_group).__name__}")
+        group = dict(param_group)
+        if "params" not in group:
+            raise ValueError("a parameter group needs a 'params' entry")
+        params = group["params"]
+        params = [params] if isinstance(params, Tensor) else list(params)
+        for p in params:
+            if not isinstance(p, Tensor):
+                raise TypeError(f"optimizer can only optimize Tensors, but one of the params "
+                                f"is {type(p).__name__}")
+            if not p.is_leaf:
+                raise ValueError(f"can't optimize a non-leaf Tensor (shape {p.shape}, made by "
+                                 f"{p.grad_fn!r}); optimise the leaf it comes from, or "
+                                 f"detach it and set requires_grad=True")
+            if not p.dtype.is_floating:
+                raise TypeError(f"optimizer: a parameter has dtype {p.dtype}; only floating "
+                                f"tensors can be optimised")
+        if len({id(p) for p in params}) != len(params):
+            raise ValueError("a parameter group contains the same parameter more than once")
+        group["params"] = params
+        for key, value in self.defaults.items():
+            group.setdefault(key, value)
+        self._validate(group)
+        seen = {id(p) for g in self.param_groups for p in g["params"]}
+        if any(id(p) in seen for p in params):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(group)
+        self._init_group_state(group)
+
+    def _validate(self, group: dict[str, Any]) -> None:
+        """Raise ``ValueError`` for an invalid hyperparameter in ``group``."""
+
+    def _init_group_state(self, group: dict[str, Any]) -> None:
+        """Create state eagerly for a new group (Adagrad does; most create it lazily)."""
+
+    # ----- gradients ------------------------------------------------------------------------
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Clear the gradients: ``None`` (default), or new zero tensors.
+
+        Never writes into a gradient's array (gradients may alias other arrays).
+
+        Example:
+            >>> import xad
+            >>> w = xad.ones(2, requires_grad=True); (w * w).sum().backward()
+            >>> opt = xad.optim.SGD([w], lr=0.1); opt.zero_grad(); w.grad is None
+            True
+        """
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                if set_to_none:
+                    p.grad = None
+                else:
+                    b = p._backend
+                    p.grad = Tensor._make(b.xp.zeros_like(p.grad.data), b)
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """Update every parameter that has a gradient; returns ``closure()`` if given."""
+        raise NotImplementedError
+
+    def _closure(self, closure: Callable[[], Any] | None) -> Any:
+        if closure is None:
+            return None
+        with _ag.enable_grad():
+            return closure()
+
+    # ----- state dicts ----------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """The optimiser's state as ``{"state": {index: {...}}, "param_groups": [...]}``.
+
+        State tensors are copies (a snapshot that later steps do not change); parameters are
+        named by their index in the order of the groups.
+
+        Example:
+            >>> import xad
+            >>> w = xad.ones(2, requires_grad=True); opt = xad.optim.Adam([w], lr=0.1)
+            >>> (w * w).sum().backward(); opt.step(); sd = opt.state_dict()
+            >>> sorted(sd["state"][0]), sd["param_groups"][0]["params"]
+            (['exp_avg', 'exp_avg_sq', 'step'], [0])
+        """
+        index: dict[int, int] = {}
+        groups = []
+        for group in self.param_groups:
+            ids = []
+            for p in group["params"]:
+                index.setdefault(id(p), len(index))
+                ids.append(index[id(p)])
+            g = {k: v for k, v in group.items() if k != "params"}
+            g["params"] = ids
+            groups.append(g)
+        state = {}
+        for group in self.param_groups:
+            for p in group["params"]:
+                st = self.state.get(p)
+                if st is not None:
+                    state[index[id(p)]] = {k: _snapshot(v) for k, v in st.items()}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
+        """Restore a state from :meth:`state_dict` (of this optimiser type, same groups).
+
+        State tensors are copied onto each parameter's backend and device, and floating ones
+        cast to its dtype, so a state saved on one backend resumes on another.
+
+        Example:
+            >>> import xad
+            >>> w = xad.ones(2, requires_grad=True); opt = xad.optim.SGD([w], lr=0.1)
+            >>> opt.load_state_dict({"state": {}, "param_groups": [{**opt.defaults,
+            ...                      "lr": 0.5, "params": [0]}]})
+            >>> opt.param_groups[0]["lr"]
+            0.5
+        """
+        if not isinstance(state_dict, Mapping) or "state" not in state_dict \
+                or "param_groups" not in state_dict:
+            raise ValueError("load_state_dict: expected a dict with 'state' and 'param_groups' "
+                             "(as made by Optimizer.state_dict())")
+        saved_groups = list(state_dict["param_groups"])
+        if len(saved_groups) != len(self.param_groups):
+            raise ValueError(f"loaded state dict has a different number of parameter groups "
+                             f"({len(saved_groups)}) than the optimizer "
+                             f"({len(self.param_groups)})")
+        id_map: dict[Any, Tensor] = {}
+        for i, (saved, group) in enumerate(zip(saved_groups, self.param_groups)):
+            if len(saved["params"]) != len(group["params"]):
+                raise ValueError(f"loaded state dict contains a parameter group ({i}) that "
+                                 f"doesn't match the size of optimizer's group: "
+                                 f"{len(saved['params'])} vs {len(group['params'])} params")
+            for k, p in zip(saved["params"], group["params"]):
+                id_map[k] = p
+        new_groups = []
+        for saved, group in zip(saved_groups, self.param_groups):
+            g = {k: v for k, v in saved.items() if k != "params"}
+            if isinstance(group.get("betas"), tuple) and isinstance(g.get("betas"), list):
+                g["betas"] = tuple(g["betas"])
+            g["params"] = group["params"]
+            self._validate({**self.defaults, **g})
+            new_groups.append(g)
+        new_state: dict[Tensor, dict[str, Any]] = {}
+        for k, st in state_dict["state"].items():
+            p = id_map.get(k)
+            if p is None:
+                p = id_map.get(str(k)) if not isinstance(k, str) else _int_key(id_map, k)
+            if p is None:
+                continue  # as PyTorch: state of an unknown index is dropped
+            new_state[p] = {name: _restore(v, p, name, k) for name, v in st.items()}
+        self.param_groups[:] = new_groups
+        self.state = new_state
+
+    def __repr__(self) -> str:
+        lines = [f"{type(self).__name__} ("]
+        for i, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            for key in sorted(k for k in group if k != "params"):
+                lines.append(f"    {key}: {group[key]}")
+        lines.append(")")
+        return "\n".join(lines)
+
+    # ----- helpers for subclasses -----------------------------------------------------------
+    def _params_with_grad(self, group: dict[str, Any]) -> tuple[list[Tensor], list[Tensor]]:
+        params, grads = [], []
+        for p in group["params"]:
+            if p.grad is not None:
+                params.append(p)
+                grads.append(p.grad)
+        return params, grads
+
+    def _state(self, p: Tensor) -> dict[str, Any]:
+        st = self.state.get(p)
+        if st is None:
+            st = self.state[p] = {}
+        return st
+
+
+def _zeros_like(p: Tensor) -> Tensor:
+    """A zero state tensor with ``p``'s backend, device, shape and dtype."""
+    b = p._backend
+    return Tensor._make(b.xp.zeros_like(p.data), b)
+
+
+def _full_like(p: Tensor, value: float) -> Tensor:
+    b = p._backend
+    return Tensor._make(b.xp.full_like(p.data, value), b)
+
+
+def _copy_array(b: Any, a: Any) -> Any:
+    """A private copy of a backend array (the array itself where arrays are immutable)."""
+    return b.xp.asarray(a, copy=True) if b.mutable else a
+
+
+def _snapshot(v: Any) -> Any:
+    if isinstance(v, Tensor):
+        return Tensor._make(_copy_array(v._backend, v.data), v._backend)
+    return v
+
+
+def _int_key(id_map: dict[Any, Tensor], k: str) -> Tensor | None:
+    try:
+        return id_map.get(int(k))
+    except ValueError:
+        return None
+
+
+def _restore(v: Any, p: Tensor, name: str, index: Any) -> Any:
+    """A state value made to match parameter ``p``: its backend, device and floating dtype."""
+    if not isinstance(v, Tensor):
+        return v
+    with _ag.no_grad():
+        t = v.detach()
+        if t._backend is not p._backend:
+            t = t.to(p._backend)
+        if t.dtype.is_floating and t.dtype is not p.dtype:
+            t = t.astype(p.dtype)
+    if t.shape != p.shape and math.prod(t.shape) != 1:
+        raise ValueError(f"load_state_dict: state {name!r} of parameter {index} has shape "
+                         f"{t.shape} but the parameter has shape {p.shape}; the state dict "
+                         f"belongs to a different model")
+    b = p._backend
+    return Tensor._make(_copy_array(b, t.data), b)
+
+
+def _check(ok: bool, message: str) -> None:
+    if not ok:
+        raise ValueError(message)
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and not math.isnan(x)
