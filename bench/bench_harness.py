@@ -1,0 +1,181 @@
+"""What every workload shares: the runner protocol, agreement checks, interleaved timing.
+
+A workload builds one *runner* per implementation (``xad``, ``numpy``, ``torch``). A runner has
+``step()`` (the timed unit of work) and ``check()`` (run once on a fresh runner: the loss,
+gradients and whatever else must agree, as NumPy arrays, plus ``self/...`` entries: errors a
+runner measured against its own reference, e.g. an optimiser step against the closed form).
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+__all__ = ["Runner", "Workload", "CheckError", "compare", "time_interleaved", "Timing",
+           "adam_first_step_error", "to_np"]
+
+
+class Runner(Protocol):
+    def step(self) -> None: ...
+    def check(self) -> dict[str, Any]: ...
+
+
+@dataclass
+class Workload:
+    """One benchmark: how to build each implementation's runner and how to report it.
+
+    ``build(impl, size)`` returns a runner; ``size`` is ``"full"``, ``"quick"`` or ``"tiny"``
+    (tiny: the smoke test's sizes). ``scale`` turns seconds per ``step()`` into ``unit``.
+    """
+
+    name: str
+    description: str
+    unit: str
+    build: Callable[[str, str], Runner]
+    scale: Callable[[str], float] = lambda size: 1.0
+    impls: tuple[str, ...] = ("xad", "numpy", "torch")
+    target: str = ""
+    min_time: float = 0.25          # seconds per timed sample (full run)
+    reps: int = 9                   # samples per implementation (full run)
+    rtol: float = 1e-4
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class CheckError(AssertionError):
+    """Implementations disagree: the benchmark refuses to time them."""
+
+
+def to_np(x: Any) -> np.ndarray:
+    """A host float64 copy of an xad tensor, torch tensor, NumPy array or Python number."""
+    if hasattr(x, "detach") and hasattr(x, "numpy") and type(x).__module__.startswith("torch"):
+        return x.detach().cpu().numpy().astype(np.float64)
+    if hasattr(x, "numpy") and not isinstance(x, np.ndarray):
+        return np.asarray(x.numpy(), dtype=np.float64)
+    return np.asarray(x, dtype=np.float64)
+
+
+def rel_err(a: np.ndarray, ref: np.ndarray) -> float:
+    """max |a - ref| / max |ref|: elementwise agreement scaled to the array's magnitude."""
+    if a.shape != ref.shape:
+        return math.inf
+    scale = float(np.max(np.abs(ref))) if ref.size else 0.0
+    diff = float(np.max(np.abs(a - ref))) if ref.size else 0.0
+    if not np.all(np.isfinite(a)):
+        return math.inf
+    return diff / scale if scale > 0 else diff
+
+
+def compare(results: dict[str, dict[str, Any]], rtol: float, reference: str = "numpy"
+            ) -> dict[str, float]:
+    """Check every implementation's values against ``reference``'s; return the worst errors.
+
+    Keys starting with ``self/`` are errors a runner already measured against its own
+    reference and must be <= ``rtol``. Raises :class:`CheckError` naming each disagreement.
+    """
+    ref = results[reference]
+    worst: dict[str, float] = {}
+    problems = []
+    for impl, vals in results.items():
+        missing = sorted(k for k in ref if not k.startswith("self/") and k not in vals)
+        if missing:
+            problems.append(f"{impl}: missing values {missing}")
+        w = 0.0
+        for k, v in vals.items():
+            if k.startswith("self/"):
+                e = float(v)
+            elif impl == reference:
+                continue
+            elif k not in ref:
+                problems.append(f"{impl}: value {k!r} has no reference")
+                continue
+            else:
+                e = rel_err(to_np(v), to_np(ref[k]))
+            if not e <= rtol:
+                problems.append(f"{impl} vs {reference}: {k} differs, relative error {e:.3g} > "
+                                f"{rtol:g}")
+            w = max(w, e)
+        worst[impl] = w
+    if problems:
+        raise CheckError("; ".join(problems))
+    return worst
+
+
+def adam_first_step_error(before: np.ndarray, after: np.ndarray, grad: np.ndarray, lr: float,
+                          eps: float = 1e-8) -> float:
+    """How far one Adam step (from zero state) is from its closed form, in units of ``lr``.
+
+    After one step with bias correction, Adam moves ``p`` by ``-lr * g / (|g| + eps)``.
+    """
+    g = np.asarray(grad, np.float64)
+    expect = np.asarray(before, np.float64) - lr * g / (np.abs(g) + eps)
+    return float(np.max(np.abs(np.asarray(after, np.float64) - expect))) / lr
+
+
+@dataclass
+class Timing:
+    """Seconds per ``step()`` of one implementation: every sample, and the inner loop count."""
+
+    samples: list[float]
+    inner: int
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.samples)
+
+    @property
+    def spread(self) -> float:
+        """Half the interquartile range, relative to the median (a noise estimate)."""
+        s = sorted(self.samples)
+        if len(s) < 4:
+            return (s[-1] - s[0]) / 2 / self.median if self.median else 0.0
+        q = statistics.quantiles(s, n=4)
+        return (q[2] - q[0]) / 2 / self.median if self.median else 0.0
+
+
+def _calibrate(step: Callable[[], None], min_time: float) -> int:
+    """How many calls make one sample last about ``min_time`` (after a warm-up call)."""
+    step()
+    t0 = time.perf_counter()
+    step()
+    dt = time.perf_counter() - t0
+    if dt >= min_time:
+        return 1
+    n = 2
+    while True:  # re-measure with more calls: one call is too noisy for fast steps
+        t0 = time.perf_counter()
+        for _ in range(n):
+            step()
+        dt = (time.perf_counter() - t0) / n
+        if dt * n >= min_time / 4 or n >= 1 << 20:
+            return max(1, math.ceil(min_time / max(dt, 1e-9)))
+        n *= 4
+
+
+def time_interleaved(runners: dict[str, Runner], reps: int, min_time: float) -> dict[str, Timing]:
+    """Time the runners round-robin: each repetition takes one sample of every runner.
+
+    The order rotates every repetition so no implementation always runs right after the
+    same other one (caches, CPU frequency). A sample is ``inner`` calls of ``step()``
+    (chosen so a sample lasts about ``min_time``), reported as seconds per call. The
+    garbage collector stays on (as in a real training loop) but is emptied between samples.
+    """
+    names = list(runners)
+    inner = {n: _calibrate(runners[n].step, min_time) for n in names}
+    samples: dict[str, list[float]] = {n: [] for n in names}
+    for r in range(reps):
+        order = names[r % len(names):] + names[:r % len(names)]
+        for n in order:
+            step, k = runners[n].step, inner[n]
+            gc.collect()
+            t0 = time.perf_counter()
+            for _ in range(k):
+                step()
+            samples[n].append((time.perf_counter() - t0) / k)
+    return {n: Timing(samples[n], inner[n]) for n in names}

@@ -1,0 +1,87 @@
+"""The benchmark harness (bench/) cannot rot: every workload's implementations still agree at
+tiny sizes, a disagreement is caught, and each runner's timed step still runs. No timings."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+_RUN = Path(__file__).resolve().parents[1] / "bench" / "run.py"
+
+
+def _load_run():
+    if "xad_bench_run" in sys.modules:
+        return sys.modules["xad_bench_run"]
+    spec = importlib.util.spec_from_file_location("xad_bench_run", _RUN)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["xad_bench_run"] = mod
+    spec.loader.exec_module(mod)  # puts bench/ at the end of sys.path
+    return mod
+
+
+run = _load_run()
+import bench_harness  # noqa: E402  (importable once run.py has set the path)
+import bench_memory  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _numpy_backend():
+    import xad
+    prev = xad.get_backend()
+    xad.set_backend("numpy")
+    yield
+    xad.set_backend(prev.name, device=prev.device)
+
+
+@pytest.mark.parametrize("name", list(run.WORKLOADS))
+def test_implementations_agree(name):
+    errors = run.check_workload(name, "tiny")
+    expected = {"xad", "numpy"} | ({"torch"} if run.have_torch() else set())
+    assert set(errors) == expected
+    assert max(errors.values()) <= run.WORKLOADS[name].rtol
+
+
+@pytest.mark.parametrize("name", list(run.WORKLOADS))
+def test_timed_step_runs(name):
+    w = run.WORKLOADS[name]
+    for impl in run._impls(w):
+        w.build(impl, "tiny").step()
+
+
+def test_disagreement_is_caught():
+    w = run.WORKLOADS["mlp-small"]
+    results = {impl: w.build(impl, "tiny").check() for impl in ("xad", "numpy")}
+    results["xad"]["grad/W1"] = results["xad"]["grad/W1"] * 1.01
+    with pytest.raises(bench_harness.CheckError, match="grad/W1"):
+        bench_harness.compare(results, w.rtol)
+    results["xad"].pop("grad/W1")
+    with pytest.raises(bench_harness.CheckError, match="missing"):
+        bench_harness.compare(results, w.rtol)
+
+
+def test_bad_optimiser_step_is_caught():
+    before = np.array([0.5, -0.25])
+    grad = np.array([2.0, -1e-3])
+    good = before - 1e-3 * np.sign(grad)
+    assert bench_harness.adam_first_step_error(before, good, grad, 1e-3) < 1e-3
+    assert bench_harness.adam_first_step_error(before, before, grad, 1e-3) > 0.5
+
+
+def test_memory_child_reports_peak():
+    out = bench_memory.measure("numpy", "tiny", steps=2, threads=1)
+    assert out["peak_kib"] >= out["base_kib"] > 0
+    assert out["mib"] >= 0
+
+
+def test_table_shows_ratios_and_failures():
+    rows = [{"name": "mlp", "unit": "ms/step", "target": "t", "errors": {"xad": 1e-6},
+             "median": {"xad": 2.0, "numpy": 1.0, "torch": 4.0},
+             "spread": {"xad": 0.1, "numpy": 0.0, "torch": 0.02}},
+            {"name": "hvp", "unit": "ms", "target": "t", "failed": "xad vs numpy: hvp/W"}]
+    text = run.table(rows)
+    assert "| 2.00x | 0.50x |" in text and "±10%" in text
+    assert "CHECK FAILED" in text
