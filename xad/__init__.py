@@ -56,3 +56,7 @@ from .utils.gradcheck import GradcheckError, gradcheck, gradgradcheck
 bool = bool_  # noqa: A001  (xad.bool, as the standard names it)
 
 __version__ = "0.1.0"
+
+from . import viz  # noqa: E402
+from .func import grad, hessian, hvp, jacobian, jvp, value_and_grad, vjp  # noqa: E402
+from .utils.checkpoint import checkpoint  # noqa: E402

@@ -383,7 +383,11 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     logp = _ops.log_softmax(input, axis=axis)
     c = input.shape[axis]
     if isinstance(target, Tensor) and target.dtype.is_floating:  # class probabilities
-        _check_pair(input, target, "cross_entropy")
+        if target.shape != input.shape:
+            raise TypeError(f"cross_entropy: a target is either integer class indices of "
+                            f"shape (N, ...) or class probabilities of the input's shape "
+                            f"{input.shape}; got {target.dtype} of shape {target.shape} "
+                            f"(cast indices with .astype(xad.int64))")
         if label_smoothing:
             target = target * (1 - label_smoothing) + label_smoothing / c
         wl = logp if weight is None else logp * weight.reshape(

@@ -399,7 +399,10 @@ class Module:
             v = state_dict[k]
             if not isinstance(v, Tensor):
                 from ..factories import tensor
+                shape = getattr(v, "shape", None)
                 v = tensor(v, dtype=t.dtype, backend=t._backend)
+                if shape is not None and tuple(v.shape) != tuple(shape):
+                    v = v.reshape(tuple(shape))  # some backends turn 0-d host arrays 1-d
             if tuple(v.shape) != tuple(t.shape):
                 errors.append(f"size mismatch for {k!r}: the state_dict has shape "
                               f"{tuple(v.shape)}, the module's is {tuple(t.shape)}")

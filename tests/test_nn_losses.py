@@ -1,0 +1,146 @@
+"""Losses of xad.nn: gradients (first and second order) on every backend, values against
+PyTorch on the NumPy backend, stability and argument errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import xad
+import xad.nn as nn
+import xad.nn.functional as F
+
+f64 = xad.float64
+
+
+def _x(*shape):
+    return xad.randn(*shape, dtype=f64, requires_grad=True)
+
+
+def test_regression_losses_gradients(xb):
+    x, y = _x(3, 4), xad.randn(3, 4, dtype=f64)
+    for loss in (nn.MSELoss(), nn.L1Loss(reduction="sum"), nn.HuberLoss(delta=0.7),
+                 nn.HuberLoss(reduction="none")):
+        assert xad.gradcheck(lambda a, loss=loss: loss(a, y), [x]), repr(loss)
+    assert xad.gradgradcheck(lambda a: F.mse_loss(a, y), [x])
+    # the target is differentiable too
+    t = _x(3, 4)
+    assert xad.gradcheck(lambda a, b: F.huber_loss(a, b, delta=0.5), [x, t])
+
+
+def test_cross_entropy_gradients(xb):
+    logits = _x(4, 3)
+    target = xad.tensor([0, 2, 2, 1])
+    assert xad.gradcheck(lambda z: F.cross_entropy(z, target), [logits])
+    assert xad.gradgradcheck(lambda z: F.cross_entropy(z, target), [logits])
+    w = xad.tensor([0.2, 1.0, 3.0], dtype=f64)
+    assert xad.gradcheck(lambda z: nn.CrossEntropyLoss(weight=w, reduction="none")(z, target),
+                         [logits])
+    assert xad.gradcheck(lambda z: F.cross_entropy(z, target, label_smoothing=0.1), [logits])
+    z3 = _x(2, 3, 2)  # (N, C, d)
+    t3 = xad.tensor([[0, 2], [1, 1]])
+    assert xad.gradgradcheck(lambda z: F.cross_entropy(z, t3, ignore_index=1), [z3])
+    probs = F.softmax(xad.randn(4, 3, dtype=f64), axis=1)
+    assert xad.gradcheck(lambda z: F.cross_entropy(z, probs), [logits])
+
+
+def test_bce_with_logits_gradients(xb):
+    x = _x(5)
+    y = (xad.rand(5, dtype=f64) > 0.5).astype(f64)
+    pw = xad.tensor([2.0], dtype=f64)
+    assert xad.gradcheck(lambda a: nn.BCEWithLogitsLoss(pos_weight=pw)(a, y), [x])
+    assert xad.gradgradcheck(lambda a: F.binary_cross_entropy_with_logits(a, y), [x])
+
+
+def test_cross_entropy_is_stable(xb):
+    z = xad.tensor([[1000.0, 0.0, -1000.0], [-1000.0, 1000.0, 0.0]], requires_grad=True)
+    loss = F.cross_entropy(z, xad.tensor([0, 2]))
+    loss.backward()
+    assert abs(loss.item() - 500.0) < 1e-3
+    assert bool(xad.isfinite(z.grad).all().item())
+    b = F.binary_cross_entropy_with_logits(xad.tensor([800.0, -800.0]), xad.tensor([0.0, 1.0]))
+    assert abs(b.item() - 800.0) < 1e-3
+
+
+def test_loss_errors(xb):
+    z = xad.zeros(4, 3)
+    with pytest.raises(TypeError, match="integer"):
+        F.cross_entropy(z, xad.zeros(4))
+    with pytest.raises(ValueError, match=r"target of shape \(4,\)"):
+        F.cross_entropy(z, xad.tensor([0, 1]))
+    with pytest.raises(ValueError, match="reduction"):
+        nn.MSELoss(reduction="avg")
+    with pytest.raises(ValueError, match="shape"):
+        F.mse_loss(xad.zeros(3, 1), xad.zeros(3))
+
+
+def test_loss_float32(xb):
+    z = xad.randn(4, 3, requires_grad=True)
+    for v in (F.cross_entropy(z, xad.tensor([0, 1, 2, 0])), F.mse_loss(z, xad.zeros(4, 3)),
+              F.binary_cross_entropy_with_logits(z, xad.ones(4, 3)),
+              F.huber_loss(z, xad.zeros(4, 3))):
+        assert v.dtype == xad.float32
+
+
+# ----- against PyTorch (NumPy backend) ---------------------------------------------------
+@pytest.fixture
+def torch():
+    return pytest.importorskip("torch")
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_losses_match_torch(torch, reduction):
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((5, 3)), rng.standard_normal((5, 3)) * 2
+    A, B, tA, tB = xad.tensor(a), xad.tensor(b), torch.tensor(a), torch.tensor(b)
+    tF = torch.nn.functional
+    cases = [
+        (F.mse_loss(A, B, reduction), tF.mse_loss(tA, tB, reduction=reduction)),
+        (F.l1_loss(A, B, reduction), tF.l1_loss(tA, tB, reduction=reduction)),
+        (F.huber_loss(A, B, reduction, 0.8), tF.huber_loss(tA, tB, reduction=reduction,
+                                                           delta=0.8)),
+    ]
+    y = (rng.random((5, 3)) > 0.5).astype(np.float64)
+    pw = np.array([0.5, 2.0, 1.0])
+    cases.append((F.binary_cross_entropy_with_logits(A, xad.tensor(y), reduction=reduction,
+                                                     pos_weight=xad.tensor(pw)),
+                  tF.binary_cross_entropy_with_logits(tA, torch.tensor(y), reduction=reduction,
+                                                      pos_weight=torch.tensor(pw))))
+    t = np.array([0, 2, 1, 1, 0])
+    w = np.array([0.3, 1.0, 2.5])
+    T, tT = xad.tensor(t), torch.tensor(t)
+    cases += [
+        (F.cross_entropy(A, T, reduction=reduction), tF.cross_entropy(tA, tT,
+                                                                      reduction=reduction)),
+        (F.cross_entropy(A, T, weight=xad.tensor(w), reduction=reduction),
+         tF.cross_entropy(tA, tT, weight=torch.tensor(w), reduction=reduction)),
+        (F.cross_entropy(A, T, ignore_index=1, reduction=reduction),
+         tF.cross_entropy(tA, tT, ignore_index=1, reduction=reduction)),
+        (F.cross_entropy(A, T, label_smoothing=0.2, reduction=reduction),
+         tF.cross_entropy(tA, tT, label_smoothing=0.2, reduction=reduction)),
+        (F.nll_loss(F.log_softmax(A, axis=1), T, reduction=reduction),
+         tF.nll_loss(tF.log_softmax(tA, dim=1), tT, reduction=reduction)),
+    ]
+    p = rng.random((5, 3))
+    p /= p.sum(1, keepdims=True)
+    cases.append((F.cross_entropy(A, xad.tensor(p), reduction=reduction, label_smoothing=0.1),
+                  tF.cross_entropy(tA, torch.tensor(p), reduction=reduction,
+                                   label_smoothing=0.1)))
+    z = rng.standard_normal((3, 4, 2))
+    t3 = np.array([[0, 3], [2, 2], [1, 0]])
+    cases.append((F.cross_entropy(xad.tensor(z), xad.tensor(t3), reduction=reduction),
+                  tF.cross_entropy(torch.tensor(z), torch.tensor(t3), reduction=reduction)))
+    for i, (ours, theirs) in enumerate(cases):
+        assert ours.shape == tuple(theirs.shape), i
+        assert np.allclose(ours.numpy(), theirs.numpy(), atol=1e-10), i
+
+
+def test_cross_entropy_gradient_matches_torch(torch):
+    rng = np.random.default_rng(1)
+    z = rng.standard_normal((6, 4))
+    t = np.array([3, 0, 1, 1, 2, 0])
+    Z = xad.tensor(z, requires_grad=True)
+    F.cross_entropy(Z, xad.tensor(t), label_smoothing=0.05).backward()
+    tZ = torch.tensor(z, requires_grad=True)
+    torch.nn.functional.cross_entropy(tZ, torch.tensor(t), label_smoothing=0.05).backward()
+    assert np.allclose(Z.grad.numpy(), tZ.grad.numpy())
