@@ -32,7 +32,7 @@ def fd_grad(f, x, eps=1e-6):
     out = []
     with xad.no_grad():
         for i in range(x.size):
-            e = basis[i].reshape(x.shape)
+            e = basis[i, :].reshape(x.shape)
             out.append((f(x + eps * e) - f(x - eps * e)).item() / (2 * eps))
     return np.array(out).reshape(x.shape)
 

@@ -492,7 +492,7 @@ def jacobian(f: Callable, argnums: int | Sequence[int] = 0, mode: str = "rev",
                 if o.size:
                     basis = _basis(o)
                     for j in range(o.size):
-                        ct = [reshape(basis[j], o.shape) if m == k else zeros_like(p)
+                        ct = [reshape(basis[j, :], o.shape) if m == k else zeros_like(p)
                               for m, p in enumerate(outs)]
                         per = vjp_fn(_unflatten(out_spec, ct))
                         rows.append(_flatten(list(per), "")[0])
@@ -513,7 +513,7 @@ def jacobian(f: Callable, argnums: int | Sequence[int] = 0, mode: str = "rev",
                     basis = _basis(x)
                     for j in range(x.size):
                         t = list(zero)
-                        t[n] = reshape(basis[j], x.shape)
+                        t[n] = reshape(basis[j, :], x.shape)
                         colsets.append(lin.push(t))
                 for k, o in enumerate(outs):
                     blocks[k][n] = _assemble(o, x, [c[k] for c in colsets], rows_first=False)
