@@ -157,7 +157,7 @@ def test_grad_of_grad_and_jacobian_of_grad(xb):
     close(xad.hessian(f)(x), H, 1e-12)
     # grad(grad(.)) of a scalar function of a scalar
     t0 = xad.tensor(0.3, dtype=F64)
-    c = float(host(t0))  # the value actually held 
+    c = float(host(t0))  # the value actually held
     close(xad.grad(xad.grad(lambda t: t * xad.sin(t)))(t0),
           2 * math.cos(c) - c * math.sin(c), 1e-12)
 
