@@ -26,6 +26,7 @@ import tempfile
 from typing import Any
 
 from .. import backend as _backend
+from .. import dtypes as _dt
 from ..tensor import Tensor
 
 __all__ = ["save", "load", "CheckpointError"]
@@ -337,6 +338,10 @@ class _Reader:
         if offset % ALIGN or offset + nbytes > self.data_bytes:
             raise self.fail(f"the tensor at {where} claims bytes {offset}..{offset + nbytes} "
                             f"of a {self.data_bytes}-byte data section")
+        if self.target._dtypes.get(_dt.ALL[dtype]) is None:
+            raise TypeError(f"xad.load({self.path!r}): the tensor at {where} is {dtype}, which "
+                            f"backend {self.target.name!r} does not have; load the file onto "
+                            f"another backend and cast it")
         buf = bytearray(nbytes)
         self.f.seek(self.data_start + offset)
         if self.f.readinto(buf) != nbytes:
@@ -345,7 +350,10 @@ class _Reader:
         host = xp.reshape(xp.frombuffer(buf, dtype=getattr(xp, dtype)), tuple(shape))
         if sys.byteorder == "big":
             host = host.byteswap()
-        t = Tensor._make(self.target.from_numpy(host), self.target)
+        arr = self.target.from_numpy(host)
+        if tuple(arr.shape) != tuple(shape):  # a backend may return 0-d arrays as 1-d
+            arr = self.target.xp.reshape(arr, tuple(shape))
+        t = Tensor._make(arr, self.target)
         if node.get("requires_grad") is True and t.dtype.is_floating:
             t.requires_grad = True
         return t
