@@ -1,0 +1,66 @@
+"""What the example scripts share: the command line and a progress bar (tqdm if installed,
+else a line printed now and then)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+try:
+    import xad  # noqa: F401
+except ImportError:  # run from a source checkout without installing: use the repository
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+
+def parser(description: str, epochs: int, **extra: object) -> argparse.ArgumentParser:
+    """``--backend``, ``--epochs``, ``--seed`` and ``--quiet``, plus the script's own."""
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--backend", default="numpy",
+                   help="numpy (default), cupy, torch, jax, array_api_strict")
+    p.add_argument("--epochs", type=int, default=epochs, help=f"default {epochs}")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    return p
+
+
+class _Lines:
+    """A stand-in for tqdm: prints about ten lines over the run."""
+
+    def __init__(self, it: Iterable[int], total: int, desc: str) -> None:
+        self.it, self.total, self.desc = it, total, desc
+        self.postfix = ""
+        self.start = time.perf_counter()
+
+    def __iter__(self) -> Iterator[int]:
+        every = max(1, self.total // 10)
+        for i, x in enumerate(self.it, 1):
+            yield x
+            if i % every == 0 or i == self.total:
+                print(f"{self.desc} {i}/{self.total} {self.postfix} "
+                      f"[{time.perf_counter() - self.start:.1f}s]", flush=True)
+
+    def set_postfix_str(self, s: str) -> None:
+        self.postfix = s
+
+    def close(self) -> None:
+        pass
+
+
+class _Silent(_Lines):
+    def __iter__(self) -> Iterator[int]:
+        yield from self.it
+
+
+def progress(total: int, desc: str, quiet: bool = False) -> _Lines:
+    """An iterator over ``range(total)`` that shows progress; ``set_postfix_str`` adds the
+    loss."""
+    if quiet:
+        return _Silent(range(total), total, desc)
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return _Lines(range(total), total, desc)
+    return tqdm(range(total), total=total, desc=desc, leave=True)  # type: ignore[return-value]
