@@ -45,11 +45,11 @@ class StrictBackend(Backend):
         return np.asarray(x if x.device == cpu else x.to_device(cpu))
 
     def from_numpy(self, a: Any) -> Any:
-        return xps.asarray(np.ascontiguousarray(a), device=self.device)
+        return xps.asarray(np.array(a, order="C"), device=self.device)  # a private copy
 
     def asarray(self, obj: Any, dtype: Any = None) -> Any:
         if type(obj).__module__ == "numpy":
-            obj = np.ascontiguousarray(obj)
+            obj = np.array(obj, order="C")  # a private copy: never share the caller's memory
         return xps.asarray(obj, dtype=dtype, device=self.device)
 
     def manual_seed(self, seed: int) -> None:

@@ -8,6 +8,8 @@ Example:
     (2, 1)
 """
 
+# order matters (ruff's import sorting is off here): the operations need Tensor first
+from .tensor import Tensor
 from . import autograd, dtypes, ops
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .backend import (
@@ -49,14 +51,13 @@ from .factories import (
 )
 from .function import Function, FunctionCtx
 from .ops import *  # noqa: F403
-from .tensor import Tensor
 from .utils.anomaly import AnomalyError, detect_anomaly
 from .utils.gradcheck import GradcheckError, gradcheck, gradgradcheck
+from . import data, nn, optim, viz
+from .func import grad, hessian, hvp, jacobian, jvp, value_and_grad, vjp
+from .utils.checkpoint import checkpoint
+from .utils.serialization import CheckpointError, load, save
 
-bool = bool_  # noqa: A001  (xad.bool, as the standard names it)
+bool = bool_  # xad.bool, as the standard names it
 
 __version__ = "0.1.0"
-
-from . import viz  # noqa: E402
-from .func import grad, hessian, hvp, jacobian, jvp, value_and_grad, vjp  # noqa: E402
-from .utils.checkpoint import checkpoint  # noqa: E402

@@ -285,34 +285,34 @@ class Tensor:
 
     # ----- operators ---------------------------------------------------------------------
     def __add__(self, o: Any) -> Tensor:
-        return _ops.add(self, o)
+        return _binary(_ew.Add, self, o)
 
     def __radd__(self, o: Any) -> Tensor:
-        return _ops.add(o, self)
+        return _binary(_ew.Add, o, self)
 
     def __sub__(self, o: Any) -> Tensor:
-        return _ops.subtract(self, o)
+        return _binary(_ew.Subtract, self, o)
 
     def __rsub__(self, o: Any) -> Tensor:
-        return _ops.subtract(o, self)
+        return _binary(_ew.Subtract, o, self)
 
     def __mul__(self, o: Any) -> Tensor:
-        return _ops.multiply(self, o)
+        return _binary(_ew.Multiply, self, o)
 
     def __rmul__(self, o: Any) -> Tensor:
-        return _ops.multiply(o, self)
+        return _binary(_ew.Multiply, o, self)
 
     def __truediv__(self, o: Any) -> Tensor:
-        return _ops.divide(self, o)
+        return _binary(_ew.Divide, self, o)
 
     def __rtruediv__(self, o: Any) -> Tensor:
-        return _ops.divide(o, self)
+        return _binary(_ew.Divide, o, self)
 
     def __pow__(self, o: Any) -> Tensor:
-        return _ops.pow(self, o)
+        return _binary(_ew.Pow, self, o)
 
     def __rpow__(self, o: Any) -> Tensor:
-        return _ops.pow(o, self)
+        return _binary(_ew.Pow, o, self)
 
     def __matmul__(self, o: Any) -> Tensor:
         return _ops.matmul(self, o)
@@ -404,45 +404,162 @@ class Tensor:
         return self
 
     # ----- methods (the functions in xad.ops) ----------------------------------------------
-    def sum(self, axis=None, keepdims=False): return _ops.sum(self, axis=axis, keepdims=keepdims)  # noqa: E501,E704
-    def mean(self, axis=None, keepdims=False): return _ops.mean(self, axis=axis, keepdims=keepdims)  # noqa: E501,E704
-    def var(self, axis=None, correction=0, keepdims=False): return _ops.var(self, axis=axis, correction=correction, keepdims=keepdims)  # noqa: E501,E704
-    def std(self, axis=None, correction=0, keepdims=False): return _ops.std(self, axis=axis, correction=correction, keepdims=keepdims)  # noqa: E501,E704
-    def max(self, axis=None, keepdims=False): return _ops.max(self, axis=axis, keepdims=keepdims)  # noqa: E501,E704
-    def min(self, axis=None, keepdims=False): return _ops.min(self, axis=axis, keepdims=keepdims)  # noqa: E501,E704
-    def prod(self, axis=None, keepdims=False): return _ops.prod(self, axis=axis, keepdims=keepdims)  # noqa: E501,E704
-    def logsumexp(self, axis=None, keepdims=False): return _ops.logsumexp(self, axis=axis, keepdims=keepdims)  # noqa: E501,E704
-    def argmax(self, axis=None, keepdims=False): return _ops.argmax(self, axis=axis, keepdims=keepdims)  # noqa: E501,E704
-    def argmin(self, axis=None, keepdims=False): return _ops.argmin(self, axis=axis, keepdims=keepdims)  # noqa: E501,E704
-    def any(self, axis=None, keepdims=False): return _ops.any(self, axis=axis, keepdims=keepdims)  # noqa: E501,E704
-    def all(self, axis=None, keepdims=False): return _ops.all(self, axis=axis, keepdims=keepdims)  # noqa: E501,E704
-    def cumsum(self, axis=None): return _ops.cumsum(self, axis=axis)  # noqa: E704
-    def softmax(self, axis=-1): return _ops.softmax(self, axis=axis)  # noqa: E704
-    def log_softmax(self, axis=-1): return _ops.log_softmax(self, axis=axis)  # noqa: E704
-    def exp(self): return _ops.exp(self)  # noqa: E704
-    def log(self): return _ops.log(self)  # noqa: E704
-    def log1p(self): return _ops.log1p(self)  # noqa: E704
-    def expm1(self): return _ops.expm1(self)  # noqa: E704
-    def sqrt(self): return _ops.sqrt(self)  # noqa: E704
-    def abs(self): return _ops.abs(self)  # noqa: E704
-    def sin(self): return _ops.sin(self)  # noqa: E704
-    def cos(self): return _ops.cos(self)  # noqa: E704
-    def tan(self): return _ops.tan(self)  # noqa: E704
-    def tanh(self): return _ops.tanh(self)  # noqa: E704
-    def sigmoid(self): return _ops.sigmoid(self)  # noqa: E704
-    def relu(self): return _ops.relu(self)  # noqa: E704
-    def gelu(self, approximate="none"): return _ops.gelu(self, approximate=approximate)  # noqa: E501,E704
-    def softplus(self): return _ops.softplus(self)  # noqa: E704
-    def clip(self, min=None, max=None): return _ops.clip(self, min, max)  # noqa: E704
-    def reshape(self, *shape): return _ops.reshape(self, _shape_arg(shape))  # noqa: E704
-    def transpose(self, *axes): return _ops.transpose(self, _shape_arg(axes) or None)  # noqa: E501,E704
-    def permute_dims(self, *axes): return _ops.permute_dims(self, _shape_arg(axes))  # noqa: E704
-    def squeeze(self, axis=None): return _ops.squeeze(self, axis)  # noqa: E704
-    def expand_dims(self, axis=0): return _ops.expand_dims(self, axis=axis)  # noqa: E704
-    def broadcast_to(self, shape): return _ops.broadcast_to(self, shape)  # noqa: E704
-    def flip(self, axis=None): return _ops.flip(self, axis=axis)  # noqa: E704
-    def flatten(self): return _ops.reshape(self, (-1,))  # noqa: E704
-    def matmul(self, o): return _ops.matmul(self, o)  # noqa: E704
+    def sum(self, axis=None, keepdims=False) -> Tensor:
+        """See :func:`xad.sum`."""
+        return _ops.sum(self, axis=axis, keepdims=keepdims)
+
+    def mean(self, axis=None, keepdims=False) -> Tensor:
+        """See :func:`xad.mean`."""
+        return _ops.mean(self, axis=axis, keepdims=keepdims)
+
+    def var(self, axis=None, correction=0, keepdims=False) -> Tensor:
+        """See :func:`xad.var`."""
+        return _ops.var(self, axis=axis, correction=correction, keepdims=keepdims)
+
+    def std(self, axis=None, correction=0, keepdims=False) -> Tensor:
+        """See :func:`xad.std`."""
+        return _ops.std(self, axis=axis, correction=correction, keepdims=keepdims)
+
+    def max(self, axis=None, keepdims=False) -> Tensor:
+        """See :func:`xad.max`."""
+        return _ops.max(self, axis=axis, keepdims=keepdims)
+
+    def min(self, axis=None, keepdims=False) -> Tensor:
+        """See :func:`xad.min`."""
+        return _ops.min(self, axis=axis, keepdims=keepdims)
+
+    def prod(self, axis=None, keepdims=False) -> Tensor:
+        """See :func:`xad.prod`."""
+        return _ops.prod(self, axis=axis, keepdims=keepdims)
+
+    def logsumexp(self, axis=None, keepdims=False) -> Tensor:
+        """See :func:`xad.logsumexp`."""
+        return _ops.logsumexp(self, axis=axis, keepdims=keepdims)
+
+    def argmax(self, axis=None, keepdims=False) -> Tensor:
+        """See :func:`xad.argmax`."""
+        return _ops.argmax(self, axis=axis, keepdims=keepdims)
+
+    def argmin(self, axis=None, keepdims=False) -> Tensor:
+        """See :func:`xad.argmin`."""
+        return _ops.argmin(self, axis=axis, keepdims=keepdims)
+
+    def any(self, axis=None, keepdims=False) -> Tensor:
+        """See :func:`xad.any`."""
+        return _ops.any(self, axis=axis, keepdims=keepdims)
+
+    def all(self, axis=None, keepdims=False) -> Tensor:
+        """See :func:`xad.all`."""
+        return _ops.all(self, axis=axis, keepdims=keepdims)
+
+    def cumsum(self, axis=None) -> Tensor:
+        """See :func:`xad.cumsum`."""
+        return _ops.cumsum(self, axis=axis)
+
+    def softmax(self, axis=-1) -> Tensor:
+        """See :func:`xad.softmax`."""
+        return _ops.softmax(self, axis=axis)
+
+    def log_softmax(self, axis=-1) -> Tensor:
+        """See :func:`xad.log_softmax`."""
+        return _ops.log_softmax(self, axis=axis)
+
+    def exp(self) -> Tensor:
+        """See :func:`xad.exp`."""
+        return _ops.exp(self)
+
+    def log(self) -> Tensor:
+        """See :func:`xad.log`."""
+        return _ops.log(self)
+
+    def log1p(self) -> Tensor:
+        """See :func:`xad.log1p`."""
+        return _ops.log1p(self)
+
+    def expm1(self) -> Tensor:
+        """See :func:`xad.expm1`."""
+        return _ops.expm1(self)
+
+    def sqrt(self) -> Tensor:
+        """See :func:`xad.sqrt`."""
+        return _ops.sqrt(self)
+
+    def abs(self) -> Tensor:
+        """See :func:`xad.abs`."""
+        return _ops.abs(self)
+
+    def sin(self) -> Tensor:
+        """See :func:`xad.sin`."""
+        return _ops.sin(self)
+
+    def cos(self) -> Tensor:
+        """See :func:`xad.cos`."""
+        return _ops.cos(self)
+
+    def tan(self) -> Tensor:
+        """See :func:`xad.tan`."""
+        return _ops.tan(self)
+
+    def tanh(self) -> Tensor:
+        """See :func:`xad.tanh`."""
+        return _ops.tanh(self)
+
+    def sigmoid(self) -> Tensor:
+        """See :func:`xad.sigmoid`."""
+        return _ops.sigmoid(self)
+
+    def relu(self) -> Tensor:
+        """See :func:`xad.relu`."""
+        return _ops.relu(self)
+
+    def gelu(self, approximate="none") -> Tensor:
+        """See :func:`xad.gelu`."""
+        return _ops.gelu(self, approximate=approximate)
+
+    def softplus(self) -> Tensor:
+        """See :func:`xad.softplus`."""
+        return _ops.softplus(self)
+
+    def clip(self, min=None, max=None) -> Tensor:
+        """See :func:`xad.clip`."""
+        return _ops.clip(self, min, max)
+
+    def reshape(self, *shape) -> Tensor:
+        """See :func:`xad.reshape`."""
+        return _ops.reshape(self, _shape_arg(shape))
+
+    def transpose(self, *axes) -> Tensor:
+        """See :func:`xad.transpose`."""
+        return _ops.transpose(self, _shape_arg(axes) or None)
+
+    def permute_dims(self, *axes) -> Tensor:
+        """See :func:`xad.permute_dims`."""
+        return _ops.permute_dims(self, _shape_arg(axes))
+
+    def squeeze(self, axis=None) -> Tensor:
+        """See :func:`xad.squeeze`."""
+        return _ops.squeeze(self, axis)
+
+    def expand_dims(self, axis=0) -> Tensor:
+        """See :func:`xad.expand_dims`."""
+        return _ops.expand_dims(self, axis=axis)
+
+    def broadcast_to(self, shape) -> Tensor:
+        """See :func:`xad.broadcast_to`."""
+        return _ops.broadcast_to(self, shape)
+
+    def flip(self, axis=None) -> Tensor:
+        """See :func:`xad.flip`."""
+        return _ops.flip(self, axis=axis)
+
+    def flatten(self) -> Tensor:
+        """See :func:`xad.reshape`."""
+        return _ops.reshape(self, (-1,))
+
+    def matmul(self, o) -> Tensor:
+        """See :func:`xad.matmul`."""
+        return _ops.matmul(self, o)
+
 
     @property
     def T(self) -> Tensor:
@@ -459,4 +576,7 @@ def _shape_arg(shape: tuple) -> tuple:
     return tuple(shape)
 
 
-from . import ops as _ops  # noqa: E402  (the operations need Tensor defined first)
+# the operations need Tensor defined first
+from . import ops as _ops  # noqa: E402
+from .ops import elementwise as _ew  # noqa: E402
+from .ops._apply import binary as _binary  # noqa: E402
