@@ -140,8 +140,14 @@ class Timing:
 
 
 def _calibrate(step: Callable[[], None], min_time: float) -> int:
-    """How many calls make one sample last about ``min_time`` (after a warm-up call)."""
-    step()
+    """How many calls make one sample last about ``min_time``.
+
+    ``min_time <= 0``: one call, no warm-up (a long step such as a whole training run, where
+    the median of the samples absorbs a slower first one). Otherwise the first call is a
+    warm-up whose duration is the first estimate.
+    """
+    if min_time <= 0:
+        return 1
     t0 = time.perf_counter()
     step()
     dt = time.perf_counter() - t0
@@ -158,13 +164,16 @@ def _calibrate(step: Callable[[], None], min_time: float) -> int:
         n *= 4
 
 
-def time_interleaved(runners: dict[str, Runner], reps: int, min_time: float) -> dict[str, Timing]:
+def time_interleaved(runners: dict[str, Runner], reps: int, min_time: float,
+                     settle: float = 0.0) -> dict[str, Timing]:
     """Time the runners round-robin: each repetition takes one sample of every runner.
 
     The order rotates every repetition so no implementation always runs right after the
     same other one (caches, CPU frequency). A sample is ``inner`` calls of ``step()``
     (chosen so a sample lasts about ``min_time``), reported as seconds per call. The
     garbage collector stays on (as in a real training loop) but is emptied between samples.
+    ``settle`` seconds of sleep before each sample let the other library's worker threads
+    (OpenBLAS, OpenMP), which spin for a while after their last task, go idle first.
     """
     names = list(runners)
     inner = {n: _calibrate(runners[n].step, min_time) for n in names}
@@ -174,6 +183,8 @@ def time_interleaved(runners: dict[str, Runner], reps: int, min_time: float) -> 
         for n in order:
             step, k = runners[n].step, inner[n]
             gc.collect()
+            if settle > 0:
+                time.sleep(settle)
             t0 = time.perf_counter()
             for _ in range(k):
                 step()

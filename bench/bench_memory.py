@@ -1,9 +1,11 @@
 """Peak resident memory of ``mlp`` training steps, each implementation in a fresh process.
 
-The child imports what its implementation needs, resets the kernel's peak-RSS mark
-(``/proc/self/clear_refs``; where that is not allowed, the import peak stays in and the
-figure is the growth of ``ru_maxrss``), records the resident set as its baseline, builds the
-model and data, runs the steps, and reports peak minus baseline: what the workload added.
+The child imports what its implementation needs and runs two steps of a tiny model (so that
+lazily loaded code and the BLAS's work buffers land in the baseline, not in the figure). It
+then resets the kernel's peak-RSS mark (``/proc/self/clear_refs``; where that is not
+allowed, the figure is the growth of ``ru_maxrss``), records the resident set as baseline,
+builds the model and data, runs the steps, and reports peak minus baseline: what the
+workload added.
 """
 
 from __future__ import annotations
@@ -62,6 +64,10 @@ def child_main(impl: str, size: str, steps: int, threads: int) -> None:
         import torch.optim  # noqa: F401
         torch.set_num_threads(threads)
     from bench_mlp import build_mlp
+    warm = build_mlp("mlp")(impl, "tiny")  # loads what the first step loads lazily: torch's
+    for _ in range(2):                     # dynamo (at Adam()), BLAS work buffers, ...
+        warm.step()
+    del warm
     gc.collect()
     reset = _reset_peak()
     base = _status_kib("VmRSS") if reset else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -133,8 +133,11 @@ def environment() -> list[str]:
 
 
 # ----- running ------------------------------------------------------------------------------
+_SELECTED: list[str] = ["xad", "numpy", "torch"]  # --impls
+
+
 def _impls(w: Workload) -> list[str]:
-    return [i for i in w.impls if i != "torch" or have_torch()]
+    return [i for i in w.impls if i in _SELECTED and (i != "torch" or have_torch())]
 
 
 def check_workload(name: str, size: str = "tiny") -> dict[str, float]:
@@ -144,10 +147,11 @@ def check_workload(name: str, size: str = "tiny") -> dict[str, float]:
     """
     w = WORKLOADS[name]
     results = {impl: w.build(impl, size).check() for impl in _impls(w)}
-    return compare(results, w.rtol)
+    return compare(results, w.rtol, "numpy" if "numpy" in results else next(iter(results)))
 
 
-def run_workload(w: Workload, size: str, reps: int | None, quick: bool) -> dict[str, Any]:
+def run_workload(w: Workload, size: str, reps: int | None, quick: bool, settle: float = 0.1
+                 ) -> dict[str, Any]:
     """Check, then time ``w``; returns errors, timings (in ``w.unit``) and ratios."""
     row: dict[str, Any] = {"name": w.name, "unit": w.unit, "target": w.target}
     try:
@@ -159,7 +163,7 @@ def run_workload(w: Workload, size: str, reps: int | None, quick: bool) -> dict[
     runners = {impl: w.build(impl, size) for impl in impls}
     n = reps or (min(w.reps, 3) if quick else w.reps)
     min_time = min(w.min_time, 0.05) if quick else w.min_time
-    timings: dict[str, Timing] = time_interleaved(runners, n, min_time)
+    timings: dict[str, Timing] = time_interleaved(runners, n, min_time, settle)
     scale = w.scale(size)
     row["median"] = {k: t.median * scale for k, t in timings.items()}
     row["spread"] = {k: t.spread for k, t in timings.items()}
@@ -171,7 +175,8 @@ def run_workload(w: Workload, size: str, reps: int | None, quick: bool) -> dict[
 def run_memory(size: str, steps: int, threads: int) -> dict[str, Any]:
     row: dict[str, Any] = {"name": MEMORY, "unit": "MiB peak", "target": MEMORY_TARGET,
                            "median": {}, "spread": {}}
-    impls = ["xad", "numpy"] + (["torch"] if have_torch() else [])
+    impls = [i for i in ("xad", "numpy", "torch") if i in _SELECTED and (i != "torch"
+                                                                       or have_torch())]
     try:
         for impl in impls:
             out = bench_memory.measure(impl, size, steps, threads)
@@ -228,6 +233,10 @@ def main(argv: list[str] | None = None) -> int:
                    help=f"workload(s) to run, comma-separated: {', '.join(WORKLOADS)}, {MEMORY}")
     p.add_argument("--repeat", type=int, default=None, help="timed samples per implementation")
     p.add_argument("--quick", action="store_true", help="a 1-2 minute smoke run")
+    p.add_argument("--impls", default="xad,numpy,torch",
+                   help="implementations to run, comma-separated (default: all installed)")
+    p.add_argument("--settle", type=float, default=0.1,
+                   help="seconds of idle before each timed sample (default 0.1)")
     p.add_argument("--json", default=None, help="also write the rows (with samples) here")
     p.add_argument("--threads", type=int, default=None,
                    help="BLAS and torch threads (default: NumPy's BLAS default, torch the same)")
@@ -242,6 +251,9 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [n for n in names if n not in WORKLOADS and n != MEMORY]
     if unknown:
         p.error(f"unknown workload(s) {unknown}; choose from {[*WORKLOADS, MEMORY]}")
+    _SELECTED[:] = [i for i in a.impls.split(",") if i]
+    if not _SELECTED or set(_SELECTED) - {"xad", "numpy", "torch"}:
+        p.error(f"--impls takes xad, numpy, torch (comma-separated), got {a.impls!r}")
     threads = setup_threads(a.threads)
     size = "quick" if a.quick else "full"
     for line in environment():
@@ -255,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
         if n == MEMORY:
             row = run_memory(size, 30 if a.quick else 200, threads)
         else:
-            row = run_workload(WORKLOADS[n], size, a.repeat, a.quick)
+            row = run_workload(WORKLOADS[n], size, a.repeat, a.quick, a.settle)
         rows.append(row)
         status = "CHECK FAILED: " + row["failed"] if "failed" in row else "ok"
         print(f"  {n}: {status} ({time.perf_counter() - t0:.1f} s)", flush=True)
