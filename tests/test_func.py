@@ -364,3 +364,14 @@ def test_grad_of_grad_in_a_loop_frees_everything():
         if enabled:
             gc.enable()
         gc.collect()
+
+
+def test_higher_order_example_runs():
+    import pathlib
+    import sys
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "examples"))
+    import higher_order
+    r = higher_order.main([])
+    assert r["n_params"] == 1000
+    assert r["hessian_vs_jacobian_grad"] < 1e-12 and r["hessian_vs_fd"] < 1e-7
+    assert r["hvp_vs_fd"] < 1e-6 and r["hvp_symmetry"] < 1e-10

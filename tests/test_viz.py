@@ -96,3 +96,13 @@ def test_render_errors(tmp_path, monkeypatch):
     monkeypatch.setattr(viz.shutil, "which", lambda name: None)
     with pytest.raises(RuntimeError, match="apt-get install graphviz"):
         viz.render(y, tmp_path / "g.svg")
+
+
+def test_graph_example_writes_both_drawings(tmp_path):
+    import pathlib
+    import sys
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "examples"))
+    import graph
+    paths = graph.main(["--out", str(tmp_path)])
+    assert [p.stem for p in paths] == ["forward", "backward"]
+    assert all(p.stat().st_size > 200 for p in paths)
