@@ -34,6 +34,7 @@ class GraphFreedError(RuntimeError):
 class _Mode(threading.local):
     enabled = True
     anomaly = False
+    backward_node: Node | None = None  # the node whose rule runs (for anomaly messages)
 
 
 _mode = _Mode()
@@ -334,12 +335,19 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Tensor], *,
                     if s is None:
                         shape, dtype = node.out_meta[i]
                         slots[i] = Tensor._make(node.backend.zeros(shape, dtype), node.backend)
-            grads = node.op.backward(node, *slots)
-            if type(grads) is not tuple:
-                grads = (grads,)
             if anomaly:
                 from .utils.anomaly import check_backward
+                _mode.backward_node = node
+                try:
+                    grads = node.op.backward(node, *slots)
+                finally:
+                    _mode.backward_node = None
+                grads = grads if type(grads) is tuple else (grads,)
                 check_backward(node, grads)
+            else:
+                grads = node.op.backward(node, *slots)
+                if type(grads) is not tuple:
+                    grads = (grads,)
             if not retain_graph:
                 node.release()
             for e, g, shape in zip(node.edges, grads, node.in_shapes):

@@ -52,9 +52,11 @@ def tensor(data: Any, dtype: _dt.DType | str | None = None, requires_grad: bool 
     elif isinstance(data, b.array_type):
         arr = b.xp.asarray(data, copy=True)
     else:
-        arr = b.asarray(data)
+        arr = b.asarray(data, dtype=None if d is None else b.dtype(d))
         if d is None and not hasattr(data, "dtype") and b.xad_dtype(arr.dtype).is_floating:
             d = _dt.get_default_dtype()  # Python floats: float32 unless told otherwise
+            # convert the Python numbers again, straight to that dtype (no float32 detour)
+            arr = b.asarray(data, dtype=b.dtype(d))
     if d is not None and b.dtype(d) != arr.dtype:
         arr = b.xp.astype(arr, b.dtype(d))
     return _finish(arr, b, requires_grad)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 from . import autograd as _ag
@@ -15,7 +16,7 @@ class FunctionCtx:
 
     def __init__(self) -> None:
         self._saved: tuple = ()
-        self._node: _ag.Node | None = None
+        self._node: weakref.ref | None = None  # weak: the node holds this context
         self._outputs_data: dict[int, Any] = {}
         self.needs_input_grad: tuple[bool, ...] = ()
 
@@ -25,7 +26,7 @@ class FunctionCtx:
 
     @property
     def saved_tensors(self) -> tuple:
-        node = self._node
+        node = self._node() if self._node is not None else None
         if node is not None and node.saved is None:
             raise _ag.GraphFreedError(_ag._freed_message(node))
         out = []
@@ -130,7 +131,11 @@ class Function:
                 if isinstance(a, Tensor) and a.requires_grad else None for a in args),
                 tuple(a.data.shape if isinstance(a, Tensor) else () for a in args), backend)
             node.ctx = ctx
-            ctx._node = node
+            ctx._node = weakref.ref(node)
+            if _ag._mode.anomaly:
+                from .utils.anomaly import check_forward
+                for o in outs:
+                    check_forward(cls.__name__, backend, o.data, node)
             node.n_out = len(outs)
             node.out_meta = tuple((o.shape, o.data.dtype) for o in outs)
             node.out = tuple(o.data for o in outs) if multi else outs[0].data

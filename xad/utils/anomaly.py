@@ -35,9 +35,16 @@ def check_forward(node_name: str, backend: Any, data: Any, node: Any) -> None:
     where = _user_frame()
     if node is not None:
         node.trace = where
-    if _has_nonfinite(backend, data):
-        raise AnomalyError(f"anomaly: {node_name} produced NaN or Inf in its forward result "
-                           f"(shape {tuple(data.shape)}), created at {where}")
+    if not _has_nonfinite(backend, data):
+        return
+    owner = _ag._mode.backward_node
+    if owner is not None:  # an operation inside a gradient rule
+        raise AnomalyError(
+            f"anomaly: the backward of {owner.name} produced NaN or Inf (in its {node_name} "
+            f"step, shape {tuple(data.shape)}); the {owner.name} was created at "
+            f"{owner.trace or '<unknown: created before detect_anomaly>'}")
+    raise AnomalyError(f"anomaly: {node_name} produced NaN or Inf in its forward result "
+                       f"(shape {tuple(data.shape)}), created at {where}")
 
 
 def check_backward(node: Any, grads: tuple) -> None:
