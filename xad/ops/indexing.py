@@ -41,7 +41,138 @@ def _norm_key(x: Tensor, key: Any) -> tuple[tuple, bool]:
             advanced = True
         else:
             raise TypeError(f"indexing: unsupported index of type {type(k).__name__}")
+    if not advanced and not any(k is Ellipsis for k in out):
+        out.append(Ellipsis)  # the standard wants every axis indexed, or a trailing ...
     return tuple(out), advanced
+
+
+# ----- advanced indexing with the standard alone ------------------------------------------
+# The standard (and array_api_strict) allows integer arrays only when every index is an
+# integer or an integer array, a bool mask only as the sole index, and no None or integer
+# arrays in item assignment. Where a library refuses a NumPy-style key, the key is turned
+# into the flat positions it selects (arange, reshape, take: standard functions only) and
+# the operation is done on the flattened array.
+def _positions(b: Any, shape: tuple[int, ...], key: tuple) -> Any:
+    """The flat positions (int64, shaped as NumPy's ``x[key]``) that ``key`` selects."""
+    xp, dev = b.xp, b.device
+    n_used = sum(0 if k is None or k is Ellipsis else
+                 (k.ndim if _is_array(k) and _is_bool(b, k) else 1) for k in key)
+    full: list[Any] = []
+    for k in key:
+        if k is Ellipsis:
+            full.extend([slice(None)] * (len(shape) - n_used))
+        else:
+            full.append(k)
+    if not any(k is Ellipsis for k in key):
+        full.extend([slice(None)] * (len(shape) - n_used))
+    # stage 1, basic: slices and None; integers and arrays keep their axes for stage 2
+    basic: list[Any] = []
+    stage2: list[Any] = []
+    for k in full:
+        if k is None or isinstance(k, slice):
+            basic.append(k)
+            stage2.append(None)
+        elif _is_array(k) and _is_bool(b, k):
+            basic.extend([slice(None)] * k.ndim)
+            stage2.extend(xp.nonzero(k))
+        else:
+            basic.append(slice(None))
+            stage2.append(xp.asarray(k, dtype=xp.int64, device=dev) if not _is_array(k)
+                          else k)
+    n = 1
+    for s in shape:
+        n *= s
+    pos = xp.reshape(xp.arange(n, dtype=xp.int64, device=dev), shape)[tuple(basic)]
+    # stage 2: broadcast the index arrays; the other axes stay, NumPy's placement rule
+    s1 = tuple(pos.shape)
+    arr_dims = [d for d, k in enumerate(stage2) if k is not None]
+    if not arr_dims:
+        return pos
+    arrs = xp.broadcast_arrays(*[stage2[d] for d in arr_dims])
+    bshape = tuple(arrs[0].shape)
+    others = [d for d in range(len(s1)) if d not in arr_dims]
+    contiguous = arr_dims == list(range(arr_dims[0], arr_dims[-1] + 1))
+    at = arr_dims[0] if contiguous else 0  # where the broadcast axes go in the result
+    out_dims: dict[int, int] = {}
+    r = 0
+    for d in others:
+        if r == at:
+            r += len(bshape)
+        out_dims[d] = r
+        r += 1
+    rank = len(others) + len(bshape)
+    out_shape = [1] * rank
+    strides = [1] * len(s1)
+    for d in range(len(s1) - 2, -1, -1):
+        strides[d] = strides[d + 1] * s1[d + 1]
+    flat = None
+    for d in range(len(s1)):
+        if d in out_dims:
+            shp = [1] * rank
+            shp[out_dims[d]] = s1[d]
+            out_shape[out_dims[d]] = s1[d]
+            idx = xp.reshape(xp.arange(s1[d], dtype=xp.int64, device=dev), tuple(shp))
+        else:
+            a = arrs[arr_dims.index(d)]
+            a = xp.where(a < 0, a + s1[d], a)
+            idx = xp.reshape(a, (1,) * at + bshape + (1,) * (rank - at - len(bshape)))
+        term = idx * strides[d]
+        flat = term if flat is None else flat + term
+    out_shape[at:at + len(bshape)] = bshape
+    flat = xp.broadcast_to(flat, tuple(out_shape))
+    return xp.reshape(xp.take(xp.reshape(pos, (-1,)), xp.reshape(flat, (-1,))),
+                      tuple(out_shape))
+
+
+def _is_array(k: Any) -> bool:
+    return hasattr(k, "shape") and hasattr(k, "dtype")
+
+
+def _is_bool(b: Any, k: Any) -> bool:
+    return k.dtype == b.xp.bool
+
+
+def _get(b: Any, x: Any, key: tuple) -> Any:
+    """``x[key]``; by flat positions where the library refuses the key."""
+    try:
+        return x[key]
+    except IndexError:
+        pos = _positions(b, tuple(x.shape), key)
+    xp = b.xp
+    return xp.reshape(xp.take(xp.reshape(x, (-1,)), xp.reshape(pos, (-1,))), pos.shape)
+
+
+def _index_add(b: Any, z: Any, key: tuple, g: Any) -> Any:
+    """``z`` with ``g`` added at ``z[key]`` (repeats accumulate)."""
+    try:
+        return b.index_add(z, key, g)
+    except IndexError:
+        pos = _positions(b, tuple(z.shape), key)
+    xp = b.xp
+    vals = xp.reshape(xp.broadcast_to(g, pos.shape), (-1,))
+    flat = b.scatter_add_flat(xp.reshape(z, (-1,)), xp.reshape(pos, (-1,)), vals)
+    return xp.reshape(flat, z.shape)
+
+
+def _set(b: Any, x: Any, key: tuple, v: Any) -> Any:
+    """``x`` with ``x[key] = v`` (in place where the library can); a position set more than
+    once by the fallback gets the mean of its values."""
+    try:
+        return b.set_at(x, key, v)
+    except IndexError:
+        pos = _positions(b, tuple(x.shape), key)
+    xp = b.xp
+    p = xp.reshape(pos, (-1,))
+    vals = xp.broadcast_to(xp.asarray(v, dtype=x.dtype, device=b.device), pos.shape)
+    n = p.shape[0]
+    m = 1
+    for s in x.shape:
+        m *= s
+    zeros = xp.zeros((m,), dtype=x.dtype, device=b.device)
+    hits = b.scatter_add_flat(zeros, p, xp.ones((n,), dtype=x.dtype, device=b.device))
+    total = b.scatter_add_flat(zeros, p, xp.reshape(vals, (-1,)))
+    flat = xp.where(hits > 0, total / xp.where(hits > 0, hits, 1), xp.reshape(x, (-1,)))
+    return xp.reshape(flat, x.shape)
 
 
 class GetItem(Op):
@@ -49,7 +180,7 @@ class GetItem(Op):
 
     @staticmethod
     def forward(b, x, key, advanced):
-        return x[key]
+        return _get(b, x, key) if advanced else x[key]
 
     @staticmethod
     def backward(node, g):
@@ -67,9 +198,10 @@ class IndexAddInto(Op):
     def forward(b, g, shape, key, advanced):
         z = b.zeros(shape, g.dtype)
         if not advanced and b.mutable:
-            z[key] = g
+            k = tuple(i for i in key if i is not None)  # None may not appear in setitem
+            z[k] = b.xp.reshape(g, z[k].shape)
             return z
-        return b.index_add(z, key, g)
+        return _index_add(b, z, key, g)
 
     @staticmethod
     def backward(node, gg):
@@ -87,7 +219,7 @@ class IndexPut(Op):
         out = b.xp.asarray(x, copy=True) if b.mutable else x
         if not isinstance(v, (int, float, bool)) and v.dtype != x.dtype:
             v = b.xp.astype(v, x.dtype)
-        return b.set_at(out, key, v)
+        return _set(b, out, key, v)
 
     @staticmethod
     def backward(node, g):
@@ -146,9 +278,9 @@ def setitem_(x: Tensor, key: Any, value: Any) -> None:
         if not isinstance(vd, (int, float, bool)) and vd.dtype != x.data.dtype:
             vd = b.xp.astype(vd, x.data.dtype)
         if x._node is None:
-            x.data = b.set_at(x.data, k, vd)
+            x.data = _set(b, x.data, k, vd)
         else:  # never write into an array a recorded node may have saved
-            x.data = b.set_at(b.xp.asarray(x.data, copy=True) if b.mutable else x.data, k, vd)
+            x.data = _set(b, b.xp.asarray(x.data, copy=True) if b.mutable else x.data, k, vd)
     x._version += 1
 
 

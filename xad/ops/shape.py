@@ -66,7 +66,7 @@ class Concat(Op):
         out, start = [], 0
         for shape in node.in_shapes:
             stop = start + shape[axis]
-            out.append(g[(slice(None),) * axis + (slice(start, stop),)])
+            out.append(g[(slice(None),) * axis + (slice(start, stop), ...)])
             start = stop
         return tuple(out)
 
@@ -207,7 +207,7 @@ def split(x: Tensor, indices_or_sections: int | Sequence[int], axis: int = 0) ->
         cuts = list(indices_or_sections)
     bounds = [0, *cuts, n]
     pre = (slice(None),) * (axis % x.ndim)
-    return [x[pre + (slice(a, b),)] for a, b in zip(bounds[:-1], bounds[1:])]
+    return [x[pre + (slice(a, b), ...)] for a, b in zip(bounds[:-1], bounds[1:])]
 
 
 def flip(x: Tensor, axis: Any = None) -> Tensor:

@@ -1,0 +1,397 @@
+"""The table of operations every backend is checked on (in the style of JAX's
+``lax_autodiff_test``): forward against NumPy, gradients and second derivatives against
+finite differences.
+
+Each :class:`Case` names the primitives (``xad.ops.REGISTRY`` names) it exercises, the input
+shapes (which broadcast where an operation broadcasts), the input domain (positive for
+``log``, away from kinks for ``abs``/``relu``/``maximum``, no ties for ``max``), and the
+derivative orders checked. Its function ``fn(m, *inputs)`` is written once for two
+namespaces: :data:`X` (xad, on tensors) and :data:`N` (NumPy, on the host copies of the same
+inputs), so the forward reference is the same expression evaluated by NumPy.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+import xad
+
+__all__ = ["Case", "CASES", "X", "N", "make_inputs"]
+
+
+# ----- the two namespaces -----------------------------------------------------------------
+class _X:
+    """xad, plus the few helpers the table needs (constants, a custom Function, ...)."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(xad, name)
+
+    @staticmethod
+    def const(a: Any) -> xad.Tensor:
+        """A host array as a constant tensor on the current backend."""
+        return xad.tensor(a)
+
+    @staticmethod
+    def cube(x: xad.Tensor) -> xad.Tensor:
+        return Cube.apply(x)
+
+    @staticmethod
+    def scale_shift(x: xad.Tensor, y: xad.Tensor) -> xad.Tensor:
+        return ScaleShift.apply(x, y)
+
+    @staticmethod
+    def roundtrip(x: xad.Tensor) -> xad.Tensor:
+        """Through another backend and back (``to_backend`` both ways)."""
+        other = "array_api_strict" if x.backend.name == "numpy" else "numpy"
+        return (x.to(other) * 2.0).to(x.backend)
+
+
+def _erf(x: Any) -> Any:
+    return np.vectorize(math.erf, otypes=[np.float64])(x)
+
+
+class _N:
+    """NumPy under xad's names, for the forward references."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(np, name)
+
+    const = staticmethod(np.asarray)
+    erf = staticmethod(_erf)
+
+    @staticmethod
+    def cube(x: Any) -> Any:
+        return x * x * x
+
+    @staticmethod
+    def scale_shift(x: Any, y: Any) -> Any:
+        return x * y + y
+
+    @staticmethod
+    def roundtrip(x: Any) -> Any:
+        return x * 2.0
+
+    @staticmethod
+    def relu(x: Any) -> Any:
+        return np.maximum(x, 0.0)
+
+    @staticmethod
+    def sigmoid(x: Any) -> Any:
+        return 1 / (1 + np.exp(-x))
+
+    @staticmethod
+    def softplus(x: Any) -> Any:
+        return np.log1p(np.exp(x))
+
+    @staticmethod
+    def gelu(x: Any, approximate: str = "none") -> Any:
+        if approximate == "tanh":
+            return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+        return 0.5 * x * (1 + _erf(x / math.sqrt(2)))
+
+    @staticmethod
+    def var(x: Any, axis: Any = None, correction: float = 0, keepdims: bool = False) -> Any:
+        return np.var(x, axis=axis, ddof=correction, keepdims=keepdims)
+
+    @staticmethod
+    def std(x: Any, axis: Any = None, correction: float = 0, keepdims: bool = False) -> Any:
+        return np.std(x, axis=axis, ddof=correction, keepdims=keepdims)
+
+    @staticmethod
+    def logsumexp(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+        return np.log(np.sum(np.exp(x), axis=axis, keepdims=keepdims))
+
+    @staticmethod
+    def softmax(x: Any, axis: int = -1) -> Any:
+        e = np.exp(x)
+        return e / e.sum(axis=axis, keepdims=True)
+
+    @staticmethod
+    def log_softmax(x: Any, axis: int = -1) -> Any:
+        return x - np.log(np.sum(np.exp(x), axis=axis, keepdims=True))
+
+    @staticmethod
+    def astype(x: Any, dtype: Any) -> Any:
+        return np.asarray(x).astype(dtype)
+
+
+X = _X()
+N = _N()
+
+
+# ----- custom Functions -----------------------------------------------------------------
+class Cube(xad.Function):
+    """x**3 with a hand-written (differentiable) backward."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * 3.0 * x * x
+
+
+class ScaleShift(xad.Function):
+    """x * y + y with broadcasting: backward returns full-shape gradients the engine reduces."""
+
+    @staticmethod
+    def forward(ctx, x, y):
+        ctx.save_for_backward(x, y)
+        return x * y + y
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y = ctx.saved_tensors
+        return g * y, g * (x + 1.0)
+
+
+# ----- the table --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Case:
+    """One table entry: ``fn(m, *inputs)`` on inputs of ``shapes`` drawn from ``domain``.
+
+    ``prims`` are the REGISTRY names it exercises (default: ``name`` up to its first ``:``);
+    ``order`` is 1 (gradcheck) or 2 (also gradgradcheck); ``tol`` overrides gradcheck's
+    ``eps``/``atol``/``rtol``.
+    """
+
+    name: str
+    fn: Callable[..., Any]
+    shapes: tuple[tuple[int, ...], ...]
+    domain: str | tuple[str, ...] = "real"
+    prims: tuple[str, ...] = ()
+    order: int = 2
+    tol: dict = field(default_factory=dict)
+
+    @property
+    def arity(self) -> int:
+        return len(self.shapes)
+
+    @property
+    def primitives(self) -> tuple[str, ...]:
+        return self.prims or (self.name.split(":")[0],)
+
+
+def _draw(rng: np.random.Generator, shape: tuple[int, ...], domain: str) -> np.ndarray:
+    n = math.prod(shape)
+    if domain == "real":
+        a = rng.standard_normal(n)
+    elif domain == "pos":
+        a = rng.uniform(0.5, 2.0, n)
+    elif domain == "nonzero":  # away from the kink at 0
+        a = rng.choice([-1.0, 1.0], n) * rng.uniform(0.3, 1.5, n)
+    elif domain == "unit":
+        a = rng.uniform(-0.8, 0.8, n)
+    elif domain == "grid":  # near integers ...
+        a = rng.integers(-3, 4, n) + rng.uniform(-0.1, 0.1, n)
+    elif domain == "halfgrid":  # ... near half-integers: never within 0.3 of a "grid" value
+        a = rng.integers(-3, 3, n) + 0.5 + rng.uniform(-0.1, 0.1, n)
+    elif domain == "distinct":  # no ties (for max/min)
+        a = (rng.permutation(n) - n / 2) * 0.3 + rng.uniform(-0.05, 0.05, n)
+    elif domain == "small":
+        a = rng.uniform(-0.5, 0.5, n)
+    else:
+        raise ValueError(f"unknown domain {domain!r}")
+    return a.reshape(shape).astype(np.float64)
+
+
+def make_inputs(case: Case) -> list[np.ndarray]:
+    """The case's inputs as float64 host arrays (the same on every run and backend)."""
+    rng = np.random.default_rng(zlib.crc32(case.name.encode()))
+    doms = (case.domain,) * case.arity if isinstance(case.domain, str) else case.domain
+    return [_draw(rng, s, d) for s, d in zip(case.shapes, doms)]
+
+
+_MASK = np.array([[True, False, True, True], [False, False, True, False],
+                  [True, True, False, False]])
+_COND = np.array([[True, False, True, False]])
+
+
+def _setitem_slice(m, x, v):
+    y = x * 1.0
+    y[1:3] = v
+    return y * 2.0
+
+
+def _setitem_int_array(m, x, v):
+    y = x + 0.0
+    y[:, [0, 2]] = v * v
+    return y * y
+
+
+def _split_sections(m, x):
+    a, b = m.split(x, 2, axis=1)
+    return a * 2.0, b * b
+
+
+def _split_indices(m, x):
+    return tuple(m.split(x, [1, 3], axis=0))
+
+
+def _case_list() -> list[Case]:
+    c: list[Case] = []
+    add = c.append
+    # ----- arithmetic, broadcasting, Python scalars ------------------------------------
+    for name, f in [("add", lambda m, x, y: x + y), ("subtract", lambda m, x, y: x - y),
+                    ("multiply", lambda m, x, y: x * y)]:
+        add(Case(f"{name}:bcast", f, ((3, 1), (4,))))
+        add(Case(f"{name}:bcast3d", f, ((2, 3, 4), (3, 1))))
+        add(Case(f"{name}:0d", f, ((), (3,))))
+    add(Case("add:scalar", lambda m, x: x + 2.0, ((3,),)))
+    add(Case("add:rscalar", lambda m, x: 2.0 + x, ((3,),)))
+    add(Case("subtract:rscalar", lambda m, x: 2.0 - x, ((2, 3),)))
+    add(Case("multiply:scalar", lambda m, x: x * 3.0, ((2, 3),)))
+    add(Case("multiply:int", lambda m, x: 3 * x, ((2, 3),)))
+    add(Case("multiply:self", lambda m, x: x * x, ((2, 3),)))
+    add(Case("divide:bcast", lambda m, x, y: x / y, ((3, 1), (4,)), ("real", "nonzero")))
+    add(Case("divide:0d", lambda m, x, y: x / y, ((2, 3), ()), ("real", "nonzero")))
+    add(Case("divide:rscalar", lambda m, x: 3.0 / x, ((3,),), "nonzero"))
+    add(Case("divide:scalar", lambda m, x: x / 4.0, ((3,),)))
+    add(Case("pow:bcast", lambda m, x, y: x ** y, ((3, 1), (4,)), ("pos", "real")))
+    add(Case("pow:square", lambda m, x: x ** 2, ((2, 3),)))
+    add(Case("pow:cube_neg", lambda m, x: x ** 3, ((4,),)))
+    add(Case("pow:half", lambda m, x: x ** 0.5, ((4,),), "pos"))
+    add(Case("pow:zero", lambda m, x: x ** 0 + x, ((4,),)))
+    add(Case("pow:neg_exp", lambda m, x: x ** -1.5, ((4,),), "pos"))
+    add(Case("pow:rscalar", lambda m, x: 2.0 ** x, ((2, 3),)))
+    add(Case("negative", lambda m, x: -x, ((2, 3),)))
+    # ----- unary math and activations --------------------------------------------------
+    for name, dom in [("exp", "real"), ("log", "pos"), ("log1p", "pos"), ("expm1", "real"),
+                      ("sqrt", "pos"), ("abs", "nonzero"), ("sin", "real"), ("cos", "real"),
+                      ("tan", "unit"), ("tanh", "real"), ("sigmoid", "real"),
+                      ("relu", "nonzero"), ("softplus", "real"), ("erf", "real")]:
+        add(Case(name, (lambda n: lambda m, x: getattr(m, n)(x))(name), ((2, 3),), dom))
+    add(Case("erf:wide", lambda m, x: m.erf(x * 2.0), ((3, 4),)))
+    add(Case("gelu", lambda m, x: m.gelu(x), ((2, 3),), prims=("erf", "multiply")))
+    add(Case("gelu:tanh", lambda m, x: m.gelu(x, approximate="tanh"), ((2, 3),),
+             prims=("tanh", "multiply")))
+    # ----- binary functions ------------------------------------------------------------
+    add(Case("maximum:bcast", lambda m, x, y: m.maximum(x, y), ((3, 1), (4,)),
+             ("grid", "halfgrid")))
+    add(Case("minimum:bcast", lambda m, x, y: m.minimum(x, y), ((2, 3, 4), (3, 1)),
+             ("grid", "halfgrid")))
+    add(Case("maximum:scalar", lambda m, x: m.maximum(x, 0.0), ((2, 3),), "nonzero"))
+    add(Case("where:bcast", lambda m, x, y: m.where(m.const(_COND), x, y), ((3, 1), (4,))))
+    add(Case("where:scalar", lambda m, x: m.where(x > 0.0, x, 0.0), ((2, 3),), "nonzero"))
+    add(Case("clip", lambda m, x: m.clip(x, -1.0, 1.0), ((3, 4),), "halfgrid"))
+    add(Case("clip:lo_only", lambda m, x: m.clip(x, -1.0, None), ((3, 4),), "halfgrid"))
+    add(Case("clip:tensor_bounds", lambda m, x, lo: m.clip(x, lo, 1.0), ((3, 4), (4,)),
+             ("halfgrid", "grid"), prims=("maximum", "minimum")))
+    # ----- reductions ------------------------------------------------------------------
+    for axis, kd in [(None, False), (1, False), ((0, 2), True), (-1, True)]:
+        tag = f"axis={axis},keepdims={kd}"
+        for name, dom in [("sum", "real"), ("mean", "real"), ("max", "distinct"),
+                          ("min", "distinct"), ("prod", "nonzero"), ("logsumexp", "real")]:
+            prims = ("sum", "multiply") if name == "mean" else \
+                ("exp", "log", "sum") if name == "logsumexp" else ()
+            add(Case(f"{name}:{tag}", (lambda n, a, k: lambda m, x: getattr(m, n)(
+                x, axis=a, keepdims=k))(name, axis, kd), ((2, 3, 4),), dom, prims=prims))
+    for corr in (0, 1):
+        for name in ("var", "std"):
+            add(Case(f"{name}:correction={corr}", (lambda n, cr: lambda m, x: getattr(m, n)(
+                x, axis=1, correction=cr))(name, corr), ((3, 4),),
+                prims=("sum", "subtract", "multiply") + (("sqrt",) if name == "std" else ())))
+    add(Case("var:all_keepdims", lambda m, x: m.var(x, keepdims=True), ((2, 3),),
+             prims=("sum",)))
+    add(Case("sum:0d", lambda m, x: m.sum(x), ((),)))
+    add(Case("softmax", lambda m, x: m.softmax(x, axis=-1), ((3, 4),),
+             prims=("exp", "sum", "divide")))
+    add(Case("softmax:axis0", lambda m, x: m.softmax(x, axis=0), ((3, 4),),
+             prims=("exp", "sum", "divide")))
+    add(Case("log_softmax", lambda m, x: m.log_softmax(x, axis=1), ((3, 4),),
+             prims=("subtract", "log", "exp")))
+    add(Case("cumsum:axis1", lambda m, x: m.cumsum(x, axis=1), ((3, 4),)))
+    add(Case("cumsum:axis0", lambda m, x: m.cumsum(x, axis=0), ((3, 4),)))
+    add(Case("cumsum:flat", lambda m, x: m.cumsum(x), ((2, 3),), prims=("cumsum", "reshape")))
+    # ----- matmul, einsum, tensordot ---------------------------------------------------
+    mm = lambda m, x, y: x @ y  # noqa: E731
+    for tag, shapes in [("2d", ((3, 4), (4, 2))), ("batched", ((2, 3, 4), (2, 4, 2))),
+                        ("bcast_batch", ((2, 1, 3, 4), (3, 4, 2))),
+                        ("vec_mat", ((4,), (4, 2))), ("mat_vec", ((3, 4), (4,))),
+                        ("vec_vec", ((4,), (4,))), ("batch_vec", ((2, 3, 4), (4,))),
+                        ("vec_batch", ((3,), (2, 3, 4)))]:
+        add(Case(f"matmul:{tag}", mm, shapes))
+    add(Case("matmul:fn", lambda m, x, y: m.matmul(x, y), ((3, 4), (4, 2))))
+    for tag, spec, shapes in [
+            ("ij,jk->ik", "ij,jk->ik", ((3, 4), (4, 2))),
+            ("ii->i", "ii->i", ((3, 3),)),
+            ("ij->", "ij->", ((3, 4),)),
+            ("ellipsis_batch", "...ij,...jk->...ik", ((2, 3, 4), (2, 4, 2))),
+            ("ellipsis_bcast", "...ij,...jk->...ik", ((2, 1, 3, 4), (3, 4, 2))),
+            ("outer", "i,j->ij", ((3,), (4,))),
+            ("summed_in_one", "ij,j->j", ((3, 4), (4,))),
+            ("implicit", "ij,jk", ((3, 4), (4, 2))),
+            ("trace", "ii", ((3, 3),)),
+            ("three", "ij,jk,kl->il", ((2, 3), (3, 4), (4, 2)))]:
+        add(Case(f"einsum:{tag}", (lambda s: lambda m, *xs: m.einsum(s, *xs))(spec), shapes))
+    add(Case("tensordot:axes1", lambda m, x, y: m.tensordot(x, y, axes=1), ((2, 3), (3, 4)),
+             prims=("einsum",)))
+    add(Case("tensordot:axes2", lambda m, x, y: m.tensordot(x, y, axes=2),
+             ((2, 3, 4), (3, 4, 2)), prims=("einsum",)))
+    add(Case("tensordot:pairs", lambda m, x, y: m.tensordot(x, y, axes=([1, 0], [0, 2])),
+             ((3, 2, 4), (2, 5, 3)), prims=("einsum",)))
+    # ----- shape operations ------------------------------------------------------------
+    add(Case("reshape", lambda m, x: m.reshape(x, (4, 3)) * 2.0, ((2, 6),)))
+    add(Case("reshape:infer", lambda m, x: m.reshape(x, (-1,)), ((2, 3),)))
+    add(Case("permute_dims", lambda m, x: m.permute_dims(x, (2, 0, 1)), ((2, 3, 4),)))
+    add(Case("permute_dims:transpose", lambda m, x: m.transpose(x), ((2, 3, 4),)))
+    add(Case("permute_dims:transpose_axes", lambda m, x: m.transpose(x, (1, 0, 2)),
+             ((2, 3, 4),)))
+    add(Case("permute_dims:T", lambda m, x: x.T @ x, ((3, 2),), prims=("permute_dims",
+                                                                        "matmul")))
+    add(Case("reshape:squeeze", lambda m, x: m.squeeze(x, axis=1), ((3, 1, 2),)))
+    add(Case("reshape:squeeze_all", lambda m, x: m.squeeze(x), ((1, 3, 1),)))
+    add(Case("reshape:expand_dims", lambda m, x: m.expand_dims(x, axis=1) * x, ((3, 4),)))
+    add(Case("broadcast_to", lambda m, x: m.broadcast_to(x, (2, 3, 4)), ((3, 1),)))
+    add(Case("concat:axis0", lambda m, x, y: m.concat([x, y], axis=0), ((2, 3), (1, 3))))
+    add(Case("concat:axis-1", lambda m, x, y, z: m.concat([x, y, z], axis=-1),
+             ((2, 1), (2, 3), (2, 2))))
+    add(Case("concat:stack", lambda m, x, y: m.stack([x, y], axis=1), ((2, 3), (2, 3)),
+             prims=("concat", "reshape")))
+    add(Case("getitem:split_sections", _split_sections, ((2, 4),)))
+    add(Case("getitem:split_indices", _split_indices, ((4, 2),)))
+    add(Case("flip:axis", lambda m, x: m.flip(x, axis=1) * x, ((3, 4),)))
+    add(Case("flip:all", lambda m, x: m.flip(x), ((2, 3),)))
+    # ----- indexing --------------------------------------------------------------------
+    gi = ("getitem", "index_add")
+    for tag, f in [("slice", lambda m, x: x[1:3, ::2]), ("int", lambda m, x: x[1]),
+                   ("neg_int", lambda m, x: x[-1, 2]),
+                   ("none_ellipsis", lambda m, x: x[None, ..., 1]),
+                   ("bool_mask", lambda m, x: x[_MASK]),
+                   ("bool_mask_tensor", lambda m, x: x[m.const(_MASK)]),
+                   ("int_list_repeats", lambda m, x: x[[0, 0, 2]]),
+                   ("int_array_repeats", lambda m, x: x[:, np.array([1, 1, 3, 0])]),
+                   ("int_tensor_2d", lambda m, x: x[m.const(np.array([[0, 2], [2, 2]]))]),
+                   ("two_arrays", lambda m, x: x[[0, 2, 0], [1, 3, 1]])]:
+        add(Case(f"getitem:{tag}", f, ((3, 4),), prims=gi))
+    add(Case("index_put:slice", _setitem_slice, ((4, 3), (3,)), prims=("index_put",)))
+    add(Case("index_put:int_array", _setitem_int_array, ((3, 4), (3, 1)),
+             prims=("index_put",)))
+    # ----- casts, copies, custom functions, backends ------------------------------------
+    add(Case("astype:f32_roundtrip", lambda m, x: m.astype(
+        m.astype(x, m.float32) * 3.0, m.float64), ((2, 3),),
+        tol={"eps": 1e-2, "atol": 1e-4, "rtol": 1e-3}))
+    add(Case("astype:f32_to_f64", lambda m, x: m.astype(
+        m.astype(x, m.float32), m.float64) * x, ((2, 3),), order=1,
+        tol={"eps": 1e-2, "atol": 1e-4, "rtol": 1e-3}))
+    add(Case("clone", lambda m, x: x.copy() * 2.0 if m is N else x.clone() * 2.0, ((3,),)))
+    add(Case("function:cube", lambda m, x: m.cube(x), ((2, 3),), prims=("multiply",)))
+    add(Case("function:bcast", lambda m, x, y: m.scale_shift(x, y), ((3, 1), (4,)),
+             prims=("multiply", "add")))
+    add(Case("to_backend", lambda m, x: m.roundtrip(x) * x, ((2, 3),)))
+    # ----- compositions ----------------------------------------------------------------
+    add(Case("mlp", lambda m, x, w, b: m.sum(m.tanh(x @ w + b) ** 2, axis=1),
+             ((5, 3), (3, 4), (4,)), prims=("matmul", "add", "tanh", "pow", "sum")))
+    return c
+
+
+CASES: list[Case] = _case_list()
