@@ -44,6 +44,7 @@ class Workload:
     target: str = ""
     min_time: float = 0.25          # seconds per timed sample (full run)
     reps: int = 9                   # samples per implementation (full run)
+    max_time: float = 120.0         # seconds after which no new repetition starts
     rtol: float = 1e-4
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -130,6 +131,11 @@ class Timing:
         return statistics.median(self.samples)
 
     @property
+    def best(self) -> float:
+        """The fastest sample: least disturbed by other processes on a shared machine."""
+        return min(self.samples)
+
+    @property
     def spread(self) -> float:
         """Half the interquartile range, relative to the median (a noise estimate)."""
         s = sorted(self.samples)
@@ -165,7 +171,8 @@ def _calibrate(step: Callable[[], None], min_time: float) -> int:
 
 
 def time_interleaved(runners: dict[str, Runner], reps: int, min_time: float,
-                     settle: float = 0.0) -> dict[str, Timing]:
+                     settle: float = 0.0, clock: str = "wall", max_time: float = math.inf
+                     ) -> dict[str, Timing]:
     """Time the runners round-robin: each repetition takes one sample of every runner.
 
     The order rotates every repetition so no implementation always runs right after the
@@ -174,19 +181,27 @@ def time_interleaved(runners: dict[str, Runner], reps: int, min_time: float,
     garbage collector stays on (as in a real training loop) but is emptied between samples.
     ``settle`` seconds of sleep before each sample let the other library's worker threads
     (OpenBLAS, OpenMP), which spin for a while after their last task, go idle first.
+    ``clock="cpu"`` measures this process's CPU time instead of wall time: with one thread
+    per library it is nearly immune to other processes on the machine (with more threads,
+    spinning workers inflate it). After ``max_time`` seconds no new repetition starts
+    (every repetition still samples every runner).
     """
+    timer = time.process_time if clock == "cpu" else time.perf_counter
+    start = time.perf_counter()
     names = list(runners)
     inner = {n: _calibrate(runners[n].step, min_time) for n in names}
     samples: dict[str, list[float]] = {n: [] for n in names}
     for r in range(reps):
+        if r and time.perf_counter() - start > max_time:
+            break
         order = names[r % len(names):] + names[:r % len(names)]
         for n in order:
             step, k = runners[n].step, inner[n]
             gc.collect()
             if settle > 0:
                 time.sleep(settle)
-            t0 = time.perf_counter()
+            t0 = timer()
             for _ in range(k):
                 step()
-            samples[n].append((time.perf_counter() - t0) / k)
+            samples[n].append((timer() - t0) / k)
     return {n: Timing(samples[n], inner[n]) for n in names}

@@ -150,8 +150,8 @@ def check_workload(name: str, size: str = "tiny") -> dict[str, float]:
     return compare(results, w.rtol, "numpy" if "numpy" in results else next(iter(results)))
 
 
-def run_workload(w: Workload, size: str, reps: int | None, quick: bool, settle: float = 0.1
-                 ) -> dict[str, Any]:
+def run_workload(w: Workload, size: str, reps: int | None, quick: bool, settle: float = 0.1,
+                 clock: str = "wall") -> dict[str, Any]:
     """Check, then time ``w``; returns errors, timings (in ``w.unit``) and ratios."""
     row: dict[str, Any] = {"name": w.name, "unit": w.unit, "target": w.target}
     try:
@@ -163,10 +163,12 @@ def run_workload(w: Workload, size: str, reps: int | None, quick: bool, settle: 
     runners = {impl: w.build(impl, size) for impl in impls}
     n = reps or (min(w.reps, 3) if quick else w.reps)
     min_time = min(w.min_time, 0.05) if quick else w.min_time
-    timings: dict[str, Timing] = time_interleaved(runners, n, min_time, settle)
+    max_time = w.max_time / 4 if quick else w.max_time
+    timings: dict[str, Timing] = time_interleaved(runners, n, min_time, settle, clock, max_time)
     scale = w.scale(size)
     row["median"] = {k: t.median * scale for k, t in timings.items()}
     row["spread"] = {k: t.spread for k, t in timings.items()}
+    row["best"] = {k: t.best * scale for k, t in timings.items()}
     row["samples"] = {k: [s * scale for s in t.samples] for k, t in timings.items()}
     row["inner"] = {k: t.inner for k, t in timings.items()}
     return row
@@ -207,8 +209,9 @@ def _ratio(med: dict, a: str, b: str) -> str:
     return f"{med[a] / med[b]:.2f}x" if a in med and b in med and med[b] > 0 else "-"
 
 
-def table(rows: list[dict[str, Any]]) -> str:
-    """The Markdown table: medians (± half the interquartile range) and ratios."""
+def table(rows: list[dict[str, Any]], stat: str = "median") -> str:
+    """The Markdown table: medians (± half the interquartile range) and ratios; or, with
+    ``stat="best"``, the fastest samples and their ratios."""
     head = ("| workload | unit | xad | numpy | torch | xad/numpy | xad/torch | target | "
             "check (max rel err) |")
     lines = [head, "| " + " | ".join(["---"] * 9) + " |"]
@@ -217,7 +220,8 @@ def table(rows: list[dict[str, Any]]) -> str:
             lines.append(f"| {r['name']} | {r['unit']} | CHECK FAILED | | | | | {r['target']} "
                          f"| {r['failed'][:200]} |")
             continue
-        med, spr = r["median"], r["spread"]
+        med = r.get(stat, r["median"])
+        spr = r["spread"] if stat == "median" else {}
         err = r.get("errors")
         err_s = f"{max(err.values()):.1e}" if err else "n/a"
         lines.append(f"| {r['name']} | {r['unit']} | {_cell(med, spr, 'xad')} | "
@@ -237,6 +241,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="implementations to run, comma-separated (default: all installed)")
     p.add_argument("--settle", type=float, default=0.1,
                    help="seconds of idle before each timed sample (default 0.1)")
+    p.add_argument("--clock", default="wall", choices=["wall", "cpu"],
+                   help="wall time (default) or this process's CPU time (use with --threads 1 "
+                        "on a busy machine)")
     p.add_argument("--json", default=None, help="also write the rows (with samples) here")
     p.add_argument("--threads", type=int, default=None,
                    help="BLAS and torch threads (default: NumPy's BLAS default, torch the same)")
@@ -258,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
     size = "quick" if a.quick else "full"
     for line in environment():
         print(line)
-    print(f"mode: {size}; interleaved round-robin; medians of "
+    print(f"mode: {size}; {a.clock} clock; interleaved round-robin; medians of "
           f"{a.repeat or ('<=3' if a.quick else 'per-workload')} samples\n", flush=True)
     rows = []
     t_all = time.perf_counter()
@@ -267,12 +274,14 @@ def main(argv: list[str] | None = None) -> int:
         if n == MEMORY:
             row = run_memory(size, 30 if a.quick else 200, threads)
         else:
-            row = run_workload(WORKLOADS[n], size, a.repeat, a.quick, a.settle)
+            row = run_workload(WORKLOADS[n], size, a.repeat, a.quick, a.settle, a.clock)
         rows.append(row)
         status = "CHECK FAILED: " + row["failed"] if "failed" in row else "ok"
         print(f"  {n}: {status} ({time.perf_counter() - t0:.1f} s)", flush=True)
     print(f"\ntotal {time.perf_counter() - t_all:.0f} s; at the end: {load()}\n")
     print(table(rows))
+    print("\nFastest sample of each (least disturbed by other processes):\n")
+    print(table([r for r in rows if r["name"] != MEMORY], stat="best"))
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"environment": environment(), "rows": rows}, f, indent=1)
