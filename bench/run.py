@@ -96,7 +96,8 @@ def load() -> str:
         a, b, c = os.getloadavg()
     except OSError:
         return "load average unknown"
-    warn = " (WARNING: machine busy, timings unreliable)" if a > 0.5 * (os.cpu_count() or 1) \
+    warn = (" (WARNING: machine busy, timings unreliable; for stable numbers use --threads 1"
+            " --clock cpu)") if a > 0.5 * (os.cpu_count() or 1) \
         else ""
     return f"load average {a:.2f} {b:.2f} {c:.2f}{warn}"
 
