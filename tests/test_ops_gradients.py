@@ -139,3 +139,59 @@ def test_float32_ops_stay_float32(xb):
         s.backward()
         for t in ts:
             assert t.grad.dtype == xad.float32, f"{case.name}: grad is {t.grad.dtype}"
+
+
+# ----- gradcheck itself -------------------------------------------------------------------
+class _WrongSquare(xad.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * x  # should be 2 * g * x
+
+
+def test_gradcheck_reports_where_gradients_differ(xb):
+    x = xad.tensor([1.0, 2.0, 3.0], dtype=xad.float64, requires_grad=True)
+    with pytest.raises(xad.GradcheckError) as e:
+        xad.gradcheck(_WrongSquare.apply, [x])
+    msg = str(e.value)
+    assert "output 0" in msg and "input 0" in msg and "3 of 9 entries" in msg
+    assert "analytic 2" in msg and "numerical 4" in msg  # d out[1] / d in[1]
+
+
+def test_gradcheck_warns_below_float64(xb):
+    x = xad.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.warns(UserWarning, match="float64"):
+        xad.gradcheck(lambda t: t * 2.0, [x], eps=1e-2, atol=1e-2)
+    with pytest.raises(ValueError, match="requires grad"):
+        xad.gradcheck(lambda t: t * 2.0, [xad.ones(2)])
+
+
+@pytest.mark.parametrize("shape,key", [
+    ((3, 4), (slice(None), [1, 1, 3])), ((3, 4), ([0, 2], slice(1, 3))),
+    ((3, 4), (Ellipsis, [0, 0])), ((3, 4, 3), ([0, 2], None, [1, 3])),
+    ((3, 4, 3), (1, slice(None), [0, 2])), ((3, 4), ([[0], [2]], [1, 3])),
+    ((3, 4), (np.array([True, False, True]), 2)),
+    ((3, 4), (slice(None), np.array([True, False, True, True]))),
+    ((3, 4), (None, [2, 0])), ((3, 4), ([-1, 0], [-2, 1]))])
+def test_mixed_advanced_keys_follow_numpy(shape, key, xb):
+    """Keys beyond the standard's (array_api_strict goes by flat positions) as NumPy does."""
+    a = np.arange(float(np.prod(shape))).reshape(shape)
+    x = xad.tensor(a, dtype=xad.float64, requires_grad=True)
+    y = x[key]
+    np.testing.assert_array_equal(y.numpy(), a[key])
+    g = np.random.default_rng(0).standard_normal(a[key].shape)
+    y.backward(xad.tensor(g, dtype=xad.float64))
+    expected = np.zeros_like(a)
+    np.add.at(expected, key, g)
+    np.testing.assert_allclose(x.grad.numpy(), expected)
+    with xad.no_grad():
+        z = xad.tensor(a, dtype=xad.float64)
+        z[key] = 0.5
+        e = a.copy()
+        e[key] = 0.5
+        np.testing.assert_array_equal(z.numpy(), e)

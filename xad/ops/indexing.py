@@ -132,9 +132,20 @@ def _is_bool(b: Any, k: Any) -> bool:
     return k.dtype == b.xp.bool
 
 
+def _split_ints(key: tuple) -> bool:
+    """Whether integers and index arrays are separated by a slice, None or ``...``: NumPy
+    then puts the broadcast axes first, PyTorch does not (such keys go by flat positions)."""
+    adv = [i for i, k in enumerate(key) if not (k is None or k is Ellipsis
+                                                  or isinstance(k, slice))]
+    has_int = any(isinstance(key[i], int) for i in adv)
+    return has_int and len(adv) > 1 and adv[-1] - adv[0] + 1 != len(adv)
+
+
 def _get(b: Any, x: Any, key: tuple) -> Any:
     """``x[key]``; by flat positions where the library refuses the key."""
     try:
+        if _split_ints(key):
+            raise IndexError
         return x[key]
     except IndexError:
         pos = _positions(b, tuple(x.shape), key)
@@ -145,6 +156,8 @@ def _get(b: Any, x: Any, key: tuple) -> Any:
 def _index_add(b: Any, z: Any, key: tuple, g: Any) -> Any:
     """``z`` with ``g`` added at ``z[key]`` (repeats accumulate)."""
     try:
+        if _split_ints(key):
+            raise IndexError
         return b.index_add(z, key, g)
     except IndexError:
         pos = _positions(b, tuple(z.shape), key)
@@ -158,6 +171,8 @@ def _set(b: Any, x: Any, key: tuple, v: Any) -> Any:
     """``x`` with ``x[key] = v`` (in place where the library can); a position set more than
     once by the fallback gets the mean of its values."""
     try:  # a lone index goes by itself (array_api_strict unwraps no arrays inside tuples)
+        if _split_ints(key):
+            raise IndexError
         return b.set_at(x, key[0] if len(key) == 1 else key, v)
     except IndexError:
         pos = _positions(b, tuple(x.shape), key)
