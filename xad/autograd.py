@@ -76,7 +76,7 @@ class set_grad_enabled:
     def __call__(self, fn: Callable) -> Callable:
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            with self.__class__(self.mode):
+            with set_grad_enabled(self.mode):
                 return fn(*args, **kwargs)
         return wrapper
 
@@ -111,6 +111,12 @@ class enable_grad(set_grad_enabled):
 
 
 _sequence = itertools.count()
+
+
+@functools.cache
+def _tensor_class() -> type:
+    from .tensor import Tensor  # a late import: tensor.py imports this module
+    return Tensor
 
 
 class Node:
@@ -167,11 +173,10 @@ class Node:
 
     def output(self, index: int = 0) -> Tensor:
         """The operation's (saved) output, linked to this node so it can be differentiated."""
-        from .tensor import Tensor
         if self.saved is None:
             raise GraphFreedError(_freed_message(self))
         data = self.out if self.n_out == 1 else self.out[index]
-        t = Tensor._make(data, self.backend)
+        t = _tensor_class()._make(data, self.backend)
         if _mode.enabled:
             t._node, t._idx, t.requires_grad = self, index, True
         return t
@@ -210,10 +215,6 @@ def _unbroadcast(g: Tensor, shape: tuple[int, ...]) -> Tensor:
     if lead or g.shape != shape:
         g = ops.reshape(g, shape)
     return g
-
-
-def _accumulate(a: Tensor | None, b: Tensor) -> Tensor:
-    return b if a is None else a + b
 
 
 def _run_hooks(hooks: list[Callable], g: Tensor) -> Tensor:
@@ -278,15 +279,27 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Tensor], *,
             else:
                 node_targets.setdefault((t._node, t._idx), []).append(id(t))
 
+    # Gradients reaching a leaf are summed here first; hooks then see the total once, as
+    # in PyTorch, and the total is stored in .grad (or returned) at the end. A sum the
+    # engine made itself is added into in place (never a tensor a rule handed over, which
+    # may be shared).
+    leaf_acc: dict[int, list] = {}
+    inplace_ok = not create_graph
+
+    def add(a: Tensor | None, g: Tensor) -> Tensor:
+        return g if a is None else a + g
+
     def to_leaf(leaf: Tensor, g: Tensor) -> None:
-        if leaf._hooks:
-            g = _run_hooks(leaf._hooks, g)
-        if inputs is None:
-            if not create_graph:
-                g = g.detach()
-            leaf.grad = g if leaf.grad is None else leaf.grad + g
-        elif id(leaf) in leaf_ids:
-            captured[id(leaf)] = _accumulate(captured.get(id(leaf)), g)
+        if inputs is not None and id(leaf) not in leaf_ids:
+            return
+        slot = leaf_acc.get(id(leaf))
+        if slot is None:
+            leaf_acc[id(leaf)] = [leaf, g, False]
+        elif slot[2] and inplace_ok and g.data.dtype == slot[1].data.dtype:
+            slot[1].data += g.data
+        else:
+            slot[1] = slot[1] + g
+            slot[2] = slot[1]._backend.mutable
 
     roots = []
     for t, g in zip(outputs, grad_outputs):
@@ -302,7 +315,7 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Tensor], *,
         if slots is None:
             slots = pending[t._node] = [None] * t._node.n_out
             roots.append(t._node)
-        slots[t._idx] = _accumulate(slots[t._idx], g)
+        slots[t._idx] = add(slots[t._idx], g)
 
     need = _needed(_reachable(roots), leaf_ids, {n for n, _ in node_targets}) \
         if inputs is not None else None
@@ -349,7 +362,7 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Tensor], *,
                 if type(grads) is not tuple:
                     grads = (grads,)
             if not retain_graph:
-                node.release()
+                node.saved = node.out = node.ctx = None
             for e, g, shape in zip(node.edges, grads, node.in_shapes):
                 if e is None or g is None:
                     continue
@@ -365,6 +378,15 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Tensor], *,
                 else:
                     to_leaf(e, g)
             del grads, slots
+        for leaf, g, _ in leaf_acc.values():
+            if leaf._hooks:
+                g = _run_hooks(leaf._hooks, g)
+            if inputs is not None:
+                captured[id(leaf)] = g
+                continue
+            if g._node is not None and not create_graph:
+                g = g.detach()
+            leaf.grad = g if leaf.grad is None else leaf.grad + g
     return captured if inputs is not None else None
 
 

@@ -20,6 +20,7 @@ _SCALARS = (int, float, bool)
 _mode = _ag._mode
 _Node = _ag.Node
 _make = Tensor._make
+_new = object.__new__
 REGISTRY: dict[str, type[Op]] = {}
 
 
@@ -135,7 +136,14 @@ def binary(op: type[Op], x: Any, y: Any) -> Tensor:
     else:
         return apply(op, _operand(op, x), _operand(op, y))
     if not (needs and _mode.enabled and op.differentiable):
-        return _plain(op, out, b)
+        if type(out) is not b.array_type:
+            out = b.ensure_array(out)
+        if _mode.anomaly:
+            return _plain(op, out, b)
+        t = _new(Tensor)
+        t.data = out
+        t._backend = b
+        return t
     # recording, written out for two inputs (the commonest case of all)
     if type(out) is not b.array_type:
         out = b.ensure_array(out)

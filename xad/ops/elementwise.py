@@ -61,7 +61,8 @@ class Multiply(Op):
     @staticmethod
     def backward(node, g):
         x, y = node.inputs
-        return g * y, g * x
+        ex, ey = node.edges
+        return (None if ex is None else g * y), (None if ey is None else g * x)
 
 
 class Divide(Op):
