@@ -78,6 +78,10 @@ class _N:
         return x * 2.0
 
     @staticmethod
+    def linear(x: Any, w: Any, b: Any = None) -> Any:
+        return x @ w.T + (0 if b is None else b)
+
+    @staticmethod
     def relu(x: Any) -> Any:
         return np.maximum(x, 0.0)
 
@@ -321,6 +325,9 @@ def _case_list() -> list[Case]:
                         ("vec_batch", ((3,), (2, 3, 4)))]:
         add(Case(f"matmul:{tag}", mm, shapes))
     add(Case("matmul:fn", lambda m, x, y: m.matmul(x, y), ((3, 4), (4, 2))))
+    add(Case("linear", lambda m, x, w, b: m.linear(x, w, b), ((5, 3), (4, 3), (4,))))
+    add(Case("linear:batched", lambda m, x, w, b: m.linear(x, w, b), ((2, 5, 3), (4, 3), (4,))))
+    add(Case("linear:vector_nobias", lambda m, x, w: m.linear(x, w), ((3,), (4, 3))))
     for tag, spec, shapes in [
             ("ij,jk->ik", "ij,jk->ik", ((3, 4), (4, 2))),
             ("ii->i", "ii->i", ((3, 3),)),

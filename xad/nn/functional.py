@@ -47,8 +47,7 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         raise ValueError(f"linear: the input's last axis has size {x.shape[-1:]} but the "
                          f"weight has shape {weight.shape} (out_features, in_features); "
                          f"they must agree on in_features")
-    y = x @ weight.mT
-    return y if bias is None else y + bias
+    return _ops.linear(x, weight, bias)
 
 
 def relu(x: Tensor) -> Tensor:

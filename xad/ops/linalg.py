@@ -10,7 +10,7 @@ from ..tensor import Tensor
 from ._apply import Op, apply
 from .shape import broadcast_to, matrix_transpose, reshape
 
-__all__ = ["matmul", "einsum", "tensordot"]
+__all__ = ["matmul", "linear", "einsum", "tensordot"]
 
 
 class Matmul(Op):
@@ -59,6 +59,54 @@ def matmul(x: Tensor, y: Tensor) -> Tensor:
     if y.ndim == 1:
         shape = shape[:-1]
     return reshape(out, shape)
+
+
+class Linear(Op):
+    """``x @ w.T + bias`` as one node (PyTorch's addmm): the weight's gradient comes out
+    contiguous, in the weight's own layout, and the bias gradient is one sum."""
+
+    name = "linear"
+    save_inputs = True
+
+    @staticmethod
+    def forward(b, x, w, bias):
+        y = x @ b.xp.matrix_transpose(w)
+        if bias is not None:
+            y += bias  # y is fresh: add in place (rebinds where arrays are immutable)
+        return y
+
+    @staticmethod
+    def backward(node, g):
+        x, w, _ = node.inputs
+        ex, ew, eb = node.edges
+        gx = matmul(g, w) if ex is not None else None
+        gw = gb = None
+        if ew is not None:
+            g2 = reshape(g, (-1, g.shape[-1])) if g.ndim != 2 else g
+            x2 = reshape(x, (-1, x.shape[-1])) if x.ndim != 2 else x
+            gw = matmul(matrix_transpose(g2), x2)
+        if eb is not None:
+            from .reduce import sum as _sum
+            gb = _sum(g, axis=tuple(range(g.ndim - 1))) if g.ndim > 1 else g
+        return gx, gw, gb
+
+
+def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``x @ weight.T + bias`` with ``weight`` of shape ``(out, in)``, as one operation.
+
+    Example:
+        >>> import xad
+        >>> xad.linear(xad.ones((2, 3)), xad.ones((4, 3)), xad.zeros(4)).shape
+        (2, 4)
+    """
+    if weight.ndim != 2 or x.ndim == 0 or x.shape[-1] != weight.shape[1]:
+        raise ValueError(f"linear: the input has shape {x.shape} and the weight {weight.shape}; "
+                         f"the weight must be (out_features, in_features) with in_features "
+                         f"equal to the input's last axis")
+    if bias is not None and bias.shape != (weight.shape[0],):
+        raise ValueError(f"linear: the bias has shape {bias.shape}, expected "
+                         f"({weight.shape[0]},) for a weight of shape {weight.shape}")
+    return apply(Linear, x, weight, bias)
 
 
 # ----- einsum ---------------------------------------------------------------------------
