@@ -7,4 +7,4 @@ export VENV="${VENV:-.venv}"
 bash ci/setup.sh
 bash ci/lint.sh
 bash ci/wheel.sh
-"$VENV/bin/python" -m pytest -p no:cacheprovider tests --doctest-modules xad "$@"
+"$VENV/bin/python" -m pytest -p no:cacheprovider -n auto tests --doctest-modules xad "$@"
