@@ -322,7 +322,8 @@ def _case_list() -> list[Case]:
                         ("bcast_batch", ((2, 1, 3, 4), (3, 4, 2))),
                         ("vec_mat", ((4,), (4, 2))), ("mat_vec", ((3, 4), (4,))),
                         ("vec_vec", ((4,), (4,))), ("batch_vec", ((2, 3, 4), (4,))),
-                        ("vec_batch", ((3,), (2, 3, 4)))]:
+                        ("vec_batch", ((3,), (2, 3, 4))), ("outer_k1", ((3, 1), (1, 4))),
+                        ("outer_k1_batched", ((2, 3, 1), (1, 4)))]:
         add(Case(f"matmul:{tag}", mm, shapes))
     add(Case("matmul:fn", lambda m, x, y: m.matmul(x, y), ((3, 4), (4, 2))))
     add(Case("linear", lambda m, x, w, b: m.linear(x, w, b), ((5, 3), (4, 3), (4,))))
