@@ -110,9 +110,30 @@ def unary(op: type[Op], x: Tensor, **params: Any) -> Tensor:
         return apply(op, x, **params)
     b = x._backend
     out = op.forward(b, x.data, **params)
-    if x.requires_grad and _mode.enabled and op.differentiable:
-        return _finish(op, out, b, (x,), params)
-    return _plain(op, out, b)
+    if type(out) is not b.array_type:
+        out = b.ensure_array(out)
+    if not (x.requires_grad and _mode.enabled and op.differentiable):
+        if _mode.anomaly:
+            return _plain(op, out, b)
+        t = _new(Tensor)
+        t.data = out
+        t._backend = b
+        return t
+    t = _new(Tensor)
+    t.data = out
+    t._backend = b
+    node = _Node(op, (x if x._node is None else (x._node, x._idx),), (x.data.shape,), b, params)
+    if op.save_inputs:
+        node.saved = (x,)
+        node.versions = (x._version,)
+    if op.save_output:
+        node.out = out
+    t._node = node
+    t.requires_grad = True
+    if _mode.anomaly:
+        from ..utils.anomaly import check_forward
+        check_forward(op.name, b, out, node)
+    return t
 
 
 def binary(op: type[Op], x: Any, y: Any) -> Tensor:

@@ -473,7 +473,7 @@ def square(x: Tensor) -> Tensor:
 
 def negative(x: Tensor) -> Tensor:
     """``-x``."""
-    return apply(Negative, x)
+    return unary(Negative, x)
 
 
 def _unary(op: type[Op], doc: str):
@@ -605,8 +605,8 @@ def astype(x: Tensor, dtype: _dt.DType | str) -> Tensor:
     if native == x.data.dtype:
         return x
     if not d.is_floating:
-        return apply(_AstypeNoGrad, x, dtype=native, src=x.data.dtype)
-    return apply(Astype, x, dtype=native, src=x.data.dtype)
+        return unary(_AstypeNoGrad, x, dtype=native, src=x.data.dtype)
+    return unary(Astype, x, dtype=native, src=x.data.dtype)
 
 
 class _AstypeNoGrad(Astype):
@@ -615,4 +615,4 @@ class _AstypeNoGrad(Astype):
 
 def clone(x: Tensor) -> Tensor:
     """A copy with its own array (differentiable)."""
-    return apply(Clone, x)
+    return unary(Clone, x)

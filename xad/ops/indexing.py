@@ -9,7 +9,7 @@ from .. import autograd as _ag
 from ..backend import Backend
 from ..backend import _make as _make_backend
 from ..tensor import Tensor
-from ._apply import Op, apply
+from ._apply import Op, apply, unary
 from .elementwise import add, divide, multiply, subtract
 
 __all__ = ["getitem", "setitem_", "inplace", "to_backend"]
@@ -200,7 +200,7 @@ class GetItem(Op):
     @staticmethod
     def backward(node, g):
         p = node.params
-        return apply(IndexAddInto, g, shape=node.in_shapes[0], key=p["key"],
+        return unary(IndexAddInto, g, shape=node.in_shapes[0], key=p["key"],
                      advanced=p["advanced"])
 
 
@@ -221,7 +221,7 @@ class IndexAddInto(Op):
     @staticmethod
     def backward(node, gg):
         p = node.params
-        return apply(GetItem, gg, key=p["key"], advanced=p["advanced"])
+        return unary(GetItem, gg, key=p["key"], advanced=p["advanced"])
 
 
 class IndexPut(Op):
@@ -245,7 +245,7 @@ class IndexPut(Op):
 
 def getitem_raw(x: Tensor, key: tuple) -> Tensor:
     advanced = any(not (k is None or k is Ellipsis or isinstance(k, (int, slice))) for k in key)
-    return apply(GetItem, x, key=key, advanced=advanced)
+    return unary(GetItem, x, key=key, advanced=advanced)
 
 
 def getitem(x: Tensor, key: Any) -> Tensor:
@@ -258,7 +258,7 @@ def getitem(x: Tensor, key: Any) -> Tensor:
         [2.0, 0.0, 0.0, 1.0]
     """
     k, advanced = _norm_key(x, key)
-    return apply(GetItem, x, key=k, advanced=advanced)
+    return unary(GetItem, x, key=k, advanced=advanced)
 
 
 def _leaf_error(x: Tensor, what: str) -> RuntimeError:

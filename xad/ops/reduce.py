@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 from ..tensor import Tensor
-from ._apply import Op, apply
+from ._apply import Op, unary
 from .elementwise import astype, exp, isfinite, log, sqrt, where
 from .shape import broadcast_to, flip, reshape
 
@@ -116,7 +116,7 @@ class Cumsum(Op):
 
 
 def _reduce(op: type[Op], x: Tensor, axis: Any, keepdims: bool) -> Tensor:
-    return apply(op, x, axis=_axes(axis, x.ndim), keepdims=bool(keepdims))
+    return unary(op, x, axis=_axes(axis, x.ndim), keepdims=bool(keepdims))
 
 
 def sum(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
@@ -222,7 +222,7 @@ def cumsum(x: Tensor, axis: int | None = None) -> Tensor:
     """
     if axis is None:
         x, axis = reshape(x, (-1,)), 0
-    return apply(Cumsum, x, axis=axis % (x.ndim or 1))
+    return unary(Cumsum, x, axis=axis % (x.ndim or 1))
 
 
 class _ArgReduce(Op):
@@ -239,22 +239,22 @@ class _Arg(_ArgReduce):
 
 def argmax(x: Tensor, axis: int | None = None, keepdims: bool = False) -> Tensor:
     """Index of the maximum (no gradient)."""
-    return apply(_Arg, x, fn="argmax", axis=axis, keepdims=keepdims)
+    return unary(_Arg, x, fn="argmax", axis=axis, keepdims=keepdims)
 
 
 def argmin(x: Tensor, axis: int | None = None, keepdims: bool = False) -> Tensor:
     """Index of the minimum (no gradient)."""
-    return apply(_Arg, x, fn="argmin", axis=axis, keepdims=keepdims)
+    return unary(_Arg, x, fn="argmin", axis=axis, keepdims=keepdims)
 
 
 def any(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
     """Whether any element is true."""
-    return apply(_Arg, x, fn="any", axis=axis, keepdims=keepdims)
+    return unary(_Arg, x, fn="any", axis=axis, keepdims=keepdims)
 
 
 def all(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
     """Whether every element is true."""
-    return apply(_Arg, x, fn="all", axis=axis, keepdims=keepdims)
+    return unary(_Arg, x, fn="all", axis=axis, keepdims=keepdims)
 
 
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..tensor import Tensor
-from ._apply import Op, apply
+from ._apply import Op, apply, unary
 
 __all__ = ["reshape", "permute_dims", "transpose", "matrix_transpose", "squeeze",
            "expand_dims", "broadcast_to", "concat", "stack", "split", "flip"]
@@ -103,7 +103,7 @@ def reshape(x: Tensor, shape: Sequence[int] | int) -> Tensor:
                          f"({x.size} elements) into {shape}")
     if shape == x.shape:
         return x
-    return apply(Reshape, x, shape=shape)
+    return unary(Reshape, x, shape=shape)
 
 
 def permute_dims(x: Tensor, axes: Sequence[int]) -> Tensor:
@@ -118,7 +118,7 @@ def permute_dims(x: Tensor, axes: Sequence[int]) -> Tensor:
     if sorted(axes) != list(range(x.ndim)):
         raise ValueError(f"permute_dims: axes {axes} are not a permutation of "
                          f"{x.ndim} dimensions (shape {x.shape})")
-    return apply(PermuteDims, x, axes=axes)
+    return unary(PermuteDims, x, axes=axes)
 
 
 def transpose(x: Tensor, axes: Sequence[int] | None = None) -> Tensor:
@@ -164,7 +164,7 @@ def broadcast_to(x: Tensor, shape: Sequence[int]) -> Tensor:
     shape = tuple(shape)
     if shape == x.shape:
         return x
-    return apply(BroadcastTo, x, shape=shape)
+    return unary(BroadcastTo, x, shape=shape)
 
 
 def concat(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
@@ -212,6 +212,6 @@ def split(x: Tensor, indices_or_sections: int | Sequence[int], axis: int = 0) ->
 
 def flip(x: Tensor, axis: Any = None) -> Tensor:
     """Reverse the order of elements along ``axis`` (all axes when ``None``)."""
-    return apply(Flip, x, axis=axis)
+    return unary(Flip, x, axis=axis)
 
 
