@@ -68,40 +68,35 @@ def _operand(op: type[Op], a: Any) -> Any:
                     f"tensors or Python numbers (make arrays into tensors with xad.tensor(...))")
 
 
-def _edge(a: Any) -> Any:
-    if type(a) is not Tensor and not isinstance(a, Tensor) or not a.requires_grad:
-        return None
-    return a if a._node is None else (a._node, a._idx)
+def _plain(op: type[Op], out: Any, b: Any) -> Tensor:
+    """Wrap a result that needs no node (``out`` already an array of ``b``)."""
+    if _mode.anomaly:
+        from ..utils.anomaly import check_forward
+        check_forward(op.name, b, out, None)
+    t = _new(Tensor)
+    t.data = out
+    t._backend = b
+    return t
 
 
-def _finish(op: type[Op], out: Any, b: Any, args: tuple, params: dict) -> Tensor:
-    """Wrap one result; record its node."""
-    if type(out) is not b.array_type:
-        out = b.ensure_array(out)
-    t = _make(out, b)
-    node = _Node(op, tuple(_edge(a) for a in args),
-                 tuple(a.data.shape if isinstance(a, Tensor) else () for a in args), b, params)
+def _recorded(op: type[Op], out: Any, b: Any, edges: tuple, shapes: tuple, args: tuple,
+              versions: tuple, params: Any) -> Tensor:
+    """Wrap a result and record the node that made it."""
+    node = _Node(op, edges, shapes, b, params)
     if op.save_inputs:
         node.saved = args
-        node.versions = tuple(a._version if isinstance(a, Tensor) else None for a in args)
+        node.versions = versions
     if op.save_output:
         node.out = out
+    t = _new(Tensor)
+    t.data = out
+    t._backend = b
     t._node = node
     t.requires_grad = True
     if _mode.anomaly:
         from ..utils.anomaly import check_forward
         check_forward(op.name, b, out, node)
     return t
-
-
-def _plain(op: type[Op], out: Any, b: Any) -> Tensor:
-    """Wrap one result that needs no node."""
-    if type(out) is not b.array_type:
-        out = b.ensure_array(out)
-    if _mode.anomaly:
-        from ..utils.anomaly import check_forward
-        check_forward(op.name, b, out, None)
-    return _make(out, b)
 
 
 def unary(op: type[Op], x: Tensor, **params: Any) -> Tensor:
@@ -113,27 +108,9 @@ def unary(op: type[Op], x: Tensor, **params: Any) -> Tensor:
     if type(out) is not b.array_type:
         out = b.ensure_array(out)
     if not (x.requires_grad and _mode.enabled and op.differentiable):
-        if _mode.anomaly:
-            return _plain(op, out, b)
-        t = _new(Tensor)
-        t.data = out
-        t._backend = b
-        return t
-    t = _new(Tensor)
-    t.data = out
-    t._backend = b
-    node = _Node(op, (x if x._node is None else (x._node, x._idx),), (x.data.shape,), b, params)
-    if op.save_inputs:
-        node.saved = (x,)
-        node.versions = (x._version,)
-    if op.save_output:
-        node.out = out
-    t._node = node
-    t.requires_grad = True
-    if _mode.anomaly:
-        from ..utils.anomaly import check_forward
-        check_forward(op.name, b, out, node)
-    return t
+        return _plain(op, out, b)
+    return _recorded(op, out, b, (x if x._node is None else (x._node, x._idx),),
+                     (x.data.shape,), (x,), (x._version,), params)
 
 
 def binary(op: type[Op], x: Any, y: Any) -> Tensor:
@@ -156,41 +133,26 @@ def binary(op: type[Op], x: Any, y: Any) -> Tensor:
         needs = y.requires_grad
     else:
         return apply(op, _operand(op, x), _operand(op, y))
-    if not (needs and _mode.enabled and op.differentiable):
-        if type(out) is not b.array_type:
-            out = b.ensure_array(out)
-        if _mode.anomaly:
-            return _plain(op, out, b)
-        t = _new(Tensor)
-        t.data = out
-        t._backend = b
-        return t
-    # recording, written out for two inputs (the commonest case of all)
     if type(out) is not b.array_type:
         out = b.ensure_array(out)
-    t = _make(out, b)
-    if isinstance(x, Tensor):
-        ex = (x if x._node is None else (x._node, x._idx)) if x.requires_grad else None
-        sx, vx = x.data.shape, x._version
-    else:
-        ex, sx, vx = None, (), None
-    if isinstance(y, Tensor):
-        ey = (y if y._node is None else (y._node, y._idx)) if y.requires_grad else None
-        sy, vy = y.data.shape, y._version
-    else:
-        ey, sy, vy = None, (), None
-    node = _Node(op, (ex, ey), (sx, sy), b, None)
-    if op.save_inputs:
-        node.saved = (x, y)
-        node.versions = (vx, vy)
-    if op.save_output:
-        node.out = out
-    t._node = node
-    t.requires_grad = True
-    if _mode.anomaly:
-        from ..utils.anomaly import check_forward
-        check_forward(op.name, b, out, node)
-    return t
+    if not (needs and _mode.enabled and op.differentiable):
+        return _plain(op, out, b)
+    return _recorded(op, out, b, (_edge(x), _edge(y)), (_shape(x), _shape(y)), (x, y),
+                     (_version(x), _version(y)), None)
+
+
+def _edge(a: Any) -> Any:
+    if not isinstance(a, Tensor) or not a.requires_grad:
+        return None
+    return a if a._node is None else (a._node, a._idx)
+
+
+def _shape(a: Any) -> tuple:
+    return a.data.shape if isinstance(a, Tensor) else ()
+
+
+def _version(a: Any) -> int | None:
+    return a._version if isinstance(a, Tensor) else None
 
 
 def apply(op: type[Op], *args: Any, **params: Any) -> Any:
@@ -216,22 +178,26 @@ def apply(op: type[Op], *args: Any, **params: Any) -> Any:
         backend = get_backend()
     out = op.forward(backend, *datas, **params)
     record = needs and _mode.enabled and op.differentiable
-    if type(out) is not tuple:
-        if record:
-            return _finish(op, out, backend, args, params)
-        return _plain(op, out, backend)
-    res = tuple(_plain(op, o, backend) for o in out)
-    if record:  # several outputs share one node
-        node = _Node(op, tuple(_edge(a) for a in args),
-                     tuple(a.data.shape if isinstance(a, Tensor) else () for a in args),
-                     backend, params)
-        if op.save_inputs:
-            node.saved = args
-            node.versions = tuple(a._version if isinstance(a, Tensor) else None for a in args)
-        node.n_out = len(res)
-        node.out_meta = tuple((r.data.shape, r.data.dtype) for r in res)
-        if op.save_output:
-            node.out = tuple(r.data for r in res)
-        for i, r in enumerate(res):
-            r._node, r._idx, r.requires_grad = node, i, True
+    multi = type(out) is tuple
+    outs = [o if type(o) is backend.array_type else backend.ensure_array(o)
+            for o in (out if multi else (out,))]
+    if not record:
+        res = tuple(_plain(op, o, backend) for o in outs)
+        return res if multi else res[0]
+    edges = tuple(_edge(a) for a in args)
+    shapes = tuple(_shape(a) for a in args)
+    versions = tuple(_version(a) for a in args)
+    if not multi:
+        return _recorded(op, outs[0], backend, edges, shapes, args, versions, params)
+    # several outputs share one node
+    res = tuple(_recorded(op, o, backend, edges, shapes, args, versions, params)
+                for o in outs[:1])
+    node = res[0]._node
+    node.n_out = len(outs)
+    node.out_meta = tuple((o.shape, o.dtype) for o in outs)
+    if op.save_output:
+        node.out = tuple(outs)
+    res = res + tuple(_plain(op, o, backend) for o in outs[1:])
+    for i, r in enumerate(res):
+        r._node, r._idx, r.requires_grad = node, i, True
     return res
