@@ -6,7 +6,16 @@ from typing import Any
 
 from .. import autograd as _ag
 from ..tensor import Tensor
-from .optimizer import Optimizer, ParamsT, _check, _full_like, _is_number
+from .optimizer import (
+    Optimizer,
+    ParamsT,
+    _check,
+    _consts,
+    _full_like,
+    _is_number,
+    _scratch_for,
+    _update,
+)
 
 __all__ = ["Adagrad", "adagrad"]
 
@@ -63,47 +72,109 @@ class Adagrad(Optimizer):
             [0.5]
         """
         loss = self._closure(closure)
+        state = self.state
         with _ag.no_grad():
             for group in self.param_groups:
-                params, grads = self._params_with_grad(group)
-                if not params:
-                    continue
-                sums, steps = [], []
-                for p in params:
-                    st = self.state.get(p)
+                lr, lr_decay, eps = group["lr"], group["lr_decay"], group["eps"]
+                wd = group["weight_decay"]
+                nbuf = 2 if wd != 0 else 1
+                last = None  # (step, backend, dtype) of the constants in c
+                for p in group["params"]:
+                    grad = p.grad
+                    if grad is None:
+                        continue
+                    st = state.get(p)
                     if st is None or "sum" not in st:
-                        st = self.state[p] = {
+                        st = state[p] = {
                             "step": 0, "sum": _full_like(p, group["initial_accumulator_value"])}
-                    st["step"] += 1
-                    steps.append(st["step"])
-                    sums.append(st["sum"])
-                adagrad(params, grads, sums, steps, lr=group["lr"], lr_decay=group["lr_decay"],
-                        weight_decay=group["weight_decay"], eps=group["eps"])
+                    step = st["step"] = st["step"] + 1
+                    b = p._backend
+                    x = p.data
+                    if last is None or step != last[0] or b is not last[1] \
+                            or x.dtype is not last[2]:
+                        last = (step, b, x.dtype)
+                        c = _adagrad_consts(b, x.dtype, step, lr, lr_decay, wd, eps)
+                    if b.mutable:
+                        _update(self._buffers(p, nbuf), _adagrad_kernel, [x, st["sum"].data],
+                                grad.data, c)
+                    else:
+                        _adagrad_rebind(p, st["sum"], grad.data, c)
+                    p._version += 1
         return loss
 
 
 def adagrad(params: list[Tensor], grads: list[Tensor], state_sums: list[Tensor],
             steps: list[int], *, lr: float, lr_decay: float, weight_decay: float,
             eps: float) -> None:
-    """The functional Adagrad update (see :class:`Adagrad`); ``steps`` count from 1."""
+    """The functional Adagrad update (see :class:`Adagrad`); ``steps`` count from 1.
+
+    Example:
+        >>> import xad
+        >>> w = xad.tensor([1.0]); s = xad.zeros(1)
+        >>> xad.optim.adagrad([w], [xad.tensor([2.0])], [s], [1], lr=0.1, lr_decay=0.0,
+        ...                   weight_decay=0.0, eps=1e-10)
+        >>> [round(v, 4) for v in w.tolist()], s.tolist()
+        ([0.9], [4.0])
+    """
     for i, (p, grad) in enumerate(zip(params, grads)):
         b = p._backend
-        xp = b.xp
-        g = grad.data
         x = p.data
-        if weight_decay != 0:
-            g = g + weight_decay * x
-        clr = lr / (1 + (steps[i] - 1) * lr_decay)
-        s_t = state_sums[i]
+        c = _adagrad_consts(b, x.dtype, steps[i], lr, lr_decay, weight_decay, eps)
         if b.mutable:
-            s = s_t.data
-            s += g * g
-            d = xp.sqrt(s)
-            d += eps
-            upd = g / d
-            upd *= clr
-            x -= upd
+            _update(_scratch_for(b, x, 2 if weight_decay != 0 else 1), _adagrad_kernel,
+                    [x, state_sums[i].data], grad.data, c)
         else:
-            s = s_t.data = s_t.data + g * g
-            p.data = x - clr * g / (xp.sqrt(s) + eps)
+            _adagrad_rebind(p, state_sums[i], grad.data, c)
         p._version += 1
+
+
+def _adagrad_consts(b: Any, dtype: Any, step: int, lr: float, lr_decay: float, wd: float,
+                    eps: float) -> tuple[Any, ...]:
+    """``(clr, wd, eps, wd != 0)`` with ``clr = lr / (1 + (step - 1) * lr_decay)`` (numbers
+    as 0-d arrays where ``b`` is mutable)."""
+    values = (lr / (1 + (step - 1) * lr_decay), wd, eps)
+    if b.mutable:
+        values = _consts(b, dtype, *values)
+    return values + (wd != 0,)
+
+
+def _adagrad_kernel(rw: list[Any], g: Any, t: Any, gw: Any, c: tuple[Any, ...]) -> None:
+    """The update of ``rw = [param, sum]`` in place (see ``_update``)."""
+    clr, wd, eps, has_wd = c
+    x, s = rw
+    small = t is None
+    if has_wd:
+        if small:
+            g = g + wd * x
+        else:
+            gw[...] = x
+            gw *= wd
+            gw += g
+            g = gw
+    # s += g * g; x -= clr * g / (sqrt(s) + eps)
+    if small:
+        s += g * g
+        t = s ** 0.5
+        t += eps
+        t = g / t
+    else:
+        t[...] = g
+        t **= 2
+        s += t
+        t[...] = s
+        t **= 0.5
+        t += eps
+        t **= -1
+        t *= g
+    t *= clr
+    x -= t
+
+
+def _adagrad_rebind(p: Tensor, s_t: Tensor, g: Any, c: tuple[Any, ...]) -> None:
+    """One parameter's update for immutable arrays (JAX): new arrays, rebound."""
+    clr, wd, eps, has_wd = c
+    x = p.data
+    if has_wd:
+        g = g + wd * x
+    s = s_t.data = s_t.data + g * g
+    p.data = x - clr * g / (p._backend.xp.sqrt(s) + eps)

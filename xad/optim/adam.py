@@ -7,7 +7,16 @@ from typing import Any
 
 from .. import autograd as _ag
 from ..tensor import Tensor
-from .optimizer import Optimizer, ParamsT, _check, _is_number, _zeros_like
+from .optimizer import (
+    Optimizer,
+    ParamsT,
+    _check,
+    _consts,
+    _is_number,
+    _scratch_for,
+    _update,
+    _zeros_like,
+)
 
 __all__ = ["Adam", "AdamW", "adam"]
 
@@ -61,30 +70,43 @@ class Adam(Optimizer):
             [0.5]
         """
         loss = self._closure(closure)
+        state = self.state
+        decoupled = self._decoupled
         with _ag.no_grad():
             for group in self.param_groups:
-                params, grads = self._params_with_grad(group)
-                if not params:
-                    continue
                 amsgrad = group["amsgrad"]
-                m, v, vmax, steps = [], [], [], []
-                for p in params:
-                    st = self.state.get(p)
+                beta1, beta2 = group["betas"]
+                lr, wd, eps = group["lr"], group["weight_decay"], group["eps"]
+                nbuf = 2 if wd != 0 and not decoupled else 1
+                last = None  # (step, backend, dtype) of the constants in c
+                for p in group["params"]:
+                    grad = p.grad
+                    if grad is None:
+                        continue
+                    st = state.get(p)
                     if st is None or "exp_avg" not in st:
-                        st = self.state[p] = {"step": 0, "exp_avg": _zeros_like(p),
-                                              "exp_avg_sq": _zeros_like(p)}
+                        st = state[p] = {"step": 0, "exp_avg": _zeros_like(p),
+                                         "exp_avg_sq": _zeros_like(p)}
                     if amsgrad and "max_exp_avg_sq" not in st:
                         st["max_exp_avg_sq"] = _zeros_like(p)
-                    st["step"] += 1
-                    steps.append(st["step"])
-                    m.append(st["exp_avg"])
-                    v.append(st["exp_avg_sq"])
-                    if amsgrad:
-                        vmax.append(st["max_exp_avg_sq"])
-                beta1, beta2 = group["betas"]
-                adam(params, grads, m, v, vmax, steps, amsgrad=amsgrad, beta1=beta1,
-                     beta2=beta2, lr=group["lr"], weight_decay=group["weight_decay"],
-                     eps=group["eps"], decoupled_weight_decay=self._decoupled)
+                    step = st["step"] = st["step"] + 1
+                    b = p._backend
+                    x = p.data
+                    if last is None or step != last[0] or b is not last[1] \
+                            or x.dtype is not last[2]:
+                        last = (step, b, x.dtype)
+                        c = _adam_consts(b, x.dtype, step, beta1, beta2, lr, wd, eps,
+                                         decoupled)
+                    vmax = st["max_exp_avg_sq"] if amsgrad else None
+                    if b.mutable:
+                        _update(self._buffers(p, nbuf), _adam_kernel,
+                                [x, st["exp_avg"].data, st["exp_avg_sq"].data,
+                                 None if vmax is None else vmax.data], grad.data, decoupled,
+                                c, b.xp)
+                    else:
+                        _adam_rebind(p, grad.data, st["exp_avg"], st["exp_avg_sq"], vmax,
+                                     decoupled, c)
+                    p._version += 1
         return loss
 
 
@@ -117,49 +139,114 @@ def adam(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor],
          amsgrad: bool, beta1: float, beta2: float, lr: float, weight_decay: float,
          eps: float, decoupled_weight_decay: bool = False) -> None:
     """The functional Adam/AdamW update (see :class:`Adam`); ``steps`` are the step numbers
-    after this step (from 1). State tensors are updated in place (rebound on JAX)."""
+    after this step (from 1). State tensors are updated in place (rebound on JAX).
+
+    Example:
+        >>> import xad
+        >>> w = xad.tensor([1.0, -2.0]); g = xad.tensor([0.5, -0.5])
+        >>> m, v = xad.zeros(2), xad.zeros(2)
+        >>> xad.optim.adam([w], [g], [m], [v], [], [1], amsgrad=False, beta1=0.9,
+        ...                beta2=0.999, lr=0.1, weight_decay=0.0, eps=1e-8)
+        >>> [round(x, 4) for x in w.tolist()]
+        [0.9, -1.9]
+    """
+    nbuf = 2 if weight_decay != 0 and not decoupled_weight_decay else 1
     for i, (p, grad) in enumerate(zip(params, grads)):
         b = p._backend
-        xp = b.xp
-        g = grad.data
         x = p.data
-        step = steps[i]
-        bc1 = 1 - beta1 ** step
-        bc2_sqrt = math.sqrt(1 - beta2 ** step)
-        # lr/bc1 * m / (sqrt(v)/bc2_sqrt + eps) == step_size * m / (sqrt(v) + eps')
-        step_size = lr * bc2_sqrt / bc1
-        eps_hat = eps * bc2_sqrt
-        m_t, v_t = exp_avgs[i], exp_avg_sqs[i]
+        c = _adam_consts(b, x.dtype, steps[i], beta1, beta2, lr, weight_decay, eps,
+                         decoupled_weight_decay)
+        vmax = max_exp_avg_sqs[i] if amsgrad else None
         if b.mutable:
-            if weight_decay != 0:
-                if decoupled_weight_decay:
-                    x *= 1 - lr * weight_decay
-                else:
-                    g = g + weight_decay * x
-            m = m_t.data
-            m *= beta1
-            m += (1 - beta1) * g
-            v = v_t.data
-            v *= beta2
-            sq = g * g
-            sq *= 1 - beta2
-            v += sq
-            if amsgrad:
-                v = max_exp_avg_sqs[i].data = xp.maximum(max_exp_avg_sqs[i].data, v)
-            denom = xp.sqrt(v)
-            denom += eps_hat
-            upd = m / denom
-            upd *= step_size
-            x -= upd
+            _update(_scratch_for(b, x, nbuf), _adam_kernel,
+                    [x, exp_avgs[i].data, exp_avg_sqs[i].data, None if vmax is None else vmax.data],
+                    grad.data, decoupled_weight_decay, c, b.xp)
         else:
-            if weight_decay != 0:
-                if decoupled_weight_decay:
-                    x = x * (1 - lr * weight_decay)
-                else:
-                    g = g + weight_decay * x
-            m = m_t.data = beta1 * m_t.data + (1 - beta1) * g
-            v = v_t.data = beta2 * v_t.data + (1 - beta2) * (g * g)
-            if amsgrad:
-                v = max_exp_avg_sqs[i].data = xp.maximum(max_exp_avg_sqs[i].data, v)
-            p.data = x - step_size * m / (xp.sqrt(v) + eps_hat)
+            _adam_rebind(p, grad.data, exp_avgs[i], exp_avg_sqs[i], vmax,
+                         decoupled_weight_decay, c)
         p._version += 1
+
+
+def _adam_consts(b: Any, dtype: Any, step: int, beta1: float, beta2: float, lr: float,
+                 wd: float, eps: float, decoupled: bool) -> tuple[Any, ...]:
+    """``(beta1, 1 - beta1, beta2, 1 - beta2, step_size, eps_hat, wd_factor, wd != 0)``, as
+    0-d arrays where ``b`` is mutable, with ``lr / bc1 * m / (sqrt(v) / sqrt(bc2) + eps) ==
+    step_size * m / (sqrt(v) + eps_hat)`` (``bc`` the bias corrections) and ``wd_factor``
+    ``1 - lr * wd`` (decoupled) or ``wd``."""
+    bc2_sqrt = math.sqrt(1 - beta2 ** step)
+    values = (beta1, 1 - beta1, beta2, 1 - beta2, lr * bc2_sqrt / (1 - beta1 ** step),
+              eps * bc2_sqrt, 1 - lr * wd if decoupled else wd)
+    if b.mutable:
+        values = _consts(b, dtype, *values)
+    return values + (wd != 0,)
+
+
+def _adam_kernel(rw: list[Any], g: Any, t: Any, gw: Any, decoupled: bool, c: tuple[Any, ...],
+                 xp: Any) -> None:
+    """The update of arrays ``rw = [param, m, v, vmax or None]`` in place, reading ``g``, with
+    scratch arrays ``t`` and ``gw`` (the decayed gradient) or, where ``t`` is ``None``, fresh
+    temporaries (see ``_update``)."""
+    beta1, one_minus_beta1, beta2, one_minus_beta2, step_size, eps_hat, wdf, has_wd = c
+    x, m, v, vm = rw
+    small = t is None
+    if has_wd:
+        if decoupled:
+            x *= wdf
+        elif small:
+            g = g + wdf * x
+        else:
+            gw[...] = x
+            gw *= wdf
+            gw += g
+            g = gw
+    # m = beta1 * m + (1 - beta1) * g
+    m *= beta1
+    if small:
+        m += one_minus_beta1 * g
+    else:
+        t[...] = g
+        t *= one_minus_beta1
+        m += t
+    # v = beta2 * v + (1 - beta2) * g * g
+    if small:
+        t = g * g
+    else:
+        t[...] = g
+        t **= 2
+    t *= one_minus_beta2
+    v *= beta2
+    v += t
+    if vm is not None:
+        vm[...] = xp.maximum(vm, v)  # no in-place maximum in the standard
+        v = vm
+    # x -= step_size * m / (sqrt(v) + eps_hat)
+    if small:
+        t = v ** 0.5
+        t += eps_hat
+        t = m / t
+    else:
+        t[...] = v
+        t **= 0.5
+        t += eps_hat
+        t **= -1  # the standard has no out=: m / t would be a new array
+        t *= m
+    t *= step_size
+    x -= t
+
+
+def _adam_rebind(p: Tensor, g: Any, m_t: Tensor, v_t: Tensor, vmax: Tensor | None,
+                 decoupled: bool, c: tuple[Any, ...]) -> None:
+    """One parameter's update for immutable arrays (JAX): new arrays, rebound."""
+    beta1, one_minus_beta1, beta2, one_minus_beta2, step_size, eps_hat, wdf, has_wd = c
+    xp = p._backend.xp
+    x = p.data
+    if has_wd:
+        if decoupled:
+            x = x * wdf
+        else:
+            g = g + wdf * x
+    m = m_t.data = beta1 * m_t.data + one_minus_beta1 * g
+    v = v_t.data = beta2 * v_t.data + one_minus_beta2 * (g * g)
+    if vmax is not None:
+        v = vmax.data = xp.maximum(vmax.data, v)
+    p.data = x - step_size * m / (xp.sqrt(v) + eps_hat)

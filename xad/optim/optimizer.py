@@ -7,6 +7,11 @@ numbers and :class:`~xad.Tensor` s (no gradient) on the parameter's backend, dev
 an update rewrites a state tensor's array in place where the backend's arrays are mutable and
 rebinds ``.data`` where they are not (JAX).
 
+On mutable backends the updates use in-place operators only (``*=``, ``+=``, ``**=``,
+``buf[...] = a``), with scratch arrays kept per parameter across steps (``_scratch``, not part
+of the state dict): fresh temporaries the size of each parameter at every step cost page
+faults and allocator work, and the Array API has no ``out=``. Gradients are only read.
+
 The state-dict layout is PyTorch's: ``{"state": {index: {...}}, "param_groups": [{...,
 "params": [indices]}]}`` with parameters numbered in order across the groups.
 """
@@ -40,6 +45,8 @@ class Optimizer:
     def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
         self.defaults = dict(defaults)
         self.state: dict[Tensor, dict[str, Any]] = {}
+        # parameter -> [its array when made, scratch arrays...] (mutable backends only)
+        self._scratch: dict[Tensor, list[Any]] = {}
         self.param_groups: list[dict[str, Any]] = []
         if isinstance(params, Tensor) or isinstance(params, Mapping):
             raise TypeError(f"params argument given to the optimizer should be an iterable of "
@@ -214,6 +221,7 @@ class Optimizer:
             new_state[p] = {name: _restore(v, p, name, k) for name, v in st.items()}
         self.param_groups[:] = new_groups
         self.state = new_state
+        self._scratch = {}
 
     def __repr__(self) -> str:
         lines = [f"{type(self).__name__} ("]
@@ -225,6 +233,15 @@ class Optimizer:
         return "\n".join(lines)
 
     # ----- helpers for subclasses -----------------------------------------------------------
+    def _buffers(self, p: Tensor, n: int = 1) -> list[Any]:
+        """``p``'s scratch entry for :func:`_update` (``n`` scratch arrays per chunk), kept
+        across steps while ``p.data`` is the same array."""
+        e = self._scratch.get(p)
+        x = p.data
+        if e is None or e[0] is not x or e[1] < n:
+            e = self._scratch[p] = _scratch_for(p._backend, x, n)
+        return e
+
     def _params_with_grad(self, group: dict[str, Any]) -> tuple[list[Tensor], list[Tensor]]:
         params, grads = [], []
         for p in group["params"]:
@@ -238,6 +255,66 @@ class Optimizer:
         if st is None:
             st = self.state[p] = {}
         return st
+
+
+# Parameters with at most _SMALL elements are updated with fresh temporaries (fewer operator
+# calls; small allocations are cheap). Larger ones use scratch arrays, and are updated in
+# chunks of about _CHUNK elements along the first axis, so the dozen passes of an update run
+# in cache (a chunk of each of the five arrays involved fits in a 1 MiB L2 cache).
+_SMALL = 8192
+_CHUNK = 49152
+
+
+def _scratch_for(b: Any, x: Any, n: int) -> list[Any]:
+    """A scratch entry ``[x, n, chunks]`` for the update of array ``x``: ``chunks`` is
+    ``None`` for a small ``x``, else a list of ``(key, scratch1, scratch2 or None)`` with
+    ``key`` ``None`` (the whole array) or an index of one chunk along the first axis."""
+    shape = tuple(x.shape)
+    size = math.prod(shape)
+    if size <= _SMALL:
+        return [x, n, None]
+    rows = shape[0] if len(shape) == 0 or size <= 2 * _CHUNK else \
+        max(1, _CHUNK // (size // shape[0]))
+    if len(shape) == 0 or rows >= shape[0]:
+        bufs = [b.xp.empty_like(x) for _ in range(n)] + [None]
+        return [x, n, [(None, bufs[0], bufs[1])]]
+    full = [b.xp.empty((rows,) + shape[1:], dtype=x.dtype, device=b.device)
+            for _ in range(n)] + [None]
+    chunks = []
+    for i in range(0, shape[0], rows):
+        k = min(rows, shape[0] - i)
+        bufs = full if k == rows else [f if f is None else f[0:k, ...] for f in full]
+        chunks.append(((slice(i, i + k), ...), bufs[0], bufs[1]))
+    return [x, n, chunks]
+
+
+def _update(e: list[Any], kernel: Callable[..., None], rw: list[Any], g: Any,
+            *args: Any) -> None:
+    """Run ``kernel(rw, g, scratch1, scratch2, *args)``, which updates the arrays in ``rw``
+    (the parameter's first, then its state; ``None`` entries skipped) in place reading ``g``,
+    over the chunks of scratch entry ``e`` (one call with ``None`` scratch for a small
+    parameter). Chunks are written back with ``a[key] = part``, a no-op where slicing gives a
+    view, so that the update is right whether it does or not."""
+    chunks = e[2]
+    if chunks is None:
+        kernel(rw, g, None, None, *args)
+        return
+    for key, t, t2 in chunks:
+        if key is None:
+            kernel(rw, g, t, t2, *args)
+            continue
+        parts = [a if a is None else a[key] for a in rw]
+        kernel(parts, g[key], t, t2, *args)
+        for a, part in zip(rw, parts):
+            if a is not None:
+                a[key] = part
+
+
+def _consts(b: Any, dtype: Any, *values: float) -> tuple[Any, ...]:
+    """Python numbers as 0-d arrays of ``dtype`` on ``b``'s device: operators take them about
+    twice as fast as Python scalars (NumPy, torch), with the same result (a weak scalar is
+    converted to the array's dtype anyway)."""
+    return tuple(b.asarray(v, dtype=dtype) for v in values)
 
 
 def _zeros_like(p: Tensor) -> Tensor:

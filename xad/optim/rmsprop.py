@@ -6,7 +6,16 @@ from typing import Any
 
 from .. import autograd as _ag
 from ..tensor import Tensor
-from .optimizer import Optimizer, ParamsT, _check, _is_number, _zeros_like
+from .optimizer import (
+    Optimizer,
+    ParamsT,
+    _check,
+    _consts,
+    _is_number,
+    _scratch_for,
+    _update,
+    _zeros_like,
+)
 
 __all__ = ["RMSprop", "rmsprop"]
 
@@ -62,30 +71,41 @@ class RMSprop(Optimizer):
             True
         """
         loss = self._closure(closure)
+        state = self.state
         with _ag.no_grad():
             for group in self.param_groups:
-                params, grads = self._params_with_grad(group)
-                if not params:
-                    continue
                 centered, momentum = group["centered"], group["momentum"]
-                sq, ga, bufs = [], [], []
-                for p in params:
-                    st = self.state.get(p)
+                lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
+                wd = group["weight_decay"]
+                nbuf = 2 if wd != 0 else 1
+                last = None  # (backend, dtype) of the constants in c
+                for p in group["params"]:
+                    grad = p.grad
+                    if grad is None:
+                        continue
+                    st = state.get(p)
                     if st is None or "square_avg" not in st:
-                        st = self.state[p] = {"step": 0, "square_avg": _zeros_like(p)}
+                        st = state[p] = {"step": 0, "square_avg": _zeros_like(p)}
                     if momentum > 0 and "momentum_buffer" not in st:
                         st["momentum_buffer"] = _zeros_like(p)
                     if centered and "grad_avg" not in st:
                         st["grad_avg"] = _zeros_like(p)
                     st["step"] += 1
-                    sq.append(st["square_avg"])
-                    if centered:
-                        ga.append(st["grad_avg"])
-                    if momentum > 0:
-                        bufs.append(st["momentum_buffer"])
-                rmsprop(params, grads, sq, ga, bufs, lr=group["lr"], alpha=group["alpha"],
-                        eps=group["eps"], weight_decay=group["weight_decay"],
-                        momentum=momentum, centered=centered)
+                    b = p._backend
+                    x = p.data
+                    if last is None or b is not last[0] or x.dtype is not last[1]:
+                        last = (b, x.dtype)
+                        c = _rmsprop_consts(b, x.dtype, lr, alpha, eps, wd, momentum)
+                    rw = [x, st["square_avg"], st.get("grad_avg") if centered else None,
+                          st.get("momentum_buffer") if momentum > 0 else None]
+                    if b.mutable:
+                        _update(self._buffers(p, nbuf), _rmsprop_kernel,
+                                [a if a is None or i == 0 else a.data for i, a in enumerate(rw)],
+                                grad.data, c)
+                    else:
+                        _rmsprop_rebind(rw, grad.data, c, p._backend.xp)
+                        p.data = rw[0]
+                    p._version += 1
         return loss
 
 
@@ -93,48 +113,117 @@ def rmsprop(params: list[Tensor], grads: list[Tensor], square_avgs: list[Tensor]
             grad_avgs: list[Tensor], momentum_buffers: list[Tensor], *, lr: float,
             alpha: float, eps: float, weight_decay: float, momentum: float,
             centered: bool) -> None:
-    """The functional RMSprop update (see :class:`RMSprop`); state updated in place."""
+    """The functional RMSprop update (see :class:`RMSprop`); state updated in place.
+
+    Example:
+        >>> import xad
+        >>> w = xad.tensor([1.0]); s = xad.zeros(1)
+        >>> xad.optim.rmsprop([w], [xad.tensor([2.0])], [s], [], [], lr=0.01, alpha=0.75,
+        ...                   eps=1e-8, weight_decay=0.0, momentum=0.0, centered=False)
+        >>> [round(v, 4) for v in w.tolist()], s.tolist()
+        ([0.98], [1.0])
+    """
     for i, (p, grad) in enumerate(zip(params, grads)):
         b = p._backend
-        xp = b.xp
-        g = grad.data
         x = p.data
-        if weight_decay != 0:
-            g = g + weight_decay * x
-        s_t = square_avgs[i]
+        c = _rmsprop_consts(b, x.dtype, lr, alpha, eps, weight_decay, momentum)
+        rw = [x, square_avgs[i], grad_avgs[i] if centered else None,
+              momentum_buffers[i] if momentum > 0 else None]
         if b.mutable:
-            s = s_t.data
-            s *= alpha
-            gg = g * g
-            gg *= 1 - alpha
-            s += gg
-            if centered:
-                a = grad_avgs[i].data
-                a *= alpha
-                a += (1 - alpha) * g
-                d = xp.sqrt(s - a * a)
-            else:
-                d = xp.sqrt(s)
-            d += eps
-            if momentum > 0:
-                buf = momentum_buffers[i].data
-                buf *= momentum
-                buf += g / d
-                x -= lr * buf
-            else:
-                upd = g / d
-                upd *= lr
-                x -= upd
+            _update(_scratch_for(b, x, 2 if weight_decay != 0 else 1), _rmsprop_kernel,
+                    [a if a is None or j == 0 else a.data for j, a in enumerate(rw)],
+                    grad.data, c)
         else:
-            s = s_t.data = alpha * s_t.data + (1 - alpha) * (g * g)
-            if centered:
-                a = grad_avgs[i].data = alpha * grad_avgs[i].data + (1 - alpha) * g
-                d = xp.sqrt(s - a * a) + eps
-            else:
-                d = xp.sqrt(s) + eps
-            if momentum > 0:
-                buf = momentum_buffers[i].data = momentum * momentum_buffers[i].data + g / d
-                p.data = x - lr * buf
-            else:
-                p.data = x - lr * (g / d)
+            _rmsprop_rebind(rw, grad.data, c, b.xp)
+            p.data = rw[0]
         p._version += 1
+
+
+def _rmsprop_consts(b: Any, dtype: Any, lr: float, alpha: float, eps: float, wd: float,
+                    momentum: float) -> tuple[Any, ...]:
+    """``(lr, alpha, 1 - alpha, eps, wd, momentum, wd != 0)`` (numbers as 0-d arrays where
+    ``b`` is mutable)."""
+    values = (lr, alpha, 1 - alpha, eps, wd, momentum)
+    if b.mutable:
+        values = _consts(b, dtype, *values)
+    return values + (wd != 0,)
+
+
+def _rmsprop_kernel(rw: list[Any], g: Any, t: Any, gw: Any, c: tuple[Any, ...]) -> None:
+    """The update of ``rw = [param, square_avg, grad_avg or None, momentum buffer or None]``
+    in place (see ``_update``)."""
+    lr, alpha, one_minus_alpha, eps, wd, momentum, has_wd = c
+    x, s, a, buf = rw
+    small = t is None
+    if has_wd:
+        if small:
+            g = g + wd * x
+        else:
+            gw[...] = x
+            gw *= wd
+            gw += g
+            g = gw
+    # s = alpha * s + (1 - alpha) * g * g
+    if small:
+        t = g * g
+    else:
+        t[...] = g
+        t **= 2
+    t *= one_minus_alpha
+    s *= alpha
+    s += t
+    if a is not None:  # centred: a = alpha * a + (1 - alpha) * g, d = sqrt(s - a * a) + eps
+        a -= g
+        a *= alpha
+        a += g
+        if small:
+            t = s - a * a
+        else:
+            t[...] = a
+            t **= 2
+            t -= s
+            t *= -1
+        t **= 0.5
+    elif small:
+        t = s ** 0.5
+    else:
+        t[...] = s
+        t **= 0.5
+    t += eps
+    # t is d: x -= lr * b with b = momentum * b + g / d, or x -= lr * g / d
+    if small:
+        t = g / t
+    else:
+        t **= -1
+        t *= g
+    if buf is not None:
+        buf *= momentum
+        buf += t
+        if small:
+            t = lr * buf
+        else:
+            t[...] = buf
+            t *= lr
+    else:
+        t *= lr
+    x -= t
+
+
+def _rmsprop_rebind(rw: list[Any], g: Any, c: tuple[Any, ...], xp: Any) -> None:
+    """The update for immutable arrays (JAX): ``rw[0]`` becomes the new parameter array and
+    the state tensors in ``rw[1:]`` are rebound."""
+    lr, alpha, one_minus_alpha, eps, wd, momentum, has_wd = c
+    x, s_t, a_t, b_t = rw
+    if has_wd:
+        g = g + wd * x
+    s = s_t.data = alpha * s_t.data + one_minus_alpha * (g * g)
+    if a_t is not None:
+        a = a_t.data = alpha * a_t.data + one_minus_alpha * g
+        d = xp.sqrt(s - a * a) + eps
+    else:
+        d = xp.sqrt(s) + eps
+    if b_t is not None:
+        buf = b_t.data = momentum * b_t.data + g / d
+        rw[0] = x - lr * buf
+    else:
+        rw[0] = x - lr * (g / d)

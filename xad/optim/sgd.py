@@ -6,7 +6,16 @@ from typing import Any
 
 from .. import autograd as _ag
 from ..tensor import Tensor
-from .optimizer import Optimizer, ParamsT, _check, _copy_array, _is_number
+from .optimizer import (
+    Optimizer,
+    ParamsT,
+    _check,
+    _consts,
+    _is_number,
+    _scratch_for,
+    _update,
+    _zeros_like,
+)
 
 __all__ = ["SGD", "sgd"]
 
@@ -59,20 +68,37 @@ class SGD(Optimizer):
             [0.0]
         """
         loss = self._closure(closure)
+        state = self.state
         with _ag.no_grad():
             for group in self.param_groups:
-                params, grads = self._params_with_grad(group)
-                if not params:
-                    continue
-                momentum = group["momentum"]
-                bufs = [self.state[p].get("momentum_buffer") if p in self.state else None
-                        for p in params] if momentum != 0 else []
-                sgd(params, grads, bufs, lr=group["lr"], momentum=momentum,
-                    dampening=group["dampening"], weight_decay=group["weight_decay"],
-                    nesterov=group["nesterov"])
-                if momentum != 0:
-                    for p, b in zip(params, bufs):
-                        self._state(p)["momentum_buffer"] = b
+                lr, momentum, wd = group["lr"], group["momentum"], group["weight_decay"]
+                dampening, nesterov = group["dampening"], group["nesterov"]
+                last = None  # (backend, dtype) of the constants in c
+                for p in group["params"]:
+                    grad = p.grad
+                    if grad is None:
+                        continue
+                    b = p._backend
+                    x = p.data
+                    if last is None or b is not last[0] or x.dtype is not last[1]:
+                        last = (b, x.dtype)
+                        c = _sgd_consts(b, x.dtype, lr, momentum, dampening, wd)
+                    buf, first = None, False
+                    if momentum != 0:
+                        st = state.get(p)
+                        if st is None:
+                            st = state[p] = {}
+                        buf = st.get("momentum_buffer")
+                        if buf is None:
+                            buf = st["momentum_buffer"] = _zeros_like(p)
+                            first = True
+                    if b.mutable:
+                        _update(self._buffers(p, 2), _sgd_kernel,
+                                [x, None if buf is None else buf.data], grad.data, c, first,
+                                nesterov)
+                    else:
+                        _sgd_rebind(p, grad.data, buf, c, first, nesterov)
+                    p._version += 1
         return loss
 
 
@@ -80,26 +106,99 @@ def sgd(params: list[Tensor], grads: list[Tensor], momentum_buffers: list[Tensor
         lr: float, momentum: float, dampening: float, weight_decay: float,
         nesterov: bool) -> None:
     """The functional SGD update (see :class:`SGD`); new buffers are written into
-    ``momentum_buffers`` (a list with one entry, possibly ``None``, per parameter)."""
+    ``momentum_buffers`` (a list with one entry, possibly ``None``, per parameter).
+
+    Example:
+        >>> import xad
+        >>> w = xad.tensor([1.0, -2.0]); bufs = [None]
+        >>> xad.optim.sgd([w], [xad.tensor([0.5, 0.5])], bufs, lr=0.1, momentum=0.9,
+        ...               dampening=0.0, weight_decay=0.0, nesterov=False)
+        >>> w.tolist(), bufs[0].tolist()
+        ([0.949999988079071, -2.049999952316284], [0.5, 0.5])
+    """
     for i, (p, grad) in enumerate(zip(params, grads)):
         b = p._backend
-        g = grad.data
         x = p.data
-        if weight_decay != 0:
-            g = g + weight_decay * x
+        c = _sgd_consts(b, x.dtype, lr, momentum, dampening, weight_decay)
+        buf, first = None, False
         if momentum != 0:
             buf = momentum_buffers[i]
             if buf is None:
-                buf = momentum_buffers[i] = Tensor._make(_copy_array(b, g), b)
-            elif b.mutable:
-                m = buf.data
-                m *= momentum
-                m += g if dampening == 0 else (1 - dampening) * g
-            else:
-                buf.data = momentum * buf.data + (1 - dampening) * g
-            g = g + momentum * buf.data if nesterov else buf.data
+                buf = momentum_buffers[i] = _zeros_like(p)
+                first = True
         if b.mutable:
-            x -= lr * g
+            _update(_scratch_for(b, x, 2), _sgd_kernel, [x, None if buf is None else buf.data],
+                    grad.data, c, first, nesterov)
         else:
-            p.data = x - lr * g
+            _sgd_rebind(p, grad.data, buf, c, first, nesterov)
         p._version += 1
+
+
+def _sgd_consts(b: Any, dtype: Any, lr: float, momentum: float, dampening: float,
+                wd: float) -> tuple[Any, ...]:
+    """``(lr, momentum, 1 - dampening, wd, wd != 0, dampening != 0)`` (numbers as 0-d arrays
+    where ``b`` is mutable)."""
+    values = (lr, momentum, 1 - dampening, wd)
+    if b.mutable:
+        values = _consts(b, dtype, *values)
+    return values + (wd != 0, dampening != 0)
+
+
+def _sgd_kernel(rw: list[Any], g: Any, t: Any, gw: Any, c: tuple[Any, ...], first: bool,
+                nesterov: bool) -> None:
+    """The update of ``rw = [param, momentum buffer or None]`` in place (see ``_update``)."""
+    lr, momentum, one_minus_damp, wd, has_wd, has_damp = c
+    x, buf = rw
+    small = t is None
+    if has_wd:
+        if small:
+            g = g + wd * x
+        else:
+            gw[...] = x
+            gw *= wd
+            gw += g
+            g = gw
+    if buf is not None:
+        if first:
+            buf[...] = g
+        else:
+            buf *= momentum
+            if not has_damp:
+                buf += g
+            elif small:
+                buf += one_minus_damp * g
+            else:
+                t[...] = g
+                t *= one_minus_damp
+                buf += t
+        if nesterov:
+            if small:
+                g = g + momentum * buf
+            else:
+                t[...] = buf
+                t *= momentum
+                t += g
+                g = t
+        else:
+            g = buf
+    if small:
+        x -= lr * g
+        return
+    if g is not t and g is not gw:  # never scale the gradient or the momentum buffer
+        t[...] = g
+        g = t
+    g *= lr
+    x -= g
+
+
+def _sgd_rebind(p: Tensor, g: Any, buf: Tensor | None, c: tuple[Any, ...], first: bool,
+                nesterov: bool) -> None:
+    """One parameter's update for immutable arrays (JAX): new arrays, rebound."""
+    lr, momentum, one_minus_damp, wd, has_wd, _ = c
+    x = p.data
+    if has_wd:
+        g = g + wd * x
+    if buf is not None:
+        buf.data = g if first else momentum * buf.data + one_minus_damp * g
+        g = g + momentum * buf.data if nesterov else buf.data
+    p.data = x - lr * g
