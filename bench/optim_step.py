@@ -30,7 +30,7 @@ from collections.abc import Callable  # noqa: E402
 import numpy as np  # noqa: E402
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-# bench/profile.py would shadow the standard library's ``profile`` (torch imports cProfile)
+# a bench/ module must not shadow the standard library's ``profile`` (torch imports cProfile)
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
 sys.path.insert(0, os.path.dirname(_HERE))
 

@@ -29,7 +29,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 _ROOT = os.path.dirname(_HERE)
 if _ROOT not in sys.path:
     sys.path.insert(0, _ROOT)  # this checkout's xad, even if another is installed
-# bench/ goes last (as a script it comes first): bench/profile.py must not shadow the
+# bench/ goes last (as a script it comes first): no bench/ module may shadow the
 # standard ``profile``, which cProfile imports (torch.optim does, for one)
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE] + [_HERE]
 

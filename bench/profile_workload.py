@@ -1,8 +1,8 @@
 """Profile one benchmark workload with cProfile and print the top entries by own time.
 
-    python bench/profile.py overhead                  # xad, full size, top 25 by tottime
-    python bench/profile.py mlp-small --impl torch --top 40 --sort cumtime
-    python bench/profile.py seed-deep --size quick
+    python bench/profile_workload.py overhead                  # xad, full size, top 25 by tottime
+    python bench/profile_workload.py mlp-small --impl torch --top 40 --sort cumtime
+    python bench/profile_workload.py seed-deep --size quick
 
 The workload is built exactly as ``bench/run.py`` builds it, warmed up with one ``step()``,
 timed without the profiler, then profiled for ``--steps`` calls (default: about 2 s worth).
