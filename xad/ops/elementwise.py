@@ -274,7 +274,8 @@ class Relu(Op):
 
     @staticmethod
     def backward(node, g):
-        return where(node.output() > 0, g, 0.0)
+        # a multiply by the 0/1 mask: NumPy's where() is ~10x slower than a multiply here
+        return g * astype(node.output() > 0, g.dtype)
 
 
 class Softplus(Op):
@@ -318,8 +319,7 @@ class Maximum(Op):
     @staticmethod
     def backward(node, g):
         x, y = node.inputs
-        w = where(x > y, 1.0, 0.0) + where(x == y, 0.5, 0.0)  # ties share the gradient
-        w = astype(w, g.dtype)
+        w = astype(x > y, g.dtype) + astype(x == y, g.dtype) * 0.5  # ties share the gradient
         return g * w, g * (1 - w)
 
 
@@ -335,8 +335,7 @@ class Minimum(Op):
     @staticmethod
     def backward(node, g):
         x, y = node.inputs
-        w = where(x < y, 1.0, 0.0) + where(x == y, 0.5, 0.0)
-        w = astype(w, g.dtype)
+        w = astype(x < y, g.dtype) + astype(x == y, g.dtype) * 0.5
         return g * w, g * (1 - w)
 
 
@@ -373,7 +372,7 @@ class Clip(Op):
             keep = x >= lo
         if hi is not None:
             keep = (x <= hi) if keep is None else keep & (x <= hi)
-        return (g if keep is None else where(keep, g, 0.0)), None, None
+        return (g if keep is None else g * astype(keep, g.dtype)), None, None
 
 
 # ----- no-gradient elementwise ------------------------------------------------------------
