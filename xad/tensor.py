@@ -61,7 +61,8 @@ class Tensor:
     # ----- attributes ------------------------------------------------------------------------
     @property
     def shape(self) -> tuple[int, ...]:
-        return tuple(self.data.shape)
+        s = self.data.shape
+        return s if type(s) is tuple else tuple(s)  # torch.Size is a tuple subclass
 
     @property
     def ndim(self) -> int:
