@@ -52,17 +52,10 @@ def is_grad_enabled() -> bool:
     return _mode.enabled
 
 
-class set_grad_enabled:
-    """Turn recording on or off inside a ``with`` block or for a decorated function.
+class _GradMode:
+    """A context manager and decorator that runs code with recording on or off."""
 
-    Example:
-        >>> import xad
-        >>> with xad.set_grad_enabled(False):
-        ...     (xad.ones(2, requires_grad=True) * 2).requires_grad
-        False
-    """
-
-    def __init__(self, mode: bool = True) -> None:
+    def __init__(self, mode: bool) -> None:
         self.mode = mode
         self._prev: list[bool] = []
 
@@ -74,14 +67,59 @@ class set_grad_enabled:
         _mode.enabled = self._prev.pop()
 
     def __call__(self, fn: Callable) -> Callable:
+        mode = self.mode
+
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            with set_grad_enabled(self.mode):
+            with _GradMode(mode):
                 return fn(*args, **kwargs)
         return wrapper
 
 
-class no_grad(set_grad_enabled):
+class set_grad_enabled(_GradMode):
+    """Turn recording on or off: at once when called, until the end of a ``with`` block,
+    or around a decorated function (as in PyTorch).
+
+    Example:
+        >>> import xad
+        >>> with xad.set_grad_enabled(False):
+        ...     (xad.ones(2, requires_grad=True) * 2).requires_grad
+        False
+        >>> _ = xad.set_grad_enabled(False); xad.is_grad_enabled()
+        False
+        >>> _ = xad.set_grad_enabled(True)
+    """
+
+    def __init__(self, mode: bool) -> None:
+        super().__init__(bool(mode))
+        self._prev.append(_mode.enabled)
+        _mode.enabled = self.mode
+
+    def __enter__(self) -> None:
+        pass  # already set by the call
+
+    def __call__(self, fn: Callable) -> Callable:
+        _mode.enabled = self._prev.pop()  # used as a decorator: undo the call's effect
+        return super().__call__(fn)
+
+
+class _Switch(_GradMode):
+    """``no_grad``/``enable_grad``: used as ``with x():``, ``@x()`` or ``@x``."""
+
+    _MODE = True
+
+    def __new__(cls, fn: Callable | None = None) -> Any:
+        self = super().__new__(cls)
+        if fn is None:
+            return self
+        _GradMode.__init__(self, cls._MODE)
+        return self(fn)
+
+    def __init__(self, fn: Callable | None = None) -> None:
+        super().__init__(self._MODE)
+
+
+class no_grad(_Switch):
     """Stop recording: results need no gradient and keep no graph.
 
     Example:
@@ -92,11 +130,10 @@ class no_grad(set_grad_enabled):
         False
     """
 
-    def __init__(self) -> None:
-        super().__init__(False)
+    _MODE = False
 
 
-class enable_grad(set_grad_enabled):
+class enable_grad(_Switch):
     """Record again inside a ``no_grad`` block.
 
     Example:
@@ -106,8 +143,7 @@ class enable_grad(set_grad_enabled):
         True
     """
 
-    def __init__(self) -> None:
-        super().__init__(True)
+    _MODE = True
 
 
 _sequence = itertools.count()
@@ -137,6 +173,7 @@ class Node:
     hooks: dict[int, list[Callable]] | None = None
     ctx: Any = None
     trace: Any = None
+    out_vc: list[int] | None = None  # the saved result's version counter
 
     def __init__(self, op: Any, edges: tuple, in_shapes: tuple, backend: Any,
                  params: Any = None) -> None:
@@ -175,6 +212,11 @@ class Node:
         """The operation's (saved) output, linked to this node so it can be differentiated."""
         if self.saved is None:
             raise GraphFreedError(_freed_message(self))
+        if self.out_vc is not None and self.out_vc[0]:
+            raise RuntimeError(
+                f"{self.name} backward: its result, saved for backward, was changed by an "
+                f"in-place operation (through the tensor or a view or detach() of it; version "
+                f"{self.out_vc[0]}, saved at version 0). Change a copy instead (.clone()).")
         data = self.out if self.n_out == 1 else self.out[index]
         t = _tensor_class()._make(data, self.backend)
         if _mode.enabled:
@@ -301,6 +343,9 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Tensor], *,
             slot[1] = slot[1] + g
             slot[2] = slot[1]._backend.mutable
 
+    # Gradients that something else also holds (the caller's, or passed through by a rule)
+    # are copied before they become a leaf's .grad, as are read-only views.
+    shared = {id(g) for g in grad_outputs}
     roots = []
     for t, g in zip(outputs, grad_outputs):
         if t._node is None:
@@ -325,7 +370,7 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Tensor], *,
     heapq.heapify(heap)
     pop, push = heapq.heappop, heapq.heappush
     anomaly = _mode.anomaly
-    with set_grad_enabled(create_graph):
+    with _GradMode(create_graph):
         while heap:
             node = pop(heap)[1]
             slots = pending.pop(node)
@@ -366,6 +411,8 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Tensor], *,
             for e, g, shape in zip(node.edges, grads, node.in_shapes):
                 if e is None or g is None:
                     continue
+                if g is slots[0] or node.n_out > 1 and any(g is s for s in slots):
+                    shared.add(id(g))
                 if g.data.shape != shape:
                     g = _unbroadcast(g, tuple(shape))
                 if type(e) is tuple:
@@ -378,7 +425,10 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Tensor], *,
                 else:
                     to_leaf(e, g)
             del grads, slots
-        for leaf, g, _ in leaf_acc.values():
+        stored: set[int] = set()
+        for leaf, g, owned in leaf_acc.values():
+            if g.data.dtype != leaf.data.dtype:  # a gradient has its input's dtype
+                g, owned = g.astype(leaf.dtype), True
             if leaf._hooks:
                 g = _run_hooks(leaf._hooks, g)
             if inputs is not None:
@@ -386,6 +436,10 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Tensor], *,
                 continue
             if g._node is not None and not create_graph:
                 g = g.detach()
+            if not owned and leaf.grad is None and not create_graph and (
+                    g._view or id(g) in shared or id(g.data) in stored):
+                g = Tensor._make(g._backend.xp.asarray(g.data, copy=True), g._backend)
+            stored.add(id(g.data))
             leaf.grad = g if leaf.grad is None else leaf.grad + g
     return captured if inputs is not None else None
 

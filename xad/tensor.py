@@ -37,7 +37,8 @@ class Tensor:
     grad: Tensor | None = None
     _node: _ag.Node | None = None
     _idx = 0
-    _version = 0
+    _vc: list[int] | None = None  # version counter, shared with views of the same memory
+    _view = False  # made by a view operation (may share memory, may be read-only)
     _hooks: list[Callable] | None = None
     __array_ufunc__ = None  # NumPy defers to our reflected operators
     __array_priority__ = 1000
@@ -59,6 +60,31 @@ class Tensor:
         return t
 
     # ----- attributes ------------------------------------------------------------------------
+    @property
+    def _version(self) -> int:
+        """How many times this memory was changed in place (shared with its views)."""
+        vc = self._vc
+        return 0 if vc is None else vc[0]
+
+    @_version.setter
+    def _version(self, value: int) -> None:
+        vc = self._vc
+        if vc is None:
+            self._vc = [value]
+        else:
+            vc[0] = value
+
+    def _share_version(self, view: Tensor) -> None:
+        """Make ``view`` (which shares this tensor's memory) count versions with it."""
+        vc = self._vc
+        if vc is None:
+            vc = self._vc = [0]
+        view._vc = vc
+
+    def _rebound(self) -> None:
+        """After ``data`` was replaced by a new array: a new memory, a new counter."""
+        self._vc = [self._version + 1]
+
     @property
     def shape(self) -> tuple[int, ...]:
         s = self.data.shape
@@ -193,7 +219,9 @@ class Tensor:
             >>> xad.ones(2, requires_grad=True).detach().requires_grad
             False
         """
-        return Tensor._make(self.data, self._backend)
+        t = Tensor._make(self.data, self._backend)
+        self._share_version(t)
+        return t
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set ``requires_grad`` on a leaf, in place.

@@ -35,6 +35,7 @@ class Op:
     save_inputs = False
     save_output = False
     differentiable = True
+    view = False  # the result may share the input's memory (it shares its version counter)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -58,12 +59,24 @@ def _mixed(op: type[Op], args: tuple) -> RuntimeError:
                         f"e.g. x.to(y.backend).")
 
 
-def _operand(op: type[Op], a: Any) -> Any:
-    """A non-tensor operand: Python scalars pass; array-likes become tensors."""
-    if a is None or isinstance(a, _SCALARS):
+def _operand(op: type[Op], a: Any, like: Tensor | None = None) -> Any:
+    """A non-tensor operand: Python scalars pass; a NumPy scalar becomes its Python number
+    (it is already on the host); array-likes become tensors on ``like``'s backend, floats
+    in ``like``'s floating dtype (the standard's rule for scalars, applied to lists)."""
+    if a is None or type(a) in _SCALARS or isinstance(a, Tensor):
+        return a
+    if type(a).__module__ == "numpy" and getattr(a, "shape", None) == ():
+        return a.item()  # a NumPy scalar (host memory): np.float64 would promote float32
+    if isinstance(a, _SCALARS):
         return a
     if isinstance(a, (list, tuple)) or hasattr(a, "shape"):
-        return Tensor(a)
+        from ..factories import tensor
+        if like is None:
+            return tensor(a)
+        t = tensor(a, backend=like._backend)
+        if t.dtype.is_floating and like.dtype.is_floating and t.dtype is not like.dtype:
+            t = t.astype(like.dtype)
+        return t
     raise TypeError(f"{op.name}: unsupported operand of type {type(a).__name__}; pass xad "
                     f"tensors or Python numbers (make arrays into tensors with xad.tensor(...))")
 
@@ -86,11 +99,12 @@ def _recorded(op: type[Op], out: Any, b: Any, edges: tuple, shapes: tuple, args:
     if op.save_inputs:
         node.saved = args
         node.versions = versions
-    if op.save_output:
-        node.out = out
     t = _new(Tensor)
     t.data = out
     t._backend = b
+    if op.save_output:  # the saved result is checked against in-place changes through views
+        node.out = out
+        t._vc = node.out_vc = [0]
     t._node = node
     t.requires_grad = True
     if _mode.anomaly:
@@ -108,9 +122,14 @@ def unary(op: type[Op], x: Tensor, **params: Any) -> Tensor:
     if type(out) is not b.array_type:
         out = b.ensure_array(out)
     if not (x.requires_grad and _mode.enabled and op.differentiable):
-        return _plain(op, out, b)
-    return _recorded(op, out, b, (x if x._node is None else (x._node, x._idx),),
-                     (x.data.shape,), (x,), (x._version,), params)
+        t = _plain(op, out, b)
+    else:
+        t = _recorded(op, out, b, (x if x._node is None else (x._node, x._idx),),
+                      (x.data.shape,), (x,), (x._version,), params)
+    if op.view and not (params and params.get("advanced")):
+        x._share_version(t)
+        t._view = True
+    return t
 
 
 def binary(op: type[Op], x: Any, y: Any) -> Tensor:
@@ -126,13 +145,17 @@ def binary(op: type[Op], x: Any, y: Any) -> Tensor:
             out = op.forward(b, x.data, y)
             needs = x.requires_grad
         else:
-            return apply(op, x, _operand(op, y))
+            return binary(op, x, _operand(op, y, x))
     elif isinstance(y, Tensor) and type(x) in _SCALARS:
         b = y._backend
         out = op.forward(b, x, y.data)
         needs = y.requires_grad
     else:
-        return apply(op, _operand(op, x), _operand(op, y))
+        like = y if isinstance(y, Tensor) else None
+        x, y = _operand(op, x, like), _operand(op, y, like)
+        if not isinstance(x, Tensor) and not isinstance(y, Tensor):
+            return apply(op, x, y)
+        return binary(op, x, y)
     if type(out) is not b.array_type:
         out = b.ensure_array(out)
     if not (needs and _mode.enabled and op.differentiable):
@@ -172,7 +195,8 @@ def apply(op: type[Op], *args: Any, **params: Any) -> Any:
         else:
             a = _operand(op, a)
             if isinstance(a, Tensor):
-                return apply(op, *(_operand(op, v) for v in args), **params)
+                like = next((v for v in args if isinstance(v, Tensor)), None)
+                return apply(op, *(_operand(op, v, like) for v in args), **params)
             datas.append(a)
     if backend is None:
         backend = get_backend()

@@ -192,6 +192,7 @@ def _set(b: Any, x: Any, key: tuple, v: Any) -> Any:
 
 class GetItem(Op):
     name = "getitem"
+    view = True
 
     @staticmethod
     def forward(b, x, key, advanced):
@@ -285,8 +286,10 @@ def setitem_(x: Tensor, key: Any, value: Any) -> None:
     if needs and _ag._mode.enabled:
         if x._node is None and x.requires_grad:
             raise _leaf_error(x, "setitem")
-        out = apply(IndexPut, x, v, key=k)
+        out = apply(IndexPut, _alias(x), v, key=k)
         x.data, x._node, x._idx, x.requires_grad = out.data, out._node, 0, True
+        x._rebound()
+        return
     else:
         b = x._backend
         vd = v.data if isinstance(v, Tensor) else v
@@ -296,6 +299,8 @@ def setitem_(x: Tensor, key: Any, value: Any) -> None:
             x.data = _set(b, x.data, k, vd)
         else:  # never write into an array a recorded node may have saved
             x.data = _set(b, b.xp.asarray(x.data, copy=True) if b.mutable else x.data, k, vd)
+            x._rebound()
+            return
     x._version += 1
 
 
@@ -315,11 +320,13 @@ def inplace(x: Tensor, other: Any, op: str) -> Tensor:
     if needs and _ag._mode.enabled:
         if x._node is None and x.requires_grad:
             raise _leaf_error(x, f"in-place {op}")
-        out = fn(x, o)
+        out = fn(_alias(x), o)  # the node saves the alias: x's old value and version
         if out.data.dtype != x.data.dtype:
             raise TypeError(f"in-place {op}: the result's dtype {out.dtype} differs from the "
                             f"tensor's {x.dtype}; assign the result to a new tensor instead")
         x.data, x._node, x._idx, x.requires_grad = out.data, out._node, out._idx, True
+        x._rebound()
+        return x
     else:
         if isinstance(o, Tensor):
             if o._backend is not x._backend:
@@ -330,9 +337,21 @@ def inplace(x: Tensor, other: Any, op: str) -> Tensor:
             od = o
         # a leaf's array is written in place where arrays are mutable; a non-leaf's array
         # may be saved by a recorded node, so it is replaced instead
-        x.data = ifn(x.data, od) if x._node is None else ofn(x.data, od)
+        if x._node is None:
+            x.data = ifn(x.data, od)
+        else:
+            x.data = ofn(x.data, od)
+            x._rebound()
+            return x
     x._version += 1
     return x
+
+
+def _alias(x: Tensor) -> Tensor:
+    """Another tensor object for x's current value, array, node and version counter."""
+    a = Tensor._make(x.data, x._backend)
+    a._node, a._idx, a.requires_grad, a._vc = x._node, x._idx, x.requires_grad, x._vc
+    return a
 
 
 class ToBackend(Op):

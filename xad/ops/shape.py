@@ -15,6 +15,7 @@ __all__ = ["reshape", "permute_dims", "transpose", "matrix_transpose", "squeeze"
 
 class Reshape(Op):
     name = "reshape"
+    view = True
 
     @staticmethod
     def forward(b, x, shape):
@@ -27,6 +28,7 @@ class Reshape(Op):
 
 class PermuteDims(Op):
     name = "permute_dims"
+    view = True
 
     @staticmethod
     def forward(b, x, axes):
@@ -43,6 +45,7 @@ class PermuteDims(Op):
 
 class BroadcastTo(Op):
     name = "broadcast_to"
+    view = True
 
     @staticmethod
     def forward(b, x, shape):
@@ -73,6 +76,7 @@ class Concat(Op):
 
 class Flip(Op):
     name = "flip"
+    view = True
 
     @staticmethod
     def forward(b, x, axis):
