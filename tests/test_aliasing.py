@@ -93,3 +93,19 @@ def test_set_grad_enabled_as_a_call_and_bare_no_grad_decorator():
         return t * 2
 
     assert not f(xad.ones(2, requires_grad=True)).requires_grad and xad.is_grad_enabled()
+
+
+def test_grad_with_respect_to_a_non_leaf_skips_its_producer(xb):
+    x = xad.tensor([1.0, 2.0], requires_grad=True)
+    h = x * x
+    h.sum().backward()  # frees multiply's saved values
+    (g,) = xad.autograd.grad((h * 3).sum(), [h])  # needs nothing behind h
+    assert g.tolist() == [3.0, 3.0]
+
+
+def test_backward_twice_through_nodes_that_saved_nothing(xb):
+    x = xad.tensor([1.0, 2.0], requires_grad=True)
+    y = (x + 1).sum()
+    y.backward()
+    y.backward()  # as in PyTorch: only freed saved values make this an error
+    assert x.grad.tolist() == [2.0, 2.0]

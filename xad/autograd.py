@@ -280,17 +280,16 @@ def _reachable(roots: list[Node]) -> list[Node]:
 
 
 def _needed(order: list[Node], leaf_ids: set[int], node_targets: set[Node]) -> set[Node]:
-    """Nodes from which some requested input can be reached."""
+    """Nodes whose rule must run: those with an edge into a requested leaf, into a node that
+    makes a requested tensor, or into another such node (a requested node's own rule runs
+    only if it leads further to something requested)."""
     need: set[Node] = set()
     for n in order:  # producers before consumers
-        if n in node_targets:
-            need.add(n)
-            continue
         for e in n.edges:
             if e is None:
                 continue
             if type(e) is tuple:
-                if e[0] in need:
+                if e[0] in need or e[0] in node_targets:
                     need.add(n)
                     break
             elif id(e) in leaf_ids:
@@ -362,8 +361,8 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Tensor], *,
             roots.append(t._node)
         slots[t._idx] = add(slots[t._idx], g)
 
-    need = _needed(_reachable(roots), leaf_ids, {n for n, _ in node_targets}) \
-        if inputs is not None else None
+    target_nodes = {n for n, _ in node_targets}
+    need = _needed(_reachable(roots), leaf_ids, target_nodes) if inputs is not None else None
     # Nodes run in decreasing creation order: every consumer of a node was made after it,
     # so by the time a node is popped all of its gradient has arrived.
     heap = [(-n.seq, n) for n in roots]
@@ -374,7 +373,7 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Tensor], *,
         while heap:
             node = pop(heap)[1]
             slots = pending.pop(node)
-            if need is not None and node not in need:
+            if need is not None and node not in need and node not in target_nodes:
                 continue
             if node.hooks:
                 for i, hooks in node.hooks.items():
@@ -386,6 +385,8 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Tensor], *,
                     if ids and slots[i] is not None:
                         for k in ids:
                             captured[k] = slots[i]
+            if need is not None and node not in need:
+                continue
             if node.saved is None:
                 raise GraphFreedError(_freed_message(node))
             if node.n_out > 1:
@@ -406,8 +407,8 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Tensor], *,
                 grads = node.op.backward(node, *slots)
                 if type(grads) is not tuple:
                     grads = (grads,)
-            if not retain_graph:
-                node.saved = node.out = node.ctx = None
+            if not retain_graph and (node.saved or node.out is not None or node.ctx is not None):
+                node.saved = node.out = node.ctx = None  # (a node that saved nothing can rerun)
             for e, g, shape in zip(node.edges, grads, node.in_shapes):
                 if e is None or g is None:
                     continue
