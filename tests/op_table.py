@@ -165,7 +165,8 @@ class Case:
 
     ``prims`` are the REGISTRY names it exercises (default: ``name`` up to its first ``:``);
     ``order`` is 1 (gradcheck) or 2 (also gradgradcheck); ``tol`` overrides gradcheck's
-    ``eps``/``atol``/``rtol``.
+    ``eps``/``atol``/``rtol``; ``zeros`` are flat positions of the first input set to exactly
+    0 (the points where a rule has a special case, e.g. ``prod``).
     """
 
     name: str
@@ -175,6 +176,7 @@ class Case:
     prims: tuple[str, ...] = ()
     order: int = 2
     tol: dict = field(default_factory=dict)
+    zeros: tuple[int, ...] = ()
 
     @property
     def arity(self) -> int:
@@ -212,7 +214,10 @@ def make_inputs(case: Case) -> list[np.ndarray]:
     """The case's inputs as float64 host arrays (the same on every run and backend)."""
     rng = np.random.default_rng(zlib.crc32(case.name.encode()))
     doms = (case.domain,) * case.arity if isinstance(case.domain, str) else case.domain
-    return [_draw(rng, s, d) for s, d in zip(case.shapes, doms)]
+    xs = [_draw(rng, s, d) for s, d in zip(case.shapes, doms)]
+    if case.zeros:
+        xs[0].reshape(-1)[list(case.zeros)] = 0.0
+    return xs
 
 
 _MASK = np.array([[True, False, True, True], [False, False, True, False],
@@ -299,6 +304,13 @@ def _case_list() -> list[Case]:
                 ("exp", "log", "sum") if name == "logsumexp" else ()
             add(Case(f"{name}:{tag}", (lambda n, a, k: lambda m, x: getattr(m, n)(
                 x, axis=a, keepdims=k))(name, axis, kd), ((2, 3, 4),), dom, prims=prims))
+    # prod at zeros: along axis 1 of (2, 3, 4), fibers with 0, 1, 2 and 3 zeros
+    z3 = (0, 1, 9, 14, 15, 19, 23)  # [0,0,0] [0,0,1] [0,2,1] [1,0,2] [1,0,3] [1,1,3] [1,2,3]
+    for axis, kd in [(1, False), ((0, 2), True), (-1, False)]:
+        add(Case(f"prod:zeros,axis={axis},keepdims={kd}", (lambda a, k: lambda m, x: m.prod(
+            x, axis=a, keepdims=k))(axis, kd), ((2, 3, 4),), "nonzero", zeros=z3))
+    add(Case("prod:one_zero", lambda m, x: m.prod(x), ((2, 3),), "nonzero", zeros=(4,)))
+    add(Case("prod:two_zeros", lambda m, x: m.prod(x), ((2, 3),), "nonzero", zeros=(1, 4)))
     for corr in (0, 1):
         for name in ("var", "std"):
             add(Case(f"{name}:correction={corr}", (lambda n, cr: lambda m, x: getattr(m, n)(

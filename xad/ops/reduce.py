@@ -90,7 +90,6 @@ def _extreme_grad(node: Any, g: Tensor) -> Tensor:
 class Prod(Op):
     name = "prod"
     save_inputs = True
-    save_output = True
 
     @staticmethod
     def forward(b, x, axis, keepdims):
@@ -98,8 +97,26 @@ class Prod(Op):
 
     @staticmethod
     def backward(node, g):
-        # prod / x: exact away from zeros (inputs containing zeros get NaN/Inf gradients)
-        return _expand(g, node) * _expand(node.output(), node) / node.inputs[0]
+        return _expand(g, node) * _prod_grad(node.inputs[0], node.params["axis"])
+
+
+def _prod_grad(x: Tensor, axes: tuple[int, ...]) -> Tensor:
+    """``d prod(x) / d x_i = prod_{j != i} x_j`` (kept-dims form), exact at zeros.
+
+    With ``p`` the product of the nonzero elements and ``nz`` the count of zeros: a nonzero
+    element gets ``zp * p / x_i`` (``zp``, the product of the zero elements, is 1 without
+    zeros and 0 otherwise, and carries the right derivative); a zero element gets ``p``
+    times the product of the *other* zeros (1, the other zero's value, or 0 for
+    ``nz`` = 1, 2, >= 3), so second derivatives are exact at zeros too.
+    """
+    z = x == 0
+    safe = where(z, 1.0, x)
+    p = prod(safe, axes, keepdims=True)
+    zp = prod(where(z, x, 1.0), axes, keepdims=True)
+    nz = sum(astype(z, x.dtype), axes, keepdims=True)
+    zs = sum(where(z, x, 0.0), axes, keepdims=True)  # 0, with derivative 1 at each zero
+    others = where(nz == 1, 1.0, where(nz == 2, zs - x, 0.0))
+    return where(z, p * others, zp * p / safe)
 
 
 class Cumsum(Op):
