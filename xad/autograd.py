@@ -200,7 +200,7 @@ class Node:
         if saved is None:
             raise GraphFreedError(_freed_message(self))
         for t, v in zip(saved, self.versions):
-            if v is not None and t._version != v:
+            if v is not None and (0 if t._vc is None else t._vc[0]) != v:  # t._version
                 raise RuntimeError(
                     f"{self.name} backward: a tensor it saved for backward (shape "
                     f"{tuple(t.shape)}, dtype {t.dtype}) was changed by an in-place operation: "

@@ -125,7 +125,7 @@ def unary(op: type[Op], x: Tensor, **params: Any) -> Tensor:
         t = _plain(op, out, b)
     else:
         t = _recorded(op, out, b, (x if x._node is None else (x._node, x._idx),),
-                      (x.data.shape,), (x,), (x._version,), params)
+                      (x.data.shape,), (x,), (_version(x),), params)
     if op.view and not (params and params.get("advanced")):
         x._share_version(t)
         t._view = True
@@ -175,7 +175,10 @@ def _shape(a: Any) -> tuple:
 
 
 def _version(a: Any) -> int | None:
-    return a._version if isinstance(a, Tensor) else None
+    if not isinstance(a, Tensor):
+        return None
+    vc = a._vc  # Tensor._version, without the property call (this is the hot path)
+    return 0 if vc is None else vc[0]
 
 
 def apply(op: type[Op], *args: Any, **params: Any) -> Any:
