@@ -109,3 +109,15 @@ def test_training_loop(xb):
             ((xb_ @ w - yb) ** 2).mean().backward()
             opt.step()
     np.testing.assert_allclose(w.numpy(), w_true.numpy(), atol=1e-3)
+
+
+def test_batches_do_not_share_memory_with_the_dataset(xb):
+    """Changing a batch in place leaves the dataset alone (PyTorch's collate copies too)."""
+    x = xad.reshape(xad.arange(6.0, dtype=xad.float64), (3, 2))
+    ds = TensorDataset(x)
+    for shuffle in (False, True):
+        for (b,) in DataLoader(ds, batch_size=2, shuffle=shuffle, seed=1):
+            b -= 100.0
+            b[0] = -1.0
+        assert x.tolist() == [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]
+        assert x._version == 0

@@ -1,10 +1,10 @@
 """Datasets and mini-batches: ``TensorDataset`` and ``DataLoader``.
 
 A loader over a :class:`TensorDataset` never leaves the dataset's backend: batches are
-slices, or (shuffled) integer-array indexing with a permutation drawn on the backend, so a
-batch on a GPU is cut on the GPU. Shuffling with a ``seed`` uses a private generator
-(the backend's generator state, swapped in and out), so it is reproducible and leaves the
-global random stream alone.
+copied slices, or (shuffled) integer-array indexing with a permutation drawn on the backend,
+so a batch on a GPU is cut on the GPU; a batch never shares memory with the dataset.
+Shuffling with a ``seed`` uses a private generator (the backend's generator state, swapped
+in and out), so it is reproducible and leaves the global random stream alone.
 """
 
 from __future__ import annotations
@@ -142,11 +142,15 @@ class DataLoader:
         perm = self._permutation(n) if self.shuffle else None
         tensors = getattr(self.dataset, "tensors", None)
         if isinstance(self.dataset, TensorDataset) and tensors is not None:
+            from .ops import clone
             b = self.dataset.backend
             for i in range(0, stop, bs):
                 j = min(i + bs, n)
-                key: Any = slice(i, j) if perm is None else Tensor._make(perm[i:j], b)
-                yield tuple(t[key] for t in tensors)
+                if perm is None:  # a slice is a view: copy it, so a batch is the caller's
+                    yield tuple(clone(t[i:j]) for t in tensors)
+                else:  # integer-array indexing copies already
+                    key = Tensor._make(perm[i:j], b)
+                    yield tuple(t[key] for t in tensors)
             return
         order = list(range(n)) if perm is None else \
             [int(i) for i in self._backend().to_numpy(perm).tolist()]  # explicit host read
