@@ -120,7 +120,8 @@ def test_comparisons_carry_no_gradient(xb):
 
 # where a Python scalar or a constant meets a tensor (the weak-scalar rule at work)
 _F32_CASES = ["add:scalar", "subtract:rscalar", "multiply:int", "divide:rscalar",
-              "pow:rscalar", "pow:half", "gelu", "gelu:tanh", "sigmoid", "softplus", "erf",
+              "pow:rscalar", "pow_scalar:half", "pow_scalar:square", "gelu", "gelu:tanh",
+              "sigmoid", "softplus", "erf",
               "relu", "maximum:scalar", "where:scalar", "clip", "mean:axis=1,keepdims=False",
               "var:correction=1", "std:correction=0", "logsumexp:axis=None,keepdims=False",
               "softmax", "log_softmax", "einsum:ii->i", "getitem:int_list_repeats",

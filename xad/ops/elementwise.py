@@ -81,6 +81,8 @@ class Divide(Op):
 
 
 class Pow(Op):
+    """``x ** y`` with a tensor exponent (it saves its result for the exponent's gradient)."""
+
     name = "pow"
     save_inputs = True
     save_output = True
@@ -94,13 +96,47 @@ class Pow(Op):
         x, y = node.inputs
         gx = gy = None
         if node.edges[0] is not None:
-            if isinstance(y, (int, float)):
-                gx = g * (2 * x) if y == 2 else (g * y * x ** (y - 1) if y != 0 else g * 0)
-            else:
-                gx = g * y * x ** (y - 1)
-        if node.edges[1] is not None:  # a Python-number base has a Python-number log
-            gy = g * node.output() * (math.log(x) if isinstance(x, (int, float)) else log(x))
+            gx = _pow_scalar_grad(x, y, g) if isinstance(y, (int, float)) else \
+                g * y * x ** (y - 1)
+        if node.edges[1] is not None:
+            gy = _pow_exponent_grad(x, y, g, node.output())
         return gx, gy
+
+
+def _pow_exponent_grad(x: Any, y: Tensor, g: Tensor, out: Tensor) -> Tensor:
+    """``d(x ** y)/dy = x ** y * log(x)``, 0 where ``x == 0`` and ``y >= 0`` (PyTorch's
+    convention: the limit along positive bases); NaN for a negative base."""
+    if isinstance(x, (int, float)):  # a Python-number base: its log is a Python number
+        if x > 0:
+            return g * out * math.log(x)
+        if x == 0:
+            return where(y >= 0, 0.0, g * out * -math.inf)
+        return g * out * math.nan
+    mask = (x == 0) & (y >= 0)
+    return where(mask, 0.0, g * out * log(where(mask, 1.0, x)))  # no 0 * log(0) either way
+
+
+def _pow_scalar_grad(x: Tensor, y: int | float, g: Tensor) -> Tensor:
+    if y == 2:
+        return g * (x * 2)
+    if y == 0:
+        return g * 0
+    return g * y * pow(x, y - 1)
+
+
+class PowScalar(Op):
+    """``x ** y`` with a Python-number exponent (in params): saves only ``x``."""
+
+    name = "pow_scalar"
+    save_inputs = True
+
+    @staticmethod
+    def forward(b, x, exponent):
+        return x ** exponent
+
+    @staticmethod
+    def backward(node, g):
+        return _pow_scalar_grad(node.inputs[0], node.params["exponent"], g)
 
 
 class Negative(Op):
@@ -340,20 +376,24 @@ class Minimum(Op):
 
 
 class Where(Op):
+    """``where(cond, x, y)``; the condition's array is a parameter (no gradient, and only
+    it is kept for backward, so ``x`` and ``y`` may change in place afterwards)."""
+
     name = "where"
-    save_inputs = True
 
     @staticmethod
-    def forward(b, c, x, y):
+    def forward(b, x, y, cond):
         like = x if not isinstance(x, (int, float)) else y
         if isinstance(like, (int, float)):
             like = b.xp.asarray(float(like), device=b.device)
-        return b.xp.where(c, _arr(b, x, like), _arr(b, y, like))
+        return b.xp.where(cond, _arr(b, x, like), _arr(b, y, like))
 
     @staticmethod
     def backward(node, g):
-        c = node.inputs[0]
-        return None, where(c, g, 0.0), where(c, 0.0, g)
+        c = Tensor._make(node.params["cond"], node.backend)
+        ex, ey = node.edges
+        return (None if ex is None else where(c, g, 0.0)), \
+            (None if ey is None else where(c, 0.0, g))
 
 
 class Clip(Op):
@@ -421,13 +461,6 @@ class Clone(Op):
 
 
 # ----- the functions users call --------------------------------------------------------
-def _t(x: Any) -> Any:
-    """Accept array-likes (lists, host arrays) where a tensor is expected."""
-    if isinstance(x, (Tensor, int, float, bool)) or x is None:
-        return x
-    return Tensor(x)
-
-
 def add(x: Any, y: Any) -> Tensor:
     """``x + y`` with broadcasting.
 
@@ -462,6 +495,9 @@ def pow(x: Any, y: Any) -> Tensor:
         >>> xad.pow(xad.tensor([3.0]), 2).tolist()
         [9.0]
     """
+    if isinstance(y, (int, float)) and not isinstance(x, (int, float)):
+        y = int(y) if isinstance(y, int) else float(y)  # (a NumPy float64 would promote)
+        return unary(PowScalar, x, exponent=y)
     return binary(Pow, x, y)
 
 
@@ -539,7 +575,38 @@ def where(condition: Any, x: Any, y: Any) -> Tensor:
         >>> xad.where(c, xad.tensor([1.0, 2.0]), 0.0).tolist()
         [1.0, 0.0]
     """
-    return apply(Where, _t(condition), _t(x), _t(y))
+    like = next((a for a in (x, y, condition) if isinstance(a, Tensor)), None)
+    if like is None:  # host data only: the condition goes to the current backend
+        from ..factories import tensor
+        like = condition = tensor(condition)
+    b = like._backend
+    c = condition if isinstance(condition, Tensor) else _from_host(condition, like)
+    x, y = (a if isinstance(a, Tensor) or type(a) in (int, float, bool) else
+            _from_host(a, like) for a in (x, y))
+    for name_, a in (("condition", c), ("x", x), ("y", y)):
+        if isinstance(a, Tensor) and a._backend is not b:
+            raise RuntimeError(
+                f"where: {name_} (shape {tuple(a.shape)}) is on {a._backend.label} but "
+                f"{_which(like, condition, x)} is on {b.label}; move it with .to(...)")
+    if not isinstance(x, Tensor) and not isinstance(y, Tensor):
+        from ..factories import tensor
+        # two Python numbers: a float makes the result the default floating dtype
+        x = tensor(float(x) if isinstance(y, float) else x, backend=b)
+    return apply(Where, x, y, cond=c.data)
+
+
+def _from_host(a: Any, like: Tensor) -> Tensor:
+    """Host data (a bool, a list, a NumPy array) as a tensor on ``like``'s backend, floats in
+    ``like``'s floating dtype."""
+    from ..factories import tensor
+    t = tensor(a, backend=like._backend)
+    if t.dtype.is_floating and like.dtype.is_floating and t.dtype is not like.dtype:
+        t = astype(t, like.dtype)
+    return t
+
+
+def _which(like: Tensor, condition: Any, x: Any) -> str:
+    return "the condition" if like is condition else "x" if like is x else "y"
 
 
 def clip(x: Tensor, min: Any = None, max: Any = None) -> Tensor:
