@@ -11,6 +11,7 @@ from ..backend import _make as _make_backend
 from ..tensor import Tensor
 from ._apply import Op, apply, unary
 from .elementwise import add, divide, multiply, subtract
+from .shape import reshape
 
 __all__ = ["getitem", "setitem_", "inplace", "to_backend"]
 
@@ -169,7 +170,32 @@ def _index_add(b: Any, z: Any, key: tuple, g: Any) -> Any:
 
 def _set(b: Any, x: Any, key: tuple, v: Any) -> Any:
     """``x`` with ``x[key] = v`` (in place where the library can); a position set more than
-    once by the fallback gets the mean of its values."""
+    once by the fallback gets the mean of its values. A value with extra leading 1-dims
+    (``z[0] = v`` with ``v`` of shape ``(1, n)``) loses them, as NumPy allows."""
+    if not isinstance(v, (int, float, bool)) and v.ndim and v.shape[0] == 1:
+        slot = tuple(_get(b, x, key).shape)
+        if v.ndim > len(slot):
+            lead = v.ndim - len(slot)
+            if any(n != 1 for n in v.shape[:lead]):
+                raise ValueError(_shape_error(tuple(v.shape), slot))
+            v = b.xp.reshape(v, tuple(v.shape[lead:]))
+    try:
+        return _set_raw(b, x, key, v)
+    except Exception as e:
+        if isinstance(v, (int, float, bool)):
+            raise
+        vs, slot = tuple(v.shape), tuple(_get(b, x, key).shape)
+        if len(vs) <= len(slot) and all(a in (1, c) for a, c in zip(vs[::-1], slot[::-1])):
+            raise
+        raise ValueError(_shape_error(vs, slot)) from e
+
+
+def _shape_error(vs: tuple, slot: tuple) -> str:
+    return (f"setitem: cannot assign a value of shape {vs} to the selected elements of shape "
+            f"{slot}: the value must broadcast to them (leading 1-dims may be extra)")
+
+
+def _set_raw(b: Any, x: Any, key: tuple, v: Any) -> Any:
     try:  # a lone index goes by itself (array_api_strict unwraps no arrays inside tuples)
         if _split_ints(key):
             raise IndexError
@@ -240,8 +266,14 @@ class IndexPut(Op):
     @staticmethod
     def backward(node, g):
         key = node.params["key"]
-        gv = getitem_raw(g, key) if node.edges[1] is not None else None
-        return apply(IndexPut, g, 0.0, key=key), gv
+        gv = None
+        if node.edges[1] is not None:
+            gv = getitem_raw(g, key)
+            vshape = node.in_shapes[1]
+            if len(vshape) > gv.ndim:  # the value had extra leading 1-dims
+                gv = reshape(gv, (1,) * (len(vshape) - gv.ndim) + tuple(gv.shape))
+        gx = apply(IndexPut, g, 0.0, key=key) if node.edges[0] is not None else None
+        return gx, gv
 
 
 def getitem_raw(x: Tensor, key: tuple) -> Tensor:
