@@ -338,7 +338,7 @@ class Tensor:
         return _binary(_ew.Divide, o, self)
 
     def __pow__(self, o: Any) -> Tensor:
-        return _binary(_ew.Pow, self, o)
+        return _ops.pow(self, o)  # a number exponent takes pow_scalar (saves less)
 
     def __rpow__(self, o: Any) -> Tensor:
         return _binary(_ew.Pow, o, self)
