@@ -160,8 +160,18 @@ def binary(op: type[Op], x: Any, y: Any) -> Tensor:
         out = b.ensure_array(out)
     if not (needs and _mode.enabled and op.differentiable):
         return _plain(op, out, b)
-    return _recorded(op, out, b, (_edge(x), _edge(y)), (_shape(x), _shape(y)), (x, y),
-                     (_version(x), _version(y)), None)
+    # edges, shapes and versions written out for two inputs: the hottest path of all
+    if isinstance(x, Tensor):
+        ex = (x if x._node is None else (x._node, x._idx)) if x.requires_grad else None
+        sx, vx = x.data.shape, (0 if x._vc is None else x._vc[0])
+    else:
+        ex, sx, vx = None, (), None
+    if isinstance(y, Tensor):
+        ey = (y if y._node is None else (y._node, y._idx)) if y.requires_grad else None
+        sy, vy = y.data.shape, (0 if y._vc is None else y._vc[0])
+    else:
+        ey, sy, vy = None, (), None
+    return _recorded(op, out, b, (ex, ey), (sx, sy), (x, y), (vx, vy), None)
 
 
 def _edge(a: Any) -> Any:
