@@ -298,6 +298,15 @@ def _needed(order: list[Node], leaf_ids: set[int], node_targets: set[Node]) -> s
     return need
 
 
+def _capture(node: Node, slots: list, node_targets: dict, captured: dict) -> None:
+    """Keep the gradients of requested non-leaf tensors made by ``node``."""
+    for i in range(node.n_out):
+        ids = node_targets.get((node, i))
+        if ids and slots[i] is not None:
+            for k in ids:
+                captured[k] = slots[i]
+
+
 def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Tensor], *,
                  retain_graph: bool, create_graph: bool,
                  inputs: Sequence[Tensor] | None = None) -> dict[int, Tensor] | None:
@@ -379,17 +388,15 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Tensor], *,
                 for i, hooks in node.hooks.items():
                     if slots[i] is not None:
                         slots[i] = _run_hooks(hooks, slots[i])
-            if node_targets:
-                for i in range(node.n_out):
-                    ids = node_targets.get((node, i))
-                    if ids and slots[i] is not None:
-                        for k in ids:
-                            captured[k] = slots[i]
-            if need is not None and node not in need:
-                continue
+            if need is not None:
+                if node in target_nodes:
+                    _capture(node, slots, node_targets, captured)
+                if node not in need:
+                    continue
             if node.saved is None:
                 raise GraphFreedError(_freed_message(node))
-            if node.n_out > 1:
+            multi = node.n_out > 1
+            if multi:
                 for i, s in enumerate(slots):
                     if s is None:
                         shape, dtype = node.out_meta[i]
@@ -409,11 +416,10 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Tensor], *,
                     grads = (grads,)
             if not retain_graph and (node.saved or node.out is not None or node.ctx is not None):
                 node.saved = node.out = node.ctx = None  # (a node that saved nothing can rerun)
+            g0 = slots[0]
             for e, g, shape in zip(node.edges, grads, node.in_shapes):
                 if e is None or g is None:
                     continue
-                if g is slots[0] or node.n_out > 1 and any(g is s for s in slots):
-                    shared.add(id(g))
                 if g.data.shape != shape:
                     g = _unbroadcast(g, tuple(shape))
                 if type(e) is tuple:
@@ -424,6 +430,8 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Tensor], *,
                         push(heap, (-m.seq, m))
                     s[i] = g if s[i] is None else s[i] + g
                 else:
+                    if g is g0 or multi and any(g is s for s in slots):
+                        shared.add(id(g))  # the rule passed its own input through
                     to_leaf(e, g)
             del grads, slots
         stored: set[int] = set()
