@@ -6,16 +6,7 @@ from typing import Any
 
 from .. import autograd as _ag
 from ..tensor import Tensor
-from .optimizer import (
-    Optimizer,
-    ParamsT,
-    _check,
-    _consts,
-    _full_like,
-    _is_number,
-    _scratch_for,
-    _update,
-)
+from .optimizer import Optimizer, ParamsT, _apply, _check, _consts, _decay, _full_like, _is_number
 
 __all__ = ["Adagrad", "adagrad"]
 
@@ -88,18 +79,13 @@ class Adagrad(Optimizer):
                         st = state[p] = {
                             "step": 0, "sum": _full_like(p, group["initial_accumulator_value"])}
                     step = st["step"] = st["step"] + 1
-                    b = p._backend
-                    x = p.data
+                    b, dtype = p._backend, p.data.dtype
                     if last is None or step != last[0] or b is not last[1] \
-                            or x.dtype is not last[2]:
-                        last = (step, b, x.dtype)
-                        c = _adagrad_consts(b, x.dtype, step, lr, lr_decay, wd, eps)
-                    if b.mutable:
-                        _update(self._buffers(p, nbuf), _adagrad_kernel, [x, st["sum"].data],
-                                grad.data, c)
-                    else:
-                        _adagrad_rebind(p, st["sum"], grad.data, c)
-                    p._version += 1
+                            or dtype is not last[2]:
+                        last = (step, b, dtype)
+                        c = _adagrad_consts(b, dtype, step, lr, lr_decay, wd, eps)
+                    _apply(self._scratch, p, nbuf, _adagrad_kernel, _adagrad_rebind, [st["sum"]],
+                           grad.data, c)
         return loss
 
 
@@ -116,26 +102,17 @@ def adagrad(params: list[Tensor], grads: list[Tensor], state_sums: list[Tensor],
         >>> [round(v, 4) for v in w.tolist()], s.tolist()
         ([0.9], [4.0])
     """
+    nbuf = 2 if weight_decay != 0 else 1
     for i, (p, grad) in enumerate(zip(params, grads)):
-        b = p._backend
-        x = p.data
-        c = _adagrad_consts(b, x.dtype, steps[i], lr, lr_decay, weight_decay, eps)
-        if b.mutable:
-            _update(_scratch_for(b, x, 2 if weight_decay != 0 else 1), _adagrad_kernel,
-                    [x, state_sums[i].data], grad.data, c)
-        else:
-            _adagrad_rebind(p, state_sums[i], grad.data, c)
-        p._version += 1
+        c = _adagrad_consts(p._backend, p.data.dtype, steps[i], lr, lr_decay, weight_decay, eps)
+        _apply({}, p, nbuf, _adagrad_kernel, _adagrad_rebind, [state_sums[i]], grad.data, c)
 
 
 def _adagrad_consts(b: Any, dtype: Any, step: int, lr: float, lr_decay: float, wd: float,
                     eps: float) -> tuple[Any, ...]:
     """``(clr, wd, eps, wd != 0)`` with ``clr = lr / (1 + (step - 1) * lr_decay)`` (numbers
     as 0-d arrays where ``b`` is mutable)."""
-    values = (lr / (1 + (step - 1) * lr_decay), wd, eps)
-    if b.mutable:
-        values = _consts(b, dtype, *values)
-    return values + (wd != 0,)
+    return _consts(b, dtype, (lr / (1 + (step - 1) * lr_decay), wd, eps), wd != 0)
 
 
 def _adagrad_kernel(rw: list[Any], g: Any, t: Any, gw: Any, c: tuple[Any, ...]) -> None:
@@ -144,13 +121,7 @@ def _adagrad_kernel(rw: list[Any], g: Any, t: Any, gw: Any, c: tuple[Any, ...]) 
     x, s = rw
     small = t is None
     if has_wd:
-        if small:
-            g = g + wd * x
-        else:
-            gw[...] = x
-            gw *= wd
-            gw += g
-            g = gw
+        g = _decay(g, x, wd, gw)
     # s += g * g; x -= clr * g / (sqrt(s) + eps)
     if small:
         s += g * g
@@ -170,9 +141,10 @@ def _adagrad_kernel(rw: list[Any], g: Any, t: Any, gw: Any, c: tuple[Any, ...]) 
     x -= t
 
 
-def _adagrad_rebind(p: Tensor, s_t: Tensor, g: Any, c: tuple[Any, ...]) -> None:
+def _adagrad_rebind(p: Tensor, state: list[Tensor], g: Any, c: tuple[Any, ...]) -> None:
     """One parameter's update for immutable arrays (JAX): new arrays, rebound."""
     clr, wd, eps, has_wd = c
+    (s_t,) = state
     x = p.data
     if has_wd:
         g = g + wd * x

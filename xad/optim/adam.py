@@ -7,16 +7,7 @@ from typing import Any
 
 from .. import autograd as _ag
 from ..tensor import Tensor
-from .optimizer import (
-    Optimizer,
-    ParamsT,
-    _check,
-    _consts,
-    _is_number,
-    _scratch_for,
-    _update,
-    _zeros_like,
-)
+from .optimizer import Optimizer, ParamsT, _apply, _check, _consts, _decay, _is_number, _zeros_like
 
 __all__ = ["Adam", "AdamW", "adam"]
 
@@ -90,23 +81,14 @@ class Adam(Optimizer):
                     if amsgrad and "max_exp_avg_sq" not in st:
                         st["max_exp_avg_sq"] = _zeros_like(p)
                     step = st["step"] = st["step"] + 1
-                    b = p._backend
-                    x = p.data
+                    b, dtype = p._backend, p.data.dtype
                     if last is None or step != last[0] or b is not last[1] \
-                            or x.dtype is not last[2]:
-                        last = (step, b, x.dtype)
-                        c = _adam_consts(b, x.dtype, step, beta1, beta2, lr, wd, eps,
-                                         decoupled)
-                    vmax = st["max_exp_avg_sq"] if amsgrad else None
-                    if b.mutable:
-                        _update(self._buffers(p, nbuf), _adam_kernel,
-                                [x, st["exp_avg"].data, st["exp_avg_sq"].data,
-                                 None if vmax is None else vmax.data], grad.data, decoupled,
-                                c, b.xp)
-                    else:
-                        _adam_rebind(p, grad.data, st["exp_avg"], st["exp_avg_sq"], vmax,
-                                     decoupled, c)
-                    p._version += 1
+                            or dtype is not last[2]:
+                        last = (step, b, dtype)
+                        c = _adam_consts(b, dtype, step, beta1, beta2, lr, wd, eps, decoupled)
+                    _apply(self._scratch, p, nbuf, _adam_kernel, _adam_rebind,
+                           [st["exp_avg"], st["exp_avg_sq"], st["max_exp_avg_sq"] if amsgrad
+                            else None], grad.data, decoupled, c, b.xp)
         return loss
 
 
@@ -153,18 +135,11 @@ def adam(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor],
     nbuf = 2 if weight_decay != 0 and not decoupled_weight_decay else 1
     for i, (p, grad) in enumerate(zip(params, grads)):
         b = p._backend
-        x = p.data
-        c = _adam_consts(b, x.dtype, steps[i], beta1, beta2, lr, weight_decay, eps,
+        c = _adam_consts(b, p.data.dtype, steps[i], beta1, beta2, lr, weight_decay, eps,
                          decoupled_weight_decay)
-        vmax = max_exp_avg_sqs[i] if amsgrad else None
-        if b.mutable:
-            _update(_scratch_for(b, x, nbuf), _adam_kernel,
-                    [x, exp_avgs[i].data, exp_avg_sqs[i].data, None if vmax is None else vmax.data],
-                    grad.data, decoupled_weight_decay, c, b.xp)
-        else:
-            _adam_rebind(p, grad.data, exp_avgs[i], exp_avg_sqs[i], vmax,
-                         decoupled_weight_decay, c)
-        p._version += 1
+        _apply({}, p, nbuf, _adam_kernel, _adam_rebind,
+               [exp_avgs[i], exp_avg_sqs[i], max_exp_avg_sqs[i] if amsgrad else None],
+               grad.data, decoupled_weight_decay, c, b.xp)
 
 
 def _adam_consts(b: Any, dtype: Any, step: int, beta1: float, beta2: float, lr: float,
@@ -174,11 +149,9 @@ def _adam_consts(b: Any, dtype: Any, step: int, beta1: float, beta2: float, lr: 
     step_size * m / (sqrt(v) + eps_hat)`` (``bc`` the bias corrections) and ``wd_factor``
     ``1 - lr * wd`` (decoupled) or ``wd``."""
     bc2_sqrt = math.sqrt(1 - beta2 ** step)
-    values = (beta1, 1 - beta1, beta2, 1 - beta2, lr * bc2_sqrt / (1 - beta1 ** step),
-              eps * bc2_sqrt, 1 - lr * wd if decoupled else wd)
-    if b.mutable:
-        values = _consts(b, dtype, *values)
-    return values + (wd != 0,)
+    return _consts(b, dtype, (beta1, 1 - beta1, beta2, 1 - beta2,
+                              lr * bc2_sqrt / (1 - beta1 ** step), eps * bc2_sqrt,
+                              1 - lr * wd if decoupled else wd), wd != 0)
 
 
 def _adam_kernel(rw: list[Any], g: Any, t: Any, gw: Any, decoupled: bool, c: tuple[Any, ...],
@@ -192,13 +165,8 @@ def _adam_kernel(rw: list[Any], g: Any, t: Any, gw: Any, decoupled: bool, c: tup
     if has_wd:
         if decoupled:
             x *= wdf
-        elif small:
-            g = g + wdf * x
         else:
-            gw[...] = x
-            gw *= wdf
-            gw += g
-            g = gw
+            g = _decay(g, x, wdf, gw)
     # m = beta1 * m + (1 - beta1) * g
     m *= beta1
     if small:
@@ -234,11 +202,11 @@ def _adam_kernel(rw: list[Any], g: Any, t: Any, gw: Any, decoupled: bool, c: tup
     x -= t
 
 
-def _adam_rebind(p: Tensor, g: Any, m_t: Tensor, v_t: Tensor, vmax: Tensor | None,
-                 decoupled: bool, c: tuple[Any, ...]) -> None:
+def _adam_rebind(p: Tensor, state: list[Tensor | None], g: Any, decoupled: bool,
+                 c: tuple[Any, ...], xp: Any) -> None:
     """One parameter's update for immutable arrays (JAX): new arrays, rebound."""
     beta1, one_minus_beta1, beta2, one_minus_beta2, step_size, eps_hat, wdf, has_wd = c
-    xp = p._backend.xp
+    m_t, v_t, vmax = state
     x = p.data
     if has_wd:
         if decoupled:

@@ -1,8 +1,10 @@
 """``Optimizer``: the base of every optimiser: parameter groups, ``zero_grad``, state dicts.
 
 Subclasses give their defaults and a ``_validate`` of one group's hyperparameters, and write
-``step`` as a loop that gathers each group's parameters, gradients and state and calls the
-module's functional update (``sgd``, ``adam``, ...). State per parameter is a dict of Python
+``step`` (and the functional form, ``sgd``, ``adam``, ...) as a loop over the parameters with
+a gradient that calls :func:`_apply` with the module's update rule: a ``kernel`` working in
+place on arrays (chunked for large parameters) and a ``rebind`` for immutable arrays; the
+shared L2 weight-decay step is :func:`_decay`. State per parameter is a dict of Python
 numbers and :class:`~xad.Tensor` s (no gradient) on the parameter's backend, device and dtype;
 an update rewrites a state tensor's array in place where the backend's arrays are mutable and
 rebinds ``.data`` where they are not (JAX).
@@ -233,15 +235,6 @@ class Optimizer:
         return "\n".join(lines)
 
     # ----- helpers for subclasses -----------------------------------------------------------
-    def _buffers(self, p: Tensor, n: int = 1) -> list[Any]:
-        """``p``'s scratch entry for :func:`_update` (``n`` scratch arrays per chunk), kept
-        across steps while ``p.data`` is the same array."""
-        e = self._scratch.get(p)
-        x = p.data
-        if e is None or e[0] is not x or e[1] < n:
-            e = self._scratch[p] = _scratch_for(p._backend, x, n)
-        return e
-
     def _params_with_grad(self, group: dict[str, Any]) -> tuple[list[Tensor], list[Tensor]]:
         params, grads = [], []
         for p in group["params"]:
@@ -288,6 +281,31 @@ def _scratch_for(b: Any, x: Any, n: int) -> list[Any]:
     return [x, n, chunks]
 
 
+def _apply(scratch: dict[Tensor, list[Any]], p: Tensor, n: int, kernel: Callable[..., None],
+           rebind: Callable[..., None], state: list[Tensor | None], g: Any, *args: Any) -> None:
+    """One parameter's update, reading gradient array ``g``: where ``p``'s backend is mutable,
+    ``kernel`` over the chunks (see :func:`_update`) of the arrays of ``p`` and of its state
+    tensors ``state`` (``None`` entries skipped), with ``p``'s entry in ``scratch`` (``n``
+    scratch arrays per chunk; kept across steps while ``p.data`` is the same array); else
+    ``rebind(p, state, g, *args)``, which rebinds the ``.data`` of ``p`` and of the state."""
+    b = p._backend
+    if b.mutable:
+        x = p.data
+        e = scratch.get(p)
+        if e is None or e[0] is not x or e[1] < n:
+            e = scratch[p] = _scratch_for(b, x, n)
+        rw = [x]
+        for s in state:  # a loop, not a comprehension: cheaper for a few items
+            rw.append(None if s is None else s.data)
+        if e[2] is None:  # small: one call, no chunks (as _update, one call level less)
+            kernel(rw, g, None, None, *args)
+        else:
+            _update(e, kernel, rw, g, *args)
+    else:
+        rebind(p, state, g, *args)
+    p._version += 1
+
+
 def _update(e: list[Any], kernel: Callable[..., None], rw: list[Any], g: Any,
             *args: Any) -> None:
     """Run ``kernel(rw, g, scratch1, scratch2, *args)``, which updates the arrays in ``rw``
@@ -310,11 +328,25 @@ def _update(e: list[Any], kernel: Callable[..., None], rw: list[Any], g: Any,
                 a[key] = part
 
 
-def _consts(b: Any, dtype: Any, *values: float) -> tuple[Any, ...]:
-    """Python numbers as 0-d arrays of ``dtype`` on ``b``'s device: operators take them about
-    twice as fast as Python scalars (NumPy, torch), with the same result (a weak scalar is
-    converted to the array's dtype anyway)."""
-    return tuple(b.asarray(v, dtype=dtype) for v in values)
+def _consts(b: Any, dtype: Any, values: tuple[float, ...], *flags: bool) -> tuple[Any, ...]:
+    """``values + flags``, the Python numbers in ``values`` as 0-d arrays of ``dtype`` on
+    ``b``'s device where ``b`` is mutable: operators take them about twice as fast as Python
+    scalars (NumPy, torch), with the same result (a weak scalar is converted to the array's
+    dtype anyway)."""
+    if b.mutable:
+        values = tuple(b.asarray(v, dtype=dtype) for v in values)
+    return values + flags
+
+
+def _decay(g: Any, x: Any, wd: Any, gw: Any) -> Any:
+    """``g + wd * x`` (L2 weight decay of a gradient ``g``): a new array for a small
+    parameter (``gw`` is ``None``), else written into the scratch array ``gw``."""
+    if gw is None:
+        return g + wd * x
+    gw[...] = x
+    gw *= wd
+    gw += g
+    return gw
 
 
 def _zeros_like(p: Tensor) -> Tensor:

@@ -6,16 +6,7 @@ from typing import Any
 
 from .. import autograd as _ag
 from ..tensor import Tensor
-from .optimizer import (
-    Optimizer,
-    ParamsT,
-    _check,
-    _consts,
-    _is_number,
-    _scratch_for,
-    _update,
-    _zeros_like,
-)
+from .optimizer import Optimizer, ParamsT, _apply, _check, _consts, _decay, _is_number, _zeros_like
 
 __all__ = ["RMSprop", "rmsprop"]
 
@@ -91,21 +82,13 @@ class RMSprop(Optimizer):
                     if centered and "grad_avg" not in st:
                         st["grad_avg"] = _zeros_like(p)
                     st["step"] += 1
-                    b = p._backend
-                    x = p.data
-                    if last is None or b is not last[0] or x.dtype is not last[1]:
-                        last = (b, x.dtype)
-                        c = _rmsprop_consts(b, x.dtype, lr, alpha, eps, wd, momentum)
-                    rw = [x, st["square_avg"], st.get("grad_avg") if centered else None,
-                          st.get("momentum_buffer") if momentum > 0 else None]
-                    if b.mutable:
-                        _update(self._buffers(p, nbuf), _rmsprop_kernel,
-                                [a if a is None or i == 0 else a.data for i, a in enumerate(rw)],
-                                grad.data, c)
-                    else:
-                        _rmsprop_rebind(rw, grad.data, c, p._backend.xp)
-                        p.data = rw[0]
-                    p._version += 1
+                    b, dtype = p._backend, p.data.dtype
+                    if last is None or b is not last[0] or dtype is not last[1]:
+                        last = (b, dtype)
+                        c = _rmsprop_consts(b, dtype, lr, alpha, eps, wd, momentum)
+                    _apply(self._scratch, p, nbuf, _rmsprop_kernel, _rmsprop_rebind,
+                           [st["square_avg"], st.get("grad_avg") if centered else None,
+                            st.get("momentum_buffer") if momentum > 0 else None], grad.data, c)
         return loss
 
 
@@ -123,30 +106,19 @@ def rmsprop(params: list[Tensor], grads: list[Tensor], square_avgs: list[Tensor]
         >>> [round(v, 4) for v in w.tolist()], s.tolist()
         ([0.98], [1.0])
     """
+    nbuf = 2 if weight_decay != 0 else 1
     for i, (p, grad) in enumerate(zip(params, grads)):
-        b = p._backend
-        x = p.data
-        c = _rmsprop_consts(b, x.dtype, lr, alpha, eps, weight_decay, momentum)
-        rw = [x, square_avgs[i], grad_avgs[i] if centered else None,
-              momentum_buffers[i] if momentum > 0 else None]
-        if b.mutable:
-            _update(_scratch_for(b, x, 2 if weight_decay != 0 else 1), _rmsprop_kernel,
-                    [a if a is None or j == 0 else a.data for j, a in enumerate(rw)],
-                    grad.data, c)
-        else:
-            _rmsprop_rebind(rw, grad.data, c, b.xp)
-            p.data = rw[0]
-        p._version += 1
+        c = _rmsprop_consts(p._backend, p.data.dtype, lr, alpha, eps, weight_decay, momentum)
+        _apply({}, p, nbuf, _rmsprop_kernel, _rmsprop_rebind,
+               [square_avgs[i], grad_avgs[i] if centered else None,
+                momentum_buffers[i] if momentum > 0 else None], grad.data, c)
 
 
 def _rmsprop_consts(b: Any, dtype: Any, lr: float, alpha: float, eps: float, wd: float,
                     momentum: float) -> tuple[Any, ...]:
     """``(lr, alpha, 1 - alpha, eps, wd, momentum, wd != 0)`` (numbers as 0-d arrays where
     ``b`` is mutable)."""
-    values = (lr, alpha, 1 - alpha, eps, wd, momentum)
-    if b.mutable:
-        values = _consts(b, dtype, *values)
-    return values + (wd != 0,)
+    return _consts(b, dtype, (lr, alpha, 1 - alpha, eps, wd, momentum), wd != 0)
 
 
 def _rmsprop_kernel(rw: list[Any], g: Any, t: Any, gw: Any, c: tuple[Any, ...]) -> None:
@@ -156,13 +128,7 @@ def _rmsprop_kernel(rw: list[Any], g: Any, t: Any, gw: Any, c: tuple[Any, ...]) 
     x, s, a, buf = rw
     small = t is None
     if has_wd:
-        if small:
-            g = g + wd * x
-        else:
-            gw[...] = x
-            gw *= wd
-            gw += g
-            g = gw
+        g = _decay(g, x, wd, gw)
     # s = alpha * s + (1 - alpha) * g * g
     if small:
         t = g * g
@@ -209,11 +175,11 @@ def _rmsprop_kernel(rw: list[Any], g: Any, t: Any, gw: Any, c: tuple[Any, ...]) 
     x -= t
 
 
-def _rmsprop_rebind(rw: list[Any], g: Any, c: tuple[Any, ...], xp: Any) -> None:
-    """The update for immutable arrays (JAX): ``rw[0]`` becomes the new parameter array and
-    the state tensors in ``rw[1:]`` are rebound."""
+def _rmsprop_rebind(p: Tensor, state: list[Tensor | None], g: Any, c: tuple[Any, ...]) -> None:
+    """One parameter's update for immutable arrays (JAX): new arrays, rebound."""
     lr, alpha, one_minus_alpha, eps, wd, momentum, has_wd = c
-    x, s_t, a_t, b_t = rw
+    s_t, a_t, b_t = state
+    x, xp = p.data, p._backend.xp
     if has_wd:
         g = g + wd * x
     s = s_t.data = alpha * s_t.data + one_minus_alpha * (g * g)
@@ -224,6 +190,6 @@ def _rmsprop_rebind(rw: list[Any], g: Any, c: tuple[Any, ...], xp: Any) -> None:
         d = xp.sqrt(s) + eps
     if b_t is not None:
         buf = b_t.data = momentum * b_t.data + g / d
-        rw[0] = x - lr * buf
+        p.data = x - lr * buf
     else:
-        rw[0] = x - lr * (g / d)
+        p.data = x - lr * (g / d)

@@ -6,16 +6,7 @@ from typing import Any
 
 from .. import autograd as _ag
 from ..tensor import Tensor
-from .optimizer import (
-    Optimizer,
-    ParamsT,
-    _check,
-    _consts,
-    _is_number,
-    _scratch_for,
-    _update,
-    _zeros_like,
-)
+from .optimizer import Optimizer, ParamsT, _apply, _check, _consts, _decay, _is_number, _zeros_like
 
 __all__ = ["SGD", "sgd"]
 
@@ -78,11 +69,10 @@ class SGD(Optimizer):
                     grad = p.grad
                     if grad is None:
                         continue
-                    b = p._backend
-                    x = p.data
-                    if last is None or b is not last[0] or x.dtype is not last[1]:
-                        last = (b, x.dtype)
-                        c = _sgd_consts(b, x.dtype, lr, momentum, dampening, wd)
+                    b, dtype = p._backend, p.data.dtype
+                    if last is None or b is not last[0] or dtype is not last[1]:
+                        last = (b, dtype)
+                        c = _sgd_consts(b, dtype, lr, momentum, dampening, wd)
                     buf, first = None, False
                     if momentum != 0:
                         st = state.get(p)
@@ -92,13 +82,8 @@ class SGD(Optimizer):
                         if buf is None:
                             buf = st["momentum_buffer"] = _zeros_like(p)
                             first = True
-                    if b.mutable:
-                        _update(self._buffers(p, 2), _sgd_kernel,
-                                [x, None if buf is None else buf.data], grad.data, c, first,
-                                nesterov)
-                    else:
-                        _sgd_rebind(p, grad.data, buf, c, first, nesterov)
-                    p._version += 1
+                    _apply(self._scratch, p, 2, _sgd_kernel, _sgd_rebind, [buf], grad.data, c,
+                           first, nesterov)
         return loss
 
 
@@ -117,31 +102,21 @@ def sgd(params: list[Tensor], grads: list[Tensor], momentum_buffers: list[Tensor
         ([0.949999988079071, -2.049999952316284], [0.5, 0.5])
     """
     for i, (p, grad) in enumerate(zip(params, grads)):
-        b = p._backend
-        x = p.data
-        c = _sgd_consts(b, x.dtype, lr, momentum, dampening, weight_decay)
+        c = _sgd_consts(p._backend, p.data.dtype, lr, momentum, dampening, weight_decay)
         buf, first = None, False
         if momentum != 0:
             buf = momentum_buffers[i]
             if buf is None:
                 buf = momentum_buffers[i] = _zeros_like(p)
                 first = True
-        if b.mutable:
-            _update(_scratch_for(b, x, 2), _sgd_kernel, [x, None if buf is None else buf.data],
-                    grad.data, c, first, nesterov)
-        else:
-            _sgd_rebind(p, grad.data, buf, c, first, nesterov)
-        p._version += 1
+        _apply({}, p, 2, _sgd_kernel, _sgd_rebind, [buf], grad.data, c, first, nesterov)
 
 
 def _sgd_consts(b: Any, dtype: Any, lr: float, momentum: float, dampening: float,
                 wd: float) -> tuple[Any, ...]:
     """``(lr, momentum, 1 - dampening, wd, wd != 0, dampening != 0)`` (numbers as 0-d arrays
     where ``b`` is mutable)."""
-    values = (lr, momentum, 1 - dampening, wd)
-    if b.mutable:
-        values = _consts(b, dtype, *values)
-    return values + (wd != 0, dampening != 0)
+    return _consts(b, dtype, (lr, momentum, 1 - dampening, wd), wd != 0, dampening != 0)
 
 
 def _sgd_kernel(rw: list[Any], g: Any, t: Any, gw: Any, c: tuple[Any, ...], first: bool,
@@ -151,13 +126,7 @@ def _sgd_kernel(rw: list[Any], g: Any, t: Any, gw: Any, c: tuple[Any, ...], firs
     x, buf = rw
     small = t is None
     if has_wd:
-        if small:
-            g = g + wd * x
-        else:
-            gw[...] = x
-            gw *= wd
-            gw += g
-            g = gw
+        g = _decay(g, x, wd, gw)
     if buf is not None:
         if first:
             buf[...] = g
@@ -191,10 +160,11 @@ def _sgd_kernel(rw: list[Any], g: Any, t: Any, gw: Any, c: tuple[Any, ...], firs
     x -= g
 
 
-def _sgd_rebind(p: Tensor, g: Any, buf: Tensor | None, c: tuple[Any, ...], first: bool,
-                nesterov: bool) -> None:
+def _sgd_rebind(p: Tensor, state: list[Tensor | None], g: Any, c: tuple[Any, ...],
+                first: bool, nesterov: bool) -> None:
     """One parameter's update for immutable arrays (JAX): new arrays, rebound."""
     lr, momentum, one_minus_damp, wd, has_wd, _ = c
+    (buf,) = state
     x = p.data
     if has_wd:
         g = g + wd * x
