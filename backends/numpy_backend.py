@@ -16,11 +16,11 @@ except ImportError:  # pragma: no cover - depends on the environment
 
 
 class _Namespace:
-    """``array_api_compat.numpy`` with floating reductions sent straight to the ufuncs.
-
-    ``np.sum``'s Python wrapper costs about a microsecond a call, which a small model pays
-    many times a step; ``np.add.reduce`` gives the same result for floating arrays.
-    Everything else is the compat namespace's own.
+    """``array_api_compat.numpy`` with the calls a training step makes most sent straight to
+    NumPy: floating reductions to the ufuncs, ``astype``/``permute_dims``/``matrix_transpose``
+    past the compat wrappers (each wrapper costs about a microsecond a call, which a small
+    model pays many times a step; the results are the same). Everything else is the compat
+    namespace's own.
     """
 
     def __getattr__(self, name: str) -> Any:
@@ -33,6 +33,18 @@ class _Namespace:
         if dtype is None and x.dtype.kind == "f":
             return np.add.reduce(x, axis=axis, keepdims=keepdims)
         return cnp.sum(x, axis=axis, dtype=dtype, keepdims=keepdims)
+
+    @staticmethod
+    def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Any:
+        return x.astype(dtype, copy=copy)
+
+    @staticmethod
+    def permute_dims(x: Any, /, axes: tuple[int, ...]) -> Any:
+        return np.transpose(x, axes)
+
+    @staticmethod
+    def matrix_transpose(x: Any, /) -> Any:
+        return np.swapaxes(x, -1, -2)
 
     @staticmethod
     def max(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:
