@@ -149,6 +149,11 @@ class enable_grad(_Switch):
 _sequence = itertools.count()
 
 
+def sequence_mark() -> int:
+    """A creation number: nodes made after this call have a larger ``seq``."""
+    return next(_sequence)
+
+
 @functools.cache
 def _tensor_class() -> type:
     from .tensor import Tensor  # a late import: tensor.py imports this module

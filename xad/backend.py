@@ -110,8 +110,10 @@ class Backend:
 
     def item(self, x: Any) -> float | int | bool:
         """The Python number held by a one-element array (an explicit host read)."""
-        return self.to_numpy(x).reshape(-1)[0].item() if math.prod(x.shape) == 1 else \
-            _raise_item(x.shape)
+        if math.prod(x.shape) != 1:
+            raise ValueError(f"item(): only a one-element tensor converts to a Python number, "
+                             f"got shape {tuple(x.shape)}")
+        return self.to_numpy(x).reshape(-1)[0].item()
 
     def synchronize(self) -> None:
         """Wait for queued device work (for honest timings); a no-op on the CPU."""
@@ -191,11 +193,6 @@ class Backend:
     @classmethod
     def check_available(cls) -> None:
         """Raise :class:`BackendError` saying why this backend cannot run here."""
-
-
-def _raise_item(shape: tuple[int, ...]) -> Any:
-    raise ValueError(f"item(): only a one-element tensor converts to a Python number, "
-                     f"got shape {tuple(shape)}")
 
 
 # ----- registry ---------------------------------------------------------------------------

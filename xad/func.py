@@ -164,11 +164,16 @@ class _Inputs:
 
     def split(self, flat: Sequence[Tensor]) -> list:
         """Per-argument structures from a flat list of per-input results."""
-        out, k = [], 0
-        for spec, n in zip(self.specs, self.counts):
-            out.append(_unflatten(spec, flat[k:k + n]))
-            k += n
-        return out
+        return _split(self.specs, self.counts, flat)
+
+
+def _split(specs: Sequence, counts: Sequence[int], flat: Sequence) -> list:
+    """Rebuild one structure per argument (``specs``) from a flat list, ``counts`` each."""
+    out, k = [], 0
+    for spec, n in zip(specs, counts):
+        out.append(_unflatten(spec, flat[k:k + n]))
+        k += n
+    return out
 
 
 def _connected(outs: Sequence[Tensor], ins: _Inputs) -> bool:
@@ -295,8 +300,13 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0,
         >>> v.item(), g.tolist()
         (5.0, [2.0, 4.0])
     """
+    return _value_and_grad(f, argnums, has_aux, "value_and_grad")
+
+
+def _value_and_grad(f: Callable, argnums: int | Sequence[int], has_aux: bool,
+                    fname: str) -> Callable:
+    """``value_and_grad``, naming ``fname`` in its errors."""
     def wrapped(*args: Any, **kwargs: Any) -> Any:
-        fname = "value_and_grad" if not getattr(wrapped, "_grad_only", False) else "grad"
         nums, single = _argnums(fname, argnums, len(args))
         ins, out, aux, record = _run(fname, f, args, nums, kwargs, has_aux)
         out = _scalar(fname, out)
@@ -326,8 +336,7 @@ def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -
         >>> g["w"].tolist(), g["b"].tolist()
         ([3.0], [2.0])
     """
-    vg = value_and_grad(f, argnums, has_aux)
-    vg._grad_only = True  # type: ignore[attr-defined]
+    vg = _value_and_grad(f, argnums, has_aux, "grad")
 
     def wrapped(*args: Any, **kwargs: Any) -> Any:
         value, g = vg(*args, **kwargs)
@@ -518,11 +527,10 @@ def jacobian(f: Callable, argnums: int | Sequence[int] = 0, mode: str = "rev",
                 for k, o in enumerate(outs):
                     blocks[k][n] = _assemble(o, x, [c[k] for c in colsets], rows_first=False)
         per_out = []
-        sub = _Inputs.__new__(_Inputs)
-        sub.specs = [_flatten(a, "")[1] for a in primals]
-        sub.counts = [len(_flatten(a, "")[0]) for a in primals]
+        specs = [_flatten(a, "")[1] for a in primals]
+        counts = [len(_flatten(a, "")[0]) for a in primals]
         for cols in blocks:
-            parts = sub.split(cols)
+            parts = _split(specs, counts, cols)
             per_out.append(parts[0] if single else tuple(parts))
         result = _unflatten(out_spec, per_out)
         return (result, aux) if has_aux else result

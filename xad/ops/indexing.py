@@ -6,7 +6,7 @@ import operator
 from typing import Any
 
 from .. import autograd as _ag
-from ..backend import Backend
+from ..backend import Backend, backend_names
 from ..backend import _make as _make_backend
 from ..tensor import Tensor
 from ._apply import Op, apply, unary
@@ -34,7 +34,7 @@ def _norm_key(x: Tensor, key: Any) -> tuple[tuple, bool]:
             advanced = True
         elif isinstance(k, bool):
             raise TypeError("indexing with a Python bool is not supported; use a bool tensor")
-        elif hasattr(k, "__index__") and not hasattr(k, "shape") or isinstance(k, int):
+        elif isinstance(k, int) or (hasattr(k, "__index__") and not hasattr(k, "shape")):
             out.append(operator.index(k))
         elif isinstance(k, (list, tuple)) or hasattr(k, "shape"):
             # host lists and arrays move to the tensor's backend (an explicit copy)
@@ -405,7 +405,7 @@ def to_backend(x: Tensor, target: str | Backend, device: Any = None) -> Tensor:
     """
     if isinstance(target, Backend):
         tb = target
-    elif isinstance(target, str) and (device is not None or target in _known_names()):
+    elif isinstance(target, str) and (device is not None or target in backend_names()):
         tb = _make_backend(target, device)
     else:  # a device of the tensor's own backend
         tb = _make_backend(x._backend.name, target)
@@ -421,9 +421,5 @@ def to_backend(x: Tensor, target: str | Backend, device: Any = None) -> Tensor:
         out._node, out.requires_grad = node, True
     return out
 
-
-def _known_names() -> list[str]:
-    from ..backend import backend_names
-    return backend_names()
 
 

@@ -242,7 +242,10 @@ def cumsum(x: Tensor, axis: int | None = None) -> Tensor:
     return unary(Cumsum, x, axis=axis % (x.ndim or 1))
 
 
-class _ArgReduce(Op):
+class _NoGradReduce(Op):
+    """argmax, argmin, any, all: the namespace function ``fn``, no gradient."""
+
+    name = "no_grad_reduce"
     differentiable = False
 
     @staticmethod
@@ -250,28 +253,24 @@ class _ArgReduce(Op):
         return getattr(b.xp, fn)(x, axis=axis, keepdims=keepdims)
 
 
-class _Arg(_ArgReduce):
-    name = "arg_reduce"
-
-
 def argmax(x: Tensor, axis: int | None = None, keepdims: bool = False) -> Tensor:
     """Index of the maximum (no gradient)."""
-    return unary(_Arg, x, fn="argmax", axis=axis, keepdims=keepdims)
+    return unary(_NoGradReduce, x, fn="argmax", axis=axis, keepdims=keepdims)
 
 
 def argmin(x: Tensor, axis: int | None = None, keepdims: bool = False) -> Tensor:
     """Index of the minimum (no gradient)."""
-    return unary(_Arg, x, fn="argmin", axis=axis, keepdims=keepdims)
+    return unary(_NoGradReduce, x, fn="argmin", axis=axis, keepdims=keepdims)
 
 
 def any(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
     """Whether any element is true."""
-    return unary(_Arg, x, fn="any", axis=axis, keepdims=keepdims)
+    return unary(_NoGradReduce, x, fn="any", axis=axis, keepdims=keepdims)
 
 
 def all(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
     """Whether every element is true."""
-    return unary(_Arg, x, fn="all", axis=axis, keepdims=keepdims)
+    return unary(_NoGradReduce, x, fn="all", axis=axis, keepdims=keepdims)
 
 
 
