@@ -121,7 +121,7 @@ class XadMLP:
             lins = [m for m in layers if isinstance(m, nn.Linear)]
             self.params = [p for lin in lins for p in (lin.weight, lin.bias)]
             for p, a in zip(self.params, spec.params):
-                p.data = xad.tensor(a).data
+                p._set_data(xad.tensor(a)._array)
             self.loss_fn = nn.CrossEntropyLoss() if spec.loss == "ce" else nn.MSELoss()
             self.opt = optim.Adam(self.model.parameters(), lr=spec.lr)
             self._zero = self.opt.zero_grad

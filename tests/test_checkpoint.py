@@ -22,7 +22,7 @@ def make_blocks(n, width=6):
     for b in blocks:
         b.to(xad.get_backend())
         for p in b.parameters():
-            p.data = p.astype(F64).data
+            p._set_data(p.astype(F64)._array)
     return blocks
 
 
@@ -129,12 +129,12 @@ def _saved_arrays(y):
         seen.add(n)
         for s in n.saved or ():
             if isinstance(s, xad.Tensor):
-                ids.add(id(s.data))
+                ids.add(id(s._array))
         outs = n.out if isinstance(n.out, tuple) else (n.out,)
         ids.update(id(o) for o in outs if o is not None)
         ctx = n.ctx
         if ctx is not None:
-            ids.update(id(t.data) for t in ctx._saved if isinstance(t, xad.Tensor))
+            ids.update(id(t._array) for t in ctx._saved if isinstance(t, xad.Tensor))
         stack.extend(e[0] for e in n.edges if type(e) is tuple)
     return len(ids)
 

@@ -24,7 +24,7 @@ def test_forward_gradcheck_gradgradcheck(case: Case, xb):
     assert len(outs) == len(expected)
     for o, e in zip(outs, expected):
         assert isinstance(o, xad.Tensor) and o.backend is xb
-        assert isinstance(o.data, xb.array_type), f"result is {type(o.data)}, not an array"
+        assert isinstance(o._array, xb.array_type), f"result is {type(o._array)}, not an array"
         assert o.dtype == xad.float64, f"{case.name}: float64 became {o.dtype}"
         assert o.shape == np.shape(e), f"{case.name}: shape {o.shape}, numpy {np.shape(e)}"
         np.testing.assert_allclose(o.numpy(), e, rtol=1e-7, atol=1e-9, err_msg=case.name)

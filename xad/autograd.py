@@ -350,8 +350,8 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Tensor], *,
         slot = leaf_acc.get(id(leaf))
         if slot is None:
             leaf_acc[id(leaf)] = [leaf, g, False]
-        elif slot[2] and inplace_ok and g.data.dtype == slot[1].data.dtype:
-            slot[1].data += g.data
+        elif slot[2] and inplace_ok and g._array.dtype == slot[1]._array.dtype:
+            slot[1]._array += g._array
         else:
             slot[1] = slot[1] + g
             slot[2] = slot[1]._backend.mutable
@@ -425,7 +425,7 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Tensor], *,
             for e, g, shape in zip(node.edges, grads, node.in_shapes):
                 if e is None or g is None:
                     continue
-                if g.data.shape != shape:
+                if g._array.shape != shape:
                     g = _unbroadcast(g, tuple(shape))
                 if type(e) is tuple:
                     m, i = e
@@ -441,7 +441,7 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Tensor], *,
             del grads, slots
         stored: set[int] = set()
         for leaf, g, owned in leaf_acc.values():
-            if g.data.dtype != leaf.data.dtype:  # a gradient has its input's dtype
+            if g._array.dtype != leaf._array.dtype:  # a gradient has its input's dtype
                 g, owned = g.astype(leaf.dtype), True
             if leaf._hooks:
                 g = _run_hooks(leaf._hooks, g)
@@ -451,9 +451,9 @@ def run_backward(outputs: Sequence[Tensor], grad_outputs: Sequence[Tensor], *,
             if g._node is not None and not create_graph:
                 g = g.detach()
             if not owned and leaf.grad is None and not create_graph and (
-                    g._view or id(g) in shared or id(g.data) in stored):
-                g = Tensor._make(g._backend.xp.asarray(g.data, copy=True), g._backend)
-            stored.add(id(g.data))
+                    g._view or id(g) in shared or id(g._array) in stored):
+                g = Tensor._make(g._backend.xp.asarray(g._array, copy=True), g._backend)
+            stored.add(id(g._array))
             leaf.grad = g if leaf.grad is None else leaf.grad + g
     return captured if inputs is not None else None
 
@@ -529,9 +529,9 @@ def _prepare(tensors: Any, grads: Any, where: str) -> tuple[list, list]:
                     f"{where}: output {i} has shape {tuple(t.shape)}; a gradient can be implied "
                     f"only for a scalar output. Pass the gradient explicitly "
                     f"(y.backward(xad.ones_like(y)) for the sum) or reduce y first (y.sum()).")
-            gs[i] = Tensor._make(t._backend.full(t.shape, 1, t.data.dtype), t._backend)
+            gs[i] = Tensor._make(t._backend.full(t.shape, 1, t._array.dtype), t._backend)
         elif not isinstance(g, Tensor):
-            gs[i] = Tensor._make(t._backend.asarray(g, dtype=t.data.dtype), t._backend)
+            gs[i] = Tensor._make(t._backend.asarray(g, dtype=t._array.dtype), t._backend)
         elif g.shape != t.shape:
             raise ValueError(f"{where}: gradient {i} has shape {tuple(g.shape)} but the output "
                              f"has shape {tuple(t.shape)}")

@@ -46,8 +46,8 @@ def tensor(data: Any, dtype: _dt.DType | str | None = None, requires_grad: bool 
     b = backend or get_backend()
     d = _dt.as_dtype(dtype)
     if isinstance(data, Tensor):
-        data = data._backend.to_numpy(data.data) if data._backend is not b else \
-            b.xp.asarray(data.data, copy=True)
+        data = data._backend.to_numpy(data._array) if data._backend is not b else \
+            b.xp.asarray(data._array, copy=True)
         arr = b.asarray(data) if not isinstance(data, b.array_type) else data
     elif isinstance(data, b.array_type):
         arr = b.xp.asarray(data, copy=True)

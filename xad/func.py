@@ -108,7 +108,7 @@ def _alias(x: Tensor) -> Tensor:
     """``x`` behind a recorded identity node: a distinct input tied to ``x``'s graph."""
     node = _ag.Node(_AliasOp, (x if x._node is None else (x._node, x._idx),), (x.shape,),
                     x._backend)
-    t = Tensor._make(x.data, x._backend)
+    t = Tensor._make(x._array, x._backend)
     t._node, t._idx, t.requires_grad = node, 0, True
     return t
 
@@ -153,7 +153,7 @@ class _Inputs:
                     w = _alias(t)
                     self.aliased = True
                 else:
-                    w = Tensor._make(t.data, t._backend)
+                    w = Tensor._make(t._array, t._backend)
                     w.requires_grad = True
                 new.append(w)
             self.args[i] = _unflatten(spec, new)
@@ -311,7 +311,7 @@ def _value_and_grad(f: Callable, argnums: int | Sequence[int], has_aux: bool,
         ins, out, aux, record = _run(fname, f, args, nums, kwargs, has_aux)
         out = _scalar(fname, out)
         create = record and _connected([out], ins)
-        one = Tensor._make(out._backend.full(out.shape, 1, out.data.dtype), out._backend)
+        one = Tensor._make(out._backend.full(out.shape, 1, out._array.dtype), out._backend)
         gs = ins.split(_grads([out], [one], ins.flat, create, retain=create))
         g = gs[0] if single else tuple(gs)
         if not create:

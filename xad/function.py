@@ -120,7 +120,7 @@ class Function:
                 raise TypeError(f"{cls.__name__}.forward must return tensors, got "
                                 f"{type(o).__name__} as output {i}")
             if any(o is a for a in args):  # an input returned as is: give it its own tensor
-                outs[i] = Tensor._make(o.data, o._backend)
+                outs[i] = Tensor._make(o._array, o._backend)
         ctx._versions = tuple(t._version if isinstance(t, Tensor) else None
                               for t in ctx._saved)
         record = _ag._mode.enabled and any(t.requires_grad for t in tensors)
@@ -129,16 +129,16 @@ class Function:
             node = _ag.Node(_FunctionOp(cls), tuple(
                 (a if a._node is None else (a._node, a._idx))
                 if isinstance(a, Tensor) and a.requires_grad else None for a in args),
-                tuple(a.data.shape if isinstance(a, Tensor) else () for a in args), backend)
+                tuple(a._array.shape if isinstance(a, Tensor) else () for a in args), backend)
             node.ctx = ctx
             ctx._node = weakref.ref(node)
             if _ag._mode.anomaly:
                 from .utils.anomaly import check_forward
                 for o in outs:
-                    check_forward(cls.__name__, backend, o.data, node)
+                    check_forward(cls.__name__, backend, o._array, node)
             node.n_out = len(outs)
-            node.out_meta = tuple((o.shape, o.data.dtype) for o in outs)
-            node.out = tuple(o.data for o in outs) if multi else outs[0].data
+            node.out_meta = tuple((o.shape, o._array.dtype) for o in outs)
+            node.out = tuple(o._array for o in outs) if multi else outs[0]._array
             # saved outputs are kept as arrays and re-linked on use: no reference cycle
             saved = list(ctx._saved)
             for j, s in enumerate(saved):

@@ -48,14 +48,14 @@ class Tensor:
         b = backend or get_backend()
         if not isinstance(data, b.array_type):
             data = b.asarray(data)
-        self.data = data
+        self._array = data
         self._backend = b
         self.requires_grad = bool(requires_grad)
 
     @classmethod
     def _make(cls, data: Any, backend: Backend) -> Tensor:
         t = _new(cls)
-        t.data = data
+        t._array = data
         t._backend = backend
         return t
 
@@ -66,13 +66,34 @@ class Tensor:
         vc = self._vc
         return 0 if vc is None else vc[0]
 
-    @_version.setter
-    def _version(self, value: int) -> None:
+    def _bump_version(self) -> None:
+        """Count one in-place change of this tensor's memory (seen by its views too)."""
         vc = self._vc
         if vc is None:
-            self._vc = [value]
+            self._vc = [1]
         else:
-            vc[0] = value
+            vc[0] += 1
+
+    def _set_data(self, array: Any, backend: Backend | None = None) -> None:
+        """Change this tensor's values in place (its array, and its backend when moved):
+        one more version, seen by every node that saved it."""
+        self._array = array
+        if backend is not None:
+            self._backend = backend
+        self._bump_version()
+
+    def _rebind(self, array: Any, node: _ag.Node | None = None, idx: int = 0) -> None:
+        """Replace this tensor's array (and node) by a new one: a new memory, a new counter
+        (arrays a recorded node saved stay as they were)."""
+        self._array = array
+        self._vc = [self._version + 1]
+        if node is not None:
+            self._node, self._idx, self.requires_grad = node, idx, True
+
+    @property
+    def data(self) -> Any:
+        """The backend array (the library itself reads ``_array``)."""
+        return self._array
 
     def _share_version(self, view: Tensor) -> None:
         """Make ``view`` (which shares this tensor's memory) count versions with it."""
@@ -81,26 +102,22 @@ class Tensor:
             vc = self._vc = [0]
         view._vc = vc
 
-    def _rebound(self) -> None:
-        """After ``data`` was replaced by a new array: a new memory, a new counter."""
-        self._vc = [self._version + 1]
-
     @property
     def shape(self) -> tuple[int, ...]:
-        s = self.data.shape
+        s = self._array.shape
         return s if type(s) is tuple else tuple(s)  # torch.Size is a tuple subclass
 
     @property
     def ndim(self) -> int:
-        return self.data.ndim
+        return self._array.ndim
 
     @property
     def size(self) -> int:
-        return math.prod(self.data.shape)
+        return math.prod(self._array.shape)
 
     @property
     def dtype(self) -> _dt.DType:
-        return self._backend.xad_dtype(self.data.dtype)
+        return self._backend.xad_dtype(self._array.dtype)
 
     @property
     def device(self) -> Any:
@@ -121,11 +138,11 @@ class Tensor:
     def __len__(self) -> int:
         if self.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
-        return self.data.shape[0]
+        return self._array.shape[0]
 
     def __repr__(self) -> str:
         try:
-            body = repr(self._backend.to_numpy(self.data))
+            body = repr(self._backend.to_numpy(self._array))
             if body.startswith("array("):
                 body = re.sub(r",\s*dtype=[^)]*\)$", ")", body)[6:-1]
         except Exception:  # an unreadable device: show the metadata only
@@ -146,7 +163,7 @@ class Tensor:
             >>> xad.tensor([1.0]).numpy().tolist()
             [1.0]
         """
-        return self._backend.to_numpy(self.data)
+        return self._backend.to_numpy(self._array)
 
     def item(self) -> float | int | bool:
         """The Python number in a one-element tensor.
@@ -156,7 +173,7 @@ class Tensor:
             >>> xad.tensor([2.5]).item()
             2.5
         """
-        return self._backend.item(self.data)
+        return self._backend.item(self._array)
 
     def tolist(self) -> Any:
         """Nested Python lists of the values.
@@ -191,7 +208,7 @@ class Tensor:
                 f"implicit conversion of a tensor on {self._backend.label} to a NumPy array "
                 f"is not allowed (it would copy device memory to the host silently); call "
                 f".numpy() for an explicit copy")
-        a = self.data
+        a = self._array
         return a if dtype is None else a.astype(dtype)
 
     # ----- graph --------------------------------------------------------------------------
@@ -219,7 +236,7 @@ class Tensor:
             >>> xad.ones(2, requires_grad=True).detach().requires_grad
             False
         """
-        t = Tensor._make(self.data, self._backend)
+        t = Tensor._make(self._array, self._backend)
         self._share_version(t)
         return t
 

@@ -182,10 +182,8 @@ def batch_norm(x: Tensor, running_mean: Tensor | None, running_var: Tensor | Non
             with _ag.no_grad():
                 bm = mu.detach().reshape(-1).astype(running_mean.dtype)
                 bv = (var.detach().reshape(-1) * (n / (n - 1))).astype(running_var.dtype)
-                running_mean.data = (running_mean * (1 - m) + bm * m).data
-                running_var.data = (running_var * (1 - m) + bv * m).data
-                running_mean._version += 1
-                running_var._version += 1
+                running_mean._set_data((running_mean * (1 - m) + bm * m)._array)
+                running_var._set_data((running_var * (1 - m) + bv * m)._array)
     else:
         if running_mean is None or running_var is None:
             raise ValueError("batch_norm: evaluation needs running_mean and running_var "

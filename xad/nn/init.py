@@ -18,8 +18,7 @@ __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones
 
 def _fill(t: Tensor, values: Tensor) -> Tensor:
     with _ag.no_grad():
-        t.data = values.astype(t.dtype).data if values.dtype != t.dtype else values.data
-        t._version += 1
+        t._set_data(values.astype(t.dtype)._array if values.dtype != t.dtype else values._array)
     return t
 
 

@@ -44,7 +44,7 @@ class Parameter(Tensor):
         if requires_grad and not data.dtype.is_floating:
             raise TypeError(f"Parameter: requires_grad=True needs a floating dtype, got "
                             f"{data.dtype}; pass requires_grad=False or cast with .astype()")
-        Tensor.__init__(self, data.data, requires_grad=requires_grad, backend=data._backend)
+        Tensor.__init__(self, data._array, requires_grad=requires_grad, backend=data._backend)
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
@@ -61,7 +61,7 @@ def _moved(t: Tensor, target: Any) -> Any:
     """The array of ``t`` moved to a backend/device or cast to a floating dtype."""
     with _ag.no_grad():
         if isinstance(target, _dt.DType):
-            return t.astype(target).data if t.dtype.is_floating else t.data
+            return t.astype(target)._array if t.dtype.is_floating else t._array
         return t.detach().to(target)
 
 
@@ -321,10 +321,9 @@ class Module:
                         continue
                     moved = _moved(t, target)
                     if isinstance(moved, Tensor):
-                        t.data, t._backend = moved.data, moved._backend
+                        t._set_data(moved._array, moved._backend)
                     else:
-                        t.data = moved
-                    t._version += 1
+                        t._set_data(moved)
                     if t.grad is not None:
                         g = _moved(t.grad, target)
                         t.grad = g if isinstance(g, Tensor) else Tensor._make(g, t._backend)
@@ -421,8 +420,7 @@ class Module:
                 v = v.detach().clone()
                 if v.dtype != t.dtype:
                     v = v.astype(t.dtype)
-                t.data = v.data
-                t._version += 1
+                t._set_data(v._array)
         return IncompatibleKeys(missing, unexpected)
 
     # ----- printing ---------------------------------------------------------------------

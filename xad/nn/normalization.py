@@ -103,7 +103,7 @@ class BatchNorm1d(Module):
             for name, fill in (("running_mean", 0), ("running_var", 1),
                                ("num_batches_tracked", 0)):
                 t = getattr(self, name)
-                t.data = (t * 0 + fill).data
+                t._array = (t * 0 + fill)._array
 
     def forward(self, x: Tensor) -> Tensor:
         if x.ndim not in (2, 3) or x.shape[1] != self.num_features:
@@ -113,8 +113,7 @@ class BatchNorm1d(Module):
         momentum: float | Tensor | None = self.momentum
         if self.training and self.track_running_stats:
             n = self.num_batches_tracked
-            n.data = (n + 1).data
-            n._version += 1
+            n._set_data((n + 1)._array)
             if momentum is None:  # a cumulative average: 1/n, kept on the device
                 momentum = 1.0 / n.astype(self.running_mean.dtype)
         return F.batch_norm(x, self.running_mean, self.running_var, self.weight, self.bias,

@@ -100,6 +100,6 @@ def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor] | Tensor) -> 
     with _ag.no_grad():
         for p in params:
             piece = vec[i:i + p.size].reshape(p.shape)
-            p.data = (piece.astype(p.dtype) if piece.dtype != p.dtype else piece.clone()).data
-            p._version += 1
+            p._set_data((piece.astype(p.dtype) if piece.dtype != p.dtype
+                         else piece.clone())._array)
             i += p.size

@@ -87,7 +87,7 @@ def _plain(op: type[Op], out: Any, b: Any) -> Tensor:
         from ..utils.anomaly import check_forward
         check_forward(op.name, b, out, None)
     t = _new(Tensor)
-    t.data = out
+    t._array = out
     t._backend = b
     return t
 
@@ -100,7 +100,7 @@ def _recorded(op: type[Op], out: Any, b: Any, edges: tuple, shapes: tuple, args:
         node.saved = args
         node.versions = versions
     t = _new(Tensor)
-    t.data = out
+    t._array = out
     t._backend = b
     if op.save_output:  # the saved result is checked against in-place changes through views
         node.out = out
@@ -118,14 +118,14 @@ def unary(op: type[Op], x: Tensor, **params: Any) -> Tensor:
     if not isinstance(x, Tensor):
         return apply(op, x, **params)
     b = x._backend
-    out = op.forward(b, x.data, **params)
+    out = op.forward(b, x._array, **params)
     if type(out) is not b.array_type:
         out = b.ensure_array(out)
     if not (x.requires_grad and _mode.enabled and op.differentiable):
         t = _plain(op, out, b)
     else:
         t = _recorded(op, out, b, (x if x._node is None else (x._node, x._idx),),
-                      (x.data.shape,), (x,), (_version(x),), params)
+                      (x._array.shape,), (x,), (_version(x),), params)
     if op.view and not (params and params.get("advanced")):
         x._share_version(t)
         t._view = True
@@ -139,16 +139,16 @@ def binary(op: type[Op], x: Any, y: Any) -> Tensor:
         if isinstance(y, Tensor):
             if y._backend is not b:
                 raise _mixed(op, (x, y))
-            out = op.forward(b, x.data, y.data)
+            out = op.forward(b, x._array, y._array)
             needs = x.requires_grad or y.requires_grad
         elif type(y) in _SCALARS:
-            out = op.forward(b, x.data, y)
+            out = op.forward(b, x._array, y)
             needs = x.requires_grad
         else:
             return binary(op, x, _operand(op, y, x))
     elif isinstance(y, Tensor) and type(x) in _SCALARS:
         b = y._backend
-        out = op.forward(b, x, y.data)
+        out = op.forward(b, x, y._array)
         needs = y.requires_grad
     else:
         like = y if isinstance(y, Tensor) else None
@@ -163,12 +163,12 @@ def binary(op: type[Op], x: Any, y: Any) -> Tensor:
     # edges, shapes and versions written out for two inputs: the hottest path of all
     if isinstance(x, Tensor):
         ex = (x if x._node is None else (x._node, x._idx)) if x.requires_grad else None
-        sx, vx = x.data.shape, (0 if x._vc is None else x._vc[0])
+        sx, vx = x._array.shape, (0 if x._vc is None else x._vc[0])
     else:
         ex, sx, vx = None, (), None
     if isinstance(y, Tensor):
         ey = (y if y._node is None else (y._node, y._idx)) if y.requires_grad else None
-        sy, vy = y.data.shape, (0 if y._vc is None else y._vc[0])
+        sy, vy = y._array.shape, (0 if y._vc is None else y._vc[0])
     else:
         ey, sy, vy = None, (), None
     return _recorded(op, out, b, (ex, ey), (sx, sy), (x, y), (vx, vy), None)
@@ -181,7 +181,7 @@ def _edge(a: Any) -> Any:
 
 
 def _shape(a: Any) -> tuple:
-    return a.data.shape if isinstance(a, Tensor) else ()
+    return a._array.shape if isinstance(a, Tensor) else ()
 
 
 def _version(a: Any) -> int | None:
@@ -202,7 +202,7 @@ def apply(op: type[Op], *args: Any, **params: Any) -> Any:
                 backend = a._backend
             elif a._backend is not backend:
                 raise _mixed(op, args)
-            datas.append(a.data)
+            datas.append(a._array)
             if a.requires_grad:
                 needs = True
         else:

@@ -592,7 +592,7 @@ def where(condition: Any, x: Any, y: Any) -> Tensor:
         from ..factories import tensor
         # two Python numbers: a float makes the result the default floating dtype
         x = tensor(float(x) if isinstance(y, float) else x, backend=b)
-    return apply(Where, x, y, cond=c.data)
+    return apply(Where, x, y, cond=c._array)
 
 
 def _from_host(a: Any, like: Tensor) -> Tensor:
@@ -668,11 +668,11 @@ def astype(x: Tensor, dtype: _dt.DType | str) -> Tensor:
     """
     d = _dt.as_dtype(dtype)
     native = x._backend.dtype(d)
-    if native == x.data.dtype:
+    if native == x._array.dtype:
         return x
     if not d.is_floating:
-        return unary(_AstypeNoGrad, x, dtype=native, src=x.data.dtype)
-    return unary(Astype, x, dtype=native, src=x.data.dtype)
+        return unary(_AstypeNoGrad, x, dtype=native, src=x._array.dtype)
+    return unary(Astype, x, dtype=native, src=x._array.dtype)
 
 
 class _AstypeNoGrad(Astype):

@@ -30,7 +30,7 @@ def _norm_key(x: Tensor, key: Any) -> tuple[tuple, bool]:
                 raise RuntimeError(f"indexing: the index is on {k._backend.label} but the "
                                    f"tensor (shape {x.shape}) is on {x._backend.label}; "
                                    f"move the index with .to(...)")
-            out.append(k.data)
+            out.append(k._array)
             advanced = True
         elif isinstance(k, bool):
             raise TypeError("indexing with a Python bool is not supported; use a bool tensor")
@@ -319,21 +319,18 @@ def setitem_(x: Tensor, key: Any, value: Any) -> None:
         if x._node is None and x.requires_grad:
             raise _leaf_error(x, "setitem")
         out = apply(IndexPut, _alias(x), v, key=k)
-        x.data, x._node, x._idx, x.requires_grad = out.data, out._node, 0, True
-        x._rebound()
+        x._rebind(out._array, out._node, 0)
         return
     else:
         b = x._backend
-        vd = v.data if isinstance(v, Tensor) else v
-        if not isinstance(vd, (int, float, bool)) and vd.dtype != x.data.dtype:
-            vd = b.xp.astype(vd, x.data.dtype)
+        vd = v._array if isinstance(v, Tensor) else v
+        if not isinstance(vd, (int, float, bool)) and vd.dtype != x._array.dtype:
+            vd = b.xp.astype(vd, x._array.dtype)
         if x._node is None:
-            x.data = _set(b, x.data, k, vd)
+            x._set_data(_set(b, x._array, k, vd))
         else:  # never write into an array a recorded node may have saved
-            x.data = _set(b, b.xp.asarray(x.data, copy=True) if b.mutable else x.data, k, vd)
-            x._rebound()
-            return
-    x._version += 1
+            x._rebind(_set(b, b.xp.asarray(x._array, copy=True) if b.mutable else x._array,
+                           k, vd))
 
 
 # op name -> (recorded function, in-place array operator, out-of-place array operator)
@@ -353,35 +350,31 @@ def inplace(x: Tensor, other: Any, op: str) -> Tensor:
         if x._node is None and x.requires_grad:
             raise _leaf_error(x, f"in-place {op}")
         out = fn(_alias(x), o)  # the node saves the alias: x's old value and version
-        if out.data.dtype != x.data.dtype:
+        if out._array.dtype != x._array.dtype:
             raise TypeError(f"in-place {op}: the result's dtype {out.dtype} differs from the "
                             f"tensor's {x.dtype}; assign the result to a new tensor instead")
-        x.data, x._node, x._idx, x.requires_grad = out.data, out._node, out._idx, True
-        x._rebound()
+        x._rebind(out._array, out._node, out._idx)
         return x
     else:
         if isinstance(o, Tensor):
             if o._backend is not x._backend:
                 raise RuntimeError(f"in-place {op}: tensors on {x._backend.label} and "
                                    f"{o._backend.label}; move one with .to(...)")
-            od = o.data
+            od = o._array
         else:
             od = o
         # a leaf's array is written in place where arrays are mutable; a non-leaf's array
         # may be saved by a recorded node, so it is replaced instead
         if x._node is None:
-            x.data = ifn(x.data, od)
+            x._set_data(ifn(x._array, od))
         else:
-            x.data = ofn(x.data, od)
-            x._rebound()
-            return x
-    x._version += 1
+            x._rebind(ofn(x._array, od))
     return x
 
 
 def _alias(x: Tensor) -> Tensor:
     """Another tensor object for x's current value, array, node and version counter."""
-    a = Tensor._make(x.data, x._backend)
+    a = Tensor._make(x._array, x._backend)
     a._node, a._idx, a.requires_grad, a._vc = x._node, x._idx, x.requires_grad, x._vc
     return a
 
@@ -412,7 +405,7 @@ def to_backend(x: Tensor, target: str | Backend, device: Any = None) -> Tensor:
     src = x._backend
     if tb is src:
         return x
-    data = tb.from_numpy(src.to_numpy(x.data))
+    data = tb.from_numpy(src.to_numpy(x._array))
     out = Tensor._make(data, tb)
     if x.requires_grad and _ag._mode.enabled:
         node = _ag.Node(ToBackend, (x if x._node is None else (x._node, x._idx),),

@@ -79,13 +79,13 @@ class Adagrad(Optimizer):
                         st = state[p] = {
                             "step": 0, "sum": _full_like(p, group["initial_accumulator_value"])}
                     step = st["step"] = st["step"] + 1
-                    b, dtype = p._backend, p.data.dtype
+                    b, dtype = p._backend, p._array.dtype
                     if last is None or step != last[0] or b is not last[1] \
                             or dtype is not last[2]:
                         last = (step, b, dtype)
                         c = _adagrad_consts(b, dtype, step, lr, lr_decay, wd, eps)
                     _apply(self._scratch, p, nbuf, _adagrad_kernel, _adagrad_rebind, [st["sum"]],
-                           grad.data, c)
+                           grad._array, c)
         return loss
 
 
@@ -104,8 +104,8 @@ def adagrad(params: list[Tensor], grads: list[Tensor], state_sums: list[Tensor],
     """
     nbuf = 2 if weight_decay != 0 else 1
     for i, (p, grad) in enumerate(zip(params, grads)):
-        c = _adagrad_consts(p._backend, p.data.dtype, steps[i], lr, lr_decay, weight_decay, eps)
-        _apply({}, p, nbuf, _adagrad_kernel, _adagrad_rebind, [state_sums[i]], grad.data, c)
+        c = _adagrad_consts(p._backend, p._array.dtype, steps[i], lr, lr_decay, weight_decay, eps)
+        _apply({}, p, nbuf, _adagrad_kernel, _adagrad_rebind, [state_sums[i]], grad._array, c)
 
 
 def _adagrad_consts(b: Any, dtype: Any, step: int, lr: float, lr_decay: float, wd: float,
@@ -145,8 +145,8 @@ def _adagrad_rebind(p: Tensor, state: list[Tensor], g: Any, c: tuple[Any, ...]) 
     """One parameter's update for immutable arrays (JAX): new arrays, rebound."""
     clr, wd, eps, has_wd = c
     (s_t,) = state
-    x = p.data
+    x = p._array
     if has_wd:
         g = g + wd * x
-    s = s_t.data = s_t.data + g * g
-    p.data = x - clr * g / (p._backend.xp.sqrt(s) + eps)
+    s = s_t._array = s_t._array + g * g
+    p._array = x - clr * g / (p._backend.xp.sqrt(s) + eps)

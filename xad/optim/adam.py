@@ -81,14 +81,14 @@ class Adam(Optimizer):
                     if amsgrad and "max_exp_avg_sq" not in st:
                         st["max_exp_avg_sq"] = _zeros_like(p)
                     step = st["step"] = st["step"] + 1
-                    b, dtype = p._backend, p.data.dtype
+                    b, dtype = p._backend, p._array.dtype
                     if last is None or step != last[0] or b is not last[1] \
                             or dtype is not last[2]:
                         last = (step, b, dtype)
                         c = _adam_consts(b, dtype, step, beta1, beta2, lr, wd, eps, decoupled)
                     _apply(self._scratch, p, nbuf, _adam_kernel, _adam_rebind,
                            [st["exp_avg"], st["exp_avg_sq"], st["max_exp_avg_sq"] if amsgrad
-                            else None], grad.data, decoupled, c, b.xp)
+                            else None], grad._array, decoupled, c, b.xp)
         return loss
 
 
@@ -135,11 +135,11 @@ def adam(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor],
     nbuf = 2 if weight_decay != 0 and not decoupled_weight_decay else 1
     for i, (p, grad) in enumerate(zip(params, grads)):
         b = p._backend
-        c = _adam_consts(b, p.data.dtype, steps[i], beta1, beta2, lr, weight_decay, eps,
+        c = _adam_consts(b, p._array.dtype, steps[i], beta1, beta2, lr, weight_decay, eps,
                          decoupled_weight_decay)
         _apply({}, p, nbuf, _adam_kernel, _adam_rebind,
                [exp_avgs[i], exp_avg_sqs[i], max_exp_avg_sqs[i] if amsgrad else None],
-               grad.data, decoupled_weight_decay, c, b.xp)
+               grad._array, decoupled_weight_decay, c, b.xp)
 
 
 def _adam_consts(b: Any, dtype: Any, step: int, beta1: float, beta2: float, lr: float,
@@ -207,14 +207,14 @@ def _adam_rebind(p: Tensor, state: list[Tensor | None], g: Any, decoupled: bool,
     """One parameter's update for immutable arrays (JAX): new arrays, rebound."""
     beta1, one_minus_beta1, beta2, one_minus_beta2, step_size, eps_hat, wdf, has_wd = c
     m_t, v_t, vmax = state
-    x = p.data
+    x = p._array
     if has_wd:
         if decoupled:
             x = x * wdf
         else:
             g = g + wdf * x
-    m = m_t.data = beta1 * m_t.data + one_minus_beta1 * g
-    v = v_t.data = beta2 * v_t.data + one_minus_beta2 * (g * g)
+    m = m_t._array = beta1 * m_t._array + one_minus_beta1 * g
+    v = v_t._array = beta2 * v_t._array + one_minus_beta2 * (g * g)
     if vmax is not None:
-        v = vmax.data = xp.maximum(vmax.data, v)
-    p.data = x - step_size * m / (xp.sqrt(v) + eps_hat)
+        v = vmax._array = xp.maximum(vmax._array, v)
+    p._array = x - step_size * m / (xp.sqrt(v) + eps_hat)

@@ -7,7 +7,7 @@ place on arrays (chunked for large parameters) and a ``rebind`` for immutable ar
 shared L2 weight-decay step is :func:`_decay`. State per parameter is a dict of Python
 numbers and :class:`~xad.Tensor` s (no gradient) on the parameter's backend, device and dtype;
 an update rewrites a state tensor's array in place where the backend's arrays are mutable and
-rebinds ``.data`` where they are not (JAX).
+rebinds ``._array`` where they are not (JAX).
 
 On mutable backends the updates use in-place operators only (``*=``, ``+=``, ``**=``,
 ``buf[...] = a``), with scratch arrays kept per parameter across steps (``_scratch``, not part
@@ -130,7 +130,7 @@ class Optimizer:
                     p.grad = None
                 else:
                     b = p._backend
-                    p.grad = Tensor._make(b.xp.zeros_like(p.grad.data), b)
+                    p.grad = Tensor._make(b.xp.zeros_like(p.grad._array), b)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Update every parameter that has a gradient; returns ``closure()`` if given."""
@@ -286,24 +286,24 @@ def _apply(scratch: dict[Tensor, list[Any]], p: Tensor, n: int, kernel: Callable
     """One parameter's update, reading gradient array ``g``: where ``p``'s backend is mutable,
     ``kernel`` over the chunks (see :func:`_update`) of the arrays of ``p`` and of its state
     tensors ``state`` (``None`` entries skipped), with ``p``'s entry in ``scratch`` (``n``
-    scratch arrays per chunk; kept across steps while ``p.data`` is the same array); else
-    ``rebind(p, state, g, *args)``, which rebinds the ``.data`` of ``p`` and of the state."""
+    scratch arrays per chunk; kept across steps while ``p._array`` is the same array); else
+    ``rebind(p, state, g, *args)``, which rebinds the ``._array`` of ``p`` and of the state."""
     b = p._backend
     if b.mutable:
-        x = p.data
+        x = p._array
         e = scratch.get(p)
         if e is None or e[0] is not x or e[1] < n:
             e = scratch[p] = _scratch_for(b, x, n)
         rw = [x]
         for s in state:  # a loop, not a comprehension: cheaper for a few items
-            rw.append(None if s is None else s.data)
+            rw.append(None if s is None else s._array)
         if e[2] is None:  # small: one call, no chunks (as _update, one call level less)
             kernel(rw, g, None, None, *args)
         else:
             _update(e, kernel, rw, g, *args)
     else:
         rebind(p, state, g, *args)
-    p._version += 1
+    p._bump_version()
 
 
 def _update(e: list[Any], kernel: Callable[..., None], rw: list[Any], g: Any,
@@ -352,12 +352,12 @@ def _decay(g: Any, x: Any, wd: Any, gw: Any) -> Any:
 def _zeros_like(p: Tensor) -> Tensor:
     """A zero state tensor with ``p``'s backend, device, shape and dtype."""
     b = p._backend
-    return Tensor._make(b.xp.zeros_like(p.data), b)
+    return Tensor._make(b.xp.zeros_like(p._array), b)
 
 
 def _full_like(p: Tensor, value: float) -> Tensor:
     b = p._backend
-    return Tensor._make(b.xp.full_like(p.data, value), b)
+    return Tensor._make(b.xp.full_like(p._array, value), b)
 
 
 def _copy_array(b: Any, a: Any) -> Any:
@@ -367,7 +367,7 @@ def _copy_array(b: Any, a: Any) -> Any:
 
 def _snapshot(v: Any) -> Any:
     if isinstance(v, Tensor):
-        return Tensor._make(_copy_array(v._backend, v.data), v._backend)
+        return Tensor._make(_copy_array(v._backend, v._array), v._backend)
     return v
 
 
@@ -393,7 +393,7 @@ def _restore(v: Any, p: Tensor, name: str, index: Any) -> Any:
                          f"{t.shape} but the parameter has shape {p.shape}; the state dict "
                          f"belongs to a different model")
     b = p._backend
-    return Tensor._make(_copy_array(b, t.data), b)
+    return Tensor._make(_copy_array(b, t._array), b)
 
 
 def _check(ok: bool, message: str) -> None:

@@ -82,13 +82,13 @@ class RMSprop(Optimizer):
                     if centered and "grad_avg" not in st:
                         st["grad_avg"] = _zeros_like(p)
                     st["step"] += 1
-                    b, dtype = p._backend, p.data.dtype
+                    b, dtype = p._backend, p._array.dtype
                     if last is None or b is not last[0] or dtype is not last[1]:
                         last = (b, dtype)
                         c = _rmsprop_consts(b, dtype, lr, alpha, eps, wd, momentum)
                     _apply(self._scratch, p, nbuf, _rmsprop_kernel, _rmsprop_rebind,
                            [st["square_avg"], st.get("grad_avg") if centered else None,
-                            st.get("momentum_buffer") if momentum > 0 else None], grad.data, c)
+                            st.get("momentum_buffer") if momentum > 0 else None], grad._array, c)
         return loss
 
 
@@ -108,10 +108,10 @@ def rmsprop(params: list[Tensor], grads: list[Tensor], square_avgs: list[Tensor]
     """
     nbuf = 2 if weight_decay != 0 else 1
     for i, (p, grad) in enumerate(zip(params, grads)):
-        c = _rmsprop_consts(p._backend, p.data.dtype, lr, alpha, eps, weight_decay, momentum)
+        c = _rmsprop_consts(p._backend, p._array.dtype, lr, alpha, eps, weight_decay, momentum)
         _apply({}, p, nbuf, _rmsprop_kernel, _rmsprop_rebind,
                [square_avgs[i], grad_avgs[i] if centered else None,
-                momentum_buffers[i] if momentum > 0 else None], grad.data, c)
+                momentum_buffers[i] if momentum > 0 else None], grad._array, c)
 
 
 def _rmsprop_consts(b: Any, dtype: Any, lr: float, alpha: float, eps: float, wd: float,
@@ -179,17 +179,17 @@ def _rmsprop_rebind(p: Tensor, state: list[Tensor | None], g: Any, c: tuple[Any,
     """One parameter's update for immutable arrays (JAX): new arrays, rebound."""
     lr, alpha, one_minus_alpha, eps, wd, momentum, has_wd = c
     s_t, a_t, b_t = state
-    x, xp = p.data, p._backend.xp
+    x, xp = p._array, p._backend.xp
     if has_wd:
         g = g + wd * x
-    s = s_t.data = alpha * s_t.data + one_minus_alpha * (g * g)
+    s = s_t._array = alpha * s_t._array + one_minus_alpha * (g * g)
     if a_t is not None:
-        a = a_t.data = alpha * a_t.data + one_minus_alpha * g
+        a = a_t._array = alpha * a_t._array + one_minus_alpha * g
         d = xp.sqrt(s - a * a) + eps
     else:
         d = xp.sqrt(s) + eps
     if b_t is not None:
-        buf = b_t.data = momentum * b_t.data + g / d
-        p.data = x - lr * buf
+        buf = b_t._array = momentum * b_t._array + g / d
+        p._array = x - lr * buf
     else:
-        p.data = x - lr * (g / d)
+        p._array = x - lr * (g / d)

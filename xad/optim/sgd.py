@@ -69,7 +69,7 @@ class SGD(Optimizer):
                     grad = p.grad
                     if grad is None:
                         continue
-                    b, dtype = p._backend, p.data.dtype
+                    b, dtype = p._backend, p._array.dtype
                     if last is None or b is not last[0] or dtype is not last[1]:
                         last = (b, dtype)
                         c = _sgd_consts(b, dtype, lr, momentum, dampening, wd)
@@ -82,7 +82,7 @@ class SGD(Optimizer):
                         if buf is None:
                             buf = st["momentum_buffer"] = _zeros_like(p)
                             first = True
-                    _apply(self._scratch, p, 2, _sgd_kernel, _sgd_rebind, [buf], grad.data, c,
+                    _apply(self._scratch, p, 2, _sgd_kernel, _sgd_rebind, [buf], grad._array, c,
                            first, nesterov)
         return loss
 
@@ -102,14 +102,14 @@ def sgd(params: list[Tensor], grads: list[Tensor], momentum_buffers: list[Tensor
         ([0.949999988079071, -2.049999952316284], [0.5, 0.5])
     """
     for i, (p, grad) in enumerate(zip(params, grads)):
-        c = _sgd_consts(p._backend, p.data.dtype, lr, momentum, dampening, weight_decay)
+        c = _sgd_consts(p._backend, p._array.dtype, lr, momentum, dampening, weight_decay)
         buf, first = None, False
         if momentum != 0:
             buf = momentum_buffers[i]
             if buf is None:
                 buf = momentum_buffers[i] = _zeros_like(p)
                 first = True
-        _apply({}, p, 2, _sgd_kernel, _sgd_rebind, [buf], grad.data, c, first, nesterov)
+        _apply({}, p, 2, _sgd_kernel, _sgd_rebind, [buf], grad._array, c, first, nesterov)
 
 
 def _sgd_consts(b: Any, dtype: Any, lr: float, momentum: float, dampening: float,
@@ -165,10 +165,10 @@ def _sgd_rebind(p: Tensor, state: list[Tensor | None], g: Any, c: tuple[Any, ...
     """One parameter's update for immutable arrays (JAX): new arrays, rebound."""
     lr, momentum, one_minus_damp, wd, has_wd, _ = c
     (buf,) = state
-    x = p.data
+    x = p._array
     if has_wd:
         g = g + wd * x
     if buf is not None:
-        buf.data = g if first else momentum * buf.data + one_minus_damp * g
-        g = g + momentum * buf.data if nesterov else buf.data
-    p.data = x - lr * g
+        buf._array = g if first else momentum * buf._array + one_minus_damp * g
+        g = g + momentum * buf._array if nesterov else buf._array
+    p._array = x - lr * g

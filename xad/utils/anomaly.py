@@ -50,7 +50,7 @@ def check_forward(node_name: str, backend: Any, data: Any, node: Any) -> None:
 def check_backward(node: Any, grads: tuple) -> None:
     """Called for each rule's gradients while detection is on."""
     for i, g in enumerate(grads):
-        if g is not None and _has_nonfinite(node.backend, g.data):
+        if g is not None and _has_nonfinite(node.backend, g._array):
             raise AnomalyError(
                 f"anomaly: the backward of {node.name} produced NaN or Inf in the gradient of "
                 f"its input {i} (shape {tuple(g.shape)}); the operation was created at "

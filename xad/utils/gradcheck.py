@@ -34,7 +34,7 @@ def _dot(outs: list[Tensor], vs: list[Tensor]) -> Tensor:
 
 
 def _host(t: Tensor) -> Any:
-    return t._backend.to_numpy(t.data).astype("float64")
+    return t._backend.to_numpy(t._array).astype("float64")
 
 
 def gradcheck(f: Callable, inputs: Sequence[Tensor] | Tensor, eps: float = 1e-6,
@@ -111,7 +111,7 @@ def _moved(x: Tensor, data: Any) -> Tensor:
 def _shifted(f, ins, i, delta) -> list[Tensor]:
     with _ag.no_grad():
         args = list(ins)
-        args[i] = _moved(ins[i], ins[i].data + delta.data)
+        args[i] = _moved(ins[i], ins[i]._array + delta._array)
         return _outputs(f, args)
 
 
@@ -120,8 +120,8 @@ def _numeric_dir(f, ins, diff, vs, us, eps) -> float:
         plus = list(ins)
         minus = list(ins)
         for i, u in zip(diff, us):
-            plus[i] = _moved(ins[i], ins[i].data + eps * u.data)
-            minus[i] = _moved(ins[i], ins[i].data - eps * u.data)
+            plus[i] = _moved(ins[i], ins[i]._array + eps * u._array)
+            minus[i] = _moved(ins[i], ins[i]._array - eps * u._array)
         fp, fm = _dot(_outputs(f, plus), vs), _dot(_outputs(f, minus), vs)
     return float(_host(fp - fm).sum()) / (2 * eps)
 

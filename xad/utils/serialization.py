@@ -166,7 +166,7 @@ def _set_offsets(node: Any, entries: Any) -> None:
 
 
 def _tensor_bytes(t: Tensor, nbytes: int) -> bytes:
-    host = t._backend.to_numpy(t.data)  # an explicit host copy: saving asked for it
+    host = t._backend.to_numpy(t._array)  # an explicit host copy: saving asked for it
     if sys.byteorder == "big":
         host = host.byteswap()
     data = host.tobytes()  # C order
