@@ -47,7 +47,7 @@ def _no_host_reads():
 def _backend(param: str) -> xad.Backend:
     name, _, device = param.partition(":")
     try:
-        return xad.backend._make(name, device or None)
+        return xad.resolve_backend(name, device or None)
     except BackendError as e:
         pytest.skip(f"{param} cannot run here: {str(e).splitlines()[0]}")
 

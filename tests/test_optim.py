@@ -251,7 +251,7 @@ def test_state_dict_round_trip(xb, cls, kwargs):
 
 
 def test_load_state_dict_onto_other_backend_and_dtype(xb):
-    w = xad.tensor(W1, dtype=xad.float64, requires_grad=True, backend=xad.backend._make("numpy"))
+    w = xad.tensor(W1, dtype=xad.float64, requires_grad=True, backend=xad.resolve_backend("numpy"))
 
     a_np = xad.tensor(A, dtype=xad.float64, backend=w.backend)
     opt = optim.Adam([w], lr=0.1)

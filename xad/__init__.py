@@ -18,9 +18,11 @@ from .backend import (
     available_backends,
     get_backend,
     manual_seed,
+    resolve_backend,
     set_backend,
     use_backend,
 )
+from .context import context
 from .dtypes import (
     DType,
     bool_,
@@ -54,7 +56,7 @@ from .ops import *  # noqa: F403
 from .utils.anomaly import AnomalyError, detect_anomaly
 from .utils.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from . import data, nn, optim, viz
-from .func import grad, hessian, hvp, jacobian, jvp, value_and_grad, vjp
+from .transforms import grad, hessian, hvp, jacobian, jvp, value_and_grad, vjp
 from .utils.checkpoint import checkpoint
 from .utils.serialization import CheckpointError, load, save
 

@@ -11,7 +11,6 @@ inputs' backend.
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import importlib
 import importlib.util
 import math
@@ -22,10 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from . import dtypes as _dt
+from .context import Context, context
+from .einsum_fallback import einsum_generic
+from .erf_fallback import erf_generic
 
 __all__ = [
     "Backend", "BackendError", "set_backend", "get_backend", "use_backend",
-    "available_backends", "backend_names",
+    "available_backends", "backend_names", "resolve_backend", "manual_seed",
 ]
 
 
@@ -155,12 +157,10 @@ class Backend:
 
     def einsum(self, subscripts: str, *operands: Any) -> Any:
         """Einstein summation; native where the library has it, else a generic contraction."""
-        from .ops._einsum_generic import einsum_generic
         return einsum_generic(self.xp, subscripts, *operands)
 
     def erf(self, x: Any) -> Any:
         """The error function, elementwise (the standard has none)."""
-        from .ops._erf_generic import erf_generic
         return erf_generic(self.xp, x)
 
     # ----- random numbers ----------------------------------------------------------------
@@ -204,9 +204,6 @@ _BUILTIN = {
     "cupy": "xad_backends.cupy_backend:CupyBackend",
 }
 _instances: dict[tuple[str, str], Backend] = {}
-_global: Backend | None = None
-_override: contextvars.ContextVar[Backend | None] = contextvars.ContextVar("xad_backend",
-                                                                           default=None)
 
 
 def _ensure_xad_backends() -> None:
@@ -251,7 +248,18 @@ def _load_class(name: str) -> type[Backend]:
     return getattr(module, attr)
 
 
-def _make(name: str, device: Any = None) -> Backend:
+def resolve_backend(name: str | Backend, device: Any = None) -> Backend:
+    """The Backend for a name (and device), made once and shared; a Backend passes through.
+
+    Raises :class:`BackendError` saying why when it cannot run here.
+
+    Example:
+        >>> import xad
+        >>> xad.resolve_backend("numpy") is xad.resolve_backend("numpy")
+        True
+    """
+    if isinstance(name, Backend):
+        return name
     key = (name, repr(device))
     b = _instances.get(key)
     if b is None:
@@ -259,7 +267,7 @@ def _make(name: str, device: Any = None) -> Backend:
         cls.check_available()
         b = cls(device) if device is not None else cls()
         b.manual_seed(_seed)
-        _instances[(name, repr(device))] = b
+        _instances[key] = b
         _instances[(name, repr(b.device))] = b
     return b
 
@@ -267,38 +275,37 @@ def _make(name: str, device: Any = None) -> Backend:
 def set_backend(name: str | Backend, device: Any = None) -> Backend:
     """Choose where new tensors are made: ``"numpy"`` (default), ``"cupy"``, ...
 
-    Raises :class:`BackendError` at once, saying why and how to fix it, when the backend
-    cannot run here (for CuPy: not installed, no GPU or driver, kernels that cannot compile).
+    This sets the process default, which every thread sees unless it is inside a
+    ``use_backend`` block (see :mod:`xad.context` for the thread rule). Raises
+    :class:`BackendError` at once, saying why and how to fix it, when the backend cannot run
+    here (for CuPy: not installed, no GPU or driver, kernels that cannot compile).
 
     Example:
         >>> import xad
         >>> xad.set_backend("numpy").name
         'numpy'
     """
-    global _global
-    _global = name if isinstance(name, Backend) else _make(name, device)
-    return _global
+    b = resolve_backend(name, device)
+    Context.backend = b
+    return b
 
 
 def get_backend() -> Backend:
-    """The backend new tensors are made on.
+    """The backend new tensors are made on (this thread's ``use_backend``, else the process
+    default).
 
     Example:
         >>> import xad
         >>> xad.get_backend().name
         'numpy'
     """
-    b = _override.get()
-    if b is not None:
-        return b
-    if _global is None:
-        set_backend("numpy")
-    return _global  # type: ignore[return-value]
+    b = context.backend
+    return b if b is not None else set_backend("numpy")
 
 
 @contextlib.contextmanager
 def use_backend(name: str | Backend, device: Any = None) -> Iterator[Backend]:
-    """Make new tensors on another backend inside a ``with`` block.
+    """Make new tensors on another backend inside a ``with`` block (this thread only).
 
     Example:
         >>> import xad
@@ -306,12 +313,17 @@ def use_backend(name: str | Backend, device: Any = None) -> Iterator[Backend]:
         ...     xad.zeros(2).backend.name
         'array_api_strict'
     """
-    b = name if isinstance(name, Backend) else _make(name, device)
-    token = _override.set(b)
+    b = resolve_backend(name, device)
+    had = "backend" in context.__dict__
+    prev = context.backend
+    context.backend = b
     try:
         yield b
     finally:
-        _override.reset(token)
+        if had:
+            context.backend = prev
+        else:
+            del context.backend
 
 
 def available_backends() -> list[str]:
@@ -325,7 +337,7 @@ def available_backends() -> list[str]:
     names = []
     for name in backend_names():
         try:
-            _make(name)
+            resolve_backend(name)
         except BackendError:
             continue
         names.append(name)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .context import Context, context
+
 __all__ = [
     "DType", "float16", "float32", "float64", "int32", "int64", "bool_", "uint8",
     "set_default_dtype", "get_default_dtype", "as_dtype",
@@ -39,7 +41,7 @@ uint8 = DType("uint8", False)
 bool_ = DType("bool", False)
 
 ALL = {d.name: d for d in (float16, float32, float64, int32, int64, uint8, bool_)}
-_default = float32
+Context.dtype = float32
 
 
 def as_dtype(dtype: DType | str | None) -> DType | None:
@@ -64,11 +66,10 @@ def set_default_dtype(dtype: DType | str) -> None:
         xad.float64
         >>> xad.set_default_dtype(xad.float32)
     """
-    global _default
     d = as_dtype(dtype)
     if d is None or not d.is_floating:
         raise TypeError(f"set_default_dtype needs a floating dtype, got {dtype!r}")
-    _default = d
+    Context.dtype = d  # the process default (see xad.context for the thread rule)
 
 
 def get_default_dtype() -> DType:
@@ -79,4 +80,4 @@ def get_default_dtype() -> DType:
         >>> xad.get_default_dtype()
         xad.float32
     """
-    return _default
+    return context.dtype

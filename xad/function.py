@@ -6,6 +6,9 @@ import weakref
 from typing import Any
 
 from . import autograd as _ag
+from .context import context
+from .graph import GraphFreedError, freed_message, record
+from .ops import sum_to
 from .tensor import Tensor
 
 __all__ = ["Function", "FunctionCtx"]
@@ -28,7 +31,7 @@ class FunctionCtx:
     def saved_tensors(self) -> tuple:
         node = self._node() if self._node is not None else None
         if node is not None and node.saved is None:
-            raise _ag.GraphFreedError(_ag._freed_message(node))
+            raise GraphFreedError(freed_message(node))
         out = []
         for i, (t, v) in enumerate(zip(self._saved, self._versions)):
             if i in self._outputs_data:  # a saved output: re-linked to the node, no cycle
@@ -45,14 +48,17 @@ class FunctionCtx:
 class _FunctionOp:
     """Adapts a Function subclass to the engine's rule interface."""
 
-    def __init__(self, cls: type) -> None:
+    save_inputs = False
+
+    def __init__(self, cls: type, save_output: bool) -> None:
         self.cls = cls
         self.name = cls.__name__
+        self.save_output = save_output  # keep the outputs' arrays: ctx saved some of them
 
     def backward(self, node: _ag.Node, *grads: Tensor) -> tuple:
         ctx = node.ctx
         if ctx is None:
-            raise _ag.GraphFreedError(_ag._freed_message(node))
+            raise GraphFreedError(freed_message(node))
         res = self.cls.backward(ctx, *grads)
         res = res if isinstance(res, tuple) else (res,)
         n_in = len(node.edges)
@@ -67,7 +73,7 @@ class _FunctionOp:
                                 f"{type(g).__name__}, not a Tensor")
             if isinstance(g, Tensor) and e is not None and g.shape != shape:
                 try:
-                    _ag._unbroadcast(g, shape)
+                    sum_to(g, shape)
                 except Exception:
                     raise ValueError(f"{self.name}.backward: gradient {i} has shape "
                                      f"{g.shape} but input {i} has shape {shape}") from None
@@ -123,30 +129,18 @@ class Function:
                 outs[i] = Tensor._make(o._array, o._backend)
         ctx._versions = tuple(t._version if isinstance(t, Tensor) else None
                               for t in ctx._saved)
-        record = _ag._mode.enabled and any(t.requires_grad for t in tensors)
-        if record:
-            backend = outs[0]._backend
-            node = _ag.Node(_FunctionOp(cls), tuple(
-                (a if a._node is None else (a._node, a._idx))
-                if isinstance(a, Tensor) and a.requires_grad else None for a in args),
-                tuple(a._array.shape if isinstance(a, Tensor) else () for a in args), backend)
-            node.ctx = ctx
-            ctx._node = weakref.ref(node)
-            if _ag._mode.anomaly:
-                from .utils.anomaly import check_forward
-                for o in outs:
-                    check_forward(cls.__name__, backend, o._array, node)
-            node.n_out = len(outs)
-            node.out_meta = tuple((o.shape, o._array.dtype) for o in outs)
-            node.out = tuple(o._array for o in outs) if multi else outs[0]._array
-            # saved outputs are kept as arrays and re-linked on use: no reference cycle
-            saved = list(ctx._saved)
-            for j, s in enumerate(saved):
-                for i, o in enumerate(outs):
-                    if s is o:
-                        ctx._outputs_data[j] = i
-                        saved[j] = None
-            ctx._saved = tuple(saved)
+        if not (context.grad_enabled and any(t.requires_grad for t in tensors)):
+            return tuple(outs) if multi else outs[0]
+        # saved outputs are kept as arrays and re-linked on use: no reference cycle
+        saved = list(ctx._saved)
+        for j, s in enumerate(saved):
             for i, o in enumerate(outs):
-                o._node, o._idx, o.requires_grad = node, i, True
-        return tuple(outs) if multi else outs[0]
+                if s is o:
+                    ctx._outputs_data[j] = i
+                    saved[j] = None
+        ctx._saved = tuple(saved)
+        arrays = tuple(o._array for o in outs)
+        res = record(_FunctionOp(cls, bool(ctx._outputs_data)), args, arrays if multi else arrays[0], outs[0]._backend,
+                     ctx=ctx)
+        ctx._node = weakref.ref(res[0]._node if multi else res._node)
+        return res

@@ -11,6 +11,8 @@ from typing import Any
 from . import autograd as _ag
 from . import dtypes as _dt
 from .backend import Backend, get_backend
+from .graph import installed as _installed
+from .hooks import RemovableHandle
 
 __all__ = ["Tensor"]
 
@@ -39,6 +41,9 @@ class Tensor:
     _idx = 0
     _vc: list[int] | None = None  # version counter, shared with views of the same memory
     _view = False  # made by a view operation (may share memory, may be read-only)
+    _base: Tensor | None = None  # the tensor a view was taken from
+    _view_fn: tuple | None = None  # (op, params) that remake a view from its base
+    _views: list | None = None  # weak references to views that must follow this tensor
     _hooks: list[Callable] | None = None
     __array_ufunc__ = None  # NumPy defers to our reflected operators
     __array_priority__ = 1000
@@ -50,7 +55,8 @@ class Tensor:
             data = b.asarray(data)
         self._array = data
         self._backend = b
-        self.requires_grad = bool(requires_grad)
+        if requires_grad:
+            self.requires_grad_()
 
     @classmethod
     def _make(cls, data: Any, backend: Backend) -> Tensor:
@@ -58,6 +64,37 @@ class Tensor:
         t._array = data
         t._backend = backend
         return t
+
+    @classmethod
+    def _result(cls, array: Any, backend: Backend, node: _ag.Node | None = None, idx: int = 0,
+                vc: list[int] | None = None) -> Tensor:
+        """A new tensor for an operation's result, linked to ``node`` when recorded
+        (``vc``: its own version counter, for a result the node saved)."""
+        t = _new(cls)
+        t._array = array
+        t._backend = backend
+        if node is not None:
+            t._node = node
+            t._idx = idx
+            t.requires_grad = True
+        if vc is not None:
+            t._vc = vc
+        return t
+
+    def _accumulate(self, g: Tensor) -> None:
+        """Add ``g`` into this tensor's array (an engine-made sum nobody else holds)."""
+        self._array += g._array
+
+    def _alias(self) -> Tensor:
+        """Another tensor object for this one's current array, node and version counter (an
+        in-place change records its node on the alias, which keeps the old value)."""
+        a = Tensor._result(self._array, self._backend, self._node, self._idx, self._vc)
+        a.requires_grad = self.requires_grad
+        return a
+
+    def _copy(self) -> Tensor:
+        """A tensor with a fresh copy of the array (not recorded)."""
+        return Tensor._make(self._backend.xp.asarray(self._array, copy=True), self._backend)
 
     # ----- attributes ------------------------------------------------------------------------
     @property
@@ -94,6 +131,32 @@ class Tensor:
     def data(self) -> Any:
         """The backend array (the library itself reads ``_array``)."""
         return self._array
+
+    def _adopt_view(self, view: Tensor, op: Any, params: dict) -> None:
+        """Make ``view`` (just computed from this tensor by ``op``) a view of it: they count
+        versions together, and when this tensor's array is replaced rather than written
+        (a non-leaf, or an immutable backend) the view is remade from it."""
+        self._share_version(view)
+        view._view = True
+        view._base = self
+        view._view_fn = (op, params)
+        if self._node is not None or not self._backend.mutable:
+            if self._views is None:
+                self._views = []
+            self._views.append(weakref.ref(view))
+
+    def _live_views(self) -> list[Tensor]:
+        """The views that follow this tensor and are still alive (the list is pruned)."""
+        if not self._views:
+            return []
+        live = [v for v in (r() for r in self._views) if v is not None]
+        self._views = [weakref.ref(v) for v in live]
+        return live
+
+    def _follow(self, fresh: Tensor) -> None:
+        """Become ``fresh``, this view remade from its changed base."""
+        self._array, self._vc = fresh._array, fresh._vc
+        self._node, self._idx, self.requires_grad = fresh._node, fresh._idx, fresh.requires_grad
 
     def _share_version(self, view: Tensor) -> None:
         """Make ``view`` (which shares this tensor's memory) count versions with it."""
@@ -250,31 +313,34 @@ class Tensor:
         """
         if self._node is not None and not requires_grad:
             raise RuntimeError("requires_grad_(False) on a non-leaf tensor: use .detach()")
-        self.requires_grad = requires_grad
+        if requires_grad and not self.dtype.is_floating:
+            raise TypeError(f"requires_grad_: only floating tensors can require gradients, "
+                            f"this one (shape {self.shape}) has dtype {self.dtype}; cast it "
+                            f"first: x.astype(xad.float32).requires_grad_()")
+        self.requires_grad = bool(requires_grad)
         return self
 
-    def register_hook(self, fn: Callable[[Tensor], Tensor | None]) -> Callable[[], None]:
-        """Call ``fn(grad)`` when this tensor's gradient is computed; a returned tensor
-        replaces the gradient. Returns a function that removes the hook.
+    def register_hook(self, fn: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
+        """Call ``fn(grad)`` when this tensor's gradient is computed; a returned tensor (of
+        the gradient's shape, dtype and backend) replaces it. Returns a handle whose
+        ``remove()`` takes the hook out.
 
         Example:
             >>> import xad
             >>> x = xad.ones(2, requires_grad=True)
-            >>> _ = x.register_hook(lambda g: g * 2)
+            >>> h = x.register_hook(lambda g: g * 2)
             >>> x.sum().backward(); x.grad.tolist()
             [2.0, 2.0]
+            >>> h.remove()
         """
         if not self.requires_grad:
             raise RuntimeError("register_hook: the tensor does not require grad")
-        if self._node is None:
-            if self._hooks is None:
-                self._hooks = []
-            hooks = self._hooks
-        else:
-            self._node.register_hook(self._idx, fn)
-            hooks = self._node.hooks[self._idx]  # type: ignore[index]
-        hooks.append(fn) if fn not in hooks else None
-        return lambda: hooks.remove(fn) if fn in hooks else None
+        if self._node is not None:
+            return self._node.register_hook(self._idx, fn)
+        if self._hooks is None:
+            self._hooks = []
+        self._hooks.append(fn)
+        return RemovableHandle(self._hooks, fn)
 
     def retain_grad(self) -> None:
         """Keep the gradient of a non-leaf tensor in its ``.grad`` after backward.
@@ -285,8 +351,9 @@ class Tensor:
             >>> y.sum().backward(); y.grad.tolist()
             [1.0, 1.0]
         """
-        if self._node is None:
+        if self._node is None or getattr(self, "_retains", False):
             return
+        self._retains = True
         ref = weakref.ref(self)
 
         def keep(g: Tensor) -> None:
@@ -622,7 +689,23 @@ def _shape_arg(shape: tuple) -> tuple:
     return tuple(shape)
 
 
-# the operations need Tensor defined first
-from . import ops as _ops  # noqa: E402
-from .ops import elementwise as _ew  # noqa: E402
-from .ops._apply import binary as _binary  # noqa: E402
+class _Operations:
+    """The operations Tensor's methods call, filled in by :mod:`xad.ops` when it is
+    imported (the operations sit above Tensor, so Tensor never imports them)."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise RuntimeError(f"Tensor.{name}: the operations are not installed; import xad")
+
+
+_ops: Any = _Operations()
+
+
+def install_operations(ops: Any, binary: Callable, elementwise: Any) -> None:
+    """Give Tensor's methods their operations (called once by :mod:`xad.ops`)."""
+    global _ops, _binary, _ew
+    _ops, _binary, _ew = ops, binary, elementwise
+
+
+_binary: Any = None
+_ew: Any = None
+_installed.tensor = Tensor

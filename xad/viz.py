@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from . import autograd as _ag
+from .graph import walk
 from .tensor import Tensor
 
 __all__ = ["to_dot", "render"]
@@ -35,30 +36,8 @@ def _meta(shape: Any, dtype: Any) -> str:
 
 
 def _walk(roots: list[_ag.Node]) -> list[_ag.Node]:
-    """Every node behind ``roots``, producers first (iterative: deep graphs are fine)."""
-    seen = set(roots)
-    stack = list(roots)
-    deps: dict[_ag.Node, int] = {}
-    while stack:
-        n = stack.pop()
-        for e in n.edges:
-            if type(e) is tuple:
-                m = e[0]
-                deps[m] = deps.get(m, 0) + 1
-                if m not in seen:
-                    seen.add(m)
-                    stack.append(m)
-    ready = sorted((n for n in seen if n not in deps), key=roots.index)
-    order = []
-    while ready:
-        n = ready.pop()
-        order.append(n)
-        for e in n.edges:
-            if type(e) is tuple:
-                deps[e[0]] -= 1
-                if deps[e[0]] == 0:
-                    ready.append(e[0])
-    return order[::-1]
+    """Every node behind ``roots``, producers first (creation order is topological)."""
+    return sorted(walk(roots), key=lambda n: n.seq)
 
 
 def _out_dtype(n: _ag.Node, known: dict) -> Any:

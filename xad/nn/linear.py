@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 from .. import dtypes as _dt
-from ..backend import Backend
+from ..backend import Backend, resolve_backend
 from ..factories import zeros
 from ..tensor import Tensor
 from . import functional as F
@@ -101,7 +101,6 @@ class Flatten(Module):
 def _resolve(backend: Backend | str | None) -> Backend | None:
     """A backend name as a Backend (``None`` means the current one)."""
     if isinstance(backend, str):
-        from ..backend import _make
         name, _, dev = backend.partition(":")
-        return _make(name, dev or None)
+        return resolve_backend(name, dev or None)
     return backend

@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 
 from .. import autograd as _ag
 from .. import dtypes as _dt
-from ..backend import Backend
+from ..backend import Backend, resolve_backend
 from ..tensor import Tensor
 
 __all__ = ["Module", "Parameter", "Sequential", "ModuleList", "IncompatibleKeys"]
@@ -312,8 +312,7 @@ class Module:
             ('array_api_strict', True, True)
         """
         if device is not None and not isinstance(target, _dt.DType):
-            from ..backend import _make
-            target = _make(target, device)
+            target = resolve_backend(target, device)
         for m in self.modules():
             for store in (m._parameters, m._buffers):
                 for t in store.values():

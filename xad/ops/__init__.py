@@ -1,8 +1,17 @@
 """The primitive operations, each with its gradient rule beside it, and what is composed
 from them. ``REGISTRY`` maps each primitive's name to its class (the tests iterate over it).
+
+Importing this package installs the operations where the lower layers call them: Tensor's
+methods and operators, and the engine's broadcast reduction.
 """
 
-from ._apply import REGISTRY, Op, apply
+import sys as _sys
+
+from .. import graph as _graph
+from .. import tensor as _tensor
+from ._apply import REGISTRY, Op, apply, binary
+from .broadcast import *  # noqa: F403
+from .broadcast import __all__ as _b
 from .elementwise import *  # noqa: F403
 from .elementwise import __all__ as _e
 from .indexing import *  # noqa: F403
@@ -17,5 +26,9 @@ from .shape import *  # noqa: F403
 from .shape import __all__ as _s
 from .transfer import *  # noqa: F403
 from .transfer import __all__ as _t
+from . import elementwise as _elementwise
 
-__all__ = ["REGISTRY", "Op", "apply", *_e, *_i, *_l, *_r, *_s, *_ip, *_t]
+__all__ = ["REGISTRY", "Op", "apply", *_b, *_e, *_i, *_ip, *_l, *_r, *_s, *_t]
+
+_tensor.install_operations(_sys.modules[__name__], binary, _elementwise)
+_graph.installed.sum_to = sum_to  # noqa: F405

@@ -1,26 +1,25 @@
-"""The per-operation path: run a primitive's forward and, when needed, record its node.
+"""The per-operation path: run a primitive's forward and, when a gradient is needed, have
+:func:`xad.graph.record` make its node.
 
 Every primitive is an :class:`Op` subclass with a static ``forward(backend, *arrays,
 **params)`` on raw arrays and a static ``backward(node, *grads)`` written with xad's own
-operations (so it can itself be recorded). ``apply`` is the hot path of the whole library,
-with ``unary`` and ``binary`` as its short forms for the commonest calls: keep them lean.
+operations (so it can itself be recorded). ``apply`` runs any primitive; ``unary`` and
+``binary`` are its short forms for the commonest calls (the hot path: keep them lean).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .. import autograd as _ag
 from ..backend import get_backend
+from ..context import context
+from ..graph import installed, record
 from ..tensor import Tensor
 
 __all__ = ["Op", "apply", "unary", "binary", "REGISTRY"]
 
 _SCALARS = (int, float, bool)
-_mode = _ag._mode
-_Node = _ag.Node
-_make = Tensor._make
-_new = object.__new__
+_result = Tensor._result
 REGISTRY: dict[str, type[Op]] = {}
 
 
@@ -28,14 +27,15 @@ class Op:
     """A primitive operation with its gradient rule beside it.
 
     Class attributes: ``name``; ``save_inputs`` (keep the inputs for backward);
-    ``save_output`` (keep the result's array); ``differentiable`` (False for comparisons).
+    ``save_output`` (keep the result's array); ``differentiable`` (False for comparisons);
+    ``view`` (the result may share the input's memory: it shares its version counter).
     """
 
     name = "op"
     save_inputs = False
     save_output = False
     differentiable = True
-    view = False  # the result may share the input's memory (it shares its version counter)
+    view = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -47,8 +47,13 @@ class Op:
         raise NotImplementedError
 
     @staticmethod
-    def backward(node: _ag.Node, *grads: Tensor) -> Any:
+    def backward(node: Any, *grads: Tensor) -> Any:
         raise NotImplementedError
+
+    @classmethod
+    def is_view(cls, params: dict) -> bool:
+        """Whether this call's result may share its input's memory."""
+        return cls.view
 
 
 def _mixed(op: type[Op], args: tuple) -> RuntimeError:
@@ -81,36 +86,16 @@ def _operand(op: type[Op], a: Any, like: Tensor | None = None) -> Any:
                     f"tensors or Python numbers (make arrays into tensors with xad.tensor(...))")
 
 
+def _no_none(op: type[Op], x: Any, y: Any) -> TypeError:
+    return TypeError(f"{op.name}: unsupported operand types {type(x).__name__} and "
+                     f"{type(y).__name__}; pass xad tensors or Python numbers")
+
+
 def _plain(op: type[Op], out: Any, b: Any) -> Tensor:
     """Wrap a result that needs no node (``out`` already an array of ``b``)."""
-    if _mode.anomaly:
-        from ..utils.anomaly import check_forward
-        check_forward(op.name, b, out, None)
-    t = _new(Tensor)
-    t._array = out
-    t._backend = b
-    return t
-
-
-def _recorded(op: type[Op], out: Any, b: Any, edges: tuple, shapes: tuple, args: tuple,
-              versions: tuple, params: Any) -> Tensor:
-    """Wrap a result and record the node that made it."""
-    node = _Node(op, edges, shapes, b, params)
-    if op.save_inputs:
-        node.saved = args
-        node.versions = versions
-    t = _new(Tensor)
-    t._array = out
-    t._backend = b
-    if op.save_output:  # the saved result is checked against in-place changes through views
-        node.out = out
-        t._vc = node.out_vc = [0]
-    t._node = node
-    t.requires_grad = True
-    if _mode.anomaly:
-        from ..utils.anomaly import check_forward
-        check_forward(op.name, b, out, node)
-    return t
+    if context.anomaly:
+        installed.check_forward(op.name, b, out, None)
+    return _result(out, b)
 
 
 def unary(op: type[Op], x: Tensor, **params: Any) -> Tensor:
@@ -121,14 +106,12 @@ def unary(op: type[Op], x: Tensor, **params: Any) -> Tensor:
     out = op.forward(b, x._array, **params)
     if type(out) is not b.array_type:
         out = b.ensure_array(out)
-    if not (x.requires_grad and _mode.enabled and op.differentiable):
-        t = _plain(op, out, b)
+    if x.requires_grad and context.grad_enabled and op.differentiable:
+        t = record(op, (x,), out, b, params)
     else:
-        t = _recorded(op, out, b, (x if x._node is None else (x._node, x._idx),),
-                      (x._array.shape,), (x,), (_version(x),), params)
-    if op.view and not (params and params.get("advanced")):
-        x._share_version(t)
-        t._view = True
+        t = _plain(op, out, b)
+    if op.view and op.is_view(params):
+        x._adopt_view(t, op, params)
     return t
 
 
@@ -144,6 +127,8 @@ def binary(op: type[Op], x: Any, y: Any) -> Tensor:
         elif type(y) in _SCALARS:
             out = op.forward(b, x._array, y)
             needs = x.requires_grad
+        elif y is None:
+            raise _no_none(op, x, y)
         else:
             return binary(op, x, _operand(op, y, x))
     elif isinstance(y, Tensor) and type(x) in _SCALARS:
@@ -151,6 +136,8 @@ def binary(op: type[Op], x: Any, y: Any) -> Tensor:
         out = op.forward(b, x, y._array)
         needs = y.requires_grad
     else:
+        if x is None or y is None:
+            raise _no_none(op, x, y)
         like = y if isinstance(y, Tensor) else None
         x, y = _operand(op, x, like), _operand(op, y, like)
         if not isinstance(x, Tensor) and not isinstance(y, Tensor):
@@ -158,37 +145,9 @@ def binary(op: type[Op], x: Any, y: Any) -> Tensor:
         return binary(op, x, y)
     if type(out) is not b.array_type:
         out = b.ensure_array(out)
-    if not (needs and _mode.enabled and op.differentiable):
-        return _plain(op, out, b)
-    # edges, shapes and versions written out for two inputs: the hottest path of all
-    if isinstance(x, Tensor):
-        ex = (x if x._node is None else (x._node, x._idx)) if x.requires_grad else None
-        sx, vx = x._array.shape, (0 if x._vc is None else x._vc[0])
-    else:
-        ex, sx, vx = None, (), None
-    if isinstance(y, Tensor):
-        ey = (y if y._node is None else (y._node, y._idx)) if y.requires_grad else None
-        sy, vy = y._array.shape, (0 if y._vc is None else y._vc[0])
-    else:
-        ey, sy, vy = None, (), None
-    return _recorded(op, out, b, (ex, ey), (sx, sy), (x, y), (vx, vy), None)
-
-
-def _edge(a: Any) -> Any:
-    if not isinstance(a, Tensor) or not a.requires_grad:
-        return None
-    return a if a._node is None else (a._node, a._idx)
-
-
-def _shape(a: Any) -> tuple:
-    return a._array.shape if isinstance(a, Tensor) else ()
-
-
-def _version(a: Any) -> int | None:
-    if not isinstance(a, Tensor):
-        return None
-    vc = a._vc  # Tensor._version, without the property call (this is the hot path)
-    return 0 if vc is None else vc[0]
+    if needs and context.grad_enabled and op.differentiable:
+        return record(op, (x, y), out, b)
+    return _plain(op, out, b)
 
 
 def apply(op: type[Op], *args: Any, **params: Any) -> Any:
@@ -214,27 +173,10 @@ def apply(op: type[Op], *args: Any, **params: Any) -> Any:
     if backend is None:
         backend = get_backend()
     out = op.forward(backend, *datas, **params)
-    record = needs and _mode.enabled and op.differentiable
     multi = type(out) is tuple
-    outs = [o if type(o) is backend.array_type else backend.ensure_array(o)
-            for o in (out if multi else (out,))]
-    if not record:
-        res = tuple(_plain(op, o, backend) for o in outs)
-        return res if multi else res[0]
-    edges = tuple(_edge(a) for a in args)
-    shapes = tuple(_shape(a) for a in args)
-    versions = tuple(_version(a) for a in args)
-    if not multi:
-        return _recorded(op, outs[0], backend, edges, shapes, args, versions, params)
-    # several outputs share one node
-    res = tuple(_recorded(op, o, backend, edges, shapes, args, versions, params)
-                for o in outs[:1])
-    node = res[0]._node
-    node.n_out = len(outs)
-    node.out_meta = tuple((o.shape, o.dtype) for o in outs)
-    if op.save_output:
-        node.out = tuple(outs)
-    res = res + tuple(_plain(op, o, backend) for o in outs[1:])
-    for i, r in enumerate(res):
-        r._node, r._idx, r.requires_grad = node, i, True
-    return res
+    outs = tuple(o if type(o) is backend.array_type else backend.ensure_array(o)
+                 for o in (out if multi else (out,)))
+    if needs and context.grad_enabled and op.differentiable:
+        return record(op, args, outs if multi else outs[0], backend, params)
+    res = tuple(_plain(op, o, backend) for o in outs)
+    return res if multi else res[0]

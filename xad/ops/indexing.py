@@ -217,6 +217,10 @@ class GetItem(Op):
     name = "getitem"
     view = True
 
+    @classmethod
+    def is_view(cls, params: dict) -> bool:
+        return not params["advanced"]  # integer arrays and masks copy
+
     @staticmethod
     def forward(b, x, key, advanced):
         return _get(b, x, key) if advanced else x[key]

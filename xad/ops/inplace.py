@@ -2,6 +2,13 @@
 
 Recorded when a gradient is needed (the tensor then points at a new node, and its old value
 stays with the nodes that saved it); otherwise written into the tensor's array.
+
+Views: a change through a view reaches its base, and a changed base reaches its views, as in
+PyTorch. Where the view shares the base's memory and no graph is involved, writing into the
+view's array does it. Otherwise (a recorded change, a base in a graph, JAX's immutable
+arrays) the change is made on the base (``base[key] = new view value``) and the views are
+remade from the base. Only views taken by indexing can be written through that way; a change
+through another kind of view of a tensor in a graph raises, saying so.
 """
 
 from __future__ import annotations
@@ -9,9 +16,10 @@ from __future__ import annotations
 import operator
 from typing import Any
 
-from .. import autograd as _ag
+from ..context import context
 from ..tensor import Tensor
-from ._apply import apply
+from .. import grad_mode
+from ._apply import apply, unary
 from .elementwise import add, divide, multiply, subtract
 from .indexing import IndexPut, _norm_key, _set
 
@@ -24,6 +32,58 @@ def _leaf_error(x: Tensor, what: str) -> RuntimeError:
                         f"xad.no_grad() (as optimisers do) or change a clone.")
 
 
+def _value(x: Tensor, value: Any, what: str) -> Any:
+    """The right-hand side as a tensor on ``x``'s backend, or a Python number."""
+    if isinstance(value, (int, float, bool)):
+        return value
+    v = value if isinstance(value, Tensor) else Tensor(value, backend=x._backend)
+    if v._backend is not x._backend:
+        raise RuntimeError(f"{what}: the value is on {v._backend.label} but the tensor is on "
+                           f"{x._backend.label}; move it with .to(...)")
+    return v
+
+
+def _recorded(x: Tensor, v: Any) -> bool:
+    return context.grad_enabled and (x.requires_grad or (isinstance(v, Tensor)
+                                                          and v.requires_grad))
+
+
+def _through_base(x: Tensor, v: Any) -> bool:
+    """Whether a change of the view ``x`` must be made on its base (writing into the view's
+    array would not reach it, or would bypass the graph)."""
+    b = x._base
+    return b is not None and (b._node is not None or _recorded(x, v)
+                              or not x._backend.mutable)
+
+
+def _write_view(x: Tensor, new: Tensor, what: str) -> None:
+    """Set the view ``x`` to ``new`` by assigning into its base, then remake it."""
+    op, params = x._view_fn  # type: ignore[misc]
+    base = x._base
+    if op.name != "getitem":
+        raise RuntimeError(f"{what}: the tensor (shape {x.shape}) is a {op.name} view of a "
+                           f"tensor of shape {base.shape} that is part of a graph; in-place "
+                           f"changes through {op.name} views are not supported. Change the base "
+                           f"tensor, or take a copy of the view first (.clone()).")
+    if base._node is None and base.requires_grad and context.grad_enabled:
+        raise _leaf_error(base, f"{what} through a view of it")
+    setitem_(base, params["key"], new)
+    with grad_mode.enable_grad():
+        x._follow(unary(op, base, **params))
+
+
+def _refresh_views(x: Tensor) -> None:
+    """Remake the views of ``x`` (and theirs) after ``x``'s array was replaced."""
+    stack = [x]
+    with grad_mode.enable_grad():
+        while stack:
+            t = stack.pop()
+            for v in t._live_views():
+                op, params = v._view_fn
+                v._follow(unary(op, t, **params))
+                stack.append(v)
+
+
 def setitem_(x: Tensor, key: Any, value: Any) -> None:
     """``x[key] = value``, in place (recorded when a gradient is needed).
 
@@ -33,28 +93,27 @@ def setitem_(x: Tensor, key: Any, value: Any) -> None:
         [0.0, 5.0, 0.0]
     """
     k, _ = _norm_key(x, key)
-    v = value if isinstance(value, (Tensor, int, float, bool)) else Tensor(value,
-                                                                           backend=x._backend)
-    if isinstance(v, Tensor) and v._backend is not x._backend:
-        raise RuntimeError(f"setitem: the value is on {v._backend.label} but the tensor is on "
-                           f"{x._backend.label}; move it with .to(...)")
-    needs = x.requires_grad or (isinstance(v, Tensor) and v.requires_grad)
-    if needs and _ag._mode.enabled:
+    v = _value(x, value, "setitem")
+    if _through_base(x, v):
+        _write_view(x, apply(IndexPut, x._alias(), v, key=k), "setitem")
+        return
+    if _recorded(x, v):
         if x._node is None and x.requires_grad:
             raise _leaf_error(x, "setitem")
-        out = apply(IndexPut, _alias(x), v, key=k)
+        out = apply(IndexPut, x._alias(), v, key=k)
         x._rebind(out._array, out._node, 0)
+        _refresh_views(x)
         return
-    else:
-        b = x._backend
-        vd = v._array if isinstance(v, Tensor) else v
-        if not isinstance(vd, (int, float, bool)) and vd.dtype != x._array.dtype:
-            vd = b.xp.astype(vd, x._array.dtype)
-        if x._node is None:
-            x._set_data(_set(b, x._array, k, vd))
-        else:  # never write into an array a recorded node may have saved
-            x._rebind(_set(b, b.xp.asarray(x._array, copy=True) if b.mutable else x._array,
-                           k, vd))
+    b = x._backend
+    vd = v._array if isinstance(v, Tensor) else v
+    if not isinstance(vd, (int, float, bool)) and vd.dtype != x._array.dtype:
+        vd = b.xp.astype(vd, x._array.dtype)
+    if x._node is None:
+        x._set_data(_set(b, x._array, k, vd))
+    else:  # never write into an array a recorded node may have saved
+        x._rebind(_set(b, b.xp.asarray(x._array, copy=True) if b.mutable else x._array, k, vd))
+    if not b.mutable or x._node is not None:
+        _refresh_views(x)
 
 
 # op name -> (recorded function, in-place array operator, out-of-place array operator)
@@ -67,37 +126,23 @@ _INPLACE = {"add": (add, operator.iadd, operator.add),
 def inplace(x: Tensor, other: Any, op: str) -> Tensor:
     """``x op= other``: recorded when a gradient is needed, else written into ``x``'s array."""
     fn, ifn, ofn = _INPLACE[op]
-    o = other if isinstance(other, (Tensor, int, float, bool)) else Tensor(other,
-                                                                           backend=x._backend)
-    needs = x.requires_grad or (isinstance(o, Tensor) and o.requires_grad)
-    if needs and _ag._mode.enabled:
-        if x._node is None and x.requires_grad:
+    o = _value(x, other, f"in-place {op}")
+    if _through_base(x, o) or _recorded(x, o):
+        if x._base is None and x._node is None and x.requires_grad:
             raise _leaf_error(x, f"in-place {op}")
-        out = fn(_alias(x), o)  # the node saves the alias: x's old value and version
+        out = fn(x._alias(), o)  # the node saves the alias: x's old value and version
         if out._array.dtype != x._array.dtype:
             raise TypeError(f"in-place {op}: the result's dtype {out.dtype} differs from the "
                             f"tensor's {x.dtype}; assign the result to a new tensor instead")
+        if _through_base(x, o):
+            _write_view(x, out, f"in-place {op}")
+            return x
         x._rebind(out._array, out._node, out._idx)
-        return x
-    else:
-        if isinstance(o, Tensor):
-            if o._backend is not x._backend:
-                raise RuntimeError(f"in-place {op}: tensors on {x._backend.label} and "
-                                   f"{o._backend.label}; move one with .to(...)")
-            od = o._array
-        else:
-            od = o
-        # a leaf's array is written in place where arrays are mutable; a non-leaf's array
-        # may be saved by a recorded node, so it is replaced instead
-        if x._node is None:
-            x._set_data(ifn(x._array, od))
-        else:
-            x._rebind(ofn(x._array, od))
+    elif x._node is None:  # a leaf's array is written in place where arrays are mutable
+        x._set_data(ifn(x._array, o._array if isinstance(o, Tensor) else o))
+        if x._backend.mutable:
+            return x
+    else:  # a non-leaf's array may be saved by a recorded node: it is replaced instead
+        x._rebind(ofn(x._array, o._array if isinstance(o, Tensor) else o))
+    _refresh_views(x)
     return x
-
-
-def _alias(x: Tensor) -> Tensor:
-    """Another tensor object for x's current value, array, node and version counter."""
-    a = Tensor._make(x._array, x._backend)
-    a._node, a._idx, a.requires_grad, a._vc = x._node, x._idx, x.requires_grad, x._vc
-    return a

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import autograd as _ag
-from ..backend import Backend, backend_names
-from ..backend import _make as _make_backend
+from ..context import context
+from ..graph import record
+from ..backend import Backend, backend_names, resolve_backend
 from ..tensor import Tensor
 from ._apply import Op
 
@@ -33,17 +33,13 @@ def to_backend(x: Tensor, target: str | Backend, device: Any = None) -> Tensor:
     if isinstance(target, Backend):
         tb = target
     elif isinstance(target, str) and (device is not None or target in backend_names()):
-        tb = _make_backend(target, device)
+        tb = resolve_backend(target, device)
     else:  # a device of the tensor's own backend
-        tb = _make_backend(x._backend.name, target)
+        tb = resolve_backend(x._backend.name, target)
     src = x._backend
     if tb is src:
         return x
     data = tb.from_numpy(src.to_numpy(x._array))
-    out = Tensor._make(data, tb)
-    if x.requires_grad and _ag._mode.enabled:
-        node = _ag.Node(ToBackend, (x if x._node is None else (x._node, x._idx),),
-                        (x.shape,), tb)
-        node.params = {"source": src}
-        out._node, out.requires_grad = node, True
-    return out
+    if x.requires_grad and context.grad_enabled:
+        return record(ToBackend, (x,), data, tb, {"source": src})
+    return Tensor._result(data, tb)

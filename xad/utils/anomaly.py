@@ -5,7 +5,8 @@ from __future__ import annotations
 import traceback
 from typing import Any
 
-from .. import autograd as _ag
+from ..context import context
+from ..graph import installed
 
 __all__ = ["detect_anomaly", "AnomalyError"]
 
@@ -37,7 +38,7 @@ def check_forward(node_name: str, backend: Any, data: Any, node: Any) -> None:
         node.trace = where
     if not _has_nonfinite(backend, data):
         return
-    owner = _ag._mode.backward_node
+    owner = context.backward_node
     if owner is not None:  # an operation inside a gradient rule
         raise AnomalyError(
             f"anomaly: the backward of {owner.name} produced NaN or Inf (in its {node_name} "
@@ -79,9 +80,13 @@ class detect_anomaly:
         self._prev: list[bool] = []
 
     def __enter__(self) -> detect_anomaly:
-        self._prev.append(_ag._mode.anomaly)
-        _ag._mode.anomaly = self.enabled
+        self._prev.append(context.anomaly)
+        context.anomaly = self.enabled
         return self
 
     def __exit__(self, *exc: object) -> None:
-        _ag._mode.anomaly = self._prev.pop()
+        context.anomaly = self._prev.pop()
+
+
+installed.check_forward = check_forward
+installed.check_backward = check_backward

@@ -17,11 +17,13 @@ The nodes made inside ``f`` are told apart from older ones by their creation num
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import Any
 
 from .. import autograd as _ag
 from ..backend import get_backend
+from ..graph import Node, producer, walk
 from ..tensor import Tensor
 
 __all__ = ["checkpoint"]
@@ -32,20 +34,14 @@ def _outputs(out: Any) -> list[Tensor]:
     return [o for o in items if isinstance(o, Tensor)]
 
 
-def _region(outs: list[Tensor], start: int) -> list[_ag.Node]:
+def _region(outs: list[Tensor], start: int) -> list[Node]:
     """The nodes behind ``outs`` made after ``start``: those ``f`` recorded.
 
     The walk stops at older nodes (the arguments' history, closed-over tensors), so its
     cost is the size of ``f``'s own graph.
     """
-    inner = {o._node for o in outs if o._node is not None and o._node.seq > start}
-    stack = list(inner)
-    while stack:
-        for e in stack.pop().edges:
-            if type(e) is tuple and e[0].seq > start and e[0] not in inner:
-                inner.add(e[0])
-                stack.append(e[0])
-    return list(inner)
+    roots = [o._node for o in outs if o._node is not None and o._node.seq > start]
+    return [n for n in walk(roots, stop=lambda n: n.seq <= start) if n.seq > start]
 
 
 def _rng_states(args: tuple) -> list[tuple[Any, Any]]:
@@ -83,41 +79,49 @@ def checkpoint(f: Callable, *args: Any, **kwargs: Any) -> Any:
     if not inner:
         return out
     for n in inner:
-        n.saved, n.out, n.ctx = None, None, None
-    state = {"done": False}
-
-    def refill(_: Tensor) -> None:
-        if state["done"]:
-            return
-        state["done"] = True
-        now = [(b, b.get_rng_state()) for b, _ in states]
-        try:
-            for b, s in states:
-                b.set_rng_state(s)
-            with _ag.enable_grad():
-                re_outs = _outputs(f(*args, **kwargs))
-        finally:
-            for b, s in now:
-                b.set_rng_state(s)
-        _pair(outs, re_outs, start)
-
-    hooked = set()
-    for o in outs:
-        n = o._node
-        if n is not None and n.seq > start and n not in hooked:
-            hooked.add(n)
-            for i in range(n.n_out):
-                n.register_hook(i, refill)
+        n.release()
+    # The hook lives on the outputs' nodes, so it refers to them weakly: a strong reference
+    # would be a cycle (node -> hook -> node) that only the cyclic collector frees.
+    old = [(weakref.ref(o._node), o._idx) if o._node is not None else None for o in outs]
+    refill = _Refill(f, args, kwargs, states, old, start)
+    for n in dict.fromkeys(o._node for o in outs if o._node is not None and o._node.seq > start):
+        for i in range(n.n_out):
+            n.register_hook(i, refill)
     return out
 
 
-def _pair(old_outs: list[Tensor], new_outs: list[Tensor], start: int) -> None:
+class _Refill:
+    """The hook that re-runs the checkpointed function once, when backward first reaches
+    its outputs, and hands the recomputed saved values to the stripped nodes."""
+
+    def __init__(self, f: Callable, args: tuple, kwargs: dict, states: list, old: list,
+                 start: int) -> None:
+        self.f, self.args, self.kwargs, self.states = f, args, kwargs, states
+        self.old, self.start, self.done = old, start, False
+
+    def __call__(self, _: Tensor) -> None:
+        if self.done:
+            return
+        self.done = True
+        now = [(b, b.get_rng_state()) for b, _ in self.states]
+        try:
+            for b, s in self.states:
+                b.set_rng_state(s)
+            with _ag.enable_grad():
+                new = _outputs(self.f(*self.args, **self.kwargs))
+        finally:
+            for b, s in now:
+                b.set_rng_state(s)
+        if len(self.old) != len(new):
+            raise RuntimeError(_differs(f"{len(self.old)} outputs first, {len(new)} now"))
+        olds = [None if o is None else o[0]() for o in self.old]
+        _pair([(a, b._node) for a, b in zip(olds, new) if a is not None and a.seq > self.start],
+              self.start)
+
+
+def _pair(stack: list[tuple[Node, Node | None]], start: int) -> None:
     """Give each stripped node (made after ``start``) the saved values of its twin in the
     recomputed graph."""
-    if len(old_outs) != len(new_outs):
-        raise RuntimeError(_differs(f"{len(old_outs)} outputs first, {len(new_outs)} now"))
-    stack = [(a._node, b._node) for a, b in zip(old_outs, new_outs)
-             if a._node is not None and a._node.seq > start]
     done: set = set()
     while stack:
         a, b = stack.pop()
@@ -127,12 +131,13 @@ def _pair(old_outs: list[Tensor], new_outs: list[Tensor], start: int) -> None:
         if b is None or a.name != b.name or len(a.edges) != len(b.edges):
             raise RuntimeError(_differs(f"{a.name} first, "
                                         f"{b.name if b is not None else 'no operation'} now"))
-        a.saved, a.versions, a.out, a.ctx = b.saved, b.versions, b.out, b.ctx
+        a.adopt_saved(b)
         for ea, eb in zip(a.edges, b.edges):
-            if type(ea) is tuple and ea[0].seq > start and ea[0] not in done:
-                if type(eb) is not tuple:
+            pa, pb = producer(ea), producer(eb)
+            if pa is not None and pa.seq > start and pa not in done:
+                if pb is None:
                     raise RuntimeError(_differs(f"an input of {a.name} changed"))
-                stack.append((ea[0], eb[0]))
+                stack.append((pa, pb))
 
 
 def _differs(detail: str) -> str:

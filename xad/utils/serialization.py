@@ -220,11 +220,11 @@ def load(path: str | os.PathLike[str], backend: str | _backend.Backend | None = 
     if backend is None:
         target = _backend.get_backend()
         if device is not None:
-            target = _backend._make(target.name, device)
+            target = _backend.resolve_backend(target.name, device)
     elif isinstance(backend, _backend.Backend):
         target = backend
     else:
-        target = _backend._make(backend, device)
+        target = _backend.resolve_backend(backend, device)
     path = os.fspath(path)
     with open(path, "rb") as f:
         return _Reader(f, path, target).read()
@@ -240,7 +240,7 @@ class _Reader:
         # Its ``frombuffer`` views the bytes read for one tensor without another copy; the
         # standard's route, ``asarray`` of a buffer-protocol object, cannot express float16
         # (``memoryview.cast`` has no 'e' format). ``from_numpy`` then copies onto the target.
-        self.host = _backend._make("numpy").xp
+        self.host = _backend.resolve_backend("numpy").xp
 
     def fail(self, what: str) -> CheckpointError:
         return CheckpointError(f"xad.load({self.path!r}): {what}")

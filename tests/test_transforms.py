@@ -1,4 +1,4 @@
-"""The function transforms (xad.func) on every backend: closed forms, finite differences,
+"""The function transforms (xad.transforms) on every backend: closed forms, finite differences,
 nested structures, composition, errors, and that higher order leaks nothing."""
 
 import collections

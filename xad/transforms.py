@@ -41,6 +41,7 @@ from typing import Any
 
 from . import autograd as _ag
 from .factories import eye, zeros, zeros_like
+from .graph import record
 from .ops import reshape, stack
 from .tensor import Tensor
 
@@ -98,6 +99,8 @@ class _AliasOp:
     Function's node and context refer to each other, a cycle that would outlive the call.)"""
 
     name = "alias"
+    save_inputs = False
+    save_output = False
 
     @staticmethod
     def backward(node: _ag.Node, g: Tensor) -> Tensor:
@@ -106,11 +109,7 @@ class _AliasOp:
 
 def _alias(x: Tensor) -> Tensor:
     """``x`` behind a recorded identity node: a distinct input tied to ``x``'s graph."""
-    node = _ag.Node(_AliasOp, (x if x._node is None else (x._node, x._idx),), (x.shape,),
-                    x._backend)
-    t = Tensor._make(x._array, x._backend)
-    t._node, t._idx, t.requires_grad = node, 0, True
-    return t
+    return record(_AliasOp, (x,), x._array, x._backend)
 
 
 def _argnums(fname: str, argnums: Any, n_args: int) -> tuple[tuple[int, ...], bool]:

@@ -1,0 +1,232 @@
+"""The backward pass, in three pieces: plan (which nodes run), loop (call the rules in
+order), accumulate (sum what reaches each leaf, run its hooks, store or return it).
+
+Nodes run in decreasing creation order (``Node.seq``): every consumer of a node was made
+after it, so when a node is popped from the heap all of its gradient has arrived. No
+recursion, so graphs of any depth work. Each rule is written with xad's operations, so with
+``create_graph`` the backward pass is itself recorded. Broadcast gradients are reduced to
+their input's shape here, once, for every rule.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .context import context
+from .grad_mode import set_grad_enabled
+from .graph import GraphFreedError, Node, freed_message, installed, walk
+
+__all__ = ["run_backward"]
+
+
+def run_hooks(hooks: list[Callable], g: Any, where: str) -> Any:
+    """Run gradient hooks in order; a returned tensor replaces the gradient, and must match
+    it in shape, dtype and backend."""
+    for fn in list(hooks):
+        r = fn(g)
+        if r is None:
+            continue
+        if not isinstance(r, installed.tensor):
+            raise TypeError(f"gradient hook {_name(fn)} on {where} returned "
+                            f"{type(r).__name__}; a hook returns None or a tensor shaped like "
+                            f"the gradient {tuple(g.shape)}")
+        if r.shape != g.shape or r._array.dtype != g._array.dtype or r._backend is not g._backend:
+            raise ValueError(f"gradient hook {_name(fn)} on {where} returned a tensor of shape "
+                             f"{tuple(r.shape)}, dtype {r.dtype} on {r._backend.label}; the "
+                             f"gradient has shape {tuple(g.shape)}, dtype {g.dtype} on "
+                             f"{g._backend.label}: return a tensor like it")
+        g = r
+    return g
+
+
+def _name(fn: Callable) -> str:
+    return getattr(fn, "__qualname__", None) or repr(fn)
+
+
+class _Plan:
+    """Which nodes run. With no requested ``inputs`` (``backward()``), all of them. With
+    inputs (``autograd.grad``), only nodes with a path to a requested leaf or to a node
+    making a requested tensor; gradients of requested non-leaf tensors are captured."""
+
+    def __init__(self, roots: list[Node], inputs: Sequence[Any] | None) -> None:
+        self.leaf_ids: set[int] | None = None
+        self.targets: dict[tuple[Node, int], list[int]] = {}
+        self.need: set[Node] | None = None
+        self.target_nodes: set[Node] = set()
+        if inputs is None:
+            return
+        self.leaf_ids = set()
+        for t in inputs:
+            if t._node is None:
+                self.leaf_ids.add(id(t))
+            else:
+                self.targets.setdefault((t._node, t._idx), []).append(id(t))
+        target_nodes = {n for n, _ in self.targets}
+        self.need = set()
+        for n in sorted(walk(roots), key=lambda n: n.seq):  # producers before consumers
+            if any(e is not None and (e[0] in self.need or e[0] in target_nodes
+                                      if type(e) is tuple else id(e) in self.leaf_ids)
+                   for e in n.edges):
+                self.need.add(n)
+        self.target_nodes = target_nodes
+
+    def wants_leaf(self, leaf: Any) -> bool:
+        return self.leaf_ids is None or id(leaf) in self.leaf_ids
+
+    def capture(self, node: Node, slots: list, captured: dict[int, Any]) -> None:
+        """Keep the gradients of requested non-leaf tensors made by ``node``."""
+        for i in range(node.n_out):
+            ids = self.targets.get((node, i))
+            if ids and slots[i] is not None:
+                for k in ids:
+                    captured[k] = slots[i]
+
+
+class _Leaves:
+    """Gradients reaching leaves, summed first; hooks then see the total once (as in
+    PyTorch) and it is stored in ``.grad`` (``backward``) or returned (``autograd.grad``).
+    A sum the engine made itself is added into in place; a gradient someone else may hold
+    (the caller's, or one a rule passed through) is copied before it becomes a ``.grad``."""
+
+    def __init__(self, plan: _Plan, create_graph: bool, shared: set[int]) -> None:
+        self.plan = plan
+        self.inplace_ok = not create_graph
+        self.create_graph = create_graph
+        self.shared = shared
+        self.acc: dict[int, list] = {}
+
+    def add(self, leaf: Any, g: Any) -> None:
+        if not self.plan.wants_leaf(leaf):
+            return
+        slot = self.acc.get(id(leaf))
+        if slot is None:
+            self.acc[id(leaf)] = [leaf, g, False]
+        elif slot[2] and self.inplace_ok and g._array.dtype == slot[1]._array.dtype:
+            slot[1]._accumulate(g)
+        else:
+            slot[1] = slot[1] + g
+            slot[2] = slot[1]._backend.mutable
+
+    def finish(self, captured: dict[int, Any]) -> None:
+        stored: set[int] = set()
+        for leaf, g, owned in self.acc.values():
+            if g._array.dtype != leaf._array.dtype:  # a gradient has its input's dtype
+                g, owned = g.astype(leaf.dtype), True
+            if leaf._hooks:
+                g = run_hooks(leaf._hooks, g, f"a leaf tensor of shape {tuple(leaf.shape)}")
+            if self.plan.leaf_ids is not None:
+                captured[id(leaf)] = g
+                continue
+            if g._node is not None and not self.create_graph:
+                g = g.detach()
+            if not owned and leaf.grad is None and not self.create_graph and (
+                    g._view or id(g) in self.shared or id(g._array) in stored):
+                g = g._copy()
+            stored.add(id(g._array))
+            leaf.grad = g if leaf.grad is None else leaf.grad + g
+
+
+def _zeros_for(node: Node, slots: list) -> None:
+    """Fill the gradients of a multi-output node's unused outputs with zeros."""
+    for i, s in enumerate(slots):
+        if s is None:
+            shape, dtype = node.out_meta[i]
+            slots[i] = installed.tensor._result(node.backend.zeros(shape, dtype), node.backend)
+
+
+def _call_rule(node: Node, slots: list) -> tuple:
+    """Run ``node``'s rule on its output gradients; a tuple of input gradients back."""
+    if node.saved is None:
+        raise GraphFreedError(freed_message(node))
+    if node.n_out > 1:
+        _zeros_for(node, slots)
+    if not context.anomaly:
+        grads = node.op.backward(node, *slots)
+        return grads if type(grads) is tuple else (grads,)
+    context.backward_node = node
+    try:
+        grads = node.op.backward(node, *slots)
+    finally:
+        context.backward_node = None
+    grads = grads if type(grads) is tuple else (grads,)
+    installed.check_backward(node, grads)
+    return grads
+
+
+def _loop(roots: list[Node], pending: dict[Node, list], plan: _Plan, leaves: _Leaves,
+          retain_graph: bool, captured: dict[int, Any]) -> None:
+    """Call the rules in decreasing creation order, passing gradients along the edges."""
+    heap = [(-n.seq, n) for n in roots]
+    heapq.heapify(heap)
+    pop, push, need = heapq.heappop, heapq.heappush, plan.need
+    while heap:
+        node = pop(heap)[1]
+        slots = pending.pop(node)
+        if need is not None and node not in need and node not in plan.target_nodes:
+            continue
+        if node.hooks:
+            for i, hooks in node.hooks.items():
+                if slots[i] is not None:
+                    slots[i] = run_hooks(hooks, slots[i], f"an output of {node.name}")
+        if need is not None:
+            plan.capture(node, slots, captured)
+            if node not in need:
+                continue
+        grads = _call_rule(node, slots)
+        if not retain_graph and node.holds_saved():
+            node.release()
+        for e, g, shape in zip(node.edges, grads, node.in_shapes):
+            if e is None or g is None:
+                continue
+            if g._array.shape != shape:
+                g = installed.sum_to(g, tuple(shape))
+            if type(e) is tuple:
+                m, i = e
+                s = pending.get(m)
+                if s is None:
+                    s = pending[m] = [None] * m.n_out
+                    push(heap, (-m.seq, m))
+                s[i] = g if s[i] is None else s[i] + g
+            else:
+                if any(g is s for s in slots):
+                    leaves.shared.add(id(g))  # the rule passed its own input through
+                leaves.add(e, g)
+        del grads, slots
+
+
+def run_backward(outputs: Sequence[Any], grad_outputs: Sequence[Any], *, retain_graph: bool,
+                 create_graph: bool, inputs: Sequence[Any] | None = None) -> dict | None:
+    """Propagate ``grad_outputs`` from ``outputs`` through the graph.
+
+    Without ``inputs``, gradients accumulate into the ``.grad`` of leaves (``backward``).
+    With ``inputs``, nothing is stored: their gradients are returned keyed by ``id``
+    (``autograd.grad``), and only the part of the graph that leads to them runs.
+    """
+    pending: dict[Node, list] = {}
+    roots: list[Node] = []
+    direct = []
+    for t, g in zip(outputs, grad_outputs):
+        if t._node is None:
+            if not t.requires_grad:
+                raise RuntimeError(
+                    f"backward: tensor of shape {tuple(t.shape)} does not require grad and "
+                    f"has no graph; create the inputs with requires_grad=True (or call "
+                    f".requires_grad_()) before computing it")
+            direct.append((t, g))
+            continue
+        slots = pending.get(t._node)
+        if slots is None:
+            slots = pending[t._node] = [None] * t._node.n_out
+            roots.append(t._node)
+        slots[t._idx] = g if slots[t._idx] is None else slots[t._idx] + g
+    plan = _Plan(roots, inputs)
+    leaves = _Leaves(plan, create_graph, {id(g) for g in grad_outputs})
+    for t, g in direct:
+        leaves.add(t, g)
+    captured: dict[int, Any] = {}
+    with set_grad_enabled(create_graph):
+        _loop(roots, pending, plan, leaves, retain_graph, captured)
+        leaves.finish(captured)
+    return captured if inputs is not None else None

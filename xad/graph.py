@@ -1,0 +1,225 @@
+"""The graph: nodes, edges, the one function that records an operation, the one walker.
+
+A recorded operation is one :class:`Node`. Its ``edges`` say where each input's gradient
+goes (an *edge*): ``None`` (no gradient wanted), the leaf tensor itself, or the pair
+``(node, output_index)`` of the operation that made the input. Edges are made only by
+:func:`record` and read through :func:`producer`; rules ask :meth:`Node.needs_grad`.
+
+A node holds what its rule saved and never its own outputs (a saved output is kept as a
+bare array and re-wrapped by :meth:`Node.output`), so a graph is freed by reference
+counting alone. This module sits below :class:`~xad.Tensor`: the tensor class, the
+broadcast reduction and the anomaly checks are *installed* into :data:`installed` by the
+layers above, so nothing here imports upward.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from .context import context
+from .hooks import RemovableHandle
+
+__all__ = ["Node", "GraphFreedError", "record", "producer", "walk", "sequence_mark",
+           "installed"]
+
+
+class GraphFreedError(RuntimeError):
+    """Backward reached a node whose saved values were already freed."""
+
+
+class _Installed:
+    """What the layers above put here: ``tensor`` (the Tensor class, by xad.tensor),
+    ``sum_to`` (the reverse of broadcasting, by xad.ops), ``check_forward`` and
+    ``check_backward`` (by xad.utils.anomaly, read only while anomaly detection is on)."""
+
+    tensor: Any = None
+    sum_to: Callable | None = None
+    check_forward: Callable | None = None
+    check_backward: Callable | None = None
+
+
+installed = _Installed()
+_sequence = itertools.count()
+
+
+def sequence_mark() -> int:
+    """A creation number: nodes made after this call have a larger ``seq``."""
+    return next(_sequence)
+
+
+class Node:
+    """One recorded operation: its rule (``op``), input edges, saved values, output hooks.
+
+    The rule is ``op.backward(node, *grads)`` and returns one gradient (or ``None``) per
+    input. Rarely-set fields are class defaults, so recording sets only what it needs.
+    """
+
+    saved: tuple | None = ()
+    versions: tuple = ()
+    out: Any = None
+    n_out = 1
+    out_meta: Any = None
+    hooks: dict[int, list[Callable]] | None = None
+    ctx: Any = None
+    trace: Any = None
+    out_vc: list[int] | None = None  # the saved result's version counter
+    params: Any = None
+
+    def __init__(self, op: Any, edges: tuple, in_shapes: tuple, backend: Any) -> None:
+        self.seq = next(_sequence)  # consumers are made after their inputs: a topological key
+        self.op = op
+        self.edges = edges
+        self.in_shapes = in_shapes
+        self.backend = backend
+
+    @property
+    def name(self) -> str:
+        """The operation's name, as in error messages and graph drawings."""
+        return getattr(self.op, "name", None) or type(self.op).__name__
+
+    def __repr__(self) -> str:
+        return f"<{self.name}Backward>"
+
+    def needs_grad(self, i: int) -> bool:
+        """Whether input ``i`` wants a gradient (a rule may skip computing it otherwise)."""
+        return self.edges[i] is not None
+
+    @property
+    def inputs(self) -> tuple:
+        """The saved inputs (tensors or Python scalars), checked against in-place changes."""
+        saved = self.saved
+        if saved is None:
+            raise GraphFreedError(freed_message(self))
+        for t, v in zip(saved, self.versions):
+            if v is not None and (0 if t._vc is None else t._vc[0]) != v:
+                raise RuntimeError(
+                    f"{self.name} backward: a tensor it saved for backward (shape "
+                    f"{tuple(t.shape)}, dtype {t.dtype}) was changed by an in-place operation: "
+                    f"it is now at version {t._version}, it was saved at version {v}. Change a "
+                    f"copy instead (x = x.clone()) or move the in-place change after backward.")
+        return saved
+
+    def output(self, index: int = 0) -> Any:
+        """The operation's (saved) output, linked to this node so it can be differentiated."""
+        if self.saved is None:
+            raise GraphFreedError(freed_message(self))
+        if self.out_vc is not None and self.out_vc[0]:
+            raise RuntimeError(
+                f"{self.name} backward: its result, saved for backward, was changed by an "
+                f"in-place operation (through the tensor or a view or detach() of it; version "
+                f"{self.out_vc[0]}, saved at version 0). Change a copy instead (.clone()).")
+        data = self.out if self.n_out == 1 else self.out[index]
+        if context.grad_enabled:
+            return installed.tensor._result(data, self.backend, self, index)
+        return installed.tensor._result(data, self.backend)
+
+    def release(self) -> None:
+        """Drop what was saved for backward (the rule cannot run again)."""
+        self.saved = None
+        self.out = None
+        self.ctx = None
+
+    def holds_saved(self) -> bool:
+        """Whether anything is saved (a node that saved nothing can run again)."""
+        return bool(self.saved) or self.out is not None or self.ctx is not None
+
+    def adopt_saved(self, other: Node) -> None:
+        """Take ``other``'s saved values (a recomputed twin, for checkpointing)."""
+        self.saved, self.versions, self.out, self.ctx = (other.saved, other.versions,
+                                                         other.out, other.ctx)
+
+    def register_hook(self, index: int, fn: Callable) -> RemovableHandle:
+        """Call ``fn(grad)`` on output ``index``'s gradient before the rule runs."""
+        if self.hooks is None:
+            self.hooks = {}
+        hooks = self.hooks.setdefault(index, [])
+        hooks.append(fn)
+        return RemovableHandle(hooks, fn)
+
+
+def freed_message(node: Node) -> str:
+    """The error for a second backward through freed saved values."""
+    return (f"{node.name} backward: trying to backward through the graph a second time (or "
+            f"to use saved values after they were freed). The values saved for backward are "
+            f"freed by the first backward; pass retain_graph=True to the first backward() or "
+            f"autograd.grad() call if you need to go through the graph again.")
+
+
+def producer(edge: Any) -> Node | None:
+    """The node an edge leads to, or ``None`` for a leaf (or no) edge."""
+    return edge[0] if type(edge) is tuple else None
+
+
+def walk(roots: Iterable[Node], stop: Callable[[Node], bool] | None = None) -> Iterator[Node]:
+    """Every node reachable from ``roots`` once, without recursion (``stop(node)`` True:
+    do not go past that node). The one graph walker: backward's plan, transforms,
+    checkpointing and drawings all use it."""
+    stack = list(dict.fromkeys(roots))
+    seen = set(stack)
+    while stack:
+        n = stack.pop()
+        yield n
+        if stop is not None and stop(n):
+            continue
+        for e in n.edges:
+            if type(e) is tuple and e[0] not in seen:
+                seen.add(e[0])
+                stack.append(e[0])
+
+
+def _edge(a: Any) -> Any:
+    return (a if a._node is None else (a._node, a._idx)) if a.requires_grad else None
+
+
+def _version(a: Any) -> int:
+    vc = a._vc
+    return 0 if vc is None else vc[0]
+
+
+def record(op: Any, args: tuple, out: Any, backend: Any, params: Any = None,
+           ctx: Any = None) -> Any:
+    """Make the node of ``op`` applied to ``args`` (tensors and Python scalars, at least one
+    tensor requiring grad) and return its result tensor(s) for the array(s) ``out``.
+
+    The only place a node is made. ``op.save_inputs`` keeps the inputs (with their
+    versions, checked at backward); ``op.save_output`` keeps the result's array; a tuple
+    ``out`` makes a node with several outputs; ``ctx`` is a custom Function's context.
+    """
+    T = installed.tensor
+    if len(args) == 2:  # the commonest shapes, written out: this is the per-operation path
+        x, y = args
+        tx, ty = isinstance(x, T), isinstance(y, T)
+        edges = (_edge(x) if tx else None, _edge(y) if ty else None)
+        shapes = (x._array.shape if tx else (), y._array.shape if ty else ())
+    elif len(args) == 1 and isinstance(args[0], T):
+        edges, shapes = (_edge(args[0]),), (args[0]._array.shape,)
+    else:
+        edges = tuple(_edge(a) if isinstance(a, T) else None for a in args)
+        shapes = tuple(a._array.shape if isinstance(a, T) else () for a in args)
+    node = Node(op, edges, shapes, backend)
+    if params:
+        node.params = params
+    if ctx is not None:
+        node.ctx = ctx
+    if op.save_inputs:
+        node.saved = args
+        node.versions = tuple(_version(a) if isinstance(a, T) else None for a in args)
+    if type(out) is not tuple:
+        vc = None
+        if op.save_output:  # the saved result is checked against in-place changes
+            node.out = out
+            vc = node.out_vc = [0]
+        res = T._result(out, backend, node, 0, vc)
+        if context.anomaly:
+            installed.check_forward(op.name, backend, out, node)
+        return res
+    node.n_out = len(out)
+    node.out_meta = tuple((o.shape, o.dtype) for o in out)
+    if op.save_output:
+        node.out = out
+    if context.anomaly:
+        for o in out:
+            installed.check_forward(op.name, backend, o, node)
+    return tuple(T._result(o, backend, node, i) for i, o in enumerate(out))
