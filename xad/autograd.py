@@ -7,7 +7,6 @@ This module also gathers the engine's public names (grad modes, :class:`Node`) s
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from .engine import run_backward

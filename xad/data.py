@@ -13,6 +13,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from .backend import Backend, get_backend
+from .factories import tensor
+from .ops import stack
 from .tensor import Tensor
 
 __all__ = ["Dataset", "TensorDataset", "DataLoader"]
@@ -160,7 +162,6 @@ class DataLoader:
 
 def _collate(items: Sequence[Any]) -> tuple[Tensor, ...]:
     """Stack a list of samples (tuples of tensors, or tensors) along a new first axis."""
-    from .ops import stack
     first = items[0]
     if isinstance(first, Tensor):
         return (stack(list(items)),)
@@ -173,6 +174,5 @@ def _collate(items: Sequence[Any]) -> tuple[Tensor, ...]:
 def _as_tensor(x: Any) -> Tensor:
     if isinstance(x, Tensor):
         return x
-    from .factories import tensor
     return tensor(x)
 

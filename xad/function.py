@@ -61,17 +61,17 @@ class _FunctionOp:
             raise GraphFreedError(freed_message(node))
         res = self.cls.backward(ctx, *grads)
         res = res if isinstance(res, tuple) else (res,)
-        n_in = len(node.edges)
+        n_in = len(node.in_shapes)
         if len(res) != n_in:
             raise RuntimeError(f"{self.name}.backward returned {len(res)} gradients, but "
                                f"forward took {n_in} inputs (return None for inputs that "
                                f"need no gradient)")
         out = []
-        for i, (g, e, shape) in enumerate(zip(res, node.edges, node.in_shapes)):
-            if g is not None and e is not None and not isinstance(g, Tensor):
+        for i, (g, shape) in enumerate(zip(res, node.in_shapes)):
+            if g is not None and node.needs_grad(i) and not isinstance(g, Tensor):
                 raise TypeError(f"{self.name}.backward: gradient {i} is "
                                 f"{type(g).__name__}, not a Tensor")
-            if isinstance(g, Tensor) and e is not None and g.shape != shape:
+            if isinstance(g, Tensor) and node.needs_grad(i) and g.shape != shape:
                 try:
                     sum_to(g, shape)
                 except Exception:
@@ -140,7 +140,7 @@ class Function:
                     saved[j] = None
         ctx._saved = tuple(saved)
         arrays = tuple(o._array for o in outs)
-        res = record(_FunctionOp(cls, bool(ctx._outputs_data)), args, arrays if multi else arrays[0], outs[0]._backend,
-                     ctx=ctx)
+        op = _FunctionOp(cls, bool(ctx._outputs_data))
+        res = record(op, args, arrays if multi else arrays[0], outs[0]._backend, ctx=ctx)
         ctx._node = weakref.ref(res[0]._node if multi else res._node)
         return res

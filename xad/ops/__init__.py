@@ -9,6 +9,7 @@ import sys as _sys
 
 from .. import graph as _graph
 from .. import tensor as _tensor
+from . import elementwise as _elementwise
 from ._apply import REGISTRY, Op, apply, binary
 from .broadcast import *  # noqa: F403
 from .broadcast import __all__ as _b
@@ -26,7 +27,6 @@ from .shape import *  # noqa: F403
 from .shape import __all__ as _s
 from .transfer import *  # noqa: F403
 from .transfer import __all__ as _t
-from . import elementwise as _elementwise
 
 __all__ = ["REGISTRY", "Op", "apply", *_b, *_e, *_i, *_ip, *_l, *_r, *_s, *_t]
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..backend import get_backend
 from ..context import context
+from ..factories import tensor
 from ..graph import installed, record
 from ..tensor import Tensor
 
@@ -75,7 +76,6 @@ def _operand(op: type[Op], a: Any, like: Tensor | None = None) -> Any:
     if isinstance(a, _SCALARS):
         return a
     if isinstance(a, (list, tuple)) or hasattr(a, "shape"):
-        from ..factories import tensor
         if like is None:
             return tensor(a)
         t = tensor(a, backend=like._backend)

@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 from .. import dtypes as _dt
+from ..factories import tensor
 from ..tensor import Tensor
 from ._apply import Op, apply, binary, unary
 
@@ -61,8 +62,7 @@ class Multiply(Op):
     @staticmethod
     def backward(node, g):
         x, y = node.inputs
-        ex, ey = node.edges
-        return (None if ex is None else g * y), (None if ey is None else g * x)
+        return (g * y if node.needs_grad(0) else None), (g * x if node.needs_grad(1) else None)
 
 
 class Divide(Op):
@@ -77,7 +77,7 @@ class Divide(Op):
     def backward(node, g):
         x, y = node.inputs
         gx = g / y
-        return gx, (-gx * x / y) if node.edges[1] is not None else None
+        return gx, (-gx * x / y) if node.needs_grad(1) else None
 
 
 class Pow(Op):
@@ -95,10 +95,10 @@ class Pow(Op):
     def backward(node, g):
         x, y = node.inputs
         gx = gy = None
-        if node.edges[0] is not None:
+        if node.needs_grad(0):
             gx = _pow_scalar_grad(x, y, g) if isinstance(y, (int, float)) else \
                 g * y * x ** (y - 1)
-        if node.edges[1] is not None:
+        if node.needs_grad(1):
             gy = _pow_exponent_grad(x, y, g, node.output())
         return gx, gy
 
@@ -391,9 +391,8 @@ class Where(Op):
     @staticmethod
     def backward(node, g):
         c = Tensor._make(node.params["cond"], node.backend)
-        ex, ey = node.edges
-        return (None if ex is None else where(c, g, 0.0)), \
-            (None if ey is None else where(c, 0.0, g))
+        return (where(c, g, 0.0) if node.needs_grad(0) else None), \
+            (where(c, 0.0, g) if node.needs_grad(1) else None)
 
 
 class Clip(Op):
@@ -577,7 +576,6 @@ def where(condition: Any, x: Any, y: Any) -> Tensor:
     """
     like = next((a for a in (x, y, condition) if isinstance(a, Tensor)), None)
     if like is None:  # host data only: the condition goes to the current backend
-        from ..factories import tensor
         like = condition = tensor(condition)
     b = like._backend
     c = condition if isinstance(condition, Tensor) else _from_host(condition, like)
@@ -589,7 +587,6 @@ def where(condition: Any, x: Any, y: Any) -> Tensor:
                 f"where: {name_} (shape {tuple(a.shape)}) is on {a._backend.label} but "
                 f"{_which(like, condition, x)} is on {b.label}; move it with .to(...)")
     if not isinstance(x, Tensor) and not isinstance(y, Tensor):
-        from ..factories import tensor
         # two Python numbers: a float makes the result the default floating dtype
         x = tensor(float(x) if isinstance(y, float) else x, backend=b)
     return apply(Where, x, y, cond=c._array)
@@ -598,7 +595,6 @@ def where(condition: Any, x: Any, y: Any) -> Tensor:
 def _from_host(a: Any, like: Tensor) -> Tensor:
     """Host data (a bool, a list, a NumPy array) as a tensor on ``like``'s backend, floats in
     ``like``'s floating dtype."""
-    from ..factories import tensor
     t = tensor(a, backend=like._backend)
     if t.dtype.is_floating and like.dtype.is_floating and t.dtype is not like.dtype:
         t = astype(t, like.dtype)

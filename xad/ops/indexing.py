@@ -268,12 +268,12 @@ class IndexPut(Op):
     def backward(node, g):
         key = node.params["key"]
         gv = None
-        if node.edges[1] is not None:
+        if node.needs_grad(1):
             gv = getitem_raw(g, key)
             vshape = node.in_shapes[1]
             if len(vshape) > gv.ndim:  # the value had extra leading 1-dims
                 gv = reshape(gv, (1,) * (len(vshape) - gv.ndim) + tuple(gv.shape))
-        gx = apply(IndexPut, g, 0.0, key=key) if node.edges[0] is not None else None
+        gx = apply(IndexPut, g, 0.0, key=key) if node.needs_grad(0) else None
         return gx, gv
 
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 import operator
 from typing import Any
 
+from .. import grad_mode
 from ..context import context
 from ..tensor import Tensor
-from .. import grad_mode
 from ._apply import apply, unary
 from .elementwise import add, divide, multiply, subtract
 from .indexing import IndexPut, _norm_key, _set

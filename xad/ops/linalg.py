@@ -6,6 +6,7 @@ import string
 from collections.abc import Sequence
 from typing import Any
 
+from ..factories import eye, ones
 from ..tensor import Tensor
 from ._apply import Op, apply
 from .shape import broadcast_to, matrix_transpose, reshape
@@ -26,9 +27,8 @@ class Matmul(Op):
     @staticmethod
     def backward(node, g):
         x, y = node.inputs
-        e = node.edges
-        gx = matmul(g, matrix_transpose(y)) if e[0] is not None else None
-        gy = matmul(matrix_transpose(x), g) if e[1] is not None else None
+        gx = matmul(g, matrix_transpose(y)) if node.needs_grad(0) else None
+        gy = matmul(matrix_transpose(x), g) if node.needs_grad(1) else None
         return gx, gy
 
 
@@ -80,14 +80,13 @@ class Linear(Op):
     @staticmethod
     def backward(node, g):
         x, w, _ = node.inputs
-        ex, ew, eb = node.edges
-        gx = matmul(g, w) if ex is not None else None
+        gx = matmul(g, w) if node.needs_grad(0) else None
         gw = gb = None
-        if ew is not None:
+        if node.needs_grad(1):
             g2 = reshape(g, (-1, g.shape[-1])) if g.ndim != 2 else g
             x2 = reshape(x, (-1, x.shape[-1])) if x.ndim != 2 else x
             gw = matmul(matrix_transpose(g2), x2)
-        if eb is not None:
+        if node.needs_grad(2):
             from .reduce import sum as _sum
             gb = _sum(g, axis=tuple(range(g.ndim - 1))) if g.ndim > 1 else g
         return gx, gw, gb
@@ -124,8 +123,8 @@ class Einsum(Op):
     def backward(node, g):
         ins, out = _split_spec(node.params["spec"])
         xs = node.inputs
-        return tuple(None if e is None else _einsum_grad(g, out, ins, xs, i)
-                     for i, e in enumerate(node.edges))
+        return tuple(_einsum_grad(g, out, ins, xs, i) if node.needs_grad(i) else None
+                     for i in range(len(xs)))
 
 
 def _split_spec(spec: str) -> tuple[list[str], str]:
@@ -139,7 +138,6 @@ def _einsum_grad(g: Tensor, out: str, ins: list[str], xs: tuple, i: int) -> Tens
     Repeated letters in operand ``i`` (a diagonal) get fresh letters tied by identity
     matrices; letters summed in operand ``i`` alone get a vector of ones.
     """
-    from ..factories import eye, ones
     target = ins[i]
     free = iter(c for c in string.ascii_letters if c not in "".join(ins) + out)
     terms, ops = [out], [g]

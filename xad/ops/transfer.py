@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..backend import Backend, backend_names, resolve_backend
 from ..context import context
 from ..graph import record
-from ..backend import Backend, backend_names, resolve_backend
 from ..tensor import Tensor
 from ._apply import Op
 

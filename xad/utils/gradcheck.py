@@ -9,6 +9,9 @@ from typing import Any
 
 from .. import autograd as _ag
 from .. import dtypes as _dt
+from ..factories import zeros
+from ..ops import abs as _abs
+from ..ops import stack
 from ..tensor import Tensor
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
@@ -127,7 +130,6 @@ def _numeric_dir(f, ins, diff, vs, us, eps) -> float:
 
 
 def _basis(k: int, shape: tuple, dtype: Any, b: Any, scale: float = 1.0) -> Tensor:
-    from ..factories import zeros
     e = zeros(math.prod(shape), dtype=dtype, backend=b)
     e[k] = scale
     return e.reshape(shape)
@@ -135,8 +137,6 @@ def _basis(k: int, shape: tuple, dtype: Any, b: Any, scale: float = 1.0) -> Tens
 
 def _full_check(f, ins, diff, eps, atol, rtol) -> None:
     """Compare the whole Jacobian and raise naming the entries that differ."""
-    from ..ops import abs as _abs
-    from ..ops import stack
     outs = _outputs(f, ins)
     b = outs[0]._backend
     for oi, o in enumerate(outs):
