@@ -1,6 +1,8 @@
 """JAX backend: immutable ``jax.Array``s on one device; ``jax.numpy`` is the namespace.
 
 Constructing it turns on JAX's float64 support (``jax_enable_x64``), as the design asks.
+That is a process-wide JAX setting (JAX has no other): after the first JAX backend is made,
+every JAX program in the process may make float64 arrays; it happens here and nowhere else.
 Arrays cannot be written in place (``mutable = False``): ``index_add`` returns a new array.
 Random numbers come from a ``jax.random`` key held by the backend and split for every draw.
 """
@@ -44,7 +46,7 @@ class JaxBackend(Backend):
     array_type = jax.Array
 
     def __init__(self, device: Any = None) -> None:
-        jax.config.update("jax_enable_x64", True)
+        jax.config.update("jax_enable_x64", True)  # process-wide: see the module docstring
         super().__init__(jnp, _device(device))
         self.manual_seed(0)
 

@@ -174,9 +174,14 @@ def _loop(roots: list[Node], pending: dict[Node, list], plan: _Plan, leaves: _Le
             plan.capture(node, slots, captured)
             if node not in need:
                 continue
-        grads = _call_rule(node, slots)
-        if not retain_graph and node.holds_saved():
-            node.release()
+        if node.n_out == 1 and not context.anomaly and node.saved is not None:
+            grads = node.op.backward(node, *slots)  # the common case, without a call
+            if type(grads) is not tuple:
+                grads = (grads,)
+        else:
+            grads = _call_rule(node, slots)
+        if not retain_graph and (node.saved or node.out is not None or node.ctx is not None):
+            node.release()  # (a node that saved nothing can run again)
         for e, g, shape in zip(node.edges, grads, node.in_shapes):
             if e is None or g is None:
                 continue
@@ -190,7 +195,7 @@ def _loop(roots: list[Node], pending: dict[Node, list], plan: _Plan, leaves: _Le
                     push(heap, (-m.seq, m))
                 s[i] = g if s[i] is None else s[i] + g
             else:
-                if any(g is s for s in slots):
+                if g is slots[0] or len(slots) > 1 and any(g is s for s in slots):
                     leaves.shared.add(id(g))  # the rule passed its own input through
                 leaves.add(e, g)
         del grads, slots

@@ -121,10 +121,6 @@ class Node:
         self.out = None
         self.ctx = None
 
-    def holds_saved(self) -> bool:
-        """Whether anything is saved (a node that saved nothing can run again)."""
-        return bool(self.saved) or self.out is not None or self.ctx is not None
-
     def adopt_saved(self, other: Node) -> None:
         """Take ``other``'s saved values (a recomputed twin, for checkpointing)."""
         self.saved, self.versions, self.out, self.ctx = (other.saved, other.versions,
@@ -190,9 +186,17 @@ def record(op: Any, args: tuple, out: Any, backend: Any, params: Any = None,
     T = installed.tensor
     if len(args) == 2:  # the commonest shapes, written out: this is the per-operation path
         x, y = args
-        tx, ty = isinstance(x, T), isinstance(y, T)
-        edges = (_edge(x) if tx else None, _edge(y) if ty else None)
-        shapes = (x._array.shape if tx else (), y._array.shape if ty else ())
+        if isinstance(x, T):
+            ex = (x if x._node is None else (x._node, x._idx)) if x.requires_grad else None
+            sx = x._array.shape
+        else:
+            ex, sx = None, ()
+        if isinstance(y, T):
+            ey = (y if y._node is None else (y._node, y._idx)) if y.requires_grad else None
+            sy = y._array.shape
+        else:
+            ey, sy = None, ()
+        edges, shapes = (ex, ey), (sx, sy)
     elif len(args) == 1 and isinstance(args[0], T):
         edges, shapes = (_edge(args[0]),), (args[0]._array.shape,)
     else:
