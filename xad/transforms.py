@@ -88,11 +88,6 @@ def _build(s: Any, it: Any) -> Any:
     return kind(*vals) if hasattr(kind, "_fields") else kind(vals)
 
 
-def _map(fn: Callable, tree: Any) -> Any:
-    leaves, spec = _flatten(tree, "value")
-    return _unflatten(spec, [fn(t) for t in leaves])
-
-
 # ----- argument handling ------------------------------------------------------------------
 class _AliasOp:
     """The rule of an ``alias`` node: identity. (A plain node, not a ``Function``: a
@@ -107,7 +102,7 @@ class _AliasOp:
         return g
 
 
-def _alias(x: Tensor) -> Tensor:
+def _alias_input(x: Tensor) -> Tensor:
     """``x`` behind a recorded identity node: a distinct input tied to ``x``'s graph."""
     return record(_AliasOp, (x,), x._array, x._backend)
 
@@ -149,7 +144,7 @@ class _Inputs:
                                     f"(shape {t.shape}); only floating tensors can be "
                                     f"differentiated: convert with .astype(xad.float32)")
                 if record and t.requires_grad:
-                    w = _alias(t)
+                    w = _alias_input(t)
                     self.aliased = True
                 else:
                     w = Tensor._make(t._array, t._backend)
@@ -412,7 +407,7 @@ class _Linearized:
         return full
 
 
-def _tangents(fname: str, lin: _Linearized, primals: Sequence, tangents: Any) -> list[Tensor]:
+def _tangents(fname: str, primals: Sequence, tangents: Any) -> list[Tensor]:
     if not isinstance(tangents, (tuple, list)) or len(tangents) != len(primals):
         raise ValueError(f"{fname}: tangents must be a tuple with one entry per primal "
                          f"({len(primals)}), got "
@@ -451,11 +446,11 @@ def jvp(f: Callable, primals: Sequence | Tensor, tangents: Sequence | Tensor) ->
     primals, _ = _as_tuple("jvp", primals)
     tangents, _ = _as_tuple("jvp", tangents)
     lin = _Linearized("jvp", f, primals)
-    flat = _tangents("jvp", lin, primals, tangents)
+    flat = _tangents("jvp", primals, tangents)
     return lin.out, _unflatten(lin.out_spec, lin.push(flat))
 
 
-def _basis(t: Tensor) -> Tensor:
+def _identity_rows(t: Tensor) -> Tensor:
     """The rows of an identity matrix of size ``t.size``, in ``t``'s dtype and backend."""
     return eye(t.size, dtype=t.dtype, backend=t._backend)
 
@@ -498,7 +493,7 @@ def jacobian(f: Callable, argnums: int | Sequence[int] = 0, mode: str = "rev",
             for k, o in enumerate(outs):
                 rows: list[list[Tensor]] = []
                 if o.size:
-                    basis = _basis(o)
+                    basis = _identity_rows(o)
                     for j in range(o.size):
                         ct = [reshape(basis[j, :], o.shape) if m == k else zeros_like(p)
                               for m, p in enumerate(outs)]
@@ -518,7 +513,7 @@ def jacobian(f: Callable, argnums: int | Sequence[int] = 0, mode: str = "rev",
             for n, x in enumerate(in_flat):
                 colsets: list[list[Tensor]] = []
                 if x.size:
-                    basis = _basis(x)
+                    basis = _identity_rows(x)
                     for j in range(x.size):
                         t = list(zero)
                         t[n] = reshape(basis[j, :], x.shape)

@@ -105,7 +105,7 @@ def _analytic_dir(f, ins, diff, vs, us) -> float:
     return sum(float(_host(g * u).sum()) for g, u in zip(gs, us) if g is not None)
 
 
-def _moved(x: Tensor, data: Any) -> Tensor:
+def _with_array(x: Tensor, data: Any) -> Tensor:
     t = Tensor._make(data, x._backend)
     t.requires_grad = x.requires_grad  # so that an f which differentiates inside still can
     return t
@@ -114,7 +114,7 @@ def _moved(x: Tensor, data: Any) -> Tensor:
 def _shifted(f, ins, i, delta) -> list[Tensor]:
     with _ag.no_grad():
         args = list(ins)
-        args[i] = _moved(ins[i], ins[i]._array + delta._array)
+        args[i] = _with_array(ins[i], ins[i]._array + delta._array)
         return _outputs(f, args)
 
 
@@ -123,13 +123,13 @@ def _numeric_dir(f, ins, diff, vs, us, eps) -> float:
         plus = list(ins)
         minus = list(ins)
         for i, u in zip(diff, us):
-            plus[i] = _moved(ins[i], ins[i]._array + eps * u._array)
-            minus[i] = _moved(ins[i], ins[i]._array - eps * u._array)
+            plus[i] = _with_array(ins[i], ins[i]._array + eps * u._array)
+            minus[i] = _with_array(ins[i], ins[i]._array - eps * u._array)
         fp, fm = _dot(_outputs(f, plus), vs), _dot(_outputs(f, minus), vs)
     return float(_host(fp - fm).sum()) / (2 * eps)
 
 
-def _basis(k: int, shape: tuple, dtype: Any, b: Any, scale: float = 1.0) -> Tensor:
+def _unit(k: int, shape: tuple, dtype: Any, b: Any, scale: float = 1.0) -> Tensor:
     e = zeros(math.prod(shape), dtype=dtype, backend=b)
     e[k] = scale
     return e.reshape(shape)
@@ -146,13 +146,13 @@ def _full_check(f, ins, diff, eps, atol, rtol) -> None:
             x = ins[i]
             cols = []
             for k in range(x.size):
-                d = _basis(k, x.shape, x.dtype, b, eps)
+                d = _unit(k, x.shape, x.dtype, b, eps)
                 fp, fm = _shifted(f, ins, i, d)[oi], _shifted(f, ins, i, -d)[oi]
                 cols.append(((fp - fm) * (1 / (2 * eps))).reshape(-1))
             num = stack(cols, axis=1)
             rows = []
             for r in range(o.size):
-                v = _basis(r, o.shape, o.dtype, b)
+                v = _unit(r, o.shape, o.dtype, b)
                 with _ag.enable_grad():
                     out = _outputs(f, ins)[oi]
                     g, = _ag.grad((out * v).sum(), [x], allow_unused=True)
