@@ -3,6 +3,7 @@ assignment (``index_put``), on every backend, with the standard alone where need
 
 from __future__ import annotations
 
+import builtins
 import operator
 from typing import Any
 
@@ -34,14 +35,73 @@ def _norm_key(x: Tensor, key: Any) -> tuple[tuple, bool]:
         elif isinstance(k, int) or (hasattr(k, "__index__") and not hasattr(k, "shape")):
             out.append(operator.index(k))
         elif isinstance(k, (list, tuple)) or hasattr(k, "shape"):
-            # host lists and arrays move to the tensor's backend (an explicit copy)
-            out.append(x._backend.asarray(k))
+            # host lists and arrays move to the tensor's backend (an explicit copy); an empty
+            # list selects nothing (an int64 index, as PyTorch)
+            b = x._backend
+            out.append(b.asarray(k) if len(k) else b.asarray([], dtype=b.xp.int64))
             advanced = True
         else:
             raise TypeError(f"indexing: unsupported index of type {type(k).__name__}")
+    out = _checked(x, out)
     if not advanced and not any(k is Ellipsis for k in out):
         out.append(Ellipsis)  # the standard wants every axis indexed, or a trailing ...
     return tuple(out), advanced
+
+
+def _clamped(k: slice, n: int) -> slice:
+    """A slice with its bounds inside an axis of length ``n`` (Python's meaning: the
+    standard leaves out-of-range bounds unspecified, and array_api_strict refuses them)."""
+    start, stop, step = k.indices(n)
+    if step < 0 and stop < 0:
+        stop = None  # runs down through index 0
+    return slice(start, stop, step)
+
+
+def _checked(x: Tensor, key: list) -> list:
+    """The key with slices clamped; raises for index arrays that are not integer or bool,
+    bool masks of the wrong shape, and integers out of range (one reduction and one
+    explicit host read per index array)."""
+    b, shape = x._backend, x.shape
+    used = builtins.sum(k.ndim if _is_array(k) and _is_bool(b, k) else 1
+                        for k in key if k is not None and k is not Ellipsis)
+    axis, out = 0, []
+    for k in key:
+        out.append(k)
+        if k is None:
+            continue
+        if k is Ellipsis:
+            axis += len(shape) - used
+            continue
+        if axis >= len(shape) and not (_is_array(k) and _is_bool(b, k) and k.ndim == 0):
+            raise IndexError(f"indexing: too many indices for a tensor of shape {shape}")
+        if isinstance(k, slice):
+            out[-1] = _clamped(k, shape[axis])
+        elif _is_array(k) and _is_bool(b, k):
+            if tuple(k.shape) != shape[axis:axis + k.ndim]:
+                raise IndexError(f"indexing: a bool mask of shape {tuple(k.shape)} does not "
+                                 f"match axes {axis}.. of the indexed shape {shape}")
+            axis += k.ndim
+            continue
+        elif _is_array(k):
+            _check_ints(b, k, axis, shape[axis])
+        elif isinstance(k, int) and not -shape[axis] <= k < shape[axis]:
+            raise IndexError(f"indexing: index {k} is out of bounds for axis {axis} with size "
+                             f"{shape[axis]}")
+        axis += 1
+    return out
+
+
+def _check_ints(b: Any, k: Any, axis: int, n: int) -> None:
+    xp = b.xp
+    if not xp.isdtype(k.dtype, "integral"):
+        raise IndexError(f"indexing: index arrays must be integer or bool, got dtype "
+                         f"{b.xad_dtype(k.dtype)}; convert with .astype(xad.int64)")
+    if 0 in k.shape or not b.item(xp.any((k < -n) | (k >= n))):  # explicit host read
+        return
+    bad = xp.where((k < -n) | (k >= n), k, xp.zeros_like(k))
+    lo, hi = b.item(xp.min(bad)), b.item(xp.max(bad))
+    raise IndexError(f"indexing: index {hi if hi >= n else lo} is out of bounds for axis "
+                     f"{axis} with size {n}")
 
 
 # ----- advanced indexing with the standard alone ------------------------------------------

@@ -7,6 +7,7 @@ from typing import Any
 
 from ..tensor import Tensor
 from ._apply import Op, unary
+from .axes import normalize_axes, normalize_axis
 from .elementwise import astype, exp, isfinite, log, sqrt, where
 from .shape import broadcast_to, flip, reshape
 
@@ -14,16 +15,8 @@ __all__ = ["sum", "mean", "var", "std", "max", "min", "prod", "logsumexp", "cums
            "softmax", "log_softmax", "argmax", "argmin", "any", "all"]
 
 
-def _axes(axis: Any, ndim: int) -> tuple[int, ...]:
-    if axis is None:
-        return tuple(range(ndim))
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
-    out = []
-    for a in axes:
-        if not -ndim <= a < (ndim or 1):
-            raise ValueError(f"axis {a} is out of range for a tensor with {ndim} dimensions")
-        out.append(a % ndim if ndim else 0)
-    return tuple(sorted(set(out)))
+def _axes(axis: Any, ndim: int, op: str = "reduction") -> tuple[int, ...]:
+    return normalize_axes(axis, ndim, op, scalar_ok=True)
 
 
 def _kept_shape(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, ...]:
@@ -133,7 +126,11 @@ class Cumsum(Op):
 
 
 def _reduce(op: type[Op], x: Tensor, axis: Any, keepdims: bool) -> Tensor:
-    return unary(op, x, axis=_axes(axis, x.ndim), keepdims=bool(keepdims))
+    axes = _axes(axis, x.ndim, op.name)
+    if op.name in ("max", "min") and 0 in [x.shape[a] for a in axes]:
+        raise ValueError(f"{op.name}: cannot reduce a tensor of shape {x.shape} over an "
+                         f"empty axis (it has no {op.name}imum); check the input's size")
+    return unary(op, x, axis=axes, keepdims=bool(keepdims))
 
 
 def sum(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
@@ -203,7 +200,9 @@ def logsumexp(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
         >>> round(xad.logsumexp(xad.tensor([0.0, 0.0])).item(), 4)
         0.6931
     """
-    axes = _axes(axis, x.ndim)
+    axes = _axes(axis, x.ndim, "logsumexp")
+    if x.size == 0:  # log(0) = -inf over an empty axis, as torch
+        return log(sum(exp(x), axes, keepdims=keepdims))
     m = max(x, axes, keepdims=True).detach()
     m = where(isfinite(m), m, 0.0)
     out = log(sum(exp(x - m), axes, keepdims=True)) + m
@@ -220,12 +219,16 @@ def softmax(x: Tensor, axis: int = -1) -> Tensor:
         >>> xad.softmax(xad.tensor([0.0, 0.0])).tolist()
         [0.5, 0.5]
     """
+    if x.size == 0:  # nothing to normalise (torch returns the empty tensor too)
+        return x * 1
     e = exp(x - max(x, axis, keepdims=True).detach())
     return e / sum(e, axis, keepdims=True)
 
 
 def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
     """``x - logsumexp(x)`` along ``axis``."""
+    if x.size == 0:
+        return x * 1
     return x - logsumexp(x, axis, keepdims=True)
 
 
@@ -239,7 +242,10 @@ def cumsum(x: Tensor, axis: int | None = None) -> Tensor:
     """
     if axis is None:
         x, axis = reshape(x, (-1,)), 0
-    return unary(Cumsum, x, axis=axis % (x.ndim or 1))
+    if x.ndim == 0:
+        normalize_axes(axis, 0, "cumsum", scalar_ok=True)
+        return cumsum(reshape(x, (1,)), axis=0)[0]
+    return unary(Cumsum, x, axis=normalize_axis(axis, x.ndim, "cumsum"))
 
 
 class _NoGradReduce(Op):

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..tensor import Tensor
 from ._apply import Op, apply, unary
+from .axes import normalize_axes, normalize_axis
 
 __all__ = ["reshape", "permute_dims", "transpose", "matrix_transpose", "squeeze",
            "expand_dims", "broadcast_to", "concat", "stack", "split", "flip"]
@@ -118,7 +119,7 @@ def permute_dims(x: Tensor, axes: Sequence[int]) -> Tensor:
         >>> xad.permute_dims(xad.zeros((2, 3, 4)), (2, 0, 1)).shape
         (4, 2, 3)
     """
-    axes = tuple(a % x.ndim for a in axes)
+    axes = tuple(normalize_axis(a, x.ndim, "permute_dims") for a in axes)
     if sorted(axes) != list(range(x.ndim)):
         raise ValueError(f"permute_dims: axes {axes} are not a permutation of "
                          f"{x.ndim} dimensions (shape {x.shape})")
@@ -146,7 +147,7 @@ def squeeze(x: Tensor, axis: int | tuple[int, ...] | None = None) -> Tensor:
     if axis is None:
         axes = {i for i, n in enumerate(x.shape) if n == 1}
     else:
-        axes = {a % x.ndim for a in ((axis,) if isinstance(axis, int) else axis)}
+        axes = set(normalize_axes(axis, x.ndim, "squeeze"))
         bad = [a for a in axes if x.shape[a] != 1]
         if bad:
             raise ValueError(f"squeeze: axis {bad[0]} of shape {x.shape} is not of length 1")
@@ -155,11 +156,8 @@ def squeeze(x: Tensor, axis: int | tuple[int, ...] | None = None) -> Tensor:
 
 def expand_dims(x: Tensor, axis: int = 0) -> Tensor:
     """Insert an axis of length one at ``axis``."""
-    nd = x.ndim + 1
-    if not -nd <= axis < nd:
-        raise ValueError(f"expand_dims: axis {axis} out of range for shape {x.shape}")
     shape = list(x.shape)
-    shape.insert(axis % nd, 1)
+    shape.insert(normalize_axis(axis, x.ndim + 1, "expand_dims"), 1)
     return reshape(x, tuple(shape))
 
 
@@ -182,7 +180,7 @@ def concat(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
     tensors = tuple(tensors)
     if not tensors:
         raise ValueError("concat: need at least one tensor")
-    return apply(Concat, *tensors, axis=axis % tensors[0].ndim)
+    return apply(Concat, *tensors, axis=normalize_axis(axis, tensors[0].ndim, "concat"))
 
 
 def stack(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
@@ -201,6 +199,7 @@ def split(x: Tensor, indices_or_sections: int | Sequence[int], axis: int = 0) ->
         >>> [t.tolist() for t in xad.split(xad.arange(4), 2)]
         [[0, 1], [2, 3]]
     """
+    axis = normalize_axis(axis, x.ndim, "split")
     n = x.shape[axis]
     if isinstance(indices_or_sections, int):
         k = indices_or_sections
@@ -210,12 +209,12 @@ def split(x: Tensor, indices_or_sections: int | Sequence[int], axis: int = 0) ->
     else:
         cuts = list(indices_or_sections)
     bounds = [0, *cuts, n]
-    pre = (slice(None),) * (axis % x.ndim)
+    pre = (slice(None),) * axis
     return [x[pre + (slice(a, b), ...)] for a, b in zip(bounds[:-1], bounds[1:])]
 
 
 def flip(x: Tensor, axis: Any = None) -> Tensor:
     """Reverse the order of elements along ``axis`` (all axes when ``None``)."""
-    return unary(Flip, x, axis=axis)
+    return unary(Flip, x, axis=None if axis is None else normalize_axes(axis, x.ndim, "flip"))
 
 
