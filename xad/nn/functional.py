@@ -215,6 +215,7 @@ def embedding(indices: Tensor, weight: Tensor, padding_idx: int | None = None) -
         indices = tensor(indices, backend=weight._backend)
     if indices.dtype.is_floating or indices.dtype is _dt.bool_:
         raise TypeError(f"embedding: indices must be an integer tensor, got {indices.dtype}")
+    _check_in_range(indices, weight.shape[0], "embedding", "index", "num_embeddings")
     # every axis indexed by an integer array: the form the Array API standard guarantees
     cols = arange(weight.shape[1], dtype=indices.dtype, backend=weight._backend)
     out = weight[indices.expand_dims(-1), cols]
@@ -332,6 +333,22 @@ def _class_targets(input: Tensor, target: Tensor, where: str) -> None:
                          f"of shape {expect}, got {target.shape}")
 
 
+def _check_in_range(t: Tensor, n: int, where: str, what: str, bound: str,
+                    ignore: int | None = None) -> None:
+    """Raise IndexError unless every value of ``t`` (other than ``ignore``) is in
+    ``[0, n)``: one reduction on the device and one explicit host read."""
+    bad = (t < 0) | (t >= n)
+    if ignore is not None:
+        bad = bad & (t != ignore)
+    if 0 in t.shape or not bad.any().item():
+        return
+    vals = _ops.where(bad, t, 0)
+    v = vals.max().item() if vals.max().item() >= n else vals.min().item()
+    raise IndexError(f"{where}: {what} {v} is out of bounds for {bound} = {n}"
+                     + (f" (ignore_index is {ignore})" if ignore is not None else "")
+                     + f"; valid values are 0 to {n - 1}")
+
+
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
              ignore_index: int = -100, reduction: str = "mean") -> Tensor:
     """Negative log-likelihood of log-probabilities ``input`` (``(N, C, ...)`` or ``(C,)``)
@@ -348,6 +365,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
     c = input.shape[axis]
     if weight is not None and tuple(weight.shape) != (c,):
         raise ValueError(f"nll_loss: weight must have shape ({c},), got {weight.shape}")
+    _check_in_range(target, c, "nll_loss", "target", "the number of classes", ignore_index)
     oh = one_hot(target, c, dtype=input.dtype)  # (N, ..., C)
     if input.ndim > 2:  # move classes last to match the one-hot
         perm = (0, *range(2, input.ndim), 1)

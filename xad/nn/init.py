@@ -7,6 +7,7 @@ tensor's dtype; the tensor keeps its identity, so an optimiser holding it is una
 from __future__ import annotations
 
 import math
+import warnings
 
 from .. import autograd as _ag
 from ..factories import full, rand, randn
@@ -96,6 +97,8 @@ def ones_(tensor: Tensor) -> Tensor:
 
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0) -> Tensor:
     """Glorot: ``U(-b, b)`` with ``b = gain * sqrt(6 / (fan_in + fan_out))``."""
+    if _zero_element(tensor):
+        return tensor
     fan_in, fan_out = _fans(tensor)
     bound = gain * math.sqrt(6.0 / (fan_in + fan_out))
     return uniform_(tensor, -bound, bound)
@@ -109,13 +112,26 @@ def xavier_normal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
         >>> xad.nn.init.xavier_normal_(xad.zeros(3, 4)).shape
         (3, 4)
     """
+    if _zero_element(tensor):
+        return tensor
     fan_in, fan_out = _fans(tensor)
     return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)))
+
+
+def _zero_element(tensor: Tensor) -> bool:
+    """Whether ``tensor`` has no elements (initialising it is a no-op, as in PyTorch)."""
+    if 0 not in tensor.shape:
+        return False
+    warnings.warn(f"Initializing zero-element tensors is a no-op (shape {tensor.shape})",
+                  stacklevel=3)
+    return True
 
 
 def _kaiming_std(tensor: Tensor, a: float, mode: str, nonlinearity: str) -> float:
     if mode not in ("fan_in", "fan_out"):
         raise ValueError(f"kaiming init: mode must be 'fan_in' or 'fan_out', got {mode!r}")
+    if _zero_element(tensor):
+        return 0.0  # nothing to draw: the fill below is a no-op
     fan_in, fan_out = _fans(tensor)
     fan = fan_in if mode == "fan_in" else fan_out
     return calculate_gain(nonlinearity, a) / math.sqrt(fan)
