@@ -13,6 +13,11 @@ The header holds the saved object with every container and number typed explicit
 exactly, ``inf`` and ``nan`` included). Loading parses JSON and copies bytes, nothing else:
 a pickle, a truncated or padded file, a header whose sizes disagree with the file, or any
 malformed entry raises :class:`CheckpointError` naming the file and the problem.
+
+Format version 2 adds checksums (CRC-32, from the standard library's ``zlib``): one per
+tensor over its bytes (``"crc32"`` in its entry) and one over the header itself (``"crc32"``
+at its top, computed over the compact JSON of the other fields), so a flipped bit anywhere
+is a :class:`CheckpointError` naming the entry. Version 1 files (no checksums) still load.
 """
 
 from __future__ import annotations
@@ -20,9 +25,10 @@ from __future__ import annotations
 import json
 import math
 import os
+import secrets
 import struct
 import sys
-import tempfile
+import zlib
 from typing import Any
 
 from .. import backend as _backend
@@ -32,7 +38,8 @@ from ..tensor import Tensor
 __all__ = ["save", "load", "CheckpointError"]
 
 MAGIC = b"\x89XADCKP\n"
-VERSION = 1
+VERSION = 2
+_READS = (1, 2)
 ALIGN = 64
 _PREFIX = len(MAGIC) + 8
 _MAX_DEPTH = 256
@@ -68,26 +75,26 @@ def save(obj: Any, path: str | os.PathLike[str]) -> None:
         entries.append((t, offset, nbytes))
         offset += _padded(nbytes)
     _set_offsets(encoded, iter(entries))
-    header = json.dumps({"format": "xad", "version": VERSION, "data_bytes": offset,
-                         "object": encoded}, separators=(",", ":"),
-                        allow_nan=False).encode("utf-8")
+    datas = [_tensor_bytes(t, nbytes) for t, _, nbytes in entries]
+    _set_checksums(encoded, iter(datas))
+    fields = {"format": "xad", "version": VERSION, "data_bytes": offset, "object": encoded}
+    header = _compact({"crc32": zlib.crc32(_compact(fields)), **fields})
     header += b" " * (_padded(_PREFIX + len(header)) - _PREFIX - len(header))
 
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.",
-                               suffix=".tmp")
+    tmp, fd = _new_temp(path)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(MAGIC)
             f.write(struct.pack("<Q", len(header)))
             f.write(header)
-            for t, _, nbytes in entries:
-                f.write(_tensor_bytes(t, nbytes))
-                f.write(b"\0" * (_padded(nbytes) - nbytes))
+            for data in datas:
+                f.write(data)
+                f.write(b"\0" * (_padded(len(data)) - len(data)))
             f.flush()
             os.fsync(f.fileno())
-        os.chmod(tmp, _file_mode(path))
+        _keep_mode(path, tmp)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -176,14 +183,40 @@ def _tensor_bytes(t: Tensor, nbytes: int) -> bytes:
     return data
 
 
-def _file_mode(path: str) -> int:
-    """Keep an existing file's permissions; else the usual ``0o666 & ~umask``."""
+def _compact(obj: Any) -> bytes:
+    return json.dumps(obj, separators=(",", ":"), allow_nan=False).encode("utf-8")
+
+
+def _set_checksums(node: Any, datas: Any) -> None:
+    """Add each tensor's CRC-32, in the order ``_encode`` met the tensors."""
+    if not isinstance(node, dict):
+        return
+    kind = node["$"]
+    if kind == "tensor":
+        node["crc32"] = zlib.crc32(next(datas))
+    for v in node.get("values", node.get("items", ())):
+        _set_checksums(v, datas)
+
+
+def _new_temp(path: str) -> tuple[str, int]:
+    """A new temporary file beside ``path``, created with mode 0o666 so that the OS applies
+    the umask (reading the umask would mean changing it: a race between threads)."""
+    directory, name = os.path.split(os.path.abspath(path))
+    while True:
+        tmp = os.path.join(directory, f".{name}.{secrets.token_hex(6)}.tmp")
+        try:
+            return tmp, os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            continue
+
+
+def _keep_mode(path: str, tmp: str) -> None:
+    """Give the new file an existing file's permissions (a new one keeps the umask's)."""
     try:
-        return os.stat(path).st_mode & 0o7777
+        mode = os.stat(path).st_mode & 0o7777
     except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
+        return
+    os.chmod(tmp, mode)
 
 
 def _fsync_dir(directory: str) -> None:
@@ -227,7 +260,14 @@ def load(path: str | os.PathLike[str], backend: str | _backend.Backend | None = 
         target = _backend.resolve_backend(backend, device)
     path = os.fspath(path)
     with open(path, "rb") as f:
-        return _Reader(f, path, target).read()
+        try:
+            return _Reader(f, path, target).read()
+        except (CheckpointError, TypeError):  # TypeError: a dtype the backend lacks
+            raise
+        except (ValueError, OverflowError, IndexError, KeyError, RecursionError,
+                MemoryError, AttributeError) as e:  # whatever slipped past the checks
+            raise CheckpointError(f"xad.load({path!r}): the file is corrupt "
+                                  f"({type(e).__name__}: {str(e)[:200]})") from None
 
 
 class _Reader:
@@ -269,9 +309,10 @@ class _Reader:
         if not isinstance(header, dict) or header.get("format") != "xad":
             raise self.fail("the header does not describe an xad checkpoint")
         version = header.get("version")
-        if version != VERSION:
-            raise self.fail(f"format version {version!r}; this xad reads version {VERSION} "
-                            f"(a newer xad wrote it?)")
+        if isinstance(version, bool) or version not in _READS:
+            raise self.fail(f"format version {version!r}; this xad reads versions "
+                            f"{', '.join(map(str, _READS))} (a newer xad wrote it?)")
+        self.checked = version >= 2
         self.data_start = _PREFIX + hlen
         data_bytes = header.get("data_bytes")
         if not _is_count(data_bytes):
@@ -284,7 +325,13 @@ class _Reader:
         self.data_bytes = data_bytes
         if "object" not in header:
             raise self.fail("the header has no 'object' entry")
-        return self.decode(header["object"], "obj", 0)
+        obj = self.decode(header["object"], "obj", 0)
+        if self.checked:
+            crc = header.pop("crc32", None)
+            if not _is_count(crc) or crc != zlib.crc32(_compact(header)):
+                raise self.fail("the header's checksum does not match its contents (the file "
+                                "is corrupt)")
+        return obj
 
     def decode(self, node: Any, where: str, depth: int) -> Any:
         if depth > _MAX_DEPTH:
@@ -298,7 +345,7 @@ class _Reader:
             h = node.get("hex")
             try:
                 return float.fromhex(h)  # type: ignore[arg-type]
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):
                 raise self.fail(f"bad float {h!r} at {where}") from None
         if kind in ("list", "tuple"):
             items = node.get("items")
@@ -324,9 +371,10 @@ class _Reader:
     def tensor(self, node: dict[str, Any], where: str) -> Tensor:
         dtype, shape = node.get("dtype"), node.get("shape")
         offset, nbytes = node.get("offset"), node.get("nbytes")
-        if dtype not in _ITEMSIZE:
+        if not isinstance(dtype, str) or dtype not in _ITEMSIZE:
             raise self.fail(f"the tensor at {where} has unknown dtype {dtype!r}")
-        if not isinstance(shape, list) or len(shape) > 64 or not all(map(_is_count, shape)):
+        if not isinstance(shape, list) or len(shape) > 64 or not all(
+                _is_count(n) and n < 2 ** 48 for n in shape):
             raise self.fail(f"the tensor at {where} has an invalid shape {shape!r}")
         if not _is_count(offset) or not _is_count(nbytes):
             raise self.fail(f"the tensor at {where} has an invalid offset/size "
@@ -346,6 +394,9 @@ class _Reader:
         self.f.seek(self.data_start + offset)
         if self.f.readinto(buf) != nbytes:
             raise self.fail(f"truncated while reading the tensor at {where}")
+        if self.checked and node.get("crc32") != zlib.crc32(buf):
+            raise self.fail(f"the tensor at {where} ({dtype}, shape {tuple(shape)}) does not "
+                            f"match its checksum: its bytes are corrupt")
         xp = self.host
         host = xp.reshape(xp.frombuffer(buf, dtype=getattr(xp, dtype)), tuple(shape))
         if sys.byteorder == "big":
@@ -355,7 +406,7 @@ class _Reader:
             arr = self.target.xp.reshape(arr, tuple(shape))
         t = Tensor._make(arr, self.target)
         if node.get("requires_grad") is True and t.dtype.is_floating:
-            t.requires_grad = True
+            t.requires_grad_()
         return t
 
 
