@@ -15,7 +15,9 @@ from typing import Any, NamedTuple
 from .. import autograd as _ag
 from .. import dtypes as _dt
 from ..backend import Backend, resolve_backend
+from ..hooks import RemovableHandle
 from ..tensor import Tensor
+from . import module_hooks
 
 __all__ = ["Module", "Parameter", "Sequential", "ModuleList", "IncompatibleKeys"]
 
@@ -95,8 +97,61 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} has no forward(); define it in "
                                   f"the subclass")
 
+    # hooks (not state: never in state_dict); class defaults, so a module without any pays
+    # one attribute test per call
+    _forward_pre_hooks: list | None = None
+    _forward_hooks: list | None = None
+    _backward_hooks: list | None = None
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._forward_pre_hooks or self._forward_hooks or self._backward_hooks:
+            return module_hooks.call_with_hooks(self, args, kwargs)
         return self.forward(*args, **kwargs)
+
+    def register_forward_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """Call ``hook(module, args)`` before ``forward``; a returned value replaces the
+        positional arguments (a non-tuple is wrapped in one).
+
+        Example:
+            >>> import xad
+            >>> m = xad.nn.Identity()
+            >>> h = m.register_forward_pre_hook(lambda mod, args: (args[0] * 2,))
+            >>> m(xad.ones(1)).tolist()
+            [2.0]
+            >>> h.remove(); m(xad.ones(1)).tolist()
+            [1.0]
+        """
+        return module_hooks.register(self, "_forward_pre_hooks", hook)
+
+    def register_forward_hook(self, hook: Callable) -> RemovableHandle:
+        """Call ``hook(module, args, output)`` after ``forward``; a returned value replaces
+        the output.
+
+        Example:
+            >>> import xad
+            >>> m = xad.nn.Identity()
+            >>> seen = []
+            >>> h = m.register_forward_hook(lambda mod, args, out: seen.append(out.shape))
+            >>> _ = m(xad.ones(3)); seen
+            [(3,)]
+        """
+        return module_hooks.register(self, "_forward_hooks", hook)
+
+    def register_full_backward_hook(self, hook: Callable) -> RemovableHandle:
+        """Call ``hook(module, grad_input, grad_output)`` when the gradients with respect to
+        the module's tensor inputs are computed (tuples; ``grad_input`` holds the inputs
+        that require grad); a returned tuple replaces ``grad_input``.
+
+        Example:
+            >>> import xad
+            >>> m = xad.nn.Linear(2, 1)
+            >>> seen = []
+            >>> h = m.register_full_backward_hook(
+            ...     lambda mod, gi, go: seen.append((gi[0].shape, go[0].shape)))
+            >>> m(xad.ones((4, 2), requires_grad=True)).sum().backward(); seen
+            [((4, 2), (4, 1))]
+        """
+        return module_hooks.register(self, "_backward_hooks", hook)
 
     # ----- attribute registration -------------------------------------------------------
     def _check_init(self) -> None:

@@ -1,0 +1,128 @@
+"""Module hooks, as in PyTorch: forward pre-hooks, forward hooks and full backward hooks.
+
+``Module.__call__`` comes here only when a module has hooks, so a module without any pays
+one attribute test. Full backward hooks work like PyTorch's ``BackwardHook``: the module's
+tensor inputs and its outputs pass through identity operations; backward through the outputs'
+identity records ``grad_output``, and backward through the inputs' identity calls
+``hook(module, grad_input, grad_output)``, whose returned tuple replaces ``grad_input``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..function import Function
+from ..grad_mode import is_grad_enabled
+from ..hooks import RemovableHandle
+from ..tensor import Tensor
+
+__all__ = ["register", "call_with_hooks"]
+
+_KINDS = ("_forward_pre_hooks", "_forward_hooks", "_backward_hooks")
+
+
+def register(module: Any, kind: str, hook: Callable) -> RemovableHandle:
+    """Add ``hook`` to ``module``'s hooks of ``kind`` (one of ``_KINDS``), in order."""
+    if not callable(hook):
+        raise TypeError(f"register{kind[:-1]}: the hook must be callable, got "
+                        f"{type(hook).__name__}")
+    hooks = module.__dict__.get(kind)
+    if hooks is None:
+        hooks = []
+        object.__setattr__(module, kind, hooks)
+    hooks.append(hook)
+    return RemovableHandle(hooks, hook)
+
+
+def call_with_hooks(module: Any, args: tuple, kwargs: dict) -> Any:
+    """``module(*args, **kwargs)`` with its hooks."""
+    for hook in list(module._forward_pre_hooks or ()):
+        r = hook(module, args)
+        if r is not None:
+            args = r if isinstance(r, tuple) else (r,)
+    state = None
+    if module._backward_hooks and is_grad_enabled():
+        state = _State(module)
+        args = state.wrap_inputs(args)
+    out = module.forward(*args, **kwargs)
+    for hook in list(module._forward_hooks or ()):
+        r = hook(module, args, out)
+        if r is not None:
+            out = r
+    if state is not None:
+        out = state.wrap_outputs(out)
+    return out
+
+
+class _State:
+    """What one call's backward hooks share: which inputs were wrapped, ``grad_output``."""
+
+    def __init__(self, module: Any) -> None:
+        self.module = module
+        self.n_inputs = 0   # tensor inputs that require grad (wrapped)
+        self.n_tensors = 0  # tensor inputs
+        self.grad_output: tuple | None = None
+
+    def wrap_inputs(self, args: tuple) -> tuple:
+        pos = [i for i, a in enumerate(args) if isinstance(a, Tensor) and a.requires_grad]
+        self.n_inputs = len(pos)
+        self.n_tensors = sum(isinstance(a, Tensor) for a in args)
+        if not pos:
+            return args
+        new = _InputsIdentity.apply(self, *(args[i] for i in pos))
+        new = new if isinstance(new, tuple) else (new,)
+        args = list(args)
+        for i, t in zip(pos, new):
+            args[i] = t
+        return tuple(args)
+
+    def wrap_outputs(self, out: Any) -> Any:
+        outs = out if isinstance(out, tuple) else (out,)
+        pos = [i for i, o in enumerate(outs) if isinstance(o, Tensor) and o.requires_grad]
+        if not pos:
+            return out
+        new = _OutputsIdentity.apply(self, *(outs[i] for i in pos))
+        new = new if isinstance(new, tuple) else (new,)
+        res = list(outs)
+        for i, t in zip(pos, new):
+            res[i] = t
+        return tuple(res) if isinstance(out, tuple) else res[0]
+
+    def call(self, grad_input: tuple) -> tuple:
+        """Run the module's backward hooks; a returned tuple replaces ``grad_input``."""
+        for hook in list(self.module._backward_hooks or ()):
+            r = hook(self.module, grad_input, self.grad_output)
+            if r is not None:
+                r = tuple(r) if isinstance(r, (tuple, list)) else (r,)
+                if len(r) != len(grad_input):
+                    raise ValueError(f"backward hook {getattr(hook, '__qualname__', hook)} "
+                                     f"returned {len(r)} gradients for "
+                                     f"{len(grad_input)} inputs")
+                grad_input = r
+        return grad_input
+
+
+class _OutputsIdentity(Function):
+    @staticmethod
+    def forward(ctx: Any, state: _State, *ts: Tensor) -> Any:
+        ctx.state = state
+        return ts if len(ts) > 1 else ts[0]
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Tensor) -> tuple:
+        ctx.state.grad_output = grads
+        if ctx.state.n_inputs == 0:  # nothing upstream to wait for: call the hooks now
+            ctx.state.call((None,) * ctx.state.n_tensors)  # as PyTorch: None per input
+        return (None, *grads)
+
+
+class _InputsIdentity(Function):
+    @staticmethod
+    def forward(ctx: Any, state: _State, *ts: Tensor) -> Any:
+        ctx.state = state
+        return ts if len(ts) > 1 else ts[0]
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Tensor) -> tuple:
+        return (None, *ctx.state.call(grads))
