@@ -133,3 +133,13 @@ def test_resolve_backend_is_shared_and_explains_unknown_names():
     assert xad.resolve_backend(b) is b
     with pytest.raises(xad.BackendError, match="unknown backend 'nope'"):
         xad.resolve_backend("nope")
+
+
+def test_grad_assignment_must_match_the_tensor(xb):
+    w = xad.ones((200, 100), requires_grad=True)
+    with pytest.raises(TypeError, match="xad tensor or None, got ndarray"):
+        w.grad = np.ones((200, 100), dtype=np.float32)
+    with pytest.raises(ValueError, match=r"shape \(1, 100\)"):
+        w.grad = xad.ones((1, 100))
+    w.grad = xad.ones((200, 100))
+    assert w.grad.shape == (200, 100)

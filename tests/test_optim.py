@@ -370,3 +370,28 @@ def test_gradient_not_written(xb, monkeypatch):
             w.grad = g
             getattr(optim, name)([w], **kwargs).step()
             np.testing.assert_array_equal(g.numpy(), _W0 * 0.3)
+
+
+@pytest.mark.parametrize("name,kwargs", CASES, ids=[f"{n}-{i}" for i, (n, _) in
+                                                    enumerate(CASES)])
+def test_in_place_kernel_equals_the_functional_rule(xb, name, kwargs, monkeypatch):
+    """The fast path (an in-place kernel) against the rule each optimiser states once (the
+    pure function immutable backends run), on the same backend, over several steps."""
+    rng = np.random.default_rng(3)
+    start = [rng.standard_normal((7, 5)), rng.standard_normal(5)]
+    grads = [[rng.standard_normal(a.shape) for a in start] for _ in range(6)]
+
+    def trajectory():
+        ps = [xad.tensor(a, dtype=xad.float64, requires_grad=True) for a in start]
+        opt = getattr(xad.optim, name)(ps, **kwargs)
+        for gs in grads:
+            for p, g in zip(ps, gs):
+                p.grad = xad.tensor(g, dtype=xad.float64)
+            opt.step()
+        return [p.numpy() for p in ps]
+
+    fast = trajectory()
+    monkeypatch.setattr(type(xb), "mutable", False)  # the rule's path, as on JAX
+    rule = trajectory()
+    for a, b in zip(fast, rule):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)

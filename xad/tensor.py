@@ -36,7 +36,7 @@ class Tensor:
     # Defaults live on the class, so making a tensor sets only ``data`` and ``_backend``
     # (this is on the per-operation path).
     requires_grad = False
-    grad: Tensor | None = None
+    _grad: Tensor | None = None
     _node: _ag.Node | None = None
     _idx = 0
     _vc: list[int] | None = None  # version counter, shared with views of the same memory
@@ -126,6 +126,29 @@ class Tensor:
         self._vc = [self._version + 1]
         if node is not None:
             self._node, self._idx, self.requires_grad = node, idx, True
+
+    @property
+    def grad(self) -> Tensor | None:
+        """The gradient ``backward()`` accumulated here (``None`` until then).
+
+        Example:
+            >>> import xad
+            >>> x = xad.ones(2, requires_grad=True); x.grad = xad.zeros(2); x.grad.tolist()
+            [0.0, 0.0]
+        """
+        return self._grad
+
+    @grad.setter
+    def grad(self, g: Tensor | None) -> None:
+        if g is not None:
+            if not isinstance(g, Tensor):
+                raise TypeError(f"assigned grad must be an xad tensor or None, got "
+                                f"{type(g).__name__}; wrap an array with xad.tensor(...)")
+            if g.shape != self.shape or g._backend is not self._backend:
+                raise ValueError(f"assigned grad has shape {g.shape} on {g._backend.label}, "
+                                 f"but the tensor has shape {self.shape} on "
+                                 f"{self._backend.label}; they must match")
+        self._grad = g
 
     @property
     def data(self) -> Any:

@@ -84,7 +84,7 @@ class Adagrad(Optimizer):
                             or dtype is not last[2]:
                         last = (step, b, dtype)
                         c = _adagrad_consts(b, dtype, step, lr, lr_decay, wd, eps)
-                    _apply(self._scratch, p, nbuf, _adagrad_kernel, _adagrad_rebind, [st["sum"]],
+                    _apply(self._scratch, p, nbuf, _adagrad_kernel, _adagrad_rule, [st["sum"]],
                            grad._array, c)
         return loss
 
@@ -105,7 +105,7 @@ def adagrad(params: list[Tensor], grads: list[Tensor], state_sums: list[Tensor],
     nbuf = 2 if weight_decay != 0 else 1
     for i, (p, grad) in enumerate(zip(params, grads)):
         c = _adagrad_consts(p._backend, p._array.dtype, steps[i], lr, lr_decay, weight_decay, eps)
-        _apply({}, p, nbuf, _adagrad_kernel, _adagrad_rebind, [state_sums[i]], grad._array, c)
+        _apply({}, p, nbuf, _adagrad_kernel, _adagrad_rule, [state_sums[i]], grad._array, c)
 
 
 def _adagrad_consts(b: Any, dtype: Any, step: int, lr: float, lr_decay: float, wd: float,
@@ -141,12 +141,12 @@ def _adagrad_kernel(rw: list[Any], g: Any, t: Any, gw: Any, c: tuple[Any, ...]) 
     x -= t
 
 
-def _adagrad_rebind(p: Tensor, state: list[Tensor], g: Any, c: tuple[Any, ...]) -> None:
-    """One parameter's update for immutable arrays (JAX): new arrays, rebound."""
+def _adagrad_rule(x: Any, state: list[Any], g: Any,
+                  c: tuple[Any, ...]) -> tuple[Any, list[Any]]:
+    """The Adagrad rule on arrays, as a pure function: the new parameter and state arrays."""
     clr, wd, eps, has_wd = c
-    (s_t,) = state
-    x = p._array
+    (s,) = state
     if has_wd:
         g = g + wd * x
-    s = s_t._array = s_t._array + g * g
-    p._array = x - clr * g / (p._backend.xp.sqrt(s) + eps)
+    s = s + g * g
+    return x - clr * g / (s ** 0.5 + eps), [s]

@@ -86,7 +86,7 @@ class Adam(Optimizer):
                             or dtype is not last[2]:
                         last = (step, b, dtype)
                         c = _adam_consts(b, dtype, step, beta1, beta2, lr, wd, eps, decoupled)
-                    _apply(self._scratch, p, nbuf, _adam_kernel, _adam_rebind,
+                    _apply(self._scratch, p, nbuf, _adam_kernel, _adam_rule,
                            [st["exp_avg"], st["exp_avg_sq"], st["max_exp_avg_sq"] if amsgrad
                             else None], grad._array, decoupled, c, b.xp)
         return loss
@@ -137,7 +137,7 @@ def adam(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor],
         b = p._backend
         c = _adam_consts(b, p._array.dtype, steps[i], beta1, beta2, lr, weight_decay, eps,
                          decoupled_weight_decay)
-        _apply({}, p, nbuf, _adam_kernel, _adam_rebind,
+        _apply({}, p, nbuf, _adam_kernel, _adam_rule,
                [exp_avgs[i], exp_avg_sqs[i], max_exp_avg_sqs[i] if amsgrad else None],
                grad._array, decoupled_weight_decay, c, b.xp)
 
@@ -202,19 +202,19 @@ def _adam_kernel(rw: list[Any], g: Any, t: Any, gw: Any, decoupled: bool, c: tup
     x -= t
 
 
-def _adam_rebind(p: Tensor, state: list[Tensor | None], g: Any, decoupled: bool,
-                 c: tuple[Any, ...], xp: Any) -> None:
-    """One parameter's update for immutable arrays (JAX): new arrays, rebound."""
+def _adam_rule(x: Any, state: list[Any], g: Any, decoupled: bool, c: tuple[Any, ...],
+               xp: Any) -> tuple[Any, list[Any]]:
+    """The Adam/AdamW rule on arrays, as a pure function: the new parameter and state."""
     beta1, one_minus_beta1, beta2, one_minus_beta2, step_size, eps_hat, wdf, has_wd = c
-    m_t, v_t, vmax = state
-    x = p._array
+    m, v, vmax = state
     if has_wd:
         if decoupled:
             x = x * wdf
         else:
             g = g + wdf * x
-    m = m_t._array = beta1 * m_t._array + one_minus_beta1 * g
-    v = v_t._array = beta2 * v_t._array + one_minus_beta2 * (g * g)
+    m = beta1 * m + one_minus_beta1 * g
+    v = beta2 * v + one_minus_beta2 * (g * g)
     if vmax is not None:
-        v = vmax._array = xp.maximum(vmax._array, v)
-    p._array = x - step_size * m / (xp.sqrt(v) + eps_hat)
+        vmax = xp.maximum(vmax, v)
+        return x - step_size * m / (vmax ** 0.5 + eps_hat), [m, v, vmax]
+    return x - step_size * m / (v ** 0.5 + eps_hat), [m, v, vmax]

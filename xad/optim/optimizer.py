@@ -235,14 +235,6 @@ class Optimizer:
         return "\n".join(lines)
 
     # ----- helpers for subclasses -----------------------------------------------------------
-    def _params_with_grad(self, group: dict[str, Any]) -> tuple[list[Tensor], list[Tensor]]:
-        params, grads = [], []
-        for p in group["params"]:
-            if p.grad is not None:
-                params.append(p)
-                grads.append(p.grad)
-        return params, grads
-
     def _state(self, p: Tensor) -> dict[str, Any]:
         st = self.state.get(p)
         if st is None:
@@ -282,27 +274,34 @@ def _scratch_for(b: Any, x: Any, n: int) -> list[Any]:
 
 
 def _apply(scratch: dict[Tensor, list[Any]], p: Tensor, n: int, kernel: Callable[..., None],
-           rebind: Callable[..., None], state: list[Tensor | None], g: Any, *args: Any) -> None:
-    """One parameter's update, reading gradient array ``g``: where ``p``'s backend is mutable,
-    ``kernel`` over the chunks (see :func:`_update`) of the arrays of ``p`` and of its state
-    tensors ``state`` (``None`` entries skipped), with ``p``'s entry in ``scratch`` (``n``
-    scratch arrays per chunk; kept across steps while ``p._array`` is the same array); else
-    ``rebind(p, state, g, *args)``, which rebinds the ``._array`` of ``p`` and of the state."""
+           rule: Callable[..., tuple], state: list[Tensor | None], g: Any, *args: Any) -> None:
+    """One parameter's update, reading gradient array ``g``. Each optimiser states its update
+    once, as ``rule(x, state_arrays, g, *args) -> (new_x, new_state_arrays)``, a pure
+    function of arrays; that is what runs on immutable arrays (JAX), and what the tests hold
+    the fast path to. The fast path, where ``p``'s backend is mutable, is ``kernel``: the
+    same rule written in place over the chunks (see :func:`_update`) of the arrays of ``p``
+    and of its state tensors ``state`` (``None`` entries skipped), with ``p``'s entry in
+    ``scratch`` (``n`` scratch arrays per chunk, kept across steps while ``p._array`` is the
+    same array). It is measured to matter: bench/README.md, "optimisers in place"."""
     b = p._backend
-    if b.mutable:
-        x = p._array
-        e = scratch.get(p)
-        if e is None or e[0] is not x or e[1] < n:
-            e = scratch[p] = _scratch_for(b, x, n)
-        rw = [x]
-        for s in state:  # a loop, not a comprehension: cheaper for a few items
-            rw.append(None if s is None else s._array)
-        if e[2] is None:  # small: one call, no chunks (as _update, one call level less)
-            kernel(rw, g, None, None, *args)
-        else:
-            _update(e, kernel, rw, g, *args)
+    if not b.mutable:
+        x, new = rule(p._array, [None if s is None else s._array for s in state], g, *args)
+        for s, a in zip(state, new):
+            if s is not None:
+                s._set_data(a)
+        p._set_data(x)
+        return
+    x = p._array
+    e = scratch.get(p)
+    if e is None or e[0] is not x or e[1] < n:
+        e = scratch[p] = _scratch_for(b, x, n)
+    rw = [x]
+    for s in state:  # a loop, not a comprehension: cheaper for a few items
+        rw.append(None if s is None else s._array)
+    if e[2] is None:  # small: one call, no chunks (as _update, one call level less)
+        kernel(rw, g, None, None, *args)
     else:
-        rebind(p, state, g, *args)
+        _update(e, kernel, rw, g, *args)
     p._bump_version()
 
 

@@ -86,7 +86,7 @@ class RMSprop(Optimizer):
                     if last is None or b is not last[0] or dtype is not last[1]:
                         last = (b, dtype)
                         c = _rmsprop_consts(b, dtype, lr, alpha, eps, wd, momentum)
-                    _apply(self._scratch, p, nbuf, _rmsprop_kernel, _rmsprop_rebind,
+                    _apply(self._scratch, p, nbuf, _rmsprop_kernel, _rmsprop_rule,
                            [st["square_avg"], st.get("grad_avg") if centered else None,
                             st.get("momentum_buffer") if momentum > 0 else None], grad._array, c)
         return loss
@@ -109,7 +109,7 @@ def rmsprop(params: list[Tensor], grads: list[Tensor], square_avgs: list[Tensor]
     nbuf = 2 if weight_decay != 0 else 1
     for i, (p, grad) in enumerate(zip(params, grads)):
         c = _rmsprop_consts(p._backend, p._array.dtype, lr, alpha, eps, weight_decay, momentum)
-        _apply({}, p, nbuf, _rmsprop_kernel, _rmsprop_rebind,
+        _apply({}, p, nbuf, _rmsprop_kernel, _rmsprop_rule,
                [square_avgs[i], grad_avgs[i] if centered else None,
                 momentum_buffers[i] if momentum > 0 else None], grad._array, c)
 
@@ -175,21 +175,20 @@ def _rmsprop_kernel(rw: list[Any], g: Any, t: Any, gw: Any, c: tuple[Any, ...]) 
     x -= t
 
 
-def _rmsprop_rebind(p: Tensor, state: list[Tensor | None], g: Any, c: tuple[Any, ...]) -> None:
-    """One parameter's update for immutable arrays (JAX): new arrays, rebound."""
+def _rmsprop_rule(x: Any, state: list[Any], g: Any,
+                  c: tuple[Any, ...]) -> tuple[Any, list[Any]]:
+    """The RMSprop rule on arrays, as a pure function: the new parameter and state arrays."""
     lr, alpha, one_minus_alpha, eps, wd, momentum, has_wd = c
-    s_t, a_t, b_t = state
-    x, xp = p._array, p._backend.xp
+    s, a, buf = state
     if has_wd:
         g = g + wd * x
-    s = s_t._array = alpha * s_t._array + one_minus_alpha * (g * g)
-    if a_t is not None:
-        a = a_t._array = alpha * a_t._array + one_minus_alpha * g
-        d = xp.sqrt(s - a * a) + eps
+    s = alpha * s + one_minus_alpha * (g * g)
+    if a is not None:
+        a = alpha * a + one_minus_alpha * g
+        d = (s - a * a) ** 0.5 + eps
     else:
-        d = xp.sqrt(s) + eps
-    if b_t is not None:
-        buf = b_t._array = momentum * b_t._array + g / d
-        p._array = x - lr * buf
-    else:
-        p._array = x - lr * (g / d)
+        d = s ** 0.5 + eps
+    if buf is not None:
+        buf = momentum * buf + g / d
+        return x - lr * buf, [s, a, buf]
+    return x - lr * (g / d), [s, a, buf]

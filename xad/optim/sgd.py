@@ -82,7 +82,7 @@ class SGD(Optimizer):
                         if buf is None:
                             buf = st["momentum_buffer"] = _zeros_like(p)
                             first = True
-                    _apply(self._scratch, p, 2, _sgd_kernel, _sgd_rebind, [buf], grad._array, c,
+                    _apply(self._scratch, p, 2, _sgd_kernel, _sgd_rule, [buf], grad._array, c,
                            first, nesterov)
         return loss
 
@@ -109,7 +109,7 @@ def sgd(params: list[Tensor], grads: list[Tensor], momentum_buffers: list[Tensor
             if buf is None:
                 buf = momentum_buffers[i] = _zeros_like(p)
                 first = True
-        _apply({}, p, 2, _sgd_kernel, _sgd_rebind, [buf], grad._array, c, first, nesterov)
+        _apply({}, p, 2, _sgd_kernel, _sgd_rule, [buf], grad._array, c, first, nesterov)
 
 
 def _sgd_consts(b: Any, dtype: Any, lr: float, momentum: float, dampening: float,
@@ -160,15 +160,14 @@ def _sgd_kernel(rw: list[Any], g: Any, t: Any, gw: Any, c: tuple[Any, ...], firs
     x -= g
 
 
-def _sgd_rebind(p: Tensor, state: list[Tensor | None], g: Any, c: tuple[Any, ...],
-                first: bool, nesterov: bool) -> None:
-    """One parameter's update for immutable arrays (JAX): new arrays, rebound."""
+def _sgd_rule(x: Any, state: list[Any], g: Any, c: tuple[Any, ...], first: bool,
+              nesterov: bool) -> tuple[Any, list[Any]]:
+    """The SGD rule on arrays, as a pure function: the new parameter and state arrays."""
     lr, momentum, one_minus_damp, wd, has_wd, _ = c
     (buf,) = state
-    x = p._array
     if has_wd:
         g = g + wd * x
     if buf is not None:
-        buf._array = g if first else momentum * buf._array + one_minus_damp * g
-        g = g + momentum * buf._array if nesterov else buf._array
-    p._array = x - lr * g
+        buf = g if first else momentum * buf + one_minus_damp * g
+        g = g + momentum * buf if nesterov else buf
+    return x - lr * g, [buf]
