@@ -95,3 +95,13 @@ def test_masked_rules_give_zero_not_nan_where_locally_constant(xb, f):
     x = xad.tensor([-1.0, 4.0], dtype=F64, requires_grad=True)
     f(x).sum().backward()
     assert [abs(v) for v in x.grad.tolist()] == [0.0, 0.25]
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: xad.sqrt(xad.max(xad.stack([x, xad.zeros_like(x)]), axis=0)),
+    lambda x: xad.sqrt(-xad.min(xad.stack([-x, xad.zeros_like(x)]), axis=0))],
+    ids=["max", "min"])
+def test_reductions_give_zero_not_nan_where_locally_constant(xb, f):
+    x = xad.tensor([-1.0, 4.0], dtype=F64, requires_grad=True)
+    f(x).sum().backward()
+    assert [abs(v) for v in x.grad.tolist()] == [0.0, 0.25]

@@ -72,12 +72,13 @@ class Min(Op):
 
 
 def _extreme_grad(node: Any, g: Tensor) -> Tensor:
-    """Split the gradient evenly among the elements equal to the max (or min)."""
+    """Split the gradient evenly among the elements equal to the max (or min); the others
+    get exactly 0 (selected, not multiplied by a 0/1 mask: an infinite ``g`` gives no NaN)."""
     x = node.inputs[0]
     y = _expand(node.output(), node)
-    mask = astype(x == y, g.dtype)
-    count = sum(mask, axis=node.params["axis"], keepdims=True)
-    return mask * (_expand(g, node) / count)
+    hit = x == y
+    count = sum(astype(hit, g.dtype), axis=node.params["axis"], keepdims=True)
+    return where(hit, _expand(g, node) / count, 0.0)
 
 
 class Prod(Op):
