@@ -103,12 +103,16 @@ class _State:
         return grad_input
 
 
-class _OutputsIdentity(Function):
+class _Identity(Function):
+    """Passes its tensors through; the subclasses' backward is where hooks happen."""
+
     @staticmethod
     def forward(ctx: Any, state: _State, *ts: Tensor) -> Any:
         ctx.state = state
         return ts if len(ts) > 1 else ts[0]
 
+
+class _OutputsIdentity(_Identity):
     @staticmethod
     def backward(ctx: Any, *grads: Tensor) -> tuple:
         ctx.state.grad_output = grads
@@ -117,12 +121,7 @@ class _OutputsIdentity(Function):
         return (None, *grads)
 
 
-class _InputsIdentity(Function):
-    @staticmethod
-    def forward(ctx: Any, state: _State, *ts: Tensor) -> Any:
-        ctx.state = state
-        return ts if len(ts) > 1 else ts[0]
-
+class _InputsIdentity(_Identity):
     @staticmethod
     def backward(ctx: Any, *grads: Tensor) -> tuple:
         return (None, *ctx.state.call(grads))
