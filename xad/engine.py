@@ -72,9 +72,6 @@ class _Plan:
                 self.need.add(n)
         self.target_nodes = target_nodes
 
-    def wants_leaf(self, leaf: Any) -> bool:
-        return self.leaf_ids is None or id(leaf) in self.leaf_ids
-
     def capture(self, node: Node, slots: list, captured: dict[int, Any]) -> None:
         """Keep the gradients of requested non-leaf tensors made by ``node``."""
         for i in range(node.n_out):
@@ -98,7 +95,8 @@ class _Leaves:
         self.acc: dict[int, list] = {}
 
     def add(self, leaf: Any, g: Any) -> None:
-        if not self.plan.wants_leaf(leaf):
+        ids = self.plan.leaf_ids
+        if ids is not None and id(leaf) not in ids:
             return
         slot = self.acc.get(id(leaf))
         if slot is None:
@@ -161,6 +159,7 @@ def _loop(roots: list[Node], pending: dict[Node, list], plan: _Plan, leaves: _Le
     heap = [(-n.seq, n) for n in roots]
     heapq.heapify(heap)
     pop, push, need = heapq.heappop, heapq.heappush, plan.need
+    anomaly, add_leaf = context.anomaly, leaves.add
     while heap:
         node = pop(heap)[1]
         slots = pending.pop(node)
@@ -174,7 +173,7 @@ def _loop(roots: list[Node], pending: dict[Node, list], plan: _Plan, leaves: _Le
             plan.capture(node, slots, captured)
             if node not in need:
                 continue
-        if node.n_out == 1 and not context.anomaly and node.saved is not None:
+        if node.n_out == 1 and not anomaly and node.saved is not None:
             grads = node.op.backward(node, *slots)  # the common case, without a call
             if type(grads) is not tuple:
                 grads = (grads,)
@@ -197,7 +196,7 @@ def _loop(roots: list[Node], pending: dict[Node, list], plan: _Plan, leaves: _Le
             else:
                 if g is slots[0] or len(slots) > 1 and any(g is s for s in slots):
                     leaves.shared.add(id(g))  # the rule passed its own input through
-                leaves.add(e, g)
+                add_leaf(e, g)
         del grads, slots
 
 
