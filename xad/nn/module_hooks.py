@@ -65,29 +65,13 @@ class _State:
         self.grad_output: tuple | None = None
 
     def wrap_inputs(self, args: tuple) -> tuple:
-        pos = [i for i, a in enumerate(args) if isinstance(a, Tensor) and a.requires_grad]
-        self.n_inputs = len(pos)
         self.n_tensors = sum(isinstance(a, Tensor) for a in args)
-        if not pos:
-            return args
-        new = _InputsIdentity.apply(self, *(args[i] for i in pos))
-        new = new if isinstance(new, tuple) else (new,)
-        args = list(args)
-        for i, t in zip(pos, new):
-            args[i] = t
-        return tuple(args)
+        args, self.n_inputs = _through(_InputsIdentity, self, args)
+        return args
 
     def wrap_outputs(self, out: Any) -> Any:
-        outs = out if isinstance(out, tuple) else (out,)
-        pos = [i for i, o in enumerate(outs) if isinstance(o, Tensor) and o.requires_grad]
-        if not pos:
-            return out
-        new = _OutputsIdentity.apply(self, *(outs[i] for i in pos))
-        new = new if isinstance(new, tuple) else (new,)
-        res = list(outs)
-        for i, t in zip(pos, new):
-            res[i] = t
-        return tuple(res) if isinstance(out, tuple) else res[0]
+        outs, _ = _through(_OutputsIdentity, self, out if isinstance(out, tuple) else (out,))
+        return outs if isinstance(out, tuple) else outs[0]
 
     def call(self, grad_input: tuple) -> tuple:
         """Run the module's backward hooks; a returned tuple replaces ``grad_input``."""
@@ -101,6 +85,19 @@ class _State:
                                      f"{len(grad_input)} inputs")
                 grad_input = r
         return grad_input
+
+
+def _through(fn: type[Function], state: _State, values: tuple) -> tuple[tuple, int]:
+    """``values`` with the tensors that require grad passed through ``fn`` (an identity),
+    and how many there were."""
+    pos = [i for i, v in enumerate(values) if isinstance(v, Tensor) and v.requires_grad]
+    if not pos:
+        return values, 0
+    new = fn.apply(state, *(values[i] for i in pos))
+    res = list(values)
+    for i, t in zip(pos, new if isinstance(new, tuple) else (new,)):
+        res[i] = t
+    return tuple(res), len(pos)
 
 
 class _Identity(Function):
