@@ -1,0 +1,15 @@
+"""Layers and losses as functions (``xad.nn.functional``, usually imported as ``F``).
+
+Everything here is composed from xad's primitive operations, so it runs on every backend and
+is differentiable to any order. Array-shaped arguments follow the Array API (``axis``);
+``dim=`` is accepted too, for PyTorch habits.
+"""
+
+from __future__ import annotations
+
+from .layers import *  # noqa: F403
+from .layers import __all__ as _layers
+from .losses import *  # noqa: F403
+from .losses import __all__ as _losses
+
+__all__ = [*_layers, *_losses]

@@ -1,0 +1,188 @@
+"""Losses as functions, with PyTorch's names, arguments and reductions."""
+
+from __future__ import annotations
+
+from ... import dtypes as _dt
+from ... import ops as _ops
+from ...tensor import Tensor
+from .layers import _check_in_range, one_hot
+
+__all__ = [
+    "mse_loss", "l1_loss", "huber_loss", "cross_entropy", "nll_loss",
+    "binary_cross_entropy_with_logits",
+]
+
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+def _reduce(loss: Tensor, reduction: str, where: str) -> Tensor:
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "none":
+        return loss
+    raise ValueError(f"{where}: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
+
+
+def _check_pair(x: Tensor, y: Tensor, where: str) -> None:
+    if not isinstance(y, Tensor):
+        raise TypeError(f"{where}: target must be a tensor, got {type(y).__name__}")
+    if x.shape != y.shape:
+        raise ValueError(f"{where}: input shape {x.shape} and target shape {y.shape} differ; "
+                         f"reshape one (broadcasting here is usually a bug)")
+
+
+def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    """Mean squared error.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.mse_loss(xad.tensor([1.0, 2.0]), xad.tensor([1.0, 4.0])).item()
+        2.0
+    """
+    _check_pair(input, target, "mse_loss")
+    d = input - target
+    return _reduce(d * d, reduction, "mse_loss")
+
+
+def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    """Mean absolute error."""
+    _check_pair(input, target, "l1_loss")
+    return _reduce(_ops.abs(input - target), reduction, "l1_loss")
+
+
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0
+               ) -> Tensor:
+    """Huber loss: ``0.5 d**2`` where ``|d| < delta``, else ``delta (|d| - delta/2)``.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.huber_loss(xad.tensor([0.0, 0.0]), xad.tensor([0.5, 3.0]), "none").tolist()
+        [0.125, 2.5]
+    """
+    _check_pair(input, target, "huber_loss")
+    if delta <= 0:
+        raise ValueError(f"huber_loss: delta must be positive, got {delta}")
+    d = input - target
+    a = _ops.abs(d)
+    loss = _ops.where(a < delta, d * d * 0.5, (a - 0.5 * delta) * delta)
+    return _reduce(loss, reduction, "huber_loss")
+
+
+def _class_targets(input: Tensor, target: Tensor, where: str) -> None:
+    if not isinstance(target, Tensor):
+        raise TypeError(f"{where}: target must be a tensor of class indices, got "
+                        f"{type(target).__name__}")
+    if target.dtype.is_floating or target.dtype is _dt.bool_:
+        raise TypeError(f"{where}: class-index targets must be an integer tensor, got "
+                        f"{target.dtype} (for class probabilities pass a floating target of "
+                        f"the input's shape to cross_entropy)")
+    expect = (input.shape[0],) + input.shape[2:] if input.ndim >= 2 else ()
+    if tuple(target.shape) != expect:
+        raise ValueError(f"{where}: input of shape {input.shape} (N, C, ...) needs a target "
+                         f"of shape {expect}, got {target.shape}")
+
+
+def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
+             ignore_index: int = -100, reduction: str = "mean") -> Tensor:
+    """Negative log-likelihood of log-probabilities ``input`` (``(N, C, ...)`` or ``(C,)``)
+    at integer class ``target``; ``mean`` divides by the summed weights of counted targets.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.nll_loss(xad.tensor([[-1.0, -2.0]]), xad.tensor([1])).item()
+        2.0
+    """
+    _class_targets(input, target, "nll_loss")
+    axis = 1 if input.ndim >= 2 else 0
+    c = input.shape[axis]
+    if weight is not None and tuple(weight.shape) != (c,):
+        raise ValueError(f"nll_loss: weight must have shape ({c},), got {weight.shape}")
+    _check_in_range(target, c, "nll_loss", "target", "the number of classes", ignore_index)
+    oh = one_hot(target, c, dtype=input.dtype)  # (N, ..., C)
+    if input.ndim > 2:  # move classes last to match the one-hot
+        perm = (0, *range(2, input.ndim), 1)
+        input = input.permute_dims(perm)
+    w = oh if weight is None else oh * weight.astype(input.dtype)
+    if ignore_index is not None and 0 <= ignore_index < c:  # else its one-hot row is zero
+        w = w * (target != ignore_index).astype(input.dtype).expand_dims(-1)
+    loss = -(input * w).sum(axis=-1)
+    if reduction == "mean":
+        return loss.sum() / w.sum()
+    return _reduce(loss, reduction, "nll_loss")
+
+
+def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                  ignore_index: int = -100, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Tensor:
+    """Cross-entropy of logits ``input`` (``(N, C, ...)`` or ``(C,)``) against integer class
+    indices (or class probabilities of the input's shape), through a stable log-softmax.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> round(F.cross_entropy(xad.tensor([[0.0, 0.0]]), xad.tensor([1])).item(), 4)
+        0.6931
+    """
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got "
+                         f"{label_smoothing}")
+    axis = 1 if input.ndim >= 2 else 0
+    logp = _ops.log_softmax(input, axis=axis)
+    c = input.shape[axis]
+    if isinstance(target, Tensor) and target.dtype.is_floating:  # class probabilities
+        if target.shape != input.shape:
+            raise TypeError(f"cross_entropy: a target is either integer class indices of "
+                            f"shape (N, ...) or class probabilities of the input's shape "
+                            f"{input.shape}; got {target.dtype} of shape {target.shape} "
+                            f"(cast indices with .astype(xad.int64))")
+        if label_smoothing:
+            target = target * (1 - label_smoothing) + label_smoothing / c
+        wl = logp if weight is None else logp * weight.reshape(
+            (c,) + (1,) * (input.ndim - axis - 1))
+        loss = -(wl * target).sum(axis=axis)
+        return _reduce(loss, reduction, "cross_entropy")
+    nll = nll_loss(logp, target, weight, ignore_index, reduction)
+    if not label_smoothing:
+        return nll
+    if weight is not None:
+        raise NotImplementedError("cross_entropy: label_smoothing together with class "
+                                  "weight is not supported yet")
+    _class_targets(input, target, "cross_entropy")
+    lp = logp if input.ndim < 2 else logp.permute_dims((0, *range(2, input.ndim), 1))
+    smooth = -lp.sum(axis=-1) * (1.0 / c)
+    valid = (target != ignore_index).astype(input.dtype)
+    smooth = smooth * valid
+    if reduction == "mean":
+        smooth = smooth.sum() / valid.sum()
+    else:
+        smooth = _reduce(smooth, reduction, "cross_entropy")
+    return nll * (1 - label_smoothing) + smooth * label_smoothing
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
+                                     weight: Tensor | None = None, reduction: str = "mean",
+                                     pos_weight: Tensor | None = None) -> Tensor:
+    """Binary cross-entropy of logits ``input`` against targets in ``[0, 1]``, stably:
+    ``(1 - y) x + (1 + (pos_weight - 1) y) softplus(-x)``.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> round(F.binary_cross_entropy_with_logits(xad.zeros(2), xad.ones(2)).item(), 4)
+        0.6931
+    """
+    _check_pair(input, target, "binary_cross_entropy_with_logits")
+    y = target.astype(input.dtype) if target.dtype != input.dtype else target
+    sp = _ops.softplus(-input)
+    if pos_weight is None:
+        loss = (1 - y) * input + sp
+    else:
+        loss = (1 - y) * input + (1 + (pos_weight - 1) * y) * sp
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction, "binary_cross_entropy_with_logits")
