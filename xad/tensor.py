@@ -19,10 +19,23 @@ __all__ = ["Tensor"]
 _new = object.__new__
 
 
+class Size(int):
+    """An element count that, called, gives the shape (``x.size()``) or one dimension
+    (``x.size(dim)``) as PyTorch's ``size()`` does."""
+
+    def __new__(cls, n: int, shape: tuple[int, ...]) -> Size:
+        s = super().__new__(cls, n)
+        s._shape = shape
+        return s
+
+    def __call__(self, dim: int | None = None) -> Any:
+        return self._shape if dim is None else self._shape[dim]
+
+
 class Tensor:
     """An array on some backend that can record the operations applied to it.
 
-    ``data`` is the backend array; ``grad`` receives gradients from ``backward()``.
+    ``array`` is the backend array; ``grad`` receives gradients from ``backward()``.
     Arithmetic with Python numbers follows the Array API's weak-scalar rule, so a float32
     tensor stays float32.
 
@@ -36,6 +49,7 @@ class Tensor:
     # Defaults live on the class, so making a tensor sets only ``data`` and ``_backend``
     # (this is on the per-operation path).
     requires_grad = False
+    _data_of = False  # made by .data: in-place changes reach the base outside any graph
     _grad: Tensor | None = None
     _node: _ag.Node | None = None
     _idx = 0
@@ -151,9 +165,38 @@ class Tensor:
         self._grad = g
 
     @property
-    def data(self) -> Any:
-        """The backend array (the library itself reads ``_array``)."""
+    def array(self) -> Any:
+        """The backend array itself (no copy; the library reads ``_array``).
+
+        Example:
+            >>> import xad
+            >>> type(xad.zeros(2).array).__name__
+            'ndarray'
+        """
         return self._array
+
+    @property
+    def data(self) -> Tensor:
+        """PyTorch's ``.data``: a tensor sharing this one's values, outside any graph, whose
+        in-place changes change this tensor (``p.data += -lr * p.grad``), also on backends
+        with immutable arrays (JAX). The backend array itself is :attr:`array`.
+
+        Example:
+            >>> import xad
+            >>> p = xad.ones(2, requires_grad=True); p.data -= 0.5; p.tolist()
+            [0.5, 0.5]
+        """
+        d = Tensor._make(self._array, self._backend)
+        self._adopt_view(d, _ops.REGISTRY["getitem"], {"key": (...,), "advanced": False})
+        d._data_of = True
+        return d
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        if not isinstance(value, Tensor) or value._backend is not self._backend:
+            raise TypeError(f"assigning .data needs an xad tensor on {self._backend.label}, "
+                            f"got {type(value).__name__}")
+        self._set_data(value._array)
 
     def _adopt_view(self, view: Tensor, op: Any, params: dict) -> None:
         """Make ``view`` (just computed from this tensor by ``op``) a view of it: they count
@@ -198,8 +241,16 @@ class Tensor:
         return self._array.ndim
 
     @property
-    def size(self) -> int:
-        return math.prod(self._array.shape)
+    def size(self) -> Size:
+        """The number of elements (the Array API's attribute, an int) that can also be called
+        as PyTorch's method: ``x.size()`` is the shape, ``x.size(0)`` one dimension.
+
+        Example:
+            >>> import xad
+            >>> x = xad.zeros(2, 3); (x.size, x.size(), x.size(-1))
+            (6, (2, 3), 3)
+        """
+        return Size(math.prod(self._array.shape), self.shape)
 
     @property
     def dtype(self) -> _dt.DType:
@@ -539,67 +590,80 @@ class Tensor:
         _ops.setitem_(self, (...,), src)
         return self
 
-    # ----- methods (the functions in xad.ops) ----------------------------------------------
-    def sum(self, axis=None, keepdims=False) -> Tensor:
+    # ----- methods: PyTorch's names and keywords (``dim``/``keepdim``); ``axis``/``keepdims``
+    # (the standard's spelling) are accepted too. Functions (``xad.sum``...) follow the standard.
+    def sum(self, dim=None, keepdim=False, *, axis=None, keepdims=False) -> Tensor:
         """See :func:`xad.sum`."""
-        return _ops.sum(self, axis=axis, keepdims=keepdims)
+        return _ops.sum(self, axis=_ax(dim, axis), keepdims=keepdim or keepdims)
 
-    def mean(self, axis=None, keepdims=False) -> Tensor:
+    def mean(self, dim=None, keepdim=False, *, axis=None, keepdims=False) -> Tensor:
         """See :func:`xad.mean`."""
-        return _ops.mean(self, axis=axis, keepdims=keepdims)
+        return _ops.mean(self, axis=_ax(dim, axis), keepdims=keepdim or keepdims)
 
-    def var(self, axis=None, correction=0, keepdims=False) -> Tensor:
-        """See :func:`xad.var`."""
-        return _ops.var(self, axis=axis, correction=correction, keepdims=keepdims)
+    def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None,
+            keepdims=False) -> Tensor:
+        """PyTorch's ``var``: unbiased (``correction=1``) unless told; :func:`xad.var` (the
+        standard's) defaults to ``correction=0``."""
+        c = correction if correction is not None else 0 if unbiased is False else 1
+        return _ops.var(self, axis=_ax(dim, axis), correction=c, keepdims=keepdim or keepdims)
 
-    def std(self, axis=None, correction=0, keepdims=False) -> Tensor:
-        """See :func:`xad.std`."""
-        return _ops.std(self, axis=axis, correction=correction, keepdims=keepdims)
+    def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None,
+            keepdims=False) -> Tensor:
+        """PyTorch's ``std``: unbiased (``correction=1``) unless told; :func:`xad.std` (the
+        standard's) defaults to ``correction=0``."""
+        c = correction if correction is not None else 0 if unbiased is False else 1
+        return _ops.std(self, axis=_ax(dim, axis), correction=c, keepdims=keepdim or keepdims)
 
-    def max(self, axis=None, keepdims=False) -> Tensor:
-        """See :func:`xad.max`."""
-        return _ops.max(self, axis=axis, keepdims=keepdims)
+    def max(self, dim=None, keepdim=False, *, axis=None, keepdims=False) -> Any:
+        """The largest element; with ``dim`` (PyTorch's) ``(values, indices)``; with
+        ``axis=`` (the standard's) the values only; with a tensor, :func:`xad.maximum`.
 
-    def min(self, axis=None, keepdims=False) -> Tensor:
-        """See :func:`xad.min`."""
-        return _ops.min(self, axis=axis, keepdims=keepdims)
+        Example:
+            >>> import xad
+            >>> v, i = xad.tensor([[1.0, 5.0], [7.0, 2.0]]).max(dim=1); i.tolist()
+            [1, 0]
+        """
+        return _extreme(self, dim, keepdim, axis, keepdims, "max")
 
-    def prod(self, axis=None, keepdims=False) -> Tensor:
+    def min(self, dim=None, keepdim=False, *, axis=None, keepdims=False) -> Any:
+        """The smallest element; see :meth:`max` for ``dim`` and ``axis``."""
+        return _extreme(self, dim, keepdim, axis, keepdims, "min")
+
+    def prod(self, dim=None, keepdim=False, *, axis=None, keepdims=False) -> Tensor:
         """See :func:`xad.prod`."""
-        return _ops.prod(self, axis=axis, keepdims=keepdims)
+        return _ops.prod(self, axis=_ax(dim, axis), keepdims=keepdim or keepdims)
 
-    def logsumexp(self, axis=None, keepdims=False) -> Tensor:
+    def logsumexp(self, dim=None, keepdim=False, *, axis=None, keepdims=False) -> Tensor:
         """See :func:`xad.logsumexp`."""
-        return _ops.logsumexp(self, axis=axis, keepdims=keepdims)
+        return _ops.logsumexp(self, axis=_ax(dim, axis), keepdims=keepdim or keepdims)
 
-    def argmax(self, axis=None, keepdims=False) -> Tensor:
+    def argmax(self, dim=None, keepdim=False, *, axis=None, keepdims=False) -> Tensor:
         """See :func:`xad.argmax`."""
-        return _ops.argmax(self, axis=axis, keepdims=keepdims)
+        return _ops.argmax(self, axis=_ax(dim, axis), keepdims=keepdim or keepdims)
 
-    def argmin(self, axis=None, keepdims=False) -> Tensor:
+    def argmin(self, dim=None, keepdim=False, *, axis=None, keepdims=False) -> Tensor:
         """See :func:`xad.argmin`."""
-        return _ops.argmin(self, axis=axis, keepdims=keepdims)
+        return _ops.argmin(self, axis=_ax(dim, axis), keepdims=keepdim or keepdims)
 
-    def any(self, axis=None, keepdims=False) -> Tensor:
+    def any(self, dim=None, keepdim=False, *, axis=None, keepdims=False) -> Tensor:
         """See :func:`xad.any`."""
-        return _ops.any(self, axis=axis, keepdims=keepdims)
+        return _ops.any(self, axis=_ax(dim, axis), keepdims=keepdim or keepdims)
 
-    def all(self, axis=None, keepdims=False) -> Tensor:
+    def all(self, dim=None, keepdim=False, *, axis=None, keepdims=False) -> Tensor:
         """See :func:`xad.all`."""
-        return _ops.all(self, axis=axis, keepdims=keepdims)
+        return _ops.all(self, axis=_ax(dim, axis), keepdims=keepdim or keepdims)
 
-    def cumsum(self, axis=None) -> Tensor:
+    def cumsum(self, dim=None, *, axis=None) -> Tensor:
         """See :func:`xad.cumsum`."""
-        return _ops.cumsum(self, axis=axis)
+        return _ops.cumsum(self, axis=_ax(dim, axis))
 
-    def softmax(self, axis=-1) -> Tensor:
+    def softmax(self, dim=-1, *, axis=None) -> Tensor:
         """See :func:`xad.softmax`."""
-        return _ops.softmax(self, axis=axis)
+        return _ops.softmax(self, axis=_ax(dim, axis))
 
-    def log_softmax(self, axis=-1) -> Tensor:
+    def log_softmax(self, dim=-1, *, axis=None) -> Tensor:
         """See :func:`xad.log_softmax`."""
-        return _ops.log_softmax(self, axis=axis)
-
+        return _ops.log_softmax(self, axis=_ax(dim, axis))
     def exp(self) -> Tensor:
         """See :func:`xad.exp`."""
         return _ops.exp(self)
@@ -660,42 +724,178 @@ class Tensor:
         """See :func:`xad.clip`."""
         return _ops.clip(self, min, max)
 
+    clamp = clip
+
     def reshape(self, *shape) -> Tensor:
         """See :func:`xad.reshape`."""
         return _ops.reshape(self, _shape_arg(shape))
 
+    def view(self, *shape) -> Tensor:
+        """PyTorch's ``view``: :meth:`reshape` (xad's reshape never copies needlessly).
+
+        Example:
+            >>> import xad
+            >>> xad.zeros(2, 3, 4).view(-1, 12).shape
+            (2, 12)
+        """
+        if len(shape) == 1 and isinstance(shape[0], _dt.DType):
+            raise TypeError("view(dtype) (reinterpreting the bits) is not supported; cast "
+                            "the values with .to(dtype)")
+        return _ops.reshape(self, _shape_arg(shape))
+
+    def view_as(self, other: Tensor) -> Tensor:
+        """:meth:`view` to ``other``'s shape."""
+        return _ops.reshape(self, other.shape)
+
     def transpose(self, *axes) -> Tensor:
-        """See :func:`xad.transpose`."""
-        return _ops.transpose(self, _shape_arg(axes) or None)
+        """PyTorch's ``transpose(dim0, dim1)`` swaps two axes; more axes (or none) permute
+        them as NumPy's does.
+
+        Example:
+            >>> import xad
+            >>> xad.zeros(2, 3, 4).transpose(0, 2).shape
+            (4, 3, 2)
+        """
+        axes = _shape_arg(axes)
+        if len(axes) == 2 and self.ndim >= 2:
+            order = list(range(self.ndim))
+            i, j = (a % self.ndim for a in axes)
+            order[i], order[j] = order[j], order[i]
+            axes = tuple(order)
+        return _ops.transpose(self, axes or None)
+
+    def t(self) -> Tensor:
+        """Transpose a tensor of at most two dimensions."""
+        if self.ndim > 2:
+            raise ValueError(f"t() expects a tensor with at most 2 dimensions, got shape "
+                             f"{self.shape}; use .transpose(dim0, dim1) or .mT")
+        return _ops.transpose(self)
 
     def permute_dims(self, *axes) -> Tensor:
         """See :func:`xad.permute_dims`."""
         return _ops.permute_dims(self, _shape_arg(axes))
 
-    def squeeze(self, axis=None) -> Tensor:
+    permute = permute_dims
+
+    def squeeze(self, dim=None, *, axis=None) -> Tensor:
         """See :func:`xad.squeeze`."""
-        return _ops.squeeze(self, axis)
+        return _ops.squeeze(self, _ax(dim, axis))
 
     def expand_dims(self, axis=0) -> Tensor:
         """See :func:`xad.expand_dims`."""
         return _ops.expand_dims(self, axis=axis)
 
+    def unsqueeze(self, dim: int) -> Tensor:
+        """PyTorch's name for :meth:`expand_dims`."""
+        return _ops.expand_dims(self, axis=dim)
+
     def broadcast_to(self, shape) -> Tensor:
         """See :func:`xad.broadcast_to`."""
         return _ops.broadcast_to(self, shape)
 
-    def flip(self, axis=None) -> Tensor:
-        """See :func:`xad.flip`."""
-        return _ops.flip(self, axis=axis)
+    def expand(self, *sizes) -> Tensor:
+        """PyTorch's ``expand``: :meth:`broadcast_to`, ``-1`` keeping a size."""
+        sizes = _shape_arg(sizes)
+        lead = len(sizes) - self.ndim
+        return _ops.broadcast_to(self, tuple(
+            self.shape[i - lead] if n == -1 and i >= lead else n for i, n in enumerate(sizes)))
 
-    def flatten(self) -> Tensor:
-        """See :func:`xad.reshape`."""
-        return _ops.reshape(self, (-1,))
+    def expand_as(self, other: Tensor) -> Tensor:
+        """:meth:`expand` to ``other``'s shape."""
+        return _ops.broadcast_to(self, other.shape)
+
+    def repeat(self, *repeats) -> Tensor:
+        """See :func:`xad.repeat`."""
+        return _ops.repeat(self, _shape_arg(repeats))
+
+    def flip(self, axis=None, *, dims=None) -> Tensor:
+        """See :func:`xad.flip`."""
+        return _ops.flip(self, axis=_ax(dims, axis))
+
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+        """See :func:`xad.flatten`."""
+        return _ops.flatten(self, start_dim, end_dim)
+
+    def contiguous(self) -> Tensor:
+        """The tensor itself (the Array API has no memory layouts to choose)."""
+        return self
 
     def matmul(self, o) -> Tensor:
         """See :func:`xad.matmul`."""
         return _ops.matmul(self, o)
 
+    def gather(self, dim: int, index: Tensor) -> Tensor:
+        """See :func:`xad.gather`."""
+        return _ops.gather(self, dim, index)
+
+    def scatter_add(self, dim: int, index: Tensor, src: Tensor) -> Tensor:
+        """See :func:`xad.scatter_add`."""
+        return _ops.scatter_add(self, dim, index, src)
+
+    def index_select(self, dim: int, index: Tensor) -> Tensor:
+        """See :func:`xad.index_select`."""
+        return _ops.index_select(self, dim, index)
+
+    def masked_fill(self, mask: Any, value: Any) -> Tensor:
+        """See :func:`xad.masked_fill`."""
+        return _ops.masked_fill(self, mask, value)
+
+    # ----- PyTorch's comparison names, casts and sizes ----------------------------------------
+    def eq(self, o: Any) -> Tensor:
+        return _ops.equal(self, o)
+
+    def ne(self, o: Any) -> Tensor:
+        return _ops.not_equal(self, o)
+
+    def lt(self, o: Any) -> Tensor:
+        return _ops.less(self, o)
+
+    def le(self, o: Any) -> Tensor:
+        return _ops.less_equal(self, o)
+
+    def gt(self, o: Any) -> Tensor:
+        return _ops.greater(self, o)
+
+    def ge(self, o: Any) -> Tensor:
+        return _ops.greater_equal(self, o)
+
+    def float(self) -> Tensor:
+        """Cast to float32."""
+        return _ops.astype(self, _dt.float32)
+
+    def double(self) -> Tensor:
+        """Cast to float64."""
+        return _ops.astype(self, _dt.float64)
+
+    def half(self) -> Tensor:
+        """Cast to float16."""
+        return _ops.astype(self, _dt.float16)
+
+    def long(self) -> Tensor:
+        """Cast to int64."""
+        return _ops.astype(self, _dt.int64)
+
+    def int(self) -> Tensor:
+        """Cast to int32."""
+        return _ops.astype(self, _dt.int32)
+
+    def bool(self) -> Tensor:
+        """Cast to bool."""
+        return _ops.astype(self, _dt.bool_)
+
+    def type_as(self, other: Tensor) -> Tensor:
+        """Cast to ``other``'s dtype."""
+        return _ops.astype(self, other.dtype)
+
+    def numel(self) -> int:
+        """The number of elements (the standard's ``size`` attribute)."""
+        return math.prod(self._array.shape)
+
+    nelement = numel
+
+    def dim(self) -> int:
+        """The number of dimensions (``ndim``)."""
+        return self._array.ndim
 
     @property
     def T(self) -> Tensor:
@@ -704,6 +904,40 @@ class Tensor:
     @property
     def mT(self) -> Tensor:
         return _ops.matrix_transpose(self)
+
+
+def _ax(dim: Any, axis: Any) -> Any:
+    """The axis a method was given as PyTorch's ``dim`` or the standard's ``axis``."""
+    if dim is not None and axis is not None:
+        raise TypeError("give the axis as dim= or axis=, not both")
+    a = dim if axis is None else axis
+    return tuple(a) if isinstance(a, list) else a
+
+
+class MaxMin(tuple):
+    """PyTorch's ``(values, indices)`` result of ``max(dim)`` and ``min(dim)``."""
+
+    __slots__ = ()
+
+    @property
+    def values(self) -> Tensor:
+        return self[0]
+
+    @property
+    def indices(self) -> Tensor:
+        return self[1]
+
+
+def _extreme(x: Tensor, dim: Any, keepdim: bool, axis: Any, keepdims: bool, name: str) -> Any:
+    """``max``/``min`` with PyTorch's ``dim`` (values and indices), the standard's ``axis``
+    (values), or another tensor (elementwise)."""
+    if isinstance(dim, Tensor):
+        return (_ops.maximum if name == "max" else _ops.minimum)(x, dim)
+    if dim is None:
+        return getattr(_ops, name)(x, axis=_ax(None, axis), keepdims=keepdims)
+    values = getattr(_ops, name)(x, axis=dim, keepdims=keepdim)
+    indices = getattr(_ops, "arg" + name)(x, axis=dim, keepdims=keepdim)
+    return MaxMin((values, indices))
 
 
 def _shape_arg(shape: tuple) -> tuple:

@@ -23,12 +23,14 @@ from .linalg import *  # noqa: F403
 from .linalg import __all__ as _l
 from .reduce import *  # noqa: F403
 from .reduce import __all__ as _r
+from .select import *  # noqa: F403
+from .select import __all__ as _sel
 from .shape import *  # noqa: F403
 from .shape import __all__ as _s
 from .transfer import *  # noqa: F403
 from .transfer import __all__ as _t
 
-__all__ = ["REGISTRY", "Op", "apply", *_b, *_e, *_i, *_ip, *_l, *_r, *_s, *_t]
+__all__ = ["REGISTRY", "Op", "apply", *_b, *_e, *_i, *_ip, *_l, *_r, *_sel, *_s, *_t]
 
 _tensor.install_operations(_sys.modules[__name__], binary, _elementwise)
 _graph.installed.sum_to = sum_to  # noqa: F405

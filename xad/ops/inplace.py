@@ -65,6 +65,11 @@ def _write_view(x: Tensor, new: Tensor, what: str) -> None:
                            f"tensor of shape {base.shape} that is part of a graph; in-place "
                            f"changes through {op.name} views are not supported. Change the base "
                            f"tensor, or take a copy of the view first (.clone()).")
+    if x._data_of:  # PyTorch's .data: the change reaches the base outside any graph
+        with grad_mode.no_grad():
+            setitem_(base, params["key"], new.detach())
+        x._follow(unary(op, base.detach(), **params))
+        return
     if base._node is None and base.requires_grad and context.grad_enabled:
         raise _leaf_error(base, f"{what} through a view of it")
     setitem_(base, params["key"], new)

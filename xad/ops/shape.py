@@ -11,7 +11,8 @@ from ._apply import Op, apply, unary
 from .axes import normalize_axes, normalize_axis
 
 __all__ = ["reshape", "permute_dims", "transpose", "matrix_transpose", "squeeze",
-           "expand_dims", "broadcast_to", "concat", "stack", "split", "flip"]
+           "expand_dims", "broadcast_to", "concat", "stack", "split", "flip", "repeat",
+           "flatten"]
 
 
 class Reshape(Op):
@@ -211,6 +212,43 @@ def split(x: Tensor, indices_or_sections: int | Sequence[int], axis: int = 0) ->
     bounds = [0, *cuts, n]
     pre = (slice(None),) * axis
     return [x[pre + (slice(a, b), ...)] for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def repeat(x: Tensor, repeats: Sequence[int]) -> Tensor:
+    """Tile ``x``: ``repeats[i]`` copies along axis ``i`` (PyTorch's ``Tensor.repeat``; new
+    leading axes when ``repeats`` is longer than ``x.ndim``).
+
+    Example:
+        >>> import xad
+        >>> xad.repeat(xad.tensor([1, 2]), (2, 2)).tolist()
+        [[1, 2, 1, 2], [1, 2, 1, 2]]
+    """
+    repeats = tuple(repeats)
+    if len(repeats) < x.ndim:
+        raise ValueError(f"repeat: {len(repeats)} repeats for a tensor of shape {x.shape}; "
+                         f"give at least one per dimension")
+    shape = (1,) * (len(repeats) - x.ndim) + x.shape
+    spread = reshape(x, tuple(v for n in shape for v in (1, n)))
+    tiled = broadcast_to(spread, tuple(v for r, n in zip(repeats, shape) for v in (r, n)))
+    return reshape(tiled, tuple(r * n for r, n in zip(repeats, shape)))
+
+
+def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """Merge the axes ``start_dim`` to ``end_dim`` (inclusive) into one.
+
+    Example:
+        >>> import xad
+        >>> xad.flatten(xad.zeros((2, 3, 4)), 1).shape
+        (2, 12)
+    """
+    if x.ndim == 0:
+        return reshape(x, (1,))
+    s = normalize_axis(start_dim, x.ndim, "flatten")
+    e = normalize_axis(end_dim, x.ndim, "flatten")
+    if s > e:
+        raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim} "
+                         f"(shape {x.shape})")
+    return reshape(x, x.shape[:s] + (-1,) + x.shape[e + 1:])
 
 
 def flip(x: Tensor, axis: Any = None) -> Tensor:
