@@ -42,16 +42,19 @@ from .factories import (
     full,
     full_like,
     linspace,
+    multinomial,
     ones,
     ones_like,
     rand,
     randint,
     randn,
+    randperm,
     tensor,
     zeros,
     zeros_like,
 )
 from .function import Function, FunctionCtx
+from .generator import Generator
 from .ops import *  # noqa: F403
 from .utils.anomaly import AnomalyError, detect_anomaly
 from .utils.gradcheck import GradcheckError, gradcheck, gradgradcheck

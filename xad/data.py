@@ -13,11 +13,12 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from .backend import Backend, get_backend
-from .factories import tensor
+from .factories import randperm, tensor
+from .generator import Generator, drawing
 from .ops import stack
 from .tensor import Tensor
 
-__all__ = ["Dataset", "TensorDataset", "DataLoader"]
+__all__ = ["Dataset", "TensorDataset", "DataLoader", "Subset", "random_split"]
 
 
 class Dataset:
@@ -92,7 +93,8 @@ class DataLoader:
     """
 
     def __init__(self, dataset: Any, batch_size: int = 1, shuffle: bool = False,
-                 drop_last: bool = False, seed: int | None = None) -> None:
+                 drop_last: bool = False, seed: int | None = None,
+                 generator: Generator | None = None) -> None:
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
             raise ValueError(f"batch_size should be a positive integer value, but got "
                              f"batch_size={batch_size!r}")
@@ -106,6 +108,7 @@ class DataLoader:
         self.shuffle = bool(shuffle)
         self.drop_last = bool(drop_last)
         self.seed = seed
+        self.generator = generator  # PyTorch's spelling of a private shuffling stream
         self._rng_state: Any = None
         if shuffle and seed is not None:
             b = self._backend()
@@ -127,7 +130,8 @@ class DataLoader:
     def _permutation(self, n: int) -> Any:
         b = self._backend()
         if self._rng_state is None:
-            return b.permutation(n)
+            with drawing(self.generator, b):
+                return b.permutation(n)
         saved = b.get_rng_state()
         try:
             b.set_rng_state(self._rng_state)
@@ -158,6 +162,52 @@ class DataLoader:
             [int(i) for i in self._backend().to_numpy(perm).tolist()]  # explicit host read
         for i in range(0, stop, bs):
             yield _collate([self.dataset[k] for k in order[i:min(i + bs, n)]])
+
+
+class Subset(Dataset):
+    """The items of ``dataset`` at ``indices``, in that order.
+
+    Example:
+        >>> import xad
+        >>> s = xad.data.Subset(xad.data.TensorDataset(xad.arange(5)), [4, 0])
+        >>> len(s), s[0][0].item()
+        (2, 4)
+    """
+
+    def __init__(self, dataset: Any, indices: Sequence[int]) -> None:
+        self.dataset = dataset
+        self.indices = list(indices)
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+    def __getitem__(self, index: int) -> Any:
+        return self.dataset[self.indices[index]]
+
+
+def random_split(dataset: Any, lengths: Sequence[float], generator: Generator | None = None
+                 ) -> list[Subset]:
+    """Split ``dataset`` at random into parts of the given lengths (or fractions summing to
+    1, as PyTorch's). Reads one permutation to the host (an explicit copy).
+
+    Example:
+        >>> import xad
+        >>> a, b = xad.data.random_split(xad.data.TensorDataset(xad.arange(10)), [0.8, 0.2])
+        >>> len(a), len(b)
+        (8, 2)
+    """
+    n = len(dataset)
+    sizes = [int(v) for v in lengths]
+    if any(isinstance(v, float) for v in lengths) and abs(sum(lengths) - 1) < 1e-6:
+        sizes = [int(v * n) for v in lengths]
+        for i in range(n - sum(sizes)):
+            sizes[i % len(sizes)] += 1
+    if sum(sizes) != n:
+        raise ValueError(f"random_split: the lengths {list(lengths)} do not add up to the "
+                         f"dataset's length {n} (or fractions to 1)")
+    order = randperm(n, generator=generator).tolist()  # explicit host read
+    cuts = [sum(sizes[:i]) for i in range(len(sizes) + 1)]
+    return [Subset(dataset, order[a:c]) for a, c in zip(cuts[:-1], cuts[1:])]
 
 
 def _collate(items: Sequence[Any]) -> tuple[Tensor, ...]:

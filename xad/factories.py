@@ -7,10 +7,11 @@ from typing import Any
 
 from . import dtypes as _dt
 from .backend import Backend, get_backend
+from .generator import Generator, drawing
 from .tensor import Tensor
 
 __all__ = ["tensor", "zeros", "ones", "full", "arange", "linspace", "eye", "zeros_like",
-           "ones_like", "full_like", "randn", "rand", "randint", "empty"]
+           "ones_like", "full_like", "randn", "rand", "randint", "randperm", "multinomial", "empty"]
 
 
 def _shape(shape: tuple) -> tuple[int, ...]:
@@ -178,8 +179,8 @@ def eye(n: int, m: int | None = None, dtype: Any = None, requires_grad: bool = F
 
 
 def randn(*shape: Any, dtype: Any = None, requires_grad: bool = False,
-          backend: Backend | None = None) -> Tensor:
-    """Standard normal samples from the backend's seeded generator.
+          backend: Backend | None = None, generator: Generator | None = None) -> Tensor:
+    """Standard normal samples from the backend's seeded generator (or ``generator``).
 
     Example:
         >>> import xad
@@ -187,11 +188,13 @@ def randn(*shape: Any, dtype: Any = None, requires_grad: bool = False,
         (2, 3)
     """
     b = backend or get_backend()
-    return _finish(b.randn(_shape(shape), _native(b, dtype)), b, requires_grad)
+    with drawing(generator, b):
+        data = b.randn(_shape(shape), _native(b, dtype))
+    return _finish(data, b, requires_grad)
 
 
 def rand(*shape: Any, dtype: Any = None, requires_grad: bool = False,
-         backend: Backend | None = None) -> Tensor:
+         backend: Backend | None = None, generator: Generator | None = None) -> Tensor:
     """Uniform samples in ``[0, 1)``.
 
     Example:
@@ -200,19 +203,75 @@ def rand(*shape: Any, dtype: Any = None, requires_grad: bool = False,
         True
     """
     b = backend or get_backend()
-    return _finish(b.rand(_shape(shape), _native(b, dtype)), b, requires_grad)
+    with drawing(generator, b):
+        data = b.rand(_shape(shape), _native(b, dtype))
+    return _finish(data, b, requires_grad)
 
 
-def randint(low: int, high: int, shape: Sequence[int], backend: Backend | None = None
-            ) -> Tensor:
-    """Uniform integers in ``[low, high)`` (int64).
+def randint(low: int, high: Any = None, size: Sequence[int] | None = None, *,
+            generator: Generator | None = None, dtype: Any = None,
+            backend: Backend | None = None) -> Tensor:
+    """Uniform integers in ``[low, high)`` (int64): ``randint(low, high, size)`` or, as
+    PyTorch allows, ``randint(high, size)``.
 
     Example:
         >>> import xad
         >>> int(xad.randint(0, 3, (10,)).max().item()) < 3
         True
     """
+    if size is None:
+        if high is None:
+            raise TypeError("randint needs a size: randint(low, high, size) or "
+                            "randint(high, size)")
+        low, high, size = 0, low, high
     b = backend or get_backend()
-    u = b.rand(tuple(shape), b.dtype(_dt.float64))
-    data = b.xp.astype(b.xp.floor(u * (high - low)) + low, b.dtype(_dt.int64))
+    with drawing(generator, b):
+        u = b.rand(tuple(size), b.dtype(_dt.float64))
+    data = b.xp.astype(b.xp.floor(u * (high - low)) + low, _native(b, dtype or _dt.int64))
     return Tensor._make(data, b)
+
+
+def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None,
+             backend: Backend | None = None) -> Tensor:
+    """A random permutation of ``0 .. n-1`` (int64).
+
+    Example:
+        >>> import xad
+        >>> sorted(xad.randperm(4).tolist())
+        [0, 1, 2, 3]
+    """
+    b = backend or get_backend()
+    with drawing(generator, b):
+        p = b.permutation(int(n))
+    return Tensor._make(b.xp.astype(p, _native(b, dtype or _dt.int64)), b)
+
+
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
+                generator: Generator | None = None) -> Tensor:
+    """Indices drawn from the categorical distribution(s) in the rows of ``input``
+    (non-negative weights, not necessarily normalised); without ``replacement`` each row's
+    indices are distinct (a draw ordered by exponential races).
+
+    Example:
+        >>> import xad
+        >>> xad.multinomial(xad.tensor([0.0, 1.0, 0.0]), 2, replacement=True).tolist()
+        [1, 1]
+    """
+    b, xp = input._backend, input._backend.xp
+    w = input._array if input.dtype.is_floating else xp.astype(input._array, b.dtype(_dt.float64))
+    rows = w if input.ndim == 2 else xp.reshape(w, (1, -1))
+    n = rows.shape[-1]
+    if not replacement and num_samples > n:
+        raise ValueError(f"multinomial: cannot draw {num_samples} samples without replacement "
+                         f"from {n} categories; pass replacement=True")
+    with drawing(generator, b):
+        u = b.rand((rows.shape[0], num_samples if replacement else n), rows.dtype)
+    if replacement:  # invert the cumulative distribution
+        cdf = xp.cumulative_sum(rows, axis=-1)
+        hit = xp.expand_dims(u, axis=-1) * cdf[:, -1:, None] >= cdf[:, None, :]
+        idx = xp.minimum(xp.sum(xp.astype(hit, b.dtype(_dt.int64)), axis=-1), n - 1)
+    else:  # the smallest -log(u)/w first: a weighted draw without replacement
+        keys = xp.where(rows > 0, -xp.log(1 - u) / xp.where(rows > 0, rows, 1), xp.inf)
+        idx = xp.argsort(keys, axis=-1)[:, :num_samples]
+    idx = xp.astype(idx, b.dtype(_dt.int64))
+    return Tensor._make(idx if input.ndim == 2 else xp.reshape(idx, (num_samples,)), b)

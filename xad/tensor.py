@@ -11,6 +11,7 @@ from typing import Any
 from . import autograd as _ag
 from . import dtypes as _dt
 from .backend import Backend, get_backend
+from .generator import Generator, drawing
 from .graph import installed as _installed
 from .hooks import RemovableHandle
 
@@ -577,6 +578,47 @@ class Tensor:
             [0.0, 0.0]
         """
         _ops.setitem_(self, (...,), 0)
+        return self
+
+    def fill_(self, value: Any) -> Tensor:
+        """Set every element to ``value``, in place.
+
+        Example:
+            >>> import xad
+            >>> xad.zeros(2).fill_(3.0).tolist()
+            [3.0, 3.0]
+        """
+        _ops.setitem_(self, (...,), value)
+        return self
+
+    def uniform_(self, a: float = 0.0, b: float = 1.0, *,
+                 generator: Generator | None = None) -> Tensor:
+        """Fill with samples from ``U(a, b)``, in place (from ``generator`` when given).
+
+        Example:
+            >>> import xad
+            >>> bool((xad.zeros(4).uniform_(2.0, 3.0) >= 2).all())
+            True
+        """
+        be = self._backend
+        with drawing(generator, be):
+            u = be.rand(self.shape, self._array.dtype)
+        _ops.setitem_(self, (...,), Tensor._make(u * (b - a) + a, be))
+        return self
+
+    def normal_(self, mean: float = 0.0, std: float = 1.0, *,
+                generator: Generator | None = None) -> Tensor:
+        """Fill with samples from ``N(mean, std**2)``, in place (from ``generator`` when given).
+
+        Example:
+            >>> import xad
+            >>> xad.zeros(3).normal_(std=0.0).tolist()
+            [0.0, 0.0, 0.0]
+        """
+        be = self._backend
+        with drawing(generator, be):
+            z = be.randn(self.shape, self._array.dtype)
+        _ops.setitem_(self, (...,), Tensor._make(z * std + mean, be))
         return self
 
     def copy_(self, src: Tensor) -> Tensor:

@@ -11,6 +11,7 @@ import warnings
 
 from .. import autograd as _ag
 from ..factories import full, rand, randn
+from ..generator import Generator
 from ..tensor import Tensor
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_",
@@ -55,7 +56,8 @@ def _fans(t: Tensor) -> tuple[int, int]:
     return t.shape[1] * receptive, t.shape[0] * receptive
 
 
-def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
+def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0,
+             generator: Generator | None = None) -> Tensor:
     """Fill with samples from ``U(a, b)``.
 
     Example:
@@ -64,13 +66,14 @@ def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
         >>> bool((w.abs() <= 1).all())
         True
     """
-    u = rand(*tensor.shape, dtype=tensor.dtype, backend=tensor._backend)
+    u = rand(*tensor.shape, dtype=tensor.dtype, backend=tensor._backend, generator=generator)
     return _fill(tensor, u * (b - a) + a)
 
 
-def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
+def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0,
+            generator: Generator | None = None) -> Tensor:
     """Fill with samples from ``N(mean, std**2)``."""
-    z = randn(*tensor.shape, dtype=tensor.dtype, backend=tensor._backend)
+    z = randn(*tensor.shape, dtype=tensor.dtype, backend=tensor._backend, generator=generator)
     return _fill(tensor, z * std + mean)
 
 
@@ -95,16 +98,18 @@ def ones_(tensor: Tensor) -> Tensor:
     return constant_(tensor, 1.0)
 
 
-def xavier_uniform_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+def xavier_uniform_(tensor: Tensor, gain: float = 1.0,
+                    generator: Generator | None = None) -> Tensor:
     """Glorot: ``U(-b, b)`` with ``b = gain * sqrt(6 / (fan_in + fan_out))``."""
     if _zero_element(tensor):
         return tensor
     fan_in, fan_out = _fans(tensor)
     bound = gain * math.sqrt(6.0 / (fan_in + fan_out))
-    return uniform_(tensor, -bound, bound)
+    return uniform_(tensor, -bound, bound, generator)
 
 
-def xavier_normal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+def xavier_normal_(tensor: Tensor, gain: float = 1.0,
+                   generator: Generator | None = None) -> Tensor:
     """Glorot: ``N(0, std**2)`` with ``std = gain * sqrt(2 / (fan_in + fan_out))``.
 
     Example:
@@ -115,7 +120,7 @@ def xavier_normal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
     if _zero_element(tensor):
         return tensor
     fan_in, fan_out = _fans(tensor)
-    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)))
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)), generator)
 
 
 def _zero_element(tensor: Tensor) -> bool:
@@ -138,7 +143,8 @@ def _kaiming_std(tensor: Tensor, a: float, mode: str, nonlinearity: str) -> floa
 
 
 def kaiming_uniform_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
-                     nonlinearity: str = "leaky_relu") -> Tensor:
+                     nonlinearity: str = "leaky_relu",
+                     generator: Generator | None = None) -> Tensor:
     """He: ``U(-b, b)`` with ``b = gain * sqrt(3 / fan)`` (``gain`` from ``nonlinearity``;
     ``a`` is the leaky-ReLU slope).
 
@@ -149,11 +155,12 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
         True
     """
     bound = math.sqrt(3.0) * _kaiming_std(tensor, a, mode, nonlinearity)
-    return uniform_(tensor, -bound, bound)
+    return uniform_(tensor, -bound, bound, generator)
 
 
 def kaiming_normal_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
-                    nonlinearity: str = "leaky_relu") -> Tensor:
+                    nonlinearity: str = "leaky_relu",
+                    generator: Generator | None = None) -> Tensor:
     """He: ``N(0, std**2)`` with ``std = gain / sqrt(fan)``.
 
     Example:
@@ -161,4 +168,4 @@ def kaiming_normal_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
         >>> xad.nn.init.kaiming_normal_(xad.zeros(4, 3), nonlinearity="relu").shape
         (4, 3)
     """
-    return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity))
+    return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity), generator)

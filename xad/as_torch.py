@@ -1,0 +1,170 @@
+"""Run PyTorch programs on xad: ``python -m xad.as_torch [--backend NAME] script.py [args]``,
+or ``xad.as_torch.install()`` in a notebook, makes ``import torch`` (and ``torch.nn``,
+``torch.nn.functional``, ``torch.optim``, ``torch.optim.lr_scheduler``, ``torch.utils.data``,
+``torch.autograd``) give xad's modules. Importing xad alone never does this.
+
+The ``torch`` namespace is xad's, plus PyTorch's names for xad's dtypes (``torch.long``,
+``torch.float``) and PyTorch-shaped functions (``torch.sum(x, dim=1)``, ``torch.cat``);
+a name outside the subset raises, pointing at docs/PORTING.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import runpy
+import sys
+import types
+from collections.abc import Sequence
+from typing import Any
+
+from . import autograd, data, dtypes, nn, optim
+from . import ops as _ops
+from .backend import set_backend
+from .nn import functional, init
+from .optim import lr_scheduler
+
+__all__ = ["install", "uninstall", "namespace", "main"]
+
+# torch.f(x, ...) is x.f(...): the tensor methods carry PyTorch's keywords and meanings
+_AS_METHOD = ("sum", "mean", "var", "std", "max", "min", "prod", "argmax", "argmin",
+              "cumsum", "softmax", "log_softmax", "logsumexp", "reshape", "flatten",
+              "squeeze", "unsqueeze", "permute", "transpose", "t", "gather", "scatter_add",
+              "index_select", "masked_fill", "clamp", "numel", "any", "all", "repeat")
+_DTYPES = {"float": dtypes.float32, "float32": dtypes.float32, "double": dtypes.float64,
+           "float64": dtypes.float64, "half": dtypes.float16, "float16": dtypes.float16,
+           "long": dtypes.int64, "int64": dtypes.int64, "int": dtypes.int32,
+           "int32": dtypes.int32, "bool": dtypes.bool_, "uint8": dtypes.uint8}
+_FACTORIES = ("tensor", "zeros", "ones", "full", "empty", "arange", "linspace", "eye",
+              "rand", "randn", "randint", "randperm", "zeros_like", "ones_like", "full_like")
+_MODULES = ("torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "torch.optim",
+            "torch.optim.lr_scheduler", "torch.utils", "torch.utils.data", "torch.autograd")
+_saved: dict[str, Any] = {}
+
+
+def _method(name: str) -> Any:
+    def f(x: Any, *args: Any, **kwargs: Any) -> Any:
+        return getattr(x, name)(*args, **kwargs)
+    f.__name__ = name
+    f.__doc__ = f"``torch.{name}(x, ...)``: ``x.{name}(...)`` (PyTorch's keywords)."
+    return f
+
+
+def _factory(name: str) -> Any:
+    xf = getattr(sys.modules["xad"], name)
+
+    def f(*args: Any, device: Any = None, **kwargs: Any) -> Any:
+        if device not in (None, "cpu") and str(device) != "cpu":
+            raise NotImplementedError(
+                f"torch.{name}(device={device!r}): xad places tensors by backend, not by "
+                f"device; run with `python -m xad.as_torch --backend cupy` for a GPU")
+        return xf(*args, **kwargs)
+    f.__name__ = name
+    f.__doc__ = xf.__doc__
+    return f
+
+
+def _cat(tensors: Sequence[Any], dim: int = 0, *, axis: int | None = None) -> Any:
+    return _ops.concat(tensors, axis=dim if axis is None else axis)
+
+
+def _stack(tensors: Sequence[Any], dim: int = 0, *, axis: int | None = None) -> Any:
+    return _ops.stack(tensors, axis=dim if axis is None else axis)
+
+
+class _Namespace(types.ModuleType):
+    """A module whose missing names say that they are outside xad's PyTorch subset."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise AttributeError(
+            f"{self.__name__}.{name} is not part of the PyTorch subset that xad runs "
+            f"(python -m xad.as_torch); docs/PORTING.md lists what is and what to write instead")
+
+
+def _module(name: str, *sources: Any, **extra: Any) -> types.ModuleType:
+    m = _Namespace(name)
+    for src in sources:
+        for k in getattr(src, "__all__", ()):
+            setattr(m, k, getattr(src, k))
+    for k, v in extra.items():
+        setattr(m, k, v)
+    return m
+
+
+def namespace() -> dict[str, types.ModuleType]:
+    """The modules that stand for ``torch`` and its submodules, by name.
+
+    Example:
+        >>> from xad import as_torch
+        >>> t = as_torch.namespace()["torch"]
+        >>> t.tensor([1, 2], dtype=t.long).sum(dim=0).item()
+        3
+    """
+    xad = sys.modules["xad"]
+    fns = {n: _method(n) for n in _AS_METHOD}
+    fns.update({n: _factory(n) for n in _FACTORIES})
+    utils_data = _module("torch.utils.data", data)
+    utils = _module("torch.utils", data=utils_data)
+    sched = _module("torch.optim.lr_scheduler", lr_scheduler)
+    mods = {"torch.nn.functional": _module("torch.nn.functional", functional),
+            "torch.nn.init": _module("torch.nn.init", init),
+            "torch.optim": _module("torch.optim", optim, lr_scheduler=sched),
+            "torch.optim.lr_scheduler": sched, "torch.utils": utils,
+            "torch.utils.data": utils_data, "torch.autograd": _module("torch.autograd", autograd)}
+    mods["torch.nn"] = _module("torch.nn", nn, functional=mods["torch.nn.functional"],
+                               init=mods["torch.nn.init"])
+    torch = _module("torch", xad, _ops, Tensor=xad.Tensor, Generator=xad.Generator,
+                    manual_seed=xad.manual_seed, no_grad=xad.no_grad,
+                    enable_grad=xad.enable_grad, set_grad_enabled=xad.set_grad_enabled,
+                    is_grad_enabled=xad.is_grad_enabled, multinomial=xad.multinomial,
+                    cat=_cat, concat=_cat, stack=_stack, **_DTYPES, **fns)
+    for full, m in mods.items():
+        if full.count(".") == 1:
+            setattr(torch, full.split(".")[1], m)
+    mods["torch"] = torch
+    return mods
+
+
+def install(backend: str | None = None) -> None:
+    """Make ``import torch`` give xad (``backend``: the xad backend to select first).
+
+    Example:
+        >>> from xad import as_torch
+        >>> as_torch.install(); import torch; torch.__name__, type(torch.zeros(1)).__module__
+        ('torch', 'xad.tensor')
+        >>> as_torch.uninstall()
+    """
+    if backend is not None:
+        set_backend(backend)  # first: a torch backend imports the real torch now
+    for name, m in namespace().items():
+        if name not in _saved:
+            _saved[name] = sys.modules.get(name)
+        sys.modules[name] = m
+
+
+def uninstall() -> None:
+    """Undo :func:`install` (the real ``torch``, if it was imported, comes back)."""
+    for name, m in _saved.items():
+        if m is None:
+            sys.modules.pop(name, None)
+        else:
+            sys.modules[name] = m
+    _saved.clear()
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """``python -m xad.as_torch [--backend NAME] script.py [args...]``."""
+    p = argparse.ArgumentParser(prog="python -m xad.as_torch",
+                                description="Run a PyTorch script on xad.")
+    p.add_argument("--backend", default=None, help="xad backend (numpy, cupy, torch, ...)")
+    p.add_argument("script")
+    p.add_argument("args", nargs=argparse.REMAINDER)
+    a = p.parse_args(argv)
+    install(a.backend)
+    sys.argv = [a.script, *a.args]
+    runpy.run_path(a.script, run_name="__main__")
+
+
+if __name__ == "__main__":
+    main()
