@@ -11,6 +11,7 @@ a name outside the subset raises, pointing at docs/PORTING.md.
 from __future__ import annotations
 
 import argparse
+import builtins
 import runpy
 import sys
 import types
@@ -38,7 +39,11 @@ _FACTORIES = ("tensor", "zeros", "ones", "full", "empty", "arange", "linspace", 
               "rand", "randn", "randint", "randperm", "zeros_like", "ones_like", "full_like")
 _MODULES = ("torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "torch.optim",
             "torch.optim.lr_scheduler", "torch.utils", "torch.utils.data", "torch.autograd")
+# packages that use the real torch themselves (a torch backend): their imports are left alone
+_LIBRARIES = {"torch", "functorch", "torchgen", "array_api_compat", "xad", "xad_backends"}
 _saved: dict[str, Any] = {}
+_active: dict[str, types.ModuleType] = {}
+_real_import = builtins.__import__
 
 
 def _method(name: str) -> Any:
@@ -126,6 +131,16 @@ def namespace() -> dict[str, types.ModuleType]:
     return mods
 
 
+def _import(name: str, globals: Any = None, locals: Any = None, fromlist: Any = (),
+            level: int = 0) -> Any:
+    """``import torch...`` in user code gives xad's modules; libraries get the real one."""
+    if level == 0 and name in _active:
+        importer = str((globals or {}).get("__name__", "")).split(".")[0]
+        if importer not in _LIBRARIES:
+            return _active[name] if fromlist else _active["torch"]
+    return _real_import(name, globals, locals, fromlist, level)
+
+
 def install(backend: str | None = None) -> None:
     """Make ``import torch`` give xad (``backend``: the xad backend to select first).
 
@@ -137,7 +152,11 @@ def install(backend: str | None = None) -> None:
     """
     if backend is not None:
         set_backend(backend)  # first: a torch backend imports the real torch now
-    for name, m in namespace().items():
+    _active.update(namespace())
+    builtins.__import__ = _import
+    if "torch" in sys.modules and "torch" not in _saved:
+        return  # the real torch is in use (a torch backend): only user imports are redirected
+    for name, m in _active.items():
         if name not in _saved:
             _saved[name] = sys.modules.get(name)
         sys.modules[name] = m
@@ -145,6 +164,8 @@ def install(backend: str | None = None) -> None:
 
 def uninstall() -> None:
     """Undo :func:`install` (the real ``torch``, if it was imported, comes back)."""
+    builtins.__import__ = _real_import
+    _active.clear()
     for name, m in _saved.items():
         if m is None:
             sys.modules.pop(name, None)
