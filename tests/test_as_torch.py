@@ -1,0 +1,74 @@
+"""``python -m xad.as_torch``: PyTorch programs (tests/torch_programs/) run unchanged on xad
+and reach PyTorch's loss and accuracy (within noise: the random streams differ)."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from xad import as_torch
+
+ROOT = Path(__file__).resolve().parents[1]
+PROGRAMS = ROOT / "tests" / "torch_programs"
+# program -> (arguments, {metric: (largest gap to PyTorch, bound every run must meet)})
+CHECKS = {"makemore_mlp.py": (["400"], {"loss": (0.2, lambda v: v < 2.4)}),
+          "classifier.py": (["6"], {"test_accuracy": (0.1, lambda v: v > 0.8)})}
+
+
+def _run(*args: str) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    out = subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env,
+                         timeout=600, cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@functools.cache
+def _pytorch(program: str) -> dict:
+    pytest.importorskip("torch")
+    return _run(str(PROGRAMS / program), *CHECKS[program][0])
+
+
+@pytest.mark.parametrize("backend", ["numpy", "array_api_strict", "torch"])
+@pytest.mark.parametrize("program", sorted(CHECKS))
+def test_program_runs_unchanged_and_matches_pytorch(program, backend):
+    ref = _pytorch(program)
+    got = _run("-m", "xad.as_torch", "--backend", backend, str(PROGRAMS / program),
+               *CHECKS[program][0])
+    for metric, (gap, bound) in CHECKS[program][1].items():
+        assert bound(ref[metric]) and bound(got[metric]), (ref, got)
+        assert abs(got[metric] - ref[metric]) < gap, (metric, ref, got)
+
+
+def test_importing_xad_leaves_torch_alone():
+    code = "import sys, xad, xad.as_torch; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT)
+    assert out.stdout.strip() == "False", out.stderr
+
+
+def test_install_gives_xad_modules_to_user_code():
+    as_torch.install()
+    try:
+        ns: dict = {}
+        exec("import torch, torch.nn as nn\nimport torch.nn.functional as F\n"
+             "from torch.optim.lr_scheduler import StepLR\n"
+             "from torch.utils.data import DataLoader, TensorDataset, random_split\n"
+             "x = torch.tensor([[1, 2], [3, 4]], dtype=torch.long)\n", ns)
+        torch = ns["torch"]
+        assert type(ns["x"]).__module__ == "xad.tensor" and ns["x"].dtype == torch.long
+        assert ns["nn"].Linear.__module__.startswith("xad.") and ns["F"].cross_entropy
+        assert ns["StepLR"].__module__ == "xad.optim.lr_scheduler"
+        with pytest.raises(AttributeError, match="PORTING.md"):
+            torch.fft_not_there  # noqa: B018
+        with pytest.raises(NotImplementedError, match="--backend cupy"):
+            torch.zeros(2, device="cuda")
+    finally:
+        as_torch.uninstall()
+    assert "torch" not in sys.modules or sys.modules["torch"].__name__ == "torch"
