@@ -127,6 +127,9 @@ def namespace() -> dict[str, types.ModuleType]:
     for full, m in mods.items():
         if full.count(".") == 1:
             setattr(torch, full.split(".")[1], m)
+    # scripts that pick "cuda" when available take "cpu": the backend decides where arrays live
+    torch.cuda = _module("torch.cuda", is_available=lambda: False, device_count=lambda: 0)
+    torch.device = str
     mods["torch"] = torch
     return mods
 

@@ -55,7 +55,7 @@ loader = DataLoader(train, batch_size=32, shuffle=True, generator=g)
 model = MLP(2, 64, 3)
 opt = torch.optim.SGD(model.parameters(), lr=0.2, momentum=0.9)
 sched = StepLR(opt, step_size=max(1, epochs // 2), gamma=0.3)
-for epoch in range(epochs):
+for _epoch in range(epochs):
     model.train()
     total, count = 0.0, 0
     for xb, yb in loader:

@@ -33,7 +33,8 @@ def _grid(x: Tensor, axis: int, index: Tensor, where_: str) -> tuple:
         else:
             shape = [1] * index.ndim
             shape[d] = n
-            key.append(xp.reshape(xp.arange(n, dtype=index._array.dtype, device=b.device), tuple(shape)))
+            pos = xp.arange(n, dtype=index._array.dtype, device=b.device)
+            key.append(xp.reshape(pos, tuple(shape)))
     return tuple(xp.broadcast_to(k, index.shape) for k in key)
 
 
