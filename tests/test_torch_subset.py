@@ -199,3 +199,16 @@ def test_errors_say_what_to_write(xb):
         xad.zeros(2, 2, 2).t()
     with pytest.raises(TypeError, match="integer tensor"):
         xad.zeros(2, 2).gather(1, xad.zeros(2, 2))
+
+
+def test_in_place_arithmetic_methods(xb):
+    p = xad.tensor([1.0, 2.0], requires_grad=True)
+    (p * p).sum().backward()
+    with xad.no_grad():
+        p.add_(p.grad, alpha=-0.25)
+    assert p.tolist() == [0.5, 1.0]
+    p.data.mul_(4.0).sub_(xad.ones(2), alpha=2.0).div_(2.0)
+    assert p.tolist() == [0.0, 1.0]
+    assert p.cpu().tolist() == [0.0, 1.0]
+    with pytest.raises(NotImplementedError, match="cupy"):
+        p.cuda()

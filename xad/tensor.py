@@ -569,6 +569,28 @@ class Tensor:
     def __itruediv__(self, o: Any) -> Tensor:
         return _ops.inplace(self, o, "divide")
 
+    def add_(self, o: Any, *, alpha: float = 1) -> Tensor:
+        """PyTorch's ``x.add_(o, alpha=a)``: ``x += a * o``.
+
+        Example:
+            >>> import xad
+            >>> xad.ones(2).add_(xad.ones(2), alpha=-0.5).tolist()
+            [0.5, 0.5]
+        """
+        return _ops.inplace(self, o if alpha == 1 else o * alpha, "add")
+
+    def sub_(self, o: Any, *, alpha: float = 1) -> Tensor:
+        """PyTorch's ``x.sub_(o, alpha=a)``: ``x -= a * o``."""
+        return _ops.inplace(self, o if alpha == 1 else o * alpha, "subtract")
+
+    def mul_(self, o: Any) -> Tensor:
+        """``x *= o``."""
+        return _ops.inplace(self, o, "multiply")
+
+    def div_(self, o: Any) -> Tensor:
+        """``x /= o``."""
+        return _ops.inplace(self, o, "divide")
+
     def zero_(self) -> Tensor:
         """Set every element to zero, in place.
 
@@ -857,6 +879,17 @@ class Tensor:
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         """See :func:`xad.flatten`."""
         return _ops.flatten(self, start_dim, end_dim)
+
+    def cpu(self) -> Tensor:
+        """The tensor in host memory: itself on a host backend, else a copy on NumPy."""
+        return self if self._backend.is_host else self.to("numpy")
+
+    def cuda(self, *args: Any, **kwargs: Any) -> Tensor:
+        """Not xad's way: a tensor's place is its backend."""
+        raise NotImplementedError(
+            f"Tensor.cuda(): xad places tensors by backend, not device; make them on CuPy "
+            f"(xad.set_backend('cupy'), or python -m xad.as_torch --backend cupy) or move "
+            f"this one with .to('cupy') (it is on {self._backend.label})")
 
     def contiguous(self) -> Tensor:
         """The tensor itself (the Array API has no memory layouts to choose)."""
