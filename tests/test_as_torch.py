@@ -18,7 +18,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PROGRAMS = ROOT / "tests" / "torch_programs"
 # program -> (arguments, {metric: (largest gap to PyTorch, bound every run must meet)})
 CHECKS = {"makemore_mlp.py": (["400"], {"loss": (0.2, lambda v: v < 2.4)}),
-          "classifier.py": (["6"], {"test_accuracy": (0.1, lambda v: v > 0.8)})}
+          "classifier.py": (["6"], {"test_accuracy": (0.1, lambda v: v > 0.8)}),
+          "regression.py": (["20"], {"val_mse": (0.03, lambda v: v < 0.12)})}
 
 
 def _run(*args: str) -> dict:

@@ -90,7 +90,8 @@ class _Namespace(types.ModuleType):
 def _module(name: str, *sources: Any, **extra: Any) -> types.ModuleType:
     m = _Namespace(name)
     for src in sources:
-        for k in getattr(src, "__all__", ()):
+        names = getattr(src, "__all__", None) or [k for k in vars(src) if not k.startswith("_")]
+        for k in names:
             setattr(m, k, getattr(src, k))
     for k, v in extra.items():
         setattr(m, k, v)
