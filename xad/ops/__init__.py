@@ -9,8 +9,8 @@ import sys as _sys
 
 from .. import graph as _graph
 from .. import tensor as _tensor
-from . import elementwise as _elementwise
 from . import convolution as _convolution  # noqa: F401  (registers im2col, col2im)
+from . import elementwise as _elementwise
 from ._apply import REGISTRY, Op, apply, binary
 from .broadcast import *  # noqa: F403
 from .broadcast import __all__ as _b
