@@ -76,8 +76,9 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: In
     pads = _padding(padding, (kh, kw), d, s, "conv2d")
     cols = im2col(input, (kh, kw), s, d, pads)
     n, ho, wo = input.shape[0], cols.shape[4], cols.shape[5]
-    cols = _ops.reshape(cols, (groups, cg * kh * kw, n * ho * wo))
-    out = _ops.matmul(_ops.reshape(weight, (groups, o // groups, cg * kh * kw)), cols)
+    g = (groups,) if groups > 1 else ()  # one plain GEMM without groups: BLAS's best case
+    cols = _ops.reshape(cols, (*g, cg * kh * kw, n * ho * wo))
+    out = _ops.matmul(_ops.reshape(weight, (*g, o // groups, cg * kh * kw)), cols)
     out = _ops.reshape(out, (o, n, ho, wo))
     if bias is not None:
         out = out + _ops.reshape(bias, (o, 1, 1, 1))
@@ -131,8 +132,9 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
     if size[0] < 1 or size[1] < 1:
         raise ValueError(f"{where}: the output would be {size[0]}x{size[1]} for input {input.shape}"
                          f", weight {weight.shape}, padding {p}; use less padding")
-    x = _ops.reshape(_ops.permute_dims(input, (1, 0, 2, 3)), (groups, cin // groups, n * h * w))
-    wt = _ops.matrix_transpose(_ops.reshape(weight, (groups, cin // groups, og * kh * kw)))
+    g = (groups,) if groups > 1 else ()
+    x = _ops.reshape(_ops.permute_dims(input, (1, 0, 2, 3)), (*g, cin // groups, n * h * w))
+    wt = _ops.matrix_transpose(_ops.reshape(weight, (*g, cin // groups, og * kh * kw)))
     cols = _ops.reshape(_ops.matmul(wt, x), (og * groups, kh, kw, n, h, w))
     extra = [max(o - a, 0) for o, a in zip(op, p)]  # output rows past the bottom padding
     pads = (p[0], p[0] - op[0] + extra[0], p[1], p[1] - op[1] + extra[1])
