@@ -41,6 +41,9 @@ class _X:
     def cube(x: xad.Tensor) -> xad.Tensor:
         return Cube.apply(x)
 
+    im2col = staticmethod(xad.ops.convolution.im2col)
+    col2im = staticmethod(xad.ops.convolution.col2im)
+
     @staticmethod
     def scale_shift(x: xad.Tensor, y: xad.Tensor) -> xad.Tensor:
         return ScaleShift.apply(x, y)
@@ -50,6 +53,36 @@ class _X:
         """Through another backend and back (``to_backend`` both ways)."""
         other = "array_api_strict" if x.backend.name == "numpy" else "numpy"
         return (x.to(other) * 2.0).to(x.backend)
+
+
+def _np_im2col(x: Any, kernel: Any, stride: Any = (1, 1), dilation: Any = (1, 1),
+               pads: Any = (0, 0, 0, 0)) -> Any:
+    """The windows by explicit loops: ``(C, kh, kw, N, Ho, Wo)``."""
+    xp = np.pad(x, ((0, 0), (0, 0), pads[:2], pads[2:]))
+    (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
+    ho = (xp.shape[2] - dh * (kh - 1) - 1) // sh + 1
+    wo = (xp.shape[3] - dw * (kw - 1) - 1) // sw + 1
+    out = np.zeros((x.shape[1], kh, kw, x.shape[0], ho, wo))
+    for i in range(kh):
+        for j in range(kw):
+            for a in range(ho):
+                for b in range(wo):
+                    out[:, i, j, :, a, b] = xp[:, :, a * sh + i * dh, b * sw + j * dw].T
+    return out
+
+
+def _np_col2im(cols: Any, shape: Any, kernel: Any, stride: Any = (1, 1),
+               dilation: Any = (1, 1), pads: Any = (0, 0, 0, 0)) -> Any:
+    """The adjoint of :func:`_np_im2col`, by explicit loops."""
+    n, c, h, w = shape
+    z = np.zeros((n, c, h + pads[0] + pads[1], w + pads[2] + pads[3]))
+    (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
+    for i in range(kh):
+        for j in range(kw):
+            for a in range(cols.shape[4]):
+                for b in range(cols.shape[5]):
+                    z[:, :, a * sh + i * dh, b * sw + j * dw] += cols[:, i, j, :, a, b].T
+    return z[:, :, pads[0]:pads[0] + h, pads[2]:pads[2] + w]
 
 
 def _erf(x: Any) -> Any:
@@ -64,6 +97,8 @@ class _N:
 
     const = staticmethod(np.asarray)
     erf = staticmethod(_erf)
+    im2col = staticmethod(_np_im2col)
+    col2im = staticmethod(_np_col2im)
 
     @staticmethod
     def cube(x: Any) -> Any:
@@ -363,6 +398,15 @@ def _case_list() -> list[Case]:
              ((2, 3, 4), (3, 4, 2)), prims=("einsum",)))
     add(Case("tensordot:pairs", lambda m, x, y: m.tensordot(x, y, axes=([1, 0], [0, 2])),
              ((3, 2, 4), (2, 5, 3)), prims=("einsum",)))
+    # ----- sliding windows (convolution, pooling) -----------------------------------------
+    win = ((2, 3), (2, 1), (1, 2), (1, 0, 2, 1))  # kernel, stride, dilation, pads
+    add(Case("im2col", lambda m, x: m.im2col(x, (2, 2)) * 2.0, ((2, 3, 3, 4),)))
+    add(Case("im2col:strided_dilated_padded", lambda m, x: m.im2col(x, *win) ** 2,
+             ((1, 2, 5, 6),)))
+    add(Case("col2im", lambda m, c: m.col2im(c, (2, 3, 3, 4), (2, 2)) * 2.0,
+             ((3, 2, 2, 2, 2, 3),)))
+    add(Case("col2im:strided_dilated_padded", lambda m, c: m.col2im(c, (1, 2, 5, 6), *win) ** 2,
+             ((2, 2, 3, 1, 3, 5),)))
     # ----- shape operations ------------------------------------------------------------
     add(Case("reshape", lambda m, x: m.reshape(x, (4, 3)) * 2.0, ((2, 6),)))
     add(Case("reshape:infer", lambda m, x: m.reshape(x, (-1,)), ((2, 3),)))

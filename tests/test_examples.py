@@ -60,3 +60,9 @@ def test_digits():
     pytest.importorskip("sklearn")
     acc = _load("digits").main(["--epochs", "4", "--quiet"])
     assert acc > 0.85
+
+
+def test_cnn_digits():
+    pytest.importorskip("sklearn")
+    acc = _load("cnn_digits").main(["--epochs", "2", "--quiet"])
+    assert acc > 0.85

@@ -11,17 +11,21 @@ Example:
 
 from . import functional, init, utils
 from .activation import GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Softplus, Tanh
-from .dropout import Dropout
+from .conv import Conv1d, Conv2d, ConvTranspose2d
+from .dropout import Dropout, Dropout2d
 from .embedding import Embedding
 from .linear import Flatten, Identity, Linear
 from .losses import BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Loss, MSELoss, NLLLoss
 from .module import IncompatibleKeys, Module, ModuleList, Parameter, Sequential
-from .normalization import BatchNorm1d, LayerNorm
+from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
+from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 
 __all__ = [
     "Module", "Parameter", "Sequential", "ModuleList", "IncompatibleKeys",
     "Linear", "Identity", "Flatten", "ReLU", "Tanh", "Sigmoid", "GELU", "Softplus",
     "Softmax", "LogSoftmax", "Dropout", "LayerNorm", "BatchNorm1d", "Embedding",
     "MSELoss", "L1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss", "BCEWithLogitsLoss",
+    "Conv1d", "Conv2d", "ConvTranspose2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d",
+    "BatchNorm2d", "GroupNorm", "Dropout2d",
     "functional", "init", "utils",
 ]

@@ -1,4 +1,4 @@
-"""``Dropout``."""
+"""``Dropout`` and ``Dropout2d``."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from ..tensor import Tensor
 from . import functional as F
 from .module import Module
 
-__all__ = ["Dropout"]
+__all__ = ["Dropout", "Dropout2d"]
 
 
 class Dropout(Module):
@@ -32,3 +32,18 @@ class Dropout(Module):
 
     def extra_repr(self) -> str:
         return f"p={self.p}"
+
+
+class Dropout2d(Dropout):
+    """In training, zero whole channels of ``(N, C, H, W)`` input with probability ``p`` and
+    scale the rest by ``1/(1-p)``; in eval mode, the identity.
+
+    Example:
+        >>> import xad
+        >>> d = xad.nn.Dropout2d(0.5); y = d(xad.ones(1, 8, 2, 2))
+        >>> sorted(set(y.tolist()[0][0][0])) in ([0.0], [2.0])
+        True
+    """
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.dropout2d(x, self.p, self.training)

@@ -1,4 +1,4 @@
-"""``LayerNorm`` and ``BatchNorm1d``."""
+"""``LayerNorm``, ``BatchNorm1d``, ``BatchNorm2d`` and ``GroupNorm``."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from . import functional as F
 from .linear import _resolve
 from .module import Module, Parameter
 
-__all__ = ["LayerNorm", "BatchNorm1d"]
+__all__ = ["LayerNorm", "BatchNorm1d", "BatchNorm2d", "GroupNorm"]
 
 
 class LayerNorm(Module):
@@ -105,11 +105,14 @@ class BatchNorm1d(Module):
                 t = getattr(self, name)
                 t._array = (t * 0 + fill)._array
 
-    def forward(self, x: Tensor) -> Tensor:
+    def _check_input(self, x: Tensor) -> None:
         if x.ndim not in (2, 3) or x.shape[1] != self.num_features:
             raise ValueError(f"BatchNorm1d({self.num_features}): expected input of shape "
                              f"(N, {self.num_features}) or (N, {self.num_features}, L), got "
                              f"{x.shape}")
+
+    def forward(self, x: Tensor) -> Tensor:
+        self._check_input(x)
         momentum: float | Tensor | None = self.momentum
         if self.training and self.track_running_stats:
             n = self.num_batches_tracked
@@ -123,3 +126,56 @@ class BatchNorm1d(Module):
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
                 f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+
+
+class BatchNorm2d(BatchNorm1d):
+    """Batch normalisation of ``(N, C, H, W)`` input per channel ``C`` (statistics over
+    ``N``, ``H`` and ``W``); otherwise as :class:`BatchNorm1d`.
+
+    Example:
+        >>> import xad
+        >>> bn = xad.nn.BatchNorm2d(3); bn(xad.randn(4, 3, 5, 5)).shape
+        (4, 3, 5, 5)
+    """
+
+    def _check_input(self, x: Tensor) -> None:
+        if x.ndim != 4 or x.shape[1] != self.num_features:
+            raise ValueError(f"BatchNorm2d({self.num_features}): expected input of shape "
+                             f"(N, {self.num_features}, H, W), got {x.shape}")
+
+
+class GroupNorm(Module):
+    """Normalise each of ``num_groups`` groups of channels of ``(N, C, ...)`` input, then
+    scale by ``weight`` (ones) and shift by ``bias`` (zeros) per channel.
+
+    Example:
+        >>> import xad
+        >>> gn = xad.nn.GroupNorm(2, 4); gn(xad.randn(3, 4, 5)).shape
+        (3, 4, 5)
+    """
+
+    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5,
+                 affine: bool = True, dtype: _dt.DType | None = None,
+                 backend: Backend | str | None = None) -> None:
+        super().__init__()
+        if num_groups < 1 or num_channels % num_groups:
+            raise ValueError(f"GroupNorm: num_groups ({num_groups}) must divide num_channels "
+                             f"({num_channels})")
+        self.num_groups, self.num_channels = num_groups, num_channels
+        self.eps, self.affine = eps, affine
+        b = _resolve(backend)
+        if affine:
+            self.weight = Parameter(ones(num_channels, dtype=dtype, backend=b))
+            self.bias = Parameter(zeros(num_channels, dtype=dtype, backend=b))
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+    def forward(self, x: Tensor) -> Tensor:
+        if x.ndim < 2 or x.shape[1] != self.num_channels:
+            raise ValueError(f"GroupNorm({self.num_groups}, {self.num_channels}): expected "
+                             f"input of shape (N, {self.num_channels}, ...), got {x.shape}")
+        return F.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"

@@ -7,9 +7,15 @@ is differentiable to any order. Array-shaped arguments follow the Array API (``a
 
 from __future__ import annotations
 
+from .conv import *  # noqa: F403
+from .conv import __all__ as _conv
 from .layers import *  # noqa: F403
 from .layers import __all__ as _layers
 from .losses import *  # noqa: F403
 from .losses import __all__ as _losses
+from .padding import *  # noqa: F403
+from .padding import __all__ as _padding
+from .pooling import *  # noqa: F403
+from .pooling import __all__ as _pooling
 
-__all__ = [*_layers, *_losses]
+__all__ = [*_layers, *_losses, *_conv, *_pooling, *_padding]

@@ -13,7 +13,8 @@ from ...tensor import Tensor
 
 __all__ = [
     "linear", "relu", "tanh", "sigmoid", "gelu", "softplus", "softmax", "log_softmax",
-    "dropout", "layer_norm", "batch_norm", "embedding", "one_hot", "flatten",
+    "dropout", "dropout2d", "layer_norm", "batch_norm", "group_norm", "embedding", "one_hot",
+    "flatten",
 ]
 
 
@@ -119,6 +120,54 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
     return x * keep * (1.0 / (1.0 - p))
 
 
+def dropout2d(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
+    """Zero whole channels of ``(N, C, H, W)`` (or ``(C, H, W)``) input with probability
+    ``p`` and scale the rest by ``1/(1-p)``, when ``training``.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.dropout2d(xad.ones((1, 2, 2, 2)), 0.5, training=False).shape
+        (1, 2, 2, 2)
+    """
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout2d: p must be in [0, 1], got {p}")
+    if x.ndim not in (3, 4):
+        raise ValueError(f"dropout2d: expected (N, C, H, W) or (C, H, W) input, got {x.shape}")
+    if not training or p == 0.0:
+        return x
+    mask_shape = x.shape[:-2] + (1, 1)
+    u = rand(*mask_shape, dtype=x.dtype if x.dtype.is_floating else None, backend=x._backend)
+    return x * ((u >= p).astype(x.dtype) * (1.0 / (1.0 - p) if p < 1.0 else 0.0))
+
+
+def group_norm(x: Tensor, num_groups: int, weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Normalise ``(N, C, ...)`` input over each group of ``C / num_groups`` channels (and
+    all the other axes but the batch), then scale and shift per channel.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> y = F.group_norm(xad.randn(2, 4, 3), 2); abs(y[0, :2].mean().item()) < 1e-5
+        True
+    """
+    if x.ndim < 2 or num_groups < 1 or x.shape[1] % num_groups:
+        raise ValueError(f"group_norm: num_groups={num_groups} must divide the channels of "
+                         f"an (N, C, ...) input, got shape {x.shape}")
+    g = x.reshape((x.shape[0], num_groups, -1))
+    mu = g.mean(axis=-1, keepdims=True)
+    d = g - mu
+    var = (d * d).mean(axis=-1, keepdims=True)
+    y = (d / _ops.sqrt(var + eps)).reshape(x.shape)
+    shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
+    if weight is not None:
+        y = y * weight.reshape(shape)
+    if bias is not None:
+        y = y + bias.reshape(shape)
+    return y
+
+
 def _shape_tuple(s: int | Sequence[int]) -> tuple[int, ...]:
     return (int(s),) if isinstance(s, int) else tuple(int(n) for n in s)
 
@@ -155,7 +204,7 @@ def batch_norm(x: Tensor, running_mean: Tensor | None, running_var: Tensor | Non
                training: bool = False, momentum: float | Tensor | None = 0.1,
                eps: float = 1e-5
                ) -> Tensor:
-    """Batch normalisation over axis 0 (and 2 for ``(N, C, L)`` input) per channel ``C``.
+    """Batch normalisation per channel ``C`` of ``(N, C, ...)`` input, over every other axis.
 
     In training, normalises with the batch's statistics and updates ``running_mean`` and
     ``running_var`` in place (``running = (1 - momentum) * running + momentum * batch``,
@@ -170,13 +219,12 @@ def batch_norm(x: Tensor, running_mean: Tensor | None, running_var: Tensor | Non
         >>> [round(v[0], 3) for v in F.batch_norm(x, None, None, training=True).tolist()]
         [-1.0, 1.0]
     """
-    if x.ndim not in (2, 3):
-        raise ValueError(f"batch_norm: expected input of shape (N, C) or (N, C, L), got "
-                         f"{x.shape}")
-    axes = (0,) if x.ndim == 2 else (0, 2)
-    shape = (1, x.shape[1]) if x.ndim == 2 else (1, x.shape[1], 1)
+    if x.ndim < 2:
+        raise ValueError(f"batch_norm: expected input of shape (N, C, ...), got {x.shape}")
+    axes = (0, *range(2, x.ndim))
+    shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
     if training:
-        n = x.shape[0] * (x.shape[2] if x.ndim == 3 else 1)
+        n = math.prod(x.shape[a] for a in axes)
         if n <= 1:
             raise ValueError(f"batch_norm: expected more than 1 value per channel when "
                              f"training, got input of shape {x.shape}")

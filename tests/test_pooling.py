@@ -1,0 +1,70 @@
+"""Pooling against PyTorch in float64: values, first and second derivatives, over a table
+of kernels, strides, paddings, dilations and ceil modes (stride larger than the kernel,
+size-1 axes, strided inputs, unbatched input), on every backend."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+import torch.nn.functional as TF  # noqa: E402
+from torch_check import check_against_torch  # noqa: E402
+
+import xad  # noqa: E402
+import xad.nn.functional as F  # noqa: E402
+
+# name, input shape, keywords, input transposed?
+MAX = [
+    ("k2", (2, 3, 6, 5), {"kernel_size": 2}, False),
+    ("stride_over_kernel", (1, 2, 7, 8), {"kernel_size": 2, "stride": 3}, False),
+    ("pad_ceil", (2, 2, 8, 7), {"kernel_size": 3, "stride": 2, "padding": 1, "ceil_mode": True},
+     False),
+    ("dilation", (1, 2, 8, 7), {"kernel_size": (2, 3), "stride": (3, 1), "padding": 1,
+                                "dilation": (2, 1)}, False),
+    ("size1_axis", (2, 3, 1, 6), {"kernel_size": (1, 2)}, False),
+    ("transposed_unbatched", (3, 5, 6), {"kernel_size": 3, "stride": 2}, True),
+]
+
+
+@pytest.mark.parametrize("name,shape,kw,tr", MAX, ids=[c[0] for c in MAX])
+def test_max_pool2d_matches_torch(xb, name, shape, kw, tr):
+    check_against_torch(lambda x: F.max_pool2d(x, **kw), lambda x: TF.max_pool2d(x, **kw),
+                        [shape], f"max_pool2d:{name}", transposed=(tr,))
+
+
+AVG = [
+    ("k2", (2, 3, 6, 5), {"kernel_size": 2}, False),
+    ("pad_include", (1, 2, 5, 6), {"kernel_size": 3, "stride": 2, "padding": 1}, False),
+    ("pad_exclude_ceil", (2, 2, 8, 7), {"kernel_size": 3, "stride": 2, "padding": 1,
+                                        "ceil_mode": True, "count_include_pad": False}, False),
+    ("ceil_include", (1, 2, 7, 5), {"kernel_size": 2, "stride": 2, "ceil_mode": True}, True),
+    ("stride_over_kernel", (1, 2, 7, 8), {"kernel_size": 2, "stride": 3}, False),
+    ("divisor_override", (1, 2, 4, 4), {"kernel_size": 2, "divisor_override": 3}, False),
+]
+
+
+@pytest.mark.parametrize("name,shape,kw,tr", AVG, ids=[c[0] for c in AVG])
+def test_avg_pool2d_matches_torch(xb, name, shape, kw, tr):
+    check_against_torch(lambda x: F.avg_pool2d(x, **kw), lambda x: TF.avg_pool2d(x, **kw),
+                        [shape], f"avg_pool2d:{name}", transposed=(tr,))
+
+
+ADAPTIVE = [("divisible", (2, 3, 8, 6), (2, 3)), ("uneven", (2, 3, 7, 5), (3, 4)),
+            ("keep_axis", (1, 2, 5, 7), (3, None)), ("global_unbatched", (3, 5, 4), 1)]
+
+
+@pytest.mark.parametrize("name,shape,size", ADAPTIVE, ids=[c[0] for c in ADAPTIVE])
+def test_adaptive_avg_pool2d_matches_torch(xb, name, shape, size):
+    check_against_torch(lambda x: F.adaptive_avg_pool2d(x, size),
+                        lambda x: TF.adaptive_avg_pool2d(x, size), [shape],
+                        f"adaptive_avg_pool2d:{name}")
+
+
+def test_pool_errors_name_the_shapes(xb):
+    x = xad.ones((1, 2, 4, 4))
+    with pytest.raises(ValueError, match=r"max_pool2d: padding \(2, 2\) must be at most half"):
+        F.max_pool2d(x, 3, padding=2)
+    with pytest.raises(ValueError, match=r"larger than the padded input 4x4"):
+        F.avg_pool2d(x, 5)
+    with pytest.raises(ValueError, match=r"expected \(N, C, H, W\) or \(C, H, W\) input"):
+        F.max_pool2d(xad.ones((4, 4)), 2)

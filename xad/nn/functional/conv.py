@@ -1,0 +1,167 @@
+"""Convolutions as functions: ``conv1d``, ``conv2d``, ``conv_transpose2d`` and ``unfold``.
+
+Each is ``im2col`` (strided slices) and one matrix product through ``xad.matmul`` (the one
+place a mixed-precision cast applies), so gradients of every order come from those two
+operations: the input gradient of a convolution is ``col2im``, a transposed convolution.
+Layouts are PyTorch's: input ``(N, C, H, W)``, weight ``(out, in/groups, kh, kw)`` (for the
+transposed convolution ``(in, out/groups, kh, kw)``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ... import ops as _ops
+from ...ops.convolution import col2im, im2col
+from ...tensor import Tensor
+from .padding import pad
+
+__all__ = ["conv1d", "conv2d", "conv_transpose2d", "unfold"]
+
+IntPair = int | Sequence[int]
+
+
+def _pair(v: IntPair, what: str, where: str, n: int = 2) -> tuple[int, ...]:
+    t = (v,) * n if isinstance(v, int) else tuple(int(a) for a in v)
+    if len(t) != n:
+        raise ValueError(f"{where}: {what} must be an int or {n} ints, got {v!r}")
+    return t
+
+
+def _padding(padding: str | IntPair, kernel: tuple[int, ...], dilation: tuple[int, ...],
+             stride: tuple[int, ...], where: str) -> tuple[int, int, int, int]:
+    """``(top, bottom, left, right)`` from an int, a pair, ``"valid"`` or ``"same"``."""
+    if padding == "valid":
+        return (0, 0, 0, 0)
+    if padding == "same":
+        if any(s != 1 for s in stride):
+            raise ValueError(f"{where}: padding='same' needs stride 1, got stride {stride}")
+        tot = [d * (k - 1) for k, d in zip(kernel, dilation)]
+        return (tot[0] // 2, tot[0] - tot[0] // 2, tot[1] // 2, tot[1] - tot[1] // 2)
+    if isinstance(padding, str):
+        raise ValueError(f"{where}: padding must be an int, a pair, 'same' or 'valid', "
+                         f"got {padding!r}")
+    ph, pw = _pair(padding, "padding", where)
+    if ph < 0 or pw < 0:
+        raise ValueError(f"{where}: padding must be non-negative, got {padding!r}")
+    return (ph, ph, pw, pw)
+
+
+def _check(x: Tensor, w: Tensor, groups: int, cin: int, where: str) -> None:
+    if x.ndim != 4 or w.ndim != 4:
+        raise ValueError(f"{where}: expected a 4-d input (N, C, H, W) and a 4-d weight, got "
+                         f"shapes {x.shape} and {w.shape}")
+    if groups < 1 or x.shape[1] % groups or w.shape[0] % groups:
+        raise ValueError(f"{where}: groups={groups} must divide the input channels "
+                         f"({x.shape[1]}) and the weight's first axis ({w.shape[0]})")
+    if x.shape[1] != cin:
+        raise ValueError(f"{where}: the input has {x.shape[1]} channels (shape {x.shape}) but "
+                         f"the weight of shape {w.shape} with groups={groups} expects {cin}")
+
+
+def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: IntPair = 1,
+           padding: str | IntPair = 0, dilation: IntPair = 1, groups: int = 1) -> Tensor:
+    """2-d convolution (cross-correlation, as PyTorch) of ``(N, C, H, W)`` by ``(O, C/groups,
+    kh, kw)``, giving ``(N, O, Ho, Wo)``.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.conv2d(xad.ones((1, 2, 5, 5)), xad.ones((4, 2, 3, 3)), padding=1).shape
+        (1, 4, 5, 5)
+    """
+    _check(input, weight, groups, weight.shape[1] * groups, "conv2d")
+    o, cg, kh, kw = weight.shape
+    s, d = _pair(stride, "stride", "conv2d"), _pair(dilation, "dilation", "conv2d")
+    pads = _padding(padding, (kh, kw), d, s, "conv2d")
+    cols = im2col(input, (kh, kw), s, d, pads)
+    n, ho, wo = input.shape[0], cols.shape[4], cols.shape[5]
+    g = (groups,) if groups > 1 else ()  # one plain GEMM without groups: BLAS's best case
+    cols = _ops.reshape(cols, (*g, cg * kh * kw, n * ho * wo))
+    out = _ops.matmul(_ops.reshape(weight, (*g, o // groups, cg * kh * kw)), cols)
+    out = _ops.reshape(out, (o, n, ho, wo))
+    if bias is not None:
+        out = out + _ops.reshape(bias, (o, 1, 1, 1))
+    return _ops.permute_dims(out, (1, 0, 2, 3))
+
+
+def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: IntPair = 1,
+           padding: str | IntPair = 0, dilation: IntPair = 1, groups: int = 1) -> Tensor:
+    """1-d convolution of ``(N, C, L)`` by ``(O, C/groups, k)``, giving ``(N, O, Lo)``.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.conv1d(xad.ones((1, 2, 7)), xad.ones((3, 2, 3)), padding="same").shape
+        (1, 3, 7)
+    """
+    if input.ndim != 3 or weight.ndim != 3:
+        raise ValueError(f"conv1d: expected a 3-d input (N, C, L) and a 3-d weight, got "
+                         f"shapes {input.shape} and {weight.shape}")
+    one = lambda v, what: (1, *_pair(v, what, "conv1d", 1))  # noqa: E731
+    pad = padding if isinstance(padding, str) else (0, _pair(padding, "padding", "conv1d", 1)[0])
+    out = conv2d(_ops.expand_dims(input, 2), _ops.expand_dims(weight, 2), bias,
+                 one(stride, "stride"), pad, one(dilation, "dilation"), groups)
+    return _ops.squeeze(out, axis=2)
+
+
+def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
+                     stride: IntPair = 1, padding: IntPair = 0, output_padding: IntPair = 0,
+                     groups: int = 1, dilation: IntPair = 1) -> Tensor:
+    """Transposed 2-d convolution (the gradient of ``conv2d`` with respect to its input) of
+    ``(N, C, H, W)`` by ``(C, O/groups, kh, kw)``, giving ``(N, O, Ho, Wo)`` with
+    ``Ho = (H - 1) * stride - 2 * padding + dilation * (kh - 1) + output_padding + 1``.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.conv_transpose2d(xad.ones((1, 2, 4, 4)), xad.ones((2, 3, 3, 3)), stride=2).shape
+        (1, 3, 9, 9)
+    """
+    where = "conv_transpose2d"
+    _check(input, weight, groups, weight.shape[0], where)
+    cin, og, kh, kw = weight.shape
+    s, d = _pair(stride, "stride", where), _pair(dilation, "dilation", where)
+    p, op = _pair(padding, "padding", where), _pair(output_padding, "output_padding", where)
+    if any(a >= max(b, c) for a, b, c in zip(op, s, d)):
+        raise ValueError(f"{where}: output_padding {op} must be smaller than the stride {s} "
+                         f"or the dilation {d}")
+    n, _, h, w = input.shape
+    size = [(i - 1) * st - 2 * pa + di * (k - 1) + o + 1
+            for i, st, pa, di, k, o in zip((h, w), s, p, d, (kh, kw), op)]
+    if size[0] < 1 or size[1] < 1:
+        raise ValueError(f"{where}: the output would be {size[0]}x{size[1]} for input {input.shape}"
+                         f", weight {weight.shape}, padding {p}; use less padding")
+    g = (groups,) if groups > 1 else ()
+    x = _ops.reshape(_ops.permute_dims(input, (1, 0, 2, 3)), (*g, cin // groups, n * h * w))
+    wt = _ops.matrix_transpose(_ops.reshape(weight, (*g, cin // groups, og * kh * kw)))
+    cols = _ops.reshape(_ops.matmul(wt, x), (og * groups, kh, kw, n, h, w))
+    extra = [max(o - a, 0) for o, a in zip(op, p)]  # output rows past the bottom padding
+    pads = (p[0], p[0] - op[0] + extra[0], p[1], p[1] - op[1] + extra[1])
+    shape = (n, og * groups, size[0] - extra[0], size[1] - extra[1])
+    out = col2im(cols, shape, (kh, kw), s, d, pads)
+    if extra[0] or extra[1]:
+        out = pad(out, (0, extra[1], 0, extra[0]))
+    if bias is not None:
+        out = out + _ops.reshape(bias, (og * groups, 1, 1))
+    return out
+
+
+def unfold(input: Tensor, kernel_size: IntPair, dilation: IntPair = 1, padding: IntPair = 0,
+           stride: IntPair = 1) -> Tensor:
+    """PyTorch's ``unfold`` (im2col): the sliding blocks of ``(N, C, H, W)`` as
+    ``(N, C*kh*kw, L)``.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.unfold(xad.ones((2, 3, 4, 4)), 2).shape
+        (2, 12, 9)
+    """
+    k = _pair(kernel_size, "kernel_size", "unfold")
+    ph, pw = _pair(padding, "padding", "unfold")
+    cols = im2col(input, k, _pair(stride, "stride", "unfold"),
+                  _pair(dilation, "dilation", "unfold"), (ph, ph, pw, pw))
+    c, n = input.shape[1], input.shape[0]
+    cols = _ops.permute_dims(cols, (3, 0, 1, 2, 4, 5))
+    return _ops.reshape(cols, (n, c * k[0] * k[1], cols.shape[4] * cols.shape[5]))

@@ -1,0 +1,154 @@
+"""Pooling as functions: ``max_pool2d``, ``avg_pool2d``, ``adaptive_avg_pool2d``.
+
+Windows come from ``im2col`` (padded with ``-inf`` for the max, zeros for the mean), then a
+``max`` or ``sum`` over the kernel axes; adaptive pooling is two averaging matrices. All
+differentiable to any order; the max's gradient is shared among tied maxima (PyTorch gives
+it to the first).
+"""
+
+from __future__ import annotations
+
+from ... import ops as _ops
+from ...factories import tensor
+from ...ops.convolution import im2col
+from ...tensor import Tensor
+from .conv import IntPair, _pair
+
+__all__ = ["max_pool2d", "avg_pool2d", "adaptive_avg_pool2d"]
+
+
+def _out(n: int, k: int, s: int, p: int, d: int, ceil: bool) -> int:
+    num = n + 2 * p - d * (k - 1) - 1
+    o = (num + (s - 1 if ceil else 0)) // s + 1
+    if ceil and (o - 1) * s >= n + p:  # the last window must start inside the input
+        o -= 1
+    return o
+
+
+def _windows(x: Tensor, kernel_size: IntPair, stride: IntPair | None, padding: IntPair,
+             dilation: IntPair, ceil: bool, value: float, where: str) -> Tensor:
+    """The ``(C, kh, kw, N, Ho, Wo)`` windows, checked as PyTorch checks them."""
+    if x.ndim not in (3, 4):
+        raise ValueError(f"{where}: expected (N, C, H, W) or (C, H, W) input, got {x.shape}")
+    k = _pair(kernel_size, "kernel_size", where)
+    s = k if stride is None or stride == () else _pair(stride, "stride", where)
+    p, d = _pair(padding, "padding", where), _pair(dilation, "dilation", where)
+    if any(2 * pa > di * (ke - 1) + 1 for pa, ke, di in zip(p, k, d)):
+        raise ValueError(f"{where}: padding {p} must be at most half the kernel {k} "
+                         f"(dilation {d})")
+    h, w = x.shape[-2:]
+    ho, wo = (_out(n, ke, st, pa, di, ceil) for n, ke, st, pa, di in zip((h, w), k, s, p, d))
+    if ho < 1 or wo < 1:
+        raise ValueError(f"{where}: the kernel {k} (dilation {d}) is larger than the padded "
+                         f"input {h + 2 * p[0]}x{w + 2 * p[1]} (input shape {x.shape})")
+    extra = [max((o - 1) * st + di * (ke - 1) + 1 - n - 2 * pa, 0)
+             for o, st, di, ke, n, pa in zip((ho, wo), s, d, k, (h, w), p)]
+    x4 = x if x.ndim == 4 else _ops.expand_dims(x, 0)
+    cols = im2col(x4, k, s, d, (p[0], p[0] + extra[0], p[1], p[1] + extra[1]), value)
+    if cols.shape[4:] != (ho, wo):
+        cols = cols[:, :, :, :, :ho, :wo]
+    return cols
+
+
+def _taps(cols: Tensor) -> Tensor:
+    """Windows as ``(C, kh*kw, N*Ho*Wo)``: a reduction over axis 1 is then elementwise work
+    over contiguous rows (NumPy reduces over several small inner axes ~100x slower)."""
+    c, kh, kw = cols.shape[:3]
+    return _ops.reshape(cols, (c, kh * kw, -1))
+
+
+def _image(y: Tensor, cols: Tensor, x: Tensor) -> Tensor:
+    """A ``(C, N*Ho*Wo)`` result back to ``x``'s layout."""
+    y = _ops.permute_dims(_ops.reshape(y, (cols.shape[0], *cols.shape[3:])), (1, 0, 2, 3))
+    return y if x.ndim == 4 else _ops.squeeze(y, axis=0)
+
+
+def max_pool2d(input: Tensor, kernel_size: IntPair, stride: IntPair | None = None,
+               padding: IntPair = 0, dilation: IntPair = 1, ceil_mode: bool = False,
+               return_indices: bool = False) -> Tensor:
+    """The maximum of each window (padding never wins).
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.max_pool2d(xad.arange(16.0).reshape(1, 1, 4, 4), 2).tolist()
+        [[[[5.0, 7.0], [13.0, 15.0]]]]
+    """
+    if return_indices:
+        raise NotImplementedError("max_pool2d: return_indices=True is not supported")
+    cols = _windows(input, kernel_size, stride, padding, dilation, ceil_mode, -float("inf"),
+                    "max_pool2d")
+    return _image(_ops.max(_taps(cols), axis=1), cols, input)
+
+
+def _divisor(n: int, k: int, s: int, p: int, o: int, include_pad: bool) -> list[int]:
+    out = []
+    for i in range(o):
+        lo = i * s - p
+        hi = min(lo + k, n + p)
+        size = hi - lo
+        out.append(size if include_pad else min(hi, n) - max(lo, 0))
+    return out
+
+
+def avg_pool2d(input: Tensor, kernel_size: IntPair, stride: IntPair | None = None,
+               padding: IntPair = 0, ceil_mode: bool = False, count_include_pad: bool = True,
+               divisor_override: int | None = None) -> Tensor:
+    """The mean of each window; ``count_include_pad`` counts the zero padding in the
+    divisor (windows that run past the padding under ``ceil_mode`` never count it).
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.avg_pool2d(xad.arange(16.0).reshape(1, 1, 4, 4), 2).tolist()
+        [[[[2.5, 4.5], [10.5, 12.5]]]]
+    """
+    cols = _windows(input, kernel_size, stride, padding, 1, ceil_mode, 0.0, "avg_pool2d")
+    total = _ops.reshape(_ops.sum(_taps(cols), axis=1), (cols.shape[0], *cols.shape[3:]))
+    if divisor_override:
+        return _image(total / divisor_override, cols, input)
+    k = cols.shape[1:3]
+    s = k if stride is None or stride == () else _pair(stride, "stride", "avg_pool2d")
+    p = _pair(padding, "padding", "avg_pool2d")
+    dh, dw = (_divisor(n, ke, st, pa, o, count_include_pad)
+              for n, ke, st, pa, o in zip(input.shape[-2:], k, s, p, cols.shape[4:]))
+    if all(v == k[0] for v in dh) and all(v == k[1] for v in dw):
+        return _image(total / (k[0] * k[1]), cols, input)
+    div = tensor([[float(a * b) for b in dw] for a in dh], dtype=input.dtype,
+                 backend=input._backend)
+    return _image(total / div, cols, input)
+
+
+def _averaging(n: int, o: int) -> list[list[float]]:
+    """Rows of PyTorch's adaptive windows ``[floor(i*n/o), ceil((i+1)*n/o))``."""
+    rows = []
+    for i in range(o):
+        lo, hi = (i * n) // o, -((-(i + 1) * n) // o)
+        rows.append([1.0 / (hi - lo) if lo <= j < hi else 0.0 for j in range(n)])
+    return rows
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size: int | tuple[int | None, int | None]
+                        ) -> Tensor:
+    """Average pooling to a fixed ``output_size`` (``None`` keeps that axis), with PyTorch's
+    windows.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.adaptive_avg_pool2d(xad.ones((2, 3, 7, 5)), 1).shape
+        (2, 3, 1, 1)
+    """
+    if input.ndim not in (3, 4):
+        raise ValueError(f"adaptive_avg_pool2d: expected (N, C, H, W) or (C, H, W) input, "
+                         f"got {input.shape}")
+    size = (output_size,) * 2 if isinstance(output_size, int) else tuple(output_size)
+    h, w = input.shape[-2:]
+    ho, wo = (n if o is None else o for n, o in zip((h, w), size))
+    if ho < 1 or wo < 1:
+        raise ValueError(f"adaptive_avg_pool2d: output_size must be positive, got {size}")
+    if h % ho == 0 and w % wo == 0:
+        return avg_pool2d(input, (h // ho, w // wo))
+    ah = tensor(_averaging(h, ho), dtype=input.dtype, backend=input._backend)
+    aw = tensor(_averaging(w, wo), dtype=input.dtype, backend=input._backend)
+    return _ops.matmul(ah, _ops.matmul(input, _ops.matrix_transpose(aw)))

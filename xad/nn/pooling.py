@@ -1,0 +1,85 @@
+"""``MaxPool2d``, ``AvgPool2d`` and ``AdaptiveAvgPool2d`` (no parameters)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..tensor import Tensor
+from . import functional as F
+from .module import Module
+
+__all__ = ["MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d"]
+
+Size = int | Sequence[int]
+
+
+class MaxPool2d(Module):
+    """The maximum of each ``kernel_size`` window (``stride`` defaults to the kernel).
+
+    Example:
+        >>> import xad
+        >>> xad.nn.MaxPool2d(2)(xad.ones((1, 3, 8, 8))).shape
+        (1, 3, 4, 4)
+    """
+
+    def __init__(self, kernel_size: Size, stride: Size | None = None, padding: Size = 0,
+                 dilation: Size = 1, return_indices: bool = False,
+                 ceil_mode: bool = False) -> None:
+        super().__init__()
+        if return_indices:
+            raise NotImplementedError("MaxPool2d: return_indices=True is not supported")
+        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
+        self.dilation, self.ceil_mode = dilation, ceil_mode
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.max_pool2d(x, self.kernel_size, self.stride, self.padding, self.dilation,
+                            self.ceil_mode)
+
+    def extra_repr(self) -> str:
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"padding={self.padding}, dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
+
+class AvgPool2d(Module):
+    """The mean of each ``kernel_size`` window (``stride`` defaults to the kernel).
+
+    Example:
+        >>> import xad
+        >>> xad.nn.AvgPool2d(2)(xad.ones((1, 3, 8, 8))).shape
+        (1, 3, 4, 4)
+    """
+
+    def __init__(self, kernel_size: Size, stride: Size | None = None, padding: Size = 0,
+                 ceil_mode: bool = False, count_include_pad: bool = True,
+                 divisor_override: int | None = None) -> None:
+        super().__init__()
+        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
+        self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
+        self.divisor_override = divisor_override
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.avg_pool2d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AdaptiveAvgPool2d(Module):
+    """Average pooling to a fixed ``output_size``.
+
+    Example:
+        >>> import xad
+        >>> xad.nn.AdaptiveAvgPool2d((1, 1))(xad.ones((2, 3, 7, 7))).shape
+        (2, 3, 1, 1)
+    """
+
+    def __init__(self, output_size: int | tuple[int | None, int | None]) -> None:
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.adaptive_avg_pool2d(x, self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"

@@ -1,0 +1,144 @@
+"""Sliding windows: ``im2col`` (the patches of an image, by strided slicing) and its adjoint
+``col2im`` (patches added back into an image). Each is the other's gradient, so both are
+linear and differentiable to any order; convolutions and pooling are built from them and
+``matmul`` (in ``xad.nn.functional``).
+
+Layouts: an image is ``(N, C, H, W)``; its patches are ``(C, kh, kw, N, Ho, Wo)``, so that
+``reshape(cols, (C*kh*kw, N*Ho*Wo))`` is the matrix of one convolution GEMM with no copy.
+``pads`` is ``(top, bottom, left, right)``; ``value`` fills the padding (``-inf`` for max
+pooling). Only the standard is used (strided slices, ``stack``, ``concat``); arrays are
+written in place where the backend allows and rebuilt where it does not (JAX).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..tensor import Tensor
+from ._apply import Op, unary
+
+__all__ = ["im2col", "col2im"]
+
+Pair = tuple[int, int]
+
+
+def _out_size(n: int, k: int, s: int, d: int, lo: int, hi: int) -> int:
+    return (n + lo + hi - d * (k - 1) - 1) // s + 1
+
+
+def _pad_axis(b: Any, x: Any, axis: int, lo: int, hi: int, value: float) -> Any:
+    if lo == 0 and hi == 0:
+        return x
+    xp = b.xp
+
+    def block(n: int) -> Any:
+        shape = list(x.shape)
+        shape[axis] = n
+        return xp.full(tuple(shape), value, dtype=x.dtype, device=b.device)
+
+    parts = ([block(lo)] if lo else []) + [x] + ([block(hi)] if hi else [])
+    return xp.concat(parts, axis=axis)
+
+
+def _window(start: int, count: int, step: int) -> slice:
+    return slice(start, start + step * (count - 1) + 1, step)
+
+
+class Im2col(Op):
+    """``(N, C, H, W)`` -> ``(C, kh, kw, N, Ho, Wo)``: one strided slice per kernel tap."""
+
+    name = "im2col"
+
+    @staticmethod
+    def forward(b, x, kernel, stride, dilation, pads, value):
+        xp = b.xp
+        xt = xp.permute_dims(x, (1, 0, 2, 3))
+        xt = _pad_axis(b, _pad_axis(b, xt, 2, pads[0], pads[1], value), 3, pads[2], pads[3],
+                       value)
+        (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
+        ho = (xt.shape[2] - dh * (kh - 1) - 1) // sh + 1
+        wo = (xt.shape[3] - dw * (kw - 1) - 1) // sw + 1
+        taps = [xt[:, :, _window(i * dh, ho, sh), _window(j * dw, wo, sw)]
+                for i in range(kh) for j in range(kw)]
+        cols = xp.stack(taps, axis=1)
+        return xp.reshape(cols, (x.shape[1], kh, kw, x.shape[0], ho, wo))
+
+    @staticmethod
+    def backward(node, g):
+        p = node.params
+        return col2im(g, node.in_shapes[0], p["kernel"], p["stride"], p["dilation"], p["pads"])
+
+
+class Col2im(Op):
+    """``(C, kh, kw, N, Ho, Wo)`` -> ``(N, C, H, W)``: each tap's slice added back."""
+
+    name = "col2im"
+
+    @staticmethod
+    def forward(b, cols, shape, kernel, stride, dilation, pads):
+        xp = b.xp
+        n, c, h, w = shape
+        (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
+        ho, wo = cols.shape[4], cols.shape[5]
+        z = xp.zeros((c, n, h + pads[0] + pads[1], w + pads[2] + pads[3]), dtype=cols.dtype,
+                     device=b.device)
+        for i in range(kh):
+            for j in range(kw):
+                key = (slice(None), slice(None), _window(i * dh, ho, sh),
+                       _window(j * dw, wo, sw))
+                if b.mutable:
+                    z[key] += cols[:, i, j, ...]
+                else:
+                    z = b.index_add(z, key, cols[:, i, j, ...])
+        z = z[:, :, pads[0]:pads[0] + h, pads[2]:pads[2] + w]
+        return xp.permute_dims(z, (1, 0, 2, 3))
+
+    @staticmethod
+    def backward(node, g):
+        p = node.params
+        return im2col(g, p["kernel"], p["stride"], p["dilation"], p["pads"])
+
+
+def im2col(x: Tensor, kernel: Pair, stride: Pair = (1, 1), dilation: Pair = (1, 1),
+           pads: tuple[int, int, int, int] = (0, 0, 0, 0), value: float = 0.0) -> Tensor:
+    """The sliding windows of an ``(N, C, H, W)`` tensor as ``(C, kh, kw, N, Ho, Wo)``.
+
+    Example:
+        >>> import xad
+        >>> from xad.ops.convolution import im2col
+        >>> im2col(xad.ones((2, 3, 5, 5)), (3, 3), pads=(1, 1, 1, 1)).shape
+        (3, 3, 3, 2, 5, 5)
+    """
+    if x.ndim != 4:
+        raise ValueError(f"im2col: expected an (N, C, H, W) input, got shape {x.shape}")
+    ho = _out_size(x.shape[2], kernel[0], stride[0], dilation[0], pads[0], pads[1])
+    wo = _out_size(x.shape[3], kernel[1], stride[1], dilation[1], pads[2], pads[3])
+    if ho < 1 or wo < 1:
+        raise ValueError(f"im2col: a kernel of {tuple(kernel)} (dilation {tuple(dilation)}) "
+                         f"is larger than the padded input {x.shape[2] + pads[0] + pads[1]}x"
+                         f"{x.shape[3] + pads[2] + pads[3]} (input shape {x.shape}, padding "
+                         f"{tuple(pads)}); use a smaller kernel or more padding")
+    return unary(Im2col, x, kernel=tuple(kernel), stride=tuple(stride),
+                 dilation=tuple(dilation), pads=tuple(pads), value=value)
+
+
+def col2im(cols: Tensor, shape: tuple[int, int, int, int], kernel: Pair,
+           stride: Pair = (1, 1), dilation: Pair = (1, 1),
+           pads: tuple[int, int, int, int] = (0, 0, 0, 0)) -> Tensor:
+    """Add ``(C, kh, kw, N, Ho, Wo)`` windows back into an image of ``shape`` (the adjoint
+    of :func:`im2col`).
+
+    Example:
+        >>> import xad
+        >>> from xad.ops.convolution import col2im, im2col
+        >>> col2im(im2col(xad.ones((1, 1, 3, 3)), (2, 2)), (1, 1, 3, 3), (2, 2)).tolist()
+        [[[[1.0, 2.0, 1.0], [2.0, 4.0, 2.0], [1.0, 2.0, 1.0]]]]
+    """
+    want = (shape[1], *kernel, shape[0],
+            _out_size(shape[2], kernel[0], stride[0], dilation[0], pads[0], pads[1]),
+            _out_size(shape[3], kernel[1], stride[1], dilation[1], pads[2], pads[3]))
+    if tuple(cols.shape) != want:
+        raise ValueError(f"col2im: windows of shape {cols.shape} do not fit an image of shape "
+                         f"{tuple(shape)} with kernel {tuple(kernel)}; expected {want}")
+    return unary(Col2im, cols, shape=tuple(shape), kernel=tuple(kernel), stride=tuple(stride),
+                 dilation=tuple(dilation), pads=tuple(pads))
