@@ -7,9 +7,11 @@ is differentiable to any order. Array-shaped arguments follow the Array API (``a
 
 from __future__ import annotations
 
+from .attention import *  # noqa: F403
+from .attention import __all__ as _attention
 from .layers import *  # noqa: F403
 from .layers import __all__ as _layers
 from .losses import *  # noqa: F403
 from .losses import __all__ as _losses
 
-__all__ = [*_layers, *_losses]
+__all__ = [*_layers, *_losses, *_attention]
