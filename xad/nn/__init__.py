@@ -11,17 +11,20 @@ Example:
 
 from . import functional, init, utils
 from .activation import GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Softplus, Tanh
+from .attention import MultiheadAttention
 from .dropout import Dropout
 from .embedding import Embedding
-from .linear import Flatten, Identity, Linear
+from .linear import Flatten, Identity, Linear, Unflatten
 from .losses import BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Loss, MSELoss, NLLLoss
 from .module import IncompatibleKeys, Module, ModuleList, Parameter, Sequential
 from .normalization import BatchNorm1d, LayerNorm
+from .transformer import TransformerEncoder, TransformerEncoderLayer
 
 __all__ = [
     "Module", "Parameter", "Sequential", "ModuleList", "IncompatibleKeys",
     "Linear", "Identity", "Flatten", "ReLU", "Tanh", "Sigmoid", "GELU", "Softplus",
     "Softmax", "LogSoftmax", "Dropout", "LayerNorm", "BatchNorm1d", "Embedding",
     "MSELoss", "L1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss", "BCEWithLogitsLoss",
+    "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder", "Unflatten",
     "functional", "init", "utils",
 ]
