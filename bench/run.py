@@ -34,6 +34,7 @@ if _ROOT not in sys.path:
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE] + [_HERE]
 
 import bench_memory  # noqa: E402
+from bench_attention import WORKLOADS as _ATTENTION  # noqa: E402
 import numpy as np  # noqa: E402
 from bench_harness import CheckError, Timing, Workload, compare, time_interleaved  # noqa: E402
 from bench_mlp import WORKLOADS as _MLP  # noqa: E402
@@ -42,7 +43,8 @@ from bench_ops import WORKLOADS as _OPS  # noqa: E402
 
 __all__ = ["WORKLOADS", "MEMORY", "check_workload", "run_workload", "main"]
 
-WORKLOADS: dict[str, Workload] = {w.name: w for w in (_MLP[:2] + _OPS[:1] + _MLP[2:] + _OPS[1:])}
+WORKLOADS: dict[str, Workload] = {w.name: w for w in (_MLP[:2] + _OPS[:1] + _MLP[2:] + _OPS[1:]
+                                                     + _ATTENTION)}
 MEMORY = "memory"            # the peak-RSS comparison (not a timed workload)
 MEMORY_TARGET = "<= 1.2x numpy"
 
