@@ -116,14 +116,13 @@ class MultiheadAttention(Module):
             raise ValueError("MultiheadAttention: is_causal=True is a hint that attn_mask is "
                              "the causal mask; pass attn_mask too")
         mask = self._merged_mask(attn_mask, key_padding_mask, n, lq, s, query.dtype)
-        q, k, v = (_ops.permute_dims(
-            F.linear(x, w, bb).reshape(x.shape[:2] + (self.num_heads, self.head_dim)),
-            to_heads) for x, (w, bb) in zip((query, key, value), self._projections()))
+        q, k, v = (self._heads(x, w, bb, to_heads)
+                   for x, (w, bb) in zip((query, key, value), self._projections()))
         weights = attention_weights(q, k, mask)
         if self.training and self.dropout > 0.0:
             weights = F.dropout(weights, self.dropout)
         out = _ops.permute_dims(_ops.matmul(weights, v), back)
-        out = self.out_proj(out.reshape(out.shape[:2] + (self.embed_dim,)))
+        out = self.out_proj(out.reshape((-1, self.embed_dim))).reshape(query.shape)
         if not need_weights:
             weights = None
         elif average_attn_weights:
@@ -132,6 +131,13 @@ class MultiheadAttention(Module):
             out = out.squeeze(1)
             weights = None if weights is None else weights.squeeze(0)
         return out, weights
+
+    def _heads(self, x: Tensor, w: Tensor, b: Tensor | None, to_heads: tuple) -> Tensor:
+        """Project ``x`` (one matrix product over all positions: 2-D is faster than batched)
+        and split the heads off: ``(N, H, L, head_dim)``."""
+        y = F.linear(x.reshape((-1, x.shape[-1])), w, b)
+        return _ops.permute_dims(y.reshape(x.shape[:2] + (self.num_heads, self.head_dim)),
+                                 to_heads)
 
     def _check_inputs(self, query: Tensor, key: Tensor, value: Tensor, batched: bool) -> None:
         shapes = f"query {query.shape}, key {key.shape}, value {value.shape}"

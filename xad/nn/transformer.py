@@ -76,7 +76,9 @@ class TransformerEncoderLayer(Module):
         return self.dropout1(out)
 
     def _ff_block(self, x: Tensor) -> Tensor:
-        return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+        h = x.reshape((-1, x.shape[-1]))  # 2-D matrix products are faster than batched ones
+        h = self.linear2(self.dropout(self.activation(self.linear1(h))))
+        return self.dropout2(h.reshape(x.shape))
 
 
 class TransformerEncoder(Module):
