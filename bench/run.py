@@ -34,8 +34,8 @@ if _ROOT not in sys.path:
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE] + [_HERE]
 
 import bench_memory  # noqa: E402
-from bench_attention import WORKLOADS as _ATTENTION  # noqa: E402
 import numpy as np  # noqa: E402
+from bench_attention import WORKLOADS as _ATTENTION  # noqa: E402
 from bench_harness import CheckError, Timing, Workload, compare, time_interleaved  # noqa: E402
 from bench_mlp import WORKLOADS as _MLP  # noqa: E402
 from bench_mlp import xad_api  # noqa: E402
