@@ -35,6 +35,7 @@ sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE] 
 
 import bench_memory  # noqa: E402
 import numpy as np  # noqa: E402
+from bench_attention import WORKLOADS as _ATTENTION  # noqa: E402
 from bench_conv import WORKLOADS as _CONV  # noqa: E402
 from bench_harness import CheckError, Timing, Workload, compare, time_interleaved  # noqa: E402
 from bench_mlp import WORKLOADS as _MLP  # noqa: E402
@@ -44,7 +45,7 @@ from bench_ops import WORKLOADS as _OPS  # noqa: E402
 __all__ = ["WORKLOADS", "MEMORY", "check_workload", "run_workload", "main"]
 
 WORKLOADS: dict[str, Workload] = {w.name: w for w in (_MLP[:2] + _OPS[:1] + _MLP[2:] + _OPS[1:]
-                                                     + _CONV)}
+                                                     + _CONV + _ATTENTION)}
 MEMORY = "memory"            # the peak-RSS comparison (not a timed workload)
 MEMORY_TARGET = "<= 1.2x numpy"
 

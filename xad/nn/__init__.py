@@ -11,14 +11,16 @@ Example:
 
 from . import functional, init, utils
 from .activation import GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Softplus, Tanh
+from .attention import MultiheadAttention
 from .conv import Conv1d, Conv2d, ConvTranspose2d
 from .dropout import Dropout, Dropout2d
 from .embedding import Embedding
-from .linear import Flatten, Identity, Linear
+from .linear import Flatten, Identity, Linear, Unflatten
 from .losses import BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Loss, MSELoss, NLLLoss
 from .module import IncompatibleKeys, Module, ModuleList, Parameter, Sequential
 from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+from .transformer import TransformerEncoder, TransformerEncoderLayer
 
 __all__ = [
     "Module", "Parameter", "Sequential", "ModuleList", "IncompatibleKeys",
@@ -27,5 +29,6 @@ __all__ = [
     "MSELoss", "L1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss", "BCEWithLogitsLoss",
     "Conv1d", "Conv2d", "ConvTranspose2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d",
     "BatchNorm2d", "GroupNorm", "Dropout2d",
+    "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder", "Unflatten",
     "functional", "init", "utils",
 ]

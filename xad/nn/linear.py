@@ -1,8 +1,9 @@
-"""``Linear``, ``Identity`` and ``Flatten``."""
+"""``Linear``, ``Identity``, ``Flatten`` and ``Unflatten``."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from .. import dtypes as _dt
@@ -13,7 +14,7 @@ from . import functional as F
 from . import init
 from .module import Module, Parameter
 
-__all__ = ["Linear", "Identity", "Flatten"]
+__all__ = ["Linear", "Identity", "Flatten", "Unflatten"]
 
 
 class Linear(Module):
@@ -96,6 +97,36 @@ class Flatten(Module):
 
     def extra_repr(self) -> str:
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Unflatten(Module):
+    """Split axis ``dim`` into ``unflattened_size`` (one entry may be -1), the inverse of
+    ``Flatten``.
+
+    Example:
+        >>> import xad
+        >>> xad.nn.Unflatten(1, (3, 4))(xad.zeros(2, 12)).shape
+        (2, 3, 4)
+    """
+
+    def __init__(self, dim: int, unflattened_size: Sequence[int]) -> None:
+        super().__init__()
+        self.dim = dim
+        self.unflattened_size = tuple(int(n) for n in unflattened_size)
+
+    def forward(self, x: Tensor) -> Tensor:
+        d, sizes = self.dim % max(x.ndim, 1), self.unflattened_size
+        n = x.shape[d] if x.ndim else 1
+        known = math.prod(k for k in sizes if k != -1)
+        if sizes.count(-1) == 1 and known and n % known == 0:
+            sizes = tuple(n // known if k == -1 else k for k in sizes)
+        if math.prod(sizes) != n or any(k < 0 for k in sizes):
+            raise ValueError(f"Unflatten: cannot split axis {self.dim} of size {n} (input "
+                             f"shape {x.shape}) into {self.unflattened_size}")
+        return x.reshape(x.shape[:d] + sizes + x.shape[d + 1:])
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
 
 
 def _resolve(backend: Backend | str | None) -> Backend | None:
