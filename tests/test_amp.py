@@ -257,3 +257,24 @@ def test_mlp_trains_in_float16_to_the_float32_loss(xb):
     l32, l16 = _mlp_loss(xb, False), _mlp_loss(xb, True)
     assert l32 < 0.06                     # it learned (from about 1.5; noise floor 0.01)
     assert abs(l16 - l32) < 0.1 * l32     # float16 + GradScaler lands where float32 does
+
+
+def test_checkpoint_recomputes_in_the_autocast_dtypes(xb):
+    """checkpoint's re-run (inside backward, where autocast is off) uses the first run's
+    autocast state: the same dtypes and gradients as without checkpointing."""
+    if not _has(xb, xad.float16):
+        return
+    grads = []
+    for ckpt in (False, True):
+        w = xad.tensor(W, requires_grad=True)
+
+        def block(h):
+            return xad.tanh(F.linear(h, w))
+
+        with xad.amp.autocast(xad.float16):
+            h = xad.checkpoint(block, xad.tensor(X)) if ckpt else block(xad.tensor(X))
+            assert h.dtype is xad.float16
+            loss = h.sum()
+        loss.backward()
+        grads.append(w.grad.numpy())
+    np.testing.assert_array_equal(grads[0], grads[1])
