@@ -53,6 +53,8 @@ class TorchBackend(Backend):
     # ----- host copies -------------------------------------------------------------------
     def to_numpy(self, x: Any) -> Any:
         t = x.detach()
+        if t.dtype == torch.bfloat16:  # NumPy has no bfloat16: float32 holds every value
+            t = t.float()
         if t.device.type == "cpu":
             return t.resolve_conj().resolve_neg().numpy().copy()
         return t.cpu().numpy()

@@ -26,6 +26,7 @@ from .context import context
 from .dtypes import (
     DType,
     bool_,
+    bfloat16,
     float16,
     float32,
     float64,
@@ -59,6 +60,7 @@ from .ops import *  # noqa: F403
 from .utils.anomaly import AnomalyError, detect_anomaly
 from .utils.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from . import data, nn, optim, viz
+from . import amp
 from .transforms import grad, hessian, hvp, jacobian, jvp, value_and_grad, vjp
 from .utils.checkpoint import checkpoint
 from .utils.serialization import CheckpointError, load, save

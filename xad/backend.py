@@ -75,7 +75,9 @@ class Backend:
         """The native dtype for an xad dtype."""
         native = self._dtypes.get(dtype)
         if native is None:
-            raise TypeError(f"backend {self.name!r} has no dtype {dtype!r}")
+            have = ", ".join(d.name for d, v in self._dtypes.items() if v is not None)
+            raise TypeError(f"backend {self.name!r} has no dtype {dtype!r} (it has {have}); "
+                            f"use one of those, or a backend that has {dtype.name}")
         return native
 
     def xad_dtype(self, native: Any) -> _dt.DType:

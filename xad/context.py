@@ -11,12 +11,13 @@ setting            changed by                                    scope
 ``grad_enabled``   ``no_grad``, ``enable_grad``,                 thread
                    ``set_grad_enabled``
 ``anomaly``        ``detect_anomaly``                            thread
+``autocast``       ``xad.amp.autocast``                          thread
 =================  ============================================  ===========================
 
 **The thread rule.** ``set_backend`` and ``set_default_dtype`` change the *process
 defaults*: every thread that has not chosen its own value sees them, including threads
 already running (as ``torch.set_default_dtype``). Everything scoped by a ``with`` block
-(``use_backend``, ``no_grad``, ``enable_grad``, ``detect_anomaly``) and
+(``use_backend``, ``no_grad``, ``enable_grad``, ``detect_anomaly``, ``autocast``) and
 ``set_grad_enabled`` belongs to the calling thread only. A new thread starts from the
 process defaults with recording on and anomaly detection off (as PyTorch's grad mode).
 
@@ -52,6 +53,7 @@ class Context(threading.local):
     grad_enabled: bool = True     # whether operations record graph nodes
     anomaly: bool = False         # whether detect_anomaly checks every result
     backward_node: Any = None     # the node whose rule runs (for anomaly messages)
+    autocast: Any = None          # the low DType of xad.amp.autocast, None outside it
 
 
 context = Context()

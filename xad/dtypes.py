@@ -5,7 +5,7 @@ from __future__ import annotations
 from .context import Context, context
 
 __all__ = [
-    "DType", "float16", "float32", "float64", "int32", "int64", "bool_", "uint8",
+    "DType", "float16", "bfloat16", "float32", "float64", "int32", "int64", "bool_", "uint8",
     "set_default_dtype", "get_default_dtype", "as_dtype",
 ]
 
@@ -33,6 +33,7 @@ class DType:
 
 
 float16 = DType("float16", True)
+bfloat16 = DType("bfloat16", True)  # torch and JAX have it; NumPy, CuPy, array_api_strict do not
 float32 = DType("float32", True)
 float64 = DType("float64", True)
 int32 = DType("int32", False)
@@ -40,7 +41,7 @@ int64 = DType("int64", False)
 uint8 = DType("uint8", False)
 bool_ = DType("bool", False)
 
-ALL = {d.name: d for d in (float16, float32, float64, int32, int64, uint8, bool_)}
+ALL = {d.name: d for d in (float16, bfloat16, float32, float64, int32, int64, uint8, bool_)}
 Context.dtype = float32
 
 

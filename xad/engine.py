@@ -5,7 +5,8 @@ Nodes run in decreasing creation order (``Node.seq``): every consumer of a node 
 after it, so when a node is popped from the heap all of its gradient has arrived. No
 recursion, so graphs of any depth work. Each rule is written with xad's operations, so with
 ``create_graph`` the backward pass is itself recorded. Broadcast gradients are reduced to
-their input's shape here, once, for every rule.
+their input's shape here, once, for every rule. Autocast is off while rules run: each
+rule computes in the dtypes its forward used (as PyTorch).
 """
 
 from __future__ import annotations
@@ -230,7 +231,11 @@ def run_backward(outputs: Sequence[Any], grad_outputs: Sequence[Any], *, retain_
     for t, g in direct:
         leaves.add(t, g)
     captured: dict[int, Any] = {}
-    with set_grad_enabled(create_graph):
-        _loop(roots, pending, plan, leaves, retain_graph, captured)
-        leaves.finish(captured)
+    cast, context.autocast = context.autocast, None  # rules run in their forward's dtypes
+    try:
+        with set_grad_enabled(create_graph):
+            _loop(roots, pending, plan, leaves, retain_graph, captured)
+            leaves.finish(captured)
+    finally:
+        context.autocast = cast
     return captured if inputs is not None else None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import dtypes as _dt
 from ..backend import get_backend
 from ..context import context
 from ..factories import tensor
@@ -91,6 +92,21 @@ def _no_none(op: type[Op], x: Any, y: Any) -> TypeError:
                      f"{type(y).__name__}; pass xad tensors or Python numbers")
 
 
+_WIDTH = {"float16": 1, "bfloat16": 1, "float32": 2, "float64": 3}
+
+
+def _promote(x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
+    """Two floating dtypes: cast the narrower input up through ``astype`` first (float16
+    with bfloat16 meet at float32), so its gradient comes back in its own dtype (PyTorch's
+    "promote", which mixed precision relies on). Other mixes are left to the library."""
+    dx, dy = x.dtype, y.dtype
+    if dx is dy or not (dx.is_floating and dy.is_floating):
+        return x, y
+    wx, wy = _WIDTH[dx.name], _WIDTH[dy.name]
+    d = dx if wx > wy else dy if wy > wx else _dt.float32
+    return x.astype(d), y.astype(d)
+
+
 def _plain(op: type[Op], out: Any, b: Any) -> Tensor:
     """Wrap a result that needs no node (``out`` already an array of ``b``)."""
     if context.anomaly:
@@ -122,6 +138,8 @@ def binary(op: type[Op], x: Any, y: Any) -> Tensor:
         if isinstance(y, Tensor):
             if y._backend is not b:
                 raise _mixed(op, (x, y))
+            if x._array.dtype is not y._array.dtype:
+                x, y = _promote(x, y)
             out = op.forward(b, x._array, y._array)
             needs = x.requires_grad or y.requires_grad
         elif type(y) in _SCALARS:

@@ -6,9 +6,11 @@ import string
 from collections.abc import Sequence
 from typing import Any
 
+from ..context import context
 from ..factories import eye, ones
 from ..tensor import Tensor
 from ._apply import Op, apply
+from .amp_cast import autocast_low
 from .shape import broadcast_to, matrix_transpose, reshape
 
 __all__ = ["matmul", "linear", "einsum", "tensordot"]
@@ -50,6 +52,8 @@ def matmul(x: Tensor, y: Tensor) -> Tensor:
         raise ValueError(f"matmul: shapes {x.shape} and {y.shape} do not match: the last axis "
                          f"of the first ({x.shape[-1]}) must equal the "
                          f"{'second-to-last' if y.ndim > 1 else 'only'} axis of the second")
+    if context.autocast is not None:
+        x, y = autocast_low(x, y, op="matmul")
     if x.ndim >= 2 and y.ndim >= 2:
         return apply(Matmul, x, y)
     x2 = reshape(x, (1, x.shape[0])) if x.ndim == 1 else x
@@ -107,6 +111,8 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if bias is not None and bias.shape != (weight.shape[0],):
         raise ValueError(f"linear: the bias has shape {bias.shape}, expected "
                          f"({weight.shape[0]},) for a weight of shape {weight.shape}")
+    if context.autocast is not None:
+        x, weight, bias = autocast_low(x, weight, bias, op="linear")
     return apply(Linear, x, weight, bias)
 
 
@@ -215,6 +221,8 @@ def einsum(subscripts: str, *operands: Tensor) -> Tensor:
         (2, 4)
     """
     spec, targets = _normalize(subscripts, [t.shape for t in operands])
+    if context.autocast is not None:
+        operands = autocast_low(*operands, op="einsum")
     ops = [t if s is None else broadcast_to(t, s) for t, s in zip(operands, targets)]
     return apply(Einsum, *ops, spec=spec)
 

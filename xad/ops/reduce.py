@@ -5,8 +5,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..context import context
 from ..tensor import Tensor
 from ._apply import Op, unary
+from .amp_cast import autocast_float32
 from .axes import normalize_axes, normalize_axis
 from .elementwise import astype, exp, isfinite, log, sqrt, where
 from .shape import broadcast_to, flip, reshape
@@ -128,6 +130,8 @@ class Cumsum(Op):
 
 def _reduce(op: type[Op], x: Tensor, axis: Any, keepdims: bool) -> Tensor:
     axes = _axes(axis, x.ndim, op.name)
+    if context.autocast is not None and (op is Sum or op is Prod):  # float32 under autocast
+        (x,) = autocast_float32(x, op=op.name)
     if op.name in ("max", "min") and 0 in [x.shape[a] for a in axes]:
         raise ValueError(f"{op.name}: cannot reduce a tensor of shape {x.shape} over an "
                          f"empty axis (it has no {op.name}imum); check the input's size")
@@ -201,6 +205,8 @@ def logsumexp(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
         >>> round(xad.logsumexp(xad.tensor([0.0, 0.0])).item(), 4)
         0.6931
     """
+    if context.autocast is not None:
+        (x,) = autocast_float32(x, op="logsumexp")
     axes = _axes(axis, x.ndim, "logsumexp")
     if x.size == 0:  # log(0) = -inf over an empty axis, as torch
         return log(sum(exp(x), axes, keepdims=keepdims))
@@ -220,6 +226,8 @@ def softmax(x: Tensor, axis: int = -1) -> Tensor:
         >>> xad.softmax(xad.tensor([0.0, 0.0])).tolist()
         [0.5, 0.5]
     """
+    if context.autocast is not None:
+        (x,) = autocast_float32(x, op="softmax")
     if x.size == 0:  # nothing to normalise (torch returns the empty tensor too)
         return x * 1
     e = exp(x - max(x, axis, keepdims=True).detach())
@@ -228,6 +236,8 @@ def softmax(x: Tensor, axis: int = -1) -> Tensor:
 
 def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
     """``x - logsumexp(x)`` along ``axis``."""
+    if context.autocast is not None:
+        (x,) = autocast_float32(x, op="log_softmax")
     if x.size == 0:
         return x * 1
     return x - logsumexp(x, axis, keepdims=True)
@@ -241,6 +251,8 @@ def cumsum(x: Tensor, axis: int | None = None) -> Tensor:
         >>> xad.cumsum(xad.tensor([1.0, 2.0, 3.0])).tolist()
         [1.0, 3.0, 6.0]
     """
+    if context.autocast is not None:
+        (x,) = autocast_float32(x, op="cumsum")
     if axis is None:
         x, axis = reshape(x, (-1,)), 0
     if x.ndim == 0:

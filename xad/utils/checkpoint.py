@@ -23,6 +23,7 @@ from typing import Any
 
 from .. import autograd as _ag
 from ..backend import get_backend
+from ..context import context
 from ..graph import Node, producer, walk
 from ..tensor import Tensor
 
@@ -98,18 +99,21 @@ class _Refill:
                  start: int) -> None:
         self.f, self.args, self.kwargs, self.states = f, args, kwargs, states
         self.old, self.start, self.done = old, start, False
+        self.autocast = context.autocast  # the re-run computes in the first run's dtypes
 
     def __call__(self, _: Tensor) -> None:
         if self.done:
             return
         self.done = True
         now = [(b, b.get_rng_state()) for b, _ in self.states]
+        cast, context.autocast = context.autocast, self.autocast
         try:
             for b, s in self.states:
                 b.set_rng_state(s)
             with _ag.enable_grad():
                 new = _outputs(self.f(*self.args, **self.kwargs))
         finally:
+            context.autocast = cast
             for b, s in now:
                 b.set_rng_state(s)
         if len(self.old) != len(new):

@@ -9,6 +9,7 @@ from ... import autograd as _ag
 from ... import dtypes as _dt
 from ... import ops as _ops
 from ...factories import arange, rand
+from ...ops.amp_cast import autocast_float32
 from ...tensor import Tensor
 
 __all__ = [
@@ -187,6 +188,7 @@ def layer_norm(x: Tensor, normalized_shape: int | Sequence[int], weight: Tensor 
     if tuple(x.shape[x.ndim - len(shape):]) != shape:
         raise ValueError(f"layer_norm: normalized_shape {shape} does not match the trailing "
                          f"axes of an input of shape {x.shape}")
+    x, weight, bias = autocast_float32(x, weight, bias, op="layer_norm")
     axes = tuple(range(x.ndim - len(shape), x.ndim))
     mu = x.mean(axis=axes, keepdims=True)
     d = x - mu
@@ -221,6 +223,7 @@ def batch_norm(x: Tensor, running_mean: Tensor | None, running_var: Tensor | Non
     """
     if x.ndim < 2:
         raise ValueError(f"batch_norm: expected input of shape (N, C, ...), got {x.shape}")
+    x, weight, bias = autocast_float32(x, weight, bias, op="batch_norm")
     axes = (0, *range(2, x.ndim))
     shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
     if training:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ... import dtypes as _dt
 from ... import ops as _ops
+from ...ops.amp_cast import autocast_float32
 from ...tensor import Tensor
 from .layers import _check_in_range, one_hot
 
@@ -25,12 +26,14 @@ def _reduce(loss: Tensor, reduction: str, where: str) -> Tensor:
     raise ValueError(f"{where}: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
 
 
-def _check_pair(x: Tensor, y: Tensor, where: str) -> None:
+def _check_pair(x: Tensor, y: Tensor, where: str) -> tuple[Tensor, Tensor]:
+    """Check ``x`` and ``y`` agree; return them (in float32 under autocast)."""
     if not isinstance(y, Tensor):
         raise TypeError(f"{where}: target must be a tensor, got {type(y).__name__}")
     if x.shape != y.shape:
         raise ValueError(f"{where}: input shape {x.shape} and target shape {y.shape} differ; "
                          f"reshape one (broadcasting here is usually a bug)")
+    return autocast_float32(x, y, op=where)
 
 
 def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
@@ -42,14 +45,14 @@ def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
         >>> F.mse_loss(xad.tensor([1.0, 2.0]), xad.tensor([1.0, 4.0])).item()
         2.0
     """
-    _check_pair(input, target, "mse_loss")
+    input, target = _check_pair(input, target, "mse_loss")
     d = input - target
     return _reduce(d * d, reduction, "mse_loss")
 
 
 def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """Mean absolute error."""
-    _check_pair(input, target, "l1_loss")
+    input, target = _check_pair(input, target, "l1_loss")
     return _reduce(_ops.abs(input - target), reduction, "l1_loss")
 
 
@@ -63,7 +66,7 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
         >>> F.huber_loss(xad.tensor([0.0, 0.0]), xad.tensor([0.5, 3.0]), "none").tolist()
         [0.125, 2.5]
     """
-    _check_pair(input, target, "huber_loss")
+    input, target = _check_pair(input, target, "huber_loss")
     if delta <= 0:
         raise ValueError(f"huber_loss: delta must be positive, got {delta}")
     d = input - target
@@ -98,6 +101,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
         2.0
     """
     _class_targets(input, target, "nll_loss")
+    (input,) = autocast_float32(input, op="nll_loss")
     axis = 1 if input.ndim >= 2 else 0
     c = input.shape[axis]
     if weight is not None and tuple(weight.shape) != (c,):
@@ -176,7 +180,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
         >>> round(F.binary_cross_entropy_with_logits(xad.zeros(2), xad.ones(2)).item(), 4)
         0.6931
     """
-    _check_pair(input, target, "binary_cross_entropy_with_logits")
+    input, target = _check_pair(input, target, "binary_cross_entropy_with_logits")
     y = target.astype(input.dtype) if target.dtype != input.dtype else target
     sp = _ops.softplus(-input)
     if pos_weight is None:

@@ -1,0 +1,235 @@
+"""``GradScaler``: dynamic loss scaling with PyTorch's semantics, decided on the device.
+
+Per step: ``scale(loss)`` multiplies by the scale (a 0-d float32 tensor on the loss's
+device); ``unscale_(opt)`` multiplies every gradient by ``1/scale`` and combines
+"all finite" over every gradient into one 0-d bool on the device; ``step(opt)`` reads that
+one bool to the host (**the one explicit host read per optimizer step**, as PyTorch's
+``found_inf.item()``) and calls ``opt.step()`` only when every gradient is finite;
+``update()`` then changes the scale on the device with factors chosen on the host from that
+same bool (no further read):
+
+* a step with Inf/NaN: ``scale *= backoff_factor`` and the growth count restarts;
+* ``growth_interval`` finite steps in a row: ``scale *= growth_factor`` (kept when finite).
+
+Gradients are rebound (``p.grad = g * inv_scale``), never written in place, so immutable
+arrays (JAX) work. ``get_scale()`` and ``state_dict()`` read the scale to the host.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from .. import dtypes as _dt
+from ..autograd import no_grad
+from ..factories import full
+from ..ops import isfinite, stack, where
+from ..optim.optimizer import Optimizer
+from ..tensor import Tensor
+
+__all__ = ["GradScaler"]
+
+_READY, _UNSCALED, _STEPPED = "ready", "unscaled", "stepped"
+
+
+class GradScaler:
+    """Scale the loss so float16 gradients keep their small values; skip steps whose
+    gradients overflowed and adapt the scale (PyTorch's ``torch.amp.GradScaler``).
+
+    Example:
+        >>> import xad
+        >>> w = xad.ones(2, requires_grad=True)
+        >>> opt = xad.optim.SGD([w], lr=0.5); scaler = xad.amp.GradScaler(init_scale=4.0)
+        >>> scaler.scale((w * w).sum()).backward()   # w.grad is 4 * 2w
+        >>> scaler.step(opt); scaler.update(); w.tolist(), scaler.get_scale()
+        ([0.0, 0.0], 4.0)
+    """
+
+    def __init__(self, init_scale: float = 2.0 ** 16, growth_factor: float = 2.0,
+                 backoff_factor: float = 0.5, growth_interval: int = 2000,
+                 enabled: bool = True) -> None:
+        if not init_scale > 0:
+            raise ValueError(f"GradScaler: init_scale must be positive, got {init_scale}")
+        if not growth_factor > 1.0:
+            raise ValueError(f"GradScaler: growth_factor must be > 1, got {growth_factor}")
+        if not 0.0 < backoff_factor < 1.0:
+            raise ValueError(f"GradScaler: backoff_factor must be in (0, 1), got "
+                             f"{backoff_factor}")
+        if not (isinstance(growth_interval, int) and growth_interval >= 1):
+            raise ValueError(f"GradScaler: growth_interval must be a positive int, got "
+                             f"{growth_interval!r}")
+        self._enabled = bool(enabled)
+        self._init_scale = float(init_scale)
+        self._growth_factor = float(growth_factor)
+        self._backoff_factor = float(backoff_factor)
+        self._growth_interval = growth_interval
+        self._growth_tracker = 0          # finite steps in a row (known on the host)
+        self._scale: Tensor | None = None  # made on the first loss's device
+        self._per_opt: dict[int, dict[str, Any]] = {}
+
+    def is_enabled(self) -> bool:
+        """Whether scaling is on (``enabled=False`` makes every method a pass-through)."""
+        return self._enabled
+
+    def scale(self, outputs: Tensor | Iterable[Tensor]) -> Any:
+        """``outputs * scale`` (a tensor, or a list/tuple of them); call ``.backward()`` on
+        the result."""
+        if not self._enabled:
+            return outputs
+        if isinstance(outputs, Tensor):
+            if self._scale is None:
+                self._scale = full((), self._init_scale, dtype=_dt.float32,
+                                   backend=outputs._backend)
+            return outputs * self._scale
+        return type(outputs)(self.scale(o) for o in outputs)
+
+    def _state(self, optimizer: Optimizer) -> dict[str, Any]:
+        return self._per_opt.setdefault(id(optimizer), {"stage": _READY, "found_inf": None,
+                                                        "skip": None})
+
+    def unscale_(self, optimizer: Optimizer) -> None:
+        """Divide ``optimizer``'s gradients by the scale (in place of ``.grad``, by
+        rebinding) and record on the device whether any is Inf/NaN. At most once per step;
+        ``step`` calls it when you have not (e.g. before gradient clipping)."""
+        if not self._enabled:
+            return
+        st = self._state(optimizer)
+        if st["stage"] == _UNSCALED:
+            raise RuntimeError("unscale_() has already been called on this optimizer since "
+                               "the last update().")
+        if st["stage"] == _STEPPED:
+            raise RuntimeError("unscale_() is being called after step().")
+        if self._scale is None:
+            raise RuntimeError("GradScaler.unscale_: no scale yet; call "
+                               "scaler.scale(loss).backward() earlier in the iteration")
+        params = [p for g in optimizer.param_groups for p in g["params"] if p.grad is not None]
+        if not params:
+            raise RuntimeError("GradScaler: no inf checks were recorded for this optimizer "
+                               "(none of its parameters has a gradient); call "
+                               "scaler.scale(loss).backward() before step()")
+        st["found_inf"] = self._unscale_grads(params)
+        st["stage"] = _UNSCALED
+
+    def _unscale_grads(self, params: list[Tensor]) -> Tensor:
+        """Rebind each gradient to ``grad / scale``; return "some gradient is not finite"
+        as a 0-d bool on the device (one reduction over the per-gradient flags)."""
+        with no_grad():
+            inv = 1.0 / self._scale
+            oks = []
+            for p in params:
+                g = p.grad
+                if g.dtype is _dt.float16:
+                    raise ValueError(f"GradScaler: attempting to unscale float16 gradients "
+                                     f"(a parameter of shape {p.shape}); keep parameters "
+                                     f"in float32 and let autocast make float16 copies")
+                g = g * (inv if g.dtype is _dt.float32 else inv.astype(g.dtype))
+                p.grad = g
+                oks.append(isfinite(g).all())
+            return ~stack(oks).all()
+
+    def _found_inf(self, st: dict[str, Any]) -> bool:
+        """Whether the optimizer's gradients held Inf/NaN: the one explicit host read per
+        optimizer step, made at most once."""
+        if st["skip"] is None:
+            st["skip"] = bool(st["found_inf"].item())
+        return st["skip"]
+
+    def step(self, optimizer: Optimizer, *args: Any, **kwargs: Any) -> Any:
+        """Unscale (if not done), then ``optimizer.step(*args, **kwargs)`` unless some
+        gradient is Inf/NaN; returns what ``step`` returned, or ``None`` when skipped."""
+        if not self._enabled:
+            return optimizer.step(*args, **kwargs)
+        if "closure" in kwargs:
+            raise RuntimeError("GradScaler.step: a closure is not supported while the "
+                               "scaler is enabled")
+        st = self._state(optimizer)
+        if st["stage"] == _STEPPED:
+            raise RuntimeError("step() has already been called since the last update().")
+        if st["stage"] == _READY:
+            self.unscale_(optimizer)
+        st["stage"] = _STEPPED
+        if self._found_inf(st):
+            return None
+        return optimizer.step(*args, **kwargs)
+
+    def update(self, new_scale: float | Tensor | None = None) -> None:
+        """Adapt the scale from this step's Inf/NaN checks (or set it to ``new_scale``);
+        call once per iteration, after every ``step``."""
+        if not self._enabled:
+            return
+        if new_scale is not None:
+            self._set_scale(new_scale)
+        else:
+            checked = [st for st in self._per_opt.values() if st["found_inf"] is not None]
+            if not checked:
+                raise RuntimeError("GradScaler.update: no inf checks were recorded prior to "
+                                   "update(); call step(optimizer) (or unscale_) first")
+            found = [self._found_inf(st) for st in checked]
+            self._scale = self._next_scale(any(found))
+        self._per_opt.clear()
+
+    def _next_scale(self, found_inf: bool) -> Tensor:
+        """PyTorch's ``_amp_update_scale_``, with the branch known on the host."""
+        if found_inf:
+            self._growth_tracker = 0
+            return self._scale * self._backoff_factor
+        self._growth_tracker += 1
+        if self._growth_tracker < self._growth_interval:
+            return self._scale
+        self._growth_tracker = 0
+        with no_grad():
+            grown = self._scale * self._growth_factor
+            return where(isfinite(grown), grown, self._scale)
+
+    def _set_scale(self, value: float | Tensor) -> None:
+        if isinstance(value, Tensor):
+            if value.size != 1 or not value.dtype.is_floating:
+                raise ValueError(f"GradScaler.update: new_scale must be a one-element "
+                                 f"floating tensor, got shape {value.shape} {value.dtype}")
+            self._scale = value.detach().reshape(()).astype(_dt.float32) * 1.0
+            return
+        b = self._scale._backend if self._scale is not None else None
+        self._scale = full((), float(value), dtype=_dt.float32, backend=b)
+
+    def get_scale(self) -> float:
+        """The current scale as a Python float (an explicit host read; 1.0 when disabled).
+
+        Example:
+            >>> import xad
+            >>> xad.amp.GradScaler(init_scale=8.0).get_scale()
+            8.0
+        """
+        if not self._enabled:
+            return 1.0
+        return self._init_scale if self._scale is None else float(self._scale.item())
+
+    def state_dict(self) -> dict[str, Any]:
+        """PyTorch's keys: ``scale``, ``growth_factor``, ``backoff_factor``,
+        ``growth_interval``, ``_growth_tracker`` (empty when disabled).
+
+        Example:
+            >>> import xad
+            >>> sorted(xad.amp.GradScaler().state_dict())[:2]
+            ['_growth_tracker', 'backoff_factor']
+        """
+        if not self._enabled:
+            return {}
+        return {"scale": self.get_scale(), "growth_factor": self._growth_factor,
+                "backoff_factor": self._backoff_factor,
+                "growth_interval": self._growth_interval,
+                "_growth_tracker": self._growth_tracker}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore what :meth:`state_dict` returned (from xad or from PyTorch)."""
+        if not self._enabled:
+            return
+        if not state_dict:
+            raise RuntimeError("GradScaler.load_state_dict: the state dict is empty, "
+                               "possibly because it was saved from a disabled GradScaler")
+        self._init_scale = float(state_dict["scale"])
+        self._growth_factor = float(state_dict["growth_factor"])
+        self._backoff_factor = float(state_dict["backoff_factor"])
+        self._growth_interval = int(state_dict["growth_interval"])
+        self._growth_tracker = int(state_dict["_growth_tracker"])
+        if self._scale is not None:
+            self._set_scale(self._init_scale)

@@ -1,0 +1,62 @@
+"""Autocast's casts: what an operation calls first, under :class:`xad.amp.autocast`, to
+compute in the low dtype (matrix products, convolutions) or in float32 (softmax, losses,
+normalisation, sums).
+
+Outside autocast both return their arguments unchanged after one attribute read; callers on
+hot paths test ``context.autocast is not None`` themselves first. The casts go through
+:func:`~xad.ops.astype`, so each input's gradient comes back in that input's own dtype.
+float64 inputs are never cast (as PyTorch), nor are non-floating tensors, Python numbers or
+``None``.
+
+Example:
+    >>> import xad
+    >>> from xad.ops.amp_cast import autocast_low
+    >>> w = xad.ones(2, 2)
+    >>> with xad.amp.autocast(xad.float16):
+    ...     (w16, none) = autocast_low(w, None)
+    >>> w16.dtype, none
+    (xad.float16, None)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import dtypes as _dt
+from ..context import context
+from ..tensor import Tensor
+from .elementwise import astype
+
+__all__ = ["autocast_low", "autocast_float32"]
+
+_TO_LOW = (_dt.float32, _dt.float16, _dt.bfloat16)
+_TO_FLOAT32 = (_dt.float16, _dt.bfloat16)
+
+
+def autocast_low(*xs: Any, op: str = "an operation") -> tuple[Any, ...]:
+    """``xs`` with every float32/float16/bfloat16 tensor cast to the autocast dtype.
+
+    For an operation on PyTorch's lower-precision list: ``x, w, b = autocast_low(x, w, b,
+    op="conv2d")`` as its first line (``op`` names it in errors).
+    """
+    d = context.autocast
+    if d is None:
+        return xs
+    return tuple(_cast(x, d, _TO_LOW, op) for x in xs)
+
+
+def autocast_float32(*xs: Any, op: str = "an operation") -> tuple[Any, ...]:
+    """``xs`` with every float16/bfloat16 tensor cast to float32 (inside autocast only)."""
+    if context.autocast is None:
+        return xs
+    return tuple(_cast(x, _dt.float32, _TO_FLOAT32, op) for x in xs)
+
+
+def _cast(x: Any, d: _dt.DType, eligible: tuple, op: str) -> Any:
+    if not isinstance(x, Tensor) or x.dtype is d or x.dtype not in eligible:
+        return x
+    if x._backend._dtypes.get(d) is None:
+        raise TypeError(f"{op} under xad.amp.autocast(dtype={d!r}): backend "
+                        f"{x._backend.name!r} has no {d.name}; use a backend that has it, "
+                        f"another dtype, or autocast(enabled=False)")
+    return astype(x, d)
