@@ -124,7 +124,8 @@ class _Reducer:
         unused = [p for bk in self.buckets for j, p in enumerate(bk.params)
                   if bk.values[j] is None]
         if unused and not self.find_unused:
-            names = ", ".join(self.names[id(p)] for p in unused)
+            missing = {id(p) for p in unused}
+            names = ", ".join(n for i, n in self.names.items() if i in missing)
             raise RuntimeError(f"DataParallel: parameters got no gradient in this step: "
                                f"{names}. Pass find_unused_parameters=True when some "
                                f"parameters are not used in every forward")
