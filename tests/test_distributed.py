@@ -63,6 +63,22 @@ def test_data_parallel_of_one_rank_matches_the_module(xb):
     assert all(type(p) is nn.Parameter for p in model.parameters())  # restored after forward
 
 
+def test_data_parallel_tied_weights_reduce_the_whole_gradient(xb):
+    def tied():
+        xad.manual_seed(1)
+        first, last = nn.Linear(3, 3), nn.Linear(3, 3)
+        last.weight = first.weight  # one Parameter used by two modules
+        return nn.Sequential(first, nn.Tanh(), last).double()
+
+    model, ref = tied(), tied()
+    ddp = dist.DataParallel(model, bucket_mb=1e-5)  # a bucket per parameter
+    x = xad.randn(4, 3).astype(xad.float64)
+    (ddp(x) ** 2).sum().backward()
+    (ref(x) ** 2).sum().backward()
+    for p, q in zip(model.parameters(), ref.parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-12)
+
+
 def test_data_parallel_unused_parameter_is_named(xb):
     class TwoHeads(nn.Module):
         def __init__(self):

@@ -11,10 +11,12 @@ more. ``no_sync()`` skips the averaging (the gradients accumulate locally); the 
 backward averages the accumulated sums.
 
 How a gradient is known to be complete: while the wrapper runs ``forward``, each sub-module
-that owns parameters sees them, on entry, through an identity operation made at that moment;
-the engine runs nodes in reverse creation order, so the identity's backward runs once every
-use of the parameter in that forward has sent its gradient. A parameter used outside the
-calls of the modules that own it is not seen and counts as unused.
+that owns parameters sees them, from its first call until the wrapper's forward returns,
+through one identity operation made at that first call (a parameter shared by several
+modules gets one); the engine runs nodes in reverse creation order, so the identity's
+backward runs once every later use of the parameter has sent its gradient. A use *before*
+the owning module's first call bypasses the identity: its share of the gradient is not
+averaged (and a parameter used only that way counts as unused).
 """
 
 from __future__ import annotations
@@ -192,6 +194,7 @@ class DataParallel(Module):
                                  int(bucket_mb * 2**20), find_unused_parameters, overlap)
         self._sync = True
         self._swapped: list[tuple[Module, str, Tensor]] = []
+        self._seen: dict[int, Tensor] = {}
         for _, p in named:
             p.register_hook(self._reducer.leaf_hook(p))
         for m in module.modules():
@@ -210,7 +213,10 @@ class DataParallel(Module):
             return
         for name, p in list(m._parameters.items()):
             if p is not None and id(p) in r.slot:
-                m._parameters[name] = _Ready.apply(r, p)
+                seen = self._seen.get(id(p))  # a shared (tied) parameter: one identity
+                if seen is None:
+                    seen = self._seen[id(p)] = _Ready.apply(r, p)
+                m._parameters[name] = seen
                 self._swapped.append((m, name, p))
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
@@ -225,6 +231,7 @@ class DataParallel(Module):
             for m, name, p in self._swapped:
                 m._parameters[name] = p
             self._swapped.clear()
+            self._seen.clear()
 
     @contextlib.contextmanager
     def no_sync(self) -> Iterator[None]:
