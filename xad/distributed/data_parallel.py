@@ -139,7 +139,7 @@ class _Reducer:
         self._launch(lambda k: True)
         self.reduced = {}
         for bk in self.buckets:
-            flat = bk.pending.wait() / self.comm.size
+            flat = self._average(bk.pending.wait(), bk.params[0]._backend)
             offset = 0
             for p in bk.params:
                 b = p._backend
@@ -149,6 +149,16 @@ class _Reducer:
         self.wait_seconds += time.perf_counter() - start
         for p in unused:  # their leaf hooks do not run: store here
             p.grad = self.reduced.pop(id(p))
+
+    def _average(self, flat: Any, b: Any) -> Any:
+        """The summed bucket divided by the world size (in place where arrays allow)."""
+        n = self.comm.size
+        if n == 1:
+            return flat
+        if b.mutable:
+            flat /= n
+            return flat
+        return flat / n
 
     def leaf_hook(self, p: Tensor) -> Any:
         def hook(g: Tensor) -> Tensor | None:
