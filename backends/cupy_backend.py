@@ -143,6 +143,11 @@ class CupyBackend(Backend):
             return super().item(x)
         return x.item()
 
+    def nccl_transport(self) -> Any:
+        """CuPy's NCCL binding and streams, for ``xad.distributed.init("nccl")``."""
+        with self.device:
+            return _NcclTransport(self._cp)
+
     def synchronize(self) -> None:
         self.device.synchronize()
 
@@ -212,3 +217,30 @@ def _device_id(device: Any) -> int:
                              f"got {device!r}")
         return int(index or 0)
     return int(device.id)
+
+
+class _NcclTransport:
+    """What ``xad.distributed``'s NCCL communicator needs from CuPy (see
+    ``xad/distributed/nccl_comm.py``): the ``cupy.cuda.nccl`` module, device pointers, the
+    current stream, one side stream for overlapped all-reduces, and event-based ordering."""
+
+    def __init__(self, cupy: Any) -> None:
+        from cupy.cuda import nccl
+        self.nccl, self._cp = nccl, cupy
+        self._side = cupy.cuda.Stream(non_blocking=True)
+
+    @staticmethod
+    def pointer(a: Any) -> int:
+        return a.data.ptr
+
+    def current_stream(self) -> Any:
+        return self._cp.cuda.get_current_stream()
+
+    def side_stream(self) -> Any:
+        return self._side
+
+    def after(self, waiter: Any, producer: Any) -> None:
+        """``waiter`` runs what is queued next only after what ``producer`` has queued."""
+        event = self._cp.cuda.Event(disable_timing=True)
+        event.record(producer)
+        waiter.wait_event(event)

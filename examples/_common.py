@@ -8,11 +8,13 @@ import sys
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 try:
     import xad  # noqa: F401
 except ImportError:  # run from a source checkout without installing: use the repository
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    import xad
 
 
 def parser(description: str, epochs: int, **extra: object) -> argparse.ArgumentParser:
@@ -64,3 +66,17 @@ def progress(total: int, desc: str, quiet: bool = False) -> _Lines:
     except ImportError:
         return _Lines(range(total), total, desc)
     return tqdm(range(total), total=total, desc=desc, leave=True)  # type: ignore[return-value]
+
+
+def distribute(ddp: bool, model: Any, dataset: Any, batch_size: int, seed: int) -> tuple:
+    """``(model, loader, sampler)``: as given, or with ``--ddp`` data-parallel over MPI
+    (launch with ``mpiexec -n 4 python examples/<name>.py --ddp``): the model wrapped in
+    ``DataParallel``, each rank loading its shard (``batch_size`` per rank); call
+    ``sampler.set_epoch(epoch)`` each epoch when ``sampler`` is not None."""
+    if not ddp:
+        return model, xad.data.DataLoader(dataset, batch_size=batch_size, shuffle=True,
+                                          seed=seed), None
+    xad.distributed.init("mpi")
+    sampler = xad.data.DistributedSampler(dataset, seed=seed)
+    loader = xad.data.DataLoader(dataset, batch_size=batch_size, sampler=sampler)
+    return xad.distributed.DataParallel(model), loader, sampler

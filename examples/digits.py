@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 
-from _common import parser, progress
+from _common import distribute, parser, progress
 
 import xad
 import xad.nn as nn
@@ -44,6 +44,8 @@ def main(argv: list[str] | None = None) -> float:
     p = parser(__doc__.splitlines()[0], epochs=30)
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--ddp", action="store_true", help="data-parallel over MPI, launched "
+                   "with `mpiexec -n 4 python examples/digits.py --ddp`")
     args = p.parse_args(argv)
     xad.set_backend(args.backend)
     xad.manual_seed(args.seed)
@@ -51,15 +53,17 @@ def main(argv: list[str] | None = None) -> float:
 
     model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Dropout(0.1),
                           nn.Linear(128, 64), nn.ReLU(), nn.Linear(64, 10))
+    model, loader, sampler = distribute(args.ddp, model, xad.data.TensorDataset(xtr, ytr),
+                                        args.batch_size, args.seed)
     loss_fn = nn.CrossEntropyLoss()
     opt = xad.optim.Adam(model.parameters(), lr=args.lr)
-    loader = xad.data.DataLoader(xad.data.TensorDataset(xtr, ytr),
-                                 batch_size=args.batch_size, shuffle=True, seed=args.seed)
 
     start = time.perf_counter()
     bar = progress(args.epochs, "epoch", args.quiet)
-    for _ in bar:
+    for epoch in bar:
         total = 0.0
+        if sampler is not None:
+            sampler.set_epoch(epoch)
         for xb, yb in loader:
             loss = loss_fn(model(xb), yb)
             opt.zero_grad()

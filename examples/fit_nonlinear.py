@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import time
 
-from _common import parser, progress
+from _common import distribute, parser, progress
 
 import xad
 import xad.nn as nn
@@ -43,6 +43,8 @@ def main(argv: list[str] | None = None) -> float:
     p = parser(__doc__.splitlines()[0], epochs=500)
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--ddp", action="store_true", help="data-parallel over MPI, launched "
+                   "with `mpiexec -n 4 python examples/fit_nonlinear.py --ddp`")
     p.add_argument("--plot", default=None, help="save a plot of data, truth and fit here "
                    "(needs matplotlib)")
     args = p.parse_args(argv)
@@ -53,16 +55,17 @@ def main(argv: list[str] | None = None) -> float:
     x = xad.rand(n, 1) * 2 - 1
     y = target(x) + xad.randn(n, 1) * 0.1
 
-    model = make_model()
+    model, loader, sampler = distribute(args.ddp, make_model(), xad.data.TensorDataset(x, y),
+                                        args.batch_size, args.seed)
     loss_fn = nn.MSELoss()
     opt = xad.optim.Adam(model.parameters(), lr=args.lr)
-    loader = xad.data.DataLoader(xad.data.TensorDataset(x, y), batch_size=args.batch_size,
-                                 shuffle=True, seed=args.seed)
 
     start = time.perf_counter()
     bar = progress(args.epochs, "epoch", args.quiet)
     for epoch in bar:
         total = 0.0
+        if sampler is not None:
+            sampler.set_epoch(epoch)
         for xb, yb in loader:
             loss = loss_fn(model(xb), yb)
             opt.zero_grad()

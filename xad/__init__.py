@@ -61,6 +61,7 @@ from .utils.anomaly import AnomalyError, detect_anomaly
 from .utils.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from . import data, nn, optim, viz
 from . import amp
+from . import distributed
 from .transforms import grad, hessian, hvp, jacobian, jvp, value_and_grad, vjp
 from .utils.checkpoint import checkpoint
 from .utils.serialization import CheckpointError, load, save

@@ -16,9 +16,11 @@ from .backend import Backend, get_backend
 from .factories import randperm, tensor
 from .generator import Generator, drawing
 from .ops import stack
+from .samplers import DistributedSampler
 from .tensor import Tensor
 
-__all__ = ["Dataset", "TensorDataset", "DataLoader", "Subset", "random_split"]
+__all__ = ["Dataset", "TensorDataset", "DataLoader", "DistributedSampler", "Subset",
+           "random_split"]
 
 
 class Dataset:
@@ -81,6 +83,8 @@ class DataLoader:
     Batches are tuples of tensors on the dataset's backend. ``shuffle=True`` draws a new
     permutation each epoch (on the backend; from a private generator seeded with ``seed``
     when given, else from the backend's global one); ``drop_last`` skips a short final batch.
+    A ``sampler`` (an iterable of indices with ``len``, e.g. :class:`DistributedSampler`)
+    gives the order instead of ``shuffle``.
     A dataset that is not a :class:`TensorDataset` is read item by item and its items are
     stacked (its indices are then host integers).
 
@@ -93,7 +97,7 @@ class DataLoader:
     """
 
     def __init__(self, dataset: Any, batch_size: int = 1, shuffle: bool = False,
-                 drop_last: bool = False, seed: int | None = None,
+                 drop_last: bool = False, seed: int | None = None, sampler: Any = None,
                  generator: Generator | None = None) -> None:
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
             raise ValueError(f"batch_size should be a positive integer value, but got "
@@ -103,7 +107,11 @@ class DataLoader:
         if not hasattr(dataset, "__len__") or not hasattr(dataset, "__getitem__"):
             raise TypeError(f"DataLoader: the dataset ({type(dataset).__name__}) needs "
                             f"__len__ and __getitem__")
+        if sampler is not None and shuffle:
+            raise ValueError("DataLoader: sampler and shuffle=True are exclusive (the sampler "
+                             "gives the order; DistributedSampler shuffles itself)")
         self.dataset = dataset
+        self.sampler = sampler
         self.batch_size = batch_size
         self.shuffle = bool(shuffle)
         self.drop_last = bool(drop_last)
@@ -124,7 +132,7 @@ class DataLoader:
         return b if isinstance(b, Backend) else get_backend()
 
     def __len__(self) -> int:
-        n = len(self.dataset)
+        n = len(self.dataset if self.sampler is None else self.sampler)
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
 
     def _permutation(self, n: int) -> Any:
@@ -142,6 +150,9 @@ class DataLoader:
         return perm
 
     def __iter__(self) -> Iterator[tuple[Tensor, ...]]:
+        if self.sampler is not None:
+            yield from self._sampled()
+            return
         n = len(self.dataset)
         bs = self.batch_size
         stop = n - n % bs if self.drop_last else n
@@ -162,6 +173,19 @@ class DataLoader:
             [int(i) for i in self._backend().to_numpy(perm).tolist()]  # explicit host read
         for i in range(0, stop, bs):
             yield _collate([self.dataset[k] for k in order[i:min(i + bs, n)]])
+
+    def _sampled(self) -> Iterator[tuple[Tensor, ...]]:
+        """Batches in the sampler's order (indices on the host, cut on the backend)."""
+        order, bs = list(self.sampler), self.batch_size
+        stop = len(order) - len(order) % bs if self.drop_last else len(order)
+        for i in range(0, stop, bs):
+            idx = order[i:i + bs]
+            if isinstance(self.dataset, TensorDataset):
+                b = self.dataset.backend
+                key = Tensor._make(b.asarray(idx, dtype=b.xp.int64), b)
+                yield tuple(t[key] for t in self.dataset.tensors)
+            else:
+                yield _collate([self.dataset[k] for k in idx])
 
 
 class Subset(Dataset):

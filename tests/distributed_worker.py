@@ -1,0 +1,211 @@
+"""Run under ``mpiexec -n N`` by tests/test_distributed_mpi.py (one launch, many checks).
+
+``python distributed_worker.py mpi|nccl|fail``: ``mpi`` and ``nccl`` (the stand-in NCCL
+communicator of nccl_standin.py) check every collective against its definition, DataParallel
+training against one process on the concatenated batches, ``no_sync``, unused parameters,
+checkpoint resume and DistributedSampler; ``fail`` makes rank 1 raise.
+"""
+
+import os
+import sys
+import tempfile
+
+import numpy as np
+from mpi4py import MPI
+
+sys.path.insert(0, os.path.dirname(__file__))
+import xad  # noqa: E402
+import xad.distributed as dist  # noqa: E402
+from xad import nn  # noqa: E402
+
+W = MPI.COMM_WORLD
+R, N = W.Get_rank(), W.Get_size()
+
+
+def data(seed, shape, dtype):
+    rng = np.random.default_rng(seed)
+    if dtype == "bool":
+        return rng.random(shape) < 0.5
+    return (rng.standard_normal(shape) * 10).astype(dtype)
+
+
+def check_collectives(backend):
+    xad.set_backend(backend)
+    shapes = [(), (5,), (3, 4), (2, 3, 2)]
+    for k, (shape, dtype) in enumerate((s, d) for s in shapes
+                                       for d in ["float32", "float64", "int32", "int64"]):
+        mine = [data(1000 * k + r, shape, dtype) for r in range(N)]
+        tol = dict(rtol=1e-5, atol=1e-4) if dtype == "float32" else dict(rtol=1e-12, atol=0)
+        for op, want in [("sum", np.sum(mine, 0)), ("max", np.max(mine, 0)),
+                         ("mean", np.mean(mine, 0))]:
+            if op == "mean" and "int" in dtype:
+                continue
+            t = xad.tensor(mine[R])
+            out = dist.all_reduce(t, op=op)
+            np.testing.assert_allclose(out.numpy(), want.astype(dtype), **tol)
+            np.testing.assert_allclose(t.numpy(), out.numpy())  # written into the argument
+            assert out.dtype.name == dtype
+        t = xad.tensor(mine[R])
+        np.testing.assert_array_equal(dist.broadcast(t, root=N - 1).numpy(), mine[N - 1])
+        np.testing.assert_array_equal(t.numpy(), mine[N - 1])
+        got = dist.all_gather(xad.tensor(mine[R]))
+        assert len(got) == N
+        for r in range(N):
+            np.testing.assert_array_equal(got[r].numpy(), mine[r])
+        big = [data(7 + 1000 * k + r, (2 * N, *shape), dtype) for r in range(N)]
+        rs = dist.reduce_scatter(xad.tensor(big[R]))
+        np.testing.assert_allclose(rs.numpy(), np.sum(big, 0)[2 * R:2 * R + 2], **tol)
+    flags = [data(5 + r, (6,), "bool") for r in range(N)]
+    got = dist.all_reduce(xad.tensor(flags[R]), op="max").numpy()
+    np.testing.assert_array_equal(got, np.any(flags, 0))
+    xad.set_backend("numpy")
+
+
+def make_model(seed):
+    xad.manual_seed(seed)
+    return nn.Sequential(nn.Linear(4, 16), nn.Tanh(), nn.Linear(16, 8), nn.Tanh(),
+                         nn.Linear(8, 1)).double()
+
+
+def batches(steps, B=10):
+    rng = np.random.default_rng(42)
+    return [(rng.standard_normal((B, 4)), rng.standard_normal((B, 1))) for _ in range(steps)]
+
+
+def shard(x):
+    return np.array_split(x, N)[R]  # uneven for N=3: 4, 3, 3 of 10
+
+
+def train(model, opt, data_, scale):
+    for x, y in data_:
+        opt.zero_grad()
+        out = model(xad.tensor(x))
+        loss = ((out - xad.tensor(y)) ** 2).sum() * scale
+        loss.backward()
+        opt.step()
+
+
+def params(m):
+    return [p.numpy().copy() for p in m.parameters()]
+
+
+def check_equivalence(overlap):
+    data_ = batches(20)
+    ddp = dist.DataParallel(make_model(R), bucket_mb=5e-4, overlap=overlap)  # several buckets
+    assert len(ddp._reducer.buckets) > 2
+    ref = make_model(99)
+    ref.load_state_dict(ddp.module.state_dict())  # rank 0's start, broadcast by DataParallel
+    opt = xad.optim.SGD(ddp.parameters(), lr=0.05, momentum=0.9)
+    train(ddp, opt, [(shard(x), shard(y)) for x, y in data_], N / 10)
+    train(ref, xad.optim.SGD(ref.parameters(), lr=0.05, momentum=0.9), data_, 1 / 10)
+    for a, b in zip(params(ddp), params(ref)):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-12)
+    gathered = W.allgather(params(ddp))
+    for other in gathered:
+        for a, b in zip(other, params(ddp)):
+            np.testing.assert_array_equal(a, b)  # every replica the same
+
+
+def check_no_sync():
+    (x1, y1), (x2, y2) = batches(2)
+    ddp = dist.DataParallel(make_model(3), bucket_mb=5e-4)
+    ref = make_model(99)
+    ref.load_state_dict(ddp.module.state_dict())
+    with ddp.no_sync():
+        ((ddp(xad.tensor(shard(x1))) - xad.tensor(shard(y1))) ** 2).sum().backward()
+    local = params_grads(ddp)
+    ((ddp(xad.tensor(shard(x2))) - xad.tensor(shard(y2))) ** 2).sum().backward()
+    for x, y in [(x1, y1), (x2, y2)]:
+        ((ref(xad.tensor(x)) - xad.tensor(y)) ** 2).sum().backward()
+    for a, b in zip(params_grads(ddp), params_grads(ref)):
+        np.testing.assert_allclose(a * N, b, rtol=1e-9)  # averaged: sum over ranks / N
+    if N > 1:  # inside no_sync nothing was communicated: the ranks differed
+        assert any(not np.allclose(a, b) for a, b in zip(local, W.bcast(local, root=0))) \
+            or R == 0
+
+
+def params_grads(m):
+    return [p.grad.numpy().copy() for p in m.parameters()]
+
+
+class TwoHeads(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = nn.Linear(3, 1), nn.Linear(3, 1)
+
+    def forward(self, x):
+        return self.a(x)
+
+
+def check_unused():
+    ddp = dist.DataParallel(TwoHeads(), find_unused_parameters=True)
+    ddp(xad.ones(2, 3)).sum().backward()
+    assert ddp.module.b.weight.grad.tolist() == [[0.0, 0.0, 0.0]]
+    np.testing.assert_allclose(ddp.module.a.bias.grad.numpy(), [2.0])
+    strict = dist.DataParallel(TwoHeads())
+    try:
+        strict(xad.ones(2, 3)).sum().backward()
+    except RuntimeError as e:
+        assert "b.weight" in str(e) and "find_unused_parameters=True" in str(e), e
+    else:
+        raise AssertionError("an unused parameter should raise without find_unused")
+
+
+def check_resume():
+    data_ = [(shard(x), shard(y)) for x, y in batches(20)]
+    path = W.bcast(os.path.join(tempfile.mkdtemp(), "ckpt.xad") if R == 0 else None)
+    ddp = dist.DataParallel(make_model(5))
+    opt = xad.optim.Adam(ddp.parameters(), lr=0.01)
+    train(ddp, opt, data_[:10], 1.0)
+    dist.save({"model": ddp.module.state_dict(), "opt": opt.state_dict()}, path)
+    train(ddp, opt, data_[10:], 1.0)
+    ckpt = xad.load(path)
+    again = dist.DataParallel(make_model(77))
+    again.module.load_state_dict(ckpt["model"])
+    opt2 = xad.optim.Adam(again.parameters(), lr=0.01)
+    opt2.load_state_dict(ckpt["opt"])
+    train(again, opt2, data_[10:], 1.0)
+    for a, b in zip(params(ddp), params(again)):
+        np.testing.assert_array_equal(a, b)
+
+
+def check_sampler():
+    ds = xad.data.TensorDataset(xad.arange(10.0))
+    sampler = xad.data.DistributedSampler(ds, seed=3)
+    sampler.set_epoch(2)
+    mine = [float(v) for (b,) in xad.data.DataLoader(ds, batch_size=2, sampler=sampler)
+            for v in b.tolist()]
+    every = [v for part in W.allgather(mine) for v in part]
+    assert len(every) == N * -(-10 // N) and set(every) == set(map(float, range(10))), every
+
+
+def main(mode):
+    if mode == "nccl":
+        import nccl_standin
+        xad.get_backend().nccl_transport = nccl_standin.Transport
+    if mode == "fail":
+        dist.init("mpi")
+        if R == 1:
+            raise ValueError("boom on purpose")
+        dist.barrier()  # would wait forever for rank 1 without the abort
+        return
+    dist.init(mode)
+    check_collectives("numpy")
+    if mode == "mpi":
+        check_collectives("array_api_strict")  # the explicit host-copy path
+    check_equivalence(overlap=True)
+    check_equivalence(overlap=False)
+    check_no_sync()
+    check_resume()
+    check_sampler()
+    check_unused()
+    if mode == "nccl":
+        import nccl_standin
+        names = {name for name, _ in nccl_standin.nccl.calls}
+        assert names == {"allReduce", "bcast", "allGather", "reduceScatter"}, names
+        assert ("allReduce", 2) in nccl_standin.nccl.calls  # overlapped: the side stream
+    print(f"rank {R}/{N} {mode}: ALL OK", flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

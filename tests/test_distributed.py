@@ -1,0 +1,140 @@
+"""xad.distributed in one process (a world of size 1), on every backend, and
+DistributedSampler; tests/test_distributed_mpi.py runs several processes."""
+
+import sys
+
+import numpy as np
+import pytest
+
+import xad
+from xad import nn
+
+pytest.importorskip("mpi4py", reason="the mpi extra is not installed: pip install 'xad[mpi]'")
+dist = xad.distributed
+
+
+@pytest.fixture(autouse=True, scope="module")
+def world():
+    dist.init("mpi")
+    assert dist.is_initialized() and dist.world_size() == 1 and dist.rank() == 0
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_collectives_of_one_rank_are_identities(xb, dtype):
+    a = np.arange(12).reshape(3, 4).astype(dtype)
+    for op in ["sum", "max"] + (["mean"] if "float" in dtype else []):
+        t = xad.tensor(a)
+        out = dist.all_reduce(t, op=op)
+        assert out.backend is xb and out.dtype.name == dtype
+        np.testing.assert_array_equal(out.numpy(), a)
+        np.testing.assert_array_equal(t.numpy(), a)
+    np.testing.assert_array_equal(dist.broadcast(xad.tensor(a)).numpy(), a)
+    (g,) = dist.all_gather(xad.tensor(a))
+    np.testing.assert_array_equal(g.numpy(), a)
+    np.testing.assert_array_equal(dist.reduce_scatter(xad.tensor(a)).numpy(), a)
+
+
+def test_collective_errors_name_the_call(xb):
+    with pytest.raises(TypeError, match=r"all_reduce: op='mean' needs a floating tensor"):
+        dist.all_reduce(xad.tensor([1, 2]), op="mean")
+    with pytest.raises(ValueError, match="op must be one of"):
+        dist.all_reduce(xad.ones(2), op="min")
+    with pytest.raises(ValueError, match=r"broadcast: root must be a rank in \[0, 0\]"):
+        dist.broadcast(xad.ones(2), root=1)
+    with pytest.raises(TypeError, match="expected an xad tensor"):
+        dist.all_gather(np.ones(2))
+
+
+def test_data_parallel_of_one_rank_matches_the_module(xb):
+    xad.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 5), nn.Tanh(), nn.Linear(5, 2)).double()
+    ref = nn.Sequential(nn.Linear(3, 5), nn.Tanh(), nn.Linear(5, 2)).double()
+    ref.load_state_dict(model.state_dict())
+    ddp = dist.DataParallel(model, bucket_mb=1e-4)
+    x = xad.randn(4, 3).astype(xad.float64)
+    with ddp.no_sync():  # accumulate locally, then one synced step
+        ddp(x).sum().backward()
+    (ddp(x) ** 2).sum().backward()
+    ref(x).sum().backward()
+    (ref(x) ** 2).sum().backward()
+    for p, q in zip(model.parameters(), ref.parameters()):
+        assert p.grad.backend is xb
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-12)
+    assert all(type(p) is nn.Parameter for p in model.parameters())  # restored after forward
+
+
+def test_data_parallel_tied_weights_reduce_the_whole_gradient(xb):
+    def tied():
+        xad.manual_seed(1)
+        first, last = nn.Linear(3, 3), nn.Linear(3, 3)
+        last.weight = first.weight  # one Parameter used by two modules
+        return nn.Sequential(first, nn.Tanh(), last).double()
+
+    model, ref = tied(), tied()
+    ddp = dist.DataParallel(model, bucket_mb=1e-5)  # a bucket per parameter
+    x = xad.randn(4, 3).astype(xad.float64)
+    (ddp(x) ** 2).sum().backward()
+    (ref(x) ** 2).sum().backward()
+    for p, q in zip(model.parameters(), ref.parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-12)
+
+
+def test_data_parallel_unused_parameter_is_named(xb):
+    class TwoHeads(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = nn.Linear(2, 1), nn.Linear(2, 1)
+
+        def forward(self, x):
+            return self.a(x)
+
+    ddp = dist.DataParallel(TwoHeads())
+    with pytest.raises(RuntimeError, match=r"b\.weight, b\.bias.*find_unused_parameters=True"):
+        ddp(xad.ones(1, 2)).sum().backward()
+    ddp = dist.DataParallel(TwoHeads(), find_unused_parameters=True)
+    ddp(xad.ones(1, 2)).sum().backward()
+    assert ddp.module.b.bias.grad.tolist() == [0.0]
+    with pytest.raises(TypeError, match="DataParallel wraps an xad.nn.Module"):
+        dist.DataParallel(lambda x: x)
+
+
+def test_distributed_sampler_shards_cover_the_data_once_per_epoch():
+    ds = list(range(11))
+    shards = [list(xad.data.DistributedSampler(ds, num_replicas=3, rank=r, seed=1))
+              for r in range(3)]
+    assert [len(s) for s in shards] == [4, 4, 4] and set(sum(shards, [])) == set(ds)
+    s = xad.data.DistributedSampler(ds, num_replicas=3, rank=0, seed=1)
+    first = list(s)
+    s.set_epoch(1)
+    assert list(s) != first and sorted(first) != first
+    dropped = xad.data.DistributedSampler(ds, num_replicas=3, rank=2, drop_last=True)
+    assert len(list(dropped)) == len(dropped) == 3
+    assert list(xad.data.DistributedSampler(ds, shuffle=False)) == ds  # the group's world
+    with pytest.raises(ValueError, match="rank must be in"):
+        xad.data.DistributedSampler(ds, num_replicas=2, rank=2)
+
+
+def test_data_loader_takes_a_sampler(xb):
+    ds = xad.data.TensorDataset(xad.arange(6.0), xad.arange(6))
+    sampler = xad.data.DistributedSampler(ds, num_replicas=2, rank=1, shuffle=False)
+    batches = [(a.tolist(), b.tolist()) for a, b in
+               xad.data.DataLoader(ds, batch_size=2, sampler=sampler)]
+    assert batches == [([1.0, 3.0], [1, 3]), ([5.0], [5])]
+    with pytest.raises(ValueError, match="sampler and shuffle=True are exclusive"):
+        xad.data.DataLoader(ds, sampler=sampler, shuffle=True)
+
+
+def test_without_mpi4py_the_error_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "mpi4py", None)
+    with pytest.raises(ImportError, match=r"pip install 'xad\[mpi\]'"):
+        dist.mpi_comm.load_mpi()
+
+
+def test_nccl_needs_a_backend_with_a_transport():
+    saved = dist.world._state["comm"]
+    dist.world._state["comm"] = None
+    try:
+        with pytest.raises(ValueError, match="has no NCCL transport; NCCL needs CuPy"):
+            dist.init("nccl")
+    finally:
+        dist.world._state["comm"] = saved

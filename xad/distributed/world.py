@@ -1,0 +1,137 @@
+"""The process group: ``init``, ``rank``, ``world_size``, ``barrier``, and saving once.
+
+One communicator per process, made by :func:`init`: MPI (``mpi4py``) for host arrays, NCCL
+(``cupy.cuda.nccl``, bootstrapped over MPI) for CuPy arrays. A process started without a
+launcher is a world of size 1 (MPI's singleton start). With more than one rank, an uncaught
+exception on any rank prints which rank failed and aborts every rank, so none is left
+waiting in a collective.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from .. import samplers
+from ..backend import get_backend
+from ..utils.serialization import save as _save
+from .mpi_comm import MpiComm
+from .nccl_comm import NcclComm
+
+__all__ = ["init", "is_initialized", "rank", "world_size", "barrier", "save", "comm"]
+
+_state: dict[str, Any] = {"comm": None}
+
+
+def init(backend: str | None = None) -> None:
+    """Join the process group: ``"mpi"`` (host arrays), ``"nccl"`` (CuPy arrays) or ``None``
+    (NCCL when the current backend is CuPy, MPI otherwise). Calling it again does nothing.
+
+    Launch with ``mpiexec -n 4 python train.py``; without a launcher the world has size 1.
+
+    Example:
+        >>> import xad.distributed as dist
+        >>> dist.init(); dist.world_size(), dist.rank()
+        (1, 0)
+    """
+    if _state["comm"] is not None:
+        return
+    b = get_backend()
+    name = backend if backend is not None else ("nccl" if b.name == "cupy" else "mpi")
+    if name == "mpi":
+        c: Any = MpiComm()
+    elif name == "nccl":
+        transport = getattr(b, "nccl_transport", None)
+        if transport is None:
+            raise ValueError(f"xad.distributed.init(backend='nccl'): the current backend "
+                             f"{b.label} has no NCCL transport; NCCL needs CuPy arrays "
+                             f"(xad.set_backend('cupy')); use backend='mpi' for host arrays")
+        c = NcclComm(transport(), b)
+    else:
+        raise ValueError(f"xad.distributed.init: backend must be 'mpi', 'nccl' or None, "
+                         f"got {backend!r}")
+    _state["comm"] = c
+    samplers.installed_world = lambda: (c.size, c.rank)
+    if c.size > 1:
+        _abort_on_error(c)
+
+
+def _abort_on_error(c: Any) -> None:
+    """Make an uncaught exception on this rank name the rank and abort every rank."""
+    previous = sys.excepthook
+
+    def hook(kind: type, value: BaseException, tb: Any) -> None:
+        previous(kind, value, tb)
+        sys.stderr.write(f"xad.distributed: rank {c.rank} of {c.size} failed with "
+                         f"{kind.__name__}: {value}; aborting every rank\n")
+        sys.stderr.flush()
+        c.abort(1)
+    sys.excepthook = hook
+
+
+def comm() -> Any:
+    """The process group's communicator (an error when :func:`init` was not called)."""
+    c = _state["comm"]
+    if c is None:
+        raise RuntimeError("xad.distributed: the process group is not initialised; call "
+                           "xad.distributed.init() first (launch with `mpiexec -n N python "
+                           "script.py`, or run one process for a world of size 1)")
+    return c
+
+
+def is_initialized() -> bool:
+    """Whether :func:`init` has run in this process.
+
+    Example:
+        >>> import xad.distributed as dist
+        >>> dist.init(); dist.is_initialized()
+        True
+    """
+    return _state["comm"] is not None
+
+
+def rank() -> int:
+    """This process's rank, 0 to ``world_size() - 1``.
+
+    Example:
+        >>> import xad.distributed as dist
+        >>> dist.init(); dist.rank()
+        0
+    """
+    return comm().rank
+
+
+def world_size() -> int:
+    """How many processes the group has.
+
+    Example:
+        >>> import xad.distributed as dist
+        >>> dist.init(); dist.world_size()
+        1
+    """
+    return comm().size
+
+
+def barrier() -> None:
+    """Wait until every rank reaches this call.
+
+    Example:
+        >>> import xad.distributed as dist
+        >>> dist.init(); dist.barrier()
+    """
+    comm().barrier()
+
+
+def save(obj: Any, path: str) -> None:
+    """Checkpoint as ``xad.save`` on rank 0 only, then wait until it is written; every rank
+    may then ``xad.load(path)`` it.
+
+    Example:
+        >>> import os, tempfile, xad, xad.distributed as dist
+        >>> dist.init(); path = os.path.join(tempfile.mkdtemp(), "ckpt.xad")
+        >>> dist.save({"w": xad.ones(2)}, path); xad.load(path)["w"].tolist()
+        [1.0, 1.0]
+    """
+    if comm().rank == 0:
+        _save(obj, path)
+    barrier()
