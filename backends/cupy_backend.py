@@ -80,6 +80,31 @@ def _scatter_add_fn(cupy: Any, cupyx: Any) -> Callable[[Any, Any, Any], None]:
                        "upgrade it with `pip install -U 'xad[cupy]'`")
 
 
+class _OnDevice:
+    """``array_api_compat.cupy`` with every function run under ``device`` (a CuPy kernel and
+    a new array go to the *current* device; the compat layer ignores ``device=`` everywhere
+    but ``asarray``/``astype``). Functions are wrapped on first use."""
+
+    def __init__(self, xp: Any, device: Any) -> None:
+        self._xp = xp
+        self._device = device
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._xp, name)
+        if callable(value) and not isinstance(value, type):
+            fn, device = value, self._device
+
+            def on_device(*args: Any, **kwargs: Any) -> Any:
+                with device:
+                    return fn(*args, **kwargs)
+
+            on_device.__name__ = name
+            on_device.__wrapped__ = fn  # type: ignore[attr-defined]
+            value = on_device
+        setattr(self, name, value)
+        return value
+
+
 class CupyBackend(Backend):
     """CuPy arrays on one GPU (``device`` an id, ``"cuda:1"`` or a ``cupy.cuda.Device``).
 
@@ -101,7 +126,9 @@ class CupyBackend(Backend):
         self._scatter_add = _scatter_add_fn(cp, cupyx)
         self._erf = cupyx.scipy.special.erf
         self.array_type = cp.ndarray
-        super().__init__(ccp, cp.cuda.Device(_device_id(device)))
+        dev = cp.cuda.Device(_device_id(device))
+        super().__init__(_OnDevice(ccp, dev), dev)
+        self.scope = dev  # xad runs each operation with its device made current
         with self.device:  # the hash constants, made once on the device
             self._k = tuple(cp.asarray(k, dtype=cp.uint64) for k in _SPLITMIX)
         self.manual_seed(0)

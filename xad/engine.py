@@ -10,6 +10,7 @@ their input's shape here, once, for every rule.
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -230,7 +231,11 @@ def run_backward(outputs: Sequence[Any], grad_outputs: Sequence[Any], *, retain_
     for t, g in direct:
         leaves.add(t, g)
     captured: dict[int, Any] = {}
-    with set_grad_enabled(create_graph):
+    scope = outputs[0]._backend.on_device() if outputs else _NO_SCOPE
+    with set_grad_enabled(create_graph), scope:  # the outputs' device made current (CuPy)
         _loop(roots, pending, plan, leaves, retain_graph, captured)
         leaves.finish(captured)
     return captured if inputs is not None else None
+
+
+_NO_SCOPE = contextlib.nullcontext()

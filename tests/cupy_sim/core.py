@@ -10,7 +10,9 @@ Host transfers: ``.get()``, ``cupy.asnumpy``, ``.item()``, ``float()``, ``int()`
 is *explicit* when it happens inside :func:`explicit` (the emulated backend's ``to_numpy``
 and ``item``, xad's only documented reads); any other one is *implicit*, and raises
 ``AssertionError`` while ``STATE.strict`` is set. ``np.asarray(x)``/``x.__array__()`` raise
-``TypeError`` like CuPy's, and there is no buffer protocol.
+``TypeError`` like CuPy's, and there is no buffer protocol. Operations whose output size
+depends on the data (boolean-mask indexing, ``nonzero``, ``unique``, ...) sync on a real
+GPU; they count as implicit transfers but never raise (the user asked for them).
 """
 
 from __future__ import annotations
@@ -63,10 +65,14 @@ def explicit():
         STATE.explicit_depth -= 1
 
 
-def transfer(kind: str) -> None:
+def transfer(kind: str, inherent: bool = False) -> None:
+    """Count a device-to-host transfer; raise for an implicit one while strict. An
+    ``inherent`` one (an operation whose output size depends on the data, such as a boolean
+    mask the user indexes with) is the operation's own cost, as on a real GPU: counted as
+    implicit, never raised."""
     ok = STATE.explicit_depth > 0
     STATE.transfers.append((kind, ok))
-    if STATE.strict and not ok:
+    if STATE.strict and not ok and not inherent:
         raise AssertionError(f"implicit device-to-host transfer ({kind}) of a CuPy array; "
                              f"read through the backend's to_numpy/item instead")
 
@@ -149,10 +155,7 @@ def unwrap(x: Any, dev: int) -> Any:
 def wrap(r: Any, dev: int) -> Any:
     t = type(r)
     if t is np.ndarray:
-        root = r
-        while root.base is not None and type(root.base) is np.ndarray:
-            root = root.base
-        POOL._alloc(root)
+        POOL._alloc(_root(r))
         return ndarray(r, dev)
     if isinstance(r, np.generic):
         return wrap(np.asarray(r), dev)
@@ -161,10 +164,26 @@ def wrap(r: Any, dev: int) -> Any:
     return r
 
 
+# functions whose output size depends on the data: CuPy reads a count back to the host
+SYNCING = frozenset(("nonzero", "unique", "unique_values", "unique_counts", "unique_inverse",
+                     "unique_all", "argwhere", "flatnonzero", "extract", "compress"))
+
+
+def _root(a: np.ndarray) -> np.ndarray:
+    while type(a.base) is np.ndarray:
+        a = a.base
+    return a
+
+
 def call(ns: str, name: str, fn: Any, args: tuple, kwargs: dict) -> Any:
-    """Run a NumPy function as a kernel on the current device."""
+    """Run a NumPy function as a kernel on the current device (a view of a single array
+    argument, which CuPy makes without a kernel, stays on that array's device)."""
     record(ns, name, args, kwargs)
+    if name in SYNCING:
+        transfer(f"{name}: data-dependent output size", inherent=True)
     dev = current_device()
+    if args and type(args[0]) is ndarray and args[0]._dev != dev:
+        return args[0]._view_or_fail(fn, args[1:], kwargs)
     a = unwrap(args, dev)
     k = {n: unwrap(v, dev) for n, v in kwargs.items()} if kwargs else kwargs
     return wrap(fn(*a, **k), dev)
@@ -208,6 +227,11 @@ class Device:
         return f"<CUDA Device {self.id}>"
 
 
+def _has_mask(key: Any) -> bool:
+    keys = key if type(key) is tuple else (key,)
+    return any(type(k) is ndarray and k._a.dtype == np.bool_ and k.ndim > 0 for k in keys)
+
+
 class _Flags:
     def __init__(self, a: np.ndarray) -> None:
         self.c_contiguous = a.flags.c_contiguous
@@ -244,15 +268,34 @@ class ndarray:  # noqa: N801 - CuPy's name
     def __len__(self) -> int:
         return len(self._a)
 
+    def nonzero(self) -> Any:
+        transfer("nonzero: data-dependent output size", inherent=True)
+        return self._k("nonzero", np.nonzero)
+
+    def _view_or_fail(self, fn: Any, args: tuple, kwargs: dict) -> Any:
+        """Off the current device only a view of this array (no kernel) may be made."""
+        if any(type(v) is ndarray for v in (*args, *kwargs.values())) or (
+                type(args[0]) is tuple if args else False) and any(
+                type(v) is ndarray for v in args[0]):
+            raise _device_error(self._dev)
+        r = fn(self._a, *args, **kwargs)
+        if type(r) is not np.ndarray or _root(r) is not _root(self._a):
+            raise _device_error(self._dev)
+        return ndarray(r, self._dev)
+
     def _k(self, name: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
         record("ndarray", name, args, kwargs)
         dev = current_device()
         if self._dev != dev:
-            raise _device_error(self._dev)
+            if name == "__setitem__" or name.startswith("__i"):
+                raise _device_error(self._dev)
+            return self._view_or_fail(fn, args, kwargs)
         a = unwrap(args, dev)
         return wrap(fn(self._a, *a, **{n: unwrap(v, dev) for n, v in kwargs.items()}), dev)
 
     def __getitem__(self, key: Any) -> Any:
+        if _has_mask(key):
+            transfer("boolean-mask indexing: data-dependent output size", inherent=True)
         return self._k("__getitem__", operator.getitem, key)
 
     def __setitem__(self, key: Any, value: Any) -> None:
@@ -302,7 +345,7 @@ class ndarray:  # noqa: N801 - CuPy's name
 
     def __repr__(self) -> str:
         transfer("repr")
-        return repr(self._a).replace("array(", "array(", 1)
+        return repr(self._a)
 
     def __str__(self) -> str:
         transfer("str")
@@ -348,7 +391,7 @@ for _n in _UNARY:
 # tests/test_cupy_contract.py, which checks each against the installed CuPy).
 _NDARRAY_METHODS = frozenset((
     "all", "any", "argmax", "argmin", "argsort", "astype", "clip", "conj", "copy", "cumprod",
-    "cumsum", "diagonal", "dot", "fill", "flatten", "max", "mean", "min", "nonzero", "prod",
+    "cumsum", "diagonal", "dot", "fill", "flatten", "max", "mean", "min", "prod",
     "ravel", "repeat", "reshape", "round", "sort", "squeeze", "std", "sum", "swapaxes",
     "take", "transpose", "var", "view",
 ))
