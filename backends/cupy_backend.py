@@ -4,9 +4,11 @@
 installed, installed without a usable GPU or driver, or unable to compile kernels. The
 checks take the module object (:func:`_probe`), so tests run them against a stand-in.
 
-Random numbers: CuPy's generators expose no state to save, so the backend keeps
-``(seed, draws)`` and makes each draw from a counter-based Philox generator seeded with that
-pair; ``get_rng_state``/``set_rng_state`` save and restore the pair exactly.
+Random numbers are counter-based: the state is ``(seed, offset)``, two Python ints, and a
+draw of ``n`` words hashes the counters ``offset + 1 .. offset + n`` with splitmix64 in a
+few elementwise kernels. ``get_rng_state``/``set_rng_state`` save and restore it exactly
+without touching the device. (``cupy.random.Generator`` exposes no state to save, and each
+new ``Philox4x3210`` allocates and initialises tens of thousands of curand states.)
 """
 
 from __future__ import annotations
@@ -78,6 +80,31 @@ def _scatter_add_fn(cupy: Any, cupyx: Any) -> Callable[[Any, Any, Any], None]:
                        "upgrade it with `pip install -U 'xad[cupy]'`")
 
 
+class _OnDevice:
+    """``array_api_compat.cupy`` with every function run under ``device`` (a CuPy kernel and
+    a new array go to the *current* device; the compat layer ignores ``device=`` everywhere
+    but ``asarray``/``astype``). Functions are wrapped on first use."""
+
+    def __init__(self, xp: Any, device: Any) -> None:
+        self._xp = xp
+        self._device = device
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._xp, name)
+        if callable(value) and not isinstance(value, type):
+            fn, device = value, self._device
+
+            def on_device(*args: Any, **kwargs: Any) -> Any:
+                with device:
+                    return fn(*args, **kwargs)
+
+            on_device.__name__ = name
+            on_device.__wrapped__ = fn  # type: ignore[attr-defined]
+            value = on_device
+        setattr(self, name, value)
+        return value
+
+
 class CupyBackend(Backend):
     """CuPy arrays on one GPU (``device`` an id, ``"cuda:1"`` or a ``cupy.cuda.Device``).
 
@@ -94,15 +121,27 @@ class CupyBackend(Backend):
     _checked: BackendError | bool = False
 
     def __init__(self, device: Any = None) -> None:
+        cp, cupyx, ccp = self._modules()
+        self._cp = cp
+        self._scatter_add = _scatter_add_fn(cp, cupyx)
+        self._erf = cupyx.scipy.special.erf
+        self.array_type = cp.ndarray
+        dev = cp.cuda.Device(_device_id(device))
+        super().__init__(_OnDevice(ccp, dev), dev)
+        self.scope = dev  # xad runs each operation with its device made current
+        with self.device:  # the hash constants, made once on the device
+            self._k = tuple(cp.asarray(k, dtype=cp.uint64) for k in _SPLITMIX)
+        self.manual_seed(0)
+
+    @staticmethod
+    def _modules() -> tuple[Any, Any, Any]:
+        """``cupy``, ``cupyx`` and ``array_api_compat.cupy`` (the tests' emulator swaps them)."""
         cp = _import_cupy()
         import array_api_compat.cupy as ccp
         import cupyx
+        import cupyx.scipy.special  # noqa: F401 - erf
 
-        self._cp = cp
-        self._scatter_add = _scatter_add_fn(cp, cupyx)
-        self.array_type = cp.ndarray
-        super().__init__(ccp, cp.cuda.Device(_device_id(device)))
-        self.manual_seed(0)
+        return cp, cupyx, ccp
 
     @classmethod
     def check_available(cls) -> None:
@@ -166,43 +205,72 @@ class CupyBackend(Backend):
         return self._cp.einsum(subscripts, *operands)
 
     def erf(self, x: Any) -> Any:
-        import cupyx.scipy.special as csp
-
-        return csp.erf(x)
+        return self._erf(x)
 
     # ----- random numbers ----------------------------------------------------------------
     def manual_seed(self, seed: int) -> None:
-        self._state = (int(seed), 0)
+        self.set_rng_state((seed, 0))
 
-    def _rng(self) -> Any:
-        seed, draws = self._state
-        self._state = (seed, draws + 1)
+    def _bits(self, n: int) -> Any:
+        """``n`` random uint64 words: splitmix64 of the counters ``offset .. offset + n``."""
+        seed, offset = self._state
+        self._state = (seed, offset + n)
         cp = self._cp
-        return cp.random.Generator(cp.random.Philox4x3210([seed, draws]))
-
-    def _draw(self, method: str, shape: tuple[int, ...], dtype: Any) -> Any:
-        cp = self._cp
-        native = dtype in (cp.float32, cp.float64)
+        gamma, m1, m2, s30, s27, s31 = self._k[:6]
         with self.device:
-            r = getattr(self._rng(), method)(tuple(shape),
-                                             dtype=dtype if native else cp.float64)
-            return r if native or dtype is None else r.astype(dtype)
+            z = cp.arange(offset + 1, offset + n + 1, dtype=cp.uint64) * gamma + self._seed_k
+            z = (z ^ (z >> s30)) * m1
+            z = (z ^ (z >> s27)) * m2
+            return z ^ (z >> s31)
 
-    def randn(self, shape: tuple[int, ...], dtype: Any) -> Any:
-        return self._draw("standard_normal", shape, dtype)
+    def _uniform(self, n: int, dtype: Any) -> Any:
+        """``n`` uniforms in [0, 1): the top 53 (float64) or 24 (float32) bits, exact."""
+        cp = self._cp
+        bits = self._bits(n)
+        with self.device:
+            if dtype == cp.float64:
+                return (bits >> self._k[6]).astype(cp.float64) * 2.0 ** -53
+            return (bits >> self._k[7]).astype(cp.float32) * 2.0 ** -24
 
     def rand(self, shape: tuple[int, ...], dtype: Any) -> Any:
-        return self._draw("random", shape, dtype)
+        cp = self._cp
+        work = dtype if dtype in (cp.float32, cp.float64) else cp.float32
+        with self.device:
+            r = self._uniform(math.prod(shape), work).reshape(tuple(shape))
+            return r if work == dtype else r.astype(dtype)
+
+    def randn(self, shape: tuple[int, ...], dtype: Any) -> Any:
+        """Box-Muller on pairs of uniforms (both the cosine and the sine half are used)."""
+        cp = self._cp
+        work = dtype if dtype in (cp.float32, cp.float64) else cp.float32
+        n = math.prod(shape)
+        half = (n + 1) // 2
+        with self.device:
+            u = self._uniform(2 * half, work)
+            r = cp.sqrt(-2.0 * cp.log1p(-u[:half]))  # 1 - u in (0, 1]: log is finite
+            t = (2.0 * math.pi) * u[half:]
+            z = cp.concatenate((r * cp.cos(t), r * cp.sin(t)))[:n].reshape(tuple(shape))
+            return z if work == dtype else z.astype(dtype)
 
     def permutation(self, n: int) -> Any:
-        return self._cp.argsort(self.rand((int(n),), self._cp.float64))
+        """A uniform permutation: the argsort of ``n`` random 64-bit keys (a tie, which
+        would favour the lower index, has probability below n**2 / 2**65)."""
+        with self.device:
+            return self._cp.argsort(self._bits(int(n)))
 
     def get_rng_state(self) -> Any:
         return self._state
 
     def set_rng_state(self, state: Any) -> None:
-        seed, draws = state
-        self._state = (int(seed), int(draws))
+        seed, offset = int(state[0]) % 2**64, int(state[1])
+        if getattr(self, "_state", (None,))[0] != seed:  # one host-to-device copy per seed
+            with self.device:
+                self._seed_k = self._cp.asarray(seed, dtype=self._cp.uint64)
+        self._state = (seed, offset)
+
+
+# splitmix64's increment and multipliers, its three shifts, and the shifts to 53 and 24 bits
+_SPLITMIX = (0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB, 30, 27, 31, 11, 40)
 
 
 def _device_id(device: Any) -> int:

@@ -2,7 +2,9 @@
 
 ``xb`` runs a test once per backend that can run here: numpy, array_api_strict (its
 default device, and ``device1``, where any host read of a device array fails), torch and
-jax when installed, cupy when a GPU is present (skipped with the reason otherwise).
+jax when installed, cupy when a GPU is present (skipped with the reason otherwise), and
+``cupy-sim``: the CuPy backend over the strict emulator in tests/cupy_sim, where any
+implicit device-to-host read fails the test.
 """
 
 from __future__ import annotations
@@ -10,12 +12,15 @@ from __future__ import annotations
 import collections
 import contextlib
 
+import cupy_sim
 import pytest
 
 import xad
 from xad.backend import BackendError
 
-PARAMS = ["numpy", "array_api_strict", "array_api_strict:device1", "torch", "jax", "cupy"]
+cupy_sim.register()
+PARAMS = ["numpy", "array_api_strict", "array_api_strict:device1", "torch", "jax", "cupy",
+          "cupy-sim"]
 
 
 @contextlib.contextmanager
@@ -44,6 +49,17 @@ def _no_host_reads():
             setattr(cls, n, orig)
 
 
+@contextlib.contextmanager
+def _sim_strict():
+    """On cupy-sim an implicit device-to-host transfer raises (see tests/cupy_sim/core.py)."""
+    cupy_sim.STATE.reset()
+    cupy_sim.STATE.strict = True
+    try:
+        yield
+    finally:
+        cupy_sim.STATE.strict = False
+
+
 def _backend(param: str) -> xad.Backend:
     name, _, device = param.partition(":")
     try:
@@ -56,7 +72,8 @@ def _backend(param: str) -> xad.Backend:
 def xb(request):
     """The backend under test; new tensors are made on it for the test's duration."""
     b = _backend(request.param)
-    guard = _no_host_reads() if request.param.endswith("device1") else contextlib.nullcontext()
+    guard = (_no_host_reads() if request.param.endswith("device1") else
+             _sim_strict() if request.param == "cupy-sim" else contextlib.nullcontext())
     xad.manual_seed(0)
     with guard, xad.use_backend(b):
         yield b

@@ -40,7 +40,9 @@ class Backend:
 
     Attributes: ``name``; ``xp`` (the standard namespace); ``device``; ``mutable`` (whether
     arrays can be written in place; JAX's cannot); ``is_host`` (arrays live in host memory
-    and may be viewed as NumPy arrays without a copy).
+    and may be viewed as NumPy arrays without a copy); ``scope`` (``None``, or a context
+    manager that operations on this backend's arrays run inside: CuPy's device, since a
+    CuPy kernel runs on the *current* device, not on its inputs').
 
     Example:
         >>> import xad
@@ -52,6 +54,7 @@ class Backend:
     mutable: bool = True
     is_host: bool = False
     array_type: type = object
+    scope: Any = None
 
     def __init__(self, xp: Any, device: Any = None) -> None:
         self.xp = xp
@@ -69,6 +72,10 @@ class Backend:
     def label(self) -> str:
         """``name`` or ``name:device`` for messages."""
         return self.name if self.device is None or self.is_host else f"{self.name}:{self.device}"
+
+    def on_device(self) -> Any:
+        """``scope`` as a ``with`` block: this backend's device made current, or a no-op."""
+        return _NO_SCOPE if self.scope is None else self.scope
 
     # ----- dtypes -----------------------------------------------------------------------
     def dtype(self, dtype: _dt.DType) -> Any:
@@ -195,6 +202,9 @@ class Backend:
     @classmethod
     def check_available(cls) -> None:
         """Raise :class:`BackendError` saying why this backend cannot run here."""
+
+
+_NO_SCOPE = contextlib.nullcontext()
 
 
 # ----- registry ---------------------------------------------------------------------------

@@ -160,14 +160,14 @@ class DataLoader:
         tensors = getattr(self.dataset, "tensors", None)
         if isinstance(self.dataset, TensorDataset) and tensors is not None:
             from .ops import clone
-            b = self.dataset.backend
+            from .ops.indexing import getitem_raw
             for i in range(0, stop, bs):
                 j = min(i + bs, n)
                 if perm is None:  # a slice is a view: copy it, so a batch is the caller's
                     yield tuple(clone(t[i:j]) for t in tensors)
-                else:  # integer-array indexing copies already
-                    key = Tensor._make(perm[i:j], b)
-                    yield tuple(t[key] for t in tensors)
+                else:  # integer-array indexing copies already; a permutation is in range,
+                    key = (perm[i:j], ...)  # so no bounds check (a host read on a GPU)
+                    yield tuple(getitem_raw(t, key) for t in tensors)
             return
         order = list(range(n)) if perm is None else \
             [int(i) for i in self._backend().to_numpy(perm).tolist()]  # explicit host read

@@ -11,6 +11,7 @@ rule computes in the dtypes its forward used (as PyTorch).
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -231,11 +232,15 @@ def run_backward(outputs: Sequence[Any], grad_outputs: Sequence[Any], *, retain_
     for t, g in direct:
         leaves.add(t, g)
     captured: dict[int, Any] = {}
+    scope = outputs[0]._backend.on_device() if outputs else _NO_SCOPE
     cast, context.autocast = context.autocast, None  # rules run in their forward's dtypes
     try:
-        with set_grad_enabled(create_graph):
+        with set_grad_enabled(create_graph), scope:  # the outputs' device made current (CuPy)
             _loop(roots, pending, plan, leaves, retain_graph, captured)
             leaves.finish(captured)
     finally:
         context.autocast = cast
     return captured if inputs is not None else None
+
+
+_NO_SCOPE = contextlib.nullcontext()

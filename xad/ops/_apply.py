@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import dtypes as _dt
-from ..backend import get_backend
+from ..backend import Backend, get_backend
 from ..context import context
 from ..factories import tensor
 from ..graph import installed, record
@@ -114,12 +114,20 @@ def _plain(op: type[Op], out: Any, b: Any) -> Tensor:
     return _result(out, b)
 
 
+def _forward(op: type[Op], b: Backend, *arrays: Any, **params: Any) -> Any:
+    """``op.forward`` inside the backend's device scope (CuPy: its device made current)."""
+    if b.scope is None:
+        return op.forward(b, *arrays, **params)
+    with b.scope:
+        return op.forward(b, *arrays, **params)
+
+
 def unary(op: type[Op], x: Tensor, **params: Any) -> Tensor:
     """``apply`` for one tensor input."""
     if not isinstance(x, Tensor):
         return apply(op, x, **params)
     b = x._backend
-    out = op.forward(b, x._array, **params)
+    out = _forward(op, b, x._array, **params)
     if type(out) is not b.array_type:
         out = b.ensure_array(out)
     if x.requires_grad and context.grad_enabled and op.differentiable:
@@ -140,10 +148,10 @@ def binary(op: type[Op], x: Any, y: Any) -> Tensor:
                 raise _mixed(op, (x, y))
             if x._array.dtype is not y._array.dtype:
                 x, y = _promote(x, y)
-            out = op.forward(b, x._array, y._array)
+            out = _forward(op, b, x._array, y._array)
             needs = x.requires_grad or y.requires_grad
         elif type(y) in _SCALARS:
-            out = op.forward(b, x._array, y)
+            out = _forward(op, b, x._array, y)
             needs = x.requires_grad
         elif y is None:
             raise _no_none(op, x, y)
@@ -151,7 +159,7 @@ def binary(op: type[Op], x: Any, y: Any) -> Tensor:
             return binary(op, x, _operand(op, y, x))
     elif isinstance(y, Tensor) and type(x) in _SCALARS:
         b = y._backend
-        out = op.forward(b, x, y._array)
+        out = _forward(op, b, x, y._array)
         needs = y.requires_grad
     else:
         if x is None or y is None:
@@ -190,7 +198,7 @@ def apply(op: type[Op], *args: Any, **params: Any) -> Any:
             datas.append(a)
     if backend is None:
         backend = get_backend()
-    out = op.forward(backend, *datas, **params)
+    out = _forward(op, backend, *datas, **params)
     multi = type(out) is tuple
     outs = tuple(o if type(o) is backend.array_type else backend.ensure_array(o)
                  for o in (out if multi else (out,)))

@@ -83,7 +83,8 @@ def _checked(x: Tensor, key: list) -> list:
             axis += k.ndim
             continue
         elif _is_array(k):
-            _check_ints(b, k, axis, shape[axis])
+            with b.on_device():
+                _check_ints(b, k, axis, shape[axis])
         elif isinstance(k, int) and not -shape[axis] <= k < shape[axis]:
             raise IndexError(f"indexing: index {k} is out of bounds for axis {axis} with size "
                              f"{shape[axis]}")

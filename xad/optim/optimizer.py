@@ -284,6 +284,16 @@ def _apply(scratch: dict[Tensor, list[Any]], p: Tensor, n: int, kernel: Callable
     ``scratch`` (``n`` scratch arrays per chunk, kept across steps while ``p._array`` is the
     same array). It is measured to matter: bench/README.md, "optimisers in place"."""
     b = p._backend
+    if b.scope is not None:  # CuPy: the update's kernels run with p's device made current
+        with b.scope:
+            return _apply_here(scratch, p, n, kernel, rule, state, g, *args)
+    return _apply_here(scratch, p, n, kernel, rule, state, g, *args)
+
+
+def _apply_here(scratch: dict[Tensor, list[Any]], p: Tensor, n: int,
+                kernel: Callable[..., None], rule: Callable[..., tuple],
+                state: list[Tensor | None], g: Any, *args: Any) -> None:
+    b = p._backend
     if not b.mutable:
         x, new = rule(p._array, [None if s is None else s._array for s in state], g, *args)
         for s, a in zip(state, new):

@@ -89,9 +89,10 @@ def _direction(shape: tuple, dtype: Any, b: Any, salt: int) -> Tensor:
     native = b.dtype(dtype) if isinstance(dtype, _dt.DType) else dtype
     if not b.xad_dtype(native).is_floating:  # outputs that carry no gradient
         return Tensor._make(b.zeros(tuple(shape), native), b)
-    i = xp.arange(math.prod(shape), dtype=native, device=b.device)
-    v = xp.sin(i * 12.9898 + (salt * 78.233) % 6283.0) * 43758.5453
-    v = (v - xp.floor(v)) * 2 - 1
+    with b.on_device():
+        i = xp.arange(math.prod(shape), dtype=native, device=b.device)
+        v = xp.sin(i * 12.9898 + (salt * 78.233) % 6283.0) * 43758.5453
+        v = (v - xp.floor(v)) * 2 - 1
     return Tensor._make(xp.reshape(v, tuple(shape)), b)
 
 

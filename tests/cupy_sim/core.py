@@ -1,0 +1,397 @@
+"""The emulated device: arrays, devices, the memory pool and the host-transfer counter.
+
+An :class:`ndarray` holds a NumPy array and the id of the device it lives on. Every call
+through the emulated modules (and every array operator) checks that its array arguments
+live on the *current* device, as a CuPy kernel launch does, and tags its results with that
+device. NumPy scalars that come back (reductions) become 0-d device arrays.
+
+Host transfers: ``.get()``, ``cupy.asnumpy``, ``.item()``, ``float()``, ``int()``,
+``bool()``, ``complex()``, ``tolist()`` and printing all count in :data:`STATE`. A transfer
+is *explicit* when it happens inside :func:`explicit` (the emulated backend's ``to_numpy``
+and ``item``, xad's only documented reads); any other one is *implicit*, and raises
+``AssertionError`` while ``STATE.strict`` is set. ``np.asarray(x)``/``x.__array__()`` raise
+``TypeError`` like CuPy's, and there is no buffer protocol. Operations whose output size
+depends on the data (boolean-mask indexing, ``nonzero``, ``unique``, ...) sync on a real
+GPU; they count as implicit transfers but never raise (the user asked for them).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import operator
+import threading
+import weakref
+from typing import Any
+
+import numpy as np
+
+
+class _State:
+    """Counters of one emulator (reset per test)."""
+
+    def __init__(self) -> None:
+        self.strict = False
+        self.explicit_depth = 0
+        self.reset()
+
+    def reset(self) -> None:
+        self.transfers: list[tuple[str, bool]] = []  # (kind, explicit)
+        self.calls: set[tuple[str, str, int, tuple[str, ...]]] = set()
+        self.record = False
+
+    def implicit(self) -> list[str]:
+        return [k for k, e in self.transfers if not e]
+
+    def explicit_count(self) -> int:
+        return sum(1 for _, e in self.transfers if e)
+
+
+STATE = _State()
+_local = threading.local()
+N_DEVICES = 2
+
+
+def current_device() -> int:
+    return getattr(_local, "dev", 0)
+
+
+@contextlib.contextmanager
+def explicit():
+    """Mark the transfers inside as explicit (the backend's documented reads)."""
+    STATE.explicit_depth += 1
+    try:
+        yield
+    finally:
+        STATE.explicit_depth -= 1
+
+
+def transfer(kind: str, inherent: bool = False) -> None:
+    """Count a device-to-host transfer; raise for an implicit one while strict. An
+    ``inherent`` one (an operation whose output size depends on the data, such as a boolean
+    mask the user indexes with) is the operation's own cost, as on a real GPU: counted as
+    implicit, never raised."""
+    ok = STATE.explicit_depth > 0
+    STATE.transfers.append((kind, ok))
+    if STATE.strict and not ok and not inherent:
+        raise AssertionError(f"implicit device-to-host transfer ({kind}) of a CuPy array; "
+                             f"read through the backend's to_numpy/item instead")
+
+
+def record(ns: str, name: str, args: tuple, kwargs: dict) -> None:
+    if STATE.record:
+        STATE.calls.add((ns, name, len(args), tuple(sorted(kwargs))))
+
+
+# ----- memory pool ------------------------------------------------------------------------
+class MemoryPool:
+    """CuPy's pool, counted: blocks of 512-byte-rounded sizes are reused after they are
+    freed; ``mallocs`` counts the allocations that found no free block of their size."""
+
+    def __init__(self) -> None:
+        self._free: dict[int, int] = {}
+        self._owners: dict[int, Any] = {}
+        self.mallocs = 0
+        self._used = 0
+        self._total = 0
+
+    def _alloc(self, root: np.ndarray) -> None:
+        key = id(root)
+        if key in self._owners or root.nbytes == 0:
+            return
+        size = -(-root.nbytes // 512) * 512
+        if self._free.get(size):
+            self._free[size] -= 1
+        else:
+            self.mallocs += 1
+            self._total += size
+        self._used += size
+        self._owners[key] = weakref.finalize(root, self._release, key, size)
+
+    def _release(self, key: int, size: int) -> None:
+        self._owners.pop(key, None)
+        self._used -= size
+        self._free[size] = self._free.get(size, 0) + 1
+
+    def used_bytes(self) -> int:
+        return self._used
+
+    def total_bytes(self) -> int:
+        return self._total
+
+    def free_bytes(self) -> int:
+        return self._total - self._used
+
+    def n_free_blocks(self) -> int:
+        return sum(self._free.values())
+
+    def free_all_blocks(self) -> None:
+        self._total -= sum(s * n for s, n in self._free.items())
+        self._free.clear()
+
+
+POOL = MemoryPool()
+
+
+# ----- wrapping -------------------------------------------------------------------------
+def _device_error(dev: int) -> ValueError:
+    return ValueError(f"The device where the array resides ({dev}) is different from the "
+                      f"current device ({current_device()}). Peer access is unavailable "
+                      f"between these devices.")
+
+
+def unwrap(x: Any, dev: int) -> Any:
+    t = type(x)
+    if t is ndarray:
+        if x._dev != dev:
+            raise _device_error(x._dev)
+        return x._a
+    if t is tuple or t is list:
+        return t(unwrap(v, dev) for v in x)
+    if t is Device:
+        raise TypeError("a cupy.cuda.Device is not an array argument")
+    return x
+
+
+def wrap(r: Any, dev: int) -> Any:
+    t = type(r)
+    if t is np.ndarray:
+        POOL._alloc(_root(r))
+        return ndarray(r, dev)
+    if isinstance(r, np.generic):
+        return wrap(np.asarray(r), dev)
+    if t is tuple or t is list:
+        return t(wrap(v, dev) for v in r)
+    return r
+
+
+# functions whose output size depends on the data: CuPy reads a count back to the host
+SYNCING = frozenset(("nonzero", "unique", "unique_values", "unique_counts", "unique_inverse",
+                     "unique_all", "argwhere", "flatnonzero", "extract", "compress"))
+
+
+def _root(a: np.ndarray) -> np.ndarray:
+    while type(a.base) is np.ndarray:
+        a = a.base
+    return a
+
+
+def call(ns: str, name: str, fn: Any, args: tuple, kwargs: dict) -> Any:
+    """Run a NumPy function as a kernel on the current device (a view of a single array
+    argument, which CuPy makes without a kernel, stays on that array's device)."""
+    record(ns, name, args, kwargs)
+    if name in SYNCING:
+        transfer(f"{name}: data-dependent output size", inherent=True)
+    dev = current_device()
+    if args and type(args[0]) is ndarray and args[0]._dev != dev:
+        return args[0]._view_or_fail(fn, args[1:], kwargs)
+    a = unwrap(args, dev)
+    k = {n: unwrap(v, dev) for n, v in kwargs.items()} if kwargs else kwargs
+    return wrap(fn(*a, **k), dev)
+
+
+class Device:
+    """``cupy.cuda.Device``: an id, a context manager making it current, ``synchronize``."""
+
+    def __init__(self, device: Any = None) -> None:
+        if device is None:
+            device = current_device()
+        elif isinstance(device, Device):
+            device = device.id
+        if not 0 <= int(device) < N_DEVICES:
+            raise RuntimeError("CUDARuntimeError: cudaErrorInvalidDevice: invalid device "
+                               "ordinal")
+        self.id = int(device)
+        self._prev: list[int] = []
+
+    def __enter__(self) -> Device:
+        self._prev.append(current_device())
+        _local.dev = self.id
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _local.dev = self._prev.pop()
+
+    def use(self) -> None:
+        _local.dev = self.id
+
+    def synchronize(self) -> None:
+        pass
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Device) and other.id == self.id
+
+    def __hash__(self) -> int:
+        return hash(("cuda", self.id))
+
+    def __repr__(self) -> str:
+        return f"<CUDA Device {self.id}>"
+
+
+def _has_mask(key: Any) -> bool:
+    keys = key if type(key) is tuple else (key,)
+    return any(type(k) is ndarray and k._a.dtype == np.bool_ and k.ndim > 0 for k in keys)
+
+
+class _Flags:
+    def __init__(self, a: np.ndarray) -> None:
+        self.c_contiguous = a.flags.c_contiguous
+        self.f_contiguous = a.flags.f_contiguous
+        self.owndata = a.flags.owndata
+
+
+_BINARY = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and",
+           "or", "xor", "lshift", "rshift", "lt", "le", "gt", "ge", "eq", "ne")
+_UNARY = ("neg", "pos", "abs", "invert")
+
+
+class ndarray:  # noqa: N801 - CuPy's name
+    """A device array: NumPy data tagged with its device; no implicit host conversion."""
+
+    __slots__ = ("_a", "_dev", "__weakref__")
+    __array_priority__ = 100
+
+    def __init__(self, a: np.ndarray, dev: int) -> None:
+        self._a = a
+        self._dev = dev
+
+    # metadata: no kernel, no device check
+    shape = property(lambda self: self._a.shape)
+    dtype = property(lambda self: self._a.dtype)
+    ndim = property(lambda self: self._a.ndim)
+    size = property(lambda self: self._a.size)
+    nbytes = property(lambda self: self._a.nbytes)
+    itemsize = property(lambda self: self._a.itemsize)
+    strides = property(lambda self: self._a.strides)
+    flags = property(lambda self: _Flags(self._a))
+    device = property(lambda self: Device(self._dev))
+
+    def __len__(self) -> int:
+        return len(self._a)
+
+    def nonzero(self) -> Any:
+        transfer("nonzero: data-dependent output size", inherent=True)
+        return self._k("nonzero", np.nonzero)
+
+    def _view_or_fail(self, fn: Any, args: tuple, kwargs: dict) -> Any:
+        """Off the current device only a view of this array (no kernel) may be made."""
+        if any(type(v) is ndarray for v in (*args, *kwargs.values())) or (
+                type(args[0]) is tuple if args else False) and any(
+                type(v) is ndarray for v in args[0]):
+            raise _device_error(self._dev)
+        r = fn(self._a, *args, **kwargs)
+        if type(r) is not np.ndarray or _root(r) is not _root(self._a):
+            raise _device_error(self._dev)
+        return ndarray(r, self._dev)
+
+    def _k(self, name: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        record("ndarray", name, args, kwargs)
+        dev = current_device()
+        if self._dev != dev:
+            if name == "__setitem__" or name.startswith("__i"):
+                raise _device_error(self._dev)
+            return self._view_or_fail(fn, args, kwargs)
+        a = unwrap(args, dev)
+        return wrap(fn(self._a, *a, **{n: unwrap(v, dev) for n, v in kwargs.items()}), dev)
+
+    def __getitem__(self, key: Any) -> Any:
+        if _has_mask(key):
+            transfer("boolean-mask indexing: data-dependent output size", inherent=True)
+        return self._k("__getitem__", operator.getitem, key)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._k("__setitem__", operator.setitem, key, value)
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    T = property(lambda self: self._k("T", np.transpose))
+    mT = property(lambda self: self._k("mT", np.swapaxes, -1, -2))
+
+    def __getattr__(self, name: str) -> Any:  # the other ndarray methods CuPy has
+        if name.startswith("_") or name not in _NDARRAY_METHODS:
+            raise AttributeError(f"'cupy.ndarray' object has no attribute {name!r}")
+        method = getattr(np.ndarray, name)
+        return lambda *a, **k: self._k(name, method, *a, **k)
+
+    # host transfers
+    def get(self, stream: Any = None, order: str = "C", out: Any = None, *,
+            blocking: bool = True) -> np.ndarray:
+        transfer("get")
+        return self._a.copy()
+
+    def item(self) -> Any:
+        transfer("item")
+        return self._a.item()
+
+    def tolist(self) -> Any:
+        transfer("tolist")
+        return self._a.tolist()
+
+    def __float__(self) -> float:
+        transfer("float")
+        return float(self._a)
+
+    def __int__(self) -> int:
+        transfer("int")
+        return int(self._a)
+
+    def __complex__(self) -> complex:
+        transfer("complex")
+        return complex(self._a)
+
+    def __bool__(self) -> bool:
+        transfer("bool")
+        return bool(self._a)
+
+    def __repr__(self) -> str:
+        transfer("repr")
+        return repr(self._a)
+
+    def __str__(self) -> str:
+        transfer("str")
+        return str(self._a)
+
+    def __array__(self, *a: Any, **k: Any) -> Any:
+        raise TypeError("Implicit conversion to a NumPy array is not allowed. Please use "
+                        "`.get()` to construct a NumPy array explicitly.")
+
+    def __dlpack__(self, *a: Any, **k: Any) -> Any:
+        raise TypeError("the CuPy emulator has no DLPack exchange")
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _binary(name: str) -> None:
+    fn = getattr(operator, name if name not in ("and", "or") else name + "_")
+
+    def op(self: ndarray, other: Any) -> Any:
+        return self._k(f"__{name}__", fn, other)
+
+    def rop(self: ndarray, other: Any) -> Any:
+        return self._k(f"__r{name}__", lambda a, b: fn(b, a), other)
+
+    def iop(self: ndarray, other: Any) -> Any:
+        ifn = getattr(operator, f"i{name}" if name not in ("and", "or") else f"i{name}_")
+        self._k(f"__i{name}__", ifn, other)
+        return self
+
+    setattr(ndarray, f"__{name}__", op)
+    if name not in ("lt", "le", "gt", "ge", "eq", "ne"):
+        setattr(ndarray, f"__r{name}__", rop)
+        setattr(ndarray, f"__i{name}__", iop)
+
+
+for _n in _BINARY:
+    _binary(_n)
+for _n in _UNARY:
+    setattr(ndarray, f"__{_n}__",
+            (lambda f, n: lambda self: self._k(f"__{n}__", f))(getattr(operator, _n), _n))
+
+# CuPy 14's public ndarray methods that the emulator forwards to NumPy (kept in step by
+# tests/test_cupy_contract.py, which checks each against the installed CuPy).
+_NDARRAY_METHODS = frozenset((
+    "all", "any", "argmax", "argmin", "argsort", "astype", "clip", "conj", "copy", "cumprod",
+    "cumsum", "diagonal", "dot", "fill", "flatten", "max", "mean", "min", "prod",
+    "ravel", "repeat", "reshape", "round", "sort", "squeeze", "std", "sum", "swapaxes",
+    "take", "transpose", "var", "view",
+))

@@ -1,0 +1,194 @@
+"""The emulated modules: ``cupy``, ``cupyx`` and ``array_api_compat.cupy``.
+
+Each is a namespace whose functions are NumPy's (``array_api_compat.numpy``'s for the
+compat module) run through :func:`core.call`: arguments must live on the current device,
+results are device arrays on it. What CuPy does differently is written out here: the
+``cuda`` and ``random`` submodules, ``asnumpy``, ``cupyx.scatter_add``, and the compat
+module's ``device=`` handling (honoured by ``asarray`` and ``astype`` only: the real
+``array_api_compat.cupy`` ignores it in ``zeros``, ``arange``, ``full``, ...; a CuPy array
+is made on the current device).
+"""
+
+from __future__ import annotations
+
+import types
+from typing import Any
+
+import array_api_compat.numpy as cnp
+import numpy as np
+
+from . import core
+from .core import Device, ndarray
+
+
+class _Namespace(types.SimpleNamespace):
+    """NumPy-backed functions, resolved on first use and cached."""
+
+    def __init__(self, label: str, source: Any, **own: Any) -> None:
+        super().__init__(**own)
+        object.__setattr__(self, "_label", label)
+        object.__setattr__(self, "_source", source)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        value = getattr(self._source, name)
+        if callable(value) and not isinstance(value, type):
+            fn, label = value, self._label
+            value = (lambda f: lambda *a, **k: core.call(label, name, f, a, k))(fn)
+        setattr(self, name, value)
+        return value
+
+
+# ----- cupy.random -------------------------------------------------------------------------
+class BitGenerator:
+    """CuPy's bit generators: ``seed`` an int, a sequence of ints or a SeedSequence."""
+
+    def __init__(self, seed: Any = None, *, size: int = -1) -> None:
+        core.record("random", type(self).__name__, (seed,), {"size": size})
+        self._seed_seq = (seed if isinstance(seed, np.random.SeedSequence)
+                          else np.random.SeedSequence(seed))
+        self._np = np.random.Philox(self._seed_seq)
+        self._device = core.current_device()
+        core.POOL._alloc(np.zeros(1 << 20, np.int8))  # the curand states it allocates
+
+
+class Philox4x3210(BitGenerator):
+    pass
+
+
+class XORWOW(BitGenerator):
+    pass
+
+
+class MRG32k3a(BitGenerator):
+    pass
+
+
+class Generator:
+    """``cupy.random.Generator(bit_generator)``: ``random``/``standard_normal`` draw
+    float32 or float64 only, like CuPy's."""
+
+    def __init__(self, bit_generator: BitGenerator) -> None:
+        self.bit_generator = bit_generator
+        self._rng = np.random.Generator(bit_generator._np)
+
+    def _draw(self, name: str, size: Any, dtype: Any, out: Any) -> ndarray:
+        core.record("Generator", name, (size,), {"dtype": dtype, "out": out})
+        if core.current_device() != self.bit_generator._device:
+            raise RuntimeError("This Generator state is allocated in a different device")
+        if np.dtype(dtype) not in (np.float32, np.float64):
+            raise TypeError(f"Unsupported dtype {np.dtype(dtype).name} for {name}")
+        return core.wrap(getattr(self._rng, name)(size, dtype=dtype), core.current_device())
+
+    def random(self, size: Any = None, dtype: Any = np.float64, out: Any = None) -> ndarray:
+        return self._draw("random", size, dtype, out)
+
+    def standard_normal(self, size: Any = None, dtype: Any = np.float64,
+                        out: Any = None) -> ndarray:
+        return self._draw("standard_normal", size, dtype, out)
+
+
+random = types.SimpleNamespace(Generator=Generator, BitGenerator=BitGenerator,
+                               Philox4x3210=Philox4x3210, XORWOW=XORWOW, MRG32k3a=MRG32k3a)
+
+
+# ----- cupy.cuda ----------------------------------------------------------------------------
+def _get_device_count() -> int:
+    return core.N_DEVICES
+
+
+cuda = types.SimpleNamespace(
+    Device=Device, runtime=types.SimpleNamespace(getDeviceCount=_get_device_count),
+    get_device_id=core.current_device, MemoryPool=core.MemoryPool)
+
+
+# ----- cupy -------------------------------------------------------------------------------
+def asnumpy(a: Any, stream: Any = None, order: str = "C", out: Any = None, *,
+            blocking: bool = True) -> np.ndarray:
+    core.record("cupy", "asnumpy", (a,), {})
+    if type(a) is ndarray:
+        core.transfer("asnumpy")
+        return a._a.copy()
+    return np.asarray(a)
+
+
+def _array(obj: Any, dtype: Any = None, copy: bool = True, order: str = "K",
+           subok: bool = False, ndmin: int = 0, *, blocking: bool = False) -> ndarray:
+    """``cupy.array``: a host array or Python data is copied to the current device; a
+    device array on another device is copied across (CuPy does a peer copy)."""
+    core.record("cupy", "array", (obj,), {"dtype": dtype, "copy": copy})
+    if type(obj) is ndarray:  # copy=False: copy only where needed (dtype, device)
+        return core.wrap(np.array(obj._a, dtype=dtype, copy=copy or None),
+                         core.current_device())
+    return core.wrap(np.array(obj, dtype=dtype, copy=True), core.current_device())
+
+
+def _asarray(a: Any, dtype: Any = None, order: Any = None, *, blocking: bool = False) -> Any:
+    core.record("cupy", "asarray", (a,), {"dtype": dtype})
+    if type(a) is ndarray and (dtype is None or np.dtype(dtype) == a.dtype):
+        return a
+    return _array(a, dtype=dtype, copy=False)
+
+
+def _scatter_add(a: ndarray, slices: Any, value: Any) -> None:
+    core.call("cupyx", "scatter_add", lambda x, i, v: np.add.at(x, i, v), (a, slices, value),
+              {})
+
+
+def _erf(x: Any) -> Any:
+    from scipy.special import erf
+
+    return core.call("cupyx.scipy.special", "erf", erf, (x,), {})
+
+
+cupy = _Namespace("cupy", np, ndarray=ndarray, cuda=cuda, random=random, asnumpy=asnumpy,
+                  array=_array, asarray=_asarray,
+                  get_default_memory_pool=lambda: core.POOL)
+cupy.__name__ = "cupy"
+
+cupyx = _Namespace("cupyx", types.SimpleNamespace(), scatter_add=_scatter_add,
+                   scipy=types.SimpleNamespace(special=types.SimpleNamespace(erf=_erf)))
+
+
+# ----- array_api_compat.cupy ----------------------------------------------------------------
+def _with_device(name: str) -> Any:
+    fn = getattr(cnp, name)
+
+    def f(*args: Any, device: Any = None, **kwargs: Any) -> Any:
+        core.record("compat", name, args, dict(kwargs, device=device))
+        with Device(device):
+            if name == "asarray":
+                a = args[0]
+                copy = kwargs.pop("copy", None)
+                if type(a) is ndarray and copy is not True and (
+                        kwargs.get("dtype") is None or np.dtype(kwargs["dtype"]) == a.dtype):
+                    return a
+                return _array(a, dtype=kwargs.get("dtype"), copy=bool(copy))
+            return core.call("compat", name, fn, args, kwargs)
+    return f
+
+
+def _ignoring_device(name: str) -> Any:
+    fn = getattr(cnp, name)
+
+    def f(*args: Any, device: Any = None, **kwargs: Any) -> Any:
+        return core.call("compat", name, fn, args, dict(kwargs, device=None) if
+                         device is not None else kwargs)
+    return f
+
+
+def _astype(x: ndarray, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Any:
+    core.record("compat", "astype", (x, dtype), {"copy": copy, "device": device})
+    if device is not None and Device(device).id != x._dev:
+        with Device(device):
+            return _array(x, dtype=dtype, copy=True)
+    return x._k("astype", np.ndarray.astype, dtype, copy=copy)
+
+
+_CREATION = ("arange", "empty", "empty_like", "eye", "full", "full_like", "linspace",
+             "ones", "ones_like", "zeros", "zeros_like")
+
+compat = _Namespace("compat", cnp, asarray=_with_device("asarray"), astype=_astype,
+                    **{n: _ignoring_device(n) for n in _CREATION})
+compat.__name__ = "array_api_compat.cupy"

@@ -1,0 +1,196 @@
+"""The CuPy emulator cannot invent an API: what xad calls through it exists in the real CuPy.
+
+A workload (every operation of tests/op_table.py forward and backward, a training step of
+each example model, the random draws, the transfers) runs on ``cupy-sim`` with call
+recording on. Each recorded call (namespace, name, number of positional arguments, keyword
+names) must name a function, class or method of the installed CuPy (``cupy``, ``cupyx``,
+``array_api_compat.cupy``, ``cupy.ndarray``, ``cupy.random``) and bind to its signature.
+Where CuPy exposes no signature (ufuncs; Cython methods of ``ndarray``) the name's existence
+is checked, a ufunc's argument count against ``nargs``, and the name is listed with the
+reason in :data:`UNCHECKED_REASONS`. (A compat function that takes ``**kwargs``, such as
+``zeros`` or ``asarray``, binds any keyword: there the check is CuPy's own, at run time on a
+GPU.) The names used in backends/cupy_backend.py's source and
+the emulator's hand-written parts are checked the same way.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from pathlib import Path
+
+import cupy_sim
+import numpy as np
+import pytest
+from cupy_sim import core
+from op_table import CASES, X, make_inputs
+
+import xad
+
+cupy = pytest.importorskip("cupy", reason="the contract is checked against the real CuPy")
+import array_api_compat.cupy as real_compat  # noqa: E402
+import cupyx  # noqa: E402
+import cupyx.scipy.special  # noqa: E402, F401
+
+UNCHECKED_REASONS = {
+    "ufunc": "a CuPy ufunc has no Python signature: its existence and nargs are checked",
+    "cython": "a Cython method of cupy.ndarray has no signature: its existence is checked",
+}
+_UFUNC_KW = {"out", "dtype", "casting"}
+
+
+def _workload(b: xad.Backend) -> None:
+    with xad.use_backend(b):
+        for case in CASES:
+            ins = [xad.tensor(a, requires_grad=a.dtype.kind == "f") for a in make_inputs(case)]
+            out = case.fn(X, *ins)
+            outs = out if isinstance(out, (tuple, list)) else (out,)
+            sums = [o.sum() for o in outs if o.dtype.is_floating and o.requires_grad]
+            if sums:
+                sum(sums[1:], sums[0]).backward()
+        for dtype in (xad.float16, xad.float32, xad.float64):
+            xad.randn(3, 2, dtype=dtype).numpy()
+            xad.rand(5, dtype=dtype).numpy()
+        b.permutation(7)
+        x = xad.zeros(4, 3)
+        b.index_add(x._array.mT, (b.asarray([0, 2, 0]),), b.asarray(1.0))
+        b.einsum("ij,jk->ik", x._array, x._array.mT)
+        b.erf(x._array)
+        b.item(b.asarray([2.5]))
+        b.to_numpy(b.from_numpy(np.ones(3)))
+        b.synchronize()
+    import test_sync_budget as sb
+
+    for name in ("fit_nonlinear", "digits"):
+        _, model, loss_fn, opt, sched, loader = sb._setup(name, "cuda:0")
+        it = iter(loader)
+        for _ in range(2):
+            sb._step(model, loss_fn, opt, sched, it).item()
+
+
+@pytest.fixture(scope="module")
+def recorded():
+    b = xad.resolve_backend("cupy-sim")
+    core.STATE.reset()
+    core.STATE.record = True
+    try:
+        _workload(b)
+    finally:
+        calls = set(core.STATE.calls)
+        core.STATE.reset()
+    return calls
+
+
+def _real(ns: str, name: str):
+    owner = {"cupy": cupy, "compat": real_compat, "cupyx": cupyx, "ndarray": cupy.ndarray,
+             "random": cupy.random, "Generator": cupy.random.Generator,
+             "cupyx.scipy.special": cupyx.scipy.special}[ns]
+    return name, getattr(owner, name, None)
+
+
+def _check(ns: str, name: str, nargs: int, kwargs: tuple[str, ...]) -> str | None:
+    """``None`` when checked against a signature, else the reason it could not be."""
+    _, obj = _real(ns, name)
+    assert obj is not None, f"{ns}.{name} is called by xad through the emulator but does " \
+                            f"not exist in CuPy {cupy.__version__}"
+    if isinstance(obj, cupy.ufunc):
+        assert nargs <= obj.nargs and set(kwargs) <= _UFUNC_KW, (ns, name, nargs, kwargs)
+        return "ufunc"
+    if ns == "ndarray":
+        return "cython" if name not in ("T", "mT", "device") else None
+    if ns == "Generator" or isinstance(obj, type) and ns == "random":
+        nargs += 1  # self
+    sig = inspect.signature(obj.__init__ if isinstance(obj, type) else obj)
+    sig.bind(*([None] * nargs), **dict.fromkeys(kwargs))
+    return None
+
+
+def test_every_recorded_call_exists_in_cupy_and_binds(recorded):
+    assert len(recorded) > 50  # the workload reached the emulator
+    unchecked: dict[str, set[str]] = {}
+    for ns, name, nargs, kwargs in sorted(recorded):
+        reason = _check(ns, name, nargs, kwargs)
+        if reason is not None:
+            unchecked.setdefault(reason, set()).add(f"{ns}.{name}")
+    # what could only be checked by name is listed (and printed with -s)
+    print({k: sorted(v) for k, v in unchecked.items()})
+    assert set(unchecked) <= set(UNCHECKED_REASONS)
+
+
+def test_names_in_the_backend_source_exist_in_cupy():
+    src = (Path(__file__).resolve().parent.parent / "backends" / "cupy_backend.py").read_text()
+    names = set(re.findall(r"\b(?:cp|self\._cp|cupy)\.([A-Za-z_][\w.]*)", src))
+    names.discard("cuda.Device")  # checked below with the emulator's own names
+    missing = []
+    for path in names:
+        obj = cupy
+        for part in path.split("."):
+            obj = getattr(obj, part, None)
+        if obj is None:
+            missing.append(path)
+    assert names and not missing, f"cupy_backend.py uses names CuPy lacks: {missing}"
+    for path in re.findall(r"\bcupyx\.([A-Za-z_][\w.]*)", src):
+        obj = cupyx
+        for part in path.split("."):
+            obj = getattr(obj, part)
+
+
+def test_the_emulators_hand_written_names_exist_in_cupy():
+    for path in ("cuda.Device", "cuda.runtime.getDeviceCount", "cuda.get_device_id",
+                 "cuda.MemoryPool", "get_default_memory_pool", "asnumpy", "array", "asarray",
+                 "random.Generator", "random.Philox4x3210", "random.XORWOW",
+                 "random.MRG32k3a", "random.BitGenerator"):
+        obj = cupy
+        for part in path.split("."):
+            obj = getattr(obj, part)
+    for name in ("use", "synchronize", "id", "__enter__", "__exit__"):
+        assert hasattr(cupy.cuda.Device, name), name
+    for name in ("used_bytes", "total_bytes", "free_bytes", "n_free_blocks",
+                 "free_all_blocks"):
+        assert hasattr(cupy.cuda.MemoryPool, name), name
+    own = {n for n, v in vars(core.ndarray).items() if not n.startswith("_")}
+    own |= core._NDARRAY_METHODS | {"nonzero"}
+    missing = sorted(n for n in own if not hasattr(cupy.ndarray, n))
+    assert not missing, f"the emulator's ndarray has names cupy.ndarray lacks: {missing}"
+    for cls in (cupy_sim.modules.Generator, cupy_sim.modules.Philox4x3210):
+        real = getattr(cupy.random, cls.__name__)
+        for n in (m for m in vars(cls) if not m.startswith("_")):
+            assert hasattr(real, n), f"cupy.random.{cls.__name__}.{n}"
+    assert inspect.signature(cupy.random.Philox4x3210.__init__).bind(None, [1, 2], size=-1)
+    assert inspect.signature(cupyx.scatter_add).bind(None, None, None)
+
+
+def test_emulator_refuses_implicit_conversion_and_counts_reads():
+    a = cupy_sim.cupy.ones(3)
+    with pytest.raises(TypeError, match="Implicit conversion"):
+        np.asarray(a)
+    with pytest.raises(TypeError):
+        memoryview(a)
+    assert type(cupy_sim.cupy.sum(a)) is cupy_sim.core.ndarray  # a 0-d device array
+    core.STATE.reset()
+    float(cupy_sim.cupy.sum(a)), a.tolist(), repr(a), a.get(), cupy_sim.cupy.asnumpy(a)
+    assert [k for k, _ in core.STATE.transfers] == ["float", "tolist", "repr", "get",
+                                                    "asnumpy"]
+    core.STATE.strict = True
+    try:
+        with pytest.raises(AssertionError, match="implicit device-to-host"):
+            bool(a[0])
+    finally:
+        core.STATE.strict = False
+    with cupy_sim.cupy.cuda.Device(1):
+        b = cupy_sim.cupy.ones(3)
+        with pytest.raises(ValueError, match="different from the current device"):
+            a + 1
+    with pytest.raises(ValueError, match="different from the current device"):
+        b * 2
+    assert b.reshape(3, 1).device.id == 1  # a view needs no kernel, as in CuPy
+
+
+def test_the_check_fails_on_an_invented_name_or_a_wrong_signature():
+    with pytest.raises(AssertionError, match="does not exist in CuPy"):
+        _check("cupy", "scatter_add_fast", 3, ())
+    with pytest.raises(TypeError):
+        _check("cupy", "zeros", 1, ("order_please",))
+    with pytest.raises(TypeError):
+        _check("Generator", "standard_normal", 1, ("seed",))
+    assert _check("cupyx", "scatter_add", 3, ()) is None
