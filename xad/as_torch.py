@@ -150,8 +150,10 @@ def install(backend: str | None = None) -> None:
 
     Example:
         >>> from xad import as_torch
-        >>> as_torch.install(); import torch; torch.__name__, type(torch.zeros(1)).__module__
-        ('torch', 'xad.tensor')
+        >>> as_torch.install()
+        >>> exec("import torch; x = torch.zeros(1, dtype=torch.long)", notebook := {})
+        >>> type(notebook["x"]).__module__, notebook["x"].dtype
+        ('xad.tensor', xad.int64)
         >>> as_torch.uninstall()
     """
     if backend is not None:
