@@ -22,6 +22,7 @@ CASES = {
     "reshape": lambda x, m: x.reshape(2, 6),
     "flatten": lambda x, m: x.view(3, 2, 2).flatten(1),
     "unsqueeze": lambda x, m: x.unsqueeze(1).squeeze(1),
+    "squeeze_other_length": lambda x, m: x.unsqueeze(0).squeeze(1).squeeze((0, 2)),
     "permute": lambda x, m: x.view(3, 2, 2).permute(2, 0, 1),
     "transpose": lambda x, m: x.view(3, 2, 2).transpose(0, 2),
     "transpose_2d": lambda x, m: x.transpose(0, 1),

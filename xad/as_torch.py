@@ -124,7 +124,8 @@ def namespace() -> dict[str, types.ModuleType]:
                     manual_seed=xad.manual_seed, no_grad=xad.no_grad,
                     enable_grad=xad.enable_grad, set_grad_enabled=xad.set_grad_enabled,
                     is_grad_enabled=xad.is_grad_enabled, multinomial=xad.multinomial,
-                    cat=_cat, concat=_cat, stack=_stack, **_DTYPES, **fns)
+                    cat=_cat, concat=_cat, stack=_stack, from_numpy=xad.tensor,
+                    is_tensor=lambda x: isinstance(x, xad.Tensor), **_DTYPES, **fns)
     for full, m in mods.items():
         if full.count(".") == 1:
             setattr(torch, full.split(".")[1], m)
@@ -150,8 +151,10 @@ def install(backend: str | None = None) -> None:
 
     Example:
         >>> from xad import as_torch
-        >>> as_torch.install(); import torch; torch.__name__, type(torch.zeros(1)).__module__
-        ('torch', 'xad.tensor')
+        >>> as_torch.install()
+        >>> exec("import torch; x = torch.zeros(1, dtype=torch.long)", notebook := {})
+        >>> type(notebook["x"]).__module__, notebook["x"].dtype
+        ('xad.tensor', xad.int64)
         >>> as_torch.uninstall()
     """
     if backend is not None:

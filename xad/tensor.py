@@ -842,7 +842,19 @@ class Tensor:
     permute = permute_dims
 
     def squeeze(self, dim=None, *, axis=None) -> Tensor:
-        """See :func:`xad.squeeze`."""
+        """Remove axes of length one: all, or those in ``dim`` (PyTorch's: an axis of another
+        length is left alone) or ``axis`` (the standard's: it must have length one).
+
+        Example:
+            >>> import xad
+            >>> xad.zeros(2, 1).squeeze(0).shape, xad.zeros(2, 1).squeeze(-1).shape
+            ((2, 1), (2,))
+        """
+        if dim is not None:
+            dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+            dim = tuple(d for d in dims if self.shape[d] == 1)
+            if not dim:
+                return self
         return _ops.squeeze(self, _ax(dim, axis))
 
     def expand_dims(self, axis=0) -> Tensor:
