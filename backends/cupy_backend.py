@@ -192,14 +192,12 @@ class CupyBackend(Backend):
 
     # ----- what the standard lacks -------------------------------------------------------
     def index_add(self, x: Any, key: Any, values: Any) -> Any:
-        cp = self._cp
+        """``x[key] += values`` with repeats accumulating, in place and in ``x``'s own layout
+        (``cupyx.scatter_add`` takes any key ``__setitem__`` takes): no flat-position array,
+        no contiguous copy."""
         with x.device:
-            n = math.prod(x.shape)
-            pos = cp.arange(n, dtype=cp.int64).reshape(x.shape)[key]
-            vals = cp.broadcast_to(cp.asarray(values, dtype=x.dtype), pos.shape)
-            target = x if x.flags.c_contiguous else cp.ascontiguousarray(x)
-            self._scatter_add(target.reshape(-1), pos.reshape(-1), vals.reshape(-1))
-        return target
+            self._scatter_add(x, key, self._cp.asarray(values, dtype=x.dtype))
+        return x
 
     def einsum(self, subscripts: str, *operands: Any) -> Any:
         return self._cp.einsum(subscripts, *operands)

@@ -131,7 +131,15 @@ def _asarray(a: Any, dtype: Any = None, order: Any = None, *, blocking: bool = F
     return _array(a, dtype=dtype, copy=False)
 
 
+_ATOMIC_ADD = tuple(map(np.dtype, ("int32", "float16", "float32", "float64", "uint32",
+                                     "uint64")))
+
+
 def _scatter_add(a: ndarray, slices: Any, value: Any) -> None:
+    """``cupyx.scatter_add``: CUDA's atomicAdd takes only these dtypes (CuPy 14 raises)."""
+    if a.dtype not in _ATOMIC_ADD:
+        raise TypeError("scatter_add only supports int32, float16, float32, float64, "
+                        "uint32, uint64, as data type")
     core.call("cupyx", "scatter_add", lambda x, i, v: np.add.at(x, i, v), (a, slices, value),
               {})
 
