@@ -405,6 +405,8 @@ def _case_list() -> list[Case]:
              ((1, 2, 5, 6),)))
     add(Case("col2im", lambda m, c: m.col2im(c, (2, 3, 3, 4), (2, 2)) * 2.0,
              ((3, 2, 2, 2, 2, 3),)))
+    add(Case("col2im:tiles", lambda m, c: m.col2im(c, (1, 2, 4, 6), (2, 2), (2, 2)) * 2.0,
+             ((2, 2, 2, 1, 2, 3),)))
     add(Case("col2im:strided_dilated_padded", lambda m, c: m.col2im(c, (1, 2, 5, 6), *win) ** 2,
              ((2, 2, 3, 1, 3, 5),)))
     # ----- shape operations ------------------------------------------------------------

@@ -98,10 +98,11 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: In
     if input.ndim != 3 or weight.ndim != 3:
         raise ValueError(f"conv1d: expected a 3-d input (N, C, L) and a 3-d weight, got "
                          f"shapes {input.shape} and {weight.shape}")
-    one = lambda v, what: (1, *_pair(v, what, "conv1d", 1))  # noqa: E731
     pad = padding if isinstance(padding, str) else (0, _pair(padding, "padding", "conv1d", 1)[0])
-    out = conv2d(_ops.expand_dims(input, 2), _ops.expand_dims(weight, 2), bias,
-                 one(stride, "stride"), pad, one(dilation, "dilation"), groups)
+    stride2 = (1, *_pair(stride, "stride", "conv1d", 1))
+    dilation2 = (1, *_pair(dilation, "dilation", "conv1d", 1))
+    out = conv2d(_ops.expand_dims(input, 2), _ops.expand_dims(weight, 2), bias, stride2, pad,
+                 dilation2, groups)
     return _ops.squeeze(out, axis=2)
 
 
