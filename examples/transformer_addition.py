@@ -111,7 +111,7 @@ def _show(model: Decoder, seqs: xad.Tensor, n: int = 3) -> str:
 
 def main(argv: list[str] | None = None) -> float:
     """Train; print and return the exact-match accuracy on the held-out sums."""
-    p = parser(__doc__.splitlines()[0], epochs=10)
+    p = parser(__doc__.splitlines()[0], epochs=8)
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--lr", type=float, default=3e-3)
     args = p.parse_args(argv)

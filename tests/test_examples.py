@@ -70,6 +70,6 @@ def test_cnn_digits():
 
 def test_transformer_addition(capsys):
     acc = _load("transformer_addition").main(["--epochs", "1", "--quiet"])
-    assert acc > 0.02  # chance is 1 in 1000 (one epoch gives about 7%; ten reach 100%)
+    assert acc > 0.02  # chance is 1 in 1000 (one epoch gives about 7%; eight reach 100%)
     out = capsys.readouterr().out
     assert "held-out exact match" in out and "+" in out.split("e.g. ")[1]

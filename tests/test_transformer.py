@@ -98,6 +98,19 @@ def test_multihead_attention_unbatched_and_no_weights(xb):
     assert w is None and out.shape == (5, 4)
 
 
+def test_fully_padded_sequence_matches_torch_without_weights(xb):
+    torch.manual_seed(0)
+    tm, xm = torch.nn.MultiheadAttention(4, 2).double(), nn.MultiheadAttention(4, 2, dtype=f64)
+    _load(xm, tm)
+    x = np.random.default_rng(0).standard_normal((3, 2, 4))
+    pad = np.array([[True] * 3, [False, True, False]])
+    (xx, tx), (xp, tp) = _both(x), _both(pad)
+    kw = {"need_weights": False}
+    _compare(xm, tm, (xx, xx, xx), (tx, tx, tx), {**kw, "key_padding_mask": xp},
+             {**kw, "key_padding_mask": tp})
+    assert np.isfinite(xm(xx, xx, xx, key_padding_mask=xp)[0].numpy()).all()
+
+
 def test_multihead_attention_second_order(xb):
     m = nn.MultiheadAttention(4, 2, batch_first=True, dtype=f64)
     x = xad.randn(1, 3, 4, dtype=f64, requires_grad=True)

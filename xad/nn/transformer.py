@@ -84,6 +84,7 @@ class TransformerEncoderLayer(Module):
 class TransformerEncoder(Module):
     """``num_layers`` copies of ``encoder_layer`` (same initial weights, as PyTorch's deep
     copy) applied in turn, then ``norm`` if given; ``state_dict`` keys ``layers.0....``.
+    ``enable_nested_tensor`` and ``mask_check`` are accepted for PyTorch code and do nothing.
 
     Example:
         >>> import xad
@@ -93,8 +94,8 @@ class TransformerEncoder(Module):
         ((3, 5, 8), 2)
     """
 
-    def __init__(self, encoder_layer: Module, num_layers: int, norm: Module | None = None
-                 ) -> None:
+    def __init__(self, encoder_layer: Module, num_layers: int, norm: Module | None = None,
+                 enable_nested_tensor: bool = True, mask_check: bool = True) -> None:
         super().__init__()
         if num_layers < 1:
             raise ValueError(f"TransformerEncoder: num_layers must be at least 1, got "

@@ -55,7 +55,14 @@ def _check(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None,
 
 def causal_mask(n_query: int, n_key: int, like: Tensor) -> Tensor:
     """The boolean ``(L, S)`` mask of ``is_causal`` (True on and below the diagonal, aligned
-    top-left as in PyTorch), on ``like``'s backend."""
+    top-left as in PyTorch), on ``like``'s backend.
+
+    Example:
+        >>> import xad
+        >>> from xad.nn.functional.attention import causal_mask
+        >>> causal_mask(2, 3, xad.zeros(1)).tolist()
+        [[True, False, False], [True, True, False]]
+    """
     rows = arange(n_query, dtype=_dt.int64, backend=like._backend)
     cols = arange(n_key, dtype=_dt.int64, backend=like._backend)
     return rows.expand_dims(-1) >= cols
@@ -63,7 +70,14 @@ def causal_mask(n_query: int, n_key: int, like: Tensor) -> Tensor:
 
 def masked_softmax(scores: Tensor, mask: Tensor | None) -> Tensor:
     """Softmax over the last axis where ``mask`` is a boolean (True = take part) or additive
-    float mask. Rows with no finite score give zeros (PyTorch's CPU behaviour), not NaN."""
+    float mask. Rows with no finite score give zeros (PyTorch's CPU behaviour), not NaN.
+
+    Example:
+        >>> import xad
+        >>> from xad.nn.functional.attention import masked_softmax
+        >>> masked_softmax(xad.zeros(2, 2), xad.tensor([[True, True], [False, False]])).tolist()
+        [[0.5, 0.5], [0.0, 0.0]]
+    """
     if mask is None:
         return _ops.softmax(scores, axis=-1)
     if mask.dtype is _dt.bool_:
@@ -80,7 +94,14 @@ def masked_softmax(scores: Tensor, mask: Tensor | None) -> Tensor:
 def attention_weights(query: Tensor, key: Tensor, attn_mask: Tensor | None = None,
                       is_causal: bool = False, scale: float | None = None) -> Tensor:
     """``softmax(query @ key.T * scale + mask)``: the weights of
-    :func:`scaled_dot_product_attention` (before dropout), of shape ``(..., L, S)``."""
+    :func:`scaled_dot_product_attention` (before dropout), of shape ``(..., L, S)``.
+
+    Example:
+        >>> import xad
+        >>> from xad.nn.functional.attention import attention_weights
+        >>> attention_weights(xad.ones(1, 2, 4), xad.ones(1, 2, 4), is_causal=True).tolist()
+        [[[1.0, 0.0], [0.5, 0.5]]]
+    """
     s = (1.0 / math.sqrt(query.shape[-1])) if scale is None else scale
     scores = _ops.matmul(query * s, _ops.matrix_transpose(key))
     if is_causal:
