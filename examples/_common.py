@@ -80,3 +80,21 @@ def distribute(ddp: bool, model: Any, dataset: Any, batch_size: int, seed: int) 
     sampler = xad.data.DistributedSampler(dataset, seed=seed)
     loader = xad.data.DataLoader(dataset, batch_size=batch_size, sampler=sampler)
     return xad.distributed.DataParallel(model), loader, sampler
+
+
+def add_amp_flag(p: argparse.ArgumentParser) -> None:
+    """``--amp``: train in float16 (matrix products) with loss scaling."""
+    p.add_argument("--amp", action="store_true",
+                   help="mixed precision: autocast to float16 with a GradScaler")
+
+
+def amp_step(opt: Any, scaler: Any, loss_fn: Any, *args: Any) -> Any:
+    """One optimiser step on ``loss_fn(*args)``, under float16 autocast and loss scaling when
+    ``scaler`` is enabled (else a plain step); returns the loss, detached."""
+    with xad.amp.autocast(xad.float16, enabled=scaler.is_enabled()):
+        loss = loss_fn(*args)
+    opt.zero_grad()
+    scaler.scale(loss).backward()
+    scaler.step(opt)  # skipped when a gradient overflowed
+    scaler.update()
+    return loss.detach()

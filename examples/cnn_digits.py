@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 
-from _common import parser, progress
+from _common import add_amp_flag, amp_step, parser, progress
 
 import xad
 import xad.nn as nn
@@ -55,6 +55,7 @@ def main(argv: list[str] | None = None) -> float:
     p = parser(__doc__.splitlines()[0], epochs=15)
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--lr", type=float, default=3e-3)
+    add_amp_flag(p)
     args = p.parse_args(argv)
     xad.set_backend(args.backend)
     xad.manual_seed(args.seed)
@@ -64,6 +65,7 @@ def main(argv: list[str] | None = None) -> float:
     loss_fn = nn.CrossEntropyLoss()
     opt = xad.optim.Adam(model.parameters(), lr=args.lr)
     sched = xad.optim.lr_scheduler.StepLR(opt, step_size=max(1, args.epochs // 3), gamma=0.3)
+    scaler = xad.amp.GradScaler(enabled=args.amp)
     loader = xad.data.DataLoader(xad.data.TensorDataset(xtr, ytr),
                                  batch_size=args.batch_size, shuffle=True, seed=args.seed)
 
@@ -72,11 +74,7 @@ def main(argv: list[str] | None = None) -> float:
     for _ in bar:
         total = 0.0
         for xb, yb in loader:
-            loss = loss_fn(model(xb), yb)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            total = total + loss.detach()
+            total = total + amp_step(opt, scaler, lambda x, y: loss_fn(model(x), y), xb, yb)
         sched.step()
         bar.set_postfix_str(f"loss={(total / len(loader)).item():.4f}")
     bar.close()

@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from _common import parser, progress
+from _common import add_amp_flag, amp_step, parser, progress
 
 import xad
 import xad.nn as nn
@@ -73,14 +73,11 @@ def answer_loss(model: Decoder, seqs: xad.Tensor) -> xad.Tensor:
     return F.cross_entropy(logits.reshape(-1, len(VOCAB)), seqs[:, PROMPT:].reshape(-1))
 
 
-def train_step(model: Decoder, opt: xad.optim.Optimizer, seqs: xad.Tensor) -> xad.Tensor:
-    """One optimiser step on a batch; returns the loss (detached). Mixed precision wraps
-    ``answer_loss`` in autocast and ``backward``/``step`` in a GradScaler here."""
-    loss = answer_loss(model, seqs)
-    opt.zero_grad()
-    loss.backward()
-    opt.step()
-    return loss.detach()
+def train_step(model: Decoder, opt: xad.optim.Optimizer, seqs: xad.Tensor,
+               scaler: xad.amp.GradScaler) -> xad.Tensor:
+    """One optimiser step on a batch (mixed precision when ``scaler`` is enabled); returns
+    the loss, detached."""
+    return amp_step(opt, scaler, answer_loss, model, seqs)
 
 
 def generate(model: Decoder, prompts: xad.Tensor) -> xad.Tensor:
@@ -114,6 +111,7 @@ def main(argv: list[str] | None = None) -> float:
     p = parser(__doc__.splitlines()[0], epochs=8)
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--lr", type=float, default=3e-3)
+    add_amp_flag(p)
     args = p.parse_args(argv)
     xad.set_backend(args.backend)
     xad.manual_seed(args.seed)
@@ -124,13 +122,14 @@ def main(argv: list[str] | None = None) -> float:
                                  shuffle=True, seed=args.seed)
     steps = args.epochs * len(loader)
     sched = xad.optim.lr_scheduler.OneCycleLR(opt, max_lr=args.lr, total_steps=steps)
+    scaler = xad.amp.GradScaler(enabled=args.amp)
 
     start = time.perf_counter()
     bar = progress(args.epochs, "epoch", args.quiet)
     for _ in bar:
         total = 0.0
         for (seqs,) in loader:
-            total = total + train_step(model, opt, seqs)
+            total = total + train_step(model, opt, seqs, scaler)
             sched.step()
         bar.set_postfix_str(f"loss={(total / len(loader)).item():.4f}")
     bar.close()

@@ -200,3 +200,18 @@ def test_parameters_to_vector(xb):
     assert np.all(net[2].bias.numpy() == 1) and net[0].weight.requires_grad
     with pytest.raises(ValueError, match="11"):
         nn.utils.vector_to_parameters(xad.zeros(3), net.parameters())
+
+
+def test_deepcopy_keeps_the_backend_and_copies_the_values(xb):
+    import copy
+
+    m = nn.Sequential(nn.Linear(3, 2), nn.ReLU(), nn.Linear(2, 1))
+    c = copy.deepcopy(m)
+    x = xad.ones(4, 3)
+    assert c[0].weight._backend is m[0].weight._backend
+    assert np.array_equal(xb.to_numpy(c(x)._array), xb.to_numpy(m(x)._array))
+    with xad.no_grad():
+        c[2].bias.add_(1.0)  # the copy changes, the original does not
+    assert not np.array_equal(xb.to_numpy(c(x)._array), xb.to_numpy(m(x)._array))
+    (c(x) + m(x)).sum().backward()  # the copy and the original mix in one graph
+    assert m[0].weight.grad is not None and c[0].weight.grad is not None

@@ -65,6 +65,11 @@ class Backend:
         self._seed = 0
 
     # ----- identity -------------------------------------------------------------------
+    def __deepcopy__(self, memo: dict) -> Backend:
+        """A backend is shared, never copied: ``copy.deepcopy(model)`` gives tensors on the
+        same backend object, which operations with the original's tensors require."""
+        return self
+
     def __repr__(self) -> str:
         return f"Backend({self.name!r}, device={self.device!r})"
 

@@ -100,7 +100,7 @@ class TransformerEncoder(Module):
         if num_layers < 1:
             raise ValueError(f"TransformerEncoder: num_layers must be at least 1, got "
                              f"{num_layers}")
-        self.layers = ModuleList(_copy(encoder_layer) for _ in range(num_layers))
+        self.layers = ModuleList(copy.deepcopy(encoder_layer) for _ in range(num_layers))
         self.num_layers = num_layers
         self.norm = norm
 
@@ -113,8 +113,3 @@ class TransformerEncoder(Module):
                       is_causal=bool(is_causal))
         return x if self.norm is None else self.norm(x)
 
-
-def _copy(module: Module) -> Module:
-    """A deep copy of ``module`` whose tensors keep their (shared) backend objects."""
-    memo = {id(t._backend): t._backend for t in (*module.parameters(), *module.buffers())}
-    return copy.deepcopy(module, memo)
