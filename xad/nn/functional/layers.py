@@ -10,6 +10,7 @@ from ... import dtypes as _dt
 from ... import ops as _ops
 from ...factories import arange, rand
 from ...ops.amp_cast import autocast_float32
+from ...ops.indexing import getitem_raw
 from ...tensor import Tensor
 
 __all__ = [
@@ -273,9 +274,10 @@ def embedding(indices: Tensor, weight: Tensor, padding_idx: int | None = None) -
     if indices.dtype.is_floating or indices.dtype is _dt.bool_:
         raise TypeError(f"embedding: indices must be an integer tensor, got {indices.dtype}")
     _check_in_range(indices, weight.shape[0], "embedding", "index", "num_embeddings")
-    # every axis indexed by an integer array: the form the Array API standard guarantees
+    # every axis indexed by an integer array: the form the Array API standard guarantees;
+    # the indices were checked just above, so indexing need not read them back again
     cols = arange(weight.shape[1], dtype=indices.dtype, backend=weight._backend)
-    out = weight[indices.expand_dims(-1), cols]
+    out = getitem_raw(weight, (indices.expand_dims(-1)._array, cols._array))
     if padding_idx is not None:
         pad = padding_idx % weight.shape[0]
         keep = (indices != pad).astype(weight.dtype).expand_dims(-1)
