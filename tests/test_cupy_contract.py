@@ -62,11 +62,11 @@ def _workload(b: xad.Backend) -> None:
         b.synchronize()
     import test_sync_budget as sb
 
-    for name in ("fit_nonlinear", "digits"):
-        _, model, loss_fn, opt, sched, loader = sb._setup(name, "cuda:0")
+    for name in sb.KNOWN:  # every example model's training step, also under autocast
+        b, model, loss_of, opt, sched, scaler, loader = sb._setup(name, "cuda:0")
         it = iter(loader)
         for _ in range(2):
-            sb._step(model, loss_fn, opt, sched, it).item()
+            sb._step(b, model, loss_of, opt, sched, scaler, it).item()
 
 
 @pytest.fixture(scope="module")
