@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 
-from _common import add_amp_flag, amp_step, parser, progress
+from _common import add_amp_flag, amp_step, distribute, parser, progress
 
 import xad
 import xad.nn as nn
@@ -56,23 +56,26 @@ def main(argv: list[str] | None = None) -> float:
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--lr", type=float, default=3e-3)
     add_amp_flag(p)
+    p.add_argument("--ddp", action="store_true", help="data-parallel over MPI, launched "
+                   "with `mpiexec -n 2 python examples/cnn_digits.py --ddp`")
     args = p.parse_args(argv)
     xad.set_backend(args.backend)
     xad.manual_seed(args.seed)
     xtr, ytr, xte, yte = load(args.seed)
 
-    model = make_model()
+    model, loader, sampler = distribute(args.ddp, make_model(), xad.data.TensorDataset(xtr, ytr),
+                                        args.batch_size, args.seed)
     loss_fn = nn.CrossEntropyLoss()
     opt = xad.optim.Adam(model.parameters(), lr=args.lr)
     sched = xad.optim.lr_scheduler.StepLR(opt, step_size=max(1, args.epochs // 3), gamma=0.3)
     scaler = xad.amp.GradScaler(enabled=args.amp)
-    loader = xad.data.DataLoader(xad.data.TensorDataset(xtr, ytr),
-                                 batch_size=args.batch_size, shuffle=True, seed=args.seed)
 
     start = time.perf_counter()
     bar = progress(args.epochs, "epoch", args.quiet)
-    for _ in bar:
+    for epoch in bar:
         total = 0.0
+        if sampler is not None:
+            sampler.set_epoch(epoch)
         for xb, yb in loader:
             total = total + amp_step(opt, scaler, lambda x, y: loss_fn(model(x), y), xb, yb)
         sched.step()

@@ -179,6 +179,19 @@ def check_sampler():
     assert len(every) == N * -(-10 // N) and set(every) == set(map(float, range(10))), every
 
 
+def check_broadcast_buffers():
+    """Rank 0's running statistics reach every rank at each training forward (momentum 0
+    keeps the forward itself from changing them); without the flag they stay each rank's."""
+    for flag in (True, False):
+        bn = xad.nn.BatchNorm1d(3, momentum=0.0)
+        model = dist.DataParallel(bn, broadcast_buffers=flag)
+        with xad.no_grad():
+            bn.running_mean.fill_(float(dist.rank()))
+        model(xad.ones(4, 3)).sum().backward()
+        want = 0.0 if flag else float(dist.rank())
+        assert bn.running_mean.tolist() == [want] * 3, (flag, bn.running_mean.tolist())
+
+
 def main(mode):
     if mode == "nccl":
         import nccl_standin
@@ -199,6 +212,7 @@ def main(mode):
     check_resume()
     check_sampler()
     check_unused()
+    check_broadcast_buffers()
     if mode == "nccl":
         import nccl_standin
         names = {name for name, _ in nccl_standin.nccl.calls}

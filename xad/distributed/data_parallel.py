@@ -27,11 +27,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..function import Function
-from ..grad_mode import is_grad_enabled
+from ..grad_mode import is_grad_enabled, no_grad
 from ..nn.module import Module
 from ..tensor import Tensor
 from .collectives import broadcast
-from .world import comm
+from .world import comm, world_size
 
 __all__ = ["DataParallel"]
 
@@ -177,10 +177,13 @@ class DataParallel(Module):
 
     ``bucket_mb``: the size of a gradient bucket in MiB; ``find_unused_parameters``: allow
     parameters that get no gradient in a step (they count as zeros; without it such a step
-    raises, naming them); ``overlap=False`` starts the all-reduces only after the backward
-    (to measure what overlapping gains). ``wait_seconds`` adds up the time this rank spent
-    blocked on them. The gradients are averaged, so a loss that is a mean over the local
-    shard gives the global mean gradient when the shards have equal sizes.
+    raises, naming them); ``broadcast_buffers`` (as PyTorch's, on by default) copies rank 0's
+    buffers (BatchNorm's running statistics) to every rank at the start of each forward in
+    training mode, so the replicas stay identical; ``overlap=False`` starts the all-reduces
+    only after the backward (to measure what overlapping gains). ``wait_seconds`` adds up
+    the time this rank spent blocked on them. The gradients are averaged, so a loss that is a
+    mean over the local shard gives the global mean gradient when the shards have equal
+    sizes.
 
     Example:
         >>> import xad, xad.distributed as dist
@@ -190,13 +193,14 @@ class DataParallel(Module):
     """
 
     def __init__(self, module: Module, bucket_mb: float = 25, find_unused_parameters: bool = False,
-                 overlap: bool = True) -> None:
+                 overlap: bool = True, broadcast_buffers: bool = True) -> None:
         if not isinstance(module, Module):
             raise TypeError(f"DataParallel wraps an xad.nn.Module, got {type(module).__name__}")
         if not bucket_mb > 0:
             raise ValueError(f"DataParallel: bucket_mb must be positive, got {bucket_mb}")
         super().__init__()
         self.module = module
+        self.broadcast_buffers = broadcast_buffers
         for t in [*module.parameters(), *module.buffers()]:
             broadcast(t, root=0)
         named = [(n, p) for n, p in module.named_parameters() if p.requires_grad]
@@ -230,6 +234,10 @@ class DataParallel(Module):
                 self._swapped.append((m, name, p))
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
+        if self.broadcast_buffers and self.training and world_size() > 1:
+            with no_grad():
+                for t in self.module.buffers():
+                    broadcast(t, root=0)
         r = self._reducer
         if not (self._sync and is_grad_enabled()):
             r.armed = False
