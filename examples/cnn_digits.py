@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 
+import digits
 from _common import add_amp_flag, amp_step, distribute, parser, progress
 
 import xad
@@ -18,17 +19,9 @@ import xad.nn as nn
 
 
 def load(seed: int) -> tuple[xad.Tensor, xad.Tensor, xad.Tensor, xad.Tensor]:
-    """Train and test tensors: ``(N, 1, 8, 8)`` pixels scaled to [0, 1], integer labels."""
-    try:
-        from sklearn.datasets import load_digits
-        from sklearn.model_selection import train_test_split
-    except ImportError as e:
-        raise SystemExit("this example needs scikit-learn: pip install scikit-learn") from e
-    digits = load_digits()
-    x = digits.images.astype("float32")[:, None] / 16.0
-    y = digits.target.astype("int64")
-    xtr, xte, ytr, yte = train_test_split(x, y, test_size=0.2, random_state=seed, stratify=y)
-    return xad.tensor(xtr), xad.tensor(ytr), xad.tensor(xte), xad.tensor(yte)
+    """digits.py's split, with the pixels as ``(N, 1, 8, 8)`` images."""
+    xtr, ytr, xte, yte = digits.load(seed)
+    return xtr.reshape(-1, 1, 8, 8), ytr, xte.reshape(-1, 1, 8, 8), yte
 
 
 def make_model(width: int = 16) -> nn.Module:
