@@ -53,6 +53,29 @@ class _Namespace:
         return cnp.max(x, axis=axis, keepdims=keepdims)
 
 
+    @staticmethod
+    def where(condition: Any, x1: Any, x2: Any, /) -> Any:
+        """Large float16/float32 selects done with bit masks: ``np.where`` branches per
+        element, about 10x slower than a multiply on a random mask (ReLU's and max-pool's
+        gradients); the bits are the same as ``np.where``'s (inf and NaN kept, +0.0 for a
+        0.0 branch). float64 measured no faster this way; small arrays neither."""
+        if not (type(x1) is np.ndarray and type(x2) is np.ndarray and x1.dtype == x2.dtype
+                and x1.dtype in _BITS and type(condition) is np.ndarray
+                and condition.dtype == np.bool_
+                and x2.shape in ((), x1.shape)
+                and max(condition.size, x1.size) >= 4096):
+            return cnp.where(condition, x1, x2)
+        u = _BITS[x1.dtype]
+        keep = np.negative(condition.astype(u))  # all ones where the condition holds
+        picked = x1.view(u) & keep
+        if x2.ndim or x2.view(u):  # not a +0.0 scalar: add the other branch's bits
+            picked |= x2.view(u) & ~keep
+        return picked.view(x1.dtype)
+
+
+_BITS = {np.dtype(np.float32): np.uint32, np.dtype(np.float16): np.uint16}
+
+
 class NumpyBackend(Backend):
     """NumPy arrays on the CPU.
 
