@@ -54,6 +54,15 @@ class _Namespace:
 
 
     @staticmethod
+    def matmul(x1: Any, x2: Any, /) -> Any:
+        """N-d @ 2-D as one 2-D product when ``x1`` reshapes to 2-D as a view: NumPy loops
+        over the leading axes otherwise, 1.25-1.4x slower (a ``Linear`` on a sequence)."""
+        if x1.ndim > 2 and x2.ndim == 2 and x1.flags.c_contiguous:
+            y = np.matmul(x1.reshape(-1, x1.shape[-1]), x2)
+            return y.reshape(*x1.shape[:-1], x2.shape[-1])
+        return np.matmul(x1, x2)
+
+    @staticmethod
     def where(condition: Any, x1: Any, x2: Any, /) -> Any:
         """Large float16/float32 selects done with bit masks: ``np.where`` branches per
         element, about 10x slower than a multiply on a random mask (ReLU's and max-pool's
