@@ -75,11 +75,14 @@ class _Namespace:
                 and max(condition.size, x1.size) >= 4096):
             return cnp.where(condition, x1, x2)
         u = _BITS[x1.dtype]
-        keep = np.negative(condition.astype(u))  # all ones where the condition holds
-        picked = x1.view(u) & keep
-        if x2.ndim or x2.view(u):  # not a +0.0 scalar: add the other branch's bits
-            picked |= x2.view(u) & ~keep
-        return picked.view(x1.dtype)
+        out = np.empty(np.broadcast_shapes(condition.shape, x1.shape), x1.dtype)
+        bits = out.view(u)  # one allocation: fresh temporaries cost page faults at this size
+        np.subtract(0, condition, out=bits, dtype=u)  # all ones where the condition holds
+        other = None if not (x2.ndim or x2.view(u)) else ~bits & x2.view(u)  # None: +0.0
+        bits &= x1.view(u)
+        if other is not None:
+            bits |= other
+        return out
 
 
 _BITS = {np.dtype(np.float32): np.uint32, np.dtype(np.float16): np.uint16}
