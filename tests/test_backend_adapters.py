@@ -193,3 +193,24 @@ def test_erf_generic_keeps_dtype_and_device():
     assert y.dtype == xp.float32 and y.device == dev
     y = y.to_device(xp.Device("CPU_DEVICE"))
     np.testing.assert_allclose(np.asarray(y), [math.erf(0.25), math.erf(2.5)], rtol=1e-6)
+
+
+# ----- the NumPy namespace's fast paths -------------------------------------------------------
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("other", ["zero", "minus_zero", "array", "row"])
+def test_numpy_where_same_bits_as_np_where(dtype, other):
+    from xad_backends.numpy_backend import NumpyBackend
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((64, 128)).astype(dtype)
+    x[0, :4] = [np.inf, -np.inf, np.nan, -0.0]
+    y = {"zero": np.asarray(0.0, dtype), "minus_zero": np.asarray(-0.0, dtype),
+         "array": rng.standard_normal((64, 128)).astype(dtype),
+         "row": rng.standard_normal(128).astype(dtype)}[other]
+    cond = rng.standard_normal((64, 128)) > 0
+    cond[0, :4] = False
+    where = NumpyBackend().xp.where
+    for got, want in [(where(cond, x, y), np.where(cond, x, y)),
+                      (where(cond, y, x), np.where(cond, y, x))]:
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert got.tobytes() == want.tobytes()  # inf, NaN and the sign of zero kept

@@ -76,7 +76,7 @@ class Linear(Op):
 
     @staticmethod
     def forward(b, x, w, bias):
-        y = x @ b.xp.matrix_transpose(w)
+        y = b.xp.matmul(x, b.xp.matrix_transpose(w))  # NumPy's: N-d x as one 2-D product
         if bias is not None:
             y += bias  # y is fresh: add in place (rebinds where arrays are immutable)
         return y
@@ -84,10 +84,11 @@ class Linear(Op):
     @staticmethod
     def backward(node, g):
         x, w, _ = node.inputs
-        gx = matmul(g, w) if node.needs_grad(0) else None
-        gw = gb = None
+        g2 = reshape(g, (-1, g.shape[-1])) if g.ndim != 2 else g
+        gx = gw = gb = None
+        if node.needs_grad(0):  # N-d as one 2-D product: NumPy loops over a batch's matrices
+            gx = matmul(g, w) if g.ndim < 3 else reshape(matmul(g2, w), x.shape)
         if node.needs_grad(1):
-            g2 = reshape(g, (-1, g.shape[-1])) if g.ndim != 2 else g
             x2 = reshape(x, (-1, x.shape[-1])) if x.ndim != 2 else x
             gw = matmul(matrix_transpose(g2), x2)
         if node.needs_grad(2):

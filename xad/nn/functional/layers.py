@@ -249,9 +249,10 @@ def batch_norm(x: Tensor, running_mean: Tensor | None, running_var: Tensor | Non
         mu = running_mean.reshape(shape)
         d = x - mu
         var = running_var.reshape(shape)
-    y = d / _ops.sqrt(var + eps)
+    scale = 1 / _ops.sqrt(var + eps)  # per channel: one full-size product, not two
     if weight is not None:
-        y = y * weight.reshape(shape)
+        scale = scale * weight.reshape(shape)
+    y = d * scale
     if bias is not None:
         y = y + bias.reshape(shape)
     return y
