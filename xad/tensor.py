@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -339,6 +340,19 @@ class Tensor:
         if self.dtype.is_floating or self.size != 1:
             raise TypeError("only one-element integer tensors can be used as an index")
         return int(self.item())
+
+    def __array_namespace__(self, api_version: str | None = None) -> Any:
+        """The Array API namespace of xad tensors: the module ``xad`` (see docs/ARRAY_API.md).
+
+        Example:
+            >>> import xad
+            >>> xad.ones(2).__array_namespace__() is xad
+            True
+        """
+        if api_version not in (None, "2021.12", "2022.12", "2023.12", "2024.12"):
+            raise ValueError(f"__array_namespace__: xad implements the Array API 2024.12 "
+                             f"(and the versions before it), not {api_version!r}")
+        return sys.modules[__name__.rpartition(".")[0]]  # xad itself, without importing it
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
         if not self._backend.is_host:
@@ -881,8 +895,8 @@ class Tensor:
         return _ops.broadcast_to(self, other.shape)
 
     def repeat(self, *repeats) -> Tensor:
-        """See :func:`xad.repeat`."""
-        return _ops.repeat(self, _shape_arg(repeats))
+        """PyTorch's ``repeat``: :func:`xad.tile` (``xad.repeat`` is the standard's)."""
+        return _ops.tile(self, _shape_arg(repeats))
 
     def flip(self, axis=None, *, dims=None) -> Tensor:
         """See :func:`xad.flip`."""
