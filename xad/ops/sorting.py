@@ -116,8 +116,14 @@ def unique_inverse(x: Tensor, /) -> UniqueInverse:
 
 
 def unique_all(x: Tensor, /) -> UniqueAll:
-    """Values, first indices, inverse indices and counts of the distinct values of ``x``."""
-    r = x._backend.xp.unique_all(x._array)
-    return UniqueAll(*(_wrap(a, x) for a in (r.values, r.indices, r.inverse_indices,
-                                            r.counts)))
+    """Values, first indices (into the flattened ``x``), inverse indices and counts of the
+    distinct values of ``x`` (composed from ``unique_inverse``: PyTorch has no
+    ``unique_all``)."""
+    xp = x._backend.xp
+    r = xp.unique_inverse(x._array)
+    counts = xp.unique_counts(x._array).counts
+    order = xp.argsort(xp.reshape(r.inverse_indices, (-1,)), stable=True)
+    starts = xp.cumulative_sum(counts) - counts
+    first = xp.take(order, xp.astype(starts, order.dtype))
+    return UniqueAll(*(_wrap(a, x) for a in (r.values, first, r.inverse_indices, counts)))
 
