@@ -165,3 +165,12 @@ def test_tensor_repeat_is_pytorchs_and_function_repeat_is_the_standards(xb):
     assert x.repeat(2).tolist() == [1, 2, 1, 2]
     assert xad.repeat(x, 2).tolist() == [1, 1, 2, 2]
     assert xad.repeat(x, xad.asarray([0, 3])).tolist() == [2, 2, 2]
+
+
+def test_creation_takes_the_standards_keywords(xb):
+    assert xad.eye(3, k=1).tolist() == np.eye(3, k=1).tolist()
+    assert xad.zeros((2,), device=xb.device).shape == (2,)
+    assert xad.full_like(xad.ones(2), 3.0, device=xb.device).tolist() == [3.0, 3.0]
+    assert xad.arange(3, device=xad.ones(1).device).tolist() == [0, 1, 2]
+    with pytest.raises(ValueError, match="ones: device 'elsewhere' is not the backend's"):
+        xad.ones(2, device="elsewhere")
