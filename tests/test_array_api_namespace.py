@@ -174,3 +174,14 @@ def test_creation_takes_the_standards_keywords(xb):
     assert xad.arange(3, device=xad.ones(1).device).tolist() == [0, 1, 2]
     with pytest.raises(ValueError, match="ones: device 'elsewhere' is not the backend's"):
         xad.ones(2, device="elsewhere")
+
+
+def test_the_standards_other_operators(xb):
+    a = xad.asarray([7, -3])
+    assert ((a // 2).tolist(), (a % 3).tolist(), (a ^ 1).tolist()) == ([3, -2], [1, 0], [6, -4])
+    assert ((a << 1).tolist(), (a >> 1).tolist()) == ([14, -6], [3, -2])
+    assert (7.5 % xad.asarray([2.0])).tolist() == [1.5] and (7 // xad.asarray([2])).tolist() == [3]
+    x = _t([2.5, -1.25], requires_grad=True)
+    assert xad.gradcheck(lambda t: t % 0.75, [x])
+    assert complex(xad.asarray(1.5)) == 1.5 + 0j
+    assert x.to_device(x.device) is x

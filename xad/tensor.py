@@ -330,6 +330,9 @@ class Tensor:
     def __int__(self) -> int:
         return int(self.item())
 
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
     def __bool__(self) -> bool:
         if self.size != 1:
             raise ValueError(f"the truth value of a tensor of shape {self.shape} is ambiguous; "
@@ -557,6 +560,35 @@ class Tensor:
 
     def __or__(self, o: Any) -> Tensor:
         return _ops.logical_or(self, o)
+
+    # the Array API's other operators (xad/ops/elementwise_math.py)
+    def __floordiv__(self, o: Any) -> Tensor:
+        return _ops.floor_divide(self, o)
+
+    def __rfloordiv__(self, o: Any) -> Tensor:
+        return _ops.floor_divide(o, self)
+
+    def __mod__(self, o: Any) -> Tensor:
+        return _ops.remainder(self, o)
+
+    def __rmod__(self, o: Any) -> Tensor:
+        return _ops.remainder(o, self)
+
+    def __xor__(self, o: Any) -> Tensor:
+        return _ops.bitwise_xor(self, o)
+
+    def __lshift__(self, o: Any) -> Tensor:
+        return _ops.bitwise_left_shift(self, o)
+
+    def __rshift__(self, o: Any) -> Tensor:
+        return _ops.bitwise_right_shift(self, o)
+
+    def to_device(self, device: Any, /, *, stream: Any = None) -> Tensor:
+        """The standard's ``to_device``: only the backend's own device (see ``.to``)."""
+        if device != self._backend.device:
+            raise ValueError(f"to_device: {device!r} is not this tensor's device "
+                             f"({self._backend.label}); move it with .to(backend_or_device)")
+        return self
 
     __hash__ = object.__hash__
 

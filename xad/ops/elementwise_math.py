@@ -114,8 +114,12 @@ def _no_grad_fn(name_: str, arity: int, doc: str) -> Any:
     op = _nograd(name_, _binary_forward(name_).__func__ if arity == 2
                  else (lambda b, x: getattr(b.xp, name_)(x)))
 
-    def f(*args: Any) -> Tensor:
-        return (binary if arity == 2 else unary)(op, *args)
+    def f1(x: Tensor, /) -> Tensor:
+        return unary(op, x)
+
+    def f2(x1: Any, x2: Any, /) -> Tensor:
+        return binary(op, x1, x2)
+    f = f2 if arity == 2 else f1
     f.__name__, f.__doc__ = name_, doc + " (no gradient: the result does not require grad)."
     return f
 
