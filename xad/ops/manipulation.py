@@ -96,7 +96,7 @@ def moveaxis(x: Tensor, source: int | Sequence[int], destination: int | Sequence
     return permute_dims(x, tuple(order))
 
 
-def roll(x: Tensor, shift: int | Sequence[int], /, *,
+def roll(x: Tensor, /, shift: int | Sequence[int], *,
          axis: int | Sequence[int] | None = None) -> Tensor:
     """Elements shifted by ``shift`` along ``axis`` (the flattened ``x`` when ``None``),
     wrapping around.
