@@ -185,3 +185,14 @@ def test_the_standards_other_operators(xb):
     assert xad.gradcheck(lambda t: t % 0.75, [x])
     assert complex(xad.asarray(1.5)) == 1.5 + 0j
     assert x.to_device(x.device) is x
+
+
+def test_edge_shapes_and_integer_dtypes(xb):
+    assert xad.moveaxis(xad.zeros((0, 1)), (0, 1), (1, 0)).shape == (1, 0)
+    empty = xad.asarray([], dtype=xad.int32)
+    assert xad.cumulative_sum(empty, include_initial=True).tolist() == [0]
+    x = _t([2.0, 3.0], requires_grad=True)
+    assert xad.cumulative_prod(x, include_initial=True).tolist() == [1.0, 2.0, 6.0]
+    assert xad.gradcheck(lambda t: xad.cumulative_prod(t, include_initial=True), [x])
+    u = xad.asarray([1, 2], dtype=xad.int32)
+    assert xad.vecdot(u, u).dtype is xad.int32

@@ -10,8 +10,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import dtypes as _dt
+from ..factories import full
 from ..tensor import Tensor
 from .axes import normalize_axes, normalize_axis
+from .dtype_functions import result_type
 from .elementwise import where
 from .reduce import cumsum, prod, sum
 from .select import gather
@@ -86,14 +88,18 @@ def moveaxis(x: Tensor, source: int | Sequence[int], destination: int | Sequence
         >>> xad.moveaxis(xad.zeros((2, 3, 4)), 0, -1).shape
         (3, 4, 2)
     """
-    src = normalize_axes(source, x.ndim, "moveaxis")
-    dst = normalize_axes(destination, x.ndim, "moveaxis")
+    src = [normalize_axis(a, x.ndim, "moveaxis") for a in _seq(source)]
+    dst = [normalize_axis(a, x.ndim, "moveaxis") for a in _seq(destination)]
     if len(src) != len(dst):
         raise ValueError(f"moveaxis: {len(src)} source axes but {len(dst)} destinations")
     order = [d for d in range(x.ndim) if d not in src]
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)
     return permute_dims(x, tuple(order))
+
+
+def _seq(axes: int | Sequence[int]) -> tuple[int, ...]:
+    return (axes,) if isinstance(axes, int) else tuple(axes)
 
 
 def roll(x: Tensor, /, shift: int | Sequence[int], *,
@@ -218,8 +224,7 @@ def cumulative_sum(x: Tensor, /, *, axis: int | None = None, dtype: Any = None,
         x = x.astype(dtype)
     out = cumsum(x, axis=a) if x.shape[a] else x
     if include_initial:
-        zero = x[(slice(None),) * a + (slice(0, 1),)] * 0
-        out = concat([zero, out], axis=a)
+        out = concat([_initial(x, a, 0), out], axis=a)
     return out
 
 
@@ -241,8 +246,14 @@ def cumulative_prod(x: Tensor, /, *, axis: int | None = None, dtype: Any = None,
     parts = [prod(x[head + (slice(0, i + 1),)], axis=a, keepdims=True)
              for i in range(x.shape[a])]
     if include_initial:
-        parts.insert(0, x[head + (slice(0, 1),)] * 0 + 1)
+        parts.insert(0, _initial(x, a, 1))
     return concat(parts, axis=a) if parts else x
+
+
+def _initial(x: Tensor, axis: int, value: int) -> Tensor:
+    """The constant slice that ``include_initial`` puts first along ``axis``."""
+    shape = x.shape[:axis] + (1,) + x.shape[axis + 1:]
+    return full(shape, value, dtype=x.dtype, backend=x._backend)
 
 
 def _scan_axis(x: Tensor, axis: int | None, op: str) -> int:
@@ -281,5 +292,6 @@ def vecdot(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
         >>> xad.vecdot(xad.tensor([1.0, 2.0]), xad.tensor([3.0, 4.0])).tolist()
         11.0
     """
-    return sum(x1 * x2, axis=axis)
+    out = sum(x1 * x2, axis=axis)
+    return out if out.dtype.is_floating else out.astype(result_type(x1, x2))
 
