@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Array API conformance suite (data-apis/array-api-tests, a copy in ../shared) run
-# against xad, printing the pass rate. Not part of ci/test.sh: about 1,500 tests that take
-# several minutes on 2 cores even with few examples; run it as its own CI job.
+# against xad, printing the pass rate. Not part of ci/test.sh: about 1,400 tests, 1 to 3
+# minutes on 2 cores (far more while many fail: hypothesis shrinks each failure), and it
+# needs the suite's copy in ../shared; run it as its own CI job.
 #   bash ci/conformance.sh [numpy|array_api_strict|torch|jax] [extra pytest args]
 # Environment: VENV (default .venv), AAT_DIR (default ../shared/array-api-tests),
 # AAT_EXAMPLES (hypothesis examples per test, default 5), AAT_REPORT (the JSON report).
