@@ -458,6 +458,20 @@ def _case_list() -> list[Case]:
     add(Case("function:bcast", lambda m, x, y: m.scale_shift(x, y), ((3, 1), (4,)),
              prims=("multiply", "add")))
     add(Case("to_backend", lambda m, x: m.roundtrip(x) * x, ((2, 3),)))
+    # ----- the Array API's other elementwise functions (xad/ops/elementwise_math.py) ------
+    for name, dom in [("asin", "unit"), ("acos", "unit"), ("atan", "real"), ("sinh", "real"),
+                      ("cosh", "real"), ("asinh", "real"), ("atanh", "unit"),
+                      ("log2", "pos"), ("log10", "pos")]:
+        add(Case(name, (lambda n: lambda m, x: getattr(m, n)(x))(name), ((2, 3),), dom))
+    add(Case("acosh", lambda m, x: m.acosh(x + 1.0), ((2, 3),), "pos"))
+    add(Case("atan2:bcast", lambda m, x, y: m.atan2(x, y), ((3, 1), (4,)), "nonzero"))
+    add(Case("hypot:bcast", lambda m, x, y: m.hypot(x, y), ((3, 1), (4,)), "nonzero"))
+    add(Case("logaddexp:bcast", lambda m, x, y: m.logaddexp(x, y), ((2, 3), (3,))))
+    add(Case("logaddexp:scalar", lambda m, x: m.logaddexp(x, 0.5), ((3,),)))
+    add(Case("copysign", lambda m, x, y: m.copysign(x, y) * y, ((2, 3), (2, 3)), "nonzero",
+             prims=("copysign", "multiply")))
+    add(Case("remainder", lambda m, x, y: m.remainder(x, y + 3.0), ((2, 3), (3,)),
+             ("halfgrid", "pos")))
     # ----- compositions ----------------------------------------------------------------
     add(Case("mlp", lambda m, x, w, b: m.sum(m.tanh(x @ w + b) ** 2, axis=1),
              ((5, 3), (3, 4), (4,)), prims=("matmul", "add", "tanh", "sum")))

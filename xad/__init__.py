@@ -31,10 +31,17 @@ from .dtypes import (
     float32,
     float64,
     get_default_dtype,
+    complex64,
+    complex128,
+    int8,
+    int16,
     int32,
     int64,
     set_default_dtype,
     uint8,
+    uint16,
+    uint32,
+    uint64,
 )
 from .factories import (
     arange,
@@ -67,5 +74,6 @@ from .utils.checkpoint import checkpoint
 from .utils.serialization import CheckpointError, load, save
 
 bool = bool_  # xad.bool, as the standard names it
+__array_api_version__ = "2024.12"  # xad is an Array API namespace (docs/ARRAY_API.md)
 
 __version__ = "0.1.0"

@@ -6,6 +6,7 @@ from .context import Context, context
 
 __all__ = [
     "DType", "float16", "bfloat16", "float32", "float64", "int32", "int64", "bool_", "uint8",
+    "int8", "int16", "uint16", "uint32", "uint64", "complex64", "complex128",
     "set_default_dtype", "get_default_dtype", "as_dtype",
 ]
 
@@ -40,8 +41,14 @@ int32 = DType("int32", False)
 int64 = DType("int64", False)
 uint8 = DType("uint8", False)
 bool_ = DType("bool", False)
+# the rest of the Array API's dtypes; a backend without one leaves it unmapped. Complex
+# tensors carry no gradient yet (``is_floating`` is False for them).
+int8, int16 = DType("int8", False), DType("int16", False)
+uint16, uint32, uint64 = DType("uint16", False), DType("uint32", False), DType("uint64", False)
+complex64, complex128 = DType("complex64", False), DType("complex128", False)
 
-ALL = {d.name: d for d in (float16, bfloat16, float32, float64, int32, int64, uint8, bool_)}
+ALL = {d.name: d for d in (float16, bfloat16, float32, float64, int32, int64, uint8, bool_,
+                           int8, int16, uint16, uint32, uint64, complex64, complex128)}
 Context.dtype = float32
 
 

@@ -20,6 +20,17 @@ def _shape(shape: tuple) -> tuple[int, ...]:
     return tuple(int(n) for n in shape)
 
 
+def _on(backend: Backend | None, device: Any, op: str) -> Backend:
+    """The backend to create on: ``backend`` or the current one; ``device`` (the Array
+    API's keyword) must be that backend's device (xad places tensors by backend)."""
+    b = backend or get_backend()
+    if device is not None and device != b.device:
+        raise ValueError(f"{op}: device {device!r} is not the backend's ({b.label}, device "
+                         f"{b.device!r}); choose the backend with xad.set_backend(...) or "
+                         f"move the result with .to(...)")
+    return b
+
+
 def _native(b: Backend, dtype: Any) -> Any:
     return b.dtype(_dt.as_dtype(dtype) or _dt.get_default_dtype())
 
@@ -64,7 +75,7 @@ def tensor(data: Any, dtype: _dt.DType | str | None = None, requires_grad: bool 
 
 
 def zeros(*shape: Any, dtype: Any = None, requires_grad: bool = False,
-          backend: Backend | None = None) -> Tensor:
+          backend: Backend | None = None, device: Any = None) -> Tensor:
     """A tensor of zeros: ``zeros(2, 3)`` or ``zeros((2, 3))``.
 
     Example:
@@ -72,12 +83,12 @@ def zeros(*shape: Any, dtype: Any = None, requires_grad: bool = False,
         >>> xad.zeros(2, 3).shape
         (2, 3)
     """
-    b = backend or get_backend()
+    b = _on(backend, device, "zeros")
     return _finish(b.zeros(_shape(shape), _native(b, dtype)), b, requires_grad)
 
 
 def ones(*shape: Any, dtype: Any = None, requires_grad: bool = False,
-         backend: Backend | None = None) -> Tensor:
+         backend: Backend | None = None, device: Any = None) -> Tensor:
     """A tensor of ones.
 
     Example:
@@ -86,16 +97,18 @@ def ones(*shape: Any, dtype: Any = None, requires_grad: bool = False,
         [1.0, 1.0]
     """
     return full(_shape(shape), 1, dtype=dtype or _dt.get_default_dtype(),
-                requires_grad=requires_grad, backend=backend)
+                requires_grad=requires_grad, backend=_on(backend, device, "ones"))
 
 
-def empty(*shape: Any, dtype: Any = None, backend: Backend | None = None) -> Tensor:
+def empty(*shape: Any, dtype: Any = None, backend: Backend | None = None,
+          device: Any = None) -> Tensor:
     """An uninitialised tensor (zeros here)."""
-    return zeros(*shape, dtype=dtype, backend=backend)
+    return zeros(*shape, dtype=dtype, backend=_on(backend, device, "empty"))
 
 
 def full(shape: Sequence[int] | int, fill_value: Any, dtype: Any = None,
-         requires_grad: bool = False, backend: Backend | None = None) -> Tensor:
+         requires_grad: bool = False, backend: Backend | None = None,
+         device: Any = None) -> Tensor:
     """A tensor filled with ``fill_value``.
 
     Example:
@@ -103,7 +116,7 @@ def full(shape: Sequence[int] | int, fill_value: Any, dtype: Any = None,
         >>> xad.full((2,), 7.0).tolist()
         [7.0, 7.0]
     """
-    b = backend or get_backend()
+    b = _on(backend, device, "full")
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
     if dtype is None and isinstance(fill_value, bool):
         dtype = _dt.bool_
@@ -112,25 +125,29 @@ def full(shape: Sequence[int] | int, fill_value: Any, dtype: Any = None,
     return _finish(b.full(shape, fill_value, _native(b, dtype)), b, requires_grad)
 
 
-def zeros_like(x: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+def zeros_like(x: Tensor, dtype: Any = None, requires_grad: bool = False, *,
+               device: Any = None) -> Tensor:
     """Zeros with ``x``'s shape, dtype and backend."""
     return zeros(x.shape, dtype=dtype or x.dtype, requires_grad=requires_grad,
-                 backend=x._backend)
+                 backend=_on(x._backend, device, "zeros_like"))
 
 
-def ones_like(x: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+def ones_like(x: Tensor, dtype: Any = None, requires_grad: bool = False, *,
+              device: Any = None) -> Tensor:
     """Ones with ``x``'s shape, dtype and backend."""
     return ones(x.shape, dtype=dtype or x.dtype, requires_grad=requires_grad,
-                backend=x._backend)
+                backend=_on(x._backend, device, "ones_like"))
 
 
-def full_like(x: Tensor, fill_value: Any, dtype: Any = None) -> Tensor:
+def full_like(x: Tensor, fill_value: Any, dtype: Any = None, *, device: Any = None) -> Tensor:
     """``fill_value`` with ``x``'s shape, dtype and backend."""
-    return full(x.shape, fill_value, dtype=dtype or x.dtype, backend=x._backend)
+    return full(x.shape, fill_value, dtype=dtype or x.dtype,
+                backend=_on(x._backend, device, "full_like"))
 
 
 def arange(start: float, stop: float | None = None, step: float = 1, dtype: Any = None,
-           requires_grad: bool = False, backend: Backend | None = None) -> Tensor:
+           requires_grad: bool = False, backend: Backend | None = None,
+           device: Any = None) -> Tensor:
     """Evenly spaced values in ``[start, stop)``; integers unless a float is given.
 
     Example:
@@ -138,7 +155,7 @@ def arange(start: float, stop: float | None = None, step: float = 1, dtype: Any 
         >>> xad.arange(3).tolist()
         [0, 1, 2]
     """
-    b = backend or get_backend()
+    b = _on(backend, device, "arange")
     if stop is None:
         start, stop = 0, start
     if dtype is None:
@@ -150,7 +167,7 @@ def arange(start: float, stop: float | None = None, step: float = 1, dtype: Any 
 
 def linspace(start: float, stop: float, num: int, dtype: Any = None,
              endpoint: bool = True, requires_grad: bool = False,
-             backend: Backend | None = None) -> Tensor:
+             backend: Backend | None = None, device: Any = None) -> Tensor:
     """``num`` evenly spaced values from ``start`` to ``stop``.
 
     Example:
@@ -158,23 +175,23 @@ def linspace(start: float, stop: float, num: int, dtype: Any = None,
         >>> xad.linspace(0, 1, 3).tolist()
         [0.0, 0.5, 1.0]
     """
-    b = backend or get_backend()
+    b = _on(backend, device, "linspace")
     data = b.xp.linspace(start, stop, num, dtype=_native(b, dtype), device=b.device,
                          endpoint=endpoint)
     return _finish(data, b, requires_grad)
 
 
 def eye(n: int, m: int | None = None, dtype: Any = None, requires_grad: bool = False,
-        backend: Backend | None = None) -> Tensor:
-    """The identity matrix (``n`` by ``m``).
+        backend: Backend | None = None, *, k: int = 0, device: Any = None) -> Tensor:
+    """The identity matrix (``n`` by ``m``; ones on diagonal ``k``).
 
     Example:
         >>> import xad
         >>> xad.eye(2).tolist()
         [[1.0, 0.0], [0.0, 1.0]]
     """
-    b = backend or get_backend()
-    data = b.xp.eye(n, m, dtype=_native(b, dtype), device=b.device)
+    b = _on(backend, device, "eye")
+    data = b.xp.eye(n, m, k=k, dtype=_native(b, dtype), device=b.device)
     return _finish(data, b, requires_grad)
 
 

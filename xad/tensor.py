@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -329,6 +330,9 @@ class Tensor:
     def __int__(self) -> int:
         return int(self.item())
 
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
     def __bool__(self) -> bool:
         if self.size != 1:
             raise ValueError(f"the truth value of a tensor of shape {self.shape} is ambiguous; "
@@ -339,6 +343,19 @@ class Tensor:
         if self.dtype.is_floating or self.size != 1:
             raise TypeError("only one-element integer tensors can be used as an index")
         return int(self.item())
+
+    def __array_namespace__(self, api_version: str | None = None) -> Any:
+        """The Array API namespace of xad tensors: the module ``xad`` (see docs/ARRAY_API.md).
+
+        Example:
+            >>> import xad
+            >>> xad.ones(2).__array_namespace__() is xad
+            True
+        """
+        if api_version not in (None, "2021.12", "2022.12", "2023.12", "2024.12"):
+            raise ValueError(f"__array_namespace__: xad implements the Array API 2024.12 "
+                             f"(and the versions before it), not {api_version!r}")
+        return sys.modules[__name__.rpartition(".")[0]]  # xad itself, without importing it
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
         if not self._backend.is_host:
@@ -543,6 +560,35 @@ class Tensor:
 
     def __or__(self, o: Any) -> Tensor:
         return _ops.logical_or(self, o)
+
+    # the Array API's other operators (xad/ops/elementwise_math.py)
+    def __floordiv__(self, o: Any) -> Tensor:
+        return _ops.floor_divide(self, o)
+
+    def __rfloordiv__(self, o: Any) -> Tensor:
+        return _ops.floor_divide(o, self)
+
+    def __mod__(self, o: Any) -> Tensor:
+        return _ops.remainder(self, o)
+
+    def __rmod__(self, o: Any) -> Tensor:
+        return _ops.remainder(o, self)
+
+    def __xor__(self, o: Any) -> Tensor:
+        return _ops.bitwise_xor(self, o)
+
+    def __lshift__(self, o: Any) -> Tensor:
+        return _ops.bitwise_left_shift(self, o)
+
+    def __rshift__(self, o: Any) -> Tensor:
+        return _ops.bitwise_right_shift(self, o)
+
+    def to_device(self, device: Any, /, *, stream: Any = None) -> Tensor:
+        """The standard's ``to_device``: only the backend's own device (see ``.to``)."""
+        if device != self._backend.device:
+            raise ValueError(f"to_device: {device!r} is not this tensor's device "
+                             f"({self._backend.label}); move it with .to(backend_or_device)")
+        return self
 
     __hash__ = object.__hash__
 
@@ -881,8 +927,8 @@ class Tensor:
         return _ops.broadcast_to(self, other.shape)
 
     def repeat(self, *repeats) -> Tensor:
-        """See :func:`xad.repeat`."""
-        return _ops.repeat(self, _shape_arg(repeats))
+        """PyTorch's ``repeat``: :func:`xad.tile` (``xad.repeat`` is the standard's)."""
+        return _ops.tile(self, _shape_arg(repeats))
 
     def flip(self, axis=None, *, dims=None) -> Tensor:
         """See :func:`xad.flip`."""

@@ -14,24 +14,37 @@ from . import elementwise as _elementwise
 from ._apply import REGISTRY, Op, apply, binary
 from .broadcast import *  # noqa: F403
 from .broadcast import __all__ as _b
+from .creation import *  # noqa: F403
+from .creation import __all__ as _c
+from .dtype_functions import *  # noqa: F403
+from .dtype_functions import __all__ as _dtf
 from .elementwise import *  # noqa: F403
 from .elementwise import __all__ as _e
+from .elementwise_math import *  # noqa: F403
+from .elementwise_math import __all__ as _em
 from .indexing import *  # noqa: F403
 from .indexing import __all__ as _i
 from .inplace import *  # noqa: F403
 from .inplace import __all__ as _ip
 from .linalg import *  # noqa: F403
 from .linalg import __all__ as _l
+from .manipulation import *  # noqa: F403
+from .manipulation import __all__ as _m
+from .namespace_info import *  # noqa: F403
+from .namespace_info import __all__ as _ni
 from .reduce import *  # noqa: F403
 from .reduce import __all__ as _r
 from .select import *  # noqa: F403
 from .select import __all__ as _sel
 from .shape import *  # noqa: F403
 from .shape import __all__ as _s
+from .sorting import *  # noqa: F403
+from .sorting import __all__ as _so
 from .transfer import *  # noqa: F403
 from .transfer import __all__ as _t
 
-__all__ = ["REGISTRY", "Op", "apply", *_b, *_e, *_i, *_ip, *_l, *_r, *_sel, *_s, *_t]
+__all__ = ["REGISTRY", "Op", "apply", *_b, *_c, *_dtf, *_e, *_em, *_i, *_ip, *_l, *_m, *_ni,
+           *_r, *_sel, *_s, *_so, *_t]
 
 _tensor.install_operations(_sys.modules[__name__], binary, _elementwise)
 _graph.installed.sum_to = sum_to  # noqa: F405

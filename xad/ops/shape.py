@@ -11,7 +11,7 @@ from ._apply import Op, apply, unary
 from .axes import normalize_axes, normalize_axis
 
 __all__ = ["reshape", "permute_dims", "transpose", "matrix_transpose", "squeeze",
-           "expand_dims", "broadcast_to", "concat", "stack", "split", "flip", "repeat",
+           "expand_dims", "broadcast_to", "concat", "stack", "split", "flip", "tile",
            "flatten"]
 
 
@@ -214,23 +214,21 @@ def split(x: Tensor, indices_or_sections: int | Sequence[int], axis: int = 0) ->
     return [x[pre + (slice(a, b), ...)] for a, b in zip(bounds[:-1], bounds[1:])]
 
 
-def repeat(x: Tensor, repeats: Sequence[int]) -> Tensor:
-    """Tile ``x``: ``repeats[i]`` copies along axis ``i`` (PyTorch's ``Tensor.repeat``; new
-    leading axes when ``repeats`` is longer than ``x.ndim``).
+def tile(x: Tensor, repetitions: Sequence[int]) -> Tensor:
+    """``repetitions[i]`` copies of ``x`` along axis ``i`` (the standard's ``tile``; PyTorch's
+    ``Tensor.repeat``): missing leading repetitions count as 1, extra ones add axes.
 
     Example:
         >>> import xad
-        >>> xad.repeat(xad.tensor([1, 2]), (2, 2)).tolist()
+        >>> xad.tile(xad.tensor([1, 2]), (2, 2)).tolist()
         [[1, 2, 1, 2], [1, 2, 1, 2]]
     """
-    repeats = tuple(repeats)
-    if len(repeats) < x.ndim:
-        raise ValueError(f"repeat: {len(repeats)} repeats for a tensor of shape {x.shape}; "
-                         f"give at least one per dimension")
-    shape = (1,) * (len(repeats) - x.ndim) + x.shape
+    reps = tuple(repetitions)
+    reps = (1,) * (x.ndim - len(reps)) + reps
+    shape = (1,) * (len(reps) - x.ndim) + x.shape
     spread = reshape(x, tuple(v for n in shape for v in (1, n)))
-    tiled = broadcast_to(spread, tuple(v for r, n in zip(repeats, shape) for v in (r, n)))
-    return reshape(tiled, tuple(r * n for r, n in zip(repeats, shape)))
+    tiled = broadcast_to(spread, tuple(v for r, n in zip(reps, shape) for v in (r, n)))
+    return reshape(tiled, tuple(r * n for r, n in zip(reps, shape)))
 
 
 def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:

@@ -1,0 +1,205 @@
+"""The rest of the Array API's elementwise functions: inverse trigonometric and hyperbolic
+functions, ``log2``/``log10``, ``atan2``, ``hypot``, ``logaddexp``, ``copysign``,
+``remainder`` (each a primitive with its gradient written in xad ops), the ones composed
+from other operations (``reciprocal``, ``positive``), and those without a derivative
+(rounding, ``floor_divide``, ``signbit``, ``isinf``, bitwise and logical ``xor``), whose
+results do not require grad."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..tensor import Tensor
+from ._apply import Op, binary, unary
+from .elementwise import _arr, _nograd, clone, divide, sigmoid, sqrt, where
+
+__all__ = [
+    "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "log2", "log10",
+    "atan2", "hypot", "logaddexp", "copysign", "remainder", "reciprocal", "positive",
+    "floor", "ceil", "trunc", "round", "floor_divide", "signbit", "isinf", "nextafter",
+    "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_invert",
+    "bitwise_left_shift", "bitwise_right_shift", "conj", "real", "imag",
+]
+
+
+def _smooth(name_: str, derivative: Any) -> type[Op]:
+    """A unary primitive: the backend's function ``name_`` forward, ``g * derivative(x)``
+    backward (``derivative`` in xad ops, so second order works)."""
+    return type(name_.title(), (Op,), {
+        "name": name_, "save_inputs": True,
+        "forward": staticmethod(lambda b, x: getattr(b.xp, name_)(x)),
+        "backward": staticmethod(lambda node, g: g * derivative(node.inputs[0]))})
+
+
+Asin = _smooth("asin", lambda x: 1 / sqrt(1 - x * x))
+Acos = _smooth("acos", lambda x: -1 / sqrt(1 - x * x))
+Atan = _smooth("atan", lambda x: 1 / (1 + x * x))
+Sinh = _smooth("sinh", lambda x: cosh(x))
+Cosh = _smooth("cosh", lambda x: sinh(x))
+Asinh = _smooth("asinh", lambda x: 1 / sqrt(x * x + 1))
+Acosh = _smooth("acosh", lambda x: 1 / sqrt(x * x - 1))
+Atanh = _smooth("atanh", lambda x: 1 / (1 - x * x))
+Log2 = _smooth("log2", lambda x: 1 / (x * math.log(2)))
+Log10 = _smooth("log10", lambda x: 1 / (x * math.log(10)))
+
+
+def _binary_forward(name_: str) -> Any:
+    def forward(b, x, y):
+        like = x if not isinstance(x, (int, float)) else y
+        return getattr(b.xp, name_)(_arr(b, x, like), _arr(b, y, like))
+    return staticmethod(forward)
+
+
+class Atan2(Op):
+    name = "atan2"
+    save_inputs = True
+    forward = _binary_forward("atan2")
+
+    @staticmethod
+    def backward(node, g):
+        y, x = node.inputs
+        r2 = x * x + y * y
+        return g * x / r2, -g * y / r2
+
+
+class Hypot(Op):
+    name = "hypot"
+    save_inputs = True
+    save_output = True
+    forward = _binary_forward("hypot")
+
+    @staticmethod
+    def backward(node, g):
+        x, y = node.inputs
+        r = node.output()
+        return g * x / r, g * y / r
+
+
+class Logaddexp(Op):
+    name = "logaddexp"
+    save_inputs = True
+    forward = _binary_forward("logaddexp")
+
+    @staticmethod
+    def backward(node, g):
+        x, y = node.inputs
+        return g * sigmoid(x - y), g * sigmoid(y - x)
+
+
+class Copysign(Op):
+    name = "copysign"
+    save_inputs = True
+    forward = _binary_forward("copysign")
+
+    @staticmethod
+    def backward(node, g):
+        x, y = node.inputs
+        same = signbit(x) == signbit(y if isinstance(y, Tensor) else x * 0 + y)
+        return where(same, g, -g), None
+
+
+class Remainder(Op):
+    name = "remainder"
+    save_inputs = True
+    forward = _binary_forward("remainder")
+
+    @staticmethod
+    def backward(node, g):
+        x, y = node.inputs
+        return g, -g * floor_divide(x, y)
+
+
+def _no_grad_fn(name_: str, arity: int, doc: str) -> Any:
+    op = _nograd(name_, _binary_forward(name_).__func__ if arity == 2
+                 else (lambda b, x: getattr(b.xp, name_)(x)))
+
+    def f1(x: Tensor, /) -> Tensor:
+        return unary(op, x)
+
+    def f2(x1: Any, x2: Any, /) -> Tensor:
+        return binary(op, x1, x2)
+    f = f2 if arity == 2 else f1
+    f.__name__, f.__doc__ = name_, doc + " (no gradient: the result does not require grad)."
+    return f
+
+
+floor = _no_grad_fn("floor", 1, "Round down")
+ceil = _no_grad_fn("ceil", 1, "Round up")
+trunc = _no_grad_fn("trunc", 1, "Round toward zero")
+round = _no_grad_fn("round", 1, "Round half to even")
+signbit = _no_grad_fn("signbit", 1, "Whether the sign bit is set")
+isinf = _no_grad_fn("isinf", 1, "Whether each element is infinite")
+conj = _no_grad_fn("conj", 1, "Complex conjugate")
+real = _no_grad_fn("real", 1, "Real part")
+imag = _no_grad_fn("imag", 1, "Imaginary part")
+bitwise_invert = _no_grad_fn("bitwise_invert", 1, "Bitwise not")
+floor_divide = _no_grad_fn("floor_divide", 2, "Floor of x / y")
+nextafter = _no_grad_fn("nextafter", 2, "The next representable value after x toward y")
+logical_xor = _no_grad_fn("logical_xor", 2, "Elementwise exclusive or")
+bitwise_and = _no_grad_fn("bitwise_and", 2, "Bitwise and")
+bitwise_or = _no_grad_fn("bitwise_or", 2, "Bitwise or")
+bitwise_xor = _no_grad_fn("bitwise_xor", 2, "Bitwise exclusive or")
+bitwise_left_shift = _no_grad_fn("bitwise_left_shift", 2, "Shift the bits left")
+bitwise_right_shift = _no_grad_fn("bitwise_right_shift", 2, "Shift the bits right")
+
+
+def _unary_fn(op: type[Op], doc: str) -> Any:
+    def f(x: Tensor) -> Tensor:
+        return unary(op, x)
+    f.__name__, f.__doc__ = op.name, doc
+    return f
+
+
+asin = _unary_fn(Asin, "Inverse sine.")
+acos = _unary_fn(Acos, "Inverse cosine.")
+atan = _unary_fn(Atan, "Inverse tangent.")
+sinh = _unary_fn(Sinh, "Hyperbolic sine.")
+cosh = _unary_fn(Cosh, "Hyperbolic cosine.")
+asinh = _unary_fn(Asinh, "Inverse hyperbolic sine.")
+acosh = _unary_fn(Acosh, "Inverse hyperbolic cosine.")
+atanh = _unary_fn(Atanh, "Inverse hyperbolic tangent.")
+log2 = _unary_fn(Log2, "Base-2 logarithm.")
+log10 = _unary_fn(Log10, "Base-10 logarithm.")
+
+
+def atan2(x1: Any, x2: Any) -> Tensor:
+    """The angle of the point ``(x2, x1)``, in ``(-pi, pi]``.
+
+    Example:
+        >>> import xad
+        >>> xad.atan2(xad.tensor([0.0, 1.0]), xad.tensor([1.0, 0.0])).tolist()[0]
+        0.0
+    """
+    return binary(Atan2, x1, x2)
+
+
+def hypot(x1: Any, x2: Any) -> Tensor:
+    """``sqrt(x1**2 + x2**2)`` without overflow (gradient ``x / hypot``)."""
+    return binary(Hypot, x1, x2)
+
+
+def logaddexp(x1: Any, x2: Any) -> Tensor:
+    """``log(exp(x1) + exp(x2))``, computed stably (gradient: a sigmoid of the difference)."""
+    return binary(Logaddexp, x1, x2)
+
+
+def copysign(x1: Any, x2: Any) -> Tensor:
+    """``|x1|`` with the sign of ``x2`` (gradient with respect to ``x1``; none to ``x2``)."""
+    return binary(Copysign, x1, x2)
+
+
+def remainder(x1: Any, x2: Any) -> Tensor:
+    """``x1 - x2 * floor(x1 / x2)``, the sign of ``x2`` (gradients 1 and ``-floor(x1/x2)``)."""
+    return binary(Remainder, x1, x2)
+
+
+def reciprocal(x: Tensor) -> Tensor:
+    """``1 / x``."""
+    return divide(1.0, x)
+
+
+def positive(x: Tensor) -> Tensor:
+    """``+x`` (a copy, gradient 1)."""
+    return clone(x)
+
