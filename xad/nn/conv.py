@@ -4,7 +4,6 @@ keys and default initialisation (Kaiming-uniform with ``a = sqrt(5)``, bias from
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 from .. import dtypes as _dt
@@ -61,11 +60,7 @@ class _ConvNd(Module):
 
     def reset_parameters(self) -> None:
         """Redraw the parameters with PyTorch's default initialisation."""
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in = self.weight.shape[1] * math.prod(self.kernel_size)
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0.0
-            init.uniform_(self.bias, -bound, bound)
+        init._default_reset(self.weight, self.bias)
 
     def _check(self, x: Tensor) -> None:
         if x.ndim != self._dims + 2 or x.shape[1] != self.in_channels:

@@ -169,3 +169,13 @@ def kaiming_normal_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
         (4, 3)
     """
     return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity), generator)
+
+
+def _default_reset(weight: Tensor, bias: Tensor | None) -> None:
+    """PyTorch's default initialisation of Linear and convolution layers: the weight by
+    ``kaiming_uniform_(a=sqrt(5))``, the bias from ``U(-1/sqrt(fan_in), 1/sqrt(fan_in))``."""
+    kaiming_uniform_(weight, a=math.sqrt(5))
+    if bias is not None:
+        fan_in = _fans(weight)[0]
+        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0.0
+        uniform_(bias, -bound, bound)

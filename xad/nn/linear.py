@@ -49,10 +49,7 @@ class Linear(Module):
 
     def reset_parameters(self) -> None:
         """Redraw the parameters with PyTorch's default initialisation."""
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            bound = 1 / math.sqrt(self.in_features) if self.in_features > 0 else 0.0
-            init.uniform_(self.bias, -bound, bound)
+        init._default_reset(self.weight, self.bias)
 
     def forward(self, x: Tensor) -> Tensor:
         return F.linear(x, self.weight, self.bias)
