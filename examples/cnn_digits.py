@@ -34,15 +34,6 @@ def make_model(width: int = 16) -> nn.Module:
                          nn.Dropout(0.2), nn.Linear(8 * width, 10))
 
 
-def accuracy(model: nn.Module, x: xad.Tensor, y: xad.Tensor) -> float:
-    """The fraction of ``x`` that ``model`` labels as ``y`` (eval mode, no graph)."""
-    model.eval()
-    with xad.no_grad():
-        acc = (model(x).argmax(axis=1) == y).astype(xad.float32).mean().item()
-    model.train()
-    return acc
-
-
 def main(argv: list[str] | None = None) -> float:
     """Train; print and return the test accuracy."""
     p = parser(__doc__.splitlines()[0], epochs=15)
@@ -75,7 +66,7 @@ def main(argv: list[str] | None = None) -> float:
         bar.set_postfix_str(f"loss={(total / len(loader)).item():.4f}")
     bar.close()
     elapsed = time.perf_counter() - start
-    train_acc, test_acc = accuracy(model, xtr, ytr), accuracy(model, xte, yte)
+    train_acc, test_acc = digits.accuracy(model, xtr, ytr), digits.accuracy(model, xte, yte)
     print(f"train accuracy {train_acc:.2%}, test accuracy {test_acc:.2%} "
           f"({len(yte)} test images); {elapsed:.1f}s on {args.backend}")
     return test_acc

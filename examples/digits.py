@@ -30,6 +30,12 @@ def load(seed: int) -> tuple[xad.Tensor, xad.Tensor, xad.Tensor, xad.Tensor]:
     return xad.tensor(xtr), xad.tensor(ytr), xad.tensor(xte), xad.tensor(yte)
 
 
+def make_model() -> nn.Module:
+    """A 64-128-64-10 MLP with dropout."""
+    return nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Dropout(0.1),
+                         nn.Linear(128, 64), nn.ReLU(), nn.Linear(64, 10))
+
+
 def accuracy(model: nn.Module, x: xad.Tensor, y: xad.Tensor) -> float:
     """The fraction of ``x`` that ``model`` labels as ``y`` (eval mode, no graph)."""
     model.eval()
@@ -51,8 +57,7 @@ def main(argv: list[str] | None = None) -> float:
     xad.manual_seed(args.seed)
     xtr, ytr, xte, yte = load(args.seed)
 
-    model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Dropout(0.1),
-                          nn.Linear(128, 64), nn.ReLU(), nn.Linear(64, 10))
+    model = make_model()
     model, loader, sampler = distribute(args.ddp, model, xad.data.TensorDataset(xtr, ytr),
                                         args.batch_size, args.seed)
     loss_fn = nn.CrossEntropyLoss()

@@ -12,13 +12,10 @@ cnn_digits with autocast and GradScaler 6, 0, ...; transformer_addition 84, 23, 
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import cupy_sim
 import numpy as np
 import pytest
+from test_examples import _load as _example
 
 import xad
 from xad import nn
@@ -31,24 +28,6 @@ _CHECK = ("item", True)
 KNOWN = {"fit_nonlinear": [], "digits": [_CHECK], "cnn_digits": [_CHECK],
          "cnn_digits-amp": [_CHECK, _CHECK],
          "transformer_addition": [_CHECK, _CHECK, _CHECK]}  # token and position ids, targets
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-
-
-def _example(name: str):
-    sys.path.insert(0, str(EXAMPLES))  # the example imports its _common helpers
-    try:
-        spec = importlib.util.spec_from_file_location(f"xad_example_{name}_budget",
-                                                      EXAMPLES / f"{name}.py")
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-    finally:
-        sys.path.remove(str(EXAMPLES))
-    return mod
-
-
-def _digits_model() -> nn.Module:  # examples/digits.py's network, written out there inline
-    return nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Dropout(0.1),
-                         nn.Linear(128, 64), nn.ReLU(), nn.Linear(64, 10))
 
 
 def _problem(name: str, rng: np.random.Generator):
@@ -63,7 +42,7 @@ def _problem(name: str, rng: np.random.Generator):
         return model, lambda seqs: mod.answer_loss(model, seqs), (mod.dataset()[0][:256],)
     ce, y = nn.CrossEntropyLoss(), rng.integers(0, 10, 256)
     if name == "digits":
-        model = _digits_model()
+        model = _example("digits").make_model()
         return model, lambda xb, yb: ce(model(xb), yb), (rng.random((256, 64), "float32"), y)
     model = _example("cnn_digits").make_model()
     return model, lambda xb, yb: ce(model(xb), yb), (rng.random((256, 1, 8, 8), "float32"), y)
