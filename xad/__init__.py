@@ -70,6 +70,7 @@ from . import data, nn, optim, viz
 from . import amp
 from . import distributed
 from .transforms import grad, hessian, hvp, jacobian, jvp, value_and_grad, vjp
+from .compile import CompiledFunction, compile
 from .utils.checkpoint import checkpoint
 from .utils.serialization import CheckpointError, load, save
 

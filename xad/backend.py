@@ -24,6 +24,7 @@ from . import dtypes as _dt
 from .context import Context, context
 from .einsum_fallback import einsum_generic
 from .erf_fallback import erf_generic
+from .tracing import host_call
 
 __all__ = [
     "Backend", "BackendError", "set_backend", "get_backend", "use_backend",
@@ -364,6 +365,7 @@ def available_backends() -> list[str]:
 _seed = 0
 
 
+@host_call
 def manual_seed(seed: int) -> None:
     """Seed the random generators of every backend (those made later too).
 

@@ -12,6 +12,7 @@ setting            changed by                                    scope
                    ``set_grad_enabled``
 ``anomaly``        ``detect_anomaly``                            thread
 ``autocast``       ``xad.amp.autocast``                          thread
+``recorder``       ``xad.compile`` (a first call)                thread
 =================  ============================================  ===========================
 
 **The thread rule.** ``set_backend`` and ``set_default_dtype`` change the *process
@@ -54,6 +55,7 @@ class Context(threading.local):
     anomaly: bool = False         # whether detect_anomaly checks every result
     backward_node: Any = None     # the node whose rule runs (for anomaly messages)
     autocast: Any = None          # the low DType of xad.amp.autocast, None outside it
+    recorder: Any = None          # xad.compile's recorder while a first call records
 
 
 context = Context()

@@ -26,6 +26,9 @@ __all__ = ["run_backward"]
 def run_hooks(hooks: list[Callable], g: Any, where: str) -> Any:
     """Run gradient hooks in order; a returned tensor replaces the gradient, and must match
     it in shape, dtype and backend."""
+    if context.recorder is not None:
+        context.recorder.unsupported(f"a gradient hook ({_name(hooks[0])}) runs Python code that "
+                                     f"a replay would skip")
     for fn in list(hooks):
         r = fn(g)
         if r is None:
@@ -133,7 +136,7 @@ def _zeros_for(node: Node, slots: list) -> None:
     for i, s in enumerate(slots):
         if s is None:
             shape, dtype = node.out_meta[i]
-            slots[i] = installed.tensor._result(node.backend.zeros(shape, dtype), node.backend)
+            slots[i] = installed.tensor._make(node.backend.zeros(shape, dtype), node.backend)
 
 
 def _call_rule(node: Node, slots: list) -> tuple:

@@ -9,6 +9,7 @@ from . import dtypes as _dt
 from .backend import Backend, get_backend
 from .generator import Generator, drawing
 from .tensor import Tensor
+from .tracing import traced_draw
 
 __all__ = ["tensor", "zeros", "ones", "full", "arange", "linspace", "eye", "zeros_like",
            "ones_like", "full_like", "randn", "rand", "randint", "randperm", "multinomial", "empty"]
@@ -195,6 +196,7 @@ def eye(n: int, m: int | None = None, dtype: Any = None, requires_grad: bool = F
     return _finish(data, b, requires_grad)
 
 
+@traced_draw
 def randn(*shape: Any, dtype: Any = None, requires_grad: bool = False,
           backend: Backend | None = None, generator: Generator | None = None) -> Tensor:
     """Standard normal samples from the backend's seeded generator (or ``generator``).
@@ -210,6 +212,7 @@ def randn(*shape: Any, dtype: Any = None, requires_grad: bool = False,
     return _finish(data, b, requires_grad)
 
 
+@traced_draw
 def rand(*shape: Any, dtype: Any = None, requires_grad: bool = False,
          backend: Backend | None = None, generator: Generator | None = None) -> Tensor:
     """Uniform samples in ``[0, 1)``.
@@ -225,6 +228,7 @@ def rand(*shape: Any, dtype: Any = None, requires_grad: bool = False,
     return _finish(data, b, requires_grad)
 
 
+@traced_draw
 def randint(low: int, high: Any = None, size: Sequence[int] | None = None, *,
             generator: Generator | None = None, dtype: Any = None,
             backend: Backend | None = None) -> Tensor:
@@ -248,6 +252,7 @@ def randint(low: int, high: Any = None, size: Sequence[int] | None = None, *,
     return Tensor._make(data, b)
 
 
+@traced_draw
 def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None,
              backend: Backend | None = None) -> Tensor:
     """A random permutation of ``0 .. n-1`` (int64).
@@ -263,6 +268,7 @@ def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None,
     return Tensor._make(b.xp.astype(p, _native(b, dtype or _dt.int64)), b)
 
 
+@traced_draw
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
                 generator: Generator | None = None) -> Tensor:
     """Indices drawn from the categorical distribution(s) in the rows of ``input``

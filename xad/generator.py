@@ -13,6 +13,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from .backend import Backend
+from .context import context
+from .tracing import host_call
 
 __all__ = ["Generator", "drawing"]
 
@@ -35,6 +37,7 @@ class Generator:
         self._states: dict[str, Any] = {}
         self.device = device
 
+    @host_call
     def manual_seed(self, seed: int) -> Generator:
         """Restart the stream from ``seed``; returns the generator (as PyTorch's does)."""
         if isinstance(seed, bool) or not isinstance(seed, int):
@@ -63,6 +66,9 @@ class Generator:
 def drawing(generator: Generator | None, b: Backend) -> Iterator[Backend]:
     """Within the block, ``b``'s random functions draw from ``generator`` (``None``: from
     the backend's global stream); the global stream is left as it was."""
+    rec = context.recorder
+    if rec is not None and not rec.paused:  # a draw xad.compile could not replay
+        rec.unsupported("a random draw outside xad's random factories (rand, randn, ...)")
     if generator is None:
         yield b
         return

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import operator
 import re
 import sys
 import weakref
@@ -12,6 +13,7 @@ from typing import Any
 from . import autograd as _ag
 from . import dtypes as _dt
 from .backend import Backend, get_backend
+from .context import context
 from .generator import Generator, drawing
 from .graph import installed as _installed
 from .hooks import RemovableHandle
@@ -19,6 +21,15 @@ from .hooks import RemovableHandle
 __all__ = ["Tensor"]
 
 _new = object.__new__
+
+
+def _copy_array(b: Backend, a: Any) -> Any:
+    return b.xp.asarray(a, copy=True)
+
+
+def _add_into(b: None, a: Any, g: Any) -> Any:
+    a += g
+    return a
 
 
 class Size(int):
@@ -73,12 +84,16 @@ class Tensor:
         self._backend = b
         if requires_grad:
             self.requires_grad_()
+        if context.recorder is not None:
+            context.recorder.created(self)
 
     @classmethod
     def _make(cls, data: Any, backend: Backend) -> Tensor:
         t = _new(cls)
         t._array = data
         t._backend = backend
+        if context.recorder is not None:
+            context.recorder.created(t)
         return t
 
     @classmethod
@@ -99,7 +114,10 @@ class Tensor:
 
     def _accumulate(self, g: Tensor) -> None:
         """Add ``g`` into this tensor's array (an engine-made sum nobody else holds)."""
-        self._array += g._array
+        out = operator.iadd(self._array, g._array)
+        if context.recorder is not None:
+            context.recorder.call(_add_into, None, (self, g), out, "+=", target=self)
+        self._array = out
 
     def _alias(self) -> Tensor:
         """Another tensor object for this one's current array, node and version counter (an
@@ -110,7 +128,10 @@ class Tensor:
 
     def _copy(self) -> Tensor:
         """A tensor with a fresh copy of the array (not recorded)."""
-        return Tensor._make(self._backend.xp.asarray(self._array, copy=True), self._backend)
+        t = Tensor._make(self._backend.xp.asarray(self._array, copy=True), self._backend)
+        if context.recorder is not None:
+            context.recorder.call(_copy_array, self._backend, (self,), t._array, "copy")
+        return t
 
     # ----- attributes ------------------------------------------------------------------------
     @property
@@ -130,6 +151,8 @@ class Tensor:
     def _set_data(self, array: Any, backend: Backend | None = None) -> None:
         """Change this tensor's values in place (its array, and its backend when moved):
         one more version, seen by every node that saved it."""
+        if context.recorder is not None:
+            context.recorder.bind(self, array, "_set_data")
         self._array = array
         if backend is not None:
             self._backend = backend
@@ -138,6 +161,8 @@ class Tensor:
     def _rebind(self, array: Any, node: _ag.Node | None = None, idx: int = 0) -> None:
         """Replace this tensor's array (and node) by a new one: a new memory, a new counter
         (arrays a recorded node saved stay as they were)."""
+        if context.recorder is not None:
+            context.recorder.bind(self, array, "_rebind")
         self._array = array
         self._vc = [self._version + 1]
         if node is not None:
@@ -152,6 +177,8 @@ class Tensor:
             >>> x = xad.ones(2, requires_grad=True); x.grad = xad.zeros(2); x.grad.tolist()
             [0.0, 0.0]
         """
+        if context.recorder is not None:
+            context.recorder.grad_read(self, self._grad)
         return self._grad
 
     @grad.setter
@@ -164,7 +191,14 @@ class Tensor:
                 raise ValueError(f"assigned grad has shape {g.shape} on {g._backend.label}, "
                                  f"but the tensor has shape {self.shape} on "
                                  f"{self._backend.label}; they must match")
+        if context.recorder is not None:
+            context.recorder.grad_set(self, g)
         self._grad = g
+
+    def _set_grad_array(self, array: Any) -> None:
+        """Set ``.grad`` to a new tensor holding ``array``, or to None (a compiled step's
+        replay)."""
+        self._grad = None if array is None else Tensor._make(array, self._backend)
 
     @property
     def array(self) -> Any:
@@ -302,6 +336,8 @@ class Tensor:
             >>> xad.tensor([1.0]).numpy().tolist()
             [1.0]
         """
+        if context.recorder is not None:
+            context.recorder.host_read(self, "numpy()")
         return self._backend.to_numpy(self._array)
 
     def item(self) -> float | int | bool:
@@ -312,6 +348,8 @@ class Tensor:
             >>> xad.tensor([2.5]).item()
             2.5
         """
+        if context.recorder is not None:
+            context.recorder.host_read(self, "item()")
         return self._backend.item(self._array)
 
     def tolist(self) -> Any:
@@ -363,6 +401,8 @@ class Tensor:
                 f"implicit conversion of a tensor on {self._backend.label} to a NumPy array "
                 f"is not allowed (it would copy device memory to the host silently); call "
                 f".numpy() for an explicit copy")
+        if context.recorder is not None:
+            context.recorder.host_read(self, "__array__ (a NumPy conversion)")
         a = self._array
         return a if dtype is None else a.astype(dtype)
 

@@ -26,6 +26,7 @@ from ..factories import full
 from ..ops import isfinite, stack, where
 from ..optim.optimizer import Optimizer
 from ..tensor import Tensor
+from ..tracing import host_call
 
 __all__ = ["GradScaler"]
 
@@ -87,6 +88,7 @@ class GradScaler:
         return self._per_opt.setdefault(id(optimizer), {"stage": _READY, "found_inf": None,
                                                         "skip": None})
 
+    @host_call
     def unscale_(self, optimizer: Optimizer) -> None:
         """Divide ``optimizer``'s gradients by the scale (in place of ``.grad``, by
         rebinding) and record on the device whether any is Inf/NaN. At most once per step;
@@ -134,6 +136,7 @@ class GradScaler:
             st["skip"] = bool(st["found_inf"].item())
         return st["skip"]
 
+    @host_call
     def step(self, optimizer: Optimizer, *args: Any, **kwargs: Any) -> Any:
         """Unscale (if not done), then ``optimizer.step(*args, **kwargs)`` unless some
         gradient is Inf/NaN; returns what ``step`` returned, or ``None`` when skipped."""
@@ -152,6 +155,7 @@ class GradScaler:
             return None
         return optimizer.step(*args, **kwargs)
 
+    @host_call
     def update(self, new_scale: float | Tensor | None = None) -> None:
         """Adapt the scale from this step's Inf/NaN checks (or set it to ``new_scale``);
         call once per iteration, after every ``step``."""
@@ -165,7 +169,7 @@ class GradScaler:
                 raise RuntimeError("GradScaler.update: no inf checks were recorded prior to "
                                    "update(); call step(optimizer) (or unscale_) first")
             found = [self._found_inf(st) for st in checked]
-            self._scale = self._next_scale(any(found))
+            self._keep_scale(self._next_scale(any(found)))
         self._per_opt.clear()
 
     def _next_scale(self, found_inf: bool) -> Tensor:
@@ -186,10 +190,17 @@ class GradScaler:
             if value.size != 1 or not value.dtype.is_floating:
                 raise ValueError(f"GradScaler.update: new_scale must be a one-element "
                                  f"floating tensor, got shape {value.shape} {value.dtype}")
-            self._scale = value.detach().reshape(()).astype(_dt.float32) * 1.0
+            self._keep_scale(value.detach().reshape(()).astype(_dt.float32) * 1.0)
             return
         b = self._scale._backend if self._scale is not None else None
-        self._scale = full((), float(value), dtype=_dt.float32, backend=b)
+        self._keep_scale(full((), float(value), dtype=_dt.float32, backend=b))
+
+    def _keep_scale(self, new: Tensor) -> None:
+        """Make ``new`` the scale, in the same tensor (a compiled step reads that one)."""
+        if self._scale is None or new._backend is not self._scale._backend:
+            self._scale = new
+        elif new is not self._scale:
+            self._scale._set_data(new._array)
 
     def get_scale(self) -> float:
         """The current scale as a Python float (an explicit host read; 1.0 when disabled).

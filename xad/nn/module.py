@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 from .. import autograd as _ag
 from .. import dtypes as _dt
 from ..backend import Backend, resolve_backend
+from ..context import context
 from ..hooks import RemovableHandle
 from ..tensor import Tensor
 from . import module_hooks
@@ -104,6 +105,8 @@ class Module:
     _backward_hooks: list | None = None
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if context.recorder is not None:
+            context.recorder.module(self)
         if self._forward_pre_hooks or self._forward_hooks or self._backward_hooks:
             return module_hooks.call_with_hooks(self, args, kwargs)
         return self.forward(*args, **kwargs)

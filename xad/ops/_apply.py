@@ -127,9 +127,10 @@ def unary(op: type[Op], x: Tensor, **params: Any) -> Tensor:
     if not isinstance(x, Tensor):
         return apply(op, x, **params)
     b = x._backend
-    out = _forward(op, b, x._array, **params)
-    if type(out) is not b.array_type:
-        out = b.ensure_array(out)
+    raw = _forward(op, b, x._array, **params)
+    out = raw if type(raw) is b.array_type else b.ensure_array(raw)
+    if context.recorder is not None:
+        context.recorder.op(op, b, (x,), params, out, out is not raw)
     if x.requires_grad and context.grad_enabled and op.differentiable:
         t = record(op, (x,), out, b, params)
     else:
@@ -169,8 +170,11 @@ def binary(op: type[Op], x: Any, y: Any) -> Tensor:
         if not isinstance(x, Tensor) and not isinstance(y, Tensor):
             return apply(op, x, y)
         return binary(op, x, y)
+    raw = out
     if type(out) is not b.array_type:
         out = b.ensure_array(out)
+    if context.recorder is not None:
+        context.recorder.op(op, b, (x, y), {}, out, out is not raw)
     if needs and context.grad_enabled and op.differentiable:
         return record(op, (x, y), out, b)
     return _plain(op, out, b)
@@ -200,8 +204,11 @@ def apply(op: type[Op], *args: Any, **params: Any) -> Any:
         backend = get_backend()
     out = _forward(op, backend, *datas, **params)
     multi = type(out) is tuple
-    outs = tuple(o if type(o) is backend.array_type else backend.ensure_array(o)
-                 for o in (out if multi else (out,)))
+    raws = out if multi else (out,)
+    outs = tuple(o if type(o) is backend.array_type else backend.ensure_array(o) for o in raws)
+    if context.recorder is not None:
+        context.recorder.op(op, backend, args, params, outs if multi else outs[0],
+                            any(o is not r for o, r in zip(outs, raws)))
     if needs and context.grad_enabled and op.differentiable:
         return record(op, args, outs if multi else outs[0], backend, params)
     res = tuple(_plain(op, o, backend) for o in outs)

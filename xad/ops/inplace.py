@@ -110,15 +110,36 @@ def setitem_(x: Tensor, key: Any, value: Any) -> None:
         _refresh_views(x)
         return
     b = x._backend
-    vd = v._array if isinstance(v, Tensor) else v
-    if not isinstance(vd, (int, float, bool)) and vd.dtype != x._array.dtype:
-        vd = b.xp.astype(vd, x._array.dtype)
-    if x._node is None:
-        x._set_data(_set(b, x._array, k, vd))
-    else:  # never write into an array a recorded node may have saved
-        x._rebind(_set(b, b.xp.asarray(x._array, copy=True) if b.mutable else x._array, k, vd))
+    fresh = x._node is not None  # never write into an array a recorded node may have saved
+    out = _raw_call(_store, b, x, v, key=k, fresh=fresh, label="setitem")
+    if fresh:
+        x._rebind(out)
+    else:
+        x._set_data(out)
     if not b.mutable or x._node is not None:
         _refresh_views(x)
+
+
+def _store(b: Any, xa: Any, va: Any, key: tuple, fresh: bool) -> Any:
+    """``xa[key] = va`` on arrays (a copy of ``xa`` first when ``fresh``)."""
+    if not isinstance(va, (int, float, bool)) and va.dtype != xa.dtype:
+        va = b.xp.astype(va, xa.dtype)
+    if fresh and b.mutable:
+        xa = b.xp.asarray(xa, copy=True)
+    return _set(b, xa, key, va)
+
+
+def _raw_call(kernel: Any, b: Any, x: Tensor, o: Any, label: str, **params: Any) -> Any:
+    """``kernel(b, x's array, o's array or number, **params)``, told to xad.compile's
+    recorder (an unrecorded change of ``x``: it may write into ``x``'s array)."""
+    out = kernel(b, x._array, o._array if isinstance(o, Tensor) else o, **params)
+    if context.recorder is not None:
+        context.recorder.call(kernel, b, (x, o), out, label, params, target=x)
+    return out
+
+
+def _arith(b: Any, xa: Any, oa: Any, fn: Any) -> Any:
+    return fn(xa, oa)
 
 
 # op name -> (recorded function, in-place array operator, out-of-place array operator)
@@ -144,10 +165,10 @@ def inplace(x: Tensor, other: Any, op: str) -> Tensor:
             return x
         x._rebind(out._array, out._node, out._idx)
     elif x._node is None:  # a leaf's array is written in place where arrays are mutable
-        x._set_data(ifn(x._array, o._array if isinstance(o, Tensor) else o))
+        x._set_data(_raw_call(_arith, x._backend, x, o, f"{op}=", fn=ifn))
         if x._backend.mutable:
             return x
     else:  # a non-leaf's array may be saved by a recorded node: it is replaced instead
-        x._rebind(ofn(x._array, o._array if isinstance(o, Tensor) else o))
+        x._rebind(_raw_call(_arith, x._backend, x, o, op, fn=ofn))
     _refresh_views(x)
     return x

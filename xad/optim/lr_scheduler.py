@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..tracing import host_call
 from .optimizer import Optimizer
 
 __all__ = ["LRScheduler", "StepLR", "ExponentialLR", "CosineAnnealingLR", "LinearLR",
@@ -71,6 +72,7 @@ class LRScheduler:
         """
         return list(self._last_lr)
 
+    @host_call
     def step(self) -> None:
         """Advance one step (an epoch, or a batch for ``OneCycleLR``) and set the rates.
 

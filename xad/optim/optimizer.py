@@ -25,7 +25,9 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from .. import autograd as _ag
+from ..context import context
 from ..tensor import Tensor
+from ..tracing import host_call
 
 __all__ = ["Optimizer"]
 
@@ -43,6 +45,11 @@ class Optimizer:
         >>> opt.param_groups[0]["lr"], opt.defaults["lr"]
         (0.5, 0.1)
     """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "step" in cls.__dict__:  # xad.compile replays a step by calling it again
+            cls.step = host_call(cls.__dict__["step"])
 
     def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
         self.defaults = dict(defaults)
@@ -111,6 +118,7 @@ class Optimizer:
         """Create state eagerly for a new group (Adagrad does; most create it lazily)."""
 
     # ----- gradients ------------------------------------------------------------------------
+    @host_call
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Clear the gradients: ``None`` (default), or new zero tensors.
 
@@ -283,6 +291,9 @@ def _apply(scratch: dict[Tensor, list[Any]], p: Tensor, n: int, kernel: Callable
     and of its state tensors ``state`` (``None`` entries skipped), with ``p``'s entry in
     ``scratch`` (``n`` scratch arrays per chunk, kept across steps while ``p._array`` is the
     same array). It is measured to matter: bench/README.md, "optimisers in place"."""
+    if context.recorder is not None and not context.recorder.paused:
+        context.recorder.unsupported("a functional optimiser update (xad.optim.adam, sgd, ...): "
+                                     "call an optimiser's step() in the compiled function")
     b = p._backend
     if b.scope is not None:  # CuPy: the update's kernels run with p's device made current
         with b.scope:

@@ -12,6 +12,7 @@ from ...factories import arange, rand
 from ...ops.amp_cast import autocast_float32
 from ...ops.indexing import getitem_raw
 from ...tensor import Tensor
+from ...tracing import host_check
 
 __all__ = [
     "linear", "relu", "tanh", "sigmoid", "gelu", "softplus", "softmax", "log_softmax",
@@ -27,6 +28,7 @@ def _axis(axis: int | None, dim: int | None, default: int = -1) -> int:
     return default if a is None else a
 
 
+@host_check
 def _check_in_range(t: Tensor, n: int, where: str, what: str, bound: str,
                     ignore: int | None = None) -> None:
     """Raise IndexError unless every value of ``t`` (other than ``ignore``) is in

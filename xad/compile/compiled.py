@@ -1,0 +1,235 @@
+"""``xad.compile``: record a function once, replay its array program afterwards.
+
+A compiled function keeps a small cache of programs, keyed by what its first call depended
+on: the structure of its arguments, each tensor argument's shape, dtype, backend and
+``requires_grad``, each Python argument's value, grad mode, autocast, the default backend
+and dtype. Each program also checks, before it runs, that the tensors it reads from outside
+(parameters, buffers, optimiser state) still have the shapes, dtypes and ``requires_grad``
+it saw, that the modules it called are in the same train/eval mode, and that gradients it
+found absent are still absent. A call no program fits records a new one (up to
+``cache_size`` per function, then it runs eagerly, with a warning).
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+from ..context import context
+from ..graph import walk
+from ..tensor import Tensor
+from .program import Program, Unsupported
+from .recorder import Recorder, recording
+
+__all__ = ["compile", "CompiledFunction"]
+
+_SCALARS = (int, float, bool, str, type(None))
+
+
+def _flatten(tree: Any, leaves: list) -> Any:
+    """The leaves of nested tuples/lists/dicts in order, and a structure to rebuild them."""
+    if type(tree) in (tuple, list):
+        return (type(tree), tuple(_flatten(x, leaves) for x in tree))
+    if type(tree) is dict:
+        return (dict, tuple((k, _flatten(v, leaves)) for k, v in tree.items()))
+    leaves.append(tree)
+    return None
+
+
+def _unflatten(spec: Any, leaves: Any) -> Any:
+    if spec is None:
+        return next(leaves)
+    kind, items = spec
+    if kind is dict:
+        return {k: _unflatten(s, leaves) for k, s in items}
+    return kind(_unflatten(s, leaves) for s in items)
+
+
+def _leaf_key(x: Any) -> Any:
+    if isinstance(x, Tensor):
+        a = x._array
+        return (tuple(a.shape), a.dtype, x._backend, x.requires_grad)
+    if type(x) in _SCALARS:
+        return (type(x), x)
+    return ("object", id(x))
+
+
+def _escapes(t: Tensor, rec: Recorder) -> bool:
+    """Whether ``t``'s graph reaches a tensor from outside the call (an argument or a
+    parameter that requires grad): a replay, which returns plain tensors, would cut it."""
+    if not t.requires_grad:
+        return False
+    if t._node is None:
+        return id(t) not in rec.fresh
+    for n in walk([t._node]):
+        for e in n.edges:
+            if e is not None and type(e) is not tuple and id(e) not in rec.fresh:
+                return True
+    return False
+
+
+class _Entry:
+    """One recorded program, or the reason its guards run eagerly."""
+
+    def __init__(self, program: Program | None, reason: str | None, spec: Any = None,
+                 backends: list | None = None, scope: Any = None) -> None:
+        self.program, self.reason, self.spec = program, reason, spec
+        self.backends, self.scope = backends, scope
+
+    def mismatch(self) -> str | None:
+        """Why this program does not fit the current state (None: it fits)."""
+        p = self.program
+        for ref, (shape, dtype, requires_grad, b) in p.guards:
+            t = ref()
+            if t is None:
+                return "a tensor it read no longer exists"
+            a = t._array
+            if a.shape != shape or a.dtype != dtype or t.requires_grad != requires_grad \
+                    or t._backend is not b:
+                return f"a tensor it read changed (shape {shape} -> {tuple(a.shape)})"
+        for ref, was_none in p.grad_guards:
+            t = ref()
+            if t is None or (t._grad is None) != was_none:
+                return "a parameter's .grad was " + ("set" if was_none else "cleared")
+        for ref, training in p.modules:
+            m = ref()
+            if m is None or m.training != training:
+                return "a module switched between train() and eval()"
+        return None
+
+    def replay(self, tensors: list[Tensor]) -> Any:
+        arrays = [t._array for t in tensors]
+        if self.scope is None:
+            outs = self.program.run(arrays)
+        else:
+            with self.scope:
+                outs = self.program.run(arrays)
+        made = iter([o if b is None else Tensor._make(o, b)
+                     for o, b in zip(outs, self.backends)])
+        return _unflatten(self.spec, made)
+
+
+class CompiledFunction:
+    """A function whose first call (per guards) is recorded and later calls replayed.
+
+    Example:
+        >>> import xad
+        >>> w = xad.ones(3, requires_grad=True)
+        >>> opt = xad.optim.SGD([w], lr=0.1)
+        >>> @xad.compile
+        ... def step(x):
+        ...     opt.zero_grad()
+        ...     loss = ((w * x).sum() - 1.0) ** 2
+        ...     loss.backward()
+        ...     opt.step()
+        ...     return loss.detach()
+        >>> [round(step(xad.ones(3)).item(), 4) for _ in range(3)]
+        [4.0, 0.64, 0.1024]
+        >>> print("\n".join(step.program().splitlines()[:2]))
+        Optimizer.zero_grad()  # Python, run again
+        v2 = multiply(v1, v0)
+    """
+
+    def __init__(self, fn: Callable, cache_size: int = 8) -> None:
+        self.fn = fn
+        self.cache_size = cache_size
+        self._cache: dict[Any, list[_Entry]] = {}
+        self._last: _Entry | None = None
+        self._warned: set[str] = set()
+        functools.update_wrapper(self, fn, updated=())
+
+    @property
+    def recordings(self) -> int:
+        """How many programs have been recorded (a count of compilations)."""
+        return sum(len(v) for v in self._cache.values())
+
+    def program(self) -> str:
+        """The last program run or recorded, one line per array call."""
+        e = self._last
+        if e is None:
+            return "(not called yet)"
+        return e.program.text() if e.program is not None else f"(eager: {e.reason})"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if context.recorder is not None or context.anomaly:  # inside another recording
+            return self.fn(*args, **kwargs)
+        leaves: list = []
+        spec = _flatten((args, kwargs), leaves)
+        key = (spec, tuple(_leaf_key(x) for x in leaves), context.grad_enabled,
+               context.autocast, context.backend, context.dtype)
+        entries = self._cache.setdefault(key, [])
+        why = "first call"
+        for e in entries:
+            if e.program is None:
+                self._last = e
+                return self.fn(*args, **kwargs)
+            why = e.mismatch()
+            if why is None:
+                self._last = e
+                return e.replay([x for x in leaves if isinstance(x, Tensor)])
+        if self.recordings >= self.cache_size:
+            self._warn(f"recorded {self.recordings} times (the limit, cache_size); this call "
+                       f"runs eagerly (last reason: {why})")
+            return self.fn(*args, **kwargs)
+        return self._record(entries, args, kwargs, [x for x in leaves if isinstance(x, Tensor)])
+
+    def _record(self, entries: list[_Entry], args: tuple, kwargs: dict,
+                tensors: list[Tensor]) -> Any:
+        rec = Recorder(tensors)
+        prev = recording(rec)
+        try:
+            result = self.fn(*args, **kwargs)
+        finally:
+            recording(prev)
+        outs: list = []
+        spec = _flatten(result, outs)
+        entry = self._entry(rec, spec, outs)
+        entries.append(entry)
+        self._last = entry
+        if entry.program is None:
+            self._warn(f"runs eagerly for these inputs: {entry.reason}")
+        return result
+
+    def _entry(self, rec: Recorder, spec: Any, outs: list) -> _Entry:
+        problem = rec.problem
+        for o in outs:
+            if isinstance(o, Tensor) and _escapes(o, rec):
+                problem = problem or ("its result requires grad (a graph that leaves the "
+                                      "compiled function); compile the whole training step, "
+                                      "or return detached tensors")
+            elif not isinstance(o, Tensor) and o is not None:
+                problem = problem or (f"it returns a {type(o).__name__}, not tensors (a "
+                                      f"replay could not recompute it)")
+        if problem is not None:
+            return _Entry(None, problem)
+        try:
+            program = Program(rec, outs)
+        except Unsupported as e:
+            return _Entry(None, str(e))
+        backends = [o._backend if isinstance(o, Tensor) else None for o in outs]
+        scopes = [i.b.scope for i in program.instrs if i.b is not None and i.b.scope]
+        return _Entry(program, None, spec, backends, scopes[0] if scopes else None)
+
+    def _warn(self, message: str) -> None:
+        if message not in self._warned:
+            self._warned.add(message)
+            name = getattr(self.fn, "__qualname__", repr(self.fn))
+            warnings.warn(f"xad.compile: {name} {message}", RuntimeWarning, stacklevel=3)
+
+
+def compile(fn: Callable | None = None, *, cache_size: int = 8) -> Any:
+    """Compile ``fn`` (a function, a module, or a whole training step): its first call runs
+    eagerly and records the array program; later calls with the same guards replay it
+    without tensors, graph nodes or rule lookups. Usable as ``@xad.compile``.
+
+    Example:
+        >>> import xad
+        >>> f = xad.compile(lambda x: (x * 2 + 1).exp())
+        >>> f(xad.zeros(2)).tolist(), f(xad.ones(2)).tolist()[0] > 20
+        ([2.718281828459045, 2.718281828459045], True)
+    """
+    if fn is None:
+        return lambda f: CompiledFunction(f, cache_size)
+    return CompiledFunction(fn, cache_size)

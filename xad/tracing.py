@@ -1,0 +1,65 @@
+"""What ``xad.compile``'s recorder is told while a compiled function's first call runs.
+
+The recorder itself lives in :mod:`xad.compile`; this module only gives the two decorators
+that the rest of xad puts on code the recorder must not look inside:
+
+- :func:`host_call`: a function with Python-side effects (an optimiser's ``step``,
+  ``zero_grad``, a scheduler's ``step``, ``GradScaler.update``) is recorded as one call and
+  run again, as Python, at every replay;
+- :func:`host_check`: the same for a check that only reads its tensor arguments (an index
+  range check), run again on each replay's tensors;
+- :func:`traced_draw`: a random factory (``rand``, ``randn``, ...) is recorded as one call and
+  drawn again at every replay, so the random stream advances exactly as in eager mode.
+
+Outside a recording both decorators cost one attribute read.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from .context import context
+
+__all__ = ["host_call", "host_check", "traced_draw"]
+
+
+def host_call(fn: Callable) -> Callable:
+    """Mark ``fn`` as replayed by calling it again (its array work is not recorded)."""
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        rec = context.recorder
+        if rec is None or rec.paused:
+            return fn(*args, **kwargs)
+        return rec.host_call(fn, args, kwargs)
+
+    return call
+
+
+def host_check(fn: Callable) -> Callable:
+    """Mark ``fn`` as a check that only reads its tensor arguments and returns ``None`` (an
+    index range check): run again at every replay on that call's tensors."""
+
+    @functools.wraps(fn)
+    def check(*args: Any, **kwargs: Any) -> Any:
+        rec = context.recorder
+        if rec is None or rec.paused:
+            return fn(*args, **kwargs)
+        return rec.host_call(fn, args, kwargs, reads=True)
+
+    return check
+
+
+def traced_draw(fn: Callable) -> Callable:
+    """Mark the random factory ``fn`` (returning a tensor) as drawn again at every replay."""
+
+    @functools.wraps(fn)
+    def draw(*args: Any, **kwargs: Any) -> Any:
+        rec = context.recorder
+        if rec is None or rec.paused:
+            return fn(*args, **kwargs)
+        return rec.draw(fn, args, kwargs)
+
+    return draw
