@@ -127,9 +127,8 @@ class CompiledFunction:
         ...     return loss.detach()
         >>> [round(step(xad.ones(3)).item(), 4) for _ in range(3)]
         [4.0, 0.64, 0.1024]
-        >>> print("\n".join(step.program().splitlines()[:2]))
-        Optimizer.zero_grad()  # Python, run again
-        v2 = multiply(v1, v0)
+        >>> step.program().splitlines()[:2]
+        ['Optimizer.zero_grad()  # Python, run again', 'v2 = multiply(v1, v0)']
     """
 
     def __init__(self, fn: Callable, cache_size: int = 8) -> None:
