@@ -226,8 +226,8 @@ def compile(fn: Callable | None = None, *, cache_size: int = 8) -> Any:
     Example:
         >>> import xad
         >>> f = xad.compile(lambda x: (x * 2 + 1).exp())
-        >>> f(xad.zeros(2)).tolist(), f(xad.ones(2)).tolist()[0] > 20
-        ([2.718281828459045, 2.718281828459045], True)
+        >>> f(xad.zeros(2)).tolist(), round(f(xad.ones(2)).tolist()[0], 3)
+        ([2.7182819843292236, 2.7182819843292236], 20.086)
     """
     if fn is None:
         return lambda f: CompiledFunction(f, cache_size)
