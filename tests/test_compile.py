@@ -233,3 +233,37 @@ def test_nothing_recorded_outside(xb):
         f = xad.compile(lambda x: x + 1)
         f(xad.ones(2))
     assert xad.context.recorder is None
+
+
+def _block_step(use_checkpoint: bool, amp: bool):
+    xad.manual_seed(5)
+    block = nn.Sequential(nn.Linear(6, 12), nn.GELU(), nn.Dropout(0.3), nn.Linear(12, 6))
+    head = nn.Linear(6, 2)
+    opt = optim.SGD([*block.parameters(), *head.parameters()], lr=0.1, momentum=0.9)
+
+    def step(x):
+        opt.zero_grad()
+        with xad.amp.autocast(enabled=amp):
+            h = xad.checkpoint(block, x) if use_checkpoint else block(x)
+            loss = (head(h).float() ** 2).mean()
+        loss.backward()
+        opt.step()
+        return loss.detach()
+
+    return step, [*block.parameters(), *head.parameters()]
+
+
+@pytest.mark.parametrize("use_checkpoint,amp", [(True, False), (False, True), (True, True)],
+                         ids=["checkpoint", "autocast", "both"])
+def test_compile_composes_with_checkpoint_and_autocast(xb, use_checkpoint, amp):
+    if amp and xb.label.startswith("array_api_strict"):
+        pytest.skip("array_api_strict has no float16")
+    runs = []
+    for compiled in (False, True):
+        step, params = _block_step(use_checkpoint, amp)
+        fn = xad.compile(step) if compiled else step
+        x = xad.randn(8, 6, generator=xad.Generator().manual_seed(1))
+        losses = [fn(x).numpy() for _ in range(6)]
+        runs.append((losses, [p.numpy() for p in params]))
+    _same(runs[0][0], runs[1][0], xb.label.startswith("numpy"))
+    _same(runs[0][1], runs[1][1], xb.label.startswith("numpy"))

@@ -26,7 +26,7 @@ __all__ = ["run_backward"]
 def run_hooks(hooks: list[Callable], g: Any, where: str) -> Any:
     """Run gradient hooks in order; a returned tensor replaces the gradient, and must match
     it in shape, dtype and backend."""
-    if context.recorder is not None:
+    if context.recorder is not None and not all(getattr(f, "replay_safe", False) for f in hooks):
         context.recorder.unsupported(f"a gradient hook ({_name(hooks[0])}) runs Python code that "
                                      f"a replay would skip")
     for fn in list(hooks):

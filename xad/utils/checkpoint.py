@@ -26,6 +26,7 @@ from ..backend import get_backend
 from ..context import context
 from ..graph import Node, producer, walk
 from ..tensor import Tensor
+from ..tracing import host_call
 
 __all__ = ["checkpoint"]
 
@@ -72,8 +73,9 @@ def checkpoint(f: Callable, *args: Any, **kwargs: Any) -> Any:
         raise TypeError(f"checkpoint: expected a function, got {type(f).__name__}")
     if not _ag.is_grad_enabled():
         return f(*args, **kwargs)
-    states = _rng_states(args)
-    start = _ag.sequence_mark()
+    refill = _Refill(f, args, kwargs)
+    refill.capture()
+    start = refill.start = _ag.sequence_mark()
     out = f(*args, **kwargs)
     outs = _outputs(out)
     inner = _region(outs, start)
@@ -83,8 +85,7 @@ def checkpoint(f: Callable, *args: Any, **kwargs: Any) -> Any:
         n.release()
     # The hook lives on the outputs' nodes, so it refers to them weakly: a strong reference
     # would be a cycle (node -> hook -> node) that only the cyclic collector frees.
-    old = [(weakref.ref(o._node), o._idx) if o._node is not None else None for o in outs]
-    refill = _Refill(f, args, kwargs, states, old, start)
+    refill.old = [(weakref.ref(o._node), o._idx) if o._node is not None else None for o in outs]
     for n in dict.fromkeys(o._node for o in outs if o._node is not None and o._node.seq > start):
         for i in range(n.n_out):
             n.register_hook(i, refill)
@@ -93,29 +94,50 @@ def checkpoint(f: Callable, *args: Any, **kwargs: Any) -> Any:
 
 class _Refill:
     """The hook that re-runs the checkpointed function once, when backward first reaches
-    its outputs, and hands the recomputed saved values to the stripped nodes."""
+    its outputs, and hands the recomputed saved values to the stripped nodes.
 
-    def __init__(self, f: Callable, args: tuple, kwargs: dict, states: list, old: list,
-                 start: int) -> None:
-        self.f, self.args, self.kwargs, self.states = f, args, kwargs, states
-        self.old, self.start, self.done = old, start, False
+    Under ``xad.compile`` the re-run's operations are recorded like any others; the random
+    state's capture, restore and resume are host calls, so a replay draws the same masks."""
+
+    replay_safe = True  # its Python work (pairing nodes) is not needed by a replay
+
+    def __init__(self, f: Callable, args: tuple, kwargs: dict) -> None:
+        self.f, self.args, self.kwargs = f, args, kwargs
+        self.old: list = []
+        self.start, self.done = 0, False
+        self.states: list = []
+        self.now: list = []
         self.autocast = context.autocast  # the re-run computes in the first run's dtypes
+
+    @host_call
+    def capture(self) -> None:
+        """Keep the random state ``f`` starts from."""
+        self.states = _rng_states(self.args)
+
+    @host_call
+    def restore(self) -> None:
+        """Set the random state ``f`` started from, keeping the current one."""
+        self.now = [(b, b.get_rng_state()) for b, _ in self.states]
+        for b, s in self.states:
+            b.set_rng_state(s)
+
+    @host_call
+    def resume(self) -> None:
+        for b, s in self.now:
+            b.set_rng_state(s)
 
     def __call__(self, _: Tensor) -> None:
         if self.done:
             return
         self.done = True
-        now = [(b, b.get_rng_state()) for b, _ in self.states]
         cast, context.autocast = context.autocast, self.autocast
+        self.restore()
         try:
-            for b, s in self.states:
-                b.set_rng_state(s)
             with _ag.enable_grad():
                 new = _outputs(self.f(*self.args, **self.kwargs))
         finally:
             context.autocast = cast
-            for b, s in now:
-                b.set_rng_state(s)
+            self.resume()
         if len(self.old) != len(new):
             raise RuntimeError(_differs(f"{len(self.old)} outputs first, {len(new)} now"))
         olds = [None if o is None else o[0]() for o in self.old]
