@@ -10,8 +10,11 @@ early as in eager mode). :meth:`Program.text` prints it.
 
 from __future__ import annotations
 
+import ast
 import functools
+import inspect
 import math
+import textwrap
 from typing import Any
 
 from ..tensor import Tensor
@@ -157,6 +160,10 @@ class Program:
         outs = ", ".join(f"v{s}" for s in ins.outs) + ("," if len(ins.outs) == 1 else "")
         if ins.kind in ("op", "call"):
             fn = ins.fn.forward if ins.kind == "op" else ins.fn
+            expr = None if ins.fix else _inline(fn, ins, [self._arg(i, j, r) for j, r in
+                                                          enumerate(ins.refs)])
+            if expr is not None:
+                return f"v{ins.outs[0]} = {expr}"
             self.ns[f"f{i}"] = _kernel(fn, ins)
             call = f"f{i}({args})"
             if ins.fix:
@@ -188,6 +195,50 @@ class Program:
     def text(self) -> str:
         """The program, one line per array call (``vN``: values, ``cN``: constants)."""
         return "\n".join(self.listing)
+
+
+@functools.cache
+def _expression(fn: Any) -> tuple[list[str], ast.expr] | None:
+    """``fn``'s parameter names and returned expression when its body is one ``return`` of
+    Python operators over its parameters and literals (``return x + y``), else None."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    func = tree.body[0] if tree.body else None
+    if not isinstance(func, ast.FunctionDef) or len(func.body) != 1 \
+            or not isinstance(func.body[0], ast.Return) or func.body[0].value is None:
+        return None
+    names = [a.arg for a in func.args.args]
+    allowed = (ast.BinOp, ast.UnaryOp, ast.Name, ast.Constant, ast.Load, ast.operator,
+               ast.unaryop)
+    body = func.body[0].value
+    if not all(isinstance(n, allowed) for n in ast.walk(body)) or "b" in {
+            n.id for n in ast.walk(body) if isinstance(n, ast.Name)}:
+        return None
+    return names, body
+
+
+def _inline(fn: Any, ins: Instr, args: list[str]) -> str | None:
+    """The source of ``fn``'s call written inline (``v3 + v4``) where its body is one
+    operator expression and its parameters are literals; else None."""
+    found = _expression(fn) if len(ins.outs) == 1 and len(ins.refs) == ins.npos else None
+    if found is None:
+        return None
+    names, body = found
+    values = dict(zip(names[1:], args))
+    for k, v in ins.params.items():
+        if type(v) not in (int, bool) and not (type(v) is float and math.isfinite(v)):
+            return None
+        values[k] = repr(v)
+
+    class Put(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.AST:
+            return ast.parse(f"({values[node.id]})", mode="eval").body
+
+    if any(isinstance(n, ast.Name) and n.id not in values for n in ast.walk(body)):
+        return None
+    return ast.unparse(Put().visit(ast.parse(ast.unparse(body), mode="eval")).body)
 
 
 def _kernel(fn: Any, ins: Instr) -> Any:
