@@ -50,7 +50,7 @@ def _unflatten(spec: Any, leaves: Any) -> Any:
 def _leaf_key(x: Any) -> Any:
     if isinstance(x, Tensor):
         a = x._array
-        return (tuple(a.shape), a.dtype, x._backend, x.requires_grad)
+        return ("tensor", tuple(a.shape), a.dtype, x._backend, x.requires_grad)
     if type(x) in _SCALARS:
         return (type(x), x)
     return ("object", id(x))
@@ -154,10 +154,17 @@ class CompiledFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if context.recorder is not None or context.anomaly:  # inside another recording
             return self.fn(*args, **kwargs)
-        leaves: list = []
-        spec = _flatten((args, kwargs), leaves)
-        key = (spec, tuple(_leaf_key(x) for x in leaves), context.grad_enabled,
-               context.autocast, context.backend, context.dtype)
+        if not kwargs and all(type(a) is Tensor for a in args):  # the common case, fast
+            leaves: Any = args
+            spec: Any = len(args)
+            sig = tuple((a._array.shape, a._array.dtype, a._backend, a.requires_grad)
+                        for a in args)
+        else:
+            leaves = []
+            spec = _flatten((args, kwargs), leaves)
+            sig = tuple(_leaf_key(x) for x in leaves)
+        key = (spec, sig, context.grad_enabled, context.autocast, context.backend,
+               context.dtype)
         entries = self._cache.setdefault(key, [])
         why = "first call"
         for e in entries:
