@@ -21,8 +21,9 @@ __all__ = ["POOL", "STATE", "SimCupyBackend", "compat", "core", "cupy", "cupyx",
 
 
 class SimCupyBackend(CupyBackend):
-    """The CuPy backend over the emulator. Its ``to_numpy`` and ``item`` (xad's documented
-    host reads) are the only places a device-to-host transfer counts as explicit."""
+    """The CuPy backend over the emulator. Its ``to_numpy``, ``item`` and ``synchronize``
+    (xad's documented host reads) are the only places a device-to-host transfer counts as
+    explicit."""
 
     name = "cupy-sim"
 
@@ -45,6 +46,10 @@ class SimCupyBackend(CupyBackend):
     def item(self, x: Any) -> Any:
         with explicit():
             return super().item(x)
+
+    def synchronize(self) -> None:  # reads the queued index checks
+        with explicit():
+            super().synchronize()
 
 
 def register() -> None:
