@@ -11,13 +11,13 @@ from typing import Any
 import xad.backend as B
 
 from . import core
-from .core import POOL, STATE, explicit
+from .core import POOLS, STATE, explicit
 from .modules import compat, cupy, cupyx
 
 B._ensure_xad_backends()
 from xad_backends.cupy_backend import CupyBackend, _probe  # noqa: E402
 
-__all__ = ["POOL", "STATE", "SimCupyBackend", "compat", "core", "cupy", "cupyx", "register"]
+__all__ = ["POOLS", "STATE", "SimCupyBackend", "compat", "core", "cupy", "cupyx", "register"]
 
 
 class SimCupyBackend(CupyBackend):

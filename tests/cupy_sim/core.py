@@ -85,7 +85,7 @@ def record(ns: str, name: str, args: tuple, kwargs: dict) -> None:
 
 # ----- memory pool ------------------------------------------------------------------------
 class MemoryPool:
-    """CuPy's pool, counted: blocks of 512-byte-rounded sizes are reused after they are
+    """CuPy's pool of one device, counted: blocks of 512-byte-rounded sizes are reused after they are
     freed; ``mallocs`` counts the allocations that found no free block of their size."""
 
     def __init__(self) -> None:
@@ -130,7 +130,7 @@ class MemoryPool:
         self._free.clear()
 
 
-POOL = MemoryPool()
+POOLS = tuple(MemoryPool() for _ in range(N_DEVICES))  # one per device, as in CuPy
 
 
 # ----- wrapping -------------------------------------------------------------------------
@@ -156,7 +156,7 @@ def unwrap(x: Any, dev: int) -> Any:
 def wrap(r: Any, dev: int) -> Any:
     t = type(r)
     if t is np.ndarray:
-        POOL._alloc(_root(r))
+        POOLS[dev]._alloc(_root(r))
         return ndarray(r, dev)
     if isinstance(r, np.generic):
         return wrap(np.asarray(r), dev)

@@ -50,7 +50,7 @@ class BitGenerator:
                           else np.random.SeedSequence(seed))
         self._np = np.random.Philox(self._seed_seq)
         self._device = core.current_device()
-        core.POOL._alloc(np.zeros(1 << 20, np.int8))  # the curand states it allocates
+        core.POOLS[self._device]._alloc(np.zeros(1 << 20, np.int8))  # the curand states it allocates
 
 
 class Philox4x3210(BitGenerator):
@@ -161,7 +161,7 @@ def _take(ns: str) -> Any:
 
 cupy = _Namespace("cupy", np, ndarray=ndarray, cuda=cuda, random=random, asnumpy=asnumpy,
                   array=_array, asarray=_asarray, take=_take("cupy"),
-                  get_default_memory_pool=lambda: core.POOL)
+                  get_default_memory_pool=lambda: core.POOLS[core.current_device()])
 cupy.__name__ = "cupy"
 
 cupyx = _Namespace("cupyx", types.SimpleNamespace(), scatter_add=_scatter_add,
