@@ -176,7 +176,8 @@ class Backend:
         """Return ``x`` with ``x[key] = values``: written in place where arrays are mutable,
         through JAX-style ``x.at[key].set(values)`` where they are not."""
         if self.mutable:
-            x[key] = values
+            with self.on_device():
+                x[key] = values
             return x
         return x.at[key].set(values)
 

@@ -85,8 +85,9 @@ def record(ns: str, name: str, args: tuple, kwargs: dict) -> None:
 
 # ----- memory pool ------------------------------------------------------------------------
 class MemoryPool:
-    """CuPy's pool of one device, counted: blocks of 512-byte-rounded sizes are reused after they are
-    freed; ``mallocs`` counts the allocations that found no free block of their size."""
+    """CuPy's pool of one device, counted: blocks of 512-byte-rounded sizes are reused after
+    they are freed; ``mallocs`` counts the allocations that found no free block of their
+    size."""
 
     def __init__(self) -> None:
         self._free: dict[int, int] = {}

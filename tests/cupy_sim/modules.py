@@ -50,7 +50,8 @@ class BitGenerator:
                           else np.random.SeedSequence(seed))
         self._np = np.random.Philox(self._seed_seq)
         self._device = core.current_device()
-        core.POOLS[self._device]._alloc(np.zeros(1 << 20, np.int8))  # the curand states it allocates
+        # the curand states it allocates
+        core.POOLS[self._device]._alloc(np.zeros(1 << 20, np.int8))
 
 
 class Philox4x3210(BitGenerator):
