@@ -219,10 +219,10 @@ class CupyBackend(Backend):
         bytes (if given), as uint8."""
         taken, self._pending = list(self._pending.items()), {}
         cp = self._cp
-        parts = [w.view(cp.uint8) for _, (w, _) in taken]
-        if x is not None:
-            parts.append(x.reshape(1).view(cp.uint8))
         with self.device:
+            parts = [w.view(cp.uint8) for _, (w, _) in taken]
+            if x is not None:
+                parts.append(x.reshape(1).view(cp.uint8))
             return taken, cp.concatenate(parts).get()
 
     def _report(self, taken: list, raw: Any) -> None:

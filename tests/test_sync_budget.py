@@ -138,5 +138,8 @@ def test_out_of_range_index_is_raised_at_the_next_read_not_at_the_call(device):
         with pytest.raises(IndexError, match="nll_loss: target 3 is out of bounds for the "
                                              "number of classes = 3 .ignore_index is -100."):
             b.synchronize()
-        nn.functional.cross_entropy(x, xad.tensor([0, 2]))  # in range: nothing to report
+        for value in (7, True, 2.5, -3):  # a value read with a queued (passing) check
+            nn.functional.cross_entropy(x, xad.tensor([0, 2]))
+            assert xad.tensor([value]).item() == value
+        emb(xad.tensor([3]))
         b.synchronize()
