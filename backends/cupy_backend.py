@@ -9,12 +9,18 @@ draw of ``n`` words hashes the counters ``offset + 1 .. offset + n`` with splitm
 few elementwise kernels. ``get_rng_state``/``set_rng_state`` save and restore it exactly
 without touching the device. (``cupy.random.Generator`` exposes no state to save, and each
 new ``Philox4x3210`` allocates and initialises tens of thousands of curand states.)
+
+Index range checks (embedding, cross-entropy targets) do not read the device: CuPy wraps an
+out-of-range index around silently, and a read per check would stall every training step.
+:meth:`CupyBackend.check_bounds` keeps each check's worst value on the device and reports
+it at the next host read (``item``, in the same transfer as the value; ``to_numpy``;
+``synchronize``), much as CUDA reports a device-side assert at the next synchronising call.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any
 
 import numpy as np
@@ -129,6 +135,7 @@ class CupyBackend(Backend):
         dev = cp.cuda.Device(_device_id(device))
         super().__init__(_OnDevice(ccp, dev), dev)
         self.scope = dev  # xad runs each operation with its device made current
+        self._pending: dict[Hashable, tuple[Any, Callable]] = {}  # see check_bounds
         with self.device:  # the hash constants, made once on the device
             self._k = tuple(cp.asarray(k, dtype=cp.uint64) for k in _SPLITMIX)
         self.manual_seed(0)
@@ -169,8 +176,10 @@ class CupyBackend(Backend):
         with self.device:
             return self._cp.full(shape, value, dtype=dtype)
 
-    # ----- host copies -------------------------------------------------------------------
+    # ----- host copies: where queued checks are reported ---------------------------------
     def to_numpy(self, x: Any) -> Any:
+        if self._pending:  # one read of the checks, then the copy
+            self._report(*self._take_pending(None))
         return self._cp.asnumpy(x)
 
     def from_numpy(self, a: Any) -> Any:
@@ -178,17 +187,61 @@ class CupyBackend(Backend):
             return self._cp.array(np.asarray(a), copy=True)
 
     def item(self, x: Any) -> Any:
+        """``x``'s one value; queued checks come back in the same transfer (one sync)."""
         if x.size != 1:
             return super().item(x)
-        return x.item()
+        if not self._pending:
+            return x.item()
+        taken, raw = self._take_pending(x)
+        n = raw.size - x.itemsize  # the checks' int64 words first, then x's bytes
+        self._report(taken, raw[:n])
+        return raw[n:].view(x.dtype)[0].item()
+
+    def synchronize(self) -> None:
+        self.device.synchronize()
+        if self._pending:
+            self._report(*self._take_pending(None))
+
+    # ----- checks kept on the device -----------------------------------------------------
+    def check_bounds(self, site: Hashable, worst: Any,
+                     error: Callable[[Hashable, Any], Exception | None]) -> None:
+        """Keep ``worst`` on the device as the running maximum per ``site`` (one kernel, no
+        read); :meth:`item`, :meth:`to_numpy` and :meth:`synchronize` report it, as CUDA
+        reports a device-side assert at the next synchronising call."""
+        old = self._pending.get(site)
+        if old is not None:
+            with self.device:
+                worst = self._cp.maximum(old[0], worst)
+        self._pending[site] = (worst, error)
+
+    def _take_pending(self, x: Any) -> tuple[list, Any]:
+        """Empty the queue: its checks, and one host copy of their words followed by ``x``'s
+        bytes (if given), as uint8."""
+        taken, self._pending = list(self._pending.items()), {}
+        cp = self._cp
+        with self.device:
+            parts = [w.view(cp.uint8) for _, (w, _) in taken]
+            if x is not None:
+                parts.append(x.reshape(1).view(cp.uint8))
+            return taken, cp.concatenate(parts).get()
+
+    def _report(self, taken: list, raw: Any) -> None:
+        """Raise the first failed check of ``taken`` from its host words ``raw``."""
+        words = raw.view(np.int64)
+        for site, (w, error) in taken:
+            exc = error(site, words[:w.size])
+            words = words[w.size:]
+            if exc is not None:
+                exc.add_note(f"(found by a check that {self.label} ran on the device and "
+                             f"read at this host read, the first after the failing call, "
+                             f"so that a training step never waits for the GPU; to stop at "
+                             f"the call itself, call backend.synchronize() right after it)")
+                raise exc
 
     def nccl_transport(self) -> Any:
         """CuPy's NCCL binding and streams, for ``xad.distributed.init("nccl")``."""
         with self.device:
             return _NcclTransport(self._cp)
-
-    def synchronize(self) -> None:
-        self.device.synchronize()
 
     # ----- what the standard lacks -------------------------------------------------------
     def index_add(self, x: Any, key: Any, values: Any) -> Any:

@@ -4,7 +4,9 @@
 default device, and ``device1``, where any host read of a device array fails), torch and
 jax when installed, cupy when a GPU is present (skipped with the reason otherwise), and
 ``cupy-sim``: the CuPy backend over the strict emulator in tests/cupy_sim, where any
-implicit device-to-host read fails the test.
+implicit device-to-host read fails the test, on emulated device 0 and on device 1 (where a
+kernel given an array while another device is current fails, as in CuPy without peer
+access).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from xad.backend import BackendError
 
 cupy_sim.register()
 PARAMS = ["numpy", "array_api_strict", "array_api_strict:device1", "torch", "jax", "cupy",
-          "cupy-sim"]
+          "cupy-sim", "cupy-sim:cuda:1"]
 
 
 @contextlib.contextmanager
@@ -73,10 +75,12 @@ def xb(request):
     """The backend under test; new tensors are made on it for the test's duration."""
     b = _backend(request.param)
     guard = (_no_host_reads() if request.param.endswith("device1") else
-             _sim_strict() if request.param == "cupy-sim" else contextlib.nullcontext())
+             _sim_strict() if request.param.startswith("cupy-sim") else contextlib.nullcontext())
     xad.manual_seed(0)
     with guard, xad.use_backend(b):
         yield b
+    if request.param.startswith("cupy"):  # a failed index check never outlives its test
+        b.synchronize()
 
 
 _counts: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)

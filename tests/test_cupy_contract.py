@@ -58,11 +58,12 @@ def _workload(b: xad.Backend) -> None:
         b.einsum("ij,jk->ik", x._array, x._array.mT)
         b.erf(x._array)
         b.item(b.asarray([2.5]))
-        b.to_numpy(b.from_numpy(np.ones(3)))
-        b.synchronize()
+        for read in (b.to_numpy, b.item, lambda a: b.synchronize()):  # with a queued check
+            xad.nn.functional.embedding(xad.tensor([1]), xad.eye(2))
+            read(b.from_numpy(np.ones(1)))
     import test_sync_budget as sb
 
-    for name in sb.KNOWN:  # every example model's training step, also under autocast
+    for name in sb.STEP_READS:  # every example model's training step, also under autocast
         b, model, loss_of, opt, sched, scaler, loader = sb._setup(name, "cuda:0")
         it = iter(loader)
         for _ in range(2):
@@ -195,6 +196,18 @@ def test_emulator_refuses_implicit_conversion_and_counts_reads():
     with pytest.raises(ValueError, match="different from the current device"):
         b * 2
     assert b.reshape(3, 1).device.id == 1  # a view needs no kernel, as in CuPy
+
+
+def test_emulator_wraps_out_of_range_index_arrays_like_cupy():
+    cp = cupy_sim.cupy
+    a, i = cp.arange(3, dtype=cp.float32), cp.asarray([4, -4, 1])
+    assert a[i].get().tolist() == a.take(i).get().tolist() == [1, 2, 1]
+    assert cp.take(a, i).get().tolist() == cupy_sim.compat.take(a, i).get().tolist()
+    a[cp.asarray([5])] = 9
+    cupy_sim.cupyx.scatter_add(a, cp.asarray([-1]), 1)
+    assert a.get().tolist() == [0, 1, 9 + 1]
+    with pytest.raises(IndexError):
+        a[3]  # an int still raises, as in CuPy
 
 
 def test_the_check_fails_on_an_invented_name_or_a_wrong_signature():

@@ -1,13 +1,21 @@
 """The sync budget of a training step on (emulated) CuPy, for each example model.
 
 One step (DataLoader batch, forward, loss, backward, ``clip_grad_norm_``, optimiser step,
-scheduler step, ``zero_grad``) makes no device-to-host transfer beyond the known ones in
-``KNOWN``, ``loss.item()`` exactly one; from the third step on, no step allocates anything
-new from the memory pool; on device 1 every kernel runs with device 1 current (the emulator
-raises otherwise). Measured (mallocs per step, steps 1-6, one process running the cases in
-order): fit_nonlinear 84, 33, 0, 0, 0, 0; digits 24, 0, ...; cnn_digits 33, 0, ...;
-cnn_digits with autocast and GradScaler 6, 0, ...; transformer_addition 84, 23, 0, 0, 0, 0
-(the first steps make Adam's state and the kernels' scratch).
+scheduler step, ``zero_grad``) makes no device-to-host transfer (``GradScaler.step`` one,
+whether a gradient overflowed), ``loss.item()`` exactly one (the loss and the step's index
+range checks in the same transfer); on device 1 every kernel runs with device 1 current
+(the emulator raises otherwise). Allocation budget, measured on the device's pool emptied of
+free blocks before step 1 (new blocks per step, steps 1-6; the same on device 0 and 1):
+
+    fit_nonlinear 84, 34, 0, 0, 0, 0       digits 50, 0, 0, 0, 0, 0
+    cnn_digits 81, 7, 0, ...               cnn_digits + autocast + GradScaler 84, 2, 0, ...
+    transformer_addition 178, 39, 0, ...
+
+Step 1 makes the optimiser's state (Adam's moments: the pool's used bytes grow once) and
+the kernels' scratch; step 2 is the first to run with that state alive throughout, so its
+peak of live temporaries is higher and needs a few more blocks. From step 3 on, no step
+allocates a new block, and the bytes in use stay the same (nothing accumulates, the queued
+index checks included).
 """
 
 from __future__ import annotations
@@ -20,14 +28,11 @@ from test_examples import _load as _example
 import xad
 from xad import nn
 
-# explicit reads the library makes on purpose, per step: cross_entropy and embedding check
-# that every index is in range (xad/nn/functional/layers.py, _check_in_range: one reduction
-# and one read each), because CuPy's indexing wraps an out-of-range index around silently;
-# GradScaler.step reads whether a gradient overflowed (one read, as PyTorch's)
-_CHECK = ("item", True)
-KNOWN = {"fit_nonlinear": [], "digits": [_CHECK], "cnn_digits": [_CHECK],
-         "cnn_digits-amp": [_CHECK, _CHECK],
-         "transformer_addition": [_CHECK, _CHECK, _CHECK]}  # token and position ids, targets
+# explicit reads per training step: none, but GradScaler.step's one read of whether a
+# gradient overflowed (as PyTorch's). The index range checks of cross_entropy and embedding
+# stay on the device and come back with the next read (CupyBackend.check_bounds).
+STEP_READS = {"fit_nonlinear": 0, "digits": 0, "cnn_digits": 0, "cnn_digits-amp": 1,
+              "transformer_addition": 0}
 
 
 def _problem(name: str, rng: np.random.Generator):
@@ -75,27 +80,66 @@ def _step(b, model, loss_of, opt, sched, scaler, batches):
 
 
 @pytest.mark.parametrize("device", ["cuda:0", "cuda:1"])
-@pytest.mark.parametrize("name", list(KNOWN))
+@pytest.mark.parametrize("name", list(STEP_READS))
 def test_training_step_sync_and_allocation_budget(name, device):
-    state, pool = cupy_sim.STATE, cupy_sim.POOL
+    state = cupy_sim.STATE
     b, model, loss_of, opt, sched, scaler, loader = _setup(name, device)
+    pool = cupy_sim.POOLS[b.device.id]
+    pool.free_all_blocks()  # each model from a cold pool, whatever ran before
     batches = iter(loader)
     state.reset()
     state.strict = True
     try:
-        mallocs = []
+        mallocs, used = [], []
         for i in range(6):
             before, m0 = len(state.transfers), pool.mallocs
             loss = _step(b, model, loss_of, opt, sched, scaler, batches)
-            assert state.transfers[before:] == KNOWN[name], f"step {i} synchronised"
+            reads = state.transfers[before:]
+            assert len(reads) == STEP_READS[name] and all(e for _, e in reads), \
+                f"step {i} synchronised: {reads}"
             mallocs.append(pool.mallocs - m0)
             n = len(state.transfers)
-            value = loss.item()
-            assert state.transfers[n:] == [("item", True)] and np.isfinite(value)
+            value = loss.item()  # the value and the step's queued index checks, in one read
+            assert len(state.transfers[n:]) == 1 and state.transfers[n][1], state.transfers[n:]
+            assert np.isfinite(value)
+            used.append(pool.used_bytes())
     finally:
         state.strict = False
     assert mallocs[2:] == [0, 0, 0, 0], f"new pool allocations per step: {mallocs}"
+    assert len(set(used[1:])) == 1, f"bytes in use after each step: {used}"
     want = b.device.id
     assert all(p._array._dev == want for p in model.parameters())
     assert all(v._array._dev == want for st in opt.state.values() for v in st.values()
                if isinstance(v, xad.Tensor))
+
+
+@pytest.mark.parametrize("device", ["cuda:0", "cuda:1"])
+def test_out_of_range_index_is_raised_at_the_next_read_not_at_the_call(device):
+    b = xad.resolve_backend("cupy-sim", device)
+    state = cupy_sim.STATE
+    with xad.use_backend(b):
+        emb, x = nn.Embedding(4, 3), xad.randn(2, 3)
+        state.reset()
+        state.strict = True
+        try:
+            out = emb(xad.tensor([[1, 7]]))  # CuPy wraps 7 around to row 3: no read here
+            loss = nn.functional.cross_entropy(x, xad.tensor([0, -2]))
+            assert state.transfers == []
+            with pytest.raises(IndexError) as e:
+                loss.item()
+        finally:
+            state.strict = False
+        assert len(state.transfers) == 1
+        assert str(e.value) == ("embedding: index 7 is out of bounds for num_embeddings = 4; "
+                                "valid values are 0 to 3")
+        assert "backend.synchronize()" in e.value.__notes__[0]
+        assert out.shape == (1, 2, 3) and loss.item() == loss.item()  # reported once
+        nn.functional.cross_entropy(x, xad.tensor([3, 0]))
+        with pytest.raises(IndexError, match="nll_loss: target 3 is out of bounds for the "
+                                             "number of classes = 3 .ignore_index is -100."):
+            b.synchronize()
+        for value in (7, True, 2.5, -3):  # a value read with a queued (passing) check
+            nn.functional.cross_entropy(x, xad.tensor([0, 2]))
+            assert xad.tensor([value]).item() == value
+        emb(xad.tensor([3]))
+        b.synchronize()

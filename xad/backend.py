@@ -15,7 +15,7 @@ import importlib
 import importlib.util
 import math
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Hashable, Iterator
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
@@ -135,6 +135,16 @@ class Backend:
     def synchronize(self) -> None:
         """Wait for queued device work (for honest timings); a no-op on the CPU."""
 
+    def check_bounds(self, site: Hashable, worst: Any,
+                     error: Callable[[Hashable, Any], Exception | None]) -> None:
+        """Raise ``error(site, w)`` (unless ``None``) for ``w`` the host copy of the 1-d int64
+        array ``worst``, whose larger entries are worse (an index check passes ``[-min,
+        max]``): here, at once, with one explicit read. CuPy keeps the running maximum per
+        ``site`` on the device instead and reports at its next host read (docs/GPU.md)."""
+        exc = error(site, self.to_numpy(worst))
+        if exc is not None:
+            raise exc
+
     # ----- what the standard lacks -------------------------------------------------------
     def index_add(self, x: Any, key: Any, values: Any) -> Any:
         """Return ``x`` with ``values`` added at ``x[key]``; repeated indices accumulate.
@@ -166,7 +176,8 @@ class Backend:
         """Return ``x`` with ``x[key] = values``: written in place where arrays are mutable,
         through JAX-style ``x.at[key].set(values)`` where they are not."""
         if self.mutable:
-            x[key] = values
+            with self.on_device():
+                x[key] = values
             return x
         return x.at[key].set(values)
 

@@ -248,7 +248,8 @@ def randint(low: int, high: Any = None, size: Sequence[int] | None = None, *,
     b = backend or get_backend()
     with drawing(generator, b):
         u = b.rand(tuple(size), b.dtype(_dt.float64))
-    data = b.xp.astype(b.xp.floor(u * (high - low)) + low, _native(b, dtype or _dt.int64))
+    with b.on_device():
+        data = b.xp.astype(b.xp.floor(u * (high - low)) + low, _native(b, dtype or _dt.int64))
     return Tensor._make(data, b)
 
 
@@ -289,12 +290,13 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
                          f"from {n} categories; pass replacement=True")
     with drawing(generator, b):
         u = b.rand((rows.shape[0], num_samples if replacement else n), rows.dtype)
-    if replacement:  # invert the cumulative distribution
-        cdf = xp.cumulative_sum(rows, axis=-1)
-        hit = xp.expand_dims(u, axis=-1) * cdf[:, -1:, None] >= cdf[:, None, :]
-        idx = xp.minimum(xp.sum(xp.astype(hit, b.dtype(_dt.int64)), axis=-1), n - 1)
-    else:  # the smallest -log(u)/w first: a weighted draw without replacement
-        keys = xp.where(rows > 0, -xp.log(1 - u) / xp.where(rows > 0, rows, 1), xp.inf)
-        idx = xp.argsort(keys, axis=-1)[:, :num_samples]
+    with b.on_device():  # the array operators below run on the current device
+        if replacement:  # invert the cumulative distribution
+            cdf = xp.cumulative_sum(rows, axis=-1)
+            hit = xp.expand_dims(u, axis=-1) * cdf[:, -1:, None] >= cdf[:, None, :]
+            idx = xp.minimum(xp.sum(xp.astype(hit, b.dtype(_dt.int64)), axis=-1), n - 1)
+        else:  # the smallest -log(u)/w first: a weighted draw without replacement
+            keys = xp.where(rows > 0, -xp.log(1 - u) / xp.where(rows > 0, rows, 1), xp.inf)
+            idx = xp.argsort(keys, axis=-1)[:, :num_samples]
     idx = xp.astype(idx, b.dtype(_dt.int64))
     return Tensor._make(idx if input.ndim == 2 else xp.reshape(idx, (num_samples,)), b)

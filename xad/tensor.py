@@ -711,7 +711,9 @@ class Tensor:
         be = self._backend
         with drawing(generator, be):
             u = be.rand(self.shape, self._array.dtype)
-        _ops.setitem_(self, (...,), Tensor._make(u * (b - a) + a, be))
+        with be.on_device():
+            u = u * (b - a) + a
+        _ops.setitem_(self, (...,), Tensor._make(u, be))
         return self
 
     def normal_(self, mean: float = 0.0, std: float = 1.0, *,
@@ -726,7 +728,9 @@ class Tensor:
         be = self._backend
         with drawing(generator, be):
             z = be.randn(self.shape, self._array.dtype)
-        _ops.setitem_(self, (...,), Tensor._make(z * std + mean, be))
+        with be.on_device():
+            z = z * std + mean
+        _ops.setitem_(self, (...,), Tensor._make(z, be))
         return self
 
     def copy_(self, src: Tensor) -> Tensor:

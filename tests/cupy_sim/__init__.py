@@ -11,18 +11,19 @@ from typing import Any
 import xad.backend as B
 
 from . import core
-from .core import POOL, STATE, explicit
+from .core import POOLS, STATE, explicit
 from .modules import compat, cupy, cupyx
 
 B._ensure_xad_backends()
 from xad_backends.cupy_backend import CupyBackend, _probe  # noqa: E402
 
-__all__ = ["POOL", "STATE", "SimCupyBackend", "compat", "core", "cupy", "cupyx", "register"]
+__all__ = ["POOLS", "STATE", "SimCupyBackend", "compat", "core", "cupy", "cupyx", "register"]
 
 
 class SimCupyBackend(CupyBackend):
-    """The CuPy backend over the emulator. Its ``to_numpy`` and ``item`` (xad's documented
-    host reads) are the only places a device-to-host transfer counts as explicit."""
+    """The CuPy backend over the emulator. Its ``to_numpy``, ``item`` and ``synchronize``
+    (xad's documented host reads) are the only places a device-to-host transfer counts as
+    explicit."""
 
     name = "cupy-sim"
 
@@ -45,6 +46,10 @@ class SimCupyBackend(CupyBackend):
     def item(self, x: Any) -> Any:
         with explicit():
             return super().item(x)
+
+    def synchronize(self) -> None:  # reads the queued index checks
+        with explicit():
+            super().synchronize()
 
 
 def register() -> None:

@@ -3,7 +3,8 @@
 An :class:`ndarray` holds a NumPy array and the id of the device it lives on. Every call
 through the emulated modules (and every array operator) checks that its array arguments
 live on the *current* device, as a CuPy kernel launch does, and tags its results with that
-device. NumPy scalars that come back (reductions) become 0-d device arrays.
+device. NumPy scalars that come back (reductions) become 0-d device arrays. An out-of-range
+integer-array index wraps around (:func:`wrap_indices`), as in CuPy, where NumPy raises.
 
 Host transfers: ``.get()``, ``cupy.asnumpy``, ``.item()``, ``float()``, ``int()``,
 ``bool()``, ``complex()``, ``tolist()`` and printing all count in :data:`STATE`. A transfer
@@ -84,8 +85,9 @@ def record(ns: str, name: str, args: tuple, kwargs: dict) -> None:
 
 # ----- memory pool ------------------------------------------------------------------------
 class MemoryPool:
-    """CuPy's pool, counted: blocks of 512-byte-rounded sizes are reused after they are
-    freed; ``mallocs`` counts the allocations that found no free block of their size."""
+    """CuPy's pool of one device, counted: blocks of 512-byte-rounded sizes are reused after
+    they are freed; ``mallocs`` counts the allocations that found no free block of their
+    size."""
 
     def __init__(self) -> None:
         self._free: dict[int, int] = {}
@@ -129,7 +131,7 @@ class MemoryPool:
         self._free.clear()
 
 
-POOL = MemoryPool()
+POOLS = tuple(MemoryPool() for _ in range(N_DEVICES))  # one per device, as in CuPy
 
 
 # ----- wrapping -------------------------------------------------------------------------
@@ -155,7 +157,7 @@ def unwrap(x: Any, dev: int) -> Any:
 def wrap(r: Any, dev: int) -> Any:
     t = type(r)
     if t is np.ndarray:
-        POOL._alloc(_root(r))
+        POOLS[dev]._alloc(_root(r))
         return ndarray(r, dev)
     if isinstance(r, np.generic):
         return wrap(np.asarray(r), dev)
@@ -232,6 +234,27 @@ def _has_mask(key: Any) -> bool:
     return any(type(k) is ndarray and k._a.dtype == np.bool_ and k.ndim > 0 for k in keys)
 
 
+def wrap_indices(key: Any, shape: tuple[int, ...]) -> Any:
+    """``key`` with its integer arrays taken modulo their axis' size: CuPy wraps an
+    out-of-range integer-array index around where NumPy raises (an ``int`` still raises)."""
+    keys = key if type(key) is tuple else (key,)
+
+    def width(k: Any) -> int:
+        if k is None:
+            return 0
+        return k.ndim if isinstance(k, np.ndarray) and k.dtype == np.bool_ else 1
+
+    axis, out = 0, []
+    for k in keys:
+        if k is Ellipsis:
+            axis += len(shape) - sum(width(j) for j in keys if j is not Ellipsis)
+        elif isinstance(k, np.ndarray) and k.dtype.kind in "iu" and shape[axis] > 0:
+            k = k % shape[axis]
+        axis += 0 if k is Ellipsis else width(k)
+        out.append(k)
+    return tuple(out) if type(key) is tuple else out[0]
+
+
 class _Flags:
     def __init__(self, a: np.ndarray) -> None:
         self.c_contiguous = a.flags.c_contiguous
@@ -296,10 +319,15 @@ class ndarray:  # noqa: N801 - CuPy's name
     def __getitem__(self, key: Any) -> Any:
         if _has_mask(key):
             transfer("boolean-mask indexing: data-dependent output size", inherent=True)
-        return self._k("__getitem__", operator.getitem, key)
+        return self._k("__getitem__", lambda a, k: a[wrap_indices(k, a.shape)], key)
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        self._k("__setitem__", operator.setitem, key, value)
+        self._k("__setitem__", lambda a, k, v: operator.setitem(a, wrap_indices(k, a.shape),
+                                                                v), key, value)
+
+    def take(self, indices: Any, axis: Any = None, out: Any = None) -> Any:
+        return self._k("take", lambda a, i, axis=None: np.take(a, i, axis=axis, mode="wrap"),
+                       indices, axis=axis)
 
     def __iter__(self):
         return (self[i] for i in range(len(self)))
@@ -393,5 +421,5 @@ _NDARRAY_METHODS = frozenset((
     "all", "any", "argmax", "argmin", "argsort", "astype", "clip", "conj", "copy", "cumprod",
     "cumsum", "diagonal", "dot", "fill", "flatten", "max", "mean", "min", "prod",
     "ravel", "repeat", "reshape", "round", "sort", "squeeze", "std", "sum", "swapaxes",
-    "take", "transpose", "var", "view",
+    "transpose", "var", "view",
 ))

@@ -50,7 +50,8 @@ class BitGenerator:
                           else np.random.SeedSequence(seed))
         self._np = np.random.Philox(self._seed_seq)
         self._device = core.current_device()
-        core.POOL._alloc(np.zeros(1 << 20, np.int8))  # the curand states it allocates
+        # the curand states it allocates
+        core.POOLS[self._device]._alloc(np.zeros(1 << 20, np.int8))
 
 
 class Philox4x3210(BitGenerator):
@@ -140,8 +141,9 @@ def _scatter_add(a: ndarray, slices: Any, value: Any) -> None:
     if a.dtype not in _ATOMIC_ADD:
         raise TypeError("scatter_add only supports int32, float16, float32, float64, "
                         "uint32, uint64, as data type")
-    core.call("cupyx", "scatter_add", lambda x, i, v: np.add.at(x, i, v), (a, slices, value),
-              {})
+    core.call("cupyx", "scatter_add",
+              lambda x, i, v: np.add.at(x, core.wrap_indices(i, x.shape), v),
+              (a, slices, value), {})
 
 
 def _erf(x: Any) -> Any:
@@ -150,9 +152,17 @@ def _erf(x: Any) -> Any:
     return core.call("cupyx.scipy.special", "erf", erf, (x,), {})
 
 
+def _take(ns: str) -> Any:
+    """``take`` wraps an out-of-range index around, as CuPy's kernel does (NumPy raises)."""
+    def take(x: Any, indices: Any, /, axis: Any = None, **kwargs: Any) -> Any:
+        return core.call(ns, "take", lambda a, i, axis=None, **k: np.take(
+            a, i, axis=axis, mode="wrap", **k), (x, indices), dict(kwargs, axis=axis))
+    return take
+
+
 cupy = _Namespace("cupy", np, ndarray=ndarray, cuda=cuda, random=random, asnumpy=asnumpy,
-                  array=_array, asarray=_asarray,
-                  get_default_memory_pool=lambda: core.POOL)
+                  array=_array, asarray=_asarray, take=_take("cupy"),
+                  get_default_memory_pool=lambda: core.POOLS[core.current_device()])
 cupy.__name__ = "cupy"
 
 cupyx = _Namespace("cupyx", types.SimpleNamespace(), scatter_add=_scatter_add,
@@ -198,5 +208,6 @@ _CREATION = ("arange", "empty", "empty_like", "eye", "full", "full_like", "linsp
              "ones", "ones_like", "zeros", "zeros_like")
 
 compat = _Namespace("compat", cnp, asarray=_with_device("asarray"), astype=_astype,
+                    take=_take("compat"),
                     **{n: _ignoring_device(n) for n in _CREATION})
 compat.__name__ = "array_api_compat.cupy"

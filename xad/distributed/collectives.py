@@ -48,7 +48,8 @@ def all_reduce(t: Tensor, op: str = "sum") -> Tensor:
     c = comm()
     a = c.allreduce(t._array, t._backend, "sum" if op == "mean" else op)
     if op == "mean":
-        a = a / c.size
+        with t._backend.on_device():
+            a = a / c.size
     return _write_back(t, a)
 
 

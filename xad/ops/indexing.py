@@ -207,7 +207,8 @@ def _get(b: Any, x: Any, key: tuple) -> Any:
             raise IndexError
         return x[key]
     except IndexError:
-        pos = _positions(b, tuple(x.shape), key)
+        with b.on_device():  # array operators run on the current device
+            pos = _positions(b, tuple(x.shape), key)
     xp = b.xp
     return xp.reshape(xp.take(xp.reshape(x, (-1,)), xp.reshape(pos, (-1,))), pos.shape)
 
@@ -219,7 +220,8 @@ def _index_add(b: Any, z: Any, key: tuple, g: Any) -> Any:
             raise IndexError
         return b.index_add(z, key, g)
     except IndexError:
-        pos = _positions(b, tuple(z.shape), key)
+        with b.on_device():  # array operators run on the current device
+            pos = _positions(b, tuple(z.shape), key)
     xp = b.xp
     vals = xp.reshape(xp.broadcast_to(g, pos.shape), (-1,))
     flat = b.scatter_add_flat(xp.reshape(z, (-1,)), xp.reshape(pos, (-1,)), vals)
@@ -259,7 +261,8 @@ def _set_raw(b: Any, x: Any, key: tuple, v: Any) -> Any:
             raise IndexError
         return b.set_at(x, key[0] if len(key) == 1 else key, v)
     except IndexError:
-        pos = _positions(b, tuple(x.shape), key)
+        with b.on_device():  # array operators run on the current device
+            pos = _positions(b, tuple(x.shape), key)
     xp = b.xp
     p = xp.reshape(pos, (-1,))
     vals = xp.broadcast_to(xp.asarray(v, dtype=x.dtype, device=b.device), pos.shape)

@@ -132,7 +132,8 @@ def _store(b: Any, xa: Any, va: Any, key: tuple, fresh: bool) -> Any:
 def _raw_call(kernel: Any, b: Any, x: Tensor, o: Any, label: str, **params: Any) -> Any:
     """``kernel(b, x's array, o's array or number, **params)``, told to xad.compile's
     recorder (an unrecorded change of ``x``: it may write into ``x``'s array)."""
-    out = kernel(b, x._array, o._array if isinstance(o, Tensor) else o, **params)
+    with b.on_device():
+        out = kernel(b, x._array, o._array if isinstance(o, Tensor) else o, **params)
     if context.recorder is not None:
         context.recorder.call(kernel, b, (x, o), out, label, params, target=x)
     return out

@@ -166,7 +166,8 @@ def _band(x: Tensor, k: int, lower: bool) -> Tensor:
     xp = b.xp
     r = xp.arange(x.shape[-2], device=b.device)[:, None]
     c = xp.arange(x.shape[-1], device=b.device)[None, :]
-    keep = Tensor._make((c - r <= k) if lower else (c - r >= k), b)
+    with b.on_device():
+        keep = Tensor._make((c - r <= k) if lower else (c - r >= k), b)
     return where(keep, x, 0)
 
 

@@ -123,7 +123,7 @@ def unique_all(x: Tensor, /) -> UniqueAll:
     r = xp.unique_inverse(x._array)
     counts = xp.unique_counts(x._array).counts
     order = xp.argsort(xp.reshape(r.inverse_indices, (-1,)), stable=True)
-    starts = xp.cumulative_sum(counts) - counts
+    starts = xp.subtract(xp.cumulative_sum(counts), counts)
     first = xp.take(order, xp.astype(starts, order.dtype))
     return UniqueAll(*(_wrap(a, x) for a in (r.values, first, r.inverse_indices, counts)))
 

@@ -28,7 +28,7 @@ def _has_nonfinite(backend: Any, data: Any) -> bool:
     if not xp.isdtype(data.dtype, ("real floating", "complex floating")):
         return False
     # one explicit host read of a single boolean: anomaly mode is a debugging aid
-    return bool(backend.item(xp.any(~xp.isfinite(data))))
+    return bool(backend.item(xp.any(xp.logical_not(xp.isfinite(data)))))
 
 
 def check_forward(node_name: str, backend: Any, data: Any, node: Any) -> None:

@@ -113,7 +113,7 @@ def _with_array(x: Tensor, data: Any) -> Tensor:
 
 
 def _shifted(f, ins, i, delta) -> list[Tensor]:
-    with _ag.no_grad():
+    with _ag.no_grad(), ins[i]._backend.on_device():
         args = list(ins)
         args[i] = _with_array(ins[i], ins[i]._array + delta._array)
         return _outputs(f, args)
@@ -124,8 +124,9 @@ def _numeric_dir(f, ins, diff, vs, us, eps) -> float:
         plus = list(ins)
         minus = list(ins)
         for i, u in zip(diff, us):
-            plus[i] = _with_array(ins[i], ins[i]._array + eps * u._array)
-            minus[i] = _with_array(ins[i], ins[i]._array - eps * u._array)
+            with ins[i]._backend.on_device():
+                plus[i] = _with_array(ins[i], ins[i]._array + eps * u._array)
+                minus[i] = _with_array(ins[i], ins[i]._array - eps * u._array)
         fp, fm = _dot(_outputs(f, plus), vs), _dot(_outputs(f, minus), vs)
     return float(_host(fp - fm).sum()) / (2 * eps)
 

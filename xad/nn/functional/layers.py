@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 from ... import autograd as _ag
 from ... import dtypes as _dt
@@ -32,17 +33,24 @@ def _axis(axis: int | None, dim: int | None, default: int = -1) -> int:
 def _check_in_range(t: Tensor, n: int, where: str, what: str, bound: str,
                     ignore: int | None = None) -> None:
     """Raise IndexError unless every value of ``t`` (other than ``ignore``) is in
-    ``[0, n)``: one reduction on the device and one explicit host read."""
-    bad = (t < 0) | (t >= n)
-    if ignore is not None:
-        bad = bad & (t != ignore)
-    if 0 in t.shape or not bad.any().item():
+    ``[0, n)``. Two reductions on the device; :meth:`Backend.check_bounds` reads them at
+    once on the CPU and at the next host read on CuPy (no sync inside a training step)."""
+    if 0 in t.shape:
         return
-    vals = _ops.where(bad, t, 0)
-    v = vals.max().item() if vals.max().item() >= n else vals.min().item()
-    raise IndexError(f"{where}: {what} {v} is out of bounds for {bound} = {n}"
-                     + (f" (ignore_index is {ignore})" if ignore is not None else "")
-                     + f"; valid values are 0 to {n - 1}")
+    vals = t if ignore is None else _ops.where(t == ignore, 0, t)
+    worst = _ops.stack([-vals.min(), vals.max()]).astype(_dt.int64)
+    t.backend.check_bounds((where, what, bound, n, ignore), worst.array, _range_error)
+
+
+def _range_error(site: tuple, worst: Any) -> IndexError | None:
+    """The error of :func:`_check_in_range` for the host values ``[-min, max]``, if any."""
+    where, what, bound, n, ignore = site
+    lo, hi = -int(worst[0]), int(worst[1])
+    if 0 <= lo and hi < n:
+        return None
+    return IndexError(f"{where}: {what} {hi if hi >= n else lo} is out of bounds for {bound} "
+                      f"= {n}" + (f" (ignore_index is {ignore})" if ignore is not None else "")
+                      + f"; valid values are 0 to {n - 1}")
 
 
 def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
