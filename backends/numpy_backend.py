@@ -6,6 +6,7 @@ from typing import Any
 
 import array_api_compat.numpy as cnp
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 from xad.backend import Backend
 
@@ -75,7 +76,11 @@ class _Namespace:
                 and max(condition.size, x1.size) >= 4096):
             return cnp.where(condition, x1, x2)
         u = _BITS[x1.dtype]
-        out = np.empty(np.broadcast_shapes(condition.shape, x1.shape), x1.dtype)
+        shape = np.broadcast_shapes(condition.shape, x1.shape)
+        like = x1 if x1.shape == shape else condition if condition.shape == shape else None
+        # the operand's memory order (a convolution's batch-last layout), not C order: a
+        # mix of orders makes every later elementwise step a slow strided loop
+        out = np.empty(shape, x1.dtype) if like is None else np.empty_like(like, x1.dtype)
         bits = out.view(u)  # one allocation: fresh temporaries cost page faults at this size
         np.subtract(0, condition, out=bits, dtype=u)  # all ones where the condition holds
         other = None if not (x2.ndim or x2.view(u)) else ~bits & x2.view(u)  # None: +0.0
@@ -137,6 +142,30 @@ class NumpyBackend(Backend):
 
     def einsum(self, subscripts: str, *operands: Any) -> Any:
         return np.einsum(subscripts, *operands, optimize=len(operands) > 2)
+
+    def im2col(self, x: Any, kernel: tuple[int, int], stride: tuple[int, int],
+               dilation: tuple[int, int], pads: tuple[int, int, int, int],
+               value: float) -> Any:
+        """The windows as one strided view of the batch-last (padded) image and one copy:
+        the reference path's two padding ``concat`` calls and ``stack`` of ``kh*kw`` slices
+        cost 2-3 copies more (and ``stack`` may keep a strided order, making the GEMM's
+        ``reshape`` copy again)."""
+        n, c, h, w = x.shape
+        top, bottom, left, right = pads
+        xt = np.transpose(x, (1, 2, 3, 0))
+        if any(pads):
+            padded = np.full((c, h + top + bottom, w + left + right, n), value, x.dtype)
+            padded[:, top:top + h, left:left + w] = xt
+            xt = padded
+        elif xt.strides[3] != x.itemsize:  # not batch-last yet (a network's input)
+            xt = np.ascontiguousarray(xt)
+        (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
+        ho = (xt.shape[1] - dh * (kh - 1) - 1) // sh + 1
+        wo = (xt.shape[2] - dw * (kw - 1) - 1) // sw + 1
+        sc, sy, sx, sn = xt.strides
+        view = as_strided(xt, (c, kh, kw, ho, wo, n), (sc, sy * dh, sx * dw, sy * sh, sx * sw, sn),
+                          writeable=False)
+        return view.copy()
 
     def erf(self, x: Any) -> Any:
         if _scipy_erf is not None:
