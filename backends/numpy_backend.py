@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ctypes
+import platform
 from typing import Any
 
 import array_api_compat.numpy as cnp
@@ -91,10 +93,29 @@ class _Namespace:
 
 
 _BITS = {np.dtype(np.float32): np.uint32, np.dtype(np.float16): np.uint16}
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+
+
+def _keep_freed_heap() -> None:
+    """Ask glibc's malloc to keep freed memory for reuse instead of handing it back to the
+    kernel at every step (arrays up to 32 MiB from the heap; the heap's free top trimmed
+    only past 256 MiB). A training step frees most of its arrays at its end; with glibc's
+    adaptive defaults the next step faults the same pages in again: 3500 page faults a step
+    (8 of 17 ms) in the digits CNN, none with this. No-op where the C library is not glibc.
+    """
+    if platform.libc_ver()[0] != "glibc":
+        return
+    try:
+        mallopt = ctypes.CDLL("libc.so.6").mallopt
+    except (OSError, AttributeError):  # pragma: no cover - an unusual glibc install
+        return
+    mallopt(_M_MMAP_THRESHOLD, 32 << 20)
+    mallopt(_M_TRIM_THRESHOLD, 256 << 20)
 
 
 class NumpyBackend(Backend):
-    """NumPy arrays on the CPU.
+    """NumPy arrays on the CPU. Making one tunes glibc's ``malloc`` to keep freed memory for
+    reuse (see ``_keep_freed_heap``): a process-wide setting, as an allocator choice is.
 
     Example:
         >>> import xad
@@ -112,6 +133,7 @@ class NumpyBackend(Backend):
             raise ValueError(f"numpy backend: device must be 'cpu', got {device!r}")
         super().__init__(_Namespace(), "cpu")
         self._rng = np.random.default_rng(0)
+        _keep_freed_heap()
 
     def asarray(self, obj: Any, dtype: Any = None) -> Any:
         return np.asarray(obj, dtype=dtype)
