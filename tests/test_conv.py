@@ -106,3 +106,60 @@ def test_conv_errors_name_the_shapes(xb):
         F.conv2d(x, xad.ones((2, 3, 3, 3)), padding="same", stride=2)
     with pytest.raises(ValueError, match="reflect padding of 4 must be smaller"):
         F.pad(x, (4, 0), mode="reflect")
+
+
+# kernel, stride, dilation, pads, value; input layout: "nchw", "batch_last" (a
+# convolution's output) or "other" (a strided view)
+WINDOWS = [
+    ("pad", (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 0.0, "nchw"),
+    ("tiles", (2, 2), (2, 2), (1, 1), (0, 0, 0, 0), 0.0, "batch_last"),
+    ("strided_dilated", (2, 3), (2, 1), (1, 2), (1, 0, 2, 1), -float("inf"), "batch_last"),
+    ("stride_over_kernel", (2, 2), (3, 3), (1, 1), (0, 1, 0, 0), 0.0, "other"),
+    ("no_pad_nchw", (3, 2), (1, 1), (1, 1), (0, 0, 0, 0), 0.0, "nchw"),
+    ("one_by_one", (1, 1), (1, 1), (1, 1), (0, 0, 0, 0), 0.0, "batch_last"),
+]
+
+
+def _layout(a, layout):
+    import numpy as np
+    if layout == "batch_last":
+        return np.ascontiguousarray(np.transpose(a, (1, 2, 3, 0))).transpose(3, 0, 1, 2)
+    if layout == "other":
+        return np.ascontiguousarray(np.transpose(a, (2, 3, 0, 1))).transpose(2, 3, 0, 1)
+    return a
+
+
+@pytest.mark.parametrize("case", WINDOWS, ids=[c[0] for c in WINDOWS])
+def test_im2col_col2im_fast_path_matches_reference(xb, monkeypatch, case):
+    """A backend's native ``im2col``/``col2im`` (a strided view + one copy in NumPy and
+    torch) gives the reference path's numbers, both ways, for every input layout, in a new
+    array (never a view of the input); where the backend has one, the test checks it ran."""
+    import numpy as np
+
+    from xad.ops.convolution import col2im, im2col
+    _, kernel, stride, dilation, pads, value, layout = case
+    rng = np.random.default_rng(0)
+    x_np = _layout(rng.standard_normal((3, 2, 7, 6)), layout)
+    shape = x_np.shape
+
+    def run():
+        x = xad.tensor(x_np)
+        cols = im2col(x, kernel, stride, dilation, pads, value)
+        g = xad.tensor(rng.standard_normal(cols.shape))
+        return cols.numpy(), col2im(g, shape, kernel, stride, dilation, pads).numpy()
+
+    raw = xad.tensor(x_np)._array
+    own = xb.im2col(raw, kernel, stride, dilation, pads, value)
+    if own is not None:
+        before = xb.to_numpy(raw)
+        xb.set_at(own, ..., 7.0)
+        np.testing.assert_array_equal(xb.to_numpy(raw), before)
+    rng = np.random.default_rng(1)
+    fast = run()
+    monkeypatch.setattr(xb, "im2col", lambda *a: None)
+    monkeypatch.setattr(xb, "col2im", lambda *a: None)
+    rng = np.random.default_rng(1)
+    ref = run()
+    np.testing.assert_array_equal(fast[0], ref[0])
+    np.testing.assert_allclose(fast[1], ref[1], rtol=1e-12, atol=1e-12)
+    assert (own is not None) == (xb.name in ("numpy", "torch"))

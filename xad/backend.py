@@ -189,6 +189,22 @@ class Backend:
         """The error function, elementwise (the standard has none)."""
         return erf_generic(self.xp, x)
 
+    # ----- optional fast paths: None means "run xad's standard-only reference" ------------
+    def im2col(self, x: Any, kernel: tuple[int, int], stride: tuple[int, int],
+               dilation: tuple[int, int], pads: tuple[int, int, int, int],
+               value: float) -> Any | None:
+        """The sliding windows of an ``(N, C, H, W)`` array as a new ``(C, kh, kw, Ho, Wo,
+        N)`` array (``xad.ops.convolution.im2col``'s forward; ``pads`` is ``(top, bottom,
+        left, right)`` filled with ``value``), or ``None`` to use the reference path."""
+        return None
+
+    def col2im(self, cols: Any, shape: tuple[int, int, int, int], kernel: tuple[int, int],
+               stride: tuple[int, int], dilation: tuple[int, int],
+               pads: tuple[int, int, int, int]) -> Any | None:
+        """``(C, kh, kw, Ho, Wo, N)`` windows added back into an ``(N, C, H, W)`` image of
+        ``shape`` (the adjoint of :meth:`im2col`), or ``None`` to use the reference path."""
+        return None
+
     # ----- random numbers ----------------------------------------------------------------
     def manual_seed(self, seed: int) -> None:
         """Reseed this backend's generator."""

@@ -75,14 +75,14 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: In
     s, d = _pair(stride, "stride", "conv2d"), _pair(dilation, "dilation", "conv2d")
     pads = _padding(padding, (kh, kw), d, s, "conv2d")
     cols = im2col(input, (kh, kw), s, d, pads)
-    n, ho, wo = input.shape[0], cols.shape[4], cols.shape[5]
+    ho, wo, n = cols.shape[3:]
     g = (groups,) if groups > 1 else ()  # one plain GEMM without groups: BLAS's best case
-    cols = _ops.reshape(cols, (*g, cg * kh * kw, n * ho * wo))
+    cols = _ops.reshape(cols, (*g, cg * kh * kw, ho * wo * n))
     out = _ops.matmul(_ops.reshape(weight, (*g, o // groups, cg * kh * kw)), cols)
-    out = _ops.reshape(out, (o, n, ho, wo))
+    out = _ops.reshape(out, (o, ho, wo, n))
     if bias is not None:
         out = out + _ops.reshape(bias, (o, 1, 1, 1))
-    return _ops.permute_dims(out, (1, 0, 2, 3))
+    return _ops.permute_dims(out, (3, 0, 1, 2))  # a view: the next im2col reads it as is
 
 
 def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: IntPair = 1,
@@ -134,9 +134,9 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
         raise ValueError(f"{where}: the output would be {size[0]}x{size[1]} for input {input.shape}"
                          f", weight {weight.shape}, padding {p}; use less padding")
     g = (groups,) if groups > 1 else ()
-    x = _ops.reshape(_ops.permute_dims(input, (1, 0, 2, 3)), (*g, cin // groups, n * h * w))
+    x = _ops.reshape(_ops.permute_dims(input, (1, 2, 3, 0)), (*g, cin // groups, h * w * n))
     wt = _ops.matrix_transpose(_ops.reshape(weight, (*g, cin // groups, og * kh * kw)))
-    cols = _ops.reshape(_ops.matmul(wt, x), (og * groups, kh, kw, n, h, w))
+    cols = _ops.reshape(_ops.matmul(wt, x), (og * groups, kh, kw, h, w, n))
     extra = [max(o - a, 0) for o, a in zip(op, p)]  # output rows past the bottom padding
     pads = (p[0], p[0] - op[0] + extra[0], p[1], p[1] - op[1] + extra[1])
     shape = (n, og * groups, size[0] - extra[0], size[1] - extra[1])
@@ -164,5 +164,5 @@ def unfold(input: Tensor, kernel_size: IntPair, dilation: IntPair = 1, padding: 
     cols = im2col(input, k, _pair(stride, "stride", "unfold"),
                   _pair(dilation, "dilation", "unfold"), (ph, ph, pw, pw))
     c, n = input.shape[1], input.shape[0]
-    cols = _ops.permute_dims(cols, (3, 0, 1, 2, 4, 5))
+    cols = _ops.permute_dims(cols, (5, 0, 1, 2, 3, 4))
     return _ops.reshape(cols, (n, c * k[0] * k[1], cols.shape[4] * cols.shape[5]))

@@ -27,7 +27,7 @@ def _out(n: int, k: int, s: int, p: int, d: int, ceil: bool) -> int:
 
 def _windows(x: Tensor, kernel_size: IntPair, stride: IntPair | None, padding: IntPair,
              dilation: IntPair, ceil: bool, value: float, where: str) -> Tensor:
-    """The ``(C, kh, kw, N, Ho, Wo)`` windows, checked as PyTorch checks them."""
+    """The ``(C, kh, kw, Ho, Wo, N)`` windows, checked as PyTorch checks them."""
     if x.ndim not in (3, 4):
         raise ValueError(f"{where}: expected (N, C, H, W) or (C, H, W) input, got {x.shape}")
     k = _pair(kernel_size, "kernel_size", where)
@@ -45,21 +45,21 @@ def _windows(x: Tensor, kernel_size: IntPair, stride: IntPair | None, padding: I
              for o, st, di, ke, n, pa in zip((ho, wo), s, d, k, (h, w), p)]
     x4 = x if x.ndim == 4 else _ops.expand_dims(x, 0)
     cols = im2col(x4, k, s, d, (p[0], p[0] + extra[0], p[1], p[1] + extra[1]), value)
-    if cols.shape[4:] != (ho, wo):
-        cols = cols[:, :, :, :, :ho, :wo]
+    if cols.shape[3:5] != (ho, wo):
+        cols = cols[:, :, :, :ho, :wo, :]
     return cols
 
 
 def _taps(cols: Tensor) -> Tensor:
-    """Windows as ``(C, kh*kw, N*Ho*Wo)``: a reduction over axis 1 is then elementwise work
+    """Windows as ``(C, kh*kw, Ho*Wo*N)``: a reduction over axis 1 is then elementwise work
     over contiguous rows (NumPy reduces over several small inner axes ~100x slower)."""
     c, kh, kw = cols.shape[:3]
     return _ops.reshape(cols, (c, kh * kw, -1))
 
 
 def _image(y: Tensor, cols: Tensor, x: Tensor) -> Tensor:
-    """A ``(C, N*Ho*Wo)`` result back to ``x``'s layout."""
-    y = _ops.permute_dims(_ops.reshape(y, (cols.shape[0], *cols.shape[3:])), (1, 0, 2, 3))
+    """A ``(C, Ho*Wo*N)`` result back to ``x``'s layout (a view)."""
+    y = _ops.permute_dims(_ops.reshape(y, (cols.shape[0], *cols.shape[3:])), (3, 0, 1, 2))
     return y if x.ndim == 4 else _ops.squeeze(y, axis=0)
 
 
@@ -111,10 +111,10 @@ def avg_pool2d(input: Tensor, kernel_size: IntPair, stride: IntPair | None = Non
     s = k if stride is None or stride == () else _pair(stride, "stride", "avg_pool2d")
     p = _pair(padding, "padding", "avg_pool2d")
     dh, dw = (_divisor(n, ke, st, pa, o, count_include_pad)
-              for n, ke, st, pa, o in zip(input.shape[-2:], k, s, p, cols.shape[4:]))
+              for n, ke, st, pa, o in zip(input.shape[-2:], k, s, p, cols.shape[3:5]))
     if all(v == k[0] for v in dh) and all(v == k[1] for v in dw):
         return _image(total / (k[0] * k[1]), cols, input)
-    div = tensor([[float(a * b) for b in dw] for a in dh], dtype=input.dtype,
+    div = tensor([[[float(a * b)] for b in dw] for a in dh], dtype=input.dtype,
                  backend=input._backend)
     return _image(total / div, cols, input)
 
