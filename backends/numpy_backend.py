@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import os
 import platform
 from typing import Any
 
@@ -101,9 +102,10 @@ def _keep_freed_heap() -> None:
     kernel at every step (arrays up to 32 MiB from the heap; the heap's free top trimmed
     only past 256 MiB). A training step frees most of its arrays at its end; with glibc's
     adaptive defaults the next step faults the same pages in again: 3500 page faults a step
-    (8 of 17 ms) in the digits CNN, none with this. No-op where the C library is not glibc.
+    (8 of 17 ms) in the digits CNN, none with this. No-op where the C library is not glibc,
+    or when the environment sets ``XAD_KEEP_MALLOC=1`` (leave the process's allocator alone).
     """
-    if platform.libc_ver()[0] != "glibc":
+    if platform.libc_ver()[0] != "glibc" or os.environ.get("XAD_KEEP_MALLOC") == "1":
         return
     try:
         mallopt = ctypes.CDLL("libc.so.6").mallopt
