@@ -198,5 +198,7 @@ _CREATION = ("arange", "empty", "empty_like", "eye", "full", "full_like", "linsp
              "ones", "ones_like", "zeros", "zeros_like")
 
 compat = _Namespace("compat", cnp, asarray=_with_device("asarray"), astype=_astype,
+                    linalg=_Namespace("compat.linalg", cnp.linalg),
+                    fft=_Namespace("compat.fft", cnp.fft),
                     **{n: _ignoring_device(n) for n in _CREATION})
 compat.__name__ = "array_api_compat.cupy"
