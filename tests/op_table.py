@@ -330,6 +330,16 @@ def _complex_cases() -> list[Case]:
         Case("imag", lambda m, x, y: m.imag(z(m, x, y)) ** 2 * x, ((3,), (3,))),
         Case("conj", lambda m, x, y: m.imag(m.conj(z(m, x, y))) * y, ((3,), (3,)),
              prims=("conj", "imag")),
+        # xad.fft's primitives (tests/test_fft.py checks them against JAX)
+        Case("fftn:fft", lambda m, x: m.abs(m.fft.fft(x, n=6)) ** 2, ((5,),)),
+        Case("fftn:ifftn_ortho", lambda m, x, y: m.real(m.fft.ifftn(z(m, x, y), norm="ortho"))
+             * y, ((2, 3), (2, 3))),
+        Case("rfftn:rfft", lambda m, x: m.imag(m.fft.rfft(x, axis=0)) ** 2, ((4, 2),)),
+        Case("rfftn:rfftn", lambda m, x: m.abs(m.fft.rfftn(x, s=(3, 5))), ((2, 4),)),
+        Case("irfftn:irfft", lambda m, x, y: m.fft.irfft(z(m, x, y), n=5) ** 2,
+             ((3,), (3,))),
+        Case("irfftn:irfftn", lambda m, x, y: m.fft.irfftn(z(m, x, y), norm="forward") ** 2,
+             ((2, 3), (2, 3))),
     ]
 
 

@@ -87,10 +87,8 @@ def _inputs(name: str) -> list[np.ndarray]:
     return [rng.standard_normal(s) for s in CASES[name][1]]
 
 
-def _loss(name: str, xp, weights):
-    """A real scalar of the case's outputs: sum of each output times fixed weights."""
-    fn = CASES[name][0]
-
+def _loss(fn, xp, weights):
+    """A real scalar of ``fn``'s outputs: the sum of each output times fixed weights."""
     def f(*xs):
         outs = fn(xp, *xs)
         outs = outs if isinstance(outs, tuple) else (outs,)
@@ -98,46 +96,49 @@ def _loss(name: str, xp, weights):
     return f
 
 
-def _weights(name: str, xs: list[np.ndarray]) -> list[np.ndarray]:
-    outs = CASES[name][0](jnp, *map(jnp.asarray, xs))
-    outs = outs if isinstance(outs, tuple) else (outs,)
-    rng = np.random.default_rng(7)
-    return [rng.standard_normal(np.shape(o)) for o in outs]
+def _as_tuple(out):
+    return out if isinstance(out, tuple) else (out,)
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_values_match_jax(name, xb):
-    xs = _inputs(name)
-    got = CASES[name][0](xad, *[xad.tensor(a, dtype=xad.float64) for a in xs])
-    want = CASES[name][0](jnp, *map(jnp.asarray, xs))
-    got = got if isinstance(got, tuple) else (got,)
-    want = want if isinstance(want, tuple) else (want,)
+def check_values(fn, xs, backend):
+    """``fn(xad, ...)`` on ``backend`` equals ``fn(jax.numpy, ...)``."""
+    got = _as_tuple(fn(xad, *[xad.tensor(a, dtype=xad.float64) for a in xs]))
+    want = _as_tuple(fn(jnp, *map(jnp.asarray, xs)))
     for g, w in zip(got, want, strict=True):
-        assert g.dtype == xad.float64 and g.backend is xb
+        assert g.dtype == xad.float64 and g.backend is backend
         np.testing.assert_allclose(g.numpy(), np.asarray(w), rtol=1e-9, atol=1e-10)
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_first_and_second_derivatives_match_jax(name, xb):
-    xs = _inputs(name)
-    ws = _weights(name, xs)
-    vs = [np.random.default_rng(3).standard_normal(a.shape) for a in xs]
+def check_derivatives(fn, xs):
+    """The gradient of a weighted sum of ``fn``'s outputs, and its Hessian times a random
+    direction, equal JAX's (``jax.grad``; ``jax.jvp`` of ``jax.grad``)."""
+    rng = np.random.default_rng(7)
+    ws = [rng.standard_normal(np.shape(o)) for o in _as_tuple(fn(jnp, *map(jnp.asarray, xs)))]
+    vs = [rng.standard_normal(a.shape) for a in xs]
     argnums = tuple(range(len(xs)))
-    jf = _loss(name, jnp, ws)
-    jgrad = jax.grad(jf, argnums=argnums)(*map(jnp.asarray, xs))
-    jhvp = jax.jvp(lambda *a: jax.grad(jf, argnums=argnums)(*a), tuple(map(jnp.asarray, xs)),
-                   tuple(map(jnp.asarray, vs)))[1]
+    jgrad = jax.grad(_loss(fn, jnp, ws), argnums=argnums)
+    jx, jv = tuple(map(jnp.asarray, xs)), tuple(map(jnp.asarray, vs))
+    jhvp = jax.jvp(jgrad, jx, jv)[1]
     ts = [xad.tensor(a, dtype=xad.float64, requires_grad=True) for a in xs]
     ws_x = [xad.tensor(w, dtype=xad.float64) for w in ws]
-    grads = ag.grad(_loss(name, xad, ws_x)(*ts), ts, create_graph=True)
+    grads = ag.grad(_loss(fn, xad, ws_x)(*ts), ts, create_graph=True)
     dot = sum((g * xad.tensor(v, dtype=xad.float64)).sum() for g, v in zip(grads, vs))
     # piecewise-linear cases (norms 1 and inf) have no second-order graph: a zero Hessian
     hvp = ag.grad(dot, ts, allow_unused=True) if dot.requires_grad else [None] * len(ts)
-    for g, h, jg, jh, t in zip(grads, hvp, jgrad, jhvp, ts):
+    for g, h, jg, jh, t in zip(grads, hvp, jgrad(*jx), jhvp, ts):
         np.testing.assert_allclose(g.numpy(), np.asarray(jg), rtol=1e-7, atol=1e-9)
         h = np.zeros(t.shape) if h is None else h.numpy()
         np.testing.assert_allclose(h, np.asarray(jh), rtol=1e-6, atol=1e-8)
 
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_values_match_jax(name, xb):
+    check_values(CASES[name][0], _inputs(name), xb)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_first_and_second_derivatives_match_jax(name, xb):
+    check_derivatives(CASES[name][0], _inputs(name))
 
 def _grad_of_weighted(f, a):
     x = xad.tensor(a, dtype=xad.float64, requires_grad=True)
