@@ -10,7 +10,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from test_linalg import check_derivatives, check_values
+from test_linalg import jax_tests
 
 import xad
 
@@ -58,19 +58,7 @@ CASES = {
 }
 
 
-def _inputs(name: str) -> list[np.ndarray]:
-    rng = np.random.default_rng(sum(map(ord, name)))
-    return [rng.standard_normal(s) for s in CASES[name][1]]
-
-
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_values_match_jax(name, xb):
-    check_values(CASES[name][0], _inputs(name), xb)
-
-
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_first_and_second_derivatives_match_jax(name, xb):
-    check_derivatives(CASES[name][0], _inputs(name))
+test_values_match_jax, test_first_and_second_derivatives_match_jax = jax_tests(CASES)
 
 
 def test_complex_results_match_jax(xb):

@@ -82,11 +82,6 @@ CASES = {
 }
 
 
-def _inputs(name: str) -> list[np.ndarray]:
-    rng = np.random.default_rng(sum(map(ord, name)))
-    return [rng.standard_normal(s) for s in CASES[name][1]]
-
-
 def _loss(fn, xp, weights):
     """A real scalar of ``fn``'s outputs: the sum of each output times fixed weights."""
     def f(*xs):
@@ -131,14 +126,24 @@ def check_derivatives(fn, xs):
         np.testing.assert_allclose(h, np.asarray(jh), rtol=1e-6, atol=1e-8)
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_values_match_jax(name, xb):
-    check_values(CASES[name][0], _inputs(name), xb)
+def jax_tests(cases: dict) -> tuple:
+    """The two tests of a table of cases ``name: (fn, input shapes)``: values, and first
+    and second derivatives, against JAX on every backend."""
+    def inputs(name):
+        rng = np.random.default_rng(sum(map(ord, name)))
+        return [rng.standard_normal(s) for s in cases[name][1]]
+
+    @pytest.mark.parametrize("name", sorted(cases))
+    def test_values_match_jax(name, xb):
+        check_values(cases[name][0], inputs(name), xb)
+
+    @pytest.mark.parametrize("name", sorted(cases))
+    def test_first_and_second_derivatives_match_jax(name, xb):
+        check_derivatives(cases[name][0], inputs(name))
+    return test_values_match_jax, test_first_and_second_derivatives_match_jax
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_first_and_second_derivatives_match_jax(name, xb):
-    check_derivatives(CASES[name][0], _inputs(name))
+test_values_match_jax, test_first_and_second_derivatives_match_jax = jax_tests(CASES)
 
 def _grad_of_weighted(f, a):
     x = xad.tensor(a, dtype=xad.float64, requires_grad=True)
