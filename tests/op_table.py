@@ -156,6 +156,10 @@ class _N:
         return x - np.log(np.sum(np.exp(x), axis=axis, keepdims=True))
 
     @staticmethod
+    def complex_from_parts(re: Any, im: Any) -> Any:
+        return re + 1j * im
+
+    @staticmethod
     def astype(x: Any, dtype: Any) -> Any:
         return np.asarray(x).astype(dtype)
 
@@ -281,6 +285,64 @@ def _split_indices(m, x):
     return tuple(m.split(x, [1, 3], axis=0))
 
 
+def _spd(m, x):
+    """A symmetric positive-definite matrix made from ``x``."""
+    return m.matmul(x, x.mT) + m.eye(x.shape[-1], dtype=m.float64)
+
+
+def _linalg_cases() -> list[Case]:
+    """xad.linalg's primitives (sign-invariant losses where a decomposition's vectors have a
+    free sign); tests/test_linalg.py checks them against JAX."""
+    la = lambda m: m.linalg  # noqa: E731
+    well = lambda m, x: x + 3.0 * m.eye(x.shape[-1], dtype=m.float64)  # noqa: E731
+    return [
+        Case("inv", lambda m, x: la(m).inv(well(m, x)), ((2, 3, 3),)),
+        Case("solve:matrix", lambda m, a, b: la(m).solve(well(m, a), b), ((3, 3), (2, 3, 2))),
+        Case("solve:vector", lambda m, a, b: la(m).solve(well(m, a), b), ((3, 3), (3,))),
+        Case("det", lambda m, x: la(m).det(x), ((2, 3, 3),)),
+        Case("slogdet", lambda m, x: la(m).slogdet(well(m, x)).logabsdet, ((3, 3),)),
+        Case("pinv:tall", lambda m, x: la(m).pinv(x), ((4, 3),)),
+        Case("pinv:wide", lambda m, x: la(m).pinv(x), ((2, 4),)),
+        Case("cholesky", lambda m, x: la(m).cholesky(_spd(m, x)), ((2, 3, 3),)),
+        Case("cholesky:upper", lambda m, x: la(m).cholesky(_spd(m, x), upper=True), ((3, 3),)),
+        Case("eigh", lambda m, x: (lambda r: (r.eigenvalues, r.eigenvectors ** 2))(
+            la(m).eigh(x + x.mT)), ((3, 3),)),
+        Case("eigvalsh", lambda m, x: la(m).eigvalsh(x + x.mT), ((2, 3, 3),)),
+        Case("svd:tall", lambda m, x: (lambda r: (r.U ** 2, r.S, r.Vh ** 2))(
+            la(m).svd(x, full_matrices=False)), ((4, 3),)),
+        Case("svd:wide", lambda m, x: (lambda r: (r.U ** 2, r.S, r.Vh ** 2))(
+            la(m).svd(x, full_matrices=False)), ((2, 4),)),
+        Case("svd:square_full", lambda m, x: (lambda r: (r.U @ r.Vh, r.S))(la(m).svd(x)),
+             ((3, 3),)),
+        Case("svdvals", lambda m, x: la(m).svdvals(x), ((2, 4, 3),)),
+        Case("qr", lambda m, x: (lambda r: (r.Q ** 2, r.R ** 2))(la(m).qr(x)), ((4, 3),)),
+    ]
+
+
+def _complex_cases() -> list[Case]:
+    """Real results of complex tensors: the gradient of a complex tensor z is
+    dL/dRe(z) + i dL/dIm(z)."""
+    z = lambda m, x, y: m.complex_from_parts(x, y)  # noqa: E731
+    return [
+        Case("complex_from_parts", lambda m, x, y: m.abs(z(m, x, y)), ((2, 3), (2, 3)),
+             prims=("complex_from_parts", "abs")),
+        Case("real", lambda m, x, y: m.real(z(m, x, y)) * x, ((3,), (3,))),
+        Case("imag", lambda m, x, y: m.imag(z(m, x, y)) ** 2 * x, ((3,), (3,))),
+        Case("conj", lambda m, x, y: m.imag(m.conj(z(m, x, y))) * y, ((3,), (3,)),
+             prims=("conj", "imag")),
+        # xad.fft's primitives (tests/test_fft.py checks them against JAX)
+        Case("fftn:fft", lambda m, x: m.abs(m.fft.fft(x, n=6)) ** 2, ((5,),)),
+        Case("fftn:ifftn_ortho", lambda m, x, y: m.real(m.fft.ifftn(z(m, x, y), norm="ortho"))
+             * y, ((2, 3), (2, 3))),
+        Case("rfftn:rfft", lambda m, x: m.imag(m.fft.rfft(x, axis=0)) ** 2, ((4, 2),)),
+        Case("rfftn:rfftn", lambda m, x: m.abs(m.fft.rfftn(x, s=(3, 5))), ((2, 4),)),
+        Case("irfftn:irfft", lambda m, x, y: m.fft.irfft(z(m, x, y), n=5) ** 2,
+             ((3,), (3,))),
+        Case("irfftn:irfftn", lambda m, x, y: m.fft.irfftn(z(m, x, y), norm="forward") ** 2,
+             ((2, 3), (2, 3))),
+    ]
+
+
 def _case_list() -> list[Case]:
     c: list[Case] = []
     add = c.append
@@ -398,6 +460,8 @@ def _case_list() -> list[Case]:
              ((2, 3, 4), (3, 4, 2)), prims=("einsum",)))
     add(Case("tensordot:pairs", lambda m, x, y: m.tensordot(x, y, axes=([1, 0], [0, 2])),
              ((3, 2, 4), (2, 5, 3)), prims=("einsum",)))
+    c.extend(_linalg_cases())
+    c.extend(_complex_cases())
     # ----- sliding windows (convolution, pooling) -----------------------------------------
     win = ((2, 3), (2, 1), (1, 2), (1, 0, 2, 1))  # kernel, stride, dilation, pads
     add(Case("im2col", lambda m, x: m.im2col(x, (2, 2)) * 2.0, ((2, 3, 3, 4),)))

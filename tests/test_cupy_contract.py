@@ -86,7 +86,8 @@ def recorded():
 def _real(ns: str, name: str):
     owner = {"cupy": cupy, "compat": real_compat, "cupyx": cupyx, "ndarray": cupy.ndarray,
              "random": cupy.random, "Generator": cupy.random.Generator,
-             "cupyx.scipy.special": cupyx.scipy.special}[ns]
+             "cupyx.scipy.special": cupyx.scipy.special, "compat.linalg": real_compat.linalg,
+             "compat.fft": real_compat.fft}[ns]
     return name, getattr(owner, name, None)
 
 

@@ -67,6 +67,7 @@ from .ops import *  # noqa: F403
 from .utils.anomaly import AnomalyError, detect_anomaly
 from .utils.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from . import data, nn, optim, viz
+from . import fft, linalg
 from . import amp
 from . import distributed
 from .transforms import grad, hessian, hvp, jacobian, jvp, value_and_grad, vjp

@@ -163,6 +163,8 @@ def wrap(r: Any, dev: int) -> Any:
         return wrap(np.asarray(r), dev)
     if t is tuple or t is list:
         return t(wrap(v, dev) for v in r)
+    if isinstance(r, tuple):  # a named tuple (linalg's EighResult, SVDResult, ...)
+        return t(*(wrap(v, dev) for v in r))
     return r
 
 

@@ -209,5 +209,7 @@ _CREATION = ("arange", "empty", "empty_like", "eye", "full", "full_like", "linsp
 
 compat = _Namespace("compat", cnp, asarray=_with_device("asarray"), astype=_astype,
                     take=_take("compat"),
+                    linalg=_Namespace("compat.linalg", cnp.linalg),
+                    fft=_Namespace("compat.fft", cnp.fft),
                     **{n: _ignoring_device(n) for n in _CREATION})
 compat.__name__ = "array_api_compat.cupy"

@@ -9,6 +9,7 @@ from .. import dtypes as _dt
 from ..factories import tensor
 from ..tensor import Tensor
 from ._apply import Op, apply, binary, unary
+from .complex_parts import complex_from_parts, imag, real
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "pow", "negative", "exp", "log", "log1p",
@@ -227,7 +228,11 @@ class Abs(Op):
 
     @staticmethod
     def backward(node, g):
-        return g * sign(node.inputs[0])
+        x = node.inputs[0]
+        if x.dtype.is_floating:
+            return g * sign(x)
+        s = g / abs(x)  # complex x: g x / |x|, in real arithmetic so second order is right
+        return complex_from_parts(real(x) * s, imag(x) * s)
 
 
 class Sin(Op):

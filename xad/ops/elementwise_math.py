@@ -12,6 +12,7 @@ from typing import Any
 
 from ..tensor import Tensor
 from ._apply import Op, binary, unary
+from .complex_parts import complex_from_parts, conj, imag, real
 from .elementwise import _arr, _nograd, clone, divide, sigmoid, sqrt, where
 
 __all__ = [
@@ -19,7 +20,7 @@ __all__ = [
     "atan2", "hypot", "logaddexp", "copysign", "remainder", "reciprocal", "positive",
     "floor", "ceil", "trunc", "round", "floor_divide", "signbit", "isinf", "nextafter",
     "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_invert",
-    "bitwise_left_shift", "bitwise_right_shift", "conj", "real", "imag",
+    "bitwise_left_shift", "bitwise_right_shift", "conj", "real", "imag", "complex_from_parts",
 ]
 
 
@@ -130,9 +131,6 @@ trunc = _no_grad_fn("trunc", 1, "Round toward zero")
 round = _no_grad_fn("round", 1, "Round half to even")
 signbit = _no_grad_fn("signbit", 1, "Whether the sign bit is set")
 isinf = _no_grad_fn("isinf", 1, "Whether each element is infinite")
-conj = _no_grad_fn("conj", 1, "Complex conjugate")
-real = _no_grad_fn("real", 1, "Real part")
-imag = _no_grad_fn("imag", 1, "Imaginary part")
 bitwise_invert = _no_grad_fn("bitwise_invert", 1, "Bitwise not")
 floor_divide = _no_grad_fn("floor_divide", 2, "Floor of x / y")
 nextafter = _no_grad_fn("nextafter", 2, "The next representable value after x toward y")

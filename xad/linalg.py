@@ -1,0 +1,182 @@
+"""``xad.linalg``: the Array API's linear-algebra extension, differentiable.
+
+The decompositions and inverses are primitives (ops/inverses.py, ops/decompositions.py:
+forward through the backend's own ``xp.linalg``); everything else here is composed from xad
+operations, so its gradient, of any order, comes from its parts. Degenerate inputs are
+described in docs/ARRAY_API.md.
+
+Example:
+    >>> import xad
+    >>> x = xad.tensor([[2.0, 1.0], [1.0, 3.0]], requires_grad=True)
+    >>> xad.linalg.det(x).backward(); x.grad.tolist()
+    [[3.0, -1.0], [-1.0, 2.0]]
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from . import dtypes as _dt
+from .factories import arange, eye
+from .ops.decompositions import (
+    EighResult,
+    QRResult,
+    SVDResult,
+    cholesky,
+    eigh,
+    eigvalsh,
+    qr,
+    svd,
+    svdvals,
+)
+from .ops.elementwise import abs, sqrt
+from .ops.inverses import SlogdetResult, _check, det, inv, matrix_rank, pinv, slogdet, solve
+from .ops.linalg import matmul, tensordot
+from .ops.manipulation import moveaxis, take, vecdot
+from .ops.reduce import max as _max
+from .ops.reduce import min as _min
+from .ops.reduce import sum as _sum
+from .ops.shape import broadcast_to, expand_dims, matrix_transpose, reshape, stack
+from .tensor import Tensor
+
+__all__ = ["cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul",
+           "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose", "outer", "pinv",
+           "qr", "slogdet", "solve", "svd", "svdvals", "tensordot", "trace", "vecdot",
+           "vector_norm", "EighResult", "QRResult", "SVDResult", "SlogdetResult"]
+
+
+def diagonal(x: Tensor, /, *, offset: int = 0) -> Tensor:
+    """Diagonal ``offset`` of each matrix (the last two axes); gradient by scatter-add.
+
+    Example:
+        >>> import xad
+        >>> xad.linalg.diagonal(xad.tensor([[1.0, 2.0], [3.0, 4.0]]), offset=1).tolist()
+        [2.0]
+    """
+    _check("diagonal", x, square=False, grad=False)
+    m, n = x.shape[-2], x.shape[-1]
+    count = max(0, min(m, n - offset) if offset >= 0 else min(m + offset, n))
+    start = offset if offset >= 0 else -offset * n
+    idx = arange(count, dtype=_dt.int64, backend=x._backend) * (n + 1) + start
+    return take(reshape(x, (*x.shape[:-2], m * n)), idx, axis=-1)
+
+
+def trace(x: Tensor, /, *, offset: int = 0, dtype: Any = None) -> Tensor:
+    """The sum of diagonal ``offset`` of each matrix.
+
+    Example:
+        >>> import xad
+        >>> xad.linalg.trace(xad.tensor([[1.0, 2.0], [3.0, 4.0]])).item()
+        5.0
+    """
+    out = _sum(diagonal(x, offset=offset), axis=-1)
+    return out if dtype is None else out.astype(dtype)
+
+
+def cross(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
+    """The cross product of 3-vectors along ``axis`` (broadcast over the other axes).
+
+    Example:
+        >>> import xad
+        >>> xad.linalg.cross(xad.tensor([1.0, 0.0, 0.0]), xad.tensor([0.0, 1.0, 0.0])).tolist()
+        [0.0, 0.0, 1.0]
+    """
+    if x1.shape[axis] != 3 or x2.shape[axis] != 3:
+        raise ValueError(f"linalg.cross: axis {axis} must have size 3 in both inputs, got "
+                         f"shapes {x1.shape} and {x2.shape}")
+    a, b = moveaxis(x1, axis, -1), moveaxis(x2, axis, -1)
+    a0, a1, a2, b0, b1, b2 = a[..., 0], a[..., 1], a[..., 2], b[..., 0], b[..., 1], b[..., 2]
+    out = stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
+    return moveaxis(out, -1, axis)
+
+
+def outer(x1: Tensor, x2: Tensor, /) -> Tensor:
+    """The outer product of two 1-d tensors.
+
+    Example:
+        >>> import xad
+        >>> xad.linalg.outer(xad.tensor([1.0, 2.0]), xad.tensor([3.0])).tolist()
+        [[3.0], [6.0]]
+    """
+    if x1.ndim != 1 or x2.ndim != 1:
+        raise ValueError(f"linalg.outer: needs two 1-d tensors, got shapes {x1.shape} and "
+                         f"{x2.shape}")
+    return expand_dims(x1, axis=1) * expand_dims(x2, axis=0)
+
+
+def matrix_power(x: Tensor, n: int, /) -> Tensor:
+    """``x`` times itself ``n`` times (by squaring; ``n < 0`` powers the inverse).
+
+    Example:
+        >>> import xad
+        >>> xad.linalg.matrix_power(xad.tensor([[1.0, 1.0], [0.0, 1.0]]), 3).tolist()
+        [[1.0, 3.0], [0.0, 1.0]]
+    """
+    _check("matrix_power", x, grad=False)
+    if n < 0:
+        return matrix_power(inv(x), -n)
+    if n == 0:
+        return broadcast_to(eye(x.shape[-1], dtype=x.dtype, backend=x._backend), x.shape)
+    out, sq = None, x
+    while True:
+        if n & 1:
+            out = sq if out is None else matmul(out, sq)
+        n >>= 1
+        if not n:
+            return out
+        sq = matmul(sq, sq)
+
+
+def _abs2(x: Tensor) -> Tensor:
+    return x * x if x.dtype.is_floating else abs(x) * abs(x)
+
+
+def vector_norm(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None,
+                keepdims: bool = False, ord: float = 2) -> Tensor:
+    """The ``ord``-norm over ``axis`` (all axes when ``None``): ``inf``, ``-inf``, ``0``
+    (the count of non-zeros, no gradient) or any other ``p``.
+
+    Example:
+        >>> import xad
+        >>> xad.linalg.vector_norm(xad.tensor([3.0, -4.0])).item()
+        5.0
+    """
+    if ord == 2:
+        return sqrt(_sum(_abs2(x), axis=axis, keepdims=keepdims))
+    a = abs(x)
+    if ord == math.inf:
+        return _max(a, axis=axis, keepdims=keepdims)
+    if ord == -math.inf:
+        return _min(a, axis=axis, keepdims=keepdims)
+    if ord == 0:
+        return _sum((a != 0).astype(a.dtype), axis=axis, keepdims=keepdims)
+    if ord == 1:
+        return _sum(a, axis=axis, keepdims=keepdims)
+    return _sum(a ** ord, axis=axis, keepdims=keepdims) ** (1.0 / ord)
+
+
+_MATRIX_ORDS = ("fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf)
+
+
+def matrix_norm(x: Tensor, /, *, keepdims: bool = False, ord: Any = "fro") -> Tensor:
+    """A norm of each matrix: ``"fro"``, ``"nuc"`` (sum of singular values), ``2``/``-2``
+    (largest/smallest singular value), ``1``/``-1`` (column sums), ``inf``/``-inf`` (rows).
+
+    Example:
+        >>> import xad
+        >>> xad.linalg.matrix_norm(xad.tensor([[3.0, 0.0], [0.0, -4.0]]), ord=2).item()
+        4.0
+    """
+    _check("matrix_norm", x, square=False, grad=False)
+    if ord not in _MATRIX_ORDS:
+        raise ValueError(f"linalg.matrix_norm: ord must be one of {_MATRIX_ORDS}, got {ord!r}")
+    if ord == "fro":
+        out = sqrt(_sum(_abs2(x), axis=(-2, -1)))
+    elif ord in ("nuc", 2, -2):
+        s = svdvals(x)
+        out = _sum(s, axis=-1) if ord == "nuc" else (_max if ord == 2 else _min)(s, axis=-1)
+    else:
+        sums = _sum(abs(x), axis=-2 if ord in (1, -1) else -1)
+        out = (_max if ord > 0 else _min)(sums, axis=-1)
+    return reshape(out, (*out.shape, 1, 1)) if keepdims else out

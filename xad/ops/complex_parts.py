@@ -1,0 +1,119 @@
+"""Complex numbers in and out: ``real``, ``imag``, ``conj`` and ``complex_from_parts``, each a
+primitive with its gradient, so a real loss of a complex result (an FFT's) differentiates.
+
+The gradient of a complex tensor ``z`` is PyTorch's convention: ``dL/dRe(z) + i dL/dIm(z)``
+for a real loss ``L``. A real tensor's gradient stays real.
+"""
+
+from __future__ import annotations
+
+from .. import dtypes as _dt
+from ..tensor import Tensor
+from ._apply import Op, apply, unary
+
+__all__ = ["real", "imag", "conj", "complex_from_parts"]
+
+_COMPLEX = {"float32": _dt.complex64, "float64": _dt.complex128}
+
+
+def _is_complex(x: Tensor) -> bool:
+    return x.dtype.name.startswith("complex")
+
+
+class Real(Op):
+    name = "real"
+
+    @staticmethod
+    def forward(b, x):
+        return b.xp.real(x)
+
+    @staticmethod
+    def backward(node, g):
+        return complex_from_parts(g, g * 0.0)
+
+
+class Imag(Op):
+    name = "imag"
+
+    @staticmethod
+    def forward(b, x):
+        return b.xp.imag(x)
+
+    @staticmethod
+    def backward(node, g):
+        return complex_from_parts(g * 0.0, g)
+
+
+class Conj(Op):
+    name = "conj"
+
+    @staticmethod
+    def forward(b, x):
+        return b.xp.conj(x)
+
+    @staticmethod
+    def backward(node, g):
+        return conj(g)
+
+
+class ComplexFromParts(Op):
+    name = "complex_from_parts"
+
+    @staticmethod
+    def forward(b, re, im, dtype):
+        return b.xp.astype(re, dtype) + 1j * b.xp.astype(im, dtype)
+
+    @staticmethod
+    def backward(node, g):
+        return real(g), imag(g)
+
+
+def real(x: Tensor, /) -> Tensor:
+    """The real part (a real tensor's own values); differentiable.
+
+    Example:
+        >>> import xad
+        >>> xad.real(xad.complex_from_parts(xad.tensor([1.0]), xad.tensor([2.0]))).tolist()
+        [1.0]
+    """
+    return unary(Real, x) if _is_complex(x) else x
+
+
+def imag(x: Tensor, /) -> Tensor:
+    """The imaginary part (zeros for a real tensor); differentiable.
+
+    Example:
+        >>> import xad
+        >>> xad.imag(xad.complex_from_parts(xad.tensor([1.0]), xad.tensor([2.0]))).tolist()
+        [2.0]
+    """
+    return unary(Imag, x) if _is_complex(x) else x * 0
+
+
+def conj(x: Tensor, /) -> Tensor:
+    """The complex conjugate (a real tensor's own values); differentiable.
+
+    Example:
+        >>> import xad
+        >>> z = xad.complex_from_parts(xad.tensor([1.0]), xad.tensor([2.0]))
+        >>> xad.imag(xad.conj(z)).tolist()
+        [-2.0]
+    """
+    return unary(Conj, x) if _is_complex(x) else x
+
+
+def complex_from_parts(re: Tensor, im: Tensor, /) -> Tensor:
+    """``re + i im`` from two real floating tensors of one dtype (complex64 from float32,
+    complex128 from float64); differentiable in both.
+
+    Example:
+        >>> import xad
+        >>> xad.complex_from_parts(xad.tensor([1.0]), xad.tensor([0.0])).dtype
+        xad.complex64
+    """
+    d = _COMPLEX.get(re.dtype.name)
+    if d is None or im.dtype is not re.dtype:
+        raise TypeError(f"complex_from_parts: needs two float32 or two float64 tensors, got "
+                        f"{re.dtype} and {im.dtype}; cast them first (x.astype(xad.float64))")
+    return apply(ComplexFromParts, re, im, dtype=re._backend.dtype(d))
+

@@ -1,0 +1,259 @@
+"""Matrix decompositions (``xad.linalg``'s primitives, with ops/inverses.py): Cholesky, the
+symmetric eigendecomposition, the SVD and QR, each forward through the backend's own
+``xp.linalg`` and with its gradient written in xad operations (second order works).
+
+Gradients are for real matrices. Those of ``eigh``/``cholesky`` are symmetric (the input is
+read as symmetric, as JAX's and PyTorch's are); at repeated eigenvalues or singular values
+the eigenvector/singular-vector gradients are inf/NaN, as JAX's (``eigvalsh`` and
+``svdvals`` alone stay finite there).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from ..factories import eye
+from ..tensor import Tensor
+from ._apply import Op, apply, unary
+from .elementwise_math import reciprocal
+from .inverses import _call, _check, solve
+from .linalg import matmul
+from .manipulation import tril
+from .shape import expand_dims
+from .shape import matrix_transpose as _mT
+
+__all__ = ["cholesky", "eigh", "eigvalsh", "svd", "svdvals", "qr", "EighResult",
+           "SVDResult", "QRResult"]
+
+
+class EighResult(NamedTuple):
+    eigenvalues: Tensor
+    eigenvectors: Tensor
+
+
+class SVDResult(NamedTuple):
+    U: Tensor
+    S: Tensor
+    Vh: Tensor
+
+
+class QRResult(NamedTuple):
+    Q: Tensor
+    R: Tensor
+
+
+def _diag(v: Tensor) -> Tensor:
+    """A batch of diagonal matrices from a batch of vectors."""
+    return expand_dims(v, axis=-2) * eye(v.shape[-1], dtype=v.dtype, backend=v._backend)
+
+
+def _sym(a: Tensor) -> Tensor:
+    return (a + _mT(a)) * 0.5
+
+
+def _gap_inverse(w: Tensor) -> Tensor:
+    """``F[i, j] = 1 / (w[j] - w[i])`` off the diagonal, 0 on it (inf where values repeat)."""
+    i = eye(w.shape[-1], dtype=w.dtype, backend=w._backend)
+    return reciprocal(expand_dims(w, axis=-2) - expand_dims(w, axis=-1) + i) - i
+
+
+class Cholesky(Op):
+    name = "cholesky"
+    save_output = True
+
+    @staticmethod
+    def forward(b, x, upper):
+        return _call("cholesky", b, x, upper=upper)
+
+    @staticmethod
+    def backward(node, g):
+        low, gl = node.output(), g
+        if node.params["upper"]:
+            low, gl = _mT(low), _mT(g)
+        lt = _mT(low)
+        p = matmul(lt, gl)
+        p = tril(p) - 0.5 * p * eye(p.shape[-1], dtype=p.dtype, backend=p._backend)
+        s = _mT(solve(lt, _mT(solve(lt, p))))  # L^-T P L^-1
+        return _sym(s)
+
+
+def cholesky(x: Tensor, /, *, upper: bool = False) -> Tensor:
+    """The Cholesky factor ``L`` (``x = L L^T``; ``U = L^T`` with ``upper=True``) of a
+    (batch of) symmetric positive-definite matrices. Only the lower triangle is read; the
+    gradient is symmetric.
+
+    Example:
+        >>> import xad
+        >>> xad.linalg.cholesky(xad.tensor([[4.0, 2.0], [2.0, 2.0]])).tolist()
+        [[2.0, 0.0], [1.0, 1.0]]
+    """
+    _check("cholesky", x)
+    return unary(Cholesky, x, upper=upper)
+
+
+class Eigh(Op):
+    name = "eigh"
+    save_output = True
+
+    @staticmethod
+    def forward(b, x):
+        return tuple(_call("eigh", b, x))
+
+    @staticmethod
+    def backward(node, gw, gv):
+        w, v = node.output(0), node.output(1)
+        inner = _diag(gw) + _gap_inverse(w) * matmul(_mT(v), gv)
+        return _sym(matmul(matmul(v, inner), _mT(v)))
+
+
+def eigh(x: Tensor, /) -> EighResult:
+    """Eigenvalues (ascending) and eigenvectors (columns) of a (batch of) symmetric
+    matrices, reading the lower triangle.
+
+    Example:
+        >>> import xad
+        >>> xad.linalg.eigh(xad.tensor([[2.0, 0.0], [0.0, 1.0]])).eigenvalues.tolist()
+        [1.0, 2.0]
+    """
+    _check("eigh", x)
+    return EighResult(*apply(Eigh, x))
+
+
+class Eigvalsh(Op):
+    name = "eigvalsh"
+    save_inputs = True
+
+    @staticmethod
+    def forward(b, x):
+        return _call("eigvalsh", b, x)
+
+    @staticmethod
+    def backward(node, g):
+        v = eigh(node.inputs[0]).eigenvectors
+        return matmul(v * expand_dims(g, axis=-2), _mT(v))
+
+
+def eigvalsh(x: Tensor, /) -> Tensor:
+    """The eigenvalues (ascending) of a (batch of) symmetric matrices; gradient
+    ``V diag(g) V^T``, finite at repeated eigenvalues.
+
+    Example:
+        >>> import xad
+        >>> xad.linalg.eigvalsh(xad.tensor([[2.0, 0.0], [0.0, 1.0]])).tolist()
+        [1.0, 2.0]
+    """
+    _check("eigvalsh", x)
+    return unary(Eigvalsh, x)
+
+
+class Svd(Op):
+    name = "svd"
+    save_output = True
+
+    @staticmethod
+    def forward(b, x, full_matrices):
+        return tuple(_call("svd", b, x, full_matrices=full_matrices))
+
+    @staticmethod
+    def backward(node, gu, gs, gvh):
+        u, s, vh = node.output(0), node.output(1), node.output(2)
+        k = s.shape[-1]
+        if u.shape[-1] != k or vh.shape[-2] != k:  # full_matrices=True, non-square
+            raise NotImplementedError(
+                f"linalg.svd backward: no gradient with full_matrices=True for a non-square "
+                f"matrix (U {u.shape}, Vh {vh.shape}), as in JAX: the extra singular vectors "
+                f"are not unique. Use full_matrices=False.")
+        return _svd_grad(u, s, vh, gu, gs, gvh)
+
+
+def _svd_grad(u: Tensor, s: Tensor, vh: Tensor, gu: Tensor, gs: Tensor,
+              gvh: Tensor) -> Tensor:
+    """The reduced SVD's gradient (Townsend, "Differentiating the SVD", 2016)."""
+    m, n, k = u.shape[-2], vh.shape[-1], s.shape[-1]
+    f = _gap_inverse(s * s)
+    su, sv = matmul(_mT(u), gu), matmul(vh, _mT(gvh))
+    rows, cols = expand_dims(s, axis=-1), expand_dims(s, axis=-2)
+    inner = f * (su - _mT(su)) * cols + _diag(gs) + rows * (f * (sv - _mT(sv)))
+    ga = matmul(matmul(u, inner), vh)
+    if m > k:
+        ga = ga + matmul((gu - matmul(u, su)) / cols, vh)
+    if n > k:
+        ga = ga + matmul(u, (gvh - matmul(_mT(sv), vh)) / rows)
+    return ga
+
+
+def svd(x: Tensor, /, *, full_matrices: bool = True) -> SVDResult:
+    """``U, S, Vh`` with ``x = U diag(S) Vh`` (S descending) for a (batch of) matrices.
+    Gradients need ``full_matrices=False`` unless the matrix is square.
+
+    Example:
+        >>> import xad
+        >>> xad.linalg.svd(xad.tensor([[3.0, 0.0], [0.0, -4.0]])).S.tolist()
+        [4.0, 3.0]
+    """
+    _check("svd", x, square=False)
+    return SVDResult(*apply(Svd, x, full_matrices=full_matrices))
+
+
+class Svdvals(Op):
+    name = "svdvals"
+    save_inputs = True
+
+    @staticmethod
+    def forward(b, x):
+        return _call("svdvals", b, x)
+
+    @staticmethod
+    def backward(node, g):
+        u, _, vh = svd(node.inputs[0], full_matrices=False)
+        return matmul(u * expand_dims(g, axis=-2), vh)
+
+
+def svdvals(x: Tensor, /) -> Tensor:
+    """The singular values (descending); gradient ``U diag(g) Vh``, finite at repeated
+    singular values.
+
+    Example:
+        >>> import xad
+        >>> xad.linalg.svdvals(xad.tensor([[3.0, 0.0], [0.0, -4.0]])).tolist()
+        [4.0, 3.0]
+    """
+    _check("svdvals", x, square=False)
+    return unary(Svdvals, x)
+
+
+class Qr(Op):
+    name = "qr"
+    save_output = True
+
+    @staticmethod
+    def forward(b, x, mode):
+        return tuple(_call("qr", b, x, mode=mode))
+
+    @staticmethod
+    def backward(node, gq, gr):
+        q, r = node.output(0), node.output(1)
+        m, n = q.shape[-2], r.shape[-1]
+        if m < n or q.shape[-1] != n:
+            raise NotImplementedError(
+                f"linalg.qr backward: gradients need a matrix with at least as many rows as "
+                f"columns and mode='reduced' (Q {q.shape}, R {r.shape}), as in JAX")
+        mm = matmul(r, _mT(gr)) - matmul(_mT(gq), q)
+        low = tril(mm, k=-1)
+        sym = low + _mT(low) + mm * eye(n, dtype=mm.dtype, backend=mm._backend)
+        return _mT(solve(r, _mT(gq + matmul(q, sym))))  # (gQ + Q sym) R^-T
+
+
+def qr(x: Tensor, /, *, mode: str = "reduced") -> QRResult:
+    """``Q, R`` with ``x = Q R`` (``mode`` ``"reduced"`` or ``"complete"``). Gradients need
+    at least as many rows as columns and a reduced (or square) ``Q``.
+
+    Example:
+        >>> import xad
+        >>> [round(v) for v in xad.linalg.qr(xad.tensor([[3.0], [4.0]])).R.abs().tolist()[0]]
+        [5]
+    """
+    _check("qr", x, square=False)
+    if mode not in ("reduced", "complete"):
+        raise ValueError(f"linalg.qr: mode must be 'reduced' or 'complete', got {mode!r}")
+    return QRResult(*apply(Qr, x, mode=mode))

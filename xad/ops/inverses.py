@@ -1,0 +1,212 @@
+"""Inverses and determinants (``xad.linalg``'s primitives, with ops/decompositions.py): each
+runs the backend's own ``xp.linalg`` function forward and has its gradient beside it, written
+in xad operations so that second order works. Gradients are for real matrices.
+
+Degenerate inputs (see docs/ARRAY_API.md): where the backend's forward raises (NumPy, torch,
+array_api_strict, CuPy on a singular or non-positive-definite matrix) xad raises a
+``ValueError`` naming the operation; JAX returns inf/NaN instead. Gradients at repeated
+eigenvalues or singular values are inf/NaN, as JAX's: detecting them would read the device.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from ..factories import eye
+from ..tensor import Tensor
+from ._apply import Op, apply, unary
+from .elementwise import _nograd
+from .linalg import matmul
+from .shape import expand_dims
+from .shape import matrix_transpose as _mT
+
+__all__ = ["inv", "solve", "det", "slogdet", "pinv", "matrix_rank", "SlogdetResult"]
+
+
+class SlogdetResult(NamedTuple):
+    sign: Tensor
+    logabsdet: Tensor
+
+
+def _call(name: str, b: Any, *arrays: Any, **kw: Any) -> Any:
+    """``b.xp.linalg.<name>``; the library's own error becomes one that names the call."""
+    try:
+        return getattr(b.xp.linalg, name)(*arrays, **kw)
+    except (ValueError, RuntimeError) as e:  # numpy's LinAlgError, torch's _LinAlgError
+        shapes = ", ".join(str(tuple(a.shape)) for a in arrays)
+        raise ValueError(f"linalg.{name}: the {b.name} backend failed on shape(s) {shapes} "
+                         f"({type(e).__name__}: {e}). The matrix is singular or not "
+                         f"positive definite; regularise it (add eps * I) or use "
+                         f"linalg.pinv / linalg.lstsq-style formulas.") from e
+
+
+def _check(name: str, x: Tensor, square: bool = True, grad: bool = True) -> None:
+    if not isinstance(x, Tensor) or x.ndim < 2 or (square and x.shape[-1] != x.shape[-2]):
+        what = "a (batch of) square matrices" if square else "at least 2 dimensions"
+        raise ValueError(f"linalg.{name}: needs {what} (..., M, {'M' if square else 'N'}), "
+                         f"got shape {getattr(x, 'shape', type(x).__name__)}")
+    if grad and x.requires_grad and x.dtype.name.startswith("complex"):
+        raise NotImplementedError(f"linalg.{name}: gradients of complex matrices (dtype "
+                                  f"{x.dtype}) are not implemented; detach() the input")
+
+
+class Inv(Op):
+    name = "inv"
+    save_output = True
+
+    @staticmethod
+    def forward(b, x):
+        return _call("inv", b, x)
+
+    @staticmethod
+    def backward(node, g):
+        yt = _mT(node.output())
+        return -matmul(matmul(yt, g), yt)
+
+
+class Solve(Op):
+    name = "solve"
+    save_inputs = True
+    save_output = True
+
+    @staticmethod
+    def forward(b, a, x2):
+        return _call("solve", b, a, x2)
+
+    @staticmethod
+    def backward(node, g):
+        a, _ = node.inputs
+        gb = solve(_mT(a), g)
+        ga = -matmul(gb, _mT(node.output())) if node.needs_grad(0) else None
+        return ga, gb
+
+
+class Det(Op):
+    name = "det"
+    save_inputs = True
+    save_output = True
+
+    @staticmethod
+    def forward(b, x):
+        return _call("det", b, x)
+
+    @staticmethod
+    def backward(node, g):
+        scale = expand_dims(expand_dims(g * node.output(), axis=-1), axis=-1)
+        return scale * _mT(inv(node.inputs[0]))
+
+
+class Slogdet(Op):
+    name = "slogdet"
+    save_inputs = True
+
+    @staticmethod
+    def forward(b, x):
+        return tuple(_call("slogdet", b, x))
+
+    @staticmethod
+    def backward(node, gsign, glog):
+        return expand_dims(expand_dims(glog, axis=-1), axis=-1) * _mT(inv(node.inputs[0]))
+
+
+def inv(x: Tensor, /) -> Tensor:
+    """The inverse of a (batch of) square matrices; gradient ``-Y^T g Y^T``.
+
+    Example:
+        >>> import xad
+        >>> xad.linalg.inv(xad.tensor([[2.0, 0.0], [0.0, 4.0]])).tolist()
+        [[0.5, 0.0], [0.0, 0.25]]
+    """
+    _check("inv", x)
+    return unary(Inv, x)
+
+
+def solve(x1: Tensor, x2: Tensor, /) -> Tensor:
+    """``X`` with ``x1 @ X == x2``; ``x2`` is ``(..., M, K)``, or ``(M,)`` for one vector.
+
+    Example:
+        >>> import xad
+        >>> a = xad.tensor([[2.0, 0.0], [0.0, 4.0]])
+        >>> xad.linalg.solve(a, xad.tensor([1.0, 1.0])).tolist()
+        [0.5, 0.25]
+    """
+    _check("solve", x1)
+    if x2.ndim == 0 or x2.shape[-1 if x2.ndim == 1 else -2] != x1.shape[-1]:
+        raise ValueError(f"linalg.solve: x1 has shape {x1.shape} and x2 {x2.shape}; x2 must "
+                         f"be (..., M, K) or (M,) with M = {x1.shape[-1]}")
+    if x2.ndim == 1:
+        return solve(x1, expand_dims(x2, axis=-1))[..., 0]
+    return apply(Solve, x1, x2)
+
+
+def det(x: Tensor, /) -> Tensor:
+    """The determinant of a (batch of) square matrices; gradient ``g det(x) x^-T``.
+
+    Example:
+        >>> import xad
+        >>> xad.linalg.det(xad.tensor([[2.0, 1.0], [1.0, 3.0]])).item()
+        5.0
+    """
+    _check("det", x)
+    return unary(Det, x)
+
+
+def slogdet(x: Tensor, /) -> SlogdetResult:
+    """``(sign, logabsdet)`` of the determinant; ``logabsdet``'s gradient is ``x^-T``.
+
+    Example:
+        >>> import xad
+        >>> round(xad.linalg.slogdet(xad.tensor([[-2.0, 0.0], [0.0, 1.0]])).sign.item())
+        -1
+    """
+    _check("slogdet", x)
+    return SlogdetResult(*apply(Slogdet, x))
+
+
+class Pinv(Op):
+    name = "pinv"
+    save_inputs = True
+    save_output = True
+
+    @staticmethod
+    def forward(b, x, rtol):
+        return _call("pinv", b, x, rtol=rtol)
+
+    @staticmethod
+    def backward(node, g):
+        a, p = node.inputs[0], node.output()
+        pt, gt = _mT(p), _mT(g)
+        m, n = a.shape[-2], a.shape[-1]
+        left = eye(m, dtype=a.dtype, backend=a._backend) - matmul(a, p)  # I - A P
+        right = eye(n, dtype=a.dtype, backend=a._backend) - matmul(p, a)  # I - P A
+        return (-matmul(matmul(pt, g), pt) + matmul(matmul(left, gt), matmul(p, pt))
+                + matmul(matmul(pt, p), matmul(gt, right)))
+
+
+def pinv(x: Tensor, /, *, rtol: float | None = None) -> Tensor:
+    """The Moore-Penrose pseudo-inverse (singular values below ``rtol`` times the largest
+    are dropped); its gradient holds where the rank does not change.
+
+    Example:
+        >>> import xad
+        >>> xad.linalg.pinv(xad.tensor([[2.0, 0.0]])).tolist()
+        [[0.5], [0.0]]
+    """
+    _check("pinv", x, square=False)
+    return unary(Pinv, x, rtol=rtol)
+
+
+MatrixRank = _nograd("matrix_rank", lambda b, x, rtol: _call("matrix_rank", b, x, rtol=rtol))
+
+
+def matrix_rank(x: Tensor, /, *, rtol: float | None = None) -> Tensor:
+    """The rank (count of singular values above ``rtol`` times the largest), an integer
+    tensor without gradient.
+
+    Example:
+        >>> import xad
+        >>> xad.linalg.matrix_rank(xad.tensor([[1.0, 2.0], [2.0, 4.0]])).item()
+        1
+    """
+    _check("matrix_rank", x, square=False, grad=False)
+    return unary(MatrixRank, x, rtol=rtol)
