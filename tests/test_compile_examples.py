@@ -29,8 +29,8 @@ RUNS = {
 }
 TRAIN, TEST = 300, 100
 NEEDS_SKLEARN = ("digits", "cnn_digits")
-# JAX compiles each operation anew for each shape it meets: these take 10-50 s there (the
-# MLP ones a few seconds); tests/test_compile.py covers compile on JAX
+# JAX compiles each operation anew for each shape it meets: these take 10-50 s each there
+# (the two small regressions run, 5-20 s); tests/test_compile.py covers compile on JAX
 SLOW_ON_JAX = ("digits", "cnn_digits", "transformer_addition")
 # nn.Embedding's forward indexes with an arange it makes inside the step
 # (xad/nn/functional/layers.py, embedding), an array the recorder has no slot for
