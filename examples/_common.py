@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,13 +18,16 @@ except ImportError:  # run from a source checkout without installing: use the re
 
 
 def parser(description: str, epochs: int, **extra: object) -> argparse.ArgumentParser:
-    """``--backend``, ``--epochs``, ``--seed`` and ``--quiet``, plus the script's own."""
+    """``--backend``, ``--epochs``, ``--seed``, ``--quiet`` and ``--compile``, plus the
+    script's own."""
     p = argparse.ArgumentParser(description=description)
     p.add_argument("--backend", default="numpy",
                    help="numpy (default), cupy, torch, jax, array_api_strict")
     p.add_argument("--epochs", type=int, default=epochs, help=f"default {epochs}")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--compile", action="store_true", help="record the training step once "
+                   "(xad.compile) and replay its array program for later batches")
     return p
 
 
@@ -98,3 +101,16 @@ def amp_step(opt: Any, scaler: Any, loss_fn: Any, *args: Any) -> Any:
     scaler.step(opt)  # skipped when a gradient overflowed
     scaler.update()
     return loss.detach()
+
+
+def training_step(opt: Any, loss_fn: Any, compile: bool = False,
+                  scaler: Any = None) -> Callable[..., Any]:
+    """``step(*batch)``: one optimiser step on ``loss_fn(*batch)`` (``amp_step``, with loss
+    scaling only when ``scaler`` is given and enabled), returning the loss detached; with
+    ``compile`` (``--compile``) wrapped in ``xad.compile``: recorded on its first call (per
+    batch shape) and replayed afterwards."""
+    scaler = scaler if scaler is not None else xad.amp.GradScaler(enabled=False)
+
+    def step(*batch: Any) -> Any:
+        return amp_step(opt, scaler, loss_fn, *batch)
+    return xad.compile(step) if compile else step

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 
 import digits
-from _common import add_amp_flag, amp_step, distribute, parser, progress
+from _common import add_amp_flag, distribute, parser, progress, training_step
 
 import xad
 import xad.nn as nn
@@ -53,6 +53,7 @@ def main(argv: list[str] | None = None) -> float:
     opt = xad.optim.Adam(model.parameters(), lr=args.lr)
     sched = xad.optim.lr_scheduler.StepLR(opt, step_size=max(1, args.epochs // 3), gamma=0.3)
     scaler = xad.amp.GradScaler(enabled=args.amp)
+    step = training_step(opt, lambda xb, yb: loss_fn(model(xb), yb), args.compile, scaler)
 
     start = time.perf_counter()
     bar = progress(args.epochs, "epoch", args.quiet)
@@ -61,7 +62,7 @@ def main(argv: list[str] | None = None) -> float:
         if sampler is not None:
             sampler.set_epoch(epoch)
         for xb, yb in loader:
-            total = total + amp_step(opt, scaler, lambda x, y: loss_fn(model(x), y), xb, yb)
+            total = total + step(xb, yb)
         sched.step()
         bar.set_postfix_str(f"loss={(total / len(loader)).item():.4f}")
     bar.close()

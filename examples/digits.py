@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 
-from _common import distribute, parser, progress
+from _common import distribute, parser, progress, training_step
 
 import xad
 import xad.nn as nn
@@ -62,6 +62,7 @@ def main(argv: list[str] | None = None) -> float:
                                         args.batch_size, args.seed)
     loss_fn = nn.CrossEntropyLoss()
     opt = xad.optim.Adam(model.parameters(), lr=args.lr)
+    step = training_step(opt, lambda xb, yb: loss_fn(model(xb), yb), args.compile)
 
     start = time.perf_counter()
     bar = progress(args.epochs, "epoch", args.quiet)
@@ -70,11 +71,7 @@ def main(argv: list[str] | None = None) -> float:
         if sampler is not None:
             sampler.set_epoch(epoch)
         for xb, yb in loader:
-            loss = loss_fn(model(xb), yb)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            total = total + loss.detach()
+            total = total + step(xb, yb)
         bar.set_postfix_str(f"loss={(total / len(loader)).item():.4f}")
     bar.close()
     elapsed = time.perf_counter() - start

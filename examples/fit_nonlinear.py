@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import time
 
-from _common import distribute, parser, progress
+from _common import distribute, parser, progress, training_step
 
 import xad
 import xad.nn as nn
@@ -59,6 +59,7 @@ def main(argv: list[str] | None = None) -> float:
                                         args.batch_size, args.seed)
     loss_fn = nn.MSELoss()
     opt = xad.optim.Adam(model.parameters(), lr=args.lr)
+    step = training_step(opt, lambda xb, yb: loss_fn(model(xb), yb), args.compile)
 
     start = time.perf_counter()
     bar = progress(args.epochs, "epoch", args.quiet)
@@ -67,11 +68,7 @@ def main(argv: list[str] | None = None) -> float:
         if sampler is not None:
             sampler.set_epoch(epoch)
         for xb, yb in loader:
-            loss = loss_fn(model(xb), yb)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            total = total + loss.detach()
+            total = total + step(xb, yb)
         if epoch % 10 == 0 or epoch == args.epochs - 1:  # a host read now and then only
             bar.set_postfix_str(f"loss={(total / len(loader)).item():.4f}")
     bar.close()

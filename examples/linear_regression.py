@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 
-from _common import parser, progress
+from _common import parser, progress, training_step
 
 import xad
 import xad.nn as nn
@@ -37,17 +37,14 @@ def main(argv: list[str] | None = None) -> float:
     sched = xad.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=args.epochs)
     loader = xad.data.DataLoader(xad.data.TensorDataset(X, y), batch_size=args.batch_size,
                                  shuffle=True, seed=args.seed)
+    step = training_step(opt, lambda xb, yb: loss_fn(model(xb), yb), args.compile)
 
     start = time.perf_counter()
     bar = progress(args.epochs, "epoch", args.quiet)
     for _ in bar:
         total = 0.0
         for xb, yb in loader:
-            loss = loss_fn(model(xb), yb)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            total = total + loss.detach()
+            total = total + step(xb, yb)
         sched.step()
         bar.set_postfix_str(f"loss={(total / len(loader)).item():.5f}")
     bar.close()

@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from _common import add_amp_flag, amp_step, parser, progress
+from _common import add_amp_flag, parser, progress, training_step
 
 import xad
 import xad.nn as nn
@@ -73,13 +73,6 @@ def answer_loss(model: Decoder, seqs: xad.Tensor) -> xad.Tensor:
     return F.cross_entropy(logits.reshape(-1, len(VOCAB)), seqs[:, PROMPT:].reshape(-1))
 
 
-def train_step(model: Decoder, opt: xad.optim.Optimizer, seqs: xad.Tensor,
-               scaler: xad.amp.GradScaler) -> xad.Tensor:
-    """One optimiser step on a batch (mixed precision when ``scaler`` is enabled); returns
-    the loss, detached."""
-    return amp_step(opt, scaler, answer_loss, model, seqs)
-
-
 def generate(model: Decoder, prompts: xad.Tensor) -> xad.Tensor:
     """Greedy decoding: append the most likely next character ``ANSWER`` times."""
     seqs = prompts
@@ -123,13 +116,14 @@ def main(argv: list[str] | None = None) -> float:
     steps = args.epochs * len(loader)
     sched = xad.optim.lr_scheduler.OneCycleLR(opt, max_lr=args.lr, total_steps=steps)
     scaler = xad.amp.GradScaler(enabled=args.amp)
+    step = training_step(opt, lambda seqs: answer_loss(model, seqs), args.compile, scaler)
 
     start = time.perf_counter()
     bar = progress(args.epochs, "epoch", args.quiet)
     for _ in bar:
         total = 0.0
         for (seqs,) in loader:
-            total = total + train_step(model, opt, seqs, scaler)
+            total = total + step(seqs)
             sched.step()
         bar.set_postfix_str(f"loss={(total / len(loader)).item():.4f}")
     bar.close()
