@@ -402,6 +402,10 @@ class JaxMLP:
         self.batches = [(jnp.asarray(x), jnp.asarray(y)) for x, y in spec.batches]
         self._step = jax.jit(self._math, donate_argnums=(0, 1, 2),
                              static_argnames="with_grads")
+        for x, y in {tuple(x.shape): (x, y) for x, y in self.batches}.values():
+            # compile for each batch shape, on copies (donated): the state stays initial
+            copies = [[jnp.array(a) for a in arrays] for arrays in (self.params, self.m, self.v)]
+            jax.block_until_ready(self._step(*copies, 1.0, x, y, with_grads=False))
 
     def _loss(self, params: list, x: Any, y: Any) -> Any:
         jnp, n = self.jnp, len(params) // 2
