@@ -51,22 +51,27 @@ class XadOverhead:
         return {"loss": s.item(), "grad/x": self.x.grad.numpy(), "grad/w": self.w.grad.numpy()}
 
 
-class XadCompiledOverhead(XadOverhead):
-    """The same forward + backward function, in ``xad.compile``: recorded once, replayed."""
+class _Compiled:
+    """Put before an xad runner class: its ``run()`` (as ``_detached``, returning detached
+    tensors) in ``xad.compile``, recorded in the constructor and replayed afterwards."""
 
     def __init__(self, size: str) -> None:
-        super().__init__(size)
+        super().__init__(size)  # type: ignore[call-arg]
         self._run = compile_replaying(self.xad, self._detached, [()])
-
-    def _detached(self) -> Any:
-        return XadOverhead.run(self).detach()
 
     def run(self) -> Any:
         return self._run()
 
     def check(self) -> dict:
         with must_replay(self._run):
-            return super().check()
+            return super().check()  # type: ignore[misc]
+
+
+class XadCompiledOverhead(_Compiled, XadOverhead):
+    """The same forward + backward function, in ``xad.compile``."""
+
+    def _detached(self) -> Any:
+        return XadOverhead.run(self).detach()
 
 
 class JaxOverhead:
@@ -192,23 +197,12 @@ class XadHvp:
         return {"loss": f.item(), "grad/W": g.detach().numpy(), "hvp/W": hv.numpy()}
 
 
-class XadCompiledHvp(XadHvp):
-    """The same double backward, in ``xad.compile``: recorded once, replayed."""
-
-    def __init__(self, size: str) -> None:
-        super().__init__(size)
-        self._run = compile_replaying(self.xad, self._detached, [()])
+class XadCompiledHvp(_Compiled, XadHvp):
+    """The same double backward, in ``xad.compile``."""
 
     def _detached(self) -> tuple:
         f, g, hv = XadHvp.run(self)
         return f.detach(), g.detach(), hv
-
-    def run(self) -> tuple:
-        return self._run()
-
-    def check(self) -> dict:
-        with must_replay(self._run):
-            return super().check()
 
 
 class JaxHvp:
