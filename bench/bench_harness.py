@@ -1,6 +1,7 @@
 """What every workload shares: the runner protocol, agreement checks, interleaved timing.
 
-A workload builds one *runner* per implementation (``xad``, ``numpy``, ``torch``). A runner has
+A workload builds one *runner* per implementation (``xad``, ``xad-compiled``, ``numpy``,
+``torch``, ``jax-jit``). A runner has
 ``step()`` (the timed unit of work) and ``check()`` (run once on a fresh runner: the loss,
 gradients and whatever else must agree, as NumPy arrays, plus ``self/...`` entries: errors a
 runner measured against its own reference, e.g. an optimiser step against the closed form).
@@ -12,14 +13,21 @@ import gc
 import math
 import statistics
 import time
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
 
-__all__ = ["Runner", "Workload", "CheckError", "compare", "time_interleaved", "Timing",
-           "adam_first_step_error", "to_np"]
+__all__ = ["ALL_IMPLS", "Runner", "Workload", "CheckError", "compare", "time_interleaved",
+           "Timing", "adam_first_step_error", "to_np", "rel_err", "compile_replaying",
+           "must_replay", "import_jax"]
+
+
+# every implementation a workload may have, in the table's column order
+ALL_IMPLS = ("xad", "xad-compiled", "numpy", "torch", "jax-jit")
 
 
 class Runner(Protocol):
@@ -60,6 +68,41 @@ def to_np(x: Any) -> np.ndarray:
     if hasattr(x, "numpy") and not isinstance(x, np.ndarray):
         return np.asarray(x.numpy(), dtype=np.float64)
     return np.asarray(x, dtype=np.float64)
+
+
+def compile_replaying(xad: Any, fn: Callable, calls: list[tuple]) -> Any:
+    """``xad.compile(fn)``, called twice with each argument tuple in ``calls`` (one per set of
+    guards): it must record exactly ``len(calls)`` programs, then replay them, and never fall
+    back to eager mode (its RuntimeWarning is an error here): else timing it would time eager.
+    """
+    step = xad.compile(fn)
+    with must_replay(step, recording=len(calls)):
+        for args in calls + calls:
+            step(*args)
+    return step
+
+
+@contextmanager
+def must_replay(step: Any, recording: int = 0) -> Iterator[None]:
+    """Inside: ``step`` (an ``xad.compile`` function) records ``recording`` new programs, no
+    more, and never warns that it falls back to eager mode (the warning is an error here)."""
+    n = step.recordings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        try:
+            yield
+        except RuntimeWarning as e:
+            raise CheckError(f"xad-compiled runs eagerly: {e}") from e
+    if step.recordings != n + recording:
+        raise CheckError(f"xad-compiled: {step.recordings - n} programs recorded where "
+                         f"{recording} were expected (it re-records instead of replaying)")
+
+
+def import_jax() -> Any:
+    """``jax``, on the CPU (XLA's thread flags are set by ``run.setup_threads``)."""
+    import jax
+    jax.config.update("jax_platforms", "cpu")
+    return jax
 
 
 def rel_err(a: np.ndarray, ref: np.ndarray) -> float:

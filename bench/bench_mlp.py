@@ -1,4 +1,5 @@
-"""Training-step workloads: ``mlp``, ``mlp-small`` and ``seed-deep``, in xad, NumPy and torch.
+"""Training-step workloads: ``mlp``, ``mlp-small`` and ``seed-deep``, in xad (eager and
+compiled), NumPy, torch and ``jax.jit``.
 
 Every implementation starts from the same float32 weights (``Linear`` layout: weight
 ``(out, in)``, bias ``(out,)``) and sees the same minibatches in the same order. One call of
@@ -13,7 +14,16 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from bench_harness import Workload, adam_first_step_error, to_np
+from bench_harness import (
+    ALL_IMPLS,
+    Workload,
+    adam_first_step_error,
+    compile_replaying,
+    import_jax,
+    must_replay,
+    rel_err,
+    to_np,
+)
 
 __all__ = ["MLPSpec", "mlp_spec", "build_mlp", "xad_api", "WORKLOADS"]
 
@@ -188,6 +198,56 @@ class XadMLP:
         return _check_result(loss.item(), grads, before, after, self.spec.lr)
 
 
+class XadCompiledMLP(XadMLP):
+    """``XadMLP`` with the whole step (zero_grad, forward, loss, backward, Adam) in
+    ``xad.compile``: recorded once per batch shape, replayed afterwards."""
+
+    def __init__(self, spec: MLPSpec) -> None:
+        super().__init__(spec)
+        if not self.uses_api:
+            raise RuntimeError("xad-compiled needs xad.nn and xad.optim.Adam")
+        shapes = {tuple(x.shape): (x, y) for x, y in self.batches}
+        self._step = compile_replaying(self.xad, self._train_step, list(shapes.values()))
+
+    def _train_step(self, x: Any, y: Any) -> Any:
+        self._zero()
+        loss = self.loss_fn(self.model(x), y)
+        loss.backward()
+        self._update()
+        return loss.detach()
+
+    def step(self) -> None:
+        run = self._step
+        for x, y in self.batches:
+            run(x, y)
+
+    def _first_step(self, fn: Any) -> tuple:
+        """From the initial weights and a fresh Adam state (reset in place: the program reads
+        these tensors), one step of ``fn``: loss, gradients, weights before and after."""
+        xad = self.xad
+        with xad.no_grad():
+            for p, a in zip(self.params, self.spec.params):
+                p.copy_(xad.tensor(a))
+            for st in self.opt.state.values():
+                st["step"] = 0
+                st["exp_avg"].zero_()
+                st["exp_avg_sq"].zero_()
+        before = [p.numpy().copy() for p in self.params]
+        loss = fn(*self.batches[0])
+        return (loss.item(), [p.grad.numpy().copy() for p in self.params], before,
+                [p.numpy().copy() for p in self.params])
+
+    def check(self) -> dict:
+        eager = self._first_step(self._train_step)
+        with must_replay(self._step):
+            loss, grads, before, after = replayed = self._first_step(self._step)
+        out = _check_result(loss, grads, before, after, self.spec.lr)
+        pairs = [(np.float64(replayed[0]), np.float64(eager[0]))]
+        pairs += [(a, b) for i in (1, 3) for a, b in zip(replayed[i], eager[i])]
+        out["self/replay-vs-eager"] = max(rel_err(to_np(a), to_np(b)) for a, b in pairs)
+        return out
+
+
 # ----- hand-written NumPy ----------------------------------------------------------------------
 class NumpyMLP:
     """Forward, backward and Adam by hand, with buffers reused across steps (the floor)."""
@@ -326,7 +386,69 @@ class TorchMLP:
         return _check_result(loss.item(), grads, before, after, self.spec.lr)
 
 
-_IMPLS = {"xad": XadMLP, "numpy": NumpyMLP, "torch": TorchMLP}
+# ----- jax.jit ----------------------------------------------------------------------------------
+class JaxMLP:
+    """The same math in ``jax.numpy``: one ``jax.jit`` call per step (loss and gradients by
+    ``jax.value_and_grad``, Adam written out); weights and moments donated, then rebound."""
+
+    def __init__(self, spec: MLPSpec) -> None:
+        self.jax = jax = import_jax()
+        jnp = self.jnp = jax.numpy
+        self.spec = spec
+        self.params = [jnp.asarray(a) for a in spec.params]
+        self.m = [jnp.zeros_like(p) for p in self.params]
+        self.v = [jnp.zeros_like(p) for p in self.params]
+        self.t = 0
+        self.batches = [(jnp.asarray(x), jnp.asarray(y)) for x, y in spec.batches]
+        self._step = jax.jit(self._math, donate_argnums=(0, 1, 2),
+                             static_argnames="with_grads")
+        for x, y in {tuple(x.shape): (x, y) for x, y in self.batches}.values():
+            # compile for each batch shape, on copies (donated): the state stays initial
+            copies = [[jnp.array(a) for a in arrays] for arrays in (self.params, self.m, self.v)]
+            jax.block_until_ready(self._step(*copies, 1.0, x, y, with_grads=False))
+
+    def _loss(self, params: list, x: Any, y: Any) -> Any:
+        jnp, n = self.jnp, len(params) // 2
+        for i in range(n):
+            x = x @ params[2 * i].T + params[2 * i + 1]
+            if i < n - 1:
+                x = jnp.maximum(x, 0)
+        if self.spec.loss == "mse":
+            return jnp.mean((x - y) ** 2)
+        logp = self.jax.nn.log_softmax(x, axis=-1)
+        return -jnp.take_along_axis(logp, y[:, None], axis=1).mean()
+
+    def _math(self, params: list, m: list, v: list, t: Any, x: Any, y: Any,
+              with_grads: bool = False) -> tuple:
+        jnp, lr = self.jnp, self.spec.lr
+        loss, grads = self.jax.value_and_grad(self._loss)(params, x, y)
+        bc1, root_bc2 = 1 - B1 ** t, jnp.sqrt(1 - B2 ** t)
+        m = [B1 * mi + (1 - B1) * g for mi, g in zip(m, grads)]
+        v = [B2 * vi + (1 - B2) * (g * g) for vi, g in zip(v, grads)]
+        params = [p - (lr / bc1) * mi / (jnp.sqrt(vi) / root_bc2 + EPS)
+                  for p, mi, vi in zip(params, m, v)]
+        return loss, params, m, v, (grads if with_grads else None)
+
+    def _run(self, x: Any, y: Any, with_grads: bool = False) -> tuple:
+        self.t += 1
+        loss, self.params, self.m, self.v, grads = self._step(
+            self.params, self.m, self.v, float(self.t), x, y, with_grads=with_grads)
+        return loss, grads
+
+    def step(self) -> None:
+        for x, y in self.batches:
+            loss, _ = self._run(x, y)
+        self.jax.block_until_ready((loss, self.params))
+
+    def check(self) -> dict:
+        before = [np.array(p) for p in self.params]  # copies: the step donates these buffers
+        loss, grads = self._run(*self.batches[0], with_grads=True)
+        return _check_result(np.array(loss), [np.array(g) for g in grads], before,
+                             [np.array(p) for p in self.params], self.spec.lr)
+
+
+_IMPLS = {"xad": XadMLP, "numpy": NumpyMLP, "torch": TorchMLP, "xad-compiled": XadCompiledMLP,
+          "jax-jit": JaxMLP}
 
 
 def build_mlp(name: str) -> Any:
@@ -343,10 +465,13 @@ def _seed_scale(size: str) -> float:
 WORKLOADS = [
     Workload("mlp", "MLP 784-512-512-10, ReLU, cross-entropy, batch 256: one Adam step",
              "ms/step", build_mlp("mlp"), scale=lambda s: 1e3,
-             target="<= 1.0x torch, <= 1.1x numpy"),
+             impls=ALL_IMPLS, target="<= 1.0x torch, <= 1.1x numpy; compiled <= 1.05x numpy, "
+             "<= jax-jit"),
     Workload("mlp-small", "MLP 784-64-64-10, batch 16: one Adam step (overhead-bound)",
-             "us/step", build_mlp("mlp-small"), scale=lambda s: 1e6, target="<= 1.0x torch"),
+             "us/step", build_mlp("mlp-small"), scale=lambda s: 1e6, impls=ALL_IMPLS,
+             target="<= 1.0x torch; compiled <= 1.2x numpy"),
     Workload("seed-deep", "10 Linear(10) + ReLU, He init, Adam 1e-3, batch 32, 1000 points, "
              "100 epochs (whole run)", "s/run", build_mlp("seed-deep"), scale=_seed_scale,
-             target="<= 1.0x torch", min_time=0.0, reps=5, max_time=90.0),
+             impls=ALL_IMPLS, target="<= 1.0x torch; compiled <= 1.2x numpy", min_time=0.0,
+             reps=5, max_time=90.0),
 ]

@@ -1,12 +1,13 @@
 """Operation-level workloads: ``overhead`` (tiny elementwise chain), ``hvp`` (double
-backward) and ``matmul-big`` (array-bound), in xad, hand-written NumPy and torch."""
+backward) and ``matmul-big`` (array-bound), in xad, hand-written NumPy and torch; ``overhead``
+and ``hvp`` also in xad compiled (``xad.compile``) and ``jax.jit``."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import numpy as np
-from bench_harness import Workload
+from bench_harness import ALL_IMPLS, Workload, compile_replaying, import_jax, must_replay
 
 __all__ = ["WORKLOADS", "N_CHAIN"]
 
@@ -48,6 +49,58 @@ class XadOverhead:
     def check(self) -> dict:
         s = self.run()
         return {"loss": s.item(), "grad/x": self.x.grad.numpy(), "grad/w": self.w.grad.numpy()}
+
+
+class _Compiled:
+    """Put before an xad runner class: its ``run()`` (as ``_detached``, returning detached
+    tensors) in ``xad.compile``, recorded in the constructor and replayed afterwards."""
+
+    def __init__(self, size: str) -> None:
+        super().__init__(size)  # type: ignore[call-arg]
+        self._run = compile_replaying(self.xad, self._detached, [()])
+
+    def run(self) -> Any:
+        return self._run()
+
+    def check(self) -> dict:
+        with must_replay(self._run):
+            return super().check()  # type: ignore[misc]
+
+
+class XadCompiledOverhead(_Compiled, XadOverhead):
+    """The same forward + backward function, in ``xad.compile``."""
+
+    def _detached(self) -> Any:
+        return XadOverhead.run(self).detach()
+
+
+class JaxOverhead:
+    """The same chain in ``jax.numpy``; value and both gradients in one ``jax.jit`` call."""
+
+    def __init__(self, size: str) -> None:
+        self.jax = jax = import_jax()
+        jnp = jax.numpy
+        x, w = _overhead_data(size)
+        self.x, self.w = jnp.asarray(x), jnp.asarray(w)
+
+        def chain(x: Any, w: Any) -> Any:
+            y = x
+            for _ in range(N_CHAIN // 4):
+                y = jnp.tanh(y * w + x) * 0.9
+            return y.sum()
+
+        self._run = jax.jit(jax.value_and_grad(chain, argnums=(0, 1)))
+        self.run()  # compiles: the timing's first call estimates a call's time
+
+    def run(self) -> Any:
+        return self.jax.block_until_ready(self._run(self.x, self.w))
+
+    def step(self) -> None:
+        self.run()
+
+    def check(self) -> dict:
+        s, (gx, gw) = self.run()
+        return {"loss": s, "grad/x": gx, "grad/w": gw}
 
 
 class TorchOverhead:
@@ -142,6 +195,45 @@ class XadHvp:
     def check(self) -> dict:
         f, g, hv = self.run()
         return {"loss": f.item(), "grad/W": g.detach().numpy(), "hvp/W": hv.numpy()}
+
+
+class XadCompiledHvp(_Compiled, XadHvp):
+    """The same double backward, in ``xad.compile``."""
+
+    def _detached(self) -> tuple:
+        f, g, hv = XadHvp.run(self)
+        return f.detach(), g.detach(), hv
+
+
+class JaxHvp:
+    """``jax.grad`` of ``sum(grad(f)(W) * V)`` (reverse over reverse), in one ``jax.jit``."""
+
+    def __init__(self, size: str) -> None:
+        self.jax = jax = import_jax()
+        jnp = jax.numpy
+        W, x, V = _hvp_data(size)
+        self.W, self.x, self.V = jnp.asarray(W), jnp.asarray(x), jnp.asarray(V)
+
+        def f(W: Any, x: Any) -> Any:
+            return (jnp.tanh(W @ x) ** 2).sum()
+
+        def hvp(W: Any, x: Any, V: Any) -> tuple:
+            val, g = jax.value_and_grad(f)(W, x)
+            hv = jax.grad(lambda W: (jax.grad(f)(W, x) * V).sum())(W)
+            return val, g, hv
+
+        self._run = jax.jit(hvp)
+        self.run()  # compiles: the timing's first call estimates a call's time
+
+    def run(self) -> tuple:
+        return self.jax.block_until_ready(self._run(self.W, self.x, self.V))
+
+    def step(self) -> None:
+        self.run()
+
+    def check(self) -> dict:
+        f, g, hv = self.run()
+        return {"loss": f, "grad/W": g, "hvp/W": hv}
 
 
 class TorchHvp:
@@ -279,11 +371,15 @@ def _builder(impls: dict[str, type]) -> Any:
 WORKLOADS = [
     Workload("overhead", f"{N_CHAIN} elementwise ops on shape (8,), forward + backward",
              "us/op", _builder({"xad": XadOverhead, "numpy": NumpyOverhead,
-                                "torch": TorchOverhead}),
-             scale=lambda s: 1e6 / N_CHAIN, target="<= 1.0x torch"),
+                                "torch": TorchOverhead, "xad-compiled": XadCompiledOverhead,
+                                "jax-jit": JaxOverhead}),
+             scale=lambda s: 1e6 / N_CHAIN, impls=ALL_IMPLS,
+             target="<= 1.0x torch; compiled <= 0.5 us/op"),
     Workload("hvp", "Hessian-vector product of sum(tanh(W @ x)**2), W 512x512, double backward",
-             "ms", _builder({"xad": XadHvp, "numpy": NumpyHvp, "torch": TorchHvp}),
-             scale=lambda s: 1e3, target="<= 1.0x torch"),
+             "ms", _builder({"xad": XadHvp, "numpy": NumpyHvp, "torch": TorchHvp,
+                             "xad-compiled": XadCompiledHvp, "jax-jit": JaxHvp}),
+             scale=lambda s: 1e3, impls=ALL_IMPLS,
+             target="<= 1.0x torch; compiled <= 1.5x numpy"),
     Workload("matmul-big", "sum((A @ B)**2), A, B 2048x2048, forward + backward", "ms",
              _builder({"xad": XadMatmul, "numpy": NumpyMatmul, "torch": TorchMatmul}),
              scale=lambda s: 1e3, target="<= 1.05x numpy", min_time=0.0, reps=5),

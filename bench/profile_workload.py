@@ -2,6 +2,7 @@
 
     python bench/profile_workload.py overhead                  # xad, full size, top 25 by tottime
     python bench/profile_workload.py mlp-small --impl torch --top 40 --sort cumtime
+    python bench/profile_workload.py mlp-small --impl xad-compiled   # what a replay still does
     python bench/profile_workload.py seed-deep --size quick
 
 The workload is built exactly as ``bench/run.py`` builds it, warmed up with one ``step()``,
@@ -40,6 +41,8 @@ def profile(name: str, impl: str = "xad", size: str = "full", steps: int | None 
             top: int = 25, sort: str = "tottime") -> str:
     """The profile report of ``steps`` calls of workload ``name``'s ``step()`` as text."""
     w = run.WORKLOADS[name]
+    if impl not in w.impls:
+        raise SystemExit(f"workload {name} has no {impl} implementation (it has {w.impls})")
     runner = w.build(impl, size)
     runner.step()  # warm-up: lazy imports, caches, optimiser state
     t0 = time.perf_counter()
@@ -68,7 +71,7 @@ def profile(name: str, impl: str = "xad", size: str = "full", steps: int | None 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description="Profile one benchmark workload with cProfile.")
     p.add_argument("name", choices=list(run.WORKLOADS))
-    p.add_argument("--impl", default="xad", choices=["xad", "numpy", "torch"])
+    p.add_argument("--impl", default="xad", choices=list(run.ALL_IMPLS))
     p.add_argument("--size", default="full", choices=["full", "quick", "tiny"])
     p.add_argument("--steps", type=int, default=None, help="profiled step() calls")
     p.add_argument("--top", type=int, default=25)

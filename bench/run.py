@@ -1,4 +1,5 @@
-"""Benchmarks: xad (numpy backend) against hand-written NumPy and PyTorch eager, on the CPU.
+"""Benchmarks: xad (numpy backend; eager and ``xad.compile``d) against hand-written NumPy,
+PyTorch eager and ``jax.jit``, on the CPU.
 
 Run ``bash bench/run.sh [--only NAME[,NAME]] [--repeat N] [--quick] [--json PATH]`` (the
 wrapper unsets the OpenBLAS variables this machine sets). Every workload first checks that
@@ -19,6 +20,7 @@ if __name__ == "__main__" and any(v in os.environ for v in _OPENBLAS_VARS):
     os.execve(sys.executable, [sys.executable, *sys.argv], _env)
 
 import argparse  # noqa: E402
+import importlib.util  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
 import subprocess  # noqa: E402
@@ -37,7 +39,14 @@ import bench_memory  # noqa: E402
 import numpy as np  # noqa: E402
 from bench_attention import WORKLOADS as _ATTENTION  # noqa: E402
 from bench_conv import WORKLOADS as _CONV  # noqa: E402
-from bench_harness import CheckError, Timing, Workload, compare, time_interleaved  # noqa: E402
+from bench_harness import (  # noqa: E402
+    ALL_IMPLS,
+    CheckError,
+    Timing,
+    Workload,
+    compare,
+    time_interleaved,
+)
 from bench_mlp import WORKLOADS as _MLP  # noqa: E402
 from bench_mlp import xad_api  # noqa: E402
 from bench_ops import WORKLOADS as _OPS  # noqa: E402
@@ -74,14 +83,28 @@ def have_torch() -> bool:
     return True
 
 
+def have_jax() -> bool:
+    """Whether jax is installed (found without importing it: XLA reads its flags once)."""
+    return importlib.util.find_spec("jax") is not None
+
+
 _LIMITS: list[Any] = []  # keeps a threadpoolctl limit alive for the whole run
 
 
+XLA_ONE_THREAD = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+
+
 def setup_threads(n: int | None = None) -> int:
-    """Give torch as many threads as NumPy's BLAS (or make both ``n``); return the count."""
+    """Give torch as many threads as NumPy's BLAS (or make both ``n``); return the count.
+
+    ``n == 1`` also asks XLA (jax) for one thread, through ``XLA_FLAGS`` before jax starts.
+    """
     if n is None:
         n, _ = blas_threads()
     else:
+        if n == 1:
+            os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " "
+                                       + XLA_ONE_THREAD).strip()
         try:
             from threadpoolctl import threadpool_limits
             _LIMITS.append(threadpool_limits(limits=n, user_api="blas"))
@@ -127,6 +150,11 @@ def environment() -> list[str]:
                      f"(set equal to NumPy's BLAS threads)")
     else:
         lines.append("torch not installed: no torch column")
+    if have_jax():
+        import jax
+        lines.append(f"jax {jax.__version__} (CPU), XLA_FLAGS={os.environ.get('XLA_FLAGS', '')!r}")
+    else:
+        lines.append("jax not installed: no jax-jit column")
     for var in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OMP_NUM_THREADS",
                 "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         if var in os.environ:
@@ -137,11 +165,12 @@ def environment() -> list[str]:
 
 
 # ----- running ------------------------------------------------------------------------------
-_SELECTED: list[str] = ["xad", "numpy", "torch"]  # --impls
+_SELECTED: list[str] = list(ALL_IMPLS)  # --impls
+_INSTALLED = {"torch": have_torch, "jax-jit": have_jax}
 
 
 def _impls(w: Workload) -> list[str]:
-    return [i for i in w.impls if i in _SELECTED and (i != "torch" or have_torch())]
+    return [i for i in w.impls if i in _SELECTED and _INSTALLED.get(i, lambda: True)()]
 
 
 def check_workload(name: str, size: str = "tiny") -> dict[str, float]:
@@ -213,25 +242,35 @@ def _ratio(med: dict, a: str, b: str) -> str:
     return f"{med[a] / med[b]:.2f}x" if a in med and b in med and med[b] > 0 else "-"
 
 
+# (numerator, denominator, header) of each ratio column, shown when both columns are
+RATIOS = [("xad", "numpy", "xad/numpy"), ("xad", "torch", "xad/torch"),
+          ("xad-compiled", "numpy", "compiled/numpy"), ("xad-compiled", "xad", "compiled/xad"),
+          ("xad-compiled", "jax-jit", "compiled/jax")]
+
+
 def table(rows: list[dict[str, Any]], stat: str = "median") -> str:
     """The Markdown table: medians (± half the interquartile range) and ratios; or, with
-    ``stat="best"``, the fastest samples and their ratios."""
-    head = ("| workload | unit | xad | numpy | torch | xad/numpy | xad/torch | target | "
-            "check (max rel err) |")
-    lines = [head, "| " + " | ".join(["---"] * 9) + " |"]
+    ``stat="best"``, the fastest samples and their ratios. A column appears when some row
+    has that implementation (the compiled and jax columns only for their workloads)."""
+    seen = {k for r in rows for k in r.get("median", {})}
+    impls = [i for i in ALL_IMPLS if i in seen] or ["xad", "numpy", "torch"]
+    ratios = [(a, b, h) for a, b, h in RATIOS if a in impls and b in impls]
+    head = ["workload", "unit", *impls, *(h for _, _, h in ratios), "target",
+            "check (max rel err)"]
+    lines = ["| " + " | ".join(head) + " |", "| " + " | ".join(["---"] * len(head)) + " |"]
     for r in rows:
         if "failed" in r:
-            lines.append(f"| {r['name']} | {r['unit']} | CHECK FAILED | | | | | {r['target']} "
-                         f"| {r['failed'][:200]} |")
+            blanks = [""] * (len(impls) + len(ratios) - 1)
+            cells = [r["name"], r["unit"], "CHECK FAILED", *blanks, r["target"], r["failed"][:200]]
+            lines.append("| " + " | ".join(cells) + " |")
             continue
         med = r.get(stat, r["median"])
         spr = r["spread"] if stat == "median" else {}
         err = r.get("errors")
-        err_s = f"{max(err.values()):.1e}" if err else "n/a"
-        lines.append(f"| {r['name']} | {r['unit']} | {_cell(med, spr, 'xad')} | "
-                     f"{_cell(med, spr, 'numpy')} | {_cell(med, spr, 'torch')} | "
-                     f"{_ratio(med, 'xad', 'numpy')} | {_ratio(med, 'xad', 'torch')} | "
-                     f"{r['target']} | {err_s} |")
+        cells = [r["name"], r["unit"], *(_cell(med, spr, i) for i in impls),
+                 *(_ratio(med, a, b) for a, b, _ in ratios), r["target"],
+                 f"{max(err.values()):.1e}" if err else "n/a"]
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -241,8 +280,9 @@ def main(argv: list[str] | None = None) -> int:
                    help=f"workload(s) to run, comma-separated: {', '.join(WORKLOADS)}, {MEMORY}")
     p.add_argument("--repeat", type=int, default=None, help="timed samples per implementation")
     p.add_argument("--quick", action="store_true", help="a 1-2 minute smoke run")
-    p.add_argument("--impls", default="xad,numpy,torch",
-                   help="implementations to run, comma-separated (default: all installed)")
+    p.add_argument("--impls", default=",".join(ALL_IMPLS),
+                   help="implementations to run, comma-separated (default: all installed: "
+                        f"{', '.join(ALL_IMPLS)})")
     p.add_argument("--settle", type=float, default=0.1,
                    help="seconds of idle before each timed sample (default 0.1)")
     p.add_argument("--clock", default="wall", choices=["wall", "cpu"],
@@ -263,8 +303,8 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         p.error(f"unknown workload(s) {unknown}; choose from {[*WORKLOADS, MEMORY]}")
     _SELECTED[:] = [i for i in a.impls.split(",") if i]
-    if not _SELECTED or set(_SELECTED) - {"xad", "numpy", "torch"}:
-        p.error(f"--impls takes xad, numpy, torch (comma-separated), got {a.impls!r}")
+    if not _SELECTED or set(_SELECTED) - set(ALL_IMPLS):
+        p.error(f"--impls takes {', '.join(ALL_IMPLS)} (comma-separated), got {a.impls!r}")
     threads = setup_threads(a.threads)
     size = "quick" if a.quick else "full"
     for line in environment():

@@ -40,7 +40,8 @@ def _numpy_backend():
 @pytest.mark.parametrize("name", list(run.WORKLOADS))
 def test_implementations_agree(name):
     errors = run.check_workload(name, "tiny")
-    expected = {i for i in run.WORKLOADS[name].impls if i != "torch" or run.have_torch()}
+    installed = {"torch": run.have_torch(), "jax-jit": run.have_jax()}
+    expected = {i for i in run.WORKLOADS[name].impls if installed.get(i, True)}
     assert set(errors) == expected
     assert max(errors.values()) <= run.WORKLOADS[name].rtol
 
@@ -61,6 +62,37 @@ def test_disagreement_is_caught():
     results["xad"].pop("grad/W1")
     with pytest.raises(bench_harness.CheckError, match="missing"):
         bench_harness.compare(results, w.rtol)
+
+
+@pytest.mark.parametrize("name", ["overhead", "hvp", "mlp-small", "seed-deep", "mlp"])
+def test_new_implementations_run_there(name):
+    impls = run.WORKLOADS[name].impls
+    assert "xad-compiled" in impls and "jax-jit" in impls
+    assert ("jax-jit" in run._impls(run.WORKLOADS[name])) == run.have_jax()
+
+
+def test_compiled_runner_replays():
+    runner = run.WORKLOADS["mlp-small"].build("xad-compiled", "tiny")
+    for _ in range(3):
+        runner.step()
+    assert runner._step.recordings == 1
+    vals = runner.check()
+    assert vals["self/replay-vs-eager"] == 0.0  # numpy: replay is bit-identical to eager
+
+
+def test_compiled_fallback_or_rerecording_is_caught():
+    import xad
+    w = xad.ones(2, requires_grad=True)
+
+    def f(x):
+        return (w.sum() * x).sum().detach()
+
+    step = bench_harness.compile_replaying(xad, f, [(xad.ones(2),)])
+    with pytest.raises(bench_harness.CheckError, match="1 programs recorded where 0"):
+        with bench_harness.must_replay(step):
+            step(xad.ones(3))  # a new shape: records again
+    with pytest.raises(bench_harness.CheckError, match="runs eagerly"):
+        bench_harness.compile_replaying(xad, lambda x: (w * x).sum().item(), [(xad.ones(2),)])
 
 
 def test_bad_optimiser_step_is_caught():
@@ -85,3 +117,14 @@ def test_table_shows_ratios_and_failures():
     text = run.table(rows)
     assert "| 2.00x | 0.50x |" in text and "±10%" in text
     assert "CHECK FAILED" in text
+    assert "compiled" not in text and "jax" not in text  # columns only for present impls
+
+
+def test_table_shows_compiled_and_jax_columns():
+    rows = [{"name": "mlp", "unit": "ms/step", "target": "t", "errors": {"xad": 1e-6},
+             "median": {"xad": 4.0, "xad-compiled": 2.0, "numpy": 1.0, "jax-jit": 1.6},
+             "spread": {}}]
+    head, _, line = run.table(rows).splitlines()
+    assert "| xad | xad-compiled | numpy | jax-jit | xad/numpy |" in head
+    assert "compiled/numpy | compiled/xad | compiled/jax |" in head
+    assert "| 4.00x | 2.00x | 0.50x | 1.25x |" in line
