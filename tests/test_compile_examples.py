@@ -32,14 +32,7 @@ NEEDS_SKLEARN = ("digits", "cnn_digits")
 # JAX compiles each operation anew for each shape it meets: these take 10-50 s each there
 # (the two small regressions run, 5-20 s); tests/test_compile.py covers compile on JAX
 SLOW_ON_JAX = ("digits", "cnn_digits", "transformer_addition")
-# nn.Embedding's forward indexes with an arange it makes inside the step
-# (xad/nn/functional/layers.py, embedding), an array the recorder has no slot for
-# (xad/compile/recorder.py, Recorder._params)
-EMBEDDING = pytest.mark.xfail(strict=True, raises=RuntimeWarning, reason=(
-    "xad.compile: an operation's parameter is an array made outside xad's operations "
-    "(F.embedding's arange column index)"))
-CASES = [pytest.param(name, marks=EMBEDDING) if name.startswith("transformer") else name
-         for name in RUNS]
+CASES = list(RUNS)
 
 
 def _subset(mod, monkeypatch: pytest.MonkeyPatch) -> None:

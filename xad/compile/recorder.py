@@ -102,6 +102,8 @@ class Recorder:
                 return type(v)(walk(x) for x in v)
             if b is not None and isinstance(v, b.array_type):
                 s = self.slot_of.get(id(v))
+                if s is None and any(t._array is v for t in self.fresh.values()):
+                    s = self._new(v, ("const",))  # a factory's array (arange's indices)
                 if s is None:
                     self.unsupported("an operation's parameter is an array made outside "
                                      "xad's operations")
