@@ -391,10 +391,11 @@ class _Memory:
         plan = {}
         for i, ins in enumerate(instrs):
             s = self._candidate(i, ins, group, members, last, made_by)
-            if s is not None:
+            if s is not None:  # the result, and every later view of it, is in s's buffer
                 plan[i] = s
-                group[ins.outs[0]] = group[s]  # the result now lives in s's buffer
-                members[group[s]].add(ins.outs[0])
+                for m in members.pop(group[ins.outs[0]]):
+                    group[m] = group[s]
+                    members[group[s]].add(m)
         return plan
 
     def _groups(self) -> dict[int, int]:
@@ -424,6 +425,8 @@ class _Memory:
         if ins.fix or ins.target is not None or not self._elementwise(ins):
             return None
         out = self.arrays[ins.outs[0]]
+        if getattr(out, "base", 0) is not None:  # eager made no fresh array: leave it
+            return None
         operands = [r for r in ins.refs if type(r) is int]
         for s in dict.fromkeys(operands):
             a, maker = self.arrays[s], made_by.get(s)
