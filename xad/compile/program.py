@@ -234,7 +234,9 @@ class Program:
         if any(isinstance(n, ast.Name) and n.id not in values and n.id != "b"
                for n in ast.walk(body)):
             return None
-        tree = _Substitute(self, ins.b, values).visit(ast.parse(ast.unparse(body), mode="eval"))
+        like = self._hoists(ins) and next(self.rec.arrays[s] for s in ins.refs if type(s) is int)
+        tree = _Substitute(self, ins.b, values, like).visit(
+            ast.parse(ast.unparse(body), mode="eval"))
         reuse = self.reuse.get(i)
         if reuse is not None:
             tree.body = _with_out(tree.body, self, ins.b, f"v{reuse}")
@@ -307,18 +309,32 @@ class _Substitute(ast.NodeTransformer):
     """Parameters replaced by the program's expressions, ``b.xp.f`` by a global bound to
     that backend's function (looked up once, not at every call)."""
 
-    def __init__(self, program: Program, b: Any, values: dict[str, str]) -> None:
-        self.program, self.b, self.values = program, b, values
+    def __init__(self, program: Program, b: Any, values: dict[str, str], like: Any) -> None:
+        self.program, self.b, self.values, self.like = program, b, values, like
 
     def visit_Name(self, node: ast.Name) -> ast.AST:
         return ast.parse(f"({self.values[node.id]})", mode="eval").body
+
+    def operand(self, node: ast.AST) -> ast.AST:
+        """An operand of an elementwise call: a number literal becomes a 0-d array where
+        the instruction allows it (see :meth:`Program._hoists`)."""
+        if isinstance(node, ast.Constant) and self.like is not False:
+            zero_d = _zero_d(self.b, node.value, self.like)
+            if zero_d is not None:
+                return ast.Name(self.program._bind(zero_d, "k"), ast.Load())
+        return self.visit(node)
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+        node.left, node.right = self.operand(node.left), self.operand(node.right)
+        return node
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
         obj = self.b
         for name in _chain(node.func):
             obj = getattr(obj, name)
         node.func = ast.Name(self.program._bind(obj, _chain(node.func)[-1]), ast.Load())
-        node.args = [self.visit(a) for a in node.args]
+        elementwise = getattr(obj, "nout", 0) == 1
+        node.args = [self.operand(a) if elementwise else self.visit(a) for a in node.args]
         node.keywords = [self.visit(k) for k in node.keywords]
         return node
 
