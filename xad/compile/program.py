@@ -5,7 +5,10 @@ From the recorder's instructions: values made only from constants are folded (co
 once, in the first call); instructions whose results nothing uses, and writes to tensors
 that no longer exist, are dropped; the rest becomes straight-line Python source, one line per
 array call, each slot a local variable deleted after its last use (so memory is freed as
-early as in eager mode). :meth:`Program.text` prints it.
+early as in eager mode). One-expression forwards are written inline with the backend's
+functions bound as globals; on NumPy/CuPy Python-scalar operands become 0-d arrays made once
+and elementwise results are written into dead, exclusively owned buffers (``out=``,
+:class:`_Memory`). :meth:`Program.text` prints it.
 """
 
 from __future__ import annotations
