@@ -15,10 +15,18 @@ out-of-range index around silently, and a read per check would stall every train
 :meth:`CupyBackend.check_bounds` keeps each check's worst value on the device and reports
 it at the next host read (``item``, in the same transfer as the value; ``to_numpy``;
 ``synchronize``), much as CUDA reports a device-side assert at the next synchronising call.
+
+CUDA graphs (``xad.compile(fn, cuda_graphs=True)``, ``xad/compile/cuda_graph.py``):
+:meth:`CupyBackend.graph_capture` makes a side stream current with a program's private
+memory pool, :meth:`CupyBackend.begin_graph`/:meth:`CupyBackend.end_graph` capture the
+kernels run between them, :meth:`CupyBackend.launch_graph` launches one on the current
+stream. A random draw or a queued index check inside a capture fails (a graph would freeze
+the draw's host counter, and the check would never be read again).
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Callable, Hashable
 from typing import Any
@@ -95,6 +103,15 @@ class _OnDevice:
         self._xp = xp
         self._device = device
 
+    def asarray(self, obj: Any, /, *, dtype: Any = None, device: Any = None,
+                copy: Any = None) -> Any:
+        """``asarray``; a Python scalar becomes a 0-d array by a fill kernel (its value a
+        kernel argument), not by a host-to-device copy, which a CUDA graph capture forbids."""
+        with self._device:
+            if type(obj) in (int, float, bool, complex):
+                return self._xp.full((), obj, dtype=np.asarray(obj, dtype=dtype).dtype)
+            return self._xp.asarray(obj, dtype=dtype, device=device, copy=copy)
+
     def __getattr__(self, name: str) -> Any:
         value = getattr(self._xp, name)
         if callable(value) and not isinstance(value, type):
@@ -136,6 +153,8 @@ class CupyBackend(Backend):
         super().__init__(_OnDevice(ccp, dev), dev)
         self.scope = dev  # xad runs each operation with its device made current
         self._pending: dict[Hashable, tuple[Any, Callable]] = {}  # see check_bounds
+        self._stream: Any = None  # the side stream CUDA graphs are captured on
+        self._capturing = False
         with self.device:  # the hash constants, made once on the device
             self._k = tuple(cp.asarray(k, dtype=cp.uint64) for k in _SPLITMIX)
         self.manual_seed(0)
@@ -243,6 +262,52 @@ class CupyBackend(Backend):
         with self.device:
             return _NcclTransport(self._cp)
 
+    # ----- CUDA graphs --------------------------------------------------------------------
+    def graph_pool(self) -> Any:
+        """A private memory pool for one program's graphs: the blocks their kernels use stay
+        theirs while the pool lives (no other allocation, and no ``free_all_blocks`` of the
+        default pool, can take them)."""
+        with self.device:
+            return self._cp.cuda.MemoryPool()
+
+    @contextlib.contextmanager
+    def graph_capture(self, pool: Any) -> Any:
+        """A side stream made current (CUDA captures only on a non-default stream), new
+        arrays drawn from ``pool``; :meth:`begin_graph`/:meth:`end_graph` inside."""
+        cp = self._cp
+        with self.device:
+            if self._stream is None:
+                self._stream = cp.cuda.Stream(non_blocking=True)
+            pending = [(k, id(v[0])) for k, v in self._pending.items()]
+            with cp.cuda.using_allocator(pool.malloc), self._stream:
+                try:
+                    yield
+                finally:
+                    if self._capturing:  # an error inside: abandon the capture
+                        self._capturing = False
+                        with contextlib.suppress(Exception):
+                            self._stream.end_capture()
+            if [(k, id(v[0])) for k, v in self._pending.items()] != pending:
+                raise BackendError("an index range check ran inside a CUDA graph capture (a "
+                                   "graph would never report it); compile without "
+                                   "cuda_graphs")
+
+    def begin_graph(self) -> None:
+        """Start capturing the kernels run on the side stream (inside :meth:`graph_capture`)."""
+        self._stream.begin_capture()
+        self._capturing = True
+
+    def end_graph(self) -> Any:
+        """The ``cupy.cuda.Graph`` of the kernels captured since :meth:`begin_graph` (they have
+        not run)."""
+        self._capturing = False
+        return self._stream.end_capture()
+
+    def launch_graph(self, graph: Any) -> None:
+        """Run ``graph`` on this device's current stream (after what is queued there)."""
+        with self.device:
+            graph.launch()
+
     # ----- what the standard lacks -------------------------------------------------------
     def index_add(self, x: Any, key: Any, values: Any) -> Any:
         """``x[key] += values`` with repeats accumulating, in place and in ``x``'s own layout
@@ -264,6 +329,9 @@ class CupyBackend(Backend):
 
     def _bits(self, n: int) -> Any:
         """``n`` random uint64 words: splitmix64 of the counters ``offset .. offset + n``."""
+        if self._capturing:
+            raise BackendError("a random draw inside a CUDA graph capture would repeat the "
+                               "same numbers at every launch; draw outside the graph")
         seed, offset = self._state
         self._state = (seed, offset + n)
         cp = self._cp

@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import contextlib
 import operator
-import threading
 import weakref
 from typing import Any
 
 import numpy as np
+
+from . import streams
+from .streams import capturing, current_pool, refuse_in_capture
 
 
 class _State:
@@ -48,7 +50,7 @@ class _State:
 
 
 STATE = _State()
-_local = threading.local()
+_local = streams._local  # the current device and stream, per thread
 N_DEVICES = 2
 
 
@@ -71,6 +73,7 @@ def transfer(kind: str, inherent: bool = False) -> None:
     ``inherent`` one (an operation whose output size depends on the data, such as a boolean
     mask the user indexes with) is the operation's own cost, as on a real GPU: counted as
     implicit, never raised."""
+    refuse_in_capture(f"a device-to-host transfer: {kind}")
     ok = STATE.explicit_depth > 0
     STATE.transfers.append((kind, ok))
     if STATE.strict and not ok and not inherent:
@@ -113,6 +116,10 @@ class MemoryPool:
         self._owners.pop(key, None)
         self._used -= size
         self._free[size] = self._free.get(size, 0) + 1
+
+    def malloc(self, size: int) -> Any:
+        """CuPy's allocator entry point: here only a handle for ``using_allocator``."""
+        raise NotImplementedError("the emulator allocates through wrap(), not malloc")
 
     def used_bytes(self) -> int:
         return self._used
@@ -157,7 +164,11 @@ def unwrap(x: Any, dev: int) -> Any:
 def wrap(r: Any, dev: int) -> Any:
     t = type(r)
     if t is np.ndarray:
-        POOLS[dev]._alloc(_root(r))
+        pool = current_pool(POOLS[dev])
+        pool._alloc(_root(r))
+        cap = capturing()
+        if cap is not None:
+            cap.allocated(pool)
         return ndarray(r, dev)
     if isinstance(r, np.generic):
         return wrap(np.asarray(r), dev)
@@ -190,7 +201,55 @@ def call(ns: str, name: str, fn: Any, args: tuple, kwargs: dict) -> Any:
         return args[0]._view_or_fail(fn, args[1:], kwargs)
     a = unwrap(args, dev)
     k = {n: unwrap(v, dev) for n, v in kwargs.items()} if kwargs else kwargs
-    return wrap(fn(*a, **k), dev)
+    return launch(name, fn, a, k, dev)
+
+
+def _flat(x: Any) -> list:
+    """The NumPy arrays in a nest of tuples/lists/dicts (a kernel's arguments or result)."""
+    if isinstance(x, np.ndarray):
+        return [x]
+    if isinstance(x, np.generic):
+        return [np.asarray(x)]
+    if isinstance(x, (tuple, list)):
+        return [a for v in x for a in _flat(v)]
+    if type(x) is dict:
+        return [a for v in x.values() for a in _flat(v)]
+    return []
+
+
+def launch(name: str, fn: Any, a: tuple, k: dict, dev: int) -> Any:
+    """Run kernel ``fn(*a, **k)`` (NumPy arrays) on the current stream, or, while it
+    captures, record it to be run again by the graph's launches on the same buffers (an
+    in-place kernel is not run now; a new output is allocated and filled at end_capture
+    with garbage, see :mod:`.streams`)."""
+    cap = capturing()
+    if cap is None:
+        return wrap(fn(*a, **k), dev)
+    if name in _INPLACE or k.get("out") is not None:
+        cap.kernels.append(lambda: fn(*a, **k))
+        return None
+    with np.errstate(all="ignore"):  # it reads buffers earlier captures left as garbage
+        out = wrap(fn(*a, **k), dev)
+    inputs = {id(_root(x)) for x in _flat((a, k))}
+    bufs = [x._a for x in _flat_wrapped(out)]
+    fresh = [i for i, x in enumerate(bufs) if id(_root(x)) not in inputs]
+    cap.fresh += [bufs[i] for i in fresh]
+
+    def again() -> None:
+        values = _flat(fn(*a, **k))
+        for i in fresh:
+            np.copyto(bufs[i], values[i])
+
+    cap.kernels.append(again)
+    return out
+
+
+def _flat_wrapped(x: Any) -> list:
+    if type(x) is ndarray:
+        return [x]
+    if isinstance(x, (tuple, list)):
+        return [a for v in x for a in _flat_wrapped(v)]
+    return []
 
 
 class Device:
@@ -219,7 +278,7 @@ class Device:
         _local.dev = self.id
 
     def synchronize(self) -> None:
-        pass
+        refuse_in_capture("cudaDeviceSynchronize")
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Device) and other.id == self.id
@@ -316,7 +375,8 @@ class ndarray:  # noqa: N801 - CuPy's name
                 raise _device_error(self._dev)
             return self._view_or_fail(fn, args, kwargs)
         a = unwrap(args, dev)
-        return wrap(fn(self._a, *a, **{n: unwrap(v, dev) for n, v in kwargs.items()}), dev)
+        return launch(name, fn, (self._a, *a), {n: unwrap(v, dev) for n, v in kwargs.items()},
+                      dev)
 
     def __getitem__(self, key: Any) -> Any:
         if _has_mask(key):
@@ -413,6 +473,9 @@ def _binary(name: str) -> None:
 
 for _n in _BINARY:
     _binary(_n)
+# kernels that write into their first argument (recorded, not run, while capturing)
+_INPLACE = frozenset({"__setitem__", "fill", "scatter_add", "copyto", "put"}
+                     | {f"__i{n}__" for n in _BINARY})
 for _n in _UNARY:
     setattr(ndarray, f"__{_n}__",
             (lambda f, n: lambda self: self._k(f"__{n}__", f))(getattr(operator, _n), _n))

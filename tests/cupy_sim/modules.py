@@ -17,7 +17,7 @@ from typing import Any
 import array_api_compat.numpy as cnp
 import numpy as np
 
-from . import core
+from . import core, streams
 from .core import Device, ndarray
 
 
@@ -101,7 +101,9 @@ def _get_device_count() -> int:
 
 cuda = types.SimpleNamespace(
     Device=Device, runtime=types.SimpleNamespace(getDeviceCount=_get_device_count),
-    get_device_id=core.current_device, MemoryPool=core.MemoryPool)
+    get_device_id=core.current_device, MemoryPool=core.MemoryPool, Stream=streams.Stream,
+    Graph=streams.Graph, get_current_stream=streams.get_current_stream,
+    using_allocator=streams.using_allocator)
 
 
 # ----- cupy -------------------------------------------------------------------------------
@@ -120,8 +122,10 @@ def _array(obj: Any, dtype: Any = None, copy: bool = True, order: str = "K",
     device array on another device is copied across (CuPy does a peer copy)."""
     core.record("cupy", "array", (obj,), {"dtype": dtype, "copy": copy})
     if type(obj) is ndarray:  # copy=False: copy only where needed (dtype, device)
-        return core.wrap(np.array(obj._a, dtype=dtype, copy=copy or None),
-                         core.current_device())
+        return core.launch("array", lambda a: np.array(a, dtype=dtype, copy=copy or None),
+                           (obj._a,), {}, core.current_device())
+    if streams.capturing() is not None:  # CuPy's own check, before cudaMemcpyAsync
+        raise RuntimeError("the current stream is capturing, so H2D transfers are disallowed")
     return core.wrap(np.array(obj, dtype=dtype, copy=True), core.current_device())
 
 

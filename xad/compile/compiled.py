@@ -7,12 +7,14 @@ and dtype. Each program also checks, before it runs, that the tensors it reads f
 (parameters, buffers, optimiser state) still have the shapes, dtypes and ``requires_grad``
 it saw, that the modules it called are in the same train/eval mode, and that gradients it
 found absent are still absent. A call no program fits records a new one (up to
-``cache_size`` per function, then it runs eagerly, with a warning).
+``cache_size`` per function, then it runs eagerly, with a warning). With ``cuda_graphs`` on
+CuPy, a program's replays launch captured CUDA graphs (:mod:`.cuda_graph`).
 """
 
 from __future__ import annotations
 
 import functools
+import os
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -20,6 +22,7 @@ from typing import Any
 from ..context import context
 from ..graph import walk
 from ..tensor import Tensor
+from .cuda_graph import CaptureFailed, GraphReplay, graph_backend
 from .program import Program, Unsupported
 from .recorder import Recorder, recording
 
@@ -74,9 +77,10 @@ class _Entry:
     """One recorded program, or the reason its guards run eagerly."""
 
     def __init__(self, program: Program | None, reason: str | None, spec: Any = None,
-                 backends: list | None = None, scope: Any = None) -> None:
+                 backends: list | None = None, scope: Any = None,
+                 graphs: GraphReplay | None = None) -> None:
         self.program, self.reason, self.spec = program, reason, spec
-        self.backends, self.scope = backends, scope
+        self.backends, self.scope, self.graphs = backends, scope, graphs
 
     def mismatch(self) -> str | None:
         """Why this program does not fit the current state (None: it fits)."""
@@ -99,16 +103,25 @@ class _Entry:
                 return "a module switched between train() and eval()"
         return None
 
-    def replay(self, tensors: list[Tensor]) -> Any:
+    def replay(self, tensors: list[Tensor], warn: Callable[[str], None]) -> Any:
         arrays = [t._array for t in tensors]
         if self.scope is None:
-            outs = self.program.run(arrays)
+            outs = self._run(arrays, warn)
         else:
             with self.scope:
-                outs = self.program.run(arrays)
+                outs = self._run(arrays, warn)
         made = iter([o if b is None else Tensor._make(o, b)
                      for o, b in zip(outs, self.backends)])
         return _unflatten(self.spec, made)
+
+    def _run(self, arrays: list, warn: Callable[[str], None]) -> tuple:
+        if self.graphs is not None:
+            try:
+                return self.graphs.run(arrays)
+            except CaptureFailed as e:
+                self.graphs = None
+                warn(f"replays without CUDA graphs: capturing its kernels failed ({e})")
+        return self.program.run(arrays)
 
 
 class CompiledFunction:
@@ -131,9 +144,11 @@ class CompiledFunction:
         ['Optimizer.zero_grad()  # Python, run again', 'v2 = multiply(v1, v0)']
     """
 
-    def __init__(self, fn: Callable, cache_size: int = 8) -> None:
+    def __init__(self, fn: Callable, cache_size: int = 8,
+                 cuda_graphs: bool | None = None) -> None:
         self.fn = fn
         self.cache_size = cache_size
+        self.cuda_graphs = _graphs_wanted(cuda_graphs)
         self._cache: dict[Any, list[_Entry]] = {}
         self._last: _Entry | None = None
         self._warned: set[str] = set()
@@ -143,6 +158,12 @@ class CompiledFunction:
     def recordings(self) -> int:
         """How many programs have been recorded (a count of compilations)."""
         return sum(len(v) for v in self._cache.values())
+
+    @property
+    def graphs(self) -> int:
+        """How many CUDA graphs the last program launches per call (0: none captured)."""
+        e = self._last
+        return 0 if e is None or e.graphs is None else e.graphs.graphs
 
     def program(self) -> str:
         """The last program run or recorded, one line per array call."""
@@ -174,7 +195,7 @@ class CompiledFunction:
             why = e.mismatch()
             if why is None:
                 self._last = e
-                return e.replay([x for x in leaves if isinstance(x, Tensor)])
+                return e.replay([x for x in leaves if isinstance(x, Tensor)], self._warn)
         if self.recordings >= self.cache_size:
             self._warn(f"recorded {self.recordings} times (the limit, cache_size); this call "
                        f"runs eagerly (last reason: {why})")
@@ -216,7 +237,9 @@ class CompiledFunction:
             return _Entry(None, str(e))
         backends = [o._backend if isinstance(o, Tensor) else None for o in outs]
         scopes = [i.b.scope for i in program.instrs if i.b is not None and i.b.scope]
-        return _Entry(program, None, spec, backends, scopes[0] if scopes else None)
+        b = graph_backend(program) if self.cuda_graphs else None
+        return _Entry(program, None, spec, backends, scopes[0] if scopes else None,
+                      None if b is None else GraphReplay(program, b))
 
     def _warn(self, message: str) -> None:
         if message not in self._warned:
@@ -225,10 +248,25 @@ class CompiledFunction:
             warnings.warn(f"xad.compile: {name} {message}", RuntimeWarning, stacklevel=3)
 
 
-def compile(fn: Callable | None = None, *, cache_size: int = 8) -> Any:
+def _graphs_wanted(flag: bool | None) -> bool:
+    """``cuda_graphs``: the argument, else ``XAD_CUDA_GRAPHS=1``; ``XAD_CUDA_GRAPHS=0`` turns
+    them off everywhere."""
+    env = os.environ.get("XAD_CUDA_GRAPHS", "")
+    if env == "0":
+        return False
+    return env == "1" if flag is None else bool(flag)
+
+
+def compile(fn: Callable | None = None, *, cache_size: int = 8,
+            cuda_graphs: bool | None = None) -> Any:
     """Compile ``fn`` (a function, a module, or a whole training step): its first call runs
     eagerly and records the array program; later calls with the same guards replay it
     without tensors, graph nodes or rule lookups. Usable as ``@xad.compile``.
+
+    ``cuda_graphs=True``: on CuPy, replays launch the program's kernels as captured CUDA
+    graphs, split at its host calls and random draws (off by default, as PyTorch's
+    ``mode="reduce-overhead"``; ``XAD_CUDA_GRAPHS=1`` turns it on by default, ``=0`` off
+    everywhere; other backends ignore it). docs/COMPILE.md says what changes.
 
     Example:
         >>> import xad
@@ -237,5 +275,5 @@ def compile(fn: Callable | None = None, *, cache_size: int = 8) -> Any:
         ([2.7182819843292236, 2.7182819843292236], 20.086)
     """
     if fn is None:
-        return lambda f: CompiledFunction(f, cache_size)
-    return CompiledFunction(fn, cache_size)
+        return lambda f: CompiledFunction(f, cache_size, cuda_graphs)
+    return CompiledFunction(fn, cache_size, cuda_graphs)

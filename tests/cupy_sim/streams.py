@@ -1,0 +1,198 @@
+"""Emulated CUDA streams, stream capture and graphs: ``cupy.cuda.Stream``, ``Graph``,
+``get_current_stream`` and ``using_allocator``.
+
+As in CuPy, a stream is made current with ``with stream:`` (or ``use()``), capture is begun
+and ended on a non-default stream (``begin_capture``/``end_capture``), and ``end_capture``
+returns a :class:`Graph` whose ``launch(stream)`` runs the captured work again. While the
+current stream captures, :mod:`.core` does not run a kernel but *records* it (its NumPy
+function and the very buffers it read and wrote), so a launch re-executes the kernels
+against the same memory. What capture forbids fails as on a GPU: a device-to-host transfer
+or a synchronisation (CUDA's ``cudaErrorStreamCaptureUnsupported``), a host-to-device copy
+(CuPy refuses it), capture on the default stream.
+
+Faithful to CUDA where it matters to a caller: captured kernels have *not* run when
+``end_capture`` returns (their freshly allocated outputs then hold NaN, or -7777 for
+integers, until a launch writes them), and in-place kernels leave their targets unchanged
+until a launch. A graph keeps a weak reference to the memory pools it allocated from; a
+launch after such a pool is gone fails as a use of freed memory would. (The emulator does
+not model a freed block being reused by other arrays while a graph still writes it.)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import threading
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+_local = threading.local()
+_ptrs = itertools.count(0x7F0000)
+
+
+class Counters:
+    """Launch counts for the tests (reset with ``reset``)."""
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self.graphs = 0      # graphs made by end_capture
+        self.launches = 0    # Graph.launch calls
+
+
+COUNTS = Counters()
+
+
+def _capture_error(what: str) -> RuntimeError:
+    return RuntimeError(f"cudaErrorStreamCaptureUnsupported: operation not permitted when "
+                        f"stream is capturing ({what})")
+
+
+class _Capture:
+    """What one capture recorded: a replay closure per kernel, the buffers it allocated."""
+
+    def __init__(self) -> None:
+        self.kernels: list[Callable[[], None]] = []
+        self.fresh: list[np.ndarray] = []
+        self.pools: list[Any] = []
+
+    def allocated(self, pool: Any) -> None:
+        if all(r() is not pool for r in self.pools):
+            self.pools.append(weakref.ref(pool))
+
+    def poison(self) -> None:
+        """The captured kernels have not run: their new outputs hold garbage."""
+        for a in self.fresh:
+            if a.flags.writeable and a.dtype.kind in "fc":
+                a[...] = np.nan
+            elif a.flags.writeable and a.dtype.kind in "iu":
+                a[...] = min(7777, np.iinfo(a.dtype).max)
+        self.fresh = []
+
+
+class Stream:
+    """``cupy.cuda.Stream``: ``with s:`` makes it current; capture on it records kernels."""
+
+    null: Stream
+
+    def __init__(self, null: bool = False, non_blocking: bool = False, ptds: bool = False,
+                 priority: Any = None) -> None:
+        self.ptr = 0 if null else next(_ptrs)
+        self.device_id = -1 if null else getattr(_local, "dev", 0)
+        self._capture: _Capture | None = None
+
+    def __enter__(self) -> Stream:
+        _stack().append(self)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _stack().pop()
+
+    def use(self) -> Stream:
+        stack = _stack()
+        stack[-1:] = [self] if stack else [self]
+        return self
+
+    def synchronize(self) -> None:
+        if self._capture is not None:
+            raise _capture_error("cudaStreamSynchronize")
+
+    def begin_capture(self, mode: Any = None) -> None:
+        if self.ptr == 0:
+            raise RuntimeError("cannot capture on the default (legacy) stream")
+        if self._capture is not None:
+            raise RuntimeError("cudaErrorIllegalState: the stream is already capturing")
+        self._capture = _Capture()
+
+    def end_capture(self) -> Graph:
+        cap, self._capture = self._capture, None
+        if cap is None:
+            raise RuntimeError("cudaErrorIllegalState: the stream is not capturing")
+        cap.poison()
+        COUNTS.graphs += 1
+        return Graph._from(cap)
+
+    def is_capturing(self) -> bool:
+        return self._capture is not None
+
+    def __repr__(self) -> str:
+        return f"<Stream {self.ptr} (device {self.device_id})>"
+
+
+Stream.null = Stream(null=True)
+
+
+def _stack() -> list[Stream]:
+    stack = getattr(_local, "streams", None)
+    if stack is None:
+        stack = _local.streams = []
+    return stack
+
+
+def get_current_stream(device_id: int = -1) -> Stream:
+    """``cupy.cuda.get_current_stream()``: the innermost ``with stream:``, else the null one."""
+    stack = _stack()
+    return stack[-1] if stack else Stream.null
+
+
+def capturing() -> _Capture | None:
+    """The capture the current stream records into, or None (kernels run)."""
+    stack = getattr(_local, "streams", None)
+    return stack[-1]._capture if stack else None
+
+
+def refuse_in_capture(what: str) -> None:
+    """A transfer or a synchronisation on a capturing stream fails, as in CUDA."""
+    if capturing() is not None:
+        raise _capture_error(what)
+
+
+class Graph:
+    """``cupy.cuda.Graph``: made only by ``Stream.end_capture``; ``launch`` re-runs it."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise NotImplementedError("currently this class cannot be initiated by the user and "
+                                  "must be created via stream capture")
+
+    @classmethod
+    def _from(cls, cap: _Capture) -> Graph:
+        g = cls.__new__(cls)
+        g._kernels, g._pools, g.launches = cap.kernels, cap.pools, 0
+        return g
+
+    def launch(self, stream: Stream | None = None) -> None:
+        target = stream if stream is not None else get_current_stream()
+        if target._capture is not None:
+            raise _capture_error("a graph launched into a capturing stream")
+        if any(r() is None for r in self._pools):
+            raise RuntimeError("cudaErrorIllegalAddress: the graph uses memory of a pool "
+                               "that has been freed")
+        for k in self._kernels:
+            k()
+        self.launches += 1
+        COUNTS.launches += 1
+
+    def upload(self, stream: Stream | None = None) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def using_allocator(allocator: Any = None):
+    """``cupy.cuda.using_allocator``: new arrays inside come from ``allocator``'s pool (the
+    emulator accepts a ``MemoryPool``'s bound ``malloc``)."""
+    prev = getattr(_local, "allocator", None)
+    _local.allocator = allocator
+    try:
+        yield
+    finally:
+        _local.allocator = prev
+
+
+def current_pool(default: Any) -> Any:
+    """The pool new arrays are charged to: ``using_allocator``'s, else ``default``."""
+    alloc = getattr(_local, "allocator", None)
+    return default if alloc is None else alloc.__self__

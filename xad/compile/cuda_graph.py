@@ -1,0 +1,239 @@
+"""CUDA graphs for ``xad.compile(fn, cuda_graphs=True)``: a program's array work captured
+once per maximal run of kernels (a *segment*) and launched as graphs afterwards.
+
+A program's host calls (``Optimizer.step``, a scheduler, GradScaler) and random draws are
+Python that must run at every call, with the host values of that call (Adam's bias
+corrections, the draw counter): they split the program into segments, and only the segments
+become graphs. The plan of a captured program is the list of its steps: launch segment 0's
+graph, call ``Optimizer.zero_grad()``, draw dropout's mask, launch segment 1's graph, ...
+
+- The first replay of a program runs it plainly (a warm-up, as PyTorch's: kernels are
+  compiled, and each draw's shape and dtype are learned).
+- The second runs it once more with its host calls, draws and writes of tensors' data
+  replaced by stubs that only note them (a *dry run*: nothing but captured kernels, and
+  capture runs none), capturing each segment on a side stream into a private memory pool;
+  then it runs the plan. A failed capture (a host-to-device copy, a random draw, an index
+  check inside a segment) leaves no trace: the program replays without graphs, with one
+  warning.
+- Every later replay runs the plan: the arguments are copied into the static buffers the
+  graphs read; before each launch, each tensor the segment reads from outside (a parameter,
+  a buffer) is checked to still hold the array captured (else its values are copied in and,
+  after the launch, back out); after it, the tensors' data and ``.grad`` writes are redone
+  with the graph's arrays; the results are copied out, new arrays each call.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from typing import Any
+
+from .program import Program
+
+__all__ = ["CaptureFailed", "GraphReplay", "graph_backend"]
+
+
+class CaptureFailed(Exception):
+    """Capturing a program's segments failed (the message says why)."""
+
+
+def graph_backend(program: Program) -> Any:
+    """The one backend every kernel of ``program`` runs on, when it captures CUDA graphs
+    (CuPy's ``graph_capture``), else None."""
+    backends = {id(i.b): i.b for i in program.instrs if i.kind in ("op", "call")}
+    if len(backends) != 1:
+        return None
+    b = next(iter(backends.values()))
+    return b if hasattr(b, "graph_capture") else None
+
+
+@contextlib.contextmanager
+def _patched(ns: dict, entries: dict) -> Any:
+    saved = {k: ns[k] for k in entries}
+    ns.update(entries)
+    try:
+        yield
+    finally:
+        ns.update(saved)
+
+
+class _Segment:
+    """One graph (None: a segment with no kernels), what it reads from outside and the
+    writes of tensors' data to redo after it."""
+
+    def __init__(self, graph: Any, reads: list, binds: list) -> None:
+        self.graph, self.reads, self.binds = graph, reads, binds
+
+    def __call__(self, b: Any) -> None:
+        moved = []
+        for ref, grad, static, written in self.reads:
+            t = ref()
+            now = t._grad._array if grad else t._array
+            if now is not static:  # the tensor holds another array than at capture
+                static[...] = now
+                if written:
+                    moved.append((now, static))
+        if self.graph is not None:
+            b.launch_graph(self.graph)
+        for now, static in moved:  # what the graph changed in place, back in the tensor
+            now[...] = static
+        for ref, name, args in self.binds:
+            t = ref()
+            if t is not None:
+                getattr(t, name)(*args)
+
+
+class _Host:
+    def __init__(self, fn: Any, args: tuple) -> None:
+        self.fn, self.args = fn, args
+
+    def __call__(self, b: Any) -> None:
+        self.fn(*self.args)
+
+
+class _Draw:
+    """A random draw, run as Python; its result copied into the buffer the graphs read."""
+
+    def __init__(self, fn: Any, args: tuple, static: Any) -> None:
+        self.fn, self.args, self.static = fn, args, static
+        self._array = static  # what the dry run's program line reads
+
+    def __call__(self, b: Any) -> None:
+        self.static[...] = self.fn(*self.args)._array
+
+
+class _Plan:
+    """A captured program: static argument buffers, the steps, the static results."""
+
+    def __init__(self, b: Any, pool: Any, statics: list, steps: list, outs: tuple) -> None:
+        self.b, self.pool, self.statics, self.steps, self.outs = b, pool, statics, steps, outs
+        self.graphs = sum(1 for s in steps if type(s) is _Segment and s.graph is not None)
+
+    def run(self, arrays: list) -> tuple:
+        b = self.b
+        for static, a in zip(self.statics, arrays):
+            static[...] = a
+        for step in self.steps:
+            step(b)
+        return tuple(None if o is None else b.xp.asarray(o, copy=True) for o in self.outs)
+
+
+class _BindNote:
+    """Stands in for a tensor whose data or ``.grad`` a program line sets: notes the call."""
+
+    def __init__(self, ref: Any, binds: list) -> None:
+        self._ref, self._binds = ref, binds
+
+    def __getattr__(self, name: str) -> Any:
+        return lambda *args: self._binds.append((self._ref, name, args))
+
+
+class _DryRun:
+    """Runs a program once with stubs, capturing each segment that has kernels."""
+
+    def __init__(self, program: Program, b: Any, shapes: dict) -> None:
+        self.b, self.shapes = b, shapes
+        self.kernels = [False]  # per segment: whether it has kernels
+        for ins in program.instrs:
+            if ins.kind in ("host", "draw"):
+                self.kernels.append(False)
+            elif ins.kind in ("op", "call"):
+                self.kernels[-1] = True
+        self.k, self.steps, self.reads, self.binds = 0, [], [], []
+
+    def stubs(self, program: Program) -> dict:
+        ns, stubs = program.ns, {}
+        grads = set(re.findall(r"\b(t\d+)\(\)\._grad\._array", program.source))
+        written = {f"t{i.target}" for i in program.instrs if i.target is not None}
+        for name, ref in ns.items():
+            if re.fullmatch(r"t\d+", name):
+                stubs[name] = self._reader(ref, name in grads, name in written)
+        for i, ins in enumerate(program.instrs):
+            if ins.kind in ("bind", "grad"):
+                stubs[f"h{i}"] = (lambda r: lambda: _BindNote(r, self.binds))(ns[f"h{i}"])
+            elif ins.kind in ("host", "draw"):
+                stubs[f"f{i}"] = self._boundary(i, ins.kind, ns[f"f{i}"])
+        return stubs
+
+    def _reader(self, ref: Any, grad: bool, written: bool) -> Any:
+        def read() -> Any:
+            t = ref()
+            self.reads.append((ref, grad, t._grad._array if grad else t._array, written))
+            return t
+        return read
+
+    def _boundary(self, i: int, kind: str, fn: Any) -> Any:
+        def stub(*args: Any) -> Any:
+            self.close()
+            if kind == "host":
+                step: Any = _Host(fn, args)
+            else:
+                shape, dtype = self.shapes[i]
+                step = _Draw(fn, args, self.b.xp.empty(shape, dtype=dtype))
+            self.steps.append(step)
+            self.open()
+            return step
+        return stub
+
+    def open(self) -> None:
+        if self.kernels[self.k]:
+            self.b.begin_graph()
+
+    def close(self) -> None:
+        graph = self.b.end_graph() if self.kernels[self.k] else None
+        if graph is not None or self.reads or self.binds:
+            self.steps.append(_Segment(graph, self.reads, self.binds))
+        self.reads, self.binds = [], []
+        self.k += 1
+
+
+class GraphReplay:
+    """The CUDA-graph replay of one program on backend ``b`` (see the module docstring)."""
+
+    def __init__(self, program: Program, b: Any) -> None:
+        self.program, self.b = program, b
+        self.shapes: dict | None = None
+        self.plan: _Plan | None = None
+
+    @property
+    def graphs(self) -> int:
+        """How many graphs the captured program launches per call (0 before capture)."""
+        return 0 if self.plan is None else self.plan.graphs
+
+    def run(self, arrays: list) -> tuple:
+        if self.plan is None:
+            if self.shapes is None:
+                return self._warm_up(arrays)
+            self.plan = self._capture(arrays)
+        return self.plan.run(arrays)
+
+    def _warm_up(self, arrays: list) -> tuple:
+        p, shapes = self.program, {}
+
+        def observe(i: int, fn: Any) -> Any:
+            def draw(*args: Any) -> Any:
+                t = fn(*args)
+                shapes[i] = (tuple(t._array.shape), t._array.dtype)
+                return t
+            return draw
+
+        draws = {f"f{i}": observe(i, p.ns[f"f{i}"]) for i, ins in enumerate(p.instrs)
+                 if ins.kind == "draw"}
+        with _patched(p.ns, draws):
+            outs = p.run(arrays)
+        self.shapes = shapes
+        return outs
+
+    def _capture(self, arrays: list) -> _Plan:
+        p, b = self.program, self.b
+        statics = [b.xp.asarray(a, copy=True) for a in arrays]
+        pool = b.graph_pool()
+        dry = _DryRun(p, b, self.shapes)
+        try:
+            with b.graph_capture(pool), _patched(p.ns, dry.stubs(p)):
+                dry.open()
+                outs = p.run(statics)
+                dry.close()
+        except Exception as e:  # nothing ran: the caller replays without graphs
+            raise CaptureFailed(f"{type(e).__name__}: {e}") from e
+        return _Plan(b, pool, statics, dry.steps, outs)
