@@ -159,7 +159,7 @@ def test_the_emulators_hand_written_names_exist_in_cupy():
     for name in ("use", "synchronize", "id", "__enter__", "__exit__"):
         assert hasattr(cupy.cuda.Device, name), name
     for name in ("used_bytes", "total_bytes", "free_bytes", "n_free_blocks",
-                 "free_all_blocks"):
+                 "free_all_blocks", "malloc"):
         assert hasattr(cupy.cuda.MemoryPool, name), name
     own = {n for n, v in vars(core.ndarray).items() if not n.startswith("_")}
     own |= core._NDARRAY_METHODS | {"nonzero"}
@@ -170,7 +170,35 @@ def test_the_emulators_hand_written_names_exist_in_cupy():
         for n in (m for m in vars(cls) if not m.startswith("_")):
             assert hasattr(real, n), f"cupy.random.{cls.__name__}.{n}"
     assert inspect.signature(cupy.random.Philox4x3210.__init__).bind(None, [1, 2], size=-1)
+    _check_streams_and_graphs()
     assert inspect.signature(cupyx.scatter_add).bind(None, None, None)
+
+
+def _check_streams_and_graphs() -> None:
+    """CUDA graphs (xad/compile/cuda_graph.py, the backend's graph_* methods): the stream,
+    capture and graph API the emulator gives is CuPy's, names and signatures."""
+    sim = cupy_sim.modules.cuda
+    for name in ("Stream", "Graph", "get_current_stream", "using_allocator"):
+        assert getattr(cupy.cuda, name, None) is not None and hasattr(sim, name), name
+    for cls in (cupy_sim.streams.Stream, cupy_sim.streams.Graph):
+        real = getattr(cupy.cuda, cls.__name__)
+        for n in (m for m in vars(cls) if not m.startswith("_")):
+            assert hasattr(real, n), f"cupy.cuda.{cls.__name__}.{n}"
+    for n in ("__enter__", "__exit__"):
+        assert hasattr(cupy.cuda.Stream, n), n
+    for n in ("ptr", "device_id"):  # Cython instance attributes: documented, not inspectable
+        assert f"~Stream.{n} " in cupy.cuda.Stream.__doc__, n
+    stream, graph = cupy.cuda.Stream, cupy.cuda.Graph
+    for fn, args, kwargs in ((stream.__init__, (None,), {"non_blocking": True}),
+                             (stream.begin_capture, (None,), {"mode": None}),
+                             (stream.begin_capture, (None,), {}),
+                             (stream.end_capture, (None,), {}),
+                             (stream.is_capturing, (None,), {}),
+                             (graph.launch, (None,), {"stream": None}),
+                             (graph.launch, (None,), {}),
+                             (graph.upload, (None,), {"stream": None})):
+        inspect.signature(fn).bind(*args, **kwargs)
+    inspect.signature(cupy.cuda.using_allocator).bind(None)
 
 
 def test_emulator_refuses_implicit_conversion_and_counts_reads():

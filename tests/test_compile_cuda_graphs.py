@@ -1,0 +1,186 @@
+"""xad.compile(cuda_graphs=True): replays launch captured CUDA graphs on CuPy and give what
+eager mode gives. Run against the CuPy emulator (cupy-sim), whose stream capture records
+kernels and whose graphs re-run them on the same buffers (tests/cupy_sim/streams.py); never
+run on a GPU (docs/COMPILE.md). On other backends the flag changes nothing."""
+
+from __future__ import annotations
+
+import cupy_sim
+import numpy as np
+import pytest
+from cupy_sim.streams import COUNTS
+from test_compile import _data, _state
+
+import xad
+from xad import nn, optim
+
+pytestmark = pytest.mark.filterwarnings("error:xad.compile:RuntimeWarning")
+
+STEPS = 20
+
+
+def _mlp_step(opt_name: str, kw: dict):
+    xad.manual_seed(0)
+    model = nn.Sequential(nn.Linear(5, 16), nn.ReLU(), nn.Dropout(0.3), nn.Linear(16, 3))
+    model = model.to(xad.float64)
+    opt = getattr(optim, opt_name)(model.parameters(), **kw)
+    loss_fn = nn.CrossEntropyLoss()
+
+    def step(x, y):
+        opt.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss.detach()
+
+    return model, step
+
+
+def _is_cupy(b: xad.Backend) -> bool:
+    return b.name.startswith("cupy")
+
+
+@pytest.mark.parametrize("name,kw", [("SGD", dict(lr=0.05, momentum=0.9)),
+                                     ("Adam", dict(lr=0.01))], ids=["SGD-momentum", "Adam"])
+def test_captured_replay_matches_eager(xb, name, kw):
+    runs = []
+    for graphs in (None, True):
+        model, step = _mlp_step(name, kw)
+        fn = step if graphs is None else xad.compile(step, cuda_graphs=True)
+        COUNTS.reset()
+        x, y = _data()
+        losses = [fn(x, y).numpy() for _ in range(STEPS)]
+        runs.append((losses, _state(model)))
+    for a, b in zip(runs[0][0] + runs[0][1], runs[1][0] + runs[1][1]):
+        np.testing.assert_array_equal(a, b)  # the same kernels in the same order
+    if _is_cupy(xb):  # call 1 records, call 2 warms up, call 3 captures; 3..20 launch
+        # graphs: up to dropout's draw; from it to cross-entropy's index check (Python);
+        # from there through backward. zero_grad and the optimiser's step (Adam's bias
+        # corrections: host values) run as Python between launches, never inside a graph
+        assert fn.graphs == 3 and COUNTS.graphs == 3
+        assert COUNTS.launches == fn.graphs * (STEPS - 2)
+    else:
+        assert fn.graphs == 0
+
+
+def test_inputs_changing_between_calls_are_seen(xb):
+    lin = nn.Linear(4, 3)
+    f = xad.compile(lambda v: xad.tanh(lin(v)) * 2, cuda_graphs=True)
+    with xad.no_grad():
+        for k in range(5):
+            x = xad.randn(6, 4) * (k + 1)
+            np.testing.assert_array_equal(f(x).numpy(), (xad.tanh(lin(x)) * 2).numpy())
+        lin.weight.mul_(-1.0)  # a parameter changed in place is read by the graph
+        np.testing.assert_array_equal(f(x).numpy(), (xad.tanh(lin(x)) * 2).numpy())
+    assert f.graphs == (1 if _is_cupy(xb) else 0)
+
+
+def test_results_are_new_arrays_each_call(xb):
+    f = xad.compile(lambda v: v * 3, cuda_graphs=True)
+    outs = [f(xad.full((2,), float(k))) for k in range(5)]
+    assert [o.tolist() for o in outs] == [[3.0 * k] * 2 for k in range(5)]
+    assert len({id(o._array) for o in outs}) == 5
+
+
+@pytest.fixture
+def sim():
+    b = xad.resolve_backend("cupy-sim")
+    with xad.use_backend(b):
+        COUNTS.reset()
+        yield b
+
+
+def test_a_host_read_falls_back_to_eager_without_graphs(sim):
+    _, step = _mlp_step("SGD", dict(lr=0.1))
+
+    def logging_step(x, y):
+        loss = step(x, y)
+        return loss if loss.item() > -1 else loss
+
+    f = xad.compile(logging_step, cuda_graphs=True)
+    x, y = _data()
+    with pytest.warns(RuntimeWarning, match=r"item\(\)") as seen:
+        for _ in range(4):
+            f(x, y)
+    assert len(seen) == 1 and f.graphs == 0 and COUNTS.graphs == COUNTS.launches == 0
+
+
+@pytest.mark.parametrize("how", ["argument", "environment"])
+def test_the_flag_turns_graphs_off(sim, monkeypatch, how):
+    if how == "environment":
+        monkeypatch.setenv("XAD_CUDA_GRAPHS", "0")
+    _, step = _mlp_step("Adam", dict(lr=0.01))
+    f = xad.compile(step, cuda_graphs=how == "environment")
+    x, y = _data()
+    for _ in range(5):
+        f(x, y)
+    assert f.recordings == 1 and f.graphs == 0 and COUNTS.graphs == COUNTS.launches == 0
+
+
+def test_graphs_are_off_by_default_and_on_with_the_environment(sim, monkeypatch):
+    g = xad.compile(lambda v: v + 1)
+    for _ in range(3):
+        g(xad.ones(2))
+    assert g.graphs == 0
+    monkeypatch.setenv("XAD_CUDA_GRAPHS", "1")
+    f = xad.compile(lambda v: v + 1)
+    for _ in range(3):
+        f(xad.ones(2))
+    assert f.graphs == 1
+
+
+def test_memory_does_not_grow_across_replays(sim):
+    _, step = _mlp_step("Adam", dict(lr=0.01))
+    f = xad.compile(step, cuda_graphs=True)
+    x, y = _data(64)
+    pool = cupy_sim.POOLS[sim.device.id]
+    for _ in range(4):  # record, warm up, capture, first launch
+        f(x, y)
+    private = f._last.graphs.plan.pool
+    seen = []
+    for _ in range(6):
+        f(x, y)
+        seen.append((pool.mallocs, pool.used_bytes(), private.mallocs, private.used_bytes()))
+    assert seen[1:] == seen[:-1], seen
+    assert private.mallocs > 0  # the graphs' buffers live in the program's own pool
+
+
+def test_a_capture_that_fails_replays_without_graphs(sim, monkeypatch):
+    from xad.ops import elementwise
+
+    forward = elementwise.Exp.forward
+
+    def exp_with_a_host_copy(b, x):  # a host-to-device copy: CUDA capture refuses it
+        return forward(b, x) * b.asarray(np.ones(1))
+
+    monkeypatch.setattr(elementwise.Exp, "forward", staticmethod(exp_with_a_host_copy))
+    f = xad.compile(lambda v: xad.exp(v) + 1, cuda_graphs=True)
+    with pytest.warns(RuntimeWarning, match="H2D transfers are disallowed") as seen:
+        outs = [f(xad.full((3,), float(k))).numpy() for k in range(5)]
+    assert len(seen) == 1 and f.graphs == 0 and COUNTS.launches == 0
+    np.testing.assert_allclose(outs, [np.exp([float(k)] * 3) + 1 for k in range(5)])
+
+
+def test_emulated_capture_records_and_launch_reruns():
+    cp = cupy_sim.cupy
+    a = cp.arange(4, dtype=cp.float32)
+    s, pool = cp.cuda.Stream(non_blocking=True), cp.cuda.MemoryPool()
+    with cp.cuda.using_allocator(pool.malloc), s:
+        s.begin_capture()
+        assert s.is_capturing()
+        b = a * 2 + 1
+        a += 1
+        with pytest.raises(RuntimeError, match="StreamCaptureUnsupported"):
+            b.get()
+        with pytest.raises(RuntimeError, match="H2D"):
+            cp.asarray([1.0])
+        g = s.end_capture()
+    assert np.isnan(b.get()).all() and a.get().tolist() == [0, 1, 2, 3]  # nothing ran
+    assert pool.mallocs > 0 and not s.is_capturing()
+    g.launch()
+    g.launch(stream=s)
+    assert b.get().tolist() == [3, 5, 7, 9] and a.get().tolist() == [2, 3, 4, 5]
+    with pytest.raises(RuntimeError, match="default"):
+        cp.cuda.Stream.null.begin_capture()
+    with pytest.raises(NotImplementedError):
+        cp.cuda.Graph()
