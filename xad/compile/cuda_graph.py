@@ -143,7 +143,7 @@ class _DryRun:
 
     def stubs(self, program: Program) -> dict:
         ns, stubs = program.ns, {}
-        grads = set(re.findall(r"\b(t\d+)\(\)\._grad\._array", program.source))
+        grads = program.grad_reads
         written = {f"t{i.target}" for i in program.instrs if i.target is not None}
         for name, ref in ns.items():
             if re.fullmatch(r"t\d+", name):

@@ -40,6 +40,7 @@ class Program:
         self.const = self._fold()
         self.instrs = self._needed()
         self.ns: dict[str, Any] = {"_Tensor": Tensor}
+        self.grad_reads: set[str] = set()  # the ``t{s}`` names whose ``.grad`` is read
         self.source = self._generate()
         exec(compile(self.source, "<xad.compile program>", "exec"), self.ns)  # noqa: S102
         self.run = self.ns["program"]
@@ -145,6 +146,7 @@ class Program:
             return f"t{s}()._array"
         if kind[0] == "grad":
             self.ns[f"t{s}"] = kind[1]
+            self.grad_reads.add(f"t{s}")
             return f"t{s}()._grad._array"
         return None
 
