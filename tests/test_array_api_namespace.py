@@ -355,3 +355,12 @@ def test_asarray_of_tensors_stacks_them_on_their_backend(xb):
     x = _t([1.0, 2.0], requires_grad=True)
     assert xad.gradcheck(lambda s: xad.asarray([s[1] * s[0], s[0]]), [x])
     assert xad.count_nonzero(xad.asarray([True, False, True])).tolist() == 2
+
+
+def test_complex_sign_of_zero_and_tensor_rtol(xb):
+    z = xad.sign(xad.asarray([complex(-0.0, -0.0), 3 + 4j]))
+    assert [math.copysign(1, v.real) for v in z.tolist()] == [1, 1]
+    assert z.tolist()[1] == pytest.approx(0.6 + 0.8j)
+    a = _t([[2.0, 0.0], [0.0, 1e-9]])
+    assert xad.linalg.matrix_rank(a, rtol=_t(1e-6)).tolist() == 1
+    np.testing.assert_allclose(xad.linalg.pinv(a, rtol=_t(1e-6)).numpy(), [[0.5, 0], [0, 0]])

@@ -20,6 +20,9 @@ __all__ = [
 ]
 
 
+_COMPLEX = (_dt.complex64, _dt.complex128)
+
+
 def _arr(b: Any, s: Any, like: Any) -> Any:
     """A Python scalar as a 0-d array of ``like``'s dtype (for functions, not operators)."""
     if isinstance(s, (int, float, bool)):
@@ -199,7 +202,7 @@ class Expm1(Op):
     @staticmethod
     def forward(b, x):
         y = b.xp.expm1(x)
-        if b.xad_dtype(x.dtype) in (_dt.complex64, _dt.complex128):
+        if b.xad_dtype(x.dtype) in _COMPLEX:
             # NumPy's complex expm1 is NaN wherever a part is infinite or NaN (and -0 + 0j
             # at -0 + 0j); exp(x) - 1 gives the standard's answers there (inf + 0j, -1 + 0j,
             # 0 + 0j, ...)
@@ -441,7 +444,16 @@ def _nograd(name_: str, fn: Any) -> type[Op]:
         "forward": staticmethod(fn)})
 
 
-Sign = _nograd("sign", lambda b, x: b.xp.sign(x))
+def _sign(b: Any, x: Any) -> Any:
+    """``sign``; a complex zero gives ``0 + 0j`` as the standard says (array_api_strict's
+    ``sign(-0 - 0j)`` is ``-0 + 0j``)."""
+    s = b.xp.sign(x)
+    if b.xad_dtype(x.dtype) in _COMPLEX:
+        s = b.xp.where(x == 0, b.xp.zeros_like(s), s)
+    return s
+
+
+Sign = _nograd("sign", _sign)
 Equal = _nograd("equal", lambda b, x, y: x == y)
 NotEqual = _nograd("not_equal", lambda b, x, y: x != y)
 Less = _nograd("less", lambda b, x, y: x < y)
