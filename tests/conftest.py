@@ -13,12 +13,18 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import os
 
-import cupy_sim
-import pytest
+# SciPy decides at import whether its functions accept array-API objects (xad tensors): set
+# it before anything imports SciPy (xad's NumPy backend does, for erf), once per process and
+# xdist worker. NumPy inputs behave as before; tests/test_third_party.py relies on it.
+os.environ["SCIPY_ARRAY_API"] = "1"
 
-import xad
-from xad.backend import BackendError
+import cupy_sim  # noqa: E402
+import pytest  # noqa: E402
+
+import xad  # noqa: E402
+from xad.backend import BackendError  # noqa: E402
 
 cupy_sim.register()
 PARAMS = ["numpy", "array_api_strict", "array_api_strict:device1", "torch", "jax", "cupy",

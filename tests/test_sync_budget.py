@@ -143,3 +143,6 @@ def test_out_of_range_index_is_raised_at_the_next_read_not_at_the_call(device):
             assert xad.tensor([value]).item() == value
         emb(xad.tensor([3]))
         b.synchronize()
+        out = emb(xad.tensor([9]))  # printing is a read: the failed check is raised, not shown
+        with pytest.raises(IndexError, match="embedding: index 9 is out of bounds"):
+            repr(out)

@@ -324,6 +324,8 @@ class Tensor:
             body = repr(self._backend.to_numpy(self._array))
             if body.startswith("array("):
                 body = re.sub(r",\s*dtype=[^)]*\)$", ")", body)[6:-1]
+        except IndexError:  # a device-side index check failed: report it, never swallow it
+            raise
         except Exception:  # an unreadable device: show the metadata only
             body = f"<shape {self.shape}>"
         extra = ""

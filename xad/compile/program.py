@@ -5,7 +5,10 @@ From the recorder's instructions: values made only from constants are folded (co
 once, in the first call); instructions whose results nothing uses, and writes to tensors
 that no longer exist, are dropped; the rest becomes straight-line Python source, one line per
 array call, each slot a local variable deleted after its last use (so memory is freed as
-early as in eager mode). :meth:`Program.text` prints it.
+early as in eager mode). One-expression forwards are written inline with the backend's
+functions bound as globals; on NumPy/CuPy Python-scalar operands become 0-d arrays made once
+and elementwise results are written into dead, exclusively owned buffers (``out=``,
+:class:`_Memory`). :meth:`Program.text` prints it.
 """
 
 from __future__ import annotations
@@ -91,6 +94,8 @@ class Program:
     def _generate(self) -> str:
         lines = ["def program(A):"]
         self.listing: list[str] = []
+        self.bound: dict[int, str] = {}
+        self.reuse = _Memory(self).plan()
         last = self._last_uses()
         loaded: set[int] = set()
         for i, ins in enumerate(self.instrs):
@@ -146,22 +151,54 @@ class Program:
     def _name(self, s: int) -> str:
         return f"c{s}" if s in self.const else f"v{s}"
 
-    def _arg(self, i: int, j: int, r: Any) -> str:
+    def _bind(self, obj: Any, hint: str) -> str:
+        """A global name of the generated code for ``obj`` (a backend function, a constant
+        parameter), the same name for the same object."""
+        name = self.bound.get(id(obj))
+        if name is None:
+            name = self.bound[id(obj)] = f"{hint}_{len(self.bound)}"
+            self.ns[name] = obj
+        return name
+
+    def _arg(self, i: int, j: int, r: Any, hoist: bool = True) -> str:
         if type(r) is int:
             return self._name(r)
         value = r[1]
+        ins = self.instrs[i]
+        if hoist and j < ins.npos and self._hoists(ins):
+            like = next(self.rec.arrays[s] for s in ins.refs[:ins.npos] if type(s) is int)
+            zero_d = _zero_d(ins.b, value, like)
+            if zero_d is not None:  # a 0-d array: NumPy converts a Python scalar every call
+                self.ns[f"k{i}_{j}"] = zero_d
+                return f"k{i}_{j}"
         if type(value) in (int, bool) or type(value) is float and math.isfinite(value):
             return repr(value)
         self.ns[f"k{i}_{j}"] = value
         return f"k{i}_{j}"
+
+    def _hoists(self, ins: Instr) -> bool:
+        """Whether ``ins``'s Python-scalar operands may be passed as 0-d arrays of its array
+        operands' dtype: an ``Op`` on ufuncs (NumPy, CuPy: the scalar is converted to that
+        dtype anyway) whose forward is an operator expression without ``**`` or converts
+        scalars itself (``_arr``), with a result of that dtype."""
+        if ins.kind != "op" or not _ufuncs(ins.b) or len(ins.outs) != 1:
+            return False
+        fn = ins.fn.forward
+        found = _expression(fn)
+        if found is None and "_arr" not in getattr(fn, "__code__", _NO_CODE).co_names:
+            return False
+        if found is not None and any(isinstance(n, ast.Pow) for n in ast.walk(found[1])):
+            return False
+        dtypes = {self.rec.arrays[s].dtype for s in ins.refs[:ins.npos] if type(s) is int}
+        out = self.rec.arrays[ins.outs[0]].dtype
+        return len(dtypes) == 1 and out in (*dtypes, ins.b.xp.bool)
 
     def _line(self, i: int, ins: Instr) -> str:
         args = ", ".join(self._arg(i, j, r) for j, r in enumerate(ins.refs))
         outs = ", ".join(f"v{s}" for s in ins.outs) + ("," if len(ins.outs) == 1 else "")
         if ins.kind in ("op", "call"):
             fn = ins.fn.forward if ins.kind == "op" else ins.fn
-            expr = None if ins.fix else _inline(fn, ins, [self._arg(i, j, r) for j, r in
-                                                          enumerate(ins.refs)])
+            expr = self._inline(i, ins, fn)
             if expr is not None:
                 return f"v{ins.outs[0]} = {expr}"
             self.ns[f"f{i}"] = _kernel(fn, ins)
@@ -180,9 +217,38 @@ class Program:
             return f"f{i}({args})"
         return f"v{ins.outs[0]} = f{i}({args})._array"
 
+    def _inline(self, i: int, ins: Instr, fn: Any) -> str | None:
+        """``fn``'s call written inline (``v3 + v4``, ``tanh_2(v3)``, with ``out=`` where
+        :class:`_Memory` found a buffer) where its body is one expression; else None."""
+        found = _expression(fn) if len(ins.outs) == 1 else None
+        if found is None:
+            return None
+        names, body = found
+        values = dict(zip(names[1:], [self._arg(i, j, r) for j, r in enumerate(ins.refs)]))
+        for k, v in ins.params.items():
+            if type(v) is Slot:
+                values[k] = self._arg(i, ins.npos + v, ins.refs[ins.npos + v])
+            elif type(v) in (tuple, list) and _has_slot(v):
+                return None
+            elif _literal(v):
+                values[k] = repr(v)
+            else:
+                values[k] = self._bind(v, f"k{i}")
+        if any(isinstance(n, ast.Name) and n.id not in values and n.id != "b"
+               for n in ast.walk(body)):
+            return None
+        like = self._hoists(ins) and next(self.rec.arrays[s] for s in ins.refs if type(s) is int)
+        tree = _Substitute(self, ins.b, values, like).visit(
+            ast.parse(ast.unparse(body), mode="eval"))
+        reuse = self.reuse.get(i)
+        if reuse is not None:
+            tree.body = _with_out(tree.body, self, ins.b, f"v{reuse}")
+        text = ast.unparse(tree.body)
+        return f"{self._bind(ins.b.ensure_array, 'ensure')}({text})" if ins.fix else text
+
     # ----- reading it ----------------------------------------------------------------------
     def _describe(self, i: int, ins: Instr) -> str:
-        args = ", ".join(self._arg(i, j, r) for j, r in enumerate(ins.refs))
+        args = ", ".join(self._arg(i, j, r, hoist=False) for j, r in enumerate(ins.refs))
         params = ", ".join(f"{k}={v!r}" for k, v in ins.params.items()
                            if ins.kind in ("op", "call"))
         call = f"{ins.label}({args}{', ' if args and params else ''}{params})"
@@ -197,10 +263,26 @@ class Program:
         return "\n".join(self.listing)
 
 
+_NO_CODE = compile("", "", "exec")
+_UFUNC_OF = {ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply", ast.Div: "divide",
+             ast.USub: "negative"}
+
+
+def _chain(node: ast.AST) -> list[str] | None:
+    """``["xp", "tanh"]`` for the expression ``b.xp.tanh``, None if it is not rooted at
+    ``b``."""
+    names = []
+    while isinstance(node, ast.Attribute):
+        names.append(node.attr)
+        node = node.value
+    return names[::-1] if isinstance(node, ast.Name) and node.id == "b" and names else None
+
+
 @functools.cache
 def _expression(fn: Any) -> tuple[list[str], ast.expr] | None:
     """``fn``'s parameter names and returned expression when its body is one ``return`` of
-    Python operators over its parameters and literals (``return x + y``), else None."""
+    Python operators and backend calls (``b.xp.tanh(x)``, ``b.xp.sum(x, axis=axis)``) over
+    its parameters and literals, else None."""
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
     except (OSError, TypeError, SyntaxError):
@@ -211,34 +293,203 @@ def _expression(fn: Any) -> tuple[list[str], ast.expr] | None:
         return None
     names = [a.arg for a in func.args.args]
     allowed = (ast.BinOp, ast.UnaryOp, ast.Name, ast.Constant, ast.Load, ast.operator,
-               ast.unaryop)
+               ast.unaryop, ast.Call, ast.keyword, ast.Attribute)
     body = func.body[0].value
-    if not all(isinstance(n, allowed) for n in ast.walk(body)) or "b" in {
-            n.id for n in ast.walk(body) if isinstance(n, ast.Name)}:
+    callees = {id(n) for c in ast.walk(body) if isinstance(c, ast.Call) and _chain(c.func)
+               for n in ast.walk(c.func)}
+    for n in ast.walk(body):
+        if not isinstance(n, allowed) or id(n) not in callees and (
+                isinstance(n, ast.Attribute) or isinstance(n, ast.Name) and n.id == "b"
+                or isinstance(n, ast.Call) and not _chain(n.func)):
+            return None
+    if any(isinstance(n, ast.Call) and any(isinstance(a, ast.Starred) for a in n.args)
+           for n in ast.walk(body)):
         return None
     return names, body
 
 
-def _inline(fn: Any, ins: Instr, args: list[str]) -> str | None:
-    """The source of ``fn``'s call written inline (``v3 + v4``) where its body is one
-    operator expression and its parameters are literals; else None."""
-    found = _expression(fn) if len(ins.outs) == 1 and len(ins.refs) == ins.npos else None
-    if found is None:
+class _Substitute(ast.NodeTransformer):
+    """Parameters replaced by the program's expressions, ``b.xp.f`` by a global bound to
+    that backend's function (looked up once, not at every call)."""
+
+    def __init__(self, program: Program, b: Any, values: dict[str, str], like: Any) -> None:
+        self.program, self.b, self.values, self.like = program, b, values, like
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        return ast.parse(f"({self.values[node.id]})", mode="eval").body
+
+    def operand(self, node: ast.AST) -> ast.AST:
+        """An operand of an elementwise call: a number literal becomes a 0-d array where
+        the instruction allows it (see :meth:`Program._hoists`)."""
+        if isinstance(node, ast.Constant) and self.like is not False:
+            zero_d = _zero_d(self.b, node.value, self.like)
+            if zero_d is not None:
+                return ast.Name(self.program._bind(zero_d, "k"), ast.Load())
+        return self.visit(node)
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+        node.left, node.right = self.operand(node.left), self.operand(node.right)
+        return node
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        obj = self.b
+        for name in _chain(node.func):
+            obj = getattr(obj, name)
+        node.func = ast.Name(self.program._bind(obj, _chain(node.func)[-1]), ast.Load())
+        elementwise = getattr(obj, "nout", 0) == 1
+        node.args = [self.operand(a) if elementwise else self.visit(a) for a in node.args]
+        node.keywords = [self.visit(k) for k in node.keywords]
+        return node
+
+
+def _with_out(node: ast.expr, program: Program, b: Any, out: str) -> ast.expr:
+    """The elementwise call ``node`` (an operator or a ufunc call) writing into ``out``."""
+    if isinstance(node, (ast.BinOp, ast.UnaryOp)):
+        fn = program._bind(getattr(b.xp, _UFUNC_OF[type(node.op)]), _UFUNC_OF[type(node.op)])
+        args = [node.left, node.right] if isinstance(node, ast.BinOp) else [node.operand]
+        node = ast.Call(ast.Name(fn, ast.Load()), args, [])
+    node.keywords = [*node.keywords, ast.keyword("out", ast.Name(out, ast.Load()))]
+    return node
+
+
+def _has_slot(v: Any) -> bool:
+    return type(v) is Slot or type(v) in (tuple, list) and any(_has_slot(x) for x in v)
+
+
+def _literal(v: Any) -> bool:
+    if type(v) is tuple:
+        return all(_literal(x) for x in v)
+    return v is None or type(v) in (int, bool, str) or type(v) is float and math.isfinite(v)
+
+
+def _ufuncs(b: Any) -> bool:
+    """Whether ``b``'s elementwise functions are ufuncs over mutable arrays (NumPy, CuPy):
+    they take ``out=`` and convert a Python scalar operand to the array's dtype."""
+    return b is not None and b.mutable and hasattr(getattr(b.xp, "multiply", None), "nout")
+
+
+def _zero_d(b: Any, value: Any, like: Any) -> Any:
+    """``value`` as a 0-d array of ``like``'s dtype where that is exactly what the ufunc
+    would compute with (a float32/float64 array and a Python int or float), else None."""
+    if type(value) not in (int, float) or like.dtype not in (b.xp.float32, b.xp.float64):
         return None
-    names, body = found
-    values = dict(zip(names[1:], args))
-    for k, v in ins.params.items():
-        if type(v) not in (int, bool) and not (type(v) is float and math.isfinite(v)):
+    try:
+        return b.xp.asarray(value, dtype=like.dtype, device=b.device)
+    except (OverflowError, ValueError, TypeError):
+        return None
+
+
+class _Memory:
+    """Which elementwise instructions may write their result into an input's buffer
+    (``out=``), on backends with ufuncs over mutable arrays.
+
+    Slots are grouped by the memory they use: the recorded arrays' ``.base`` chains say
+    which slot's buffer a view (``reshape``, a transpose) or an in-place result shares. An
+    instruction ``i`` reuses input slot ``S`` when ``S`` is the fresh output of an ``Op`` or
+    kernel (it owns its buffer; never an argument, a live tensor's array, a gradient read, a
+    constant or a random draw), no slot sharing that buffer is returned, written into a
+    tensor (``.grad``, data) or read after ``i`` (views included), no other operand of ``i``
+    shares it, and the result has ``S``'s shape, dtype and strides (the layout eager mode
+    made, so later reductions sum in the same order and the bits stay the same).
+    """
+
+    def __init__(self, program: Program) -> None:
+        self.p = program
+        self.arrays = program.rec.arrays
+
+    def plan(self) -> dict[int, int]:
+        """Instruction index -> the slot whose buffer it writes into."""
+        instrs = self.p.instrs
+        if not any(_ufuncs(ins.b) for ins in instrs):
+            return {}
+        group, last = self._groups(), self._last_uses()
+        made_by = {s: ins for ins in instrs for s in ins.outs}
+        members: dict[int, set[int]] = {}
+        for s, g in group.items():
+            members.setdefault(g, set()).add(s)
+        plan = {}
+        for i, ins in enumerate(instrs):
+            s = self._candidate(i, ins, group, members, last, made_by)
+            if s is not None:  # the result, and every later view of it, is in s's buffer
+                plan[i] = s
+                for m in members.pop(group[ins.outs[0]]):
+                    group[m] = group[s]
+                    members[group[s]].add(m)
+        return plan
+
+    def _groups(self) -> dict[int, int]:
+        """Slot -> the id of the object owning its memory (the end of its ``.base`` chain)."""
+        group = {}
+        for s, a in enumerate(self.arrays):
+            while getattr(a, "base", None) is not None:
+                a = a.base
+            group[s] = id(a)
+        return group
+
+    def _last_uses(self) -> dict[int, float]:
+        """Slot -> the last instruction reading or writing it (inf: it outlives the
+        program: returned, or held by a tensor)."""
+        last: dict[int, float] = {s: math.inf for s in self.p.out_slots if s is not None}
+        for i, ins in enumerate(self.p.instrs):
+            slots = [r for r in ins.refs if type(r) is int] + list(ins.outs)
+            if ins.target is not None:
+                slots.append(ins.target)
+            for s in slots:
+                keep = ins.kind in ("bind", "grad") or last.get(s) == math.inf
+                last[s] = math.inf if keep else i
+        return last
+
+    def _candidate(self, i: int, ins: Instr, group: dict, members: dict, last: dict,
+                   made_by: dict) -> int | None:
+        if ins.fix or ins.target is not None or not self._elementwise(ins):
             return None
-        values[k] = repr(v)
-
-    class Put(ast.NodeTransformer):
-        def visit_Name(self, node: ast.Name) -> ast.AST:
-            return ast.parse(f"({values[node.id]})", mode="eval").body
-
-    if any(isinstance(n, ast.Name) and n.id not in values for n in ast.walk(body)):
+        out = self.arrays[ins.outs[0]]
+        if getattr(out, "base", 0) is not None:  # eager made no fresh array: leave it
+            return None
+        operands = [r for r in ins.refs if type(r) is int]
+        for s in dict.fromkeys(operands):
+            a, maker = self.arrays[s], made_by.get(s)
+            if maker is None or maker.kind not in ("op", "call") or s in self.p.const \
+                    or not hasattr(a, "base") or a.base is not None \
+                    or (a.shape, a.dtype, a.strides) != (out.shape, out.dtype, out.strides):
+                continue
+            if any(self._pinned(m, made_by) or last.get(m, -1) > i
+                   for m in members[group[s]]) \
+                    or any(group[r] == group[s] for r in operands if r != s):
+                continue
+            return s
         return None
-    return ast.unparse(Put().visit(ast.parse(ast.unparse(body), mode="eval")).body)
+
+    def _pinned(self, s: int, made_by: dict) -> bool:
+        """Whether slot ``s``'s buffer is not the program's to overwrite."""
+        if self.p.rec.kinds[s][0] != "op" or s in self.p.const:
+            return True  # an argument, a live tensor's array, a gradient read, a constant
+        maker = made_by.get(s)
+        return maker is not None and maker.kind not in ("op", "call")  # a random draw
+
+    @staticmethod
+    def _elementwise(ins: Instr) -> bool:
+        """Whether ``ins`` is one ufunc call written inline: ``x * y``, ``-x``,
+        ``b.xp.tanh(x)`` over its operands."""
+        if ins.kind not in ("op", "call") or len(ins.outs) != 1 or not _ufuncs(ins.b):
+            return False
+        found = _expression(ins.fn.forward if ins.kind == "op" else ins.fn)
+        if found is None:
+            return False
+        body = found[1]
+        leaves = (ast.Name, ast.Constant)
+        if isinstance(body, ast.BinOp):
+            return type(body.op) in _UFUNC_OF and all(
+                isinstance(x, leaves) for x in (body.left, body.right))
+        if isinstance(body, ast.UnaryOp):
+            return type(body.op) in _UFUNC_OF and isinstance(body.operand, leaves)
+        if not isinstance(body, ast.Call) or body.keywords \
+                or not all(isinstance(x, leaves) for x in body.args):
+            return False
+        fn = ins.b
+        for name in _chain(body.func):
+            fn = getattr(fn, name)
+        return getattr(fn, "nout", 0) == 1 and getattr(fn, "nin", 0) == len(body.args)
 
 
 def _kernel(fn: Any, ins: Instr) -> Any:

@@ -29,7 +29,6 @@ def _axis(axis: int | None, dim: int | None, default: int = -1) -> int:
     return default if a is None else a
 
 
-@host_check
 def _check_in_range(t: Tensor, n: int, where: str, what: str, bound: str,
                     ignore: int | None = None) -> None:
     """Raise IndexError unless every value of ``t`` (other than ``ignore``) is in
@@ -39,7 +38,15 @@ def _check_in_range(t: Tensor, n: int, where: str, what: str, bound: str,
         return
     vals = t if ignore is None else _ops.where(t == ignore, 0, t)
     worst = _ops.stack([-vals.min(), vals.max()]).astype(_dt.int64)
-    t.backend.check_bounds((where, what, bound, n, ignore), worst.array, _range_error)
+    _report_range(worst, (where, what, bound, n, ignore))
+
+
+@host_check
+def _report_range(worst: Tensor, site: tuple) -> None:
+    """Hand ``[-min, max]`` to the backend's bounds check: the only part of
+    :func:`_check_in_range` that a compiled replay runs as Python (its reductions are
+    recorded as array calls)."""
+    worst.backend.check_bounds(site, worst.array, _range_error)
 
 
 def _range_error(site: tuple, worst: Any) -> IndexError | None:
