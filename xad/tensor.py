@@ -404,13 +404,13 @@ class Tensor:
         return sys.modules[__name__.rpartition(".")[0]]  # xad itself, without importing it
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
-        if self.requires_grad:
-            raise RuntimeError(_escape("a NumPy conversion (__array__, np.asarray)", self))
         if not self._backend.is_host:
             raise TypeError(
                 f"implicit conversion of a tensor on {self._backend.label} to a NumPy array "
                 f"is not allowed (it would copy device memory to the host silently); call "
                 f".numpy() for an explicit copy")
+        if self.requires_grad:
+            raise RuntimeError(_escape("a NumPy conversion (__array__, np.asarray)", self))
         if context.recorder is not None:
             context.recorder.host_read(self, "__array__ (a NumPy conversion)")
         a = self._array
