@@ -195,6 +195,13 @@ class CupyBackend(Backend):
         with self.device:
             return self._cp.full(shape, value, dtype=dtype)
 
+    def from_dlpack(self, x: Any, copy: bool | None = None) -> Any:
+        """CuPy's ``from_dlpack`` with this device current (its ``device=`` is a DLPack
+        tuple, and CuPy 12 has neither it nor ``copy=``)."""
+        with self.device:
+            return self._cp.from_dlpack(x) if copy is None else \
+                self._cp.from_dlpack(x, copy=copy)
+
     # ----- host copies: where queued checks are reported ---------------------------------
     def to_numpy(self, x: Any) -> Any:
         if self._pending:  # one read of the checks, then the copy

@@ -4,6 +4,9 @@ the new functions against NumPy (values) and finite differences (gradients)."""
 
 from __future__ import annotations
 
+import inspect
+import math
+
 import numpy as np
 import pytest
 
@@ -196,3 +199,169 @@ def test_edge_shapes_and_integer_dtypes(xb):
     assert xad.gradcheck(lambda t: xad.cumulative_prod(t, include_initial=True), [x])
     u = xad.asarray([1, 2], dtype=xad.int32)
     assert xad.vecdot(u, u).dtype is xad.int32
+
+
+def _needs_dlpack(xb):
+    if not hasattr(xb.zeros((1,), xb.dtype(xad.float32)), "__dlpack_device__"):
+        pytest.skip(f"{xb.label}: the CuPy emulator has no DLPack exchange")
+
+
+def test_dlpack_exchange(xb):
+    _needs_dlpack(xb)
+    x = xad.asarray([1.0, 2.0, 3.0])
+    kind, dev_id = x.__dlpack_device__()
+    assert int(kind) in (1, 2) and isinstance(dev_id, int)  # CPU or CUDA
+    assert type(x.__dlpack__(max_version=(1, 0))).__name__ == "PyCapsule"
+    y = xad.from_dlpack(x)
+    c = xad.from_dlpack(x, copy=True, device=xb.device)
+    assert y.backend is xb and y.tolist() == c.tolist() == [1.0, 2.0, 3.0]
+    x[0] = 5.0
+    assert c.tolist()[0] == 1.0
+    if xb.mutable:  # y shares x's memory and counts its in-place changes
+        assert y.tolist()[0] == 5.0 and y._version == x._version == 1
+    if int(kind) == 1:  # another library reads a CPU tensor without a copy
+        assert np.from_dlpack(x).tolist() == [5.0, 2.0, 3.0]
+        assert xad.from_dlpack(np.arange(2.0)).tolist() == [0.0, 1.0]
+    with pytest.raises(ValueError, match="from_dlpack: device"):
+        xad.from_dlpack(x, device="elsewhere")
+
+
+def test_no_silent_escape_from_the_graph(xb):
+    x = _t([1.0, 2.0], requires_grad=True)
+    for t in (x, x * 2):
+        with pytest.raises(RuntimeError, match=r"__dlpack__.*requires grad.*\.detach\(\)"):
+            t.__dlpack__()
+        with pytest.raises(RuntimeError, match="from_dlpack.*requires grad"):
+            xad.from_dlpack(t)
+        if xb.is_host:  # a device backend refuses any implicit host copy first
+            with pytest.raises(RuntimeError, match=r"np\.asarray.*requires grad.*\.detach"):
+                np.asarray(t)
+    with pytest.raises(ValueError, match="only a one-element tensor"):
+        float(_t([1.0, 2.0]))
+    assert float(x[1]) == 2.0  # one element: an explicit read, as in PyTorch
+    _needs_dlpack(xb)
+    assert xad.from_dlpack(x.detach()).tolist() == [1.0, 2.0]
+
+
+def test_sum_and_prod_accumulate_in_dtype(xb):
+    s = xad.sum(xad.asarray([200, 100], dtype=xad.uint8), dtype=xad.uint8)
+    assert s.dtype is xad.uint8 and s.tolist() == 44  # accumulated in uint8: wraps
+    p = xad.prod(xad.asarray([[2, 3]], dtype=xad.int8), axis=1, dtype=xad.int64)
+    assert p.dtype is xad.int64 and p.tolist() == [6]
+    x = xad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)  # float32
+    y = xad.sum(x * x, axis=0, dtype=xad.float64)
+    assert y.dtype is xad.float64 and y.tolist() == [10.0, 20.0]
+    y.sum().backward()
+    assert x.grad.dtype is xad.float32 and x.grad.tolist() == [[2.0, 4.0], [6.0, 8.0]]
+    z = _t([[1.5, -2.0], [0.5, 3.0]], requires_grad=True)
+    assert xad.gradcheck(lambda t: xad.prod(t, axis=1, dtype=xad.float64), [z])
+
+
+def test_astype_and_reshape_copy_keywords(xb):
+    x = _t([1.0, 2.0, 3.0, 4.0])
+    c = xad.astype(x, xad.float64)
+    assert c is not x and c.tolist() == x.tolist()
+    assert xad.astype(x, xad.float64, copy=False) is x and x.astype(xad.float64) is x
+    with pytest.raises(ValueError, match="astype: device 'elsewhere'"):
+        xad.astype(x, xad.float32, device="elsewhere")
+    view, copy = xad.reshape(x, (2, 2), copy=False), xad.reshape(x, (2, 2), copy=True)
+    assert xad.reshape(x, (4,), copy=False) is x
+    x[1] = 7.0
+    assert view.tolist() == [[1.0, 7.0], [3.0, 4.0]] and copy.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    t = xad.permute_dims(view, (1, 0))
+    if xb.name != "jax":  # JAX never refuses: its arrays are immutable values
+        with pytest.raises(ValueError, match=r"reshape: .*\(2, 2\) cannot become \(4,\)"):
+            xad.reshape(t, (4,), copy=False)
+    g = _t([0.5, -1.0, 2.0, 1.5], requires_grad=True)
+    assert xad.gradcheck(lambda a: xad.reshape(xad.astype(a, xad.float64), (2, 2), copy=True)
+                         ** 2, [g])
+
+
+def test_concat_axis_none_flattens(xb):
+    a = _t([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    b = _t([5.0], requires_grad=True)
+    assert xad.concat([a, b], axis=None).tolist() == [1.0, 2.0, 3.0, 4.0, 5.0]
+    assert xad.concat([xad.asarray(1), xad.asarray(2)], axis=None).tolist() == [1, 2]
+    assert xad.gradcheck(lambda s, t: xad.concat([s * s, t], axis=None), [a, b])
+
+
+def test_cumulative_functions_promote_small_integers(xb):
+    i8 = xad.asarray([1, 2, 3], dtype=xad.int8)
+    s = xad.cumulative_sum(i8)
+    assert s.dtype is xad.int64 and s.tolist() == [1, 3, 6]
+    assert xad.cumulative_prod(i8).dtype is xad.int64
+    assert xad.cumulative_sum(xad.asarray([True, True])).tolist() == [1, 2]
+    u8 = xad.asarray([1, 2], dtype=xad.uint8)
+    # torch has no uint64 cumsum or prod: its results come back as int64
+    want = xad.int64 if xb.name == "torch" else xad.uint64
+    assert xad.cumulative_sum(u8).dtype is want and xad.cumulative_prod(u8).dtype is want
+    assert xad.cumulative_sum(xad.asarray([], dtype=xad.uint16), include_initial=True).tolist() \
+        == [0]
+    assert xad.cumulative_sum(_t([1.5, 2.0])).dtype is xad.float64
+
+
+def test_vecdot_conjugates_and_checks_the_axis(xb):
+    z1, z2 = xad.asarray([1j, 2j, 3j]), xad.asarray([1, 2j, 3])
+    assert complex(xad.vecdot(z1, z2)) == complex(xad.linalg.vecdot(z1, z2)) == 4 - 10j
+    rng = np.random.default_rng(3)
+    an, bn = rng.standard_normal((2, 3, 4)), rng.standard_normal((3, 4))
+    a, b = _t(an, requires_grad=True), _t(bn, requires_grad=True)
+    np.testing.assert_allclose(xad.vecdot(a, b, axis=-2).detach().numpy(),
+                               np.sum(an * bn, axis=-2), rtol=1e-12)
+    assert xad.gradcheck(lambda s, t: xad.vecdot(s, t, axis=-2), [a, b])
+    with pytest.raises(ValueError, match=r"vecdot: axis -1 .*shapes \(2, 3\) and \(2, 1\)"):
+        xad.vecdot(xad.ones((2, 3)), xad.ones((2, 1)))
+    with pytest.raises(ValueError, match="vecdot: axis -3"):
+        xad.vecdot(a, b, axis=-3)
+
+
+def test_complex_python_numbers_follow_the_default_dtype(xb):
+    assert xad.asarray(1j).dtype is xad.complex64
+    f = xad.full((2,), 1 + 2j)
+    assert f.dtype is xad.complex64 and f.tolist() == [1 + 2j, 1 + 2j]
+    assert xad.__array_namespace_info__().default_dtypes()["complex floating"] is xad.complex64
+    xad.set_default_dtype(xad.float64)
+    try:
+        assert xad.asarray([1j]).dtype is xad.full((), 1j).dtype is xad.complex128
+    finally:
+        xad.set_default_dtype(xad.float32)
+
+
+def test_floor_divide_and_expm1_special_cases_follow_the_standard(xb):
+    inf = math.inf
+    x, y = _t([inf, inf, -inf, 1.0, -1.0, 7.5, -7.5]), _t([2.0, -2.0, 2.0, -inf, inf, 2.0, 2.0])
+    want = [inf, -inf, -inf, -0.0, -0.0, 3.0, -4.0]
+    got = (x // y).tolist()
+    assert got == want and [math.copysign(1, v) for v in got[3:5]] == [-1, -1]
+    z = x.clone()
+    z //= y
+    assert z.tolist() == want and xad.floor_divide(x, 2.0).tolist()[:3] == [inf, inf, -inf]
+    assert (xad.asarray([7, -7]) // 2).tolist() == [3, -4]
+    e = xad.expm1(xad.asarray([complex(inf, 0.0), complex(-inf, 1.0), 1e-10 + 0j]))
+    assert e.tolist()[:2] == [complex(inf, 0.0), complex(-1.0, 0.0)]
+    assert e.tolist()[2].real == pytest.approx(1e-10, rel=1e-6)
+
+
+def test_factories_take_one_shape_or_pytorchs_sizes(xb):
+    for f in (xad.zeros, xad.ones, xad.empty):
+        assert f((2, 3)).shape == f(2, 3).shape == f(shape=[2, 3]).shape == (2, 3)
+        assert f(4).shape == (4,) and f(()).shape == ()
+        assert next(iter(inspect.signature(f).parameters)) == "shape"
+
+
+def test_asarray_of_tensors_stacks_them_on_their_backend(xb):
+    a = xad.asarray([[1, 2], [3, 4]])
+    t = xad.asarray([[a[i, j] for i in range(2)] for j in range(2)])
+    assert t.backend is xb and t.tolist() == [[1, 3], [2, 4]]
+    x = _t([1.0, 2.0], requires_grad=True)
+    assert xad.gradcheck(lambda s: xad.asarray([s[1] * s[0], s[0]]), [x])
+    assert xad.count_nonzero(xad.asarray([True, False, True])).tolist() == 2
+
+
+def test_complex_sign_of_zero_and_tensor_rtol(xb):
+    z = xad.sign(xad.asarray([complex(-0.0, -0.0), 3 + 4j]))
+    assert [math.copysign(1, v.real) for v in z.tolist()] == [1, 1]
+    assert z.tolist()[1] == pytest.approx(0.6 + 0.8j)
+    a = _t([[2.0, 0.0], [0.0, 1e-9]])
+    assert xad.linalg.matrix_rank(a, rtol=_t(1e-6)).tolist() == 1
+    np.testing.assert_allclose(xad.linalg.pinv(a, rtol=_t(1e-6)).numpy(), [[0.5, 0], [0, 0]])

@@ -116,6 +116,11 @@ class Backend:
     def full(self, shape: tuple[int, ...], value: Any, dtype: Any) -> Any:
         return self.xp.full(shape, value, dtype=dtype, device=self.device)
 
+    def from_dlpack(self, x: Any, copy: bool | None = None) -> Any:
+        """An array on this backend's device from an object with ``__dlpack__``, sharing its
+        memory unless ``copy=True`` (or the library must copy)."""
+        return self.xp.from_dlpack(x, device=self.device, copy=copy)
+
     # ----- host copies: the only way arrays reach the host ------------------------------
     def to_numpy(self, x: Any) -> Any:
         """An explicit copy of ``x`` as a NumPy array."""

@@ -36,6 +36,19 @@ def _native(b: Backend, dtype: Any) -> Any:
     return b.dtype(_dt.as_dtype(dtype) or _dt.get_default_dtype())
 
 
+def default_complex_dtype() -> _dt.DType:
+    """The complex dtype paired with the default floating dtype (complex64 for float32)."""
+    return _dt.complex128 if _dt.get_default_dtype() is _dt.float64 else _dt.complex64
+
+
+def _python_default(native: _dt.DType) -> _dt.DType | None:
+    """The dtype Python numbers of this kind become (floats and complex follow the default
+    dtype, as in PyTorch), or ``None`` to keep the backend's."""
+    if native.is_floating:
+        return _dt.get_default_dtype()
+    return default_complex_dtype() if native in (_dt.complex64, _dt.complex128) else None
+
+
 def _finish(data: Any, b: Backend, requires_grad: bool) -> Tensor:
     t = Tensor._make(data, b)
     if requires_grad:
@@ -49,7 +62,8 @@ def tensor(data: Any, dtype: _dt.DType | str | None = None, requires_grad: bool 
            backend: Backend | None = None) -> Tensor:
     """A new leaf tensor from Python data or an array (copied onto the current backend).
 
-    Python floats become the default dtype (float32); arrays keep their dtype.
+    Python floats become the default dtype (float32), complex numbers its complex pair
+    (complex64); arrays keep their dtype.
 
     Example:
         >>> import xad
@@ -66,18 +80,20 @@ def tensor(data: Any, dtype: _dt.DType | str | None = None, requires_grad: bool 
         arr = b.xp.asarray(data, copy=True)
     else:
         arr = b.asarray(data, dtype=None if d is None else b.dtype(d))
-        if d is None and not hasattr(data, "dtype") and b.xad_dtype(arr.dtype).is_floating:
-            d = _dt.get_default_dtype()  # Python floats: float32 unless told otherwise
-            # convert the Python numbers again, straight to that dtype (no float32 detour)
-            arr = b.asarray(data, dtype=b.dtype(d))
+        if d is None and not hasattr(data, "dtype"):
+            d = _python_default(b.xad_dtype(arr.dtype))  # Python floats: float32 by default
+            if d is not None:  # convert the Python numbers again, straight to that dtype
+                arr = b.asarray(data, dtype=b.dtype(d))
     if d is not None and b.dtype(d) != arr.dtype:
         arr = b.xp.astype(arr, b.dtype(d))
     return _finish(arr, b, requires_grad)
 
 
-def zeros(*shape: Any, dtype: Any = None, requires_grad: bool = False,
-          backend: Backend | None = None, device: Any = None) -> Tensor:
-    """A tensor of zeros: ``zeros(2, 3)`` or ``zeros((2, 3))``.
+def zeros(shape: int | Sequence[int] = (), *more: int, dtype: Any = None,
+          requires_grad: bool = False, backend: Backend | None = None,
+          device: Any = None) -> Tensor:
+    """A tensor of zeros: ``zeros((2, 3))`` (the standard's one ``shape``) or PyTorch's
+    ``zeros(2, 3)``.
 
     Example:
         >>> import xad
@@ -85,26 +101,27 @@ def zeros(*shape: Any, dtype: Any = None, requires_grad: bool = False,
         (2, 3)
     """
     b = _on(backend, device, "zeros")
-    return _finish(b.zeros(_shape(shape), _native(b, dtype)), b, requires_grad)
+    return _finish(b.zeros(_shape((shape, *more)), _native(b, dtype)), b, requires_grad)
 
 
-def ones(*shape: Any, dtype: Any = None, requires_grad: bool = False,
-         backend: Backend | None = None, device: Any = None) -> Tensor:
-    """A tensor of ones.
+def ones(shape: int | Sequence[int] = (), *more: int, dtype: Any = None,
+         requires_grad: bool = False, backend: Backend | None = None,
+         device: Any = None) -> Tensor:
+    """A tensor of ones (``ones((2, 3))`` or ``ones(2, 3)``).
 
     Example:
         >>> import xad
         >>> xad.ones(2).tolist()
         [1.0, 1.0]
     """
-    return full(_shape(shape), 1, dtype=dtype or _dt.get_default_dtype(),
+    return full(_shape((shape, *more)), 1, dtype=dtype or _dt.get_default_dtype(),
                 requires_grad=requires_grad, backend=_on(backend, device, "ones"))
 
 
-def empty(*shape: Any, dtype: Any = None, backend: Backend | None = None,
-          device: Any = None) -> Tensor:
-    """An uninitialised tensor (zeros here)."""
-    return zeros(*shape, dtype=dtype, backend=_on(backend, device, "empty"))
+def empty(shape: int | Sequence[int] = (), *more: int, dtype: Any = None,
+          backend: Backend | None = None, device: Any = None) -> Tensor:
+    """An uninitialised tensor (zeros here; ``empty((2, 3))`` or ``empty(2, 3)``)."""
+    return zeros(shape, *more, dtype=dtype, backend=_on(backend, device, "empty"))
 
 
 def full(shape: Sequence[int] | int, fill_value: Any, dtype: Any = None,
@@ -123,6 +140,8 @@ def full(shape: Sequence[int] | int, fill_value: Any, dtype: Any = None,
         dtype = _dt.bool_
     elif dtype is None and isinstance(fill_value, int):
         dtype = _dt.int64 if not requires_grad else None
+    elif dtype is None and isinstance(fill_value, complex):
+        dtype = default_complex_dtype()
     return _finish(b.full(shape, fill_value, _native(b, dtype)), b, requires_grad)
 
 

@@ -32,6 +32,12 @@ def _add_into(b: None, a: Any, g: Any) -> Any:
     return a
 
 
+def _escape(what: str, t: Tensor) -> str:
+    return (f"{what}: can't export a tensor that requires grad (shape {t.shape}, dtype "
+            f"{t.dtype}): its array would leave the graph and no gradient would flow back "
+            f"through it; use .detach() first")
+
+
 class Size(int):
     """An element count that, called, gives the shape (``x.size()``) or one dimension
     (``x.size(dim)``) as PyTorch's ``size()`` does."""
@@ -403,10 +409,35 @@ class Tensor:
                 f"implicit conversion of a tensor on {self._backend.label} to a NumPy array "
                 f"is not allowed (it would copy device memory to the host silently); call "
                 f".numpy() for an explicit copy")
+        if self.requires_grad:
+            raise RuntimeError(_escape("a NumPy conversion (__array__, np.asarray)", self))
         if context.recorder is not None:
             context.recorder.host_read(self, "__array__ (a NumPy conversion)")
         a = self._array
         return a if dtype is None else a.astype(dtype)
+
+    def __dlpack__(self, *, stream: Any = None, max_version: tuple[int, int] | None = None,
+                   dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> Any:
+        """The backend array's DLPack capsule (the standard's zero-copy exchange); refused
+        for a tensor that requires grad, whose array would leave the graph silently.
+
+        Example:
+            >>> import xad
+            >>> xad.from_dlpack(xad.arange(3)).tolist()
+            [0, 1, 2]
+        """
+        if self.requires_grad:
+            raise RuntimeError(_escape("a DLPack export (__dlpack__, from_dlpack)", self))
+        if context.recorder is not None:
+            context.recorder.unsupported(f"a DLPack export of a tensor of shape {self.shape}; "
+                                         f"return the tensor and export it outside")
+        kw = {"stream": stream, "max_version": max_version, "dl_device": dl_device,
+              "copy": copy}
+        return self._array.__dlpack__(**{k: v for k, v in kw.items() if v is not None})
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """The DLPack ``(device type, device id)`` of the array (``(1, 0)``: the CPU)."""
+        return self._array.__dlpack_device__()
 
     # ----- graph --------------------------------------------------------------------------
     def backward(self, grad: Any = None, retain_graph: bool = False,
@@ -511,14 +542,15 @@ class Tensor:
         return _ops.to_backend(self, target, device)
 
     def astype(self, dtype: _dt.DType | str) -> Tensor:
-        """Cast to ``dtype`` (differentiable between floating dtypes).
+        """Cast to ``dtype`` (differentiable between floating dtypes); ``self`` when it
+        already has it, as PyTorch's ``.to(dtype)`` (the function ``xad.astype`` copies).
 
         Example:
             >>> import xad
             >>> xad.ones(1).astype(xad.float64).dtype
             xad.float64
         """
-        return _ops.astype(self, dtype)
+        return _ops.astype(self, dtype, copy=False)
 
     def clone(self) -> Tensor:
         """A copy with its own array (differentiable).

@@ -20,6 +20,9 @@ __all__ = [
 ]
 
 
+_COMPLEX = (_dt.complex64, _dt.complex128)
+
+
 def _arr(b: Any, s: Any, like: Any) -> Any:
     """A Python scalar as a 0-d array of ``like``'s dtype (for functions, not operators)."""
     if isinstance(s, (int, float, bool)):
@@ -198,7 +201,14 @@ class Expm1(Op):
 
     @staticmethod
     def forward(b, x):
-        return b.xp.expm1(x)
+        y = b.xp.expm1(x)
+        if b.xad_dtype(x.dtype) in _COMPLEX:
+            # NumPy's complex expm1 is NaN wherever a part is infinite or NaN (and -0 + 0j
+            # at -0 + 0j); exp(x) - 1 gives the standard's answers there (inf + 0j, -1 + 0j,
+            # 0 + 0j, ...)
+            xp = b.xp
+            y = xp.where(xp.isfinite(x) & (x != 0), y, xp.exp(x) - 1)
+        return y
 
     @staticmethod
     def backward(node, g):
@@ -434,7 +444,16 @@ def _nograd(name_: str, fn: Any) -> type[Op]:
         "forward": staticmethod(fn)})
 
 
-Sign = _nograd("sign", lambda b, x: b.xp.sign(x))
+def _sign(b: Any, x: Any) -> Any:
+    """``sign``; a complex zero gives ``0 + 0j`` as the standard says (array_api_strict's
+    ``sign(-0 - 0j)`` is ``-0 + 0j``)."""
+    s = b.xp.sign(x)
+    if b.xad_dtype(x.dtype) in _COMPLEX:
+        s = b.xp.where(x == 0, b.xp.zeros_like(s), s)
+    return s
+
+
+Sign = _nograd("sign", _sign)
 Equal = _nograd("equal", lambda b, x, y: x == y)
 NotEqual = _nograd("not_equal", lambda b, x, y: x != y)
 Less = _nograd("less", lambda b, x, y: x < y)
@@ -457,7 +476,7 @@ class Astype(Op):
 
     @staticmethod
     def backward(node, g):
-        return astype(g, node.backend.xad_dtype(node.params["src"]))
+        return astype(g, node.backend.xad_dtype(node.params["src"]), copy=False)
 
 
 class Clone(Op):
@@ -667,18 +686,24 @@ def logical_or(x: Any, y: Any) -> Tensor:
     return binary(LogicalOr, x, y)
 
 
-def astype(x: Tensor, dtype: _dt.DType | str) -> Tensor:
-    """Cast to an xad dtype; differentiable between floating dtypes.
+def astype(x: Tensor, dtype: _dt.DType | str, /, *, copy: bool = True,
+           device: Any = None) -> Tensor:
+    """Cast to an xad dtype; differentiable between floating dtypes. A new tensor unless
+    ``copy=False`` and ``x`` already has ``dtype`` (then ``x`` itself); ``device`` must be
+    ``x``'s (move a tensor with ``.to``).
 
     Example:
         >>> import xad
         >>> xad.astype(xad.tensor([1.5]), xad.int64).tolist()
         [1]
     """
+    if device is not None and device != x._backend.device:
+        raise ValueError(f"astype: device {device!r} is not the tensor's ({x._backend.label}); "
+                         f"move it with .to(backend_or_device)")
     d = _dt.as_dtype(dtype)
     native = x._backend.dtype(d)
     if native == x._array.dtype:
-        return x
+        return clone(x) if copy else x
     if not d.is_floating:
         return unary(_AstypeNoGrad, x, dtype=native, src=x._array.dtype)
     return unary(Astype, x, dtype=native, src=x._array.dtype)

@@ -111,9 +111,22 @@ class Remainder(Op):
         return g, -g * floor_divide(x, y)
 
 
-def _no_grad_fn(name_: str, arity: int, doc: str) -> Any:
-    op = _nograd(name_, _binary_forward(name_).__func__ if arity == 2
-                 else (lambda b, x: getattr(b.xp, name_)(x)))
+def _floor_divide(b: Any, x: Any, y: Any) -> Any:
+    """The backend's ``floor_divide``; on real floats, ``floor(x / y)`` where an operand is
+    infinite: the standard's answers there (NumPy gives NaN for ``inf // 1.0`` and ``-1.0``
+    for ``1.0 // -inf``, where the standard says ``inf`` and ``-0``). Integers untouched."""
+    like = x if not isinstance(x, (int, float)) else y
+    x, y = _arr(b, x, like), _arr(b, y, like)
+    xp = b.xp
+    q = xp.floor_divide(x, y)
+    if not b.xad_dtype(q.dtype).is_floating:
+        return q
+    return xp.where(xp.isinf(x) | xp.isinf(y), xp.floor(x / y), q)
+
+
+def _no_grad_fn(name_: str, arity: int, doc: str, forward: Any = None) -> Any:
+    op = _nograd(name_, forward or (_binary_forward(name_).__func__ if arity == 2
+                                    else (lambda b, x: getattr(b.xp, name_)(x))))
 
     def f1(x: Tensor, /) -> Tensor:
         return unary(op, x)
@@ -132,7 +145,7 @@ round = _no_grad_fn("round", 1, "Round half to even")
 signbit = _no_grad_fn("signbit", 1, "Whether the sign bit is set")
 isinf = _no_grad_fn("isinf", 1, "Whether each element is infinite")
 bitwise_invert = _no_grad_fn("bitwise_invert", 1, "Bitwise not")
-floor_divide = _no_grad_fn("floor_divide", 2, "Floor of x / y")
+floor_divide = _no_grad_fn("floor_divide", 2, "Floor of x / y", _floor_divide)
 nextafter = _no_grad_fn("nextafter", 2, "The next representable value after x toward y")
 logical_xor = _no_grad_fn("logical_xor", 2, "Elementwise exclusive or")
 bitwise_and = _no_grad_fn("bitwise_and", 2, "Bitwise and")

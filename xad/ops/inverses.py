@@ -183,7 +183,12 @@ class Pinv(Op):
                 + matmul(matmul(pt, p), matmul(gt, right)))
 
 
-def pinv(x: Tensor, /, *, rtol: float | None = None) -> Tensor:
+def _rtol(rtol: Any) -> Any:
+    """``rtol`` for the backend: a number, or a tensor's array (a constant: no gradient)."""
+    return rtol._array if isinstance(rtol, Tensor) else rtol
+
+
+def pinv(x: Tensor, /, *, rtol: float | Tensor | None = None) -> Tensor:
     """The Moore-Penrose pseudo-inverse (singular values below ``rtol`` times the largest
     are dropped); its gradient holds where the rank does not change.
 
@@ -193,13 +198,13 @@ def pinv(x: Tensor, /, *, rtol: float | None = None) -> Tensor:
         [[0.5], [0.0]]
     """
     _check("pinv", x, square=False)
-    return unary(Pinv, x, rtol=rtol)
+    return unary(Pinv, x, rtol=_rtol(rtol))
 
 
 MatrixRank = _nograd("matrix_rank", lambda b, x, rtol: _call("matrix_rank", b, x, rtol=rtol))
 
 
-def matrix_rank(x: Tensor, /, *, rtol: float | None = None) -> Tensor:
+def matrix_rank(x: Tensor, /, *, rtol: float | Tensor | None = None) -> Tensor:
     """The rank (count of singular values above ``rtol`` times the largest), an integer
     tensor without gradient.
 
@@ -209,4 +214,4 @@ def matrix_rank(x: Tensor, /, *, rtol: float | None = None) -> Tensor:
         1
     """
     _check("matrix_rank", x, square=False, grad=False)
-    return unary(MatrixRank, x, rtol=rtol)
+    return unary(MatrixRank, x, rtol=_rtol(rtol))

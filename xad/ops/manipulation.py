@@ -13,6 +13,7 @@ from .. import dtypes as _dt
 from ..factories import full
 from ..tensor import Tensor
 from .axes import normalize_axes, normalize_axis
+from .complex_parts import conj
 from .dtype_functions import result_type
 from .elementwise import where
 from .reduce import cumsum, prod, sum
@@ -221,8 +222,7 @@ def cumulative_sum(x: Tensor, /, *, axis: int | None = None, dtype: Any = None,
         [0.0, 1.0, 3.0]
     """
     a = _scan_axis(x, axis, "cumulative_sum")
-    if dtype is not None:
-        x = x.astype(dtype)
+    x = x.astype(dtype or _accumulator(x.dtype))
     out = cumsum(x, axis=a) if x.shape[a] else x
     if include_initial:
         out = concat([_initial(x, a, 0), out], axis=a)
@@ -241,14 +241,24 @@ def cumulative_prod(x: Tensor, /, *, axis: int | None = None, dtype: Any = None,
         [2.0, 0.0, 0.0]
     """
     a = _scan_axis(x, axis, "cumulative_prod")
-    if dtype is not None:
-        x = x.astype(dtype)
+    x = x.astype(dtype or _accumulator(x.dtype))
     head = (slice(None),) * a
     parts = [prod(x[head + (slice(0, i + 1),)], axis=a, keepdims=True)
              for i in range(x.shape[a])]
     if include_initial:
         parts.insert(0, _initial(x, a, 1))
     return concat(parts, axis=a) if parts else x
+
+
+_SIGNED = (_dt.bool_, _dt.int8, _dt.int16, _dt.int32)
+_UNSIGNED = (_dt.uint8, _dt.uint16, _dt.uint32)
+
+
+def _accumulator(d: _dt.DType) -> _dt.DType:
+    """The dtype a running sum or product of ``d`` has by default (the standard's rule):
+    the default integer dtype (int64) for narrower signed integers (and bool), uint64 for
+    narrower unsigned ones, ``d`` otherwise."""
+    return _dt.int64 if d in _SIGNED else _dt.uint64 if d in _UNSIGNED else d
 
 
 def _initial(x: Tensor, axis: int, value: int) -> Tensor:
@@ -286,13 +296,22 @@ def diff(x: Tensor, /, *, axis: int = -1, n: int = 1, prepend: Tensor | None = N
 
 
 def vecdot(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
-    """The dot product of real vectors along ``axis`` (broadcast over the others).
+    """``sum(conj(x1) * x2)`` along ``axis``, counted from the last axis (broadcast over
+    the others; the vectors' lengths must be equal).
 
     Example:
         >>> import xad
         >>> xad.vecdot(xad.tensor([1.0, 2.0]), xad.tensor([3.0, 4.0])).tolist()
         11.0
     """
-    out = sum(x1 * x2, axis=axis)
+    n = max(x1.ndim, x2.ndim)
+    a = axis - n if axis >= 0 else axis
+    if not -min(x1.ndim, x2.ndim) <= a < 0 or x1.shape[a] != x2.shape[a]:
+        raise ValueError(f"vecdot: axis {axis} must name an axis of equal length in both "
+                         f"inputs (shapes {x1.shape} and {x2.shape}); pass axis= counted "
+                         f"from the end")
+    if x1.dtype in (_dt.complex64, _dt.complex128):
+        x1 = conj(x1)
+    out = sum(x1 * x2, axis=a)
     return out if out.dtype.is_floating else out.astype(result_type(x1, x2))
 

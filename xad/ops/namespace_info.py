@@ -8,6 +8,7 @@ from typing import Any
 
 from .. import dtypes as _dt
 from ..backend import get_backend
+from ..factories import default_complex_dtype
 from .dtype_functions import isdtype
 
 __all__ = ["__array_namespace_info__", "e", "pi", "inf", "nan", "newaxis"]
@@ -35,7 +36,7 @@ class Info:
     def default_dtypes(self, *, device: Any = None) -> dict[str, _dt.DType]:
         real = _dt.get_default_dtype()
         return {"real floating": real,
-                "complex floating": _dt.complex128 if real is _dt.float64 else _dt.complex64,
+                "complex floating": default_complex_dtype(),
                 "integral": _dt.int64, "indexing": _dt.int64}
 
     def dtypes(self, *, device: Any = None, kind: Any = None) -> dict[str, _dt.DType]:

@@ -37,8 +37,8 @@ class Sum(Op):
     name = "sum"
 
     @staticmethod
-    def forward(b, x, axis, keepdims):
-        return b.xp.sum(x, axis=axis, keepdims=keepdims)
+    def forward(b, x, axis, keepdims, dtype=None):
+        return b.xp.sum(x, axis=axis, dtype=dtype, keepdims=keepdims)
 
     @staticmethod
     def backward(node, g):
@@ -88,8 +88,8 @@ class Prod(Op):
     save_inputs = True
 
     @staticmethod
-    def forward(b, x, axis, keepdims):
-        return b.xp.prod(x, axis=axis, keepdims=keepdims)
+    def forward(b, x, axis, keepdims, dtype=None):
+        return b.xp.prod(x, axis=axis, dtype=dtype, keepdims=keepdims)
 
     @staticmethod
     def backward(node, g):
@@ -128,7 +128,12 @@ class Cumsum(Op):
         return flip(cumsum(flip(g, axis=a), axis=a), axis=a)
 
 
-def _reduce(op: type[Op], x: Tensor, axis: Any, keepdims: bool) -> Tensor:
+def _reduce(op: type[Op], x: Tensor, axis: Any, keepdims: bool, dtype: Any = None) -> Tensor:
+    """``op`` over ``axis``; ``dtype`` (sum and prod): ``x`` cast to it, and the result in it."""
+    if dtype is not None:
+        x = astype(x, dtype, copy=False)
+        return unary(op, x, axis=_axes(axis, x.ndim, op.name), keepdims=bool(keepdims),
+                     dtype=x._array.dtype)
     axes = _axes(axis, x.ndim, op.name)
     if context.autocast is not None and (op is Sum or op is Prod):  # float32 under autocast
         (x,) = autocast_float32(x, op=op.name)
@@ -138,15 +143,18 @@ def _reduce(op: type[Op], x: Tensor, axis: Any, keepdims: bool) -> Tensor:
     return unary(op, x, axis=axes, keepdims=bool(keepdims))
 
 
-def sum(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
-    """Sum over ``axis`` (an int, a tuple, or ``None`` for all).
+def sum(x: Tensor, axis: Any = None, keepdims: bool = False, *, dtype: Any = None) -> Tensor:
+    """Sum over ``axis`` (an int, a tuple, or ``None`` for all), accumulated in ``dtype``
+    when given (``x`` is cast to it first, so the gradient comes back in ``x``'s dtype).
 
     Example:
         >>> import xad
         >>> xad.sum(xad.ones((2, 3)), axis=1).tolist()
         [3.0, 3.0]
+        >>> xad.sum(xad.ones(2), dtype=xad.float64).dtype
+        xad.float64
     """
-    return _reduce(Sum, x, axis, keepdims)
+    return _reduce(Sum, x, axis, keepdims, dtype)
 
 
 def mean(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
@@ -192,9 +200,9 @@ def min(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
     return _reduce(Min, x, axis, keepdims)
 
 
-def prod(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
-    """Product over ``axis``."""
-    return _reduce(Prod, x, axis, keepdims)
+def prod(x: Tensor, axis: Any = None, keepdims: bool = False, *, dtype: Any = None) -> Tensor:
+    """Product over ``axis``, accumulated in ``dtype`` when given (as ``sum``)."""
+    return _reduce(Prod, x, axis, keepdims, dtype)
 
 
 def logsumexp(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:

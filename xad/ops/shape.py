@@ -20,8 +20,12 @@ class Reshape(Op):
     view = True
 
     @staticmethod
-    def forward(b, x, shape):
-        return b.xp.reshape(x, shape)
+    def forward(b, x, shape, copy=None):
+        return b.xp.reshape(x, shape) if copy is None else b.xp.reshape(x, shape, copy=copy)
+
+    @classmethod
+    def is_view(cls, params: dict) -> bool:
+        return params.get("copy") is not True
 
     @staticmethod
     def backward(node, g):
@@ -89,8 +93,10 @@ class Flip(Op):
         return flip(g, axis=node.params["axis"])
 
 
-def reshape(x: Tensor, shape: Sequence[int] | int) -> Tensor:
-    """The same elements in a new shape (one entry may be -1).
+def reshape(x: Tensor, /, shape: Sequence[int] | int, *, copy: bool | None = None) -> Tensor:
+    """The same elements in a new shape (one entry may be -1): a view where the backend
+    can make one; ``copy=True`` always copies, ``copy=False`` raises where a view cannot be
+    made.
 
     Example:
         >>> import xad
@@ -107,9 +113,16 @@ def reshape(x: Tensor, shape: Sequence[int] | int) -> Tensor:
     if math.prod(shape) != x.size:
         raise ValueError(f"reshape: cannot reshape a tensor of shape {x.shape} "
                          f"({x.size} elements) into {shape}")
-    if shape == x.shape:
+    if copy is None:
+        return x if shape == x.shape else unary(Reshape, x, shape=shape)
+    if copy is False and shape == x.shape:
         return x
-    return unary(Reshape, x, shape=shape)
+    try:
+        return unary(Reshape, x, shape=shape, copy=bool(copy))
+    except (ValueError, AttributeError) as e:  # array_api_strict raises AttributeError
+        raise ValueError(f"reshape: a tensor of shape {x.shape} cannot become {shape} "
+                         f"without a copy ({x.backend.name}: {e}); pass copy=None to let "
+                         f"it copy") from e
 
 
 def permute_dims(x: Tensor, axes: Sequence[int]) -> Tensor:
@@ -170,8 +183,8 @@ def broadcast_to(x: Tensor, shape: Sequence[int]) -> Tensor:
     return unary(BroadcastTo, x, shape=shape)
 
 
-def concat(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
-    """Join tensors along an existing axis.
+def concat(tensors: Sequence[Tensor], axis: int | None = 0) -> Tensor:
+    """Join tensors along an existing axis (flattened first when ``axis`` is ``None``).
 
     Example:
         >>> import xad
@@ -181,6 +194,8 @@ def concat(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
     tensors = tuple(tensors)
     if not tensors:
         raise ValueError("concat: need at least one tensor")
+    if axis is None:  # the standard's: flatten each first
+        tensors, axis = tuple(reshape(t, (-1,)) for t in tensors), 0
     return apply(Concat, *tensors, axis=normalize_axis(axis, tensors[0].ndim, "concat"))
 
 

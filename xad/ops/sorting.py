@@ -89,7 +89,8 @@ def count_nonzero(x: Tensor, /, *, axis: Any = None, keepdims: bool = False) -> 
         >>> xad.count_nonzero(xad.tensor([[0, 1], [2, 3]]), axis=1).tolist()
         [1, 2]
     """
-    return sum((x.detach() != 0).astype(_dt.int64), axis=axis, keepdims=keepdims)
+    nz = x.detach() if x.dtype is _dt.bool_ else x.detach() != 0  # strict: no bool != 0
+    return sum(nz.astype(_dt.int64), axis=axis, keepdims=keepdims)
 
 
 def unique_values(x: Tensor, /) -> Tensor:
