@@ -6,7 +6,19 @@ from typing import Any
 
 from .. import autograd as _ag
 from ..tensor import Tensor
-from .optimizer import Optimizer, ParamsT, _apply, _check, _consts, _decay, _full_like, _is_number
+from .optimizer import (
+    Optimizer,
+    ParamsT,
+    _apply,
+    _check,
+    _consts,
+    _decay,
+    _full_like,
+    _is_number,
+    _set_product,
+    _set_quotient,
+    _set_sqrt,
+)
 
 __all__ = ["Adagrad", "adagrad"]
 
@@ -85,7 +97,7 @@ class Adagrad(Optimizer):
                         last = (step, b, dtype)
                         c = _adagrad_consts(b, dtype, step, lr, lr_decay, wd, eps)
                     _apply(self._scratch, p, nbuf, _adagrad_kernel, _adagrad_rule, [st["sum"]],
-                           grad._array, c)
+                           grad._array, c, b.xp)
         return loss
 
 
@@ -105,7 +117,8 @@ def adagrad(params: list[Tensor], grads: list[Tensor], state_sums: list[Tensor],
     nbuf = 2 if weight_decay != 0 else 1
     for i, (p, grad) in enumerate(zip(params, grads)):
         c = _adagrad_consts(p._backend, p._array.dtype, steps[i], lr, lr_decay, weight_decay, eps)
-        _apply({}, p, nbuf, _adagrad_kernel, _adagrad_rule, [state_sums[i]], grad._array, c)
+        _apply({}, p, nbuf, _adagrad_kernel, _adagrad_rule, [state_sums[i]], grad._array, c,
+               p._backend.xp)
 
 
 def _adagrad_consts(b: Any, dtype: Any, step: int, lr: float, lr_decay: float, wd: float,
@@ -115,7 +128,8 @@ def _adagrad_consts(b: Any, dtype: Any, step: int, lr: float, lr_decay: float, w
     return _consts(b, dtype, (lr / (1 + (step - 1) * lr_decay), wd, eps), wd != 0)
 
 
-def _adagrad_kernel(rw: list[Any], g: Any, t: Any, gw: Any, c: tuple[Any, ...]) -> None:
+def _adagrad_kernel(rw: list[Any], g: Any, t: Any, gw: Any, c: tuple[Any, ...],
+                    xp: Any) -> None:
     """The update of ``rw = [param, sum]`` in place (see ``_update``)."""
     clr, wd, eps, has_wd = c
     x, s = rw
@@ -129,20 +143,17 @@ def _adagrad_kernel(rw: list[Any], g: Any, t: Any, gw: Any, c: tuple[Any, ...]) 
         t += eps
         t = g / t
     else:
-        t[...] = g
-        t **= 2
+        _set_product(t, g, g, xp)
         s += t
-        t[...] = s
-        t **= 0.5
+        _set_sqrt(t, s, xp)
         t += eps
-        t **= -1
-        t *= g
+        _set_quotient(t, g, xp)
     t *= clr
     x -= t
 
 
-def _adagrad_rule(x: Any, state: list[Any], g: Any,
-                  c: tuple[Any, ...]) -> tuple[Any, list[Any]]:
+def _adagrad_rule(x: Any, state: list[Any], g: Any, c: tuple[Any, ...],
+                  xp: Any) -> tuple[Any, list[Any]]:
     """The Adagrad rule on arrays, as a pure function: the new parameter and state arrays."""
     clr, wd, eps, has_wd = c
     (s,) = state

@@ -6,7 +6,19 @@ from typing import Any
 
 from .. import autograd as _ag
 from ..tensor import Tensor
-from .optimizer import Optimizer, ParamsT, _apply, _check, _consts, _decay, _is_number, _zeros_like
+from .optimizer import (
+    Optimizer,
+    ParamsT,
+    _apply,
+    _check,
+    _consts,
+    _decay,
+    _is_number,
+    _set_product,
+    _set_quotient,
+    _set_sqrt,
+    _zeros_like,
+)
 
 __all__ = ["RMSprop", "rmsprop"]
 
@@ -88,7 +100,8 @@ class RMSprop(Optimizer):
                         c = _rmsprop_consts(b, dtype, lr, alpha, eps, wd, momentum)
                     _apply(self._scratch, p, nbuf, _rmsprop_kernel, _rmsprop_rule,
                            [st["square_avg"], st.get("grad_avg") if centered else None,
-                            st.get("momentum_buffer") if momentum > 0 else None], grad._array, c)
+                            st.get("momentum_buffer") if momentum > 0 else None], grad._array, c,
+                           b.xp)
         return loss
 
 
@@ -111,7 +124,7 @@ def rmsprop(params: list[Tensor], grads: list[Tensor], square_avgs: list[Tensor]
         c = _rmsprop_consts(p._backend, p._array.dtype, lr, alpha, eps, weight_decay, momentum)
         _apply({}, p, nbuf, _rmsprop_kernel, _rmsprop_rule,
                [square_avgs[i], grad_avgs[i] if centered else None,
-                momentum_buffers[i] if momentum > 0 else None], grad._array, c)
+                momentum_buffers[i] if momentum > 0 else None], grad._array, c, p._backend.xp)
 
 
 def _rmsprop_consts(b: Any, dtype: Any, lr: float, alpha: float, eps: float, wd: float,
@@ -121,7 +134,8 @@ def _rmsprop_consts(b: Any, dtype: Any, lr: float, alpha: float, eps: float, wd:
     return _consts(b, dtype, (lr, alpha, 1 - alpha, eps, wd, momentum), wd != 0)
 
 
-def _rmsprop_kernel(rw: list[Any], g: Any, t: Any, gw: Any, c: tuple[Any, ...]) -> None:
+def _rmsprop_kernel(rw: list[Any], g: Any, t: Any, gw: Any, c: tuple[Any, ...],
+                    xp: Any) -> None:
     """The update of ``rw = [param, square_avg, grad_avg or None, momentum buffer or None]``
     in place (see ``_update``)."""
     lr, alpha, one_minus_alpha, eps, wd, momentum, has_wd = c
@@ -133,8 +147,7 @@ def _rmsprop_kernel(rw: list[Any], g: Any, t: Any, gw: Any, c: tuple[Any, ...]) 
     if small:
         t = g * g
     else:
-        t[...] = g
-        t **= 2
+        _set_product(t, g, g, xp)
     t *= one_minus_alpha
     s *= alpha
     s += t
@@ -145,38 +158,34 @@ def _rmsprop_kernel(rw: list[Any], g: Any, t: Any, gw: Any, c: tuple[Any, ...]) 
         if small:
             t = s - a * a
         else:
-            t[...] = a
-            t **= 2
+            _set_product(t, a, a, xp)
             t -= s
             t *= -1
         t **= 0.5
     elif small:
         t = s ** 0.5
     else:
-        t[...] = s
-        t **= 0.5
+        _set_sqrt(t, s, xp)
     t += eps
     # t is d: x -= lr * b with b = momentum * b + g / d, or x -= lr * g / d
     if small:
         t = g / t
     else:
-        t **= -1
-        t *= g
+        _set_quotient(t, g, xp)
     if buf is not None:
         buf *= momentum
         buf += t
         if small:
             t = lr * buf
         else:
-            t[...] = buf
-            t *= lr
+            _set_product(t, buf, lr, xp)
     else:
         t *= lr
     x -= t
 
 
-def _rmsprop_rule(x: Any, state: list[Any], g: Any,
-                  c: tuple[Any, ...]) -> tuple[Any, list[Any]]:
+def _rmsprop_rule(x: Any, state: list[Any], g: Any, c: tuple[Any, ...],
+                  xp: Any) -> tuple[Any, list[Any]]:
     """The RMSprop rule on arrays, as a pure function: the new parameter and state arrays."""
     lr, alpha, one_minus_alpha, eps, wd, momentum, has_wd = c
     s, a, buf = state

@@ -6,7 +6,17 @@ from typing import Any
 
 from .. import autograd as _ag
 from ..tensor import Tensor
-from .optimizer import Optimizer, ParamsT, _apply, _check, _consts, _decay, _is_number, _zeros_like
+from .optimizer import (
+    Optimizer,
+    ParamsT,
+    _apply,
+    _check,
+    _consts,
+    _decay,
+    _is_number,
+    _set_product,
+    _zeros_like,
+)
 
 __all__ = ["SGD", "sgd"]
 
@@ -83,7 +93,7 @@ class SGD(Optimizer):
                             buf = st["momentum_buffer"] = _zeros_like(p)
                             first = True
                     _apply(self._scratch, p, 2, _sgd_kernel, _sgd_rule, [buf], grad._array, c,
-                           first, nesterov)
+                           first, nesterov, b.xp)
         return loss
 
 
@@ -109,7 +119,8 @@ def sgd(params: list[Tensor], grads: list[Tensor], momentum_buffers: list[Tensor
             if buf is None:
                 buf = momentum_buffers[i] = _zeros_like(p)
                 first = True
-        _apply({}, p, 2, _sgd_kernel, _sgd_rule, [buf], grad._array, c, first, nesterov)
+        _apply({}, p, 2, _sgd_kernel, _sgd_rule, [buf], grad._array, c, first, nesterov,
+               p._backend.xp)
 
 
 def _sgd_consts(b: Any, dtype: Any, lr: float, momentum: float, dampening: float,
@@ -120,7 +131,7 @@ def _sgd_consts(b: Any, dtype: Any, lr: float, momentum: float, dampening: float
 
 
 def _sgd_kernel(rw: list[Any], g: Any, t: Any, gw: Any, c: tuple[Any, ...], first: bool,
-                nesterov: bool) -> None:
+                nesterov: bool, xp: Any) -> None:
     """The update of ``rw = [param, momentum buffer or None]`` in place (see ``_update``)."""
     lr, momentum, one_minus_damp, wd, has_wd, has_damp = c
     x, buf = rw
@@ -137,15 +148,13 @@ def _sgd_kernel(rw: list[Any], g: Any, t: Any, gw: Any, c: tuple[Any, ...], firs
             elif small:
                 buf += one_minus_damp * g
             else:
-                t[...] = g
-                t *= one_minus_damp
+                _set_product(t, g, one_minus_damp, xp)
                 buf += t
         if nesterov:
             if small:
                 g = g + momentum * buf
             else:
-                t[...] = buf
-                t *= momentum
+                _set_product(t, buf, momentum, xp)
                 t += g
                 g = t
         else:
@@ -154,14 +163,15 @@ def _sgd_kernel(rw: list[Any], g: Any, t: Any, gw: Any, c: tuple[Any, ...], firs
         x -= lr * g
         return
     if g is not t and g is not gw:  # never scale the gradient or the momentum buffer
-        t[...] = g
-        g = t
-    g *= lr
-    x -= g
+        _set_product(t, g, lr, xp)
+    else:
+        g *= lr
+        t = g
+    x -= t
 
 
 def _sgd_rule(x: Any, state: list[Any], g: Any, c: tuple[Any, ...], first: bool,
-              nesterov: bool) -> tuple[Any, list[Any]]:
+              nesterov: bool, xp: Any) -> tuple[Any, list[Any]]:
     """The SGD rule on arrays, as a pure function: the new parameter and state arrays."""
     lr, momentum, one_minus_damp, wd, has_wd, _ = c
     (buf,) = state
