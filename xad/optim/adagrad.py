@@ -6,19 +6,8 @@ from typing import Any
 
 from .. import autograd as _ag
 from ..tensor import Tensor
-from .optimizer import (
-    Optimizer,
-    ParamsT,
-    _apply,
-    _check,
-    _consts,
-    _decay,
-    _full_like,
-    _is_number,
-    _set_product,
-    _set_quotient,
-    _set_sqrt,
-)
+from .optimizer import Optimizer, ParamsT, _apply, _check, _consts, _decay, _full_like, _is_number
+from .scratch import product_into, quotient_into, sqrt_into
 
 __all__ = ["Adagrad", "adagrad"]
 
@@ -143,11 +132,11 @@ def _adagrad_kernel(rw: list[Any], g: Any, t: Any, gw: Any, c: tuple[Any, ...],
         t += eps
         t = g / t
     else:
-        _set_product(t, g, g, xp)
+        product_into(t, g, g, xp)
         s += t
-        _set_sqrt(t, s, xp)
+        sqrt_into(t, s, xp)
         t += eps
-        _set_quotient(t, g, xp)
+        quotient_into(t, g, xp)
     t *= clr
     x -= t
 

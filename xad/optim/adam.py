@@ -7,19 +7,8 @@ from typing import Any
 
 from .. import autograd as _ag
 from ..tensor import Tensor
-from .optimizer import (
-    Optimizer,
-    ParamsT,
-    _apply,
-    _check,
-    _consts,
-    _decay,
-    _is_number,
-    _set_product,
-    _set_quotient,
-    _set_sqrt,
-    _zeros_like,
-)
+from .optimizer import Optimizer, ParamsT, _apply, _check, _consts, _decay, _is_number, _zeros_like
+from .scratch import product_into, quotient_into, sqrt_into
 
 __all__ = ["Adam", "AdamW", "adam"]
 
@@ -184,13 +173,13 @@ def _adam_kernel(rw: list[Any], g: Any, t: Any, gw: Any, decoupled: bool, c: tup
     if small:
         m += one_minus_beta1 * g
     else:
-        _set_product(t, g, one_minus_beta1, xp)
+        product_into(t, g, one_minus_beta1, xp)
         m += t
     # v = beta2 * v + (1 - beta2) * g * g
     if small:
         t = g * g
     else:
-        _set_product(t, g, g, xp)
+        product_into(t, g, g, xp)
     t *= one_minus_beta2
     v *= beta2
     v += t
@@ -203,9 +192,9 @@ def _adam_kernel(rw: list[Any], g: Any, t: Any, gw: Any, decoupled: bool, c: tup
         t += eps_hat
         t = m / t
     else:
-        _set_sqrt(t, v, xp)
+        sqrt_into(t, v, xp)
         t += eps_hat
-        _set_quotient(t, m, xp)  # the standard has no out=: m / t would be a new array
+        quotient_into(t, m, xp)  # the standard has no out=: m / t would be a new array
     t *= step_size
     x -= t
 

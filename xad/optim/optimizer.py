@@ -10,7 +10,7 @@ an update rewrites a state tensor's array in place where the backend's arrays ar
 rebinds ``._array`` where they are not (JAX).
 
 On mutable backends the updates use in-place operators only (``*=``, ``+=``, ``**=``,
-``buf[...] = a``; ``out=`` where the backend's functions are ufuncs: :func:`_set_product`),
+``buf[...] = a``; ``out=`` where the backend's functions are ufuncs: :mod:`.scratch`),
 with scratch arrays kept per parameter across steps (``_scratch``, not part of the state
 dict): fresh temporaries the size of each parameter at every step cost page faults and
 allocator work, and the Array API has no ``out=``. Gradients are only read.
@@ -29,6 +29,7 @@ from .. import autograd as _ag
 from ..context import context
 from ..tensor import Tensor
 from ..tracing import host_call
+from .scratch import has_out
 
 __all__ = ["Optimizer"]
 
@@ -261,11 +262,12 @@ _CHUNK = 49152
 
 def _scratch_for(b: Any, x: Any, n: int) -> list[Any]:
     """A scratch entry ``[x, n, chunks]`` for the update of array ``x``: ``chunks`` is
-    ``None`` for a small ``x``, else a list of ``(key, scratch1, scratch2 or None)`` with
+    ``None`` for a small ``x`` (fresh temporaries: fewer calls, unless ``out=`` writes the
+    scratch arrays directly), else a list of ``(key, scratch1, scratch2 or None)`` with
     ``key`` ``None`` (the whole array) or an index of one chunk along the first axis."""
     shape = tuple(x.shape)
     size = math.prod(shape)
-    if size <= _SMALL and getattr(b.xp.multiply, "nout", 0) != 1:  # with out=: no fewer calls
+    if size <= _SMALL and not has_out(b.xp):
         return [x, n, None]
     rows = shape[0] if len(shape) == 0 or size <= 2 * _CHUNK else \
         max(1, _CHUNK // (size // shape[0]))
@@ -357,37 +359,6 @@ def _consts(b: Any, dtype: Any, values: tuple[float, ...], *flags: bool) -> tupl
     if b.mutable:
         values = tuple(b.asarray(v, dtype=dtype) for v in values)
     return values + flags
-
-
-def _set_product(t: Any, a: Any, c: Any, xp: Any) -> None:
-    """``t[...] = a * c`` with no temporary: one ``multiply(..., out=t)`` where the backend's
-    functions are ufuncs (NumPy), else a copy and an in-place product. The copy is a whole
-    extra pass, and on x86 a copy between buffers whose distance is a few bytes past a
-    multiple of 4 KiB (two arrays of a power-of-two size allocated one after the other)
-    runs ~10x slower than the product (measured: 200 KiB, 100 µs against 7 µs)."""
-    if getattr(xp.multiply, "nout", 0) == 1:
-        xp.multiply(a, c, out=t)
-    else:
-        t[...] = a
-        t *= c
-
-
-def _set_sqrt(t: Any, a: Any, xp: Any) -> None:
-    """``t[...] = sqrt(a)`` with no temporary (see :func:`_set_product`)."""
-    if getattr(xp.sqrt, "nout", 0) == 1:
-        xp.sqrt(a, out=t)
-    else:
-        t[...] = a
-        t **= 0.5
-
-
-def _set_quotient(t: Any, a: Any, xp: Any) -> None:
-    """``t[...] = a / t`` with no temporary (see :func:`_set_product`)."""
-    if getattr(xp.divide, "nout", 0) == 1:
-        xp.divide(a, t, out=t)
-    else:
-        t **= -1
-        t *= a
 
 
 def _decay(g: Any, x: Any, wd: Any, gw: Any) -> Any:

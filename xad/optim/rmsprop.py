@@ -6,19 +6,8 @@ from typing import Any
 
 from .. import autograd as _ag
 from ..tensor import Tensor
-from .optimizer import (
-    Optimizer,
-    ParamsT,
-    _apply,
-    _check,
-    _consts,
-    _decay,
-    _is_number,
-    _set_product,
-    _set_quotient,
-    _set_sqrt,
-    _zeros_like,
-)
+from .optimizer import Optimizer, ParamsT, _apply, _check, _consts, _decay, _is_number, _zeros_like
+from .scratch import product_into, quotient_into, sqrt_into
 
 __all__ = ["RMSprop", "rmsprop"]
 
@@ -147,7 +136,7 @@ def _rmsprop_kernel(rw: list[Any], g: Any, t: Any, gw: Any, c: tuple[Any, ...],
     if small:
         t = g * g
     else:
-        _set_product(t, g, g, xp)
+        product_into(t, g, g, xp)
     t *= one_minus_alpha
     s *= alpha
     s += t
@@ -158,27 +147,27 @@ def _rmsprop_kernel(rw: list[Any], g: Any, t: Any, gw: Any, c: tuple[Any, ...],
         if small:
             t = s - a * a
         else:
-            _set_product(t, a, a, xp)
+            product_into(t, a, a, xp)
             t -= s
             t *= -1
         t **= 0.5
     elif small:
         t = s ** 0.5
     else:
-        _set_sqrt(t, s, xp)
+        sqrt_into(t, s, xp)
     t += eps
     # t is d: x -= lr * b with b = momentum * b + g / d, or x -= lr * g / d
     if small:
         t = g / t
     else:
-        _set_quotient(t, g, xp)
+        quotient_into(t, g, xp)
     if buf is not None:
         buf *= momentum
         buf += t
         if small:
             t = lr * buf
         else:
-            _set_product(t, buf, lr, xp)
+            product_into(t, buf, lr, xp)
     else:
         t *= lr
     x -= t

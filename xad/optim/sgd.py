@@ -6,17 +6,8 @@ from typing import Any
 
 from .. import autograd as _ag
 from ..tensor import Tensor
-from .optimizer import (
-    Optimizer,
-    ParamsT,
-    _apply,
-    _check,
-    _consts,
-    _decay,
-    _is_number,
-    _set_product,
-    _zeros_like,
-)
+from .optimizer import Optimizer, ParamsT, _apply, _check, _consts, _decay, _is_number, _zeros_like
+from .scratch import product_into
 
 __all__ = ["SGD", "sgd"]
 
@@ -148,13 +139,13 @@ def _sgd_kernel(rw: list[Any], g: Any, t: Any, gw: Any, c: tuple[Any, ...], firs
             elif small:
                 buf += one_minus_damp * g
             else:
-                _set_product(t, g, one_minus_damp, xp)
+                product_into(t, g, one_minus_damp, xp)
                 buf += t
         if nesterov:
             if small:
                 g = g + momentum * buf
             else:
-                _set_product(t, buf, momentum, xp)
+                product_into(t, buf, momentum, xp)
                 t += g
                 g = t
         else:
@@ -163,7 +154,7 @@ def _sgd_kernel(rw: list[Any], g: Any, t: Any, gw: Any, c: tuple[Any, ...], firs
         x -= lr * g
         return
     if g is not t and g is not gw:  # never scale the gradient or the momentum buffer
-        _set_product(t, g, lr, xp)
+        product_into(t, g, lr, xp)
     else:
         g *= lr
         t = g
