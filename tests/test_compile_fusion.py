@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from cupy_sim.streams import COUNTS
 from test_compile import _data, _state
-from test_compile_cuda_graphs import _mlp_step
+from test_compile_cuda_graphs import _mlp_step, sim  # noqa: F401 - the fixture
 
 import xad
 from xad import nn, optim
@@ -142,16 +142,9 @@ def test_values_read_after_a_region_are_its_outputs(xb):
         assert f.fused == 0
 
 
-@pytest.fixture
-def sim():
-    b = xad.resolve_backend("cupy-sim")
-    with xad.use_backend(b):
-        COUNTS.reset()
-        yield b
-
-
+@pytest.mark.usefixtures("sim")
 @pytest.mark.parametrize("how", ["argument", "environment"])
-def test_fusion_is_off_by_default_and_the_flag_turns_it_on(sim, monkeypatch, how):
+def test_fusion_is_off_by_default_and_the_flag_turns_it_on(monkeypatch, how):
     chain = lambda v: xad.exp(v * 2.0) + 1.0  # noqa: E731
     off = xad.compile(chain)
     for _ in range(2):
@@ -170,18 +163,20 @@ def test_fusion_is_off_by_default_and_the_flag_turns_it_on(sim, monkeypatch, how
     assert never.fused == 0
 
 
-def test_fused_kernels_are_captured_in_cuda_graphs(sim):
+@pytest.mark.usefixtures("sim")
+def test_fused_kernels_are_captured_in_cuda_graphs():
     runs = []
     for fuse in (False, True):
         model, step = _mlp_step("Adam", dict(lr=0.01))
         f = xad.compile(step, cuda_graphs=True, fuse=fuse)
         x, y = _data()
         runs.append(([f(x, y).numpy() for _ in range(8)], _state(model), f))
-    _same(sim, runs[0][0] + runs[0][1], runs[1][0] + runs[1][1])
+    _same(xad.get_backend(), runs[0][0] + runs[0][1], runs[1][0] + runs[1][1])
     assert runs[1][2].graphs == 3 and runs[1][2].fused == 7
 
 
-def test_emulated_fuse_is_one_launch_and_refuses_what_cupy_refuses(sim):
+@pytest.mark.usefixtures("sim")
+def test_emulated_fuse_is_one_launch_and_refuses_what_cupy_refuses():
     cp = cupy_sim.cupy
     a, m = cp.arange(3, dtype=cp.float32), cp.ones((2, 3), dtype=cp.float32)
 
