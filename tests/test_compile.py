@@ -344,3 +344,20 @@ def test_buffer_reuse_keeps_gradients_and_happens_on_numpy():
         for eager, replayed in zip(*runs):
             _same(eager, replayed, exact=True)
         assert "out=" in fn._last.program.source
+
+
+def test_a_replay_leaves_earlier_results_alone(xb):
+    """An in-place change of a tensor the call made is not replayed into the tensor the
+    recording call returned (the caller may still hold it)."""
+    @xad.compile
+    def f(x):
+        a = x * 2.0
+        a += 1.0
+        return a
+
+    first = f(xad.ones(3, dtype=xad.float64))
+    second = f(xad.full((3,), 5.0, dtype=xad.float64))
+    third = f(xad.full((3,), 7.0, dtype=xad.float64))
+    assert f.recordings == 1
+    assert first.tolist() == [3.0] * 3 and second.tolist() == [11.0] * 3
+    assert third.tolist() == [15.0] * 3

@@ -2,7 +2,8 @@
 function of arrays.
 
 From the recorder's instructions: values made only from constants are folded (computed
-once, in the first call); instructions whose results nothing uses, and writes to tensors
+once, in the first call); common subexpressions are merged and explicit broadcasts made
+implicit (:mod:`.simplify`); instructions whose results nothing uses, and writes to tensors
 that no longer exist, are dropped; the rest becomes straight-line Python source, one line per
 array call, each slot a local variable deleted after its last use (so memory is freed as
 early as in eager mode). One-expression forwards are written inline with the backend's
@@ -23,6 +24,7 @@ from typing import Any
 
 from ..tensor import Tensor
 from .recorder import Instr, Recorder, Slot
+from .simplify import simplify
 
 __all__ = ["Program"]
 
@@ -40,7 +42,8 @@ class Program:
         self.out_slots = [None if t is None else rec.ref(t) for t in outs]
         self.lives = self._check_lives()
         self.const = self._fold()
-        self.instrs = self._needed()
+        returned = [s for s in self.out_slots if s is not None]  # never merged away
+        self.instrs = self._needed(simplify(rec.instrs, rec.arrays, returned))
         if fuse is not None:  # fusion.fuse: elementwise regions become one kernel each
             self.instrs = fuse(self)
         self.ns: dict[str, Any] = {"_Tensor": Tensor}
@@ -78,13 +81,13 @@ class Program:
             return {s for s, kind in enumerate(kinds) if kind[0] == "const"}
         return const
 
-    def _needed(self) -> list[Instr]:
+    def _needed(self, instrs: list[Instr]) -> list[Instr]:
         """The instructions to run, in order: those with effects outside the program (writes
         to live tensors, draws, host calls, in-place kernels) and what they and the
         outputs use."""
         need = {s for s in self.out_slots if s is not None}
         keep = []
-        for ins in reversed(self.rec.instrs):
+        for ins in reversed(instrs):
             if ins.kind == "op" and ins.outs[0] in self.const:
                 continue
             effect = (ins.kind in ("host", "draw") or ins.target is not None

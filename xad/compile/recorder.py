@@ -62,6 +62,7 @@ class Recorder:
         self.host_made: dict[int, Tensor] = {}  # ... made inside a host call
         self.grad_owner: dict[int, Any] = {}  # id(a .grad tensor read) -> (leaf ref, grad)
         self.guards: list[tuple] = []     # ("grad_none", leaf ref, is_none)
+        self.held: set[int] = set()       # slots set as data of tensors from before the call
         self.modules: dict[int, Any] = {}
         for i, t in enumerate(args):
             self._new(t._array, ("arg", i))
@@ -156,6 +157,11 @@ class Recorder:
             self.unsupported(f"a tensor's data was set ({how}) to an array made outside "
                              f"xad's operations")
             return
+        old = self.slot_of.get(id(t._array))
+        if id(t) in self.fresh or old is not None and old not in self.held \
+                and self.kinds[old][0] not in ("live", "arg", "grad"):
+            return  # a tensor this call made: a replay makes its own (and reads it by array)
+        self.held.add(s)
         self.instrs.append(Instr("bind", how, (s,), holder=weakref.ref(t), label=how))
 
     def grad_set(self, leaf: Tensor, g: Tensor | None) -> None:
