@@ -22,6 +22,9 @@ memory pool, :meth:`CupyBackend.begin_graph`/:meth:`CupyBackend.end_graph` captu
 kernels run between them, :meth:`CupyBackend.launch_graph` launches one on the current
 stream. A random draw or a queued index check inside a capture fails (a graph would freeze
 the draw's host counter, and the check would never be read again).
+
+Fusion (``xad.compile(fn, fuse=True)``, ``xad/compile/fusion.py``): :meth:`CupyBackend.fuse`
+hands a generated chain of ufunc calls to ``cupy.fuse``.
 """
 
 from __future__ import annotations
@@ -314,6 +317,12 @@ class CupyBackend(Backend):
         """Run ``graph`` on this device's current stream (after what is queued there)."""
         with self.device:
             graph.launch()
+
+    def fuse(self, make: Callable[[Any], Callable], name: str) -> Callable:
+        """``cupy.fuse`` of the function ``make(cupy)`` (``xad.compile(fn, fuse=True)``,
+        ``xad/compile/fusion.py``): its ufunc calls and operators become one elementwise
+        kernel named ``name``, compiled at its first call."""
+        return self._cp.fuse(kernel_name=name)(make(self._cp))
 
     # ----- what the standard lacks -------------------------------------------------------
     def index_add(self, x: Any, key: Any, values: Any) -> Any:

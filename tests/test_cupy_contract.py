@@ -61,6 +61,10 @@ def _workload(b: xad.Backend) -> None:
         for read in (b.to_numpy, b.item, lambda a: b.synchronize()):  # with a queued check
             xad.nn.functional.embedding(xad.tensor([1]), xad.eye(2))
             read(b.from_numpy(np.ones(1)))
+        fused = xad.compile(lambda v: xad.tanh(v * 2.0 + 1.0) * 0.5 - v, fuse=True)
+        with xad.no_grad():  # cupy.fuse, and the ufuncs a fused function calls
+            for _ in range(2):
+                fused(xad.ones(3))
     import test_sync_budget as sb
 
     for name in sb.STEP_READS:  # every example model's training step, also under autocast
@@ -103,7 +107,7 @@ def _check(ns: str, name: str, nargs: int, kwargs: tuple[str, ...]) -> str | Non
         return "cython" if name not in ("T", "mT", "device") else None
     if ns == "Generator" or isinstance(obj, type) and ns == "random":
         nargs += 1  # self
-    sig = inspect.signature(obj.__init__ if isinstance(obj, type) else obj)
+    sig = _signature(obj.__init__ if isinstance(obj, type) else obj)
     sig.bind(*([None] * nargs), **dict.fromkeys(kwargs))
     return None
 
@@ -146,6 +150,25 @@ def test_names_in_the_backend_source_exist_in_cupy():
         obj = cupyx
         for part in path.split("."):
             obj = getattr(obj, part)
+
+
+def test_fusion_calls_cupy_fuse_and_ufuncs_that_compat_shares():
+    """xad/compile/fusion.py: ``cupy.fuse(kernel_name=...)`` (a Cython function: its
+    documented arguments), called positionally; every ufunc a fused function may call is a
+    CuPy ufunc that ``array_api_compat.cupy`` re-exports as it is (eager mode calls it)."""
+    from xad.compile.fusion import FUSABLE
+
+    assert _signature(cupy.fuse).bind(kernel_name="xad_fused_0")
+    assert "kernel_name (str)" in cupy.fuse.__doc__
+    real = importlib.import_module("cupy._core.fusion").Fusion  # what cupy.fuse makes
+    for n in ("__init__", "__call__"):
+        sigs = [inspect.signature(getattr(c, n)).parameters.values()
+                for c in (real, cupy_sim.fusion.Fusion)]
+        assert [[(p.name, p.kind, p.default) for p in s] for s in sigs] == 2 * [
+            [(p.name, p.kind, p.default) for p in sigs[0]]], n
+    for name in sorted(FUSABLE):
+        assert isinstance(getattr(cupy, name), cupy.ufunc), name
+        assert getattr(real_compat, name) is getattr(cupy, name), name
 
 
 def test_the_emulators_hand_written_names_exist_in_cupy():

@@ -210,6 +210,13 @@ class Backend:
         ``shape`` (the adjoint of :meth:`im2col`), or ``None`` to use the reference path."""
         return None
 
+    def fuse(self, make: Callable[[Any], Callable], name: str) -> Callable | None:
+        """One kernel for the elementwise function ``make(ns)`` returns, written over ``ns``,
+        a namespace of this library's ufuncs (``ns.tanh``; operators on its arguments), and
+        called with arrays and Python scalars (``xad.compile(fn, fuse=True)``); or ``None``:
+        this backend does not fuse (the default; CuPy's is ``cupy.fuse``)."""
+        return None
+
     # ----- random numbers ----------------------------------------------------------------
     def manual_seed(self, seed: int) -> None:
         """Reseed this backend's generator."""

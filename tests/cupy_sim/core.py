@@ -192,7 +192,11 @@ def _root(a: np.ndarray) -> np.ndarray:
 
 def call(ns: str, name: str, fn: Any, args: tuple, kwargs: dict) -> Any:
     """Run a NumPy function as a kernel on the current device (a view of a single array
-    argument, which CuPy makes without a kernel, stays on that array's device)."""
+    argument, which CuPy makes without a kernel, stays on that array's device); inside a
+    ``cupy.fuse`` trace, hand it to the trace (:mod:`.fusion`)."""
+    trace = getattr(_local, "fusing", None)
+    if trace is not None:
+        return trace(ns, name, fn, args, kwargs)
     record(ns, name, args, kwargs)
     if name in SYNCING:
         transfer(f"{name}: data-dependent output size", inherent=True)
@@ -221,10 +225,17 @@ def launch(name: str, fn: Any, a: tuple, k: dict, dev: int) -> Any:
     """Run kernel ``fn(*a, **k)`` (NumPy arrays) on the current stream, or, while it
     captures, record it to be run again by the graph's launches on the same buffers (an
     in-place kernel is not run now; a new output is allocated and filled at end_capture
-    with garbage, see :mod:`.streams`)."""
+    with garbage, see :mod:`.streams`). Outside a capture, a kernel that writes memory (a
+    new array, or in place) counts one launch in ``COUNTS.kernels``; a view counts none."""
+    if getattr(_local, "fusing", None) is not None:  # a cupy.ndarray inside cupy.fuse
+        raise TypeError(f"Unsupported type {ndarray!r} inside a fused function ({name}): "
+                        f"pass arrays to it as arguments")
     cap = capturing()
     if cap is None:
-        return wrap(fn(*a, **k), dev)
+        out = fn(*a, **k)
+        if name in _INPLACE or k.get("out") is not None or _fresh(out, (a, k)):
+            streams.COUNTS.kernels += 1
+        return wrap(out, dev)
     if name in _INPLACE or k.get("out") is not None:
         cap.kernels.append(lambda: fn(*a, **k))
         return None
@@ -242,6 +253,12 @@ def launch(name: str, fn: Any, a: tuple, k: dict, dev: int) -> Any:
 
     cap.kernels.append(again)
     return out
+
+
+def _fresh(out: Any, inputs: Any) -> bool:
+    """Whether a kernel's result has memory of its own (not a view of an input)."""
+    roots = {id(_root(x)) for x in _flat(inputs)}
+    return any(id(_root(x)) not in roots for x in _flat(out))
 
 
 def _flat_wrapped(x: Any) -> list:

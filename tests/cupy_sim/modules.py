@@ -3,10 +3,10 @@
 Each is a namespace whose functions are NumPy's (``array_api_compat.numpy``'s for the
 compat module) run through :func:`core.call`: arguments must live on the current device,
 results are device arrays on it. What CuPy does differently is written out here: the
-``cuda`` and ``random`` submodules, ``asnumpy``, ``cupyx.scatter_add``, and the compat
-module's ``device=`` handling (honoured by ``asarray`` and ``astype`` only: the real
-``array_api_compat.cupy`` ignores it in ``zeros``, ``arange``, ``full``, ...; a CuPy array
-is made on the current device).
+``cuda`` and ``random`` submodules, ``asnumpy``, ``fuse`` (:mod:`.fusion`),
+``cupyx.scatter_add``, and the compat module's ``device=`` handling (honoured by
+``asarray`` and ``astype`` only: the real ``array_api_compat.cupy`` ignores it in ``zeros``,
+``arange``, ``full``, ...; a CuPy array is made on the current device).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 import array_api_compat.numpy as cnp
 import numpy as np
 
-from . import core, streams
+from . import core, fusion, streams
 from .core import Device, ndarray
 
 
@@ -165,7 +165,7 @@ def _take(ns: str) -> Any:
 
 
 cupy = _Namespace("cupy", np, ndarray=ndarray, cuda=cuda, random=random, asnumpy=asnumpy,
-                  array=_array, asarray=_asarray, take=_take("cupy"),
+                  array=_array, asarray=_asarray, take=_take("cupy"), fuse=fusion.fuse,
                   get_default_memory_pool=lambda: core.POOLS[core.current_device()])
 cupy.__name__ = "cupy"
 

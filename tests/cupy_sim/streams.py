@@ -42,6 +42,7 @@ class Counters:
     def reset(self) -> None:
         self.graphs = 0      # graphs made by end_capture
         self.launches = 0    # Graph.launch calls
+        self.kernels = 0     # kernels launched one by one (a cupy.fuse call is one)
 
 
 COUNTS = Counters()

@@ -8,7 +8,8 @@ and dtype. Each program also checks, before it runs, that the tensors it reads f
 it saw, that the modules it called are in the same train/eval mode, and that gradients it
 found absent are still absent. A call no program fits records a new one (up to
 ``cache_size`` per function, then it runs eagerly, with a warning). With ``cuda_graphs`` on
-CuPy, a program's replays launch captured CUDA graphs (:mod:`.cuda_graph`).
+CuPy, a program's replays launch captured CUDA graphs (:mod:`.cuda_graph`); with ``fuse``,
+its chains of elementwise operations run as fused kernels (:mod:`.fusion`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from ..context import context
 from ..graph import walk
 from ..tensor import Tensor
 from .cuda_graph import CaptureFailed, GraphReplay, graph_backend
+from .fusion import fuse as fuse_regions
+from .fusion import launch as fused_launch
 from .program import Program, Unsupported
 from .recorder import Recorder, recording
 
@@ -145,10 +148,11 @@ class CompiledFunction:
     """
 
     def __init__(self, fn: Callable, cache_size: int = 8,
-                 cuda_graphs: bool | None = None) -> None:
+                 cuda_graphs: bool | None = None, fuse: bool | None = None) -> None:
         self.fn = fn
         self.cache_size = cache_size
-        self.cuda_graphs = _graphs_wanted(cuda_graphs)
+        self.cuda_graphs = _flag(cuda_graphs, "XAD_CUDA_GRAPHS")
+        self.fuse = _flag(fuse, "XAD_FUSE")
         self._cache: dict[Any, list[_Entry]] = {}
         self._last: _Entry | None = None
         self._warned: set[str] = set()
@@ -164,6 +168,14 @@ class CompiledFunction:
         """How many CUDA graphs the last program launches per call (0: none captured)."""
         e = self._last
         return 0 if e is None or e.graphs is None else e.graphs.graphs
+
+    @property
+    def fused(self) -> int:
+        """How many fused kernels the last program calls (0: none; only on a backend that
+        fuses, with ``fuse=True``)."""
+        e = self._last
+        return 0 if e is None or e.program is None else sum(
+            1 for i in e.program.instrs if i.fn is fused_launch)
 
     def program(self) -> str:
         """The last program run or recorded, one line per array call."""
@@ -232,7 +244,7 @@ class CompiledFunction:
         if problem is not None:
             return _Entry(None, problem)
         try:
-            program = Program(rec, outs)
+            program = Program(rec, outs, fuse_regions if self.fuse else None)
         except Unsupported as e:
             return _Entry(None, str(e))
         backends = [o._backend if isinstance(o, Tensor) else None for o in outs]
@@ -248,17 +260,17 @@ class CompiledFunction:
             warnings.warn(f"xad.compile: {name} {message}", RuntimeWarning, stacklevel=3)
 
 
-def _graphs_wanted(flag: bool | None) -> bool:
-    """``cuda_graphs``: the argument, else ``XAD_CUDA_GRAPHS=1``; ``XAD_CUDA_GRAPHS=0`` turns
-    them off everywhere."""
-    env = os.environ.get("XAD_CUDA_GRAPHS", "")
+def _flag(flag: bool | None, name: str) -> bool:
+    """``cuda_graphs``/``fuse``: the argument, else the environment variable ``name`` set to
+    1; set to 0, it turns the feature off everywhere."""
+    env = os.environ.get(name, "")
     if env == "0":
         return False
     return env == "1" if flag is None else bool(flag)
 
 
 def compile(fn: Callable | None = None, *, cache_size: int = 8,
-            cuda_graphs: bool | None = None) -> Any:
+            cuda_graphs: bool | None = None, fuse: bool | None = None) -> Any:
     """Compile ``fn`` (a function, a module, or a whole training step): its first call runs
     eagerly and records the array program; later calls with the same guards replay it
     without tensors, graph nodes or rule lookups. Usable as ``@xad.compile``.
@@ -268,6 +280,10 @@ def compile(fn: Callable | None = None, *, cache_size: int = 8,
     ``mode="reduce-overhead"``; ``XAD_CUDA_GRAPHS=1`` turns it on by default, ``=0`` off
     everywhere; other backends ignore it). docs/COMPILE.md says what changes.
 
+    ``fuse=True``: on CuPy, each run of consecutive elementwise operations (operators,
+    ``tanh``, ``exp``, ...) of one shape runs as one ``cupy.fuse`` kernel (off by default:
+    never run on a GPU; ``XAD_FUSE=1``/``=0`` as above; other backends ignore it).
+
     Example:
         >>> import xad
         >>> f = xad.compile(lambda x: (x * 2 + 1).exp())
@@ -275,5 +291,5 @@ def compile(fn: Callable | None = None, *, cache_size: int = 8,
         ([2.7182819843292236, 2.7182819843292236], 20.086)
     """
     if fn is None:
-        return lambda f: CompiledFunction(f, cache_size, cuda_graphs)
-    return CompiledFunction(fn, cache_size, cuda_graphs)
+        return lambda f: CompiledFunction(f, cache_size, cuda_graphs, fuse)
+    return CompiledFunction(fn, cache_size, cuda_graphs, fuse)

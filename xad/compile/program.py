@@ -19,6 +19,7 @@ import functools
 import inspect
 import math
 import textwrap
+from collections.abc import Callable
 from typing import Any
 
 from ..tensor import Tensor
@@ -35,13 +36,16 @@ class Unsupported(Exception):
 class Program:
     """The replayable form of one recording; call :meth:`run` with the argument arrays."""
 
-    def __init__(self, rec: Recorder, outs: list[Tensor | None]) -> None:
+    def __init__(self, rec: Recorder, outs: list[Tensor | None],
+                 fuse: Callable[[Program], list[Instr]] | None = None) -> None:
         self.rec = rec
         self.out_slots = [None if t is None else rec.ref(t) for t in outs]
         self.lives = self._check_lives()
         self.const = self._fold()
         returned = [s for s in self.out_slots if s is not None]  # never merged away
         self.instrs = self._needed(simplify(rec.instrs, rec.arrays, returned))
+        if fuse is not None:  # fusion.fuse: elementwise regions become one kernel each
+            self.instrs = fuse(self)
         self.ns: dict[str, Any] = {"_Tensor": Tensor}
         self.grad_reads: set[str] = set()  # the ``t{s}`` names whose ``.grad`` is read
         self.source = self._generate()
@@ -253,6 +257,8 @@ class Program:
 
     # ----- reading it ----------------------------------------------------------------------
     def _describe(self, i: int, ins: Instr) -> str:
+        if "fused" in ins.params and ins.kind == "call":  # its call and its operations
+            return ins.params["fused"].listing
         args = ", ".join(self._arg(i, j, r, hoist=False) for j, r in enumerate(ins.refs))
         params = ", ".join(f"{k}={v!r}" for k, v in ins.params.items()
                            if ins.kind in ("op", "call"))
