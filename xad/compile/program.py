@@ -7,7 +7,7 @@ implicit (:mod:`.simplify`); instructions whose results nothing uses, and writes
 that no longer exist, are dropped; the rest becomes straight-line Python source, one line per
 array call, each slot a local variable deleted after its last use (so memory is freed as
 early as in eager mode). One-expression forwards are written inline with the backend's
-functions bound as globals; on NumPy/CuPy Python-scalar operands become 0-d arrays made once
+functions bound as globals; on NumPy Python-scalar operands become 0-d arrays made once
 and elementwise results are written into dead, exclusively owned buffers (``out=``,
 :class:`_Memory`). :meth:`Program.text` prints it.
 """
@@ -374,7 +374,8 @@ def _literal(v: Any) -> bool:
 
 
 def _ufuncs(b: Any) -> bool:
-    """Whether ``b``'s elementwise functions are ufuncs over mutable arrays (NumPy, CuPy):
+    """Whether ``b``'s elementwise functions are ufuncs over mutable arrays (NumPy; CuPy's
+    reach xad wrapped to run on their device, so not yet):
     they take ``out=`` and convert a Python scalar operand to the array's dtype."""
     return b is not None and b.mutable and hasattr(getattr(b.xp, "multiply", None), "nout")
 
