@@ -206,7 +206,7 @@ class Program:
         args = ", ".join(self._arg(i, j, r) for j, r in enumerate(ins.refs))
         outs = ", ".join(f"v{s}" for s in ins.outs) + ("," if len(ins.outs) == 1 else "")
         if ins.kind in ("op", "call"):
-            fn = ins.fn.forward if ins.kind == "op" else ins.fn
+            fn = self._forward(ins) if ins.kind == "op" else ins.fn
             expr = self._inline(i, ins, fn)
             if expr is not None:
                 return f"v{ins.outs[0]} = {expr}"
@@ -225,6 +225,19 @@ class Program:
         if ins.kind == "host":
             return f"f{i}({args})"
         return f"v{ins.outs[0]} = f{i}({args})._array"
+
+    def _forward(self, ins: Instr) -> Any:
+        """The function replaying op ``ins``: its ``array_forward`` (see ``Op``) where every
+        Python-scalar operand is passed as a 0-d array of the operands' dtype, else its
+        ``forward``."""
+        fast = getattr(ins.fn, "array_forward", None)
+        if fast is None or not self._hoists(ins):
+            return ins.fn.forward
+        like = next(self.rec.arrays[s] for s in ins.refs[:ins.npos] if type(s) is int)
+        if all(type(r) is int or _zero_d(ins.b, r[1], like) is not None
+               for r in ins.refs[:ins.npos]):
+            return fast
+        return ins.fn.forward
 
     def _inline(self, i: int, ins: Instr, fn: Any) -> str | None:
         """``fn``'s call written inline (``v3 + v4``, ``tanh_2(v3)``, with ``out=`` where

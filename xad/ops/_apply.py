@@ -31,6 +31,10 @@ class Op:
     Class attributes: ``name``; ``save_inputs`` (keep the inputs for backward);
     ``save_output`` (keep the result's array); ``differentiable`` (False for comparisons);
     ``view`` (the result may share the input's memory: it shares its version counter).
+    An Op whose ``forward`` converts Python-scalar operands itself may also give
+    ``array_forward``, the same computation as one expression for operands that are all
+    arrays of one dtype: ``xad.compile`` writes that inline where it passes scalars as 0-d
+    arrays (``Where``).
     """
 
     name = "op"

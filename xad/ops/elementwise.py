@@ -412,6 +412,10 @@ class Where(Op):
         return b.xp.where(cond, _arr(b, x, like), _arr(b, y, like))
 
     @staticmethod
+    def array_forward(b, x, y, cond):
+        return b.xp.where(cond, x, y)
+
+    @staticmethod
     def backward(node, g):
         c = Tensor._make(node.params["cond"], node.backend)
         return (where(c, g, 0.0) if node.needs_grad(0) else None), \
