@@ -361,3 +361,21 @@ def test_a_replay_leaves_earlier_results_alone(xb):
     assert f.recordings == 1
     assert first.tolist() == [3.0] * 3 and second.tolist() == [11.0] * 3
     assert third.tolist() == [15.0] * 3
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int8", "uint8"])
+def test_integer_arithmetic_with_python_scalars_replays_exactly(xb, dtype):
+    """Python ints next to integer arrays are passed as 0-d arrays of the array's dtype
+    where that is what the operation computes with (never a value the dtype cannot hold)."""
+    d = getattr(xad, dtype)
+
+    def fn(i):
+        return (i * 3 + 7, xad.where(i > 2, i, 0), i == 100, (i - 1) % 5)
+
+    f = xad.compile(fn)
+    for k in range(3):
+        i = xad.arange(6, dtype=d) + k
+        for got, want in zip(f(i), fn(i)):
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got.numpy(), want.numpy())
+    assert f.recordings == 1

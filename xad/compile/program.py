@@ -395,8 +395,11 @@ def _ufuncs(b: Any) -> bool:
 
 def _zero_d(b: Any, value: Any, like: Any) -> Any:
     """``value`` as a 0-d array of ``like``'s dtype where that is exactly what the ufunc
-    would compute with (a float32/float64 array and a Python int or float), else None."""
-    if type(value) not in (int, float) or like.dtype not in (b.xp.float32, b.xp.float64):
+    would compute with (a float32/float64 array and a Python int or float, an integer array
+    and a Python int it can hold), else None."""
+    floating = like.dtype in (b.xp.float32, b.xp.float64)
+    if not (type(value) in (int, float) and floating or type(value) is int and not floating
+            and b.xp.isdtype(like.dtype, "integral")):
         return None
     try:
         return b.xp.asarray(value, dtype=like.dtype, device=b.device)
