@@ -21,10 +21,10 @@ except ImportError:  # pragma: no cover - depends on the environment
 
 class _Namespace:
     """``array_api_compat.numpy`` with the calls a training step makes most sent straight to
-    NumPy: floating reductions to the ufuncs, ``astype``/``permute_dims``/``matrix_transpose``
-    past the compat wrappers (each wrapper costs about a microsecond a call, which a small
-    model pays many times a step; the results are the same). Everything else is the compat
-    namespace's own.
+    NumPy: floating sums and real maxima/minima to the ufunc reductions,
+    ``astype``/``permute_dims``/``matrix_transpose`` past the compat wrappers (each wrapper
+    costs about a microsecond a call, which a small model pays many times a step; the
+    results are the same). Everything else is the compat namespace's own.
     """
 
     def __getattr__(self, name: str) -> Any:
@@ -52,9 +52,15 @@ class _Namespace:
 
     @staticmethod
     def max(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:
-        if x.dtype.kind == "f" and x.size:
+        if x.dtype.kind in "fiu" and x.size:
             return np.maximum.reduce(x, axis=axis, keepdims=keepdims)
         return cnp.max(x, axis=axis, keepdims=keepdims)
+
+    @staticmethod
+    def min(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:
+        if x.dtype.kind in "fiu" and x.size:
+            return np.minimum.reduce(x, axis=axis, keepdims=keepdims)
+        return cnp.min(x, axis=axis, keepdims=keepdims)
 
 
     @staticmethod
