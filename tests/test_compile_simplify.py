@@ -117,3 +117,37 @@ def test_a_broadcast_feeding_a_product_is_implicit(xb):
 def test_a_broadcast_stays_where_its_shape_is_needed(xb, fn):
     f = _check(xb, fn, _x(4, 3), _x(4, 1))
     assert _calls(f, "broadcast_to") >= 1
+
+
+def test_a_product_by_one_is_its_operand_on_numpy(xb):
+    f = _check(xb, lambda x: (((x * 1.0) * xad.ones((4, 3), dtype=xad.float64)).exp(),),
+               _x(4, 3))
+    if xb.label.startswith("numpy"):  # reading a constant's values is free on the host only
+        assert _calls(f, "multiply") == 0
+
+
+def test_a_product_by_one_keeps_its_value_across_an_optimiser_step(xb):
+    w = _x(4, 3).requires_grad_()
+    opt = optim.SGD([w], lr=0.1)
+
+    def step(x):
+        opt.zero_grad()
+        (w * x).sum().backward()
+        before = w.detach() * 1.0  # a copy in eager mode: opt.step() must not reach it
+        opt.step()
+        return (before + 0.0,)
+
+    f = xad.compile(step)
+    x = _x(4, 3)
+    for _ in range(3):
+        w_now = w.numpy().copy()
+        (before,) = f(x)
+        np.testing.assert_array_equal(before.numpy(), w_now)
+    assert f.recordings == 1
+
+
+def test_a_returned_product_by_one_is_a_new_array(xb):
+    w = _x(4, 3)
+    f = _check(xb, lambda x: (w * 1.0, x * 1.0), _x(4, 3))
+    a, b = f(_x(4, 3))
+    assert a.array is not w.array

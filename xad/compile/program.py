@@ -43,7 +43,7 @@ class Program:
         self.lives = self._check_lives()
         self.const = self._fold()
         returned = [s for s in self.out_slots if s is not None]  # never merged away
-        self.instrs = self._needed(simplify(rec.instrs, rec.arrays, returned))
+        self.instrs = self._needed(simplify(rec.instrs, rec.arrays, returned, self.const))
         if fuse is not None:  # fusion.fuse: elementwise regions become one kernel each
             self.instrs = fuse(self)
         self.ns: dict[str, Any] = {"_Tensor": Tensor}

@@ -6,6 +6,9 @@
   across a host call or an in-place write (either may have changed an operand), and never
   where the result, or memory it shares, is written in place, becomes a tensor's data or
   ``.grad``, or is returned (two tensors must not come to share one array).
+- **Products by one**: ``x * 1`` (a Python 1, or a constant array of ones, as the seed of
+  a gradient folds to) with a result of ``x``'s shape and dtype is ``x``, where nothing
+  changes ``x`` while the product is read (NumPy only: it reads the constant's values).
 - **Implicit broadcasting**: ``+ - * /`` broadcast their operands themselves, so an operand
   made by ``broadcast_to`` is replaced by the array it broadcast, where another operand
   already has the result's full shape (so the result's shape and memory layout are those
@@ -30,17 +33,19 @@ __all__ = ["simplify"]
 _BROADCASTING = (Add, Subtract, Multiply, Divide)
 
 
-def simplify(instrs: list[Instr], arrays: list[Any],
-             returned: list[int]) -> list[Instr]:
-    """``instrs`` with common subexpressions merged and explicit broadcasts made implicit.
-    ``arrays``: the recorded array of every slot (shapes, and which memory each shares);
-    ``returned``: the slots the program returns."""
+def simplify(instrs: list[Instr], arrays: list[Any], returned: list[int],
+             const: set[int]) -> list[Instr]:
+    """``instrs`` with common subexpressions merged, products by one dropped and explicit
+    broadcasts made implicit. ``arrays``: the recorded array of every slot (shapes, values
+    of constants, which memory each shares); ``returned``: the slots the program returns;
+    ``const``: the slots whose values never change."""
     pinned = _pinned_memory(instrs, arrays, returned)
     made_by = {s: ins for ins in instrs for s in ins.outs}
+    stable = _Stable(instrs, arrays)
     same: dict[int, int] = {}
     seen: dict[tuple, Instr] = {}
     out = []
-    for ins in instrs:
+    for i, ins in enumerate(instrs):
         refs = tuple(same.get(r, r) if type(r) is int else r for r in ins.refs)
         if refs != ins.refs:
             ins = dataclasses.replace(ins, refs=refs)
@@ -48,6 +53,11 @@ def simplify(instrs: list[Instr], arrays: list[Any],
             seen.clear()  # operands may have changed: nothing earlier is reused
         elif ins.kind == "op":
             ins = _implicit_broadcast(ins, arrays, made_by)
+            x = _times_one(ins, arrays, const)
+            if x is not None and _memory(arrays[ins.outs[0]]) not in pinned \
+                    and stable(x, i, ins.outs[0]):
+                same[ins.outs[0]] = x
+                continue
             key = _key(ins)
             earlier = seen.get(key) if key is not None else None
             if earlier is not None and not any(_memory(arrays[s]) in pinned
@@ -58,6 +68,52 @@ def simplify(instrs: list[Instr], arrays: list[Any],
                 seen[key] = ins
         out.append(ins)
     return out
+
+
+def _times_one(ins: Instr, arrays: list[Any], const: set[int]) -> int | None:
+    """The operand ``x`` where ``ins`` is ``x * 1`` (a Python 1, or a constant array of
+    ones) with a result of ``x``'s own shape and dtype, so equal to ``x`` bit for bit."""
+    if ins.fn is not Multiply or len(ins.refs) != 2:
+        return None
+    out = arrays[ins.outs[0]]
+    for one, x in (ins.refs, ins.refs[::-1]):
+        if type(x) is not int or arrays[x].shape != out.shape or arrays[x].dtype != out.dtype:
+            continue
+        if type(one) is not int and type(one[1]) in (int, float) and one[1] == 1 \
+                or type(one) is int and one in const and _all_ones(ins.b, arrays[one]):
+            return x
+    return None
+
+
+def _all_ones(b: Any, a: Any) -> bool:
+    """Whether constant ``a`` holds only ones, read where that is free: host arrays with
+    ufuncs (NumPy; a device backend would pay a transfer, so it is never asked)."""
+    if getattr(getattr(b.xp, "multiply", None), "nout", 0) != 1:
+        return False
+    return bool(b.xp.all(a == 1))
+
+
+class _Stable:
+    """Whether an array ``x`` keeps its values from instruction ``i`` to the last read of
+    slot ``out`` (no host call and no in-place write of ``x``'s memory in between), so
+    that ``out`` may read ``x`` itself instead of a copy."""
+
+    def __init__(self, instrs: list[Instr], arrays: list[Any]) -> None:
+        self.arrays = arrays
+        self.last: dict[int, int] = {}
+        self.changes: list[tuple[int, int | None]] = []  # (position, memory or None: all)
+        for i, ins in enumerate(instrs):
+            for r in ins.refs:
+                if type(r) is int:
+                    self.last[r] = i
+            if ins.kind == "host":
+                self.changes.append((i, None))
+            elif ins.target is not None:
+                self.changes.append((i, _memory(arrays[ins.target])))
+
+    def __call__(self, x: int, i: int, out: int) -> bool:
+        end, mem = self.last.get(out, i), _memory(self.arrays[x])
+        return not any(i < j <= end and m in (None, mem) for j, m in self.changes)
 
 
 def _memory(a: Any) -> int:
