@@ -330,6 +330,24 @@ def _complex_cases() -> list[Case]:
         Case("imag", lambda m, x, y: m.imag(z(m, x, y)) ** 2 * x, ((3,), (3,))),
         Case("conj", lambda m, x, y: m.imag(m.conj(z(m, x, y))) * y, ((3,), (3,)),
              prims=("conj", "imag")),
+        # products and quotients of complex tensors: the gradient takes the conjugate
+        Case("multiply:complex", lambda m, x, y, u, v: m.real(z(m, x, y) * z(m, u, v))
+             + m.imag(z(m, x, y) * z(m, u, v)) * u, ((3,), (3,), (3,), (3,)),
+             prims=("multiply", "real", "imag")),
+        Case("multiply:complex_real", lambda m, x, y, u: m.imag(z(m, x, y) * u) * u
+             + m.abs(u * z(m, y, x)), ((3,), (3,), (3,)), prims=("multiply", "abs")),
+        *[Case(f"{name}:complex", (lambda f: lambda m, x, y: m.real(f(m, z(m, x, y)))
+                                   + m.imag(f(m, z(m, x, y))) * y)(fn), ((3,), (3,)),
+               domain=("pos", "real"), prims=(prim, "real", "imag"))
+          for name, prim, fn in [
+              ("exp", "exp", lambda m, v: m.exp(v)), ("log", "log", lambda m, v: m.log(v)),
+              ("sin", "sin", lambda m, v: m.sin(v)), ("tanh", "tanh", lambda m, v: m.tanh(v)),
+              ("sqrt", "sqrt", lambda m, v: m.sqrt(v)), ("sinh", "sinh", lambda m, v: m.sinh(v)),
+              ("pow_scalar", "pow_scalar", lambda m, v: v ** 3),
+              ("pow", "pow", lambda m, v: v ** (v * 0.5))]],
+        Case("divide:complex", lambda m, x, y, u, v: m.real(z(m, x, y) / z(m, u, v)) * x
+             + m.imag(u / z(m, u, v)), ((3,), (3,), (3,), (3,)),
+             domain=("real", "real", "pos", "pos"), prims=("divide", "real", "imag")),
         # xad.fft's primitives (tests/test_fft.py checks them against JAX)
         Case("fftn:fft", lambda m, x: m.abs(m.fft.fft(x, n=6)) ** 2, ((5,),)),
         Case("fftn:ifftn_ortho", lambda m, x, y: m.real(m.fft.ifftn(z(m, x, y), norm="ortho"))

@@ -9,7 +9,7 @@ from .. import dtypes as _dt
 from ..factories import tensor
 from ..tensor import Tensor
 from ._apply import Op, apply, binary, unary
-from .complex_parts import complex_from_parts, imag, real
+from .complex_parts import complex_from_parts, conj, imag, real
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "pow", "negative", "exp", "log", "log1p",
@@ -55,6 +55,34 @@ class Subtract(Op):
         return g, -g
 
 
+def _real_inputs_real(inputs: tuple, grads: Any) -> tuple:
+    """``grads`` of a complex result with a real input's gradient made its real part (as
+    PyTorch's)."""
+    return tuple(d if d is None or not isinstance(x, Tensor) or x.dtype in _COMPLEX
+                 else real(d) for x, d in zip(inputs, grads))
+
+
+def holomorphic(cls: type[Op]) -> type[Op]:
+    """Complex gradients for an operation whose rule is written ``g * f'(z)`` and that is
+    holomorphic in its inputs: PyTorch's convention (the gradient of a complex ``z`` is
+    ``dL/dRe z + i dL/dIm z``) asks for ``g * conj(f'(z))``, which is
+    ``conj(rule(conj(g)))``; a real input's gradient is its real part. Real gradients run
+    the rule as it is."""
+    rule = cls.backward
+
+    def backward(node: Any, g: Any) -> Any:
+        if g.dtype not in _COMPLEX:
+            return rule(node, g)
+        grads = rule(node, conj(g))
+        if type(grads) is not tuple:
+            return conj(grads)
+        return _real_inputs_real(node.inputs, [None if d is None else conj(d) for d in grads])
+
+    cls.backward = staticmethod(backward)
+    return cls
+
+
+@holomorphic
 class Multiply(Op):
     name = "multiply"
     save_inputs = True
@@ -69,6 +97,7 @@ class Multiply(Op):
         return (g * y if node.needs_grad(0) else None), (g * x if node.needs_grad(1) else None)
 
 
+@holomorphic
 class Divide(Op):
     name = "divide"
     save_inputs = True
@@ -84,6 +113,7 @@ class Divide(Op):
         return gx, (-gx * x / y) if node.needs_grad(1) else None
 
 
+@holomorphic
 class Pow(Op):
     """``x ** y`` with a tensor exponent (it saves its result for the exponent's gradient)."""
 
@@ -116,7 +146,7 @@ def _pow_exponent_grad(x: Any, y: Tensor, g: Tensor, out: Tensor) -> Tensor:
         if x == 0:
             return where(y >= 0, 0.0, g * out * -math.inf)
         return g * out * math.nan
-    mask = (x == 0) & (y >= 0)
+    mask = (x == 0) & (real(y) >= 0)  # a complex exponent: by its real part
     return where(mask, 0.0, g * out * log(where(mask, 1.0, x)))  # no 0 * log(0) either way
 
 
@@ -128,6 +158,7 @@ def _pow_scalar_grad(x: Tensor, y: int | float, g: Tensor) -> Tensor:
     return g * y * pow(x, y - 1)
 
 
+@holomorphic
 class PowScalar(Op):
     """``x ** y`` with a Python-number exponent (in params): saves only ``x``."""
 
@@ -156,6 +187,7 @@ class Negative(Op):
 
 
 # ----- unary math -----------------------------------------------------------------------
+@holomorphic
 class Exp(Op):
     name = "exp"
     save_output = True
@@ -169,6 +201,7 @@ class Exp(Op):
         return g * node.output()
 
 
+@holomorphic
 class Log(Op):
     name = "log"
     save_inputs = True
@@ -182,6 +215,7 @@ class Log(Op):
         return g / node.inputs[0]
 
 
+@holomorphic
 class Log1p(Op):
     name = "log1p"
     save_inputs = True
@@ -195,6 +229,7 @@ class Log1p(Op):
         return g / (node.inputs[0] + 1)
 
 
+@holomorphic
 class Expm1(Op):
     name = "expm1"
     save_output = True
@@ -215,6 +250,7 @@ class Expm1(Op):
         return g * (node.output() + 1)
 
 
+@holomorphic
 class Sqrt(Op):
     name = "sqrt"
     save_output = True
@@ -245,6 +281,7 @@ class Abs(Op):
         return complex_from_parts(real(x) * s, imag(x) * s)
 
 
+@holomorphic
 class Sin(Op):
     name = "sin"
     save_inputs = True
@@ -258,6 +295,7 @@ class Sin(Op):
         return g * cos(node.inputs[0])
 
 
+@holomorphic
 class Cos(Op):
     name = "cos"
     save_inputs = True
@@ -271,6 +309,7 @@ class Cos(Op):
         return -g * sin(node.inputs[0])
 
 
+@holomorphic
 class Tan(Op):
     name = "tan"
     save_output = True
@@ -285,6 +324,7 @@ class Tan(Op):
         return g * (y * y + 1)
 
 
+@holomorphic
 class Tanh(Op):
     name = "tanh"
     save_output = True
@@ -299,6 +339,7 @@ class Tanh(Op):
         return g * (1 - y * y)
 
 
+@holomorphic
 class Sigmoid(Op):
     name = "sigmoid"
     save_output = True

@@ -13,7 +13,7 @@ from typing import Any
 from ..tensor import Tensor
 from ._apply import Op, binary, unary
 from .complex_parts import complex_from_parts, conj, imag, real
-from .elementwise import _arr, _nograd, clone, divide, sigmoid, sqrt, where
+from .elementwise import _arr, _nograd, clone, divide, holomorphic, sigmoid, sqrt, where
 
 __all__ = [
     "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "log2", "log10",
@@ -27,10 +27,10 @@ __all__ = [
 def _smooth(name_: str, derivative: Any) -> type[Op]:
     """A unary primitive: the backend's function ``name_`` forward, ``g * derivative(x)``
     backward (``derivative`` in xad ops, so second order works)."""
-    return type(name_.title(), (Op,), {
+    return holomorphic(type(name_.title(), (Op,), {
         "name": name_, "save_inputs": True,
         "forward": staticmethod(lambda b, x: getattr(b.xp, name_)(x)),
-        "backward": staticmethod(lambda node, g: g * derivative(node.inputs[0]))})
+        "backward": staticmethod(lambda node, g: g * derivative(node.inputs[0]))}))
 
 
 Asin = _smooth("asin", lambda x: 1 / sqrt(1 - x * x))
