@@ -83,25 +83,34 @@ def test_returned_results_stay_separate_arrays(xb):
     assert a.array is not b.array
 
 
-def test_no_merge_across_an_optimiser_step(xb):
+def _across_sgd_step(before, after):
+    """Three calls of a compiled step: gradient of ``sum(w * x)``, ``b = before(w)``, an SGD
+    step (lr 0.1: ``w`` changes in place), then ``after(w, b)``; yields ``w`` before each
+    call, ``x`` and the call's results (read after the step, so nothing is returned early)."""
     w = _x(4, 3).requires_grad_()
     opt = optim.SGD([w], lr=0.1)
 
     def step(x):
         opt.zero_grad()
         (w * x).sum().backward()
-        before = w * 2.0
-        opt.step()     # changes w in place: w * 2.0 is not what it was
-        return before.detach(), (w * 2.0).detach()
+        b = before(w)
+        opt.step()
+        return tuple(r.detach() for r in after(w, b))
 
     f = xad.compile(step)
     x = _x(4, 3)
     for _ in range(3):
         w_now = w.numpy().copy()
-        before, after = f(x)
-        np.testing.assert_allclose(before.numpy(), 2 * w_now, rtol=1e-15)
-        np.testing.assert_allclose(after.numpy(), 2 * (w_now - 0.1 * x.numpy()), rtol=1e-12)
+        yield w_now, x.numpy(), f(x)
     assert f.recordings == 1
+
+
+def test_no_merge_across_an_optimiser_step(xb):
+    # w * 2.0 before and after opt.step(), which changes w in place: not the same value
+    for w_now, x, (before, after) in _across_sgd_step(
+            lambda w: w * 2.0, lambda w, b: (b + 0.0, w * 2.0 + 0.0)):
+        np.testing.assert_allclose(before.numpy(), 2 * w_now, rtol=1e-15)
+        np.testing.assert_allclose(after.numpy(), 2 * (w_now - 0.1 * x), rtol=1e-12)
 
 
 def test_a_broadcast_feeding_a_product_is_implicit(xb):
@@ -127,23 +136,10 @@ def test_a_product_by_one_is_its_operand_on_numpy(xb):
 
 
 def test_a_product_by_one_keeps_its_value_across_an_optimiser_step(xb):
-    w = _x(4, 3).requires_grad_()
-    opt = optim.SGD([w], lr=0.1)
-
-    def step(x):
-        opt.zero_grad()
-        (w * x).sum().backward()
-        before = w.detach() * 1.0  # a copy in eager mode: opt.step() must not reach it
-        opt.step()
-        return (before + 0.0,)
-
-    f = xad.compile(step)
-    x = _x(4, 3)
-    for _ in range(3):
-        w_now = w.numpy().copy()
-        (before,) = f(x)
+    # a copy in eager mode: opt.step() must not reach it
+    for w_now, _, (before,) in _across_sgd_step(lambda w: w.detach() * 1.0,
+                                                lambda w, b: (b + 0.0,)):
         np.testing.assert_array_equal(before.numpy(), w_now)
-    assert f.recordings == 1
 
 
 def test_a_returned_product_by_one_is_a_new_array(xb):

@@ -252,6 +252,13 @@ class Backend:
 _NO_SCOPE = contextlib.nullcontext()
 
 
+def takes_out(xp: Any) -> bool:
+    """Whether namespace ``xp``'s elementwise functions are ufuncs that take ``out=`` (NumPy;
+    CuPy's reach xad wrapped to run on their device, so not yet): ``xad.compile`` then writes
+    results into dead buffers and the optimisers into their scratch arrays."""
+    return getattr(getattr(xp, "multiply", None), "nout", 0) == 1
+
+
 # ----- registry ---------------------------------------------------------------------------
 _BUILTIN = {
     "numpy": "xad_backends.numpy_backend:NumpyBackend",

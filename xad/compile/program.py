@@ -22,9 +22,10 @@ import textwrap
 from collections.abc import Callable
 from typing import Any
 
+from ..backend import takes_out
 from ..tensor import Tensor
 from .recorder import Instr, Recorder, Slot
-from .simplify import simplify
+from .simplify import memory_owner, simplify
 
 __all__ = ["Program"]
 
@@ -175,7 +176,7 @@ class Program:
         value = r[1]
         ins = self.instrs[i]
         if hoist and j < ins.npos and self._hoists(ins):
-            like = next(self.rec.arrays[s] for s in ins.refs[:ins.npos] if type(s) is int)
+            like = self._like(ins)
             zero_d = _zero_d(ins.b, value, like)
             if zero_d is not None:  # a 0-d array: NumPy converts a Python scalar every call
                 self.ns[f"k{i}_{j}"] = zero_d
@@ -184,6 +185,11 @@ class Program:
             return repr(value)
         self.ns[f"k{i}_{j}"] = value
         return f"k{i}_{j}"
+
+    def _like(self, ins: Instr) -> Any:
+        """The recorded array of ``ins``'s first array operand (whose dtype a Python-scalar
+        operand takes as a 0-d array)."""
+        return next(self.rec.arrays[s] for s in ins.refs[:ins.npos] if type(s) is int)
 
     def _hoists(self, ins: Instr) -> bool:
         """Whether ``ins``'s Python-scalar operands may be passed as 0-d arrays of its array
@@ -233,7 +239,7 @@ class Program:
         fast = getattr(ins.fn, "array_forward", None)
         if fast is None or not self._hoists(ins):
             return ins.fn.forward
-        like = next(self.rec.arrays[s] for s in ins.refs[:ins.npos] if type(s) is int)
+        like = self._like(ins)
         if all(type(r) is int or _zero_d(ins.b, r[1], like) is not None
                for r in ins.refs[:ins.npos]):
             return fast
@@ -259,7 +265,7 @@ class Program:
         if any(isinstance(n, ast.Name) and n.id not in values and n.id != "b"
                for n in ast.walk(body)):
             return None
-        like = self._hoists(ins) and next(self.rec.arrays[s] for s in ins.refs if type(s) is int)
+        like = self._hoists(ins) and self._like(ins)
         tree = _Substitute(self, ins.b, values, like).visit(
             ast.parse(ast.unparse(body), mode="eval"))
         reuse = self.reuse.get(i)
@@ -390,7 +396,7 @@ def _ufuncs(b: Any) -> bool:
     """Whether ``b``'s elementwise functions are ufuncs over mutable arrays (NumPy; CuPy's
     reach xad wrapped to run on their device, so not yet):
     they take ``out=`` and convert a Python scalar operand to the array's dtype."""
-    return b is not None and b.mutable and hasattr(getattr(b.xp, "multiply", None), "nout")
+    return b is not None and b.mutable and takes_out(b.xp)
 
 
 def _zero_d(b: Any, value: Any, like: Any) -> Any:
@@ -447,12 +453,7 @@ class _Memory:
 
     def _groups(self) -> dict[int, int]:
         """Slot -> the id of the object owning its memory (the end of its ``.base`` chain)."""
-        group = {}
-        for s, a in enumerate(self.arrays):
-            while getattr(a, "base", None) is not None:
-                a = a.base
-            group[s] = id(a)
-        return group
+        return {s: memory_owner(a) for s, a in enumerate(self.arrays)}
 
     def _last_uses(self) -> dict[int, float]:
         """Slot -> the last instruction reading or writing it (inf: it outlives the

@@ -24,11 +24,12 @@ import dataclasses
 import math
 from typing import Any
 
+from ..backend import takes_out
 from ..ops.elementwise import Add, Divide, Multiply, Subtract
 from ..ops.shape import BroadcastTo
 from .recorder import Instr
 
-__all__ = ["simplify"]
+__all__ = ["simplify", "memory_owner"]
 
 _BROADCASTING = (Add, Subtract, Multiply, Divide)
 
@@ -39,7 +40,7 @@ def simplify(instrs: list[Instr], arrays: list[Any], returned: list[int],
     broadcasts made implicit. ``arrays``: the recorded array of every slot (shapes, values
     of constants, which memory each shares); ``returned``: the slots the program returns;
     ``const``: the slots whose values never change."""
-    pinned = _pinned_memory(instrs, arrays, returned)
+    pinned = _pinnedmemory_owner(instrs, arrays, returned)
     made_by = {s: ins for ins in instrs for s in ins.outs}
     stable = _Stable(instrs, arrays)
     same: dict[int, int] = {}
@@ -54,13 +55,13 @@ def simplify(instrs: list[Instr], arrays: list[Any], returned: list[int],
         elif ins.kind == "op":
             ins = _implicit_broadcast(ins, arrays, made_by)
             x = _times_one(ins, arrays, const)
-            if x is not None and _memory(arrays[ins.outs[0]]) not in pinned \
+            if x is not None and memory_owner(arrays[ins.outs[0]]) not in pinned \
                     and stable(x, i, ins.outs[0]):
                 same[ins.outs[0]] = x
                 continue
             key = _key(ins)
             earlier = seen.get(key) if key is not None else None
-            if earlier is not None and not any(_memory(arrays[s]) in pinned
+            if earlier is not None and not any(memory_owner(arrays[s]) in pinned
                                                for s in (*ins.outs, *earlier.outs)):
                 same.update(zip(ins.outs, earlier.outs))
                 continue
@@ -88,9 +89,7 @@ def _times_one(ins: Instr, arrays: list[Any], const: set[int]) -> int | None:
 def _all_ones(b: Any, a: Any) -> bool:
     """Whether constant ``a`` holds only ones, read where that is free: host arrays with
     ufuncs (NumPy; a device backend would pay a transfer, so it is never asked)."""
-    if getattr(getattr(b.xp, "multiply", None), "nout", 0) != 1:
-        return False
-    return bool(b.xp.all(a == 1))
+    return takes_out(b.xp) and bool(b.xp.all(a == 1))
 
 
 class _Stable:
@@ -109,21 +108,21 @@ class _Stable:
             if ins.kind == "host":
                 self.changes.append((i, None))
             elif ins.target is not None:
-                self.changes.append((i, _memory(arrays[ins.target])))
+                self.changes.append((i, memory_owner(arrays[ins.target])))
 
     def __call__(self, x: int, i: int, out: int) -> bool:
-        end, mem = self.last.get(out, i), _memory(self.arrays[x])
+        end, mem = self.last.get(out, i), memory_owner(self.arrays[x])
         return not any(i < j <= end and m in (None, mem) for j, m in self.changes)
 
 
-def _memory(a: Any) -> int:
+def memory_owner(a: Any) -> int:
     """The id of the object owning ``a``'s memory (the end of its ``.base`` chain)."""
     while getattr(a, "base", None) is not None:
         a = a.base
     return id(a)
 
 
-def _pinned_memory(instrs: list[Instr], arrays: list[Any], returned: list[int]) -> set[int]:
+def _pinnedmemory_owner(instrs: list[Instr], arrays: list[Any], returned: list[int]) -> set[int]:
     """The memory that is written in place, held by a tensor, or returned."""
     slots = set(returned)
     for ins in instrs:
@@ -131,7 +130,7 @@ def _pinned_memory(instrs: list[Instr], arrays: list[Any], returned: list[int]) 
             slots.add(ins.target)
         if ins.kind in ("bind", "grad"):
             slots.update(r for r in ins.refs if type(r) is int)
-    return {_memory(arrays[s]) for s in slots}
+    return {memory_owner(arrays[s]) for s in slots}
 
 
 def _key(ins: Instr) -> tuple | None:

@@ -26,10 +26,10 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from .. import autograd as _ag
+from ..backend import takes_out
 from ..context import context
 from ..tensor import Tensor
 from ..tracing import host_call
-from .scratch import has_out
 
 __all__ = ["Optimizer"]
 
@@ -267,7 +267,7 @@ def _scratch_for(b: Any, x: Any, n: int) -> list[Any]:
     ``key`` ``None`` (the whole array) or an index of one chunk along the first axis."""
     shape = tuple(x.shape)
     size = math.prod(shape)
-    if size <= _SMALL and not has_out(b.xp):
+    if size <= _SMALL and not takes_out(b.xp):
         return [x, n, None]
     rows = shape[0] if len(shape) == 0 or size <= 2 * _CHUNK else \
         max(1, _CHUNK // (size // shape[0]))
