@@ -121,6 +121,12 @@ class _N:
         return np.maximum(x, 0.0)
 
     @staticmethod
+    def standardize(x: Any, axes: Any, eps: float = 1e-5) -> Any:
+        axes = axes if isinstance(axes, tuple) else (axes,)
+        d = x - x.mean(axis=axes, keepdims=True)
+        return d / np.sqrt((d * d).mean(axis=axes, keepdims=True) + eps)
+
+    @staticmethod
     def sigmoid(x: Any) -> Any:
         return 1 / (1 + np.exp(-x))
 
@@ -147,9 +153,10 @@ class _N:
         return np.log(np.sum(np.exp(x), axis=axis, keepdims=keepdims))
 
     @staticmethod
-    def softmax(x: Any, axis: int = -1) -> Any:
+    def softmax(x: Any, axis: int = -1, empty_zero: bool = False) -> Any:
         e = np.exp(x)
-        return e / e.sum(axis=axis, keepdims=True)
+        s = e.sum(axis=axis, keepdims=True)
+        return e / np.where(s > 0, s, 1.0) if empty_zero else e / s
 
     @staticmethod
     def log_softmax(x: Any, axis: int = -1) -> Any:
@@ -261,6 +268,7 @@ def make_inputs(case: Case) -> list[np.ndarray]:
 
 _MASK = np.array([[True, False, True, True], [False, False, True, False],
                   [True, True, False, False]])
+_SOFTMAX_MASK = np.array([[True, False, True, True], [False] * 4, [True, True, False, True]])
 _COND = np.array([[True, False, True, False]])
 
 
@@ -438,10 +446,14 @@ def _case_list() -> list[Case]:
     add(Case("var:all_keepdims", lambda m, x: m.var(x, keepdims=True), ((2, 3),),
              prims=("sum",)))
     add(Case("sum:0d", lambda m, x: m.sum(x), ((),)))
-    add(Case("softmax", lambda m, x: m.softmax(x, axis=-1), ((3, 4),),
-             prims=("exp", "sum", "divide")))
-    add(Case("softmax:axis0", lambda m, x: m.softmax(x, axis=0), ((3, 4),),
-             prims=("exp", "sum", "divide")))
+    add(Case("softmax", lambda m, x: m.softmax(x, axis=-1), ((3, 4),)))
+    add(Case("softmax:axis0", lambda m, x: m.softmax(x, axis=0), ((3, 4),)))
+    add(Case("softmax:empty_zero", lambda m, x: m.softmax(  # row 1 all masked: zeros
+        m.where(m.const(_SOFTMAX_MASK), x, -math.inf), axis=-1, empty_zero=True), ((3, 4),),
+        prims=("softmax", "where")))
+    add(Case("standardize", lambda m, x: m.standardize(x, -1), ((3, 4),)))
+    add(Case("standardize:axes", lambda m, x, w: m.standardize(x, (0, 2), eps=0.1) * w,
+             ((2, 3, 4), (3, 1)), prims=("standardize", "multiply")))
     add(Case("log_softmax", lambda m, x: m.log_softmax(x, axis=1), ((3, 4),),
              prims=("subtract", "log", "exp")))
     add(Case("cumsum:axis1", lambda m, x: m.cumsum(x, axis=1), ((3, 4),)))

@@ -143,7 +143,7 @@ def _call_rule(node: Node, slots: list) -> tuple:
     """Run ``node``'s rule on its output gradients; a tuple of input gradients back."""
     if node.saved is None:
         raise GraphFreedError(freed_message(node))
-    if node.n_out > 1:
+    if node.n_out > 1 and node.op.materialize_grads:
         _zeros_for(node, slots)
     if not context.anomaly:
         grads = node.op.backward(node, *slots)

@@ -49,6 +49,7 @@ class _FunctionOp:
     """Adapts a Function subclass to the engine's rule interface."""
 
     save_inputs = False
+    materialize_grads = True  # outputs no gradient reached get zeros (PyTorch's default)
 
     def __init__(self, cls: type, save_output: bool) -> None:
         self.cls = cls

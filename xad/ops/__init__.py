@@ -32,6 +32,8 @@ from .manipulation import *  # noqa: F403
 from .manipulation import __all__ as _m
 from .namespace_info import *  # noqa: F403
 from .namespace_info import __all__ as _ni
+from .normalization import *  # noqa: F403
+from .normalization import __all__ as _no
 from .reduce import *  # noqa: F403
 from .reduce import __all__ as _r
 from .select import *  # noqa: F403
@@ -44,7 +46,7 @@ from .transfer import *  # noqa: F403
 from .transfer import __all__ as _t
 
 __all__ = ["REGISTRY", "Op", "apply", *_b, *_c, *_dtf, *_e, *_em, *_i, *_ip, *_l, *_m, *_ni,
-           *_r, *_sel, *_s, *_so, *_t]
+           *_no, *_r, *_sel, *_s, *_so, *_t]
 
 _tensor.install_operations(_sys.modules[__name__], binary, _elementwise)
 _graph.installed.sum_to = sum_to  # noqa: F405

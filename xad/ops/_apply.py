@@ -30,7 +30,9 @@ class Op:
 
     Class attributes: ``name``; ``save_inputs`` (keep the inputs for backward);
     ``save_output`` (keep the result's array); ``differentiable`` (False for comparisons);
-    ``view`` (the result may share the input's memory: it shares its version counter).
+    ``view`` (the result may share the input's memory: it shares its version counter);
+    ``materialize_grads`` (False: a several-output rule gets ``None``, not zeros, for an
+    output no gradient reached, as PyTorch's ``ctx.set_materialize_grads(False)``).
     An Op whose ``forward`` converts Python-scalar operands itself may also give
     ``array_forward``, the same computation as one expression for operands that are all
     arrays of one dtype: ``xad.compile`` writes that inline where it passes scalars as 0-d
@@ -42,6 +44,7 @@ class Op:
     save_output = False
     differentiable = True
     view = False
+    materialize_grads = True
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -226,8 +226,37 @@ def logsumexp(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
     return out
 
 
-def softmax(x: Tensor, axis: int = -1) -> Tensor:
-    """``exp(x) / sum(exp(x))`` along ``axis``, computed stably.
+class Softmax(Op):
+    """``exp(x - max) / sum(exp(x - max))`` along ``axis`` as one node: its rule
+    ``y * (g - sum(g * y))`` reads only the output (three passes where the composed
+    exp/sum/divide graph took seven). ``empty_zero``: a row with no finite entry gives zeros
+    (masked attention's rows with every key masked out), not NaN."""
+
+    name = "softmax"
+    save_output = True
+
+    @staticmethod
+    def forward(b, x, axis, empty_zero):
+        xp = b.xp
+        m = xp.max(x, axis=axis, keepdims=True)
+        if empty_zero:
+            m = xp.where(xp.isfinite(m), m, xp.zeros_like(m))
+        e = xp.exp(x - m)
+        s = xp.sum(e, axis=axis, keepdims=True)
+        if empty_zero:
+            s = xp.where(s > 0, s, xp.ones_like(s))
+        return e / s
+
+    @staticmethod
+    def backward(node, g):
+        y = node.output()
+        gy = g * y
+        return gy - y * sum(gy, axis=node.params["axis"], keepdims=True)
+
+
+def softmax(x: Tensor, axis: int = -1, *, empty_zero: bool = False) -> Tensor:
+    """``exp(x) / sum(exp(x))`` along ``axis``, computed stably; with ``empty_zero`` a slice
+    with no finite entry (all ``-inf``: every key masked out) gives zeros instead of NaN.
 
     Example:
         >>> import xad
@@ -238,8 +267,7 @@ def softmax(x: Tensor, axis: int = -1) -> Tensor:
         (x,) = autocast_float32(x, op="softmax")
     if x.size == 0:  # nothing to normalise (torch returns the empty tensor too)
         return x * 1
-    e = exp(x - max(x, axis, keepdims=True).detach())
-    return e / sum(e, axis, keepdims=True)
+    return unary(Softmax, x, axis=_axes(axis, x.ndim, "softmax"), empty_zero=bool(empty_zero))
 
 
 def log_softmax(x: Tensor, axis: int = -1) -> Tensor:

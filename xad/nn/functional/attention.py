@@ -84,11 +84,7 @@ def masked_softmax(scores: Tensor, mask: Tensor | None) -> Tensor:
         scores = _ops.where(mask, scores, -math.inf)
     else:
         scores = scores + mask
-    m = _ops.max(scores, axis=-1, keepdims=True).detach()
-    m = _ops.where(_ops.isfinite(m), m, 0.0)
-    e = _ops.exp(scores - m)
-    total = _ops.sum(e, axis=-1, keepdims=True)
-    return e / _ops.where(total > 0, total, 1.0)
+    return _ops.softmax(scores, axis=-1, empty_zero=True)
 
 
 def attention_weights(query: Tensor, key: Tensor, attn_mask: Tensor | None = None,

@@ -174,11 +174,7 @@ def group_norm(x: Tensor, num_groups: int, weight: Tensor | None = None,
     if x.ndim < 2 or num_groups < 1 or x.shape[1] % num_groups:
         raise ValueError(f"group_norm: num_groups={num_groups} must divide the channels of "
                          f"an (N, C, ...) input, got shape {x.shape}")
-    g = x.reshape((x.shape[0], num_groups, -1))
-    mu = g.mean(axis=-1, keepdims=True)
-    d = g - mu
-    var = (d * d).mean(axis=-1, keepdims=True)
-    y = (d / _ops.sqrt(var + eps)).reshape(x.shape)
+    y = _ops.standardize(x.reshape((x.shape[0], num_groups, -1)), -1, eps).reshape(x.shape)
     shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
     if weight is not None:
         y = y * weight.reshape(shape)
@@ -207,11 +203,7 @@ def layer_norm(x: Tensor, normalized_shape: int | Sequence[int], weight: Tensor 
         raise ValueError(f"layer_norm: normalized_shape {shape} does not match the trailing "
                          f"axes of an input of shape {x.shape}")
     x, weight, bias = autocast_float32(x, weight, bias, op="layer_norm")
-    axes = tuple(range(x.ndim - len(shape), x.ndim))
-    mu = x.mean(axis=axes, keepdims=True)
-    d = x - mu
-    var = (d * d).mean(axis=axes, keepdims=True)
-    y = d / _ops.sqrt(var + eps)
+    y = _ops.standardize(x, tuple(range(x.ndim - len(shape), x.ndim)), eps)
     if weight is not None:
         y = y * weight
     if bias is not None:
