@@ -121,6 +121,10 @@ class _N:
         return np.maximum(x, 0.0)
 
     @staticmethod
+    def split_copy(x: Any, sizes: Any, axis: int = 0) -> Any:
+        return tuple(np.split(x, np.cumsum(sizes)[:-1], axis=axis))
+
+    @staticmethod
     def standardize(x: Any, axes: Any, eps: float = 1e-5) -> Any:
         axes = axes if isinstance(axes, tuple) else (axes,)
         d = x - x.mean(axis=axes, keepdims=True)
@@ -451,6 +455,8 @@ def _case_list() -> list[Case]:
     add(Case("softmax:empty_zero", lambda m, x: m.softmax(  # row 1 all masked: zeros
         m.where(m.const(_SOFTMAX_MASK), x, -math.inf), axis=-1, empty_zero=True), ((3, 4),),
         prims=("softmax", "where")))
+    add(Case("split_copy", lambda m, x: m.split_copy(x, [1, 2, 1], axis=1)[0::2],
+             ((3, 4),)))  # the middle piece unused: its gradient is zeros
     add(Case("standardize", lambda m, x: m.standardize(x, -1), ((3, 4),)))
     add(Case("standardize:axes", lambda m, x, w: m.standardize(x, (0, 2), eps=0.1) * w,
              ((2, 3, 4), (3, 1)), prims=("standardize", "multiply")))

@@ -116,8 +116,7 @@ class MultiheadAttention(Module):
             raise ValueError("MultiheadAttention: is_causal=True is a hint that attn_mask is "
                              "the causal mask; pass attn_mask too")
         mask = self._merged_mask(attn_mask, key_padding_mask, n, lq, s, query.dtype)
-        q, k, v = (self._heads(x, w, bb, to_heads)
-                   for x, (w, bb) in zip((query, key, value), self._projections()))
+        q, k, v = self._project(query, key, value, to_heads)
         weights = attention_weights(q, k, mask)
         if self.training and self.dropout > 0.0:
             weights = F.dropout(weights, self.dropout)
@@ -132,12 +131,22 @@ class MultiheadAttention(Module):
             weights = None if weights is None else weights.squeeze(0)
         return out, weights
 
-    def _heads(self, x: Tensor, w: Tensor, b: Tensor | None, to_heads: tuple) -> Tensor:
-        """Project ``x`` (one matrix product over all positions: 2-D is faster than batched)
-        and split the heads off: ``(N, H, L, head_dim)``."""
-        y = F.linear(x.reshape((-1, x.shape[-1])), w, b)
-        return _ops.permute_dims(y.reshape(x.shape[:2] + (self.num_heads, self.head_dim)),
-                                 to_heads)
+    def _project(self, query: Tensor, key: Tensor, value: Tensor,
+                 to_heads: tuple) -> tuple[Tensor, Tensor, Tensor]:
+        """Queries, keys and values, each ``(N, H, L, head_dim)``. Each projection is one
+        2-D matrix product over all positions (faster than batched); self-attention (one
+        tensor for all three) makes the three in one product with the packed weight, as
+        PyTorch, and cuts it with ``split_copy`` (its gradient one concatenation)."""
+        if query is key and key is value and self._qkv_same_embed_dim:
+            y = F.linear(query.reshape((-1, self.embed_dim)), self.in_proj_weight,
+                         self.in_proj_bias)
+            ys = _ops.split_copy(y, self.embed_dim, axis=-1)
+        else:
+            ys = [F.linear(x.reshape((-1, x.shape[-1])), w, bb)
+                  for x, (w, bb) in zip((query, key, value), self._projections())]
+        split = (self.num_heads, self.head_dim)
+        return tuple(_ops.permute_dims(y.reshape(x.shape[:2] + split), to_heads)
+                     for x, y in zip((query, key, value), ys))
 
     def _check_inputs(self, query: Tensor, key: Tensor, value: Tensor, batched: bool) -> None:
         shapes = f"query {query.shape}, key {key.shape}, value {value.shape}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -11,7 +12,7 @@ from ._apply import Op, apply, unary
 from .axes import normalize_axes, normalize_axis
 
 __all__ = ["reshape", "permute_dims", "transpose", "matrix_transpose", "squeeze",
-           "expand_dims", "broadcast_to", "concat", "stack", "split", "flip", "tile",
+           "expand_dims", "broadcast_to", "concat", "stack", "split", "split_copy", "flip", "tile",
            "flatten"]
 
 
@@ -78,6 +79,23 @@ class Concat(Op):
             out.append(g[(slice(None),) * axis + (slice(start, stop), ...)])
             start = stop
         return tuple(out)
+
+
+class SplitCopy(Op):
+    """``x`` cut along ``axis`` at ``bounds`` into new arrays, one node with an output per
+    piece; the rule concatenates the pieces' gradients (zeros for a piece none reached)."""
+
+    name = "split_copy"
+
+    @staticmethod
+    def forward(b, x, axis, bounds):
+        pre = (slice(None),) * axis
+        return tuple(b.xp.asarray(x[pre + (slice(lo, hi),)], copy=True)
+                     for lo, hi in zip(bounds[:-1], bounds[1:]))
+
+    @staticmethod
+    def backward(node, *grads):
+        return concat(grads, axis=node.params["axis"])
 
 
 class Flip(Op):
@@ -227,6 +245,35 @@ def split(x: Tensor, indices_or_sections: int | Sequence[int], axis: int = 0) ->
     bounds = [0, *cuts, n]
     pre = (slice(None),) * axis
     return [x[pre + (slice(a, b), ...)] for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def split_copy(x: Tensor, split_size_or_sections: int | Sequence[int],
+               axis: int = 0) -> tuple[Tensor, ...]:
+    """PyTorch's ``split_copy``: pieces of ``split_size_or_sections`` along ``axis`` (an
+    int: pieces of that size, the last maybe shorter; a list: each piece's size), as new
+    tensors rather than views, so writing to one changes nothing else. Its gradient is one
+    concatenation (the views of :func:`split` scatter into zeros once per piece).
+
+    Example:
+        >>> import xad
+        >>> [t.tolist() for t in xad.split_copy(xad.arange(5), 2)]
+        [[0, 1], [2, 3], [4]]
+    """
+    axis = normalize_axis(axis, x.ndim, "split_copy")
+    n = x.shape[axis]
+    if isinstance(split_size_or_sections, int):
+        step = split_size_or_sections
+        if step <= 0:
+            raise ValueError(f"split_copy: the piece size must be positive, got {step}")
+        sizes = [min(step, n - i) for i in range(0, n, step)] or [0]
+    else:
+        sizes = [int(k) for k in split_size_or_sections]
+        if sum(sizes) != n or min(sizes, default=0) < 0:
+            raise ValueError(f"split_copy: sizes {sizes} do not add up to the length {n} of "
+                             f"axis {axis} of a tensor of shape {x.shape}")
+    bounds = tuple(itertools.accumulate(sizes, initial=0))
+    out = apply(SplitCopy, x, axis=axis, bounds=bounds)
+    return out if isinstance(out, tuple) else (out,)
 
 
 def tile(x: Tensor, repetitions: Sequence[int]) -> Tensor:
