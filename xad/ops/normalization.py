@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from ..tensor import Tensor
 from ._apply import Op, apply
 from .axes import normalize_axes
-from .reduce import mean
+from .reduce import by_product, keep_sum, keep_sum_array
 
 __all__ = ["standardize"]
 
@@ -18,31 +18,39 @@ class Standardize(Op):
     variance, kept dims) as a second output. Its rule reads the two outputs only:
     ``rstd * (g - mean(g) - y * mean(g * y))``, five passes where the composed
     mean/subtract/square/divide graph took about fifteen; ``rstd``'s own gradient (nonzero
-    in second derivatives only) adds ``-rstd**2 * y / n`` times it."""
+    in second derivatives only) adds ``-rstd**2 * y / n`` times it. Means over the last
+    axis are products with ones (:func:`~xad.ops.reduce.by_product`)."""
 
     name = "standardize"
     save_output = True
     materialize_grads = False  # the rule takes None for an output nobody used
 
     @staticmethod
-    def forward(b, x, axes, eps):
-        xp = b.xp
-        d = x - xp.mean(x, axis=axes, keepdims=True)
-        rstd = 1.0 / xp.sqrt(xp.mean(d * d, axis=axes, keepdims=True) + eps)
+    def forward(b, x, axes, eps, product):
+        r = _inverse_count(x.shape, axes)
+        d = x - keep_sum_array(b, x, axes, product) * r
+        rstd = 1.0 / b.xp.sqrt(keep_sum_array(b, d * d, axes, product) * r + eps)
         return d * rstd, rstd
 
     @staticmethod
     def backward(node, g, g_rstd):
         y, rstd = node.output(0), node.output(1)
-        axes = node.params["axes"]
+        axes, product = node.params["axes"], node.params["product"]
+        r = _inverse_count(node.in_shapes[0], axes)
         gx = None
         if g is not None:
-            gx = (g - mean(g, axes, keepdims=True) - y * mean(g * y, axes, keepdims=True)) * rstd
+            m1, m2 = keep_sum(g, axes, product) * r, keep_sum(g * y, axes, product) * r
+            gx = (g - m1 - y * m2) * rstd
         if g_rstd is not None:
-            n = math.prod(node.in_shapes[0][a] for a in axes)
-            t = y * (g_rstd * rstd * rstd * (-1.0 / n))
+            t = y * (g_rstd * rstd * rstd * -r)
             gx = t if gx is None else gx + t
         return gx
+
+
+def _inverse_count(shape: Sequence[int], axes: tuple[int, ...]) -> float:
+    """``1 / n`` for the ``n`` elements a mean over ``axes`` reads (NaN for none, as a mean)."""
+    n = math.prod(shape[a] for a in axes)
+    return 1.0 / n if n else math.nan
 
 
 def standardize(x: Tensor, axes: int | Sequence[int], eps: float = 1e-5) -> Tensor:
@@ -56,6 +64,6 @@ def standardize(x: Tensor, axes: int | Sequence[int], eps: float = 1e-5) -> Tens
     """
     if not x.dtype.is_floating:
         raise TypeError(f"standardize: expected a floating-point tensor, got {x.dtype}")
-    y, _ = apply(Standardize, x, axes=normalize_axes(axes, x.ndim, "standardize"),
-                 eps=float(eps))
+    axes = normalize_axes(axes, x.ndim, "standardize")
+    y, _ = apply(Standardize, x, axes=axes, eps=float(eps), product=by_product(x, axes))
     return y
