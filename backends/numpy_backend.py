@@ -135,6 +135,7 @@ class NumpyBackend(Backend):
     mutable = True
     is_host = True
     array_type = np.ndarray
+    sums_by_product = True
 
     def __init__(self, device: Any = None) -> None:
         if device not in (None, "cpu"):

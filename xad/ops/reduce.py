@@ -231,9 +231,10 @@ def logsumexp(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
 
 def by_product(x: Tensor, axes: tuple[int, ...]) -> bool:
     """Whether :func:`keep_sum` over ``axes`` takes a product with ones: the last axis
-    alone of a float32/float64 tensor (one BLAS call, about 4x NumPy's own sum over rows
-    of 64-128 numbers; float16 has no BLAS on NumPy)."""
-    return x.ndim >= 2 and axes == (x.ndim - 1,) and x.dtype in (_dt.float32, _dt.float64)
+    alone of a float32/float64 tensor on a backend with ``sums_by_product`` (NumPy: one
+    BLAS call, about 4x its own sum over rows of 64-128 numbers)."""
+    return (x._backend.sums_by_product and x.ndim >= 2 and axes == (x.ndim - 1,)
+            and x.dtype in (_dt.float32, _dt.float64))
 
 
 def keep_sum_array(b: Any, x: Any, axes: tuple[int, ...], product: bool) -> Any:
