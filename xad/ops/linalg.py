@@ -99,11 +99,13 @@ class Linear(Op):
 
 def _bias_grad(g: Tensor, g2: Tensor) -> Tensor:
     """``g`` summed over all but its last axis (``g2``: ``g`` as 2-D); on NumPy
-    (``Backend.sums_by_product``), float32/float64 as ``ones @ g2``, one BLAS call
-    (1.5-3x NumPy's column sums of a (2048, 128-512) array)."""
+    (``Backend.sums_by_product``), float32/float64 from 2**17 elements as ``ones @ g2``,
+    one BLAS call (2x NumPy's column sums of a (1024-8192, 128-512) array; smaller ones
+    gain less than the two extra operations cost)."""
     if g.ndim == 1:
         return g
-    if g._backend.sums_by_product and g.dtype in (_dt.float32, _dt.float64):
+    if g._backend.sums_by_product and g.size >= 1 << 17 and \
+            g.dtype in (_dt.float32, _dt.float64):
         row = ones((1, g2.shape[0]), dtype=g.dtype, backend=g._backend)
         return reshape(apply(Matmul, row, g2), (g.shape[-1],))
     from .reduce import sum as _sum

@@ -231,10 +231,11 @@ def logsumexp(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
 
 def by_product(x: Tensor, axes: tuple[int, ...]) -> bool:
     """Whether :func:`keep_sum` over ``axes`` takes a product with ones: the last axis
-    alone of a float32/float64 tensor on a backend with ``sums_by_product`` (NumPy: one
-    BLAS call, about 4x its own sum over rows of 64-128 numbers)."""
-    return (x._backend.sums_by_product and x.ndim >= 2 and axes == (x.ndim - 1,)
-            and x.dtype in (_dt.float32, _dt.float64))
+    alone of a float32/float64 tensor of 2**16 elements or more on a backend with
+    ``sums_by_product`` (NumPy: one BLAS call, about 4x its own sum over rows of 64-128
+    numbers; on small tensors the sum is cheaper than the extra operation)."""
+    return (x._backend.sums_by_product and x.size >= 1 << 16 and x.ndim >= 2
+            and axes == (x.ndim - 1,) and x.dtype in (_dt.float32, _dt.float64))
 
 
 def keep_sum_array(b: Any, x: Any, axes: tuple[int, ...], product: bool) -> Any:
