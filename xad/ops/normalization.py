@@ -59,8 +59,8 @@ def standardize(x: Tensor, axes: int | Sequence[int], eps: float = 1e-5) -> Tens
 
     Example:
         >>> import xad
-        >>> xad.standardize(xad.tensor([[1.0, 3.0]]), -1).tolist()
-        [[-0.9999950000374997, 0.9999950000374997]]
+        >>> [round(v, 4) for v in xad.standardize(xad.tensor([1.0, 3.0]), -1).tolist()]
+        [-1.0, 1.0]
     """
     if not x.dtype.is_floating:
         raise TypeError(f"standardize: expected a floating-point tensor, got {x.dtype}")
