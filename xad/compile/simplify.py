@@ -40,7 +40,7 @@ def simplify(instrs: list[Instr], arrays: list[Any], returned: list[int],
     broadcasts made implicit. ``arrays``: the recorded array of every slot (shapes, values
     of constants, which memory each shares); ``returned``: the slots the program returns;
     ``const``: the slots whose values never change."""
-    pinned = _pinnedmemory_owner(instrs, arrays, returned)
+    pinned = _pinned_memory(instrs, arrays, returned)
     made_by = {s: ins for ins in instrs for s in ins.outs}
     stable = _Stable(instrs, arrays)
     same: dict[int, int] = {}
@@ -122,7 +122,7 @@ def memory_owner(a: Any) -> int:
     return id(a)
 
 
-def _pinnedmemory_owner(instrs: list[Instr], arrays: list[Any], returned: list[int]) -> set[int]:
+def _pinned_memory(instrs: list[Instr], arrays: list[Any], returned: list[int]) -> set[int]:
     """The memory that is written in place, held by a tensor, or returned."""
     slots = set(returned)
     for ins in instrs:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from ..tensor import Tensor
 from ._apply import Op, apply
 from .axes import normalize_axes
-from .reduce import by_product, keep_sum, keep_sum_array
+from .linalg import by_product, keep_sum, keep_sum_array
 
 __all__ = ["standardize"]
 
@@ -19,7 +19,7 @@ class Standardize(Op):
     ``rstd * (g - mean(g) - y * mean(g * y))``, five passes where the composed
     mean/subtract/square/divide graph took about fifteen; ``rstd``'s own gradient (nonzero
     in second derivatives only) adds ``-rstd**2 * y / n`` times it. Means over the last
-    axis are products with ones (:func:`~xad.ops.reduce.by_product`)."""
+    axis are products with ones (:func:`~xad.ops.linalg.by_product`)."""
 
     name = "standardize"
     save_output = True

@@ -5,15 +5,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .. import dtypes as _dt
 from ..context import context
-from ..factories import full
 from ..tensor import Tensor
-from ._apply import Op, apply, unary
+from ._apply import Op, unary
 from .amp_cast import autocast_float32
 from .axes import normalize_axes, normalize_axis
 from .elementwise import astype, exp, isfinite, log, sqrt, where
-from .linalg import Matmul
+from .linalg import by_product, keep_sum, keep_sum_array
 from .shape import broadcast_to, flip, reshape
 
 __all__ = ["sum", "mean", "var", "std", "max", "min", "prod", "logsumexp", "cumsum",
@@ -227,30 +225,6 @@ def logsumexp(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
     if not keepdims:
         out = reshape(out, tuple(n for i, n in enumerate(x.shape) if i not in axes))
     return out
-
-
-def by_product(x: Tensor, axes: tuple[int, ...]) -> bool:
-    """Whether :func:`keep_sum` over ``axes`` takes a product with ones: the last axis
-    alone of a float32/float64 tensor of 2**16 elements or more on a backend with
-    ``sums_by_product`` (NumPy: one BLAS call, about 4x its own sum over rows of 64-128
-    numbers; on small tensors the sum is cheaper than the extra operation)."""
-    return (x._backend.sums_by_product and x.size >= 1 << 16 and x.ndim >= 2
-            and axes == (x.ndim - 1,) and x.dtype in (_dt.float32, _dt.float64))
-
-
-def keep_sum_array(b: Any, x: Any, axes: tuple[int, ...], product: bool) -> Any:
-    """``sum(x, axes, keepdims=True)`` on the array ``x``; ``x @ ones`` when ``product``."""
-    if product:
-        return b.xp.matmul(x, b.full((x.shape[-1], 1), 1, x.dtype))
-    return b.xp.sum(x, axis=axes, keepdims=True)
-
-
-def keep_sum(x: Tensor, axes: tuple[int, ...], product: bool) -> Tensor:
-    """:func:`keep_sum_array` on a tensor, differentiable (the product skips autocast)."""
-    if product:
-        col = full((x.shape[-1], 1), 1, dtype=x.dtype, backend=x._backend)
-        return apply(Matmul, x, col)
-    return sum(x, axes, keepdims=True)
 
 
 class Softmax(Op):
