@@ -200,10 +200,17 @@ class CupyBackend(Backend):
 
     def from_dlpack(self, x: Any, copy: bool | None = None) -> Any:
         """CuPy's ``from_dlpack`` with this device current (its ``device=`` is a DLPack
-        tuple, and CuPy 12 has neither it nor ``copy=``)."""
+        tuple, and CuPy 12 has neither it nor ``copy=``). CuPy 14's ``__dlpack__`` copies
+        only to the CPU: ``copy=True`` of a GPU array is a view, then a copy."""
         with self.device:
-            return self._cp.from_dlpack(x) if copy is None else \
-                self._cp.from_dlpack(x, copy=copy)
+            if copy is None:
+                return self._cp.from_dlpack(x)
+            try:
+                return self._cp.from_dlpack(x, copy=copy)
+            except BufferError:
+                if not copy:
+                    raise
+                return self._cp.from_dlpack(x).copy()
 
     # ----- host copies: where queued checks are reported ---------------------------------
     def to_numpy(self, x: Any) -> Any:

@@ -19,6 +19,10 @@ import os
 # it before anything imports SciPy (xad's NumPy backend does, for erf), once per process and
 # xdist worker. NumPy inputs behave as before; tests/test_third_party.py relies on it.
 os.environ["SCIPY_ARRAY_API"] = "1"
+# JAX is a backend and a reference here, on the CPU (as torch): on a GPU machine it would
+# otherwise take 75% of the GPU's memory in every xdist worker at its first array, and
+# CuPy's tests would run out of memory beside it.
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 import cupy_sim  # noqa: E402
 import pytest  # noqa: E402

@@ -1,7 +1,7 @@
 """xad.compile(cuda_graphs=True): replays launch captured CUDA graphs on CuPy and give what
 eager mode gives. Run against the CuPy emulator (cupy-sim), whose stream capture records
-kernels and whose graphs re-run them on the same buffers (tests/cupy_sim/streams.py); never
-run on a GPU (docs/COMPILE.md). On other backends the flag changes nothing."""
+kernels and whose graphs re-run them on the same buffers (tests/cupy_sim/streams.py), and on
+a GPU when one is present (docs/GPU.md). On other backends the flag changes nothing."""
 
 from __future__ import annotations
 
@@ -57,12 +57,13 @@ def test_captured_replay_matches_eager(xb, name, kw):
         else:
             np.testing.assert_array_equal(a, b)  # the same kernels in the same order
     if xb.name == "cupy":
-        assert fn.graphs == 3
+        assert fn.graphs == 7
     elif _is_cupy(xb):  # call 1 records, call 2 warms up, call 3 captures; 3..20 launch
-        # graphs: up to dropout's draw; from it to cross-entropy's index check (Python);
-        # from there through backward. zero_grad and the optimiser's step (Adam's bias
-        # corrections: host values) run as Python between launches, never inside a graph
-        assert fn.graphs == 3 and COUNTS.graphs == 3
+        # 7 graphs, split where Python runs between them: dropout's draw, cross-entropy's
+        # index check, zero_grad and the optimiser's step (Adam's bias corrections: host
+        # values), and the five matrix products (two forward, three backward), which CuPy
+        # refuses to capture (cuBLAS)
+        assert fn.graphs == 7 and COUNTS.graphs == 7
         assert COUNTS.launches == fn.graphs * (STEPS - 2)
     else:
         assert fn.graphs == 0
@@ -78,6 +79,21 @@ def test_inputs_changing_between_calls_are_seen(xb):
         lin.weight.mul_(-1.0)  # a parameter changed in place is read by the graph
         np.testing.assert_array_equal(f(x).numpy(), (xad.tanh(lin(x)) * 2).numpy())
     assert f.graphs == (1 if _is_cupy(xb) else 0)
+
+
+def test_library_calls_run_between_graphs(xb):
+    """CuPy refuses cuBLAS and cuSOLVER calls inside a capture (so does the emulator): the
+    matrix products and ``eigh`` (two results) run between the graphs, on each call's
+    values."""
+    def fn(a, v):
+        t = xad.tanh(a)
+        return xad.tanh(xad.linalg.eigh(t @ t.mT)[1] @ v) * 2.0
+
+    f = xad.compile(fn, cuda_graphs=True)
+    for k in range(5):
+        a, v = xad.randn(3, 4, dtype=xad.float64), xad.randn(3, 2, dtype=xad.float64) * k
+        np.testing.assert_array_equal(f(a, v).numpy(), fn(a, v).numpy())
+    assert f.graphs == (2 if _is_cupy(xb) else 0)  # tanh | @ eigh @ | tanh, * 2.0
 
 
 def test_results_are_new_arrays_each_call(xb):

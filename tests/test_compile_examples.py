@@ -88,6 +88,15 @@ def test_compiled_example_matches_eager(xb, name, monkeypatch):
         assert result == ref_result
         for a, b in zip(arrays, ref_arrays):
             np.testing.assert_array_equal(a, b)
+    elif xb.name == "cupy":
+        # on a GPU the replay is not bit for bit eager mode (a few ulp; the cause is not
+        # isolated), and Adam turns even a rounding-noise gradient into steps of about lr:
+        # the attention's key bias, whose exact gradient is zero (softmax ignores a shift
+        # shared by a row), drifts by up to 7e-4 between the two runs on an H200
+        # (docs/GPU.md)
+        assert result == pytest.approx(ref_result, rel=1e-3)
+        for a, b in zip(arrays, ref_arrays):
+            np.testing.assert_allclose(a, b, rtol=1e-3, atol=2e-3)
     else:
         assert result == pytest.approx(ref_result, rel=1e-6)
         for a, b in zip(arrays, ref_arrays):

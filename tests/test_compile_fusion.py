@@ -1,8 +1,8 @@
 """xad.compile(fuse=True): chains of elementwise operations run as one ``cupy.fuse`` kernel
 each on CuPy and give what eager mode gives. Run against the CuPy emulator (cupy-sim), whose
 ``cupy.fuse`` traces the function with the same NumPy ufuncs in the same order and counts one
-kernel launch per call (tests/cupy_sim/fusion.py); never run on a GPU (docs/COMPILE.md). On
-other backends the flag changes nothing (no backend but CuPy fuses)."""
+kernel launch per call (tests/cupy_sim/fusion.py), and on a GPU when one is present
+(docs/GPU.md). On other backends the flag changes nothing (no backend but CuPy fuses)."""
 
 from __future__ import annotations
 
@@ -21,8 +21,10 @@ pytestmark = pytest.mark.filterwarnings("error:xad.compile:RuntimeWarning")
 
 def _same(xb: xad.Backend, a: list, b: list) -> None:
     for u, v in zip(a, b):
-        if xb.name == "cupy":  # a GPU's fused kernel may contract a * b + c into an FMA
-            np.testing.assert_allclose(u, v, rtol=1e-6, atol=1e-9)
+        if xb.name == "cupy":  # a GPU's fused kernel contracts a * b + c into an FMA
+            # (NVRTC's default, which cupy.fuse cannot turn off): float32 results differ by
+            # a few ulp, up to 5.6e-6 relative on an H200 (docs/GPU.md)
+            np.testing.assert_allclose(u, v, rtol=2e-5, atol=1e-8)
         else:  # the emulator: the same ufuncs in the same order; elsewhere: no fusion
             np.testing.assert_array_equal(u, v)
 
@@ -32,7 +34,7 @@ def _launches(xb: xad.Backend, make, args: tuple, calls: int = 4) -> dict:
     launched and the fused kernels it called."""
     out = {}
     for fuse in (False, True):
-        f = xad.compile(make(), fuse=fuse)
+        f = xad.compile(make(), fuse=fuse, cuda_graphs=False)  # it counts launches
         results = []
         for _ in range(calls):
             COUNTS.reset()
@@ -172,7 +174,7 @@ def test_fused_kernels_are_captured_in_cuda_graphs():
         x, y = _data()
         runs.append(([f(x, y).numpy() for _ in range(8)], _state(model), f))
     _same(xad.get_backend(), runs[0][0] + runs[0][1], runs[1][0] + runs[1][1])
-    assert runs[1][2].graphs == 3 and runs[1][2].fused == 7
+    assert runs[1][2].graphs == 7 and runs[1][2].fused == 7  # graphs: see test_compile_cuda_graphs
 
 
 @pytest.mark.usefixtures("sim")

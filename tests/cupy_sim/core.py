@@ -179,6 +179,14 @@ def wrap(r: Any, dev: int) -> Any:
     return r
 
 
+# functions that call cuBLAS or cuSOLVER, which CuPy 14 refuses while the stream captures
+# (cupy_backends/cuda/libs/cublas.pyx, cusolver.pyx: ``setStream``)
+LIBRARY = {**dict.fromkeys(("matmul", "__matmul__", "__rmatmul__", "dot", "vdot", "inner",
+                            "tensordot", "einsum", "matrix_power"), "cuBLAS"),
+           **dict.fromkeys(("inv", "solve", "det", "slogdet", "pinv", "matrix_rank",
+                            "cholesky", "eigh", "eigvalsh", "svd", "svdvals", "qr", "lstsq"),
+                           "cuSOLVER")}
+
 # functions whose output size depends on the data: CuPy reads a count back to the host
 SYNCING = frozenset(("nonzero", "unique", "unique_values", "unique_counts", "unique_inverse",
                      "unique_all", "argwhere", "flatnonzero", "extract", "compress"))
@@ -231,6 +239,9 @@ def launch(name: str, fn: Any, a: tuple, k: dict, dev: int) -> Any:
         raise TypeError(f"Unsupported type {ndarray!r} inside a fused function ({name}): "
                         f"pass arrays to it as arguments")
     cap = capturing()
+    if cap is not None and name in LIBRARY:
+        raise NotImplementedError(f"calling {LIBRARY[name]} API during stream capture is "
+                                  f"currently unsupported")
     if cap is None:
         out = fn(*a, **k)
         if name in _INPLACE or k.get("out") is not None or _fresh(out, (a, k)):

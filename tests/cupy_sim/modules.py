@@ -208,12 +208,20 @@ def _astype(x: ndarray, dtype: Any, /, *, copy: bool = True, device: Any = None)
     return x._k("astype", np.ndarray.astype, dtype, copy=copy)
 
 
+def _solve(a: ndarray, b: ndarray, /) -> Any:
+    """CuPy 14's solve (cupy/linalg/_solve.py) broadcasts no batch dimensions."""
+    if b.ndim > 1 and a.shape[:-1] != b.shape[:-1]:
+        raise ValueError("a must have (..., M, M) shape and b must have (..., M, K) for "
+                         "multidimensional b")
+    return core.call("compat.linalg", "solve", cnp.linalg.solve, (a, b), {})
+
+
 _CREATION = ("arange", "empty", "empty_like", "eye", "full", "full_like", "linspace",
              "ones", "ones_like", "zeros", "zeros_like")
 
 compat = _Namespace("compat", cnp, asarray=_with_device("asarray"), astype=_astype,
                     take=_take("compat"),
-                    linalg=_Namespace("compat.linalg", cnp.linalg),
+                    linalg=_Namespace("compat.linalg", cnp.linalg, solve=_solve),
                     fft=_Namespace("compat.fft", cnp.fft),
                     **{n: _ignoring_device(n) for n in _CREATION})
 compat.__name__ = "array_api_compat.cupy"

@@ -244,7 +244,8 @@ class CompiledFunction:
         if problem is not None:
             return _Entry(None, problem)
         try:
-            program = Program(rec, outs, fuse_regions if self.fuse else None)
+            program = Program(rec, outs, fuse_regions if self.fuse else None,
+                              library_calls=bool(self.cuda_graphs))
         except Unsupported as e:
             return _Entry(None, str(e))
         backends = [o._backend if isinstance(o, Tensor) else None for o in outs]

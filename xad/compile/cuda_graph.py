@@ -3,13 +3,17 @@ once per maximal run of kernels (a *segment*) and launched as graphs afterwards.
 
 A program's host calls (``Optimizer.step``, a scheduler, GradScaler) and random draws are
 Python that must run at every call, with the host values of that call (Adam's bias
-corrections, the draw counter): they split the program into segments, and only the segments
-become graphs. The plan of a captured program is the list of its steps: launch segment 0's
-graph, call ``Optimizer.zero_grad()``, draw dropout's mask, launch segment 1's graph, ...
+corrections, the draw counter); CuPy refuses cuBLAS and cuSOLVER calls inside a capture
+(``Op.library``: matrix products, ``linalg``), which run between the graphs as Python too.
+They split the program into segments, and only the segments become graphs. The plan of a
+captured program is the list of its steps: launch segment 0's graph, call
+``Optimizer.zero_grad()``, draw dropout's mask, launch segment 1's graph, multiply two
+matrices, ...
 
 - The first replay of a program runs it plainly (a warm-up, as PyTorch's: kernels are
-  compiled, and each draw's shape and dtype are learned).
-- The second runs it once more with its host calls, draws and writes of tensors' data
+  compiled, and the shapes and dtypes of each draw's and library call's results are
+  learned).
+- The second runs it once more with its host calls, draws, library calls and writes of tensors' data
   replaced by stubs that only note them (a *dry run*: nothing but captured kernels, and
   capture runs none), capturing each segment on a side stream into a private memory pool;
   then it runs the plan. A failed capture (a host-to-device copy, a random draw, an index
@@ -102,6 +106,23 @@ class _Draw:
         self.static[...] = self.fn(*self.args)._array
 
 
+class _Library:
+    """An operation calling cuBLAS or cuSOLVER (``Op.library``), which CuPy refuses inside a
+    capture: run as Python between the graphs, its results copied into the buffers the
+    graphs read (made empty: in the dry run its arguments hold no values yet)."""
+
+    def __init__(self, fn: Any, args: tuple, out: Any) -> None:
+        self.fn, self.args, self.out = fn, args, out
+
+    def __call__(self, b: Any) -> None:
+        new = self.fn(*self.args)
+        if isinstance(self.out, (tuple, list)):
+            for static, a in zip(self.out, new):
+                static[...] = a
+        else:
+            self.out[...] = new
+
+
 class _Plan:
     """A captured program: static argument buffers, the steps, the static results."""
 
@@ -134,8 +155,9 @@ class _DryRun:
     def __init__(self, program: Program, b: Any, shapes: dict) -> None:
         self.b, self.shapes = b, shapes
         self.kernels = [False]  # per segment: whether it has kernels
-        for ins in program.instrs:
-            if ins.kind in ("host", "draw"):
+        self.library = {i for i, ins in enumerate(program.instrs) if program.is_library(ins)}
+        for i, ins in enumerate(program.instrs):
+            if ins.kind in ("host", "draw") or i in self.library:
                 self.kernels.append(False)
             elif ins.kind in ("op", "call"):
                 self.kernels[-1] = True
@@ -151,8 +173,9 @@ class _DryRun:
         for i, ins in enumerate(program.instrs):
             if ins.kind in ("bind", "grad"):
                 stubs[f"h{i}"] = (lambda r: lambda: _BindNote(r, self.binds))(ns[f"h{i}"])
-            elif ins.kind in ("host", "draw"):
-                stubs[f"f{i}"] = self._boundary(i, ins.kind, ns[f"f{i}"])
+            elif ins.kind in ("host", "draw") or i in self.library:
+                kind = "library" if i in self.library else ins.kind
+                stubs[f"f{i}"] = self._boundary(i, kind, ns[f"f{i}"])
         return stubs
 
     def _reader(self, ref: Any, grad: bool, written: bool) -> Any:
@@ -167,12 +190,17 @@ class _DryRun:
             self.close()
             if kind == "host":
                 step: Any = _Host(fn, args)
-            else:
+            elif kind == "draw":
                 shape, dtype = self.shapes[i]
                 step = _Draw(fn, args, self.b.xp.empty(shape, dtype=dtype))
+            else:
+                shapes, empty = self.shapes[i], self.b.xp.empty
+                out = [empty(sh, dtype=dt) for sh, dt in shapes] if type(shapes) is list \
+                    else empty(shapes[0], dtype=shapes[1])
+                step = _Library(fn, args, out)
             self.steps.append(step)
             self.open()
-            return step
+            return step.out if kind == "library" else step
         return stub
 
     def open(self) -> None:
@@ -210,16 +238,18 @@ class GraphReplay:
     def _warm_up(self, arrays: list) -> tuple:
         p, shapes = self.program, {}
 
-        def observe(i: int, fn: Any) -> Any:
-            def draw(*args: Any) -> Any:
-                t = fn(*args)
-                shapes[i] = (tuple(t._array.shape), t._array.dtype)
-                return t
-            return draw
+        def observe(i: int, fn: Any, draw: bool) -> Any:
+            def call(*args: Any) -> Any:
+                r = fn(*args)
+                a = r._array if draw else r
+                shapes[i] = [(tuple(x.shape), x.dtype) for x in a] \
+                    if isinstance(a, (tuple, list)) else (tuple(a.shape), a.dtype)
+                return r
+            return call
 
-        draws = {f"f{i}": observe(i, p.ns[f"f{i}"]) for i, ins in enumerate(p.instrs)
-                 if ins.kind == "draw"}
-        with _patched(p.ns, draws):
+        seen = {f"f{i}": observe(i, p.ns[f"f{i}"], ins.kind == "draw")
+                for i, ins in enumerate(p.instrs) if ins.kind == "draw" or p.is_library(ins)}
+        with _patched(p.ns, seen):
             outs = p.run(arrays)
         self.shapes = shapes
         return outs

@@ -38,8 +38,10 @@ class Program:
     """The replayable form of one recording; call :meth:`run` with the argument arrays."""
 
     def __init__(self, rec: Recorder, outs: list[Tensor | None],
-                 fuse: Callable[[Program], list[Instr]] | None = None) -> None:
+                 fuse: Callable[[Program], list[Instr]] | None = None,
+                 library_calls: bool = False) -> None:
         self.rec = rec
+        self.library_calls = library_calls  # a library op is a call f{i}, never inline
         self.out_slots = [None if t is None else rec.ref(t) for t in outs]
         self.lives = self._check_lives()
         self.const = self._fold()
@@ -213,7 +215,7 @@ class Program:
         outs = ", ".join(f"v{s}" for s in ins.outs) + ("," if len(ins.outs) == 1 else "")
         if ins.kind in ("op", "call"):
             fn = self._forward(ins) if ins.kind == "op" else ins.fn
-            expr = self._inline(i, ins, fn)
+            expr = None if self.is_library(ins) else self._inline(i, ins, fn)
             if expr is not None:
                 return f"v{ins.outs[0]} = {expr}"
             self.ns[f"f{i}"] = _kernel(fn, ins)
@@ -231,6 +233,11 @@ class Program:
         if ins.kind == "host":
             return f"f{i}({args})"
         return f"v{ins.outs[0]} = f{i}({args})._array"
+
+    def is_library(self, ins: Instr) -> bool:
+        """Whether ``ins`` is an operation calling a vendor library (``Op.library``) that
+        this program keeps as a call ``f{i}`` of its own (for :mod:`.cuda_graph`)."""
+        return self.library_calls and ins.kind == "op" and ins.fn.library
 
     def _forward(self, ins: Instr) -> Any:
         """The function replaying op ``ins``: its ``array_forward`` (see ``Op``) where every

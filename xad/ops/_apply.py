@@ -32,7 +32,10 @@ class Op:
     ``save_output`` (keep the result's array); ``differentiable`` (False for comparisons);
     ``view`` (the result may share the input's memory: it shares its version counter);
     ``materialize_grads`` (False: a several-output rule gets ``None``, not zeros, for an
-    output no gradient reached, as PyTorch's ``ctx.set_materialize_grads(False)``).
+    output no gradient reached, as PyTorch's ``ctx.set_materialize_grads(False)``);
+    ``library`` (the forward calls a vendor library, cuBLAS or cuSOLVER on CuPy, which CuPy
+    refuses inside a CUDA-graph capture: ``xad.compile(cuda_graphs=True)`` runs it between
+    the graphs).
     An Op whose ``forward`` converts Python-scalar operands itself may also give
     ``array_forward``, the same computation as one expression for operands that are all
     arrays of one dtype: ``xad.compile`` writes that inline where it passes scalars as 0-d
@@ -45,6 +48,7 @@ class Op:
     differentiable = True
     view = False
     materialize_grads = True
+    library = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -59,6 +59,7 @@ def _gap_inverse(w: Tensor) -> Tensor:
 
 class Cholesky(Op):
     name = "cholesky"
+    library = True
     save_output = True
 
     @staticmethod
@@ -93,6 +94,7 @@ def cholesky(x: Tensor, /, *, upper: bool = False) -> Tensor:
 
 class Eigh(Op):
     name = "eigh"
+    library = True
     save_output = True
 
     @staticmethod
@@ -121,6 +123,7 @@ def eigh(x: Tensor, /) -> EighResult:
 
 class Eigvalsh(Op):
     name = "eigvalsh"
+    library = True
     save_inputs = True
 
     @staticmethod
@@ -148,6 +151,7 @@ def eigvalsh(x: Tensor, /) -> Tensor:
 
 class Svd(Op):
     name = "svd"
+    library = True
     save_output = True
 
     @staticmethod
@@ -197,6 +201,7 @@ def svd(x: Tensor, /, *, full_matrices: bool = True) -> SVDResult:
 
 class Svdvals(Op):
     name = "svdvals"
+    library = True
     save_inputs = True
 
     @staticmethod
@@ -224,6 +229,7 @@ def svdvals(x: Tensor, /) -> Tensor:
 
 class Qr(Op):
     name = "qr"
+    library = True
     save_output = True
 
     @staticmethod

@@ -236,14 +236,18 @@ class Expm1(Op):
 
     @staticmethod
     def forward(b, x):
-        y = b.xp.expm1(x)
-        if b.xad_dtype(x.dtype) in _COMPLEX:
-            # NumPy's complex expm1 is NaN wherever a part is infinite or NaN (and -0 + 0j
-            # at -0 + 0j); exp(x) - 1 gives the standard's answers there (inf + 0j, -1 + 0j,
-            # 0 + 0j, ...)
-            xp = b.xp
-            y = xp.where(xp.isfinite(x) & (x != 0), y, xp.exp(x) - 1)
-        return y
+        xp = b.xp
+        if b.xad_dtype(x.dtype) not in _COMPLEX:
+            return xp.expm1(x)
+        # Complex expm1 from real parts: NumPy's is NaN wherever a part is infinite or NaN
+        # (and -0 + 0j at -0 + 0j), CuPy's is exp(x) - 1 (0 at 1e-10 in complex64).
+        # expm1(a + ib) = expm1(a) cos b - 2 sin^2(b/2) + i e^a sin b is accurate for small
+        # x; exp(x) - 1 gives the standard's answers off the finite, nonzero values
+        # (inf + 0j, -1 + 0j, 0 + 0j, ...).
+        a, t = xp.real(x), xp.imag(x)
+        s = xp.sin(t / 2)
+        y = (xp.expm1(a) * xp.cos(t) - 2 * s * s) + 1j * (xp.exp(a) * xp.sin(t))
+        return xp.where(xp.isfinite(x) & (x != 0), y, xp.exp(x) - 1)
 
     @staticmethod
     def backward(node, g):

@@ -17,6 +17,7 @@ from ..tensor import Tensor
 from ._apply import Op, apply, unary
 from .elementwise import _nograd
 from .linalg import matmul
+from .manipulation import _broadcast_shapes
 from .shape import expand_dims
 from .shape import matrix_transpose as _mT
 
@@ -52,6 +53,7 @@ def _check(name: str, x: Tensor, square: bool = True, grad: bool = True) -> None
 
 class Inv(Op):
     name = "inv"
+    library = True
     save_output = True
 
     @staticmethod
@@ -66,11 +68,19 @@ class Inv(Op):
 
 class Solve(Op):
     name = "solve"
+    library = True
     save_inputs = True
     save_output = True
 
     @staticmethod
     def forward(b, a, x2):
+        # CuPy's solve broadcasts no batch dimensions (NumPy's does): broadcast them here
+        batch = _broadcast_shapes([tuple(a.shape[:-2]), tuple(x2.shape[:-2])])
+        xp = b.xp
+        if tuple(a.shape[:-2]) != batch:
+            a = xp.broadcast_to(a, batch + tuple(a.shape[-2:]))
+        if tuple(x2.shape[:-2]) != batch:
+            x2 = xp.broadcast_to(x2, batch + tuple(x2.shape[-2:]))
         return _call("solve", b, a, x2)
 
     @staticmethod
@@ -83,6 +93,7 @@ class Solve(Op):
 
 class Det(Op):
     name = "det"
+    library = True
     save_inputs = True
     save_output = True
 
@@ -98,6 +109,7 @@ class Det(Op):
 
 class Slogdet(Op):
     name = "slogdet"
+    library = True
     save_inputs = True
 
     @staticmethod
@@ -165,6 +177,7 @@ def slogdet(x: Tensor, /) -> SlogdetResult:
 
 class Pinv(Op):
     name = "pinv"
+    library = True
     save_inputs = True
     save_output = True
 
@@ -202,6 +215,7 @@ def pinv(x: Tensor, /, *, rtol: float | Tensor | None = None) -> Tensor:
 
 
 MatrixRank = _nograd("matrix_rank", lambda b, x, rtol: _call("matrix_rank", b, x, rtol=rtol))
+MatrixRank.library = True  # an SVD: cuSOLVER on CuPy
 
 
 def matrix_rank(x: Tensor, /, *, rtol: float | Tensor | None = None) -> Tensor:

@@ -20,6 +20,7 @@ __all__ = ["matmul", "linear", "einsum", "tensordot"]
 
 class Matmul(Op):
     name = "matmul"
+    library = True
     save_inputs = True
 
     @staticmethod
@@ -74,6 +75,7 @@ class Linear(Op):
     contiguous, in the weight's own layout, and the bias gradient is one sum."""
 
     name = "linear"
+    library = True
     save_inputs = True
 
     @staticmethod
@@ -164,6 +166,7 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 # ----- einsum ---------------------------------------------------------------------------
 class Einsum(Op):
     name = "einsum"
+    library = True
     save_inputs = True
 
     @staticmethod

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The checks a lent GPU machine runs (docs/GPU.md, ../shared/GPU.md), in one call of the
+# device tool: the cupy column of the test matrix, the compiled tests replaying through CUDA
+# graphs, the examples on cupy, and bench/bench_gpu.py. Outputs go to $OUT.
+# Needs .whl/ with array-api-compat and array-api-strict wheels (py3-none-any).
+set -u
+OUT="${OUT:-/tmp/gpu-out}"; mkdir -p "$OUT"
+python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl || exit 1
+export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
+{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
+  python3 -c "import cupy, xad; print('cupy', cupy.__version__, 'runtime', \
+cupy.cuda.runtime.runtimeGetVersion()); print(xad.set_backend('cupy'))"; } > "$OUT/gpu.txt" 2>&1
+pt="python3 -m pytest -p no:cacheprovider -q -rfE --timeout 120"
+for ex in digits cnn_digits transformer_addition fit_nonlinear; do
+  (timeout "${EX_TIMEOUT:-200}" python3 examples/$ex.py --backend cupy --quiet; echo "$ex rc=$?") \
+    > "$OUT/ex_$ex.txt" 2>&1 &
+done
+XAD_CUDA_GRAPHS=1 timeout 200 $pt -n 3 -k "cupy and not sim" tests/test_compile.py \
+  tests/test_compile_cuda_graphs.py > "$OUT/graphs.txt" 2>&1 &
+timeout "${TEST_TIMEOUT:-240}" $pt -n 8 -k "cupy and not sim" tests > "$OUT/tests.txt" 2>&1
+echo "tests rc=$?" >> "$OUT/tests.txt"
+wait
+cat "$OUT"/ex_*.txt > "$OUT/examples.txt"; rm -f "$OUT"/ex_*.txt
+[[ "${BENCH:-1}" == 1 ]] && timeout "${BENCH_TIMEOUT:-100}" python3 bench/bench_gpu.py --repeat 5 > "$OUT/bench.txt" 2>&1
+echo "bench rc=$?" >> "$OUT/bench.txt"
