@@ -9,7 +9,8 @@ python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl || 
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
   python3 -c "import cupy, xad; print('cupy', cupy.__version__, 'runtime', \
-cupy.cuda.runtime.runtimeGetVersion()); print(xad.set_backend('cupy'))"; } > "$OUT/gpu.txt" 2>&1
+cupy.cuda.runtime.runtimeGetVersion()); print(xad.set_backend('cupy'))"
+  python3 -c "import scipy, numpy, torch; print(scipy.__version__, numpy.__version__, torch.__version__)"; } > "$OUT/gpu.txt" 2>&1
 pt="python3 -m pytest -p no:cacheprovider -q -rfE --timeout 120"
 for ex in digits cnn_digits transformer_addition fit_nonlinear; do
   (timeout "${EX_TIMEOUT:-200}" python3 examples/$ex.py --backend cupy --quiet; echo "$ex rc=$?") \
