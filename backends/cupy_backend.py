@@ -158,6 +158,7 @@ class CupyBackend(Backend):
         self._pending: dict[Hashable, tuple[Any, Callable]] = {}  # see check_bounds
         self._stream: Any = None  # the side stream CUDA graphs are captured on
         self._capturing = False
+        self._segment_pool = contextlib.ExitStack()  # begin_graph's allocator
         with self.device:  # the hash constants, made once on the device
             self._k = tuple(cp.asarray(k, dtype=cp.uint64) for k in _SPLITMIX)
         self.manual_seed(0)
@@ -302,6 +303,7 @@ class CupyBackend(Backend):
                 finally:
                     if self._capturing:  # an error inside: abandon the capture
                         self._capturing = False
+                        self._segment_pool.close()
                         with contextlib.suppress(Exception):
                             self._stream.end_capture()
             if [(k, id(v[0])) for k, v in self._pending.items()] != pending:
@@ -309,8 +311,15 @@ class CupyBackend(Backend):
                                    "graph would never report it); compile without "
                                    "cuda_graphs")
 
-    def begin_graph(self) -> None:
-        """Start capturing the kernels run on the side stream (inside :meth:`graph_capture`)."""
+    def begin_graph(self, pool: Any) -> None:
+        """Start capturing the kernels run on the side stream (inside :meth:`graph_capture`),
+        their new arrays drawn from ``pool``, this graph's own: a block that one graph's
+        temporary frees is never another graph's. (With one pool for all, a value a later
+        graph makes and keeps for the next call, a tensor rebound to it, could share its
+        block with an earlier graph's temporary, which the next call writes first: seen on
+        an H200, BatchNorm's ``num_batches_tracked`` overwritten by a boolean mask.)"""
+        self._segment_pool = contextlib.ExitStack()
+        self._segment_pool.enter_context(self._cp.cuda.using_allocator(pool.malloc))
         self._stream.begin_capture()
         self._capturing = True
 
@@ -318,7 +327,9 @@ class CupyBackend(Backend):
         """The ``cupy.cuda.Graph`` of the kernels captured since :meth:`begin_graph` (they have
         not run)."""
         self._capturing = False
-        return self._stream.end_capture()
+        graph = self._stream.end_capture()
+        self._segment_pool.close()
+        return graph
 
     def launch_graph(self, graph: Any) -> None:
         """Run ``graph`` on this device's current stream (after what is queued there)."""

@@ -157,13 +157,15 @@ def test_memory_does_not_grow_across_replays(sim):
     pool = cupy_sim.POOLS[sim.device.id]
     for _ in range(4):  # record, warm up, capture, first launch
         f(x, y)
-    private = f._last.graphs.plan.pool
+    private = f._last.graphs.plan.pools  # the program's, then one per graph
     seen = []
     for _ in range(6):
         f(x, y)
-        seen.append((pool.mallocs, pool.used_bytes(), private.mallocs, private.used_bytes()))
+        seen.append((pool.mallocs, pool.used_bytes(),
+                     [(p.mallocs, p.used_bytes()) for p in private]))
     assert seen[1:] == seen[:-1], seen
-    assert private.mallocs > 0  # the graphs' buffers live in the program's own pool
+    assert len(private) == 1 + f.graphs  # each graph's temporaries in a pool of its own
+    assert all(p.mallocs > 0 for p in private[1:])  # the graphs' buffers live there
 
 
 def test_a_capture_that_fails_replays_without_graphs(sim, monkeypatch):

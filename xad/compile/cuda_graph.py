@@ -15,7 +15,8 @@ matrices, ...
   learned).
 - The second runs it once more with its host calls, draws, library calls and writes of tensors' data
   replaced by stubs that only note them (a *dry run*: nothing but captured kernels, and
-  capture runs none), capturing each segment on a side stream into a private memory pool;
+  capture runs none), capturing each segment on a side stream into a private memory pool
+  of its own (``Backend.begin_graph`` says why);
   then it runs the plan. A failed capture (a host-to-device copy, a random draw, an index
   check inside a segment) leaves no trace: the program replays without graphs, with one
   warning.
@@ -126,8 +127,8 @@ class _Library:
 class _Plan:
     """A captured program: static argument buffers, the steps, the static results."""
 
-    def __init__(self, b: Any, pool: Any, statics: list, steps: list, outs: tuple) -> None:
-        self.b, self.pool, self.statics, self.steps, self.outs = b, pool, statics, steps, outs
+    def __init__(self, b: Any, pools: list, statics: list, steps: list, outs: tuple) -> None:
+        self.b, self.pools, self.statics, self.steps, self.outs = b, pools, statics, steps, outs
         self.graphs = sum(1 for s in steps if type(s) is _Segment and s.graph is not None)
 
     def run(self, arrays: list) -> tuple:
@@ -162,6 +163,7 @@ class _DryRun:
             elif ins.kind in ("op", "call"):
                 self.kernels[-1] = True
         self.k, self.steps, self.reads, self.binds = 0, [], [], []
+        self.pools: list = []  # one per graph (Backend.begin_graph says why)
 
     def stubs(self, program: Program) -> dict:
         ns, stubs = program.ns, {}
@@ -205,7 +207,8 @@ class _DryRun:
 
     def open(self) -> None:
         if self.kernels[self.k]:
-            self.b.begin_graph()
+            self.pools.append(self.b.graph_pool())
+            self.b.begin_graph(self.pools[-1])
 
     def close(self) -> None:
         graph = self.b.end_graph() if self.kernels[self.k] else None
@@ -266,4 +269,4 @@ class GraphReplay:
                 dry.close()
         except Exception as e:  # nothing ran: the caller replays without graphs
             raise CaptureFailed(f"{type(e).__name__}: {e}") from e
-        return _Plan(b, pool, statics, dry.steps, outs)
+        return _Plan(b, [pool, *dry.pools], statics, dry.steps, outs)
