@@ -343,6 +343,32 @@ class CupyBackend(Backend):
         return self._cp.fuse(kernel_name=name)(make(self._cp))
 
     # ----- what the standard lacks -------------------------------------------------------
+    def im2col(self, x: Any, kernel: tuple[int, int], stride: tuple[int, int],
+               dilation: tuple[int, int], pads: tuple[int, int, int, int],
+               value: float) -> Any:
+        """The windows as one strided view of the batch-last (padded) image and one copy,
+        as NumPy's. The reference path's ``stack`` of more than 8 slices is one CuPy kernel
+        reading a table of their pointers, uploaded first: a host-to-device copy, which a
+        CUDA-graph capture refuses (seen on an H200)."""
+        cp = self._cp
+        n, c, h, w = x.shape
+        top, bottom, left, right = pads
+        (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
+        with self.device:
+            xt = cp.transpose(x, (1, 2, 3, 0))
+            if any(pads):
+                padded = cp.full((c, h + top + bottom, w + left + right, n), value, x.dtype)
+                padded[:, top:top + h, left:left + w] = xt
+                xt = padded
+            else:
+                xt = cp.ascontiguousarray(xt)
+            ho = (xt.shape[1] - dh * (kh - 1) - 1) // sh + 1
+            wo = (xt.shape[2] - dw * (kw - 1) - 1) // sw + 1
+            sc, sy, sx, sn = xt.strides
+            view = cp.lib.stride_tricks.as_strided(
+                xt, (c, kh, kw, ho, wo, n), (sc, sy * dh, sx * dw, sy * sh, sx * sw, sn))
+            return view.copy()
+
     def index_add(self, x: Any, key: Any, values: Any) -> Any:
         """``x[key] += values`` with repeats accumulating, in place and in ``x``'s own layout
         (``cupyx.scatter_add`` takes any key ``__setitem__`` takes): no flat-position array,

@@ -91,7 +91,8 @@ def _real(ns: str, name: str):
     owner = {"cupy": cupy, "compat": real_compat, "cupyx": cupyx, "ndarray": cupy.ndarray,
              "random": cupy.random, "Generator": cupy.random.Generator,
              "cupyx.scipy.special": cupyx.scipy.special, "compat.linalg": real_compat.linalg,
-             "compat.fft": real_compat.fft}[ns]
+             "compat.fft": real_compat.fft,
+             "cupy.lib.stride_tricks": cupy.lib.stride_tricks}[ns]
     return name, getattr(owner, name, None)
 
 

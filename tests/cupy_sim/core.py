@@ -187,6 +187,8 @@ LIBRARY = {**dict.fromkeys(("matmul", "__matmul__", "__rmatmul__", "dot", "vdot"
                             "cholesky", "eigh", "eigvalsh", "svd", "svdvals", "qr", "lstsq"),
                            "cuSOLVER")}
 
+_JOINS = frozenset(("concat", "concatenate", "stack", "hstack", "vstack", "dstack"))
+
 # functions whose output size depends on the data: CuPy reads a count back to the host
 SYNCING = frozenset(("nonzero", "unique", "unique_values", "unique_counts", "unique_inverse",
                      "unique_all", "argwhere", "flatnonzero", "extract", "compress"))
@@ -239,6 +241,10 @@ def launch(name: str, fn: Any, a: tuple, k: dict, dev: int) -> Any:
         raise TypeError(f"Unsupported type {ndarray!r} inside a fused function ({name}): "
                         f"pass arrays to it as arguments")
     cap = capturing()
+    if cap is not None and name in _JOINS and len(a[0]) > 8:
+        # CuPy 14 joins more than 8 small arrays in one kernel reading a table of their
+        # pointers, uploaded first (_routines_manipulation.pyx: _concatenate_single_kernel)
+        refuse_in_capture(f"a host-to-device copy: {name} of {len(a[0])} arrays")
     if cap is not None and name in LIBRARY:
         raise NotImplementedError(f"calling {LIBRARY[name]} API during stream capture is "
                                   f"currently unsupported")

@@ -164,7 +164,15 @@ def _take(ns: str) -> Any:
     return take
 
 
-cupy = _Namespace("cupy", np, ndarray=ndarray, cuda=cuda, random=random, asnumpy=asnumpy,
+def _as_strided(x: ndarray, shape: Any = None, strides: Any = None) -> ndarray:
+    """``cupy.lib.stride_tricks.as_strided``: a view, no kernel."""
+    core.record("cupy.lib.stride_tricks", "as_strided", (x, shape, strides), {})
+    return ndarray(np.lib.stride_tricks.as_strided(x._a, shape, strides), x._dev)
+
+
+lib = types.SimpleNamespace(stride_tricks=types.SimpleNamespace(as_strided=_as_strided))
+
+cupy = _Namespace("cupy", np, ndarray=ndarray, cuda=cuda, random=random, asnumpy=asnumpy, lib=lib,
                   array=_array, asarray=_asarray, take=_take("cupy"), fuse=fusion.fuse,
                   get_default_memory_pool=lambda: core.POOLS[core.current_device()])
 cupy.__name__ = "cupy"
