@@ -277,13 +277,13 @@ def compile(fn: Callable | None = None, *, cache_size: int = 8,
     without tensors, graph nodes or rule lookups. Usable as ``@xad.compile``.
 
     ``cuda_graphs=True``: on CuPy, replays launch the program's kernels as captured CUDA
-    graphs, split at its host calls and random draws (off by default, as PyTorch's
+    graphs, split at its host calls, random draws and matrix products (off by default, as PyTorch's
     ``mode="reduce-overhead"``; ``XAD_CUDA_GRAPHS=1`` turns it on by default, ``=0`` off
     everywhere; other backends ignore it). docs/COMPILE.md says what changes.
 
     ``fuse=True``: on CuPy, each run of consecutive elementwise operations (operators,
-    ``tanh``, ``exp``, ...) of one shape runs as one ``cupy.fuse`` kernel (off by default:
-    never run on a GPU; ``XAD_FUSE=1``/``=0`` as above; other backends ignore it).
+    ``tanh``, ``exp``, ...) of one shape runs as one ``cupy.fuse`` kernel (off by default;
+    ``XAD_FUSE=1``/``=0`` as above; other backends ignore it).
 
     Example:
         >>> import xad
