@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import math
 import os
 import platform
 from typing import Any
@@ -198,6 +199,39 @@ class NumpyBackend(Backend):
                           writeable=False)
         return view.copy()
 
+    # score elements per piece of (batch, head) pairs: 512 KiB of float32, in L2 cache
+    ATTENTION_PIECE = 2 ** 17
+
+    def attention(self, q: Any, k: Any, v: Any, scale: float) -> tuple:
+        """Over pieces of the (batch, head) pairs whose scores stay in the CPU's cache, in
+        place: the weights are written once, where a whole ``(..., L, S)`` scores array
+        would pass through memory five times (scores, max, exp, sum, divide)."""
+        (qf, kf, vf), step = _attention_pieces(q, k, v)
+        out = np.empty(qf.shape[:-1] + vf.shape[-1:], q.dtype)
+        p = np.empty(qf.shape[:-1] + kf.shape[-2:-1], q.dtype)
+        for i in range(0, len(qf), step):
+            c = slice(i, i + step)
+            np.matmul(_attention_weights(qf[c] * scale, kf[c], p[c]), vf[c], out=out[c])
+        return (out.reshape(q.shape[:-1] + v.shape[-1:]),
+                p.reshape(q.shape[:-1] + k.shape[-2:-1]))
+
+    def attention_grad(self, q: Any, k: Any, v: Any, g: Any, p: Any, scale: float) -> tuple:
+        """The three gradients piece by piece, each piece's weights read once."""
+        (qf, kf, vf, gf, pf), step = _attention_pieces(q, k, v, g, p)
+        dq, dk, dv = np.empty_like(qf), np.empty_like(kf), np.empty_like(vf)
+        for i in range(0, len(qf), step):
+            c = slice(i, i + step)
+            pc = pf[c]
+            np.matmul(np.swapaxes(pc, -1, -2), gf[c], out=dv[c])
+            ds = np.matmul(gf[c], np.swapaxes(vf[c], -1, -2))
+            ds *= pc                                  # p * dp
+            ds -= pc * _row_sums(ds)                  # - p * sum(p * dp)
+            np.matmul(ds, kf[c], out=dq[c])
+            dq[c] *= scale
+            np.matmul(np.swapaxes(ds, -1, -2), qf[c], out=dk[c])
+            dk[c] *= scale
+        return dq.reshape(q.shape), dk.reshape(k.shape), dv.reshape(v.shape)
+
     def erf(self, x: Any) -> Any:
         if _scipy_erf is not None:
             return _scipy_erf(x).astype(x.dtype, copy=False)
@@ -224,3 +258,26 @@ class NumpyBackend(Backend):
 
     def set_rng_state(self, state: Any) -> None:
         self._rng.bit_generator.state = state
+
+
+def _attention_pieces(*arrays: Any) -> tuple[list, int]:
+    """The arrays as stacks of matrices, and how many (batch, head) pairs a piece takes."""
+    q, k = arrays[0], arrays[1]
+    n = math.prod(q.shape[:-2])
+    flat = [a.reshape((n,) + a.shape[-2:]) for a in arrays]
+    return flat, max(1, NumpyBackend.ATTENTION_PIECE // max(1, q.shape[-2] * k.shape[-2]))
+
+
+def _row_sums(x: Any) -> Any:
+    """Sums over the last axis as a product with ones (one BLAS call, several times
+    NumPy's ``sum`` over rows of 64-128 numbers)."""
+    return np.matmul(x, np.ones((x.shape[-1], 1), x.dtype))
+
+
+def _attention_weights(qs: Any, k: Any, p: Any) -> Any:
+    """``softmax(qs @ k^T)`` over the last axis, into ``p``."""
+    np.matmul(qs, np.swapaxes(k, -1, -2), out=p)
+    p -= p.max(axis=-1, keepdims=True)
+    np.exp(p, out=p)
+    p /= _row_sums(p)
+    return p

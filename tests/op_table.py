@@ -41,6 +41,7 @@ class _X:
     def cube(x: xad.Tensor) -> xad.Tensor:
         return Cube.apply(x)
 
+    attention = staticmethod(xad.ops.attention.attention)
     im2col = staticmethod(xad.ops.convolution.im2col)
     col2im = staticmethod(xad.ops.convolution.col2im)
 
@@ -161,6 +162,12 @@ class _N:
         e = np.exp(x)
         s = e.sum(axis=axis, keepdims=True)
         return e / np.where(s > 0, s, 1.0) if empty_zero else e / s
+
+    @staticmethod
+    def attention(q: Any, k: Any, v: Any, scale: float) -> Any:
+        s = q @ np.swapaxes(k, -1, -2) * scale
+        e = np.exp(s - s.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True) @ v
 
     @staticmethod
     def log_softmax(x: Any, axis: int = -1) -> Any:
@@ -450,6 +457,10 @@ def _case_list() -> list[Case]:
     add(Case("var:all_keepdims", lambda m, x: m.var(x, keepdims=True), ((2, 3),),
              prims=("sum",)))
     add(Case("sum:0d", lambda m, x: m.sum(x), ((),)))
+    add(Case("attention", lambda m, q, k, v: m.attention(q, k, v, 0.7),
+             ((2, 3, 4), (2, 5, 4), (2, 5, 2))))
+    add(Case("attention:2d", lambda m, q, k, v: m.attention(q, k, v, 0.5),
+             ((3, 2), (4, 2), (4, 3))))
     add(Case("softmax", lambda m, x: m.softmax(x, axis=-1), ((3, 4),)))
     add(Case("softmax:axis0", lambda m, x: m.softmax(x, axis=0), ((3, 4),)))
     add(Case("softmax:empty_zero", lambda m, x: m.softmax(  # row 1 all masked: zeros

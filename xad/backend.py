@@ -213,6 +213,18 @@ class Backend:
         ``shape`` (the adjoint of :meth:`im2col`), or ``None`` to use the reference path."""
         return None
 
+    def attention(self, q: Any, k: Any, v: Any, scale: float) -> tuple | None:
+        """``(softmax(q @ k^T * scale) @ v, softmax(q @ k^T * scale))`` over the last two
+        axes (``xad.ops.attention``'s forward; the leading axes and dtypes agree), or
+        ``None`` to use the reference path."""
+        return None
+
+    def attention_grad(self, q: Any, k: Any, v: Any, g: Any, p: Any,
+                       scale: float) -> tuple | None:
+        """``(dq, dk, dv)`` of :meth:`attention` for the output gradient ``g`` and the
+        weights ``p`` it made (read, never changed), or ``None`` to use the reference path."""
+        return None
+
     def fuse(self, make: Callable[[Any], Callable], name: str) -> Callable | None:
         """One kernel for the elementwise function ``make(ns)`` returns, written over ``ns``,
         a namespace of this library's ufuncs (``ns.tanh``; operators on its arguments), and

@@ -11,7 +11,7 @@ from ..factories import zeros
 from ..tensor import Tensor
 from . import functional as F
 from . import init
-from .functional.attention import attention_weights
+from .functional.attention import attention_weights, fused_attention
 from .linear import Linear, _resolve
 from .module import Module, Parameter
 
@@ -117,10 +117,15 @@ class MultiheadAttention(Module):
                              "the causal mask; pass attn_mask too")
         mask = self._merged_mask(attn_mask, key_padding_mask, n, lq, s, query.dtype)
         q, k, v = self._project(query, key, value, to_heads)
-        weights = attention_weights(q, k, mask)
-        if self.training and self.dropout > 0.0:
-            weights = F.dropout(weights, self.dropout)
-        out = _ops.permute_dims(_ops.matmul(weights, v), back)
+        dropping = self.training and self.dropout > 0.0
+        fused = None if need_weights or mask is not None or dropping \
+            else fused_attention(q, k, v)
+        if fused is None:
+            weights = attention_weights(q, k, mask)
+            if dropping:
+                weights = F.dropout(weights, self.dropout)
+            fused = _ops.matmul(weights, v)
+        out = _ops.permute_dims(fused, back)
         out = self.out_proj(out.reshape((-1, self.embed_dim))).reshape(query.shape)
         if not need_weights:
             weights = None

@@ -9,6 +9,7 @@ import sys as _sys
 
 from .. import graph as _graph
 from .. import tensor as _tensor
+from . import attention as _attention  # noqa: F401  (registers attention, attention_grad)
 from . import convolution as _convolution  # noqa: F401  (registers im2col, col2im)
 from . import elementwise as _elementwise
 from ._apply import REGISTRY, Op, apply, binary

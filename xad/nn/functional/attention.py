@@ -1,7 +1,8 @@
 """Attention as a function: ``scaled_dot_product_attention`` (PyTorch's signature and masks).
 
-Composed from xad's primitives (matmul, where, exp, sum), so it runs on every backend and
-is differentiable to any order.
+Composed from xad's primitives (matmul, softmax, where), so it runs on every backend and is
+differentiable to any order; without a mask or dropout it is one node
+(:func:`xad.ops.attention.attention`), whose weights are never kept.
 """
 
 from __future__ import annotations
@@ -10,7 +11,9 @@ import math
 
 from ... import dtypes as _dt
 from ... import ops as _ops
+from ...context import context
 from ...factories import arange
+from ...ops.attention import attention
 from ...tensor import Tensor
 from .layers import dropout
 
@@ -87,6 +90,18 @@ def masked_softmax(scores: Tensor, mask: Tensor | None) -> Tensor:
     return _ops.softmax(scores, axis=-1, empty_zero=True)
 
 
+def fused_attention(query: Tensor, key: Tensor, value: Tensor,
+                    scale: float | None = None) -> Tensor | None:
+    """``softmax(query @ key.T * scale) @ value`` as one node where that is the same
+    computation (the leading axes and dtypes agree, no autocast), else None."""
+    if context.autocast is not None or not query.dtype == key.dtype == value.dtype \
+            or not query.shape[:-2] == key.shape[:-2] == value.shape[:-2] \
+            or query.size == 0 or key.size == 0:
+        return None
+    s = (1.0 / math.sqrt(query.shape[-1])) if scale is None else scale
+    return attention(query, key, value, s)
+
+
 def attention_weights(query: Tensor, key: Tensor, attn_mask: Tensor | None = None,
                       is_causal: bool = False, scale: float | None = None) -> Tensor:
     """``softmax(query @ key.T * scale + mask)``: the weights of
@@ -130,6 +145,10 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
         raise ValueError(f"scaled_dot_product_attention: dropout_p must be in [0, 1], got "
                          f"{dropout_p}")
     _check(query, key, value, attn_mask, is_causal)
+    if attn_mask is None and not is_causal and dropout_p == 0.0:
+        out = fused_attention(query, key, value, scale)
+        if out is not None:
+            return out
     weights = attention_weights(query, key, attn_mask, is_causal, scale)
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, training=True)

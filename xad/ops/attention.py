@@ -1,0 +1,109 @@
+"""Scaled dot-product attention as one node: ``softmax(q @ k^T * scale) @ v`` over the last
+two axes, without a mask or dropout (``scaled_dot_product_attention`` and
+``MultiheadAttention`` use it there).
+
+The node keeps the ``(..., L, S)`` weights (a second output) for its rule. A backend may
+compute both over pieces of the (batch, head) pairs (``Backend.attention``/
+``attention_grad``: NumPy's keep each piece's scores and gradients in the CPU's cache, so
+the weights pass through memory twice, written and read back, instead of a dozen times);
+the reference path below uses the standard's functions on whole arrays. The rule is one
+operation for the three gradients (``AttentionGrad``), or, when the backward pass is itself
+recorded (``create_graph``), the same formulas in xad operations, so that higher derivatives
+work.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..context import context
+from ..tensor import Tensor
+from ._apply import Op, apply
+from .linalg import matmul
+from .reduce import softmax, sum
+from .shape import matrix_transpose as _mT
+
+__all__ = ["attention"]
+
+
+def _weights(b: Any, qs: Any, k: Any) -> Any:
+    xp = b.xp
+    s = xp.matmul(qs, xp.matrix_transpose(k))
+    e = xp.exp(s - xp.max(s, axis=-1, keepdims=True))
+    return e / xp.sum(e, axis=-1, keepdims=True)
+
+
+class Attention(Op):
+    """Outputs ``softmax(q @ k^T * scale) @ v`` and the weights, which the rule reads
+    (:func:`attention` returns the first only)."""
+
+    name = "attention"
+    save_inputs = True
+    save_output = True
+    materialize_grads = False  # the weights are never used: their gradient stays None
+    library = True
+
+    @staticmethod
+    def forward(b, q, k, v, scale):
+        fast = b.attention(q, k, v, scale)
+        if fast is not None:
+            return fast
+        p = _weights(b, q * scale, k)
+        return b.xp.matmul(p, v), p
+
+    @staticmethod
+    def backward(node, g, g_weights):
+        q, k, v = node.inputs
+        scale = node.params["scale"]
+        if g is None:
+            return None, None, None
+        if context.grad_enabled and any(t.requires_grad for t in (q, k, v, g)):
+            return _grads(q, k, v, g, scale)  # create_graph: differentiable again
+        return apply(AttentionGrad, q, k, v, g, node.output(1), scale=scale)
+
+
+class AttentionGrad(Op):
+    """``(dq, dk, dv)`` of :class:`Attention` for the output gradient ``g`` and the saved
+    weights ``p`` (only for a backward pass that is not itself recorded)."""
+
+    name = "attention_grad"
+    differentiable = False
+    library = True
+
+    @staticmethod
+    def forward(b, q, k, v, g, p, scale):
+        fast = b.attention_grad(q, k, v, g, p, scale)
+        if fast is not None:
+            return fast
+        xp = b.xp
+        gy = xp.matmul(g, xp.matrix_transpose(v)) * p
+        ds = gy - p * xp.sum(gy, axis=-1, keepdims=True)
+        return (xp.matmul(ds, k) * scale, xp.matmul(xp.matrix_transpose(ds), q * scale),
+                xp.matmul(xp.matrix_transpose(p), g))
+
+
+def _grads(q: Tensor, k: Tensor, v: Tensor, g: Tensor, scale: float) -> tuple:
+    """AttentionGrad's formulas in xad operations (recorded, differentiable)."""
+    qs = q * scale
+    p = softmax(matmul(qs, _mT(k)), axis=-1)
+    gy = matmul(g, _mT(v)) * p
+    ds = gy - p * sum(gy, axis=-1, keepdims=True)
+    return matmul(ds, k) * scale, matmul(_mT(ds), qs), matmul(_mT(p), g)
+
+
+def attention(q: Tensor, k: Tensor, v: Tensor, scale: float) -> Tensor:
+    """``softmax(q @ k^T * scale) @ v`` over the last two axes as one node; ``q`` is
+    ``(..., L, E)``, ``k`` ``(..., S, E)``, ``v`` ``(..., S, Ev)`` with the same leading
+    axes and dtype (:func:`xad.nn.functional.scaled_dot_product_attention` checks and
+    broadcasts; this is its unmasked path).
+
+    Example:
+        >>> import xad
+        >>> from xad.ops.attention import attention
+        >>> attention(xad.ones(1, 2, 3), xad.ones(1, 4, 3), xad.ones(1, 4, 5), 0.5).shape
+        (1, 2, 5)
+    """
+    if k.shape[-2] == 0:
+        raise ValueError(f"attention: no keys (key shape {k.shape}); a softmax over none is "
+                         f"undefined")
+    return apply(Attention, q, k, v, scale=float(scale))[0]
