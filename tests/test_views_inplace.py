@@ -70,9 +70,49 @@ def test_view_of_a_view_follows_both_ways(xb):
     assert x.grad.tolist() == [1.0, 1.0, 3.0, 3.0]
 
 
-def test_inplace_through_a_reshape_view_in_a_graph_raises(xb):
-    x = xad.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
-    y = x * 2
-    r = xad.reshape(y, (2, 2))
-    with pytest.raises(RuntimeError, match="reshape view"):
+@pytest.mark.parametrize("view", ["reshape", "permute_dims", "reshape-of-index"])
+def test_inplace_through_a_whole_view_reaches_the_base_and_the_graph(xb, view):
+    """As PyTorch: a reshape, permutation or flip of a tensor in a graph covers each of its
+    elements once, so an in-place change through it is the base's (SciPy 1.18's ``_var``
+    multiplies a reshape view in place)."""
+    torch = pytest.importorskip("torch")
+    make = {"reshape": lambda t: t.reshape((3, 2)),
+            "permute_dims": lambda t: t.permute((1, 0)) if isinstance(t, torch.Tensor)
+            else xad.permute_dims(t, (1, 0)),
+            "reshape-of-index": lambda t: t[1:].reshape((3,))}[view]
+    start = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
+    results = []
+    for lib, tensor in ((xad, lambda a: xad.tensor(a, dtype=F64, requires_grad=True)),
+                        (torch, lambda a: torch.tensor(a, dtype=torch.float64,
+                                                       requires_grad=True))):
+        w = tensor(start)
+        y = w * 1.5
+        v = make(y)
+        v *= tensor(v.detach().tolist()) if lib is xad else torch.tensor(
+            v.detach().tolist(), dtype=torch.float64, requires_grad=True)
+        ((y * y).sum() + (v * 3.0).sum()).backward()
+        results.append((y.tolist(), v.tolist(), w.grad.tolist()))
+    assert results[0] == results[1]
+
+
+def test_inplace_through_a_flip_view_reaches_the_base(xb):
+    """``flip`` is a view in xad (as NumPy's; PyTorch's copies): a change through it is the
+    base's, reversed back."""
+    import numpy as np
+    w0 = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    c = np.array([[0.5, -1.0, 2.0], [3.0, 1.5, -2.0]])
+    w = xad.tensor(w0, dtype=F64, requires_grad=True)
+    y = w * 1.5
+    v = xad.flip(y, axis=(0,))
+    v *= xad.tensor(c, dtype=F64)
+    fc = c[::-1]
+    np.testing.assert_allclose(y.numpy(), 1.5 * w0 * fc)
+    ((y * y).sum() + (v * 3.0).sum()).backward()
+    np.testing.assert_allclose(w.grad.numpy(), 2 * (1.5 * w0 * fc) * 1.5 * fc + 4.5 * fc)
+
+
+def test_inplace_through_a_broadcast_view_in_a_graph_raises(xb):
+    y = xad.tensor([1.0, 2.0], requires_grad=True) * 2
+    r = xad.broadcast_to(y, (3, 2))
+    with pytest.raises(RuntimeError, match="broadcast_to view.*elements repeat"):
         r += 1

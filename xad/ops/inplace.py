@@ -6,9 +6,10 @@ stays with the nodes that saved it); otherwise written into the tensor's array.
 Views: a change through a view reaches its base, and a changed base reaches its views, as in
 PyTorch. Where the view shares the base's memory and no graph is involved, writing into the
 view's array does it. Otherwise (a recorded change, a base in a graph, JAX's immutable
-arrays) the change is made on the base (``base[key] = new view value``) and the views are
-remade from the base. Only views taken by indexing can be written through that way; a change
-through another kind of view of a tensor in a graph raises, saying so.
+arrays) the change is made on the base (``base[key] = new view value``; for a reshape,
+permutation or flip, which covers every element once, the whole base takes the new value
+mapped back) and the views are remade from the base. A change through ``broadcast_to``'s
+view of a tensor in a graph raises, saying so (its elements repeat).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from ..tensor import Tensor
 from ._apply import apply, unary
 from .elementwise import add, divide, multiply, subtract
 from .indexing import IndexPut, _norm_key, _set
+from .shape import flip, permute_dims, reshape
 
 __all__ = ["setitem_", "inplace"]
 
@@ -56,23 +58,43 @@ def _through_base(x: Tensor, v: Any) -> bool:
                               or not x._backend.mutable)
 
 
+def _onto_base(op: Any, params: dict, new: Tensor, base: Tensor) -> tuple | None:
+    """``(key, value)`` that assigns the view's new value into its base, or None for a view
+    whose elements repeat (``broadcast_to``)."""
+    if op.name == "getitem":
+        return params["key"], new
+    if op.name == "reshape":
+        return ..., reshape(new, base.shape)
+    if op.name == "permute_dims":
+        inverse = [0] * len(params["axes"])
+        for i, a in enumerate(params["axes"]):
+            inverse[a] = i
+        return ..., permute_dims(new, tuple(inverse))
+    if op.name == "flip":
+        return ..., flip(new, axis=params["axis"])
+    return None
+
+
 def _write_view(x: Tensor, new: Tensor, what: str) -> None:
     """Set the view ``x`` to ``new`` by assigning into its base, then remake it."""
     op, params = x._view_fn  # type: ignore[misc]
     base = x._base
-    if op.name != "getitem":
+    onto = _onto_base(op, params, new, base)
+    if onto is None:
         raise RuntimeError(f"{what}: the tensor (shape {x.shape}) is a {op.name} view of a "
                            f"tensor of shape {base.shape} that is part of a graph; in-place "
-                           f"changes through {op.name} views are not supported. Change the base "
-                           f"tensor, or take a copy of the view first (.clone()).")
+                           f"changes through {op.name} views are not supported (its elements "
+                           f"repeat). Change the base tensor, or take a copy of the view first "
+                           f"(.clone()).")
+    key, value = onto
     if x._data_of:  # PyTorch's .data: the change reaches the base outside any graph
         with grad_mode.no_grad():
-            setitem_(base, params["key"], new.detach())
+            setitem_(base, key, value.detach())
         x._follow(unary(op, base.detach(), **params))
         return
     if base._node is None and base.requires_grad and context.grad_enabled:
         raise _leaf_error(base, f"{what} through a view of it")
-    setitem_(base, params["key"], new)
+    setitem_(base, key, value)
     with grad_mode.enable_grad():
         x._follow(unary(op, base, **params))
 
