@@ -19,17 +19,12 @@ sys.path.insert(0, os.path.dirname(_HERE))
 sys.path.append(_HERE)
 
 import numpy as np  # noqa: E402
-from bench_harness import time_interleaved  # noqa: E402
+from bench_harness import StepFn, time_interleaved  # noqa: E402
 
 import xad  # noqa: E402
 
 SIZES = (784, 256, 256, 10)
 BATCH = 256
-
-
-class _Step:
-    def __init__(self, fn):
-        self.step = fn
 
 
 def _data():
@@ -38,7 +33,7 @@ def _data():
             rng.integers(0, SIZES[-1], BATCH))
 
 
-def xad_step(backend: str, amp: bool) -> _Step:
+def xad_step(backend: str, amp: bool) -> StepFn:
     xad.manual_seed(0)
     with xad.use_backend(backend):
         layers = []
@@ -58,10 +53,10 @@ def xad_step(backend: str, amp: bool) -> _Step:
         scaler.step(opt)
         scaler.update()
         model[0].weight._backend.synchronize()
-    return _Step(step)
+    return StepFn(step)
 
 
-def torch_step(amp: bool) -> _Step:
+def torch_step(amp: bool) -> StepFn:
     import torch
     torch.manual_seed(0)
     layers = []
@@ -80,7 +75,7 @@ def torch_step(amp: bool) -> _Step:
         scaler.scale(loss).backward()
         scaler.step(opt)
         scaler.update()
-    return _Step(step)
+    return StepFn(step)
 
 
 def main() -> None:

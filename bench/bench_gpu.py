@@ -18,17 +18,12 @@ sys.path.append(_HERE)
 
 import numpy as np  # noqa: E402
 from bench_attention import spec  # noqa: E402
-from bench_harness import time_interleaved  # noqa: E402
+from bench_harness import StepFn, time_interleaved  # noqa: E402
 
 import xad  # noqa: E402
 
 MLP_SIZES = (784, 1024, 1024, 10)
 MLP_BATCH = 512
-
-
-class _Step:
-    def __init__(self, fn):
-        self.step = fn
 
 
 def _mlp(nn):
@@ -50,7 +45,7 @@ def _encoder(nn, s):
     return nn.TransformerEncoder(layer, s.layers)
 
 
-def xad_step(workload: str, mode: str) -> _Step:
+def xad_step(workload: str, mode: str) -> StepFn:
     xad.manual_seed(0)
     xad.set_backend("cupy")
     if workload == "mlp":
@@ -78,10 +73,10 @@ def xad_step(workload: str, mode: str) -> _Step:
     def step():
         fn(x, y)
         sync()
-    return _Step(step)
+    return StepFn(step)
 
 
-def torch_step(workload: str) -> _Step:
+def torch_step(workload: str) -> StepFn:
     import torch
     torch.manual_seed(0)
     if workload == "mlp":
@@ -101,7 +96,7 @@ def torch_step(workload: str) -> _Step:
         loss_fn(model(x), y).backward()
         opt.step()
         torch.cuda.synchronize()
-    return _Step(step)
+    return StepFn(step)
 
 
 def main() -> None:

@@ -35,6 +35,13 @@ class Runner(Protocol):
     def check(self) -> dict[str, Any]: ...
 
 
+class StepFn:
+    """A runner for :func:`time_interleaved` made of one step function."""
+
+    def __init__(self, fn: Any) -> None:
+        self.step = fn
+
+
 @dataclass
 class Workload:
     """One benchmark: how to build each implementation's runner and how to report it.
