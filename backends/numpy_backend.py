@@ -199,7 +199,8 @@ class NumpyBackend(Backend):
                           writeable=False)
         return view.copy()
 
-    # score elements per piece of (batch, head) pairs: 512 KiB of float32, in L2 cache
+    # score elements per piece of (batch, head) pairs (512 KiB of float32); measured on the
+    # bench's encoder, 2**14 to 2**20 run within noise of each other (bench/README.md)
     ATTENTION_PIECE = 2 ** 17
 
     def attention(self, q: Any, k: Any, v: Any, scale: float) -> tuple:

@@ -118,14 +118,14 @@ class MultiheadAttention(Module):
         mask = self._merged_mask(attn_mask, key_padding_mask, n, lq, s, query.dtype)
         q, k, v = self._project(query, key, value, to_heads)
         dropping = self.training and self.dropout > 0.0
-        fused = None if need_weights or mask is not None or dropping \
+        heads = None if need_weights or mask is not None or dropping \
             else fused_attention(q, k, v)
-        if fused is None:
+        if heads is None:  # the weights are needed, masked or dropped: composed
             weights = attention_weights(q, k, mask)
             if dropping:
                 weights = F.dropout(weights, self.dropout)
-            fused = _ops.matmul(weights, v)
-        out = _ops.permute_dims(fused, back)
+            heads = _ops.matmul(weights, v)
+        out = _ops.permute_dims(heads, back)
         out = self.out_proj(out.reshape((-1, self.embed_dim))).reshape(query.shape)
         if not need_weights:
             weights = None

@@ -20,17 +20,16 @@ from ..context import context
 from ..tensor import Tensor
 from ._apply import Op, apply
 from .linalg import matmul
-from .reduce import softmax, sum
+from .reduce import Softmax, softmax, sum
 from .shape import matrix_transpose as _mT
 
 __all__ = ["attention"]
 
 
 def _weights(b: Any, qs: Any, k: Any) -> Any:
-    xp = b.xp
-    s = xp.matmul(qs, xp.matrix_transpose(k))
-    e = xp.exp(s - xp.max(s, axis=-1, keepdims=True))
-    return e / xp.sum(e, axis=-1, keepdims=True)
+    """``softmax(qs @ k^T)`` over the last axis, on arrays (:class:`Softmax`'s forward)."""
+    s = b.xp.matmul(qs, b.xp.matrix_transpose(k))
+    return Softmax.forward(b, s, (s.ndim - 1,), False, False)
 
 
 class Attention(Op):

@@ -2,7 +2,7 @@
 
 Composed from xad's primitives (matmul, softmax, where), so it runs on every backend and is
 differentiable to any order; without a mask or dropout it is one node
-(:func:`xad.ops.attention.attention`), whose weights are never kept.
+(:func:`xad.ops.attention.attention`).
 """
 
 from __future__ import annotations
