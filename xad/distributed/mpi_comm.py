@@ -5,10 +5,16 @@ path: ``Backend.to_numpy`` (a view on NumPy, a copy on torch, JAX and array_api_
 ``Backend.from_numpy`` back. ``mpi4py`` infers the MPI datatype from the buffer; booleans
 reduce with a logical or. ``iallreduce`` starts a non-blocking ``Iallreduce`` and returns a
 handle whose ``wait()`` gives the result.
+
+Every collective runs as its non-blocking form, polled until done or until ``timeout``
+seconds have passed (MPI has no timeout of its own): then it raises ``TimeoutError`` and the
+communicator is marked broken (the uncaught error aborts every rank). The poll spins briefly,
+then sleeps in growing steps (at most 1 ms), so a waiting rank leaves its core to the others.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from ..backend import Backend
@@ -29,15 +35,15 @@ def load_mpi() -> Any:
 class _Pending:
     """A started ``Iallreduce``: ``wait()`` returns the reduced array on its backend."""
 
-    def __init__(self, request: Any, host: Any, b: Backend) -> None:
-        self.request, self.host, self.b = request, host, b
+    def __init__(self, comm: MpiComm, request: Any, host: Any, b: Backend) -> None:
+        self.comm, self.request, self.host, self.b = comm, request, host, b
 
     def test(self) -> bool:
         """Give MPI a chance to progress; True once done."""
         return self.request.Test()
 
     def wait(self) -> Any:
-        self.request.Wait()
+        self.comm.wait(self.request, "DataParallel backward")
         return self.b.from_numpy(self.host)
 
 
@@ -46,11 +52,47 @@ class MpiComm:
 
     name = "mpi"
 
-    def __init__(self, comm: Any = None) -> None:
+    def __init__(self, comm: Any = None, timeout: float = 600.0, check: bool = True) -> None:
         self.MPI = load_mpi()
         self.comm = comm if comm is not None else self.MPI.COMM_WORLD
         self.rank = self.comm.Get_rank()
         self.size = self.comm.Get_size()
+        self.timeout, self.check = timeout, check
+        self.broken = ""
+
+    def wait(self, request: Any, what: str) -> None:
+        """Wait for ``request``; raise after ``timeout`` seconds, or on an MPI error."""
+        if self.broken:
+            raise RuntimeError(f"xad.distributed.{what}: the process group is unusable after "
+                               f"an earlier failure ({self.broken})")
+        spins, deadline = 0, time.monotonic() + self.timeout
+        while not self._test(request, what):
+            spins += 1
+            if spins > 50:
+                if time.monotonic() > deadline:
+                    self.broken = f"{what} timed out"
+                    raise TimeoutError(
+                        f"xad.distributed.{what}: not every rank joined within {self.timeout:g}"
+                        f" s (init(timeout=...)): a rank is stuck, has died, or is in another "
+                        f"collective; this rank gives up and the process group is unusable")
+                time.sleep(min(1e-3, 2e-5 * (spins - 50)))
+
+    def _test(self, request: Any, what: str) -> bool:
+        try:
+            return request.Test()
+        except self.MPI.Exception as e:
+            self.broken = f"MPI error in {what}"
+            raise RuntimeError(f"xad.distributed.{what}: MPI failed ({e.Get_error_string()}): "
+                               f"the ranks are out of step (different collectives, dtypes or "
+                               f"sizes); run with checks on (init(check=True)) to have them "
+                               f"named") from None
+
+    def exchange(self, desc: Any, what: str) -> Any:
+        """All-gather the int64 buffer ``desc`` (an ``array.array``) from every rank."""
+        out = type(desc)(desc.typecode, bytes(desc.itemsize * len(desc) * self.size))
+        self.wait(self.comm.Iallgather([desc, self.MPI.INT64_T], [out, self.MPI.INT64_T]),
+                  what)
+        return out
 
     def _op(self, op: str, host: Any) -> Any:
         if host.dtype.kind == "b":  # MPI defines no SUM/MAX on booleans: a logical or
@@ -66,36 +108,40 @@ class MpiComm:
             h = h.copy()
         return h
 
+    def gather_objects(self, obj: Any) -> list:
+        """Every rank's picklable ``obj`` (for error reports, after the ranks agreed)."""
+        return self.comm.allgather(obj)
+
     def allreduce(self, a: Any, b: Backend, op: str) -> Any:
         h = self._host(b, a)
-        self.comm.Allreduce(self.MPI.IN_PLACE, h, op=self._op(op, h))
+        self.wait(self.comm.Iallreduce(self.MPI.IN_PLACE, h, op=self._op(op, h)), "all_reduce")
         return b.from_numpy(h)
 
     def iallreduce(self, a: Any, b: Backend) -> _Pending:
         """Start summing ``a`` (a fresh array the caller gives up) across ranks."""
         h = self._host(b, a, private=False)
-        return _Pending(self.comm.Iallreduce(self.MPI.IN_PLACE, h, op=self._op("sum", h)),
+        return _Pending(self, self.comm.Iallreduce(self.MPI.IN_PLACE, h, op=self._op("sum", h)),
                         h, b)
 
     def broadcast(self, a: Any, b: Backend, root: int) -> Any:
         h = self._host(b, a)
-        self.comm.Bcast(h, root=root)
+        self.wait(self.comm.Ibcast(h, root=root), "broadcast")
         return b.from_numpy(h)
 
     def all_gather(self, a: Any, b: Backend) -> Any:
         h = self._host(b, a)
         out = self._host(b, b.zeros((self.size, *a.shape), a.dtype))
-        self.comm.Allgather(h, out)
+        self.wait(self.comm.Iallgather(h, out), "all_gather")
         return b.from_numpy(out)
 
     def reduce_scatter(self, a: Any, b: Backend, op: str) -> Any:
         h = self._host(b, a)
         out = self._host(b, b.zeros((a.shape[0] // self.size, *a.shape[1:]), a.dtype))
-        self.comm.Reduce_scatter_block(h, out, op=self._op(op, h))
+        self.wait(self.comm.Ireduce_scatter_block(h, out, op=self._op(op, h)), "reduce_scatter")
         return b.from_numpy(out)
 
     def barrier(self) -> None:
-        self.comm.Barrier()
+        self.wait(self.comm.Ibarrier(), "barrier")
 
     def abort(self, code: int = 1) -> None:
         self.comm.Abort(code)
