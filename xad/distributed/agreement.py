@@ -68,9 +68,8 @@ def _text(d: Descriptor) -> str:
     if name == "barrier":
         return "barrier"
     if ndim < 0:
-        what = f"{name} of {size} gradient elements" if name.endswith("backward") else \
-            f"{name} of a model with {size} parameters"
-        return what if not dims[0] else f"{what} (layout checksum {dims[0]})"
+        return f"{name} of {size} gradient elements" if name.endswith("backward") else \
+            f"{name} of a model with {size} parameters and buffers"
     shape = tuple(dims[:ndim]) if ndim <= _DIMS else f"<{ndim}-d, {size} elements>"
     text = f"{name} of a {_DTYPES.get(dtype, '?')} tensor of shape {shape}"
     text += f", op={_OPS[op]!r}" if op else ""

@@ -77,10 +77,8 @@ def _abort_on_error(c: Any) -> None:
 
     def hook(kind: type, value: BaseException, tb: Any) -> None:
         previous(kind, value, tb)
-        sys.stderr.write(f"xad.distributed: rank {c.rank} of {c.size} failed with "
-                         f"{kind.__name__}: {value}; aborting every rank\n")
-        sys.stderr.flush()
-        c.abort(1)
+        _stop(c, f"xad.distributed: rank {c.rank} of {c.size} failed with {kind.__name__}: "
+                 f"{value}; aborting every rank", grace=0.2)
     sys.excepthook = hook
 
 
@@ -92,11 +90,16 @@ def _leave(c: Any) -> None:
             raise RuntimeError(f"the process group failed earlier ({c.broken})")
         agree(c, "exit", describe("leaving"))
     except (RuntimeError, TimeoutError) as e:
-        sys.stderr.write(f"xad.distributed: rank {c.rank} of {c.size} is leaving: {e}; "
-                         f"aborting every rank\n")
-        sys.stderr.flush()
-        time.sleep(1.0)  # a grace second: the ranks still waiting print their own error
-        c.abort(1)
+        _stop(c, f"xad.distributed: rank {c.rank} of {c.size} is leaving: {e}; aborting "
+                 f"every rank", grace=1.0)  # the ranks still waiting print their own error
+
+
+def _stop(c: Any, message: str, grace: float) -> None:
+    """Print ``message``, give the launcher ``grace`` seconds to pass the output on, abort."""
+    sys.stderr.write(message + "\n")
+    sys.stderr.flush()
+    time.sleep(grace)
+    c.abort(1)
 
 
 def comm() -> Any:
