@@ -68,8 +68,9 @@ def _text(d: Descriptor) -> str:
     if name == "barrier":
         return "barrier"
     if ndim < 0:
-        return f"{name} of {size} gradient elements" if name.endswith("backward") else \
-            f"{name} of a model with {size} parameters and buffers"
+        return {"broadcast": f"broadcast of {size} tensors from rank {root}",
+                "DataParallel backward": f"{name} of {size} gradient elements"}.get(
+                    name, f"{name} of a model with {size} parameters and buffers")
     shape = tuple(dims[:ndim]) if ndim <= _DIMS else f"<{ndim}-d, {size} elements>"
     text = f"{name} of a {_DTYPES.get(dtype, '?')} tensor of shape {shape}"
     text += f", op={_OPS[op]!r}" if op else ""

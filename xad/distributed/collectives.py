@@ -14,7 +14,7 @@ from typing import Any
 
 from ..grad_mode import no_grad
 from ..tensor import Tensor
-from .agreement import agree, describe
+from .agreement import agree, describe, layout_code
 from .world import comm
 
 __all__ = ["all_reduce", "broadcast", "all_gather", "reduce_scatter"]
@@ -81,6 +81,20 @@ def broadcast(t: Tensor, root: int = 0) -> Tensor:
                          f"{size - 1}], got {root}")
     c = _comm("broadcast", t, root=root)
     return _write_back(t, c.broadcast(t._array, t._backend, root))
+
+
+def broadcast_from_first(tensors: list[Tensor], what: str) -> None:
+    """Rank 0's value of each tensor, copied into it on every rank, after one agreement on
+    them all (``what`` names the caller in errors), as DataParallel's start and buffers."""
+    c = comm()
+    if c.size == 1 or not tensors:
+        return
+    if c.check:
+        agree(c, what, describe("broadcast", count=len(tensors), root=0,
+                                code=layout_code([(tuple(t.shape), t.dtype.name)
+                                                  for t in tensors])))
+    for t in tensors:
+        _write_back(t, c.broadcast(t._array, t._backend, 0))
 
 
 def all_gather(t: Tensor) -> list[Tensor]:

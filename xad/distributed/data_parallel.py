@@ -31,7 +31,7 @@ from ..grad_mode import is_grad_enabled, no_grad
 from ..nn.module import Module
 from ..tensor import Tensor
 from .agreement import Disagreement, agree, describe, layout_code
-from .collectives import all_reduce, broadcast
+from .collectives import all_reduce, broadcast_from_first
 from .world import comm, world_size
 
 __all__ = ["DataParallel"]
@@ -306,8 +306,7 @@ class DataParallel(Module):
         self.module = module
         self.broadcast_buffers = broadcast_buffers
         _check_replicas(module)
-        for t in [*module.parameters(), *module.buffers()]:
-            broadcast(t, root=0)
+        broadcast_from_first([*module.parameters(), *module.buffers()], "DataParallel")
         named = [(n, p) for n, p in module.named_parameters() if p.requires_grad]
         self._reducer = _Reducer([p for _, p in named], {id(p): n for n, p in named},
                                  int(bucket_mb * 2**20), find_unused_parameters, overlap)
@@ -341,8 +340,7 @@ class DataParallel(Module):
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         if self.broadcast_buffers and self.training and world_size() > 1:
             with no_grad():
-                for t in self.module.buffers():
-                    broadcast(t, root=0)
+                broadcast_from_first(list(self.module.buffers()), "DataParallel buffers")
         r = self._reducer
         if not (self._sync and is_grad_enabled()):
             r.armed = False

@@ -45,11 +45,11 @@ def init(backend: str | None = None, timeout: float = 600.0, check: bool = True)
         >>> dist.init(); dist.world_size(), dist.rank()
         (1, 0)
     """
-    if _state["comm"] is not None:
-        return
     if not timeout > 0:
         raise ValueError(f"xad.distributed.init: timeout must be a positive number of seconds, "
                          f"got {timeout}")
+    if _state["comm"] is not None:
+        return
     b = get_backend()
     name = backend if backend is not None else ("nccl" if b.name == "cupy" else "mpi")
     if name == "mpi":
