@@ -1,7 +1,8 @@
 """``DataParallel``: one model replica per rank, gradients averaged over ranks in buckets.
 
-As PyTorch's ``DistributedDataParallel``: the wrapped module's parameters and buffers are
-broadcast from rank 0; the parameters are grouped, in reverse registration order (the
+As PyTorch's ``DistributedDataParallel``: the ranks first check they wrap the same model
+(names, shapes, dtypes, ``requires_grad``), then the parameters and buffers are broadcast
+from rank 0; the parameters are grouped, in reverse registration order (the
 order their gradients complete in backward), into buckets of about ``bucket_mb``; during
 ``loss.backward()`` a bucket's non-blocking all-reduce starts as soon as every gradient in
 it is complete, so communication overlaps the rest of the backward. The last bucket is
@@ -14,9 +15,12 @@ How a gradient is known to be complete: while the wrapper runs ``forward``, each
 that owns parameters sees them, from its first call until the wrapper's forward returns,
 through one identity operation made at that first call (a parameter shared by several
 modules gets one); the engine runs nodes in reverse creation order, so the identity's
-backward runs once every later use of the parameter has sent its gradient. A use *before*
-the owning module's first call bypasses the identity: its share of the gradient is not
-averaged (and a parameter used only that way counts as unused).
+backward runs once every later use of the parameter has sent its gradient. Several
+forwards before one backward make one identity each, all counted (``_Reducer``). A use
+outside them (before the owning module's first call, or outside the forward, as an L2 term
+in the loss) reaches the parameter's leaf hook beside the identities' share: the hook sees
+that the leaf's gradient is not the identities' own and averages the difference at once
+(a parameter used only that way counts as unused).
 """
 
 from __future__ import annotations
@@ -287,7 +291,8 @@ class DataParallel(Module):
     only after the backward (to measure what overlapping gains). ``wait_seconds`` adds up
     the time this rank spent blocked on them. The gradients are averaged, so a loss that is a
     mean over the local shard gives the global mean gradient when the shards have equal
-    sizes.
+    sizes. Several forwards may precede one backward (their gradients add up, as with one
+    process); a second backward through an already averaged forward raises.
 
     Example:
         >>> import xad, xad.distributed as dist
