@@ -234,14 +234,18 @@ def check_disagreements():
 
 
 def check_several_forwards():
-    """Two forwards per backward (a pair loss), and an L2 term on the parameters in the
-    loss, equal one process on the concatenated batches."""
+    """Two forwards per backward (a pair loss), an evaluation under no_grad between them and
+    the backward (before: the step was disarmed and gradients stayed each rank's own), and
+    an L2 term on the parameters in the loss, equal one process on the concatenated
+    batches."""
     (x1, _), (x2, _) = batches(2)
     ddp = dist.DataParallel(make_model(R), bucket_mb=5e-4)
     ref = make_model(99)
     ref.load_state_dict(ddp.module.state_dict())
     for m, xs, scale in ((ddp, (shard(x1), shard(x2)), N / 10), (ref, (x1, x2), 1 / 10)):
         a, b = (m(xad.tensor(x)) for x in xs)
+        with xad.no_grad():
+            m(xad.tensor(xs[0]))
         reg = sum((p ** 2).sum() for p in m.parameters())
         ((a ** 2).sum() * scale + (b ** 3).sum() * scale + reg).backward()
     for a, b in zip(params_grads(ddp), params_grads(ref)):

@@ -317,6 +317,7 @@ class DataParallel(Module):
                                  int(bucket_mb * 2**20), find_unused_parameters, overlap)
         self._sync = True
         self._swapped: list[tuple[Module, str, Tensor]] = []
+        self._tracking = False
         self._seen: dict[int, Tensor] = {}
         for _, p in named:
             p.register_hook(self._reducer.leaf_hook(p))
@@ -332,8 +333,8 @@ class DataParallel(Module):
     def _see_parameters(self, m: Module, args: tuple) -> None:
         """Pre-hook: ``m`` sees its parameters through :class:`_Ready` for this forward."""
         r = self._reducer
-        if not r.armed or r.reduced is not None:
-            return
+        if not (self._tracking and is_grad_enabled()):
+            return  # outside a synced forward of the wrapper, or a no_grad block inside it
         for name, p in list(m._parameters.items()):
             if p is not None and id(p) in r.slot:
                 seen = self._seen.get(id(p))  # a shared (tied) parameter: one identity
@@ -347,14 +348,18 @@ class DataParallel(Module):
             with no_grad():
                 broadcast_from_first(list(self.module.buffers()), "DataParallel buffers")
         r = self._reducer
-        if not (self._sync and is_grad_enabled()):
+        if not is_grad_enabled():  # evaluation: no gradient, the step (if any) stays open
+            return self.module(*args, **kwargs)
+        if not self._sync:
             r.armed = False
             return self.module(*args, **kwargs)
         if not r.is_open():  # else one more forward in this step (before its backward)
             r.prepare()
+        self._tracking = True
         try:
             return self.module(*args, **kwargs)
         finally:
+            self._tracking = False
             for m, name, p in self._swapped:
                 m._parameters[name] = p
             self._swapped.clear()
