@@ -336,6 +336,11 @@ class CupyBackend(Backend):
         with self.device:
             graph.launch()
 
+    def scalar(self, value: float, dtype: Any) -> Any:
+        """A NumPy scalar of ``dtype``: a kernel argument of that type (no fill kernel, no
+        copy), where a Python float would be a float64 argument of ``cupy.fuse``."""
+        return np.dtype(dtype).type(value)
+
     def fuse(self, make: Callable[[Any], Callable], name: str) -> Callable:
         """``cupy.fuse`` of the function ``make(cupy)`` (``xad.compile(fn, fuse=True)``,
         ``xad/compile/fusion.py``): its ufunc calls and operators become one elementwise

@@ -65,6 +65,7 @@ def _workload(b: xad.Backend) -> None:
         with xad.no_grad():  # cupy.fuse, and the ufuncs a fused function calls
             for _ in range(2):
                 fused(xad.ones(3))
+        _optimisers()
     import test_sync_budget as sb
 
     for name in sb.STEP_READS:  # every example model's training step, also under autocast
@@ -72,6 +73,39 @@ def _workload(b: xad.Backend) -> None:
         it = iter(loader)
         for _ in range(2):
             sb._step(b, model, loss_of, opt, sched, scaler, it).item()
+
+
+# every optimiser's fused rule (xad/optim/functional.py), each flag that changes its kernel
+OPTIMISERS = [("SGD", dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.1)),
+              ("SGD", dict(lr=0.1, momentum=0.9, dampening=0.1)), ("SGD", dict(lr=0.1)),
+              ("Adam", dict(lr=0.1, amsgrad=True, weight_decay=0.1)),
+              ("AdamW", dict(lr=0.1)), ("RMSprop", dict(lr=0.1, centered=True,
+                                                        momentum=0.9, weight_decay=0.1)),
+              ("RMSprop", dict(lr=0.1)), ("Adagrad", dict(lr=0.1, weight_decay=0.1))]
+
+
+def _optimisers() -> None:
+    for name, kwargs in OPTIMISERS:
+        w = xad.ones(3, 2, requires_grad=True)
+        opt = getattr(xad.optim, name)([w], **kwargs)
+        for _ in range(2):
+            (w * w).sum().backward()
+            opt.step()
+
+
+def test_fused_writes_into_arguments_as_cupy_fusion_does():
+    """The emulator's fused functions write into an argument by ``a[...] = v`` (the
+    optimisers' fused rules) and by in-place operators: CuPy's fusion variables have both,
+    and take NumPy scalars as arguments (:meth:`CupyBackend.scalar`)."""
+    real = importlib.import_module("cupy._core.fusion")
+    assert list(inspect.signature(real._FusionVarScalar.__setitem__).parameters) == [
+        "self", "slices", "value"]
+    ours = {n for n in vars(cupy_sim.fusion.FusionVar) if n.startswith("__i")} - {
+        "__init__", "__invert__"}
+    assert len(ours) == 12 and all(hasattr(real._FusionVarArray, n) for n in ours), ours
+    assert not any(hasattr(real._FusionVarScalar, n) for n in ours)  # a value made inside
+    b = xad.resolve_backend("cupy-sim")
+    assert type(b.scalar(0.5, np.float32)) is np.float32
 
 
 @pytest.fixture(scope="module")
