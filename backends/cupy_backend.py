@@ -100,11 +100,44 @@ def _scatter_add_fn(cupy: Any, cupyx: Any) -> Callable[[Any, Any, Any], None]:
 class _OnDevice:
     """``array_api_compat.cupy`` with every function run under ``device`` (a CuPy kernel and
     a new array go to the *current* device; the compat layer ignores ``device=`` everywhere
-    but ``asarray``/``astype``). Functions are wrapped on first use."""
+    but ``asarray``/``astype``). Functions are wrapped on first use.
 
-    def __init__(self, xp: Any, device: Any) -> None:
+    ``sign`` and ``clip`` are CuPy's own kernels here: the compat layer's write through
+    boolean masks (``out[isnan(x)] = nan``; ``out[out < lo] = lo[...]``), and CuPy reads a
+    mask's count back to the host, a sync per call (abs's gradient, L1 and Huber losses,
+    ``clip_grad_value_``)."""
+
+    def __init__(self, xp: Any, device: Any, cupy: Any = None) -> None:
         self._xp = xp
         self._device = device
+        self._cp = cupy
+
+    def sign(self, x: Any, /) -> Any:
+        """The standard's ``sign`` (NaN stays NaN; a complex ``x / |x|``, 0 at 0)."""
+        cp = self._cp
+        with self._device:
+            if x.dtype.kind == "c":
+                a = cp.abs(x)
+                return x / cp.where(a == 0, cp.ones_like(a), a)
+            s = cp.sign(x)
+            return cp.where(cp.isnan(x), x, s) if x.dtype.kind == "f" else s
+
+    def clip(self, x: Any, /, min: Any = None, max: Any = None) -> Any:
+        """The standard's ``clip``: ``x``'s dtype, the broadcast shape, a NaN bound gives
+        NaN (as the compat layer's); a Python bound beyond an integer dtype is no bound."""
+        cp = self._cp
+        with self._device:
+            out = x
+            for bound, fn in ((min, cp.maximum), (max, cp.minimum)):
+                if bound is None or _beyond(bound, x.dtype, cp, fn is cp.maximum):
+                    continue
+                if isinstance(bound, (int, float)):
+                    if x.dtype.kind != "f":
+                        bound = cp.full((), bound, dtype=x.dtype)
+                elif bound.dtype != x.dtype:
+                    bound = bound.astype(x.dtype)
+                out = fn(out, bound)
+            return x.copy() if out is x else out
 
     def asarray(self, obj: Any, /, *, dtype: Any = None, device: Any = None,
                 copy: Any = None) -> Any:
@@ -131,6 +164,14 @@ class _OnDevice:
         return value
 
 
+def _beyond(bound: Any, dtype: Any, cp: Any, lower: bool) -> bool:
+    """Whether Python int ``bound`` is at or beyond integer ``dtype``'s range (no bound)."""
+    if type(bound) is not int or dtype.kind not in "iu":
+        return False
+    info = cp.iinfo(dtype)
+    return bound <= info.min if lower else bound >= info.max
+
+
 class CupyBackend(Backend):
     """CuPy arrays on one GPU (``device`` an id, ``"cuda:1"`` or a ``cupy.cuda.Device``).
 
@@ -153,7 +194,7 @@ class CupyBackend(Backend):
         self._erf = cupyx.scipy.special.erf
         self.array_type = cp.ndarray
         dev = cp.cuda.Device(_device_id(device))
-        super().__init__(_OnDevice(ccp, dev), dev)
+        super().__init__(_OnDevice(ccp, dev, cp), dev)
         self.scope = dev  # xad runs each operation with its device made current
         self._pending: dict[Hashable, tuple[Any, Callable]] = {}  # see check_bounds
         self._stream: Any = None  # the side stream CUDA graphs are captured on
@@ -386,7 +427,10 @@ class CupyBackend(Backend):
         return self._cp.einsum(subscripts, *operands)
 
     def erf(self, x: Any) -> Any:
-        return self._erf(x)
+        """``cupyx.scipy.special.erf``, cast back to ``x``'s dtype (its float16 loop gives
+        float64, as its ``types`` say: ``e->d``)."""
+        r = self._erf(x)
+        return r if r.dtype == x.dtype else r.astype(x.dtype)
 
     # ----- random numbers ----------------------------------------------------------------
     def manual_seed(self, seed: int) -> None:

@@ -317,3 +317,44 @@ def test_the_check_fails_on_an_invented_name_or_a_wrong_signature():
     with pytest.raises(TypeError):
         _check("Generator", "standard_normal", 1, ("seed",))
     assert _check("cupyx", "scatter_add", 3, ()) is None
+
+
+def test_what_the_emulator_models_of_sign_clip_and_erf_is_cupys():
+    """The emulator's ``array_api_compat.cupy.sign``/``clip`` write through boolean masks,
+    and its ``erf`` of float16 gives float64, because the installed ones do."""
+    from array_api_compat.common import _aliases
+
+    assert "out[xp.isnan(x)] = xp.nan" in inspect.getsource(_aliases.sign)
+    assert "out[ia] = a[ia]" in inspect.getsource(_aliases.clip)
+    assert "e->d" in cupyx.scipy.special.erf.types and "e->e" not in cupyx.scipy.special.erf.types
+
+
+@pytest.mark.parametrize("device", ["cuda:0", "cuda:1"])
+def test_cupy_sign_clip_and_erf_match_numpy(device):
+    """CuPy's backend routes around the compat layer's masked ``sign``/``clip`` (no sync)
+    and casts float16 ``erf`` back: the same values and dtypes as NumPy's backend."""
+    sim, ref = xad.resolve_backend("cupy-sim", device), xad.resolve_backend("numpy")
+    x = np.array([[-2.5, -0.0, 0.0, np.nan, 3.0, np.inf, -np.inf]])
+    lo = np.array([[-1.0], [np.nan]])
+    z = np.array([0j, 3 - 4j, -2j])
+    cases = [("sign", (x,), {}), ("sign", (z,), {}), ("sign", (np.array([-3, 0, 4]),), {}),
+             ("clip", (x, -1.0, 2.0), {}), ("clip", (x, None, 0.5), {}),
+             ("clip", (x, lo), {}), ("clip", (x.astype(np.float32), -1.0, None), {}),
+             ("clip", (np.array([-300, 5, 300], np.int16), -2**40, 7), {}),
+             ("clip", (np.array([1, 200], np.uint8), 3, 100), {})]
+    for name, args, kwargs in cases:
+        outs = []
+        for b in (sim, ref):
+            arrays = [b.from_numpy(a) if isinstance(a, np.ndarray) else a for a in args]
+            outs.append(b.to_numpy(getattr(b.xp, name)(*arrays, **kwargs)))
+        assert outs[0].dtype == outs[1].dtype, (name, args)
+        np.testing.assert_array_equal(outs[0], outs[1], err_msg=f"{name}{args}")
+    for dtype in (np.float16, np.float32, np.float64):
+        a = np.linspace(-3, 3, 13).astype(dtype)
+        with sim.on_device():
+            got = sim.to_numpy(sim.erf(sim.from_numpy(a)))
+        assert got.dtype == dtype
+        np.testing.assert_array_equal(got, ref.erf(a))
+    with xad.use_backend(sim):
+        y = xad.gelu(xad.ones(3, dtype=xad.float16))
+        assert y.dtype == xad.float16 and y._array.dtype == np.float16
