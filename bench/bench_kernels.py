@@ -44,11 +44,11 @@ class Counts:
     blocks: int     # new memory-pool blocks (allocations no freed block could serve)
 
 
-def count_step(step: Callable[[], Any], warmup: int = 2) -> Counts:
+def count_step(step: Callable[[], Any], warmup: int = 2, device: int = 0) -> Counts:
     """Run ``step`` ``warmup`` times, then once more counting what the device did."""
     for _ in range(warmup):
         step()
-    pool = cupy_sim.POOLS[0]
+    pool = cupy_sim.POOLS[device]
     COUNTS.reset()
     cupy_sim.STATE.reset()
     before = pool.mallocs
@@ -158,12 +158,12 @@ WORKLOADS: dict[str, Callable[[bool], Callable[[], Any]]] = {
 }
 
 
-def measure(name: str, compiled: bool = False) -> Counts:
-    """The counts of one step of workload ``name`` on a fresh cupy-sim backend."""
+def measure(name: str, compiled: bool = False, device: int = 0) -> Counts:
+    """The counts of one step of workload ``name`` on cupy-sim's device ``device``."""
     cupy_sim.register()
-    with xad.use_backend("cupy-sim"):
+    with xad.use_backend("cupy-sim", f"cuda:{device}"):
         xad.manual_seed(0)
-        return count_step(WORKLOADS[name](compiled), warmup=3 if compiled else 2)
+        return count_step(WORKLOADS[name](compiled), 3 if compiled else 2, device)
 
 
 def main() -> None:
