@@ -113,14 +113,11 @@ class _OnDevice:
         self._cp = cupy
 
     def sign(self, x: Any, /) -> Any:
-        """The standard's ``sign`` (NaN stays NaN; a complex ``x / |x|``, 0 at 0)."""
-        cp = self._cp
+        """CuPy's ``sign``, one kernel: the standard's (since CuPy 13 NaN stays NaN and a
+        complex ``x`` gives ``x / |x|``, 0 at 0: the compat layer's fix-ups are for older
+        CuPy)."""
         with self._device:
-            if x.dtype.kind == "c":
-                a = cp.abs(x)
-                return x / cp.where(a == 0, cp.ones_like(a), a)
-            s = cp.sign(x)
-            return cp.where(cp.isnan(x), x, s) if x.dtype.kind == "f" else s
+            return self._cp.sign(x)
 
     def clip(self, x: Any, /, min: Any = None, max: Any = None) -> Any:
         """The standard's ``clip``: ``x``'s dtype, the broadcast shape, a NaN bound gives
@@ -200,6 +197,7 @@ class CupyBackend(Backend):
         self._stream: Any = None  # the side stream CUDA graphs are captured on
         self._capturing = False
         self._segment_pool = contextlib.ExitStack()  # begin_graph's allocator
+        self._elementwise: dict[str, Callable] = {}  # see elementwise
         with self.device:  # the hash constants, made once on the device
             self._k = tuple(cp.asarray(k, dtype=cp.uint64) for k in _SPLITMIX)
         self.manual_seed(0)
@@ -381,6 +379,14 @@ class CupyBackend(Backend):
         """A NumPy scalar of ``dtype``: a kernel argument of that type (no fill kernel, no
         copy), where a Python float would be a float64 argument of ``cupy.fuse``."""
         return np.dtype(dtype).type(value)
+
+    def elementwise(self, make: Callable[[Any], Callable], name: str) -> Callable:
+        """``make(cupy)`` as one ``cupy.fuse`` kernel, made at the first call for ``name``
+        (xad's eager fused paths: activation gradients, dropout's mask)."""
+        fn = self._elementwise.get(name)
+        if fn is None:
+            fn = self._elementwise[name] = self._cp.fuse(kernel_name=name)(make(self._cp))
+        return fn
 
     def fuse(self, make: Callable[[Any], Callable], name: str) -> Callable:
         """``cupy.fuse`` of the function ``make(cupy)`` (``xad.compile(fn, fuse=True)``,

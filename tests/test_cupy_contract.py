@@ -327,6 +327,11 @@ def test_what_the_emulator_models_of_sign_clip_and_erf_is_cupys():
     assert "out[xp.isnan(x)] = xp.nan" in inspect.getsource(_aliases.sign)
     assert "out[ia] = a[ia]" in inspect.getsource(_aliases.clip)
     assert "e->d" in cupyx.scipy.special.erf.types and "e->e" not in cupyx.scipy.special.erf.types
+    # CupyBackend's sign is CuPy's own: NaN in, NaN out; complex x / |x|
+    doc = " ".join(cupy.sign.__doc__.split())
+    assert "NaN is returned for NaN inputs" in doc and "x/abs(x)`` (and ``0 if x == 0" in doc
+    # xad's fused kernels call cupy.where, which CuPy turns into its ufunc while fusing
+    assert "fusion._is_fusing()" in inspect.getsource(cupy.where)
 
 
 @pytest.mark.parametrize("device", ["cuda:0", "cuda:1"])

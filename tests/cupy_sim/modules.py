@@ -162,6 +162,20 @@ def _erf(x: Any) -> Any:
     return core.call("cupyx.scipy.special", "erf", f, (x,), {})
 
 
+def _np_sign(a: np.ndarray) -> np.ndarray:
+    """CuPy 14's ``sign`` kernel: a complex ``x`` gives ``x / abs(x)`` (NumPy's own
+    complex sign rounds differently), 0 at 0; NaN stays NaN."""
+    if a.dtype.kind != "c":
+        return np.sign(a)
+    m = np.abs(a)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(m == 0, np.zeros_like(a), a / m)
+
+
+def _sign(x: Any, /) -> Any:
+    return core.call("cupy", "sign", _np_sign, (x,), {})
+
+
 def _compat_sign(x: Any, /) -> Any:
     """``array_api_compat.cupy.sign`` as written (common/_aliases.py): CuPy's ``sign``, then
     NaNs put back through a boolean mask, which syncs (the contract test checks the
@@ -205,6 +219,7 @@ lib = types.SimpleNamespace(stride_tricks=types.SimpleNamespace(as_strided=_as_s
 
 cupy = _Namespace("cupy", np, ndarray=ndarray, cuda=cuda, random=random, asnumpy=asnumpy, lib=lib,
                   array=_array, asarray=_asarray, take=_take("cupy"), fuse=fusion.fuse,
+                  sign=_sign,
                   get_default_memory_pool=lambda: core.POOLS[core.current_device()])
 cupy.__name__ = "cupy"
 
