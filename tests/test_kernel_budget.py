@@ -89,3 +89,20 @@ def test_fused_paths_are_one_kernel_each_on_cupy_sim():
         from xad.ops.fused import dropout_mask
         dropout_mask(u, 0.5)
         assert COUNTS.kernels == 1
+
+
+def test_clip_grad_norm_reads_nothing_and_reduces_each_gradient_once():
+    """``clip_grad_norm_`` of six gradients on cupy-sim: a product and a reduction per
+    gradient, the stack and its sum, the norm and the factor (3 kernels), one product per
+    gradient (was 31: ``abs``, ``**`` and a sum per gradient); no host read."""
+    import cupy_sim
+    from cupy_sim.streams import COUNTS
+
+    with xad.use_backend("cupy-sim"):
+        ps = [xad.randn(5, 4, requires_grad=True) for _ in range(6)]
+        for p in ps:
+            p.grad = xad.randn(5, 4)
+        COUNTS.reset()
+        cupy_sim.STATE.reset()
+        xad.nn.utils.clip_grad_norm_(ps, 0.1)
+        assert COUNTS.kernels <= 25 and cupy_sim.STATE.transfers == []
