@@ -2,8 +2,9 @@
 (:meth:`xad.Backend.elementwise`: CuPy's ``cupy.fuse``), and plain array operations
 elsewhere: the activations' gradients (``relu_grad``, ``tanh_grad``, ``sigmoid_grad``, each
 a primitive with its own gradient rule, so ``create_graph`` differentiates them again; real
-dtypes: complex ones keep the composed, holomorphic rule) and dropout's scaled mask
-(``dropout_mask``, no gradient).
+dtypes: complex ones keep the composed, holomorphic rule), dropout's scaled mask
+(``dropout_mask``, no gradient), and array-level kernels inside other primitives' forwards
+(``standardize``: ``centre``, ``inverse_sqrt``; ``softmax``: ``exp_shifted``).
 
 Each is written once, as an expression of operators and ufuncs (:class:`_Fused`); its
 number literals are weak scalars (the array's dtype) in a kernel as in the operators.
@@ -16,7 +17,8 @@ from typing import Any
 from ..tensor import Tensor
 from ._apply import Op, apply, binary
 
-__all__ = ["relu_grad", "tanh_grad", "sigmoid_grad", "dropout_mask"]
+__all__ = ["relu_grad", "tanh_grad", "sigmoid_grad", "dropout_mask", "centre", "inverse_sqrt",
+           "exp_shifted"]
 
 
 class _Fused(Op):
@@ -106,6 +108,40 @@ class DropoutMask(_Fused):
     def forward(cls, b, u, p):
         d = u.dtype
         return super().forward(b, u, b.scalar(p, d), b.scalar(1.0 / (1.0 - p), d))
+
+
+# ----- array-level kernels inside other primitives' forwards ------------------------------
+def _centre(ns: Any) -> Any:
+    def centre(x: Any, total: Any, r: Any) -> tuple[Any, Any]:
+        d = x - total * r
+        return d, d * d
+    return centre
+
+
+def _inverse_sqrt(ns: Any) -> Any:
+    return lambda total, r, eps: 1.0 / ns.sqrt(total * r + eps)
+
+
+def _exp_shifted(ns: Any) -> Any:
+    return lambda x, m: ns.exp(x - m)
+
+
+def centre(b: Any, x: Any, total: Any, r: float) -> tuple[Any, Any]:
+    """``(d, d * d)`` for ``d = x - total * r`` (``total`` a kept-dims sum): one kernel
+    where ``b`` fuses (standardize's forward)."""
+    return b.elementwise(_centre, "xad_centre")(x, total, b.scalar(r, x.dtype))
+
+
+def inverse_sqrt(b: Any, total: Any, r: float, eps: float) -> Any:
+    """``1 / sqrt(total * r + eps)``: one kernel where ``b`` fuses."""
+    d = total.dtype
+    return b.elementwise(_inverse_sqrt, "xad_inverse_sqrt")(total, b.scalar(r, d),
+                                                           b.scalar(eps, d))
+
+
+def exp_shifted(b: Any, x: Any, m: Any) -> Any:
+    """``exp(x - m)`` (``m`` a kept-dims maximum): one kernel where ``b`` fuses."""
+    return b.elementwise(_exp_shifted, "xad_exp_shifted")(x, m)
 
 
 def relu_grad(y: Tensor, g: Tensor) -> Tensor:
