@@ -10,6 +10,7 @@ from ..factories import tensor
 from ..tensor import Tensor
 from ._apply import Op, apply, binary, unary
 from .complex_parts import complex_from_parts, conj, imag, real
+from .fused import relu_grad, sigmoid_grad, tanh_grad
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "pow", "negative", "exp", "log", "log1p",
@@ -340,7 +341,9 @@ class Tanh(Op):
     @staticmethod
     def backward(node, g):
         y = node.output()
-        return g * (1 - y * y)
+        if y.dtype in _COMPLEX:
+            return g * (1 - y * y)
+        return tanh_grad(y, g)  # the same, one kernel on CuPy
 
 
 @holomorphic
@@ -357,7 +360,9 @@ class Sigmoid(Op):
     @staticmethod
     def backward(node, g):
         y = node.output()
-        return g * y * (1 - y)
+        if y.dtype in _COMPLEX:
+            return g * y * (1 - y)
+        return sigmoid_grad(y, g)  # the same, one kernel on CuPy
 
 
 class Relu(Op):
@@ -370,8 +375,7 @@ class Relu(Op):
 
     @staticmethod
     def backward(node, g):
-        # where(), not a multiply by a 0/1 mask: inf * 0 would be NaN (sqrt(relu(x)) at x < 0)
-        return where(node.output() > 0, g, 0.0)
+        return relu_grad(node.output(), g)  # where(y > 0, g, 0): one kernel on CuPy
 
 
 class Softplus(Op):
