@@ -86,6 +86,9 @@ def _abort_on_error(c: Any) -> None:
 def _leave(c: Any) -> None:
     """At exit, tell the other ranks this one leaves; abort every rank when one still waits
     in a collective (or the group failed before), so none waits forever."""
+    mpi = getattr(c, "mpi", c).MPI
+    if mpi.Is_finalized():
+        return  # the program finalised MPI itself: it synchronised the ranks then
     try:
         if c.broken:
             raise RuntimeError(f"the process group failed earlier ({c.broken})")
