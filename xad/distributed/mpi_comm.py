@@ -131,7 +131,7 @@ class MpiComm:
 
     def gather_objects(self, obj: Any) -> list:
         """Every rank's picklable ``obj`` (for error reports, after the ranks agreed)."""
-        return self.comm.allgather(obj)
+        return self.call("DataParallel", self.comm.allgather, obj)
 
     def allreduce(self, a: Any, b: Backend, op: str) -> Any:
         h = self._host(b, a)
