@@ -7,7 +7,7 @@ checkpoint resume, DistributedSampler, and that ranks which disagree (dtype, sha
 call, model) all get an error naming them. The other modes end the job early, each its own
 way, and must not hang: ``fail`` (rank 1 raises), ``exit`` (rank 1 calls ``sys.exit(0)``
 while rank 0 waits in a barrier), ``uneven`` (rank 1 has one batch fewer and ends normally)
-and ``timeout`` (rank 1 sleeps past rank 0's ``init(timeout=1)``).
+and ``timeout`` (rank 1 sleeps past rank 0's ``init(timeout=1)``: the watchdog ends it).
 """
 
 import os

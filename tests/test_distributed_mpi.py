@@ -45,8 +45,8 @@ LEAVING = {  # words both ranks' messages hold (one rank's abort may cut the oth
              "called sys.exit)", "a rank left while others still wait"],
     "uneven": ["rank 1 finished its batches", "the ranks disagree: rank 0: DataParallel "
                "backward of", "rank 1: leaving", "the same number of batches"],
-    "timeout": ["rank 0 of 2 failed with TimeoutError: xad.distributed.barrier: not every "
-                "rank joined within 1 s (init(timeout=...))"],
+    "timeout": ["xad.distributed: rank 0 of 2: barrier: not every rank joined within 1 s "
+                "(init(timeout=...))"],
 }
 
 

@@ -5,8 +5,8 @@ One communicator per process, made by :func:`init`: MPI (``mpi4py``) for host ar
 launcher is a world of size 1 (MPI's singleton start). With more than one rank, no rank is
 left waiting forever: an uncaught exception on any rank prints which rank failed and aborts
 every rank; a rank whose program ends (or calls ``sys.exit``) tells the others it is leaving
-(agreement.py), and a rank still waiting for it raises, naming the call; and every collective
-gives up after ``timeout`` seconds with an error.
+(agreement.py), and a rank still waiting for it raises, naming the call; and a collective
+still waiting after ``timeout`` seconds ends the job, naming the rank and the call.
 """
 
 from __future__ import annotations
@@ -32,8 +32,9 @@ def init(backend: str | None = None, timeout: float = 600.0, check: bool = True)
     """Join the process group: ``"mpi"`` (host arrays), ``"nccl"`` (CuPy arrays) or ``None``
     (NCCL when the current backend is CuPy, MPI otherwise). Calling it again does nothing.
 
-    ``timeout``: seconds a collective may wait for the other ranks before it raises
-    ``TimeoutError`` (as torch's process groups; 10 minutes, NCCL's default there).
+    ``timeout``: seconds a collective may wait for the other ranks; then a watchdog prints
+    the rank and the call and ends the job (as torch's process groups; 10 minutes, NCCL's
+    default there).
     ``check``: before each collective the ranks all-gather a small descriptor (call, dtype,
     shape, op, root) and raise, naming what each rank holds, when they differ;
     ``check=False`` skips it (the fast mode: a mismatch then gives MPI's own error or a
@@ -85,11 +86,14 @@ def _abort_on_error(c: Any) -> None:
 def _leave(c: Any) -> None:
     """At exit, tell the other ranks this one leaves; abort every rank when one still waits
     in a collective (or the group failed before), so none waits forever."""
+    mpi = getattr(c, "mpi", c).MPI
+    if mpi.Is_finalized():
+        return  # the program finalised MPI itself: it synchronised the ranks then
     try:
         if c.broken:
             raise RuntimeError(f"the process group failed earlier ({c.broken})")
         agree(c, "exit", describe("leaving"))
-    except (RuntimeError, TimeoutError) as e:
+    except RuntimeError as e:
         _stop(c, f"xad.distributed: rank {c.rank} of {c.size} is leaving: {e}; aborting "
                  f"every rank", grace=1.0)  # the ranks still waiting print their own error
 
