@@ -594,7 +594,7 @@ def negative(x: Tensor) -> Tensor:
 def _unary(op: type[Op], doc: str):
     def f(x: Tensor) -> Tensor:
         return unary(op, x)
-    f.__name__ = op.name
+    f.__name__ = f.__qualname__ = op.name  # the name users call (docs, reprs)
     f.__doc__ = doc
     return f
 

@@ -134,7 +134,8 @@ def _no_grad_fn(name_: str, arity: int, doc: str, forward: Any = None) -> Any:
     def f2(x1: Any, x2: Any, /) -> Tensor:
         return binary(op, x1, x2)
     f = f2 if arity == 2 else f1
-    f.__name__, f.__doc__ = name_, doc + " (no gradient: the result does not require grad)."
+    f.__name__ = f.__qualname__ = name_  # the name users call (docs, reprs)
+    f.__doc__ = doc + " (no gradient: the result does not require grad)."
     return f
 
 
@@ -158,7 +159,8 @@ bitwise_right_shift = _no_grad_fn("bitwise_right_shift", 2, "Shift the bits righ
 def _unary_fn(op: type[Op], doc: str) -> Any:
     def f(x: Tensor) -> Tensor:
         return unary(op, x)
-    f.__name__, f.__doc__ = op.name, doc
+    f.__name__ = f.__qualname__ = op.name  # the name users call (docs, reprs)
+    f.__doc__ = doc
     return f
 
 
