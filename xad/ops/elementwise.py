@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from .. import dtypes as _dt
@@ -591,7 +592,7 @@ def negative(x: Tensor) -> Tensor:
     return unary(Negative, x)
 
 
-def _unary(op: type[Op], doc: str):
+def _unary(op: type[Op], doc: str) -> Callable[[Tensor], Tensor]:
     def f(x: Tensor) -> Tensor:
         return unary(op, x)
     f.__name__ = f.__qualname__ = op.name  # the name users call (docs, reprs)

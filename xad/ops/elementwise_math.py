@@ -8,6 +8,7 @@ results do not require grad."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from ..tensor import Tensor
@@ -124,7 +125,8 @@ def _floor_divide(b: Any, x: Any, y: Any) -> Any:
     return xp.where(xp.isinf(x) | xp.isinf(y), xp.floor(x / y), q)
 
 
-def _no_grad_fn(name_: str, arity: int, doc: str, forward: Any = None) -> Any:
+def _no_grad_fn(name_: str, arity: int, doc: str,
+                forward: Any = None) -> Callable[..., Tensor]:
     op = _nograd(name_, forward or (_binary_forward(name_).__func__ if arity == 2
                                     else (lambda b, x: getattr(b.xp, name_)(x))))
 
@@ -156,7 +158,7 @@ bitwise_left_shift = _no_grad_fn("bitwise_left_shift", 2, "Shift the bits left")
 bitwise_right_shift = _no_grad_fn("bitwise_right_shift", 2, "Shift the bits right")
 
 
-def _unary_fn(op: type[Op], doc: str) -> Any:
+def _unary_fn(op: type[Op], doc: str) -> Callable[[Tensor], Tensor]:
     def f(x: Tensor) -> Tensor:
         return unary(op, x)
     f.__name__ = f.__qualname__ = op.name  # the name users call (docs, reprs)
