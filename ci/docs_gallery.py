@@ -1,7 +1,7 @@
 """Make the docs site's example gallery: run each example briefly, keep what it prints and
 the figures it draws, and draw a training curve and the benchmark chart (matplotlib).
 
-    python ci/docs_gallery.py            # writes docs/gallery/ (about 20 s on 2 cores)
+    python ci/docs_gallery.py            # writes docs/gallery/ (about 20-30 s of CPU)
 
 Everything under docs/gallery/ is generated (git ignores it); ``ci/docs.sh`` runs this
 before ``mkdocs build``.
@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "docs" / "gallery"
 # name -> arguments (shortened runs: the gallery shows what each prints, not a full training)
 EXAMPLES: dict[str, list[str]] = {
-    "fit_nonlinear": ["--epochs", "300", "--quiet", "--plot", str(OUT / "fit.png")],
+    "fit_nonlinear": ["--epochs", "200", "--quiet", "--plot", str(OUT / "fit.png")],
     "linear_regression": ["--epochs", "5", "--quiet"],
     "digits": ["--epochs", "5", "--quiet"],
     "cnn_digits": ["--epochs", "1", "--quiet"],
@@ -36,12 +36,13 @@ def run_example(name: str, args: list[str]) -> None:
     res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=env, check=False)
     if res.returncode:
         raise SystemExit(f"docs gallery: {name} failed:\n{res.stdout}{res.stderr}")
-    shown = " ".join(["python", f"examples/{name}.py", *args]).replace(str(ROOT) + "/", "")
-    (OUT / f"{name}.txt").write_text(f"$ {shown}\n{res.stdout}")
+    shown = " ".join(["python", f"examples/{name}.py", *args])
+    text = f"$ {shown}\n{res.stdout}".replace(str(ROOT) + "/", "")
+    (OUT / f"{name}.txt").write_text(text)
     print(f"docs gallery: {name} ok")
 
 
-def training_curve(epochs: int = 150) -> None:
+def training_curve(epochs: int = 100) -> None:
     """The fit_nonlinear model's training MSE per epoch, eager and under ``xad.compile``."""
     import matplotlib
     matplotlib.use("Agg")
