@@ -128,12 +128,24 @@ def entries(module_name: str, level: int = 2) -> str:
 
 
 def _entry(module_name: str, name: str, level: int) -> str:
-    return f"::: {module_name}.{name}\n    options:\n      heading_level: {level}\n"
+    return f"::: {_path(module_name, name)}\n    options:\n      heading_level: {level}\n"
+
+
+def _path(module_name: str, name: str) -> str:
+    """The identifier mkdocstrings renders for ``module.name``: that, unless ``name`` is
+    also the name of a package that re-exports it (``xad.compile``, the function, and
+    ``xad.compile``, the package), where the object's own path
+    (``xad.compile.compiled.compile``) picks the function, not the package."""
+    obj = getattr(importlib.import_module(module_name), name)
+    path = f"{module_name}.{name}"
+    if path in sys.modules and getattr(obj, "__module__", path) != path:
+        return f"{obj.__module__}.{obj.__qualname__}"
+    return path
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:  # noqa: ANN001 (MkDocs hook)
     """MkDocs hook: expand each ``<!-- api: MODULE [LEVEL] -->`` line of a page."""
-    lines = []
+    lines: list[str] = []
     for line in markdown.splitlines():
         s = line.strip()
         if s.startswith("<!-- api:") and s.endswith("-->"):
@@ -156,7 +168,7 @@ def inventory(site_dir: str) -> set[str]:
 def missing(site_dir: str) -> list[str]:
     """Public names without a rendered entry in the built site."""
     have = inventory(site_dir)
-    return [f"{m}.{n}" for m in MODULES for n in public_names(m) if f"{m}.{n}" not in have]
+    return [f"{m}.{n}" for m in MODULES for n in public_names(m) if _path(m, n) not in have]
 
 
 if __name__ == "__main__":
