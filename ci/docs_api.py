@@ -128,10 +128,10 @@ def entries(module_name: str, level: int = 2) -> str:
 
 
 def _entry(module_name: str, name: str, level: int) -> str:
-    return f"::: {_path(module_name, name)}\n    options:\n      heading_level: {level}\n"
+    return f"::: {identifier(module_name, name)}\n    options:\n      heading_level: {level}\n"
 
 
-def _path(module_name: str, name: str) -> str:
+def identifier(module_name: str, name: str) -> str:
     """The identifier mkdocstrings renders for ``module.name``: that, unless ``name`` is
     also the name of a package that re-exports it (``xad.compile``, the function, and
     ``xad.compile``, the package), where the object's own path
@@ -168,7 +168,7 @@ def inventory(site_dir: str) -> set[str]:
 def missing(site_dir: str) -> list[str]:
     """Public names without a rendered entry in the built site."""
     have = inventory(site_dir)
-    return [f"{m}.{n}" for m in MODULES for n in public_names(m) if _path(m, n) not in have]
+    return [f"{m}.{n}" for m in MODULES for n in public_names(m) if identifier(m, n) not in have]
 
 
 if __name__ == "__main__":

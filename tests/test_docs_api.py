@@ -32,7 +32,7 @@ def test_module_page_renders_its_names(module):
     mod = importlib.import_module(module)
     assert all(hasattr(mod, n) for n in names)
     entries = docs_api.entries(module)
-    assert all(f"::: {module}.{n}\n" in entries for n in names)
+    assert all(f"::: {docs_api.identifier(module, n)}\n" in entries for n in names)
 
 
 def test_top_level_names_are_grouped():
