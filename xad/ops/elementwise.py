@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from .. import dtypes as _dt
@@ -595,10 +596,10 @@ def negative(x: Tensor) -> Tensor:
     return unary(Negative, x)
 
 
-def _unary(op: type[Op], doc: str):
+def _unary(op: type[Op], doc: str) -> Callable[[Tensor], Tensor]:
     def f(x: Tensor) -> Tensor:
         return unary(op, x)
-    f.__name__ = op.name
+    f.__name__ = f.__qualname__ = op.name  # the name users call (docs, reprs)
     f.__doc__ = doc
     return f
 
