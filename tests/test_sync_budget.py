@@ -7,13 +7,14 @@ range checks in the same transfer); on device 1 every kernel runs with device 1 
 (the emulator raises otherwise). Allocation budget, measured on the device's pool emptied of
 free blocks before step 1 (new blocks per step, steps 1-6; the same on device 0 and 1):
 
-    fit_nonlinear 84, 34, 0, 0, 0, 0       digits 50, 0, 0, 0, 0, 0
-    cnn_digits 81, 7, 0, ...               cnn_digits + autocast + GradScaler 84, 2, 0, ...
-    transformer_addition 178, 39, 0, ...
+    fit_nonlinear 75, 22, 0, 0, 0, 0       digits 37, 8, 0, 0, 0, 0
+    cnn_digits 57, 13, 0, ...              cnn_digits + autocast + GradScaler 67, 13, 0, ...
+    transformer_addition 144, 46, 0, ...
 
-Step 1 makes the optimiser's state (Adam's moments: the pool's used bytes grow once) and
-the kernels' scratch; step 2 is the first to run with that state alive throughout, so its
-peak of live temporaries is higher and needs a few more blocks. From step 3 on, no step
+(Each optimiser update is one fused kernel with no scratch arrays since issue 25.) Step 1
+makes the optimiser's state (Adam's moments: the pool's used bytes grow once); step 2 is
+the first to run with that state alive throughout, so its peak of live temporaries is
+higher and needs a few more blocks. From step 3 on, no step
 allocates a new block, and the bytes in use stay the same (nothing accumulates, the queued
 index checks included).
 """

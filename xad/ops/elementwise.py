@@ -26,9 +26,10 @@ _COMPLEX = (_dt.complex64, _dt.complex128)
 
 
 def _arr(b: Any, s: Any, like: Any) -> Any:
-    """A Python scalar as a 0-d array of ``like``'s dtype (for functions, not operators)."""
+    """A Python scalar as a scalar of ``like``'s dtype (for functions, not operators): a
+    0-d array, or on CuPy a NumPy scalar (a kernel argument, not a fill kernel)."""
     if isinstance(s, (int, float, bool)):
-        return b.xp.asarray(s, dtype=like.dtype, device=b.device)
+        return b.scalar(s, like.dtype)
     return s
 
 

@@ -2,9 +2,11 @@
 
 Subclasses give their defaults and a ``_validate`` of one group's hyperparameters, and write
 ``step`` (and the functional form, ``sgd``, ``adam``, ...) as a loop over the parameters with
-a gradient that calls :func:`_apply` with the module's update rule: a ``kernel`` working in
-place on arrays (chunked for large parameters) and a ``rebind`` for immutable arrays; the
-shared L2 weight-decay step is :func:`_decay`. State per parameter is a dict of Python
+a gradient that calls :func:`_apply` with the module's update rule, written once as a pure
+function of arrays (what immutable arrays run; on a backend that fuses, CuPy, it runs as one
+kernel per parameter: :mod:`.functional`), and a ``kernel`` working in place on host arrays
+(chunked for large parameters, for the CPU's cache); the shared L2 weight-decay step is
+:func:`_decay`. State per parameter is a dict of Python
 numbers and :class:`~xad.Tensor` s (no gradient) on the parameter's backend, device and dtype;
 an update rewrites a state tensor's array in place where the backend's arrays are mutable and
 rebinds ``._array`` where they are not (JAX).
@@ -254,9 +256,10 @@ class Optimizer:
 
 
 # Parameters with at most _SMALL elements are updated with fresh temporaries (fewer operator
-# calls; small allocations are cheap). Larger ones use scratch arrays, and are updated in
-# chunks of about _CHUNK elements along the first axis, so the dozen passes of an update run
-# in cache (a chunk of each of the five arrays involved fits in a 1 MiB L2 cache).
+# calls; small allocations are cheap). Larger ones use scratch arrays and, on the host only,
+# are updated in chunks of about _CHUNK elements along the first axis, so the dozen passes of
+# an update run in cache (a chunk of each of the five arrays involved fits in a 1 MiB L2
+# cache); on a device a chunk is only more kernel launches.
 _SMALL = 8192
 _CHUNK = 49152
 
