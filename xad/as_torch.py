@@ -38,6 +38,9 @@ _DTYPES = {"float": dtypes.float32, "float32": dtypes.float32, "double": dtypes.
            "float64": dtypes.float64, "half": dtypes.float16, "float16": dtypes.float16,
            "long": dtypes.int64, "int64": dtypes.int64, "int": dtypes.int32,
            "int32": dtypes.int32, "bool": dtypes.bool_, "uint8": dtypes.uint8}
+# PyTorch's meaning or signature where xad's function of the same name has the standard's
+_PYTORCH_SIGNATURES = {n: getattr(_tf, n) for n in _tf.__all__ if n not in ("TorchTensor",
+                                                                             "cuda_usable")}
 _FACTORIES = ("tensor", "zeros", "ones", "full", "empty", "arange", "linspace", "eye",
               "rand", "randn", "randint", "randperm", "zeros_like", "ones_like", "full_like")
 # packages that use the real torch themselves (a torch backend): their imports are left alone
@@ -56,7 +59,7 @@ def _method(name: str) -> Any:
 
 
 def _factory(name: str) -> Any:
-    xf = getattr(sys.modules["xad"], name)
+    xf = _PYTORCH_SIGNATURES.get(name) or getattr(sys.modules["xad"], name)
 
     def f(*args: Any, device: Any = None, **kwargs: Any) -> Any:
         kind = str(device).split(":")[0]
@@ -111,6 +114,7 @@ def namespace() -> dict[str, types.ModuleType]:
     """
     xad = sys.modules["xad"]
     fns = {n: _method(n) for n in _AS_METHOD}
+    fns.update(_PYTORCH_SIGNATURES)
     fns.update({n: _factory(n) for n in _FACTORIES})
     utils_data = _module("torch.utils.data", data)
     utils = _module("torch.utils", data=utils_data)
@@ -129,9 +133,7 @@ def namespace() -> dict[str, types.ModuleType]:
                     enable_grad=xad.enable_grad, set_grad_enabled=xad.set_grad_enabled,
                     is_grad_enabled=xad.is_grad_enabled, multinomial=xad.multinomial,
                     cat=_cat, concat=_cat, stack=_stack, from_numpy=xad.tensor,
-                    is_tensor=lambda x: isinstance(x, xad.Tensor), meshgrid=_tf.meshgrid,
-                    autocast=_tf.autocast, set_printoptions=_tf.set_printoptions, **_DTYPES,
-                    **fns)
+                    is_tensor=lambda x: isinstance(x, xad.Tensor), **_DTYPES, **fns)
     for full, m in mods.items():
         if full.count(".") == 1:
             setattr(torch, full.split(".")[1], m)

@@ -1045,8 +1045,11 @@ class Tensor:
         """PyTorch's ``repeat``: :func:`xad.tile` (``xad.repeat`` is the standard's)."""
         return _ops.tile(self, _shape_arg(repeats))
 
-    def flip(self, axis=None, *, dims=None) -> Tensor:
-        """See :func:`xad.flip`."""
+    def flip(self, *args, dims=None, axis=None) -> Tensor:
+        """PyTorch's ``flip(*dims)`` / ``flip(dims)`` (all axes when none); see
+        :func:`xad.flip`."""
+        if args:
+            dims = _shape_arg(args) if dims is None else dims
         return _ops.flip(self, axis=_ax(dims, axis))
 
     def split(self, split_size_or_sections, dim: int = 0) -> tuple[Tensor, ...]:
@@ -1330,6 +1333,11 @@ def _extreme(x: Tensor, dim: Any, keepdim: bool, axis: Any, keepdims: bool, name
     (values), or another tensor (elementwise)."""
     if isinstance(dim, Tensor):
         return (_ops.maximum if name == "max" else _ops.minimum)(x, dim)
+    if x.dtype is _dt.bool_:  # PyTorch's max/min of bools; libraries refuse them
+        r = _extreme(_ops.astype(x, _dt.uint8), dim, keepdim, axis, keepdims, name)
+        if isinstance(r, MaxMin):
+            return MaxMin((_ops.astype(r[0], _dt.bool_), r[1]))
+        return _ops.astype(r, _dt.bool_)
     if dim is None:
         return getattr(_ops, name)(x, axis=_ax(None, axis), keepdims=keepdims)
     values = getattr(_ops, name)(x, axis=dim, keepdims=keepdim)

@@ -14,10 +14,12 @@ from . import amp, dtypes
 from . import ops as _ops
 from .backend import get_backend
 from .factories import empty, tensor
+from .factories import linspace as _linspace
 from .tensor import Tensor, on_cuda
 
 __all__ = ["TorchTensor", "meshgrid", "autocast", "GradScaler", "set_printoptions",
-           "cuda_usable"]
+           "cuda_usable", "count_nonzero", "roll", "tril", "triu", "diff", "take", "where",
+           "searchsorted", "tensordot", "linspace", "can_cast", "round"]
 
 
 class _TensorType(type):
@@ -157,3 +159,93 @@ def set_printoptions(precision: int | None = None, threshold: float | None = Non
     given = {"precision": precision, "threshold": threshold, "edgeitems": edgeitems,
              "linewidth": linewidth, "sci_mode": sci_mode}
     opts.update({k: v for k, v in given.items() if v is not None})
+
+
+# ----- PyTorch's signatures over the standard's functions (positional dims, PyTorch's
+# keyword names); the meaning is the same unless the docstring says otherwise ----------------
+def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:  # noqa: A002 (PyTorch's name)
+    """``torch.count_nonzero(input, dim=None)``."""
+    return _ops.count_nonzero(input, axis=_dims(dim))
+
+
+def roll(input: Tensor, shifts: Any, dims: Any = None) -> Tensor:  # noqa: A002
+    """``torch.roll(input, shifts, dims=None)``."""
+    return _ops.roll(input, _dims(shifts), axis=_dims(dims))
+
+
+def tril(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
+    """``torch.tril(input, diagonal=0)``."""
+    return _ops.tril(input, k=diagonal)
+
+
+def triu(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
+    """``torch.triu(input, diagonal=0)``."""
+    return _ops.triu(input, k=diagonal)
+
+
+def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Any = None,  # noqa: A002
+         append: Any = None) -> Tensor:
+    """``torch.diff(input, n=1, dim=-1, prepend=None, append=None)`` (``n`` comes first)."""
+    return _ops.diff(input, axis=dim, n=n, prepend=prepend, append=append)
+
+
+def take(input: Tensor, index: Tensor) -> Tensor:  # noqa: A002
+    """PyTorch's ``take``: ``index`` into the flattened tensor, any shape of ``index``
+    (:func:`xad.take`, the standard's, indexes along an axis)."""
+    return _ops.reshape(input, (-1,))[index]
+
+
+def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:  # noqa: A002
+    """``torch.where(condition, input, other)``; ``torch.where(condition)`` is
+    ``condition.nonzero(as_tuple=True)``."""
+    if input is None and other is None:
+        return condition.nonzero(as_tuple=True)
+    return _ops.where(condition, input, other)
+
+
+def searchsorted(sorted_sequence: Tensor, values: Any, *, out_int32: bool = False,
+                 right: bool = False, side: str | None = None, sorter: Any = None) -> Tensor:
+    """``torch.searchsorted(sorted_sequence, values, *, out_int32=False, right=False,
+    side=None, sorter=None)``."""
+    out = _ops.searchsorted(sorted_sequence, values, side=side or ("right" if right else "left"),
+                            sorter=sorter)
+    return _ops.astype(out, dtypes.int32 if out_int32 else dtypes.int64, copy=False)
+
+
+def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
+    """``torch.tensordot(a, b, dims=2)`` (the standard's keyword is ``axes``)."""
+    return _ops.tensordot(a, b, axes=dims)
+
+
+def linspace(start: float, end: float, steps: int, *, dtype: Any = None,
+             requires_grad: bool = False) -> Tensor:
+    """``torch.linspace(start, end, steps, *, dtype=None, requires_grad=False)``."""
+    return _linspace(start, end, steps, dtype=dtype, requires_grad=requires_grad)
+
+
+def can_cast(from_: Any, to: Any) -> bool:
+    """PyTorch's ``can_cast``: its casting rule ("same kind": an integer may become a
+    float, not the other way; bool becomes anything) where the standard's
+    :func:`xad.can_cast` allows only value-preserving casts.
+
+    Example:
+        >>> import xad
+        >>> from xad.torch_functions import can_cast
+        >>> can_cast(xad.int64, xad.float32), xad.can_cast(xad.int64, xad.float32)
+        (True, False)
+    """
+    rank = {"bool": 0, "uint": 1, "int": 1, "float": 2, "bfloat": 2, "complex": 3}
+    f, t = (rank[dtypes.as_dtype(d).name.rstrip("0123456789")] for d in (from_, to))
+    return f <= t
+
+
+def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001, A002
+    """``torch.round(input, *, decimals=0)`` (half to even, as PyTorch's)."""
+    if decimals == 0:
+        return _ops.round(input)
+    s = 10.0 ** decimals
+    return _ops.round(input * s) / s
+
+
+def _dims(d: Any) -> Any:
+    return tuple(d) if isinstance(d, list) else d
