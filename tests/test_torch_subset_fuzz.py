@@ -20,6 +20,7 @@ import zlib
 import numpy as np
 import pytest
 
+import xad
 from xad import as_torch
 
 torch = pytest.importorskip("torch")
@@ -302,6 +303,20 @@ def _method_cases() -> dict:
         "x.squeeze(), unsqueeze(-1)": lambda m, g: [g.f((1, 3)).squeeze(), g.f().unsqueeze(-1)],
         "x.any(), all()": lambda m, g: [g.b().any(), g.b().all(), g.b().any(dim=0)],
         "x.cpu()": lambda m, g: g.f().cpu(),
+        "x.broadcast_to, expand_as": lambda m, g: [g.f((1, 3)).broadcast_to((2, 3)),
+                                                   g.f((3, 1)).expand_as(g.f((3, 4)))],
+        "x.clip, clamp(min, max)": lambda m, g: [g.f().clip(-0.5, 0.5), g.f().clamp(-1, 0)],
+        "x.flatten(1), transpose(0, 1)": lambda m, g: [g.f((2, 3, 2)).flatten(1),
+                                                        g.f((2, 3)).transpose(0, 1)],
+        "x.unsqueeze(0), argsort(1)": lambda m, g: [g.f().unsqueeze(0), g.f().argsort(1)],
+        "x.equal(y)": lambda m, g: [g.f().equal(g.f()), (lambda x: x.equal(x))(g.i())],
+        "x.all(dim=1), x.lt/le/gt/ne(y)": lambda m, g: [
+            g.b().all(dim=1), g.f().lt(0), g.f().le(0), g.f().gt(g.f()), g.f().ne(0)],
+        "x.int(), bool(), type_as": lambda m, g: [g.f().int(), g.i().bool(),
+                                                  g.f().type_as(g.i())],
+        "x.mul_(y), div_(y)": lambda m, g: [g.f().mul_(g.f()), g.f().div_(g.f(lo=0.5))],
+        "x.ndim, dim(), numel(), nelement(), dtype": lambda m, g: [
+            g.f().ndim, g.f().dim(), g.f().numel(), g.f().nelement(), g.i().dtype],
     }
 
 
@@ -309,13 +324,13 @@ def _functional_cases() -> dict:
     def F(m):
         return m.nn.functional
     return {
-        "F.relu, gelu, tanh, sigmoid, softplus": lambda m, g: [
+        "F.relu, F.gelu, F.tanh, F.sigmoid, F.softplus": lambda m, g: [
             getattr(F(m), n)(g.f()) for n in ("relu", "gelu", "tanh", "sigmoid", "softplus")],
         "F.gelu(tanh)": lambda m, g: F(m).gelu(g.f(), approximate="tanh"),
         "F.softmax(dim)": lambda m, g: F(m).softmax(g.f(), dim=0),
         "F.log_softmax(x, 1)": lambda m, g: F(m).log_softmax(g.f(), 1),
         "F.linear": lambda m, g: F(m).linear(g.f((2, 3)), g.f((4, 3)), g.f((4,))),
-        "F.mse_loss, l1_loss, huber": lambda m, g: [
+        "F.mse_loss, F.l1_loss, F.huber_loss": lambda m, g: [
             getattr(F(m), n)(g.f(), g.f()) for n in ("mse_loss", "l1_loss", "huber_loss")],
         "F.mse_loss(reduction)": lambda m, g: F(m).mse_loss(g.f(), g.f(), reduction="sum"),
         "F.cross_entropy": lambda m, g: F(m).cross_entropy(g.f((4, 3)), g.idx((4,), 3)),
@@ -324,7 +339,7 @@ def _functional_cases() -> dict:
         "F.cross_entropy(smoothing)": lambda m, g: F(m).cross_entropy(
             g.f((4, 3)), g.idx((4,), 3), label_smoothing=0.1),
         "F.nll_loss": lambda m, g: F(m).nll_loss(g.f((4, 3)), g.idx((4,), 3)),
-        "F.bce_with_logits": lambda m, g: F(m).binary_cross_entropy_with_logits(
+        "F.binary_cross_entropy_with_logits": lambda m, g: F(m).binary_cross_entropy_with_logits(
             g.f(), g.f(lo=0, hi=1)),
         "F.one_hot": lambda m, g: F(m).one_hot(g.idx((4,), 3), 3),
         "F.one_hot(no classes)": lambda m, g: F(m).one_hot(g.idx((4,), 3)),
@@ -338,6 +353,22 @@ def _functional_cases() -> dict:
         "F.adaptive_avg_pool2d": lambda m, g: F(m).adaptive_avg_pool2d(g.f((1, 2, 4, 4)), 1),
         "F.conv2d": lambda m, g: F(m).conv2d(g.f((1, 2, 5, 5)), g.f((3, 2, 3, 3)), padding=1),
         "F.conv1d": lambda m, g: F(m).conv1d(g.f((1, 2, 5)), g.f((3, 2, 3)), stride=2),
+        "F.conv_transpose2d": lambda m, g: F(m).conv_transpose2d(g.f((1, 2, 3, 3)),
+                                                                 g.f((2, 3, 2, 2)), stride=2),
+        "F.batch_norm(eval)": lambda m, g: F(m).batch_norm(
+            g.f((4, 3)), g.f((3,)), g.f((3,), lo=0.5), training=False),
+        "F.batch_norm(training)": lambda m, g: F(m).batch_norm(
+            g.f((4, 3)), None, None, g.f((3,)), g.f((3,)), training=True),
+        "F.group_norm": lambda m, g: F(m).group_norm(g.f((2, 4, 3)), 2),
+        "F.dropout2d(eval)": lambda m, g: F(m).dropout2d(g.f((1, 2, 3, 3)), training=False),
+        "F.scaled_dot_product_attention": lambda m, g: F(m).scaled_dot_product_attention(
+            g.f((2, 3, 4)), g.f((2, 5, 4)), g.f((2, 5, 4))),
+        "F.scaled_dot_product_attention(causal)": lambda m, g:
+            F(m).scaled_dot_product_attention(g.f((2, 3, 4)), g.f((2, 3, 4)), g.f((2, 3, 4)),
+                                              is_causal=True),
+        "F.unfold": lambda m, g: F(m).unfold(g.f((1, 2, 4, 4)), kernel_size=2),
+        "F.unfold(stride, padding)": lambda m, g: F(m).unfold(g.f((1, 2, 4, 4)), 3, padding=1,
+                                                              stride=2),
     }
 
 
@@ -414,11 +445,13 @@ def divergence(name: str, seed: int) -> str | None:
 
 
 def test_every_shared_name_has_a_case():
-    """Every function of xad's ``torch`` that PyTorch also has is fuzzed or tabled."""
-    covered = " ".join(CASES)
+    """Every function of xad's ``torch`` and ``torch.nn.functional`` and every tensor method
+    that PyTorch also has is fuzzed here or checked where ``AUDITED_ELSEWHERE`` says."""
+    words = set(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", " ".join(CASES)))
     skip = set(AUDITED_ELSEWHERE)
-    missing = [n for n in dir(T) if not n.startswith("_") and hasattr(torch, n)
-               and n not in skip and n not in covered]
+    pairs = [(T, torch), (T.nn.functional, torch.nn.functional), (xad.Tensor, torch.Tensor)]
+    missing = [n for ours, theirs in pairs for n in dir(ours) if not n.startswith("_")
+               and hasattr(theirs, n) and n not in skip and n not in words]
     assert not missing, f"add fuzz cases for {missing}"
 
 
@@ -429,7 +462,11 @@ AUDITED_ELSEWHERE = ("Generator Tensor amp autograd bfloat16 bool cuda compile c
                      "manual_seed multinomial newaxis nn no_grad enable_grad "
                      "set_grad_enabled is_grad_enabled optim ops real save "
                      "set_default_dtype uint8 uint16 uint32 uint64 utils autocast "
-                     "set_printoptions meshgrid split_copy from_dlpack GradScaler").split()
+                     "set_printoptions meshgrid split_copy from_dlpack GradScaler "
+                     # tensor attributes and autograd methods (tests/test_torch_subset.py,
+                     # tests/test_autograd*.py): no argument forms to fuzz
+                     "backward data device dtype grad grad_fn is_leaf register_hook "
+                     "retain_grad requires_grad normal_ uniform_ numpy").split()
 
 
 @pytest.mark.filterwarnings("ignore")
