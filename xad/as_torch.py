@@ -5,7 +5,11 @@ or ``xad.as_torch.install()`` in a notebook, makes ``import torch`` (and ``torch
 
 The ``torch`` namespace is xad's, plus PyTorch's names for xad's dtypes (``torch.long``,
 ``torch.float``) and PyTorch-shaped functions (``torch.sum(x, dim=1)``, ``torch.cat``);
-a name outside the subset raises, pointing at docs/PORTING.md.
+where a name means one thing in the Array API standard and another in PyTorch (``split``,
+``sort``, ``nonzero``, ``equal``, ``meshgrid``, ``torch.Tensor``, ``can_cast``, ...) it is
+PyTorch's (the tensor method, or :mod:`xad.torch_functions`), with ``torch.amp`` and
+``torch.cuda.amp`` taking PyTorch's arguments; a name outside the subset raises, pointing
+at docs/PORTING.md (its table lists every name whose meaning differs).
 """
 
 from __future__ import annotations
