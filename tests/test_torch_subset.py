@@ -285,6 +285,7 @@ MEANINGS = {
 MISUSE = {
     "split_sizes_short": lambda m: m.split(m.arange(5), [2, 2]),
     "split_zero": lambda m: m.arange(5).split(0),
+    "split_bad_dim": lambda m: m.zeros(2, 3).split(1, dim=2),
     "linear_float64_input": lambda m: m.nn.Linear(2, 2)(m.zeros(1, 2, dtype=m.float64)),
     "linear_int_input": lambda m: m.nn.Linear(2, 2)(m.zeros(1, 2, dtype=m.int64)),
     "gather_out_of_bounds": lambda m: m.zeros(2, 3).gather(1, m.tensor([[0, 5, 1], [0, 0, 0]])),

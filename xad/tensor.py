@@ -1062,6 +1062,9 @@ class Tensor:
             >>> [t.tolist() for t in xad.arange(5).split(2)]
             [[0, 1], [2, 3], [4]]
         """
+        if not -self.ndim <= dim < self.ndim:
+            raise IndexError(f"split: dim {dim} is out of range for a tensor of shape "
+                             f"{self.shape}")
         n = self.shape[dim]
         if isinstance(split_size_or_sections, int):
             step = split_size_or_sections
