@@ -12,6 +12,7 @@ from ... import ops as _ops
 from ...context import context
 from ...factories import arange, rand
 from ...ops.amp_cast import autocast_float32
+from ...ops.fused import dropout_mask
 from ...ops.indexing import getitem_raw
 from ...tensor import Tensor
 from ...tracing import host_check
@@ -141,8 +142,8 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
     if p == 1.0:
         return x * 0.0
     u = rand(*x.shape, dtype=x.dtype if x.dtype.is_floating else None, backend=x._backend)
-    keep = (u >= p).astype(x.dtype)
-    return x * keep * (1.0 / (1.0 - p))
+    mask = dropout_mask(u, p)  # (u >= p) / (1 - p): one kernel on CuPy
+    return x * (mask if mask.dtype is x.dtype else mask.astype(x.dtype))
 
 
 def dropout2d(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
