@@ -167,6 +167,7 @@ def _shape_cases() -> dict:
         "roll(x, 1, 0)": lambda m, g: m.roll(g.f(), 1, 0),
         "roll(x, (1, 2), (0, 1))": lambda m, g: m.roll(g.f(), (1, 2), (0, 1)),
         "tile": lambda m, g: m.tile(g.f(), (2, 1)),
+        "round(x, decimals=1)": lambda m, g: m.round(g.f(dtype="float64"), decimals=1),
         "x.repeat": lambda m, g: g.f().repeat(2, 3),
         "tril(x, 1)": lambda m, g: m.tril(g.f((3, 4)), 1),
         "triu(x, -1)": lambda m, g: m.triu(g.f((3, 4)), -1),

@@ -77,7 +77,13 @@ def meshgrid(*tensors: Any, indexing: str = "ij") -> tuple[Tensor, ...]:
 
 
 def cuda_usable() -> bool:
-    """Whether PyTorch's ``"cuda"`` can mean the current backend (a device backend)."""
+    """Whether PyTorch's ``"cuda"`` can mean the current backend (one on a CUDA device).
+
+    Example:
+        >>> from xad.torch_functions import cuda_usable
+        >>> cuda_usable()  # NumPy, the default backend, is on the host
+        False
+    """
     return on_cuda(get_backend())
 
 
@@ -164,40 +170,89 @@ def set_printoptions(precision: int | None = None, threshold: float | None = Non
 # ----- PyTorch's signatures over the standard's functions (positional dims, PyTorch's
 # keyword names); the meaning is the same unless the docstring says otherwise ----------------
 def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:  # noqa: A002 (PyTorch's name)
-    """``torch.count_nonzero(input, dim=None)``."""
+    """``torch.count_nonzero(input, dim=None)``.
+
+    Example:
+        >>> import xad
+        >>> from xad.torch_functions import count_nonzero
+        >>> count_nonzero(xad.tensor([[0, 1], [2, 3]]), 0).tolist()
+        [1, 2]
+    """
     return _ops.count_nonzero(input, axis=_dims(dim))
 
 
 def roll(input: Tensor, shifts: Any, dims: Any = None) -> Tensor:  # noqa: A002
-    """``torch.roll(input, shifts, dims=None)``."""
+    """``torch.roll(input, shifts, dims=None)``.
+
+    Example:
+        >>> import xad
+        >>> from xad.torch_functions import roll
+        >>> roll(xad.tensor([[1, 2], [3, 4]]), 1, 0).tolist()
+        [[3, 4], [1, 2]]
+    """
     return _ops.roll(input, _dims(shifts), axis=_dims(dims))
 
 
 def tril(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
-    """``torch.tril(input, diagonal=0)``."""
+    """``torch.tril(input, diagonal=0)``.
+
+    Example:
+        >>> import xad
+        >>> from xad.torch_functions import tril
+        >>> tril(xad.ones(2, 2), -1).tolist()
+        [[0.0, 0.0], [1.0, 0.0]]
+    """
     return _ops.tril(input, k=diagonal)
 
 
 def triu(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
-    """``torch.triu(input, diagonal=0)``."""
+    """``torch.triu(input, diagonal=0)``.
+
+    Example:
+        >>> import xad
+        >>> from xad.torch_functions import triu
+        >>> triu(xad.ones(2, 2), 1).tolist()
+        [[0.0, 1.0], [0.0, 0.0]]
+    """
     return _ops.triu(input, k=diagonal)
 
 
 def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Any = None,  # noqa: A002
          append: Any = None) -> Tensor:
-    """``torch.diff(input, n=1, dim=-1, prepend=None, append=None)`` (``n`` comes first)."""
+    """``torch.diff(input, n=1, dim=-1, prepend=None, append=None)`` (``n`` comes first).
+
+    Example:
+        >>> import xad
+        >>> from xad.torch_functions import diff
+        >>> diff(xad.tensor([1, 4, 9, 16]), 2).tolist()
+        [2, 2]
+    """
     return _ops.diff(input, axis=dim, n=n, prepend=prepend, append=append)
 
 
 def take(input: Tensor, index: Tensor) -> Tensor:  # noqa: A002
     """PyTorch's ``take``: ``index`` into the flattened tensor, any shape of ``index``
-    (:func:`xad.take`, the standard's, indexes along an axis)."""
+    (:func:`xad.take`, the standard's, indexes along an axis).
+
+    Example:
+        >>> import xad
+        >>> from xad.torch_functions import take
+        >>> take(xad.tensor([[1, 2], [3, 4]]), xad.tensor([3, 0])).tolist()
+        [4, 1]
+    """
     return _ops.reshape(input, (-1,))[index]
 
 
 def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:  # noqa: A002
     """``torch.where(condition, input, other)``; ``torch.where(condition)`` is
-    ``condition.nonzero(as_tuple=True)``."""
+    ``condition.nonzero(as_tuple=True)``.
+
+    Example:
+        >>> import xad
+        >>> from xad.torch_functions import where
+        >>> [t.tolist() for t in where(xad.tensor([0, 3, 5]) > 1)]
+        [[1, 2]]
+    """
     if input is None and other is None:
         return condition.nonzero(as_tuple=True)
     return _ops.where(condition, input, other)
@@ -206,20 +261,40 @@ def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:  # no
 def searchsorted(sorted_sequence: Tensor, values: Any, *, out_int32: bool = False,
                  right: bool = False, side: str | None = None, sorter: Any = None) -> Tensor:
     """``torch.searchsorted(sorted_sequence, values, *, out_int32=False, right=False,
-    side=None, sorter=None)``."""
+    side=None, sorter=None)``.
+
+    Example:
+        >>> import xad
+        >>> from xad.torch_functions import searchsorted
+        >>> searchsorted(xad.tensor([1.0, 2.0, 3.0]), xad.tensor([2.0]), right=True).tolist()
+        [2]
+    """
     out = _ops.searchsorted(sorted_sequence, values, side=side or ("right" if right else "left"),
                             sorter=sorter)
     return _ops.astype(out, dtypes.int32 if out_int32 else dtypes.int64, copy=False)
 
 
 def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
-    """``torch.tensordot(a, b, dims=2)`` (the standard's keyword is ``axes``)."""
+    """``torch.tensordot(a, b, dims=2)`` (the standard's keyword is ``axes``).
+
+    Example:
+        >>> import xad
+        >>> from xad.torch_functions import tensordot
+        >>> tensordot(xad.ones(2, 3), xad.ones(3, 4), dims=1).shape
+        (2, 4)
+    """
     return _ops.tensordot(a, b, axes=dims)
 
 
 def linspace(start: float, end: float, steps: int, *, dtype: Any = None,
              requires_grad: bool = False) -> Tensor:
-    """``torch.linspace(start, end, steps, *, dtype=None, requires_grad=False)``."""
+    """``torch.linspace(start, end, steps, *, dtype=None, requires_grad=False)``.
+
+    Example:
+        >>> from xad.torch_functions import linspace
+        >>> linspace(0, 1, steps=3).tolist()
+        [0.0, 0.5, 1.0]
+    """
     return _linspace(start, end, steps, dtype=dtype, requires_grad=requires_grad)
 
 
@@ -240,7 +315,14 @@ def can_cast(from_: Any, to: Any) -> bool:
 
 
 def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001, A002
-    """``torch.round(input, *, decimals=0)`` (half to even, as PyTorch's)."""
+    """``torch.round(input, *, decimals=0)`` (half to even, as PyTorch's).
+
+    Example:
+        >>> import xad
+        >>> from xad.torch_functions import round
+        >>> round(xad.tensor([0.5, 1.5, 1.26], dtype=xad.float64), decimals=1).tolist()
+        [0.5, 1.5, 1.3]
+    """
     if decimals == 0:
         return _ops.round(input)
     s = 10.0 ** decimals
