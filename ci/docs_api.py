@@ -46,6 +46,7 @@ MODULES: dict[str, str] = {
     "xad.utils.serialization": "api/utils.md",
     "xad.viz": "api/viz.md",
     "xad.as_torch": "api/as_torch.md",
+    "xad.torch_functions": "api/torch_functions.md",
 }
 
 # the top-level page groups names by the module that defines them
