@@ -3,13 +3,17 @@
 Recorded when a gradient is needed (the tensor then points at a new node, and its old value
 stays with the nodes that saved it); otherwise written into the tensor's array.
 
-Views: a change through a view reaches its base, and a changed base reaches its views, as in
-PyTorch. Where the view shares the base's memory and no graph is involved, writing into the
-view's array does it. Otherwise (a recorded change, a base in a graph, JAX's immutable
-arrays) the change is made on the base (``base[key] = new view value``; for a reshape,
-permutation or flip, which covers every element once, the whole base takes the new value
-mapped back) and the views are remade from the base. A change through ``broadcast_to``'s
-view of a tensor in a graph raises, saying so (its elements repeat).
+Views have PyTorch's storage semantics: a change through a view reaches its base, and a
+changed base reaches its views, for their whole life. Where the view shares the base's
+memory and no graph is involved, writing into the view's array does it. Otherwise (a
+recorded change, a base in a graph, JAX's immutable arrays, an expanded view) the change is
+made on the base (``base[key] = new view value``; for a reshape or permutation, which covers
+every element once, the whole base takes the new value mapped back) and the views are
+remade from the base. ``detach()`` and ``.data`` are views of the whole tensor that never
+join its graph: a change through them reaches the base's values outside the graph (counted
+in the base's version for ``detach()``, not for ``.data``, as PyTorch's). A view whose
+elements share memory (``broadcast_to``, ``expand``) can be filled with a number
+(``zero_``, ``fill_``, ``v[k] = 0.0``); other changes of it raise, as PyTorch's.
 """
 
 from __future__ import annotations
@@ -22,8 +26,9 @@ from ..context import context
 from ..tensor import Tensor
 from ._apply import apply, unary
 from .elementwise import add, divide, multiply, subtract
-from .indexing import IndexPut, _norm_key, _set
-from .shape import flip, permute_dims, reshape
+from .indexing import IndexPut, _get, _norm_key, _set
+from .layout import overlaps
+from .shape import permute_dims, reshape
 
 __all__ = ["setitem_", "inplace"]
 
@@ -32,6 +37,14 @@ def _leaf_error(x: Tensor, what: str) -> RuntimeError:
     return RuntimeError(f"{what}: the tensor (shape {x.shape}) is a leaf that requires grad; "
                         f"changing it in place would lose its gradient. Do it under "
                         f"xad.no_grad() (as optimisers do) or change a clone.")
+
+
+def _overlap_error(x: Tensor, what: str) -> RuntimeError:
+    return RuntimeError(f"{what}: the tensor (shape {x.shape}) is an expanded view "
+                        f"(broadcast_to/expand, or a view of one) whose elements share memory, "
+                        f"so the change is ambiguous (PyTorch raises here too). Change a copy "
+                        f"(.clone()) or the base tensor; filling it with a number (zero_, "
+                        f"fill_, v[...] = 0.0) is allowed.")
 
 
 def _value(x: Tensor, value: Any, what: str) -> Any:
@@ -50,12 +63,13 @@ def _recorded(x: Tensor, v: Any) -> bool:
                                                           and v.requires_grad))
 
 
-def _through_base(x: Tensor, v: Any) -> bool:
+def _through_base(x: Tensor, v: Any, fresh: bool = False) -> bool:
     """Whether a change of the view ``x`` must be made on its base (writing into the view's
-    array would not reach it, or would bypass the graph)."""
+    array would not reach it, or would bypass the graph, or its memory must stay as it is:
+    ``fresh``)."""
     b = x._base
-    return b is not None and (b._node is not None or _recorded(x, v)
-                              or not x._backend.mutable)
+    return b is not None and (fresh or b._node is not None or x._node is not None
+                              or _recorded(x, v) or x._expanded or not x._backend.mutable)
 
 
 def _onto_base(op: Any, params: dict, new: Tensor, base: Tensor) -> tuple | None:
@@ -70,31 +84,46 @@ def _onto_base(op: Any, params: dict, new: Tensor, base: Tensor) -> tuple | None
         for i, a in enumerate(params["axes"]):
             inverse[a] = i
         return ..., permute_dims(new, tuple(inverse))
-    if op.name == "flip":
-        return ..., flip(new, axis=params["axis"])
     return None
 
 
-def _write_view(x: Tensor, new: Tensor, what: str) -> None:
+def _write_untracked(base: Tensor, value: Tensor, counted: bool, fresh: bool) -> None:
+    """``base[...] = value`` outside any graph (through ``detach()``, or ``.data`` when not
+    ``counted``): the base keeps its node; ``fresh``: its memory gets a new array (a node
+    saved the old one)."""
+    old, version = base._vc, base._version
+    with grad_mode.no_grad():
+        _setitem(base, (...,), value, fresh)
+    if not counted:
+        base._untracked(old, version)
+
+
+def _write_detached(x: Tensor, new: Tensor) -> None:
+    """Set ``x`` (a ``detach()`` or ``.data`` of its base) to ``new``: the base's values
+    change outside the graph; ``x`` itself joins the graph when ``new`` is recorded."""
+    _write_untracked(x._base, new.detach(), not x._data_of, new._node is not None)
+    x._follow_values(x._base)
+    if x._data_of:
+        x._bump_version()
+    if new._node is not None:
+        x._join(new._node, new._idx)
+    _refresh_views(x)
+
+
+def _write_view(x: Tensor, new: Tensor, what: str, fresh: bool = False) -> None:
     """Set the view ``x`` to ``new`` by assigning into its base, then remake it."""
-    op, params = x._view_fn  # type: ignore[misc]
+    if x._view_fn is None:
+        _write_detached(x, new)
+        return
+    op, params = x._view_fn
     base = x._base
     onto = _onto_base(op, params, new, base)
     if onto is None:
-        raise RuntimeError(f"{what}: the tensor (shape {x.shape}) is a {op.name} view of a "
-                           f"tensor of shape {base.shape} that is part of a graph; in-place "
-                           f"changes through {op.name} views are not supported (its elements "
-                           f"repeat). Change the base tensor, or take a copy of the view first "
-                           f"(.clone()).")
+        raise _overlap_error(base, f"{what} through a {op.name} view of shape {x.shape}")
     key, value = onto
-    if x._data_of:  # PyTorch's .data: the change reaches the base outside any graph
-        with grad_mode.no_grad():
-            setitem_(base, key, value.detach())
-        x._follow(unary(op, base.detach(), **params))
-        return
     if base._node is None and base.requires_grad and context.grad_enabled:
         raise _leaf_error(base, f"{what} through a view of it")
-    setitem_(base, key, value)
+    _setitem(base, key, value, fresh)
     with grad_mode.enable_grad():
         x._follow(unary(op, base, **params))
 
@@ -106,9 +135,52 @@ def _refresh_views(x: Tensor) -> None:
         while stack:
             t = stack.pop()
             for v in t._live_views():
-                op, params = v._view_fn
-                v._follow(unary(op, t, **params))
+                if v._view_fn is None:
+                    v._follow_values(t)
+                else:
+                    op, params = v._view_fn
+                    v._follow(unary(op, t, **params))
                 stack.append(v)
+
+
+def _mask_to_base(t: Tensor, m: Any) -> Any:
+    """The mask over ``t``'s base of the elements behind the mask ``m`` over the view
+    ``t``."""
+    b, base = t._backend, t._base
+    xp = b.xp
+    if t._view_fn is None:
+        return m
+    op, params = t._view_fn
+    if op.name == "getitem":
+        key = tuple(k for k in params["key"] if k is not None)
+        z = xp.zeros(base.shape, dtype=xp.bool, device=b.device)
+        return _set(b, z, key, xp.reshape(m, tuple(_get(b, z, key).shape)))
+    if op.name == "reshape":
+        return xp.reshape(m, base.shape)
+    if op.name == "permute_dims":
+        inverse = [0] * len(params["axes"])
+        for i, a in enumerate(params["axes"]):
+            inverse[a] = i
+        return xp.permute_dims(m, tuple(inverse))
+    lead = m.ndim - base.ndim  # broadcast_to
+    if lead:
+        m = xp.any(m, axis=tuple(range(lead)))
+    spread = tuple(d for d, n in enumerate(base.shape) if n == 1 and m.shape[d] != 1)
+    return xp.any(m, axis=spread, keepdims=True) if spread else m
+
+
+def _fill_expanded(x: Tensor, key: tuple, value: Any) -> None:
+    """``x[key] = value`` (a number) for a view whose elements share memory: every element
+    of the storage behind ``x[key]`` takes it (PyTorch's ``expand(...).fill_``)."""
+    b = x._backend
+    with b.on_device():
+        k = tuple(i for i in key if i is not None)  # None may not appear in setitem
+        m = _set(b, b.xp.zeros(x.shape, dtype=b.xp.bool, device=b.device), k, True)
+        t = x
+        while t._base is not None and overlaps(t):
+            m = _mask_to_base(t, m)
+            t = t._base
+    setitem_(t, Tensor._make(m, b), value)
 
 
 def setitem_(x: Tensor, key: Any, value: Any) -> None:
@@ -119,10 +191,20 @@ def setitem_(x: Tensor, key: Any, value: Any) -> None:
         >>> x = xad.zeros(3); x[1] = 5.0; x.tolist()
         [0.0, 5.0, 0.0]
     """
+    _setitem(x, key, value, False)
+
+
+def _setitem(x: Tensor, key: Any, value: Any, fresh: bool) -> None:
+    """``setitem_``; ``fresh``: the memory behind ``x`` gets a new array, never written."""
     k, _ = _norm_key(x, key)
     v = _value(x, value, "setitem")
-    if _through_base(x, v):
-        _write_view(x, apply(IndexPut, x._alias(), v, key=k), "setitem")
+    if x._expanded and overlaps(x):
+        if not isinstance(v, (int, float, bool)):
+            raise _overlap_error(x, "setitem")
+        _fill_expanded(x, k, v)
+        return
+    if _through_base(x, v, fresh):
+        _write_view(x, apply(IndexPut, x._alias(), v, key=k), "setitem", fresh)
         return
     if _recorded(x, v):
         if x._node is None and x.requires_grad:
@@ -132,14 +214,27 @@ def setitem_(x: Tensor, key: Any, value: Any) -> None:
         _refresh_views(x)
         return
     b = x._backend
-    fresh = x._node is not None  # never write into an array a recorded node may have saved
+    fresh = fresh or x._node is not None  # never write into an array a node may have saved
     out = _raw_call(_store, b, x, v, key=k, fresh=fresh, label="setitem")
-    if fresh:
+    if not fresh and b.mutable and out is not x._array:
+        _replaced(x, out)  # the library could not write this key in place
+    elif fresh:
         x._rebind(out)
+        _refresh_views(x)
     else:
         x._set_data(out)
-    if not b.mutable or x._node is not None:
-        _refresh_views(x)
+        if not b.mutable:
+            _refresh_views(x)
+
+
+def _replaced(x: Tensor, out: Any) -> None:
+    """``x`` takes the new array ``out`` (not written in place): through its base for a
+    view, else with its views remade."""
+    if x._base is not None:
+        _write_view(x, Tensor._make(out, x._backend), "setitem")
+        return
+    x._set_data(out)
+    _refresh_views(x)
 
 
 def _store(b: Any, xa: Any, va: Any, key: tuple, fresh: bool) -> Any:
@@ -176,6 +271,8 @@ def inplace(x: Tensor, other: Any, op: str) -> Tensor:
     """``x op= other``: recorded when a gradient is needed, else written into ``x``'s array."""
     fn, ifn, ofn = _INPLACE[op]
     o = _value(x, other, f"in-place {op}")
+    if x._expanded and overlaps(x):
+        raise _overlap_error(x, f"in-place {op}")
     if _through_base(x, o) or _recorded(x, o):
         if x._base is None and x._node is None and x.requires_grad:
             raise _leaf_error(x, f"in-place {op}")
@@ -188,7 +285,11 @@ def inplace(x: Tensor, other: Any, op: str) -> Tensor:
             return x
         x._rebind(out._array, out._node, out._idx)
     elif x._node is None:  # a leaf's array is written in place where arrays are mutable
-        x._set_data(_raw_call(_arith, x._backend, x, o, f"{op}=", fn=ifn))
+        out = _raw_call(_arith, x._backend, x, o, f"{op}=", fn=ifn)
+        if x._backend.mutable and out is not x._array:
+            _replaced(x, out)
+            return x
+        x._set_data(out)
         if x._backend.mutable:
             return x
     else:  # a non-leaf's array may be saved by a recorded node: it is replaced instead
