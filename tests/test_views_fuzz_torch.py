@@ -45,7 +45,9 @@ def _key(rng: random.Random, shape: tuple[int, ...]) -> tuple:
     key: list = []
     for n in shape[:rng.randint(1, len(shape))] if shape else ():
         r = rng.random()
-        if r < 0.3:
+        if n == 0:
+            key.append(slice(None))
+        elif r < 0.3:
             key.append(rng.randrange(n))
         elif r < 0.9:
             a = rng.randrange(n)
@@ -78,7 +80,7 @@ def _view(rng: random.Random, t: tuple, shape: tuple[int, ...]) -> tuple[str, tu
     nd = len(shape)
     kinds = ["data", "detach", "reshape", "expand", "unsqueeze"]
     if nd:
-        kinds += ["slice", "slice", "ints", "mask", "flip"]
+        kinds += ["slice", "slice", "flip"] + (["ints", "mask"] if shape[0] else [])
     if nd >= 2:
         kinds += ["transpose", "permute"]
     if 1 in shape:
@@ -142,10 +144,10 @@ def _change(rng: random.Random, pair: Pair, shape: tuple[int, ...]) -> tuple[str
                        "clamp_", "copy_"])
     if kind == "setitem":
         key = _key(rng, shape) if shape else ()
-        r = rng.random()
-        if shape and r < 0.15:
+        r = rng.random() if shape and shape[0] else 1.0
+        if r < 0.15:
             key = (rng.sample(range(shape[0]), min(2, shape[0])),)  # repeats: undefined
-        elif shape and r < 0.25:
+        elif r < 0.25:
             key = ([rng.random() < 0.5 for _ in range(shape[0])],)
         slot = tuple(torch.empty(shape)[_lib_key("torch", key)].shape)
         return kind, (key, _value(rng, pair, slot))
@@ -260,8 +262,11 @@ def _finish(pair: Pair) -> str | None:
 # Where one library raises and the other runs, by design (docs/PORTING.md, "Views and
 # storage"): (what xad's error says or None, what torch's says or None) -> the reason.
 KNOWN = {
-    ("expanded view", None): "a tensor written into an expanded view: PyTorch writes (and "
-                             "warns that this is deprecated), xad raises",
+    ("in a graph; PyTorch fails at backward", None):
+        "a fill of elements that share memory, in a graph: PyTorch fails at backward, xad "
+        "refuses at once",
+    ("expanded view", None): "an integer or bool index written into an expanded view: "
+                             "PyTorch writes (and warns that this is deprecated), xad raises",
     (None, "leaf Variable that requires grad"): "an in-place change of a view taken from a "
                                                 "plain tensor before it joined a graph: "
                                                 "PyTorch raises, xad records it",

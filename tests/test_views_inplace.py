@@ -115,7 +115,7 @@ def test_inplace_arithmetic_on_an_expanded_view_raises_xads_error(xb):
         with pytest.raises(RuntimeError, match="expanded view"):
             r.copy_(xad.ones((3, 2)))
         with pytest.raises(RuntimeError, match="expanded view"):
-            r[0] = xad.ones(2)
+            r[0:2] = 5.0  # PyTorch: copy_ into elements that share memory raises
 
 
 def test_filling_an_expanded_view_fills_its_storage_as_pytorchs(xb):
@@ -124,14 +124,33 @@ def test_filling_an_expanded_view_fills_its_storage_as_pytorchs(xb):
     assert x.tolist() == [0.0, 0.0, 0.0]
     c = xad.tensor([[1.0], [2.0]], dtype=F64)
     e = c.expand(2, 3)
-    e[1] = 5.0
+    e[1].fill_(5.0)
+    with pytest.raises(RuntimeError, match="expanded view"):
+        e[1] = 6.0  # torch: e[1].copy_(6.0), into elements that share memory: raises
     assert (c.tolist(), e.tolist()) == ([[1.0], [5.0]], [[1.0] * 3, [5.0] * 3])
     w = xad.tensor([1.0, 2.0], dtype=F64, requires_grad=True)
     y = w * 3
-    y.expand(4, 2)[:, 1].fill_(2.0)  # torch: y == [3, 2], dy/dw == [3, 0]
+    y.expand(4, 2).detach()[:, 1].fill_(2.0)  # outside the graph: y's node stays
     assert y.tolist() == [3.0, 2.0]
     y.sum().backward()
-    assert w.grad.tolist() == [3.0, 0.0]
+    assert w.grad.tolist() == [3.0, 3.0]
+    with pytest.raises(RuntimeError, match="expanded view of a tensor of shape"):
+        y.expand(4, 2).fill_(2.0)  # PyTorch fails at backward; xad refuses at once
+
+
+def test_writes_through_an_expanded_view_whose_elements_do_not_repeat(xb):
+    """``e[0] = t`` and ``e[0].add_(t)`` reach the storage, in a graph too (torch: y ==
+    4 w, w.grad == 32, 64 for sum(y * y))."""
+    x = xad.zeros(3, dtype=F64)
+    e = x.expand(2, 3)
+    e[0] = xad.tensor([1.0, 2.0, 3.0], dtype=F64)
+    e[1].add_(1.0)
+    assert x.tolist() == [2.0, 3.0, 4.0] and e.tolist() == [[2.0, 3.0, 4.0]] * 2
+    w = xad.tensor([1.0, 2.0], dtype=F64, requires_grad=True)
+    y = w * 3
+    y.expand(4, 2)[0].add_(w)
+    (y * y).sum().backward()
+    assert (y.tolist(), w.grad.tolist()) == ([4.0, 8.0], [32.0, 64.0])
 
 
 def test_data_taken_before_an_inplace_change_stays_out_of_the_graph(xb):

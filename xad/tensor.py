@@ -750,8 +750,7 @@ class Tensor:
             >>> xad.ones(2).zero_().tolist()
             [0.0, 0.0]
         """
-        _ops.setitem_(self, (...,), 0)
-        return self
+        return _ops.inplace(self, 0, "fill")
 
     def fill_(self, value: Any) -> Tensor:
         """Set every element to ``value``, in place.
@@ -761,8 +760,7 @@ class Tensor:
             >>> xad.zeros(2).fill_(3.0).tolist()
             [3.0, 3.0]
         """
-        _ops.setitem_(self, (...,), value)
-        return self
+        return _ops.inplace(self, value, "fill")
 
     def clamp_(self, min: Any = None, max: Any = None) -> Tensor:
         """Clamp every element to ``[min, max]``, in place (PyTorch's ``clamp_``).
@@ -819,8 +817,7 @@ class Tensor:
             >>> xad.zeros(2).copy_(xad.ones(2)).tolist()
             [1.0, 1.0]
         """
-        _ops.setitem_(self, (...,), src)
-        return self
+        return _ops.inplace(self, src, "copy")
 
     # ----- methods: PyTorch's names and keywords (``dim``/``keepdim``); ``axis``/``keepdims``
     # (the standard's spelling) are accepted too. Functions (``xad.sum``...) follow the standard.

@@ -13,11 +13,13 @@ remade from the base. ``detach()`` and ``.data`` are views of the whole tensor t
 join its graph: a change through them reaches the base's values outside the graph (counted
 in the base's version for ``detach()``, not for ``.data``, as PyTorch's). A view whose
 elements share memory (``broadcast_to``, ``expand``) can be filled with a number
-(``zero_``, ``fill_``, ``v[k] = 0.0``); other changes of it raise, as PyTorch's.
+(``zero_``, ``fill_``); other changes of elements that share memory raise, as PyTorch's,
+and changes of elements that do not (``e[0] = t``) reach the storage behind them.
 """
 
 from __future__ import annotations
 
+import math
 import operator
 from typing import Any
 
@@ -27,8 +29,8 @@ from ..tensor import Tensor
 from ._apply import apply, unary
 from .elementwise import add, divide, multiply, subtract
 from .indexing import IndexPut, _get, _norm_key, _set
-from .layout import overlaps
-from .shape import permute_dims, reshape
+from .layout import overlaps, region_overlaps
+from .shape import broadcast_to, permute_dims, reshape
 
 __all__ = ["setitem_", "inplace"]
 
@@ -43,8 +45,8 @@ def _overlap_error(x: Tensor, what: str) -> RuntimeError:
     return RuntimeError(f"{what}: the tensor (shape {x.shape}) is an expanded view "
                         f"(broadcast_to/expand, or a view of one) whose elements share memory, "
                         f"so the change is ambiguous (PyTorch raises here too). Change a copy "
-                        f"(.clone()) or the base tensor; filling it with a number (zero_, "
-                        f"fill_, v[...] = 0.0) is allowed.")
+                        f"(.clone()) or the base tensor; filling it with a number (fill_, "
+                        f"zero_) is allowed.")
 
 
 def _value(x: Tensor, value: Any, what: str) -> Any:
@@ -87,21 +89,23 @@ def _onto_base(op: Any, params: dict, new: Tensor, base: Tensor) -> tuple | None
     return None
 
 
-def _write_untracked(base: Tensor, value: Tensor, counted: bool, fresh: bool) -> None:
-    """``base[...] = value`` outside any graph (through ``detach()``, or ``.data`` when not
+def _write_untracked(base: Tensor, key: Any, value: Any, counted: bool, fresh: bool) -> None:
+    """``base[key] = value`` outside any graph (through ``detach()``, or ``.data`` when not
     ``counted``): the base keeps its node; ``fresh``: its memory gets a new array (a node
     saved the old one)."""
     old, version = base._vc, base._version
     with grad_mode.no_grad():
-        _setitem(base, (...,), value, fresh)
+        _setitem(base, key, value, fresh)
     if not counted:
         base._untracked(old, version)
 
 
-def _write_detached(x: Tensor, new: Tensor) -> None:
+def _write_detached(x: Tensor, new: Tensor, fresh: bool) -> None:
     """Set ``x`` (a ``detach()`` or ``.data`` of its base) to ``new``: the base's values
-    change outside the graph; ``x`` itself joins the graph when ``new`` is recorded."""
-    _write_untracked(x._base, new.detach(), not x._data_of, new._node is not None)
+    change outside the graph; ``x`` itself joins the graph when ``new`` is recorded (its
+    node saved the old memory, which must then stay as it is)."""
+    fresh = fresh or new._node is not None
+    _write_untracked(x._base, (...,), new.detach(), not x._data_of, fresh)
     x._follow_values(x._base)
     if x._data_of:
         x._bump_version()
@@ -113,7 +117,7 @@ def _write_detached(x: Tensor, new: Tensor) -> None:
 def _write_view(x: Tensor, new: Tensor, what: str, fresh: bool = False) -> None:
     """Set the view ``x`` to ``new`` by assigning into its base, then remake it."""
     if x._view_fn is None:
-        _write_detached(x, new)
+        _write_detached(x, new, fresh)
         return
     op, params = x._view_fn
     base = x._base
@@ -143,44 +147,52 @@ def _refresh_views(x: Tensor) -> None:
                 stack.append(v)
 
 
-def _mask_to_base(t: Tensor, m: Any) -> Any:
-    """The mask over ``t``'s base of the elements behind the mask ``m`` over the view
-    ``t``."""
-    b, base = t._backend, t._base
-    xp = b.xp
-    if t._view_fn is None:
-        return m
-    op, params = t._view_fn
-    if op.name == "getitem":
-        key = tuple(k for k in params["key"] if k is not None)
-        z = xp.zeros(base.shape, dtype=xp.bool, device=b.device)
-        return _set(b, z, key, xp.reshape(m, tuple(_get(b, z, key).shape)))
-    if op.name == "reshape":
-        return xp.reshape(m, base.shape)
-    if op.name == "permute_dims":
-        inverse = [0] * len(params["axes"])
-        for i, a in enumerate(params["axes"]):
-            inverse[a] = i
-        return xp.permute_dims(m, tuple(inverse))
-    lead = m.ndim - base.ndim  # broadcast_to
-    if lead:
-        m = xp.any(m, axis=tuple(range(lead)))
-    spread = tuple(d for d, n in enumerate(base.shape) if n == 1 and m.shape[d] != 1)
-    return xp.any(m, axis=spread, keepdims=True) if spread else m
-
-
-def _fill_expanded(x: Tensor, key: tuple, value: Any) -> None:
-    """``x[key] = value`` (a number) for a view whose elements share memory: every element
-    of the storage behind ``x[key]`` takes it (PyTorch's ``expand(...).fill_``)."""
+def _positions(x: Tensor) -> tuple[Tensor, Any, list[Tensor]]:
+    """The tensor ``x``'s chain of views starts from, the flat position there of each of
+    ``x``'s elements (an int64 array of ``x``'s shape), and the ``detach()``/``.data``
+    views on the way."""
+    chain, t = [], x
+    while t._base is not None:
+        chain.append(t)
+        t = t._base
     b = x._backend
+    xp = b.xp
     with b.on_device():
-        k = tuple(i for i in key if i is not None)  # None may not appear in setitem
-        m = _set(b, b.xp.zeros(x.shape, dtype=b.xp.bool, device=b.device), k, True)
-        t = x
-        while t._base is not None and overlaps(t):
-            m = _mask_to_base(t, m)
-            t = t._base
-    setitem_(t, Tensor._make(m, b), value)
+        p = xp.reshape(xp.arange(math.prod(t.shape), dtype=xp.int64, device=b.device),
+                       t.shape)
+        for v in reversed(chain):
+            if v._view_fn is not None:
+                op, params = v._view_fn
+                p = op.forward(b, p, **params)
+    return t, p, [v for v in chain if v._view_fn is None]
+
+
+def _write_expanded(x: Tensor, key: tuple, value: Any, what: str, fill: bool = False) -> None:
+    """``x[key] = value`` for a view of an expanded tensor: the storage elements behind
+    ``x[key]`` take it, as PyTorch's; several of them at one memory location raise
+    (PyTorch's rule), except for a fill with a number (``fill_``, ``zero_``)."""
+    root, p, detached = _positions(x)
+    b = x._backend
+    advanced = any(not (k is None or k is Ellipsis or isinstance(k, (int, slice)))
+                   for k in key)
+    with b.on_device():
+        sel = _get(b, p, key) if advanced else p[key]
+    repeats = advanced or region_overlaps(x, key, tuple(sel.shape))
+    if repeats and not (fill and isinstance(value, (int, float, bool))):
+        raise _overlap_error(x, what)
+    flat = reshape(root, (-1,))
+    if not isinstance(value, (int, float, bool)):
+        value = reshape(broadcast_to(value, tuple(sel.shape)), (-1,))
+    at = (Tensor._make(b.xp.reshape(sel, (-1,)), b),)
+    if detached:
+        _write_untracked(flat, at, value, not any(d._data_of for d in detached), False)
+    elif repeats and _recorded(root, value):
+        raise RuntimeError(f"{what}: the tensor (shape {x.shape}) is an expanded view of a "
+                           f"tensor of shape {root.shape} in a graph; PyTorch fails at "
+                           f"backward for such a fill (several elements share one memory "
+                           f"location), xad refuses it now. Fill the base tensor or a clone.")
+    else:
+        setitem_(flat, at, value)
 
 
 def setitem_(x: Tensor, key: Any, value: Any) -> None:
@@ -198,10 +210,8 @@ def _setitem(x: Tensor, key: Any, value: Any, fresh: bool) -> None:
     """``setitem_``; ``fresh``: the memory behind ``x`` gets a new array, never written."""
     k, _ = _norm_key(x, key)
     v = _value(x, value, "setitem")
-    if x._expanded and overlaps(x):
-        if not isinstance(v, (int, float, bool)):
-            raise _overlap_error(x, "setitem")
-        _fill_expanded(x, k, v)
+    if x._expanded:
+        _write_expanded(x, k, v, "setitem")
         return
     if _through_base(x, v, fresh):
         _write_view(x, apply(IndexPut, x._alias(), v, key=k), "setitem", fresh)
@@ -268,11 +278,22 @@ _INPLACE = {"add": (add, operator.iadd, operator.add),
 
 
 def inplace(x: Tensor, other: Any, op: str) -> Tensor:
-    """``x op= other``: recorded when a gradient is needed, else written into ``x``'s array."""
+    """``x op= other`` (``op``: add, subtract, multiply, divide; copy for ``copy_``, fill
+    for ``fill_``): recorded when a gradient is needed, else written into ``x``'s array."""
+    if x._expanded and overlaps(x) and op != "fill":
+        raise _overlap_error(x, f"in-place {op}")
+    if op in ("copy", "fill"):  # x.copy_(src), x.fill_(number)
+        if op == "fill" and x._expanded:
+            _write_expanded(x, (...,), _value(x, other, "fill_"), "fill_", fill=True)
+        else:
+            setitem_(x, (...,), other)
+        return x
     fn, ifn, ofn = _INPLACE[op]
     o = _value(x, other, f"in-place {op}")
-    if x._expanded and overlaps(x):
-        raise _overlap_error(x, f"in-place {op}")
+    if x._expanded:  # a view of an expanded tensor whose own elements do not repeat
+        new = fn(x._alias(), o)
+        _write_expanded(x, (...,), new, f"in-place {op}")
+        return x
     if _through_base(x, o) or _recorded(x, o):
         if x._base is None and x._node is None and x.requires_grad:
             raise _leaf_error(x, f"in-place {op}")

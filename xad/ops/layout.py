@@ -10,7 +10,7 @@ from typing import Any
 
 from ..tensor import Tensor
 
-__all__ = ["strides", "view_strides", "overlaps"]
+__all__ = ["strides", "view_strides", "overlaps", "region_overlaps"]
 
 
 def contiguous(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -94,3 +94,10 @@ def overlaps(t: Any) -> bool:
     """Whether several of ``t``'s elements are one memory location (PyTorch's internal
     overlap: an expanded axis)."""
     return t._expanded and any(s == 0 and n > 1 for s, n in zip(strides(t), t.shape))
+
+
+def region_overlaps(t: Any, key: tuple, shape: tuple[int, ...]) -> bool:
+    """Whether the elements ``t[key]`` (a basic index; ``shape``: their shape) include
+    several at one memory location."""
+    st = _getitem(t.shape, strides(t), {"key": key}, shape)
+    return any(s == 0 and n > 1 for s, n in zip(st, shape))
