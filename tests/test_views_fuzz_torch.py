@@ -262,9 +262,9 @@ def _finish(pair: Pair) -> str | None:
 # Where one library raises and the other runs, by design (docs/PORTING.md, "Views and
 # storage"): (what xad's error says or None, what torch's says or None) -> the reason.
 KNOWN = {
-    ("in a graph; PyTorch fails at backward", None):
-        "a fill of elements that share memory, in a graph: PyTorch fails at backward, xad "
-        "refuses at once",
+    ("PyTorch fails at backward there", None):
+        "a change of elements that share memory, in a graph: PyTorch fails at backward, "
+        "xad refuses at once",
     ("expanded view", None): "an integer or bool index written into an expanded view: "
                              "PyTorch writes (and warns that this is deprecated), xad raises",
     (None, "leaf Variable that requires grad"): "an in-place change of a view taken from a "

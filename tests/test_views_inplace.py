@@ -134,7 +134,7 @@ def test_filling_an_expanded_view_fills_its_storage_as_pytorchs(xb):
     assert y.tolist() == [3.0, 2.0]
     y.sum().backward()
     assert w.grad.tolist() == [3.0, 3.0]
-    with pytest.raises(RuntimeError, match="expanded view of a tensor of shape"):
+    with pytest.raises(RuntimeError, match="PyTorch fails at backward"):
         y.expand(4, 2).fill_(2.0)  # PyTorch fails at backward; xad refuses at once
 
 
@@ -234,3 +234,15 @@ def test_a_product_by_a_number_saves_nothing(xb):
     x += 1
     with pytest.raises(RuntimeError, match="in-place"):
         z.sum().backward()
+
+
+def test_a_recorded_write_through_an_expanded_data_puts_only_it_in_the_graph(xb):
+    """torch: x == d == [3, 3], d joins the graph (u.grad == 12), x does not."""
+    x = xad.zeros(2, dtype=F64)
+    u = xad.tensor([3.0], dtype=F64, requires_grad=True)
+    d = x.data
+    d.expand(2, 2)[1] = u * xad.ones(2, dtype=F64)
+    assert x.tolist() == d.tolist() == [3.0, 3.0]
+    assert d.requires_grad and not x.requires_grad
+    (d * d).sum().backward()
+    assert u.grad.tolist() == [12.0]

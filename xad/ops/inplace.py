@@ -49,6 +49,13 @@ def _overlap_error(x: Tensor, what: str) -> RuntimeError:
                         f"zero_) is allowed.")
 
 
+def _graph_overlap_error(x: Tensor, base: Tensor, what: str) -> RuntimeError:
+    return RuntimeError(f"{what}: the tensor (shape {x.shape}) is an expanded view of a "
+                        f"tensor of shape {base.shape} that would join a graph; PyTorch "
+                        f"fails at backward there (several elements share one memory "
+                        f"location), xad refuses it now. Change the base tensor or a clone.")
+
+
 def _value(x: Tensor, value: Any, what: str) -> Any:
     """The right-hand side as a tensor on ``x``'s backend, or a Python number."""
     if isinstance(value, (int, float, bool)):
@@ -147,12 +154,12 @@ def _refresh_views(x: Tensor) -> None:
                 stack.append(v)
 
 
-def _positions(x: Tensor) -> tuple[Tensor, Any, list[Tensor]]:
-    """The tensor ``x``'s chain of views starts from, the flat position there of each of
-    ``x``'s elements (an int64 array of ``x``'s shape), and the ``detach()``/``.data``
-    views on the way."""
+def _positions(x: Tensor) -> tuple[Tensor, Any]:
+    """The tensor whose storage ``x`` views (where its chain of views starts, or the
+    nearest ``detach()``/``.data``, which starts a graph of its own) and the flat position
+    there of each of ``x``'s elements (an int64 array of ``x``'s shape)."""
     chain, t = [], x
-    while t._base is not None:
+    while t._base is not None and t._view_fn is not None:
         chain.append(t)
         t = t._base
     b = x._backend
@@ -161,38 +168,73 @@ def _positions(x: Tensor) -> tuple[Tensor, Any, list[Tensor]]:
         p = xp.reshape(xp.arange(math.prod(t.shape), dtype=xp.int64, device=b.device),
                        t.shape)
         for v in reversed(chain):
-            if v._view_fn is not None:
-                op, params = v._view_fn
-                p = op.forward(b, p, **params)
-    return t, p, [v for v in chain if v._view_fn is None]
+            op, params = v._view_fn
+            p = op.forward(b, p, **params)
+    return t, p
 
 
-def _write_expanded(x: Tensor, key: tuple, value: Any, what: str, fill: bool = False) -> None:
+def _unravel(b: Any, flat: Any, shape: tuple[int, ...]) -> tuple:
+    """The index (one integer tensor per axis) of the flat positions ``flat`` in
+    ``shape``."""
+    step, out = 1, []
+    with b.on_device():
+        for n in reversed(shape):
+            out.append(Tensor._make((flat // step) % n, b))
+            step *= n
+    return tuple(reversed(out)) or (...,)
+
+
+def _write_expanded(x: Tensor, key: tuple, value: Any, what: str, fill: bool = False,
+                    checked: bool = False) -> None:
     """``x[key] = value`` for a view of an expanded tensor: the storage elements behind
     ``x[key]`` take it, as PyTorch's; several of them at one memory location raise
-    (PyTorch's rule), except for a fill with a number (``fill_``, ``zero_``)."""
-    root, p, detached = _positions(x)
+    (PyTorch's rule), except for a fill with a number (``fill_``, ``zero_``); ``checked``:
+    the caller has checked that."""
+    base, p = _positions(x)
     b = x._backend
     advanced = any(not (k is None or k is Ellipsis or isinstance(k, (int, slice)))
                    for k in key)
     with b.on_device():
         sel = _get(b, p, key) if advanced else p[key]
-    repeats = advanced or region_overlaps(x, key, tuple(sel.shape))
-    if repeats and not (fill and isinstance(value, (int, float, bool))):
+    repeats = not checked and (advanced or region_overlaps(x, key, tuple(sel.shape)))
+    number = isinstance(value, (int, float, bool))
+    if repeats and not (fill and number):
         raise _overlap_error(x, what)
-    flat = reshape(root, (-1,))
-    if not isinstance(value, (int, float, bool)):
-        value = reshape(broadcast_to(value, tuple(sel.shape)), (-1,))
-    at = (Tensor._make(b.xp.reshape(sel, (-1,)), b),)
-    if detached:
-        _write_untracked(flat, at, value, not any(d._data_of for d in detached), False)
-    elif repeats and _recorded(root, value):
-        raise RuntimeError(f"{what}: the tensor (shape {x.shape}) is an expanded view of a "
-                           f"tensor of shape {root.shape} in a graph; PyTorch fails at "
-                           f"backward for such a fill (several elements share one memory "
-                           f"location), xad refuses it now. Fill the base tensor or a clone.")
-    else:
-        setitem_(flat, at, value)
+    if base._view_fn is None and base._base is not None and base._base._expanded:
+        _write_detached_expanded(base, _unravel(b, sel, base.shape), value, what, fill)
+        return
+    if repeats and _recorded(base, value):
+        raise _graph_overlap_error(x, base, what)
+    if not number:
+        value = broadcast_to(value, tuple(sel.shape))
+        if not base.shape:
+            value = reshape(value, ())
+    setitem_(base, _unravel(b, sel, base.shape), value)
+
+
+def _write_detached_expanded(d: Tensor, at: tuple, value: Any, what: str, fill: bool) -> None:
+    """``d[at] = value`` for ``d``, a ``detach()``/``.data`` of an expanded view: the
+    storage takes the values outside any graph; ``d`` joins the graph for a recorded
+    value."""
+    k, _ = _norm_key(d, at)
+    new = None
+    if _recorded(d, value):
+        if overlaps(d):
+            raise _graph_overlap_error(d, d, what)
+        new = apply(IndexPut, d._alias(), value, key=k)
+    base = d._base
+    old, version = base._vc, base._version
+    v = value.detach() if isinstance(value, Tensor) else value
+    with grad_mode.no_grad():
+        _write_expanded(base, k, v, what, fill, checked=True)
+    if d._data_of:
+        base._untracked(old, version)
+    d._follow_values(base)
+    if d._data_of:
+        d._bump_version()
+    if new is not None:
+        d._join(new._node, new._idx)
+    _refresh_views(d)
 
 
 def setitem_(x: Tensor, key: Any, value: Any) -> None:
