@@ -167,15 +167,15 @@ class Tensor:
         self._bump_version()
 
     def _rebind(self, array: Any, node: _ag.Node | None = None, idx: int = 0) -> None:
-        """Replace this tensor's array (and node) by a new one: a new memory, a new counter
-        (arrays a recorded node saved stay as they were, but whoever counted versions with
-        the old memory sees one more, as PyTorch's in-place changes: a saved result so
-        changed raises at backward)."""
+        """Replace this tensor's array (and node) by a new one, as an in-place change of its
+        storage: arrays a recorded node saved stay as they were (an alias counts its own
+        version), but the counter stays the storage's, so whoever counted versions with it
+        sees one more, as after PyTorch's in-place changes (a saved result so changed raises
+        at backward)."""
         if context.recorder is not None:
             context.recorder.bind(self, array, "_rebind")
         self._array = array
         self._bump_version()
-        self._vc = [self._vc[0]]
         if node is not None:
             self._node, self._idx, self.requires_grad = node, idx, True
 
