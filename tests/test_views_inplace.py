@@ -210,6 +210,9 @@ def test_reshape_is_a_view_exactly_when_pytorchs_is(xb, requires_grad):
     assert kept.tolist() == [[11.0, 12.0], [13.0, 14.0], [15.0, 16.0]]
     with pytest.raises(ValueError, match="without a copy"):
         y.t().view(-1)
+    c = y.t().contiguous()  # a copy whose elements lie in order, as PyTorch's
+    assert c.view(-1).tolist() == [11.0, 14.0, 12.0, 15.0, 13.0, 16.0]
+    assert y.contiguous() is y
 
 
 class _nothing:

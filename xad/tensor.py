@@ -1070,8 +1070,17 @@ class Tensor:
             f"this one with .to('cupy') (it is on {self._backend.label})")
 
     def contiguous(self) -> Tensor:
-        """The tensor itself (the Array API has no memory layouts to choose)."""
-        return self
+        """The tensor itself where its elements lie in order in its storage, else a copy
+        whose elements do, as PyTorch's (``x.t().contiguous().view(-1)``).
+
+        Example:
+            >>> import xad
+            >>> x = xad.zeros(2, 3); x.contiguous() is x, x.t().contiguous().view(-1).shape
+            (True, (6,))
+        """
+        if _ops.layout.is_contiguous(self):
+            return self
+        return _ops.reshape(self, self.shape, copy=True)
 
     def matmul(self, o) -> Tensor:
         """See :func:`xad.matmul`."""

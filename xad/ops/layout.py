@@ -10,7 +10,7 @@ from typing import Any
 
 from ..tensor import Tensor
 
-__all__ = ["strides", "view_strides", "overlaps", "region_overlaps"]
+__all__ = ["strides", "view_strides", "overlaps", "region_overlaps", "is_contiguous"]
 
 
 def contiguous(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -101,3 +101,11 @@ def region_overlaps(t: Any, key: tuple, shape: tuple[int, ...]) -> bool:
     several at one memory location."""
     st = _getitem(t.shape, strides(t), {"key": key}, shape)
     return any(s == 0 and n > 1 for s, n in zip(st, shape))
+
+
+def is_contiguous(t: Tensor) -> bool:
+    """Whether ``t``'s elements lie in row-major order in its storage (PyTorch's
+    ``is_contiguous``: axes of length one do not count)."""
+    if t._base is None or 0 in t.shape:
+        return True
+    return all(n == 1 or s == c for n, s, c in zip(t.shape, strides(t), contiguous(t.shape)))
