@@ -18,11 +18,17 @@ def test_inplace_scale_of_a_non_leaf_keeps_its_gradient(xb):
     assert x.grad.tolist() == [1.5, 1.5]
 
 
-def test_inplace_on_a_saved_result_after_a_recorded_inplace_is_fine(xb):
+def test_inplace_on_a_saved_result_raises_at_backward_as_pytorchs(xb):
+    """exp saved its result; changing it in place raises at backward, as PyTorch's (xad's
+    node still holds the old values, but views follow PyTorch's storage semantics)."""
     x = xad.tensor([1.0, 2.0], dtype=F64, requires_grad=True)
     y = x.exp()
-    y += 1  # recorded: y gets a new array, exp's saved result is untouched
-    y.sum().backward()
+    y += 1
+    with pytest.raises(RuntimeError, match="exp backward: its result"):
+        y.sum().backward()
+    z = x.exp() * 1  # a product's result is saved by nobody: changing it is fine
+    z += 1
+    z.sum().backward()
     assert np.allclose(x.grad.numpy(), np.exp([1.0, 2.0]))
 
 

@@ -95,24 +95,157 @@ def test_inplace_through_a_whole_view_reaches_the_base_and_the_graph(xb, view):
     assert results[0] == results[1]
 
 
-def test_inplace_through_a_flip_view_reaches_the_base(xb):
-    """``flip`` is a view in xad (as NumPy's; PyTorch's copies): a change through it is the
-    base's, reversed back."""
-    import numpy as np
-    w0 = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
-    c = np.array([[0.5, -1.0, 2.0], [3.0, 1.5, -2.0]])
-    w = xad.tensor(w0, dtype=F64, requires_grad=True)
-    y = w * 1.5
-    v = xad.flip(y, axis=(0,))
-    v *= xad.tensor(c, dtype=F64)
-    fc = c[::-1]
-    np.testing.assert_allclose(y.numpy(), 1.5 * w0 * fc)
-    ((y * y).sum() + (v * 3.0).sum()).backward()
-    np.testing.assert_allclose(w.grad.numpy(), 2 * (1.5 * w0 * fc) * 1.5 * fc + 4.5 * fc)
+def test_flip_copies_as_pytorchs(xb):
+    """``Tensor.flip`` and ``xad.flip`` both copy (PyTorch's copies; NumPy's is a view)."""
+    x = xad.tensor([1.0, 2.0, 3.0], dtype=F64)
+    a, b = x.flip(0), xad.flip(x)
+    x[0] = 9.0
+    a[1] = 7.0
+    assert (a.tolist(), b.tolist(), x.tolist()) == ([3.0, 7.0, 1.0], [3.0, 2.0, 1.0],
+                                                      [9.0, 2.0, 3.0])
 
 
-def test_inplace_through_a_broadcast_view_in_a_graph_raises(xb):
-    y = xad.tensor([1.0, 2.0], requires_grad=True) * 2
-    r = xad.broadcast_to(y, (3, 2))
-    with pytest.raises(RuntimeError, match="broadcast_to view.*elements repeat"):
-        r += 1
+def test_inplace_arithmetic_on_an_expanded_view_raises_xads_error(xb):
+    """PyTorch raises for add_/mul_/copy_ on an expanded tensor; so does xad, with its own
+    error (never NumPy's "assignment destination is read-only")."""
+    for y in (xad.tensor([1.0, 2.0]), xad.tensor([1.0, 2.0], requires_grad=True) * 2):
+        r = xad.broadcast_to(y, (3, 2))
+        with pytest.raises(RuntimeError, match="expanded view"):
+            r += 1
+        with pytest.raises(RuntimeError, match="expanded view"):
+            r.copy_(xad.ones((3, 2)))
+        with pytest.raises(RuntimeError, match="expanded view"):
+            r[0:2] = 5.0  # PyTorch: copy_ into elements that share memory raises
+
+
+def test_filling_an_expanded_view_fills_its_storage_as_pytorchs(xb):
+    x = xad.tensor([1.0, 2.0, 3.0], dtype=F64)
+    x.expand(2, 3).zero_()
+    assert x.tolist() == [0.0, 0.0, 0.0]
+    c = xad.tensor([[1.0], [2.0]], dtype=F64)
+    e = c.expand(2, 3)
+    e[1].fill_(5.0)
+    with pytest.raises(RuntimeError, match="expanded view"):
+        e[1] = 6.0  # torch: e[1].copy_(6.0), into elements that share memory: raises
+    assert (c.tolist(), e.tolist()) == ([[1.0], [5.0]], [[1.0] * 3, [5.0] * 3])
+    w = xad.tensor([1.0, 2.0], dtype=F64, requires_grad=True)
+    y = w * 3
+    y.expand(4, 2).detach()[:, 1].fill_(2.0)  # outside the graph: y's node stays
+    assert y.tolist() == [3.0, 2.0]
+    y.sum().backward()
+    assert w.grad.tolist() == [3.0, 3.0]
+    with pytest.raises(RuntimeError, match="PyTorch fails at backward"):
+        y.expand(4, 2).fill_(2.0)  # PyTorch fails at backward; xad refuses at once
+
+
+def test_writes_through_an_expanded_view_whose_elements_do_not_repeat(xb):
+    """``e[0] = t`` and ``e[0].add_(t)`` reach the storage, in a graph too (torch: y ==
+    4 w, w.grad == 32, 64 for sum(y * y))."""
+    x = xad.zeros(3, dtype=F64)
+    e = x.expand(2, 3)
+    e[0] = xad.tensor([1.0, 2.0, 3.0], dtype=F64)
+    e[1].add_(1.0)
+    assert x.tolist() == [2.0, 3.0, 4.0] and e.tolist() == [[2.0, 3.0, 4.0]] * 2
+    w = xad.tensor([1.0, 2.0], dtype=F64, requires_grad=True)
+    y = w * 3
+    y.expand(4, 2)[0].add_(w)
+    (y * y).sum().backward()
+    assert (y.tolist(), w.grad.tolist()) == ([4.0, 8.0], [32.0, 64.0])
+
+
+def test_data_taken_before_an_inplace_change_stays_out_of_the_graph(xb):
+    """The issue's case: ``.data`` followed its base's node after an in-place change, so
+    a gradient flowed through it (torch: w.grad == d == [2, 3, 4])."""
+    w = xad.tensor([1.0, 2.0, 3.0], dtype=F64, requires_grad=True)
+    h = w * 1
+    d = h.data
+    h += 1
+    assert not d.requires_grad and d.tolist() == [2.0, 3.0, 4.0]
+    (w * d).sum().backward()
+    assert w.grad.tolist() == [2.0, 3.0, 4.0]
+
+
+def test_detach_and_data_share_storage_for_life(xb):
+    """Both ways, on a leaf and on a non-leaf, after in-place changes of either (JAX too)."""
+    w = xad.tensor([1.0, 2.0], dtype=F64, requires_grad=True)
+    for base in (xad.tensor([1.0, 2.0], dtype=F64), w * 1):
+        d, p = base.detach(), base.data
+        base += 1
+        assert d.tolist() == p.tolist() == [2.0, 3.0]
+        d[0] = 7.0
+        assert base.tolist() == p.tolist() == [7.0, 3.0]
+        p *= 2
+        assert base.tolist() == d.tolist() == [14.0, 6.0]
+        assert not d.requires_grad and not p.requires_grad
+
+
+def test_detach_counts_versions_with_its_base_and_data_does_not(xb):
+    """As PyTorch: a change through detach() of a saved tensor raises at backward, one
+    through .data does not (the rule reads the changed values)."""
+    w = xad.tensor([1.0, 2.0], dtype=F64, requires_grad=True)
+    x = w * 1
+    y = x * x
+    x.data.add_(1.0)
+    y.sum().backward()
+    assert w.grad.tolist() == [4.0, 6.0]   # torch: 2 * (x + 1)
+    x = w * 1
+    y = x * x
+    x.detach().add_(1.0)
+    with pytest.raises(RuntimeError, match="in-place"):
+        y.sum().backward()
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_reshape_is_a_view_exactly_when_pytorchs_is(xb, requires_grad):
+    w = xad.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=F64,
+                   requires_grad=requires_grad)
+    y = w * 1 if requires_grad else w
+    copied = y.t().reshape(-1)       # torch: a copy (strides do not allow a view)
+    viewed = y[:, 1:].t().reshape(4)  # still a copy
+    kept = y.reshape(3, 2)              # a view
+    with xad.no_grad() if not requires_grad else _nothing():
+        y += 10
+    assert copied.tolist() == [1.0, 4.0, 2.0, 5.0, 3.0, 6.0]
+    assert viewed.tolist() == [2.0, 5.0, 3.0, 6.0]
+    assert kept.tolist() == [[11.0, 12.0], [13.0, 14.0], [15.0, 16.0]]
+    with pytest.raises(ValueError, match="without a copy"):
+        y.t().view(-1)
+    c = y.t().contiguous()  # a copy whose elements lie in order, as PyTorch's
+    assert c.view(-1).tolist() == [11.0, 14.0, 12.0, 15.0, 13.0, 16.0]
+    assert y.contiguous() is y
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def test_a_product_by_a_number_saves_nothing(xb):
+    """``x * 2.0`` then an in-place change of x: PyTorch runs, so does xad; ``2.0 / x``
+    reads x and raises, as PyTorch's."""
+    w = xad.tensor([1.0, 2.0], dtype=F64, requires_grad=True)
+    x = w * 1
+    y = x * 2.0 + 3.0 * x + x / 4.0
+    x += 1
+    y.sum().backward()
+    assert w.grad.tolist() == [5.25, 5.25]
+    x = w * 1
+    z = 2.0 / x
+    x += 1
+    with pytest.raises(RuntimeError, match="in-place"):
+        z.sum().backward()
+
+
+def test_a_recorded_write_through_an_expanded_data_puts_only_it_in_the_graph(xb):
+    """torch: x == d == [3, 3], d joins the graph (u.grad == 12), x does not."""
+    x = xad.zeros(2, dtype=F64)
+    u = xad.tensor([3.0], dtype=F64, requires_grad=True)
+    d = x.data
+    d.expand(2, 2)[1] = u * xad.ones(2, dtype=F64)
+    assert x.tolist() == d.tolist() == [3.0, 3.0]
+    assert d.requires_grad and not x.requires_grad
+    (d * d).sum().backward()
+    assert u.grad.tolist() == [12.0]

@@ -92,14 +92,26 @@ class Node:
         saved = self.saved
         if saved is None:
             raise GraphFreedError(freed_message(self))
-        for t, v in zip(saved, self.versions):
-            if v is not None and (0 if t._vc is None else t._vc[0]) != v:
-                raise RuntimeError(
-                    f"{self.name} backward: a tensor it saved for backward (shape "
-                    f"{tuple(t.shape)}, dtype {t.dtype}) was changed by an in-place operation: "
-                    f"it is now at version {t._version}, it was saved at version {v}. Change a "
-                    f"copy instead (x = x.clone()) or move the in-place change after backward.")
+        for i in range(len(saved)):
+            self._check(i)
         return saved
+
+    def input(self, i: int) -> Any:
+        """Saved input ``i`` alone, checked against in-place changes: a rule reading only
+        some inputs raises only for those, as PyTorch saves only what a rule reads."""
+        if self.saved is None:
+            raise GraphFreedError(freed_message(self))
+        self._check(i)
+        return self.saved[i]
+
+    def _check(self, i: int) -> None:
+        t, v = self.saved[i], self.versions[i]
+        if v is not None and (0 if t._vc is None else t._vc[0]) != v:
+            raise RuntimeError(
+                f"{self.name} backward: a tensor it saved for backward (shape "
+                f"{tuple(t.shape)}, dtype {t.dtype}) was changed by an in-place operation: "
+                f"it is now at version {t._version}, it was saved at version {v}. Change a "
+                f"copy instead (x = x.clone()) or move the in-place change after backward.")
 
     def output(self, index: int = 0) -> Any:
         """The operation's (saved) output, linked to this node so it can be differentiated."""

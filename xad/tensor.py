@@ -79,6 +79,7 @@ class Tensor:
     _base: Tensor | None = None  # the tensor a view was taken from
     _view_fn: tuple | None = None  # (op, params) that remake a view from its base
     _views: list | None = None  # weak references to views that must follow this tensor
+    _expanded = False  # a broadcast_to view, or a view of one (elements may share memory)
     _hooks: list[Callable] | None = None
     __array_ufunc__ = None  # NumPy defers to our reflected operators
     __array_priority__ = 1000
@@ -128,9 +129,10 @@ class Tensor:
         self._array = out
 
     def _alias(self) -> Tensor:
-        """Another tensor object for this one's current array, node and version counter (an
-        in-place change records its node on the alias, which keeps the old value)."""
-        a = Tensor._result(self._array, self._backend, self._node, self._idx, self._vc)
+        """Another tensor object for this one's current array and node (an in-place change
+        records its node on the alias, which keeps the old value: an array never written
+        again, so the alias counts its version alone)."""
+        a = Tensor._result(self._array, self._backend, self._node, self._idx, [self._version])
         a.requires_grad = self.requires_grad
         return a
 
@@ -167,12 +169,15 @@ class Tensor:
         self._bump_version()
 
     def _rebind(self, array: Any, node: _ag.Node | None = None, idx: int = 0) -> None:
-        """Replace this tensor's array (and node) by a new one: a new memory, a new counter
-        (arrays a recorded node saved stay as they were)."""
+        """Replace this tensor's array (and node) by a new one, as an in-place change of its
+        storage: arrays a recorded node saved stay as they were (an alias counts its own
+        version), but the counter stays the storage's, so whoever counted versions with it
+        sees one more, as after PyTorch's in-place changes (a saved result so changed raises
+        at backward)."""
         if context.recorder is not None:
             context.recorder.bind(self, array, "_rebind")
         self._array = array
-        self._vc = [self._version + 1]
+        self._bump_version()
         if node is not None:
             self._node, self._idx, self.requires_grad = node, idx, True
 
@@ -221,9 +226,11 @@ class Tensor:
 
     @property
     def data(self) -> Tensor:
-        """PyTorch's ``.data``: a tensor sharing this one's values, outside any graph, whose
-        in-place changes change this tensor (``p.data += -lr * p.grad``), also on backends
-        with immutable arrays (JAX). The backend array itself is :attr:`array`.
+        """PyTorch's ``.data``: a tensor sharing this one's storage for its whole life,
+        outside any graph, with a version counter of its own: an in-place change of either
+        is seen by the other (``p.data += -lr * p.grad`` updates the parameter), also on
+        backends with immutable arrays (JAX), and is not counted against the graph. The
+        backend array itself is :attr:`array`.
 
         Example:
             >>> import xad
@@ -231,7 +238,8 @@ class Tensor:
             [0.5, 0.5]
         """
         d = Tensor._make(self._array, self._backend)
-        self._adopt_view(d, _ops.REGISTRY["getitem"], {"key": (...,), "advanced": False})
+        self._adopt_view(d, None, None)
+        d._vc = [0]
         d._data_of = True
         return d
 
@@ -242,18 +250,20 @@ class Tensor:
                             f"got {type(value).__name__}")
         self._set_data(value._array)
 
-    def _adopt_view(self, view: Tensor, op: Any, params: dict) -> None:
-        """Make ``view`` (just computed from this tensor by ``op``) a view of it: they count
-        versions together, and when this tensor's array is replaced rather than written
-        (a non-leaf, or an immutable backend) the view is remade from it."""
+    def _adopt_view(self, view: Tensor, op: Any, params: dict | None) -> None:
+        """Make ``view`` (just computed from this tensor by ``op``; ``None``: the same
+        values, for ``detach()`` and ``.data``) a view of it: they count versions together,
+        and when this tensor's array is replaced rather than written (a non-leaf, an
+        immutable backend, a leaf that joins a graph) the view is remade from it."""
         self._share_version(view)
         view._view = True
         view._base = self
-        view._view_fn = (op, params)
-        if self._node is not None or not self._backend.mutable:
-            if self._views is None:
-                self._views = []
-            self._views.append(weakref.ref(view))
+        view._view_fn = None if op is None else (op, params)
+        if self._expanded or (op is not None and op.name == "broadcast_to"):
+            view._expanded = True
+        if self._views is None:
+            self._views = []
+        self._views.append(weakref.ref(view))
 
     def _live_views(self) -> list[Tensor]:
         """The views that follow this tensor and are still alive (the list is pruned)."""
@@ -267,6 +277,24 @@ class Tensor:
         """Become ``fresh``, this view remade from its changed base."""
         self._array, self._vc = fresh._array, fresh._vc
         self._node, self._idx, self.requires_grad = fresh._node, fresh._idx, fresh.requires_grad
+
+    def _follow_values(self, base: Tensor) -> None:
+        """Take ``base``'s new array, as ``detach()`` and ``.data`` do: never its node (a
+        detached tensor stays out of the graph); ``detach()`` keeps sharing its counter."""
+        self._array = base._array
+        if not self._data_of:
+            self._vc = base._vc
+
+    def _untracked(self, old: list[int] | None, version: int) -> None:
+        """Undo the counting of a change made through ``.data`` (this tensor was at
+        ``version`` on the counter ``old``): PyTorch does not count those."""
+        for vc in (old, self._vc):
+            if vc is not None:
+                vc[0] = version
+
+    def _join(self, node: _ag.Node, idx: int) -> None:
+        """Point at ``node`` (a recorded change of a ``detach()`` or ``.data`` tensor)."""
+        self._node, self._idx, self.requires_grad = node, idx, True
 
     def _share_version(self, view: Tensor) -> None:
         """Make ``view`` (which shares this tensor's memory) count versions with it."""
@@ -461,15 +489,18 @@ class Tensor:
                      create_graph=create_graph)
 
     def detach(self) -> Tensor:
-        """The same values, cut from the graph (shares the array).
+        """The same storage, cut from the graph: an in-place change of either is seen by the
+        other for their whole life (on every backend) and counts against both versions, as
+        PyTorch's.
 
         Example:
             >>> import xad
-            >>> xad.ones(2, requires_grad=True).detach().requires_grad
-            False
+            >>> x = xad.zeros(2, requires_grad=True); d = x.detach(); d += 1
+            >>> x.tolist(), d.requires_grad
+            ([1.0, 1.0], False)
         """
         t = Tensor._make(self._array, self._backend)
-        self._share_version(t)
+        self._adopt_view(t, None, None)
         return t
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
@@ -744,8 +775,7 @@ class Tensor:
             >>> xad.ones(2).zero_().tolist()
             [0.0, 0.0]
         """
-        _ops.setitem_(self, (...,), 0)
-        return self
+        return _ops.inplace(self, 0, "fill")
 
     def fill_(self, value: Any) -> Tensor:
         """Set every element to ``value``, in place.
@@ -755,8 +785,20 @@ class Tensor:
             >>> xad.zeros(2).fill_(3.0).tolist()
             [3.0, 3.0]
         """
-        _ops.setitem_(self, (...,), value)
+        return _ops.inplace(self, value, "fill")
+
+    def clamp_(self, min: Any = None, max: Any = None) -> Tensor:
+        """Clamp every element to ``[min, max]``, in place (PyTorch's ``clamp_``).
+
+        Example:
+            >>> import xad
+            >>> xad.tensor([-1.0, 0.5, 2.0]).clamp_(0.0, 1.0).tolist()
+            [0.0, 0.5, 1.0]
+        """
+        _ops.setitem_(self, (...,), _ops.clip(self._alias(), min, max))
         return self
+
+    clip_ = clamp_
 
     def uniform_(self, a: float = 0.0, b: float = 1.0, *,
                  generator: Generator | None = None) -> Tensor:
@@ -800,8 +842,7 @@ class Tensor:
             >>> xad.zeros(2).copy_(xad.ones(2)).tolist()
             [1.0, 1.0]
         """
-        _ops.setitem_(self, (...,), src)
-        return self
+        return _ops.inplace(self, src, "copy")
 
     # ----- methods: PyTorch's names and keywords (``dim``/``keepdim``); ``axis``/``keepdims``
     # (the standard's spelling) are accepted too. Functions (``xad.sum``...) follow the standard.
@@ -956,7 +997,8 @@ class Tensor:
         return _ops.reshape(self, _shape_arg(shape))
 
     def view(self, *shape) -> Tensor:
-        """PyTorch's ``view``: :meth:`reshape` (xad's reshape never copies needlessly).
+        """PyTorch's ``view``: :meth:`reshape` that never copies (it raises, as PyTorch's,
+        where the elements' strides allow no view: ``x.t().view(-1)``).
 
         Example:
             >>> import xad
@@ -966,7 +1008,7 @@ class Tensor:
         if len(shape) == 1 and isinstance(shape[0], _dt.DType):
             raise TypeError("view(dtype) (reinterpreting the bits) is not supported; cast "
                             "the values with .to(dtype)")
-        return _ops.reshape(self, _shape_arg(shape))
+        return _ops.reshape(self, _shape_arg(shape), copy=False)
 
     def view_as(self, other: Tensor) -> Tensor:
         """:meth:`view` to ``other``'s shape."""
@@ -1152,8 +1194,17 @@ class Tensor:
             f"this one with .to('cupy') (it is on {self._backend.label})")
 
     def contiguous(self) -> Tensor:
-        """The tensor itself (the Array API has no memory layouts to choose)."""
-        return self
+        """The tensor itself where its elements lie in order in its storage, else a copy
+        whose elements do, as PyTorch's (``x.t().contiguous().view(-1)``).
+
+        Example:
+            >>> import xad
+            >>> x = xad.zeros(2, 3); x.contiguous() is x, x.t().contiguous().view(-1).shape
+            (True, (6,))
+        """
+        if _ops.layout.is_contiguous(self):
+            return self
+        return _ops.reshape(self, self.shape, copy=True)
 
     def matmul(self, o) -> Tensor:
         """See :func:`xad.matmul`."""

@@ -79,7 +79,7 @@ def holomorphic(cls: type[Op]) -> type[Op]:
         grads = rule(node, conj(g))
         if type(grads) is not tuple:
             return conj(grads)
-        return _real_inputs_real(node.inputs, [None if d is None else conj(d) for d in grads])
+        return _real_inputs_real(node.saved, [None if d is None else conj(d) for d in grads])
 
     cls.backward = staticmethod(backward)
     return cls
@@ -95,9 +95,9 @@ class Multiply(Op):
         return x * y
 
     @staticmethod
-    def backward(node, g):
-        x, y = node.inputs
-        return (g * y if node.needs_grad(0) else None), (g * x if node.needs_grad(1) else None)
+    def backward(node, g):  # reads only what each wanted gradient needs (x * 2.0: nothing)
+        gx = g * node.input(1) if node.needs_grad(0) else None
+        return gx, (g * node.input(0) if node.needs_grad(1) else None)
 
 
 @holomorphic
@@ -110,10 +110,10 @@ class Divide(Op):
         return x / y
 
     @staticmethod
-    def backward(node, g):
-        x, y = node.inputs
+    def backward(node, g):  # x is read only for y's gradient
+        y = node.input(1)
         gx = g / y
-        return gx, (-gx * x / y) if node.needs_grad(1) else None
+        return gx, (-gx * node.input(0) / y) if node.needs_grad(1) else None
 
 
 @holomorphic

@@ -3,17 +3,23 @@
 Recorded when a gradient is needed (the tensor then points at a new node, and its old value
 stays with the nodes that saved it); otherwise written into the tensor's array.
 
-Views: a change through a view reaches its base, and a changed base reaches its views, as in
-PyTorch. Where the view shares the base's memory and no graph is involved, writing into the
-view's array does it. Otherwise (a recorded change, a base in a graph, JAX's immutable
-arrays) the change is made on the base (``base[key] = new view value``; for a reshape,
-permutation or flip, which covers every element once, the whole base takes the new value
-mapped back) and the views are remade from the base. A change through ``broadcast_to``'s
-view of a tensor in a graph raises, saying so (its elements repeat).
+Views have PyTorch's storage semantics: a change through a view reaches its base, and a
+changed base reaches its views, for their whole life. Where the view shares the base's
+memory and no graph is involved, writing into the view's array does it. Otherwise (a
+recorded change, a base in a graph, JAX's immutable arrays, an expanded view) the change is
+made on the base (``base[key] = new view value``; for a reshape or permutation, which covers
+every element once, the whole base takes the new value mapped back) and the views are
+remade from the base. ``detach()`` and ``.data`` are views of the whole tensor that never
+join its graph: a change through them reaches the base's values outside the graph (counted
+in the base's version for ``detach()``, not for ``.data``, as PyTorch's). A view whose
+elements share memory (``broadcast_to``, ``expand``) can be filled with a number
+(``zero_``, ``fill_``); other changes of elements that share memory raise, as PyTorch's,
+and changes of elements that do not (``e[0] = t``) reach the storage behind them.
 """
 
 from __future__ import annotations
 
+import math
 import operator
 from typing import Any
 
@@ -22,8 +28,9 @@ from ..context import context
 from ..tensor import Tensor
 from ._apply import apply, unary
 from .elementwise import add, divide, multiply, subtract
-from .indexing import IndexPut, _norm_key, _set
-from .shape import flip, permute_dims, reshape
+from .indexing import IndexPut, _get, _norm_key, _set
+from .layout import overlaps, region_overlaps
+from .shape import broadcast_to, permute_dims, reshape
 
 __all__ = ["setitem_", "inplace"]
 
@@ -32,6 +39,21 @@ def _leaf_error(x: Tensor, what: str) -> RuntimeError:
     return RuntimeError(f"{what}: the tensor (shape {x.shape}) is a leaf that requires grad; "
                         f"changing it in place would lose its gradient. Do it under "
                         f"xad.no_grad() (as optimisers do) or change a clone.")
+
+
+def _overlap_error(x: Tensor, what: str) -> RuntimeError:
+    return RuntimeError(f"{what}: the tensor (shape {x.shape}) is an expanded view "
+                        f"(broadcast_to/expand, or a view of one) whose elements share memory, "
+                        f"so the change is ambiguous (PyTorch raises here too). Change a copy "
+                        f"(.clone()) or the base tensor; filling it with a number (fill_, "
+                        f"zero_) is allowed.")
+
+
+def _graph_overlap_error(x: Tensor, base: Tensor, what: str) -> RuntimeError:
+    return RuntimeError(f"{what}: the tensor (shape {x.shape}) is an expanded view of a "
+                        f"tensor of shape {base.shape} that would join a graph; PyTorch "
+                        f"fails at backward there (several elements share one memory "
+                        f"location), xad refuses it now. Change the base tensor or a clone.")
 
 
 def _value(x: Tensor, value: Any, what: str) -> Any:
@@ -50,12 +72,13 @@ def _recorded(x: Tensor, v: Any) -> bool:
                                                           and v.requires_grad))
 
 
-def _through_base(x: Tensor, v: Any) -> bool:
+def _through_base(x: Tensor, v: Any, fresh: bool = False) -> bool:
     """Whether a change of the view ``x`` must be made on its base (writing into the view's
-    array would not reach it, or would bypass the graph)."""
+    array would not reach it, or would bypass the graph, or its memory must stay as it is:
+    ``fresh``)."""
     b = x._base
-    return b is not None and (b._node is not None or _recorded(x, v)
-                              or not x._backend.mutable)
+    return b is not None and (fresh or b._node is not None or x._node is not None
+                              or _recorded(x, v) or x._expanded or not x._backend.mutable)
 
 
 def _onto_base(op: Any, params: dict, new: Tensor, base: Tensor) -> tuple | None:
@@ -70,31 +93,48 @@ def _onto_base(op: Any, params: dict, new: Tensor, base: Tensor) -> tuple | None
         for i, a in enumerate(params["axes"]):
             inverse[a] = i
         return ..., permute_dims(new, tuple(inverse))
-    if op.name == "flip":
-        return ..., flip(new, axis=params["axis"])
     return None
 
 
-def _write_view(x: Tensor, new: Tensor, what: str) -> None:
+def _write_untracked(base: Tensor, key: Any, value: Any, counted: bool, fresh: bool) -> None:
+    """``base[key] = value`` outside any graph (through ``detach()``, or ``.data`` when not
+    ``counted``): the base keeps its node; ``fresh``: its memory gets a new array (a node
+    saved the old one)."""
+    old, version = base._vc, base._version
+    with grad_mode.no_grad():
+        _setitem(base, key, value, fresh)
+    if not counted:
+        base._untracked(old, version)
+
+
+def _write_detached(x: Tensor, new: Tensor, fresh: bool) -> None:
+    """Set ``x`` (a ``detach()`` or ``.data`` of its base) to ``new``: the base's values
+    change outside the graph; ``x`` itself joins the graph when ``new`` is recorded (its
+    node saved the old memory, which must then stay as it is)."""
+    fresh = fresh or new._node is not None
+    _write_untracked(x._base, (...,), new.detach(), not x._data_of, fresh)
+    x._follow_values(x._base)
+    if x._data_of:
+        x._bump_version()
+    if new._node is not None:
+        x._join(new._node, new._idx)
+    _refresh_views(x)
+
+
+def _write_view(x: Tensor, new: Tensor, what: str, fresh: bool = False) -> None:
     """Set the view ``x`` to ``new`` by assigning into its base, then remake it."""
-    op, params = x._view_fn  # type: ignore[misc]
+    if x._view_fn is None:
+        _write_detached(x, new, fresh)
+        return
+    op, params = x._view_fn
     base = x._base
     onto = _onto_base(op, params, new, base)
     if onto is None:
-        raise RuntimeError(f"{what}: the tensor (shape {x.shape}) is a {op.name} view of a "
-                           f"tensor of shape {base.shape} that is part of a graph; in-place "
-                           f"changes through {op.name} views are not supported (its elements "
-                           f"repeat). Change the base tensor, or take a copy of the view first "
-                           f"(.clone()).")
+        raise _overlap_error(base, f"{what} through a {op.name} view of shape {x.shape}")
     key, value = onto
-    if x._data_of:  # PyTorch's .data: the change reaches the base outside any graph
-        with grad_mode.no_grad():
-            setitem_(base, key, value.detach())
-        x._follow(unary(op, base.detach(), **params))
-        return
     if base._node is None and base.requires_grad and context.grad_enabled:
         raise _leaf_error(base, f"{what} through a view of it")
-    setitem_(base, key, value)
+    _setitem(base, key, value, fresh)
     with grad_mode.enable_grad():
         x._follow(unary(op, base, **params))
 
@@ -106,9 +146,95 @@ def _refresh_views(x: Tensor) -> None:
         while stack:
             t = stack.pop()
             for v in t._live_views():
-                op, params = v._view_fn
-                v._follow(unary(op, t, **params))
+                if v._view_fn is None:
+                    v._follow_values(t)
+                else:
+                    op, params = v._view_fn
+                    v._follow(unary(op, t, **params))
                 stack.append(v)
+
+
+def _positions(x: Tensor) -> tuple[Tensor, Any]:
+    """The tensor whose storage ``x`` views (where its chain of views starts, or the
+    nearest ``detach()``/``.data``, which starts a graph of its own) and the flat position
+    there of each of ``x``'s elements (an int64 array of ``x``'s shape)."""
+    chain, t = [], x
+    while t._base is not None and t._view_fn is not None:
+        chain.append(t)
+        t = t._base
+    b = x._backend
+    xp = b.xp
+    with b.on_device():
+        p = xp.reshape(xp.arange(math.prod(t.shape), dtype=xp.int64, device=b.device),
+                       t.shape)
+        for v in reversed(chain):
+            op, params = v._view_fn
+            p = op.forward(b, p, **params)
+    return t, p
+
+
+def _unravel(b: Any, flat: Any, shape: tuple[int, ...]) -> tuple:
+    """The index (one integer tensor per axis) of the flat positions ``flat`` in
+    ``shape``."""
+    step, out = 1, []
+    with b.on_device():
+        for n in reversed(shape):
+            out.append(Tensor._make((flat // step) % n, b))
+            step *= n
+    return tuple(reversed(out)) or (...,)
+
+
+def _write_expanded(x: Tensor, key: tuple, value: Any, what: str, fill: bool = False,
+                    checked: bool = False) -> None:
+    """``x[key] = value`` for a view of an expanded tensor: the storage elements behind
+    ``x[key]`` take it, as PyTorch's; several of them at one memory location raise
+    (PyTorch's rule), except for a fill with a number (``fill_``, ``zero_``); ``checked``:
+    the caller has checked that."""
+    base, p = _positions(x)
+    b = x._backend
+    advanced = any(not (k is None or k is Ellipsis or isinstance(k, (int, slice)))
+                   for k in key)
+    with b.on_device():
+        sel = _get(b, p, key) if advanced else p[key]
+    repeats = not checked and (advanced or region_overlaps(x, key, tuple(sel.shape)))
+    number = isinstance(value, (int, float, bool))
+    if repeats and not (fill and number):
+        raise _overlap_error(x, what)
+    if base._view_fn is None and base._base is not None and base._base._expanded:
+        _write_detached_expanded(base, _unravel(b, sel, base.shape), value, what, fill)
+        return
+    if repeats and _recorded(base, value):
+        raise _graph_overlap_error(x, base, what)
+    if not number:
+        value = broadcast_to(value, tuple(sel.shape))
+        if not base.shape:
+            value = reshape(value, ())
+    setitem_(base, _unravel(b, sel, base.shape), value)
+
+
+def _write_detached_expanded(d: Tensor, at: tuple, value: Any, what: str, fill: bool) -> None:
+    """``d[at] = value`` for ``d``, a ``detach()``/``.data`` of an expanded view: the
+    storage takes the values outside any graph; ``d`` joins the graph for a recorded
+    value."""
+    k, _ = _norm_key(d, at)
+    new = None
+    if _recorded(d, value):
+        if overlaps(d):
+            raise _graph_overlap_error(d, d, what)
+        new = apply(IndexPut, d._alias(), value, key=k)
+    base = d._base
+    old, version = base._vc, base._version
+    v = value.detach() if isinstance(value, Tensor) else value
+    with grad_mode.no_grad():
+        _write_expanded(base, k, v, what, fill, checked=True)
+    if d._data_of:
+        base._untracked(old, version)
+    d._follow_values(base)
+    if d._data_of:
+        d._bump_version()
+    if new is not None:
+        d._join(new._node, new._idx)
+    _refresh_views(d)
 
 
 def setitem_(x: Tensor, key: Any, value: Any) -> None:
@@ -119,10 +245,18 @@ def setitem_(x: Tensor, key: Any, value: Any) -> None:
         >>> x = xad.zeros(3); x[1] = 5.0; x.tolist()
         [0.0, 5.0, 0.0]
     """
+    _setitem(x, key, value, False)
+
+
+def _setitem(x: Tensor, key: Any, value: Any, fresh: bool) -> None:
+    """``setitem_``; ``fresh``: the memory behind ``x`` gets a new array, never written."""
     k, _ = _norm_key(x, key)
     v = _value(x, value, "setitem")
-    if _through_base(x, v):
-        _write_view(x, apply(IndexPut, x._alias(), v, key=k), "setitem")
+    if x._expanded:
+        _write_expanded(x, k, v, "setitem")
+        return
+    if _through_base(x, v, fresh):
+        _write_view(x, apply(IndexPut, x._alias(), v, key=k), "setitem", fresh)
         return
     if _recorded(x, v):
         if x._node is None and x.requires_grad:
@@ -132,14 +266,27 @@ def setitem_(x: Tensor, key: Any, value: Any) -> None:
         _refresh_views(x)
         return
     b = x._backend
-    fresh = x._node is not None  # never write into an array a recorded node may have saved
+    fresh = fresh or x._node is not None  # never write into an array a node may have saved
     out = _raw_call(_store, b, x, v, key=k, fresh=fresh, label="setitem")
-    if fresh:
+    if not fresh and b.mutable and out is not x._array:
+        _replaced(x, out)  # the library could not write this key in place
+    elif fresh:
         x._rebind(out)
+        _refresh_views(x)
     else:
         x._set_data(out)
-    if not b.mutable or x._node is not None:
-        _refresh_views(x)
+        if not b.mutable:
+            _refresh_views(x)
+
+
+def _replaced(x: Tensor, out: Any) -> None:
+    """``x`` takes the new array ``out`` (not written in place): through its base for a
+    view, else with its views remade."""
+    if x._base is not None:
+        _write_view(x, Tensor._make(out, x._backend), "setitem")
+        return
+    x._set_data(out)
+    _refresh_views(x)
 
 
 def _store(b: Any, xa: Any, va: Any, key: tuple, fresh: bool) -> Any:
@@ -173,9 +320,22 @@ _INPLACE = {"add": (add, operator.iadd, operator.add),
 
 
 def inplace(x: Tensor, other: Any, op: str) -> Tensor:
-    """``x op= other``: recorded when a gradient is needed, else written into ``x``'s array."""
+    """``x op= other`` (``op``: add, subtract, multiply, divide; copy for ``copy_``, fill
+    for ``fill_``): recorded when a gradient is needed, else written into ``x``'s array."""
+    if x._expanded and overlaps(x) and op != "fill":
+        raise _overlap_error(x, f"in-place {op}")
+    if op in ("copy", "fill"):  # x.copy_(src), x.fill_(number)
+        if op == "fill" and x._expanded:
+            _write_expanded(x, (...,), _value(x, other, "fill_"), "fill_", fill=True)
+        else:
+            setitem_(x, (...,), other)
+        return x
     fn, ifn, ofn = _INPLACE[op]
     o = _value(x, other, f"in-place {op}")
+    if x._expanded:  # a view of an expanded tensor whose own elements do not repeat
+        new = fn(x._alias(), o)
+        _write_expanded(x, (...,), new, f"in-place {op}")
+        return x
     if _through_base(x, o) or _recorded(x, o):
         if x._base is None and x._node is None and x.requires_grad:
             raise _leaf_error(x, f"in-place {op}")
@@ -188,7 +348,11 @@ def inplace(x: Tensor, other: Any, op: str) -> Tensor:
             return x
         x._rebind(out._array, out._node, out._idx)
     elif x._node is None:  # a leaf's array is written in place where arrays are mutable
-        x._set_data(_raw_call(_arith, x._backend, x, o, f"{op}=", fn=ifn))
+        out = _raw_call(_arith, x._backend, x, o, f"{op}=", fn=ifn)
+        if x._backend.mutable and out is not x._array:
+            _replaced(x, out)
+            return x
+        x._set_data(out)
         if x._backend.mutable:
             return x
     else:  # a non-leaf's array may be saved by a recorded node: it is replaced instead

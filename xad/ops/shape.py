@@ -10,6 +10,7 @@ from typing import Any
 from ..tensor import Tensor
 from ._apply import Op, apply, unary
 from .axes import normalize_axes, normalize_axis
+from .layout import strides, view_strides
 
 __all__ = ["reshape", "permute_dims", "transpose", "matrix_transpose", "squeeze",
            "expand_dims", "broadcast_to", "concat", "stack", "split", "split_copy", "flip", "tile",
@@ -99,12 +100,13 @@ class SplitCopy(Op):
 
 
 class Flip(Op):
+    """A reversed copy (PyTorch's ``flip`` copies; NumPy's view would share memory)."""
+
     name = "flip"
-    view = True
 
     @staticmethod
     def forward(b, x, axis):
-        return b.xp.flip(x, axis=axis)
+        return b.xp.asarray(b.xp.flip(x, axis=axis), copy=True)
 
     @staticmethod
     def backward(node, g):
@@ -112,8 +114,9 @@ class Flip(Op):
 
 
 def reshape(x: Tensor, /, shape: Sequence[int] | int, *, copy: bool | None = None) -> Tensor:
-    """The same elements in a new shape (one entry may be -1): a view where the backend
-    can make one; ``copy=True`` always copies, ``copy=False`` raises where a view cannot be
+    """The same elements in a new shape (one entry may be -1): a view exactly where
+    PyTorch's is (the elements' strides allow it: ``x.T.reshape(-1)`` copies), whatever the
+    backend; ``copy=True`` always copies, ``copy=False`` raises where a view cannot be
     made.
 
     Example:
@@ -131,16 +134,16 @@ def reshape(x: Tensor, /, shape: Sequence[int] | int, *, copy: bool | None = Non
     if math.prod(shape) != x.size:
         raise ValueError(f"reshape: cannot reshape a tensor of shape {x.shape} "
                          f"({x.size} elements) into {shape}")
-    if copy is None:
-        return x if shape == x.shape else unary(Reshape, x, shape=shape)
-    if copy is False and shape == x.shape:
+    if shape == x.shape and copy is not True:
         return x
-    try:
-        return unary(Reshape, x, shape=shape, copy=bool(copy))
-    except (ValueError, AttributeError) as e:  # array_api_strict raises AttributeError
+    viewable = x._base is None or view_strides(x.shape, strides(x), shape) is not None
+    if copy is False and not viewable:
         raise ValueError(f"reshape: a tensor of shape {x.shape} cannot become {shape} "
-                         f"without a copy ({x.backend.name}: {e}); pass copy=None to let "
-                         f"it copy") from e
+                         f"without a copy (its elements' strides {strides(x)} allow no view, "
+                         f"as in PyTorch); reshape with copy=None copies")
+    if copy is not True:
+        return unary(Reshape, x, shape=shape, copy=None if viewable else True)
+    return unary(Reshape, x, shape=shape, copy=True)
 
 
 def permute_dims(x: Tensor, axes: Sequence[int]) -> Tensor:
@@ -312,7 +315,14 @@ def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
 
 
 def flip(x: Tensor, axis: Any = None) -> Tensor:
-    """Reverse the order of elements along ``axis`` (all axes when ``None``)."""
+    """A copy with the order of elements reversed along ``axis`` (all axes when ``None``):
+    a new tensor, as PyTorch's ``flip`` (NumPy's is a view).
+
+    Example:
+        >>> import xad
+        >>> x = xad.arange(3.0); y = xad.flip(x); x[0] = 9.0; y.tolist()
+        [2.0, 1.0, 0.0]
+    """
     return unary(Flip, x, axis=None if axis is None else normalize_axes(axis, x.ndim, "flip"))
 
 
