@@ -91,7 +91,7 @@ class Tensor:
         if requires_grad:
             self.requires_grad_()
         if context.recorder is not None:
-            context.recorder.created(self)
+            context.recorder.created(self, "Tensor(...)")
 
     @classmethod
     def _make(cls, data: Any, backend: Backend) -> Tensor:
@@ -100,6 +100,15 @@ class Tensor:
         t._backend = backend
         if context.recorder is not None:
             context.recorder.created(t)
+        return t
+
+    @classmethod
+    def _constant(cls, data: Any, backend: Backend) -> Tensor:
+        """A new tensor for ``data`` made from static arguments only (shapes, dtypes, Python
+        numbers): a constant of a program ``xad.compile`` records."""
+        t = cls._make(data, backend)
+        if context.recorder is not None:
+            context.recorder.constant(t)
         return t
 
     @classmethod
@@ -130,6 +139,8 @@ class Tensor:
         in-place change records its node on the alias, which keeps the old value)."""
         a = Tensor._result(self._array, self._backend, self._node, self._idx, self._vc)
         a.requires_grad = self.requires_grad
+        if context.recorder is not None:
+            context.recorder.created(a, "an in-place change")
         return a
 
     def _copy(self) -> Tensor:
