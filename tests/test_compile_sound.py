@@ -254,3 +254,20 @@ def test_check_mode_from_the_environment(monkeypatch):
     assert not xad.compile(lambda x: x, check=True).check
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+
+
+def test_a_constant_kept_as_state_is_read_again(xb):
+    """A tensor a factory made in the first call and kept (a lazily made cache, a
+    GradScaler's scale) is state: later changes to it are seen, not the first value."""
+    cache = {}
+
+    @xad.compile
+    def f(x):
+        if "s" not in cache:
+            cache["s"] = xad.full((1,), 2.0, dtype=xad.float64)
+        return x * cache["s"]
+
+    for k in range(4):
+        assert f(_f64(1.0)).tolist() == [2.0 + k]
+        cache["s"] += 1.0
+    assert f.recordings == 1

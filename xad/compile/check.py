@@ -29,11 +29,11 @@ def trace(rec: Recorder, outs: Any = None) -> tuple[list, dict]:
     backend = {id(t._array): t._backend for t in rec.fresh.values()}
     steps = []
     for k, ins in enumerate(rec.instrs):
-        refs = tuple(_slot(rec, r) if type(r) is int else ("k", _canon(r[1]))
+        refs = tuple(_slot(rec, r) if type(r) is int else ("k", _canon(r[1], rec))
                      for r in ins.refs)
         target = None if ins.target is None else _slot(rec, ins.target)
-        key = (ins.kind, _canon(ins.fn), ins.label, refs, _canon(ins.params), len(ins.outs),
-               target, _holder(ins.holder))
+        key = (ins.kind, _canon(ins.fn, rec), ins.label, refs, _canon(ins.params, rec),
+               len(ins.outs), target, _holder(ins.holder))
         steps.append((f"instruction {k}: {ins.label or ins.kind}", key))
     if outs is not None:
         steps.append(("the returned values", tuple(
@@ -136,16 +136,19 @@ def _holder(h: Any) -> Any:
     return ("tensor", id(h()))
 
 
-def _canon(v: Any) -> Any:
+def _canon(v: Any, rec: Recorder) -> Any:
     """``v`` comparable with ``==`` and its type kept (``1``, ``1.0``, ``True``, ``-0.0``
-    apart; tensors and weak references by identity)."""
+    apart; a tensor by the slot of its array, other arrays and objects by identity)."""
     t = type(v)
     if t in (tuple, list):
-        return (t, tuple(_canon(x) for x in v))
+        return (t, tuple(_canon(x, rec) for x in v))
     if t is dict:
-        return (dict, tuple((k, _canon(x)) for k, x in v.items()))
+        return (dict, tuple((k, _canon(x, rec)) for k, x in v.items()))
     if t is float:
         return (float, v.hex() if v == v else repr(v))
-    if isinstance(v, (Tensor, weakref.ref)) or hasattr(v, "__array_namespace__"):
+    if isinstance(v, Tensor):
+        s = rec.slot_of.get(id(v._array))
+        return ("tensor", id(v) if s is None else _slot(rec, s))
+    if isinstance(v, weakref.ref) or hasattr(v, "__array_namespace__"):
         return ("object", id(v))
     return (t, v)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import os
 import struct
+import sys
 import warnings
 from collections import OrderedDict
 from collections.abc import Callable
@@ -84,7 +85,10 @@ def _leaf_key(x: Any) -> Any:
 def _aliases(tensors: Any) -> tuple:
     """Which earlier argument each tensor argument's array (and the tensor itself) is, as
     ``((array's first position, tensor's first position), ...)``; () where none repeats."""
-    if len({id(t._array) for t in tensors}) == len(tensors):
+    if len(tensors) == 2:  # the common case, quickly
+        if tensors[0]._array is not tensors[1]._array:
+            return ()
+    elif len({id(t._array) for t in tensors}) == len(tensors):
         return ()
     arrays: dict[int, int] = {}
     objs: dict[int, int] = {}
@@ -104,6 +108,16 @@ def _escapes(t: Tensor, rec: Recorder) -> bool:
             if e is not None and type(e) is not tuple and id(e) not in rec.fresh:
                 return True
     return False
+
+
+def _kept_constants(rec: Recorder) -> bool:
+    """Whether a constant the call made (``zeros(...)`` stored as a cache, a GradScaler's
+    scale) outlives it: then it is state a later call reads and may change, so the call is
+    recorded again (where that tensor is read as a tensor from before the call). Drops the
+    recorder's references to the other tensors the call made."""
+    kept = [t for i, t in rec.fresh.items() if i in rec.consts]
+    rec.fresh.clear()
+    return any(sys.getrefcount(t) > 3 for t in kept)  # the list, the loop, the argument
 
 
 class _Entry:
@@ -248,6 +262,9 @@ class CompiledFunction:
         if entries is not None:
             self._cache.move_to_end(key)
             for e in entries:
+                if e.program is None and e.reason is None:  # provisional: record again
+                    entries.remove(e)
+                    break
                 if e.program is None:
                     self._last = e
                     return self.fn(*args, **kwargs)
@@ -260,9 +277,10 @@ class CompiledFunction:
                 e.program.args = ()
         if not self._room(why):
             return self.fn(*args, **kwargs)
+        again = entries is not None and not entries
         if entries is None:
             entries = self._cache[key] = []
-        return self._record(entries, args, kwargs, tensors)
+        return self._record(entries, args, kwargs, tensors, again)
 
     def _room(self, why: str) -> bool:
         """Whether a new recording may be kept: at ``cache_size`` programs the least
@@ -279,7 +297,7 @@ class CompiledFunction:
         return True
 
     def _record(self, entries: list[_Entry], args: tuple, kwargs: dict,
-                tensors: list[Tensor]) -> Any:
+                tensors: list[Tensor], again: bool = False) -> Any:
         rec = Recorder(list(tensors))
         prev = recording(rec)
         try:
@@ -291,9 +309,11 @@ class CompiledFunction:
         entry = self._entry(rec, spec, outs)
         if self.check and entry.program is not None:
             entry.trace = trace(rec, [o if isinstance(o, Tensor) else None for o in outs])
+        if entry.program is not None and not again and _kept_constants(rec):
+            entry = _Entry(None, None)  # provisional: the next call records again
         entries.append(entry)
         self._last = entry
-        if entry.program is None:
+        if entry.reason is not None:
             self._warn(f"runs eagerly for these inputs: {entry.reason}")
         return result
 
