@@ -271,3 +271,36 @@ def test_a_constant_kept_as_state_is_read_again(xb):
         assert f(_f64(1.0)).tolist() == [2.0 + k]
         cache["s"] += 1.0
     assert f.recordings == 1
+
+
+def test_an_argument_left_in_a_graph_runs_eagerly(xb):
+    """``x.add_(w * 2)`` with ``w`` requiring grad makes the argument ``x`` a node of the
+    graph (eager mode); a replay could not, so the call stays eager."""
+    @xad.compile
+    def f(x, w):
+        x.add_(w * 2)
+        return x.detach() * 1
+
+    w = _f64(1.0).requires_grad_()
+    with pytest.warns(RuntimeWarning, match="argument 0 in a graph"):
+        f(_f64(0.0), w)
+    x = _f64(5.0)
+    assert f(x, w).tolist() == [7.0] and x.grad_fn is not None
+
+
+@pytest.mark.parametrize("which", ["nonzero", "mask"])
+def test_a_data_dependent_shape_that_changes_gets_another_program(xb, which):
+    """The backward of indexing by ``nonzero`` or a mask has the index count in its shapes:
+    a replay stops where that count differs and the call records again."""
+    def fn(x, w):
+        sel = xad.take(w, xad.nonzero(x > 0)[0]) if which == "nonzero" else w[x > 0]
+        (sel * sel).sum().backward()
+        return w.grad.detach() * 1
+
+    f = xad.compile(fn)
+    for x in ([1.0, -1.0, 1.0, 1.0], [1.0, -1.0, -1.0, 1.0], [1.0, 1.0, 1.0, -1.0],
+              [-1.0, 1.0, 1.0, 1.0]):
+        got = f(_f64(*x), _f64(1.0, 2.0, 3.0, 4.0).requires_grad_())
+        want = fn(_f64(*x), _f64(1.0, 2.0, 3.0, 4.0).requires_grad_())
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    assert f.recordings == 2

@@ -18,14 +18,18 @@ import weakref
 from typing import Any
 
 from ..tensor import Tensor
+from .program import _DYNAMIC
 from .recorder import ArgRef, Recorder, recording
 
-__all__ = ["trace", "check_call"]
+__all__ = ["trace", "check_call", "RETRACE"]
+
+RETRACE = object()  # a replay stopped at a data-dependent shape it was not recorded with
 
 
 def trace(rec: Recorder, outs: Any = None) -> tuple[list, dict]:
-    """The recording ``rec`` as comparable steps ``(description, key)`` (returned slots
-    last, where ``outs`` is given) and its constants ``{slot: (array, backend)}``."""
+    """The recording ``rec`` as comparable steps ``(description, key, data-dependent result
+    shapes or None)`` (returned slots last, where ``outs`` is given) and its constants
+    ``{slot: (array, backend)}``."""
     backend = {id(t._array): t._backend for t in rec.fresh.values()}
     steps = []
     for k, ins in enumerate(rec.instrs):
@@ -34,10 +38,10 @@ def trace(rec: Recorder, outs: Any = None) -> tuple[list, dict]:
         target = None if ins.target is None else _slot(rec, ins.target)
         key = (ins.kind, _canon(ins.fn, rec), ins.label, refs, _canon(ins.params, rec),
                len(ins.outs), target, _holder(ins.holder))
-        steps.append((f"instruction {k}: {ins.label or ins.kind}", key))
+        steps.append((f"instruction {k}: {ins.label or ins.kind}", key, _shapes(rec, ins)))
     if outs is not None:
         steps.append(("the returned values", tuple(
-            None if o is None else _slot(rec, rec.ref(o)) for o in outs)))
+            None if o is None else _slot(rec, rec.ref(o)) for o in outs), None))
     consts = {s: (a, backend.get(id(a))) for s, (a, kind) in
               enumerate(zip(rec.arrays, rec.kinds)) if kind[0] == "const"}
     return steps, consts
@@ -52,6 +56,8 @@ def check_call(cf: Any, e: Any, tensors: Any, args: tuple, kwargs: dict,
     pure = not any(i.kind in ("bind", "grad", "host", "draw") or i.target is not None
                    for i in p.instrs)
     replayed = e.replay(tensors, cf._warn) if pure else None
+    if replayed is RETRACE:
+        replayed = None
     rec = Recorder(list(tensors))
     prev = recording(rec)
     try:
@@ -66,6 +72,8 @@ def check_call(cf: Any, e: Any, tensors: Any, args: tuple, kwargs: dict,
         raise RuntimeError(f"xad.compile check: {name}: this call's eager run could not be "
                            f"recorded ({rec.problem}), but a program was replayed for it")
     diff = _first_difference(e.trace, (steps, consts))
+    if diff is RETRACE:  # a replay would have stopped there and recorded again
+        return result
     if diff is None and replayed is not None:
         diff = _results_differ(replayed, result, flatten)
     if diff is not None:
@@ -74,19 +82,30 @@ def check_call(cf: Any, e: Any, tensors: Any, args: tuple, kwargs: dict,
     return result
 
 
-def _first_difference(old: tuple, new: tuple) -> str | None:
+def _first_difference(old: tuple, new: tuple) -> Any:
     (steps_a, consts_a), (steps_b, consts_b) = old, new
     for k in range(max(len(steps_a), len(steps_b))):
         if k >= len(steps_a) or k >= len(steps_b):
             what = (steps_b if k >= len(steps_a) else steps_a)[k][0]
             return f"{what} (only one of the two runs has it)"
-        (what, a), (_, b) = steps_a[k], steps_b[k]
+        (what, a, shapes_a), (_, b, shapes_b) = steps_a[k], steps_b[k]
+        if shapes_a != shapes_b:
+            return RETRACE
         if a != b:
             return f"{what} (recorded {a!r}, now {b!r})"
         for r in (*(a[3] if what.startswith("instruction") else ()),):
             if type(r) is tuple and r[0] == "const" and not _same_const(
                     consts_a[r[1]], consts_b.get(r[1])):
                 return f"{what}: its constant operand v{r[1]} has other values now"
+    return None
+
+
+def _shapes(rec: Recorder, ins: Any) -> tuple | None:
+    """``ins``'s result shapes where they depend on values (see ``Program.dynamic``)."""
+    masked = ins.kind == "op" and any("bool" in str(rec.arrays[s].dtype)
+                                      for s in ins.refs[ins.npos:] if type(s) is int)
+    if ins.label in _DYNAMIC or masked:
+        return tuple(tuple(rec.arrays[o].shape) for o in ins.outs)
     return None
 
 

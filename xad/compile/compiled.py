@@ -31,11 +31,11 @@ from .. import hooks as _hooks
 from ..context import context
 from ..graph import walk
 from ..tensor import Tensor
-from .check import check_call, trace
+from .check import RETRACE, check_call, trace
 from .cuda_graph import CaptureFailed, GraphReplay, graph_backend
 from .fusion import fuse as fuse_regions
 from .fusion import launch as fused_launch
-from .program import Program, Unsupported
+from .program import Program, ShapeChanged, Unsupported
 from .recorder import Recorder, recording
 
 __all__ = ["compile", "CompiledFunction"]
@@ -164,6 +164,8 @@ class _Entry:
             else:
                 with self.scope:
                     outs = self._run(arrays, warn)
+        except ShapeChanged:
+            return RETRACE
         finally:
             self.program.args = ()
         made = iter([o if b is None else Tensor._make(o, b)
@@ -273,7 +275,10 @@ class CompiledFunction:
                     self._last = e
                     if self.check:
                         return check_call(self, e, tensors, args, kwargs, _flatten)
-                    return e.replay(tensors, self._warn)
+                    out = e.replay(tensors, self._warn)
+                    if out is not RETRACE:
+                        return out
+                    why = "a data-dependent shape (nonzero, unique, a boolean mask) changed"
                 e.program.args = ()
         if not self._room(why):
             return self.fn(*args, **kwargs)
@@ -327,6 +332,11 @@ class CompiledFunction:
             elif not isinstance(o, Tensor) and o is not None:
                 problem = problem or (f"it returns a {type(o).__name__}, not tensors (a "
                                       f"replay could not recompute it)")
+        for i, (t, node) in enumerate(zip(rec.args, rec.nodes)):
+            if t._node is not node:
+                problem = problem or (f"an in-place change with an operand that requires grad "
+                                      f"left argument {i} in a graph (a replay would cut it); "
+                                      f"change it under no_grad or use the result")
         if problem is not None:
             return _Entry(None, problem)
         try:

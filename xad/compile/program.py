@@ -27,11 +27,19 @@ from ..tensor import Tensor
 from .recorder import ArgRef, Instr, Recorder, Slot
 from .simplify import memory_owner, simplify
 
-__all__ = ["Program"]
+__all__ = ["Program", "ShapeChanged", "Unsupported"]
 
 
 class Unsupported(Exception):
     """The recording cannot be replayed faithfully (the message says why)."""
+
+
+class ShapeChanged(Exception):  # noqa: N818 (a signal, not an error)
+    """A replay's data-dependent shape (``nonzero``, ``unique_*``, a boolean mask) differs
+    from the recording's: nothing was changed yet, the call needs another program."""
+
+
+_DYNAMIC = {"nonzero", "unique_values", "unique_counts", "unique_inverse", "unique_all"}
 
 
 class Program:
@@ -49,9 +57,11 @@ class Program:
         self.const = self._fold()
         returned = [s for s in self.out_slots if s is not None]  # never merged away
         self.instrs = self._needed(simplify(rec.instrs, rec.arrays, returned, self.const))
+        self._check_dynamic()
         if fuse is not None:  # fusion.fuse: elementwise regions become one kernel each
             self.instrs = fuse(self)
-        self.ns: dict[str, Any] = {"_Tensor": Tensor, "_write": _write}
+        self.ns: dict[str, Any] = {"_Tensor": Tensor, "_write": _write,
+                                   "_ShapeChanged": ShapeChanged}
         self.grad_reads: set[str] = set()  # the ``t{s}`` names whose ``.grad`` is read
         self.source = self._generate()
         exec(compile(self.source, "<xad.compile program>", "exec"), self.ns)  # noqa: S102
@@ -94,6 +104,26 @@ class Program:
             return {s for s, kind in enumerate(kinds) if kind[0] == "const"}
         return const
 
+    def dynamic(self, ins: Instr) -> bool:
+        """Whether ``ins``'s result shapes depend on its operands' values (``nonzero``,
+        ``unique_*``, indexing by a boolean mask)."""
+        if ins.label in _DYNAMIC:
+            return True
+        if ins.kind != "op" or ins.npos == len(ins.refs):
+            return False
+        return any("bool" in str(self.rec.arrays[s].dtype) for s in ins.refs[ins.npos:]
+                   if type(s) is int)
+
+    def _check_dynamic(self) -> None:
+        """A replay checks each data-dependent shape where it is made; only while nothing
+        has been written can it stop there and leave the call to another program."""
+        effects = [k for k, ins in enumerate(self.instrs)
+                   if ins.kind in ("host", "draw", "bind", "grad") or ins.target is not None]
+        for k, ins in enumerate(self.instrs):
+            if effects and k > effects[0] and self.dynamic(ins):
+                raise Unsupported(f"a data-dependent shape ({ins.label}) is computed after "
+                                  f"an in-place change, a host call or a random draw")
+
     def _needed(self, instrs: list[Instr]) -> list[Instr]:
         """The instructions to run, in order: those with effects outside the program (writes
         to live tensors, draws, host calls, in-place kernels) and what they and the
@@ -128,6 +158,10 @@ class Program:
                     if load:
                         lines.append(f"    v{r} = {load}")
             lines.append("    " + self._line(i, ins))
+            if self.dynamic(ins):
+                for o in ins.outs:
+                    shape = tuple(self.rec.arrays[o].shape)
+                    lines.append(f"    if tuple(v{o}.shape) != {shape!r}: raise _ShapeChanged")
             self.listing.append(self._describe(i, ins))
             loaded.update(ins.outs)
             dead = [f"v{s}" for s in sorted(last.get(i, ())) if s not in self.const]

@@ -91,6 +91,7 @@ class Recorder:
         self.held: set[int] = set()       # slots set as data of tensors from before the call
         self.modules: dict[int, Any] = {}
         self.args = args
+        self.nodes = [t._node for t in args]  # an argument left in a graph: see Program
         self.arg_of: dict[int, int] = {}  # id(argument tensor) -> its first position
         self.arg_bases = {id(t._base) for t in args if t._base is not None}
         for i, t in enumerate(args):
