@@ -102,8 +102,8 @@ def _first_difference(old: tuple, new: tuple) -> Any:
 
 def _shapes(rec: Recorder, ins: Any) -> tuple | None:
     """``ins``'s result shapes where they depend on values (see ``Program.dynamic``)."""
-    masked = ins.kind == "op" and any("bool" in str(rec.arrays[s].dtype)
-                                      for s in ins.refs[ins.npos:] if type(s) is int)
+    masked = ins.kind == "op" and ins.label == "getitem" and any(
+        "bool" in str(rec.arrays[s].dtype) for s in ins.refs[ins.npos:] if type(s) is int)
     if ins.label in _DYNAMIC or masked:
         return tuple(tuple(rec.arrays[o].shape) for o in ins.outs)
     return None

@@ -109,7 +109,7 @@ class Program:
         ``unique_*``, indexing by a boolean mask)."""
         if ins.label in _DYNAMIC:
             return True
-        if ins.kind != "op" or ins.npos == len(ins.refs):
+        if ins.kind != "op" or ins.label != "getitem" or ins.npos == len(ins.refs):
             return False
         return any("bool" in str(self.rec.arrays[s].dtype) for s in ins.refs[ins.npos:]
                    if type(s) is int)
