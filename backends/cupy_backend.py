@@ -100,11 +100,41 @@ def _scatter_add_fn(cupy: Any, cupyx: Any) -> Callable[[Any, Any, Any], None]:
 class _OnDevice:
     """``array_api_compat.cupy`` with every function run under ``device`` (a CuPy kernel and
     a new array go to the *current* device; the compat layer ignores ``device=`` everywhere
-    but ``asarray``/``astype``). Functions are wrapped on first use."""
+    but ``asarray``/``astype``). Functions are wrapped on first use.
 
-    def __init__(self, xp: Any, device: Any) -> None:
+    ``sign`` and ``clip`` are CuPy's own kernels here: the compat layer's write through
+    boolean masks (``out[isnan(x)] = nan``; ``out[out < lo] = lo[...]``), and CuPy reads a
+    mask's count back to the host, a sync per call (abs's gradient, L1 and Huber losses,
+    ``clip_grad_value_``)."""
+
+    def __init__(self, xp: Any, device: Any, cupy: Any = None) -> None:
         self._xp = xp
         self._device = device
+        self._cp = cupy
+
+    def sign(self, x: Any, /) -> Any:
+        """CuPy's ``sign``, one kernel: the standard's (since CuPy 13 NaN stays NaN and a
+        complex ``x`` gives ``x / |x|``, 0 at 0: the compat layer's fix-ups are for older
+        CuPy)."""
+        with self._device:
+            return self._cp.sign(x)
+
+    def clip(self, x: Any, /, min: Any = None, max: Any = None) -> Any:
+        """The standard's ``clip``: ``x``'s dtype, the broadcast shape, a NaN bound gives
+        NaN (as the compat layer's); a Python bound beyond an integer dtype is no bound."""
+        cp = self._cp
+        with self._device:
+            out = x
+            for bound, fn in ((min, cp.maximum), (max, cp.minimum)):
+                if bound is None or _beyond(bound, x.dtype, cp, fn is cp.maximum):
+                    continue
+                if isinstance(bound, (int, float)):
+                    if x.dtype.kind != "f":
+                        bound = cp.full((), bound, dtype=x.dtype)
+                elif bound.dtype != x.dtype:
+                    bound = bound.astype(x.dtype)
+                out = fn(out, bound)
+            return x.copy() if out is x else out
 
     def asarray(self, obj: Any, /, *, dtype: Any = None, device: Any = None,
                 copy: Any = None) -> Any:
@@ -131,6 +161,14 @@ class _OnDevice:
         return value
 
 
+def _beyond(bound: Any, dtype: Any, cp: Any, lower: bool) -> bool:
+    """Whether Python int ``bound`` is at or beyond integer ``dtype``'s range (no bound)."""
+    if type(bound) is not int or dtype.kind not in "iu":
+        return False
+    info = cp.iinfo(dtype)
+    return bound <= info.min if lower else bound >= info.max
+
+
 class CupyBackend(Backend):
     """CuPy arrays on one GPU (``device`` an id, ``"cuda:1"`` or a ``cupy.cuda.Device``).
 
@@ -153,12 +191,13 @@ class CupyBackend(Backend):
         self._erf = cupyx.scipy.special.erf
         self.array_type = cp.ndarray
         dev = cp.cuda.Device(_device_id(device))
-        super().__init__(_OnDevice(ccp, dev), dev)
+        super().__init__(_OnDevice(ccp, dev, cp), dev)
         self.scope = dev  # xad runs each operation with its device made current
         self._pending: dict[Hashable, tuple[Any, Callable]] = {}  # see check_bounds
         self._stream: Any = None  # the side stream CUDA graphs are captured on
         self._capturing = False
         self._segment_pool = contextlib.ExitStack()  # begin_graph's allocator
+        self._elementwise: dict[str, Callable] = {}  # see elementwise
         with self.device:  # the hash constants, made once on the device
             self._k = tuple(cp.asarray(k, dtype=cp.uint64) for k in _SPLITMIX)
         self.manual_seed(0)
@@ -336,6 +375,19 @@ class CupyBackend(Backend):
         with self.device:
             graph.launch()
 
+    def scalar(self, value: float, dtype: Any) -> Any:
+        """A NumPy scalar of ``dtype``: a kernel argument of that type (no fill kernel, no
+        copy), where a Python float would be a float64 argument of ``cupy.fuse``."""
+        return np.dtype(dtype).type(value)
+
+    def elementwise(self, make: Callable[[Any], Callable], name: str) -> Callable:
+        """``make(cupy)`` as one ``cupy.fuse`` kernel, made at the first call for ``name``
+        (xad's eager fused paths: activation gradients, dropout's mask)."""
+        fn = self._elementwise.get(name)
+        if fn is None:
+            fn = self._elementwise[name] = self._cp.fuse(kernel_name=name)(make(self._cp))
+        return fn
+
     def fuse(self, make: Callable[[Any], Callable], name: str) -> Callable:
         """``cupy.fuse`` of the function ``make(cupy)`` (``xad.compile(fn, fuse=True)``,
         ``xad/compile/fusion.py``): its ufunc calls and operators become one elementwise
@@ -381,7 +433,10 @@ class CupyBackend(Backend):
         return self._cp.einsum(subscripts, *operands)
 
     def erf(self, x: Any) -> Any:
-        return self._erf(x)
+        """``cupyx.scipy.special.erf``, cast back to ``x``'s dtype (its float16 loop gives
+        float64, as its ``types`` say: ``e->d``)."""
+        r = self._erf(x)
+        return r if r.dtype == x.dtype else r.astype(x.dtype)
 
     # ----- random numbers ----------------------------------------------------------------
     def manual_seed(self, seed: int) -> None:

@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
-# The test job: set up, lint, the wheel check, then the test matrix (every numerical test
-# runs once per backend; pytest prints the counts per backend at the end), then the Array
-# API conformance suite on numpy and array_api_strict, each failing the job below its floor
-# (measured 98.8-99.1%; skipped with a message where ../shared has no copy of the suite).
+# The test job: set up, lint, the sdist/wheel check, the public API's type check, the docs
+# site (built --strict and loaded in headless Chromium: ci/docs.sh), then the test matrix
+# (every numerical test runs once per backend; pytest prints the counts per backend at the
+# end), then the Array API conformance suite on numpy and array_api_strict, each failing
+# the job below its floor (measured 98.8-99.1%; skipped with a message where ../shared has
+# no copy of the suite).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export VENV="${VENV:-.venv}"
 bash ci/setup.sh
 bash ci/lint.sh
 bash ci/wheel.sh
+t0=$SECONDS
+bash ci/typecheck.sh
+bash ci/docs.sh
+echo "test: type check, docs site and browser check took $((SECONDS - t0)) s"
 "$VENV/bin/python" -m pytest -p no:cacheprovider -n auto tests --doctest-modules xad "$@"
 for backend in numpy array_api_strict; do
     AAT_FLOOR="${AAT_FLOOR:-98}" bash ci/conformance.sh "$backend" -n 2

@@ -1,14 +1,19 @@
 """Run under ``mpiexec -n N`` by tests/test_distributed_mpi.py (one launch, many checks).
 
-``python distributed_worker.py mpi|nccl|fail``: ``mpi`` and ``nccl`` (the stand-in NCCL
+``python distributed_worker.py MODE``: ``mpi`` and ``nccl`` (the stand-in NCCL
 communicator of nccl_standin.py) check every collective against its definition, DataParallel
 training against one process on the concatenated batches, ``no_sync``, unused parameters,
-checkpoint resume and DistributedSampler; ``fail`` makes rank 1 raise.
+checkpoint resume, DistributedSampler, and that ranks which disagree (dtype, shape, op, root,
+call, model) all get an error naming them. The other modes end the job early, each its own
+way, and must not hang: ``fail`` (rank 1 raises), ``exit`` (rank 1 calls ``sys.exit(0)``
+while rank 0 waits in a barrier), ``uneven`` (rank 1 has one batch fewer and ends normally)
+and ``timeout`` (rank 1 sleeps past rank 0's ``init(timeout=1)``: the watchdog ends it).
 """
 
 import os
 import sys
 import tempfile
+import time
 
 import numpy as np
 from mpi4py import MPI
@@ -192,17 +197,88 @@ def check_broadcast_buffers():
         assert bn.running_mean.tolist() == [want] * 3, (flag, bn.running_mean.tolist())
 
 
+def raises(fn, *words):
+    """``fn()`` raises on this rank, with every word in its message."""
+    try:
+        fn()
+    except RuntimeError as e:
+        assert all(w in str(e) for w in words), (words, str(e))
+    else:
+        raise AssertionError(f"no error; expected one naming {words}")
+
+
+def check_disagreements():
+    """Each mismatch raises on every rank, naming the call, what each rank holds and the
+    ranks; the group stays usable (they were caught before any data moved). Before: float32
+    against float64 gave garbage, a size mismatch MPI's bare "Message truncated"."""
+    last = "rank 1" if N == 2 else "ranks 1, 2"
+    dtype = "float64" if R else "float32"
+    raises(lambda: dist.all_reduce(xad.ones(3, dtype=dtype)), "all_reduce", "rank 0: all_reduce "
+           "of a float32 tensor of shape (3,)", f"{last}: all_reduce of a float64 tensor")
+    raises(lambda: dist.all_gather(xad.ones(2 + R)), "all_gather", "shape (2,)", "shape (3,)")
+    raises(lambda: dist.broadcast(xad.ones(2), root=min(R, 1)), "root=0", "root=1")
+    raises(lambda: dist.all_reduce(xad.ones(2), op="max" if R else "sum"), "op='max'")
+    call = (lambda: dist.broadcast(xad.ones(2))) if R else dist.barrier
+    raises(call, "rank 0: barrier", "broadcast of", "out of step")
+    np.testing.assert_array_equal(dist.all_reduce(xad.ones(2)).numpy(), [N, N])
+    model = nn.Sequential(nn.Linear(3, 2), nn.Linear(2, 1))
+    model[1].bias.requires_grad_(R == 0)  # before: buckets of different layouts mixed up
+    raises(lambda: dist.DataParallel(model), "DataParallel: the ranks hold different models",
+           "'1.bias' of shape (1,), float32, requires_grad=True",
+           f"{last}: '1.bias' of shape (1,), float32, requires_grad=False")
+    raises(lambda: dist.DataParallel(nn.Linear(3, 1 + R)), "'weight' of shape (1, 3)",
+           "'weight' of shape (2, 3)")
+    dist.world.comm().check = False  # the fast mode: no descriptor, same results
+    np.testing.assert_array_equal(dist.all_reduce(xad.ones(2)).numpy(), [N, N])
+    dist.world.comm().check = True
+
+
+def check_several_forwards():
+    """Two forwards per backward (a pair loss), an evaluation under no_grad between them and
+    the backward (before: the step was disarmed and gradients stayed each rank's own), and
+    an L2 term on the parameters in the loss, equal one process on the concatenated
+    batches."""
+    (x1, _), (x2, _) = batches(2)
+    ddp = dist.DataParallel(make_model(R), bucket_mb=5e-4)
+    ref = make_model(99)
+    ref.load_state_dict(ddp.module.state_dict())
+    for m, xs, scale in ((ddp, (shard(x1), shard(x2)), N / 10), (ref, (x1, x2), 1 / 10)):
+        a, b = (m(xad.tensor(x)) for x in xs)
+        with xad.no_grad():
+            m(xad.tensor(xs[0]))
+        reg = sum((p ** 2).sum() for p in m.parameters())
+        ((a ** 2).sum() * scale + (b ** 3).sum() * scale + reg).backward()
+    for a, b in zip(params_grads(ddp), params_grads(ref)):
+        np.testing.assert_allclose(a, b, rtol=1e-9)
+
+
+def leave(mode):
+    """End the job early (see the module docstring); every rank must stop, none hang."""
+    dist.init("mpi", timeout=1.0 if mode == "timeout" else 600.0)
+    if mode == "fail" and R == 1:
+        raise ValueError("boom on purpose")
+    if mode == "exit" and R == 1:
+        sys.exit(0)
+    if mode == "timeout" and R == 1:
+        time.sleep(60)
+    if mode == "uneven":
+        ddp = dist.DataParallel(make_model(1))
+        for x, y in batches(3 - R, B=4):
+            ((ddp(xad.tensor(x)) - xad.tensor(y)) ** 2).sum().backward()
+        print(f"rank {R} finished its batches", flush=True)
+        return
+    dist.barrier()  # would wait forever for rank 1 without the abort
+
+
 def main(mode):
     if mode == "nccl":
         import nccl_standin
         xad.get_backend().nccl_transport = nccl_standin.Transport
-    if mode == "fail":
-        dist.init("mpi")
-        if R == 1:
-            raise ValueError("boom on purpose")
-        dist.barrier()  # would wait forever for rank 1 without the abort
-        return
+    if mode in ("fail", "exit", "uneven", "timeout"):
+        return leave(mode)
     dist.init(mode)
+    check_disagreements()
+    check_several_forwards()
     check_collectives("numpy")
     if mode == "mpi":
         check_collectives("array_api_strict")  # the explicit host-copy path

@@ -416,7 +416,9 @@ def _case_list() -> list[Case]:
                       ("sqrt", "pos"), ("abs", "nonzero"), ("sin", "real"), ("cos", "real"),
                       ("tan", "unit"), ("tanh", "real"), ("sigmoid", "real"),
                       ("relu", "nonzero"), ("softplus", "real"), ("erf", "real")]:
-        add(Case(name, (lambda n: lambda m, x: getattr(m, n)(x))(name), ((2, 3),), dom))
+        grad = ("_grad",) if name in ("relu", "tanh", "sigmoid") else ()  # fused gradients
+        add(Case(name, (lambda n: lambda m, x: getattr(m, n)(x))(name), ((2, 3),), dom,
+                 prims=(name,) + tuple(name + s for s in grad)))
     add(Case("erf:wide", lambda m, x: m.erf(x * 2.0), ((3, 4),)))
     add(Case("gelu", lambda m, x: m.gelu(x), ((2, 3),), prims=("erf", "multiply")))
     add(Case("gelu:tanh", lambda m, x: m.gelu(x, approximate="tanh"), ((2, 3),),
@@ -573,7 +575,9 @@ def _case_list() -> list[Case]:
     for name, dom in [("asin", "unit"), ("acos", "unit"), ("atan", "real"), ("sinh", "real"),
                       ("cosh", "real"), ("asinh", "real"), ("atanh", "unit"),
                       ("log2", "pos"), ("log10", "pos")]:
-        add(Case(name, (lambda n: lambda m, x: getattr(m, n)(x))(name), ((2, 3),), dom))
+        grad = ("_grad",) if name in ("relu", "tanh", "sigmoid") else ()  # fused gradients
+        add(Case(name, (lambda n: lambda m, x: getattr(m, n)(x))(name), ((2, 3),), dom,
+                 prims=(name,) + tuple(name + s for s in grad)))
     add(Case("acosh", lambda m, x: m.acosh(x + 1.0), ((2, 3),), "pos"))
     add(Case("atan2:bcast", lambda m, x, y: m.atan2(x, y), ((3, 1), (4,)), "nonzero"))
     add(Case("hypot:bcast", lambda m, x, y: m.hypot(x, y), ((3, 1), (4,)), "nonzero"))

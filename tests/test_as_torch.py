@@ -73,3 +73,19 @@ def test_install_gives_xad_modules_to_user_code():
     finally:
         as_torch.uninstall()
     assert "torch" not in sys.modules or sys.modules["torch"].__name__ == "torch"
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_pytorch_meanings_under_as_torch(backend):
+    """split, sort, nonzero, equal, meshgrid, torch.Tensor, one_hot, integer sums, DataLoader
+    dtypes, to(), format specs, amp without a GPU: the same answers as PyTorch's."""
+    program = str(PROGRAMS / "meanings.py")
+    ref = _pytorch_json(program)
+    got = _run("-m", "xad.as_torch", "--backend", backend, program)
+    assert json.loads(json.dumps(got).replace('"xad.', '"torch.')) == ref
+
+
+@functools.cache
+def _pytorch_json(program: str) -> dict:
+    pytest.importorskip("torch")
+    return _run(program)

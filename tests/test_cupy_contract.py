@@ -65,6 +65,7 @@ def _workload(b: xad.Backend) -> None:
         with xad.no_grad():  # cupy.fuse, and the ufuncs a fused function calls
             for _ in range(2):
                 fused(xad.ones(3))
+        _optimisers()
     import test_sync_budget as sb
 
     for name in sb.STEP_READS:  # every example model's training step, also under autocast
@@ -72,6 +73,39 @@ def _workload(b: xad.Backend) -> None:
         it = iter(loader)
         for _ in range(2):
             sb._step(b, model, loss_of, opt, sched, scaler, it).item()
+
+
+# every optimiser's fused rule (xad/optim/functional.py), each flag that changes its kernel
+OPTIMISERS = [("SGD", dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.1)),
+              ("SGD", dict(lr=0.1, momentum=0.9, dampening=0.1)), ("SGD", dict(lr=0.1)),
+              ("Adam", dict(lr=0.1, amsgrad=True, weight_decay=0.1)),
+              ("AdamW", dict(lr=0.1)), ("RMSprop", dict(lr=0.1, centered=True,
+                                                        momentum=0.9, weight_decay=0.1)),
+              ("RMSprop", dict(lr=0.1)), ("Adagrad", dict(lr=0.1, weight_decay=0.1))]
+
+
+def _optimisers() -> None:
+    for name, kwargs in OPTIMISERS:
+        w = xad.ones(3, 2, requires_grad=True)
+        opt = getattr(xad.optim, name)([w], **kwargs)
+        for _ in range(2):
+            (w * w).sum().backward()
+            opt.step()
+
+
+def test_fused_writes_into_arguments_as_cupy_fusion_does():
+    """The emulator's fused functions write into an argument by ``a[...] = v`` (the
+    optimisers' fused rules) and by in-place operators: CuPy's fusion variables have both,
+    and take NumPy scalars as arguments (:meth:`CupyBackend.scalar`)."""
+    real = importlib.import_module("cupy._core.fusion")
+    assert list(inspect.signature(real._FusionVarScalar.__setitem__).parameters) == [
+        "self", "slices", "value"]
+    ours = {n for n in vars(cupy_sim.fusion.FusionVar) if n.startswith("__i")} - {
+        "__init__", "__invert__"}
+    assert len(ours) == 12 and all(hasattr(real._FusionVarArray, n) for n in ours), ours
+    assert not any(hasattr(real._FusionVarScalar, n) for n in ours)  # a value made inside
+    b = xad.resolve_backend("cupy-sim")
+    assert type(b.scalar(0.5, np.float32)) is np.float32
 
 
 @pytest.fixture(scope="module")
@@ -283,3 +317,49 @@ def test_the_check_fails_on_an_invented_name_or_a_wrong_signature():
     with pytest.raises(TypeError):
         _check("Generator", "standard_normal", 1, ("seed",))
     assert _check("cupyx", "scatter_add", 3, ()) is None
+
+
+def test_what_the_emulator_models_of_sign_clip_and_erf_is_cupys():
+    """The emulator's ``array_api_compat.cupy.sign``/``clip`` write through boolean masks,
+    and its ``erf`` of float16 gives float64, because the installed ones do."""
+    from array_api_compat.common import _aliases
+
+    assert "out[xp.isnan(x)] = xp.nan" in inspect.getsource(_aliases.sign)
+    assert "out[ia] = a[ia]" in inspect.getsource(_aliases.clip)
+    assert "e->d" in cupyx.scipy.special.erf.types and "e->e" not in cupyx.scipy.special.erf.types
+    # CupyBackend's sign is CuPy's own: NaN in, NaN out; complex x / |x|
+    doc = " ".join(cupy.sign.__doc__.split())
+    assert "NaN is returned for NaN inputs" in doc and "x/abs(x)`` (and ``0 if x == 0" in doc
+    # xad's fused kernels call cupy.where, which CuPy turns into its ufunc while fusing
+    assert "fusion._is_fusing()" in inspect.getsource(cupy.where)
+
+
+@pytest.mark.parametrize("device", ["cuda:0", "cuda:1"])
+def test_cupy_sign_clip_and_erf_match_numpy(device):
+    """CuPy's backend routes around the compat layer's masked ``sign``/``clip`` (no sync)
+    and casts float16 ``erf`` back: the same values and dtypes as NumPy's backend."""
+    sim, ref = xad.resolve_backend("cupy-sim", device), xad.resolve_backend("numpy")
+    x = np.array([[-2.5, -0.0, 0.0, np.nan, 3.0, np.inf, -np.inf]])
+    lo = np.array([[-1.0], [np.nan]])
+    z = np.array([0j, 3 - 4j, -2j])
+    cases = [("sign", (x,), {}), ("sign", (z,), {}), ("sign", (np.array([-3, 0, 4]),), {}),
+             ("clip", (x, -1.0, 2.0), {}), ("clip", (x, None, 0.5), {}),
+             ("clip", (x, lo), {}), ("clip", (x.astype(np.float32), -1.0, None), {}),
+             ("clip", (np.array([-300, 5, 300], np.int16), -2**40, 7), {}),
+             ("clip", (np.array([1, 200], np.uint8), 3, 100), {})]
+    for name, args, kwargs in cases:
+        outs = []
+        for b in (sim, ref):
+            arrays = [b.from_numpy(a) if isinstance(a, np.ndarray) else a for a in args]
+            outs.append(b.to_numpy(getattr(b.xp, name)(*arrays, **kwargs)))
+        assert outs[0].dtype == outs[1].dtype, (name, args)
+        np.testing.assert_array_equal(outs[0], outs[1], err_msg=f"{name}{args}")
+    for dtype in (np.float16, np.float32, np.float64):
+        a = np.linspace(-3, 3, 13).astype(dtype)
+        with sim.on_device():
+            got = sim.to_numpy(sim.erf(sim.from_numpy(a)))
+        assert got.dtype == dtype
+        np.testing.assert_array_equal(got, ref.erf(a))
+    with xad.use_backend(sim):
+        y = xad.gelu(xad.ones(3, dtype=xad.float16))
+        assert y.dtype == xad.float16 and y._array.dtype == np.float16

@@ -138,3 +138,71 @@ def test_nccl_needs_a_backend_with_a_transport():
             dist.init("nccl")
     finally:
         dist.world._state["comm"] = saved
+
+
+def _pair(seed=0):
+    xad.manual_seed(seed)
+    model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1)).double()
+    ref = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1)).double()
+    ref.load_state_dict(model.state_dict())
+    return model, ref
+
+
+def _same_grads(model, ref):
+    for p, q in zip(model.parameters(), ref.parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-12)
+
+
+def test_data_parallel_several_forwards_before_one_backward(xb):
+    """Two forwards then one backward through both (a siamese loss) sum both gradients;
+    before, the second forward reset the step and one pass's gradient was kept."""
+    model, ref = _pair()
+    ddp = dist.DataParallel(model, bucket_mb=1e-4)
+    a, b = xad.randn(2, 3).astype(xad.float64), xad.randn(5, 3).astype(xad.float64)
+    for m in (ddp, ref):
+        (m(a).sum() + (m(b) ** 2).sum()).backward()
+    _same_grads(model, ref)
+    ddp(a).sum()  # an output never backpropagated only joins the next step
+    for m in (ddp, ref):
+        out = m(b)
+        with xad.no_grad():
+            m(a)  # evaluation between a forward and its backward leaves the step open
+        (out ** 3).sum().backward()
+    for p, q in zip(model.parameters(), ref.parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-12)
+
+
+def test_data_parallel_refuses_a_backward_through_an_averaged_forward(xb):
+    model, _ = _pair()
+    ddp = dist.DataParallel(model)
+    loss = ddp(xad.ones(2, 3).astype(xad.float64)).sum()
+    loss.backward(retain_graph=True)
+    with pytest.raises(RuntimeError, match=r"already averaged.*call the model again.*no_sync"):
+        loss.backward()
+    ddp(xad.ones(2, 3).astype(xad.float64)).sum().backward()  # the next step works
+
+
+def test_data_parallel_keeps_gradient_shares_outside_its_forward(xb):
+    """An L2 term on the parameters in the loss, and a use before the owning module's
+    call: their gradient shares were dropped (the averaged bucket replaced the leaf's)."""
+    class Early(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(3, 1).double()
+
+        def forward(self, x):
+            return (self.lin.weight ** 2).sum() * 3 + self.lin(x).sum()
+
+    xad.manual_seed(2)
+    model, ref = Early(), Early()
+    ref.load_state_dict(model.state_dict())
+    ddp = dist.DataParallel(model)
+    x = xad.randn(4, 3).astype(xad.float64)
+    for m, params in ((ddp, model.parameters()), (ref, ref.parameters())):
+        (m(x) + sum((p ** 2).sum() for p in params) * 0.1).backward()
+    _same_grads(model, ref)
+
+
+def test_init_checks_its_timeout():
+    with pytest.raises(ValueError, match="timeout must be a positive number of seconds"):
+        dist.init(timeout=0)

@@ -3,6 +3,9 @@ on), each checked against PyTorch in float64: values and gradients."""
 
 from __future__ import annotations
 
+import contextlib
+import math
+
 import numpy as np
 import pytest
 
@@ -213,3 +216,199 @@ def test_in_place_arithmetic_methods(xb):
     assert p.cpu().tolist() == [0.0, 1.0]
     with pytest.raises(NotImplementedError, match="cupy"):
         p.cuda()
+
+
+# ----- PyTorch's meanings where the standard's differ (docs/PORTING.md, "Two meanings") -----
+def _norm(r):
+    """A result as plain data: tensors as (shape, dtype name, values), tuples as lists."""
+    if isinstance(r, (xad.Tensor, torch.Tensor)):
+        name = str(r.dtype).rsplit(".", 1)[-1]
+        return ("tensor", tuple(r.shape), name, r.tolist())
+    if isinstance(r, (tuple, list)):
+        return [_norm(v) for v in r]
+    if isinstance(r, dict):
+        return {k: _norm(v) for k, v in r.items()}
+    if isinstance(r, (xad.DType, torch.dtype)):
+        return str(r).rsplit(".", 1)[-1]
+    return r
+
+
+M = np.arange(12).reshape(3, 4) % 3
+# name -> f(m): the same PyTorch code on xad's torch namespace and on PyTorch
+MEANINGS = {
+    "split_size": lambda m: m.split(m.arange(5), 2),
+    "split_sizes": lambda m: m.split(m.arange(10).reshape(5, 2), [2, 3]),
+    "split_dim": lambda m: m.tensor(M).split(3, dim=1),
+    "split_method_list": lambda m: m.tensor(M).split([1, 0, 2]),
+    "sort": lambda m: m.sort(m.tensor([3.0, 1.0, 2.0, 1.0])),
+    "sort_fields": lambda m: [m.sort(m.tensor(M), 0).values, m.tensor(M).sort(0).indices],
+    "sort_descending": lambda m: m.tensor(M).sort(dim=1, descending=True, stable=True),
+    "argsort_dim": lambda m: [m.argsort(m.tensor(M), 0), m.tensor(M).argsort(0, True)],
+    "nonzero": lambda m: m.nonzero(m.tensor(M)),
+    "nonzero_method_bool": lambda m: (m.tensor(M) > 1).nonzero(),
+    "nonzero_tuple": lambda m: m.nonzero(m.tensor(M), as_tuple=True),
+    "nonzero_0d": lambda m: m.nonzero(m.tensor(5)),
+    "equal": lambda m: [m.equal(m.tensor(M), m.tensor(M)), m.equal(m.tensor([1, 2]),
+                                                                   m.tensor([1.0, 2.0]))],
+    "equal_false": lambda m: [m.tensor([1, 2]).equal(m.tensor([1, 3])),
+                              m.equal(m.tensor([1.0, 2.0]), m.tensor([[1.0, 2.0]]))],
+    "meshgrid": lambda m: m.meshgrid(m.arange(2), m.arange(3)),
+    "meshgrid_list": lambda m: m.meshgrid([m.arange(2), m.arange(3), m.arange(4)]),
+    "meshgrid_xy": lambda m: m.meshgrid(m.arange(2), m.arange(3), indexing="xy"),
+    "Tensor_sizes": lambda m: [m.Tensor(5).shape, m.Tensor(2, 3).dtype, m.Tensor().shape],
+    "Tensor_data": lambda m: [m.Tensor([1, 2]), m.Tensor((2, 3))],
+    "Tensor_isinstance": lambda m: [isinstance(m.ones(1), m.Tensor), m.is_tensor(m.ones(1))],
+    "one_hot": lambda m: m.nn.functional.one_hot(m.tensor([0, 2, 1]), 4),
+    "one_hot_classes": lambda m: m.nn.functional.one_hot(m.tensor([[0], [2]])),
+    "sum_uint8": lambda m: [m.tensor([200, 100], dtype=m.uint8).sum(),
+                            m.sum(m.tensor([[200, 100]], dtype=m.uint8), dim=1)],
+    "sum_bool_int32": lambda m: [m.tensor([True, True]).sum(),
+                                 m.tensor([7, 8], dtype=m.int32).sum(0)],
+    "cumsum_prod_int": lambda m: [m.tensor([200, 100], dtype=m.uint8).cumsum(0),
+                                  m.tensor([20, 100], dtype=m.uint8).prod(),
+                                  m.cumsum(m.tensor([1, 2], dtype=m.int32), dim=0)],
+    "sum_dtype": lambda m: m.tensor([1, 2], dtype=m.int32).sum(dtype=m.float64),
+    "to_other": lambda m: m.ones(2).to(m.zeros(1, dtype=m.float64)),
+    "to_cpu_dtype": lambda m: [m.ones(2).to("cpu", m.float64), m.ones(2).to("cpu", dtype=m.long)],
+    "to_keywords": lambda m: [m.ones(2).to(dtype=m.int64), m.ones(2).to(device="cpu"),
+                              m.ones(2).to(m.float64, copy=True)],
+    "format_0d": lambda m: [f"{m.tensor(2.0) / 3:.4f}", format(m.tensor(3), "d"),
+                            f"{m.tensor(7):>4}", format(m.tensor(True), "")],
+    "percent_and_math": lambda m: ["%.2f" % m.tensor(1.5), "%d" % m.tensor(1.5),  # noqa: UP031
+                                   math.sqrt(m.tensor([4.0])), math.floor(m.tensor(1.5)),
+                                   math.isclose(m.tensor(0.5), 0.5), float(m.tensor([2]))],
+    "gather_longer_along_dim": lambda m: m.arange(6.0).reshape(2, 3).gather(
+        1, m.tensor([[0, 1, 1, 2], [0, 0, 0, 1]])),
+}
+
+# name -> f(m) that PyTorch refuses: xad must refuse too (not answer)
+MISUSE = {
+    "split_sizes_short": lambda m: m.split(m.arange(5), [2, 2]),
+    "split_zero": lambda m: m.arange(5).split(0),
+    "split_bad_dim": lambda m: m.zeros(2, 3).split(1, dim=2),
+    "linear_float64_input": lambda m: m.nn.Linear(2, 2)(m.zeros(1, 2, dtype=m.float64)),
+    "linear_int_input": lambda m: m.nn.Linear(2, 2)(m.zeros(1, 2, dtype=m.int64)),
+    "gather_out_of_bounds": lambda m: m.zeros(2, 3).gather(1, m.tensor([[0, 5, 1], [0, 0, 0]])),
+    "gather_negative": lambda m: m.zeros(2, 3).gather(1, m.tensor([[-1], [0]])),
+    "gather_too_wide": lambda m: m.zeros(2, 3).gather(1, m.tensor([[0, 1], [0, 0], [1, 1]])),
+    "scatter_add_out_of_bounds": lambda m: m.zeros(3).scatter_add(0, m.tensor([3]), m.ones(1)),
+    "format_1d_spec": lambda m: f"{m.tensor([1.5]):.3f}",
+    "round": lambda m: round(m.tensor(1.5)),
+    "float_of_two": lambda m: math.sqrt(m.tensor([4.0, 1.0])),
+    "Tensor_float": lambda m: m.Tensor(2.5),
+    "equal_not_tensor": lambda m: m.equal(m.ones(1), 1),
+    "to_cuda_without_gpu": lambda m: m.ones(1).to("cuda"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MEANINGS))
+def test_pytorch_meaning(xb, name):
+    ref = _norm(MEANINGS[name](torch))
+    got = _norm(MEANINGS[name](T))
+    assert got == ref
+
+
+@pytest.mark.parametrize("name", sorted(MISUSE))
+def test_pytorch_misuse_raises(xb, name):
+    with pytest.raises(Exception):  # noqa: B017 (PyTorch's own types vary: the check is both)
+        MISUSE[name](torch)
+    if name == "to_cuda_without_gpu" and T.cuda.is_available():
+        return  # a device backend is PyTorch's "cuda"
+    with pytest.raises((TypeError, ValueError, IndexError, NotImplementedError)):
+        MISUSE[name](T)
+
+
+def test_the_namespace_decides(xb):
+    """``xad.f`` keeps the standard's (NumPy's) meaning; ``torch.f`` and methods PyTorch's."""
+    x = xad.arange(6)
+    assert [t.tolist() for t in xad.split(x, 2)] == [[0, 1, 2], [3, 4, 5]]  # 2 parts
+    assert [t.tolist() for t in x.split(2)] == [[0, 1], [2, 3], [4, 5]]     # pieces of 2
+    assert xad.sort(xad.tensor([2.0, 1.0])).tolist() == [1.0, 2.0]
+    assert [t.tolist() for t in xad.nonzero(xad.tensor([0, 3]))] == [[1]]
+    assert xad.equal(xad.tensor([1, 2]), xad.tensor([1, 3])).tolist() == [True, False]
+    assert xad.meshgrid(xad.zeros(2), xad.zeros(3))[0].shape == (3, 2)
+    if xb.name == "numpy":  # the standard's unsigned sum (torch's and JAX's namespaces differ)
+        assert xad.sum(xad.tensor([1], dtype=xad.uint8)).dtype == xad.uint64
+
+
+def test_sort_gradient_goes_to_original_places(xb):
+    x = xad.tensor([3.0, 1.0, 2.0], dtype=xad.float64, requires_grad=True)
+    v, i = x.sort(descending=True)
+    (v * xad.tensor([1.0, 10.0, 100.0], dtype=xad.float64)).sum().backward()
+    assert x.grad.tolist() == [1.0, 100.0, 10.0] and i.tolist() == [0, 2, 1]
+
+
+def test_split_pieces_are_views_with_gradients(xb):
+    x = xad.arange(5.0, dtype=xad.float64).requires_grad_()
+    a, b, c = x.split(2)
+    (a.sum() + 2 * b.sum() + 3 * c.sum()).backward()
+    assert x.grad.tolist() == [1.0, 1.0, 2.0, 2.0, 3.0]
+
+
+def _loader_batch(m, sample):
+    class Items(m.utils.data.Dataset):
+        def __len__(self):
+            return 3
+
+        def __getitem__(self, i):
+            return sample(m, i)
+    return _norm(next(iter(m.utils.data.DataLoader(Items(), batch_size=3))))
+
+
+@pytest.mark.parametrize("sample", [
+    lambda m, i: (m.ones(2) * i, i * 0.5),          # a Python float target: float64
+    lambda m, i: (i, i > 0),                        # Python int and bool
+    lambda m, i: m.ones(2) * i,                     # a bare tensor: the batch is a tensor
+    lambda m, i: {"x": m.ones(1) * i, "y": float(i)},
+], ids=["float", "int_bool", "tensor", "dict"])
+def test_loader_collates_as_pytorch(xb, sample):
+    assert _loader_batch(T, sample) == _loader_batch(torch, sample)
+
+
+def test_autocast_and_grad_scaler_take_pytorchs_arguments(xb):
+    host = not T.cuda.is_available()
+    with pytest.warns(UserWarning, match="GradScaler") if host else _nothing():
+        s = T.amp.GradScaler("cuda")
+    assert s.is_enabled() == (not host)
+    assert T.amp.GradScaler("cpu").is_enabled() and T.cuda.is_available() == (not host)
+    with pytest.warns(UserWarning, match="autocast") if host else _nothing():
+        ac = T.amp.autocast("cuda")
+    with ac:
+        assert xad.amp.is_autocast_enabled() == (not host)
+    if xb.name == "array_api_strict":
+        with pytest.raises(TypeError, match="float16"), T.autocast("cpu", dtype=T.float16):
+            pass
+        return
+    with T.autocast("cpu", dtype=T.float16):
+        y = T.ones(2, 3) @ T.ones(3, 1)
+        z = T.nn.Linear(3, 1)(T.ones(2, 3))  # autocast casts: no dtype error
+    with torch.autocast("cpu", dtype=torch.float16):
+        ref = torch.ones(2, 3) @ torch.ones(3, 1)
+    assert (y.dtype.name, z.dtype.name) == (str(ref.dtype)[6:], "float16")
+    with pytest.raises(ValueError, match="device_type"):
+        T.amp.autocast("tpu")
+
+
+def test_hash_is_identity(xb):
+    a, b = xad.tensor(1.0), xad.tensor(1.0)
+    assert hash(a) != hash(b) and {a: 1, b: 2}[a] == 1 and a in {a} and b not in {a}
+
+
+def test_set_printoptions(xb):
+    try:
+        T.set_printoptions(precision=2)
+        assert "1.23," in repr(xad.tensor([1.23456, 2.0]))
+        T.set_printoptions(threshold=5, edgeitems=1)
+        assert "..." in repr(xad.arange(10))
+        T.set_printoptions(sci_mode=True)
+        assert "e+03" in repr(xad.tensor([1234.5]))
+        with pytest.raises(ValueError, match="profile"):
+            T.set_printoptions(profile="long")
+    finally:
+        xad.Tensor._print_options.clear()
+    assert "1.23456" in repr(xad.tensor([1.23456], dtype=xad.float64))
+
+
+@contextlib.contextmanager
+def _nothing():
+    yield

@@ -64,6 +64,25 @@ from .factories import (
 from .function import Function, FunctionCtx
 from .generator import Generator
 from .ops import *  # noqa: F403
+# the same names again, from the modules that define them (literal __all__s): type
+# checkers and editors read these, as they cannot evaluate ops' computed __all__; at run
+# time they rebind the same objects
+from .ops.broadcast import *  # noqa: F403
+from .ops.creation import *  # noqa: F403
+from .ops.dtype_functions import *  # noqa: F403
+from .ops.elementwise import *  # noqa: F403
+from .ops.elementwise_math import *  # noqa: F403
+from .ops.indexing import *  # noqa: F403
+from .ops.inplace import *  # noqa: F403
+from .ops.linalg import *  # noqa: F403
+from .ops.manipulation import *  # noqa: F403
+from .ops.namespace_info import *  # noqa: F403
+from .ops.normalization import *  # noqa: F403
+from .ops.reduce import *  # noqa: F403
+from .ops.select import *  # noqa: F403
+from .ops.shape import *  # noqa: F403
+from .ops.sorting import *  # noqa: F403
+from .ops.transfer import *  # noqa: F403
 from .utils.anomaly import AnomalyError, detect_anomaly
 from .utils.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from . import data, nn, optim, viz
@@ -78,4 +97,4 @@ from .utils.serialization import CheckpointError, load, save
 bool = bool_  # xad.bool, as the standard names it
 __array_api_version__ = "2024.12"  # xad is an Array API namespace (docs/ARRAY_API.md)
 
-__version__ = "0.1.0"
+__version__ = "0.1.0"  # the one place: pyproject.toml reads it (dynamic version)

@@ -5,13 +5,18 @@ or ``xad.as_torch.install()`` in a notebook, makes ``import torch`` (and ``torch
 
 The ``torch`` namespace is xad's, plus PyTorch's names for xad's dtypes (``torch.long``,
 ``torch.float``) and PyTorch-shaped functions (``torch.sum(x, dim=1)``, ``torch.cat``);
-a name outside the subset raises, pointing at docs/PORTING.md.
+where a name means one thing in the Array API standard and another in PyTorch (``split``,
+``sort``, ``nonzero``, ``equal``, ``meshgrid``, ``torch.Tensor``, ``can_cast``, ...) it is
+PyTorch's (the tensor method, or :mod:`xad.torch_functions`), with ``torch.amp`` and
+``torch.cuda.amp`` taking PyTorch's arguments; a name outside the subset raises, pointing
+at docs/PORTING.md (its table lists every name whose meaning differs).
 """
 
 from __future__ import annotations
 
 import argparse
 import builtins
+import functools
 import runpy
 import sys
 import types
@@ -20,6 +25,7 @@ from typing import Any
 
 from . import autograd, data, dtypes, nn, optim
 from . import ops as _ops
+from . import torch_functions as _tf
 from .backend import set_backend
 from .nn import functional, init
 from .optim import lr_scheduler
@@ -30,15 +36,17 @@ __all__ = ["install", "uninstall", "namespace", "main"]
 _AS_METHOD = ("sum", "mean", "var", "std", "max", "min", "prod", "argmax", "argmin",
               "cumsum", "softmax", "log_softmax", "logsumexp", "reshape", "flatten",
               "squeeze", "unsqueeze", "permute", "transpose", "t", "gather", "scatter_add",
-              "index_select", "masked_fill", "clamp", "numel", "any", "all", "repeat")
+              "index_select", "masked_fill", "clamp", "numel", "any", "all", "repeat",
+              "split", "sort", "argsort", "nonzero", "equal")
 _DTYPES = {"float": dtypes.float32, "float32": dtypes.float32, "double": dtypes.float64,
            "float64": dtypes.float64, "half": dtypes.float16, "float16": dtypes.float16,
            "long": dtypes.int64, "int64": dtypes.int64, "int": dtypes.int32,
            "int32": dtypes.int32, "bool": dtypes.bool_, "uint8": dtypes.uint8}
+# PyTorch's meaning or signature where xad's function of the same name has the standard's
+_PYTORCH_SIGNATURES = {n: getattr(_tf, n) for n in _tf.__all__ if n not in ("TorchTensor",
+                                                                             "cuda_usable")}
 _FACTORIES = ("tensor", "zeros", "ones", "full", "empty", "arange", "linspace", "eye",
               "rand", "randn", "randint", "randperm", "zeros_like", "ones_like", "full_like")
-_MODULES = ("torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "torch.optim",
-            "torch.optim.lr_scheduler", "torch.utils", "torch.utils.data", "torch.autograd")
 # packages that use the real torch themselves (a torch backend): their imports are left alone
 _LIBRARIES = {"torch", "functorch", "torchgen", "array_api_compat", "xad", "xad_backends"}
 _saved: dict[str, Any] = {}
@@ -55,10 +63,11 @@ def _method(name: str) -> Any:
 
 
 def _factory(name: str) -> Any:
-    xf = getattr(sys.modules["xad"], name)
+    xf = _PYTORCH_SIGNATURES.get(name) or getattr(sys.modules["xad"], name)
 
     def f(*args: Any, device: Any = None, **kwargs: Any) -> Any:
-        if device not in (None, "cpu") and str(device) != "cpu":
+        kind = str(device).split(":")[0]
+        if device is not None and kind != "cpu" and not (kind == "cuda" and _tf.cuda_usable()):
             raise NotImplementedError(
                 f"torch.{name}(device={device!r}): xad places tensors by backend, not by "
                 f"device; run with `python -m xad.as_torch --backend cupy` for a GPU")
@@ -109,6 +118,7 @@ def namespace() -> dict[str, types.ModuleType]:
     """
     xad = sys.modules["xad"]
     fns = {n: _method(n) for n in _AS_METHOD}
+    fns.update(_PYTORCH_SIGNATURES)
     fns.update({n: _factory(n) for n in _FACTORIES})
     utils_data = _module("torch.utils.data", data)
     utils = _module("torch.utils", data=utils_data)
@@ -120,7 +130,9 @@ def namespace() -> dict[str, types.ModuleType]:
             "torch.utils.data": utils_data, "torch.autograd": _module("torch.autograd", autograd)}
     mods["torch.nn"] = _module("torch.nn", nn, functional=mods["torch.nn.functional"],
                                init=mods["torch.nn.init"])
-    torch = _module("torch", xad, _ops, Tensor=xad.Tensor, Generator=xad.Generator,
+    amp = _module("torch.amp", autocast=_tf.autocast, GradScaler=_tf.GradScaler)
+    mods["torch.amp"] = amp
+    torch = _module("torch", xad, _ops, Tensor=_tf.TorchTensor, Generator=xad.Generator,
                     manual_seed=xad.manual_seed, no_grad=xad.no_grad,
                     enable_grad=xad.enable_grad, set_grad_enabled=xad.set_grad_enabled,
                     is_grad_enabled=xad.is_grad_enabled, multinomial=xad.multinomial,
@@ -129,8 +141,13 @@ def namespace() -> dict[str, types.ModuleType]:
     for full, m in mods.items():
         if full.count(".") == 1:
             setattr(torch, full.split(".")[1], m)
-    # scripts that pick "cuda" when available take "cpu": the backend decides where arrays live
-    torch.cuda = _module("torch.cuda", is_available=lambda: False, device_count=lambda: 0)
+    # "cuda" is available exactly when the backend is a device's (--backend cupy)
+    cuda_amp = _module("torch.cuda.amp", autocast=functools.partial(_tf.autocast, "cuda"),
+                       GradScaler=functools.partial(_tf.GradScaler, "cuda"))
+    torch.cuda = _module("torch.cuda", is_available=_tf.cuda_usable,
+                         device_count=lambda: int(_tf.cuda_usable()),
+                         amp=cuda_amp)
+    mods["torch.cuda"], mods["torch.cuda.amp"] = torch.cuda, cuda_amp
     torch.device = str
     mods["torch"] = torch
     return mods

@@ -225,6 +225,19 @@ class Backend:
         weights ``p`` it made (read, never changed), or ``None`` to use the reference path."""
         return None
 
+    def scalar(self, value: float, dtype: Any) -> Any:
+        """``value`` as a scalar of ``dtype`` for operators and fused kernels: a 0-d array
+        here (operators take it faster than a Python number, NumPy and torch); CuPy's is a
+        NumPy scalar, a kernel argument that needs no device copy and no fill kernel."""
+        return self.asarray(value, dtype=dtype)
+
+    def elementwise(self, make: Callable[[Any], Callable], name: str) -> Callable:
+        """The elementwise function ``make(ns)``, written over ``ns`` (this library's
+        ufuncs and ``where``; operators on its arguments, which are arrays and
+        :meth:`scalar` s), as one kernel named ``name`` where the backend fuses (CuPy's
+        ``cupy.fuse``, made once per name); here, run as it is over :attr:`xp`."""
+        return make(self.xp)
+
     def fuse(self, make: Callable[[Any], Callable], name: str) -> Callable | None:
         """One kernel for the elementwise function ``make(ns)`` returns, written over ``ns``,
         a namespace of this library's ufuncs (``ns.tanh``; operators on its arguments), and

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from . import dtypes as _dt
 from .backend import Backend, get_backend
 from .factories import randperm, tensor
 from .generator import Generator, drawing
@@ -234,19 +235,20 @@ def random_split(dataset: Any, lengths: Sequence[float], generator: Generator | 
     return [Subset(dataset, order[a:c]) for a, c in zip(cuts[:-1], cuts[1:])]
 
 
-def _collate(items: Sequence[Any]) -> tuple[Tensor, ...]:
-    """Stack a list of samples (tuples of tensors, or tensors) along a new first axis."""
+def _collate(items: Sequence[Any]) -> Any:
+    """PyTorch's default collation: tensors stack along a new first axis (a batch is a
+    tensor), Python floats/ints/bools become float64/int64/bool tensors, and tuples, lists
+    and dicts of them are collated field by field."""
     first = items[0]
     if isinstance(first, Tensor):
-        return (stack(list(items)),)
+        return stack(list(items))
+    if isinstance(first, (bool, int, float)):
+        return tensor(list(items), dtype=_dt.bool_ if isinstance(first, bool) else
+                      _dt.float64 if isinstance(first, float) else _dt.int64)
+    if isinstance(first, dict):
+        return {k: _collate([it[k] for it in items]) for k in first}
     if isinstance(first, (tuple, list)):
-        return tuple(stack([_as_tensor(it[k]) for it in items]) for k in range(len(first)))
+        return tuple(_collate([it[k] for it in items]) for k in range(len(first)))
     raise TypeError(f"DataLoader: a sample is a {type(first).__name__}; a dataset item must "
-                    f"be a tensor or a tuple of tensors")
-
-
-def _as_tensor(x: Any) -> Tensor:
-    if isinstance(x, Tensor):
-        return x
-    return tensor(x)
+                    f"be a tensor, a Python number, or a tuple/list/dict of them")
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import builtins
+import itertools
 import math
 import operator
 import re
@@ -330,9 +332,11 @@ class Tensor:
             raise TypeError("len() of a 0-d tensor")
         return self._array.shape[0]
 
+    _print_options: dict = {}  # PyTorch's set_printoptions (xad.torch_functions sets them)
+
     def __repr__(self) -> str:
         try:
-            body = repr(self._backend.to_numpy(self._array))
+            body = _array_repr(self._backend.to_numpy(self._array), Tensor._print_options)
             if body.startswith("array("):
                 body = re.sub(r",\s*dtype=[^)]*\)$", ")", body)[6:-1]
         except IndexError:  # a device-side index check failed: report it, never swallow it
@@ -540,17 +544,25 @@ class Tensor:
         self._node.register_hook(self._idx, keep)
 
     # ----- conversion --------------------------------------------------------------------
-    def to(self, target: Any, device: Any = None) -> Tensor:
-        """Move to another backend (``"cupy"``, a Backend) or cast (an xad dtype).
+    def to(self, *args: Any, **kwargs: Any) -> Tensor:
+        """PyTorch's ``to``: move (a backend name such as ``"cupy"``, a Backend, ``"cpu"``,
+        a device of this backend) and/or cast (an xad dtype): ``to(dtype)``,
+        ``to(place, dtype)``, ``to(other_tensor)``, ``to(device=..., dtype=...,
+        copy=False, non_blocking=False)``; ``to(backend_name, device)`` picks a device of
+        that backend.
 
         Example:
             >>> import xad
             >>> xad.ones(2).to("array_api_strict").backend.name
             'array_api_strict'
+            >>> xad.ones(2).to("cpu", xad.float64).dtype
+            xad.float64
         """
-        if isinstance(target, _dt.DType):
-            return self.astype(target)
-        return _ops.to_backend(self, target, device)
+        place, device, dtype, copy = _to_args(args, kwargs)
+        t = self if place is None else _to_place(self, place, device)
+        if dtype is not None:
+            t = _ops.astype(t, dtype, copy=False)
+        return _ops.clone(t) if copy and t is self else t
 
     def astype(self, dtype: _dt.DType | str) -> Tensor:
         """Cast to ``dtype`` (differentiable between floating dtypes); ``self`` when it
@@ -675,7 +687,20 @@ class Tensor:
                              f"({self._backend.label}); move it with .to(backend_or_device)")
         return self
 
-    __hash__ = object.__hash__
+    __hash__ = object.__hash__  # identity, as PyTorch's: tensors are dict keys by object
+
+    def __format__(self, spec: str) -> str:
+        """PyTorch's: a 0-d tensor formats as its Python number (``f"{loss:.4f}"``); others
+        take only the empty spec (their ``str``).
+
+        Example:
+            >>> import xad
+            >>> f"{xad.tensor(2.0) / 3:.3f}"
+            '0.667'
+        """
+        if self.ndim == 0:
+            return format(self.item(), spec)
+        return object.__format__(self, spec)
 
     def __getitem__(self, key: Any) -> Tensor:
         return _ops.getitem(self, key)
@@ -791,9 +816,17 @@ class Tensor:
 
     # ----- methods: PyTorch's names and keywords (``dim``/``keepdim``); ``axis``/``keepdims``
     # (the standard's spelling) are accepted too. Functions (``xad.sum``...) follow the standard.
-    def sum(self, dim=None, keepdim=False, *, axis=None, keepdims=False) -> Tensor:
-        """See :func:`xad.sum`."""
-        return _ops.sum(self, axis=_ax(dim, axis), keepdims=keepdim or keepdims)
+    def sum(self, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=False) -> Tensor:
+        """PyTorch's ``sum``: integer and bool tensors sum in int64 (:func:`xad.sum`, the
+        standard's, keeps unsigned ones unsigned).
+
+        Example:
+            >>> import xad
+            >>> xad.tensor([200, 100], dtype=xad.uint8).sum().tolist()
+            300
+        """
+        return _ops.sum(self, axis=_ax(dim, axis), keepdims=keepdim or keepdims,
+                        dtype=_int64_for(self, dtype))
 
     def mean(self, dim=None, keepdim=False, *, axis=None, keepdims=False) -> Tensor:
         """See :func:`xad.mean`."""
@@ -828,9 +861,11 @@ class Tensor:
         """The smallest element; see :meth:`max` for ``dim`` and ``axis``."""
         return _extreme(self, dim, keepdim, axis, keepdims, "min")
 
-    def prod(self, dim=None, keepdim=False, *, axis=None, keepdims=False) -> Tensor:
-        """See :func:`xad.prod`."""
-        return _ops.prod(self, axis=_ax(dim, axis), keepdims=keepdim or keepdims)
+    def prod(self, dim=None, keepdim=False, *, dtype=None, axis=None,
+             keepdims=False) -> Tensor:
+        """PyTorch's ``prod``: integer and bool tensors multiply in int64."""
+        return _ops.prod(self, axis=_ax(dim, axis), keepdims=keepdim or keepdims,
+                         dtype=_int64_for(self, dtype))
 
     def logsumexp(self, dim=None, keepdim=False, *, axis=None, keepdims=False) -> Tensor:
         """See :func:`xad.logsumexp`."""
@@ -852,9 +887,11 @@ class Tensor:
         """See :func:`xad.all`."""
         return _ops.all(self, axis=_ax(dim, axis), keepdims=keepdim or keepdims)
 
-    def cumsum(self, dim=None, *, axis=None) -> Tensor:
-        """See :func:`xad.cumsum`."""
-        return _ops.cumsum(self, axis=_ax(dim, axis))
+    def cumsum(self, dim=None, *, dtype=None, axis=None) -> Tensor:
+        """PyTorch's ``cumsum``: integer and bool tensors accumulate in int64."""
+        d = _int64_for(self, dtype)
+        return _ops.cumsum(self if d is None else _ops.astype(self, d, copy=False),
+                           axis=_ax(dim, axis))
 
     def softmax(self, dim=-1, *, axis=None) -> Tensor:
         """See :func:`xad.softmax`."""
@@ -1019,9 +1056,96 @@ class Tensor:
         """PyTorch's ``repeat``: :func:`xad.tile` (``xad.repeat`` is the standard's)."""
         return _ops.tile(self, _shape_arg(repeats))
 
-    def flip(self, axis=None, *, dims=None) -> Tensor:
-        """See :func:`xad.flip`."""
+    def flip(self, *args, dims=None, axis=None) -> Tensor:
+        """PyTorch's ``flip(*dims)`` / ``flip(dims)`` (all axes when none); see
+        :func:`xad.flip`."""
+        if args:
+            dims = _shape_arg(args) if dims is None else dims
         return _ops.flip(self, axis=_ax(dims, axis))
+
+    def split(self, split_size_or_sections, dim: int = 0) -> tuple[Tensor, ...]:
+        """PyTorch's ``split``: pieces of ``split_size_or_sections`` elements along ``dim``
+        (the last may be shorter), or of each size in a list; :func:`xad.split` is NumPy's
+        (a number of equal parts, or cut indices).
+
+        Example:
+            >>> import xad
+            >>> [t.tolist() for t in xad.arange(5).split(2)]
+            [[0, 1], [2, 3], [4]]
+        """
+        if not -self.ndim <= dim < self.ndim:
+            raise IndexError(f"split: dim {dim} is out of range for a tensor of shape "
+                             f"{self.shape}")
+        n = self.shape[dim]
+        if isinstance(split_size_or_sections, int):
+            step = split_size_or_sections
+            if step < 0 or step == 0 and n:
+                raise ValueError(f"split: the piece size must be positive, got {step} for "
+                                 f"dim {dim} of length {n}")
+            sizes = [min(step, n - i) for i in range(0, n, step)] if n else [0]
+        else:
+            sizes = [int(k) for k in split_size_or_sections]
+            if builtins.sum(sizes) != n or builtins.min(sizes, default=0) < 0:
+                raise ValueError(f"split: sizes {sizes} do not add up to the length {n} of "
+                                 f"dim {dim} of a tensor of shape {self.shape}")
+        cuts = list(itertools.accumulate(sizes))[:-1]
+        return tuple(_ops.split(self, cuts, axis=dim))
+
+    def sort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> MaxMin:
+        """PyTorch's ``sort``: ``(values, indices)`` (also ``.values``, ``.indices``);
+        :func:`xad.sort` (the standard's) gives the values only. Ties keep their order.
+
+        Example:
+            >>> import xad
+            >>> v, i = xad.tensor([3.0, 1.0, 2.0]).sort(); v.tolist(), i.tolist()
+            ([1.0, 2.0, 3.0], [1, 2, 0])
+        """
+        x = self if self.ndim else _ops.reshape(self, (1,))
+        i = _ops.argsort(x, axis=dim, descending=descending, stable=True)
+        v = _ops.take_along_axis(x, i, axis=dim)
+        return MaxMin((v, i) if self.ndim else (v[0], i[0]))
+
+    def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
+        """PyTorch's ``argsort`` (``dim`` may be positional); ties keep their order."""
+        x = self if self.ndim else _ops.reshape(self, (1,))
+        i = _ops.argsort(x, axis=dim, descending=descending, stable=True)
+        return i if self.ndim else i[0]
+
+    def nonzero(self, *, as_tuple: bool = False) -> Any:
+        """PyTorch's ``nonzero``: an ``(n, ndim)`` int64 tensor of the non-zero elements'
+        indices; ``as_tuple=True`` gives one index tensor per axis (the standard's
+        :func:`xad.nonzero`).
+
+        Example:
+            >>> import xad
+            >>> xad.tensor([[0, 1], [2, 0]]).nonzero().tolist()
+            [[0, 1], [1, 0]]
+        """
+        x = self if self.ndim else _ops.reshape(self, (1,))
+        parts = _ops.nonzero(x)
+        if as_tuple:
+            return parts
+        out = _ops.stack([_ops.astype(p, _dt.int64, copy=False) for p in parts], axis=1)
+        return out if self.ndim else out[:, :0]
+
+    def equal(self, other: Tensor) -> builtins.bool:
+        """PyTorch's ``equal``: ``True`` when ``other`` has this shape and the same values
+        (one Python bool, read from the device); :func:`xad.equal` is elementwise.
+
+        Example:
+            >>> import xad
+            >>> xad.tensor([1, 2]).equal(xad.tensor([1.0, 2.0]))
+            True
+        """
+        if not isinstance(other, Tensor):
+            raise TypeError(f"equal: expected a tensor, got {type(other).__name__}")
+        if self.shape != other.shape:
+            return False
+        a, b = self, other
+        if a.dtype is not b.dtype:  # PyTorch promotes (an int equals its float)
+            d = a.dtype if a.dtype.is_floating else b.dtype if b.dtype.is_floating else _dt.int64
+            a, b = _ops.astype(a, d, copy=False), _ops.astype(b, d, copy=False)
+        return builtins.bool(_ops.all(_ops.equal(a, b)).item())  # explicit host read
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         """See :func:`xad.flatten`."""
@@ -1128,6 +1252,74 @@ class Tensor:
         return _ops.matrix_transpose(self)
 
 
+def _array_repr(a: Any, opts: dict) -> str:
+    """``repr`` of the NumPy array ``a`` under PyTorch-style print options (NumPy's own
+    module, reached through the array: the engine imports no array library)."""
+    if not opts:
+        return repr(a)
+    np = sys.modules[type(a).__module__.partition(".")[0]]
+    kw = {k: opts[k] for k in ("precision", "edgeitems", "linewidth") if k in opts}
+    if "threshold" in opts:
+        kw["threshold"] = min(opts["threshold"], sys.maxsize)
+    if opts.get("sci_mode") is False:
+        kw["suppress"] = True
+    elif opts.get("sci_mode"):
+        p = opts.get("precision", 4)
+        kw["formatter"] = {"float_kind": lambda v: f"{v:.{p}e}"}
+    with np.printoptions(**kw):
+        return repr(a)
+
+
+def on_cuda(b: Backend) -> builtins.bool:
+    """Whether ``b`` keeps its arrays on a CUDA device (what PyTorch calls ``"cuda"``)."""
+    return b.name.startswith("cupy") or "cuda" in repr(b.device).lower()
+
+
+def _to_args(args: tuple, kwargs: dict) -> tuple:
+    """``Tensor.to``'s arguments as ``(place, device, dtype, copy)``."""
+    unknown = set(kwargs) - {"device", "dtype", "copy", "non_blocking", "memory_format"}
+    if unknown or len(args) > 2:
+        raise TypeError(f"to(): unexpected arguments {sorted(unknown) or args[2:]}; use "
+                        f"to(dtype), to(device_or_backend, dtype), to(other_tensor) or "
+                        f"to(device=..., dtype=..., copy=...)")
+    place, device, dtype = None, kwargs.get("device"), kwargs.get("dtype")
+    for a in args:
+        if isinstance(a, Tensor):
+            place, dtype = a._backend, a.dtype
+        elif isinstance(a, _dt.DType):
+            dtype = a
+        elif place is None:
+            place = a
+        else:
+            device = a
+    if place is None:
+        place, device = device, None
+    return place, device, _dt.as_dtype(dtype), kwargs.get("copy", False)
+
+
+def _to_place(t: Tensor, place: Any, device: Any) -> Tensor:
+    """``t`` on ``place``: ``"cpu"`` (host memory), ``"cuda..."`` (this backend when it is a
+    device's), a backend name or Backend (with ``device``), or a device of ``t``'s backend."""
+    name = str(place) if device is None else ""
+    if name == "cpu":
+        return t.cpu() if on_cuda(t._backend) else t
+    if name.startswith("cuda"):
+        if not on_cuda(t._backend):
+            raise NotImplementedError(
+                f"to({name!r}): this tensor is on {t._backend.label} (host memory); xad "
+                f"places tensors by backend: run with `python -m xad.as_torch --backend "
+                f"cupy` (or xad.set_backend('cupy')), or move it with .to('cupy')")
+        return t
+    return _ops.to_backend(t, place, device)
+
+
+def _int64_for(x: Tensor, dtype: Any) -> Any:
+    """PyTorch's accumulation dtype for ``sum``/``prod``/``cumsum``: ``dtype`` when given,
+    int64 for integer and bool tensors, else ``None`` (the tensor's own)."""
+    exact = x.dtype.name.startswith(("int", "uint", "bool"))
+    return _dt.int64 if dtype is None and exact else dtype
+
+
 def _ax(dim: Any, axis: Any) -> Any:
     """The axis a method was given as PyTorch's ``dim`` or the standard's ``axis``."""
     if dim is not None and axis is not None:
@@ -1155,6 +1347,11 @@ def _extreme(x: Tensor, dim: Any, keepdim: bool, axis: Any, keepdims: bool, name
     (values), or another tensor (elementwise)."""
     if isinstance(dim, Tensor):
         return (_ops.maximum if name == "max" else _ops.minimum)(x, dim)
+    if x.dtype is _dt.bool_:  # PyTorch's max/min of bools; libraries refuse them
+        r = _extreme(_ops.astype(x, _dt.uint8), dim, keepdim, axis, keepdims, name)
+        if isinstance(r, MaxMin):
+            return MaxMin((_ops.astype(r[0], _dt.bool_), r[1]))
+        return _ops.astype(r, _dt.bool_)
     if dim is None:
         return getattr(_ops, name)(x, axis=_ax(None, axis), keepdims=keepdims)
     values = getattr(_ops, name)(x, axis=dim, keepdims=keepdim)

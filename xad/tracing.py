@@ -18,14 +18,18 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from .context import context
 
 __all__ = ["host_call", "host_check", "traced_draw"]
 
+# each decorator returns a function with fn's signature (functools.wraps): typed so, for
+# type checkers and editors
+_F = TypeVar("_F", bound=Callable[..., Any])
 
-def host_call(fn: Callable) -> Callable:
+
+def host_call(fn: _F) -> _F:
     """Mark ``fn`` as replayed by calling it again (its array work is not recorded)."""
 
     @functools.wraps(fn)
@@ -35,10 +39,10 @@ def host_call(fn: Callable) -> Callable:
             return fn(*args, **kwargs)
         return rec.host_call(fn, args, kwargs)
 
-    return call
+    return cast(_F, call)
 
 
-def host_check(fn: Callable) -> Callable:
+def host_check(fn: _F) -> _F:
     """Mark ``fn`` as a check that only reads its tensor arguments and returns ``None`` (an
     index range check): run again at every replay on that call's tensors."""
 
@@ -49,10 +53,10 @@ def host_check(fn: Callable) -> Callable:
             return fn(*args, **kwargs)
         return rec.host_call(fn, args, kwargs, reads=True)
 
-    return check
+    return cast(_F, check)
 
 
-def traced_draw(fn: Callable) -> Callable:
+def traced_draw(fn: _F) -> _F:
     """Mark the random factory ``fn`` (returning a tensor) as drawn again at every replay."""
 
     @functools.wraps(fn)
@@ -62,4 +66,4 @@ def traced_draw(fn: Callable) -> Callable:
             return fn(*args, **kwargs)
         return rec.draw(fn, args, kwargs)
 
-    return draw
+    return cast(_F, draw)

@@ -418,6 +418,8 @@ class ndarray:  # noqa: N801 - CuPy's name
         return self._k("__getitem__", lambda a, k: a[wrap_indices(k, a.shape)], key)
 
     def __setitem__(self, key: Any, value: Any) -> None:
+        if _has_mask(key):  # CuPy counts the mask's true entries on the host first
+            transfer("boolean-mask assignment: reads the mask's count", inherent=True)
         self._k("__setitem__", lambda a, k, v: operator.setitem(a, wrap_indices(k, a.shape),
                                                                 v), key, value)
 

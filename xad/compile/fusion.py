@@ -84,7 +84,8 @@ def _line(program: Program, ins: Instr) -> str | None:
     if ins.kind not in ("op", "call") or ins.fix or ins.target is not None \
             or len(ins.outs) != 1 or ins.params or ins.b is None:
         return None
-    found = _expression(ins.fn.forward if ins.kind == "op" else ins.fn)
+    found = _expression(getattr(ins.fn, "expression", ins.fn.forward) if ins.kind == "op"
+                        else ins.fn)  # expression: xad/ops/fused.py
     if found is None or len(found[0]) != len(ins.refs) + 1 \
             or not isinstance(found[1], (ast.BinOp, ast.UnaryOp, ast.Call)):
         return None

@@ -1,7 +1,8 @@
 """``DataParallel``: one model replica per rank, gradients averaged over ranks in buckets.
 
-As PyTorch's ``DistributedDataParallel``: the wrapped module's parameters and buffers are
-broadcast from rank 0; the parameters are grouped, in reverse registration order (the
+As PyTorch's ``DistributedDataParallel``: the ranks first check they wrap the same model
+(names, shapes, dtypes, ``requires_grad``), then the parameters and buffers are broadcast
+from rank 0; the parameters are grouped, in reverse registration order (the
 order their gradients complete in backward), into buckets of about ``bucket_mb``; during
 ``loss.backward()`` a bucket's non-blocking all-reduce starts as soon as every gradient in
 it is complete, so communication overlaps the rest of the backward. The last bucket is
@@ -14,9 +15,12 @@ How a gradient is known to be complete: while the wrapper runs ``forward``, each
 that owns parameters sees them, from its first call until the wrapper's forward returns,
 through one identity operation made at that first call (a parameter shared by several
 modules gets one); the engine runs nodes in reverse creation order, so the identity's
-backward runs once every later use of the parameter has sent its gradient. A use *before*
-the owning module's first call bypasses the identity: its share of the gradient is not
-averaged (and a parameter used only that way counts as unused).
+backward runs once every later use of the parameter has sent its gradient. Several
+forwards before one backward make one identity each, all counted (``_Reducer``). A use
+outside them (before the owning module's first call, or outside the forward, as an L2 term
+in the loss) reaches the parameter's leaf hook beside the identities' share: the hook sees
+that the leaf's gradient is not the identities' own and averages the difference at once
+(a parameter used only that way counts as unused).
 """
 
 from __future__ import annotations
@@ -30,7 +34,8 @@ from ..function import Function
 from ..grad_mode import is_grad_enabled, no_grad
 from ..nn.module import Module
 from ..tensor import Tensor
-from .collectives import broadcast
+from .agreement import Disagreement, agree, describe, layout_code
+from .collectives import all_reduce, broadcast_from_first
 from .world import comm, world_size
 
 __all__ = ["DataParallel"]
@@ -43,12 +48,13 @@ class _Ready(Function):
 
     @staticmethod
     def forward(ctx: Any, reducer: _Reducer, p: Tensor) -> Tensor:
-        ctx.reducer, ctx.param = reducer, p
+        ctx.reducer, ctx.param, ctx.step = reducer, p, reducer.step
+        reducer.expect(p)
         return p
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> tuple:
-        ctx.reducer.ready(ctx.param, g)
+        ctx.reducer.ready(ctx.param, g, ctx.step)
         return None, g
 
 
@@ -60,6 +66,7 @@ class _Bucket:
         self.values: list[Any] = [None] * len(params)
         self.missing = len(params)
         self.pending: Any = None
+        self.numel = sum(p.size for p in params)
 
 
 def _make_buckets(params: list[Tensor], limit: int) -> list[_Bucket]:
@@ -75,8 +82,21 @@ def _make_buckets(params: list[Tensor], limit: int) -> list[_Bucket]:
     return [_Bucket(b) for b in buckets]
 
 
+_STALE = ("DataParallel: this backward() reaches the output of a forward whose gradients were "
+          "already averaged by an earlier backward() (a second backward through one forward's "
+          "output, or through a forward made before the last synchronised backward); call the "
+          "model again before each backward(), or, to run several backward() calls before "
+          "one averaging, make all but the last inside model.no_sync()")
+
+
 class _Reducer:
-    """The buckets of one DataParallel and the state of the current step."""
+    """The buckets of one DataParallel and the state of the current step.
+
+    A step opens at the first synced forward after the previous step's backward and may
+    span several forwards: each parameter then has one identity per forward, and its
+    gradient is complete once every identity made in the step has reported (a forward
+    whose output is never backpropagated only delays its buckets to the end of backward).
+    """
 
     def __init__(self, params: list[Tensor], names: dict[int, str], bucket_bytes: int,
                  find_unused: bool, overlap: bool) -> None:
@@ -84,38 +104,65 @@ class _Reducer:
         self.buckets = _make_buckets(params, bucket_bytes)
         self.slot = {id(p): (i, j) for i, bk in enumerate(self.buckets)
                      for j, p in enumerate(bk.params)}
+        self.layout = layout_code([[(names[id(p)], p.size) for p in bk.params]
+                                   for bk in self.buckets])
         self.find_unused, self.overlap = find_unused, overlap
         self.armed = False
         self.reduced: dict[int, Tensor] | None = None
-        self.next = 0
+        self.next = self.step = 0
+        self.expected: dict[int, int] = {}
+        self.arrived: dict[int, int] = {}
+        self.local: dict[int, Tensor] = {}
         self.wait_seconds = 0.0
+
+    def is_open(self) -> bool:
+        """Whether a step has been prepared and none of its buckets started yet."""
+        return self.armed and self.reduced is None and self.next == 0
 
     def prepare(self) -> None:
         """Start a synced step: no gradient seen yet."""
         for bk in self.buckets:
             bk.values, bk.missing, bk.pending = [None] * len(bk.params), len(bk.params), None
         self.armed, self.reduced, self.next = True, None, 0
+        self.step += 1
+        self.expected, self.arrived, self.local = {}, {}, {}
 
-    def ready(self, p: Tensor, g: Tensor) -> None:
-        """``p``'s gradient ``g`` is complete: add what ``no_sync`` accumulated, and start
-        the all-reduces of the buckets now complete (in bucket order, the same on every
-        rank)."""
+    def expect(self, p: Tensor) -> None:
+        """One more identity on ``p`` in this step."""
+        self.expected[id(p)] = self.expected.get(id(p), 0) + 1
+
+    def ready(self, p: Tensor, g: Tensor, step: int) -> None:
+        """One identity's share ``g`` of ``p``'s gradient; once all of this step's have
+        come (with what ``no_sync`` accumulated), start the all-reduces of the buckets now
+        complete (in bucket order, the same on every rank)."""
+        if step != self.step or not self.armed or self.reduced is not None:
+            raise RuntimeError(_STALE)
         i, j = self.slot[id(p)]
-        bk = self.buckets[i]
-        if bk.values[j] is None:
+        bk, k = self.buckets[i], id(p)
+        n = self.arrived[k] = self.arrived.get(k, 0) + 1
+        if n == 1:
+            self.local[k] = g
+            bk.values[j] = g if p.grad is None else p.grad + g
+        else:
+            self.local[k] = self.local[k] + g
+            bk.values[j] = bk.values[j] + g
+        if n == self.expected[k]:
             bk.missing -= 1
-        bk.values[j] = (g if p.grad is None else p.grad + g)._array
         if self.overlap:
-            self._launch(lambda k: self.buckets[k].missing == 0)
+            self._launch(lambda m: self.buckets[m].missing == 0)
 
     def _launch(self, ok: Any) -> None:
         for bk in self.buckets[:self.next]:  # let MPI progress the ones in flight
             if bk.pending is not None:
                 bk.pending.test()
         while self.next < len(self.buckets) and ok(self.next):
+            if self.next == 0 and self.comm.check and self.comm.size > 1:
+                agree(self.comm, "DataParallel backward",
+                      describe("DataParallel backward",
+                               count=sum(bk.numel for bk in self.buckets), code=self.layout))
             bk = self.buckets[self.next]
             b = bk.params[0]._backend
-            flat = b.xp.concat([b.xp.reshape(v, (-1,)) for v in bk.values])
+            flat = b.xp.concat([b.xp.reshape(v._array, (-1,)) for v in bk.values])
             bk.pending = self.comm.iallreduce(flat, b)
             self.next += 1
 
@@ -133,8 +180,8 @@ class _Reducer:
                                f"parameters are not used in every forward")
         for p in unused:  # a locally unused parameter adds zeros (or what no_sync kept)
             i, j = self.slot[id(p)]
-            self.buckets[i].values[j] = (p.grad._array if p.grad is not None else
-                                         p._backend.zeros(p.shape, p._array.dtype))
+            self.buckets[i].values[j] = p.grad if p.grad is not None else \
+                Tensor._make(p._backend.zeros(p.shape, p._array.dtype), p._backend)
         start = time.perf_counter()
         self._launch(lambda k: True)
         self.reduced = {}
@@ -147,7 +194,7 @@ class _Reducer:
                 self.reduced[id(p)] = Tensor._make(b.xp.reshape(piece, p.shape), b)
                 offset += p.size
         self.wait_seconds += time.perf_counter() - start
-        for p in unused:  # their leaf hooks do not run: store here
+        for p in unused:  # their leaf hooks may not run: store here
             p.grad = self.reduced.pop(id(p))
 
     def _average(self, flat: Any, b: Any) -> Any:
@@ -160,16 +207,77 @@ class _Reducer:
             return flat
         return flat / n
 
+    def _mean(self, g: Tensor) -> Tensor:
+        """``g`` (a fresh tensor) averaged over the ranks, at once (blocking)."""
+        return g if self.comm.size == 1 else all_reduce(g, op="mean")
+
     def leaf_hook(self, p: Tensor) -> Any:
+        """At the end of backward: ``p``'s averaged gradient replaces the local one. A
+        share that did not pass through this step's identities (``p`` used outside the
+        wrapper's forward, e.g. a regulariser in the loss, or before its module's first
+        call) is averaged on its own, at once."""
         def hook(g: Tensor) -> Tensor | None:
             if not self.armed:
                 return None  # no_sync, or a backward not through the wrapper
             self.finish()
-            p.grad = None  # the averaged value already includes the accumulated one
-            g = self.reduced.pop(id(p))
+            out = self.reduced.pop(id(p), None)
+            if out is None:  # no share through the identities: p.grad holds finish's zeros
+                out = self._mean(g.clone())
+            else:
+                p.grad = None  # the averaged value already includes the accumulated one
+                local = self.local[id(p)]
+                if g is not local:
+                    out = out + self._mean(g - local)
             self.armed = bool(self.reduced)
-            return g
+            return out
         return hook
+
+
+def _state_of(module: Module) -> list[tuple]:
+    """What every rank's replica must agree on: each parameter's and buffer's name, shape,
+    dtype and ``requires_grad``, in registration order."""
+    return [(n, tuple(p.shape), p.dtype.name, p.requires_grad)
+            for n, p in module.named_parameters()] + \
+        [(n, tuple(t.shape), t.dtype.name, None) for n, t in module.named_buffers()]
+
+
+def _check_replicas(module: Module) -> None:
+    """Raise on every rank, naming the first parameter that differs and the ranks, when the
+    ranks' models differ (as DDP's check of parameter shapes across processes)."""
+    c, state = comm(), _state_of(module)
+    if c.size == 1:
+        return
+    try:
+        agree(c, "DataParallel", describe("DataParallel construction", count=len(state),
+                                          code=layout_code(state)))
+    except Disagreement as e:
+        if not e.all_in("DataParallel construction"):
+            raise
+        every = c.gather_objects(state)
+        raise RuntimeError(_replica_difference(every)) from None
+
+
+def _replica_difference(every: list[list[tuple]]) -> str:
+    def show(item: tuple | None) -> str:
+        if item is None:
+            return "nothing"
+        grad = "" if item[3] is None else f", requires_grad={item[3]}"
+        return f"{item[0]!r} of shape {item[1]}, {item[2]}{grad}"
+
+    for i in range(max(map(len, every))):
+        at = [s[i] if i < len(s) else None for s in every]
+        if any(a != at[0] for a in at):
+            groups: dict[str, list[str]] = {}
+            for r, a in enumerate(at):
+                groups.setdefault(show(a), []).append(str(r))
+            held = "; ".join(f"rank{'s' * (len(rs) > 1)} {', '.join(rs)}: {h}"
+                             for h, rs in groups.items())
+            break
+    counts = ", ".join(f"rank {r}: {len(s)}" for r, s in enumerate(every))
+    return (f"DataParallel: the ranks hold different models (parameters and buffers: "
+            f"{counts}); at position {i}: {held}. Every rank must wrap the same model, with "
+            f"the same parameters, shapes, dtypes and requires_grad, else gradients land on "
+            f"the wrong parameters")
 
 
 class DataParallel(Module):
@@ -183,7 +291,8 @@ class DataParallel(Module):
     only after the backward (to measure what overlapping gains). ``wait_seconds`` adds up
     the time this rank spent blocked on them. The gradients are averaged, so a loss that is a
     mean over the local shard gives the global mean gradient when the shards have equal
-    sizes.
+    sizes. Several forwards may precede one backward (their gradients add up, as with one
+    process); a second backward through an already averaged forward raises.
 
     Example:
         >>> import xad, xad.distributed as dist
@@ -201,13 +310,14 @@ class DataParallel(Module):
         super().__init__()
         self.module = module
         self.broadcast_buffers = broadcast_buffers
-        for t in [*module.parameters(), *module.buffers()]:
-            broadcast(t, root=0)
+        _check_replicas(module)
+        broadcast_from_first([*module.parameters(), *module.buffers()], "DataParallel")
         named = [(n, p) for n, p in module.named_parameters() if p.requires_grad]
         self._reducer = _Reducer([p for _, p in named], {id(p): n for n, p in named},
                                  int(bucket_mb * 2**20), find_unused_parameters, overlap)
         self._sync = True
         self._swapped: list[tuple[Module, str, Tensor]] = []
+        self._tracking = False
         self._seen: dict[int, Tensor] = {}
         for _, p in named:
             p.register_hook(self._reducer.leaf_hook(p))
@@ -223,8 +333,8 @@ class DataParallel(Module):
     def _see_parameters(self, m: Module, args: tuple) -> None:
         """Pre-hook: ``m`` sees its parameters through :class:`_Ready` for this forward."""
         r = self._reducer
-        if not r.armed or r.reduced is not None:
-            return
+        if not (self._tracking and is_grad_enabled()):
+            return  # outside a synced forward of the wrapper, or a no_grad block inside it
         for name, p in list(m._parameters.items()):
             if p is not None and id(p) in r.slot:
                 seen = self._seen.get(id(p))  # a shared (tied) parameter: one identity
@@ -236,16 +346,20 @@ class DataParallel(Module):
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         if self.broadcast_buffers and self.training and world_size() > 1:
             with no_grad():
-                for t in self.module.buffers():
-                    broadcast(t, root=0)
+                broadcast_from_first(list(self.module.buffers()), "DataParallel buffers")
         r = self._reducer
-        if not (self._sync and is_grad_enabled()):
+        if not is_grad_enabled():  # evaluation: no gradient, the step (if any) stays open
+            return self.module(*args, **kwargs)
+        if not self._sync:
             r.armed = False
             return self.module(*args, **kwargs)
-        r.prepare()
+        if not r.is_open():  # else one more forward in this step (before its backward)
+            r.prepare()
+        self._tracking = True
         try:
             return self.module(*args, **kwargs)
         finally:
+            self._tracking = False
             for m, name, p in self._swapped:
                 m._parameters[name] = p
             self._swapped.clear()

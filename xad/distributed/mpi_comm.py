@@ -5,10 +5,21 @@ path: ``Backend.to_numpy`` (a view on NumPy, a copy on torch, JAX and array_api_
 ``Backend.from_numpy`` back. ``mpi4py`` infers the MPI datatype from the buffer; booleans
 reduce with a logical or. ``iallreduce`` starts a non-blocking ``Iallreduce`` and returns a
 handle whose ``wait()`` gives the result.
+
+A collective that waits longer than ``timeout`` seconds ends the job: MPI has no timeout
+of its own, and polling a non-blocking call from Python slowed DataParallel's all-reduces
+by up to a half here (MPICH's blocking wait spins and yields in C), so the calls stay
+blocking and a watchdog thread per process (``_Watchdog``, as torch's NCCL watchdog) prints
+which rank waited in which call and exits the process, which makes the launcher stop every
+rank. An MPI error becomes a ``RuntimeError`` naming the call.
 """
 
 from __future__ import annotations
 
+import os
+import sys
+import threading
+import time
 from typing import Any
 
 from ..backend import Backend
@@ -26,18 +37,40 @@ def load_mpi() -> Any:
     return MPI
 
 
+class _Watchdog:
+    """A daemon thread that ends the process when one collective outlasts ``timeout``."""
+
+    def __init__(self, label: str, timeout: float) -> None:
+        self.label, self.timeout = label, timeout
+        self.current: tuple[str, float] | None = None  # (the call, its deadline)
+        threading.Thread(target=self._watch, name="xad.distributed watchdog",
+                         daemon=True).start()
+
+    def _watch(self) -> None:
+        while True:
+            time.sleep(min(1.0, self.timeout / 4))
+            current = self.current
+            if current is not None and time.monotonic() > current[1]:
+                sys.stderr.write(
+                    f"xad.distributed: {self.label}: {current[0]}: not every rank joined "
+                    f"within {self.timeout:g} s (init(timeout=...)): a rank is stuck, has "
+                    f"died, or is in another collective; aborting every rank\n")
+                sys.stderr.flush()
+                os._exit(1)  # the launcher then stops the other ranks
+
+
 class _Pending:
     """A started ``Iallreduce``: ``wait()`` returns the reduced array on its backend."""
 
-    def __init__(self, request: Any, host: Any, b: Backend) -> None:
-        self.request, self.host, self.b = request, host, b
+    def __init__(self, comm: MpiComm, request: Any, host: Any, b: Backend) -> None:
+        self.comm, self.request, self.host, self.b = comm, request, host, b
 
     def test(self) -> bool:
         """Give MPI a chance to progress; True once done."""
         return self.request.Test()
 
     def wait(self) -> Any:
-        self.request.Wait()
+        self.comm.call("DataParallel backward", self.request.Wait)
         return self.b.from_numpy(self.host)
 
 
@@ -46,11 +79,41 @@ class MpiComm:
 
     name = "mpi"
 
-    def __init__(self, comm: Any = None) -> None:
+    def __init__(self, comm: Any = None, timeout: float = 600.0, check: bool = True) -> None:
         self.MPI = load_mpi()
         self.comm = comm if comm is not None else self.MPI.COMM_WORLD
         self.rank = self.comm.Get_rank()
         self.size = self.comm.Get_size()
+        self.timeout, self.check = timeout, check
+        self.broken = ""
+        self.watchdog = _Watchdog(f"rank {self.rank} of {self.size}", timeout) \
+            if self.size > 1 else None
+
+    def call(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        """``fn(*args, **kwargs)`` under the watchdog; an MPI error raised naming ``what``."""
+        if self.broken:
+            raise RuntimeError(f"xad.distributed.{what}: the process group is unusable after "
+                               f"an earlier failure ({self.broken})")
+        dog = self.watchdog
+        if dog is not None:
+            dog.current = (what, time.monotonic() + self.timeout)
+        try:
+            return fn(*args, **kwargs)
+        except self.MPI.Exception as e:
+            self.broken = f"MPI error in {what}"
+            raise RuntimeError(f"xad.distributed.{what}: MPI failed ({e.Get_error_string()}): "
+                               f"the ranks are out of step (different collectives, dtypes or "
+                               f"sizes); run with checks on (init(check=True)) to have them "
+                               f"named") from None
+        finally:
+            if dog is not None:
+                dog.current = None
+
+    def exchange(self, desc: Any, what: str) -> Any:
+        """All-gather the int64 buffer ``desc`` (an ``array.array``) from every rank."""
+        out = type(desc)(desc.typecode, bytes(desc.itemsize * len(desc) * self.size))
+        self.call(what, self.comm.Allgather, [desc, self.MPI.INT64_T], [out, self.MPI.INT64_T])
+        return out
 
     def _op(self, op: str, host: Any) -> Any:
         if host.dtype.kind == "b":  # MPI defines no SUM/MAX on booleans: a logical or
@@ -66,36 +129,40 @@ class MpiComm:
             h = h.copy()
         return h
 
+    def gather_objects(self, obj: Any) -> list:
+        """Every rank's picklable ``obj`` (for error reports, after the ranks agreed)."""
+        return self.call("DataParallel", self.comm.allgather, obj)
+
     def allreduce(self, a: Any, b: Backend, op: str) -> Any:
         h = self._host(b, a)
-        self.comm.Allreduce(self.MPI.IN_PLACE, h, op=self._op(op, h))
+        self.call("all_reduce", self.comm.Allreduce, self.MPI.IN_PLACE, h, op=self._op(op, h))
         return b.from_numpy(h)
 
     def iallreduce(self, a: Any, b: Backend) -> _Pending:
         """Start summing ``a`` (a fresh array the caller gives up) across ranks."""
         h = self._host(b, a, private=False)
-        return _Pending(self.comm.Iallreduce(self.MPI.IN_PLACE, h, op=self._op("sum", h)),
+        return _Pending(self, self.comm.Iallreduce(self.MPI.IN_PLACE, h, op=self._op("sum", h)),
                         h, b)
 
     def broadcast(self, a: Any, b: Backend, root: int) -> Any:
         h = self._host(b, a)
-        self.comm.Bcast(h, root=root)
+        self.call("broadcast", self.comm.Bcast, h, root=root)
         return b.from_numpy(h)
 
     def all_gather(self, a: Any, b: Backend) -> Any:
         h = self._host(b, a)
         out = self._host(b, b.zeros((self.size, *a.shape), a.dtype))
-        self.comm.Allgather(h, out)
+        self.call("all_gather", self.comm.Allgather, h, out)
         return b.from_numpy(out)
 
     def reduce_scatter(self, a: Any, b: Backend, op: str) -> Any:
         h = self._host(b, a)
         out = self._host(b, b.zeros((a.shape[0] // self.size, *a.shape[1:]), a.dtype))
-        self.comm.Reduce_scatter_block(h, out, op=self._op(op, h))
+        self.call("reduce_scatter", self.comm.Reduce_scatter_block, h, out, op=self._op(op, h))
         return b.from_numpy(out)
 
     def barrier(self) -> None:
-        self.comm.Barrier()
+        self.call("barrier", self.comm.Barrier)
 
     def abort(self, code: int = 1) -> None:
         self.comm.Abort(code)

@@ -10,7 +10,9 @@ bootstraps the communicator (rank, size, the unique id) as in ChainerMN.
 Blocking collectives are queued on the current stream; ``iallreduce`` queues its
 ``allReduce`` on a side stream once the current stream's work so far is done, and its
 ``wait()`` makes the current stream wait for it. Not run on a GPU yet: the tests drive this
-code through a stand-in communicator that has NCCL's call signatures.
+code through a stand-in communicator that has NCCL's call signatures. The ranks' agreement
+on each call (``exchange``) and the barrier go over MPI, with its timeout; the NCCL calls
+themselves are queued on streams and not timed here (NCCL's own watchdog settings apply).
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ class NcclComm:
         self.transport, self.b = transport, b
         self.mpi = mpi if mpi is not None else MpiComm()
         self.rank, self.size = self.mpi.rank, self.mpi.size
+        self.check = self.mpi.check
         nccl = transport.nccl
         uid = self.mpi.comm.bcast(nccl.get_unique_id() if self.rank == 0 else None, root=0)
         self.comm = nccl.NcclCommunicator(self.size, uid, self.rank)
@@ -104,6 +107,16 @@ class NcclComm:
         self.comm.reduceScatter(t.pointer(f), t.pointer(out), n, *self._args(a, op),
                                 t.current_stream().ptr)
         return b.xp.reshape(out, (a.shape[0] // self.size, *a.shape[1:]))
+
+    @property
+    def broken(self) -> str:
+        return self.mpi.broken
+
+    def exchange(self, desc: Any, what: str) -> Any:
+        return self.mpi.exchange(desc, what)
+
+    def gather_objects(self, obj: Any) -> list:
+        return self.mpi.gather_objects(obj)
 
     def barrier(self) -> None:
         self.mpi.barrier()

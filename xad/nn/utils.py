@@ -37,21 +37,36 @@ def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float,
         from ..factories import zeros
         return zeros(())
     with _ag.no_grad():
-        grads = [p.grad for p in params]
-        if norm_type == math.inf:
-            norms = [_ops.abs(g).max() for g in grads]
-            total = _ops.stack(norms).max() if len(norms) > 1 else norms[0]
-        else:
-            sums = [(_ops.abs(g) ** norm_type).sum() for g in grads]
-            total = _ops.stack(sums).sum() ** (1.0 / norm_type)
+        total = _total_norm([p.grad for p in params], norm_type)
         if error_if_nonfinite and not bool(_ops.isfinite(total).item()):
             raise RuntimeError(f"clip_grad_norm_: the total norm of order {norm_type} of the "
                                f"gradients is not finite; pass error_if_nonfinite=False to "
                                f"clip anyway")
         coef = _ops.minimum(max_norm / (total + 1e-6), 1.0)
+        cast = {coef.dtype: coef}
         for p in params:
-            p.grad = p.grad * coef.astype(p.grad.dtype)
+            c = cast.get(p.grad.dtype)
+            if c is None:
+                c = cast[p.grad.dtype] = coef.astype(p.grad.dtype)
+            p.grad = p.grad * c
     return total
+
+
+def _total_norm(grads: list[Tensor], norm_type: float) -> Tensor:
+    """The ``norm_type``-norm of all ``grads`` together, on the device: one reduction per
+    gradient (``g * g`` for a real 2-norm, no ``abs``), one over their stacked results (no
+    concatenated copy of the gradients: that would double their memory for a moment)."""
+    if norm_type == math.inf:
+        norms = [_ops.abs(g).max() for g in grads]
+        return _ops.stack(norms).max() if len(norms) > 1 else norms[0]
+    if norm_type == 2 and all(g.dtype.is_floating for g in grads):  # real: |g|^2 = g * g
+        sums = [(g * g).sum() for g in grads]
+    elif norm_type == 1:
+        sums = [_ops.abs(g).sum() for g in grads]
+    else:
+        sums = [(_ops.abs(g) ** norm_type).sum() for g in grads]
+    total = _ops.stack(sums).sum() if len(sums) > 1 else sums[0]
+    return total ** (1.0 / norm_type) if norm_type != 1 else total
 
 
 def clip_grad_value_(parameters: Iterable[Tensor] | Tensor, clip_value: float) -> None:

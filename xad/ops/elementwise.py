@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from .. import dtypes as _dt
@@ -10,6 +11,7 @@ from ..factories import tensor
 from ..tensor import Tensor
 from ._apply import Op, apply, binary, unary
 from .complex_parts import complex_from_parts, conj, imag, real
+from .fused import relu_grad, sigmoid_grad, tanh_grad
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "pow", "negative", "exp", "log", "log1p",
@@ -24,9 +26,10 @@ _COMPLEX = (_dt.complex64, _dt.complex128)
 
 
 def _arr(b: Any, s: Any, like: Any) -> Any:
-    """A Python scalar as a 0-d array of ``like``'s dtype (for functions, not operators)."""
+    """A Python scalar as a scalar of ``like``'s dtype (for functions, not operators): a
+    0-d array, or on CuPy a NumPy scalar (a kernel argument, not a fill kernel)."""
     if isinstance(s, (int, float, bool)):
-        return b.xp.asarray(s, dtype=like.dtype, device=b.device)
+        return b.scalar(s, like.dtype)
     return s
 
 
@@ -340,7 +343,9 @@ class Tanh(Op):
     @staticmethod
     def backward(node, g):
         y = node.output()
-        return g * (1 - y * y)
+        if y.dtype in _COMPLEX:
+            return g * (1 - y * y)
+        return tanh_grad(y, g)  # the same, one kernel on CuPy
 
 
 @holomorphic
@@ -357,7 +362,9 @@ class Sigmoid(Op):
     @staticmethod
     def backward(node, g):
         y = node.output()
-        return g * y * (1 - y)
+        if y.dtype in _COMPLEX:
+            return g * y * (1 - y)
+        return sigmoid_grad(y, g)  # the same, one kernel on CuPy
 
 
 class Relu(Op):
@@ -370,8 +377,7 @@ class Relu(Op):
 
     @staticmethod
     def backward(node, g):
-        # where(), not a multiply by a 0/1 mask: inf * 0 would be NaN (sqrt(relu(x)) at x < 0)
-        return where(node.output() > 0, g, 0.0)
+        return relu_grad(node.output(), g)  # where(y > 0, g, 0): one kernel on CuPy
 
 
 class Softplus(Op):
@@ -591,10 +597,10 @@ def negative(x: Tensor) -> Tensor:
     return unary(Negative, x)
 
 
-def _unary(op: type[Op], doc: str):
+def _unary(op: type[Op], doc: str) -> Callable[[Tensor], Tensor]:
     def f(x: Tensor) -> Tensor:
         return unary(op, x)
-    f.__name__ = op.name
+    f.__name__ = f.__qualname__ = op.name  # the name users call (docs, reprs)
     f.__doc__ = doc
     return f
 

@@ -8,6 +8,7 @@ results do not require grad."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from ..tensor import Tensor
@@ -124,7 +125,8 @@ def _floor_divide(b: Any, x: Any, y: Any) -> Any:
     return xp.where(xp.isinf(x) | xp.isinf(y), xp.floor(x / y), q)
 
 
-def _no_grad_fn(name_: str, arity: int, doc: str, forward: Any = None) -> Any:
+def _no_grad_fn(name_: str, arity: int, doc: str,
+                forward: Any = None) -> Callable[..., Tensor]:
     op = _nograd(name_, forward or (_binary_forward(name_).__func__ if arity == 2
                                     else (lambda b, x: getattr(b.xp, name_)(x))))
 
@@ -134,7 +136,8 @@ def _no_grad_fn(name_: str, arity: int, doc: str, forward: Any = None) -> Any:
     def f2(x1: Any, x2: Any, /) -> Tensor:
         return binary(op, x1, x2)
     f = f2 if arity == 2 else f1
-    f.__name__, f.__doc__ = name_, doc + " (no gradient: the result does not require grad)."
+    f.__name__ = f.__qualname__ = name_  # the name users call (docs, reprs)
+    f.__doc__ = doc + " (no gradient: the result does not require grad)."
     return f
 
 
@@ -155,10 +158,11 @@ bitwise_left_shift = _no_grad_fn("bitwise_left_shift", 2, "Shift the bits left")
 bitwise_right_shift = _no_grad_fn("bitwise_right_shift", 2, "Shift the bits right")
 
 
-def _unary_fn(op: type[Op], doc: str) -> Any:
+def _unary_fn(op: type[Op], doc: str) -> Callable[[Tensor], Tensor]:
     def f(x: Tensor) -> Tensor:
         return unary(op, x)
-    f.__name__, f.__doc__ = op.name, doc
+    f.__name__ = f.__qualname__ = op.name  # the name users call (docs, reprs)
+    f.__doc__ = doc
     return f
 
 

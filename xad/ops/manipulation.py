@@ -17,7 +17,7 @@ from .complex_parts import conj
 from .dtype_functions import result_type
 from .elementwise import where
 from .reduce import cumsum, prod, sum
-from .select import gather
+from .select import gather_along
 from .shape import broadcast_to, concat, permute_dims, reshape
 
 __all__ = ["take", "take_along_axis", "repeat", "moveaxis", "roll", "unstack",
@@ -59,7 +59,8 @@ def take_along_axis(x: Tensor, indices: Tensor, /, *, axis: int = -1) -> Tensor:
     shape = tuple(max(n, m) if d != a else n for d, (n, m) in
                   enumerate(zip(indices.shape, x.shape)))
     xs = tuple(m if d == a else n for d, (n, m) in enumerate(zip(shape, x.shape)))
-    return gather(broadcast_to(x, xs), a, broadcast_to(indices, shape))
+    return gather_along(broadcast_to(x, xs), a, broadcast_to(indices, shape),
+                        "take_along_axis")
 
 
 def repeat(x: Tensor, repeats: int | Tensor, /, *, axis: int | None = None) -> Tensor:

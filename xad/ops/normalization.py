@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from ..tensor import Tensor
 from ._apply import Op, apply
 from .axes import normalize_axes
+from .fused import centre, inverse_sqrt
 from .linalg import by_product, keep_sum, keep_sum_array
 
 __all__ = ["standardize"]
@@ -28,8 +29,8 @@ class Standardize(Op):
     @staticmethod
     def forward(b, x, axes, eps, product):
         r = _inverse_count(x.shape, axes)
-        d = x - keep_sum_array(b, x, axes, product) * r
-        rstd = 1.0 / b.xp.sqrt(keep_sum_array(b, d * d, axes, product) * r + eps)
+        d, dd = centre(b, x, keep_sum_array(b, x, axes, product), r)  # one kernel on CuPy
+        rstd = inverse_sqrt(b, keep_sum_array(b, dd, axes, product), r, eps)
         return d * rstd, rstd
 
     @staticmethod

@@ -11,6 +11,7 @@ from ._apply import Op, unary
 from .amp_cast import autocast_float32
 from .axes import normalize_axes, normalize_axis
 from .elementwise import astype, exp, isfinite, log, sqrt, where
+from .fused import exp_shifted
 from .linalg import by_product, keep_sum, keep_sum_array
 from .shape import broadcast_to, flip, reshape
 
@@ -242,7 +243,7 @@ class Softmax(Op):
         m = xp.max(x, axis=axis, keepdims=True)
         if empty_zero:
             m = xp.where(xp.isfinite(m), m, xp.zeros_like(m))
-        e = xp.exp(x - m)
+        e = exp_shifted(b, x, m)  # exp(x - m), one kernel on CuPy
         s = keep_sum_array(b, e, axis, product)
         if empty_zero:
             s = xp.where(s > 0, s, xp.ones_like(s))

@@ -15,17 +15,30 @@ from .indexing import IndexAddInto, getitem_raw
 __all__ = ["gather", "scatter_add", "index_select", "masked_fill"]
 
 
-def _grid(x: Tensor, axis: int, index: Tensor, where_: str) -> tuple:
+def _grid(x: Tensor, axis: int, index: Tensor, where_: str, negative: bool = False) -> tuple:
     """The integer-array key that reads ``x[..., index[i, j, ...], ...]`` at every position
-    of ``index`` (``index`` along ``axis``, the position itself along the other axes)."""
+    of ``index`` (``index`` along ``axis``, the position itself along the other axes);
+    ``negative``: indices may count from the end (NumPy's), else they are refused
+    (PyTorch's)."""
     if not isinstance(index, Tensor) or index.dtype.is_floating or index.dtype.name == "bool":
         raise TypeError(f"{where_}: the index must be an integer tensor, got "
                         f"{getattr(index, 'dtype', type(index).__name__)}")
-    if index.ndim != x.ndim or any(i > n for i, n in zip(index.shape, x.shape)):
+    if index.ndim != x.ndim or any(i > n for d, (i, n) in enumerate(zip(index.shape, x.shape))
+                                   if d != axis):
         raise ValueError(f"{where_}: the index (shape {index.shape}) needs as many dimensions "
-                         f"as the tensor (shape {x.shape}) and no larger size on any axis")
+                         f"as the tensor (shape {x.shape}) and no larger size on any axis "
+                         f"other than dim {axis}")
     b = x._backend
     xp = b.xp
+    n = x.shape[axis]
+    with b.on_device():
+        k = index._array
+        bad = (k < (-n if negative else 0)) | (k >= n)
+        if index.size and b.item(xp.any(bad)):  # explicit host read, as indexing's check
+            hi, lo = b.item(xp.max(k)), b.item(xp.min(k))
+            raise IndexError(f"{where_}: index {hi if hi >= n else lo} is out of bounds for "
+                             f"dim {axis} with size {n} (tensor shape {x.shape}, index shape "
+                             f"{index.shape})")
     key = []
     for d, n in enumerate(index.shape):
         if d == axis:
@@ -49,6 +62,11 @@ def gather(x: Tensor, dim: int, index: Tensor) -> Tensor:
     """
     axis = normalize_axis(dim, x.ndim, "gather")
     return getitem_raw(x, _grid(x, axis, index, "gather"))
+
+
+def gather_along(x: Tensor, axis: int, index: Tensor, where_: str) -> Tensor:
+    """:func:`gather` with NumPy's negative indices (the standard's ``take_along_axis``)."""
+    return getitem_raw(x, _grid(x, axis, index, where_, negative=True))
 
 
 def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:

@@ -2,9 +2,11 @@
 
 Subclasses give their defaults and a ``_validate`` of one group's hyperparameters, and write
 ``step`` (and the functional form, ``sgd``, ``adam``, ...) as a loop over the parameters with
-a gradient that calls :func:`_apply` with the module's update rule: a ``kernel`` working in
-place on arrays (chunked for large parameters) and a ``rebind`` for immutable arrays; the
-shared L2 weight-decay step is :func:`_decay`. State per parameter is a dict of Python
+a gradient that calls :func:`_apply` with the module's update rule, written once as a pure
+function of arrays (what immutable arrays run; on a backend that fuses, CuPy, it runs as one
+kernel per parameter: :mod:`.functional`), and a ``kernel`` working in place on host arrays
+(chunked for large parameters, for the CPU's cache); the shared L2 weight-decay step is
+:func:`_decay`. State per parameter is a dict of Python
 numbers and :class:`~xad.Tensor` s (no gradient) on the parameter's backend, device and dtype;
 an update rewrites a state tensor's array in place where the backend's arrays are mutable and
 rebinds ``._array`` where they are not (JAX).
@@ -30,6 +32,7 @@ from ..backend import takes_out
 from ..context import context
 from ..tensor import Tensor
 from ..tracing import host_call
+from .functional import fused_update
 
 __all__ = ["Optimizer"]
 
@@ -253,9 +256,10 @@ class Optimizer:
 
 
 # Parameters with at most _SMALL elements are updated with fresh temporaries (fewer operator
-# calls; small allocations are cheap). Larger ones use scratch arrays, and are updated in
-# chunks of about _CHUNK elements along the first axis, so the dozen passes of an update run
-# in cache (a chunk of each of the five arrays involved fits in a 1 MiB L2 cache).
+# calls; small allocations are cheap). Larger ones use scratch arrays and, on the host only,
+# are updated in chunks of about _CHUNK elements along the first axis, so the dozen passes of
+# an update run in cache (a chunk of each of the five arrays involved fits in a 1 MiB L2
+# cache); on a device a chunk is only more kernel launches.
 _SMALL = 8192
 _CHUNK = 49152
 
@@ -271,7 +275,7 @@ def _scratch_for(b: Any, x: Any, n: int) -> list[Any]:
         return [x, n, None]
     rows = shape[0] if len(shape) == 0 or size <= 2 * _CHUNK else \
         max(1, _CHUNK // (size // shape[0]))
-    if len(shape) == 0 or rows >= shape[0]:
+    if len(shape) == 0 or rows >= shape[0] or not b.is_host:  # chunks: for a CPU's cache
         bufs = [b.xp.empty_like(x) for _ in range(n)] + [None]
         return [x, n, [(None, bufs[0], bufs[1])]]
     full = [b.xp.empty((rows,) + shape[1:], dtype=x.dtype, device=b.device)
@@ -293,7 +297,8 @@ def _apply(scratch: dict[Tensor, list[Any]], p: Tensor, n: int, kernel: Callable
     same rule written in place over the chunks (see :func:`_update`) of the arrays of ``p``
     and of its state tensors ``state`` (``None`` entries skipped), with ``p``'s entry in
     ``scratch`` (``n`` scratch arrays per chunk, kept across steps while ``p._array`` is the
-    same array). It is measured to matter: bench/README.md, "optimisers in place"."""
+    same array). It is measured to matter: bench/README.md, "optimisers in place". On a
+    backend that fuses (CuPy), ``rule`` itself runs as one kernel: :mod:`.functional`."""
     if context.recorder is not None and not context.recorder.paused:
         context.recorder.unsupported("a functional optimiser update (xad.optim.adam, sgd, ...): "
                                      "call an optimiser's step() in the compiled function")
@@ -314,6 +319,8 @@ def _apply_here(scratch: dict[Tensor, list[Any]], p: Tensor, n: int,
             if s is not None:
                 s._set_data(a)
         p._set_data(x)
+        return
+    if fused_update(p, rule, state, g, args):  # a device: one kernel, no scratch
         return
     x = p._array
     e = scratch.get(p)
@@ -352,12 +359,12 @@ def _update(e: list[Any], kernel: Callable[..., None], rw: list[Any], g: Any,
 
 
 def _consts(b: Any, dtype: Any, values: tuple[float, ...], *flags: bool) -> tuple[Any, ...]:
-    """``values + flags``, the Python numbers in ``values`` as 0-d arrays of ``dtype`` on
-    ``b``'s device where ``b`` is mutable: operators take them about twice as fast as Python
-    scalars (NumPy, torch), with the same result (a weak scalar is converted to the array's
-    dtype anyway)."""
+    """``values + flags``, the Python numbers in ``values`` as scalars of ``dtype``
+    (:meth:`xad.Backend.scalar`: 0-d arrays on NumPy and torch, whose operators take them
+    about twice as fast as Python numbers; NumPy scalars on CuPy, kernel arguments) where
+    ``b`` is mutable, with the same result (a weak scalar takes the array's dtype anyway)."""
     if b.mutable:
-        values = tuple(b.asarray(v, dtype=dtype) for v in values)
+        values = tuple(b.scalar(v, dtype) for v in values)
     return values + flags
 
 

@@ -9,8 +9,10 @@ from typing import Any
 from ... import autograd as _ag
 from ... import dtypes as _dt
 from ... import ops as _ops
+from ...context import context
 from ...factories import arange, rand
 from ...ops.amp_cast import autocast_float32
+from ...ops.fused import dropout_mask
 from ...ops.indexing import getitem_raw
 from ...tensor import Tensor
 from ...tracing import host_check
@@ -73,6 +75,11 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         raise ValueError(f"linear: the input's last axis has size {x.shape[-1:]} but the "
                          f"weight has shape {weight.shape} (out_features, in_features); "
                          f"they must agree on in_features")
+    if x.dtype is not weight.dtype and context.autocast is None:
+        raise TypeError(f"linear: the input has dtype {x.dtype} but the weight {weight.dtype} "
+                        f"(input shape {x.shape}, weight {weight.shape}); PyTorch's layers do "
+                        f"not promote: cast the input (x.to(weight.dtype)) or the layer "
+                        f"(.double(), .to(dtype))")
     return _ops.linear(x, weight, bias)
 
 
@@ -135,8 +142,8 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
     if p == 1.0:
         return x * 0.0
     u = rand(*x.shape, dtype=x.dtype if x.dtype.is_floating else None, backend=x._backend)
-    keep = (u >= p).astype(x.dtype)
-    return x * keep * (1.0 / (1.0 - p))
+    mask = dropout_mask(u, p)  # (u >= p) / (1 - p): one kernel on CuPy
+    return x * (mask if mask.dtype is x.dtype else mask.astype(x.dtype))
 
 
 def dropout2d(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
@@ -295,19 +302,23 @@ def embedding(indices: Tensor, weight: Tensor, padding_idx: int | None = None) -
     return out
 
 
-def one_hot(indices: Tensor, num_classes: int, dtype: _dt.DType | None = None) -> Tensor:
-    """``indices.shape + (num_classes,)`` with a 1 at each index (by comparison, so it works
-    on every backend). Out-of-range indices give a row of zeros.
+def one_hot(indices: Tensor, num_classes: int = -1, dtype: _dt.DType | None = None) -> Tensor:
+    """``indices.shape + (num_classes,)`` with a 1 at each index, int64 unless ``dtype`` is
+    given (PyTorch's; by comparison, so it works on every backend); ``num_classes=-1`` takes
+    the largest index plus one (read from the device). Out-of-range indices give a row of
+    zeros.
 
     Example:
         >>> import xad
         >>> import xad.nn.functional as F
-        >>> F.one_hot(xad.tensor([1, 0]), 3, dtype=xad.int64).tolist()
+        >>> F.one_hot(xad.tensor([1, 0]), 3).tolist()
         [[0, 1, 0], [1, 0, 0]]
     """
+    if num_classes < 0:
+        num_classes = int(indices.max().item()) + 1 if indices.size else 0  # explicit read
     classes = arange(num_classes, dtype=indices.dtype, backend=indices._backend)
     eq = indices.expand_dims(-1) == classes
-    return eq.astype(dtype or _dt.get_default_dtype())
+    return eq.astype(dtype or _dt.int64)
 
 
 def flatten(x: Tensor, start_dim: int = 1, end_dim: int = -1) -> Tensor:

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Type-check xad's public API with mypy (config: [tool.mypy] in pyproject.toml):
+#  1. tests/typing/public_api.py, a user's program with assert_type on tensors, operations,
+#     layers, optimisers and data (xad's modules followed silently: internals not reported);
+#  2. ci/typecheck_public.py: no public name of the documented modules is Any or untyped.
+# The level held is the public API as an editor sees it; `mypy xad` (the internals) is not
+# clean and not checked here.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+VENV="${VENV:-.venv}"
+"$VENV/bin/python" -c "import mypy" 2>/dev/null || "$VENV/bin/python" -m pip install -q mypy
+"$VENV/bin/python" -m mypy --no-incremental
+"$VENV/bin/python" ci/typecheck_public.py

@@ -1,0 +1,484 @@
+"""A differential fuzzer of the PyTorch subset (``python -m xad.as_torch``'s ``torch``)
+against torch 2.13: every exposed function and tensor method that PyTorch also has, in its
+typical argument forms, on seeded random inputs. Each case runs the same code on xad's
+``torch`` namespace and on PyTorch's and compares the result's structure, shapes, dtypes
+and values (or that both raise).
+
+Default: one draw per case on NumPy and a seeded sixth of the cases on each other backend;
+``XAD_FUZZ_N=200 pytest tests/test_torch_subset_fuzz.py`` is the long run (every case,
+200 draws, every backend). ``KNOWN`` lists the
+cases that still differ, each with its owner: they are reported, not failed.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import zlib
+
+import numpy as np
+import pytest
+
+import xad
+from xad import as_torch
+
+torch = pytest.importorskip("torch")
+T = as_torch.namespace()["torch"]
+N = int(os.environ.get("XAD_FUZZ_N", "1"))
+
+
+class Draw:
+    """Seeded inputs for one module: the same seed gives the same data to xad and torch."""
+
+    def __init__(self, m, seed: int):
+        self.m, self.rng = m, np.random.default_rng(seed)
+        self.shape = [(3, 4), (2, 3), (4, 1), (1, 5)][int(self.rng.integers(4))]
+
+    def t(self, a):
+        return self.m.tensor(a)
+
+    def f(self, shape=None, dtype="float32", lo=-2.0, hi=2.0):
+        a = self.rng.uniform(lo, hi, shape or self.shape)
+        return self.t(np.round(a, 3).astype(dtype))
+
+    def i(self, shape=None, lo=-5, hi=6, dtype="int64"):
+        return self.t(self.rng.integers(lo, hi, shape or self.shape).astype(dtype))
+
+    def b(self, shape=None):
+        return self.t(self.rng.random(shape or self.shape) > 0.5)
+
+    def idx(self, shape, n):
+        return self.t(self.rng.integers(0, n, shape))
+
+
+def _unary_cases() -> dict:
+    names = ("abs ceil cos cosh erf exp expm1 floor isfinite isinf isnan negative positive "
+             "relu round sigmoid sign signbit sin sinh square tan tanh trunc").split()
+    pos = "log log10 log1p log2 sqrt reciprocal".split()
+    unit = "acos asin atanh atan asinh".split()
+    cases = {}
+    for n in names + pos + unit + ["acosh"]:
+        lo, hi = (0.1, 3.0) if n in pos else (-0.9, 0.9) if n in unit else \
+            (1.1, 3.0) if n == "acosh" else (-2.0, 2.0)
+        cases[f"{n}(float32)"] = lambda m, g, n=n, lo=lo, hi=hi: getattr(m, n)(g.f(lo=lo, hi=hi))
+        cases[f"{n}(float64)"] = lambda m, g, n=n, lo=lo, hi=hi: getattr(m, n)(
+            g.f(dtype="float64", lo=lo, hi=hi))
+        cases[f"{n}(int64)"] = lambda m, g, n=n: getattr(m, n)(g.i(lo=1, hi=3))
+    for n in "abs cos exp expm1 log log1p relu sigmoid sin sqrt tan tanh".split():
+        cases[f"x.{n}()"] = lambda m, g, n=n: getattr(g.f(lo=0.1), n)()
+    return cases
+
+
+_PAIRS = {"f32,f32": lambda g: (g.f(), g.f(lo=0.5)), "f32,i64": lambda g: (g.f(), g.i(lo=1)),
+          "i64,i64": lambda g: (g.i(), g.i(lo=1)), "i64,float": lambda g: (g.i(), 1.5),
+          "f32,int": lambda g: (g.f(), 3), "i64,int": lambda g: (g.i(), 2),
+          "f64,f32": lambda g: (g.f(dtype="float64"), g.f(lo=0.5))}
+
+
+def _binary_cases() -> dict:
+    names = ("add subtract multiply divide floor_divide remainder pow maximum minimum atan2 "
+             "hypot copysign logaddexp nextafter greater greater_equal less less_equal "
+             "not_equal").split()
+    cases = {}
+    for n in names:
+        for p, mk in _PAIRS.items():
+            cases[f"{n}({p})"] = lambda m, g, n=n, mk=mk: getattr(m, n)(*mk(g))
+    for n in "logical_and logical_or logical_xor".split():
+        cases[f"{n}(bool)"] = lambda m, g, n=n: getattr(m, n)(g.b(), g.b())
+    for n in "bitwise_and bitwise_or bitwise_xor".split():
+        cases[f"{n}(i64)"] = lambda m, g, n=n: getattr(m, n)(g.i(), g.i())
+        cases[f"{n}(bool)"] = lambda m, g, n=n: getattr(m, n)(g.b(), g.b())
+    for n in "bitwise_left_shift bitwise_right_shift".split():
+        cases[f"{n}(i64)"] = lambda m, g, n=n: getattr(m, n)(g.i(lo=0), g.i(lo=0, hi=4))
+    ops = {"+": "__add__", "-": "__sub__", "*": "__mul__", "/": "__truediv__",
+           "//": "__floordiv__", "%": "__mod__", "**": "__pow__", "==": "__eq__",
+           "<": "__lt__", ">=": "__ge__", "&": "__and__", "|": "__or__", "^": "__xor__"}
+    for sym, dunder in ops.items():
+        for p, mk in _PAIRS.items():
+            cases[f"x {sym} y ({p})"] = lambda m, g, d=dunder, mk=mk: _op(d, *mk(g))
+        cases[f"x {sym} y (bool)"] = lambda m, g, d=dunder: _op(d, g.b(), g.b())
+    cases["logical_not(bool)"] = lambda m, g: m.logical_not(g.b())
+    cases["~x (i64)"] = lambda m, g: ~g.i()
+    cases["~x (bool)"] = lambda m, g: ~g.b()
+    cases["1 & x (i64)"] = lambda m, g: 1 & g.i()
+    cases["2.5 - x (i64)"] = lambda m, g: 2.5 - g.i()
+    cases["x @ y"] = lambda m, g: g.f((3, 4)) @ g.f((4, 2))
+    cases["-x, abs(x)"] = lambda m, g: [-g.f(), abs(g.i())]
+    return cases
+
+
+def _op(dunder, x, y):
+    return getattr(x, dunder)(y)
+
+
+def _reduction_cases() -> dict:
+    cases = {}
+    forms = {"()": {}, "(dim=0)": {"dim": 0}, "(dim=1, keepdim=True)": {"dim": 1, "keepdim": True},
+             "(dim=-1)": {"dim": -1}}
+    names = "sum mean prod std var logsumexp softmax log_softmax cumsum max min argmax argmin"
+    for n in names.split():
+        for fname, kw in forms.items():
+            if n in ("softmax", "log_softmax", "cumsum", "logsumexp") and not kw:
+                continue
+            if n in ("softmax", "log_softmax", "cumsum") and "keepdim" in kw:
+                continue
+            cases[f"{n}{fname}"] = lambda m, g, n=n, kw=kw: getattr(m, n)(g.f(), **kw)
+            cases[f"x.{n}{fname}"] = lambda m, g, n=n, kw=kw: getattr(g.f(), n)(**kw)
+        cases[f"{n}(x, 1) positional"] = lambda m, g, n=n: getattr(m, n)(g.f(), 1)
+    for n in "sum prod cumsum max min argmax any all".split():
+        cases[f"{n}(int64, dim=0)"] = lambda m, g, n=n: getattr(m, n)(g.i(), dim=0)
+        cases[f"{n}(bool, dim=0)"] = lambda m, g, n=n: getattr(m, n)(g.b(), dim=0)
+    cases["sum(dim=(0, 1))"] = lambda m, g: m.sum(g.f(), dim=(0, 1))
+    cases["mean(int64)"] = lambda m, g: m.mean(g.i())
+    cases["std(unbiased=False)"] = lambda m, g: g.f().std(unbiased=False)
+    cases["var(1, correction=0)"] = lambda m, g: m.var(g.f(), 1, correction=0)
+    cases["count_nonzero(x, dim)"] = lambda m, g: m.count_nonzero(g.i(lo=0, hi=2), dim=0)
+    cases["count_nonzero(x)"] = lambda m, g: m.count_nonzero(g.i(lo=0, hi=2))
+    cases["max(x, y)"] = lambda m, g: m.max(g.f(), g.f())
+    cases["numel"] = lambda m, g: [m.numel(g.f()), g.f().numel(), g.f().nelement(), g.f().dim()]
+    return cases
+
+
+def _shape_cases() -> dict:
+    c = {
+        "reshape": lambda m, g: m.reshape(g.f((3, 4)), (2, 6)),
+        "x.reshape(-1)": lambda m, g: g.f().reshape(-1),
+        "flatten": lambda m, g: m.flatten(g.f((2, 3, 2))),
+        "flatten(x, 1)": lambda m, g: m.flatten(g.f((2, 3, 2)), 1),
+        "squeeze": lambda m, g: m.squeeze(g.f((1, 3, 1))),
+        "squeeze(x, 0)": lambda m, g: m.squeeze(g.f((1, 3, 1)), 0),
+        "squeeze(x, 1) other length": lambda m, g: m.squeeze(g.f((1, 3, 1)), 1),
+        "unsqueeze": lambda m, g: m.unsqueeze(g.f(), 1),
+        "permute": lambda m, g: m.permute(g.f((2, 3, 4)), (2, 0, 1)),
+        "x.permute(*dims)": lambda m, g: g.f((2, 3, 4)).permute(2, 0, 1),
+        "transpose(x, 0, 1)": lambda m, g: m.transpose(g.f((2, 3, 4)), 0, 2),
+        "t": lambda m, g: m.t(g.f()),
+        "x.T": lambda m, g: g.f().T,
+        "x.mT": lambda m, g: g.f((2, 3, 4)).mT,
+        "broadcast_to": lambda m, g: m.broadcast_to(g.f((1, 3)), (2, 3)),
+        "x.expand": lambda m, g: g.f((1, 3)).expand(2, -1),
+        "moveaxis": lambda m, g: m.moveaxis(g.f((2, 3, 4)), 0, -1),
+        "flip(x, dims)": lambda m, g: m.flip(g.f(), (0,)),
+        "flip(x, [0, 1])": lambda m, g: m.flip(g.f(), [0, 1]),
+        "x.flip(0)": lambda m, g: g.f().flip(0),
+        "x.flip(0, 1)": lambda m, g: g.f().flip(0, 1),
+        "roll(x, 1)": lambda m, g: m.roll(g.f(), 1),
+        "roll(x, 1, 0)": lambda m, g: m.roll(g.f(), 1, 0),
+        "roll(x, (1, 2), (0, 1))": lambda m, g: m.roll(g.f(), (1, 2), (0, 1)),
+        "tile": lambda m, g: m.tile(g.f(), (2, 1)),
+        "round(x, decimals=1)": lambda m, g: m.round(g.f(dtype="float64"), decimals=1),
+        "x.repeat": lambda m, g: g.f().repeat(2, 3),
+        "tril(x, 1)": lambda m, g: m.tril(g.f((3, 4)), 1),
+        "triu(x, -1)": lambda m, g: m.triu(g.f((3, 4)), -1),
+        "diff(x)": lambda m, g: m.diff(g.f((3, 4))),
+        "diff(x, 2, 0)": lambda m, g: m.diff(g.f((4, 3)), 2, 0),
+        "diff(x, dim=0)": lambda m, g: m.diff(g.f((4, 3)), dim=0),
+        "take(x, idx)": lambda m, g: m.take(g.f((3, 4)), g.idx((5,), 12)),
+        "where(c, x, y)": lambda m, g: m.where(g.b(), g.f(), g.f()),
+        "where(c, x, 0.0)": lambda m, g: m.where(g.b(), g.f(), 0.0),
+        "where(c, i64, 0.5)": lambda m, g: m.where(g.b(), g.i(), 0.5),
+        "where(c)": lambda m, g: m.where(g.b()),
+        "clamp(x, -1, 1)": lambda m, g: m.clamp(g.f(), -1, 1),
+        "clamp(x, min=0)": lambda m, g: m.clamp(g.f(), min=0),
+        "clip(x, -1, 1)": lambda m, g: m.clip(g.f(), -1, 1),
+        "clamp(i64, -1.5, 1.5)": lambda m, g: m.clamp(g.i(), -1.5, 1.5),
+        "clamp(x, t_lo, t_hi)": lambda m, g: m.clamp(g.f(), g.f(hi=0), g.f(lo=0)),
+        "x.clamp(max=0.5)": lambda m, g: g.f().clamp(max=0.5),
+        "cat": lambda m, g: m.cat([g.f((2, 3)), g.f((1, 3))]),
+        "cat(dim=1)": lambda m, g: m.cat((g.f((2, 3)), g.f((2, 1))), dim=1),
+        "concat": lambda m, g: m.concat([g.f((2, 3)), g.f((2, 3))], 1),
+        "stack": lambda m, g: m.stack([g.f((2, 3)), g.f((2, 3))]),
+        "stack(dim=-1)": lambda m, g: m.stack([g.f((2, 3)), g.f((2, 3))], dim=-1),
+        "x.view_as, type_as": lambda m, g: [g.f((2, 6)).view_as(g.f((3, 4))),
+                                            g.i().type_as(g.f())],
+        "x.view(-1, 2)": lambda m, g: g.f((3, 4)).view(-1, 2),
+    }
+    return c
+
+
+def _index_cases() -> dict:
+    return {
+        "gather": lambda m, g: m.gather(g.f((3, 4)), 1, g.idx((3, 2), 4)),
+        "x.gather(0)": lambda m, g: g.f((3, 4)).gather(0, g.idx((2, 4), 3)),
+        "scatter_add": lambda m, g: m.scatter_add(g.f((3, 4)), 1, g.idx((3, 2), 4),
+                                                  g.f((3, 2))),
+        "index_select": lambda m, g: m.index_select(g.f((3, 4)), 1, g.idx((5,), 4)),
+        "masked_fill": lambda m, g: m.masked_fill(g.f(), g.b(), 0.5),
+        "x[idx]": lambda m, g: g.f((5, 2))[g.idx((3,), 5)],
+        "x[mask]": lambda m, g: (lambda x: x[x > 0])(g.f()),
+        "x[:, 1:3]": lambda m, g: g.f((3, 4))[:, 1:3],
+        "x[None, ..., -1]": lambda m, g: g.f((3, 4))[None, ..., -1],
+        "split(x, 2)": lambda m, g: m.split(g.f((5, 2)), 2),
+        "split(x, [1, 4])": lambda m, g: m.split(g.f((5, 2)), [1, 4]),
+        "x.split(1, dim=1)": lambda m, g: g.f((5, 2)).split(1, dim=1),
+        "sort": lambda m, g: m.sort(g.f()),
+        "sort(x, 0, descending=True)": lambda m, g: m.sort(g.f(), 0, descending=True),
+        "x.sort(dim=1).values": lambda m, g: g.f().sort(dim=1).values,
+        "argsort": lambda m, g: m.argsort(g.f()),
+        "argsort(x, 0, True)": lambda m, g: m.argsort(g.f(), 0, True),
+        "nonzero": lambda m, g: m.nonzero(g.i(lo=0, hi=2)),
+        "nonzero(as_tuple)": lambda m, g: m.nonzero(g.i(lo=0, hi=2), as_tuple=True),
+        "x.nonzero()": lambda m, g: g.b().nonzero(),
+        "equal": lambda m, g: m.equal(g.i(lo=0, hi=2), g.i(lo=0, hi=2)),
+        "meshgrid": lambda m, g: m.meshgrid(g.f((2,)), g.f((3,)), indexing="ij"),
+        "searchsorted": lambda m, g: m.searchsorted(m.arange(5.0), g.f((4,), hi=5)),
+        "searchsorted(right)": lambda m, g: m.searchsorted(m.arange(5.0), m.tensor([1.0, 2.0]),
+                                                           right=True),
+        "einsum": lambda m, g: m.einsum("ij,jk->ik", g.f((2, 3)), g.f((3, 4))),
+        "matmul": lambda m, g: m.matmul(g.f((2, 3, 4)), g.f((4, 2))),
+        "tensordot(dims=1)": lambda m, g: m.tensordot(g.f((2, 3)), g.f((3, 4)), dims=1),
+        "tensordot(2 lists)": lambda m, g: m.tensordot(g.f((2, 3)), g.f((3, 2)),
+                                                       dims=([1], [0])),
+    }
+
+
+def _creation_cases() -> dict:
+    return {
+        "zeros(2, 3)": lambda m, g: m.zeros(2, 3),
+        "ones((2, 3), dtype)": lambda m, g: m.ones((2, 3), dtype=m.int64),
+        "full((2,), 3)": lambda m, g: m.full((2,), 3),
+        "full((2,), 3.5)": lambda m, g: m.full((2,), 3.5),
+        "full((2,), True)": lambda m, g: m.full((2,), True),
+        "full_like(x, 2)": lambda m, g: m.full_like(g.f(), 2),
+        "zeros_like(i64)": lambda m, g: m.zeros_like(g.i()),
+        "ones_like(x, dtype)": lambda m, g: m.ones_like(g.f(), dtype=m.float64),
+        "empty(2, 3).shape": lambda m, g: [m.empty(2, 3).shape, m.empty(2).dtype],
+        "empty_like": lambda m, g: [m.empty_like(g.i()).shape, m.empty_like(g.i()).dtype],
+        "arange(5)": lambda m, g: m.arange(5),
+        "arange(1, 5)": lambda m, g: m.arange(1, 5),
+        "arange(0, 1, 0.25)": lambda m, g: m.arange(0, 1, 0.25),
+        "arange(5.0)": lambda m, g: m.arange(5.0),
+        "linspace(0, 1, 5)": lambda m, g: m.linspace(0, 1, 5),
+        "linspace(0, 1, steps=3)": lambda m, g: m.linspace(0, 1, steps=3),
+        "eye(3)": lambda m, g: m.eye(3),
+        "eye(2, 3)": lambda m, g: m.eye(2, 3),
+        "tensor(ints)": lambda m, g: m.tensor([1, 2]),
+        "tensor(floats)": lambda m, g: m.tensor([1.0, 2]),
+        "tensor(scalar, bool)": lambda m, g: [m.tensor(3), m.tensor(True), m.tensor(2.5)],
+        "tensor(nested, dtype)": lambda m, g: m.tensor([[1, 2]], dtype=m.float64),
+        "asarray": lambda m, g: m.asarray([1.0, 2.0]),
+        "from_numpy": lambda m, g: m.from_numpy(np.arange(3.0)),
+        "rand, randn shape": lambda m, g: [m.rand(2, 3).shape, m.randn(4).dtype,
+                                           m.rand((2, 2)).shape],
+        "randint": lambda m, g: [m.randint(0, 5, (3,)).dtype, m.randint(5, (2, 2)).shape],
+        "randperm": lambda m, g: [sorted(m.randperm(5).tolist()), m.randperm(3).dtype],
+        "clone": lambda m, g: m.clone(g.f()),
+        "is_tensor": lambda m, g: [m.is_tensor(g.f()), m.is_tensor(1.0)],
+        "result_type": lambda m, g: [m.result_type(g.i(), g.f()), m.result_type(g.i(), 1.0)],
+        "can_cast": lambda m, g: [m.can_cast(m.int64, m.float32),
+                                  m.can_cast(m.float32, m.int64)],
+        "finfo, iinfo": lambda m, g: [m.finfo(m.float32).eps, m.iinfo(m.int32).max,
+                                      m.finfo(m.float64).max],
+        "get_default_dtype": lambda m, g: m.get_default_dtype(),
+        "constants pi, e, inf, nan": lambda m, g: [m.pi, m.e, m.inf, math.isnan(m.nan)],
+    }
+
+
+def _method_cases() -> dict:
+    return {
+        "x.float(), .double(), .long()": lambda m, g: [g.i().float(), g.f().double(),
+                                                       g.f().long(), g.f().int(), g.f().bool()],
+        "x.half()": lambda m, g: g.f().half(),
+        "x.to(dtype)": lambda m, g: g.f().to(m.float64),
+        "x.item()": lambda m, g: [g.f((1,)).item(), g.i((1,)).item(), g.b(()).item()],
+        "x.tolist()": lambda m, g: g.i().tolist(),
+        "x.size()": lambda m, g: [g.f().size(), g.f().size(1), g.f().shape],
+        "x.eq, ne, lt, le, gt, ge": lambda m, g: [getattr(g.f(), n)(g.f()) for n in
+                                                  ("eq", "ne", "lt", "le", "gt", "ge")],
+        "x.eq(number)": lambda m, g: g.i().eq(2),
+        "x.clone().zero_()": lambda m, g: g.f().clone().zero_(),
+        "x.fill_(2)": lambda m, g: g.f().fill_(2),
+        "x.add_(y, alpha)": lambda m, g: g.f().add_(g.f(), alpha=2),
+        "x.sub_, mul_, div_": lambda m, g: g.f().sub_(g.f()).mul_(2).div_(4),
+        "x.copy_": lambda m, g: g.f().copy_(g.f()),
+        "x.detach(), contiguous": lambda m, g: [g.f().detach(), g.f().contiguous()],
+        "x.matmul": lambda m, g: g.f((2, 3)).matmul(g.f((3,))),
+        "x.requires_grad_()": lambda m, g: g.f().requires_grad_().requires_grad,
+        "format(x0, '.3f')": lambda m, g: f"{g.f(()):.3f}",
+        "int, float, bool of x0": lambda m, g: [int(g.f(())), float(g.i(())), bool(g.b(()))],
+        "len, iter": lambda m, g: [len(g.f()), [r.shape for r in g.f()]],
+        "x.masked_fill(mask, value)": lambda m, g: g.f().masked_fill(g.b(), -1.0),
+        "x.index_select": lambda m, g: g.f((3, 4)).index_select(0, g.idx((2,), 3)),
+        "x.scatter_add": lambda m, g: g.f((3,)).scatter_add(0, g.idx((4,), 3), g.f((4,))),
+        "x.squeeze(), unsqueeze(-1)": lambda m, g: [g.f((1, 3)).squeeze(), g.f().unsqueeze(-1)],
+        "x.any(), all()": lambda m, g: [g.b().any(), g.b().all(), g.b().any(dim=0)],
+        "x.cpu()": lambda m, g: g.f().cpu(),
+        "x.broadcast_to, expand_as": lambda m, g: [g.f((1, 3)).broadcast_to((2, 3)),
+                                                   g.f((3, 1)).expand_as(g.f((3, 4)))],
+        "x.clip, clamp(min, max)": lambda m, g: [g.f().clip(-0.5, 0.5), g.f().clamp(-1, 0)],
+        "x.flatten(1), transpose(0, 1)": lambda m, g: [g.f((2, 3, 2)).flatten(1),
+                                                        g.f((2, 3)).transpose(0, 1)],
+        "x.unsqueeze(0), argsort(1)": lambda m, g: [g.f().unsqueeze(0), g.f().argsort(1)],
+        "x.equal(y)": lambda m, g: [g.f().equal(g.f()), (lambda x: x.equal(x))(g.i())],
+        "x.all(dim=1), x.lt/le/gt/ne(y)": lambda m, g: [
+            g.b().all(dim=1), g.f().lt(0), g.f().le(0), g.f().gt(g.f()), g.f().ne(0)],
+        "x.int(), bool(), type_as": lambda m, g: [g.f().int(), g.i().bool(),
+                                                  g.f().type_as(g.i())],
+        "x.mul_(y), div_(y)": lambda m, g: [g.f().mul_(g.f()), g.f().div_(g.f(lo=0.5))],
+        "x.ndim, dim(), numel(), nelement(), dtype": lambda m, g: [
+            g.f().ndim, g.f().dim(), g.f().numel(), g.f().nelement(), g.i().dtype],
+    }
+
+
+def _functional_cases() -> dict:
+    def F(m):
+        return m.nn.functional
+    return {
+        "F.relu, F.gelu, F.tanh, F.sigmoid, F.softplus": lambda m, g: [
+            getattr(F(m), n)(g.f()) for n in ("relu", "gelu", "tanh", "sigmoid", "softplus")],
+        "F.gelu(tanh)": lambda m, g: F(m).gelu(g.f(), approximate="tanh"),
+        "F.softmax(dim)": lambda m, g: F(m).softmax(g.f(), dim=0),
+        "F.log_softmax(x, 1)": lambda m, g: F(m).log_softmax(g.f(), 1),
+        "F.linear": lambda m, g: F(m).linear(g.f((2, 3)), g.f((4, 3)), g.f((4,))),
+        "F.mse_loss, F.l1_loss, F.huber_loss": lambda m, g: [
+            getattr(F(m), n)(g.f(), g.f()) for n in ("mse_loss", "l1_loss", "huber_loss")],
+        "F.mse_loss(reduction)": lambda m, g: F(m).mse_loss(g.f(), g.f(), reduction="sum"),
+        "F.cross_entropy": lambda m, g: F(m).cross_entropy(g.f((4, 3)), g.idx((4,), 3)),
+        "F.cross_entropy(probs)": lambda m, g: F(m).cross_entropy(
+            g.f((4, 3)), F(m).softmax(g.f((4, 3)), dim=1)),
+        "F.cross_entropy(smoothing)": lambda m, g: F(m).cross_entropy(
+            g.f((4, 3)), g.idx((4,), 3), label_smoothing=0.1),
+        "F.nll_loss": lambda m, g: F(m).nll_loss(g.f((4, 3)), g.idx((4,), 3)),
+        "F.binary_cross_entropy_with_logits": lambda m, g: F(m).binary_cross_entropy_with_logits(
+            g.f(), g.f(lo=0, hi=1)),
+        "F.one_hot": lambda m, g: F(m).one_hot(g.idx((4,), 3), 3),
+        "F.one_hot(no classes)": lambda m, g: F(m).one_hot(g.idx((4,), 3)),
+        "F.embedding": lambda m, g: F(m).embedding(g.idx((2, 3), 5), g.f((5, 2))),
+        "F.dropout(eval)": lambda m, g: F(m).dropout(g.f(), 0.5, training=False),
+        "F.pad": lambda m, g: F(m).pad(g.f((2, 3)), (1, 2)),
+        "F.pad(value)": lambda m, g: F(m).pad(g.f((2, 3)), (1, 1, 0, 1), value=2.0),
+        "F.layer_norm": lambda m, g: F(m).layer_norm(g.f((2, 3)), (3,)),
+        "F.max_pool2d": lambda m, g: F(m).max_pool2d(g.f((1, 1, 4, 4)), 2),
+        "F.avg_pool2d": lambda m, g: F(m).avg_pool2d(g.f((1, 2, 4, 4)), 2),
+        "F.adaptive_avg_pool2d": lambda m, g: F(m).adaptive_avg_pool2d(g.f((1, 2, 4, 4)), 1),
+        "F.conv2d": lambda m, g: F(m).conv2d(g.f((1, 2, 5, 5)), g.f((3, 2, 3, 3)), padding=1),
+        "F.conv1d": lambda m, g: F(m).conv1d(g.f((1, 2, 5)), g.f((3, 2, 3)), stride=2),
+        "F.conv_transpose2d": lambda m, g: F(m).conv_transpose2d(g.f((1, 2, 3, 3)),
+                                                                 g.f((2, 3, 2, 2)), stride=2),
+        "F.batch_norm(eval)": lambda m, g: F(m).batch_norm(
+            g.f((4, 3)), g.f((3,)), g.f((3,), lo=0.5), training=False),
+        "F.batch_norm(training)": lambda m, g: F(m).batch_norm(
+            g.f((4, 3)), None, None, g.f((3,)), g.f((3,)), training=True),
+        "F.group_norm": lambda m, g: F(m).group_norm(g.f((2, 4, 3)), 2),
+        "F.dropout2d(eval)": lambda m, g: F(m).dropout2d(g.f((1, 2, 3, 3)), training=False),
+        "F.scaled_dot_product_attention": lambda m, g: F(m).scaled_dot_product_attention(
+            g.f((2, 3, 4)), g.f((2, 5, 4)), g.f((2, 5, 4))),
+        "F.scaled_dot_product_attention(causal)": lambda m, g:
+            F(m).scaled_dot_product_attention(g.f((2, 3, 4)), g.f((2, 3, 4)), g.f((2, 3, 4)),
+                                              is_causal=True),
+        "F.unfold": lambda m, g: F(m).unfold(g.f((1, 2, 4, 4)), kernel_size=2),
+        "F.unfold(stride, padding)": lambda m, g: F(m).unfold(g.f((1, 2, 4, 4)), 3, padding=1,
+                                                              stride=2),
+    }
+
+
+CASES = {**_unary_cases(), **_binary_cases(), **_reduction_cases(), **_shape_cases(),
+         **_index_cases(), **_creation_cases(), **_method_cases(), **_functional_cases()}
+
+# cases that still differ, by name pattern, with who fixes them; reported, not failed
+_PROMOTION = ("issue 26 item 1 (ops-semantics developer): PyTorch's promotion (int with float, "
+              "int to the default float, Python scalars) and bitwise operators on integers")
+KNOWN = {
+    r"^\w+\(int64\)$": _PROMOTION,
+    r"^(?!logical_|bitwise_).*\((f32,i64|i64,float|i64,i64|i64,int|f32,int|bool)\)$": _PROMOTION,
+    r"^(~x|1 & x|2\.5 - x) \(i64\)$|^x [&|] y ": _PROMOTION,
+    r"^(where\(c, i64, 0\.5\)|clamp\(i64, -1\.5, 1\.5\)|result_type)$": _PROMOTION,
+    r"^(argmax\(bool, dim=0\)|mean\(int64\))$": "xad answers where PyTorch refuses (argmax "
+    "of bools, mean of integers): an extension, not a wrong number",
+}
+
+
+# what a backend lacks (not a meaning): case -> backends
+GAPS = {"x.half()": ("array_api_strict",)}
+
+
+def known(name: str, backend: str = "numpy") -> str | None:
+    """Why ``name`` may still differ from PyTorch on ``backend`` (``None``: it must not)."""
+    if backend in GAPS.get(name, ()):
+        return f"{backend} lacks a dtype the case needs"
+    return next((why for pat, why in KNOWN.items() if re.search(pat, name)), None)
+
+
+def _norm(r):
+    if isinstance(r, (T.Tensor, torch.Tensor)):
+        d = str(r.dtype).rsplit(".", 1)[-1]
+        return ("tensor", tuple(r.shape), d, np.asarray(r.detach().cpu().numpy()
+                                                         if isinstance(r, torch.Tensor)
+                                                         else r.detach().numpy()))
+    if isinstance(r, (tuple, list)):
+        return [type(r).__name__ if isinstance(r, list) else "tuple", *[_norm(v) for v in r]]
+    if isinstance(r, (T.DType, torch.dtype)):
+        return ("dtype", str(r).rsplit(".", 1)[-1])
+    if isinstance(r, (bool, int, float, str)) or r is None:
+        return r
+    return ("other", tuple(r) if isinstance(r, tuple) else str(type(r)))
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, tuple) and a and a[0] == "tensor" and isinstance(b, tuple):
+        if a[:3] != b[:3]:
+            return False
+        tol = 1e-4 if a[2] in ("float32", "float16", "bfloat16") else 1e-9
+        if a[2] in ("float32", "float64", "float16"):
+            return np.allclose(a[3], b[3], rtol=tol, atol=tol, equal_nan=True)
+        return np.array_equal(a[3], b[3])
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) and isinstance(b, float):
+        return math.isclose(a, b, rel_tol=1e-6) or (math.isnan(a) and math.isnan(b))
+    return type(a) is type(b) and a == b
+
+
+def _run(m, name, seed):
+    try:
+        return "ok", _norm(CASES[name](m, Draw(m, seed)))
+    except Exception as e:  # a refusal is a result: both must refuse
+        return "raised", type(e).__name__ + ": " + str(e)[:200]
+
+
+def divergence(name: str, seed: int) -> str | None:
+    """``None`` when xad's torch and PyTorch agree on ``name`` with inputs from ``seed``."""
+    ref, got = _run(torch, name, seed), _run(T, name, seed)
+    if ref[0] == got[0] == "raised" or (ref[0] == got[0] == "ok" and _same(got[1], ref[1])):
+        return None
+    return f"{name} (seed {seed}): xad {got}, torch {ref}"
+
+
+def test_every_shared_name_has_a_case():
+    """Every function of xad's ``torch`` and ``torch.nn.functional`` and every tensor method
+    that PyTorch also has is fuzzed here or checked where ``AUDITED_ELSEWHERE`` says."""
+    words = set(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", " ".join(CASES)))
+    skip = set(AUDITED_ELSEWHERE)
+    pairs = [(T, torch), (T.nn.functional, torch.nn.functional), (xad.Tensor, torch.Tensor)]
+    missing = [n for ours, theirs in pairs for n in dir(ours) if not n.startswith("_")
+               and hasattr(theirs, n) and n not in skip and n not in words]
+    assert not missing, f"add fuzz cases for {missing}"
+
+
+# names PyTorch also has whose meaning is checked elsewhere, or that are modules/types
+AUDITED_ELSEWHERE = ("Generator Tensor amp autograd bfloat16 bool cuda compile complex64 "
+                     "complex128 conj device distributed double fft float float16 float32 "
+                     "float64 half imag int int8 int16 int32 int64 linalg load long "
+                     "manual_seed multinomial newaxis nn no_grad enable_grad "
+                     "set_grad_enabled is_grad_enabled optim ops real save "
+                     "set_default_dtype uint8 uint16 uint32 uint64 utils autocast "
+                     "set_printoptions meshgrid split_copy from_dlpack GradScaler "
+                     # tensor attributes and autograd methods (tests/test_torch_subset.py,
+                     # tests/test_autograd*.py): no argument forms to fuzz
+                     "backward data device dtype grad grad_fn is_leaf register_hook "
+                     "retain_grad requires_grad normal_ uniform_ numpy").split()
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_torch_subset_agrees_with_pytorch(xb):
+    out = []
+    names = list(CASES)
+    if N == 1 and xb.name != "numpy":  # the default run: a sixth of the cases elsewhere
+        names = names[zlib.crc32(xb.label.encode()) % 6::6]
+    for name in names:
+        for k in range(N):
+            d = divergence(name, 1000 * k + zlib.crc32(name.encode()) % 997)
+            if d is not None and known(name, xb.name) is None:
+                out.append(d)
+    assert not out, f"{len(out)} divergences:\n" + "\n".join(out[:40])

@@ -1,0 +1,333 @@
+"""PyTorch's meanings for names that xad's functions give the Array API standard's (or
+NumPy's) meaning, as ``python -m xad.as_torch`` serves them: ``torch.Tensor(5)``,
+``torch.meshgrid`` (``'ij'``), ``torch.amp.autocast(device_type, ...)``,
+``torch.amp.GradScaler(device)``, ``torch.set_printoptions``. ``xad.f`` keeps its own
+meaning; docs/PORTING.md tables every name that differs."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+from . import amp, dtypes
+from . import ops as _ops
+from .backend import get_backend
+from .factories import empty, tensor
+from .factories import linspace as _linspace
+from .tensor import Tensor, on_cuda
+
+__all__ = ["TorchTensor", "meshgrid", "autocast", "GradScaler", "set_printoptions",
+           "cuda_usable", "count_nonzero", "roll", "tril", "triu", "diff", "take", "where",
+           "searchsorted", "tensordot", "linspace", "can_cast", "round"]
+
+
+class _TensorType(type):
+    """``torch.Tensor``: ``isinstance(x, torch.Tensor)`` holds for xad tensors, its
+    attributes are :class:`xad.Tensor`'s, and calling it is PyTorch's legacy constructor."""
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return isinstance(obj, Tensor)
+
+    def __subclasscheck__(cls, sub: type) -> bool:
+        return issubclass(sub, Tensor)
+
+    def __getattr__(cls, name: str) -> Any:
+        return getattr(Tensor, name)
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Tensor:
+        if kwargs:
+            raise TypeError(f"torch.Tensor(...) takes no keywords, got {sorted(kwargs)}; use "
+                            f"torch.tensor(data, dtype=..., requires_grad=...)")
+        if len(args) == 1 and isinstance(args[0], Tensor):
+            return args[0]
+        if all(isinstance(a, int) and not isinstance(a, bool) for a in args):
+            return empty(*(args or (0,)), dtype=dtypes.float32)
+        if len(args) == 1 and isinstance(args[0], Sequence) and not isinstance(args[0], str):
+            return tensor(args[0], dtype=dtypes.float32)
+        raise TypeError(f"torch.Tensor({', '.join(type(a).__name__ for a in args)}): give "
+                        f"sizes (ints) or one sequence of numbers (data must be a sequence)")
+
+
+class TorchTensor(metaclass=_TensorType):
+    """PyTorch's ``torch.Tensor``: the type of xad tensors for ``isinstance``, and its
+    legacy constructor: ``torch.Tensor(2, 3)`` an uninitialised float32 tensor of that shape,
+    ``torch.Tensor([1, 2])`` float32 data (``xad.Tensor(data)`` keeps ``data``'s dtype).
+
+    Example:
+        >>> from xad.torch_functions import TorchTensor
+        >>> TorchTensor(5).shape, TorchTensor([1, 2]).dtype
+        ((5,), xad.float32)
+    """
+
+
+def meshgrid(*tensors: Any, indexing: str = "ij") -> tuple[Tensor, ...]:
+    """PyTorch's ``meshgrid``: matrix indexing (``'ij'``) unless told; the tensors may come
+    as one list. :func:`xad.meshgrid` (the standard's) defaults to ``'xy'``.
+
+    Example:
+        >>> import xad
+        >>> from xad.torch_functions import meshgrid
+        >>> [t.shape for t in meshgrid(xad.zeros(2), xad.zeros(3))]
+        [(2, 3), (2, 3)]
+    """
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    return tuple(_ops.meshgrid(*tensors, indexing=indexing))
+
+
+def cuda_usable() -> bool:
+    """Whether PyTorch's ``"cuda"`` can mean the current backend (one on a CUDA device).
+
+    Example:
+        >>> from xad.torch_functions import cuda_usable
+        >>> cuda_usable()  # NumPy, the default backend, is on the host
+        False
+    """
+    return on_cuda(get_backend())
+
+
+def _device_type(where: str, device_type: Any) -> str:
+    kind = str(device_type).split(":")[0]
+    if kind not in ("cpu", "cuda"):
+        raise ValueError(f"{where}: device_type must be 'cpu' or 'cuda', got "
+                         f"{device_type!r}")
+    return kind
+
+
+def autocast(device_type: str, dtype: Any = None, enabled: bool = True,
+             cache_enabled: Any = None) -> amp.autocast:
+    """PyTorch's ``torch.amp.autocast(device_type, dtype=None, enabled=True)``: ``'cpu'``
+    defaults to bfloat16, ``'cuda'`` to float16; ``'cuda'`` on a host backend warns and
+    disables itself, as PyTorch does without a GPU. Entering it on a backend without the
+    dtype raises (NumPy has no bfloat16: pass ``dtype=torch.float16``).
+
+    Example:
+        >>> import xad
+        >>> from xad.torch_functions import autocast
+        >>> with autocast("cpu", dtype=xad.float16):
+        ...     (xad.ones(2, 3) @ xad.ones(3, 1)).dtype
+        xad.float16
+    """
+    kind = _device_type("autocast", device_type)
+    if kind == "cuda" and enabled and not cuda_usable():
+        warnings.warn("autocast('cuda'): the backend is on the host (no CUDA device); "
+                      "autocast is disabled. Run with --backend cupy for a GPU", stacklevel=2)
+        enabled = False
+    low = dtype if dtype is not None else dtypes.bfloat16 if kind == "cpu" else dtypes.float16
+    return amp.autocast(low, enabled=enabled)
+
+
+def GradScaler(device: str = "cuda", init_scale: float = 2.0 ** 16,  # noqa: N802 (PyTorch's)
+               growth_factor: float = 2.0, backoff_factor: float = 0.5,
+               growth_interval: int = 2000, enabled: bool = True) -> amp.GradScaler:
+    """PyTorch's ``torch.amp.GradScaler(device='cuda', ...)``: ``'cuda'`` on a host backend
+    warns and gives a disabled scaler, as PyTorch does without a GPU.
+
+    Example:
+        >>> from xad.torch_functions import GradScaler
+        >>> GradScaler("cpu").is_enabled()
+        True
+    """
+    kind = _device_type("GradScaler", device)
+    if kind == "cuda" and enabled and not cuda_usable():
+        warnings.warn("GradScaler('cuda'): the backend is on the host (no CUDA device); "
+                      "the scaler is disabled. Run with --backend cupy for a GPU", stacklevel=2)
+        enabled = False
+    return amp.GradScaler(init_scale, growth_factor, backoff_factor, growth_interval,
+                          enabled=enabled)
+
+
+_PROFILES = {"default": (4, 1000, 3, 80), "short": (2, 1000, 2, 80),
+             "full": (4, float("inf"), 3, 80)}
+
+
+def set_printoptions(precision: int | None = None, threshold: float | None = None,
+                     edgeitems: int | None = None, linewidth: int | None = None,
+                     profile: str | None = None, sci_mode: bool | None = None) -> None:
+    """PyTorch's ``set_printoptions``: digits, summarising threshold, edge items, line width
+    and scientific notation of tensor reprs (process-wide; ``profile`` sets the first four).
+
+    Example:
+        >>> import xad
+        >>> from xad.torch_functions import set_printoptions
+        >>> set_printoptions(precision=2); xad.tensor([1.23456])
+        tensor([1.23], dtype=xad.float32, backend=numpy)
+        >>> set_printoptions(profile="default")
+    """
+    opts = Tensor._print_options
+    if profile is not None:
+        if profile not in _PROFILES:
+            raise ValueError(f"set_printoptions: profile must be one of {sorted(_PROFILES)}")
+        opts.update(zip(("precision", "threshold", "edgeitems", "linewidth"),
+                        _PROFILES[profile]))
+        opts.pop("sci_mode", None)
+    given = {"precision": precision, "threshold": threshold, "edgeitems": edgeitems,
+             "linewidth": linewidth, "sci_mode": sci_mode}
+    opts.update({k: v for k, v in given.items() if v is not None})
+
+
+# ----- PyTorch's signatures over the standard's functions (positional dims, PyTorch's
+# keyword names); the meaning is the same unless the docstring says otherwise ----------------
+def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:  # noqa: A002 (PyTorch's name)
+    """``torch.count_nonzero(input, dim=None)``.
+
+    Example:
+        >>> import xad
+        >>> from xad.torch_functions import count_nonzero
+        >>> count_nonzero(xad.tensor([[0, 1], [2, 3]]), 0).tolist()
+        [1, 2]
+    """
+    return _ops.count_nonzero(input, axis=_dims(dim))
+
+
+def roll(input: Tensor, shifts: Any, dims: Any = None) -> Tensor:  # noqa: A002
+    """``torch.roll(input, shifts, dims=None)``.
+
+    Example:
+        >>> import xad
+        >>> from xad.torch_functions import roll
+        >>> roll(xad.tensor([[1, 2], [3, 4]]), 1, 0).tolist()
+        [[3, 4], [1, 2]]
+    """
+    return _ops.roll(input, _dims(shifts), axis=_dims(dims))
+
+
+def tril(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
+    """``torch.tril(input, diagonal=0)``.
+
+    Example:
+        >>> import xad
+        >>> from xad.torch_functions import tril
+        >>> tril(xad.ones(2, 2), -1).tolist()
+        [[0.0, 0.0], [1.0, 0.0]]
+    """
+    return _ops.tril(input, k=diagonal)
+
+
+def triu(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
+    """``torch.triu(input, diagonal=0)``.
+
+    Example:
+        >>> import xad
+        >>> from xad.torch_functions import triu
+        >>> triu(xad.ones(2, 2), 1).tolist()
+        [[0.0, 1.0], [0.0, 0.0]]
+    """
+    return _ops.triu(input, k=diagonal)
+
+
+def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Any = None,  # noqa: A002
+         append: Any = None) -> Tensor:
+    """``torch.diff(input, n=1, dim=-1, prepend=None, append=None)`` (``n`` comes first).
+
+    Example:
+        >>> import xad
+        >>> from xad.torch_functions import diff
+        >>> diff(xad.tensor([1, 4, 9, 16]), 2).tolist()
+        [2, 2]
+    """
+    return _ops.diff(input, axis=dim, n=n, prepend=prepend, append=append)
+
+
+def take(input: Tensor, index: Tensor) -> Tensor:  # noqa: A002
+    """PyTorch's ``take``: ``index`` into the flattened tensor, any shape of ``index``
+    (:func:`xad.take`, the standard's, indexes along an axis).
+
+    Example:
+        >>> import xad
+        >>> from xad.torch_functions import take
+        >>> take(xad.tensor([[1, 2], [3, 4]]), xad.tensor([3, 0])).tolist()
+        [4, 1]
+    """
+    return _ops.reshape(input, (-1,))[index]
+
+
+def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:  # noqa: A002
+    """``torch.where(condition, input, other)``; ``torch.where(condition)`` is
+    ``condition.nonzero(as_tuple=True)``.
+
+    Example:
+        >>> import xad
+        >>> from xad.torch_functions import where
+        >>> [t.tolist() for t in where(xad.tensor([0, 3, 5]) > 1)]
+        [[1, 2]]
+    """
+    if input is None and other is None:
+        return condition.nonzero(as_tuple=True)
+    return _ops.where(condition, input, other)
+
+
+def searchsorted(sorted_sequence: Tensor, values: Any, *, out_int32: bool = False,
+                 right: bool = False, side: str | None = None, sorter: Any = None) -> Tensor:
+    """``torch.searchsorted(sorted_sequence, values, *, out_int32=False, right=False,
+    side=None, sorter=None)``.
+
+    Example:
+        >>> import xad
+        >>> from xad.torch_functions import searchsorted
+        >>> searchsorted(xad.tensor([1.0, 2.0, 3.0]), xad.tensor([2.0]), right=True).tolist()
+        [2]
+    """
+    out = _ops.searchsorted(sorted_sequence, values, side=side or ("right" if right else "left"),
+                            sorter=sorter)
+    return _ops.astype(out, dtypes.int32 if out_int32 else dtypes.int64, copy=False)
+
+
+def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
+    """``torch.tensordot(a, b, dims=2)`` (the standard's keyword is ``axes``).
+
+    Example:
+        >>> import xad
+        >>> from xad.torch_functions import tensordot
+        >>> tensordot(xad.ones(2, 3), xad.ones(3, 4), dims=1).shape
+        (2, 4)
+    """
+    return _ops.tensordot(a, b, axes=dims)
+
+
+def linspace(start: float, end: float, steps: int, *, dtype: Any = None,
+             requires_grad: bool = False) -> Tensor:
+    """``torch.linspace(start, end, steps, *, dtype=None, requires_grad=False)``.
+
+    Example:
+        >>> from xad.torch_functions import linspace
+        >>> linspace(0, 1, steps=3).tolist()
+        [0.0, 0.5, 1.0]
+    """
+    return _linspace(start, end, steps, dtype=dtype, requires_grad=requires_grad)
+
+
+def can_cast(from_: Any, to: Any) -> bool:
+    """PyTorch's ``can_cast``: its casting rule ("same kind": an integer may become a
+    float, not the other way; bool becomes anything) where the standard's
+    :func:`xad.can_cast` allows only value-preserving casts.
+
+    Example:
+        >>> import xad
+        >>> from xad.torch_functions import can_cast
+        >>> can_cast(xad.int64, xad.float32), xad.can_cast(xad.int64, xad.float32)
+        (True, False)
+    """
+    rank = {"bool": 0, "uint": 1, "int": 1, "float": 2, "bfloat": 2, "complex": 3}
+    f, t = (rank[dtypes.as_dtype(d).name.rstrip("0123456789")] for d in (from_, to))
+    return f <= t
+
+
+def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001, A002
+    """``torch.round(input, *, decimals=0)`` (half to even, as PyTorch's).
+
+    Example:
+        >>> import xad
+        >>> from xad.torch_functions import round
+        >>> round(xad.tensor([0.5, 1.5, 1.26], dtype=xad.float64), decimals=1).tolist()
+        [0.5, 1.5, 1.3]
+    """
+    if decimals == 0:
+        return _ops.round(input)
+    s = 10.0 ** decimals
+    return _ops.round(input * s) / s
+
+
+def _dims(d: Any) -> Any:
+    return tuple(d) if isinstance(d, list) else d
