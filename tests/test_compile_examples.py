@@ -13,6 +13,8 @@ import numpy as np
 import pytest
 from test_examples import _load
 
+import xad
+
 # a compiled step that fell back to eager mode (which warns) fails the test
 pytestmark = pytest.mark.filterwarnings("error:xad.compile:RuntimeWarning")
 
@@ -101,3 +103,15 @@ def test_compiled_example_matches_eager(xb, name, monkeypatch):
         assert result == pytest.approx(ref_result, rel=1e-6)
         for a, b in zip(arrays, ref_arrays):
             np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_compiled_example_passes_check_mode(name, monkeypatch):
+    """Every replay of each example's step, run under ``XAD_COMPILE_CHECK=1``, records the
+    same program eagerly (NumPy; the check raises on the first difference)."""
+    if name.startswith(NEEDS_SKLEARN):
+        pytest.importorskip("sklearn")
+    monkeypatch.setenv("XAD_COMPILE_CHECK", "1")
+    with xad.use_backend("numpy"):
+        _, step, arrays = _train(name, True, monkeypatch)
+    assert step.check and 1 <= step.recordings <= 2 and len(arrays) > 20

@@ -93,9 +93,9 @@ def _prepare(tensors: Any, grads: Any, where: str) -> tuple[list, list]:
                     f"{where}: output {i} has shape {tuple(t.shape)}; a gradient can be implied "
                     f"only for a scalar output. Pass the gradient explicitly "
                     f"(y.backward(xad.ones_like(y)) for the sum) or reduce y first (y.sum()).")
-            gs[i] = T._make(t._backend.full(t.shape, 1, t._array.dtype), t._backend)
+            gs[i] = T._constant(t._backend.full(t.shape, 1, t._array.dtype), t._backend)
         elif not isinstance(g, T):
-            gs[i] = T._result(t._backend.asarray(g, dtype=t._array.dtype), t._backend)
+            gs[i] = T._make(t._backend.asarray(g, dtype=t._array.dtype), t._backend)
         elif g.shape != t.shape:
             raise ValueError(f"{where}: gradient {i} has shape {tuple(g.shape)} but the output "
                              f"has shape {tuple(t.shape)}")

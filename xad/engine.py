@@ -136,7 +136,7 @@ def _zeros_for(node: Node, slots: list) -> None:
     for i, s in enumerate(slots):
         if s is None:
             shape, dtype = node.out_meta[i]
-            slots[i] = installed.tensor._make(node.backend.zeros(shape, dtype), node.backend)
+            slots[i] = installed.tensor._constant(node.backend.zeros(shape, dtype), node.backend)
 
 
 def _call_rule(node: Node, slots: list) -> tuple:

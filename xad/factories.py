@@ -49,8 +49,22 @@ def _python_default(native: _dt.DType) -> _dt.DType | None:
     return default_complex_dtype() if native in (_dt.complex64, _dt.complex128) else None
 
 
-def _finish(data: Any, b: Backend, requires_grad: bool) -> Tensor:
-    t = Tensor._make(data, b)
+def _static(*values: Any) -> bool:
+    """Whether ``values`` are Python data only (numbers, strings, None, nested lists and
+    tuples of them): what a factory makes from them is the same at every call."""
+    for v in values:
+        if type(v) in (list, tuple):
+            if not _static(*v):
+                return False
+        elif v is not None and type(v) not in (int, float, bool, complex, str):
+            return False
+    return True
+
+
+def _finish(data: Any, b: Backend, requires_grad: bool, static: bool = False) -> Tensor:
+    """The factory's tensor (a constant of an ``xad.compile`` recording where ``static``:
+    made from shapes, dtypes and Python numbers only)."""
+    t = Tensor._constant(data, b) if static else Tensor._make(data, b)
     if requires_grad:
         if not t.dtype.is_floating:
             raise TypeError(f"requires_grad=True needs a floating dtype, got {t.dtype}")
@@ -72,9 +86,13 @@ def tensor(data: Any, dtype: _dt.DType | str | None = None, requires_grad: bool 
     """
     b = backend or get_backend()
     d = _dt.as_dtype(dtype)
+    if isinstance(data, Tensor) and data._backend is b:  # a recorded copy
+        t = data.detach()._copy()
+        if d is not None and b.dtype(d) != t._array.dtype:
+            t = t.astype(d)
+        return _finish(t._array, b, requires_grad) if requires_grad else t
     if isinstance(data, Tensor):
-        data = data._backend.to_numpy(data._array) if data._backend is not b else \
-            b.xp.asarray(data._array, copy=True)
+        data = data._backend.to_numpy(data._array)
         arr = b.asarray(data) if not isinstance(data, b.array_type) else data
     elif isinstance(data, b.array_type):
         arr = b.xp.asarray(data, copy=True)
@@ -86,7 +104,7 @@ def tensor(data: Any, dtype: _dt.DType | str | None = None, requires_grad: bool 
                 arr = b.asarray(data, dtype=b.dtype(d))
     if d is not None and b.dtype(d) != arr.dtype:
         arr = b.xp.astype(arr, b.dtype(d))
-    return _finish(arr, b, requires_grad)
+    return _finish(arr, b, requires_grad, static=_static(data))
 
 
 def zeros(shape: int | Sequence[int] = (), *more: int, dtype: Any = None,
@@ -101,7 +119,7 @@ def zeros(shape: int | Sequence[int] = (), *more: int, dtype: Any = None,
         (2, 3)
     """
     b = _on(backend, device, "zeros")
-    return _finish(b.zeros(_shape((shape, *more)), _native(b, dtype)), b, requires_grad)
+    return _finish(b.zeros(_shape((shape, *more)), _native(b, dtype)), b, requires_grad, True)
 
 
 def ones(shape: int | Sequence[int] = (), *more: int, dtype: Any = None,
@@ -142,7 +160,8 @@ def full(shape: Sequence[int] | int, fill_value: Any, dtype: Any = None,
         dtype = _dt.int64 if not requires_grad else None
     elif dtype is None and isinstance(fill_value, complex):
         dtype = default_complex_dtype()
-    return _finish(b.full(shape, fill_value, _native(b, dtype)), b, requires_grad)
+    return _finish(b.full(shape, fill_value, _native(b, dtype)), b, requires_grad,
+                   _static(fill_value))
 
 
 def zeros_like(x: Tensor, dtype: Any = None, requires_grad: bool = False, *,
@@ -182,7 +201,7 @@ def arange(start: float, stop: float | None = None, step: float = 1, dtype: Any 
         ints = all(isinstance(v, int) for v in (start, stop, step))
         dtype = _dt.int64 if ints else _dt.get_default_dtype()
     data = b.xp.arange(start, stop, step, dtype=_native(b, dtype), device=b.device)
-    return _finish(data, b, requires_grad)
+    return _finish(data, b, requires_grad, True)
 
 
 def linspace(start: float, stop: float, num: int, dtype: Any = None,
@@ -198,7 +217,7 @@ def linspace(start: float, stop: float, num: int, dtype: Any = None,
     b = _on(backend, device, "linspace")
     data = b.xp.linspace(start, stop, num, dtype=_native(b, dtype), device=b.device,
                          endpoint=endpoint)
-    return _finish(data, b, requires_grad)
+    return _finish(data, b, requires_grad, True)
 
 
 def eye(n: int, m: int | None = None, dtype: Any = None, requires_grad: bool = False,
@@ -212,7 +231,7 @@ def eye(n: int, m: int | None = None, dtype: Any = None, requires_grad: bool = F
     """
     b = _on(backend, device, "eye")
     data = b.xp.eye(n, m, k=k, dtype=_native(b, dtype), device=b.device)
-    return _finish(data, b, requires_grad)
+    return _finish(data, b, requires_grad, True)
 
 
 @traced_draw

@@ -5,7 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["RemovableHandle"]
+__all__ = ["RemovableHandle", "changes"]
+
+changes = [0]
+"""How many hook registrations and removals there have been (``xad.compile`` keys its
+programs by it, so a hook registered after a recording is not skipped by a replay)."""
 
 
 class RemovableHandle:
@@ -25,12 +29,14 @@ class RemovableHandle:
     def __init__(self, hooks: list[Any] | dict[int, Any], fn: Callable) -> None:
         self._hooks: list[Any] | dict[int, Any] | None = hooks
         self._fn = fn
+        changes[0] += 1
 
     def remove(self) -> None:
         """Unregister the hook."""
         hooks, self._hooks = self._hooks, None
         if hooks is None:
             return
+        changes[0] += 1
         if isinstance(hooks, dict):
             for k in [k for k, v in hooks.items() if v is self._fn]:
                 del hooks[k]

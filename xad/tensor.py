@@ -94,7 +94,7 @@ class Tensor:
         if requires_grad:
             self.requires_grad_()
         if context.recorder is not None:
-            context.recorder.created(self)
+            context.recorder.created(self, "Tensor(...)")
 
     @classmethod
     def _make(cls, data: Any, backend: Backend) -> Tensor:
@@ -103,6 +103,15 @@ class Tensor:
         t._backend = backend
         if context.recorder is not None:
             context.recorder.created(t)
+        return t
+
+    @classmethod
+    def _constant(cls, data: Any, backend: Backend) -> Tensor:
+        """A new tensor for ``data`` made from static arguments only (shapes, dtypes, Python
+        numbers): a constant of a program ``xad.compile`` records."""
+        t = cls._make(data, backend)
+        if context.recorder is not None:
+            context.recorder.constant(t)
         return t
 
     @classmethod
@@ -134,6 +143,8 @@ class Tensor:
         again, so the alias counts its version alone)."""
         a = Tensor._result(self._array, self._backend, self._node, self._idx, [self._version])
         a.requires_grad = self.requires_grad
+        if context.recorder is not None:
+            context.recorder.created(a, "an in-place change")
         return a
 
     def _copy(self) -> Tensor:

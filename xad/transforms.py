@@ -305,7 +305,7 @@ def _value_and_grad(f: Callable, argnums: int | Sequence[int], has_aux: bool,
         ins, out, aux, record = _run(fname, f, args, nums, kwargs, has_aux)
         out = _scalar(fname, out)
         create = record and _connected([out], ins)
-        one = Tensor._make(out._backend.full(out.shape, 1, out._array.dtype), out._backend)
+        one = Tensor._constant(out._backend.full(out.shape, 1, out._array.dtype), out._backend)
         gs = ins.split(_grads([out], [one], ins.flat, create, retain=create))
         g = gs[0] if single else tuple(gs)
         if not create:

@@ -1,32 +1,41 @@
 """``xad.compile``: record a function once, replay its array program afterwards.
 
 A compiled function keeps a small cache of programs, keyed by what its first call depended
-on: the structure of its arguments, each tensor argument's shape, dtype, backend and
-``requires_grad``, each Python argument's value, grad mode, autocast, the default backend
-and dtype. Each program also checks, before it runs, that the tensors it reads from outside
-(parameters, buffers, optimiser state) still have the shapes, dtypes and ``requires_grad``
-it saw, that the modules it called are in the same train/eval mode, and that gradients it
-found absent are still absent. A call no program fits records a new one (up to
-``cache_size`` per function, then it runs eagerly, with a warning). With ``cuda_graphs`` on
-CuPy, a program's replays launch captured CUDA graphs (:mod:`.cuda_graph`); with ``fuse``,
-its chains of elementwise operations run as fused kernels (:mod:`.fusion`).
+on: the structure of its arguments, each tensor argument's shape, dtype, backend,
+``requires_grad`` and whether it is a view, which arguments are the same tensor or array,
+each Python argument's type and exact value, a host array argument's contents, grad mode,
+autocast, the default backend and dtype, and the count of hook registrations. Each program
+also checks, before it runs, that the tensors it reads from outside (parameters, buffers,
+optimiser state) still have the shapes, dtypes and ``requires_grad`` it saw and are not
+passed as arguments, that the modules it called are in the same train/eval mode, and that
+gradients it found absent are still absent. A call no program fits records a new one (up
+to ``cache_size`` programs per function, the least recently used dropped first, up to
+``cache_size`` times; then it runs eagerly, with a warning). With ``cuda_graphs`` on CuPy,
+a program's replays launch captured CUDA graphs (:mod:`.cuda_graph`); with ``fuse``, its
+chains of elementwise operations run as fused kernels (:mod:`.fusion`); with ``check``,
+every replay is checked against an eager run (:mod:`.check`).
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import struct
+import sys
 import warnings
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
+from .. import hooks as _hooks
 from ..context import context
 from ..graph import walk
 from ..tensor import Tensor
+from .check import RETRACE, check_call, trace
 from .cuda_graph import CaptureFailed, GraphReplay, graph_backend
 from .fusion import fuse as fuse_regions
 from .fusion import launch as fused_launch
-from .program import Program, Unsupported
+from .program import Program, ShapeChanged, Unsupported
 from .recorder import Recorder, recording
 
 __all__ = ["compile", "CompiledFunction"]
@@ -54,12 +63,37 @@ def _unflatten(spec: Any, leaves: Any) -> Any:
 
 
 def _leaf_key(x: Any) -> Any:
+    """What a replay depends on in argument leaf ``x``: a tensor's shape, dtype, backend,
+    ``requires_grad`` and whether it is a view; a Python number's type and exact bits
+    (``-0.0`` is not ``0.0``, a NaN's payload counts); a host (NumPy) array's contents."""
     if isinstance(x, Tensor):
         a = x._array
-        return ("tensor", tuple(a.shape), a.dtype, x._backend, x.requires_grad)
-    if type(x) in _SCALARS:
-        return (type(x), x)
+        return ("tensor", tuple(a.shape), a.dtype, x._backend, x.requires_grad,
+                x._base is None)
+    t = type(x)
+    if t is float:
+        return (float, struct.pack("<d", x))
+    if t is complex:
+        return (complex, struct.pack("<dd", x.real, x.imag))
+    if t in _SCALARS:
+        return (t, x)
+    if hasattr(x, "__array_interface__") and hasattr(x, "tobytes"):  # a host array
+        return ("host", t, x.shape, str(x.dtype), x.tobytes())
     return ("object", id(x))
+
+
+def _aliases(tensors: Any) -> tuple:
+    """Which earlier argument each tensor argument's array (and the tensor itself) is, as
+    ``((array's first position, tensor's first position), ...)``; () where none repeats."""
+    if len(tensors) == 2:  # the common case, quickly
+        if tensors[0]._array is not tensors[1]._array:
+            return ()
+    elif len({id(t._array) for t in tensors}) == len(tensors):
+        return ()
+    arrays: dict[int, int] = {}
+    objs: dict[int, int] = {}
+    return tuple((arrays.setdefault(id(t._array), i), objs.setdefault(id(t), i))
+                 for i, t in enumerate(tensors))
 
 
 def _escapes(t: Tensor, rec: Recorder) -> bool:
@@ -67,13 +101,23 @@ def _escapes(t: Tensor, rec: Recorder) -> bool:
     parameter that requires grad): a replay, which returns plain tensors, would cut it."""
     if not t.requires_grad:
         return False
-    if t._node is None:
-        return id(t) not in rec.fresh
+    if t._node is None:  # a leaf: a replay's result would neither require grad nor be it
+        return True
     for n in walk([t._node]):
         for e in n.edges:
             if e is not None and type(e) is not tuple and id(e) not in rec.fresh:
                 return True
     return False
+
+
+def _kept_constants(rec: Recorder) -> bool:
+    """Whether a constant the call made (``zeros(...)`` stored as a cache, a GradScaler's
+    scale) outlives it: then it is state a later call reads and may change, so the call is
+    recorded again (where that tensor is read as a tensor from before the call). Drops the
+    recorder's references to the other tensors the call made."""
+    kept = [t for i, t in rec.fresh.items() if i in rec.consts]
+    rec.fresh.clear()
+    return any(sys.getrefcount(t) > 3 for t in kept)  # the list, the loop, the argument
 
 
 class _Entry:
@@ -84,10 +128,13 @@ class _Entry:
                  graphs: GraphReplay | None = None) -> None:
         self.program, self.reason, self.spec = program, reason, spec
         self.backends, self.scope, self.graphs = backends, scope, graphs
+        self.trace: Any = None  # the recording's instructions, kept in checking mode
 
-    def mismatch(self) -> str | None:
+    def mismatch(self, tensors: Any) -> str | None:
         """Why this program does not fit the current state (None: it fits)."""
         p = self.program
+        p.args = tensors
+        args = {id(t._array) for t in tensors} if p.guards and tensors else ()
         for ref, (shape, dtype, requires_grad, b) in p.guards:
             t = ref()
             if t is None:
@@ -96,6 +143,8 @@ class _Entry:
             if a.shape != shape or a.dtype != dtype or t.requires_grad != requires_grad \
                     or t._backend is not b:
                 return f"a tensor it read changed (shape {shape} -> {tuple(a.shape)})"
+            if id(a) in args:
+                return "a tensor it reads from outside is also passed as an argument"
         for ref, was_none in p.grad_guards:
             t = ref()
             if t is None or (t._grad is None) != was_none:
@@ -106,13 +155,19 @@ class _Entry:
                 return "a module switched between train() and eval()"
         return None
 
-    def replay(self, tensors: list[Tensor], warn: Callable[[str], None]) -> Any:
+    def replay(self, tensors: Any, warn: Callable[[str], None]) -> Any:
         arrays = [t._array for t in tensors]
-        if self.scope is None:
-            outs = self._run(arrays, warn)
-        else:
-            with self.scope:
+        self.program.args = tensors
+        try:
+            if self.scope is None:
                 outs = self._run(arrays, warn)
+            else:
+                with self.scope:
+                    outs = self._run(arrays, warn)
+        except ShapeChanged:
+            return RETRACE
+        finally:
+            self.program.args = ()
         made = iter([o if b is None else Tensor._make(o, b)
                      for o, b in zip(outs, self.backends)])
         return _unflatten(self.spec, made)
@@ -148,12 +203,15 @@ class CompiledFunction:
     """
 
     def __init__(self, fn: Callable, cache_size: int = 8,
-                 cuda_graphs: bool | None = None, fuse: bool | None = None) -> None:
+                 cuda_graphs: bool | None = None, fuse: bool | None = None,
+                 check: bool | None = None) -> None:
         self.fn = fn
         self.cache_size = cache_size
         self.cuda_graphs = _flag(cuda_graphs, "XAD_CUDA_GRAPHS")
         self.fuse = _flag(fuse, "XAD_FUSE")
-        self._cache: dict[Any, list[_Entry]] = {}
+        self.check = _flag(check, "XAD_COMPILE_CHECK")
+        self._cache: OrderedDict[Any, list[_Entry]] = OrderedDict()  # least recent first
+        self._evicted = 0
         self._last: _Entry | None = None
         self._warned: set[str] = set()
         functools.update_wrapper(self, fn, updated=())
@@ -189,34 +247,63 @@ class CompiledFunction:
             return self.fn(*args, **kwargs)
         if not kwargs and all(type(a) is Tensor for a in args):  # the common case, fast
             leaves: Any = args
+            tensors: Any = args
             spec: Any = len(args)
-            sig = tuple((a._array.shape, a._array.dtype, a._backend, a.requires_grad)
-                        for a in args)
+            sig: Any = tuple((a._array.shape, a._array.dtype, a._backend, a.requires_grad,
+                              a._base is None) for a in args)
         else:
             leaves = []
             spec = _flatten((args, kwargs), leaves)
             sig = tuple(_leaf_key(x) for x in leaves)
-        key = (spec, sig, context.grad_enabled, context.autocast, context.backend,
-               context.dtype)
-        entries = self._cache.setdefault(key, [])
+            tensors = [x for x in leaves if isinstance(x, Tensor)]
+        key = (spec, sig, _aliases(tensors) if len(tensors) > 1 else (),
+               context.grad_enabled, context.autocast, context.backend, context.dtype,
+               _hooks.changes[0])
+        entries = self._cache.get(key)
         why = "first call"
-        for e in entries:
-            if e.program is None:
-                self._last = e
-                return self.fn(*args, **kwargs)
-            why = e.mismatch()
-            if why is None:
-                self._last = e
-                return e.replay([x for x in leaves if isinstance(x, Tensor)], self._warn)
-        if self.recordings >= self.cache_size:
-            self._warn(f"recorded {self.recordings} times (the limit, cache_size); this call "
-                       f"runs eagerly (last reason: {why})")
+        if entries is not None:
+            self._cache.move_to_end(key)
+            for e in entries:
+                if e.program is None and e.reason is None:  # provisional: record again
+                    entries.remove(e)
+                    break
+                if e.program is None:
+                    self._last = e
+                    return self.fn(*args, **kwargs)
+                why = e.mismatch(tensors)
+                if why is None:
+                    self._last = e
+                    if self.check:
+                        return check_call(self, e, tensors, args, kwargs, _flatten)
+                    out = e.replay(tensors, self._warn)
+                    if out is not RETRACE:
+                        return out
+                    why = "a data-dependent shape (nonzero, unique, a boolean mask) changed"
+                e.program.args = ()
+        if not self._room(why):
             return self.fn(*args, **kwargs)
-        return self._record(entries, args, kwargs, [x for x in leaves if isinstance(x, Tensor)])
+        again = entries is not None and not entries
+        if entries is None:
+            entries = self._cache[key] = []
+        return self._record(entries, args, kwargs, tensors, again)
+
+    def _room(self, why: str) -> bool:
+        """Whether a new recording may be kept: at ``cache_size`` programs the least
+        recently used key's are dropped, up to ``cache_size`` times; then calls that no
+        program fits run eagerly (with one warning)."""
+        while self.recordings >= self.cache_size:
+            if self._evicted >= self.cache_size:
+                self._warn(f"recorded {self.cache_size + self._evicted} times (twice "
+                           f"cache_size); calls no program fits now run eagerly (last "
+                           f"reason: {why})")
+                return False
+            self._cache.popitem(last=False)
+            self._evicted += 1
+        return True
 
     def _record(self, entries: list[_Entry], args: tuple, kwargs: dict,
-                tensors: list[Tensor]) -> Any:
-        rec = Recorder(tensors)
+                tensors: list[Tensor], again: bool = False) -> Any:
+        rec = Recorder(list(tensors))
         prev = recording(rec)
         try:
             result = self.fn(*args, **kwargs)
@@ -225,9 +312,13 @@ class CompiledFunction:
         outs: list = []
         spec = _flatten(result, outs)
         entry = self._entry(rec, spec, outs)
+        if self.check and entry.program is not None:
+            entry.trace = trace(rec, [o if isinstance(o, Tensor) else None for o in outs])
+        if entry.program is not None and not again and _kept_constants(rec):
+            entry = _Entry(None, None)  # provisional: the next call records again
         entries.append(entry)
         self._last = entry
-        if entry.program is None:
+        if entry.reason is not None:
             self._warn(f"runs eagerly for these inputs: {entry.reason}")
         return result
 
@@ -241,6 +332,11 @@ class CompiledFunction:
             elif not isinstance(o, Tensor) and o is not None:
                 problem = problem or (f"it returns a {type(o).__name__}, not tensors (a "
                                       f"replay could not recompute it)")
+        for i, (t, node) in enumerate(zip(rec.args, rec.nodes)):
+            if t._node is not node:
+                problem = problem or (f"an in-place change with an operand that requires grad "
+                                      f"left argument {i} in a graph (a replay would cut it); "
+                                      f"change it under no_grad or use the result")
         if problem is not None:
             return _Entry(None, problem)
         try:
@@ -271,7 +367,8 @@ def _flag(flag: bool | None, name: str) -> bool:
 
 
 def compile(fn: Callable | None = None, *, cache_size: int = 8,
-            cuda_graphs: bool | None = None, fuse: bool | None = None) -> Any:
+            cuda_graphs: bool | None = None, fuse: bool | None = None,
+            check: bool | None = None) -> Any:
     """Compile ``fn`` (a function, a module, or a whole training step): its first call runs
     eagerly and records the array program; later calls with the same guards replay it
     without tensors, graph nodes or rule lookups. Usable as ``@xad.compile``.
@@ -285,6 +382,11 @@ def compile(fn: Callable | None = None, *, cache_size: int = 8,
     ``tanh``, ``exp``, ...) of one shape runs as one ``cupy.fuse`` kernel (off by default;
     ``XAD_FUSE=1``/``=0`` as above; other backends ignore it).
 
+    ``check=True`` (or ``XAD_COMPILE_CHECK=1``): every replay also runs the function
+    eagerly (the eager call is the one whose effects and results count) and raises
+    ``RuntimeError`` on the first difference, naming the instruction (for debugging: each
+    call costs an eager call and a recording).
+
     Example:
         >>> import xad
         >>> f = xad.compile(lambda x: (x * 2 + 1).exp())
@@ -292,5 +394,5 @@ def compile(fn: Callable | None = None, *, cache_size: int = 8,
         ([2.7182819843292236, 2.7182819843292236], 20.086)
     """
     if fn is None:
-        return lambda f: CompiledFunction(f, cache_size, cuda_graphs, fuse)
-    return CompiledFunction(fn, cache_size, cuda_graphs, fuse)
+        return lambda f: CompiledFunction(f, cache_size, cuda_graphs, fuse, check)
+    return CompiledFunction(fn, cache_size, cuda_graphs, fuse, check)

@@ -24,14 +24,22 @@ from typing import Any
 
 from ..backend import takes_out
 from ..tensor import Tensor
-from .recorder import Instr, Recorder, Slot
+from .recorder import ArgRef, Instr, Recorder, Slot
 from .simplify import memory_owner, simplify
 
-__all__ = ["Program"]
+__all__ = ["Program", "ShapeChanged", "Unsupported"]
 
 
 class Unsupported(Exception):
     """The recording cannot be replayed faithfully (the message says why)."""
+
+
+class ShapeChanged(Exception):  # noqa: N818 (a signal, not an error)
+    """A replay's data-dependent shape (``nonzero``, ``unique_*``, a boolean mask) differs
+    from the recording's: nothing was changed yet, the call needs another program."""
+
+
+_DYNAMIC = {"nonzero", "unique_values", "unique_counts", "unique_inverse", "unique_all"}
 
 
 class Program:
@@ -41,23 +49,35 @@ class Program:
                  fuse: Callable[[Program], list[Instr]] | None = None,
                  library_calls: bool = False) -> None:
         self.rec = rec
+        self.args: Any = ()  # the current call's argument tensors (set around each run)
         self.library_calls = library_calls  # a library op is a call f{i}, never inline
         self.out_slots = [None if t is None else rec.ref(t) for t in outs]
+        self.out_b = {s: t._backend for s, t in zip(self.out_slots, outs) if t is not None}
         self.lives = self._check_lives()
         self.const = self._fold()
         returned = [s for s in self.out_slots if s is not None]  # never merged away
         self.instrs = self._needed(simplify(rec.instrs, rec.arrays, returned, self.const))
+        self._check_dynamic()
         if fuse is not None:  # fusion.fuse: elementwise regions become one kernel each
             self.instrs = fuse(self)
-        self.ns: dict[str, Any] = {"_Tensor": Tensor}
+        self.ns: dict[str, Any] = {"_Tensor": Tensor, "_write": _write,
+                                   "_ShapeChanged": ShapeChanged}
         self.grad_reads: set[str] = set()  # the ``t{s}`` names whose ``.grad`` is read
         self.source = self._generate()
         exec(compile(self.source, "<xad.compile program>", "exec"), self.ns)  # noqa: S102
         self.run = self.ns["program"]
         self.guards = [(r, meta) for _, (r, meta) in self.lives.items()]
-        self.grad_guards = [(r, none) for kind, r, none in rec.guards]
+        self.grad_guards = [(self.resolve(r), none) for kind, r, none in rec.guards]
         self.modules = list(rec.modules.values())
         del self.rec  # the recording's arrays are no longer needed (constants are in ns)
+
+    def resolve(self, holder: Any) -> Any:
+        """A function returning the tensor ``holder`` names at the current call (a weak
+        reference stays one; an argument position reads :attr:`args`)."""
+        if type(holder) is not ArgRef:
+            return holder
+        i = holder.index
+        return lambda: self.args[i]
 
     # ----- analysis ------------------------------------------------------------------------
     def _check_lives(self) -> dict[int, tuple]:
@@ -84,6 +104,26 @@ class Program:
             return {s for s, kind in enumerate(kinds) if kind[0] == "const"}
         return const
 
+    def dynamic(self, ins: Instr) -> bool:
+        """Whether ``ins``'s result shapes depend on its operands' values (``nonzero``,
+        ``unique_*``, indexing by a boolean mask)."""
+        if ins.label in _DYNAMIC:
+            return True
+        if ins.kind != "op" or ins.label != "getitem" or ins.npos == len(ins.refs):
+            return False
+        return any("bool" in str(self.rec.arrays[s].dtype) for s in ins.refs[ins.npos:]
+                   if type(s) is int)
+
+    def _check_dynamic(self) -> None:
+        """A replay checks each data-dependent shape where it is made; only while nothing
+        has been written can it stop there and leave the call to another program."""
+        effects = [k for k, ins in enumerate(self.instrs)
+                   if ins.kind in ("host", "draw", "bind", "grad") or ins.target is not None]
+        for k, ins in enumerate(self.instrs):
+            if effects and k > effects[0] and self.dynamic(ins):
+                raise Unsupported(f"a data-dependent shape ({ins.label}) is computed after "
+                                  f"an in-place change, a host call or a random draw")
+
     def _needed(self, instrs: list[Instr]) -> list[Instr]:
         """The instructions to run, in order: those with effects outside the program (writes
         to live tensors, draws, host calls, in-place kernels) and what they and the
@@ -94,7 +134,8 @@ class Program:
             if ins.kind == "op" and ins.outs[0] in self.const:
                 continue
             effect = (ins.kind in ("host", "draw") or ins.target is not None
-                      or ins.kind in ("bind", "grad") and ins.holder() is not None)
+                      or ins.kind in ("bind", "grad") and (type(ins.holder) is ArgRef
+                                                            or ins.holder() is not None))
             if effect or any(o in need for o in ins.outs):
                 keep.append(ins)
                 need.update(r for r in ins.refs if type(r) is int)
@@ -117,6 +158,10 @@ class Program:
                     if load:
                         lines.append(f"    v{r} = {load}")
             lines.append("    " + self._line(i, ins))
+            if self.dynamic(ins):
+                for o in ins.outs:
+                    shape = tuple(self.rec.arrays[o].shape)
+                    lines.append(f"    if tuple(v{o}.shape) != {shape!r}: raise _ShapeChanged")
             self.listing.append(self._describe(i, ins))
             loaded.update(ins.outs)
             dead = [f"v{s}" for s in sorted(last.get(i, ())) if s not in self.const]
@@ -127,7 +172,7 @@ class Program:
                 load = self._load(s)
                 if load:
                     lines.append(f"    v{s} = {load}")
-        rets = ", ".join("None" if s is None else self._name(s) for s in self.out_slots)
+        rets = ", ".join("None" if s is None else self._returned(s) for s in self.out_slots)
         lines.append(f"    return ({rets}{',' if len(self.out_slots) == 1 else ''})")
         return "\n".join(lines) + "\n"
 
@@ -146,8 +191,9 @@ class Program:
     def _load(self, s: int) -> str | None:
         """The expression that reads slot ``s`` where it is not an instruction's output."""
         kind = self.rec.kinds[s]
-        if s in self.const:
-            self.ns[f"c{s}"] = self.rec.arrays[s]
+        if s in self.const:  # a returned one: a copy (the first call's result is the user's)
+            a = self.rec.arrays[s]
+            self.ns[f"c{s}"] = _copy(self.out_b[s], a) if s in self.out_b else a
             return None
         if kind[0] == "arg":
             return f"A[{kind[1]}]"
@@ -155,10 +201,18 @@ class Program:
             self.ns[f"t{s}"] = kind[1]
             return f"t{s}()._array"
         if kind[0] == "grad":
-            self.ns[f"t{s}"] = kind[1]
+            self.ns[f"t{s}"] = self.resolve(kind[1])
             self.grad_reads.add(f"t{s}")
             return f"t{s}()._grad._array"
         return None
+
+    def _returned(self, s: int) -> str:
+        """Slot ``s`` as returned: a constant is copied (a caller may change the result)."""
+        if s not in self.const:
+            return f"v{s}"
+        b = self.out_b[s]
+        copy = self._bind(functools.partial(_copy, b), "copy")
+        return f"{copy}(c{s})"
 
     def _name(self, s: int) -> str:
         return f"c{s}" if s in self.const else f"v{s}"
@@ -223,12 +277,14 @@ class Program:
             if ins.fix:
                 self.ns[f"e{i}"] = ins.b.ensure_array
                 call = f"[e{i}(a) for a in {call}]" if len(ins.outs) > 1 else f"e{i}({call})"
-            return f"{outs.rstrip(',')} = {call}" if len(ins.outs) == 1 else f"{outs} = {call}"
-        self.ns[f"h{i}"] = ins.holder
+            if len(ins.outs) == 1 and not ins.many:
+                return f"{outs.rstrip(',')} = {call}"
+            return f"{outs} = {call}"
+        self.ns[f"h{i}"] = self.resolve(ins.holder)
         if ins.kind == "bind":
-            return f"h{i}().{ins.fn}({args})"
+            return f"_write(h{i}(), {ins.fn!r}, {args})"
         if ins.kind == "grad":
-            return f"h{i}()._set_grad_array({args or 'None'})"
+            return f"_write(h{i}(), '_set_grad_array', {args or 'None'})"
         self.ns[f"f{i}"] = _again(ins)
         if ins.kind == "host":
             return f"f{i}({args})"
@@ -550,8 +606,23 @@ def _kernel(fn: Any, ins: Instr) -> Any:
 
 
 def _holder(ins: Instr) -> str:
+    if type(ins.holder) is ArgRef:
+        return f"A[{ins.holder.index}]"
     t = ins.holder()
     return "<dead tensor>" if t is None else f"tensor{tuple(t.shape)}"
+
+
+def _write(t: Tensor | None, how: str, array: Any) -> None:
+    """``t.how(array)`` (``_set_data``, ``_rebind``, ``_set_grad_array``), unless ``t``, a
+    tensor from before the call, no longer exists (nothing can read what it was given)."""
+    if t is not None:
+        getattr(t, how)(array)
+
+
+def _copy(b: Any, a: Any) -> Any:
+    """A copy of the constant ``a`` (returned fresh at every call)."""
+    with b.on_device():
+        return b.xp.asarray(a, copy=True)
 
 
 def _again(ins: Instr) -> Any:

@@ -4,7 +4,15 @@ array-level program.
 Every array a call touches gets a *slot*. A slot is an argument's array, the array of a
 tensor that existed before the call (``live``: read again from that tensor at each replay),
 the gradient of such a leaf (``grad``), a constant (made inside the call by a factory), or
-the output of an instruction. Instructions are the operations' forwards and their gradient
+the output of an instruction. A tensor made during the call is classified where it is made
+(``Tensor._make``/``__init__`` tell :meth:`Recorder.created`): a constant only where a
+factory with static arguments says so (:meth:`Recorder.constant`); any other tensor whose
+array no instruction produced (a backend call outside xad's operations, host data turned
+into a tensor) makes the recording unsupported when the program reads it, naming the
+function that made it, so no first-call value is ever replayed as a constant. Writes
+(data, ``.grad``) to an argument go to the current call's argument tensor, by position;
+writes to tensors made inside the call are not replayed (a replay makes its own).
+Instructions are the operations' forwards and their gradient
 rules (every ``Op`` call), raw array updates the rest of xad tells it about (in-place
 arithmetic, copies), writes of a tensor's data or ``.grad``, random draws, and host calls
 (``optimizer.step()``: run again as Python). What it cannot replay faithfully (a host read
@@ -14,6 +22,7 @@ such as ``.item()``, a hook's Python code, a draw outside the factories) makes t
 
 from __future__ import annotations
 
+import sys
 import weakref
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,7 +30,7 @@ from typing import Any
 from ..context import context
 from ..tensor import Tensor
 
-__all__ = ["Recorder", "Instr", "Slot"]
+__all__ = ["Recorder", "Instr", "Slot", "ArgRef"]
 
 
 class Slot(int):
@@ -42,10 +51,24 @@ class Instr:
     params: dict = field(default_factory=dict)
     b: Any = None             # the backend the kernel runs on
     label: str = ""
-    holder: Any = None        # a weak reference to the tensor a bind/grad writes
+    holder: Any = None        # the tensor a bind/grad writes: a weakref or an ArgRef
     fix: bool = False         # the result passes through b.ensure_array
     npos: int = -1            # refs after the first npos fill the Slot marks in params
     target: int | None = None  # the slot an in-place kernel writes into
+    many: bool = False        # a kernel returning a tuple (of any length)
+
+
+class ArgRef:
+    """The tensor at argument position ``index`` of the current call (a holder or owner the
+    program resolves at each replay, never the first call's tensor)."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+    def __call__(self) -> Any:  # a recording-time lookup: the argument is always alive
+        return None
 
 
 class Recorder:
@@ -59,13 +82,22 @@ class Recorder:
         self.arrays: list[Any] = []       # per slot: the array (keeps ids unique)
         self.slot_of: dict[int, int] = {}  # id(array) -> its newest slot
         self.fresh: dict[int, Tensor] = {}  # tensors made during the call (not by Ops)
+        self.made_by: dict[int, str] = {}  # id(fresh tensor) -> the function that made it
+        self.consts: set[int] = set()      # ids of fresh tensors a static factory made
+        self.outside: set[int] = set()     # ids of tensors from before the call seen
         self.host_made: dict[int, Tensor] = {}  # ... made inside a host call
         self.grad_owner: dict[int, Any] = {}  # id(a .grad tensor read) -> (leaf ref, grad)
         self.guards: list[tuple] = []     # ("grad_none", leaf ref, is_none)
         self.held: set[int] = set()       # slots set as data of tensors from before the call
         self.modules: dict[int, Any] = {}
+        self.args = args
+        self.nodes = [t._node for t in args]  # an argument left in a graph: see Program
+        self.arg_of: dict[int, int] = {}  # id(argument tensor) -> its first position
+        self.arg_bases = {id(t._base) for t in args if t._base is not None}
         for i, t in enumerate(args):
-            self._new(t._array, ("arg", i))
+            self.arg_of.setdefault(id(t), i)
+            if id(t._array) not in self.slot_of:  # an aliased argument: its first slot
+                self._new(t._array, ("arg", i))
 
     # ----- slots ---------------------------------------------------------------------------
     def _new(self, array: Any, kind: tuple) -> int:
@@ -79,6 +111,10 @@ class Recorder:
         """The slot of tensor ``t``'s array (made on first sight)."""
         s = self.slot_of.get(id(t._array))
         if s is not None:
+            if self.kinds[s][0] == "arg" and id(t) not in self.arg_of \
+                    and id(t) not in self.fresh:
+                self.unsupported(f"a tensor it reads from outside (shape {tuple(t.shape)}) "
+                                 f"shares its array with argument {self.kinds[s][1]}")
             return s
         if id(t) in self.host_made:
             self.unsupported("a tensor made inside an optimiser/scheduler step is read later")
@@ -86,9 +122,39 @@ class Recorder:
         if owner is not None:
             return self._new(t._array, ("grad", owner[0]))
         if id(t) in self.fresh:
+            if id(t) not in self.consts:
+                self.unsupported(f"{self.made_by[id(t)]} made a tensor from an array no "
+                                 f"recorded operation produced (a backend call outside "
+                                 f"xad's operations, or host data); a replay would reuse "
+                                 f"the first call's values")
             return self._new(t._array, ("const",))
+        if id(t) in self.arg_bases:
+            self.unsupported(f"an argument is a view of a tensor (shape {tuple(t.shape)}) "
+                             f"the call also reads or writes; pass that tensor instead")
         meta = (tuple(t._array.shape), t._array.dtype, t.requires_grad, t._backend)
+        self.outside.add(id(t))
         return self._new(t._array, ("live", weakref.ref(t), meta))
+
+    def holder(self, t: Tensor) -> Any:
+        """How a replay finds tensor ``t`` to write to: its argument position, a weak
+        reference (a tensor from before the call), or None (made inside the call: a replay
+        makes its own)."""
+        i = self.arg_of.get(id(t))
+        if i is not None:
+            return ArgRef(i)
+        if id(t) in self.fresh:
+            return None
+        if id(t) in self.outside:
+            return weakref.ref(t)
+        old = self.slot_of.get(id(t._array))
+        if old is not None and old not in self.held \
+                and self.kinds[old][0] not in ("live", "arg", "grad"):
+            return None  # an operation's result (its array made in this call)
+        if id(t) in self.arg_bases:
+            self.unsupported(f"an argument is a view of a tensor (shape {tuple(t.shape)}) "
+                             f"the call writes; pass that tensor instead")
+        self.outside.add(id(t))
+        return weakref.ref(t)
 
     def _refs(self, inputs: tuple) -> tuple:
         return tuple(self.ref(a) if isinstance(a, Tensor) else ("k", a) for a in inputs)
@@ -103,7 +169,8 @@ class Recorder:
                 return type(v)(walk(x) for x in v)
             if b is not None and isinstance(v, b.array_type):
                 s = self.slot_of.get(id(v))
-                if s is None and any(t._array is v for t in self.fresh.values()):
+                if s is None and any(t._array is v for i, t in self.fresh.items()
+                                     if i in self.consts):
                     s = self._new(v, ("const",))  # a factory's array (arange's indices)
                 if s is None:
                     self.unsupported("an operation's parameter is an array made outside "
@@ -146,7 +213,8 @@ class Recorder:
                 self.unsupported(f"an in-place change ({label}) of a tensor made inside the "
                                  f"compiled function by a factory (zeros, ones, tensor(...))")
         self.instrs.append(Instr("call", kernel, tuple(refs), self._outs(out, len(self.instrs)),
-                                 params, b, label, target=tslot, npos=npos))
+                                 params, b, label, target=tslot, npos=npos,
+                                 many=type(out) is tuple))
 
     def bind(self, t: Tensor, array: Any, how: str) -> None:
         """``t``'s data becomes ``array`` (``_set_data`` or ``_rebind``)."""
@@ -157,33 +225,54 @@ class Recorder:
             self.unsupported(f"a tensor's data was set ({how}) to an array made outside "
                              f"xad's operations")
             return
-        old = self.slot_of.get(id(t._array))
-        if id(t) in self.fresh or old is not None and old not in self.held \
-                and self.kinds[old][0] not in ("live", "arg", "grad"):
+        holder = self.holder(t)
+        if holder is None:
             return  # a tensor this call made: a replay makes its own (and reads it by array)
         self.held.add(s)
-        self.instrs.append(Instr("bind", how, (s,), holder=weakref.ref(t), label=how))
+        self.instrs.append(Instr("bind", how, (s,), holder=holder, label=how))
 
     def grad_set(self, leaf: Tensor, g: Tensor | None) -> None:
         if self.paused:
             return
+        holder = self.holder(leaf)
         refs = () if g is None else (self.ref(g),)
-        self.instrs.append(Instr("grad", None, refs, holder=weakref.ref(leaf), label="grad"))
+        if holder is not None:
+            self.instrs.append(Instr("grad", None, refs, holder=holder, label="grad"))
 
     def grad_read(self, leaf: Tensor, g: Tensor | None) -> None:
         """``leaf.grad`` was read: remember how to read it again, and guard None-ness while
         no host call (``zero_grad``) has decided it yet."""
         if self.paused:
             return
-        touched = any(i.kind in ("host", "grad") and (i.kind == "host" or i.holder() is leaf)
+        holder = self.holder(leaf)
+        if holder is None:
+            return  # made inside the call: its .grad is an instruction's output or None
+        touched = any(i.kind == "host" or i.kind == "grad" and _same(i.holder, holder)
                       for i in self.instrs)
         if g is not None:
-            self.grad_owner[id(g)] = (weakref.ref(leaf), g)
+            self.grad_owner[id(g)] = (holder, g)
         if not touched:
-            self.guards.append(("grad_none", weakref.ref(leaf), g is None))
+            self.guards.append(("grad_none", holder, g is None))
 
-    def created(self, t: Tensor) -> None:
-        (self.host_made if self.paused else self.fresh)[id(t)] = t
+    def created(self, t: Tensor, how: str | None = None) -> None:
+        """Tensor ``t`` was made outside an ``Op`` (``Tensor._make``/``__init__``)."""
+        if self.paused:
+            self.host_made[id(t)] = t
+            return
+        self.fresh[id(t)] = t
+        self.made_by[id(t)] = how or _maker()
+        if id(t._array) not in self.slot_of:  # a new tensor object for another's array?
+            src = _source(t)
+            if src is not None and (id(src) not in self.fresh or id(src) in self.consts):
+                self.ref(src)
+            elif src is not None:
+                self.made_by[id(t)] = self.made_by[id(src)]
+
+    def constant(self, t: Tensor) -> None:
+        """``t`` was made by a factory from static arguments (shapes, Python numbers): the
+        same array at every call, so a constant of the program."""
+        if not self.paused:
+            self.consts.add(id(t))
 
     def module(self, m: Any) -> None:
         if self.paused:
@@ -230,6 +319,41 @@ class Recorder:
             return fn(*args, **kwargs)
         finally:
             self.paused = False
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether holders ``a`` and ``b`` name the same tensor."""
+    if type(a) is ArgRef or type(b) is ArgRef:
+        return type(a) is type(b) and a.index == b.index
+    return a() is b()
+
+
+def _source(t: Tensor) -> Tensor | None:
+    """The tensor whose array ``t`` was just made for (``detach()``, ``.data``: a local of
+    the making function or its caller holding the same array), or None."""
+    f = sys._getframe(3)
+    for _ in range(2):
+        if f is None:
+            return None
+        for v in f.f_locals.values():
+            if isinstance(v, Tensor) and v is not t and v._array is t._array:
+                return v
+        f = f.f_back
+    return None
+
+
+def _maker() -> str:
+    """The public function (outside tensor.py) that made a tensor: the first caller not
+    named ``_...`` above ``Tensor._make``."""
+    f = sys._getframe(3)
+    for _ in range(6):
+        if f is None:
+            break
+        name = f.f_code.co_name
+        if not name.startswith("_") and name != "<lambda>":
+            return f"{name}()"
+        f = f.f_back
+    return "a function outside xad's operations"
 
 
 def recording(rec: Recorder | None) -> Any:

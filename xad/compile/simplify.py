@@ -95,12 +95,16 @@ def _all_ones(b: Any, a: Any) -> bool:
 class _Stable:
     """Whether an array ``x`` keeps its values from instruction ``i`` to the last read of
     slot ``out`` (no host call and no in-place write of ``x``'s memory in between), so
-    that ``out`` may read ``x`` itself instead of a copy."""
+    that ``out`` may read ``x`` itself instead of a copy. Memory from outside the program
+    (arguments, tensors from before the call, and views of them) may overlap differently
+    at the next call, so any in-place write touching it counts as a change of it."""
 
     def __init__(self, instrs: list[Instr], arrays: list[Any]) -> None:
         self.arrays = arrays
         self.last: dict[int, int] = {}
         self.changes: list[tuple[int, int | None]] = []  # (position, memory or None: all)
+        made = {s for ins in instrs for s in ins.outs}
+        self.outside = {memory_owner(a) for s, a in enumerate(arrays) if s not in made}
         for i, ins in enumerate(instrs):
             for r in ins.refs:
                 if type(r) is int:
@@ -108,11 +112,15 @@ class _Stable:
             if ins.kind == "host":
                 self.changes.append((i, None))
             elif ins.target is not None:
-                self.changes.append((i, memory_owner(arrays[ins.target])))
+                m = memory_owner(arrays[ins.target])
+                self.changes.append((i, None if m in self.outside else m))
 
     def __call__(self, x: int, i: int, out: int) -> bool:
         end, mem = self.last.get(out, i), memory_owner(self.arrays[x])
-        return not any(i < j <= end and m in (None, mem) for j, m in self.changes)
+        if mem in self.outside:
+            mem = None  # any change may reach it
+        return not any(i < j <= end and (m is None or mem is None or m == mem)
+                       for j, m in self.changes)
 
 
 def memory_owner(a: Any) -> int:

@@ -68,7 +68,7 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> T
     """
     _check_device(device, "from_dlpack")
     b = get_backend()
-    out = Tensor._result(b.from_dlpack(x, copy=copy), b)
+    out = Tensor._make(b.from_dlpack(x, copy=copy), b)
     if isinstance(x, Tensor) and copy is not True:
         x._share_version(out)
     return out

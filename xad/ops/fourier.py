@@ -73,7 +73,7 @@ class Irfftn(Op):
         if n % 2 == 0:
             w[-1] = 1.0
         shape = tuple(m if i == last else 1 for i in range(g.ndim))
-        wt = reshape(Tensor._make(g._backend.asarray(w, dtype=g._array.dtype), g._backend),
+        wt = reshape(Tensor._constant(g._backend.asarray(w, dtype=g._array.dtype), g._backend),
                      shape)
         return rfftn_(g, p["axes"], DUAL[p["norm"]]) * wt
 

@@ -78,7 +78,8 @@ def repeat(x: Tensor, repeats: int | Tensor, /, *, axis: int | None = None) -> T
     b = x._backend
     reps = repeats._array if isinstance(repeats, Tensor) else repeats
     pos = b.xp.arange(x.shape[a], dtype=b.dtype(_dt.int64), device=b.device)
-    return take(x, Tensor._make(b.xp.repeat(pos, reps), b), axis=a)
+    make = Tensor._make if isinstance(repeats, Tensor) else Tensor._constant
+    return take(x, make(b.xp.repeat(pos, reps), b), axis=a)
 
 
 def moveaxis(x: Tensor, source: int | Sequence[int], destination: int | Sequence[int],
@@ -169,7 +170,7 @@ def _band(x: Tensor, k: int, lower: bool) -> Tensor:
     r = xp.arange(x.shape[-2], device=b.device)[:, None]
     c = xp.arange(x.shape[-1], device=b.device)[None, :]
     with b.on_device():
-        keep = Tensor._make((c - r <= k) if lower else (c - r >= k), b)
+        keep = Tensor._constant((c - r <= k) if lower else (c - r >= k), b)
     return where(keep, x, 0)
 
 

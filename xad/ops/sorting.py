@@ -1,7 +1,8 @@
 """The Array API's sorting, searching and set functions. ``sort`` is differentiable (its
 values are ``take_along_axis`` of the permutation, so the gradient goes back through it);
 ``argsort``, ``nonzero``, ``searchsorted``, ``count_nonzero`` and ``unique_*`` give integer
-or data-dependent results that do not require grad."""
+or data-dependent results that do not require grad (each one array call, told to
+``xad.compile``'s recorder as an instruction: a replay computes it again)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections import namedtuple
 from typing import Any
 
 from .. import dtypes as _dt
+from ..context import context
 from ..tensor import Tensor
 from .manipulation import take_along_axis
 from .reduce import sum
@@ -21,8 +23,52 @@ UniqueCounts = namedtuple("UniqueCounts", ["values", "counts"])
 UniqueInverse = namedtuple("UniqueInverse", ["values", "inverse_indices"])
 
 
-def _wrap(a: Any, like: Tensor) -> Tensor:
-    return Tensor._make(a, like._backend)
+def _call(kernel: Any, label: str, x: Tensor, *more: Any, **params: Any) -> Any:
+    """``kernel(b, x's array, *more's arrays, **params)`` (an array or a tuple of arrays) as
+    tensors of ``x``'s backend; recorded by ``xad.compile`` as one instruction."""
+    b = x._backend
+    arrays = [a._array if isinstance(a, Tensor) else a for a in (x, *more)]
+    with b.on_device():
+        out = kernel(b, *arrays, **params)
+    if context.recorder is not None:
+        context.recorder.call(kernel, b, (x, *more), out, label, params)
+    if type(out) is tuple:
+        return tuple(Tensor._make(a, b) for a in out)
+    return Tensor._make(out, b)
+
+
+def _argsort(b: Any, x: Any, axis: int, descending: bool, stable: bool) -> Any:
+    return b.xp.argsort(x, axis=axis, descending=descending, stable=stable)
+
+
+def _nonzero(b: Any, x: Any) -> tuple:
+    return tuple(b.xp.nonzero(x))
+
+
+def _searchsorted(b: Any, x1: Any, x2: Any, sorter: Any, side: str) -> Any:
+    return b.xp.searchsorted(x1, x2, side=side, sorter=sorter)
+
+
+def _unique_values(b: Any, x: Any) -> Any:
+    return b.xp.unique_values(x)
+
+
+def _unique_counts(b: Any, x: Any) -> tuple:
+    return tuple(b.xp.unique_counts(x))
+
+
+def _unique_inverse(b: Any, x: Any) -> tuple:
+    return tuple(b.xp.unique_inverse(x))
+
+
+def _unique_all(b: Any, x: Any) -> tuple:
+    xp = b.xp
+    r = xp.unique_inverse(x)
+    counts = xp.unique_counts(x).counts
+    order = xp.argsort(xp.reshape(r.inverse_indices, (-1,)), stable=True)
+    starts = xp.subtract(xp.cumulative_sum(counts), counts)
+    first = xp.take(order, xp.astype(starts, order.dtype))
+    return r.values, first, r.inverse_indices, counts
 
 
 def argsort(x: Tensor, /, *, axis: int = -1, descending: bool = False,
@@ -34,8 +80,7 @@ def argsort(x: Tensor, /, *, axis: int = -1, descending: bool = False,
         >>> xad.argsort(xad.tensor([3.0, 1.0, 2.0])).tolist()
         [1, 2, 0]
     """
-    xp = x._backend.xp
-    return _wrap(xp.argsort(x._array, axis=axis, descending=descending, stable=stable), x)
+    return _call(_argsort, "argsort", x, axis=axis, descending=descending, stable=stable)
 
 
 def sort(x: Tensor, /, *, axis: int = -1, descending: bool = False,
@@ -63,7 +108,7 @@ def nonzero(x: Tensor, /) -> tuple[Tensor, ...]:
     """
     if x.ndim == 0:
         raise ValueError("nonzero: needs a tensor with at least one dimension, got a 0-d one")
-    return tuple(_wrap(a, x) for a in x._backend.xp.nonzero(x._array))
+    return _call(_nonzero, "nonzero", x)
 
 
 def searchsorted(x1: Tensor, x2: Tensor, /, *, side: str = "left",
@@ -75,10 +120,9 @@ def searchsorted(x1: Tensor, x2: Tensor, /, *, side: str = "left",
         >>> xad.searchsorted(xad.tensor([1.0, 2.0, 3.0]), xad.tensor([2.5])).tolist()
         [2]
     """
-    xp = x1._backend.xp
-    s = None if sorter is None else sorter._array
-    v = x2._array if isinstance(x2, Tensor) else xp.asarray(x2, dtype=x1._array.dtype)
-    return _wrap(xp.searchsorted(x1._array, v, side=side, sorter=s), x1)
+    if not isinstance(x2, Tensor):
+        x2 = Tensor._constant(x1._backend.xp.asarray(x2, dtype=x1._array.dtype), x1._backend)
+    return _call(_searchsorted, "searchsorted", x1, x2, sorter, side=side)
 
 
 def count_nonzero(x: Tensor, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
@@ -101,30 +145,22 @@ def unique_values(x: Tensor, /) -> Tensor:
         >>> xad.unique_values(xad.tensor([2, 1, 2])).tolist()
         [1, 2]
     """
-    return _wrap(x._backend.xp.unique_values(x._array), x)
+    return _call(_unique_values, "unique_values", x)
 
 
 def unique_counts(x: Tensor, /) -> UniqueCounts:
     """The distinct values of ``x`` and how often each occurs."""
-    r = x._backend.xp.unique_counts(x._array)
-    return UniqueCounts(_wrap(r.values, x), _wrap(r.counts, x))
+    return UniqueCounts(*_call(_unique_counts, "unique_counts", x))
 
 
 def unique_inverse(x: Tensor, /) -> UniqueInverse:
     """The distinct values and, for each element of ``x``, the index of its value."""
-    r = x._backend.xp.unique_inverse(x._array)
-    return UniqueInverse(_wrap(r.values, x), _wrap(r.inverse_indices, x))
+    return UniqueInverse(*_call(_unique_inverse, "unique_inverse", x))
 
 
 def unique_all(x: Tensor, /) -> UniqueAll:
     """Values, first indices (into the flattened ``x``), inverse indices and counts of the
     distinct values of ``x`` (composed from ``unique_inverse``: PyTorch has no
     ``unique_all``)."""
-    xp = x._backend.xp
-    r = xp.unique_inverse(x._array)
-    counts = xp.unique_counts(x._array).counts
-    order = xp.argsort(xp.reshape(r.inverse_indices, (-1,)), stable=True)
-    starts = xp.subtract(xp.cumulative_sum(counts), counts)
-    first = xp.take(order, xp.astype(starts, order.dtype))
-    return UniqueAll(*(_wrap(a, x) for a in (r.values, first, r.inverse_indices, counts)))
+    return UniqueAll(*_call(_unique_all, "unique_all", x))
 

@@ -42,4 +42,4 @@ def to_backend(x: Tensor, target: str | Backend, device: Any = None) -> Tensor:
     data = tb.from_numpy(src.to_numpy(x._array))
     if x.requires_grad and context.grad_enabled:
         return record(ToBackend, (x,), data, tb, {"source": src})
-    return Tensor._result(data, tb)
+    return Tensor._make(data, tb)
