@@ -16,8 +16,9 @@ from .axes import normalize_axes, normalize_axis
 from .complex_parts import conj
 from .dtype_functions import result_type
 from .elementwise import where
+from .indexing import getitem_raw
 from .reduce import cumsum, prod, sum
-from .select import gather
+from .select import _grid
 from .shape import broadcast_to, concat, permute_dims, reshape
 
 __all__ = ["take", "take_along_axis", "repeat", "moveaxis", "roll", "unstack",
@@ -59,7 +60,8 @@ def take_along_axis(x: Tensor, indices: Tensor, /, *, axis: int = -1) -> Tensor:
     shape = tuple(max(n, m) if d != a else n for d, (n, m) in
                   enumerate(zip(indices.shape, x.shape)))
     xs = tuple(m if d == a else n for d, (n, m) in enumerate(zip(shape, x.shape)))
-    return gather(broadcast_to(x, xs), a, broadcast_to(indices, shape))
+    xb = broadcast_to(x, xs)  # the index may be longer along axis than x (the standard's)
+    return getitem_raw(xb, _grid(xb, a, broadcast_to(indices, shape), "take_along_axis", True))
 
 
 def repeat(x: Tensor, repeats: int | Tensor, /, *, axis: int | None = None) -> Tensor:

@@ -15,13 +15,15 @@ from .indexing import IndexAddInto, getitem_raw
 __all__ = ["gather", "scatter_add", "index_select", "masked_fill"]
 
 
-def _grid(x: Tensor, axis: int, index: Tensor, where_: str) -> tuple:
+def _grid(x: Tensor, axis: int, index: Tensor, where_: str, longer: bool = False) -> tuple:
     """The integer-array key that reads ``x[..., index[i, j, ...], ...]`` at every position
-    of ``index`` (``index`` along ``axis``, the position itself along the other axes)."""
+    of ``index`` (``index`` along ``axis``, the position itself along the other axes);
+    ``longer``: ``index`` may be longer than ``x`` along ``axis`` (``take_along_axis``)."""
     if not isinstance(index, Tensor) or index.dtype.is_floating or index.dtype.name == "bool":
         raise TypeError(f"{where_}: the index must be an integer tensor, got "
                         f"{getattr(index, 'dtype', type(index).__name__)}")
-    if index.ndim != x.ndim or any(i > n for i, n in zip(index.shape, x.shape)):
+    if index.ndim != x.ndim or any(i > n and not (longer and d == axis)
+                                   for d, (i, n) in enumerate(zip(index.shape, x.shape))):
         raise ValueError(f"{where_}: the index (shape {index.shape}) needs as many dimensions "
                          f"as the tensor (shape {x.shape}) and no larger size on any axis")
     b = x._backend
