@@ -42,6 +42,7 @@ class _X:
         return Cube.apply(x)
 
     attention = staticmethod(xad.ops.attention.attention)
+    max_indexed = staticmethod(xad.ops.reduce.max_indexed)
     im2col = staticmethod(xad.ops.convolution.im2col)
     col2im = staticmethod(xad.ops.convolution.col2im)
 
@@ -104,6 +105,10 @@ class _N:
     @staticmethod
     def cube(x: Any) -> Any:
         return x * x * x
+
+    @staticmethod
+    def max_indexed(x: Any, axis: int, keepdims: bool = False, largest: bool = True) -> Any:
+        return (np.max if largest else np.min)(x, axis=axis, keepdims=keepdims)
 
     @staticmethod
     def scale_shift(x: Any, y: Any) -> Any:
@@ -444,6 +449,9 @@ def _case_list() -> list[Case]:
                 ("exp", "log", "sum") if name == "logsumexp" else ()
             add(Case(f"{name}:{tag}", (lambda n, a, k: lambda m, x: getattr(m, n)(
                 x, axis=a, keepdims=k))(name, axis, kd), ((2, 3, 4),), dom, prims=prims))
+    for axis, kd, largest in [(1, False, True), (-1, True, False)]:
+        add(Case(f"max_indexed:axis={axis},largest={largest}", (lambda a, k, lg: lambda m, x:
+                 m.max_indexed(x, a, k, lg))(axis, kd, largest), ((2, 3, 4),), "distinct"))
     # prod at zeros: along axis 1 of (2, 3, 4), fibers with 0, 1, 2 and 3 zeros
     z3 = (0, 1, 9, 14, 15, 19, 23)  # [0,0,0] [0,0,1] [0,2,1] [1,0,2] [1,0,3] [1,1,3] [1,2,3]
     for axis, kd in [(1, False), ((0, 2), True), (-1, False)]:

@@ -105,9 +105,14 @@ def test_repeated_indices_accumulate(xb):
     assert w.grad.tolist() == [[1.0, 1.0], [0.0, 0.0], [3.0, 3.0]]
 
 
-def test_clip_gradient_at_bounds_passes(xb):
+def test_clip_gradient_at_bounds(xb):
+    """``xad.clip`` shares the gradient at a bound as JAX's ``clip``; ``x.clamp`` passes it
+    all, as PyTorch's (tests/test_grad_conventions.py checks both against the libraries)."""
     x = xad.tensor([-2.0, -1.0, 0.0, 1.0, 2.0], requires_grad=True)
     xad.clip(x, -1.0, 1.0).sum().backward()
+    assert x.grad.tolist() == [0.0, 0.5, 1.0, 0.5, 0.0]
+    x.grad = None
+    x.clamp(-1.0, 1.0).sum().backward()
     assert x.grad.tolist() == [0.0, 1.0, 1.0, 1.0, 0.0]
 
 

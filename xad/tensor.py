@@ -680,14 +680,27 @@ class Tensor:
     def __ge__(self, o: Any) -> Tensor:
         return _ops.greater_equal(self, o)
 
+    # bitwise on integers, logical on booleans (the same thing there), as NumPy and PyTorch
     def __invert__(self) -> Tensor:
-        return _ops.logical_not(self)
+        return _ops.bitwise_invert(self)
 
     def __and__(self, o: Any) -> Tensor:
-        return _ops.logical_and(self, o)
+        return _ops.bitwise_and(self, o)
+
+    def __rand__(self, o: Any) -> Tensor:
+        return _ops.bitwise_and(o, self)
 
     def __or__(self, o: Any) -> Tensor:
-        return _ops.logical_or(self, o)
+        return _ops.bitwise_or(self, o)
+
+    def __ror__(self, o: Any) -> Tensor:
+        return _ops.bitwise_or(o, self)
+
+    def __xor__(self, o: Any) -> Tensor:
+        return _ops.bitwise_xor(self, o)
+
+    def __rxor__(self, o: Any) -> Tensor:
+        return _ops.bitwise_xor(o, self)
 
     # the Array API's other operators (xad/ops/elementwise_math.py)
     def __floordiv__(self, o: Any) -> Tensor:
@@ -702,14 +715,17 @@ class Tensor:
     def __rmod__(self, o: Any) -> Tensor:
         return _ops.remainder(o, self)
 
-    def __xor__(self, o: Any) -> Tensor:
-        return _ops.bitwise_xor(self, o)
-
     def __lshift__(self, o: Any) -> Tensor:
         return _ops.bitwise_left_shift(self, o)
 
+    def __rlshift__(self, o: Any) -> Tensor:
+        return _ops.bitwise_left_shift(o, self)
+
     def __rshift__(self, o: Any) -> Tensor:
         return _ops.bitwise_right_shift(self, o)
+
+    def __rrshift__(self, o: Any) -> Tensor:
+        return _ops.bitwise_right_shift(o, self)
 
     def to_device(self, device: Any, /, *, stream: Any = None) -> Tensor:
         """The standard's ``to_device``: only the backend's own device (see ``.to``)."""
@@ -882,10 +898,28 @@ class Tensor:
 
     def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None,
             keepdims=False) -> Tensor:
-        """PyTorch's ``std``: unbiased (``correction=1``) unless told; :func:`xad.std` (the
-        standard's) defaults to ``correction=0``."""
+        """PyTorch's ``std``: unbiased (``correction=1``) unless told, and a gradient of 0,
+        not NaN, for a constant; :func:`xad.std` (the standard's) defaults to
+        ``correction=0`` and gives NaN there, as JAX."""
         c = correction if correction is not None else 0 if unbiased is False else 1
-        return _ops.std(self, axis=_ax(dim, axis), correction=c, keepdims=keepdim or keepdims)
+        return _ops.torch_conventions.std(self, axis=_ax(dim, axis), correction=c,
+                                          keepdims=keepdim or keepdims)
+
+    def norm(self, p="fro", dim=None, keepdim=False) -> Tensor:
+        """PyTorch's ``norm`` (gradient 0 at a zero vector; ``xad.linalg.vector_norm``, the
+        standard's, gives NaN there, as JAX).
+
+        Example:
+            >>> import xad
+            >>> xad.tensor([3.0, 4.0]).norm().item()
+            5.0
+        """
+        return _ops.torch_conventions.norm(self, p, dim, keepdim)
+
+    def atan2(self, other) -> Tensor:
+        """PyTorch's ``atan2`` (gradient 0 at ``(0, 0)``; :func:`xad.atan2` gives NaN, as
+        JAX)."""
+        return _ops.torch_conventions.atan2(self, other)
 
     def max(self, dim=None, keepdim=False, *, axis=None, keepdims=False) -> Any:
         """The largest element; with ``dim`` (PyTorch's) ``(values, indices)``; with
@@ -998,8 +1032,9 @@ class Tensor:
         return _ops.softplus(self)
 
     def clip(self, min=None, max=None) -> Tensor:
-        """See :func:`xad.clip`."""
-        return _ops.clip(self, min, max)
+        """PyTorch's ``clamp`` (:func:`xad.clamp`: at a bound ``x`` gets all the gradient;
+        :func:`xad.clip`, the standard's, shares it as JAX does)."""
+        return _ops.clamp(self, min, max)
 
     clamp = clip
 
@@ -1405,9 +1440,8 @@ def _extreme(x: Tensor, dim: Any, keepdim: bool, axis: Any, keepdims: bool, name
         return _ops.astype(r, _dt.bool_)
     if dim is None:
         return getattr(_ops, name)(x, axis=_ax(None, axis), keepdims=keepdims)
-    values = getattr(_ops, name)(x, axis=dim, keepdims=keepdim)
-    indices = getattr(_ops, "arg" + name)(x, axis=dim, keepdims=keepdim)
-    return MaxMin((values, indices))
+    # PyTorch's: the gradient goes all to the returned index (xad.max shares it among ties)
+    return MaxMin(_ops.torch_conventions.max_dim(x, dim, keepdim, largest=name == "max"))
 
 
 def _shape_arg(shape: tuple) -> tuple:

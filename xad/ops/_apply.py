@@ -17,10 +17,12 @@ from ..context import context
 from ..factories import tensor
 from ..graph import installed, record
 from ..tensor import Tensor
+from .dtype_functions import promote_types
 
 __all__ = ["Op", "apply", "unary", "binary", "REGISTRY"]
 
-_SCALARS = (int, float, bool)
+_SCALARS = (int, float, bool, complex)
+_COMPLEX = (_dt.complex64, _dt.complex128)
 _result = Tensor._result
 REGISTRY: dict[str, type[Op]] = {}
 
@@ -33,6 +35,9 @@ class Op:
     ``view`` (the result may share the input's memory: it shares its version counter);
     ``materialize_grads`` (False: a several-output rule gets ``None``, not zeros, for an
     output no gradient reached, as PyTorch's ``ctx.set_materialize_grads(False)``);
+    ``floating`` (the function is defined on floating and complex numbers: integer and bool
+    inputs are cast to the default floating dtype first, as PyTorch's ``exp(int)`` and
+    ``int / int``; the standard leaves these to the library);
     ``library`` (the forward calls a vendor library, cuBLAS or cuSOLVER on CuPy, which CuPy
     refuses inside a CUDA-graph capture: ``xad.compile(cuda_graphs=True)`` runs it between
     the graphs).
@@ -49,6 +54,7 @@ class Op:
     view = False
     materialize_grads = True
     library = False
+    floating = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -103,19 +109,53 @@ def _no_none(op: type[Op], x: Any, y: Any) -> TypeError:
                      f"{type(y).__name__}; pass xad tensors or Python numbers")
 
 
-_WIDTH = {"float16": 1, "bfloat16": 1, "float32": 2, "float64": 3}
-
-
 def _promote(x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
-    """Two floating dtypes: cast the narrower input up through ``astype`` first (float16
-    with bfloat16 meet at float32), so its gradient comes back in its own dtype (PyTorch's
-    "promote", which mixed precision relies on). Other mixes are left to the library."""
+    """Two dtypes meet in the one :func:`xad.result_type` gives, each input cast through
+    ``astype`` first, so a floating input's gradient comes back in its own dtype (PyTorch's
+    "promote", which mixed precision relies on) and every backend promotes alike (PyTorch's
+    own rule would keep ``int16[3] - int64[]`` in int16). Where the standard leaves mixed
+    kinds to the library, a bool or integer meets a floating or complex tensor in that
+    tensor's dtype (PyTorch's and JAX's ``int32 + float32 -> float32``); float16 with
+    bfloat16 meet at float32."""
     dx, dy = x.dtype, y.dtype
-    if dx is dy or not (dx.is_floating and dy.is_floating):
+    if dx is dy:
         return x, y
-    wx, wy = _WIDTH[dx.name], _WIDTH[dy.name]
-    d = dx if wx > wy else dy if wy > wx else _dt.float32
+    try:
+        d = promote_types(dx, dy)
+    except TypeError:
+        raise TypeError(f"no promotion of {dx.name} with {dy.name}: the standard has none "
+                        f"(NumPy gives float64, PyTorch refuses); cast one with "
+                        f".astype(...)") from None
     return x.astype(d), y.astype(d)
+
+
+def _weak(t: Tensor, s: Any) -> tuple[Tensor, Any]:
+    """``t`` and ``s`` such that the Python scalar ``s`` meets ``t`` as a weak type: a float
+    with a bool or integer tensor gives the default floating dtype (PyTorch's rule; the
+    standard allows a float result or an error, never truncating the float); a complex
+    number with a real tensor gives complex (complex128 from float64, else complex64, as the
+    default dtype); an int with a bool tensor gives int64; a bool with a number tensor is
+    the int it stands for."""
+    k = type(s)
+    d = t._backend.xad_dtype(t._array.dtype)
+    if k is bool:
+        return t, (s if d is _dt.bool_ else int(s))
+    if k is int:
+        return (t.astype(_dt.int64) if d is _dt.bool_ else t), s
+    if k is float:
+        return (t if d.is_floating or d in _COMPLEX else t.astype(context.dtype)), s
+    if d in _COMPLEX:
+        return t, s
+    wide = d is _dt.float64 or (not d.is_floating and context.dtype is _dt.float64)
+    return t.astype(_dt.complex128 if wide else _dt.complex64), s
+
+
+def _to_floating(t: Any) -> Any:
+    """A bool or integer tensor in the default floating dtype (for ``Op.floating``)."""
+    if not isinstance(t, Tensor):
+        return t
+    d = t._backend.xad_dtype(t._array.dtype)
+    return t if d.is_floating or d in _COMPLEX else t.astype(context.dtype)
 
 
 def _plain(op: type[Op], out: Any, b: Any) -> Tensor:
@@ -137,6 +177,8 @@ def unary(op: type[Op], x: Tensor, **params: Any) -> Tensor:
     """``apply`` for one tensor input."""
     if not isinstance(x, Tensor):
         return apply(op, x, **params)
+    if op.floating:
+        x = _to_floating(x)
     b = x._backend
     raw = _forward(op, b, x._array, **params)
     out = raw if type(raw) is b.array_type else b.ensure_array(raw)
@@ -153,6 +195,8 @@ def unary(op: type[Op], x: Tensor, **params: Any) -> Tensor:
 
 def binary(op: type[Op], x: Any, y: Any) -> Tensor:
     """``apply`` for two inputs, at least one a tensor, the other maybe a Python scalar."""
+    if op.floating:
+        x, y = _to_floating(x), _to_floating(y)
     if isinstance(x, Tensor):
         b = x._backend
         if isinstance(y, Tensor):
@@ -163,6 +207,7 @@ def binary(op: type[Op], x: Any, y: Any) -> Tensor:
             out = _forward(op, b, x._array, y._array)
             needs = x.requires_grad or y.requires_grad
         elif type(y) in _SCALARS:
+            x, y = _weak(x, y)
             out = _forward(op, b, x._array, y)
             needs = x.requires_grad
         elif y is None:
@@ -171,6 +216,7 @@ def binary(op: type[Op], x: Any, y: Any) -> Tensor:
             return binary(op, x, _operand(op, y, x))
     elif isinstance(y, Tensor) and type(x) in _SCALARS:
         b = y._backend
+        y, x = _weak(y, x)
         out = _forward(op, b, x, y._array)
         needs = y.requires_grad
     else:

@@ -106,7 +106,12 @@ def _kind_bits(d: _dt.DType) -> tuple[str, int]:
     return kind, int("".join(ch for ch in d.name if ch.isdigit()))
 
 
-def _promote(a: _dt.DType, b: _dt.DType) -> _dt.DType:
+_RANK = {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}
+
+
+def promote_types(a: _dt.DType, b: _dt.DType, mixed: bool = True) -> _dt.DType:
+    """The standard's promotion table; with ``mixed``, also the kinds it leaves to the
+    library (bool or integer with a higher kind, float16 with bfloat16), as the operators."""
     if a is b:
         return a
     (ka, na), (kb, nb) = _kind_bits(a), _kind_bits(b)
@@ -121,26 +126,39 @@ def _promote(a: _dt.DType, b: _dt.DType) -> _dt.DType:
     if {ka, kb} == {"f", "c"}:
         bits = max(na if ka == "f" else na // 2, nb if kb == "f" else nb // 2)
         return _dt.complex128 if bits > 32 else _dt.complex64
+    if mixed:
+        ra, rb = _RANK[ka], _RANK[kb]  # a bool or integer meets a higher kind in its dtype
+        if min(ra, rb) < 2 and ra != rb:
+            return a if ra > rb else b
+        if {a.name, b.name} == {"float16", "bfloat16"}:
+            return _dt.float32
     raise TypeError(f"result_type: the standard has no promotion of {a.name} with {b.name}; "
                     f"cast one of them with xad.astype first")
 
 
 def _weak(d: _dt.DType, s: Any) -> _dt.DType:
-    """The dtype of ``d`` combined with the Python scalar ``s`` (a weak type)."""
+    """The dtype of ``d`` combined with the Python scalar ``s`` (a weak type), as the
+    operators compute it: a float with a bool or integer dtype gives the default floating
+    dtype, a complex number a complex dtype, an int with bool int64."""
     k = _kind_bits(d)[0]
     if isinstance(s, complex) and k != "c":
-        return _dt.complex128 if d is _dt.float64 else _dt.complex64
+        wide = d is _dt.float64 or (k != "f" and _dt.get_default_dtype() is _dt.float64)
+        return _dt.complex128 if wide else _dt.complex64
     if isinstance(s, float) and k in "iub":
         return _dt.get_default_dtype()
+    if type(s) is int and k == "b":
+        return _dt.int64
     return d
 
 
 def result_type(*arrays_and_dtypes: Any) -> _dt.DType:
-    """The dtype the standard's promotion rules give for these tensors, dtypes and scalars.
+    """The dtype the standard's promotion rules give for these tensors, dtypes and scalars;
+    where the standard leaves a mix to the library, the one xad's operations give (as
+    PyTorch and JAX: a bool or integer dtype with a floating one gives the floating one).
 
     Example:
         >>> import xad
-        >>> xad.result_type(xad.int8, xad.uint8), xad.result_type(xad.float32, 1.0)
+        >>> xad.result_type(xad.int8, xad.uint8), xad.result_type(xad.int32, xad.float32)
         (xad.int16, xad.float32)
     """
     scalars = [a for a in arrays_and_dtypes if isinstance(a, (bool, int, float, complex))]
@@ -150,7 +168,7 @@ def result_type(*arrays_and_dtypes: Any) -> _dt.DType:
         raise ValueError("result_type: needs at least one tensor or dtype")
     out = typed[0]
     for d in typed[1:]:
-        out = _promote(out, d)
+        out = promote_types(out, d)
     for s in scalars:
         out = _weak(out, s)
     return out
@@ -166,6 +184,6 @@ def can_cast(from_: Any, to: Any, /) -> bool:
     """
     a, b = _dtype_of(from_, "can_cast"), _dtype_of(to, "can_cast")
     try:
-        return _promote(a, b) is b
+        return promote_types(a, b, mixed=False) is b  # the standard's table: int32 -> float32 no
     except TypeError:
         return False

@@ -9,7 +9,7 @@ from typing import Any
 from .. import dtypes as _dt
 from ..factories import tensor
 from ..tensor import Tensor
-from ._apply import Op, apply, binary, unary
+from ._apply import Op, _operand, _promote, _weak, apply, binary, unary
 from .complex_parts import complex_from_parts, conj, imag, real
 from .fused import relu_grad, sigmoid_grad, tanh_grad
 
@@ -18,7 +18,7 @@ __all__ = [
     "expm1", "sqrt", "abs", "sin", "cos", "tan", "tanh", "sigmoid", "relu", "softplus", "erf",
     "gelu", "maximum", "minimum", "where", "clip", "sign", "equal", "not_equal", "less",
     "less_equal", "greater", "greater_equal", "logical_not", "logical_and", "logical_or",
-    "isfinite", "isnan", "astype", "clone", "square",
+    "isfinite", "isnan", "astype", "clone", "square", "clamp",
 ]
 
 
@@ -28,7 +28,7 @@ _COMPLEX = (_dt.complex64, _dt.complex128)
 def _arr(b: Any, s: Any, like: Any) -> Any:
     """A Python scalar as a scalar of ``like``'s dtype (for functions, not operators): a
     0-d array, or on CuPy a NumPy scalar (a kernel argument, not a fill kernel)."""
-    if isinstance(s, (int, float, bool)):
+    if isinstance(s, (int, float, bool, complex)):
         return b.scalar(s, like.dtype)
     return s
 
@@ -103,6 +103,7 @@ class Multiply(Op):
 @holomorphic
 class Divide(Op):
     name = "divide"
+    floating = True
     save_inputs = True
 
     @staticmethod
@@ -126,7 +127,8 @@ class Pow(Op):
 
     @staticmethod
     def forward(b, x, y):
-        return x ** y
+        # a Python-number base in the exponent's dtype (JAX's 1 ** int32[] is int64)
+        return _arr(b, x, y) ** y
 
     @staticmethod
     def backward(node, g):
@@ -193,6 +195,7 @@ class Negative(Op):
 @holomorphic
 class Exp(Op):
     name = "exp"
+    floating = True
     save_output = True
 
     @staticmethod
@@ -207,6 +210,7 @@ class Exp(Op):
 @holomorphic
 class Log(Op):
     name = "log"
+    floating = True
     save_inputs = True
 
     @staticmethod
@@ -221,6 +225,7 @@ class Log(Op):
 @holomorphic
 class Log1p(Op):
     name = "log1p"
+    floating = True
     save_inputs = True
 
     @staticmethod
@@ -235,6 +240,7 @@ class Log1p(Op):
 @holomorphic
 class Expm1(Op):
     name = "expm1"
+    floating = True
     save_output = True
 
     @staticmethod
@@ -260,6 +266,7 @@ class Expm1(Op):
 @holomorphic
 class Sqrt(Op):
     name = "sqrt"
+    floating = True
     save_output = True
 
     @staticmethod
@@ -291,6 +298,7 @@ class Abs(Op):
 @holomorphic
 class Sin(Op):
     name = "sin"
+    floating = True
     save_inputs = True
 
     @staticmethod
@@ -305,6 +313,7 @@ class Sin(Op):
 @holomorphic
 class Cos(Op):
     name = "cos"
+    floating = True
     save_inputs = True
 
     @staticmethod
@@ -319,6 +328,7 @@ class Cos(Op):
 @holomorphic
 class Tan(Op):
     name = "tan"
+    floating = True
     save_output = True
 
     @staticmethod
@@ -334,6 +344,7 @@ class Tan(Op):
 @holomorphic
 class Tanh(Op):
     name = "tanh"
+    floating = True
     save_output = True
 
     @staticmethod
@@ -351,6 +362,7 @@ class Tanh(Op):
 @holomorphic
 class Sigmoid(Op):
     name = "sigmoid"
+    floating = True
     save_output = True
 
     @staticmethod
@@ -382,6 +394,7 @@ class Relu(Op):
 
 class Softplus(Op):
     name = "softplus"
+    floating = True
     save_inputs = True
 
     @staticmethod
@@ -396,6 +409,7 @@ class Softplus(Op):
 
 class Erf(Op):
     name = "erf"
+    floating = True
     save_inputs = True
 
     @staticmethod
@@ -474,22 +488,38 @@ class Where(Op):
 
 
 class Clip(Op):
+    """``clip`` with number bounds (or ``None``). ``tie`` is the share of the gradient that
+    ``x`` gets where it equals a bound: JAX's 0.5 for :func:`clip`, PyTorch's 1 for
+    ``Tensor.clamp``."""
+
     name = "clip"
     save_inputs = True
 
     @staticmethod
-    def forward(b, x, lo, hi):
+    def forward(b, x, lo, hi, tie):
         return b.xp.clip(x, lo, hi)
 
     @staticmethod
     def backward(node, g):
         x, lo, hi = node.inputs
-        keep = None
-        if lo is not None:
-            keep = x >= lo
-        if hi is not None:
-            keep = (x <= hi) if keep is None else keep & (x <= hi)
-        return (g if keep is None else where(keep, g, 0.0)), None, None
+        keep = _within(x, lo, hi, strict=False)
+        if keep is None:
+            return g, None, None
+        if node.params["tie"] == 1:
+            return where(keep, g, 0.0), None, None
+        inside = _within(x, lo, hi, strict=True)
+        return where(inside, g, where(keep, g * node.params["tie"], 0.0)), None, None
+
+
+def _within(x: Tensor, lo: Any, hi: Any, strict: bool) -> Tensor | None:
+    """Where ``lo <= x <= hi`` (``<`` if ``strict``); ``None`` without bounds."""
+    m = None
+    if lo is not None:
+        m = x > lo if strict else x >= lo
+    if hi is not None:
+        u = x < hi if strict else x <= hi
+        m = u if m is None else logical_and(m, u)
+    return m
 
 
 # ----- no-gradient elementwise ------------------------------------------------------------
@@ -531,7 +561,10 @@ class Astype(Op):
 
     @staticmethod
     def backward(node, g):
-        return astype(g, node.backend.xad_dtype(node.params["src"]), copy=False)
+        src = node.backend.xad_dtype(node.params["src"])
+        if g.dtype in _COMPLEX and src not in _COMPLEX:
+            g = real(g)  # a real input made complex: the real part of its gradient
+        return astype(g, src, copy=False)
 
 
 class Clone(Op):
@@ -581,8 +614,9 @@ def pow(x: Any, y: Any) -> Tensor:
         >>> xad.pow(xad.tensor([3.0]), 2).tolist()
         [9.0]
     """
-    if isinstance(y, (int, float)) and not isinstance(x, (int, float)):
+    if isinstance(y, (int, float)) and isinstance(x, Tensor):
         y = int(y) if isinstance(y, int) else float(y)  # (a NumPy float64 would promote)
+        x, y = _weak(x, y)  # an integer tensor with a float exponent: a float result
         return unary(PowScalar, x, exponent=y)
     return binary(Pow, x, y)
 
@@ -666,7 +700,7 @@ def where(condition: Any, x: Any, y: Any) -> Tensor:
         like = condition = tensor(condition)
     b = like._backend
     c = condition if isinstance(condition, Tensor) else _from_host(condition, like)
-    x, y = (a if isinstance(a, Tensor) or type(a) in (int, float, bool) else
+    x, y = (a if isinstance(a, Tensor) or type(a) in (int, float, bool, complex) else
             _from_host(a, like) for a in (x, y))
     for name_, a in (("condition", c), ("x", x), ("y", y)):
         if isinstance(a, Tensor) and a._backend is not b:
@@ -676,6 +710,12 @@ def where(condition: Any, x: Any, y: Any) -> Tensor:
     if not isinstance(x, Tensor) and not isinstance(y, Tensor):
         # two Python numbers: a float makes the result the default floating dtype
         x = tensor(float(x) if isinstance(y, float) else x, backend=b)
+    if isinstance(x, Tensor) and isinstance(y, Tensor):
+        x, y = _promote(x, y)
+    elif isinstance(x, Tensor):  # a Python number meets a tensor as in x + number
+        x, y = _weak(x, y)
+    else:
+        y, x = _weak(y, x)
     return apply(Where, x, y, cond=c._array)
 
 
@@ -693,12 +733,57 @@ def _which(like: Tensor, condition: Any, x: Any) -> str:
 
 
 def clip(x: Tensor, min: Any = None, max: Any = None) -> Tensor:
-    """Limit values to ``[min, max]`` (either may be ``None``, a number or a tensor)."""
+    """Limit values to ``[min, max]`` (either may be ``None``, a number or a tensor). An
+    integer ``x`` with a float bound gives a float result. At a bound the gradient is shared
+    as JAX's ``clip`` shares it: half to ``x``, half to a tensor bound (``x.clamp``, PyTorch's,
+    gives ``x`` all of it).
+
+    Example:
+        >>> import xad
+        >>> xad.clip(xad.tensor([1, 2, 3]), 1.5, 2.5).tolist()
+        [1.5, 2.0, 2.5]
+    """
+    x, min, max = _clip_args(x, min, max)
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         if min is not None:
             x = maximum(x, min)
         return minimum(x, max) if max is not None else x
-    return apply(Clip, x, min, max)
+    return apply(Clip, x, min, max, tie=0.5)
+
+
+def clamp(x: Tensor, min: Any = None, max: Any = None) -> Tensor:
+    """PyTorch's ``clamp``: :func:`clip` with PyTorch's gradients: all of it to ``x`` where
+    ``min <= x <= max`` (bounds included), to ``min`` where ``x < min``, to ``max`` where
+    ``x > max``.
+
+    Example:
+        >>> import xad
+        >>> x = xad.tensor([0.0, 1.0], requires_grad=True)
+        >>> xad.clamp(x, 0.0, 1.0).sum().backward(); x.grad.tolist()
+        [1.0, 1.0]
+    """
+    x, min, max = _clip_args(x, min, max)
+    if not (isinstance(min, Tensor) or isinstance(max, Tensor)):
+        return apply(Clip, x, min, max, tie=1)
+    if min is not None:
+        x = where(x >= min, x, min)  # x where it is kept, else min: its gradient goes there
+    return where(x <= max, x, max) if max is not None else x
+
+
+def _clip_args(x: Tensor, lo: Any, hi: Any) -> tuple:
+    """``x``, ``lo``, ``hi`` of one dtype where a bound is a tensor or a float and ``x``
+    is integral (a float result, never a truncated bound)."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"clip: x must be a tensor, got {type(x).__name__}")
+    lo, hi = (v if v is None or isinstance(v, Tensor) else _operand(Clip, v, x)
+              for v in (lo, hi))
+    for bound in (lo, hi):
+        if isinstance(bound, Tensor):
+            x, _ = _promote(x, bound)
+        elif type(bound) is float:
+            x, _ = _weak(x, bound)
+    lo, hi = (_promote(b_, x)[0] if isinstance(b_, Tensor) else b_ for b_ in (lo, hi))
+    return x, lo, hi
 
 
 def equal(x: Any, y: Any) -> Tensor:
@@ -759,7 +844,7 @@ def astype(x: Tensor, dtype: _dt.DType | str, /, *, copy: bool = True,
     native = x._backend.dtype(d)
     if native == x._array.dtype:
         return clone(x) if copy else x
-    if not d.is_floating:
+    if not (d.is_floating or d in _COMPLEX and (x.dtype.is_floating or x.dtype in _COMPLEX)):
         return unary(_AstypeNoGrad, x, dtype=native, src=x._array.dtype)
     return unary(Astype, x, dtype=native, src=x._array.dtype)
 

@@ -29,7 +29,7 @@ def _smooth(name_: str, derivative: Any) -> type[Op]:
     """A unary primitive: the backend's function ``name_`` forward, ``g * derivative(x)``
     backward (``derivative`` in xad ops, so second order works)."""
     return holomorphic(type(name_.title(), (Op,), {
-        "name": name_, "save_inputs": True,
+        "name": name_, "save_inputs": True, "floating": True,
         "forward": staticmethod(lambda b, x: getattr(b.xp, name_)(x)),
         "backward": staticmethod(lambda node, g: g * derivative(node.inputs[0]))}))
 
@@ -54,19 +54,27 @@ def _binary_forward(name_: str) -> Any:
 
 
 class Atan2(Op):
+    """``atan2(y, x)``; at ``(0, 0)`` its gradient is NaN (JAX's), or 0 in the subclass that
+    sets ``zero_origin`` (PyTorch's, in ``xad.ops.torch_conventions``)."""
+
     name = "atan2"
+    floating = True
     save_inputs = True
+    zero_origin = False
     forward = _binary_forward("atan2")
 
     @staticmethod
     def backward(node, g):
         y, x = node.inputs
         r2 = x * x + y * y
+        if node.op.zero_origin:  # an infinite r2 there makes both 0 (x / r2 and y / r2)
+            r2 = where(r2 == 0, math.inf, r2)
         return g * x / r2, -g * y / r2
 
 
 class Hypot(Op):
     name = "hypot"
+    floating = True
     save_inputs = True
     save_output = True
     forward = _binary_forward("hypot")
@@ -80,6 +88,7 @@ class Hypot(Op):
 
 class Logaddexp(Op):
     name = "logaddexp"
+    floating = True
     save_inputs = True
     forward = _binary_forward("logaddexp")
 
@@ -91,6 +100,7 @@ class Logaddexp(Op):
 
 class Copysign(Op):
     name = "copysign"
+    floating = True
     save_inputs = True
     forward = _binary_forward("copysign")
 

@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 from ..context import context
+from ..factories import arange
 from ..tensor import Tensor
 from ._apply import Op, unary
 from .amp_cast import autocast_float32
@@ -83,6 +84,35 @@ def _extreme_grad(node: Any, g: Tensor) -> Tensor:
     hit = x == y
     count = sum(astype(hit, g.dtype), axis=node.params["axis"], keepdims=True)
     return where(hit, _expand(g, node) / count, 0.0)
+
+
+class MaxIndexed(Op):
+    """The max (``largest``) or min over one axis whose gradient goes all to the element
+    ``argmax`` (``argmin``) returns, the first of tied extremes: PyTorch's ``max(dim)`` and
+    ``max_pool2d`` (``xad.ops.torch_conventions``); :class:`Max` shares it, as JAX."""
+
+    name = "max_indexed"
+    save_inputs = True
+
+    @staticmethod
+    def forward(b, x, axis, keepdims, largest):
+        return (b.xp.max if largest else b.xp.min)(x, axis=axis, keepdims=keepdims)
+
+    @staticmethod
+    def backward(node, g):
+        x, p = node.inputs[0], node.params
+        (a,) = p["axis"]
+        idx = (argmax if p["largest"] else argmin)(x, axis=a, keepdims=True)
+        shape = [1] * x.ndim
+        shape[a] = x.shape[a]
+        pos = reshape(arange(x.shape[a], dtype=idx.dtype, backend=x._backend), tuple(shape))
+        return where(pos == idx, _expand(g, node), 0.0)
+
+
+def max_indexed(x: Tensor, axis: int, keepdims: bool = False, largest: bool = True) -> Tensor:
+    """:class:`MaxIndexed` over ``axis`` (an int)."""
+    a = normalize_axis(axis, x.ndim, "max" if largest else "min")
+    return unary(MaxIndexed, x, axis=(a,), keepdims=keepdims, largest=largest)
 
 
 class Prod(Op):

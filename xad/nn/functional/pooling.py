@@ -2,8 +2,8 @@
 
 Windows come from ``im2col`` (padded with ``-inf`` for the max, zeros for the mean), then a
 ``max`` or ``sum`` over the kernel axes; adaptive pooling is two averaging matrices. All
-differentiable to any order; the max's gradient is shared among tied maxima (PyTorch gives
-it to the first).
+differentiable to any order; the max's gradient goes all to the first of tied maxima in
+each window, as PyTorch's (ties are common after a ReLU).
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def max_pool2d(input: Tensor, kernel_size: IntPair, stride: IntPair | None = Non
         raise NotImplementedError("max_pool2d: return_indices=True is not supported")
     cols = _windows(input, kernel_size, stride, padding, dilation, ceil_mode, -float("inf"),
                     "max_pool2d")
-    return _image(_ops.max(_taps(cols), axis=1), cols, input)
+    return _image(_ops.reduce.max_indexed(_taps(cols), 1), cols, input)
 
 
 def _divisor(n: int, k: int, s: int, p: int, o: int, include_pad: bool) -> list[int]:

@@ -1,0 +1,128 @@
+"""PyTorch's gradient conventions where they differ from the standard's functions.
+
+``xad.f(...)`` follows the Array API standard and JAX's conventions at ties, kinks and zeros
+(``xad.max`` shares the gradient among tied maxima, ``xad.std`` of a constant and
+``xad.atan2(0, 0)`` give NaN gradients). Tensor methods, ``nn.functional`` and everything
+``python -m xad.as_torch`` reaches follow PyTorch's, which live here: ``max(dim)`` gives
+all of the gradient to the index it returns; ``std``, ``norm`` and ``atan2`` give 0, not
+NaN, where their derivative is 0/0. docs/PORTING.md tables each difference.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..tensor import Tensor
+from ._apply import binary
+from .axes import normalize_axis
+from .elementwise import abs, sqrt, where
+from .elementwise_math import Atan2
+from .reduce import argmax, argmin, max, max_indexed, min, sum, var
+
+__all__ = ["max_dim", "std", "norm", "vector_norm", "atan2"]
+
+
+def max_dim(x: Tensor, dim: int, keepdim: bool = False, *,
+            largest: bool = True) -> tuple[Tensor, Tensor]:
+    """PyTorch's ``x.max(dim)`` (``largest=False``: ``x.min(dim)``): the values and their
+    indices along ``dim``; the gradient goes all to the returned index, not shared among
+    ties as :func:`xad.max` shares it.
+
+    Example:
+        >>> import xad
+        >>> from xad.ops.torch_conventions import max_dim
+        >>> x = xad.tensor([[1.0, 3.0, 3.0]], requires_grad=True)
+        >>> v, i = max_dim(x, 1); v.sum().backward(); x.grad.tolist(), i.tolist()
+        ([[0.0, 1.0, 0.0]], [1])
+    """
+    where_ = "max" if largest else "min"
+    if x.ndim == 0:
+        normalize_axis(dim, 1, where_)  # PyTorch's 0-d rule: dim 0 or -1
+        return x * 1, (x * 0).astype("int64")
+    a = normalize_axis(dim, x.ndim, where_)
+    idx = (argmax if largest else argmin)(x, axis=a, keepdims=keepdim)
+    return max_indexed(x, a, keepdim, largest), idx
+
+
+def _sqrt_zero_grad(v: Tensor) -> Tensor:
+    """``sqrt(v)`` whose gradient is 0 where ``v == 0`` (PyTorch's ``std`` and ``norm``),
+    not ``inf * 0``; NaN stays NaN."""
+    nz = v != 0
+    return where(nz, sqrt(where(nz, v, 1.0)), 0.0)
+
+
+def std(x: Tensor, axis: Any = None, correction: float = 1, keepdims: bool = False) -> Tensor:
+    """PyTorch's ``std`` (``correction=1`` by default): 0, not NaN, the gradient of a
+    constant.
+
+    Example:
+        >>> import xad
+        >>> from xad.ops import torch_conventions as tc
+        >>> x = xad.ones(3, requires_grad=True)
+        >>> tc.std(x).backward(); x.grad.tolist()
+        [0.0, 0.0, 0.0]
+    """
+    return _sqrt_zero_grad(var(x, axis, correction, keepdims))
+
+
+def vector_norm(x: Tensor, ord: float = 2, dim: Any = None, keepdim: bool = False) -> Tensor:
+    """PyTorch's ``torch.linalg.vector_norm``: gradient 0, not NaN, at a zero vector.
+
+    Example:
+        >>> import xad
+        >>> from xad.ops import torch_conventions as tc
+        >>> x = xad.zeros(2, requires_grad=True)
+        >>> tc.vector_norm(x).backward(); x.grad.tolist()
+        [0.0, 0.0]
+    """
+    a = abs(x)
+    if ord == math.inf:
+        return max(a, axis=dim, keepdims=keepdim)
+    if ord == -math.inf:
+        return min(a, axis=dim, keepdims=keepdim)
+    if ord == 0:
+        return sum((a != 0).astype(a.dtype), axis=dim, keepdims=keepdim)
+    if ord == 1:
+        return sum(a, axis=dim, keepdims=keepdim)
+    if ord == 2:
+        return _sqrt_zero_grad(sum(a * a, axis=dim, keepdims=keepdim))
+    s = sum(a ** ord, axis=dim, keepdims=keepdim)
+    nz = s != 0
+    return where(nz, where(nz, s, 1.0) ** (1.0 / ord), 0.0)
+
+
+def norm(x: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Tensor:
+    """PyTorch's ``Tensor.norm``: ``p="fro"`` (the 2-norm of all elements or over ``dim``)
+    or a number, as :func:`vector_norm`.
+
+    Example:
+        >>> import xad
+        >>> xad.tensor([3.0, 4.0]).norm().item()
+        5.0
+    """
+    if p == "fro" or p is None:
+        p = 2
+    if isinstance(p, str):
+        raise ValueError(f"norm: p={p!r} is not supported; use 'fro' or a number "
+                         f"(xad.linalg.matrix_norm for 'nuc')")
+    return vector_norm(x, p, dim, keepdim)
+
+
+class _Atan2ZeroOrigin(Atan2):
+    """``atan2`` whose gradient at ``(0, 0)`` is 0 (PyTorch's), not NaN."""
+
+    zero_origin = True
+
+
+def atan2(input: Any, other: Any) -> Tensor:
+    """PyTorch's ``torch.atan2``: gradient 0 at ``(0, 0)`` (:func:`xad.atan2` gives NaN,
+    as JAX).
+
+    Example:
+        >>> import xad
+        >>> y = xad.zeros(1, requires_grad=True)
+        >>> y.atan2(xad.zeros(1)).sum().backward(); y.grad.tolist()
+        [0.0]
+    """
+    return binary(_Atan2ZeroOrigin, input, other)
