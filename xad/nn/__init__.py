@@ -9,7 +9,9 @@ Example:
     (4, 2)
 """
 
-from . import functional, init, utils
+import sys as _sys
+
+from . import functional, init, rnn_utils, utils
 from .activation import GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Softplus, Tanh
 from .attention import MultiheadAttention
 from .conv import Conv1d, Conv2d, ConvTranspose2d
@@ -20,6 +22,8 @@ from .losses import BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Loss, MSEL
 from .module import IncompatibleKeys, Module, ModuleList, Parameter, Sequential
 from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+from .recurrent import GRU, LSTM, RNN, RNNBase
+from .rnn_cells import GRUCell, LSTMCell, RNNCell, RNNCellBase
 from .transformer import TransformerEncoder, TransformerEncoderLayer
 
 __all__ = [
@@ -30,5 +34,9 @@ __all__ = [
     "Conv1d", "Conv2d", "ConvTranspose2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d",
     "BatchNorm2d", "GroupNorm", "Dropout2d",
     "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder", "Unflatten",
+    "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
     "functional", "init", "utils",
 ]
+
+utils.rnn = rnn_utils  # xad.nn.utils.rnn, as torch.nn.utils.rnn
+_sys.modules[__name__ + ".utils.rnn"] = rnn_utils

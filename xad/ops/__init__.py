@@ -12,6 +12,7 @@ from .. import tensor as _tensor
 from . import attention as _attention  # noqa: F401  (registers attention, attention_grad)
 from . import convolution as _convolution  # noqa: F401  (registers im2col, col2im)
 from . import elementwise as _elementwise
+from . import recurrent as _recurrent  # noqa: F401  (registers recurrent, recurrent_grad)
 from ._apply import REGISTRY, Op, apply, binary
 from .broadcast import *  # noqa: F403
 from .broadcast import __all__ as _b
