@@ -113,9 +113,20 @@ class _Tensors:
 
 
 # ----- forward --------------------------------------------------------------------------
+def _halve_sigmoid_gates(m: Any, a: Any, n_c: int, axis: int) -> Any:
+    """An LSTM's ``i f g o`` blocks along ``axis`` with ``i f o`` halved: one ``tanh`` of
+    the result gives every gate, as ``sigmoid(z) = (tanh(z / 2) + 1) / 2``."""
+    def part(lo: int, hi: int) -> Any:
+        return a[lo:hi, ...] if axis == 0 else a[..., lo:hi]
+    return m.concat([part(0, 2 * n_c) * 0.5, part(2 * n_c, 3 * n_c), part(3 * n_c, 4 * n_c) * 0.5],
+                    axis=axis)
+
+
 def _cell(m: Any, mode: str, z: Any, h: Any, c: Any, whT: Any, b_hh: Any, whrT: Any
-          ) -> tuple[Any, Any]:
-    """One step: the new ``(h, c)`` from the step's input gates ``z`` and the state."""
+          ) -> tuple[Any, Any, Any]:
+    """One step: the new ``(h, c)`` and what the rule reads (the LSTM's gate ``tanh``s; the
+    GRU's ``(W_hh h + b_hh, r z, n)``) from the step's input gates ``z`` and the state (for
+    the LSTM ``z`` and ``whT`` come with :func:`_halve_sigmoid_gates` applied)."""
     if mode == "gru":
         gh = m.mm(h, whT)
         if b_hh is not None:
@@ -123,33 +134,41 @@ def _cell(m: Any, mode: str, z: Any, h: Any, c: Any, whT: Any, b_hh: Any, whrT: 
         n_h = h.shape[-1]
         rz = m.sigmoid(z[:, :2 * n_h] + gh[:, :2 * n_h])
         n = m.tanh(z[:, 2 * n_h:] + rz[:, :n_h] * gh[:, 2 * n_h:])
-        return n + rz[:, n_h:] * (h - n), None
+        return n + rz[:, n_h:] * (h - n), None, (gh, rz, n)
     z = z + m.mm(h, whT)
     if mode != "lstm":
-        return (m.tanh(z) if mode == "rnn_tanh" else m.relu(z)), None
+        return (m.tanh(z) if mode == "rnn_tanh" else m.relu(z)), None, None
     n_c = c.shape[-1]
-    s = m.sigmoid(z)
-    c = s[:, n_c:2 * n_c] * c + s[:, :n_c] * m.tanh(z[:, 2 * n_c:3 * n_c])
-    h = s[:, 3 * n_c:] * m.tanh(c)
-    return (h if whrT is None else m.mm(h, whrT)), c
+    t = m.tanh(z)
+    a = t * 0.5 + 0.5  # i, f, o (the g block unused)
+    c = a[:, n_c:2 * n_c] * c + a[:, :n_c] * t[:, 2 * n_c:3 * n_c]
+    h = a[:, 3 * n_c:] * m.tanh(c)
+    return (h if whrT is None else m.mm(h, whrT)), c, (t,)
 
 
 def _run(m: Any, mode: str, gx: Any, h: Any, c: Any, w_hh: Any, b_hh: Any, w_hr: Any,
-         mask: Any, reverse: bool) -> tuple:
-    """The loop: the states of every step, ``hs``, or ``(hs, cs)`` for the LSTM."""
+         mask: Any, reverse: bool) -> Any:
+    """The loop: the states of every step and what the rule reads: ``hs``, ``(hs, cs, t)``
+    for the LSTM, ``(hs, gh, rz, n)`` for the GRU."""
     n = gx.shape[0]
+    if mode == "lstm":
+        gx, w_hh = (_halve_sigmoid_gates(m, gx, c.shape[-1], -1),
+                    _halve_sigmoid_gates(m, w_hh, c.shape[-1], 0))
     whT, whrT = m.mT(w_hh), (None if w_hr is None else m.mT(w_hr))
-    hs, cs = [None] * n, [None] * n
+    hs, cs, aux = [None] * n, [None] * n, [None] * n
     gxs, masks = m.unstack(gx), m.unstack(mask)  # steps as views: one call, not n slices
     for t in (range(n - 1, -1, -1) if reverse else range(n)):
-        h_new, c_new = _cell(m, mode, gxs[t], h, c, whT, b_hh, whrT)
+        h_new, c_new, aux[t] = _cell(m, mode, gxs[t], h, c, whT, b_hh, whrT)
         if masks is not None:
             h_new = h + masks[t] * (h_new - h)
             if c is not None:
                 c_new = c + masks[t] * (c_new - c)
         h, c = h_new, c_new
         hs[t], cs[t] = h, c
-    return (m.stack(hs), m.stack(cs)) if mode == "lstm" else m.stack(hs)
+    if mode in ("rnn_tanh", "rnn_relu"):
+        return m.stack(hs)
+    saved = tuple(m.stack(list(a)) for a in zip(*aux))
+    return (m.stack(hs), m.stack(cs), *saved) if mode == "lstm" else (m.stack(hs), *saved)
 
 
 # ----- backward -------------------------------------------------------------------------
@@ -169,28 +188,37 @@ def _weight_grad(m: Any, d: Any, x: Any) -> Any:
     return m.mm(m.mT(_flat(m, d)), _flat(m, x))
 
 
-def _coefficients(m: Any, mode: str, gx: Any, hp: Any, cp: Any, cs: Any, hs: Any,
-                  w_hh: Any, b_hh: Any) -> tuple:
-    """Per-step factors of the backward loop, for all steps at once (from the gate
-    pre-activations, recomputed in one product from the previous states ``hp``)."""
-    if mode in ("rnn_tanh", "rnn_relu"):
-        return ((1 - hs * hs) if mode == "rnn_tanh" else m.positive(hs),)
+def _saved_gates(m: Any, mode: str, gx: Any, hp: Any, w_hh: Any, b_hh: Any) -> tuple:
+    """What :func:`_run` saved for the rule, recomputed for all steps at once from the
+    previous states ``hp`` (the rule under ``create_graph``: differentiable)."""
     gh = m.mm(hp, m.mT(w_hh))
     if mode == "lstm":
-        n_c = cs.shape[-1]
-        s = m.sigmoid(gx + gh)
-        i, f, o = s[..., :n_c], s[..., n_c:2 * n_c], s[..., 3 * n_c:]
-        g = m.tanh(gx[..., 2 * n_c:3 * n_c] + gh[..., 2 * n_c:3 * n_c])
-        tc = m.tanh(cs)
-        gates = m.concat([g * i * (1 - i), cp * f * (1 - f), i * (1 - g * g), tc * o * (1 - o)])
-        return gates, o * (1 - tc * tc), f, o * tc
+        return (m.tanh(_halve_sigmoid_gates(m, gx + gh, w_hh.shape[0] // 4, -1)),)
     if b_hh is not None:
         gh = gh + b_hh
     n_h = hp.shape[-1]
     rz = m.sigmoid(gx[..., :2 * n_h] + gh[..., :2 * n_h])
+    return gh, rz, m.tanh(gx[..., 2 * n_h:] + rz[..., :n_h] * gh[..., 2 * n_h:])
+
+
+def _coefficients(m: Any, mode: str, saved: tuple, hp: Any, cp: Any, cs: Any, hs: Any
+                  ) -> tuple:
+    """Per-step factors of the backward loop, for all steps at once."""
+    if mode in ("rnn_tanh", "rnn_relu"):
+        return ((1 - hs * hs) if mode == "rnn_tanh" else m.positive(hs),)
+    if mode == "lstm":
+        n_c = cs.shape[-1]
+        (t,) = saved
+        s = t * 0.5 + 0.5
+        i, f, o = s[..., :n_c], s[..., n_c:2 * n_c], s[..., 3 * n_c:]
+        g = t[..., 2 * n_c:3 * n_c]
+        tc = m.tanh(cs)
+        gates = m.concat([g * i * (1 - i), cp * f * (1 - f), i * (1 - g * g), tc * o * (1 - o)])
+        return gates, o * (1 - tc * tc), f, o * tc
+    gh, rz, n = saved
+    n_h = hp.shape[-1]
     r, z = rz[..., :n_h], rz[..., n_h:]
     ghn = gh[..., 2 * n_h:]
-    n = m.tanh(gx[..., 2 * n_h:] + r * ghn)
     kn = (1 - z) * (1 - n * n)
     kr = kn * ghn * r * (1 - r)
     kz = (hp - n) * z * (1 - z)
@@ -216,13 +244,17 @@ def _step_back(m: Any, mode: str, k: tuple, t: int, dh: Any, dc: Any, w_hh: Any,
 
 
 def _bptt(m: Any, mode: str, ins: tuple, outs: tuple, grads: tuple, reverse: bool) -> tuple:
-    """Back-propagation through time: ``(dgx, dh0, dc0, dw_hh, db_hh, dw_hr)``."""
+    """Back-propagation through time: ``(dgx, dh0, dc0, dw_hh, db_hh, dw_hr)``; ``outs``
+    are the forward's outputs, with or without the saved gates (then recomputed)."""
     gx, h0, c0, w_hh, b_hh, w_hr, mask = ins
-    hs, cs = outs if mode == "lstm" else (outs[0], None)
+    hs, cs = outs[:2] if mode == "lstm" else (outs[0], None)
+    saved = outs[2:] if mode == "lstm" else outs[1:]
     g_hs, g_cs = grads
     hp = _shift(m, hs, h0, reverse)
     cp = None if cs is None else _shift(m, cs, c0, reverse)
-    coefs = _coefficients(m, mode, gx, hp, cp, cs, hs, w_hh, b_hh)
+    if not saved and mode in ("lstm", "gru"):
+        saved = _saved_gates(m, mode, gx, hp, w_hh, b_hh)
+    coefs = _coefficients(m, mode, saved, hp, cp, cs, hs)
     k = [m.unstack(a) for a in coefs]
     g_hs, g_cs, masks = m.unstack(g_hs), m.unstack(g_cs), m.unstack(mask)
     n = gx.shape[0]
@@ -252,7 +284,8 @@ def _bptt(m: Any, mode: str, ins: tuple, outs: tuple, grads: tuple, reverse: boo
 # ----- the primitive --------------------------------------------------------------------
 class Recurrent(Op):
     """The time loop of a recurrent layer over precomputed input gates ``gx``: outputs the
-    state of every step, ``hs``, or ``(hs, cs)`` for the LSTM."""
+    state of every step, ``hs``, or ``(hs, cs)`` for the LSTM, and the gate values its rule
+    reads (hidden outputs: :func:`_run`)."""
 
     name = "recurrent"
     save_inputs = True
@@ -271,10 +304,11 @@ class Recurrent(Op):
         g_hs, g_cs = grads[0], (grads[1] if mode == "lstm" else None)
         if g_hs is None and g_cs is None:
             return (None,) * 7
-        outs = tuple(node.output(i) for i in range(2 if mode == "lstm" else 1))
+        states = tuple(node.output(i) for i in range(2 if mode == "lstm" else 1))
         if context.grad_enabled and any(isinstance(t, Tensor) and t.requires_grad
-                                        for t in (*ins, *outs, g_hs, g_cs)):
-            return (*_bptt(_Tensors, mode, ins, outs, (g_hs, g_cs), reverse), None)
+                                        for t in (*ins, *states, g_hs, g_cs)):
+            return (*_bptt(_Tensors, mode, ins, states, (g_hs, g_cs), reverse), None)
+        outs = tuple(node.output(i) for i in range(node.n_out)) if node.n_out > 1 else states
         present = [i for i, t in enumerate(ins[:6]) if t is not None]
         res = apply(RecurrentGrad, *ins, *outs, g_hs, g_cs, mode=mode, reverse=reverse,
                     present=tuple(present))
@@ -328,4 +362,6 @@ def recurrent(gx: Tensor, h0: Tensor, c0: Tensor | None, w_hh: Tensor,
     out = apply(Recurrent, gx, h0, c0 if mode == "lstm" else None, w_hh,
                 b_hh if mode == "gru" else None, w_hr if mode == "lstm" else None, mask,
                 mode=mode, reverse=bool(reverse))
-    return out if mode == "lstm" else (out, None)
+    if mode == "lstm":
+        return out[0], out[1]
+    return (out[0] if mode == "gru" else out), None
