@@ -12,7 +12,30 @@ Example:
 import sys as _sys
 
 from . import functional, init, rnn_utils, utils
-from .activation import GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Softplus, Tanh
+from .activation import (
+                         CELU,
+                         ELU,
+                         GELU,
+                         GLU,
+                         SELU,
+                         Hardsigmoid,
+                         Hardswish,
+                         Hardtanh,
+                         LeakyReLU,
+                         LogSigmoid,
+                         LogSoftmax,
+                         Mish,
+                         PReLU,
+                         ReLU,
+                         ReLU6,
+                         Sigmoid,
+                         SiLU,
+                         Softmax,
+                         Softplus,
+                         Softsign,
+                         Tanh,
+                         Tanhshrink,
+)
 from .attention import MultiheadAttention
 from .conv import Conv1d, Conv2d, ConvTranspose2d
 from .dropout import Dropout, Dropout2d
@@ -34,6 +57,8 @@ __all__ = [
     "Conv1d", "Conv2d", "ConvTranspose2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d",
     "BatchNorm2d", "GroupNorm", "Dropout2d",
     "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder", "Unflatten",
+    "LeakyReLU", "ELU", "CELU", "SELU", "SiLU", "Mish", "Hardtanh", "ReLU6", "Hardsigmoid",
+    "Hardswish", "LogSigmoid", "Softsign", "Tanhshrink", "GLU", "PReLU",
     "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
     "functional", "init", "utils",
 ]

@@ -7,6 +7,8 @@ is differentiable to any order. Array-shaped arguments follow the Array API (``a
 
 from __future__ import annotations
 
+from .activations import *  # noqa: F403
+from .activations import __all__ as _activations
 from .attention import *  # noqa: F403
 from .attention import __all__ as _attention
 from .conv import *  # noqa: F403
@@ -20,4 +22,4 @@ from .padding import __all__ as _padding
 from .pooling import *  # noqa: F403
 from .pooling import __all__ as _pooling
 
-__all__ = [*_layers, *_losses, *_conv, *_pooling, *_padding, *_attention]
+__all__ = [*_layers, *_activations, *_losses, *_conv, *_pooling, *_padding, *_attention]
