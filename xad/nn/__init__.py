@@ -41,7 +41,24 @@ from .conv import Conv1d, Conv2d, ConvTranspose2d
 from .dropout import Dropout, Dropout2d
 from .embedding import Embedding
 from .linear import Flatten, Identity, Linear, Unflatten
-from .losses import BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Loss, MSELoss, NLLLoss
+from .losses import (
+                         BCELoss,
+                         BCEWithLogitsLoss,
+                         CosineEmbeddingLoss,
+                         CrossEntropyLoss,
+                         GaussianNLLLoss,
+                         HingeEmbeddingLoss,
+                         HuberLoss,
+                         KLDivLoss,
+                         L1Loss,
+                         MarginRankingLoss,
+                         MSELoss,
+                         MultiLabelSoftMarginLoss,
+                         NLLLoss,
+                         PoissonNLLLoss,
+                         SmoothL1Loss,
+                         TripletMarginLoss,
+)
 from .module import IncompatibleKeys, Module, ModuleList, Parameter, Sequential
 from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
@@ -59,6 +76,9 @@ __all__ = [
     "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder", "Unflatten",
     "LeakyReLU", "ELU", "CELU", "SELU", "SiLU", "Mish", "Hardtanh", "ReLU6", "Hardsigmoid",
     "Hardswish", "LogSigmoid", "Softsign", "Tanhshrink", "GLU", "PReLU",
+    "BCELoss", "KLDivLoss", "SmoothL1Loss", "PoissonNLLLoss", "GaussianNLLLoss",
+    "MarginRankingLoss", "HingeEmbeddingLoss", "CosineEmbeddingLoss", "TripletMarginLoss",
+    "MultiLabelSoftMarginLoss",
     "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
     "functional", "init", "utils",
 ]
