@@ -1,0 +1,89 @@
+"""Update rules of the optimisers added after the first five (``Adamax NAdam RAdam``), each
+written once as a pure function of arrays: ``rule(x, state, g, c, xp) -> (new_x,
+new_state)`` with ``c`` the step's Python numbers. :func:`step_with_rule` runs one on a
+parameter through the shared update path (in place where the backend's arrays are
+mutable, by rebinding on JAX), so the rule is the only statement of the update.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..tensor import Tensor
+from .optimizer import _apply
+
+__all__ = ["adamax_rule", "nadam_rule", "radam_rule", "step_with_rule"]
+
+
+def _decayed(x: Any, g: Any, lr: float, wd: float, decoupled: bool) -> tuple[Any, Any]:
+    """L2 decay added to the gradient, or decoupled decay applied to the parameter."""
+    if wd == 0:
+        return x, g
+    return (x * (1 - lr * wd), g) if decoupled else (x, g + wd * x)
+
+
+def adamax_rule(x: Any, state: list, g: Any, c: tuple, xp: Any) -> tuple[Any, list]:
+    """Adamax: ``m = b1 m + (1-b1) g``; ``u = max(b2 u, |g| + eps)``;
+    ``x -= lr / (1 - b1**t) * m / u``."""
+    lr, b1, b2, eps, wd, t = c
+    m, u = state
+    x, g = _decayed(x, g, lr, wd, False)
+    m = m + (g - m) * (1 - b1)
+    u = xp.maximum(u * b2, xp.abs(g) + eps)
+    return x - (lr / (1 - b1 ** t)) * (m / u), [m, u]
+
+
+def nadam_rule(x: Any, state: list, g: Any, c: tuple, xp: Any) -> tuple[Any, list]:
+    """NAdam (Dozat) with PyTorch's momentum schedule ``mu_t = b1 (1 - 0.96**(t psi) / 2)``:
+    ``x -= lr (1 - mu_t) / (1 - prod mu) g / d + lr mu_{t+1} / (1 - prod mu mu_{t+1}) m / d``
+    with ``d = sqrt(v / (1 - b2**t)) + eps``; ``c`` carries ``mu_t``, ``mu_{t+1}`` and the
+    product."""
+    lr, b1, b2, eps, wd, t, decoupled, mu, mu_next, mu_product = c
+    m, v = state
+    x, g = _decayed(x, g, lr, wd, decoupled)
+    m = m + (g - m) * (1 - b1)
+    v = v * b2 + g * g * (1 - b2)
+    d = (v / (1 - b2 ** t)) ** 0.5 + eps
+    x = x - (lr * (1 - mu) / (1 - mu_product)) * (g / d)
+    return x - (lr * mu_next / (1 - mu_product * mu_next)) * (m / d), [m, v]
+
+
+def radam_rule(x: Any, state: list, g: Any, c: tuple, xp: Any) -> tuple[Any, list]:
+    """RAdam (Liu et al.): Adam's step rectified by ``r_t`` once the variance's degrees of
+    freedom ``rho_t`` exceed 5, plain bias-corrected momentum before."""
+    lr, b1, b2, eps, wd, t, decoupled = c
+    m, v = state
+    x, g = _decayed(x, g, lr, wd, decoupled)
+    m = m + (g - m) * (1 - b1)
+    v = v * b2 + g * g * (1 - b2)
+    bc1, bc2 = 1 - b1 ** t, 1 - b2 ** t
+    rho_inf = 2 / (1 - b2) - 1
+    rho_t = rho_inf - 2 * t * b2 ** t / bc2
+    if rho_t <= 5:
+        return x - (m / bc1) * lr, [m, v]
+    rect = math.sqrt((rho_t - 4) * (rho_t - 2) * rho_inf
+                     / ((rho_inf - 4) * (rho_inf - 2) * rho_t))
+    return x - (m / bc1) * lr * (math.sqrt(bc2) / (v ** 0.5 + eps)) * rect, [m, v]
+
+
+def _assigning(rule: Any) -> Any:
+    """The in-place form of ``rule``: its results written into the arrays it read."""
+    def kernel(rw: list, g: Any, t: Any, gw: Any, c: tuple, xp: Any) -> None:
+        x, new = rule(rw[0], rw[1:], g, c, xp)
+        rw[0][...] = x
+        for a, n in zip(rw[1:], new):
+            a[...] = n
+    return kernel
+
+
+_KERNELS: dict[Any, Any] = {}
+
+
+def step_with_rule(scratch: dict, p: Tensor, state: list[Tensor], g: Tensor, rule: Any,
+                   c: tuple) -> None:
+    """Update ``p`` and its ``state`` tensors by ``rule`` for gradient ``g``."""
+    kernel = _KERNELS.get(rule)
+    if kernel is None:
+        kernel = _KERNELS[rule] = _assigning(rule)
+    _apply(scratch, p, 1, kernel, rule, state, g._array, c, p._backend.xp)
