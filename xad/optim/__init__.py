@@ -16,8 +16,9 @@ from .adam import Adam, AdamW, adam
 from .adamax_nadam_radam import Adamax, NAdam, RAdam
 from .optimizer import Optimizer
 from .rmsprop import RMSprop, rmsprop
+from .rprop import Rprop
 from .sgd import SGD, sgd
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "NAdam",
-           "RAdam", "lr_scheduler",
+           "RAdam", "Rprop", "lr_scheduler",
            "sgd", "adam", "rmsprop", "adagrad"]

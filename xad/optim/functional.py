@@ -1,4 +1,5 @@
-"""Update rules of the optimisers added after the first five (``Adamax NAdam RAdam``), each
+"""Update rules of the optimisers added after the first five (``Adamax NAdam RAdam Rprop``),
+each
 written once as a pure function of arrays: ``rule(x, state, g, c, xp) -> (new_x,
 new_state)`` with ``c`` the step's Python numbers. :func:`step_with_rule` runs one on a
 parameter through the shared update path (in place where the backend's arrays are
@@ -13,7 +14,7 @@ from typing import Any
 from ..tensor import Tensor
 from .optimizer import _apply
 
-__all__ = ["adamax_rule", "nadam_rule", "radam_rule", "step_with_rule"]
+__all__ = ["adamax_rule", "nadam_rule", "radam_rule", "rprop_rule", "step_with_rule"]
 
 
 def _decayed(x: Any, g: Any, lr: float, wd: float, decoupled: bool) -> tuple[Any, Any]:
@@ -65,6 +66,20 @@ def radam_rule(x: Any, state: list, g: Any, c: tuple, xp: Any) -> tuple[Any, lis
     rect = math.sqrt((rho_t - 4) * (rho_t - 2) * rho_inf
                      / ((rho_inf - 4) * (rho_inf - 2) * rho_t))
     return x - (m / bc1) * lr * (math.sqrt(bc2) / (v ** 0.5 + eps)) * rect, [m, v]
+
+
+def rprop_rule(x: Any, state: list, g: Any, c: tuple, xp: Any) -> tuple[Any, list]:
+    """Rprop: each step size grows by ``eta_plus`` where the gradient kept its sign, shrinks
+    by ``eta_minus`` where it flipped (and that gradient counts as 0), clamped to
+    ``[step_min, step_max]``; ``x -= sign(g) * step``."""
+    eta_minus, eta_plus, step_min, step_max = c
+    prev, size = state
+    s = g * prev
+    up, down = xp.astype(s > 0, g.dtype), xp.astype(s < 0, g.dtype)
+    size = xp.clip(size * (1 + up * (eta_plus - 1) + down * (eta_minus - 1)), step_min,
+                   step_max)
+    g = g * (1 - down)
+    return x - xp.sign(g) * size, [g, size]
 
 
 def _assigning(rule: Any) -> Any:
