@@ -50,11 +50,12 @@ from bench_harness import (  # noqa: E402
 from bench_mlp import WORKLOADS as _MLP  # noqa: E402
 from bench_mlp import xad_api  # noqa: E402
 from bench_ops import WORKLOADS as _OPS  # noqa: E402
+from bench_rnn import WORKLOADS as _RNN  # noqa: E402
 
 __all__ = ["WORKLOADS", "MEMORY", "check_workload", "run_workload", "main"]
 
 WORKLOADS: dict[str, Workload] = {w.name: w for w in (_MLP[:2] + _OPS[:1] + _MLP[2:] + _OPS[1:]
-                                                     + _CONV + _ATTENTION)}
+                                                     + _CONV + _ATTENTION + _RNN)}
 MEMORY = "memory"            # the peak-RSS comparison (not a timed workload)
 MEMORY_TARGET = "<= 1.2x numpy"
 

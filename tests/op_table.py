@@ -43,6 +43,12 @@ class _X:
 
     attention = staticmethod(xad.ops.attention.attention)
     max_indexed = staticmethod(xad.ops.reduce.max_indexed)
+
+    @staticmethod
+    def recurrent(gx: Any, h0: Any, c0: Any, w: Any, mode: str, reverse: bool = False) -> Any:
+        """Every step's states of one recurrent layer, ``hs`` (times ``cs`` for the LSTM)."""
+        hs, cs = xad.ops.recurrent.recurrent(gx, h0, c0, w, mode=mode, reverse=reverse)
+        return hs if cs is None else hs * cs
     im2col = staticmethod(xad.ops.convolution.im2col)
     col2im = staticmethod(xad.ops.convolution.col2im)
 
@@ -177,6 +183,26 @@ class _N:
     @staticmethod
     def log_softmax(x: Any, axis: int = -1) -> Any:
         return x - np.log(np.sum(np.exp(x), axis=axis, keepdims=True))
+
+    @staticmethod
+    def recurrent(gx: Any, h: Any, c: Any, w: Any, mode: str, reverse: bool = False) -> Any:
+        """The loop written out, PyTorch's LSTM (``i f g o``) and GRU (``r z n``) formulas."""
+        sig = lambda a: 1 / (1 + np.exp(-a))  # noqa: E731
+        n, out = h.shape[-1], [None] * gx.shape[0]
+        for t in (reversed(range(gx.shape[0])) if reverse else range(gx.shape[0])):
+            gh = h @ w.T
+            if mode == "gru":
+                r, z = sig(gx[t, :, :n] + gh[:, :n]), sig(gx[t, :, n:2 * n] + gh[:, n:2 * n])
+                nn_ = np.tanh(gx[t, :, 2 * n:] + r * gh[:, 2 * n:])
+                h = (1 - z) * nn_ + z * h
+            elif mode == "lstm":
+                a = gx[t] + gh
+                c = sig(a[:, n:2 * n]) * c + sig(a[:, :n]) * np.tanh(a[:, 2 * n:3 * n])
+                h = sig(a[:, 3 * n:]) * np.tanh(c)
+            else:
+                h = np.tanh(gx[t] + gh) if mode == "rnn_tanh" else np.maximum(gx[t] + gh, 0)
+            out[t] = h * c if mode == "lstm" else h
+        return np.stack(out)
 
     @staticmethod
     def complex_from_parts(re: Any, im: Any) -> Any:
@@ -471,6 +497,12 @@ def _case_list() -> list[Case]:
              ((2, 3, 4), (2, 5, 4), (2, 5, 2))))
     add(Case("attention:2d", lambda m, q, k, v: m.attention(q, k, v, 0.5),
              ((3, 2), (4, 2), (4, 3))))
+    add(Case("recurrent:lstm", lambda m, gx, h, c, w: m.recurrent(gx, h, c, w, "lstm"),
+             ((3, 2, 8), (2, 2), (2, 2), (8, 2))))
+    add(Case("recurrent:gru_reverse", lambda m, gx, h, w: m.recurrent(
+        gx, h, None, w, "gru", reverse=True), ((3, 2, 6), (2, 2), (6, 2))))
+    add(Case("recurrent:rnn_tanh", lambda m, gx, h, w: m.recurrent(gx, h, None, w, "rnn_tanh"),
+             ((3, 2, 2), (2, 2), (2, 2))))
     add(Case("softmax", lambda m, x: m.softmax(x, axis=-1), ((3, 4),)))
     add(Case("softmax:axis0", lambda m, x: m.softmax(x, axis=0), ((3, 4),)))
     add(Case("softmax:empty_zero", lambda m, x: m.softmax(  # row 1 all masked: zeros

@@ -75,7 +75,7 @@ def _workload(b: xad.Backend) -> None:
             sb._step(b, model, loss_of, opt, sched, scaler, it).item()
 
 
-# every optimiser's fused rule (xad/optim/functional.py), each flag that changes its kernel
+# every optimiser's fused rule (xad/optim/fused.py), each flag that changes its kernel
 OPTIMISERS = [("SGD", dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.1)),
               ("SGD", dict(lr=0.1, momentum=0.9, dampening=0.1)), ("SGD", dict(lr=0.1)),
               ("Adam", dict(lr=0.1, amsgrad=True, weight_decay=0.1)),

@@ -10,7 +10,7 @@ import pytest
 
 import xad
 from xad import optim
-from xad.optim.functional import fuses
+from xad.optim.fused import fuses
 
 torch = pytest.importorskip("torch")
 

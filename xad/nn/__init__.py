@@ -9,17 +9,61 @@ Example:
     (4, 2)
 """
 
-from . import functional, init, utils
-from .activation import GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Softplus, Tanh
+import sys as _sys
+
+from . import functional, init, rnn_utils, utils
+from .activation import (
+                         CELU,
+                         ELU,
+                         GELU,
+                         GLU,
+                         SELU,
+                         Hardsigmoid,
+                         Hardswish,
+                         Hardtanh,
+                         LeakyReLU,
+                         LogSigmoid,
+                         LogSoftmax,
+                         Mish,
+                         PReLU,
+                         ReLU,
+                         ReLU6,
+                         Sigmoid,
+                         SiLU,
+                         Softmax,
+                         Softplus,
+                         Softsign,
+                         Tanh,
+                         Tanhshrink,
+)
 from .attention import MultiheadAttention
 from .conv import Conv1d, Conv2d, ConvTranspose2d
 from .dropout import Dropout, Dropout2d
 from .embedding import Embedding
 from .linear import Flatten, Identity, Linear, Unflatten
-from .losses import BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Loss, MSELoss, NLLLoss
+from .losses import (
+                         BCELoss,
+                         BCEWithLogitsLoss,
+                         CosineEmbeddingLoss,
+                         CrossEntropyLoss,
+                         GaussianNLLLoss,
+                         HingeEmbeddingLoss,
+                         HuberLoss,
+                         KLDivLoss,
+                         L1Loss,
+                         MarginRankingLoss,
+                         MSELoss,
+                         MultiLabelSoftMarginLoss,
+                         NLLLoss,
+                         PoissonNLLLoss,
+                         SmoothL1Loss,
+                         TripletMarginLoss,
+)
 from .module import IncompatibleKeys, Module, ModuleList, Parameter, Sequential
 from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+from .recurrent import GRU, LSTM, RNN, RNNBase
+from .rnn_cells import GRUCell, LSTMCell, RNNCell, RNNCellBase
 from .transformer import TransformerEncoder, TransformerEncoderLayer
 
 __all__ = [
@@ -30,5 +74,14 @@ __all__ = [
     "Conv1d", "Conv2d", "ConvTranspose2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d",
     "BatchNorm2d", "GroupNorm", "Dropout2d",
     "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder", "Unflatten",
+    "LeakyReLU", "ELU", "CELU", "SELU", "SiLU", "Mish", "Hardtanh", "ReLU6", "Hardsigmoid",
+    "Hardswish", "LogSigmoid", "Softsign", "Tanhshrink", "GLU", "PReLU",
+    "BCELoss", "KLDivLoss", "SmoothL1Loss", "PoissonNLLLoss", "GaussianNLLLoss",
+    "MarginRankingLoss", "HingeEmbeddingLoss", "CosineEmbeddingLoss", "TripletMarginLoss",
+    "MultiLabelSoftMarginLoss",
+    "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
     "functional", "init", "utils",
 ]
+
+utils.rnn = rnn_utils  # xad.nn.utils.rnn, as torch.nn.utils.rnn
+_sys.modules[__name__ + ".utils.rnn"] = rnn_utils

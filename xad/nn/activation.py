@@ -1,12 +1,21 @@
-"""Activation layers: ``ReLU Tanh Sigmoid GELU Softplus Softmax LogSoftmax``."""
+"""Activation layers: ``ReLU Tanh Sigmoid GELU Softplus Softmax LogSoftmax LeakyReLU ELU
+CELU SELU SiLU Mish Hardtanh ReLU6 Hardsigmoid Hardswish LogSigmoid Softsign Tanhshrink GLU
+PReLU``."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from .. import dtypes as _dt
+from ..factories import full
 from ..tensor import Tensor
 from . import functional as F
-from .module import Module
+from . import init as _init
+from .module import Module, Parameter
 
-__all__ = ["ReLU", "Tanh", "Sigmoid", "GELU", "Softplus", "Softmax", "LogSoftmax"]
+__all__ = ["ReLU", "Tanh", "Sigmoid", "GELU", "Softplus", "Softmax", "LogSoftmax",
+           "LeakyReLU", "ELU", "CELU", "SELU", "SiLU", "Mish", "Hardtanh", "ReLU6",
+           "Hardsigmoid", "Hardswish", "LogSigmoid", "Softsign", "Tanhshrink", "GLU", "PReLU"]
 
 
 class ReLU(Module):
@@ -90,3 +99,179 @@ class LogSoftmax(Softmax):
 
     def forward(self, x: Tensor) -> Tensor:
         return F.log_softmax(x, axis=self.dim)
+
+
+class _Elementwise(Module):
+    """An activation without parameters: ``F.<fn>(x, **self._kw)``; ``inplace`` is accepted
+    for PyTorch's signatures (the result is always a new tensor)."""
+
+    _fn: Any = None
+
+    def __init__(self, inplace: bool = False, **kw: Any) -> None:
+        super().__init__()
+        self.inplace = inplace
+        self._kw = kw
+        for k, v in kw.items():
+            object.__setattr__(self, k, v)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return type(self)._fn(x, **{k: getattr(self, k) for k in self._kw})
+
+    def extra_repr(self) -> str:
+        s = ", ".join(f"{k}={getattr(self, k)}" for k in self._kw)
+        return s + (", inplace=True" if self.inplace and s else "inplace=True" if self.inplace
+                    else "")
+
+
+class LeakyReLU(_Elementwise):
+    """``x`` where positive, else ``negative_slope * x``.
+
+    Example:
+        >>> import xad
+        >>> xad.nn.LeakyReLU(0.5)(xad.tensor([-2.0, 1.0])).tolist()
+        [-1.0, 1.0]
+    """
+
+    _fn = staticmethod(F.leaky_relu)
+
+    def __init__(self, negative_slope: float = 1e-2, inplace: bool = False) -> None:
+        super().__init__(inplace, negative_slope=negative_slope)
+
+
+class ELU(_Elementwise):
+    """``x`` where positive, else ``alpha * (exp(x) - 1)``."""
+
+    _fn = staticmethod(F.elu)
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__(inplace, alpha=alpha)
+
+
+class CELU(_Elementwise):
+    """``x`` where positive, else ``alpha * (exp(x / alpha) - 1)``."""
+
+    _fn = staticmethod(F.celu)
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__(inplace, alpha=alpha)
+
+
+class SELU(_Elementwise):
+    """Scaled ELU with the self-normalising constants."""
+
+    _fn = staticmethod(F.selu)
+
+
+class SiLU(_Elementwise):
+    """``x * sigmoid(x)``."""
+
+    _fn = staticmethod(F.silu)
+
+
+class Mish(_Elementwise):
+    """``x * tanh(softplus(x))``."""
+
+    _fn = staticmethod(F.mish)
+
+
+class Hardtanh(_Elementwise):
+    """``x`` clamped to ``[min_val, max_val]``.
+
+    Example:
+        >>> import xad
+        >>> xad.nn.Hardtanh(-2.0, 2.0)(xad.tensor([-3.0, 3.0])).tolist()
+        [-2.0, 2.0]
+    """
+
+    _fn = staticmethod(F.hardtanh)
+
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False
+                 ) -> None:
+        super().__init__(inplace, min_val=min_val, max_val=max_val)
+
+
+class ReLU6(_Elementwise):
+    """``min(max(x, 0), 6)``."""
+
+    _fn = staticmethod(F.relu6)
+
+
+class Hardsigmoid(_Elementwise):
+    """``relu6(x + 3) / 6``."""
+
+    _fn = staticmethod(F.hardsigmoid)
+
+
+class Hardswish(_Elementwise):
+    """``x * relu6(x + 3) / 6``."""
+
+    _fn = staticmethod(F.hardswish)
+
+
+class LogSigmoid(_Elementwise):
+    """``log(sigmoid(x))``, stably."""
+
+    _fn = staticmethod(F.logsigmoid)
+
+
+class Softsign(_Elementwise):
+    """``x / (1 + |x|)``."""
+
+    _fn = staticmethod(F.softsign)
+
+
+class Tanhshrink(_Elementwise):
+    """``x - tanh(x)``."""
+
+    _fn = staticmethod(F.tanhshrink)
+
+
+class GLU(Module):
+    """Gated linear unit along ``dim``: ``a * sigmoid(b)`` for the two halves ``a, b``.
+
+    Example:
+        >>> import xad
+        >>> xad.nn.GLU()(xad.zeros(2, 4)).shape
+        (2, 2)
+    """
+
+    def __init__(self, dim: int = -1) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.glu(x, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class PReLU(Module):
+    """``x`` where positive, else ``weight * x`` with a learnt ``weight`` of
+    ``num_parameters`` entries (one, or one per channel), initialised to ``init``.
+
+    Example:
+        >>> import xad
+        >>> m = xad.nn.PReLU(2)
+        >>> m(xad.tensor([[-1.0, 2.0]])).tolist(), m.weight.shape
+        ([[-0.25, 2.0]], (2,))
+    """
+
+    def __init__(self, num_parameters: int = 1, init: float = 0.25,
+                 dtype: _dt.DType | None = None, backend: Any = None) -> None:
+        super().__init__()
+        from .linear import _resolve
+        self.num_parameters = num_parameters
+        self.init = init
+        self.weight = Parameter(full((num_parameters,), init, dtype=dtype,
+                                     backend=_resolve(backend)))
+
+    def reset_parameters(self) -> None:
+        """Set every slope back to ``init``."""
+        _init.constant_(self.weight, self.init)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.prelu(x, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"num_parameters={self.num_parameters}"

@@ -1,4 +1,6 @@
-"""Loss layers: ``MSELoss L1Loss HuberLoss CrossEntropyLoss NLLLoss BCEWithLogitsLoss``.
+"""Loss layers: ``MSELoss L1Loss HuberLoss CrossEntropyLoss NLLLoss BCEWithLogitsLoss BCELoss
+KLDivLoss SmoothL1Loss PoissonNLLLoss GaussianNLLLoss MarginRankingLoss HingeEmbeddingLoss
+CosineEmbeddingLoss TripletMarginLoss MultiLabelSoftMarginLoss``.
 
 Each takes ``reduction`` (``"mean"``, ``"sum"`` or ``"none"``) and PyTorch's other keywords;
 class weights are buffers, so ``.to()`` moves them with the model.
@@ -11,7 +13,9 @@ from . import functional as F
 from .module import Module
 
 __all__ = ["MSELoss", "L1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss",
-           "BCEWithLogitsLoss"]
+           "BCEWithLogitsLoss", "BCELoss", "KLDivLoss", "SmoothL1Loss", "PoissonNLLLoss",
+           "GaussianNLLLoss", "MarginRankingLoss", "HingeEmbeddingLoss", "CosineEmbeddingLoss",
+           "TripletMarginLoss", "MultiLabelSoftMarginLoss"]
 
 
 class _Loss(Module):
@@ -123,3 +127,125 @@ class BCEWithLogitsLoss(_Loss):
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.binary_cross_entropy_with_logits(input, target, self.weight, self.reduction,
                                                   self.pos_weight)
+
+
+class BCELoss(_Loss):
+    """Binary cross-entropy of probabilities (logs clamped at -100, as PyTorch).
+
+    Example:
+        >>> import xad
+        >>> round(xad.nn.BCELoss()(xad.tensor([0.5]), xad.tensor([0.0])).item(), 4)
+        0.6931
+    """
+
+    def __init__(self, weight: Tensor | None = None, reduction: str = "mean") -> None:
+        super().__init__(reduction)
+        self.register_buffer("weight", weight)
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.binary_cross_entropy(input, target, self.weight, self.reduction)
+
+
+class KLDivLoss(_Loss):
+    """KL divergence of log-probabilities from a target distribution (``"batchmean"`` for
+    the true divergence)."""
+
+    def __init__(self, reduction: str = "mean", log_target: bool = False) -> None:
+        super().__init__("mean" if reduction == "batchmean" else reduction)
+        self.reduction, self.log_target = reduction, log_target
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.kl_div(input, target, self.reduction, self.log_target)
+
+
+class SmoothL1Loss(_Loss):
+    """Quadratic below ``beta``, linear above (``HuberLoss / beta``)."""
+
+    def __init__(self, reduction: str = "mean", beta: float = 1.0) -> None:
+        super().__init__(reduction)
+        self.beta = beta
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.smooth_l1_loss(input, target, self.reduction, self.beta)
+
+
+class PoissonNLLLoss(_Loss):
+    """Poisson negative log-likelihood (``log_input``: the input is the log-rate)."""
+
+    def __init__(self, log_input: bool = True, full: bool = False, eps: float = 1e-8,
+                 reduction: str = "mean") -> None:
+        super().__init__(reduction)
+        self.log_input, self.full, self.eps = log_input, full, eps
+
+    def forward(self, log_input: Tensor, target: Tensor) -> Tensor:
+        return F.poisson_nll_loss(log_input, target, self.log_input, self.full, self.eps,
+                                  self.reduction)
+
+
+class GaussianNLLLoss(_Loss):
+    """Gaussian negative log-likelihood of targets under predicted means and variances."""
+
+    def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean"
+                 ) -> None:
+        super().__init__(reduction)
+        self.full, self.eps = full, eps
+
+    def forward(self, input: Tensor, target: Tensor, var: Tensor) -> Tensor:
+        return F.gaussian_nll_loss(input, target, var, self.full, self.eps, self.reduction)
+
+
+class MarginRankingLoss(_Loss):
+    """``max(0, -y (x1 - x2) + margin)``."""
+
+    def __init__(self, margin: float = 0.0, reduction: str = "mean") -> None:
+        super().__init__(reduction)
+        self.margin = margin
+
+    def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
+        return F.margin_ranking_loss(input1, input2, target, self.margin, self.reduction)
+
+
+class HingeEmbeddingLoss(_Loss):
+    """``x`` for targets 1, ``max(0, margin - x)`` for targets -1."""
+
+    def __init__(self, margin: float = 1.0, reduction: str = "mean") -> None:
+        super().__init__(reduction)
+        self.margin = margin
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.hinge_embedding_loss(input, target, self.margin, self.reduction)
+
+
+class CosineEmbeddingLoss(_Loss):
+    """``1 - cos`` for targets 1, ``max(0, cos - margin)`` for targets -1."""
+
+    def __init__(self, margin: float = 0.0, reduction: str = "mean") -> None:
+        super().__init__(reduction)
+        self.margin = margin
+
+    def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
+        return F.cosine_embedding_loss(input1, input2, target, self.margin, self.reduction)
+
+
+class TripletMarginLoss(_Loss):
+    """``max(0, margin + d(a, p) - d(a, n))`` with the ``p``-norm distance."""
+
+    def __init__(self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6,
+                 swap: bool = False, reduction: str = "mean") -> None:
+        super().__init__(reduction)
+        self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
+
+    def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
+        return F.triplet_margin_loss(anchor, positive, negative, self.margin, self.p,
+                                     self.eps, self.swap, self.reduction)
+
+
+class MultiLabelSoftMarginLoss(_Loss):
+    """Per-class logistic loss of ``(N, C)`` logits, averaged over the classes."""
+
+    def __init__(self, weight: Tensor | None = None, reduction: str = "mean") -> None:
+        super().__init__(reduction)
+        self.register_buffer("weight", weight)
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.multilabel_soft_margin_loss(input, target, self.weight, self.reduction)

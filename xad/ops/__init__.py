@@ -13,6 +13,7 @@ from . import attention as _attention  # noqa: F401  (registers attention, atten
 from . import convolution as _convolution  # noqa: F401  (registers im2col, col2im)
 from . import elementwise as _elementwise
 from . import torch_conventions as _torch_conventions  # noqa: F401  (Tensor's methods)
+from . import recurrent as _recurrent  # noqa: F401  (registers recurrent, recurrent_grad)
 from ._apply import REGISTRY, Op, apply, binary
 from .broadcast import *  # noqa: F403
 from .broadcast import __all__ as _b

@@ -13,9 +13,12 @@ Example:
 from . import lr_scheduler
 from .adagrad import Adagrad, adagrad
 from .adam import Adam, AdamW, adam
+from .adamax_nadam_radam import Adamax, NAdam, RAdam
 from .optimizer import Optimizer
 from .rmsprop import RMSprop, rmsprop
+from .rprop import Rprop
 from .sgd import SGD, sgd
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler",
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "NAdam",
+           "RAdam", "Rprop", "lr_scheduler",
            "sgd", "adam", "rmsprop", "adagrad"]

@@ -1,110 +1,104 @@
-"""An optimiser's update rule, written once, run as one fused kernel per parameter on a
-device.
-
-Each optimiser states its update once, as a pure function of arrays, ``rule(x, state, g,
-*args) -> (new_x, new_state)`` (``_adam_rule``, ``_sgd_rule``, ...): what immutable arrays
-(JAX) run, and what every fast path is tested against. On a backend that fuses
-(:meth:`xad.Backend.fuse`: CuPy's ``cupy.fuse``) :func:`fused_update` runs that same
-function as *one* elementwise kernel that reads the parameter, its state and the gradient
-and writes the new parameter and state back in place, where the host path
-(:func:`~xad.optim.optimizer._update`) runs a dozen in-place operators over cache-sized
-chunks. Of ``args``, Python numbers become the kernel's scalar arguments, typed as the
-parameter's dtype by :meth:`xad.Backend.scalar` (a new learning rate or bias correction at
-every step needs no new kernel and no host-to-device copy); booleans, ``None``, strings and
-the backend's namespace are fixed per kernel (one kernel is made per optimiser, flags and
-state layout, and reused).
-
-A new optimiser gets its device path by writing its rule with operators and ufuncs
-(``xp.maximum``, ``** 0.5``) only, no Python branch on an array value, and calling
-:func:`~xad.optim.optimizer._apply`.
+"""Update rules of the optimisers added after the first five (``Adamax NAdam RAdam Rprop``),
+each
+written once as a pure function of arrays: ``rule(x, state, g, c, xp) -> (new_x,
+new_state)`` with ``c`` the step's Python numbers. :func:`step_with_rule` runs one on a
+parameter through the shared update path (in place where the backend's arrays are
+mutable, by rebinding on JAX), so the rule is the only statement of the update.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
 from typing import Any
 
 from ..tensor import Tensor
+from .optimizer import _apply
 
-__all__ = ["fused_update", "fuses"]
-
-_ARG = object()  # an argument's place in the spec: a kernel argument
-_XP = object()   # the backend's namespace: the fused function's own inside the kernel
-_KERNELS: dict[tuple, Callable | None] = {}  # (backend, rule, spec, state layout) -> kernel
-_STATIC = (bool, str, type(None))
+__all__ = ["adamax_rule", "nadam_rule", "radam_rule", "rprop_rule", "step_with_rule"]
 
 
-def fuses(b: Any) -> bool:
-    """Whether backend ``b`` runs optimiser rules as fused kernels."""
-    key = (b, None)
-    if key not in _KERNELS:
-        _KERNELS[key] = b.fuse(lambda ns: lambda x: x, "xad_probe")
-    return _KERNELS[key] is not None
+def _decayed(x: Any, g: Any, lr: float, wd: float, decoupled: bool) -> tuple[Any, Any]:
+    """L2 decay added to the gradient, or decoupled decay applied to the parameter."""
+    if wd == 0:
+        return x, g
+    return (x * (1 - lr * wd), g) if decoupled else (x, g + wd * x)
 
 
-def fused_update(p: Tensor, rule: Callable[..., tuple], state: list[Tensor | None], g: Any,
-                 args: tuple) -> bool:
-    """Update ``p`` and its ``state`` tensors in place by ``rule(p, state, g, *args)`` in one
-    fused kernel, with ``p``'s device current; ``False`` (nothing done) where ``p``'s
-    backend does not fuse."""
-    b = p._backend
-    leaves: list[Any] = []
-    spec = _split(args, b.xp, leaves)
-    layout = tuple(s is not None for s in state)
-    key = (b, rule, spec, layout)
-    kernel = _KERNELS.get(key, _ARG)
-    if kernel is _ARG:
-        name = "xad_" + rule.__name__.strip("_")
-        kernel = _KERNELS[key] = b.fuse(lambda ns: _body(rule, spec, layout, ns), name)
+def adamax_rule(x: Any, state: list, g: Any, c: tuple, xp: Any) -> tuple[Any, list]:
+    """Adamax: ``m = b1 m + (1-b1) g``; ``u = max(b2 u, |g| + eps)``;
+    ``x -= lr / (1 - b1**t) * m / u``."""
+    lr, b1, b2, eps, wd, t = c
+    m, u = state
+    x, g = _decayed(x, g, lr, wd, False)
+    m = m + (g - m) * (1 - b1)
+    u = xp.maximum(u * b2, xp.abs(g) + eps)
+    return x - (lr / (1 - b1 ** t)) * (m / u), [m, u]
+
+
+def nadam_rule(x: Any, state: list, g: Any, c: tuple, xp: Any) -> tuple[Any, list]:
+    """NAdam (Dozat) with PyTorch's momentum schedule ``mu_t = b1 (1 - 0.96**(t psi) / 2)``:
+    ``x -= lr (1 - mu_t) / (1 - prod mu) g / d + lr mu_{t+1} / (1 - prod mu mu_{t+1}) m / d``
+    with ``d = sqrt(v / (1 - b2**t)) + eps``; ``c`` carries ``mu_t``, ``mu_{t+1}`` and the
+    product."""
+    lr, b1, b2, eps, wd, t, decoupled, mu, mu_next, mu_product = c
+    m, v = state
+    x, g = _decayed(x, g, lr, wd, decoupled)
+    m = m + (g - m) * (1 - b1)
+    v = v * b2 + g * g * (1 - b2)
+    d = (v / (1 - b2 ** t)) ** 0.5 + eps
+    x = x - (lr * (1 - mu) / (1 - mu_product)) * (g / d)
+    return x - (lr * mu_next / (1 - mu_product * mu_next)) * (m / d), [m, v]
+
+
+def radam_rule(x: Any, state: list, g: Any, c: tuple, xp: Any) -> tuple[Any, list]:
+    """RAdam (Liu et al.): Adam's step rectified by ``r_t`` once the variance's degrees of
+    freedom ``rho_t`` exceed 5, plain bias-corrected momentum before."""
+    lr, b1, b2, eps, wd, t, decoupled = c
+    m, v = state
+    x, g = _decayed(x, g, lr, wd, decoupled)
+    m = m + (g - m) * (1 - b1)
+    v = v * b2 + g * g * (1 - b2)
+    bc1, bc2 = 1 - b1 ** t, 1 - b2 ** t
+    rho_inf = 2 / (1 - b2) - 1
+    rho_t = rho_inf - 2 * t * b2 ** t / bc2
+    if rho_t <= 5:
+        return x - (m / bc1) * lr, [m, v]
+    rect = math.sqrt((rho_t - 4) * (rho_t - 2) * rho_inf
+                     / ((rho_inf - 4) * (rho_inf - 2) * rho_t))
+    return x - (m / bc1) * lr * (math.sqrt(bc2) / (v ** 0.5 + eps)) * rect, [m, v]
+
+
+def rprop_rule(x: Any, state: list, g: Any, c: tuple, xp: Any) -> tuple[Any, list]:
+    """Rprop: each step size grows by ``eta_plus`` where the gradient kept its sign, shrinks
+    by ``eta_minus`` where it flipped (and that gradient counts as 0), clamped to
+    ``[step_min, step_max]``; ``x -= sign(g) * step``."""
+    eta_minus, eta_plus, step_min, step_max = c
+    prev, size = state
+    s = g * prev
+    up, down = xp.astype(s > 0, g.dtype), xp.astype(s < 0, g.dtype)
+    size = xp.clip(size * (1 + up * (eta_plus - 1) + down * (eta_minus - 1)), step_min,
+                   step_max)
+    g = g * (1 - down)
+    return x - xp.sign(g) * size, [g, size]
+
+
+def _assigning(rule: Any) -> Any:
+    """The in-place form of ``rule``: its results written into the arrays it read."""
+    def kernel(rw: list, g: Any, t: Any, gw: Any, c: tuple, xp: Any) -> None:
+        x, new = rule(rw[0], rw[1:], g, c, xp)
+        rw[0][...] = x
+        for a, n in zip(rw[1:], new):
+            a[...] = n
+    return kernel
+
+
+_KERNELS: dict[Any, Any] = {}
+
+
+def step_with_rule(scratch: dict, p: Tensor, state: list[Tensor], g: Tensor, rule: Any,
+                   c: tuple) -> None:
+    """Update ``p`` and its ``state`` tensors by ``rule`` for gradient ``g``."""
+    kernel = _KERNELS.get(rule)
     if kernel is None:
-        return False
-    dtype = p._array.dtype
-    kernel(p._array, g, *[s._array for s in state if s is not None],
-           *[b.scalar(v, dtype) if isinstance(v, (int, float)) else v for v in leaves])
-    for s in state:
-        if s is not None:
-            s._bump_version()
-    p._bump_version()
-    return True
-
-
-def _split(args: Any, xp: Any, leaves: list[Any]) -> Any:
-    """The fixed part of ``args`` (nested tuples and lists) with :data:`_ARG` where a value
-    is a kernel argument (appended to ``leaves``) and :data:`_XP` for the namespace."""
-    if type(args) is tuple or type(args) is list:
-        return tuple(_split(a, xp, leaves) for a in args)
-    if args is xp:
-        return _XP
-    if isinstance(args, _STATIC):
-        return args
-    leaves.append(args)
-    return _ARG
-
-
-def _join(spec: Any, values: Any, ns: Any) -> Any:
-    """``args`` again from its fixed part and the kernel's scalar arguments."""
-    if type(spec) is tuple:
-        return tuple(_join(s, values, ns) for s in spec)
-    if spec is _ARG:
-        return next(values)
-    return ns if spec is _XP else spec
-
-
-def _body(rule: Callable[..., tuple], spec: Any, layout: tuple[bool, ...],
-          ns: Any) -> Callable[..., None]:
-    """The fused function: ``rule`` over the kernel's arguments, its results written into
-    the parameter's and the state's arrays (``a[...] = v``, which ``cupy.fuse`` makes an
-    output of argument ``a``)."""
-    n = sum(layout)
-
-    def update(x: Any, g: Any, *rest: Any) -> None:
-        it = iter(rest[:n])
-        state = [next(it) if here else None for here in layout]
-        args = _join(spec, iter(rest[n:]), ns)
-        new_x, new_state = rule(x, state, g, *args)
-        x[...] = new_x
-        for s, v in zip(state, new_state):
-            if s is not None and v is not s:
-                s[...] = v
-
-    return update
+        kernel = _KERNELS[rule] = _assigning(rule)
+    _apply(scratch, p, 1, kernel, rule, state, g._array, c, p._backend.xp)

@@ -4,7 +4,7 @@ Subclasses give their defaults and a ``_validate`` of one group's hyperparameter
 ``step`` (and the functional form, ``sgd``, ``adam``, ...) as a loop over the parameters with
 a gradient that calls :func:`_apply` with the module's update rule, written once as a pure
 function of arrays (what immutable arrays run; on a backend that fuses, CuPy, it runs as one
-kernel per parameter: :mod:`.functional`), and a ``kernel`` working in place on host arrays
+kernel per parameter: :mod:`.fused`), and a ``kernel`` working in place on host arrays
 (chunked for large parameters, for the CPU's cache); the shared L2 weight-decay step is
 :func:`_decay`. State per parameter is a dict of Python
 numbers and :class:`~xad.Tensor` s (no gradient) on the parameter's backend, device and dtype;
@@ -32,7 +32,7 @@ from ..backend import takes_out
 from ..context import context
 from ..tensor import Tensor
 from ..tracing import host_call
-from .functional import fused_update
+from .fused import fused_update
 
 __all__ = ["Optimizer"]
 
@@ -298,7 +298,7 @@ def _apply(scratch: dict[Tensor, list[Any]], p: Tensor, n: int, kernel: Callable
     and of its state tensors ``state`` (``None`` entries skipped), with ``p``'s entry in
     ``scratch`` (``n`` scratch arrays per chunk, kept across steps while ``p._array`` is the
     same array). It is measured to matter: bench/README.md, "optimisers in place". On a
-    backend that fuses (CuPy), ``rule`` itself runs as one kernel: :mod:`.functional`."""
+    backend that fuses (CuPy), ``rule`` itself runs as one kernel: :mod:`.fused`."""
     if context.recorder is not None and not context.recorder.paused:
         context.recorder.unsupported("a functional optimiser update (xad.optim.adam, sgd, ...): "
                                      "call an optimiser's step() in the compiled function")

@@ -7,17 +7,24 @@ is differentiable to any order. Array-shaped arguments follow the Array API (``a
 
 from __future__ import annotations
 
+from .activations import *  # noqa: F403
+from .activations import __all__ as _activations
 from .attention import *  # noqa: F403
 from .attention import __all__ as _attention
 from .conv import *  # noqa: F403
 from .conv import __all__ as _conv
 from .layers import *  # noqa: F403
 from .layers import __all__ as _layers
+from .likelihood_losses import *  # noqa: F403
+from .likelihood_losses import __all__ as _likelihood_losses
 from .losses import *  # noqa: F403
 from .losses import __all__ as _losses
+from .margin_losses import *  # noqa: F403
+from .margin_losses import __all__ as _margin_losses
 from .padding import *  # noqa: F403
 from .padding import __all__ as _padding
 from .pooling import *  # noqa: F403
 from .pooling import __all__ as _pooling
 
-__all__ = [*_layers, *_losses, *_conv, *_pooling, *_padding, *_attention]
+__all__ = [*_layers, *_losses, *_conv, *_pooling, *_padding, *_attention, *_activations,
+           *_likelihood_losses, *_margin_losses]

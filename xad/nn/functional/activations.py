@@ -1,0 +1,231 @@
+"""More activations as functions, with PyTorch's names, defaults and gradients at the kinks
+(``leaky_relu elu selu celu silu mish hardtanh relu6 hardsigmoid hardswish prelu logsigmoid
+softsign tanhshrink glu``), each composed from xad's primitives.
+
+Branches that would overflow where they are not selected (``exp`` of a large input) are
+clamped first, so no ``inf * 0`` reaches a gradient.
+"""
+
+from __future__ import annotations
+
+from ... import ops as _ops
+from ...tensor import Tensor
+
+__all__ = ["leaky_relu", "elu", "selu", "celu", "silu", "mish", "hardtanh", "relu6",
+           "hardsigmoid", "hardswish", "prelu", "logsigmoid", "softsign", "tanhshrink", "glu"]
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """``x`` where ``x > 0``, else ``negative_slope * x`` (slope ``negative_slope`` at 0).
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.leaky_relu(xad.tensor([-2.0, 3.0]), 0.25).tolist()
+        [-0.5, 3.0]
+    """
+    return _ops.where(input > 0, input, input * negative_slope)
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``x`` where ``x > 0``, else ``alpha * (exp(x) - 1)``.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> [round(v, 4) for v in F.elu(xad.tensor([-1.0, 2.0])).tolist()]
+        [-0.6321, 2.0]
+    """
+    pos = input > 0
+    return _ops.where(pos, input, _ops.expm1(_ops.where(pos, 0.0, input)) * alpha)
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``scale * elu(x, alpha)`` with the self-normalising constants of Klambauer et al.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> round(F.selu(xad.tensor([1.0])).item(), 4)
+        1.0507
+    """
+    return elu(input, _SELU_ALPHA) * _SELU_SCALE
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``x`` where ``x > 0``, else ``alpha * (exp(x / alpha) - 1)``.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> round(F.celu(xad.tensor([-1.0]), 2.0).item(), 4)
+        -0.7869
+    """
+    if alpha == 0:
+        raise ValueError("celu: alpha must not be 0 (it divides the input)")
+    pos = input > 0
+    return _ops.where(pos, input, _ops.expm1(_ops.where(pos, 0.0, input) / alpha) * alpha)
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x * sigmoid(x)`` (swish).
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> round(F.silu(xad.tensor([1.0])).item(), 4)
+        0.7311
+    """
+    return input * _ops.sigmoid(input)
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x * tanh(softplus(x))``.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> round(F.mish(xad.tensor([1.0])).item(), 4)
+        0.8651
+    """
+    return input * _ops.tanh(_ops.softplus(input))
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
+             inplace: bool = False) -> Tensor:
+    """``x`` clamped to ``[min_val, max_val]``; gradient 1 strictly inside, 0 at and beyond
+    the bounds (PyTorch's).
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.hardtanh(xad.tensor([-2.0, 0.5, 2.0])).tolist()
+        [-1.0, 0.5, 1.0]
+    """
+    if min_val > max_val:
+        raise ValueError(f"hardtanh: min_val {min_val} is greater than max_val {max_val}")
+    return _ops.where(input <= min_val, float(min_val),
+                      _ops.where(input >= max_val, float(max_val), input))
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    """``min(max(x, 0), 6)``.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.relu6(xad.tensor([-1.0, 7.0])).tolist()
+        [0.0, 6.0]
+    """
+    return hardtanh(input, 0.0, 6.0)
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """``relu6(x + 3) / 6``; gradient ``1/6`` strictly between -3 and 3.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.hardsigmoid(xad.tensor([-4.0, 0.0, 4.0])).tolist()
+        [0.0, 0.5, 1.0]
+    """
+    return _ops.where(input <= -3.0, 0.0, _ops.where(input >= 3.0, 1.0, input / 6.0 + 0.5))
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x * relu6(x + 3) / 6``; at -3 and 3 the gradient is the outer pieces' (0 and 1),
+    as PyTorch's.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> [round(v, 4) for v in F.hardswish(xad.tensor([-4.0, 1.0, 4.0])).tolist()]
+        [0.0, 0.6667, 4.0]
+    """
+    return _ops.where(input <= -3.0, 0.0,
+                      _ops.where(input >= 3.0, input, input * (input + 3.0) / 6.0))
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """``x`` where ``x > 0``, else ``weight * x``; ``weight`` has one entry, or one per
+    channel (axis 1 of the input).
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.prelu(xad.tensor([[-1.0, -1.0]]), xad.tensor([0.5, 0.25])).tolist()
+        [[-0.5, -0.25]]
+    """
+    n = weight.size
+    if n != 1:
+        if input.ndim < 2 and not (input.ndim == 1 and input.shape[0] == n):
+            raise ValueError(f"prelu: {n} weights need the input's channel axis (1) to have "
+                             f"size {n}, got input shape {tuple(input.shape)}")
+        c = input.shape[1] if input.ndim >= 2 else input.shape[0]
+        if c != n:
+            raise ValueError(f"prelu: {n} weights for an input with {c} channels (axis 1 of "
+                             f"shape {tuple(input.shape)})")
+        if input.ndim >= 2:
+            weight = weight.reshape((n,) + (1,) * (input.ndim - 2))
+    else:
+        weight = weight.reshape(())
+    return _ops.where(input > 0, input, weight * input)
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    """``log(sigmoid(x)) = -softplus(-x)``, stably.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> round(F.logsigmoid(xad.tensor([0.0])).item(), 4)
+        -0.6931
+    """
+    return -_ops.softplus(-input)
+
+
+def softsign(input: Tensor) -> Tensor:
+    """``x / (1 + |x|)``.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.softsign(xad.tensor([1.0, -3.0])).tolist()
+        [0.5, -0.75]
+    """
+    return input / (_ops.abs(input) + 1.0)
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    """``x - tanh(x)``.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.tanhshrink(xad.tensor([0.0])).tolist()
+        [0.0]
+    """
+    return input - _ops.tanh(input)
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """Gated linear unit: the first half of axis ``dim`` times the sigmoid of the second.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.glu(xad.tensor([[2.0, 0.0]])).tolist()
+        [[1.0]]
+    """
+    if input.ndim == 0:
+        raise ValueError("glu: expected a tensor with at least one axis, got a 0-d tensor")
+    axis = dim % input.ndim
+    n = input.shape[axis]
+    if n % 2:
+        raise ValueError(f"glu: axis {dim} of an input of shape {tuple(input.shape)} has odd "
+                         f"size {n}; it must split into two halves")
+    a, b = _ops.split(input, 2, axis=axis)
+    return a * _ops.sigmoid(b)

@@ -1,0 +1,110 @@
+"""An optimiser's update rule, written once, run as one fused kernel per parameter on a
+device.
+
+Each optimiser states its update once, as a pure function of arrays, ``rule(x, state, g,
+*args) -> (new_x, new_state)`` (``_adam_rule``, ``_sgd_rule``, ...): what immutable arrays
+(JAX) run, and what every fast path is tested against. On a backend that fuses
+(:meth:`xad.Backend.fuse`: CuPy's ``cupy.fuse``) :func:`fused_update` runs that same
+function as *one* elementwise kernel that reads the parameter, its state and the gradient
+and writes the new parameter and state back in place, where the host path
+(:func:`~xad.optim.optimizer._update`) runs a dozen in-place operators over cache-sized
+chunks. Of ``args``, Python numbers become the kernel's scalar arguments, typed as the
+parameter's dtype by :meth:`xad.Backend.scalar` (a new learning rate or bias correction at
+every step needs no new kernel and no host-to-device copy); booleans, ``None``, strings and
+the backend's namespace are fixed per kernel (one kernel is made per optimiser, flags and
+state layout, and reused).
+
+A new optimiser gets its device path by writing its rule with operators and ufuncs
+(``xp.maximum``, ``** 0.5``) only, no Python branch on an array value, and calling
+:func:`~xad.optim.optimizer._apply`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..tensor import Tensor
+
+__all__ = ["fused_update", "fuses"]
+
+_ARG = object()  # an argument's place in the spec: a kernel argument
+_XP = object()   # the backend's namespace: the fused function's own inside the kernel
+_KERNELS: dict[tuple, Callable | None] = {}  # (backend, rule, spec, state layout) -> kernel
+_STATIC = (bool, str, type(None))
+
+
+def fuses(b: Any) -> bool:
+    """Whether backend ``b`` runs optimiser rules as fused kernels."""
+    key = (b, None)
+    if key not in _KERNELS:
+        _KERNELS[key] = b.fuse(lambda ns: lambda x: x, "xad_probe")
+    return _KERNELS[key] is not None
+
+
+def fused_update(p: Tensor, rule: Callable[..., tuple], state: list[Tensor | None], g: Any,
+                 args: tuple) -> bool:
+    """Update ``p`` and its ``state`` tensors in place by ``rule(p, state, g, *args)`` in one
+    fused kernel, with ``p``'s device current; ``False`` (nothing done) where ``p``'s
+    backend does not fuse."""
+    b = p._backend
+    leaves: list[Any] = []
+    spec = _split(args, b.xp, leaves)
+    layout = tuple(s is not None for s in state)
+    key = (b, rule, spec, layout)
+    kernel = _KERNELS.get(key, _ARG)
+    if kernel is _ARG:
+        name = "xad_" + rule.__name__.strip("_")
+        kernel = _KERNELS[key] = b.fuse(lambda ns: _body(rule, spec, layout, ns), name)
+    if kernel is None:
+        return False
+    dtype = p._array.dtype
+    kernel(p._array, g, *[s._array for s in state if s is not None],
+           *[b.scalar(v, dtype) if isinstance(v, (int, float)) else v for v in leaves])
+    for s in state:
+        if s is not None:
+            s._bump_version()
+    p._bump_version()
+    return True
+
+
+def _split(args: Any, xp: Any, leaves: list[Any]) -> Any:
+    """The fixed part of ``args`` (nested tuples and lists) with :data:`_ARG` where a value
+    is a kernel argument (appended to ``leaves``) and :data:`_XP` for the namespace."""
+    if type(args) is tuple or type(args) is list:
+        return tuple(_split(a, xp, leaves) for a in args)
+    if args is xp:
+        return _XP
+    if isinstance(args, _STATIC):
+        return args
+    leaves.append(args)
+    return _ARG
+
+
+def _join(spec: Any, values: Any, ns: Any) -> Any:
+    """``args`` again from its fixed part and the kernel's scalar arguments."""
+    if type(spec) is tuple:
+        return tuple(_join(s, values, ns) for s in spec)
+    if spec is _ARG:
+        return next(values)
+    return ns if spec is _XP else spec
+
+
+def _body(rule: Callable[..., tuple], spec: Any, layout: tuple[bool, ...],
+          ns: Any) -> Callable[..., None]:
+    """The fused function: ``rule`` over the kernel's arguments, its results written into
+    the parameter's and the state's arrays (``a[...] = v``, which ``cupy.fuse`` makes an
+    output of argument ``a``)."""
+    n = sum(layout)
+
+    def update(x: Any, g: Any, *rest: Any) -> None:
+        it = iter(rest[:n])
+        state = [next(it) if here else None for here in layout]
+        args = _join(spec, iter(rest[n:]), ns)
+        new_x, new_state = rule(x, state, g, *args)
+        x[...] = new_x
+        for s, v in zip(state, new_state):
+            if s is not None and v is not s:
+                s[...] = v
+
+    return update
