@@ -65,17 +65,20 @@ class _Untraceable(Exception):
 
 
 class _Sym:
-    """A symbolic operand: its numexpr text."""
+    """A symbolic operand: its numexpr text, and the trace's number literals (each one a
+    0-d variable ``k<i>`` of the arrays' dtype, as NumPy's weak scalars: a literal in
+    numexpr's text would be a float64 constant and make a float32 expression float64)."""
 
-    __slots__ = ("text",)
+    __slots__ = ("text", "numbers")
     __hash__ = None  # type: ignore[assignment]
 
-    def __init__(self, text: str) -> None:
-        self.text = text
+    def __init__(self, text: str, numbers: list) -> None:
+        self.text, self.numbers = text, numbers
 
     def _bin(self, op: str, other: Any, right: bool = False) -> _Sym:
-        o = _text(other)
-        return _Sym(f"({o} {op} {self.text})" if right else f"({self.text} {op} {o})")
+        o = _text(other, self.numbers)
+        return _Sym(f"({o} {op} {self.text})" if right else f"({self.text} {op} {o})",
+                    self.numbers)
 
     def __add__(self, o: Any) -> _Sym: return self._bin("+", o)
     def __radd__(self, o: Any) -> _Sym: return self._bin("+", o, True)
@@ -89,42 +92,48 @@ class _Sym:
     def __ge__(self, o: Any) -> _Sym: return self._bin(">=", o)  # type: ignore[override]
     def __lt__(self, o: Any) -> _Sym: return self._bin("<", o)  # type: ignore[override]
     def __le__(self, o: Any) -> _Sym: return self._bin("<=", o)  # type: ignore[override]
-    def __neg__(self) -> _Sym: return _Sym(f"(-{self.text})")
+    def __neg__(self) -> _Sym: return _Sym(f"(-{self.text})", self.numbers)
     def __pos__(self) -> _Sym: return self
 
     def __getattr__(self, name: str) -> Any:
         raise _Untraceable(name)
 
 
-def _text(v: Any) -> str:
+def _text(v: Any, numbers: list) -> str:
     if isinstance(v, _Sym):
         return v.text
     if type(v) in (int, float) and np.isfinite(v):
-        return repr(v) if v >= 0 else f"({v!r})"
+        numbers.append(v)
+        return f"k{len(numbers) - 1}"
     raise _Untraceable(type(v).__name__)
 
 
 class _Namespace:
     """The ``ns`` a traced function sees: numexpr's functions, ``where``."""
 
+    def __init__(self, numbers: list) -> None:
+        self.numbers = numbers
+
     def __getattr__(self, name: str) -> Any:
         if name not in _FUNCTIONS:
             raise _Untraceable(name)
-        return lambda x: _Sym(f"{name}({_text(x)})")
+        return lambda x: _Sym(f"{name}({_text(x, self.numbers)})", self.numbers)
 
-    @staticmethod
-    def where(c: Any, x: Any, y: Any) -> _Sym:
-        return _Sym(f"where({_text(c)}, {_text(x)}, {_text(y)})")
+    def where(self, c: Any, x: Any, y: Any) -> _Sym:
+        t = [_text(v, self.numbers) for v in (c, x, y)]
+        return _Sym(f"where({t[0]}, {t[1]}, {t[2]})", self.numbers)
 
 
-def _trace(make: Callable[[Any], Callable], n: int) -> list[str] | None:
-    """The numexpr texts of ``make(ns)``'s results over ``n`` arguments, else None."""
+def _trace(make: Callable[[Any], Callable], n: int) -> tuple[list[str], list] | None:
+    """The numexpr texts of ``make(ns)``'s results over ``n`` arguments and the number
+    literals they read, else None."""
+    numbers: list = []
     try:
-        out = make(_Namespace())(*[_Sym(f"a{i}") for i in range(n)])
-        texts = [_text(o) for o in (out if isinstance(out, tuple) else (out,))]
+        out = make(_Namespace(numbers))(*[_Sym(f"a{i}", numbers) for i in range(n)])
+        texts = [_text(o, numbers) for o in (out if isinstance(out, tuple) else (out,))]
     except _Untraceable:
         return None
-    return texts if max(map(len, texts)) <= _TOO_LONG else None
+    return (texts, numbers) if max(map(len, texts)) <= _TOO_LONG else None
 
 
 class _Kernel:
@@ -132,32 +141,38 @@ class _Kernel:
 
     def __init__(self, make: Callable[[Any], Callable], plain: Callable) -> None:
         self.make, self.plain = make, plain
-        self.programs: dict[tuple, list | None] = {}  # (dtype, argument count) -> programs
+        self.programs: dict[tuple, tuple | None] = {}  # argument dtypes -> programs, numbers
 
     def __call__(self, *arrays: Any) -> Any:
         a0, n = arrays[0], MIN_SIZE
         if n is None or a0.size < n or a0.dtype not in _FLOATS:
             return self.plain(*arrays)
         key = tuple(a.dtype for a in arrays)
-        progs = self.programs.get(key, False)
-        if progs is False:
-            progs = self.programs[key] = _compile(self.make, arrays)
-        if progs is None:
+        found = self.programs.get(key, False)
+        if found is False:
+            found = self.programs[key] = _compile(self.make, arrays)
+        if found is None:
             return self.plain(*arrays)
-        outs = tuple(p(*arrays, order="K", casting="safe", ex_uses_vml=v) for p, v in progs)
+        progs, numbers = found
+        outs = tuple(p(*arrays, *numbers, order="K", casting="safe", ex_uses_vml=v)
+                     for p, v in progs)
         return outs if len(outs) > 1 else outs[0]
 
 
-def _compile(make: Callable[[Any], Callable], arrays: tuple) -> list | None:
-    """One compiled program per result, or None: untraceable, mixed dtypes, or a result
-    whose dtype is not the arrays' (where NumPy's would be)."""
+def _compile(make: Callable[[Any], Callable], arrays: tuple) -> tuple | None:
+    """One compiled program per result and the literals as 0-d arrays, or None:
+    untraceable, mixed dtypes, or a result whose dtype is not the arrays' (NumPy's)."""
     dtype = arrays[0].dtype
     if any(type(a) is not np.ndarray or a.dtype != dtype for a in arrays):
         return None
-    texts = _trace(make, len(arrays))
-    if texts is None:
+    traced = _trace(make, len(arrays))
+    if traced is None:
         return None
-    sig = [(f"a{i}", _nc.getType(a)) for i, a in enumerate(arrays)]
+    texts, numbers = traced
+    consts = [np.asarray(v, dtype) for v in numbers]
+    operands = [*arrays, *consts]
+    names = [f"a{i}" for i in range(len(arrays))] + [f"k{i}" for i in range(len(consts))]
+    sig = [(name, _nc.getType(a)) for name, a in zip(names, operands)]
     progs = []
     for t in texts:
         try:
@@ -165,12 +180,12 @@ def _compile(make: Callable[[Any], Callable], arrays: tuple) -> list | None:
         except (KeyError, TypeError, ValueError, NotImplementedError):
             return None
         _, vml = _nc.getExprNames(t, _nc.getContext({}))
-        probe = prog(*[a.reshape(-1)[:1] for a in arrays], order="K", casting="safe",
+        probe = prog(*[a.reshape(-1)[:1] for a in operands], order="K", casting="safe",
                      ex_uses_vml=vml)
         if probe.dtype != dtype:
             return None
         progs.append((prog, vml))
-    return progs
+    return progs, consts
 
 
 def kernel(make: Callable[[Any], Callable], xp: Any) -> Callable:
