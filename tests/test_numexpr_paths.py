@@ -10,6 +10,8 @@ skips). Agreement is to float rounding of the same expression: a few ulp of the 
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 from xad_backends import numexpr_kernels as nk
@@ -139,15 +141,21 @@ def test_set_num_threads_sets_blas_and_numexpr():
     threadpoolctl = pytest.importorskip("threadpoolctl")
     before = threadpoolctl.threadpool_info()
     ne_before = nk._ne.get_num_threads() if nk.available() else None
+    torch = sys.modules.get("torch")
+    torch_before = torch.get_num_threads() if torch is not None else None
     try:
         xad.set_num_threads(1)
         assert all(p["num_threads"] == 1 for p in threadpoolctl.threadpool_info())
         if nk.available():
             assert nk._ne.get_num_threads() == 1
+        if torch is not None:
+            assert torch.get_num_threads() == 1
     finally:
         for p in before:
             threadpoolctl.threadpool_limits(p["num_threads"], user_api=p["user_api"])
         if ne_before is not None:
             nk._ne.set_num_threads(ne_before)
+        if torch_before is not None:
+            torch.set_num_threads(torch_before)
     with pytest.raises(ValueError, match="set_num_threads"):
         xad.set_num_threads(0)
