@@ -131,7 +131,7 @@ def _trace(make: Callable[[Any], Callable], n: int) -> tuple[list[str], list] | 
     try:
         out = make(_Namespace(numbers))(*[_Sym(f"a{i}", numbers) for i in range(n)])
         texts = [_text(o, numbers) for o in (out if isinstance(out, tuple) else (out,))]
-    except _Untraceable:
+    except (_Untraceable, TypeError):  # TypeError: an operator _Sym lacks (``**``, ``&``)
         return None
     return (texts, numbers) if max(map(len, texts)) <= _TOO_LONG else None
 

@@ -47,6 +47,10 @@ def _uses_maximum(ns):  # numexpr has no maximum with NumPy's NaN rule: runs as 
     return lambda x, y: ns.maximum(x, y) * 2
 
 
+def _uses_power(ns):  # an operator the tracer does not follow: runs as NumPy
+    return lambda x, y: x ** 2 + abs(y)
+
+
 def _args(name, rng, dtype):
     x = rng.standard_normal((6, 33)).astype(dtype)
     x[0, :3] = (np.inf, -np.inf, np.nan)
@@ -58,13 +62,16 @@ def _args(name, rng, dtype):
         "gelu_tanh": (x,),
         "adam": (x, x * 0.1, x * x, x[::-1].copy(), *s),
         "uses_maximum": (x, x.T.copy().T[::-1]),
+        "uses_power": (x, x[::-1]),
         "mixed": (x, x.astype(np.float32 if dtype == np.float64 else np.float64)),
     }[name]
 
 
 MAKERS = {"exp_shifted": fused._exp_shifted, "centre": fused._centre,
           "inverse_sqrt": fused._inverse_sqrt, "gelu_tanh": _gelu_tanh, "adam": _adam,
-          "uses_maximum": _uses_maximum, "mixed": lambda ns: lambda x, y: x * y + 1}
+          "uses_maximum": _uses_maximum, "uses_power": _uses_power,
+          "mixed": lambda ns: lambda x, y: x * y + 1}
+PLAIN = ("uses_maximum", "uses_power", "mixed")  # what numexpr cannot run as NumPy does
 
 
 @pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")  # NumPy's, at inf - inf
@@ -78,7 +85,7 @@ def test_kernel_matches_plain_expression(numexpr, name, dtype):
     k = nk.kernel(MAKERS[name], b.xp)
     got, want = k(*args), MAKERS[name](b.xp)(*args)
     if numexpr:  # numexpr ran it (its results in the arrays' dtype), except where it cannot
-        assert (list(k.programs.values())[0] is None) == (name in ("uses_maximum", "mixed"))
+        assert (list(k.programs.values())[0] is None) == (name in PLAIN)
     for g, w in zip(*(v if isinstance(v, tuple) else (v,) for v in (got, want))):
         assert g.dtype == w.dtype and g.shape == w.shape
         # atol: a 1-ulp difference in tanh near -1 is no smaller after ``tanh(.) + 1``
