@@ -15,8 +15,8 @@ def set_num_threads(n: int) -> None:
     loaded. A process-wide setting, as torch's is.
 
     Example:
-        >>> import xad
-        >>> xad.set_num_threads(1)
+        >>> import os, xad
+        >>> xad.set_num_threads(os.cpu_count() or 1)  # the libraries' usual default
     """
     if type(n) is not int or n < 1:
         raise ValueError(f"set_num_threads: n must be a positive int, got {n!r}")
