@@ -14,6 +14,8 @@ from numpy.lib.stride_tricks import as_strided
 
 from xad.backend import Backend
 
+from . import numexpr_kernels
+
 try:  # scipy's erf is fast and exact; the generic one is the fallback
     from scipy.special import erf as _scipy_erf
 except ImportError:  # pragma: no cover - depends on the environment
@@ -143,6 +145,7 @@ class NumpyBackend(Backend):
             raise ValueError(f"numpy backend: device must be 'cpu', got {device!r}")
         super().__init__(_Namespace(), "cpu")
         self._rng = np.random.default_rng(0)
+        self._elementwise: dict[str, Any] = {}  # see elementwise
         _keep_freed_heap()
 
     def asarray(self, obj: Any, dtype: Any = None) -> Any:
@@ -237,6 +240,17 @@ class NumpyBackend(Backend):
         if _scipy_erf is not None:
             return _scipy_erf(x).astype(x.dtype, copy=False)
         return super().erf(x)
+
+    def elementwise(self, make: Any, name: str) -> Any:
+        """``make``'s function as numexpr kernels, threaded, for float arrays of at least
+        :data:`numexpr_kernels.MIN_SIZE` elements where the ``fast`` extra is installed
+        (``backends/numexpr_kernels.py``; ``XAD_NUMEXPR=n`` sets the size, off by default:
+        measured to lose to NumPy on the development machine); as NumPy calls
+        otherwise. Made once per ``name``."""
+        fn = self._elementwise.get(name)
+        if fn is None:
+            fn = self._elementwise[name] = numexpr_kernels.kernel(make, self.xp)
+        return fn
 
     def manual_seed(self, seed: int) -> None:
         self._rng = np.random.default_rng(seed)

@@ -13,5 +13,5 @@ fi
 [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
 "$VENV/bin/python" -m pip install -q --upgrade pip
 # torch is pinned to the CPU wheel this project tests against; jax installs a CPU build.
-"$VENV/bin/python" -m pip install -q -e ".[test,examples,bench,torch,jax,cupy,mpi,arrayapi,conformance]"
+"$VENV/bin/python" -m pip install -q -e ".[test,examples,bench,fast,torch,jax,cupy,mpi,arrayapi,conformance]"
 "$VENV/bin/python" -c "import xad; print('xad', xad.__version__, 'backends here:', xad.available_backends())"
