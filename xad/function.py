@@ -127,7 +127,7 @@ class Function:
                 raise TypeError(f"{cls.__name__}.forward must return tensors, got "
                                 f"{type(o).__name__} as output {i}")
             if any(o is a for a in args):  # an input returned as is: give it its own tensor
-                outs[i] = Tensor._make(o._array, o._backend)
+                outs[i] = Tensor._make(o._array, o._backend, o)
         ctx._versions = tuple(t._version if isinstance(t, Tensor) else None
                               for t in ctx._saved)
         if not (context.grad_enabled and any(t.requires_grad for t in tensors)):

@@ -97,12 +97,14 @@ class Tensor:
             context.recorder.created(self, "Tensor(...)")
 
     @classmethod
-    def _make(cls, data: Any, backend: Backend) -> Tensor:
+    def _make(cls, data: Any, backend: Backend, source: Tensor | None = None) -> Tensor:
+        """A new tensor object for ``data`` (``source``: the tensor whose array it shares, for
+        ``detach()``, ``.data``, ...: a compiled program reads that tensor)."""
         t = _new(cls)
         t._array = data
         t._backend = backend
         if context.recorder is not None:
-            context.recorder.created(t)
+            context.recorder.created(t, source=source)
         return t
 
     @classmethod
@@ -248,7 +250,7 @@ class Tensor:
             >>> p = xad.ones(2, requires_grad=True); p.data -= 0.5; p.tolist()
             [0.5, 0.5]
         """
-        d = Tensor._make(self._array, self._backend)
+        d = Tensor._make(self._array, self._backend, self)
         self._adopt_view(d, None, None)
         d._vc = [0]
         d._data_of = True
@@ -510,7 +512,7 @@ class Tensor:
             >>> x.tolist(), d.requires_grad
             ([1.0, 1.0], False)
         """
-        t = Tensor._make(self._array, self._backend)
+        t = Tensor._make(self._array, self._backend, self)
         self._adopt_view(t, None, None)
         return t
 

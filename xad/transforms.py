@@ -147,7 +147,7 @@ class _Inputs:
                     w = _alias_input(t)
                     self.aliased = True
                 else:
-                    w = Tensor._make(t._array, t._backend)
+                    w = Tensor._make(t._array, t._backend, t)
                     w.requires_grad = True
                 new.append(w)
             self.args[i] = _unflatten(spec, new)

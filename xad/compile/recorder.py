@@ -254,19 +254,19 @@ class Recorder:
         if not touched:
             self.guards.append(("grad_none", holder, g is None))
 
-    def created(self, t: Tensor, how: str | None = None) -> None:
-        """Tensor ``t`` was made outside an ``Op`` (``Tensor._make``/``__init__``)."""
+    def created(self, t: Tensor, how: str | None = None, source: Tensor | None = None) -> None:
+        """Tensor ``t`` was made outside an ``Op`` (``Tensor._make``/``__init__``), sharing
+        ``source``'s array where given (``detach()``, ``.data``)."""
         if self.paused:
             self.host_made[id(t)] = t
             return
         self.fresh[id(t)] = t
         self.made_by[id(t)] = how or _maker()
-        if id(t._array) not in self.slot_of:  # a new tensor object for another's array?
-            src = _source(t)
-            if src is not None and (id(src) not in self.fresh or id(src) in self.consts):
-                self.ref(src)
-            elif src is not None:
-                self.made_by[id(t)] = self.made_by[id(src)]
+        if source is not None and id(t._array) not in self.slot_of:
+            if id(source) not in self.fresh or id(source) in self.consts:
+                self.ref(source)
+            else:
+                self.made_by[id(t)] = self.made_by[id(source)]
 
     def constant(self, t: Tensor) -> None:
         """``t`` was made by a factory from static arguments (shapes, Python numbers): the
@@ -326,20 +326,6 @@ def _same(a: Any, b: Any) -> bool:
     if type(a) is ArgRef or type(b) is ArgRef:
         return type(a) is type(b) and a.index == b.index
     return a() is b()
-
-
-def _source(t: Tensor) -> Tensor | None:
-    """The tensor whose array ``t`` was just made for (``detach()``, ``.data``: a local of
-    the making function or its caller holding the same array), or None."""
-    f = sys._getframe(3)
-    for _ in range(2):
-        if f is None:
-            return None
-        for v in f.f_locals.values():
-            if isinstance(v, Tensor) and v is not t and v._array is t._array:
-                return v
-        f = f.f_back
-    return None
 
 
 def _maker() -> str:
