@@ -89,3 +89,25 @@ def test_pytorch_meanings_under_as_torch(backend):
 def _pytorch_json(program: str) -> dict:
     pytest.importorskip("torch")
     return _run(program)
+
+
+def test_recurrent_layers_new_optimisers_and_torch_linalg_under_as_torch():
+    """torch.nn.LSTM, torch.nn.utils.rnn, the optimisers added beside the first five, and
+    torch.linalg.vector_norm with PyTorch's gradient at 0 (0, where the standard's gives NaN)."""
+    as_torch.install()
+    try:
+        ns: dict = {}
+        exec("import torch\nfrom torch.nn.utils.rnn import pad_sequence\n"
+             "seqs = [torch.ones(3, 2), torch.ones(1, 2)]\n"
+             "padded = pad_sequence(seqs, batch_first=True)\n"
+             "lstm = torch.nn.LSTM(2, 4, batch_first=True)\n"
+             "out, (h, c) = lstm(padded)\n"
+             "opt = torch.optim.NAdam(lstm.parameters(), lr=1e-3)\n"
+             "x = torch.zeros(3, requires_grad=True)\n"
+             "torch.linalg.vector_norm(x).backward()\n", ns)
+        assert tuple(ns["padded"].shape) == (2, 3, 2) and tuple(ns["out"].shape) == (2, 3, 4)
+        assert type(ns["lstm"]).__module__.startswith("xad.nn")
+        assert type(ns["opt"]).__module__.startswith("xad.optim")
+        assert ns["x"].grad.tolist() == [0.0, 0.0, 0.0]
+    finally:
+        as_torch.uninstall()

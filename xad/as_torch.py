@@ -28,6 +28,7 @@ from . import ops as _ops
 from . import torch_functions as _tf
 from .backend import set_backend
 from .nn import functional, init
+from .ops import torch_conventions as _conventions
 from .optim import lr_scheduler
 
 __all__ = ["install", "uninstall", "namespace", "main"]
@@ -128,8 +129,13 @@ def namespace() -> dict[str, types.ModuleType]:
             "torch.optim": _module("torch.optim", optim, lr_scheduler=sched),
             "torch.optim.lr_scheduler": sched, "torch.utils": utils,
             "torch.utils.data": utils_data, "torch.autograd": _module("torch.autograd", autograd)}
+    mods["torch.nn.utils.rnn"] = _module("torch.nn.utils.rnn", nn.rnn_utils)
+    mods["torch.nn.utils"] = _module("torch.nn.utils", nn.utils, rnn=mods["torch.nn.utils.rnn"])
     mods["torch.nn"] = _module("torch.nn", nn, functional=mods["torch.nn.functional"],
-                               init=mods["torch.nn.init"])
+                               init=mods["torch.nn.init"], utils=mods["torch.nn.utils"])
+    # torch.linalg's norms give 0, not NaN, as gradient at 0 (PyTorch's convention)
+    mods["torch.linalg"] = _module("torch.linalg", xad.linalg,
+                                   vector_norm=_conventions.vector_norm)
     amp = _module("torch.amp", autocast=_tf.autocast, GradScaler=_tf.GradScaler)
     mods["torch.amp"] = amp
     torch = _module("torch", xad, _ops, Tensor=_tf.TorchTensor, Generator=xad.Generator,
