@@ -40,12 +40,15 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import autograd as _ag
+from .context import context
 from .factories import eye, zeros, zeros_like
+from .forward_mode import forward_pass
 from .graph import record
 from .ops import reshape, stack
 from .tensor import Tensor
 
-__all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacobian", "hessian", "hvp"]
+__all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacobian", "jacrev", "jacfwd",
+           "hessian", "hvp"]
 
 
 # ----- nested structures (a minimal pytree) --------------------------------------------------
@@ -304,7 +307,7 @@ def _value_and_grad(f: Callable, argnums: int | Sequence[int], has_aux: bool,
         nums, single = _argnums(fname, argnums, len(args))
         ins, out, aux, record = _run(fname, f, args, nums, kwargs, has_aux)
         out = _scalar(fname, out)
-        create = record and _connected([out], ins)
+        create = (record and _connected([out], ins)) or context.transform is not None
         one = Tensor._make(out._backend.full(out.shape, 1, out._array.dtype), out._backend)
         gs = ins.split(_grads([out], [one], ins.flat, create, retain=create))
         g = gs[0] if single else tuple(gs)
@@ -358,7 +361,8 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     def vjp_fn(cotangent: Any) -> tuple:
         cts, spec = _flatten(cotangent, "vjp_fn: the cotangent")
         _check_like("vjp_fn", "cotangents", cts, spec, outs, out_spec)
-        create = nested or (_ag.is_grad_enabled() and any(c.requires_grad for c in cts))
+        create = nested or context.transform is not None or (
+            _ag.is_grad_enabled() and any(c.requires_grad for c in cts))
         with _ag.enable_grad():
             gs = _grads(outs, cts, ins.flat, create, retain=True)
         return tuple(ins.split(gs))
@@ -368,43 +372,27 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
 
 
-# ----- forward mode (double VJP) -------------------------------------------------------------
-class _Linearized:
-    """``f`` recorded once, with its VJP recorded too, so tangents can be pushed through."""
-
-    def __init__(self, fname: str, f: Callable, primals: Sequence, has_aux: bool = False
-                 ) -> None:
-        self.fname = fname
-        self.ins, out, self.aux, record = _run(fname, f, primals, range(len(primals)), {},
-                                               has_aux)
-        self.outs, self.out_spec = _flatten(out, f"{fname}: the function's output")
-        self.nested = record and _connected(self.outs, self.ins)
-        self.out = out if self.nested else _detach_tree(out)
-        with _ag.enable_grad():
-            diff = [o for o in self.outs if o.requires_grad and o.dtype.is_floating]
-            self.us = [zeros_like(o, requires_grad=True) for o in diff]
-            gs = _ag.grad(diff, self.ins.flat, self.us, retain_graph=True, create_graph=True,
-                          allow_unused=True) if diff else (None,) * len(self.ins.flat)
-        # keep the VJP outputs that depend on the cotangent (the others are zero)
-        self.pairs = [(k, g) for k, g in enumerate(gs) if g is not None and g.requires_grad]
-        self._where = [k for k, o in enumerate(self.outs)
-                       if o.requires_grad and o.dtype.is_floating]
-
-    def push(self, tangents: Sequence[Tensor]) -> list[Tensor]:
-        """``J t`` for flat tangents (one per input tensor), flat over the outputs."""
-        create = self.nested or (_ag.is_grad_enabled() and any(t.requires_grad
-                                                               for t in tangents))
-        res: list = [None] * len(self.us)
-        if self.pairs and self.us:
-            with _ag.enable_grad():
-                res = list(_ag.grad([g for _, g in self.pairs], self.us,
-                                    [tangents[k] for k, _ in self.pairs], retain_graph=True,
-                                    create_graph=create, allow_unused=True))
-        full: list = [zeros_like(o) for o in self.outs]
-        for k, r in zip(self._where, res):
-            if r is not None:
-                full[k] = r
-        return full
+# ----- forward mode (native: one pass carrying tangents) -----------------------------------
+def _forward(fname: str, f: Callable, primals: Sequence, flat_tangents: Sequence
+             ) -> tuple[Any, Any, list[Tensor], list[Tensor]]:
+    """Run ``f(*primals)`` once with ``flat_tangents`` (one per input tensor, ``None``:
+    zero): the output, its spec, its flat tensors and their tangents."""
+    if not callable(f):
+        raise TypeError(f"{fname}: expected a function, got {type(f).__name__}")
+    specs, counts, flat = [], [], []
+    for i, p in enumerate(primals):
+        leaves, spec = _flatten(p, f"{fname}: primal {i}")
+        specs.append(spec)
+        counts.append(len(leaves))
+        flat.extend(leaves)
+    out, level = forward_pass(fname, f, flat, flat_tangents,
+                              lambda ins: _split(specs, counts, ins))
+    outs, out_spec = _flatten(out, f"{fname}: the function's output")
+    tans = []
+    for o in outs:
+        t = level.get(o)
+        tans.append(zeros_like(o) if t is None else t)
+    return out, out_spec, outs, tans
 
 
 def _tangents(fname: str, primals: Sequence, tangents: Any) -> list[Tensor]:
@@ -432,10 +420,12 @@ def _as_tuple(fname: str, primals: Any) -> tuple[tuple, bool]:
 
 
 def jvp(f: Callable, primals: Sequence | Tensor, tangents: Sequence | Tensor) -> tuple:
-    """``(f(*primals), J @ tangents)``: forward mode, by the double-VJP construction.
+    """``(f(*primals), J @ tangents)``: forward mode, one pass of ``f`` carrying tangents.
 
     ``primals`` is a tuple of arguments and ``tangents`` a tuple of the same structure and
-    shapes (a lone tensor is taken as a 1-tuple).
+    shapes (a lone tensor is taken as a 1-tuple). Every primitive ``f`` reaches must have a
+    JVP rule; one without raises ``MissingRuleError`` naming it. Costs about one primal
+    pass more per primitive (its tangent), and keeps no graph.
 
     Example:
         >>> import xad
@@ -445,9 +435,28 @@ def jvp(f: Callable, primals: Sequence | Tensor, tangents: Sequence | Tensor) ->
     """
     primals, _ = _as_tuple("jvp", primals)
     tangents, _ = _as_tuple("jvp", tangents)
-    lin = _Linearized("jvp", f, primals)
     flat = _tangents("jvp", primals, tangents)
-    return lin.out, _unflatten(lin.out_spec, lin.push(flat))
+    out, out_spec, _, tans = _forward("jvp", f, primals, flat)
+    return out, _unflatten(out_spec, tans)
+
+
+def linearize(f: Callable, *primals: Any) -> tuple:
+    """``(f(*primals), jvp_fn)`` with ``jvp_fn(*tangents)`` the JVP at ``primals``.
+
+    Each call of ``jvp_fn`` runs one forward pass with tangents (xad does not partially
+    evaluate ``f``, so the primal is recomputed; JAX's ``linearize`` stores it instead).
+
+    Example:
+        >>> import xad
+        >>> y, f_jvp = xad.linearize(lambda x: x * x, xad.tensor(3.0))
+        >>> y.item(), f_jvp(xad.tensor(1.0)).item()
+        (9.0, 6.0)
+    """
+    out = f(*primals)
+
+    def jvp_fn(*tangents: Any) -> Any:
+        return jvp(f, primals, tangents)[1]
+    return out, jvp_fn
 
 
 def _identity_rows(t: Tensor) -> Tensor:
@@ -460,9 +469,9 @@ def jacobian(f: Callable, argnums: int | Sequence[int] = 0, mode: str = "rev",
     """The Jacobian of ``f`` as a function: each entry has shape ``out.shape + in.shape``.
 
     ``mode="rev"`` builds it from one VJP per output element (best for few outputs);
-    ``mode="fwd"`` from one JVP per input element (best for few inputs). The result has the
-    output's structure, each leaf holding the input's structure (a tuple over ``argnums``
-    when that is a tuple), as in JAX's ``jacrev``/``jacfwd``.
+    ``mode="fwd"`` from one forward pass with tangents per input element (best for few
+    inputs). The result has the output's structure, each leaf holding the input's structure
+    (a tuple over ``argnums`` when that is a tuple), as in JAX's ``jacrev``/``jacfwd``.
 
     Example:
         >>> import xad
@@ -483,43 +492,8 @@ def jacobian(f: Callable, argnums: int | Sequence[int] = 0, mode: str = "rev",
             return f(*full, **kwargs)
 
         primals = [args[i] for i in nums]
-        if mode == "rev":
-            res = vjp(g, *primals, has_aux=has_aux)
-            out, vjp_fn = res[0], res[1]
-            aux = res[2] if has_aux else None
-            outs, out_spec = _flatten(out, "jacobian: the function's output")
-            in_flat = _flatten(primals, "jacobian: the arguments")[0]
-            blocks = []
-            for k, o in enumerate(outs):
-                rows: list[list[Tensor]] = []
-                if o.size:
-                    basis = _identity_rows(o)
-                    for j in range(o.size):
-                        ct = [reshape(basis[j, :], o.shape) if m == k else zeros_like(p)
-                              for m, p in enumerate(outs)]
-                        per = vjp_fn(_unflatten(out_spec, ct))
-                        rows.append(_flatten(list(per), "")[0])
-                cols = [_assemble(o, x, [r[n] for r in rows], rows_first=True)
-                        for n, x in enumerate(in_flat)]
-                blocks.append(cols)
-        else:
-            lin = _Linearized("jacobian", g, primals, has_aux)
-            out, aux, outs, out_spec = lin.out, lin.aux, lin.outs, lin.out_spec
-            if not lin.nested:
-                aux = _detach_tree(aux)
-            in_flat = lin.ins.flat
-            zero = [zeros_like(x) for x in in_flat]
-            blocks = [[None] * len(in_flat) for _ in outs]
-            for n, x in enumerate(in_flat):
-                colsets: list[list[Tensor]] = []
-                if x.size:
-                    basis = _identity_rows(x)
-                    for j in range(x.size):
-                        t = list(zero)
-                        t[n] = reshape(basis[j, :], x.shape)
-                        colsets.append(lin.push(t))
-                for k, o in enumerate(outs):
-                    blocks[k][n] = _assemble(o, x, [c[k] for c in colsets], rows_first=False)
+        build = _jac_rev if mode == "rev" else _jac_fwd
+        blocks, out_spec, aux = build(g, primals, has_aux)
         per_out = []
         specs = [_flatten(a, "")[1] for a in primals]
         counts = [len(_flatten(a, "")[0]) for a in primals]
@@ -529,6 +503,82 @@ def jacobian(f: Callable, argnums: int | Sequence[int] = 0, mode: str = "rev",
         result = _unflatten(out_spec, per_out)
         return (result, aux) if has_aux else result
     return jac
+
+
+def jacrev(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
+    """``jacobian(f, argnums, mode="rev")``, as JAX's ``jacrev``.
+
+    Example:
+        >>> import xad
+        >>> xad.jacrev(lambda x: x * 3)(xad.tensor([1.0])).tolist()
+        [[3.0]]
+    """
+    return jacobian(f, argnums, mode="rev", has_aux=has_aux)
+
+
+def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
+    """``jacobian(f, argnums, mode="fwd")``, as JAX's ``jacfwd``: native forward mode.
+
+    Example:
+        >>> import xad
+        >>> xad.jacfwd(lambda x: x * 3)(xad.tensor([1.0])).tolist()
+        [[3.0]]
+    """
+    return jacobian(f, argnums, mode="fwd", has_aux=has_aux)
+
+
+def _jac_rev(g: Callable, primals: list, has_aux: bool) -> tuple[list, Any, Any]:
+    """Jacobian blocks ``[output][input]`` from one VJP per output element."""
+    res = vjp(g, *primals, has_aux=has_aux)
+    out, vjp_fn = res[0], res[1]
+    aux = res[2] if has_aux else None
+    outs, out_spec = _flatten(out, "jacobian: the function's output")
+    in_flat = _flatten(primals, "jacobian: the arguments")[0]
+    blocks = []
+    for k, o in enumerate(outs):
+        rows: list[list[Tensor]] = []
+        if o.size:
+            basis = _identity_rows(o)
+            for j in range(o.size):
+                ct = [reshape(basis[j, :], o.shape) if m == k else zeros_like(p)
+                      for m, p in enumerate(outs)]
+                per = vjp_fn(_unflatten(out_spec, ct))
+                rows.append(_flatten(list(per), "")[0])
+        blocks.append([_assemble(o, x, [r[n] for r in rows], rows_first=True)
+                       for n, x in enumerate(in_flat)])
+    return blocks, out_spec, aux
+
+
+def _jac_fwd(g: Callable, primals: list, has_aux: bool) -> tuple[list, Any, Any]:
+    """Jacobian blocks ``[output][input]`` from one forward pass per input element."""
+    box: list = []
+
+    def main(*a: Any) -> Any:
+        res = g(*a)
+        if not has_aux:
+            return res
+        if not (isinstance(res, (tuple, list)) and len(res) == 2):
+            raise TypeError(f"jacobian: with has_aux=True the function must return a pair "
+                            f"(output, aux), got {type(res).__name__}")
+        box[:] = [res[1]]
+        return res[0]
+
+    in_flat = _flatten(primals, "jacobian: the arguments")[0]
+    cols: list[list[list[Tensor]]] = [[] for _ in in_flat]
+    out_spec = outs = None
+    for n, x in enumerate(in_flat):
+        if x.size:
+            basis = _identity_rows(x)
+        for j in range(x.size):
+            t: list = [None] * len(in_flat)
+            t[n] = reshape(basis[j, :], x.shape)
+            _, out_spec, outs, tans = _forward("jacobian", main, primals, t)
+            cols[n].append(tans)
+    if outs is None:  # no input elements: one plain pass for the output's shapes
+        _, out_spec, outs, _ = _forward("jacobian", main, primals, [None] * len(in_flat))
+    blocks = [[_assemble(o, x, [c[k] for c in cols[n]], rows_first=False)
+               for n, x in enumerate(in_flat)] for k, o in enumerate(outs)]
+    return blocks, out_spec, (box[0] if box else None)
 
 
 def _assemble(o: Tensor, x: Tensor, parts: list[Tensor], rows_first: bool) -> Tensor:
@@ -543,28 +593,25 @@ def _assemble(o: Tensor, x: Tensor, parts: list[Tensor], rows_first: bool) -> Te
 
 
 def hessian(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
-    """The Hessian of ``f`` as a function: ``jacobian(jacobian(f))``, reverse over reverse.
+    """The Hessian of ``f`` as a function: ``jacfwd(jacrev(f))``, forward over reverse.
 
     For a scalar ``f`` of ``x`` the result has shape ``x.shape + x.shape``; with a tuple of
-    ``argnums`` it is nested, ``H[i][j]`` for arguments ``i`` and ``j``. Reverse over
-    reverse because xad's forward mode is itself two reverse passes: one VJP per input
-    element through the recorded gradient is the cheapest route here.
+    ``argnums`` it is nested, ``H[i][j]`` for arguments ``i`` and ``j``. One forward pass
+    with tangents through the recorded gradient per input element.
 
     Example:
         >>> import xad
         >>> xad.hessian(lambda x: (x ** 3).sum())(xad.tensor([1.0, 2.0])).tolist()
         [[6.0, 0.0], [0.0, 12.0]]
     """
-    return jacobian(jacobian(f, argnums, mode="rev"), argnums, mode="rev")
+    return jacfwd(jacrev(f, argnums), argnums)
 
 
 def hvp(f: Callable, primals: Sequence | Tensor, tangents: Sequence | Tensor) -> Any:
     """The Hessian-vector product ``H v`` of a scalar ``f``, with the structure of ``primals``.
 
-    Reverse over reverse: the gradient ``g(x)`` is recorded (``create_graph``) and
-    ``<g(x), v>`` differentiated once more. That is one forward and two backward passes and
-    never forms ``H``. Forward over reverse would cost a third pass here, because xad's
-    forward mode is itself built from two reverse passes (double VJP).
+    Forward over reverse, as JAX's: the JVP of ``grad(f)`` along ``v``, one forward pass
+    with tangents through the gradient's computation; it never forms ``H``.
 
     ``primals`` is a tuple of arguments (a lone tensor is taken as one argument and the
     result is then a tensor); ``tangents`` matches it in structure and shapes.
@@ -577,33 +624,6 @@ def hvp(f: Callable, primals: Sequence | Tensor, tangents: Sequence | Tensor) ->
     """
     primals, lone = _as_tuple("hvp", primals)
     tangents, _ = _as_tuple("hvp", tangents)
-    ins, out, _, record = _run("hvp", f, primals, range(len(primals)), {}, False)
-    out = _scalar("hvp", out)
-    flat_v: list[Tensor] = []
-    if len(tangents) != len(primals):
-        raise ValueError(f"hvp: tangents must have one entry per primal ({len(primals)}), "
-                         f"got {len(tangents)}")
-    for i, (p, t) in enumerate(zip(primals, tangents)):
-        pl, ps = _flatten(p, f"hvp: primal {i}")
-        tl, ts = _flatten(t, f"hvp: tangent {i}")
-        _check_like("hvp", f"tangents (argument {i})", tl, ts, pl, ps)
-        flat_v.extend(tl)
-    nested = record and (_connected([out], ins) or any(v.requires_grad for v in flat_v))
-    with _ag.enable_grad():
-        if out.requires_grad:
-            gs = _ag.grad(out, ins.flat, create_graph=True, allow_unused=True)
-            terms = [(g * v).sum() for g, v in zip(gs, flat_v)
-                     if g is not None and g.requires_grad]
-        else:
-            terms = []
-        if terms:
-            dot = terms[0]
-            for t in terms[1:]:
-                dot = dot + t
-            hv = list(_ag.grad(dot, ins.flat, retain_graph=nested, create_graph=nested,
-                               allow_unused=True))
-        else:
-            hv = [None] * len(ins.flat)
-    hv = [zeros_like(w) if h is None else h for h, w in zip(hv, ins.flat)]
-    res = ins.split(hv)
+    nums = tuple(range(len(primals)))
+    _, res = jvp(grad(f, argnums=nums), primals, tangents)
     return res[0] if lone else tuple(res)

@@ -135,6 +135,8 @@ def _forward(op: type[Op], b: Backend, *arrays: Any, **params: Any) -> Any:
 
 def unary(op: type[Op], x: Tensor, **params: Any) -> Tensor:
     """``apply`` for one tensor input."""
+    if context.transform is not None:
+        return context.transform.process(unary, op, (x,), params)
     if not isinstance(x, Tensor):
         return apply(op, x, **params)
     b = x._backend
@@ -153,6 +155,8 @@ def unary(op: type[Op], x: Tensor, **params: Any) -> Tensor:
 
 def binary(op: type[Op], x: Any, y: Any) -> Tensor:
     """``apply`` for two inputs, at least one a tensor, the other maybe a Python scalar."""
+    if context.transform is not None:
+        return context.transform.process(binary, op, (x, y), {})
     if isinstance(x, Tensor):
         b = x._backend
         if isinstance(y, Tensor):
@@ -193,6 +197,8 @@ def binary(op: type[Op], x: Any, y: Any) -> Tensor:
 
 def apply(op: type[Op], *args: Any, **params: Any) -> Any:
     """Run ``op`` on tensors and Python scalars; record a node when a gradient is needed."""
+    if context.transform is not None:
+        return context.transform.process(apply, op, args, params)
     backend = None
     needs = False
     datas = []

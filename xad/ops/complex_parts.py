@@ -10,6 +10,7 @@ from __future__ import annotations
 from .. import dtypes as _dt
 from ..tensor import Tensor
 from ._apply import Op, apply, unary
+from .tangent import linear_jvp
 
 __all__ = ["real", "imag", "conj", "complex_from_parts"]
 
@@ -31,6 +32,8 @@ class Real(Op):
     def backward(node, g):
         return complex_from_parts(g, g * 0.0)
 
+    jvp = classmethod(linear_jvp)
+
 
 class Imag(Op):
     name = "imag"
@@ -42,6 +45,8 @@ class Imag(Op):
     @staticmethod
     def backward(node, g):
         return complex_from_parts(g * 0.0, g)
+
+    jvp = classmethod(linear_jvp)
 
 
 class Conj(Op):
@@ -55,6 +60,8 @@ class Conj(Op):
     def backward(node, g):
         return conj(g)
 
+    jvp = classmethod(linear_jvp)
+
 
 class ComplexFromParts(Op):
     name = "complex_from_parts"
@@ -66,6 +73,8 @@ class ComplexFromParts(Op):
     @staticmethod
     def backward(node, g):
         return real(g), imag(g)
+
+    jvp = classmethod(linear_jvp)
 
 
 def real(x: Tensor, /) -> Tensor:

@@ -11,6 +11,7 @@ from ..tensor import Tensor
 from ._apply import Op, apply, binary, unary
 from .complex_parts import complex_from_parts, conj, imag, real
 from .fused import relu_grad, sigmoid_grad, tanh_grad
+from .tangent import fit, total
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "pow", "negative", "exp", "log", "log1p",
@@ -43,6 +44,10 @@ class Add(Op):
     def backward(node, g):
         return g, g
 
+    @staticmethod
+    def jvp(primals, tangents, out):
+        return total(out, *tangents)
+
 
 class Subtract(Op):
     name = "subtract"
@@ -54,6 +59,11 @@ class Subtract(Op):
     @staticmethod
     def backward(node, g):
         return g, -g
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        tx, ty = tangents
+        return total(out, tx, None if ty is None else -ty)
 
 
 def _real_inputs_real(inputs: tuple, grads: Any) -> tuple:
@@ -97,6 +107,11 @@ class Multiply(Op):
         x, y = node.inputs
         return (g * y if node.needs_grad(0) else None), (g * x if node.needs_grad(1) else None)
 
+    @staticmethod
+    def jvp(primals, tangents, out):
+        (x, y), (tx, ty) = primals, tangents
+        return total(out, None if tx is None else tx * y, None if ty is None else x * ty)
+
 
 @holomorphic
 class Divide(Op):
@@ -112,6 +127,12 @@ class Divide(Op):
         x, y = node.inputs
         gx = g / y
         return gx, (-gx * x / y) if node.needs_grad(1) else None
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        y, (tx, ty) = primals[1], tangents
+        num = tx if ty is None else -(out * ty) if tx is None else tx - out * ty
+        return fit(num / y, out)
 
 
 @holomorphic
@@ -136,6 +157,16 @@ class Pow(Op):
         if node.needs_grad(1):
             gy = _pow_exponent_grad(x, y, g, node.output())
         return gx, gy
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        (x, y), (tx, ty) = primals, tangents
+        a = b = None
+        if tx is not None:
+            a = _pow_scalar_grad(x, y, tx) if isinstance(y, (int, float)) else tx * y * x ** (y - 1)
+        if ty is not None:
+            b = _pow_exponent_grad(x, y, ty, out)
+        return total(out, a, b)
 
 
 def _pow_exponent_grad(x: Any, y: Tensor, g: Tensor, out: Tensor) -> Tensor:
@@ -174,6 +205,10 @@ class PowScalar(Op):
     def backward(node, g):
         return _pow_scalar_grad(node.inputs[0], node.params["exponent"], g)
 
+    @staticmethod
+    def jvp(primals, tangents, out, exponent):
+        return fit(_pow_scalar_grad(primals[0], exponent, tangents[0]), out)
+
 
 class Negative(Op):
     name = "negative"
@@ -185,6 +220,10 @@ class Negative(Op):
     @staticmethod
     def backward(node, g):
         return -g
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        return -tangents[0]
 
 
 # ----- unary math -----------------------------------------------------------------------
@@ -201,6 +240,10 @@ class Exp(Op):
     def backward(node, g):
         return g * node.output()
 
+    @staticmethod
+    def jvp(primals, tangents, out):
+        return tangents[0] * out
+
 
 @holomorphic
 class Log(Op):
@@ -215,6 +258,10 @@ class Log(Op):
     def backward(node, g):
         return g / node.inputs[0]
 
+    @staticmethod
+    def jvp(primals, tangents, out):
+        return tangents[0] / primals[0]
+
 
 @holomorphic
 class Log1p(Op):
@@ -228,6 +275,10 @@ class Log1p(Op):
     @staticmethod
     def backward(node, g):
         return g / (node.inputs[0] + 1)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        return tangents[0] / (primals[0] + 1)
 
 
 @holomorphic
@@ -254,6 +305,10 @@ class Expm1(Op):
     def backward(node, g):
         return g * (node.output() + 1)
 
+    @staticmethod
+    def jvp(primals, tangents, out):
+        return tangents[0] * (out + 1)
+
 
 @holomorphic
 class Sqrt(Op):
@@ -267,6 +322,10 @@ class Sqrt(Op):
     @staticmethod
     def backward(node, g):
         return g / (node.output() * 2)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        return tangents[0] / (out * 2)
 
 
 class Abs(Op):
@@ -285,6 +344,13 @@ class Abs(Op):
         s = g / abs(x)  # complex x: g x / |x|, in real arithmetic so second order is right
         return complex_from_parts(real(x) * s, imag(x) * s)
 
+    @staticmethod
+    def jvp(primals, tangents, out):
+        x, t = primals[0], tangents[0]
+        if x.dtype in _COMPLEX:
+            return real(conj(x) * t) / out
+        return t * sign(x)
+
 
 @holomorphic
 class Sin(Op):
@@ -298,6 +364,10 @@ class Sin(Op):
     @staticmethod
     def backward(node, g):
         return g * cos(node.inputs[0])
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        return tangents[0] * cos(primals[0])
 
 
 @holomorphic
@@ -313,6 +383,10 @@ class Cos(Op):
     def backward(node, g):
         return -g * sin(node.inputs[0])
 
+    @staticmethod
+    def jvp(primals, tangents, out):
+        return -(tangents[0] * sin(primals[0]))
+
 
 @holomorphic
 class Tan(Op):
@@ -327,6 +401,10 @@ class Tan(Op):
     def backward(node, g):
         y = node.output()
         return g * (y * y + 1)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        return tangents[0] * (out * out + 1)
 
 
 @holomorphic
@@ -344,6 +422,10 @@ class Tanh(Op):
         if y.dtype in _COMPLEX:
             return g * (1 - y * y)
         return tanh_grad(y, g)  # the same, one kernel on CuPy
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        return tanh_grad(out, tangents[0])
 
 
 @holomorphic
@@ -364,6 +446,10 @@ class Sigmoid(Op):
             return g * y * (1 - y)
         return sigmoid_grad(y, g)  # the same, one kernel on CuPy
 
+    @staticmethod
+    def jvp(primals, tangents, out):
+        return sigmoid_grad(out, tangents[0])
+
 
 class Relu(Op):
     name = "relu"
@@ -376,6 +462,10 @@ class Relu(Op):
     @staticmethod
     def backward(node, g):
         return relu_grad(node.output(), g)  # where(y > 0, g, 0): one kernel on CuPy
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        return relu_grad(out, tangents[0])
 
 
 class Softplus(Op):
@@ -391,6 +481,10 @@ class Softplus(Op):
     def backward(node, g):
         return g * sigmoid(node.inputs[0])
 
+    @staticmethod
+    def jvp(primals, tangents, out):
+        return tangents[0] * sigmoid(primals[0])
+
 
 class Erf(Op):
     name = "erf"
@@ -404,6 +498,11 @@ class Erf(Op):
     def backward(node, g):
         x = node.inputs[0]
         return g * (2 / math.sqrt(math.pi)) * exp(-(x * x))
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        x = primals[0]
+        return tangents[0] * (2 / math.sqrt(math.pi)) * exp(-(x * x))
 
 
 # ----- binary functions -----------------------------------------------------------------
@@ -421,6 +520,11 @@ class Maximum(Op):
         x, y = node.inputs
         return _selection_grads(node, g, x > y, x == y)
 
+    @staticmethod
+    def jvp(primals, tangents, out):
+        (x, y), (tx, ty) = primals, tangents
+        return _selection_jvp(out, x > y, x == y, tx, ty)
+
 
 class Minimum(Op):
     name = "minimum"
@@ -436,6 +540,11 @@ class Minimum(Op):
         x, y = node.inputs
         return _selection_grads(node, g, x < y, x == y)
 
+    @staticmethod
+    def jvp(primals, tangents, out):
+        (x, y), (tx, ty) = primals, tangents
+        return _selection_jvp(out, x < y, x == y, tx, ty)
+
 
 def _selection_grads(node: Any, g: Tensor, x_wins: Tensor, tie: Tensor) -> tuple:
     """All of ``g`` to the selected input, half to each on a tie. Chosen by ``where``, not
@@ -445,6 +554,13 @@ def _selection_grads(node: Any, g: Tensor, x_wins: Tensor, tie: Tensor) -> tuple
     gx = where(x_wins, g, where(tie, half, 0.0)) if node.needs_grad(0) else None
     gy = where(x_wins, 0.0, where(tie, half, g)) if node.needs_grad(1) else None
     return gx, gy
+
+
+def _selection_jvp(out: Tensor, x_wins: Any, tie: Any, tx: Any, ty: Any) -> Tensor:
+    """The tangent of the selected input, the mean of both on a tie (the gradient's rule)."""
+    a, b = 0.0 if tx is None else tx, 0.0 if ty is None else ty
+    return fit(where(x_wins, a, where(tie, (tx if ty is None else ty if tx is None else a + b)
+                                      * 0.5, b)), out)
 
 
 class Where(Op):
@@ -470,6 +586,12 @@ class Where(Op):
         return (where(c, g, 0.0) if node.needs_grad(0) else None), \
             (where(c, 0.0, g) if node.needs_grad(1) else None)
 
+    @staticmethod
+    def jvp(primals, tangents, out, cond):
+        c = Tensor._make(cond, out._backend)
+        tx, ty = tangents
+        return fit(where(c, 0.0 if tx is None else tx, 0.0 if ty is None else ty), out)
+
 
 class Clip(Op):
     name = "clip"
@@ -488,6 +610,16 @@ class Clip(Op):
         if hi is not None:
             keep = (x <= hi) if keep is None else keep & (x <= hi)
         return (g if keep is None else where(keep, g, 0.0)), None, None
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        (x, lo, hi), t = primals, tangents[0]
+        if t is None:
+            return None  # the bounds' tangents: none, as their gradients
+        keep = None if lo is None else x >= lo
+        if hi is not None:
+            keep = (x <= hi) if keep is None else keep & (x <= hi)
+        return t if keep is None else where(keep, t, 0.0)
 
 
 # ----- no-gradient elementwise ------------------------------------------------------------
@@ -531,6 +663,10 @@ class Astype(Op):
     def backward(node, g):
         return astype(g, node.backend.xad_dtype(node.params["src"]), copy=False)
 
+    @staticmethod
+    def jvp(primals, tangents, out, dtype, src):
+        return astype(tangents[0], out.dtype) if out.dtype.is_floating else None
+
 
 class Clone(Op):
     name = "clone"
@@ -542,6 +678,10 @@ class Clone(Op):
     @staticmethod
     def backward(node, g):
         return g
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        return clone(tangents[0])
 
 
 # ----- the functions users call --------------------------------------------------------

@@ -14,6 +14,7 @@ from ..tensor import Tensor
 from ._apply import Op, binary, unary
 from .complex_parts import complex_from_parts, conj, imag, real
 from .elementwise import _arr, _nograd, clone, divide, holomorphic, sigmoid, sqrt, where
+from .tangent import total
 
 __all__ = [
     "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "log2", "log10",
@@ -30,7 +31,8 @@ def _smooth(name_: str, derivative: Any) -> type[Op]:
     return holomorphic(type(name_.title(), (Op,), {
         "name": name_, "save_inputs": True,
         "forward": staticmethod(lambda b, x: getattr(b.xp, name_)(x)),
-        "backward": staticmethod(lambda node, g: g * derivative(node.inputs[0]))}))
+        "backward": staticmethod(lambda node, g: g * derivative(node.inputs[0])),
+        "jvp": staticmethod(lambda primals, tangents, out: tangents[0] * derivative(primals[0]))}))
 
 
 Asin = _smooth("asin", lambda x: 1 / sqrt(1 - x * x))
@@ -63,6 +65,13 @@ class Atan2(Op):
         r2 = x * x + y * y
         return g * x / r2, -g * y / r2
 
+    @staticmethod
+    def jvp(primals, tangents, out):
+        (y, x), (ty, tx) = primals, tangents
+        r2 = x * x + y * y
+        return total(out, None if ty is None else ty * x / r2,
+                     None if tx is None else -(tx * y) / r2)
+
 
 class Hypot(Op):
     name = "hypot"
@@ -76,6 +85,12 @@ class Hypot(Op):
         r = node.output()
         return g * x / r, g * y / r
 
+    @staticmethod
+    def jvp(primals, tangents, out):
+        (x, y), (tx, ty) = primals, tangents
+        return total(out, None if tx is None else tx * x / out,
+                     None if ty is None else ty * y / out)
+
 
 class Logaddexp(Op):
     name = "logaddexp"
@@ -86,6 +101,12 @@ class Logaddexp(Op):
     def backward(node, g):
         x, y = node.inputs
         return g * sigmoid(x - y), g * sigmoid(y - x)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        (x, y), (tx, ty) = primals, tangents
+        return total(out, None if tx is None else tx * sigmoid(x - y),
+                     None if ty is None else ty * sigmoid(y - x))
 
 
 class Copysign(Op):
@@ -98,6 +119,14 @@ class Copysign(Op):
         x, y = node.inputs
         same = signbit(x) == signbit(y if isinstance(y, Tensor) else x * 0 + y)
         return where(same, g, -g), None
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        (x, y), tx = primals, tangents[0]
+        if tx is None:
+            return None
+        same = signbit(x) == signbit(y if isinstance(y, Tensor) else x * 0 + y)
+        return where(same, tx, -tx)
 
 
 class Remainder(Op):

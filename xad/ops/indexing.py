@@ -10,6 +10,7 @@ from typing import Any
 from ..tensor import Tensor
 from ._apply import Op, apply, unary
 from .shape import reshape
+from .tangent import linear_jvp
 
 __all__ = ["getitem"]
 
@@ -295,6 +296,8 @@ class GetItem(Op):
         return unary(IndexAddInto, g, shape=node.in_shapes[0], key=p["key"],
                      advanced=p["advanced"])
 
+    jvp = classmethod(linear_jvp)
+
 
 class IndexAddInto(Op):
     """Scatter ``g`` into zeros of ``shape`` at ``key``; repeated indices add up."""
@@ -314,6 +317,8 @@ class IndexAddInto(Op):
     def backward(node, gg):
         p = node.params
         return unary(GetItem, gg, key=p["key"], advanced=p["advanced"])
+
+    jvp = classmethod(linear_jvp)
 
 
 class IndexPut(Op):

@@ -14,6 +14,7 @@ from ..tensor import Tensor
 from ._apply import Op, apply
 from .amp_cast import autocast_low
 from .shape import broadcast_to, matrix_transpose, reshape
+from .tangent import total
 
 __all__ = ["matmul", "linear", "einsum", "tensordot"]
 
@@ -35,6 +36,12 @@ class Matmul(Op):
         gx = matmul(g, matrix_transpose(y)) if node.needs_grad(0) else None
         gy = matmul(matrix_transpose(x), g) if node.needs_grad(1) else None
         return gx, gy
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        (x, y), (tx, ty) = primals, tangents
+        return total(out, None if tx is None else apply(Matmul, tx, y),
+                     None if ty is None else apply(Matmul, x, ty))
 
 
 def matmul(x: Tensor, y: Tensor) -> Tensor:
@@ -98,6 +105,12 @@ class Linear(Op):
         if node.needs_grad(2):
             gb = _bias_grad(g, g2)
         return gx, gw, gb
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        (x, w, _), (tx, tw, tb) = primals, tangents
+        return total(out, None if tx is None else apply(Linear, tx, w, None),
+                     None if tw is None else apply(Linear, x, tw, None), tb)
 
 
 def _bias_grad(g: Tensor, g2: Tensor) -> Tensor:
@@ -179,6 +192,12 @@ class Einsum(Op):
         xs = node.inputs
         return tuple(_einsum_grad(g, out, ins, xs, i) if node.needs_grad(i) else None
                      for i in range(len(xs)))
+
+    @staticmethod
+    def jvp(primals, tangents, out, spec):
+        return total(out, *(None if t is None else
+                            apply(Einsum, *primals[:i], t, *primals[i + 1:], spec=spec)
+                            for i, t in enumerate(tangents)))
 
 
 def _split_spec(spec: str) -> tuple[list[str], str]:

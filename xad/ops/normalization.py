@@ -47,6 +47,13 @@ class Standardize(Op):
             gx = t if gx is None else gx + t
         return gx
 
+    @staticmethod
+    def jvp(primals, tangents, out, axes, eps, product):
+        (x,), (t,), (y, rstd) = primals, tangents, out
+        r = _inverse_count(x.shape, axes)
+        m_t, m_yt = keep_sum(t, axes, product) * r, keep_sum(t * y, axes, product) * r
+        return (t - m_t - y * m_yt) * rstd, -(rstd * rstd * m_yt)
+
 
 def _inverse_count(shape: Sequence[int], axes: tuple[int, ...]) -> float:
     """``1 / n`` for the ``n`` elements a mean over ``axes`` reads (NaN for none, as a mean)."""

@@ -14,6 +14,7 @@ from .elementwise import astype, exp, isfinite, log, sqrt, where
 from .fused import exp_shifted
 from .linalg import by_product, keep_sum, keep_sum_array
 from .shape import broadcast_to, flip, reshape
+from .tangent import linear_jvp
 
 __all__ = ["sum", "mean", "var", "std", "max", "min", "prod", "logsumexp", "cumsum",
            "softmax", "log_softmax", "argmax", "argmin", "any", "all"]
@@ -46,6 +47,8 @@ class Sum(Op):
     def backward(node, g):
         return broadcast_to(_expand(g, node), node.in_shapes[0])
 
+    jvp = classmethod(linear_jvp)
+
 
 class Max(Op):
     name = "max"
@@ -59,6 +62,10 @@ class Max(Op):
     @staticmethod
     def backward(node, g):
         return _extreme_grad(node, g)
+
+    @staticmethod
+    def jvp(primals, tangents, out, axis, keepdims):
+        return _extreme_jvp(primals[0], tangents[0], out, axis, keepdims)
 
 
 class Min(Op):
@@ -74,6 +81,10 @@ class Min(Op):
     def backward(node, g):
         return _extreme_grad(node, g)
 
+    @staticmethod
+    def jvp(primals, tangents, out, axis, keepdims):
+        return _extreme_jvp(primals[0], tangents[0], out, axis, keepdims)
+
 
 def _extreme_grad(node: Any, g: Tensor) -> Tensor:
     """Split the gradient evenly among the elements equal to the max (or min); the others
@@ -83,6 +94,14 @@ def _extreme_grad(node: Any, g: Tensor) -> Tensor:
     hit = x == y
     count = sum(astype(hit, g.dtype), axis=node.params["axis"], keepdims=True)
     return where(hit, _expand(g, node) / count, 0.0)
+
+
+def _extreme_jvp(x: Tensor, t: Tensor, out: Tensor, axis: Any, keepdims: bool) -> Tensor:
+    """The mean tangent of the elements equal to the max (or min): the gradient's tie rule."""
+    kept = tuple(1 if i in axis else n for i, n in enumerate(x.shape))
+    hit = x == (out if keepdims else reshape(out, kept))
+    count = sum(astype(hit, t.dtype), axis=axis, keepdims=keepdims)
+    return sum(where(hit, t, 0.0), axis=axis, keepdims=keepdims) / count
 
 
 class Prod(Op):
@@ -96,6 +115,11 @@ class Prod(Op):
     @staticmethod
     def backward(node, g):
         return _expand(g, node) * _prod_grad(node.inputs[0], node.params["axis"])
+
+    @staticmethod
+    def jvp(primals, tangents, out, axis, keepdims, dtype=None):
+        t = tangents[0] * _prod_grad(primals[0], axis)
+        return sum(t, axis=axis, keepdims=keepdims)
 
 
 def _prod_grad(x: Tensor, axes: tuple[int, ...]) -> Tensor:
@@ -128,6 +152,8 @@ class Cumsum(Op):
     def backward(node, g):
         a = node.params["axis"]
         return flip(cumsum(flip(g, axis=a), axis=a), axis=a)
+
+    jvp = classmethod(linear_jvp)
 
 
 def _reduce(op: type[Op], x: Tensor, axis: Any, keepdims: bool, dtype: Any = None) -> Tensor:
@@ -254,6 +280,11 @@ class Softmax(Op):
         y, p = node.output(), node.params
         gy = g * y
         return gy - y * keep_sum(gy, p["axis"], p["product"])
+
+    @staticmethod
+    def jvp(primals, tangents, out, axis, empty_zero, product):
+        ty = out * tangents[0]
+        return ty - out * keep_sum(ty, axis, product)
 
 
 def softmax(x: Tensor, axis: int = -1, *, empty_zero: bool = False) -> Tensor:

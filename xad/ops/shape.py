@@ -10,6 +10,7 @@ from typing import Any
 from ..tensor import Tensor
 from ._apply import Op, apply, unary
 from .axes import normalize_axes, normalize_axis
+from .tangent import linear_jvp
 
 __all__ = ["reshape", "permute_dims", "transpose", "matrix_transpose", "squeeze",
            "expand_dims", "broadcast_to", "concat", "stack", "split", "split_copy", "flip", "tile",
@@ -32,6 +33,8 @@ class Reshape(Op):
     def backward(node, g):
         return reshape(g, node.in_shapes[0])
 
+    jvp = classmethod(linear_jvp)
+
 
 class PermuteDims(Op):
     name = "permute_dims"
@@ -49,6 +52,8 @@ class PermuteDims(Op):
             inv[a] = i
         return permute_dims(g, tuple(inv))
 
+    jvp = classmethod(linear_jvp)
+
 
 class BroadcastTo(Op):
     name = "broadcast_to"
@@ -61,6 +66,8 @@ class BroadcastTo(Op):
     @staticmethod
     def backward(node, g):
         return g  # the engine sums a gradient back down to its input's shape
+
+    jvp = classmethod(linear_jvp)
 
 
 class Concat(Op):
@@ -80,6 +87,8 @@ class Concat(Op):
             start = stop
         return tuple(out)
 
+    jvp = classmethod(linear_jvp)
+
 
 class SplitCopy(Op):
     """``x`` cut along ``axis`` at ``bounds`` into new arrays, one node with an output per
@@ -97,6 +106,8 @@ class SplitCopy(Op):
     def backward(node, *grads):
         return concat(grads, axis=node.params["axis"])
 
+    jvp = classmethod(linear_jvp)
+
 
 class Flip(Op):
     name = "flip"
@@ -109,6 +120,8 @@ class Flip(Op):
     @staticmethod
     def backward(node, g):
         return flip(g, axis=node.params["axis"])
+
+    jvp = classmethod(linear_jvp)
 
 
 def reshape(x: Tensor, /, shape: Sequence[int] | int, *, copy: bool | None = None) -> Tensor:
