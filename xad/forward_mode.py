@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .context import context
-from .ops import reshape
+from .ops import clone, reshape
 from .tensor import Tensor
 
 __all__ = ["JVPLevel", "MissingRuleError", "forward_pass"]
@@ -86,11 +86,11 @@ class JVPLevel:
 
 
 def _enter(x: Tensor) -> Tensor:
-    """A distinct tensor for ``x`` inside a new level (so a closed-over ``x`` stays a
-    constant), tied to ``x`` for any outer level or recorded graph."""
-    if context.transform is None and not x.requires_grad:
-        return Tensor._make(x._array, x._backend)
-    return reshape(x, tuple(x.shape))
+    """A distinct tensor for ``x`` inside a new level, on a distinct array (tangents go by
+    array), so a closed-over ``x`` stays a constant; tied to ``x`` for any outer level or
+    recorded graph."""
+    y = reshape(x, tuple(x.shape))  # a view: a new array object on most backends
+    return clone(x) if y._array is x._array else y
 
 
 def forward_pass(fname: str, f: Callable, primals: Sequence[Tensor],

@@ -139,6 +139,11 @@ class Remainder(Op):
         x, y = node.inputs
         return g, -g * floor_divide(x, y)
 
+    @staticmethod
+    def jvp(primals, tangents, out):
+        (x, y), (tx, ty) = primals, tangents
+        return total(out, tx, None if ty is None else -(ty * floor_divide(x, y)))
+
 
 def _floor_divide(b: Any, x: Any, y: Any) -> Any:
     """The backend's ``floor_divide``; on real floats, ``floor(x / y)`` where an operand is

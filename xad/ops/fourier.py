@@ -14,6 +14,7 @@ from ..tensor import Tensor
 from ._apply import Op, apply
 from .complex_parts import real
 from .shape import concat, reshape
+from .tangent import linear_jvp
 
 __all__ = ["fftn_", "rfftn_", "irfftn_"]
 
@@ -36,6 +37,8 @@ class Fftn(Op):
         p = node.params
         return fftn_(g, p["axes"], DUAL[p["norm"]], not p["inverse"])
 
+    jvp = classmethod(linear_jvp)
+
 
 class Rfftn(Op):
     name = "rfftn"
@@ -53,6 +56,8 @@ class Rfftn(Op):
             shape = tuple(missing if i == last else s for i, s in enumerate(g.shape))
             g = concat([g, zeros(shape, dtype=g.dtype, backend=g._backend)], axis=last)
         return real(fftn_(g, p["axes"], DUAL[p["norm"]], inverse=True))
+
+    jvp = classmethod(linear_jvp)
 
 
 class Irfftn(Op):
@@ -76,6 +81,8 @@ class Irfftn(Op):
         wt = reshape(Tensor._make(g._backend.asarray(w, dtype=g._array.dtype), g._backend),
                      shape)
         return rfftn_(g, p["axes"], DUAL[p["norm"]]) * wt
+
+    jvp = classmethod(linear_jvp)
 
 
 def fftn_(x: Tensor, axes: tuple[int, ...], norm: str, inverse: bool = False) -> Tensor:

@@ -345,6 +345,8 @@ class IndexPut(Op):
         gx = apply(IndexPut, g, 0.0, key=key) if node.needs_grad(0) else None
         return gx, gv
 
+    jvp = classmethod(linear_jvp)
+
 
 def getitem_raw(x: Tensor, key: tuple) -> Tensor:
     advanced = any(not (k is None or k is Ellipsis or isinstance(k, (int, slice))) for k in key)

@@ -65,6 +65,10 @@ class Inv(Op):
         yt = _mT(node.output())
         return -matmul(matmul(yt, g), yt)
 
+    @staticmethod
+    def jvp(primals, tangents, out):
+        return -matmul(matmul(out, tangents[0]), out)
+
 
 class Solve(Op):
     name = "solve"
