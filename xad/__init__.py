@@ -72,6 +72,7 @@ from . import amp
 from . import distributed
 from .transforms import (grad, hessian, hvp, jacfwd, jacobian, jacrev, jvp, linearize,
                          value_and_grad, vjp)
+from .vmap import vmap
 from .compile import CompiledFunction, compile
 from .utils.checkpoint import checkpoint
 from .utils.serialization import CheckpointError, load, save

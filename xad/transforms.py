@@ -138,6 +138,7 @@ class _Inputs:
         self.flat: list[Tensor] = []   # the tensors f sees, in order
         self.counts: list[int] = []    # how many tensors per differentiated argument
         self.aliased = False
+        level = _batch_level()
         for i in nums:
             leaves, spec = _flatten(args[i], f"{fname}: argument {i}")
             new = []
@@ -146,7 +147,9 @@ class _Inputs:
                     raise TypeError(f"{fname}: argument {i} holds a tensor of dtype {t.dtype} "
                                     f"(shape {t.shape}); only floating tensors can be "
                                     f"differentiated: convert with .astype(xad.float32)")
-                if record and t.requires_grad:
+                if level is not None:
+                    w = _per_example(fname, level, t)
+                elif record and t.requires_grad:
                     w = _alias_input(t)
                     self.aliased = True
                 else:
@@ -162,6 +165,28 @@ class _Inputs:
     def split(self, flat: Sequence[Tensor]) -> list:
         """Per-argument structures from a flat list of per-input results."""
         return _split(self.specs, self.counts, flat)
+
+
+def _batch_level() -> Any:
+    """The innermost transform when it is a ``vmap`` level, else ``None``."""
+    lvl = context.transform
+    return lvl if hasattr(lvl, "per_example") else None
+
+
+def _per_example(fname: str, level: Any, t: Tensor) -> Tensor:
+    """Inside ``vmap``: a leaf holding one copy of ``t`` per example (batched), so that its
+    gradient is per example and the reverse pass runs one level down, on whole arrays."""
+    if t.requires_grad and _ag.is_grad_enabled():
+        raise NotImplementedError(f"{fname} inside vmap of a tensor that already requires "
+                                  f"grad (a gradient through vmap) is not supported; take the "
+                                  f"outer gradient inside the mapped function instead")
+    context.transform = level.parent
+    try:
+        w = level.per_example(t)
+    finally:
+        context.transform = level
+    w.requires_grad = True
+    return level.mark(w)
 
 
 def _split(specs: Sequence, counts: Sequence[int], flat: Sequence) -> list:
@@ -232,9 +257,18 @@ def _grads(outs: list[Tensor], gouts: list[Tensor], ins: Sequence[Tensor], creat
            retain: bool) -> list[Tensor]:
     """Gradients of ``outs`` (weighted by ``gouts``) for ``ins``; zeros where unused."""
     pairs = [(o, g) for o, g in zip(outs, gouts) if o.requires_grad]
+    level = _batch_level()
     if pairs:
-        gs = _ag.grad([o for o, _ in pairs], list(ins), [g for _, g in pairs],
-                      retain_graph=retain, create_graph=create, allow_unused=True)
+        if level is not None:  # the recorded graph is one level down: run it there
+            context.transform = level.parent
+        try:
+            gs = _ag.grad([o for o, _ in pairs], list(ins), [g for _, g in pairs],
+                          retain_graph=retain, create_graph=create, allow_unused=True)
+        finally:
+            if level is not None:
+                context.transform = level
+        if level is not None:
+            gs = tuple(None if g is None else level.mark(g) for g in gs)
     else:
         gs = (None,) * len(ins)
     return [zeros_like(w) if g is None else g for g, w in zip(gs, ins)]
@@ -308,7 +342,8 @@ def _value_and_grad(f: Callable, argnums: int | Sequence[int], has_aux: bool,
         ins, out, aux, record = _run(fname, f, args, nums, kwargs, has_aux)
         out = _scalar(fname, out)
         create = (record and _connected([out], ins)) or context.transform is not None
-        one = Tensor._make(out._backend.full(out.shape, 1, out._array.dtype), out._backend)
+        one = Tensor._make(out._backend.full(tuple(out._array.shape), 1, out._array.dtype),
+                           out._backend)
         gs = ins.split(_grads([out], [one], ins.flat, create, retain=create))
         g = gs[0] if single else tuple(gs)
         if not create:

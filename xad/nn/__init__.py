@@ -15,6 +15,7 @@ from .attention import MultiheadAttention
 from .conv import Conv1d, Conv2d, ConvTranspose2d
 from .dropout import Dropout, Dropout2d
 from .embedding import Embedding
+from .functional_call import functional_call
 from .linear import Flatten, Identity, Linear, Unflatten
 from .losses import BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Loss, MSELoss, NLLLoss
 from .module import IncompatibleKeys, Module, ModuleList, Parameter, Sequential
@@ -23,6 +24,7 @@ from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from .transformer import TransformerEncoder, TransformerEncoderLayer
 
 __all__ = [
+    "functional_call",
     "Module", "Parameter", "Sequential", "ModuleList", "IncompatibleKeys",
     "Linear", "Identity", "Flatten", "ReLU", "Tanh", "Sigmoid", "GELU", "Softplus",
     "Softmax", "LogSoftmax", "Dropout", "LayerNorm", "BatchNorm1d", "Embedding",

@@ -9,6 +9,7 @@ from .. import dtypes as _dt
 from ..factories import tensor
 from ..tensor import Tensor
 from ._apply import Op, apply, binary, unary
+from .batching import align, elementwise_batch
 from .complex_parts import complex_from_parts, conj, imag, real
 from .fused import relu_grad, sigmoid_grad, tanh_grad
 from .tangent import fit, total
@@ -44,6 +45,8 @@ class Add(Op):
     def backward(node, g):
         return g, g
 
+    batch = classmethod(elementwise_batch)
+
     @staticmethod
     def jvp(primals, tangents, out):
         return total(out, *tangents)
@@ -59,6 +62,8 @@ class Subtract(Op):
     @staticmethod
     def backward(node, g):
         return g, -g
+
+    batch = classmethod(elementwise_batch)
 
     @staticmethod
     def jvp(primals, tangents, out):
@@ -107,6 +112,8 @@ class Multiply(Op):
         x, y = node.inputs
         return (g * y if node.needs_grad(0) else None), (g * x if node.needs_grad(1) else None)
 
+    batch = classmethod(elementwise_batch)
+
     @staticmethod
     def jvp(primals, tangents, out):
         (x, y), (tx, ty) = primals, tangents
@@ -127,6 +134,8 @@ class Divide(Op):
         x, y = node.inputs
         gx = g / y
         return gx, (-gx * x / y) if node.needs_grad(1) else None
+
+    batch = classmethod(elementwise_batch)
 
     @staticmethod
     def jvp(primals, tangents, out):
@@ -157,6 +166,8 @@ class Pow(Op):
         if node.needs_grad(1):
             gy = _pow_exponent_grad(x, y, g, node.output())
         return gx, gy
+
+    batch = classmethod(elementwise_batch)
 
     @staticmethod
     def jvp(primals, tangents, out):
@@ -205,6 +216,8 @@ class PowScalar(Op):
     def backward(node, g):
         return _pow_scalar_grad(node.inputs[0], node.params["exponent"], g)
 
+    batch = classmethod(elementwise_batch)
+
     @staticmethod
     def jvp(primals, tangents, out, exponent):
         return fit(_pow_scalar_grad(primals[0], exponent, tangents[0]), out)
@@ -220,6 +233,8 @@ class Negative(Op):
     @staticmethod
     def backward(node, g):
         return -g
+
+    batch = classmethod(elementwise_batch)
 
     @staticmethod
     def jvp(primals, tangents, out):
@@ -240,6 +255,8 @@ class Exp(Op):
     def backward(node, g):
         return g * node.output()
 
+    batch = classmethod(elementwise_batch)
+
     @staticmethod
     def jvp(primals, tangents, out):
         return tangents[0] * out
@@ -258,6 +275,8 @@ class Log(Op):
     def backward(node, g):
         return g / node.inputs[0]
 
+    batch = classmethod(elementwise_batch)
+
     @staticmethod
     def jvp(primals, tangents, out):
         return tangents[0] / primals[0]
@@ -275,6 +294,8 @@ class Log1p(Op):
     @staticmethod
     def backward(node, g):
         return g / (node.inputs[0] + 1)
+
+    batch = classmethod(elementwise_batch)
 
     @staticmethod
     def jvp(primals, tangents, out):
@@ -305,6 +326,8 @@ class Expm1(Op):
     def backward(node, g):
         return g * (node.output() + 1)
 
+    batch = classmethod(elementwise_batch)
+
     @staticmethod
     def jvp(primals, tangents, out):
         return tangents[0] * (out + 1)
@@ -322,6 +345,8 @@ class Sqrt(Op):
     @staticmethod
     def backward(node, g):
         return g / (node.output() * 2)
+
+    batch = classmethod(elementwise_batch)
 
     @staticmethod
     def jvp(primals, tangents, out):
@@ -344,6 +369,8 @@ class Abs(Op):
         s = g / abs(x)  # complex x: g x / |x|, in real arithmetic so second order is right
         return complex_from_parts(real(x) * s, imag(x) * s)
 
+    batch = classmethod(elementwise_batch)
+
     @staticmethod
     def jvp(primals, tangents, out):
         x, t = primals[0], tangents[0]
@@ -365,6 +392,8 @@ class Sin(Op):
     def backward(node, g):
         return g * cos(node.inputs[0])
 
+    batch = classmethod(elementwise_batch)
+
     @staticmethod
     def jvp(primals, tangents, out):
         return tangents[0] * cos(primals[0])
@@ -382,6 +411,8 @@ class Cos(Op):
     @staticmethod
     def backward(node, g):
         return -g * sin(node.inputs[0])
+
+    batch = classmethod(elementwise_batch)
 
     @staticmethod
     def jvp(primals, tangents, out):
@@ -401,6 +432,8 @@ class Tan(Op):
     def backward(node, g):
         y = node.output()
         return g * (y * y + 1)
+
+    batch = classmethod(elementwise_batch)
 
     @staticmethod
     def jvp(primals, tangents, out):
@@ -422,6 +455,8 @@ class Tanh(Op):
         if y.dtype in _COMPLEX:
             return g * (1 - y * y)
         return tanh_grad(y, g)  # the same, one kernel on CuPy
+
+    batch = classmethod(elementwise_batch)
 
     @staticmethod
     def jvp(primals, tangents, out):
@@ -446,6 +481,8 @@ class Sigmoid(Op):
             return g * y * (1 - y)
         return sigmoid_grad(y, g)  # the same, one kernel on CuPy
 
+    batch = classmethod(elementwise_batch)
+
     @staticmethod
     def jvp(primals, tangents, out):
         return sigmoid_grad(out, tangents[0])
@@ -462,6 +499,8 @@ class Relu(Op):
     @staticmethod
     def backward(node, g):
         return relu_grad(node.output(), g)  # where(y > 0, g, 0): one kernel on CuPy
+
+    batch = classmethod(elementwise_batch)
 
     @staticmethod
     def jvp(primals, tangents, out):
@@ -481,6 +520,8 @@ class Softplus(Op):
     def backward(node, g):
         return g * sigmoid(node.inputs[0])
 
+    batch = classmethod(elementwise_batch)
+
     @staticmethod
     def jvp(primals, tangents, out):
         return tangents[0] * sigmoid(primals[0])
@@ -498,6 +539,8 @@ class Erf(Op):
     def backward(node, g):
         x = node.inputs[0]
         return g * (2 / math.sqrt(math.pi)) * exp(-(x * x))
+
+    batch = classmethod(elementwise_batch)
 
     @staticmethod
     def jvp(primals, tangents, out):
@@ -520,6 +563,8 @@ class Maximum(Op):
         x, y = node.inputs
         return _selection_grads(node, g, x > y, x == y)
 
+    batch = classmethod(elementwise_batch)
+
     @staticmethod
     def jvp(primals, tangents, out):
         (x, y), (tx, ty) = primals, tangents
@@ -539,6 +584,8 @@ class Minimum(Op):
     def backward(node, g):
         x, y = node.inputs
         return _selection_grads(node, g, x < y, x == y)
+
+    batch = classmethod(elementwise_batch)
 
     @staticmethod
     def jvp(primals, tangents, out):
@@ -587,6 +634,13 @@ class Where(Op):
             (where(c, 0.0, g) if node.needs_grad(1) else None)
 
     @staticmethod
+    def batch(args, batched, cond, batched_params=()):
+        like = args[0] if isinstance(args[0], Tensor) else args[1]
+        c = Tensor._make(cond, like._backend)
+        x, y, c = align((*args, c), (*batched, "cond" in batched_params))
+        return apply(Where, x, y, cond=c._array), True
+
+    @staticmethod
     def jvp(primals, tangents, out, cond):
         c = Tensor._make(cond, out._backend)
         tx, ty = tangents
@@ -611,6 +665,8 @@ class Clip(Op):
             keep = (x <= hi) if keep is None else keep & (x <= hi)
         return (g if keep is None else where(keep, g, 0.0)), None, None
 
+    batch = classmethod(elementwise_batch)
+
     @staticmethod
     def jvp(primals, tangents, out):
         (x, lo, hi), t = primals, tangents[0]
@@ -626,7 +682,7 @@ class Clip(Op):
 def _nograd(name_: str, fn: Any) -> type[Op]:
     return type(name_.title().replace("_", ""), (Op,), {
         "name": name_, "differentiable": False,
-        "forward": staticmethod(fn)})
+        "forward": staticmethod(fn), "batch": classmethod(elementwise_batch)})
 
 
 def _sign(b: Any, x: Any) -> Any:
@@ -663,6 +719,8 @@ class Astype(Op):
     def backward(node, g):
         return astype(g, node.backend.xad_dtype(node.params["src"]), copy=False)
 
+    batch = classmethod(elementwise_batch)
+
     @staticmethod
     def jvp(primals, tangents, out, dtype, src):
         return astype(tangents[0], out.dtype) if out.dtype.is_floating else None
@@ -678,6 +736,8 @@ class Clone(Op):
     @staticmethod
     def backward(node, g):
         return g
+
+    batch = classmethod(elementwise_batch)
 
     @staticmethod
     def jvp(primals, tangents, out):

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..tensor import Tensor
 from ._apply import Op, binary, unary
+from .batching import elementwise_batch
 from .complex_parts import complex_from_parts, conj, imag, real
 from .elementwise import _arr, _nograd, clone, divide, holomorphic, sigmoid, sqrt, where
 from .tangent import total
@@ -32,7 +33,8 @@ def _smooth(name_: str, derivative: Any) -> type[Op]:
         "name": name_, "save_inputs": True,
         "forward": staticmethod(lambda b, x: getattr(b.xp, name_)(x)),
         "backward": staticmethod(lambda node, g: g * derivative(node.inputs[0])),
-        "jvp": staticmethod(lambda primals, tangents, out: tangents[0] * derivative(primals[0]))}))
+        "jvp": staticmethod(lambda primals, tangents, out: tangents[0] * derivative(primals[0])),
+        "batch": classmethod(elementwise_batch)}))
 
 
 Asin = _smooth("asin", lambda x: 1 / sqrt(1 - x * x))
@@ -65,6 +67,8 @@ class Atan2(Op):
         r2 = x * x + y * y
         return g * x / r2, -g * y / r2
 
+    batch = classmethod(elementwise_batch)
+
     @staticmethod
     def jvp(primals, tangents, out):
         (y, x), (ty, tx) = primals, tangents
@@ -85,6 +89,8 @@ class Hypot(Op):
         r = node.output()
         return g * x / r, g * y / r
 
+    batch = classmethod(elementwise_batch)
+
     @staticmethod
     def jvp(primals, tangents, out):
         (x, y), (tx, ty) = primals, tangents
@@ -101,6 +107,8 @@ class Logaddexp(Op):
     def backward(node, g):
         x, y = node.inputs
         return g * sigmoid(x - y), g * sigmoid(y - x)
+
+    batch = classmethod(elementwise_batch)
 
     @staticmethod
     def jvp(primals, tangents, out):
@@ -120,6 +128,8 @@ class Copysign(Op):
         same = signbit(x) == signbit(y if isinstance(y, Tensor) else x * 0 + y)
         return where(same, g, -g), None
 
+    batch = classmethod(elementwise_batch)
+
     @staticmethod
     def jvp(primals, tangents, out):
         (x, y), tx = primals, tangents[0]
@@ -138,6 +148,8 @@ class Remainder(Op):
     def backward(node, g):
         x, y = node.inputs
         return g, -g * floor_divide(x, y)
+
+    batch = classmethod(elementwise_batch)
 
     @staticmethod
     def jvp(primals, tangents, out):

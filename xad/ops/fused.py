@@ -16,6 +16,7 @@ from typing import Any
 
 from ..tensor import Tensor
 from ._apply import Op, apply, binary
+from .batching import elementwise_batch
 from .tangent import total
 
 __all__ = ["relu_grad", "tanh_grad", "sigmoid_grad", "dropout_mask", "centre", "inverse_sqrt",
@@ -58,6 +59,8 @@ class ReluGrad(_Fused):
         y, _ = node.inputs
         return None, relu_grad(y, gg)
 
+    batch = classmethod(elementwise_batch)
+
     @staticmethod
     def jvp(primals, tangents, out):
         y, tg = primals[0], tangents[1]
@@ -79,6 +82,8 @@ class TanhGrad(_Fused):
         y, g = node.inputs
         gy = gg * g * y * -2.0 if node.needs_grad(0) else None
         return gy, (tanh_grad(y, gg) if node.needs_grad(1) else None)
+
+    batch = classmethod(elementwise_batch)
 
     @staticmethod
     def jvp(primals, tangents, out):
@@ -102,6 +107,8 @@ class SigmoidGrad(_Fused):
         y, g = node.inputs
         gy = gg * g * (1.0 - 2.0 * y) if node.needs_grad(0) else None
         return gy, (sigmoid_grad(y, gg) if node.needs_grad(1) else None)
+
+    batch = classmethod(elementwise_batch)
 
     @staticmethod
     def jvp(primals, tangents, out):

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..tensor import Tensor
 from ._apply import Op, apply, unary
+from .batching import unbatched_error
 from .shape import reshape
 from .tangent import linear_jvp
 
@@ -295,6 +296,12 @@ class GetItem(Op):
         p = node.params
         return unary(IndexAddInto, g, shape=node.in_shapes[0], key=p["key"],
                      advanced=p["advanced"])
+
+    @staticmethod
+    def batch(args, batched, key, advanced):
+        if advanced:
+            raise unbatched_error("getitem", "integer-array or mask indices")
+        return apply(GetItem, args[0], key=(slice(None),) + tuple(key), advanced=False), True
 
     jvp = classmethod(linear_jvp)
 

@@ -10,6 +10,7 @@ from ..tensor import Tensor
 from ._apply import Op, unary
 from .amp_cast import autocast_float32
 from .axes import normalize_axes, normalize_axis
+from .batching import axes_batch
 from .elementwise import astype, exp, isfinite, log, sqrt, where
 from .fused import exp_shifted
 from .linalg import by_product, keep_sum, keep_sum_array
@@ -47,6 +48,8 @@ class Sum(Op):
     def backward(node, g):
         return broadcast_to(_expand(g, node), node.in_shapes[0])
 
+    batch = classmethod(axes_batch)
+
     jvp = classmethod(linear_jvp)
 
 
@@ -62,6 +65,8 @@ class Max(Op):
     @staticmethod
     def backward(node, g):
         return _extreme_grad(node, g)
+
+    batch = classmethod(axes_batch)
 
     @staticmethod
     def jvp(primals, tangents, out, axis, keepdims):
@@ -80,6 +85,8 @@ class Min(Op):
     @staticmethod
     def backward(node, g):
         return _extreme_grad(node, g)
+
+    batch = classmethod(axes_batch)
 
     @staticmethod
     def jvp(primals, tangents, out, axis, keepdims):
@@ -115,6 +122,8 @@ class Prod(Op):
     @staticmethod
     def backward(node, g):
         return _expand(g, node) * _prod_grad(node.inputs[0], node.params["axis"])
+
+    batch = classmethod(axes_batch)
 
     @staticmethod
     def jvp(primals, tangents, out, axis, keepdims, dtype=None):
@@ -152,6 +161,8 @@ class Cumsum(Op):
     def backward(node, g):
         a = node.params["axis"]
         return flip(cumsum(flip(g, axis=a), axis=a), axis=a)
+
+    batch = classmethod(axes_batch)
 
     jvp = classmethod(linear_jvp)
 
@@ -280,6 +291,8 @@ class Softmax(Op):
         y, p = node.output(), node.params
         gy = g * y
         return gy - y * keep_sum(gy, p["axis"], p["product"])
+
+    batch = classmethod(axes_batch)
 
     @staticmethod
     def jvp(primals, tangents, out, axis, empty_zero, product):
