@@ -122,8 +122,8 @@ class BatchLevel:
         array, repeated over the batch when ``t`` is not batched. Called one level down."""
         if self.has(t):
             return Tensor._make(t._array, t._backend)
-        full = broadcast_to(t, (self.size,) + tuple(t.shape))
-        return Tensor._make(clone(full)._array, t._backend)
+        full = broadcast_to(t, (self.size,) + tuple(t.shape))  # a view: nothing copied
+        return Tensor._make(full._array, t._backend)
 
 
 def _axes(fname: str, axes: Any, n: int) -> tuple:
