@@ -16,10 +16,10 @@ y)(x))`` sees ``x`` and ``y`` as different variables). The backward pass is then
 result: an aliased argument, or a closed-over tensor that requires grad. Otherwise the
 gradients are plain values and the graph of ``f`` is freed at once.
 
-Forward mode (:func:`jvp`, ``jacobian(mode="fwd")``) uses the double-VJP construction: the
-VJP ``u -> J^T u`` is linear in ``u``, so differentiating it with respect to ``u`` along a
-tangent ``t`` gives ``J t``. It costs one forward, one recorded backward and one backward of
-that backward, whatever the number of tangents pushed through it afterwards.
+Forward mode (:func:`jvp`, :func:`linearize`, :func:`jacfwd`) is native: one pass of ``f``
+carrying tangents through each primitive's JVP rule (:mod:`xad.forward_mode`), no graph.
+:func:`hessian` is ``jacfwd(jacrev(f))`` and :func:`hvp` ``jvp(grad(f))``: forward over
+reverse. docs/TRANSFORMS.md has how the modes and ``vmap`` compose, and their costs.
 
 Memory: these transforms are the leak-free path to higher order. ``y.backward(
 create_graph=True)`` stores a gradient whose graph references the leaf that stores it
