@@ -80,6 +80,7 @@ def test_per_example_gradients(xb):
         return ((out - yi) ** 2).mean()
 
     per = xad.vmap(xad.grad(loss), in_axes=(None, 0, 0))(params, x, y)
+    assert not any(g.requires_grad for g in per.values())  # plain values, no graph kept
     for i in range(4):
         gi = xad.grad(loss)(params, x[i], y[i])
         for k in params:

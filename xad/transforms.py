@@ -167,6 +167,17 @@ class _Inputs:
         return _split(self.specs, self.counts, flat)
 
 
+def _carrying_tangents() -> bool:
+    """Whether a ``jvp`` is in progress: a reverse pass must then be recorded, so that its
+    operations (not in-place accumulation) carry the tangents."""
+    lvl = context.transform
+    while lvl is not None:
+        if not hasattr(lvl, "per_example"):
+            return True
+        lvl = lvl.parent
+    return False
+
+
 def _batch_level() -> Any:
     """The innermost transform when it is a ``vmap`` level, else ``None``."""
     lvl = context.transform
@@ -341,7 +352,7 @@ def _value_and_grad(f: Callable, argnums: int | Sequence[int], has_aux: bool,
         nums, single = _argnums(fname, argnums, len(args))
         ins, out, aux, record = _run(fname, f, args, nums, kwargs, has_aux)
         out = _scalar(fname, out)
-        create = (record and _connected([out], ins)) or context.transform is not None
+        create = (record and _connected([out], ins)) or _carrying_tangents()
         one = Tensor._make(out._backend.full(tuple(out._array.shape), 1, out._array.dtype),
                            out._backend)
         gs = ins.split(_grads([out], [one], ins.flat, create, retain=create))
@@ -396,7 +407,7 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     def vjp_fn(cotangent: Any) -> tuple:
         cts, spec = _flatten(cotangent, "vjp_fn: the cotangent")
         _check_like("vjp_fn", "cotangents", cts, spec, outs, out_spec)
-        create = nested or context.transform is not None or (
+        create = nested or _carrying_tangents() or (
             _ag.is_grad_enabled() and any(c.requires_grad for c in cts))
         with _ag.enable_grad():
             gs = _grads(outs, cts, ins.flat, create, retain=True)
