@@ -14,8 +14,7 @@ from xad.forward_mode import MissingRuleError
 # The differentiable primitives that have no JVP rule yet: a function reaching one raises
 # MissingRuleError naming it (reverse mode still works for them).
 WITHOUT_JVP = {
-    "attention", "cholesky", "det", "eigh", "eigvalsh", "pinv", "qr", "slogdet", "solve", "svd",
-    "svdvals",
+    "attention", "cholesky", "eigh", "eigvalsh", "pinv", "qr", "svd", "svdvals",
 }
 
 
@@ -108,8 +107,8 @@ def test_primitives_without_a_jvp_rule_are_listed():
 
 def test_missing_rule_error_names_the_primitive(xb):
     a = xad.tensor([[2.0, 1.0], [1.0, 3.0]], dtype=xad.float64)
-    with pytest.raises(MissingRuleError, match="'det' has no forward-mode"):
-        xad.jvp(xad.linalg.det, (a,), (xad.ones_like(a),))
+    with pytest.raises(MissingRuleError, match="'cholesky' has no forward-mode"):
+        xad.jvp(xad.linalg.cholesky, (a,), (xad.ones_like(a),))
 
 
 def test_closed_over_primal_is_a_constant(xb):

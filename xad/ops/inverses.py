@@ -20,6 +20,7 @@ from .linalg import matmul
 from .manipulation import _broadcast_shapes
 from .shape import expand_dims
 from .shape import matrix_transpose as _mT
+from .tangent import fit
 
 __all__ = ["inv", "solve", "det", "slogdet", "pinv", "matrix_rank", "SlogdetResult"]
 
@@ -94,6 +95,12 @@ class Solve(Op):
         ga = -matmul(gb, _mT(node.output())) if node.needs_grad(0) else None
         return ga, gb
 
+    @staticmethod
+    def jvp(primals, tangents, out):
+        (a, _), (ta, tb) = primals, tangents
+        rhs = tb if ta is None else (-matmul(ta, out) if tb is None else tb - matmul(ta, out))
+        return fit(solve(a, rhs), out)
+
 
 class Det(Op):
     name = "det"
@@ -110,6 +117,10 @@ class Det(Op):
         scale = expand_dims(expand_dims(g * node.output(), axis=-1), axis=-1)
         return scale * _mT(inv(node.inputs[0]))
 
+    @staticmethod
+    def jvp(primals, tangents, out):
+        return out * (_mT(inv(primals[0])) * tangents[0]).sum(axis=(-2, -1))
+
 
 class Slogdet(Op):
     name = "slogdet"
@@ -123,6 +134,10 @@ class Slogdet(Op):
     @staticmethod
     def backward(node, gsign, glog):
         return expand_dims(expand_dims(glog, axis=-1), axis=-1) * _mT(inv(node.inputs[0]))
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        return None, (_mT(inv(primals[0])) * tangents[0]).sum(axis=(-2, -1))
 
 
 def inv(x: Tensor, /) -> Tensor:
