@@ -10,6 +10,7 @@ from __future__ import annotations
 from .. import dtypes as _dt
 from ..tensor import Tensor
 from ._apply import Op, apply, unary
+from .batching import elementwise_batch
 from .tangent import linear_jvp
 
 __all__ = ["real", "imag", "conj", "complex_from_parts"]
@@ -32,6 +33,8 @@ class Real(Op):
     def backward(node, g):
         return complex_from_parts(g, g * 0.0)
 
+    batch = classmethod(elementwise_batch)
+
     jvp = classmethod(linear_jvp)
 
 
@@ -45,6 +48,8 @@ class Imag(Op):
     @staticmethod
     def backward(node, g):
         return complex_from_parts(g * 0.0, g)
+
+    batch = classmethod(elementwise_batch)
 
     jvp = classmethod(linear_jvp)
 
@@ -60,6 +65,8 @@ class Conj(Op):
     def backward(node, g):
         return conj(g)
 
+    batch = classmethod(elementwise_batch)
+
     jvp = classmethod(linear_jvp)
 
 
@@ -73,6 +80,8 @@ class ComplexFromParts(Op):
     @staticmethod
     def backward(node, g):
         return real(g), imag(g)
+
+    batch = classmethod(elementwise_batch)
 
     jvp = classmethod(linear_jvp)
 

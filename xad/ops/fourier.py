@@ -12,6 +12,7 @@ from typing import Any
 from ..factories import zeros
 from ..tensor import Tensor
 from ._apply import Op, apply
+from .batching import axes_batch
 from .complex_parts import real
 from .shape import concat, reshape
 from .tangent import linear_jvp
@@ -37,6 +38,8 @@ class Fftn(Op):
         p = node.params
         return fftn_(g, p["axes"], DUAL[p["norm"]], not p["inverse"])
 
+    batch = classmethod(axes_batch)
+
     jvp = classmethod(linear_jvp)
 
 
@@ -56,6 +59,8 @@ class Rfftn(Op):
             shape = tuple(missing if i == last else s for i, s in enumerate(g.shape))
             g = concat([g, zeros(shape, dtype=g.dtype, backend=g._backend)], axis=last)
         return real(fftn_(g, p["axes"], DUAL[p["norm"]], inverse=True))
+
+    batch = classmethod(axes_batch)
 
     jvp = classmethod(linear_jvp)
 
@@ -81,6 +86,8 @@ class Irfftn(Op):
         wt = reshape(Tensor._make(g._backend.asarray(w, dtype=g._array.dtype), g._backend),
                      shape)
         return rfftn_(g, p["axes"], DUAL[p["norm"]]) * wt
+
+    batch = classmethod(axes_batch)
 
     jvp = classmethod(linear_jvp)
 

@@ -229,6 +229,13 @@ class Einsum(Op):
                      for i in range(len(xs)))
 
     @staticmethod
+    def batch(args, batched, spec):
+        ins, out = _split_spec(spec)
+        z = next(c for c in string.ascii_letters if c not in spec)  # the batch axis' letter
+        new = ",".join(z + s if f else s for s, f in zip(ins, batched)) + "->" + z + out
+        return apply(Einsum, *args, spec=new), True
+
+    @staticmethod
     def jvp(primals, tangents, out, spec):
         return total(out, *(None if t is None else
                             apply(Einsum, *primals[:i], t, *primals[i + 1:], spec=spec)

@@ -21,6 +21,10 @@ class ToBackend(Op):
         return to_backend(g, node.params["source"])
 
     @staticmethod
+    def batch(args, batched, target):
+        return to_backend(args[0], target), True
+
+    @staticmethod
     def jvp(primals, tangents, out, target):
         return to_backend(tangents[0], target)
 
