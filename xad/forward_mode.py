@@ -38,13 +38,15 @@ class JVPLevel:
         self.fname = fname
         self.parent = context.transform
         self.tangents: dict[int, tuple] = {}
+        self.cut_ids: dict[int, weakref.ref] = {}  # detached tensors: no tangent
 
     def get(self, t: Any) -> Tensor | None:
         """The tangent of ``t`` at this level (``None``: zero, or not a tensor)."""
         if type(t) is not Tensor and not isinstance(t, Tensor):
             return None
         e = self.tangents.get(id(t._array))
-        if e is None:
+        if e is None or (self.cut_ids and id(t) in self.cut_ids and
+                         self.cut_ids[id(t)]() is t):
             return None
         ref, tan = e
         return tan if (ref() if type(ref) is weakref.ref else ref) is t._array else None
@@ -59,6 +61,14 @@ class JVPLevel:
         except TypeError:  # an array type without weak references: hold it for the pass
             ref = arr
         self.tangents[key] = (ref, tan)
+
+    def cut(self, t: Tensor) -> None:
+        """``t`` (a ``detach``-ed tensor sharing a traced array) has no tangent, here and in
+        every level outside."""
+        key = id(t)
+        self.cut_ids[key] = weakref.ref(t, lambda _, k=key, d=self.cut_ids: d.pop(k, None))
+        if self.parent is not None:
+            self.parent.cut(t)
 
     def process(self, entry: Callable, op: Any, args: tuple, params: dict) -> Any:
         """Run ``op`` below this level and give its result the tangent from ``op.jvp``."""

@@ -466,6 +466,8 @@ class Tensor:
         """
         t = Tensor._make(self._array, self._backend)
         self._share_version(t)
+        if context.transform is not None:  # xad.jvp: the detached tensor has no tangent
+            context.transform.cut(t)
         return t
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:

@@ -117,6 +117,11 @@ class BatchLevel:
             self.mark(out)
         return out
 
+    def cut(self, t: Tensor) -> None:
+        """A ``detach``-ed tensor stays batched; the levels outside may cut its tangent."""
+        if self.parent is not None:
+            self.parent.cut(t)
+
     def per_example(self, t: Tensor) -> Tensor:
         """``t`` as a batched tensor (the argument of a ``grad`` inside this level): its own
         array, repeated over the batch when ``t`` is not batched. Called one level down."""
