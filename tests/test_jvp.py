@@ -121,6 +121,7 @@ def test_closed_over_primal_is_a_constant(xb):
 def test_detach_has_no_tangent(xb):
     x, t = xad.tensor([1.0, 2.0]), xad.tensor([1.0, 1.0])
     assert xad.jvp(lambda a: a.detach() * a, (x,), (t,))[1].tolist() == [1.0, 2.0]
+    assert xad.jvp(lambda a: a.data * a, (x,), (t,))[1].tolist() == [1.0, 2.0]
     got = xad.vmap(lambda a: xad.jvp(lambda b: b.detach() * b, (a,), (a * 0 + 1,))[1])(x)
     assert got.tolist() == [1.0, 2.0]
 

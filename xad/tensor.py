@@ -231,6 +231,8 @@ class Tensor:
         d = Tensor._make(self._array, self._backend)
         self._adopt_view(d, _ops.REGISTRY["getitem"], {"key": (...,), "advanced": False})
         d._data_of = True
+        if context.transform is not None:  # xad.jvp: no tangent, as detach()
+            context.transform.cut(d)
         return d
 
     @data.setter
