@@ -100,8 +100,8 @@ def run(size: str, batch: int, width: int, repeat: int) -> list[tuple[str, float
             ("grad", timed(lambda: xad.grad(loss)(p), repeat)),
             ("value_and_grad", timed(lambda: xad.value_and_grad(loss)(p), repeat)),
             ("vjp (+ one vjp_fn call)", timed(vjp, repeat)),
-            ("jvp (double VJP)", timed(jvp, repeat)),
-            ("hvp (reverse over reverse)", timed(lambda: xad.hvp(loss, (p,), (v,)), repeat)),
+            ("jvp (native forward mode)", timed(jvp, repeat)),
+            ("hvp (forward over reverse)", timed(lambda: xad.hvp(loss, (p,), (v,)), repeat)),
             ("grad of |grad|^2", timed(grad_of_grad_norm, repeat))]
     out = [(name, t, t / base) for name, t in rows]
     sb = timed(lambda: xad.grad(small_loss)(small), repeat)
@@ -121,6 +121,39 @@ def run(size: str, batch: int, width: int, repeat: int) -> list[tuple[str, float
     return out
 
 
+def tanh_chain(repeat: int, layers: int = 20, width: int = 512, batch: int = 64) -> list:
+    """JVP / primal time on a ``layers``-deep ``width``-wide tanh chain (issue 28's row),
+    and per-example gradients by ``vmap(grad)`` against a Python loop."""
+    xad.manual_seed(0)
+    ws = [xad.randn(width, width) * width ** -0.5 for _ in range(layers)]
+    x, tx = xad.randn(batch, width), xad.randn(batch, width)
+
+    def f(h):
+        for w in ws:
+            h = xad.tanh(h @ w)
+        return h
+
+    primal = timed(lambda: f(x), repeat)
+    jvp = timed(lambda: xad.jvp(f, (x,), (tx,)), repeat)
+    params = {"w": xad.randn(64, 784) * 0.03, "v": xad.randn(10, 64) * 0.1}
+    xs, ys = xad.randn(256, 784), xad.randn(256, 10)
+
+    def loss(p, xi, yi):
+        return ((xad.tanh(xi @ p["w"].T) @ p["v"].T - yi) ** 2).sum()
+
+    per = xad.vmap(xad.grad(loss), in_axes=(None, 0, 0))
+    t_vmap = timed(lambda: per(params, xs, ys), max(3, repeat // 5))
+    t_loop = timed(lambda: [xad.grad(loss)(params, xs[i], ys[i]) for i in range(256)],
+                   max(3, repeat // 10))
+    rows = [(f"{layers}x{width} tanh chain, batch {batch}: primal", primal, 1.0),
+            ("  jvp (native forward mode), vs primal", jvp, jvp / primal),
+            ("per-example grads 784-64-10 x256: loop", t_loop, 1.0),
+            ("  vmap(grad), vs loop", t_vmap, t_vmap / t_loop)]
+    for name, t, r in rows:
+        print(f"  {name:45s} {t * 1e3:9.3f} ms   {r:6.2f}x")
+    return rows
+
+
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--backend", default="numpy")
@@ -128,7 +161,8 @@ def main(argv: list[str] | None = None) -> dict:
     args = ap.parse_args(argv)
     xad.set_backend(args.backend)
     return {"small": run("small", 16, 16, args.repeat),
-            "large": run("large", 256, 128, args.repeat)}
+            "large": run("large", 256, 128, args.repeat),
+            "chain": tanh_chain(args.repeat)}
 
 
 if __name__ == "__main__":

@@ -83,3 +83,11 @@ def test_array_api_generic(capsys):
         gap = abs(np.log(r["fitted"][name] / truth))
         assert gap < 3 * r["log_se"][name] and gap < np.log(2.5), (name, r["fitted"][name])
     assert "noise variance" in capsys.readouterr().out
+
+
+def test_per_example_gradients(capsys):
+    acc = _load("per_example_gradients").main(["--epochs", "2", "--quiet"])
+    out = capsys.readouterr().out
+    diff = float(out.split("largest difference ")[1].split()[0])
+    assert diff < 1e-5
+    assert acc > 0.6

@@ -89,7 +89,9 @@ from . import data, nn, optim, viz
 from . import fft, linalg
 from . import amp
 from . import distributed
-from .transforms import grad, hessian, hvp, jacobian, jvp, value_and_grad, vjp
+from .transforms import (grad, hessian, hvp, jacfwd, jacobian, jacrev, jvp, linearize,
+                         value_and_grad, vjp)
+from .vmap import vmap
 from .compile import CompiledFunction, compile
 from .utils.checkpoint import checkpoint
 from .utils.serialization import CheckpointError, load, save

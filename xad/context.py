@@ -13,6 +13,7 @@ setting            changed by                                    scope
 ``anomaly``        ``detect_anomaly``                            thread
 ``autocast``       ``xad.amp.autocast``                          thread
 ``recorder``       ``xad.compile`` (a first call)                thread
+``transform``      ``xad.jvp``, ``xad.vmap`` (while they run)    thread
 =================  ============================================  ===========================
 
 **The thread rule.** ``set_backend`` and ``set_default_dtype`` change the *process
@@ -56,6 +57,7 @@ class Context(threading.local):
     backward_node: Any = None     # the node whose rule runs (for anomaly messages)
     autocast: Any = None          # the low DType of xad.amp.autocast, None outside it
     recorder: Any = None          # xad.compile's recorder while a first call records
+    transform: Any = None         # the innermost xad.jvp / xad.vmap level, None outside
 
 
 context = Context()

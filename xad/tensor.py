@@ -254,6 +254,8 @@ class Tensor:
         self._adopt_view(d, None, None)
         d._vc = [0]
         d._data_of = True
+        if context.transform is not None:  # xad.jvp: no tangent, as detach()
+            context.transform.cut(d)
         return d
 
     @data.setter
@@ -514,6 +516,8 @@ class Tensor:
         """
         t = Tensor._make(self._array, self._backend, self)
         self._adopt_view(t, None, None)
+        if context.transform is not None:  # xad.jvp: the detached tensor has no tangent
+            context.transform.cut(t)
         return t
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:

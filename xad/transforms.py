@@ -16,10 +16,10 @@ y)(x))`` sees ``x`` and ``y`` as different variables). The backward pass is then
 result: an aliased argument, or a closed-over tensor that requires grad. Otherwise the
 gradients are plain values and the graph of ``f`` is freed at once.
 
-Forward mode (:func:`jvp`, ``jacobian(mode="fwd")``) uses the double-VJP construction: the
-VJP ``u -> J^T u`` is linear in ``u``, so differentiating it with respect to ``u`` along a
-tangent ``t`` gives ``J t``. It costs one forward, one recorded backward and one backward of
-that backward, whatever the number of tangents pushed through it afterwards.
+Forward mode (:func:`jvp`, :func:`linearize`, :func:`jacfwd`) is native: one pass of ``f``
+carrying tangents through each primitive's JVP rule (:mod:`xad.forward_mode`), no graph.
+:func:`hessian` is ``jacfwd(jacrev(f))`` and :func:`hvp` ``jvp(grad(f))``: forward over
+reverse. docs/TRANSFORMS.md has how the modes and ``vmap`` compose, and their costs.
 
 Memory: these transforms are the leak-free path to higher order. ``y.backward(
 create_graph=True)`` stores a gradient whose graph references the leaf that stores it
@@ -40,12 +40,15 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import autograd as _ag
+from .context import context
 from .factories import eye, zeros, zeros_like
+from .forward_mode import forward_pass
 from .graph import record
 from .ops import reshape, stack
 from .tensor import Tensor
 
-__all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacobian", "hessian", "hvp"]
+__all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacobian", "jacrev", "jacfwd",
+           "hessian", "hvp"]
 
 
 # ----- nested structures (a minimal pytree) --------------------------------------------------
@@ -135,6 +138,7 @@ class _Inputs:
         self.flat: list[Tensor] = []   # the tensors f sees, in order
         self.counts: list[int] = []    # how many tensors per differentiated argument
         self.aliased = False
+        level = _batch_level()
         for i in nums:
             leaves, spec = _flatten(args[i], f"{fname}: argument {i}")
             new = []
@@ -143,7 +147,9 @@ class _Inputs:
                     raise TypeError(f"{fname}: argument {i} holds a tensor of dtype {t.dtype} "
                                     f"(shape {t.shape}); only floating tensors can be "
                                     f"differentiated: convert with .astype(xad.float32)")
-                if record and t.requires_grad:
+                if level is not None:
+                    w = _per_example(fname, level, t)
+                elif record and t.requires_grad:
                     w = _alias_input(t)
                     self.aliased = True
                 else:
@@ -159,6 +165,39 @@ class _Inputs:
     def split(self, flat: Sequence[Tensor]) -> list:
         """Per-argument structures from a flat list of per-input results."""
         return _split(self.specs, self.counts, flat)
+
+
+def _carrying_tangents() -> bool:
+    """Whether a ``jvp`` is in progress: a reverse pass must then be recorded, so that its
+    operations (not in-place accumulation) carry the tangents."""
+    lvl = context.transform
+    while lvl is not None:
+        if not hasattr(lvl, "per_example"):
+            return True
+        lvl = lvl.parent
+    return False
+
+
+def _batch_level() -> Any:
+    """The innermost transform when it is a ``vmap`` level, else ``None``."""
+    lvl = context.transform
+    return lvl if hasattr(lvl, "per_example") else None
+
+
+def _per_example(fname: str, level: Any, t: Tensor) -> Tensor:
+    """Inside ``vmap``: a leaf holding one copy of ``t`` per example (batched), so that its
+    gradient is per example and the reverse pass runs one level down, on whole arrays."""
+    if t.requires_grad and _ag.is_grad_enabled():
+        raise NotImplementedError(f"{fname} inside vmap of a tensor that already requires "
+                                  f"grad (a gradient through vmap) is not supported; take the "
+                                  f"outer gradient inside the mapped function instead")
+    context.transform = level.parent
+    try:
+        w = level.per_example(t)
+    finally:
+        context.transform = level
+    w.requires_grad = True
+    return level.mark(w)
 
 
 def _split(specs: Sequence, counts: Sequence[int], flat: Sequence) -> list:
@@ -229,9 +268,18 @@ def _grads(outs: list[Tensor], gouts: list[Tensor], ins: Sequence[Tensor], creat
            retain: bool) -> list[Tensor]:
     """Gradients of ``outs`` (weighted by ``gouts``) for ``ins``; zeros where unused."""
     pairs = [(o, g) for o, g in zip(outs, gouts) if o.requires_grad]
+    level = _batch_level()
     if pairs:
-        gs = _ag.grad([o for o, _ in pairs], list(ins), [g for _, g in pairs],
-                      retain_graph=retain, create_graph=create, allow_unused=True)
+        if level is not None:  # the recorded graph is one level down: run it there
+            context.transform = level.parent
+        try:
+            gs = _ag.grad([o for o, _ in pairs], list(ins), [g for _, g in pairs],
+                          retain_graph=retain, create_graph=create, allow_unused=True)
+        finally:
+            if level is not None:
+                context.transform = level
+        if level is not None:
+            gs = tuple(None if g is None else level.mark(g) for g in gs)
     else:
         gs = (None,) * len(ins)
     return [zeros_like(w) if g is None else g for g, w in zip(gs, ins)]
@@ -304,8 +352,9 @@ def _value_and_grad(f: Callable, argnums: int | Sequence[int], has_aux: bool,
         nums, single = _argnums(fname, argnums, len(args))
         ins, out, aux, record = _run(fname, f, args, nums, kwargs, has_aux)
         out = _scalar(fname, out)
-        create = record and _connected([out], ins)
-        one = Tensor._constant(out._backend.full(out.shape, 1, out._array.dtype), out._backend)
+        create = (record and _connected([out], ins)) or _carrying_tangents()
+        one = Tensor._constant(out._backend.full(tuple(out._array.shape), 1, out._array.dtype),
+                               out._backend)
         gs = ins.split(_grads([out], [one], ins.flat, create, retain=create))
         g = gs[0] if single else tuple(gs)
         if not create:
@@ -358,7 +407,8 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     def vjp_fn(cotangent: Any) -> tuple:
         cts, spec = _flatten(cotangent, "vjp_fn: the cotangent")
         _check_like("vjp_fn", "cotangents", cts, spec, outs, out_spec)
-        create = nested or (_ag.is_grad_enabled() and any(c.requires_grad for c in cts))
+        create = nested or _carrying_tangents() or (
+            _ag.is_grad_enabled() and any(c.requires_grad for c in cts))
         with _ag.enable_grad():
             gs = _grads(outs, cts, ins.flat, create, retain=True)
         return tuple(ins.split(gs))
@@ -368,43 +418,27 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
 
 
-# ----- forward mode (double VJP) -------------------------------------------------------------
-class _Linearized:
-    """``f`` recorded once, with its VJP recorded too, so tangents can be pushed through."""
-
-    def __init__(self, fname: str, f: Callable, primals: Sequence, has_aux: bool = False
-                 ) -> None:
-        self.fname = fname
-        self.ins, out, self.aux, record = _run(fname, f, primals, range(len(primals)), {},
-                                               has_aux)
-        self.outs, self.out_spec = _flatten(out, f"{fname}: the function's output")
-        self.nested = record and _connected(self.outs, self.ins)
-        self.out = out if self.nested else _detach_tree(out)
-        with _ag.enable_grad():
-            diff = [o for o in self.outs if o.requires_grad and o.dtype.is_floating]
-            self.us = [zeros_like(o, requires_grad=True) for o in diff]
-            gs = _ag.grad(diff, self.ins.flat, self.us, retain_graph=True, create_graph=True,
-                          allow_unused=True) if diff else (None,) * len(self.ins.flat)
-        # keep the VJP outputs that depend on the cotangent (the others are zero)
-        self.pairs = [(k, g) for k, g in enumerate(gs) if g is not None and g.requires_grad]
-        self._where = [k for k, o in enumerate(self.outs)
-                       if o.requires_grad and o.dtype.is_floating]
-
-    def push(self, tangents: Sequence[Tensor]) -> list[Tensor]:
-        """``J t`` for flat tangents (one per input tensor), flat over the outputs."""
-        create = self.nested or (_ag.is_grad_enabled() and any(t.requires_grad
-                                                               for t in tangents))
-        res: list = [None] * len(self.us)
-        if self.pairs and self.us:
-            with _ag.enable_grad():
-                res = list(_ag.grad([g for _, g in self.pairs], self.us,
-                                    [tangents[k] for k, _ in self.pairs], retain_graph=True,
-                                    create_graph=create, allow_unused=True))
-        full: list = [zeros_like(o) for o in self.outs]
-        for k, r in zip(self._where, res):
-            if r is not None:
-                full[k] = r
-        return full
+# ----- forward mode (native: one pass carrying tangents) -----------------------------------
+def _forward(fname: str, f: Callable, primals: Sequence, flat_tangents: Sequence
+             ) -> tuple[Any, Any, list[Tensor], list[Tensor]]:
+    """Run ``f(*primals)`` once with ``flat_tangents`` (one per input tensor, ``None``:
+    zero): the output, its spec, its flat tensors and their tangents."""
+    if not callable(f):
+        raise TypeError(f"{fname}: expected a function, got {type(f).__name__}")
+    specs, counts, flat = [], [], []
+    for i, p in enumerate(primals):
+        leaves, spec = _flatten(p, f"{fname}: primal {i}")
+        specs.append(spec)
+        counts.append(len(leaves))
+        flat.extend(leaves)
+    out, level = forward_pass(fname, f, flat, flat_tangents,
+                              lambda ins: _split(specs, counts, ins))
+    outs, out_spec = _flatten(out, f"{fname}: the function's output")
+    tans = []
+    for o in outs:
+        t = level.get(o)
+        tans.append(zeros_like(o) if t is None else t)
+    return out, out_spec, outs, tans
 
 
 def _tangents(fname: str, primals: Sequence, tangents: Any) -> list[Tensor]:
@@ -432,10 +466,12 @@ def _as_tuple(fname: str, primals: Any) -> tuple[tuple, bool]:
 
 
 def jvp(f: Callable, primals: Sequence | Tensor, tangents: Sequence | Tensor) -> tuple:
-    """``(f(*primals), J @ tangents)``: forward mode, by the double-VJP construction.
+    """``(f(*primals), J @ tangents)``: forward mode, one pass of ``f`` carrying tangents.
 
     ``primals`` is a tuple of arguments and ``tangents`` a tuple of the same structure and
-    shapes (a lone tensor is taken as a 1-tuple).
+    shapes (a lone tensor is taken as a 1-tuple). Every primitive ``f`` reaches must have a
+    JVP rule; one without raises ``MissingRuleError`` naming it. Costs about one primal
+    pass more per primitive (its tangent), and keeps no graph.
 
     Example:
         >>> import xad
@@ -445,9 +481,28 @@ def jvp(f: Callable, primals: Sequence | Tensor, tangents: Sequence | Tensor) ->
     """
     primals, _ = _as_tuple("jvp", primals)
     tangents, _ = _as_tuple("jvp", tangents)
-    lin = _Linearized("jvp", f, primals)
     flat = _tangents("jvp", primals, tangents)
-    return lin.out, _unflatten(lin.out_spec, lin.push(flat))
+    out, out_spec, _, tans = _forward("jvp", f, primals, flat)
+    return out, _unflatten(out_spec, tans)
+
+
+def linearize(f: Callable, *primals: Any) -> tuple:
+    """``(f(*primals), jvp_fn)`` with ``jvp_fn(*tangents)`` the JVP at ``primals``.
+
+    Each call of ``jvp_fn`` runs one forward pass with tangents (xad does not partially
+    evaluate ``f``, so the primal is recomputed; JAX's ``linearize`` stores it instead).
+
+    Example:
+        >>> import xad
+        >>> y, f_jvp = xad.linearize(lambda x: x * x, xad.tensor(3.0))
+        >>> y.item(), f_jvp(xad.tensor(1.0)).item()
+        (9.0, 6.0)
+    """
+    out = f(*primals)
+
+    def jvp_fn(*tangents: Any) -> Any:
+        return jvp(f, primals, tangents)[1]
+    return out, jvp_fn
 
 
 def _identity_rows(t: Tensor) -> Tensor:
@@ -460,9 +515,9 @@ def jacobian(f: Callable, argnums: int | Sequence[int] = 0, mode: str = "rev",
     """The Jacobian of ``f`` as a function: each entry has shape ``out.shape + in.shape``.
 
     ``mode="rev"`` builds it from one VJP per output element (best for few outputs);
-    ``mode="fwd"`` from one JVP per input element (best for few inputs). The result has the
-    output's structure, each leaf holding the input's structure (a tuple over ``argnums``
-    when that is a tuple), as in JAX's ``jacrev``/``jacfwd``.
+    ``mode="fwd"`` from one forward pass with tangents per input element (best for few
+    inputs). The result has the output's structure, each leaf holding the input's structure
+    (a tuple over ``argnums`` when that is a tuple), as in JAX's ``jacrev``/``jacfwd``.
 
     Example:
         >>> import xad
@@ -483,43 +538,8 @@ def jacobian(f: Callable, argnums: int | Sequence[int] = 0, mode: str = "rev",
             return f(*full, **kwargs)
 
         primals = [args[i] for i in nums]
-        if mode == "rev":
-            res = vjp(g, *primals, has_aux=has_aux)
-            out, vjp_fn = res[0], res[1]
-            aux = res[2] if has_aux else None
-            outs, out_spec = _flatten(out, "jacobian: the function's output")
-            in_flat = _flatten(primals, "jacobian: the arguments")[0]
-            blocks = []
-            for k, o in enumerate(outs):
-                rows: list[list[Tensor]] = []
-                if o.size:
-                    basis = _identity_rows(o)
-                    for j in range(o.size):
-                        ct = [reshape(basis[j, :], o.shape) if m == k else zeros_like(p)
-                              for m, p in enumerate(outs)]
-                        per = vjp_fn(_unflatten(out_spec, ct))
-                        rows.append(_flatten(list(per), "")[0])
-                cols = [_assemble(o, x, [r[n] for r in rows], rows_first=True)
-                        for n, x in enumerate(in_flat)]
-                blocks.append(cols)
-        else:
-            lin = _Linearized("jacobian", g, primals, has_aux)
-            out, aux, outs, out_spec = lin.out, lin.aux, lin.outs, lin.out_spec
-            if not lin.nested:
-                aux = _detach_tree(aux)
-            in_flat = lin.ins.flat
-            zero = [zeros_like(x) for x in in_flat]
-            blocks = [[None] * len(in_flat) for _ in outs]
-            for n, x in enumerate(in_flat):
-                colsets: list[list[Tensor]] = []
-                if x.size:
-                    basis = _identity_rows(x)
-                    for j in range(x.size):
-                        t = list(zero)
-                        t[n] = reshape(basis[j, :], x.shape)
-                        colsets.append(lin.push(t))
-                for k, o in enumerate(outs):
-                    blocks[k][n] = _assemble(o, x, [c[k] for c in colsets], rows_first=False)
+        build = _jac_rev if mode == "rev" else _jac_fwd
+        blocks, out_spec, aux = build(g, primals, has_aux)
         per_out = []
         specs = [_flatten(a, "")[1] for a in primals]
         counts = [len(_flatten(a, "")[0]) for a in primals]
@@ -529,6 +549,82 @@ def jacobian(f: Callable, argnums: int | Sequence[int] = 0, mode: str = "rev",
         result = _unflatten(out_spec, per_out)
         return (result, aux) if has_aux else result
     return jac
+
+
+def jacrev(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
+    """``jacobian(f, argnums, mode="rev")``, as JAX's ``jacrev``.
+
+    Example:
+        >>> import xad
+        >>> xad.jacrev(lambda x: x * 3)(xad.tensor([1.0])).tolist()
+        [[3.0]]
+    """
+    return jacobian(f, argnums, mode="rev", has_aux=has_aux)
+
+
+def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
+    """``jacobian(f, argnums, mode="fwd")``, as JAX's ``jacfwd``: native forward mode.
+
+    Example:
+        >>> import xad
+        >>> xad.jacfwd(lambda x: x * 3)(xad.tensor([1.0])).tolist()
+        [[3.0]]
+    """
+    return jacobian(f, argnums, mode="fwd", has_aux=has_aux)
+
+
+def _jac_rev(g: Callable, primals: list, has_aux: bool) -> tuple[list, Any, Any]:
+    """Jacobian blocks ``[output][input]`` from one VJP per output element."""
+    res = vjp(g, *primals, has_aux=has_aux)
+    out, vjp_fn = res[0], res[1]
+    aux = res[2] if has_aux else None
+    outs, out_spec = _flatten(out, "jacobian: the function's output")
+    in_flat = _flatten(primals, "jacobian: the arguments")[0]
+    blocks = []
+    for k, o in enumerate(outs):
+        rows: list[list[Tensor]] = []
+        if o.size:
+            basis = _identity_rows(o)
+            for j in range(o.size):
+                ct = [reshape(basis[j, :], o.shape) if m == k else zeros_like(p)
+                      for m, p in enumerate(outs)]
+                per = vjp_fn(_unflatten(out_spec, ct))
+                rows.append(_flatten(list(per), "")[0])
+        blocks.append([_assemble(o, x, [r[n] for r in rows], rows_first=True)
+                       for n, x in enumerate(in_flat)])
+    return blocks, out_spec, aux
+
+
+def _jac_fwd(g: Callable, primals: list, has_aux: bool) -> tuple[list, Any, Any]:
+    """Jacobian blocks ``[output][input]`` from one forward pass per input element."""
+    box: list = []
+
+    def main(*a: Any) -> Any:
+        res = g(*a)
+        if not has_aux:
+            return res
+        if not (isinstance(res, (tuple, list)) and len(res) == 2):
+            raise TypeError(f"jacobian: with has_aux=True the function must return a pair "
+                            f"(output, aux), got {type(res).__name__}")
+        box[:] = [res[1]]
+        return res[0]
+
+    in_flat = _flatten(primals, "jacobian: the arguments")[0]
+    cols: list[list[list[Tensor]]] = [[] for _ in in_flat]
+    out_spec = outs = None
+    for n, x in enumerate(in_flat):
+        if x.size:
+            basis = _identity_rows(x)
+        for j in range(x.size):
+            t: list = [None] * len(in_flat)
+            t[n] = reshape(basis[j, :], x.shape)
+            _, out_spec, outs, tans = _forward("jacobian", main, primals, t)
+            cols[n].append(tans)
+    if outs is None:  # no input elements: one plain pass for the output's shapes
+        _, out_spec, outs, _ = _forward("jacobian", main, primals, [None] * len(in_flat))
+    blocks = [[_assemble(o, x, [c[k] for c in cols[n]], rows_first=False)
+               for n, x in enumerate(in_flat)] for k, o in enumerate(outs)]
+    return blocks, out_spec, (box[0] if box else None)
 
 
 def _assemble(o: Tensor, x: Tensor, parts: list[Tensor], rows_first: bool) -> Tensor:
@@ -543,28 +639,25 @@ def _assemble(o: Tensor, x: Tensor, parts: list[Tensor], rows_first: bool) -> Te
 
 
 def hessian(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
-    """The Hessian of ``f`` as a function: ``jacobian(jacobian(f))``, reverse over reverse.
+    """The Hessian of ``f`` as a function: ``jacfwd(jacrev(f))``, forward over reverse.
 
     For a scalar ``f`` of ``x`` the result has shape ``x.shape + x.shape``; with a tuple of
-    ``argnums`` it is nested, ``H[i][j]`` for arguments ``i`` and ``j``. Reverse over
-    reverse because xad's forward mode is itself two reverse passes: one VJP per input
-    element through the recorded gradient is the cheapest route here.
+    ``argnums`` it is nested, ``H[i][j]`` for arguments ``i`` and ``j``. One forward pass
+    with tangents through the recorded gradient per input element.
 
     Example:
         >>> import xad
         >>> xad.hessian(lambda x: (x ** 3).sum())(xad.tensor([1.0, 2.0])).tolist()
         [[6.0, 0.0], [0.0, 12.0]]
     """
-    return jacobian(jacobian(f, argnums, mode="rev"), argnums, mode="rev")
+    return jacfwd(jacrev(f, argnums), argnums)
 
 
 def hvp(f: Callable, primals: Sequence | Tensor, tangents: Sequence | Tensor) -> Any:
     """The Hessian-vector product ``H v`` of a scalar ``f``, with the structure of ``primals``.
 
-    Reverse over reverse: the gradient ``g(x)`` is recorded (``create_graph``) and
-    ``<g(x), v>`` differentiated once more. That is one forward and two backward passes and
-    never forms ``H``. Forward over reverse would cost a third pass here, because xad's
-    forward mode is itself built from two reverse passes (double VJP).
+    Forward over reverse, as JAX's: the JVP of ``grad(f)`` along ``v``, one forward pass
+    with tangents through the gradient's computation; it never forms ``H``.
 
     ``primals`` is a tuple of arguments (a lone tensor is taken as one argument and the
     result is then a tensor); ``tangents`` matches it in structure and shapes.
@@ -577,33 +670,6 @@ def hvp(f: Callable, primals: Sequence | Tensor, tangents: Sequence | Tensor) ->
     """
     primals, lone = _as_tuple("hvp", primals)
     tangents, _ = _as_tuple("hvp", tangents)
-    ins, out, _, record = _run("hvp", f, primals, range(len(primals)), {}, False)
-    out = _scalar("hvp", out)
-    flat_v: list[Tensor] = []
-    if len(tangents) != len(primals):
-        raise ValueError(f"hvp: tangents must have one entry per primal ({len(primals)}), "
-                         f"got {len(tangents)}")
-    for i, (p, t) in enumerate(zip(primals, tangents)):
-        pl, ps = _flatten(p, f"hvp: primal {i}")
-        tl, ts = _flatten(t, f"hvp: tangent {i}")
-        _check_like("hvp", f"tangents (argument {i})", tl, ts, pl, ps)
-        flat_v.extend(tl)
-    nested = record and (_connected([out], ins) or any(v.requires_grad for v in flat_v))
-    with _ag.enable_grad():
-        if out.requires_grad:
-            gs = _ag.grad(out, ins.flat, create_graph=True, allow_unused=True)
-            terms = [(g * v).sum() for g, v in zip(gs, flat_v)
-                     if g is not None and g.requires_grad]
-        else:
-            terms = []
-        if terms:
-            dot = terms[0]
-            for t in terms[1:]:
-                dot = dot + t
-            hv = list(_ag.grad(dot, ins.flat, retain_graph=nested, create_graph=nested,
-                               allow_unused=True))
-        else:
-            hv = [None] * len(ins.flat)
-    hv = [zeros_like(w) if h is None else h for h, w in zip(hv, ins.flat)]
-    res = ins.split(hv)
+    nums = tuple(range(len(primals)))
+    _, res = jvp(grad(f, argnums=nums), primals, tangents)
     return res[0] if lone else tuple(res)

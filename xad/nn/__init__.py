@@ -40,6 +40,7 @@ from .attention import MultiheadAttention
 from .conv import Conv1d, Conv2d, ConvTranspose2d
 from .dropout import Dropout, Dropout2d
 from .embedding import Embedding
+from .functional_call import functional_call
 from .linear import Flatten, Identity, Linear, Unflatten
 from .losses import (
                          BCELoss,
@@ -67,6 +68,7 @@ from .rnn_cells import GRUCell, LSTMCell, RNNCell, RNNCellBase
 from .transformer import TransformerEncoder, TransformerEncoderLayer
 
 __all__ = [
+    "functional_call",
     "Module", "Parameter", "Sequential", "ModuleList", "IncompatibleKeys",
     "Linear", "Identity", "Flatten", "ReLU", "Tanh", "Sigmoid", "GELU", "Softplus",
     "Softmax", "LogSoftmax", "Dropout", "LayerNorm", "BatchNorm1d", "Embedding",

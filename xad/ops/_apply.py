@@ -175,6 +175,8 @@ def _forward(op: type[Op], b: Backend, *arrays: Any, **params: Any) -> Any:
 
 def unary(op: type[Op], x: Tensor, **params: Any) -> Tensor:
     """``apply`` for one tensor input."""
+    if context.transform is not None:
+        return context.transform.process(unary, op, (x,), params)
     if not isinstance(x, Tensor):
         return apply(op, x, **params)
     if op.floating:
@@ -195,6 +197,8 @@ def unary(op: type[Op], x: Tensor, **params: Any) -> Tensor:
 
 def binary(op: type[Op], x: Any, y: Any) -> Tensor:
     """``apply`` for two inputs, at least one a tensor, the other maybe a Python scalar."""
+    if context.transform is not None:
+        return context.transform.process(binary, op, (x, y), {})
     if op.floating:
         x, y = _to_floating(x), _to_floating(y)
     if isinstance(x, Tensor):
@@ -239,6 +243,8 @@ def binary(op: type[Op], x: Any, y: Any) -> Tensor:
 
 def apply(op: type[Op], *args: Any, **params: Any) -> Any:
     """Run ``op`` on tensors and Python scalars; record a node when a gradient is needed."""
+    if context.transform is not None:
+        return context.transform.process(apply, op, args, params)
     backend = None
     needs = False
     datas = []

@@ -10,6 +10,8 @@ from __future__ import annotations
 from .. import dtypes as _dt
 from ..tensor import Tensor
 from ._apply import Op, apply, unary
+from .batching import elementwise_batch
+from .tangent import linear_jvp
 
 __all__ = ["real", "imag", "conj", "complex_from_parts"]
 
@@ -31,6 +33,10 @@ class Real(Op):
     def backward(node, g):
         return complex_from_parts(g, g * 0.0)
 
+    batch = classmethod(elementwise_batch)
+
+    jvp = classmethod(linear_jvp)
+
 
 class Imag(Op):
     name = "imag"
@@ -42,6 +48,10 @@ class Imag(Op):
     @staticmethod
     def backward(node, g):
         return complex_from_parts(g * 0.0, g)
+
+    batch = classmethod(elementwise_batch)
+
+    jvp = classmethod(linear_jvp)
 
 
 class Conj(Op):
@@ -55,6 +65,10 @@ class Conj(Op):
     def backward(node, g):
         return conj(g)
 
+    batch = classmethod(elementwise_batch)
+
+    jvp = classmethod(linear_jvp)
+
 
 class ComplexFromParts(Op):
     name = "complex_from_parts"
@@ -66,6 +80,10 @@ class ComplexFromParts(Op):
     @staticmethod
     def backward(node, g):
         return real(g), imag(g)
+
+    batch = classmethod(elementwise_batch)
+
+    jvp = classmethod(linear_jvp)
 
 
 def real(x: Tensor, /) -> Tensor:

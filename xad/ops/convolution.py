@@ -23,6 +23,7 @@ from typing import Any
 
 from ..tensor import Tensor
 from ._apply import Op, unary
+from .tangent import linear_jvp
 
 __all__ = ["im2col", "col2im"]
 
@@ -78,6 +79,10 @@ class Im2col(Op):
         p = node.params
         return col2im(g, node.in_shapes[0], p["kernel"], p["stride"], p["dilation"], p["pads"])
 
+    @staticmethod
+    def jvp(primals, tangents, out, **params):
+        return unary(Im2col, tangents[0], **{**params, "value": 0})  # affine: pads add nothing
+
 
 class Col2im(Op):
     """``(C, kh, kw, Ho, Wo, N)`` -> ``(N, C, H, W)``: each tap's slice added back."""
@@ -113,6 +118,8 @@ class Col2im(Op):
     def backward(node, g):
         p = node.params
         return im2col(g, p["kernel"], p["stride"], p["dilation"], p["pads"])
+
+    jvp = classmethod(linear_jvp)
 
 
 def im2col(x: Tensor, kernel: Pair, stride: Pair = (1, 1), dilation: Pair = (1, 1),

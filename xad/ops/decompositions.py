@@ -15,6 +15,7 @@ from typing import NamedTuple
 from ..factories import eye
 from ..tensor import Tensor
 from ._apply import Op, apply, unary
+from .batching import elementwise_batch
 from .elementwise_math import reciprocal
 from .inverses import _call, _check, solve
 from .linalg import matmul
@@ -77,6 +78,8 @@ class Cholesky(Op):
         s = _mT(solve(lt, _mT(solve(lt, p))))  # L^-T P L^-1
         return _sym(s)
 
+    batch = classmethod(elementwise_batch)
+
 
 def cholesky(x: Tensor, /, *, upper: bool = False) -> Tensor:
     """The Cholesky factor ``L`` (``x = L L^T``; ``U = L^T`` with ``upper=True``) of a
@@ -107,6 +110,8 @@ class Eigh(Op):
         inner = _diag(gw) + _gap_inverse(w) * matmul(_mT(v), gv)
         return _sym(matmul(matmul(v, inner), _mT(v)))
 
+    batch = classmethod(elementwise_batch)
+
 
 def eigh(x: Tensor, /) -> EighResult:
     """Eigenvalues (ascending) and eigenvectors (columns) of a (batch of) symmetric
@@ -134,6 +139,8 @@ class Eigvalsh(Op):
     def backward(node, g):
         v = eigh(node.inputs[0]).eigenvectors
         return matmul(v * expand_dims(g, axis=-2), _mT(v))
+
+    batch = classmethod(elementwise_batch)
 
 
 def eigvalsh(x: Tensor, /) -> Tensor:
@@ -168,6 +175,8 @@ class Svd(Op):
                 f"matrix (U {u.shape}, Vh {vh.shape}), as in JAX: the extra singular vectors "
                 f"are not unique. Use full_matrices=False.")
         return _svd_grad(u, s, vh, gu, gs, gvh)
+
+    batch = classmethod(elementwise_batch)
 
 
 def _svd_grad(u: Tensor, s: Tensor, vh: Tensor, gu: Tensor, gs: Tensor,
@@ -213,6 +222,8 @@ class Svdvals(Op):
         u, _, vh = svd(node.inputs[0], full_matrices=False)
         return matmul(u * expand_dims(g, axis=-2), vh)
 
+    batch = classmethod(elementwise_batch)
+
 
 def svdvals(x: Tensor, /) -> Tensor:
     """The singular values (descending); gradient ``U diag(g) Vh``, finite at repeated
@@ -248,6 +259,8 @@ class Qr(Op):
         low = tril(mm, k=-1)
         sym = low + _mT(low) + mm * eye(n, dtype=mm.dtype, backend=mm._backend)
         return _mT(solve(r, _mT(gq + matmul(q, sym))))  # (gQ + Q sym) R^-T
+
+    batch = classmethod(elementwise_batch)
 
 
 def qr(x: Tensor, /, *, mode: str = "reduced") -> QRResult:

@@ -10,8 +10,10 @@ from .. import dtypes as _dt
 from ..factories import tensor
 from ..tensor import Tensor
 from ._apply import Op, _operand, _promote, _weak, apply, binary, unary
+from .batching import align, elementwise_batch
 from .complex_parts import complex_from_parts, conj, imag, real
 from .fused import relu_grad, sigmoid_grad, tanh_grad
+from .tangent import fit, total
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "pow", "negative", "exp", "log", "log1p",
@@ -45,6 +47,12 @@ class Add(Op):
     def backward(node, g):
         return g, g
 
+    batch = classmethod(elementwise_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        return total(out, *tangents)
+
 
 class Subtract(Op):
     name = "subtract"
@@ -56,6 +64,13 @@ class Subtract(Op):
     @staticmethod
     def backward(node, g):
         return g, -g
+
+    batch = classmethod(elementwise_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        tx, ty = tangents
+        return total(out, tx, None if ty is None else -ty)
 
 
 def _real_inputs_real(inputs: tuple, grads: Any) -> tuple:
@@ -99,6 +114,13 @@ class Multiply(Op):
         gx = g * node.input(1) if node.needs_grad(0) else None
         return gx, (g * node.input(0) if node.needs_grad(1) else None)
 
+    batch = classmethod(elementwise_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        (x, y), (tx, ty) = primals, tangents
+        return total(out, None if tx is None else tx * y, None if ty is None else x * ty)
+
 
 @holomorphic
 class Divide(Op):
@@ -115,6 +137,14 @@ class Divide(Op):
         y = node.input(1)
         gx = g / y
         return gx, (-gx * node.input(0) / y) if node.needs_grad(1) else None
+
+    batch = classmethod(elementwise_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        y, (tx, ty) = primals[1], tangents
+        num = tx if ty is None else -(out * ty) if tx is None else tx - out * ty
+        return fit(num / y, out)
 
 
 @holomorphic
@@ -140,6 +170,18 @@ class Pow(Op):
         if node.needs_grad(1):
             gy = _pow_exponent_grad(x, y, g, node.output())
         return gx, gy
+
+    batch = classmethod(elementwise_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        (x, y), (tx, ty) = primals, tangents
+        a = b = None
+        if tx is not None:
+            a = _pow_scalar_grad(x, y, tx) if isinstance(y, (int, float)) else tx * y * x ** (y - 1)
+        if ty is not None:
+            b = _pow_exponent_grad(x, y, ty, out)
+        return total(out, a, b)
 
 
 def _pow_exponent_grad(x: Any, y: Tensor, g: Tensor, out: Tensor) -> Tensor:
@@ -178,6 +220,12 @@ class PowScalar(Op):
     def backward(node, g):
         return _pow_scalar_grad(node.inputs[0], node.params["exponent"], g)
 
+    batch = classmethod(elementwise_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out, exponent):
+        return fit(_pow_scalar_grad(primals[0], exponent, tangents[0]), out)
+
 
 class Negative(Op):
     name = "negative"
@@ -189,6 +237,12 @@ class Negative(Op):
     @staticmethod
     def backward(node, g):
         return -g
+
+    batch = classmethod(elementwise_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        return -tangents[0]
 
 
 # ----- unary math -----------------------------------------------------------------------
@@ -206,6 +260,12 @@ class Exp(Op):
     def backward(node, g):
         return g * node.output()
 
+    batch = classmethod(elementwise_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        return tangents[0] * out
+
 
 @holomorphic
 class Log(Op):
@@ -221,6 +281,12 @@ class Log(Op):
     def backward(node, g):
         return g / node.inputs[0]
 
+    batch = classmethod(elementwise_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        return tangents[0] / primals[0]
+
 
 @holomorphic
 class Log1p(Op):
@@ -235,6 +301,12 @@ class Log1p(Op):
     @staticmethod
     def backward(node, g):
         return g / (node.inputs[0] + 1)
+
+    batch = classmethod(elementwise_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        return tangents[0] / (primals[0] + 1)
 
 
 @holomorphic
@@ -262,6 +334,12 @@ class Expm1(Op):
     def backward(node, g):
         return g * (node.output() + 1)
 
+    batch = classmethod(elementwise_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        return tangents[0] * (out + 1)
+
 
 @holomorphic
 class Sqrt(Op):
@@ -276,6 +354,12 @@ class Sqrt(Op):
     @staticmethod
     def backward(node, g):
         return g / (node.output() * 2)
+
+    batch = classmethod(elementwise_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        return tangents[0] / (out * 2)
 
 
 class Abs(Op):
@@ -294,6 +378,15 @@ class Abs(Op):
         s = g / abs(x)  # complex x: g x / |x|, in real arithmetic so second order is right
         return complex_from_parts(real(x) * s, imag(x) * s)
 
+    batch = classmethod(elementwise_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        x, t = primals[0], tangents[0]
+        if x.dtype in _COMPLEX:
+            return real(conj(x) * t) / out
+        return t * sign(x)
+
 
 @holomorphic
 class Sin(Op):
@@ -308,6 +401,12 @@ class Sin(Op):
     @staticmethod
     def backward(node, g):
         return g * cos(node.inputs[0])
+
+    batch = classmethod(elementwise_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        return tangents[0] * cos(primals[0])
 
 
 @holomorphic
@@ -324,6 +423,12 @@ class Cos(Op):
     def backward(node, g):
         return -g * sin(node.inputs[0])
 
+    batch = classmethod(elementwise_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        return -(tangents[0] * sin(primals[0]))
+
 
 @holomorphic
 class Tan(Op):
@@ -339,6 +444,12 @@ class Tan(Op):
     def backward(node, g):
         y = node.output()
         return g * (y * y + 1)
+
+    batch = classmethod(elementwise_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        return tangents[0] * (out * out + 1)
 
 
 @holomorphic
@@ -357,6 +468,12 @@ class Tanh(Op):
         if y.dtype in _COMPLEX:
             return g * (1 - y * y)
         return tanh_grad(y, g)  # the same, one kernel on CuPy
+
+    batch = classmethod(elementwise_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        return tanh_grad(out, tangents[0])
 
 
 @holomorphic
@@ -378,6 +495,12 @@ class Sigmoid(Op):
             return g * y * (1 - y)
         return sigmoid_grad(y, g)  # the same, one kernel on CuPy
 
+    batch = classmethod(elementwise_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        return sigmoid_grad(out, tangents[0])
+
 
 class Relu(Op):
     name = "relu"
@@ -390,6 +513,12 @@ class Relu(Op):
     @staticmethod
     def backward(node, g):
         return relu_grad(node.output(), g)  # where(y > 0, g, 0): one kernel on CuPy
+
+    batch = classmethod(elementwise_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        return relu_grad(out, tangents[0])
 
 
 class Softplus(Op):
@@ -406,6 +535,12 @@ class Softplus(Op):
     def backward(node, g):
         return g * sigmoid(node.inputs[0])
 
+    batch = classmethod(elementwise_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        return tangents[0] * sigmoid(primals[0])
+
 
 class Erf(Op):
     name = "erf"
@@ -420,6 +555,13 @@ class Erf(Op):
     def backward(node, g):
         x = node.inputs[0]
         return g * (2 / math.sqrt(math.pi)) * exp(-(x * x))
+
+    batch = classmethod(elementwise_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        x = primals[0]
+        return tangents[0] * (2 / math.sqrt(math.pi)) * exp(-(x * x))
 
 
 # ----- binary functions -----------------------------------------------------------------
@@ -437,6 +579,13 @@ class Maximum(Op):
         x, y = node.inputs
         return _selection_grads(node, g, x > y, x == y)
 
+    batch = classmethod(elementwise_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        (x, y), (tx, ty) = primals, tangents
+        return _selection_jvp(out, x > y, x == y, tx, ty)
+
 
 class Minimum(Op):
     name = "minimum"
@@ -452,6 +601,13 @@ class Minimum(Op):
         x, y = node.inputs
         return _selection_grads(node, g, x < y, x == y)
 
+    batch = classmethod(elementwise_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        (x, y), (tx, ty) = primals, tangents
+        return _selection_jvp(out, x < y, x == y, tx, ty)
+
 
 def _selection_grads(node: Any, g: Tensor, x_wins: Tensor, tie: Tensor) -> tuple:
     """All of ``g`` to the selected input, half to each on a tie. Chosen by ``where``, not
@@ -461,6 +617,13 @@ def _selection_grads(node: Any, g: Tensor, x_wins: Tensor, tie: Tensor) -> tuple
     gx = where(x_wins, g, where(tie, half, 0.0)) if node.needs_grad(0) else None
     gy = where(x_wins, 0.0, where(tie, half, g)) if node.needs_grad(1) else None
     return gx, gy
+
+
+def _selection_jvp(out: Tensor, x_wins: Any, tie: Any, tx: Any, ty: Any) -> Tensor:
+    """The tangent of the selected input, the mean of both on a tie (the gradient's rule)."""
+    a, b = 0.0 if tx is None else tx, 0.0 if ty is None else ty
+    return fit(where(x_wins, a, where(tie, (tx if ty is None else ty if tx is None else a + b)
+                                      * 0.5, b)), out)
 
 
 class Where(Op):
@@ -486,6 +649,19 @@ class Where(Op):
         return (where(c, g, 0.0) if node.needs_grad(0) else None), \
             (where(c, 0.0, g) if node.needs_grad(1) else None)
 
+    @staticmethod
+    def batch(args, batched, cond, batched_params=()):
+        like = args[0] if isinstance(args[0], Tensor) else args[1]
+        c = Tensor._make(cond, like._backend)
+        x, y, c = align((*args, c), (*batched, "cond" in batched_params))
+        return apply(Where, x, y, cond=c._array), True
+
+    @staticmethod
+    def jvp(primals, tangents, out, cond):
+        c = Tensor._make(cond, out._backend)
+        tx, ty = tangents
+        return fit(where(c, 0.0 if tx is None else tx, 0.0 if ty is None else ty), out)
+
 
 class Clip(Op):
     """``clip`` with number bounds (or ``None``). ``tie`` is the share of the gradient that
@@ -510,6 +686,20 @@ class Clip(Op):
         inside = _within(x, lo, hi, strict=True)
         return where(inside, g, where(keep, g * node.params["tie"], 0.0)), None, None
 
+    batch = classmethod(elementwise_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out, tie):
+        (x, lo, hi), t = primals, tangents[0]
+        if t is None:
+            return None  # the bounds' tangents: none, as their gradients
+        keep = _within(x, lo, hi, strict=False)
+        if keep is None:
+            return t
+        if tie == 1:
+            return where(keep, t, 0.0)
+        return where(_within(x, lo, hi, strict=True), t, where(keep, t * tie, 0.0))
+
 
 def _within(x: Tensor, lo: Any, hi: Any, strict: bool) -> Tensor | None:
     """Where ``lo <= x <= hi`` (``<`` if ``strict``); ``None`` without bounds."""
@@ -526,7 +716,7 @@ def _within(x: Tensor, lo: Any, hi: Any, strict: bool) -> Tensor | None:
 def _nograd(name_: str, fn: Any) -> type[Op]:
     return type(name_.title().replace("_", ""), (Op,), {
         "name": name_, "differentiable": False,
-        "forward": staticmethod(fn)})
+        "forward": staticmethod(fn), "batch": classmethod(elementwise_batch)})
 
 
 def _sign(b: Any, x: Any) -> Any:
@@ -566,6 +756,12 @@ class Astype(Op):
             g = real(g)  # a real input made complex: the real part of its gradient
         return astype(g, src, copy=False)
 
+    batch = classmethod(elementwise_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out, dtype, src):
+        return astype(tangents[0], out.dtype) if out.dtype.is_floating else None
+
 
 class Clone(Op):
     name = "clone"
@@ -577,6 +773,12 @@ class Clone(Op):
     @staticmethod
     def backward(node, g):
         return g
+
+    batch = classmethod(elementwise_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        return clone(tangents[0])
 
 
 # ----- the functions users call --------------------------------------------------------

@@ -13,8 +13,10 @@ from typing import Any
 
 from ..tensor import Tensor
 from ._apply import Op, binary, unary
+from .batching import elementwise_batch
 from .complex_parts import complex_from_parts, conj, imag, real
 from .elementwise import _arr, _nograd, clone, divide, holomorphic, sigmoid, sqrt, where
+from .tangent import total
 
 __all__ = [
     "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "log2", "log10",
@@ -31,7 +33,9 @@ def _smooth(name_: str, derivative: Any) -> type[Op]:
     return holomorphic(type(name_.title(), (Op,), {
         "name": name_, "save_inputs": True, "floating": True,
         "forward": staticmethod(lambda b, x: getattr(b.xp, name_)(x)),
-        "backward": staticmethod(lambda node, g: g * derivative(node.inputs[0]))}))
+        "backward": staticmethod(lambda node, g: g * derivative(node.inputs[0])),
+        "jvp": staticmethod(lambda primals, tangents, out: tangents[0] * derivative(primals[0])),
+        "batch": classmethod(elementwise_batch)}))
 
 
 Asin = _smooth("asin", lambda x: 1 / sqrt(1 - x * x))
@@ -71,6 +75,15 @@ class Atan2(Op):
             r2 = where(r2 == 0, math.inf, r2)
         return g * x / r2, -g * y / r2
 
+    batch = classmethod(elementwise_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        (y, x), (ty, tx) = primals, tangents
+        r2 = x * x + y * y
+        return total(out, None if ty is None else ty * x / r2,
+                     None if tx is None else -(tx * y) / r2)
+
 
 class Hypot(Op):
     name = "hypot"
@@ -85,6 +98,14 @@ class Hypot(Op):
         r = node.output()
         return g * x / r, g * y / r
 
+    batch = classmethod(elementwise_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        (x, y), (tx, ty) = primals, tangents
+        return total(out, None if tx is None else tx * x / out,
+                     None if ty is None else ty * y / out)
+
 
 class Logaddexp(Op):
     name = "logaddexp"
@@ -96,6 +117,14 @@ class Logaddexp(Op):
     def backward(node, g):
         x, y = node.inputs
         return g * sigmoid(x - y), g * sigmoid(y - x)
+
+    batch = classmethod(elementwise_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        (x, y), (tx, ty) = primals, tangents
+        return total(out, None if tx is None else tx * sigmoid(x - y),
+                     None if ty is None else ty * sigmoid(y - x))
 
 
 class Copysign(Op):
@@ -110,6 +139,16 @@ class Copysign(Op):
         same = signbit(x) == signbit(y if isinstance(y, Tensor) else x * 0 + y)
         return where(same, g, -g), None
 
+    batch = classmethod(elementwise_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        (x, y), tx = primals, tangents[0]
+        if tx is None:
+            return None
+        same = signbit(x) == signbit(y if isinstance(y, Tensor) else x * 0 + y)
+        return where(same, tx, -tx)
+
 
 class Remainder(Op):
     name = "remainder"
@@ -120,6 +159,13 @@ class Remainder(Op):
     def backward(node, g):
         x, y = node.inputs
         return g, -g * floor_divide(x, y)
+
+    batch = classmethod(elementwise_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        (x, y), (tx, ty) = primals, tangents
+        return total(out, tx, None if ty is None else -(ty * floor_divide(x, y)))
 
 
 def _floor_divide(b: Any, x: Any, y: Any) -> Any:

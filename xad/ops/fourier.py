@@ -12,8 +12,10 @@ from typing import Any
 from ..factories import zeros
 from ..tensor import Tensor
 from ._apply import Op, apply
+from .batching import axes_batch
 from .complex_parts import real
 from .shape import concat, reshape
+from .tangent import linear_jvp
 
 __all__ = ["fftn_", "rfftn_", "irfftn_"]
 
@@ -36,6 +38,10 @@ class Fftn(Op):
         p = node.params
         return fftn_(g, p["axes"], DUAL[p["norm"]], not p["inverse"])
 
+    batch = classmethod(axes_batch)
+
+    jvp = classmethod(linear_jvp)
+
 
 class Rfftn(Op):
     name = "rfftn"
@@ -53,6 +59,10 @@ class Rfftn(Op):
             shape = tuple(missing if i == last else s for i, s in enumerate(g.shape))
             g = concat([g, zeros(shape, dtype=g.dtype, backend=g._backend)], axis=last)
         return real(fftn_(g, p["axes"], DUAL[p["norm"]], inverse=True))
+
+    batch = classmethod(axes_batch)
+
+    jvp = classmethod(linear_jvp)
 
 
 class Irfftn(Op):
@@ -76,6 +86,10 @@ class Irfftn(Op):
         wt = reshape(Tensor._constant(g._backend.asarray(w, dtype=g._array.dtype), g._backend),
                      shape)
         return rfftn_(g, p["axes"], DUAL[p["norm"]]) * wt
+
+    batch = classmethod(axes_batch)
+
+    jvp = classmethod(linear_jvp)
 
 
 def fftn_(x: Tensor, axes: tuple[int, ...], norm: str, inverse: bool = False) -> Tensor:

@@ -16,6 +16,8 @@ from typing import Any
 
 from ..tensor import Tensor
 from ._apply import Op, apply, binary
+from .batching import elementwise_batch
+from .tangent import total
 
 __all__ = ["relu_grad", "tanh_grad", "sigmoid_grad", "dropout_mask", "centre", "inverse_sqrt",
            "exp_shifted"]
@@ -57,6 +59,13 @@ class ReluGrad(_Fused):
         y, _ = node.inputs
         return None, relu_grad(y, gg)
 
+    batch = classmethod(elementwise_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        y, tg = primals[0], tangents[1]
+        return None if tg is None else relu_grad(y, tg)  # flat in y (almost everywhere)
+
 
 class TanhGrad(_Fused):
     """``g * (1 - y * y)``: tanh's gradient for its output ``y``."""
@@ -74,6 +83,14 @@ class TanhGrad(_Fused):
         gy = gg * g * y * -2.0 if node.needs_grad(0) else None
         return gy, (tanh_grad(y, gg) if node.needs_grad(1) else None)
 
+    batch = classmethod(elementwise_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        (y, g), (ty, tg) = primals, tangents
+        return total(out, None if tg is None else tanh_grad(y, tg),
+                     None if ty is None else g * y * ty * -2)
+
 
 class SigmoidGrad(_Fused):
     """``g * y * (1 - y)``: the sigmoid's gradient for its output ``y``."""
@@ -90,6 +107,14 @@ class SigmoidGrad(_Fused):
         y, g = node.inputs
         gy = gg * g * (1.0 - 2.0 * y) if node.needs_grad(0) else None
         return gy, (sigmoid_grad(y, gg) if node.needs_grad(1) else None)
+
+    batch = classmethod(elementwise_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        (y, g), (ty, tg) = primals, tangents
+        return total(out, None if tg is None else sigmoid_grad(y, tg),
+                     None if ty is None else g * (1 - y * 2) * ty)
 
 
 class DropoutMask(_Fused):

@@ -9,7 +9,9 @@ from typing import Any
 
 from ..tensor import Tensor
 from ._apply import Op, apply, unary
+from .batching import unbatched_error
 from .shape import reshape
+from .tangent import linear_jvp
 
 __all__ = ["getitem"]
 
@@ -295,6 +297,14 @@ class GetItem(Op):
         return unary(IndexAddInto, g, shape=node.in_shapes[0], key=p["key"],
                      advanced=p["advanced"])
 
+    @staticmethod
+    def batch(args, batched, key, advanced):
+        if advanced:
+            raise unbatched_error("getitem", "integer-array or mask indices")
+        return apply(GetItem, args[0], key=(slice(None),) + tuple(key), advanced=False), True
+
+    jvp = classmethod(linear_jvp)
+
 
 class IndexAddInto(Op):
     """Scatter ``g`` into zeros of ``shape`` at ``key``; repeated indices add up."""
@@ -314,6 +324,8 @@ class IndexAddInto(Op):
     def backward(node, gg):
         p = node.params
         return unary(GetItem, gg, key=p["key"], advanced=p["advanced"])
+
+    jvp = classmethod(linear_jvp)
 
 
 class IndexPut(Op):
@@ -339,6 +351,8 @@ class IndexPut(Op):
                 gv = reshape(gv, (1,) * (len(vshape) - gv.ndim) + tuple(gv.shape))
         gx = apply(IndexPut, g, 0.0, key=key) if node.needs_grad(0) else None
         return gx, gv
+
+    jvp = classmethod(linear_jvp)
 
 
 def getitem_raw(x: Tensor, key: tuple) -> Tensor:

@@ -68,6 +68,8 @@ def _value(x: Tensor, value: Any, what: str) -> Any:
 
 
 def _recorded(x: Tensor, v: Any) -> bool:
+    if context.transform is not None:  # xad.jvp / xad.vmap see the change as an operation
+        return True
     return context.grad_enabled and (x.requires_grad or (isinstance(v, Tensor)
                                                           and v.requires_grad))
 

@@ -15,11 +15,13 @@ from typing import Any, NamedTuple
 from ..factories import eye
 from ..tensor import Tensor
 from ._apply import Op, apply, unary
+from .batching import elementwise_batch
 from .elementwise import _nograd
 from .linalg import matmul
 from .manipulation import _broadcast_shapes
 from .shape import expand_dims
 from .shape import matrix_transpose as _mT
+from .tangent import fit
 
 __all__ = ["inv", "solve", "det", "slogdet", "pinv", "matrix_rank", "SlogdetResult"]
 
@@ -65,6 +67,12 @@ class Inv(Op):
         yt = _mT(node.output())
         return -matmul(matmul(yt, g), yt)
 
+    batch = classmethod(elementwise_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        return -matmul(matmul(out, tangents[0]), out)
+
 
 class Solve(Op):
     name = "solve"
@@ -90,6 +98,14 @@ class Solve(Op):
         ga = -matmul(gb, _mT(node.output())) if node.needs_grad(0) else None
         return ga, gb
 
+    batch = classmethod(elementwise_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        (a, _), (ta, tb) = primals, tangents
+        rhs = tb if ta is None else (-matmul(ta, out) if tb is None else tb - matmul(ta, out))
+        return fit(solve(a, rhs), out)
+
 
 class Det(Op):
     name = "det"
@@ -106,6 +122,12 @@ class Det(Op):
         scale = expand_dims(expand_dims(g * node.output(), axis=-1), axis=-1)
         return scale * _mT(inv(node.inputs[0]))
 
+    batch = classmethod(elementwise_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        return out * (_mT(inv(primals[0])) * tangents[0]).sum(axis=(-2, -1))
+
 
 class Slogdet(Op):
     name = "slogdet"
@@ -119,6 +141,12 @@ class Slogdet(Op):
     @staticmethod
     def backward(node, gsign, glog):
         return expand_dims(expand_dims(glog, axis=-1), axis=-1) * _mT(inv(node.inputs[0]))
+
+    batch = classmethod(elementwise_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        return None, (_mT(inv(primals[0])) * tangents[0]).sum(axis=(-2, -1))
 
 
 def inv(x: Tensor, /) -> Tensor:
@@ -194,6 +222,8 @@ class Pinv(Op):
         right = eye(n, dtype=a.dtype, backend=a._backend) - matmul(p, a)  # I - P A
         return (-matmul(matmul(pt, g), pt) + matmul(matmul(left, gt), matmul(p, pt))
                 + matmul(matmul(pt, p), matmul(gt, right)))
+
+    batch = classmethod(elementwise_batch)
 
 
 def _rtol(rtol: Any) -> Any:

@@ -13,7 +13,9 @@ from ..factories import eye, ones
 from ..tensor import Tensor
 from ._apply import Op, apply
 from .amp_cast import autocast_low
+from .batching import align
 from .shape import broadcast_to, matrix_transpose, reshape
+from .tangent import total
 
 __all__ = ["matmul", "linear", "einsum", "tensordot"]
 
@@ -35,6 +37,35 @@ class Matmul(Op):
         gx = matmul(g, matrix_transpose(y)) if node.needs_grad(0) else None
         gy = matmul(matrix_transpose(x), g) if node.needs_grad(1) else None
         return gx, gy
+
+    @staticmethod
+    def batch(args, batched):
+        return _matmul_batch(*args, *batched), True
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        (x, y), (tx, ty) = primals, tangents
+        return total(out, None if tx is None else apply(Matmul, tx, y),
+                     None if ty is None else apply(Matmul, x, ty))
+
+
+def _matmul_batch(x: Tensor, y: Tensor, fx: bool, fy: bool) -> Tensor:
+    """``matmul`` one level down with the batch axis first on the flagged operands: a
+    logical vector made a matrix (and its unit axis dropped after), batched operands given
+    unit axes up to the larger logical rank, so the batch axis broadcasts."""
+    vx, vy = x.ndim - fx == 1, y.ndim - fy == 1
+    if vx and fx:
+        x = reshape(x, (x.shape[0], 1, x.shape[1]))
+    if vy and fy:
+        y = reshape(y, tuple(y.shape) + (1,))
+    r = max(x.ndim - fx, y.ndim - fy)
+    x, y = align((x, y), (fx, fy), r)
+    out = matmul(x, y)
+    if vy and fy:
+        out = reshape(out, tuple(out.shape[:-1]))
+    if vx and fx:
+        out = reshape(out, tuple(out.shape[:-2]) + tuple(out.shape[-1:]))
+    return out
 
 
 def matmul(x: Tensor, y: Tensor) -> Tensor:
@@ -98,6 +129,23 @@ class Linear(Op):
         if node.needs_grad(2):
             gb = _bias_grad(g, g2)
         return gx, gw, gb
+
+    @staticmethod
+    def batch(args, batched):
+        (x, w, bias), (fx, fw, fb) = args, batched
+        if not fw and not fb:
+            return apply(Linear, x, w, bias), True
+        y = _matmul_batch(x, matrix_transpose(w), fx, fw)  # a batch axis first stays first
+        if bias is None:
+            return y, True
+        y, bias = align((y, bias), (True, fb))
+        return y + bias, True
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        (x, w, _), (tx, tw, tb) = primals, tangents
+        return total(out, None if tx is None else apply(Linear, tx, w, None),
+                     None if tw is None else apply(Linear, x, tw, None), tb)
 
 
 def _bias_grad(g: Tensor, g2: Tensor) -> Tensor:
@@ -179,6 +227,19 @@ class Einsum(Op):
         xs = node.inputs
         return tuple(_einsum_grad(g, out, ins, xs, i) if node.needs_grad(i) else None
                      for i in range(len(xs)))
+
+    @staticmethod
+    def batch(args, batched, spec):
+        ins, out = _split_spec(spec)
+        z = next(c for c in string.ascii_letters if c not in spec)  # the batch axis' letter
+        new = ",".join(z + s if f else s for s, f in zip(ins, batched)) + "->" + z + out
+        return apply(Einsum, *args, spec=new), True
+
+    @staticmethod
+    def jvp(primals, tangents, out, spec):
+        return total(out, *(None if t is None else
+                            apply(Einsum, *primals[:i], t, *primals[i + 1:], spec=spec)
+                            for i, t in enumerate(tangents)))
 
 
 def _split_spec(spec: str) -> tuple[list[str], str]:

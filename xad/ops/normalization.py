@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from ..tensor import Tensor
 from ._apply import Op, apply
 from .axes import normalize_axes
+from .batching import axes_batch
 from .fused import centre, inverse_sqrt
 from .linalg import by_product, keep_sum, keep_sum_array
 
@@ -46,6 +47,15 @@ class Standardize(Op):
             t = y * (g_rstd * rstd * rstd * -r)
             gx = t if gx is None else gx + t
         return gx
+
+    batch = classmethod(axes_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out, axes, eps, product):
+        (x,), (t,), (y, rstd) = primals, tangents, out
+        r = _inverse_count(x.shape, axes)
+        m_t, m_yt = keep_sum(t, axes, product) * r, keep_sum(t * y, axes, product) * r
+        return (t - m_t - y * m_yt) * rstd, -(rstd * rstd * m_yt)
 
 
 def _inverse_count(shape: Sequence[int], axes: tuple[int, ...]) -> float:

@@ -11,10 +11,12 @@ from ..tensor import Tensor
 from ._apply import Op, unary
 from .amp_cast import autocast_float32
 from .axes import normalize_axes, normalize_axis
+from .batching import axes_batch
 from .elementwise import astype, exp, isfinite, log, sqrt, where
 from .fused import exp_shifted
 from .linalg import by_product, keep_sum, keep_sum_array
 from .shape import broadcast_to, flip, reshape
+from .tangent import linear_jvp
 
 __all__ = ["sum", "mean", "var", "std", "max", "min", "prod", "logsumexp", "cumsum",
            "softmax", "log_softmax", "argmax", "argmin", "any", "all"]
@@ -47,6 +49,10 @@ class Sum(Op):
     def backward(node, g):
         return broadcast_to(_expand(g, node), node.in_shapes[0])
 
+    batch = classmethod(axes_batch)
+
+    jvp = classmethod(linear_jvp)
+
 
 class Max(Op):
     name = "max"
@@ -61,6 +67,12 @@ class Max(Op):
     def backward(node, g):
         return _extreme_grad(node, g)
 
+    batch = classmethod(axes_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out, axis, keepdims):
+        return _extreme_jvp(primals[0], tangents[0], out, axis, keepdims)
+
 
 class Min(Op):
     name = "min"
@@ -74,6 +86,12 @@ class Min(Op):
     @staticmethod
     def backward(node, g):
         return _extreme_grad(node, g)
+
+    batch = classmethod(axes_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out, axis, keepdims):
+        return _extreme_jvp(primals[0], tangents[0], out, axis, keepdims)
 
 
 def _extreme_grad(node: Any, g: Tensor) -> Tensor:
@@ -100,19 +118,36 @@ class MaxIndexed(Op):
 
     @staticmethod
     def backward(node, g):
-        x, p = node.inputs[0], node.params
-        (a,) = p["axis"]
-        idx = (argmax if p["largest"] else argmin)(x, axis=a, keepdims=True)
-        shape = [1] * x.ndim
-        shape[a] = x.shape[a]
-        pos = reshape(arange(x.shape[a], dtype=idx.dtype, backend=x._backend), tuple(shape))
-        return where(pos == idx, _expand(g, node), 0.0)
+        p = node.params
+        return where(_indexed(node.inputs[0], p["axis"], p["largest"]), _expand(g, node), 0.0)
+
+    batch = classmethod(axes_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out, axis, keepdims, largest):
+        hit = _indexed(primals[0], axis, largest)
+        return sum(where(hit, tangents[0], 0.0), axis=axis, keepdims=keepdims)
+
+
+def _indexed(x: Tensor, axis: tuple[int], largest: bool) -> Tensor:
+    """Where ``x`` holds the element ``argmax`` (``argmin``) returns along ``axis``."""
+    (a,) = axis
+    idx = (argmax if largest else argmin)(x, axis=a, keepdims=True)
+    shape = [1] * x.ndim
+    shape[a] = x.shape[a]
+    return reshape(arange(x.shape[a], dtype=idx.dtype, backend=x._backend), tuple(shape)) == idx
 
 
 def max_indexed(x: Tensor, axis: int, keepdims: bool = False, largest: bool = True) -> Tensor:
     """:class:`MaxIndexed` over ``axis`` (an int)."""
     a = normalize_axis(axis, x.ndim, "max" if largest else "min")
     return unary(MaxIndexed, x, axis=(a,), keepdims=keepdims, largest=largest)
+def _extreme_jvp(x: Tensor, t: Tensor, out: Tensor, axis: Any, keepdims: bool) -> Tensor:
+    """The mean tangent of the elements equal to the max (or min): the gradient's tie rule."""
+    kept = tuple(1 if i in axis else n for i, n in enumerate(x.shape))
+    hit = x == (out if keepdims else reshape(out, kept))
+    count = sum(astype(hit, t.dtype), axis=axis, keepdims=keepdims)
+    return sum(where(hit, t, 0.0), axis=axis, keepdims=keepdims) / count
 
 
 class Prod(Op):
@@ -126,6 +161,13 @@ class Prod(Op):
     @staticmethod
     def backward(node, g):
         return _expand(g, node) * _prod_grad(node.inputs[0], node.params["axis"])
+
+    batch = classmethod(axes_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out, axis, keepdims, dtype=None):
+        t = tangents[0] * _prod_grad(primals[0], axis)
+        return sum(t, axis=axis, keepdims=keepdims)
 
 
 def _prod_grad(x: Tensor, axes: tuple[int, ...]) -> Tensor:
@@ -158,6 +200,10 @@ class Cumsum(Op):
     def backward(node, g):
         a = node.params["axis"]
         return flip(cumsum(flip(g, axis=a), axis=a), axis=a)
+
+    batch = classmethod(axes_batch)
+
+    jvp = classmethod(linear_jvp)
 
 
 def _reduce(op: type[Op], x: Tensor, axis: Any, keepdims: bool, dtype: Any = None) -> Tensor:
@@ -284,6 +330,13 @@ class Softmax(Op):
         y, p = node.output(), node.params
         gy = g * y
         return gy - y * keep_sum(gy, p["axis"], p["product"])
+
+    batch = classmethod(axes_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out, axis, empty_zero, product):
+        ty = out * tangents[0]
+        return ty - out * keep_sum(ty, axis, product)
 
 
 def softmax(x: Tensor, axis: int = -1, *, empty_zero: bool = False) -> Tensor:

@@ -10,7 +10,9 @@ from typing import Any
 from ..tensor import Tensor
 from ._apply import Op, apply, unary
 from .axes import normalize_axes, normalize_axis
+from .batching import align, axes_batch, shift_axes
 from .layout import strides, view_strides
+from .tangent import linear_jvp
 
 __all__ = ["reshape", "permute_dims", "transpose", "matrix_transpose", "squeeze",
            "expand_dims", "broadcast_to", "concat", "stack", "split", "split_copy", "flip", "tile",
@@ -33,6 +35,14 @@ class Reshape(Op):
     def backward(node, g):
         return reshape(g, node.in_shapes[0])
 
+    @staticmethod
+    def batch(args, batched, shape, copy=None):
+        x = args[0]
+        extra = {} if copy is None else {"copy": copy}
+        return apply(Reshape, x, shape=(x.shape[0],) + tuple(shape), **extra), True
+
+    jvp = classmethod(linear_jvp)
+
 
 class PermuteDims(Op):
     name = "permute_dims"
@@ -50,6 +60,12 @@ class PermuteDims(Op):
             inv[a] = i
         return permute_dims(g, tuple(inv))
 
+    @staticmethod
+    def batch(args, batched, axes):
+        return apply(PermuteDims, args[0], axes=(0,) + tuple(a + 1 for a in axes)), True
+
+    jvp = classmethod(linear_jvp)
+
 
 class BroadcastTo(Op):
     name = "broadcast_to"
@@ -62,6 +78,13 @@ class BroadcastTo(Op):
     @staticmethod
     def backward(node, g):
         return g  # the engine sums a gradient back down to its input's shape
+
+    @staticmethod
+    def batch(args, batched, shape):
+        x = align(args, batched, len(shape))[0]
+        return apply(BroadcastTo, x, shape=(x.shape[0],) + tuple(shape)), True
+
+    jvp = classmethod(linear_jvp)
 
 
 class Concat(Op):
@@ -81,6 +104,15 @@ class Concat(Op):
             start = stop
         return tuple(out)
 
+    @staticmethod
+    def batch(args, batched, axis):
+        n = next(a.shape[0] for a, f in zip(args, batched) if f)
+        xs = [a if f else apply(BroadcastTo, a, shape=(n,) + tuple(a.shape))
+              for a, f in zip(args, batched)]
+        return apply(Concat, *xs, axis=shift_axes(axis, 0)), True
+
+    jvp = classmethod(linear_jvp)
+
 
 class SplitCopy(Op):
     """``x`` cut along ``axis`` at ``bounds`` into new arrays, one node with an output per
@@ -98,6 +130,13 @@ class SplitCopy(Op):
     def backward(node, *grads):
         return concat(grads, axis=node.params["axis"])
 
+    @staticmethod
+    def batch(args, batched, axis, bounds):
+        outs = apply(SplitCopy, args[0], axis=axis + 1, bounds=bounds)
+        return outs, (True,) * len(outs)
+
+    jvp = classmethod(linear_jvp)
+
 
 class Flip(Op):
     """A reversed copy (PyTorch's ``flip`` copies; NumPy's view would share memory)."""
@@ -111,6 +150,10 @@ class Flip(Op):
     @staticmethod
     def backward(node, g):
         return flip(g, axis=node.params["axis"])
+
+    batch = classmethod(axes_batch)
+
+    jvp = classmethod(linear_jvp)
 
 
 def reshape(x: Tensor, /, shape: Sequence[int] | int, *, copy: bool | None = None) -> Tensor:

@@ -20,6 +20,18 @@ class ToBackend(Op):
     def backward(node, g):
         return to_backend(g, node.params["source"])
 
+    @staticmethod
+    def batch(args, batched, target):
+        return to_backend(args[0], target), True
+
+    @staticmethod
+    def jvp(primals, tangents, out, target):
+        return to_backend(tangents[0], target)
+
+
+def _transfer(op: type[Op], x: Tensor, target: Backend) -> Tensor:
+    return to_backend(x, target)
+
 
 def to_backend(x: Tensor, target: str | Backend, device: Any = None) -> Tensor:
     """Copy ``x`` to another backend or device (explicitly, through the host if needed);
@@ -39,6 +51,8 @@ def to_backend(x: Tensor, target: str | Backend, device: Any = None) -> Tensor:
     src = x._backend
     if tb is src:
         return x
+    if context.transform is not None:  # xad.jvp / xad.vmap: the transform runs it
+        return context.transform.process(_transfer, ToBackend, (x,), {"target": tb})
     data = tb.from_numpy(src.to_numpy(x._array))
     if x.requires_grad and context.grad_enabled:
         return record(ToBackend, (x,), data, tb, {"source": src})

@@ -1,0 +1,181 @@
+"""Native forward mode: every primitive's JVP rule against finite differences and against its
+VJP rule (<J v, u> = <v, J^T u>), to second order, on every backend; the transforms built on
+it (jvp, linearize, jacfwd, hessian, hvp) against JAX."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from op_table import CASES, Case, X, make_inputs
+
+import xad
+from xad.forward_mode import MissingRuleError
+
+# The differentiable primitives that have no JVP rule yet: a function reaching one raises
+# MissingRuleError naming it (reverse mode still works for them).
+WITHOUT_JVP = {
+    "attention", "recurrent", "cholesky", "eigh", "eigvalsh", "pinv", "qr", "svd", "svdvals",
+}
+
+
+def _flat(out) -> list:
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    return [o for o in outs if isinstance(o, xad.Tensor) and o.dtype.is_floating]
+
+
+def _dot(a, b) -> float:
+    return sum(float(np.vdot(x.numpy(), y.numpy()).real) for x, y in zip(a, b))
+
+
+def _jvp_or_skip(f, xs, vs):
+    try:
+        return xad.jvp(f, tuple(xs), tuple(vs))
+    except MissingRuleError as e:
+        name = str(e).split("'")[1]
+        assert name in WITHOUT_JVP, f"{name} is not listed as without a JVP rule: {e}"
+        pytest.skip(f"no JVP rule: {name}")
+
+
+def _fd(f, xs, vs, eps):
+    """Central differences of ``f`` at ``xs`` along ``vs`` (float64 host arrays)."""
+    hi = _flat(f(*[x + v * eps for x, v in zip(xs, vs)]))
+    lo = _flat(f(*[x - v * eps for x, v in zip(xs, vs)]))
+    return [(h.numpy() - lo_.numpy()) / (2 * eps) for h, lo_ in zip(hi, lo)]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_jvp_rule(case: Case, xb):
+    host = make_inputs(case)
+    rng = np.random.default_rng(7)
+    xs = [xad.tensor(a, dtype=xad.float64) for a in host]
+    vs = [xad.tensor(rng.standard_normal(a.shape), dtype=xad.float64) for a in host]
+
+    def f(*a):
+        return case.fn(X, *a)
+
+    out, tan = _jvp_or_skip(f, xs, vs)
+    outs, tans = _flat(out), _flat(tan)
+    assert len(outs) == len(tans)
+    rtol, atol = case.tol.get("rtol", 1e-5), case.tol.get("atol", 1e-6)
+    eps = case.tol.get("eps", 1e-6)
+    for t, e in zip(tans, _fd(f, xs, vs, eps)):
+        np.testing.assert_allclose(t.numpy(), e, rtol=rtol, atol=atol, err_msg=case.name)
+    # <J v, u> == <v, J^T u>
+    us = [xad.tensor(rng.standard_normal(o.shape), dtype=xad.float64) for o in outs]
+    _, vjp_fn = xad.vjp(lambda *a: _flat(f(*a)), *xs)
+    lhs, rhs = _dot(tans, us), _dot(vs, vjp_fn(us))
+    assert abs(lhs - rhs) <= max(1e-8, rtol) * (1 + abs(lhs)), f"{case.name}: {lhs} != {rhs}"
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.order >= 2], ids=lambda c: c.name)
+def test_jvp_rule_second_order(case: Case):
+    """The tangent of the tangent (the rules' own rules, written in xad operations, so the
+    same on every backend: checked on NumPy) against differences of the JVP."""
+    with xad.use_backend("numpy"):
+        _second_order(case)
+
+
+def _second_order(case: Case):
+    host = make_inputs(case)
+    rng = np.random.default_rng(8)
+    xs = [xad.tensor(a, dtype=xad.float64) for a in host]
+    vs = [xad.tensor(rng.standard_normal(a.shape), dtype=xad.float64) for a in host]
+    rtol, atol = case.tol.get("rtol", 1e-5), case.tol.get("atol", 1e-6)
+    eps = case.tol.get("eps", 1e-6)
+
+    def f(*a):
+        return case.fn(X, *a)
+
+    _jvp_or_skip(f, xs, vs)
+    ws = [xad.tensor(rng.standard_normal(tuple(x.shape)), dtype=xad.float64) for x in xs]
+
+    def tangent(*a):
+        return _flat(xad.jvp(f, a, tuple(vs))[1])
+
+    _, tt = xad.jvp(tangent, tuple(xs), tuple(ws))
+    for t, e in zip(_flat(tt), _fd(tangent, xs, ws, eps * 10)):
+        np.testing.assert_allclose(t.numpy(), e, rtol=rtol * 100, atol=atol * 100,
+                                   err_msg=f"{case.name} (second order)")
+
+
+def test_primitives_without_a_jvp_rule_are_listed():
+    """The list above is exactly the differentiable primitives without a ``jvp`` method."""
+    missing = {n for n, op in xad.ops.REGISTRY.items()
+               if op.differentiable and getattr(op, "jvp", None) is None}
+    assert missing == WITHOUT_JVP
+
+
+def test_missing_rule_error_names_the_primitive(xb):
+    a = xad.tensor([[2.0, 1.0], [1.0, 3.0]], dtype=xad.float64)
+    with pytest.raises(MissingRuleError, match="'cholesky' has no forward-mode"):
+        xad.jvp(xad.linalg.cholesky, (a,), (xad.ones_like(a),))
+
+
+def test_closed_over_primal_is_a_constant(xb):
+    """Only the argument carries the tangent, not a closed-over tensor sharing its value."""
+    x = xad.tensor([1.0, 2.0], dtype=xad.float64)
+    _, t = xad.jvp(lambda y: y * x, (x,), (xad.ones_like(x),))
+    assert t.tolist() == [1.0, 2.0]
+
+
+def test_detach_has_no_tangent(xb):
+    x, t = xad.tensor([1.0, 2.0]), xad.tensor([1.0, 1.0])
+    assert xad.jvp(lambda a: a.detach() * a, (x,), (t,))[1].tolist() == [1.0, 2.0]
+    assert xad.jvp(lambda a: a.data * a, (x,), (t,))[1].tolist() == [1.0, 2.0]
+    got = xad.vmap(lambda a: xad.jvp(lambda b: b.detach() * b, (a,), (a * 0 + 1,))[1])(x)
+    assert got.tolist() == [1.0, 2.0]
+
+
+def test_perturbations_stay_apart(xb):
+    """jvp of a function with an inner jvp: d/dx [x * d/dy (x * y)] = 2x."""
+    x = xad.tensor(3.0, dtype=xad.float64)
+    one = xad.ones_like(x)
+    inner = lambda a: a * xad.jvp(lambda y: a * y, (a,), (one,))[1]  # noqa: E731
+    assert xad.jvp(inner, (x,), (one,))[1].item() == 6.0
+
+
+def _mlp(params, x):
+    h = x
+    for w, b in params:
+        h = xad.tanh(xad.nn.functional.linear(h, w, b))
+    return (h * h).sum()
+
+
+def _jax_mlp(params, x):
+    import jax.numpy as jnp
+    h = x
+    for w, b in params:
+        h = jnp.tanh(h @ w.T + b)
+    return (h * h).sum()
+
+
+def test_mixed_modes_against_jax():
+    """On NumPy (the transforms are backend-free code; the rules are checked per backend)."""
+    with xad.use_backend("numpy"):
+        _mixed_modes_against_jax()
+
+
+def _mixed_modes_against_jax():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    rng = np.random.default_rng(0)
+    ps = [(rng.standard_normal((4, 3)), rng.standard_normal(4)),
+          (rng.standard_normal((2, 4)), rng.standard_normal(2))]
+    xh, vh = rng.standard_normal(3), rng.standard_normal(3)
+    params = [(xad.tensor(w), xad.tensor(b)) for w, b in ps]
+    x, v = xad.tensor(xh), xad.tensor(vh)
+    f = lambda z: _mlp(params, z)  # noqa: E731
+    jf = lambda z: _jax_mlp(ps, z)  # noqa: E731
+    np.testing.assert_allclose(xad.hessian(f)(x).numpy(), jax.hessian(jf)(xh), rtol=1e-10)
+    np.testing.assert_allclose(xad.hvp(f, x, v).numpy(),
+                               jax.jvp(jax.grad(jf), (xh,), (vh,))[1], rtol=1e-10)
+    g = lambda z: xad.tanh(z) * z.sum()  # noqa: E731
+    jg = lambda z: jax.numpy.tanh(z) * z.sum()  # noqa: E731
+    np.testing.assert_allclose(xad.jacfwd(g)(x).numpy(), jax.jacfwd(jg)(xh), rtol=1e-10)
+    np.testing.assert_allclose(xad.jacfwd(xad.jacrev(g))(x).numpy(),
+                               jax.jacfwd(jax.jacrev(jg))(xh), rtol=1e-10)
+    np.testing.assert_allclose(xad.grad(lambda z: xad.jvp(f, (z,), (v,))[1])(x).numpy(),
+                               jax.grad(lambda z: jax.jvp(jf, (z,), (vh,))[1])(xh),
+                               rtol=1e-10)
+    _, lin = xad.linearize(f, x)
+    np.testing.assert_allclose(lin(v).item(), jax.linearize(jf, xh)[1](vh), rtol=1e-10)

@@ -1,0 +1,119 @@
+"""Native forward mode: one forward pass carrying tangents (dual numbers at the Tensor level).
+
+A :class:`JVPLevel` is pushed on ``context.transform`` while :func:`xad.jvp` runs ``f``. Every
+primitive then reaches :meth:`JVPLevel.process` (the one check in ``xad.ops._apply``): the
+primal is computed below this level, and when an input carries a tangent of this level the
+primitive's ``jvp(primals, tangents, out, **params)`` rule gives the output's tangent.
+Rules are written in xad operations and run below this level, so an outer level (a
+``jvp`` of a ``jvp``) or the reverse recorder sees them: tangents of tangents, and
+reverse over forward, work without a special case. No reverse graph is kept for the
+tangents unless an outer ``grad`` asks for one.
+
+Tangents are looked up by the identity of the tensor's array (a saved output re-wrapped by
+a backward rule shares it), held weakly where the array type allows. ``None`` stands for a
+zero tangent and rules skip it.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .context import context
+from .ops import clone, reshape
+from .tensor import Tensor
+
+__all__ = ["JVPLevel", "MissingRuleError", "forward_pass"]
+
+
+class MissingRuleError(NotImplementedError):
+    """A primitive reached a transform that has no rule for it."""
+
+
+class JVPLevel:
+    """One forward-mode pass in progress: the tangents of this level, by array identity."""
+
+    def __init__(self, fname: str) -> None:
+        self.fname = fname
+        self.parent = context.transform
+        self.tangents: dict[int, tuple] = {}
+        self.cut_ids: dict[int, weakref.ref] = {}  # detached tensors: no tangent
+
+    def get(self, t: Any) -> Tensor | None:
+        """The tangent of ``t`` at this level (``None``: zero, or not a tensor)."""
+        if type(t) is not Tensor and not isinstance(t, Tensor):
+            return None
+        e = self.tangents.get(id(t._array))
+        if e is None or (self.cut_ids and id(t) in self.cut_ids and
+                         self.cut_ids[id(t)]() is t):
+            return None
+        ref, tan = e
+        return tan if (ref() if type(ref) is weakref.ref else ref) is t._array else None
+
+    def set(self, t: Tensor, tan: Tensor | None) -> None:
+        """Give ``t`` the tangent ``tan`` at this level."""
+        if tan is None:
+            return
+        arr, key = t._array, id(t._array)
+        try:
+            ref: Any = weakref.ref(arr, lambda _, k=key, d=self.tangents: d.pop(k, None))
+        except TypeError:  # an array type without weak references: hold it for the pass
+            ref = arr
+        self.tangents[key] = (ref, tan)
+
+    def cut(self, t: Tensor) -> None:
+        """``t`` (a ``detach``-ed tensor sharing a traced array) has no tangent, here and in
+        every level outside."""
+        key = id(t)
+        self.cut_ids[key] = weakref.ref(t, lambda _, k=key, d=self.cut_ids: d.pop(k, None))
+        if self.parent is not None:
+            self.parent.cut(t)
+
+    def process(self, entry: Callable, op: Any, args: tuple, params: dict) -> Any:
+        """Run ``op`` below this level and give its result the tangent from ``op.jvp``."""
+        tans = [self.get(a) for a in args]
+        context.transform = self.parent
+        try:
+            out = entry(op, *args, **params)
+            if not op.differentiable or all(t is None for t in tans):
+                return out
+            rule = getattr(op, "jvp", None)
+            if rule is None:
+                raise MissingRuleError(
+                    f"{self.fname}: the primitive '{op.name}' has no forward-mode (JVP) rule; "
+                    f"use reverse mode for this function (xad.vjp, xad.jacobian(mode='rev')) "
+                    f"or add a 'jvp' method to its Op class")
+            tout = rule(args, tans, out, **params)
+        finally:
+            context.transform = self
+        if type(out) is tuple:
+            for o, t in zip(out, tout):
+                self.set(o, t)
+        else:
+            self.set(out, tout)
+        return out
+
+
+def _enter(x: Tensor) -> Tensor:
+    """A distinct tensor for ``x`` inside a new level, on a distinct array (tangents go by
+    array), so a closed-over ``x`` stays a constant; tied to ``x`` for any outer level or
+    recorded graph."""
+    y = reshape(x, tuple(x.shape))  # a view: a new array object on most backends
+    return clone(x) if y._array is x._array else y
+
+
+def forward_pass(fname: str, f: Callable, primals: Sequence[Tensor],
+                 tangents: Sequence[Tensor | None], rebuild: Callable) -> tuple[Any, list]:
+    """Run ``f(*rebuild(inputs))`` with ``tangents`` on the flat ``primals``; return the
+    output and a function giving each output tensor's tangent (zeros where none)."""
+    ins = [_enter(p) for p in primals]
+    level = JVPLevel(fname)
+    for x, t in zip(ins, tangents):
+        level.set(x, t)
+    context.transform = level
+    try:
+        out = f(*rebuild(ins))
+    finally:
+        context.transform = level.parent
+    return out, level

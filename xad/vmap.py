@@ -1,0 +1,218 @@
+"""``xad.vmap``: a function of one example run on a batch, with the batch axis carried through
+every primitive by its batching rule (JAX's ``vmap``, ``torch.func.vmap``).
+
+A :class:`BatchLevel` on ``context.transform`` marks the tensors that carry its batch axis
+(always first, one level down); each primitive reaching it with a batched input runs its
+Op class's ``batch`` rule one level down. A batched tensor is a :class:`BatchedTensor`:
+its ``shape``/``ndim``/``size`` are the logical ones (without the batch axes of the levels
+active now), so ``f`` is written for one example. Reverse mode inside (``vmap(grad(f))``)
+differentiates with respect to per-example copies of the arguments, so its gradients are
+per example.
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from .context import context
+from .forward_mode import MissingRuleError
+from .ops import broadcast_to, clone, moveaxis, reshape
+from .tensor import Size, Tensor
+from .transforms import _flatten, _unflatten
+
+__all__ = ["vmap", "BatchLevel", "BatchedTensor"]
+
+_RANDOMNESS = ("error", "different", "same")
+
+
+def _depth(t: Tensor) -> int:
+    """How many active batch levels ``t`` is batched at."""
+    n, lvl = 0, context.transform
+    while lvl is not None:
+        if isinstance(lvl, BatchLevel) and lvl.has(t):
+            n += 1
+        lvl = lvl.parent
+    return n
+
+
+class BatchedTensor(Tensor):
+    """A tensor batched at some ``vmap`` level: its shape is the logical one."""
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self._array.shape)[_depth(self):]
+
+    @property
+    def ndim(self) -> int:
+        return self._array.ndim - _depth(self)
+
+    @property
+    def size(self) -> Size:
+        s = self.shape
+        return Size(math.prod(s), s)
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+
+class BatchLevel:
+    """One ``vmap`` in progress: the arrays that carry its batch axis (first)."""
+
+    def __init__(self, size: int, randomness: str) -> None:
+        self.size = size
+        self.randomness = randomness
+        self.parent = context.transform
+        self.arrays: dict[int, Any] = {}
+
+    def has(self, t: Any) -> bool:
+        if not isinstance(t, Tensor):
+            return False
+        return self.has_array(t._array)
+
+    def has_array(self, a: Any) -> bool:
+        ref = self.arrays.get(id(a))
+        if ref is None:
+            return False
+        return (ref() if type(ref) is weakref.ref else ref) is a
+
+    def mark(self, t: Tensor) -> Tensor:
+        """Make ``t`` (batch axis first, one level down) batched at this level."""
+        arr, key = t._array, id(t._array)
+        try:
+            ref: Any = weakref.ref(arr, lambda _, k=key, d=self.arrays: d.pop(k, None))
+        except TypeError:
+            ref = arr
+        self.arrays[key] = ref
+        if type(t) is Tensor:
+            t.__class__ = BatchedTensor
+        return t
+
+    def process(self, entry: Callable, op: Any, args: tuple, params: dict) -> Any:
+        """Run ``op`` one level down, through its batching rule when an input is batched."""
+        flags = tuple(self.has(a) for a in args)
+        bp = frozenset(k for k, v in params.items() if self.has_array(v))
+        context.transform = self.parent
+        try:
+            if not any(flags) and not bp:
+                return entry(op, *args, **params)
+            rule = getattr(op, "batch", None)
+            if rule is None:
+                raise MissingRuleError(
+                    f"vmap: the primitive '{op.name}' has no batching rule; run that part "
+                    f"with a Python loop or add a 'batch' method to its Op class")
+            out, ob = rule(args, flags, batched_params=bp, **params) if bp else \
+                rule(args, flags, **params)
+        finally:
+            context.transform = self
+        if type(out) is tuple:
+            for o, f in zip(out, ob if type(ob) is tuple else (ob,) * len(out)):
+                if f:
+                    self.mark(o)
+        elif ob:
+            self.mark(out)
+        return out
+
+    def cut(self, t: Tensor) -> None:
+        """A ``detach``-ed tensor stays batched; the levels outside may cut its tangent."""
+        if self.parent is not None:
+            self.parent.cut(t)
+
+    def per_example(self, t: Tensor) -> Tensor:
+        """``t`` as a batched tensor (the argument of a ``grad`` inside this level): its own
+        array, repeated over the batch when ``t`` is not batched. Called one level down."""
+        if self.has(t):
+            return Tensor._make(t._array, t._backend)
+        full = broadcast_to(t, (self.size,) + tuple(t.shape))  # a view: nothing copied
+        return Tensor._make(full._array, t._backend)
+
+
+def _axes(fname: str, axes: Any, n: int) -> tuple:
+    if isinstance(axes, (tuple, list)):
+        if len(axes) != n:
+            raise ValueError(f"{fname}: in_axes has {len(axes)} entries but the function got "
+                             f"{n} positional arguments")
+        return tuple(axes)
+    return (axes,) * n
+
+
+def _enter(level: BatchLevel, x: Tensor, axis: int | None) -> Tensor:
+    if axis is None:
+        return x
+    moved = moveaxis(x, axis, 0) if axis % max(x.ndim, 1) else x
+    y = reshape(moved, tuple(moved.shape))  # a distinct array: batching goes by array
+    if y._array is x._array:
+        y = clone(moved)
+    return level.mark(y)
+
+
+def _batch_size(fname: str, flat: list, axes: list) -> int:
+    sizes = {t.shape[a] for t, a in zip(flat, axes) if a is not None}
+    if not sizes:
+        raise ValueError(f"{fname}: in_axes maps no argument (every entry is None); give the "
+                         f"axis of at least one tensor argument")
+    if len(sizes) > 1:
+        raise ValueError(f"{fname}: the mapped axes have different sizes {sorted(sizes)}; "
+                         f"every mapped argument needs the same batch size")
+    return sizes.pop()
+
+
+def vmap(f: Callable, in_axes: Any = 0, out_axes: int | None = 0,
+         randomness: str = "error") -> Callable:
+    """``f`` mapped over an axis of its arguments, without a Python loop.
+
+    ``in_axes``: an int or ``None`` (not mapped) for every argument, or a tuple with one
+    entry per positional argument (each applies to every tensor in that argument's
+    list/tuple/dict). ``out_axes``: where the batch axis goes in every output. Compose with
+    ``grad`` (per-example gradients), ``jvp`` and ``vmap`` itself. Only ``randomness="error"``
+    is implemented: random functions are not batched (do not call them inside ``f``).
+
+    Example:
+        >>> import xad
+        >>> xs = xad.tensor([[1.0, 2.0], [3.0, 4.0]])
+        >>> xad.vmap(lambda x: (x * x).sum())(xs).tolist()
+        [5.0, 25.0]
+    """
+    if randomness not in _RANDOMNESS:
+        raise ValueError(f"vmap: randomness must be one of {_RANDOMNESS}, got {randomness!r}")
+    if randomness != "error":
+        raise NotImplementedError(f"vmap: randomness={randomness!r} is not implemented; "
+                                  f"draw the random numbers outside vmap and pass them in")
+
+    def wrapped(*args: Any) -> Any:
+        axes = _axes("vmap", in_axes, len(args))
+        flat, specs, per = [], [], []
+        for i, (a, ax) in enumerate(zip(args, axes)):
+            leaves, spec = _flatten(a, f"vmap: argument {i}")
+            flat.extend(leaves)
+            specs.append((spec, len(leaves)))
+            per.extend([ax] * len(leaves))
+        level = BatchLevel(_batch_size("vmap", flat, per), randomness)
+        ins = [_enter(level, t, ax) for t, ax in zip(flat, per)]
+        new, k = [], 0
+        for spec, n in specs:
+            new.append(_unflatten(spec, ins[k:k + n]))
+            k += n
+        context.transform = level
+        try:
+            out = f(*new)
+        finally:
+            context.transform = level.parent
+        outs, out_spec = _flatten(out, "vmap: the function's output")
+        return _unflatten(out_spec, [_leave(level, o, out_axes) for o in outs])
+    return wrapped
+
+
+def _leave(level: BatchLevel, o: Tensor, axis: int | None) -> Tensor:
+    if not level.has(o):
+        if axis is None:
+            return o
+        o = broadcast_to(o, (level.size,) + tuple(o.shape))
+    elif axis is None:
+        raise ValueError("vmap: out_axes=None but an output depends on the mapped inputs")
+    return moveaxis(o, 0, axis) if axis % max(o.ndim, 1) else o
+
