@@ -179,3 +179,25 @@ def _mixed_modes_against_jax():
                                rtol=1e-10)
     _, lin = xad.linearize(f, x)
     np.testing.assert_allclose(lin(v).item(), jax.linearize(jf, xh)[1](vh), rtol=1e-10)
+
+
+class _RawCube(xad.Function):
+    """A custom operation whose forward leaves xad's operations (here by ``detach()``; the
+    same holds for work on ``.array``)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x.detach() ** 3
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return 3 * x * x * g
+
+
+def test_function_on_raw_arrays_refuses_a_transform_instead_of_a_zero_tangent(xb):
+    x = xad.tensor([1.0, 2.0], dtype=xad.float64)
+    assert _RawCube.apply(x).tolist() == [1.0, 8.0]  # eager: fine
+    with pytest.raises(NotImplementedError, match="_RawCube.apply under JVPLevel"):
+        xad.jvp(_RawCube.apply, (x,), (xad.ones_like(x),))

@@ -51,6 +51,10 @@ class JVPLevel:
         ref, tan = e
         return tan if (ref() if type(ref) is weakref.ref else ref) is t._array else None
 
+    def carries(self, t: Tensor) -> bool:
+        """Whether ``t`` has a tangent here (an integer result never needs one)."""
+        return not t.dtype.is_floating or self.get(t) is not None
+
     def set(self, t: Tensor, tan: Tensor | None) -> None:
         """Give ``t`` the tangent ``tan`` at this level."""
         if tan is None:

@@ -128,6 +128,7 @@ class Function:
                                 f"{type(o).__name__} as output {i}")
             if any(o is a for a in args):  # an input returned as is: give it its own tensor
                 outs[i] = Tensor._make(o._array, o._backend, o)
+        _check_traced(cls, tensors, outs)
         ctx._versions = tuple(t._version if isinstance(t, Tensor) else None
                               for t in ctx._saved)
         if not (context.grad_enabled and any(t.requires_grad for t in tensors)):
@@ -145,3 +146,19 @@ class Function:
         res = record(op, args, arrays if multi else arrays[0], outs[0]._backend, ctx=ctx)
         ctx._node = weakref.ref(res[0]._node if multi else res._node)
         return res
+
+
+def _check_traced(cls: type, inputs: list[Tensor], outs: list[Tensor]) -> None:
+    """Under ``xad.jvp``/``vmap``, every output of a ``Function`` whose inputs carry a
+    tangent (a batch axis) must carry one too: a forward that wrapped raw arrays would
+    otherwise give a silent zero tangent (a wrong batch)."""
+    level = context.transform
+    if level is None or not any(level.carries(t) for t in inputs):
+        return
+    for i, o in enumerate(outs):
+        if not level.carries(o):
+            raise NotImplementedError(
+                f"{cls.__name__}.apply under {type(level).__name__}: output {i} (shape "
+                f"{tuple(o.shape)}) was not computed from the inputs with xad operations, so "
+                f"its tangent or batch axis is unknown; write forward with xad operations "
+                f"(not on .array), or use reverse mode (xad.vjp) for this function")

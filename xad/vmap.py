@@ -74,6 +74,10 @@ class BatchLevel:
             return False
         return self.has_array(t._array)
 
+    def carries(self, t: Tensor) -> bool:
+        """Whether ``t`` carries this level's batch axis."""
+        return self.has(t)
+
     def has_array(self, a: Any) -> bool:
         ref = self.arrays.get(id(a))
         if ref is None:
