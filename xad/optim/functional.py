@@ -1,9 +1,9 @@
-"""Update rules of the optimisers added after the first five (``Adamax NAdam RAdam Rprop``),
-each
-written once as a pure function of arrays: ``rule(x, state, g, c, xp) -> (new_x,
-new_state)`` with ``c`` the step's Python numbers. :func:`step_with_rule` runs one on a
-parameter through the shared update path (in place where the backend's arrays are
-mutable, by rebinding on JAX), so the rule is the only statement of the update.
+"""Update rules of the optimisers added after the first five (``Adamax NAdam RAdam Rprop
+Adadelta ASGD``), each written once as a pure function of arrays: ``rule(x, state, g, c,
+xp) -> (new_x, new_state)`` with ``c`` the step's Python numbers (and flags, fixed per
+kernel). :func:`step_with_rule` runs one on a parameter through the shared update path (in
+place where the backend's arrays are mutable, by rebinding on JAX), so the rule is the only
+statement of the update.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from typing import Any
 from ..tensor import Tensor
 from .optimizer import _apply
 
-__all__ = ["adamax_rule", "nadam_rule", "radam_rule", "rprop_rule", "step_with_rule"]
+__all__ = ["adamax_rule", "nadam_rule", "radam_rule", "rprop_rule", "adadelta_rule",
+           "asgd_rule", "step_with_rule"]
 
 
 def _decayed(x: Any, g: Any, lr: float, wd: float, decoupled: bool) -> tuple[Any, Any]:
@@ -82,6 +83,30 @@ def rprop_rule(x: Any, state: list, g: Any, c: tuple, xp: Any) -> tuple[Any, lis
     return x - xp.sign(g) * size, [g, size]
 
 
+def adadelta_rule(x: Any, state: list, g: Any, c: tuple, xp: Any) -> tuple[Any, list]:
+    """Adadelta (Zeiler): ``v = rho v + (1-rho) g^2``;
+    ``d = sqrt(u + eps) / sqrt(v + eps) * g``; ``u = rho u + (1-rho) d^2``; ``x -= lr d``
+    (``decay``, a flag fixed per kernel: ``g += wd x`` first)."""
+    lr, rho, eps, wd, decay = c
+    v, u = state
+    g = g + x * wd if decay else g
+    v = v * rho + g * g * (1 - rho)
+    d = (u + eps) ** 0.5 / (v + eps) ** 0.5 * g
+    u = u * rho + d * d * (1 - rho)
+    return x - d * lr, [v, u]
+
+
+def asgd_rule(x: Any, state: list, g: Any, c: tuple, xp: Any) -> tuple[Any, list]:
+    """Averaged SGD (Polyak-Juditsky, PyTorch's form): ``x = x (1 - lambd eta) - eta g``,
+    then the average ``ax += (x - ax) mu`` (``ax = x`` while ``mu == 1``: ``averaging`` is
+    ``False``); ``decay`` as Adadelta's."""
+    eta, lambd, mu, wd, decay, averaging = c
+    (ax,) = state
+    g = g + x * wd if decay else g
+    x = x * (1 - lambd * eta) - g * eta
+    return x, [ax + (x - ax) * mu if averaging else x]
+
+
 def _assigning(rule: Any) -> Any:
     """The in-place form of ``rule``: its results written into the arrays it read."""
     def kernel(rw: list, g: Any, t: Any, gw: Any, c: tuple, xp: Any) -> None:
@@ -96,9 +121,11 @@ _KERNELS: dict[Any, Any] = {}
 
 
 def step_with_rule(scratch: dict, p: Tensor, state: list[Tensor], g: Tensor, rule: Any,
-                   c: tuple) -> None:
-    """Update ``p`` and its ``state`` tensors by ``rule`` for gradient ``g``."""
+                   c: tuple, maximize: bool = False) -> None:
+    """Update ``p`` and its ``state`` tensors by ``rule`` for gradient ``g`` (``-g`` with
+    ``maximize``)."""
     kernel = _KERNELS.get(rule)
     if kernel is None:
         kernel = _KERNELS[rule] = _assigning(rule)
-    _apply(scratch, p, 1, kernel, rule, state, g._array, c, p._backend.xp)
+    _apply(scratch, p, 1, kernel, rule, state, -g._array if maximize else g._array, c,
+           p._backend.xp)

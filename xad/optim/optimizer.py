@@ -433,3 +433,16 @@ def _check(ok: bool, message: str) -> None:
 
 def _is_number(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and not math.isnan(x)
+
+
+def _torch_flags(name: str, foreach: Any, maximize: bool, differentiable: bool,
+                 capturable: bool = False, **more: Any) -> dict[str, Any]:
+    """PyTorch's implementation flags as group entries (its state-dict keys): ``maximize``
+    is honoured by the optimiser; ``foreach``/``fused``/``capturable`` are accepted and
+    ignored (xad has one update path per backend, a fused kernel where it fuses);
+    ``differentiable=True`` (gradients through the update) is refused."""
+    if differentiable:
+        raise NotImplementedError(f"{name}: differentiable=True (differentiating through the "
+                                  f"optimiser step) is not supported; leave it False")
+    return dict(foreach=foreach, maximize=bool(maximize), differentiable=False,
+                capturable=capturable, **more)
