@@ -108,8 +108,10 @@ def test_validation():
         optim.RAdam(w, lr=-1)
     with pytest.raises(ValueError, match="momentum_decay"):
         optim.NAdam(w, momentum_decay=-1)
-    with pytest.raises(NotImplementedError, match="maximize"):
-        optim.NAdam(w, maximize=True)
+    with pytest.raises(NotImplementedError, match="differentiable=True"):
+        optim.NAdam(w, differentiable=True)
+    with pytest.raises(NotImplementedError, match="SGD: differentiable=True"):
+        optim.SGD(w, differentiable=True)
 
 
 def test_asgd_average_matches_torch(xb):
@@ -213,3 +215,48 @@ def test_lbfgs_errors():
         optim.LBFGS([a], line_search_fn="armijo")
     with pytest.raises(RuntimeError, match="needs a closure"):
         optim.LBFGS([a]).step(None)
+
+
+# ----- maximize (every optimiser), foreach/fused/capturable accepted, torch's group keys -----
+MAXIMIZE = [("SGD", dict(lr=0.05, momentum=0.9, weight_decay=0.1, foreach=True, fused=False)),
+            ("Adam", dict(lr=0.05, weight_decay=0.1, amsgrad=True, foreach=False)),
+            ("AdamW", dict(lr=0.05, capturable=False, fused=None)),
+            ("RMSprop", dict(lr=0.01, momentum=0.5, centered=True, weight_decay=0.1)),
+            ("Adagrad", dict(lr=0.1, lr_decay=0.01, weight_decay=0.1, fused=None)),
+            ("Adamax", dict(lr=0.05, weight_decay=0.1)), ("NAdam", dict(lr=0.05)),
+            ("RAdam", dict(lr=0.05, weight_decay=0.1)), ("Rprop", dict(lr=0.05)),
+            ("Adadelta", dict(lr=1.0, weight_decay=0.1)), ("ASGD", dict(lr=0.05, t0=5))]
+
+
+def _run_ascent(lib, name, kwargs, steps=50):
+    """Ascend ``-loss`` with ``maximize=True``: the trajectory of descending ``loss``."""
+    make = (lambda a, g=False: xad.tensor(a.copy(), dtype=xad.float64, requires_grad=g)) \
+        if lib is xad else (lambda a, g=False: torch.tensor(a, requires_grad=g))
+    a, w1, w2 = make(A), make(W1, True), make(W2, True)
+    opt = getattr(optim if lib is xad else torch.optim, name)([w1, w2], maximize=True,
+                                                              **kwargs)
+    out = []
+    for _ in range(steps):
+        opt.zero_grad()
+        (-_loss(lib, w1, w2, a)).backward()
+        opt.step()
+        out.append(np.concatenate([np.asarray(w.detach().numpy()) for w in (w1, w2)]))
+    return np.array(out), opt
+
+
+@pytest.mark.parametrize("name,kwargs", MAXIMIZE, ids=[n for n, _ in MAXIMIZE])
+def test_maximize_matches_torch(xb, name, kwargs):
+    ours, opt = _run_ascent(xad, name, kwargs)
+    ref, topt = _run_ascent(torch, name, kwargs)
+    np.testing.assert_allclose(ours, ref, rtol=1e-6, atol=1e-6)
+    descent, _ = _run(xad, name, {k: v for k, v in kwargs.items()
+                                  if k not in ("foreach", "fused", "capturable")}, False)
+    np.testing.assert_allclose(ours, descent, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", [n for n, _ in MAXIMIZE] + ["LBFGS"])
+def test_param_group_keys_are_torchs(name):
+    w, t = xad.zeros(2, requires_grad=True), torch.zeros(2, requires_grad=True)
+    ours = getattr(optim, name)([w]).state_dict()["param_groups"][0]
+    ref = getattr(torch.optim, name)([t]).state_dict()["param_groups"][0]
+    assert set(ours) >= set(ref) - {"decoupled_weight_decay"}, set(ref) - set(ours)

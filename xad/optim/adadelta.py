@@ -39,7 +39,8 @@ class Adadelta(Optimizer):
                  differentiable: bool = False) -> None:
         super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay,
                                       **_torch_flags("Adadelta", foreach, maximize,
-                                                     differentiable, capturable)))
+                                                     differentiable,
+                                                     capturable=capturable)))
 
     def _validate(self, group: dict[str, Any]) -> None:
         lr, rho, eps, wd = group["lr"], group["rho"], group["eps"], group["weight_decay"]
@@ -63,5 +64,5 @@ class Adadelta(Optimizer):
                         st.update(step=0, square_avg=_zeros_like(p), acc_delta=_zeros_like(p))
                     st["step"] = st["step"] + 1
                     step_with_rule(self._scratch, p, [st["square_avg"], st["acc_delta"]],
-                                   p.grad, adadelta_rule, c, group["maximize"])
+                                   p.grad, adadelta_rule, c, group.get("maximize", False))
         return loss

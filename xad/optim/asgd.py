@@ -40,7 +40,8 @@ class ASGD(Optimizer):
         super().__init__(params, dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0,
                                       weight_decay=weight_decay,
                                       **_torch_flags("ASGD", foreach, maximize,
-                                                     differentiable, capturable)))
+                                                     differentiable,
+                                                     capturable=capturable)))
 
     def _validate(self, group: dict[str, Any]) -> None:
         lr, wd = group["lr"], group["weight_decay"]
@@ -62,7 +63,8 @@ class ASGD(Optimizer):
                     st["step"] = t = st["step"] + 1
                     eta, mu = float(st["eta"]), float(st["mu"])
                     step_with_rule(self._scratch, p, [st["ax"]], p.grad, asgd_rule,
-                                   (eta, lambd, mu, wd, wd != 0, mu != 1), group["maximize"])
+                                   (eta, lambd, mu, wd, wd != 0, mu != 1),
+                                   group.get("maximize", False))
                     st["eta"] = lr / (1 + lambd * lr * t) ** group["alpha"]
                     st["mu"] = 1 / max(1, t - group["t0"])
         return loss

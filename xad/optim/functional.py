@@ -127,5 +127,4 @@ def step_with_rule(scratch: dict, p: Tensor, state: list[Tensor], g: Tensor, rul
     kernel = _KERNELS.get(rule)
     if kernel is None:
         kernel = _KERNELS[rule] = _assigning(rule)
-    _apply(scratch, p, 1, kernel, rule, state, -g._array if maximize else g._array, c,
-           p._backend.xp)
+    _apply(scratch, p, 1, kernel, rule, state, g._array, c, p._backend.xp, maximize=maximize)
