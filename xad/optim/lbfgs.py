@@ -15,6 +15,8 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import autograd as _ag
+from ..factories import zeros
+from ..ops.shape import concat
 from ..tensor import Tensor
 from .optimizer import Optimizer, ParamsT, _check, _is_number
 
@@ -94,7 +96,6 @@ class LBFGS(Optimizer):
 
     # ----- the flat vector --------------------------------------------------------------------
     def _flat_grad(self) -> Tensor:
-        from .. import concat, zeros
         views = [p.grad.reshape(-1) if p.grad is not None else
                  zeros(p.numel(), dtype=p.dtype, device=p.device) for p in self._params]
         return concat(views) if len(views) > 1 else views[0].clone()
