@@ -75,12 +75,11 @@ def rprop_rule(x: Any, state: list, g: Any, c: tuple, xp: Any) -> tuple[Any, lis
     ``[step_min, step_max]``; ``x -= sign(g) * step``."""
     eta_minus, eta_plus, step_min, step_max = c
     prev, size = state
-    s = g * prev
-    up, down = xp.astype(s > 0, g.dtype), xp.astype(s < 0, g.dtype)
-    size = xp.clip(size * (1 + up * (eta_plus - 1) + down * (eta_minus - 1)), step_min,
-                   step_max)
-    g = g * (1 - down)
-    return x - xp.sign(g) * size, [g, size]
+    s = g * prev  # where, maximum, minimum: ufuncs, so the rule fuses (clip, sign do not)
+    size = xp.where(s > 0, size * eta_plus, xp.where(s < 0, size * eta_minus, size))
+    size = xp.minimum(xp.maximum(size, step_min), step_max)
+    g = xp.where(s < 0, 0.0, g)
+    return x - xp.where(g > 0, size, xp.where(g < 0, -size, 0.0)), [g, size]
 
 
 def adadelta_rule(x: Any, state: list, g: Any, c: tuple, xp: Any) -> tuple[Any, list]:
