@@ -286,3 +286,33 @@ def test_more_errors():
     other = xad.optim.SGD([xad.zeros(1, requires_grad=True)], lr=0.1)
     with pytest.raises(ValueError, match="same optimizer"):
         ls.ChainedScheduler([ls.StepLR(opt, 2), ls.StepLR(other, 2)])
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("name", ["StepLR", "MultiStepLR", "ConstantLR", "LinearLR",
+                                  "ExponentialLR", "PolynomialLR", "CosineAnnealingLR",
+                                  "LambdaLR"])
+def test_step_with_epoch_uses_closed_form_as_torch(name):
+    kw = {"StepLR": dict(step_size=3), "MultiStepLR": dict(milestones=[2, 5, 5]),
+          "ConstantLR": dict(factor=0.5, total_iters=4), "LinearLR": dict(total_iters=6),
+          "ExponentialLR": dict(gamma=0.8), "PolynomialLR": dict(total_iters=8, power=2.0),
+          "CosineAnnealingLR": dict(T_max=6), "LambdaLR": dict(lr_lambda=lambda e: 0.9 ** e)}
+
+    def run(lib):
+        opt = lib.optim.SGD([lib.zeros(1, requires_grad=True)], lr=0.1)
+        s = getattr(lib.optim.lr_scheduler, name)(opt, **kw[name])
+        out = []
+        for e in [1, 2, 7, 3, 3, 10, 0, 5]:
+            opt.step()
+            s.step(e)
+            out.append(s.get_last_lr()[0])
+        return out
+
+    np.testing.assert_allclose(run(xad), run(torch), rtol=1e-12)
+
+
+def test_repr_of_every_scheduler():
+    opt = xad.optim.SGD([xad.zeros(1, requires_grad=True)], lr=0.1)
+    chained = ls.ChainedScheduler([ls.StepLR(opt, 2), ls.ExponentialLR(opt, 0.9)])
+    assert repr(chained).startswith("ChainedScheduler(")
+    assert "last_epoch=0" in repr(ls.StepLR(opt, 2))

@@ -130,7 +130,8 @@ class LRScheduler:
         self.__dict__.update({k: _copy(v) for k, v in state_dict.items()})
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(last_epoch={self.last_epoch}, lr={self._last_lr})"
+        epoch = getattr(self, "last_epoch", None)  # ChainedScheduler has none (as torch's)
+        return f"{type(self).__name__}(last_epoch={epoch}, lr={self._last_lr})"
 
     def _group_lrs(self) -> list[float]:
         return [g["lr"] for g in self.optimizer.param_groups]
