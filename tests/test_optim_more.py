@@ -1,6 +1,6 @@
-"""Adamax, NAdam, RAdam, Rprop: 50-step trajectories against PyTorch's (float64, every backend,
-one and two parameter groups, large parameters through the chunked in-place path), state
-keys and state-dict round trips, validation."""
+"""Adamax, NAdam, RAdam, Rprop, Adadelta, ASGD (and LBFGS, below): 50-step trajectories
+against PyTorch's (float64, every backend, one and two parameter groups, large parameters
+through the chunked in-place path), state keys and state-dict round trips, validation."""
 
 from __future__ import annotations
 
@@ -28,6 +28,10 @@ CASES = [
     ("RAdam", dict(lr=0.05, weight_decay=0.2, decoupled_weight_decay=True)),
     ("Rprop", dict(lr=0.05)),
     ("Rprop", dict(lr=0.02, etas=(0.3, 1.5), step_sizes=(1e-3, 0.2))),
+    ("Adadelta", dict(lr=1.0)),
+    ("Adadelta", dict(lr=0.5, rho=0.8, eps=1e-4, weight_decay=0.1)),
+    ("ASGD", dict(lr=0.05)),
+    ("ASGD", dict(lr=0.05, lambd=0.01, alpha=0.5, t0=10, weight_decay=0.1)),
 ]
 
 
@@ -64,7 +68,7 @@ def test_trajectory_matches_torch(xb, name, kwargs, grouped):
         k for k in topt.state_dict()["param_groups"][0] if k in kwargs or k == "lr"}
 
 
-@pytest.mark.parametrize("name", ["Adamax", "NAdam", "RAdam", "Rprop"])
+@pytest.mark.parametrize("name", ["Adamax", "NAdam", "RAdam", "Rprop", "Adadelta", "ASGD"])
 def test_large_parameter_matches_torch(xb, name):
     """A parameter big enough for the chunked in-place path."""
     a = np.random.default_rng(3).standard_normal((100, 100))  # over the small-update size
@@ -104,5 +108,156 @@ def test_validation():
         optim.RAdam(w, lr=-1)
     with pytest.raises(ValueError, match="momentum_decay"):
         optim.NAdam(w, momentum_decay=-1)
-    with pytest.raises(NotImplementedError, match="maximize"):
-        optim.NAdam(w, maximize=True)
+    with pytest.raises(NotImplementedError, match="differentiable=True"):
+        optim.NAdam(w, differentiable=True)
+    with pytest.raises(NotImplementedError, match="SGD: differentiable=True"):
+        optim.SGD(w, differentiable=True)
+
+
+def test_asgd_average_matches_torch(xb):
+    """ASGD's average ``ax`` (with averaging starting at t0) and its eta/mu, as torch's."""
+    def run(lib):
+        ours = lib is xad
+        w = (xad.tensor(W1.copy(), dtype=xad.float64, requires_grad=True) if ours
+             else torch.tensor(W1, requires_grad=True))
+        opt = (optim if ours else torch.optim).ASGD([w], lr=0.05, lambd=0.01, t0=20)
+        for _ in range(50):
+            opt.zero_grad()
+            ((w * w * w * w).sum() - w.sum()).backward()
+            opt.step()
+        st = opt.state[w]
+        return np.asarray(st["ax"].numpy() if ours else st["ax"].detach().numpy()), \
+            float(st["eta"]), float(st["mu"])
+
+    with torch_float64():
+        ref = run(torch)
+    ours = run(xad)
+    np.testing.assert_allclose(ours[0], ref[0], rtol=1e-9)
+    np.testing.assert_allclose(ours[1:], ref[1:], rtol=1e-12)
+
+
+def torch_float64():
+    """torch keeps ASGD's eta and mu in its default dtype: float64 for exact references."""
+    import contextlib
+
+    @contextlib.contextmanager
+    def ctx():
+        old = torch.get_default_dtype()
+        torch.set_default_dtype(torch.float64)
+        try:
+            yield
+        finally:
+            torch.set_default_dtype(old)
+    return ctx()
+
+
+# ----- LBFGS: a closure, a few iterations per step, 50 steps ---------------------------------
+def _rosen(lib, w1, w2, a):
+    tanh = xad.tanh if lib is xad else torch.tanh
+    r = (1 - w1[:-1]) ** 2 + 10 * (w1[1:] - w1[:-1] ** 2) ** 2
+    return r.sum() + (tanh(a @ w1) * w2).sum() + (w2 * w2).sum()
+
+
+def _run_lbfgs(lib, kwargs, steps=50, resume_at=None):
+    make = (lambda a, g=False: xad.tensor(a.copy(), dtype=xad.float64, requires_grad=g)) \
+        if lib is xad else (lambda a, g=False: torch.tensor(a, requires_grad=g))
+    a, w1, w2 = make(A), make(W1 * 0.5 - 1, True), make(W2, True)
+    opt = (optim if lib is xad else torch.optim).LBFGS([w1, w2], **kwargs)
+
+    def closure():
+        opt.zero_grad()
+        loss = _rosen(lib, w1, w2, a)
+        loss.backward()
+        return loss
+
+    out = []
+    for i in range(steps):
+        if i == resume_at:
+            sd = opt.state_dict()
+            opt = optim.LBFGS([w1, w2], **kwargs)
+            opt.load_state_dict(sd)
+        loss = opt.step(closure)
+        out.append(np.concatenate([np.asarray(w.detach().numpy()) for w in (w1, w2)]
+                                  + [[float(loss.detach())]]))
+    return np.array(out), opt
+
+
+LBFGS_CASES = [dict(lr=0.05, max_iter=3, history_size=4),
+               dict(lr=0.7, max_iter=4, history_size=3, line_search_fn="strong_wolfe"),
+               dict(max_iter=20, tolerance_change=1e-5, line_search_fn="strong_wolfe")]
+
+
+@pytest.mark.parametrize("kwargs", LBFGS_CASES, ids=[str(i) for i in range(len(LBFGS_CASES))])
+def test_lbfgs_matches_torch(xb, kwargs):
+    ours, opt = _run_lbfgs(xad, kwargs)
+    ref, topt = _run_lbfgs(torch, kwargs)
+    np.testing.assert_allclose(ours, ref, rtol=1e-6, atol=1e-6)
+    st, tst = opt.state_dict()["state"][0], topt.state_dict()["state"][0]
+    assert sorted(st) == sorted(tst)
+    assert (st["func_evals"], st["n_iter"]) == (tst["func_evals"], tst["n_iter"])
+    assert opt.state_dict()["param_groups"][0].keys() == \
+        topt.state_dict()["param_groups"][0].keys()
+
+
+def test_lbfgs_state_dict_round_trip(xb):
+    kwargs = LBFGS_CASES[1]
+    full, _ = _run_lbfgs(xad, kwargs, steps=20)
+    resumed, _ = _run_lbfgs(xad, kwargs, steps=20, resume_at=8)
+    np.testing.assert_allclose(resumed, full, rtol=1e-12, atol=1e-12)
+
+
+def test_lbfgs_errors():
+    a, b = xad.zeros(2, requires_grad=True), xad.zeros(2, requires_grad=True)
+    with pytest.raises(ValueError, match="parameter groups"):
+        optim.LBFGS([{"params": [a]}, {"params": [b]}])
+    with pytest.raises(ValueError, match="line_search_fn"):
+        optim.LBFGS([a], line_search_fn="armijo")
+    with pytest.raises(RuntimeError, match="needs a closure"):
+        optim.LBFGS([a]).step(None)
+
+
+# ----- maximize (every optimiser), foreach/fused/capturable accepted, torch's group keys -----
+MAXIMIZE = [("SGD", dict(lr=0.05, momentum=0.9, weight_decay=0.1, foreach=True, fused=False)),
+            ("Adam", dict(lr=0.05, weight_decay=0.1, amsgrad=True, foreach=False)),
+            ("AdamW", dict(lr=0.05, capturable=False, fused=None)),
+            ("RMSprop", dict(lr=0.01, momentum=0.5, centered=True, weight_decay=0.1)),
+            ("Adagrad", dict(lr=0.1, lr_decay=0.01, weight_decay=0.1, fused=None)),
+            ("Adamax", dict(lr=0.05, weight_decay=0.1)), ("NAdam", dict(lr=0.05)),
+            ("RAdam", dict(lr=0.05, weight_decay=0.1)), ("Rprop", dict(lr=0.05)),
+            ("Adadelta", dict(lr=1.0, weight_decay=0.1)), ("ASGD", dict(lr=0.05, t0=5))]
+
+
+def _run_ascent(lib, name, kwargs, steps=20):
+    """Ascend ``-loss`` with ``maximize=True``: the trajectory of descending ``loss``."""
+    make = (lambda a, g=False: xad.tensor(a.copy(), dtype=xad.float64, requires_grad=g)) \
+        if lib is xad else (lambda a, g=False: torch.tensor(a, requires_grad=g))
+    a, w1, w2 = make(A), make(W1, True), make(W2, True)
+    opt = getattr(optim if lib is xad else torch.optim, name)([w1, w2], maximize=True,
+                                                              **kwargs)
+    out = []
+    for _ in range(steps):
+        opt.zero_grad()
+        (-_loss(lib, w1, w2, a)).backward()
+        opt.step()
+        out.append(np.concatenate([np.asarray(w.detach().numpy()) for w in (w1, w2)]))
+    return np.array(out), opt
+
+
+@pytest.mark.parametrize("name,kwargs", MAXIMIZE, ids=[n for n, _ in MAXIMIZE])
+def test_maximize_matches_torch(xb, name, kwargs):
+    ours, opt = _run_ascent(xad, name, kwargs)
+    ref, topt = _run_ascent(torch, name, kwargs)
+    np.testing.assert_allclose(ours, ref, rtol=1e-6, atol=1e-6)
+    if xb.name == "numpy":  # ascending -loss is descending loss
+        descent, _ = _run(xad, name, {k: v for k, v in kwargs.items()
+                                      if k not in ("foreach", "fused", "capturable")}, False,
+                          steps=20)
+        np.testing.assert_allclose(ours, descent, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", [n for n, _ in MAXIMIZE] + ["LBFGS"])
+def test_param_group_keys_are_torchs(name):
+    w, t = xad.zeros(2, requires_grad=True), torch.zeros(2, requires_grad=True)
+    ours = getattr(optim, name)([w]).state_dict()["param_groups"][0]
+    ref = getattr(torch.optim, name)([t]).state_dict()["param_groups"][0]
+    assert set(ours) >= set(ref) - {"decoupled_weight_decay"}, set(ref) - set(ours)

@@ -1,4 +1,5 @@
-"""Optimisers (SGD, Adam, AdamW, RMSprop, Adagrad) and learning-rate schedulers.
+"""Optimisers (every one of ``torch.optim``'s: SGD, Adam, AdamW, RMSprop, Adagrad, Adamax,
+NAdam, RAdam, Rprop, Adadelta, ASGD, LBFGS) and learning-rate schedulers.
 
 Example:
     >>> import xad
@@ -11,14 +12,18 @@ Example:
 """
 
 from . import lr_scheduler
+from .adadelta import Adadelta
 from .adagrad import Adagrad, adagrad
 from .adam import Adam, AdamW, adam
 from .adamax_nadam_radam import Adamax, NAdam, RAdam
+from .asgd import ASGD
+from .lbfgs import LBFGS
 from .optimizer import Optimizer
 from .rmsprop import RMSprop, rmsprop
 from .rprop import Rprop
 from .sgd import SGD, sgd
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "NAdam",
-           "RAdam", "Rprop", "lr_scheduler",
+           "RAdam", "Rprop", "Adadelta", "ASGD", "LBFGS",
+           "lr_scheduler",
            "sgd", "adam", "rmsprop", "adagrad"]

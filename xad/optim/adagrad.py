@@ -6,7 +6,17 @@ from typing import Any
 
 from .. import autograd as _ag
 from ..tensor import Tensor
-from .optimizer import Optimizer, ParamsT, _apply, _check, _consts, _decay, _full_like, _is_number
+from .optimizer import (
+    Optimizer,
+    ParamsT,
+    _apply,
+    _check,
+    _consts,
+    _decay,
+    _full_like,
+    _is_number,
+    _torch_flags,
+)
 from .scratch import product_into, quotient_into, sqrt_into
 
 __all__ = ["Adagrad", "adagrad"]
@@ -23,6 +33,11 @@ class Adagrad(Optimizer):
         s = s + g * g
         p = p - clr * g / (sqrt(s) + eps)
 
+    ``maximize`` ascends the objective; ``foreach`` and ``fused`` are accepted and
+    ignored (xad has one update path per backend: in place on the host, one
+    fused kernel per parameter where the backend fuses); ``differentiable`` must be
+    ``False``.
+
     Example:
         >>> import xad
         >>> w = xad.tensor([1.0], requires_grad=True)
@@ -33,10 +48,12 @@ class Adagrad(Optimizer):
 
     def __init__(self, params: ParamsT, lr: float = 1e-2, lr_decay: float = 0.0,
                  weight_decay: float = 0.0, initial_accumulator_value: float = 0.0,
-                 eps: float = 1e-10) -> None:
+                 eps: float = 1e-10, foreach: bool | None = None, *, maximize: bool = False,
+                 differentiable: bool = False, fused: bool | None = None) -> None:
         super().__init__(params, dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
                                       initial_accumulator_value=initial_accumulator_value,
-                                      eps=eps))
+                                      eps=eps, **_torch_flags("Adagrad", foreach, maximize,
+                                                              differentiable, fused=fused)))
 
     def _validate(self, group: dict[str, Any]) -> None:
         lr, lr_decay, wd = group["lr"], group["lr_decay"], group["weight_decay"]
@@ -86,7 +103,8 @@ class Adagrad(Optimizer):
                         last = (step, b, dtype)
                         c = _adagrad_consts(b, dtype, step, lr, lr_decay, wd, eps)
                     _apply(self._scratch, p, nbuf, _adagrad_kernel, _adagrad_rule, [st["sum"]],
-                           grad._array, c, b.xp)
+                           grad._array, c, b.xp,
+                           maximize=group.get("maximize", False))
         return loss
 
 

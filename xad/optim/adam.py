@@ -7,7 +7,17 @@ from typing import Any
 
 from .. import autograd as _ag
 from ..tensor import Tensor
-from .optimizer import Optimizer, ParamsT, _apply, _check, _consts, _decay, _is_number, _zeros_like
+from .optimizer import (
+    Optimizer,
+    ParamsT,
+    _apply,
+    _check,
+    _consts,
+    _decay,
+    _is_number,
+    _torch_flags,
+    _zeros_like,
+)
 from .scratch import product_into, quotient_into, sqrt_into
 
 __all__ = ["Adam", "AdamW", "adam"]
@@ -25,6 +35,11 @@ class Adam(Optimizer):
         v_hat = v                                      otherwise
         p = p - lr / (1 - beta1**t) * m / (sqrt(v_hat) / sqrt(1 - beta2**t) + eps)
 
+    ``maximize`` ascends the objective; ``foreach``, ``fused`` and ``capturable`` are
+    accepted and ignored (xad has one update path per backend: in place on the host, one
+    fused kernel per parameter where the backend fuses); ``differentiable`` must be
+    ``False``.
+
     Example:
         >>> import xad
         >>> w = xad.tensor([1.0, -2.0], requires_grad=True)
@@ -37,9 +52,14 @@ class Adam(Optimizer):
 
     def __init__(self, params: ParamsT, lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 0.0, amsgrad: bool = False) -> None:
+                 weight_decay: float = 0.0, amsgrad: bool = False, *,
+                 foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
+                 differentiable: bool = False, fused: bool | None = None) -> None:
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
-                                      weight_decay=weight_decay, amsgrad=amsgrad))
+                                      weight_decay=weight_decay, amsgrad=amsgrad,
+                                      **_torch_flags(type(self).__name__, foreach, maximize,
+                                                     differentiable, capturable=capturable,
+                                                     fused=fused)))
 
     def _validate(self, group: dict[str, Any]) -> None:
         lr, eps, betas, wd = group["lr"], group["eps"], group["betas"], group["weight_decay"]
@@ -89,7 +109,8 @@ class Adam(Optimizer):
                         c = _adam_consts(b, dtype, step, beta1, beta2, lr, wd, eps, decoupled)
                     _apply(self._scratch, p, nbuf, _adam_kernel, _adam_rule,
                            [st["exp_avg"], st["exp_avg_sq"], st["max_exp_avg_sq"] if amsgrad
-                            else None], grad._array, decoupled, c, b.xp)
+                            else None], grad._array, decoupled, c, b.xp,
+                           maximize=group.get("maximize", False))
         return loss
 
 
@@ -112,9 +133,12 @@ class AdamW(Adam):
 
     def __init__(self, params: ParamsT, lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 1e-2, amsgrad: bool = False) -> None:
+                 weight_decay: float = 1e-2, amsgrad: bool = False, *,
+                 foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
+                 differentiable: bool = False, fused: bool | None = None) -> None:
         super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                         amsgrad=amsgrad)
+                         amsgrad=amsgrad, foreach=foreach, maximize=maximize,
+                         capturable=capturable, differentiable=differentiable, fused=fused)
 
 
 def adam(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor],

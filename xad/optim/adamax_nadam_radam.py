@@ -7,14 +7,17 @@ from typing import Any
 
 from .. import autograd as _ag
 from .functional import adamax_rule, nadam_rule, radam_rule, step_with_rule
-from .optimizer import Optimizer, ParamsT, _check, _is_number, _zeros_like
+from .optimizer import Optimizer, ParamsT, _check, _is_number, _torch_flags, _zeros_like
 
 __all__ = ["Adamax", "NAdam", "RAdam"]
 
 
 class _AdamFamily(Optimizer):
     """What the three share: ``lr``, ``betas``, ``eps``, ``weight_decay`` checks, state
-    ``step``/``exp_avg``/second moment, and a step that hands each parameter to its rule."""
+    ``step``/``exp_avg``/second moment, and a step that hands each parameter to its rule.
+    ``maximize`` ascends the objective; ``foreach`` and ``capturable`` are accepted and
+    ignored (one update path per backend, a fused kernel where it fuses);
+    ``differentiable`` must be ``False``."""
 
     _second = "exp_avg_sq"
 
@@ -42,7 +45,8 @@ class _AdamFamily(Optimizer):
                         st.update(self._fresh_state(p))
                     st["step"] = st["step"] + 1
                     step_with_rule(self._scratch, p, [st["exp_avg"], st[self._second]],
-                                   p.grad, self._rule, self._consts(group, st))
+                                   p.grad, self._rule, self._consts(group, st),
+                                   group.get("maximize", False))
         return loss
 
     def _fresh_state(self, p: Any) -> dict[str, Any]:
@@ -71,9 +75,10 @@ class Adamax(_AdamFamily):
                  eps: float = 1e-8, weight_decay: float = 0.0, foreach: Any = None, *,
                  maximize: bool = False, differentiable: bool = False,
                  capturable: bool = False) -> None:
-        _unsupported("Adamax", maximize, differentiable)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
-                                      weight_decay=weight_decay))
+                                      weight_decay=weight_decay,
+                                      **_torch_flags("Adamax", foreach, maximize,
+                                                     differentiable, capturable=capturable)))
 
     def _consts(self, group: dict[str, Any], st: dict[str, Any]) -> tuple:
         b1, b2 = group["betas"]
@@ -100,11 +105,12 @@ class NAdam(_AdamFamily):
                  decoupled_weight_decay: bool = False, *, foreach: Any = None,
                  maximize: bool = False, capturable: bool = False,
                  differentiable: bool = False) -> None:
-        _unsupported("NAdam", maximize, differentiable)
         _check(momentum_decay >= 0, f"Invalid momentum_decay value: {momentum_decay}")
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
                                       weight_decay=weight_decay, momentum_decay=momentum_decay,
-                                      decoupled_weight_decay=decoupled_weight_decay))
+                                      decoupled_weight_decay=decoupled_weight_decay,
+                                      **_torch_flags(type(self).__name__, foreach, maximize,
+                                                     differentiable, capturable=capturable)))
 
     def _fresh_state(self, p: Any) -> dict[str, Any]:
         return {**super()._fresh_state(p), "mu_product": 1.0}
@@ -138,18 +144,13 @@ class RAdam(_AdamFamily):
                  decoupled_weight_decay: bool = False, *, foreach: Any = None,
                  maximize: bool = False, capturable: bool = False,
                  differentiable: bool = False) -> None:
-        _unsupported("RAdam", maximize, differentiable)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
                                       weight_decay=weight_decay,
-                                      decoupled_weight_decay=decoupled_weight_decay))
+                                      decoupled_weight_decay=decoupled_weight_decay,
+                                      **_torch_flags(type(self).__name__, foreach, maximize,
+                                                     differentiable, capturable=capturable)))
 
     def _consts(self, group: dict[str, Any], st: dict[str, Any]) -> tuple:
         b1, b2 = group["betas"]
         return (group["lr"], b1, b2, group["eps"], group["weight_decay"], st["step"],
                 group["decoupled_weight_decay"])
-
-
-def _unsupported(name: str, maximize: bool, differentiable: bool) -> None:
-    if maximize or differentiable:
-        raise NotImplementedError(f"{name}: maximize=True and differentiable=True are not "
-                                  f"supported yet")

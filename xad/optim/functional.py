@@ -1,9 +1,9 @@
-"""Update rules of the optimisers added after the first five (``Adamax NAdam RAdam Rprop``),
-each
-written once as a pure function of arrays: ``rule(x, state, g, c, xp) -> (new_x,
-new_state)`` with ``c`` the step's Python numbers. :func:`step_with_rule` runs one on a
-parameter through the shared update path (in place where the backend's arrays are
-mutable, by rebinding on JAX), so the rule is the only statement of the update.
+"""Update rules of the optimisers added after the first five (``Adamax NAdam RAdam Rprop
+Adadelta ASGD``), each written once as a pure function of arrays: ``rule(x, state, g, c,
+xp) -> (new_x, new_state)`` with ``c`` the step's Python numbers (and flags, fixed per
+kernel). :func:`step_with_rule` runs one on a parameter through the shared update path (in
+place where the backend's arrays are mutable, by rebinding on JAX), so the rule is the only
+statement of the update.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from typing import Any
 from ..tensor import Tensor
 from .optimizer import _apply
 
-__all__ = ["adamax_rule", "nadam_rule", "radam_rule", "rprop_rule", "step_with_rule"]
+__all__ = ["adamax_rule", "nadam_rule", "radam_rule", "rprop_rule", "adadelta_rule",
+           "asgd_rule", "step_with_rule"]
 
 
 def _decayed(x: Any, g: Any, lr: float, wd: float, decoupled: bool) -> tuple[Any, Any]:
@@ -74,12 +75,35 @@ def rprop_rule(x: Any, state: list, g: Any, c: tuple, xp: Any) -> tuple[Any, lis
     ``[step_min, step_max]``; ``x -= sign(g) * step``."""
     eta_minus, eta_plus, step_min, step_max = c
     prev, size = state
-    s = g * prev
-    up, down = xp.astype(s > 0, g.dtype), xp.astype(s < 0, g.dtype)
-    size = xp.clip(size * (1 + up * (eta_plus - 1) + down * (eta_minus - 1)), step_min,
-                   step_max)
-    g = g * (1 - down)
-    return x - xp.sign(g) * size, [g, size]
+    s = g * prev  # where, maximum, minimum: ufuncs, so the rule fuses (clip, sign do not)
+    size = xp.where(s > 0, size * eta_plus, xp.where(s < 0, size * eta_minus, size))
+    size = xp.minimum(xp.maximum(size, step_min), step_max)
+    g = xp.where(s < 0, 0.0, g)
+    return x - xp.where(g > 0, size, xp.where(g < 0, -size, 0.0)), [g, size]
+
+
+def adadelta_rule(x: Any, state: list, g: Any, c: tuple, xp: Any) -> tuple[Any, list]:
+    """Adadelta (Zeiler): ``v = rho v + (1-rho) g^2``;
+    ``d = sqrt(u + eps) / sqrt(v + eps) * g``; ``u = rho u + (1-rho) d^2``; ``x -= lr d``
+    (``decay``, a flag fixed per kernel: ``g += wd x`` first)."""
+    lr, rho, eps, wd, decay = c
+    v, u = state
+    g = g + x * wd if decay else g
+    v = v * rho + g * g * (1 - rho)
+    d = (u + eps) ** 0.5 / (v + eps) ** 0.5 * g
+    u = u * rho + d * d * (1 - rho)
+    return x - d * lr, [v, u]
+
+
+def asgd_rule(x: Any, state: list, g: Any, c: tuple, xp: Any) -> tuple[Any, list]:
+    """Averaged SGD (Polyak-Juditsky, PyTorch's form): ``x = x (1 - lambd eta) - eta g``,
+    then the average ``ax += (x - ax) mu`` (``ax = x`` while ``mu == 1``: ``averaging`` is
+    ``False``); ``decay`` as Adadelta's."""
+    eta, lambd, mu, wd, decay, averaging = c
+    (ax,) = state
+    g = g + x * wd if decay else g
+    x = x * (1 - lambd * eta) - g * eta
+    return x, [ax + (x - ax) * mu if averaging else x]
 
 
 def _assigning(rule: Any) -> Any:
@@ -96,9 +120,10 @@ _KERNELS: dict[Any, Any] = {}
 
 
 def step_with_rule(scratch: dict, p: Tensor, state: list[Tensor], g: Tensor, rule: Any,
-                   c: tuple) -> None:
-    """Update ``p`` and its ``state`` tensors by ``rule`` for gradient ``g``."""
+                   c: tuple, maximize: bool = False) -> None:
+    """Update ``p`` and its ``state`` tensors by ``rule`` for gradient ``g`` (``-g`` with
+    ``maximize``)."""
     kernel = _KERNELS.get(rule)
     if kernel is None:
         kernel = _KERNELS[rule] = _assigning(rule)
-    _apply(scratch, p, 1, kernel, rule, state, g._array, c, p._backend.xp)
+    _apply(scratch, p, 1, kernel, rule, state, g._array, c, p._backend.xp, maximize=maximize)

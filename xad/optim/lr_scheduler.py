@@ -1,5 +1,9 @@
-"""Learning-rate schedulers: ``StepLR``, ``ExponentialLR``, ``CosineAnnealingLR``, ``LinearLR``
-(warm-up) and ``OneCycleLR``, with PyTorch's semantics.
+"""Learning-rate schedulers, as ``torch.optim.lr_scheduler``: every one PyTorch has. This file
+holds ``StepLR``, ``ExponentialLR``, ``CosineAnnealingLR``, ``LinearLR`` (warm-up) and
+``OneCycleLR``; the base is :mod:`.lr_base`, the rest :mod:`.lr_factor` (LambdaLR,
+MultiplicativeLR, MultiStepLR, ConstantLR, PolynomialLR), :mod:`.lr_cyclic` (CyclicLR,
+CosineAnnealingWarmRestarts) and :mod:`.lr_composite` (SequentialLR, ChainedScheduler,
+ReduceLROnPlateau).
 
 A scheduler sets ``group["lr"]`` of its optimiser's groups when it is made (step 0) and at
 every ``step()``; call ``step()`` after ``optimizer.step()``. As in PyTorch, most rules are
@@ -11,127 +15,16 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..tracing import host_call
+from .lr_base import LRScheduler, _per_group, _positive_int
+from .lr_composite import ChainedScheduler, ReduceLROnPlateau, SequentialLR
+from .lr_cyclic import CosineAnnealingWarmRestarts, CyclicLR
+from .lr_factor import ConstantLR, LambdaLR, MultiplicativeLR, MultiStepLR, PolynomialLR
 from .optimizer import Optimizer
 
-__all__ = ["LRScheduler", "StepLR", "ExponentialLR", "CosineAnnealingLR", "LinearLR",
-           "OneCycleLR"]
-
-
-class LRScheduler:
-    """Base class: ``base_lrs`` (each group's ``initial_lr``), ``last_epoch`` (steps taken),
-    ``step()``, ``get_last_lr()``, ``state_dict()`` / ``load_state_dict()``.
-
-    Subclasses write ``get_lr()``: the groups' learning rates at ``last_epoch``.
-
-    Example:
-        >>> import xad
-        >>> opt = xad.optim.SGD([xad.zeros(1, requires_grad=True)], lr=1.0)
-        >>> sched = xad.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
-        >>> lrs = []
-        >>> for _ in range(4):
-        ...     opt.step(); sched.step(); lrs.append(sched.get_last_lr()[0])
-        >>> lrs
-        [1.0, 0.5, 0.5, 0.25]
-    """
-
-    def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
-        if not isinstance(optimizer, Optimizer):
-            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
-        self.optimizer = optimizer
-        if last_epoch == -1:
-            for group in optimizer.param_groups:
-                group.setdefault("initial_lr", group["lr"])
-        else:
-            for i, group in enumerate(optimizer.param_groups):
-                if "initial_lr" not in group:
-                    raise KeyError(f"param 'initial_lr' is not specified in param_groups[{i}] "
-                                   f"when resuming a scheduler with last_epoch >= 0; load the "
-                                   f"optimizer's state dict first")
-        self.base_lrs: list[float] = [g["initial_lr"] for g in optimizer.param_groups]
-        self.last_epoch = last_epoch
-        self._step_count = 0
-        self._is_initial = True
-        try:
-            self.step()
-        finally:
-            self._is_initial = False
-
-    def get_lr(self) -> list[float]:
-        """The learning rates for ``last_epoch`` (use :meth:`get_last_lr` to read them)."""
-        raise NotImplementedError
-
-    def get_last_lr(self) -> list[float]:
-        """The learning rates the last ``step()`` set, one per parameter group.
-
-        Example:
-            >>> import xad
-            >>> opt = xad.optim.SGD([xad.zeros(1, requires_grad=True)], lr=2.0)
-            >>> xad.optim.lr_scheduler.ExponentialLR(opt, gamma=0.5).get_last_lr()
-            [2.0]
-        """
-        return list(self._last_lr)
-
-    @host_call
-    def step(self) -> None:
-        """Advance one step (an epoch, or a batch for ``OneCycleLR``) and set the rates.
-
-        Example:
-            >>> import xad
-            >>> opt = xad.optim.SGD([xad.zeros(1, requires_grad=True)], lr=2.0)
-            >>> s = xad.optim.lr_scheduler.ExponentialLR(opt, gamma=0.5)
-            >>> opt.step(); s.step(); opt.param_groups[0]["lr"]
-            1.0
-        """
-        self._step_count += 1
-        self.last_epoch += 1
-        values = self.get_lr()
-        for group, lr in zip(self.optimizer.param_groups, values):
-            group["lr"] = lr
-        self._last_lr = [g["lr"] for g in self.optimizer.param_groups]
-
-    def state_dict(self) -> dict[str, Any]:
-        """Everything but the optimiser: plain Python values (``xad.save`` can write it).
-
-        Example:
-            >>> import xad
-            >>> opt = xad.optim.SGD([xad.zeros(1, requires_grad=True)], lr=1.0)
-            >>> xad.optim.lr_scheduler.StepLR(opt, 3).state_dict()["last_epoch"]
-            0
-        """
-        return {k: _copy(v) for k, v in self.__dict__.items() if k != "optimizer"}
-
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Restore a state from :meth:`state_dict`.
-
-        Example:
-            >>> import xad
-            >>> opt = xad.optim.SGD([xad.zeros(1, requires_grad=True)], lr=1.0)
-            >>> s = xad.optim.lr_scheduler.StepLR(opt, 3)
-            >>> s.load_state_dict({**s.state_dict(), "last_epoch": 7}); s.last_epoch
-            7
-        """
-        self.__dict__.update({k: _copy(v) for k, v in state_dict.items()})
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(last_epoch={self.last_epoch}, lr={self._last_lr})"
-
-    def _group_lrs(self) -> list[float]:
-        return [g["lr"] for g in self.optimizer.param_groups]
-
-
-def _copy(v: Any) -> Any:
-    if isinstance(v, dict):
-        return {k: _copy(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [_copy(x) for x in v]
-    return v
-
-
-def _positive_int(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError(f"Expected positive integer {name}, but got {value!r}")
-    return value
+__all__ = ["LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR",
+           "ConstantLR", "LinearLR", "ExponentialLR", "SequentialLR", "CosineAnnealingLR",
+           "ChainedScheduler", "ReduceLROnPlateau", "CyclicLR", "CosineAnnealingWarmRestarts",
+           "OneCycleLR", "PolynomialLR"]
 
 
 class StepLR(LRScheduler):
@@ -158,6 +51,9 @@ class StepLR(LRScheduler):
             return self._group_lrs()
         return [lr * self.gamma for lr in self._group_lrs()]
 
+    def _get_closed_form_lr(self) -> list[float]:
+        return [b * self.gamma ** (self.last_epoch // self.step_size) for b in self.base_lrs]
+
 
 class ExponentialLR(LRScheduler):
     """Multiply the learning rate by ``gamma`` every step: ``lr = base_lr * gamma**t``.
@@ -178,6 +74,9 @@ class ExponentialLR(LRScheduler):
         if self._is_initial:
             return self._group_lrs()
         return [lr * self.gamma for lr in self._group_lrs()]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        return [b * self.gamma ** self.last_epoch for b in self.base_lrs]
 
 
 class CosineAnnealingLR(LRScheduler):
@@ -211,6 +110,10 @@ class CosineAnnealingLR(LRScheduler):
                     for base, lr in zip(self.base_lrs, groups)]
         return [(1 + math.cos(math.pi * t / T)) / (1 + math.cos(math.pi * (t - 1) / T))
                 * (lr - eta) + eta for lr in groups]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        t, T, eta = self.last_epoch, self.T_max, self.eta_min
+        return [eta + (b - eta) * (1 + math.cos(math.pi * t / T)) / 2 for b in self.base_lrs]
 
 
 class LinearLR(LRScheduler):
@@ -251,6 +154,10 @@ class LinearLR(LRScheduler):
         if self._is_initial or t > n:
             return groups
         return [lr * (1.0 + (e - s) / (n * s + (t - 1) * (e - s))) for lr in groups]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        s, e, n = self.start_factor, self.end_factor, self.total_iters
+        return [b * (s + (e - s) * min(n, self.last_epoch) / n) for b in self.base_lrs]
 
 
 class OneCycleLR(LRScheduler):
@@ -362,13 +269,3 @@ class OneCycleLR(LRScheduler):
                     break
                 start = end
         return lrs
-
-
-def _per_group(name: str, groups: list[dict[str, Any]], value: Any) -> list[Any]:
-    if isinstance(value, (list, tuple)):
-        if len(value) != len(groups):
-            raise ValueError(f"{name} must have the same length as optimizer.param_groups. "
-                             f"{name} has {len(value)} values, param_groups has "
-                             f"{len(groups)}.")
-        return list(value)
-    return [value] * len(groups)

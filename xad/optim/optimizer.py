@@ -289,7 +289,8 @@ def _scratch_for(b: Any, x: Any, n: int) -> list[Any]:
 
 
 def _apply(scratch: dict[Tensor, list[Any]], p: Tensor, n: int, kernel: Callable[..., None],
-           rule: Callable[..., tuple], state: list[Tensor | None], g: Any, *args: Any) -> None:
+           rule: Callable[..., tuple], state: list[Tensor | None], g: Any, *args: Any,
+           maximize: bool = False) -> None:
     """One parameter's update, reading gradient array ``g``. Each optimiser states its update
     once, as ``rule(x, state_arrays, g, *args) -> (new_x, new_state_arrays)``, a pure
     function of arrays; that is what runs on immutable arrays (JAX), and what the tests hold
@@ -298,15 +299,16 @@ def _apply(scratch: dict[Tensor, list[Any]], p: Tensor, n: int, kernel: Callable
     and of its state tensors ``state`` (``None`` entries skipped), with ``p``'s entry in
     ``scratch`` (``n`` scratch arrays per chunk, kept across steps while ``p._array`` is the
     same array). It is measured to matter: bench/README.md, "optimisers in place". On a
-    backend that fuses (CuPy), ``rule`` itself runs as one kernel: :mod:`.fused`."""
+    backend that fuses (CuPy), ``rule`` itself runs as one kernel: :mod:`.fused`.
+    ``maximize``: the update reads ``-g`` (a negated copy, made on ``p``'s device)."""
     if context.recorder is not None and not context.recorder.paused:
         context.recorder.unsupported("a functional optimiser update (xad.optim.adam, sgd, ...): "
                                      "call an optimiser's step() in the compiled function")
     b = p._backend
     if b.scope is not None:  # CuPy: the update's kernels run with p's device made current
         with b.scope:
-            return _apply_here(scratch, p, n, kernel, rule, state, g, *args)
-    return _apply_here(scratch, p, n, kernel, rule, state, g, *args)
+            return _apply_here(scratch, p, n, kernel, rule, state, -g if maximize else g, *args)
+    return _apply_here(scratch, p, n, kernel, rule, state, -g if maximize else g, *args)
 
 
 def _apply_here(scratch: dict[Tensor, list[Any]], p: Tensor, n: int,
@@ -433,3 +435,16 @@ def _check(ok: bool, message: str) -> None:
 
 def _is_number(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and not math.isnan(x)
+
+
+def _torch_flags(name: str, foreach: Any, maximize: bool, differentiable: bool,
+                 **more: Any) -> dict[str, Any]:
+    """PyTorch's implementation flags as group entries (its state-dict keys): ``maximize``
+    is honoured by the optimiser; ``foreach``/``fused``/``capturable`` are accepted and
+    ignored (xad has one update path per backend, a fused kernel where it fuses);
+    ``differentiable=True`` (gradients through the update) is refused."""
+    if differentiable:
+        raise NotImplementedError(f"{name}: differentiable=True (differentiating through the "
+                                  f"optimiser step) is not supported; leave it False")
+    return dict(foreach=foreach, maximize=bool(maximize), differentiable=False, **more)
+

@@ -6,7 +6,17 @@ from typing import Any
 
 from .. import autograd as _ag
 from ..tensor import Tensor
-from .optimizer import Optimizer, ParamsT, _apply, _check, _consts, _decay, _is_number, _zeros_like
+from .optimizer import (
+    Optimizer,
+    ParamsT,
+    _apply,
+    _check,
+    _consts,
+    _decay,
+    _is_number,
+    _torch_flags,
+    _zeros_like,
+)
 from .scratch import product_into, quotient_into, sqrt_into
 
 __all__ = ["RMSprop", "rmsprop"]
@@ -30,6 +40,11 @@ class RMSprop(Optimizer):
         else:
             p = p - lr * g / d
 
+    ``maximize`` ascends the objective; ``foreach`` and ``capturable`` are accepted and
+    ignored (xad has one update path per backend: in place on the host, one
+    fused kernel per parameter where the backend fuses); ``differentiable`` must be
+    ``False``.
+
     Example:
         >>> import xad
         >>> w = xad.tensor([1.0], requires_grad=True)
@@ -40,9 +55,12 @@ class RMSprop(Optimizer):
 
     def __init__(self, params: ParamsT, lr: float = 1e-2, alpha: float = 0.99,
                  eps: float = 1e-8, weight_decay: float = 0.0, momentum: float = 0.0,
-                 centered: bool = False) -> None:
+                 centered: bool = False, capturable: bool = False, foreach: bool | None = None,
+                 maximize: bool = False, differentiable: bool = False) -> None:
         super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
-                                      momentum=momentum, centered=centered))
+                                      momentum=momentum, centered=centered,
+                                      **_torch_flags("RMSprop", foreach, maximize,
+                                                     differentiable, capturable=capturable)))
 
     def _validate(self, group: dict[str, Any]) -> None:
         lr, eps, alpha = group["lr"], group["eps"], group["alpha"]
@@ -89,8 +107,9 @@ class RMSprop(Optimizer):
                         c = _rmsprop_consts(b, dtype, lr, alpha, eps, wd, momentum)
                     _apply(self._scratch, p, nbuf, _rmsprop_kernel, _rmsprop_rule,
                            [st["square_avg"], st.get("grad_avg") if centered else None,
-                            st.get("momentum_buffer") if momentum > 0 else None], grad._array, c,
-                           b.xp)
+                            st.get("momentum_buffer") if momentum > 0 else None],
+                           grad._array, c, b.xp,
+                           maximize=group.get("maximize", False))
         return loss
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from .. import autograd as _ag
 from .functional import rprop_rule, step_with_rule
-from .optimizer import Optimizer, ParamsT, _check, _full_like, _is_number, _zeros_like
+from .optimizer import Optimizer, ParamsT, _check, _full_like, _is_number, _torch_flags, _zeros_like
 
 __all__ = ["Rprop"]
 
@@ -16,6 +16,11 @@ class Rprop(Optimizer):
     r"""Resilient back-propagation: a step size per coordinate, grown by ``etas[1]`` while
     the gradient keeps its sign and shrunk by ``etas[0]`` when it flips, within
     ``step_sizes``; the parameter moves by ``-sign(g) * step``.
+
+    ``maximize`` ascends the objective; ``foreach`` and ``capturable`` are accepted and
+    ignored (xad has one update path per backend: in place on the host, one
+    fused kernel per parameter where the backend fuses); ``differentiable`` must be
+    ``False``.
 
     Example:
         >>> import xad
@@ -29,10 +34,9 @@ class Rprop(Optimizer):
                  step_sizes: tuple = (1e-6, 50), *, capturable: bool = False,
                  foreach: Any = None, maximize: bool = False,
                  differentiable: bool = False) -> None:
-        if maximize or differentiable:
-            raise NotImplementedError("Rprop: maximize=True and differentiable=True are not "
-                                      "supported yet")
-        super().__init__(params, dict(lr=lr, etas=tuple(etas), step_sizes=tuple(step_sizes)))
+        super().__init__(params, dict(lr=lr, etas=tuple(etas), step_sizes=tuple(step_sizes),
+                                      **_torch_flags("Rprop", foreach, maximize,
+                                                     differentiable, capturable=capturable)))
 
     def _validate(self, group: dict[str, Any]) -> None:
         lr, (em, ep) = group["lr"], group["etas"]
@@ -54,5 +58,6 @@ class Rprop(Optimizer):
                                   step_size=_full_like(p, group["lr"]))
                     st["step"] = st["step"] + 1
                     step_with_rule(self._scratch, p, [st["prev"], st["step_size"]], p.grad,
-                                   rprop_rule, (em, ep, lo, hi))
+                                   rprop_rule, (em, ep, lo, hi),
+                                   group.get("maximize", False))
         return loss

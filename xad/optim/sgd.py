@@ -6,7 +6,17 @@ from typing import Any
 
 from .. import autograd as _ag
 from ..tensor import Tensor
-from .optimizer import Optimizer, ParamsT, _apply, _check, _consts, _decay, _is_number, _zeros_like
+from .optimizer import (
+    Optimizer,
+    ParamsT,
+    _apply,
+    _check,
+    _consts,
+    _decay,
+    _is_number,
+    _torch_flags,
+    _zeros_like,
+)
 from .scratch import product_into
 
 __all__ = ["SGD", "sgd"]
@@ -26,6 +36,11 @@ class SGD(Optimizer):
             g = b                                     otherwise
         p = p - lr * g
 
+    ``maximize`` ascends the objective; ``foreach`` and ``fused`` are accepted and
+    ignored (xad has one update path per backend: in place on the host, one
+    fused kernel per parameter where the backend fuses); ``differentiable`` must be
+    ``False``.
+
     Example:
         >>> import xad
         >>> w = xad.tensor([1.0, -2.0], requires_grad=True)
@@ -36,9 +51,12 @@ class SGD(Optimizer):
 
     def __init__(self, params: ParamsT, lr: float = 1e-3, momentum: float = 0.0,
                  dampening: float = 0.0, weight_decay: float = 0.0,
-                 nesterov: bool = False) -> None:
+                 nesterov: bool = False, *, maximize: bool = False, foreach: bool | None = None,
+                 differentiable: bool = False, fused: bool | None = None) -> None:
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
-                                      weight_decay=weight_decay, nesterov=nesterov))
+                                      weight_decay=weight_decay, nesterov=nesterov,
+                                      **_torch_flags("SGD", foreach, maximize, differentiable,
+                                                     fused=fused)))
 
     def _validate(self, group: dict[str, Any]) -> None:
         lr, momentum, wd = group["lr"], group["momentum"], group["weight_decay"]
@@ -84,7 +102,7 @@ class SGD(Optimizer):
                             buf = st["momentum_buffer"] = _zeros_like(p)
                             first = True
                     _apply(self._scratch, p, 2, _sgd_kernel, _sgd_rule, [buf], grad._array, c,
-                           first, nesterov, b.xp)
+                           first, nesterov, b.xp, maximize=group.get("maximize", False))
         return loss
 
 
