@@ -373,8 +373,40 @@ def _functional_cases() -> dict:
     }
 
 
+def _activation_and_loss_cases() -> dict:
+    """The activations and losses added beside the first few (issue 27), and ``norm``."""
+    F = lambda m: m.nn.functional  # noqa: E731
+    acts = ("celu elu glu hardsigmoid hardswish hardtanh leaky_relu logsigmoid mish relu6 "
+            "selu silu softsign tanhshrink").split()
+    cases = {f"F.{n}": lambda m, g, n=n: getattr(F(m), n)(g.f()) for n in acts}
+    p = lambda g: g.f(lo=0.05, hi=0.95)  # noqa: E731  (probabilities)
+    pm = lambda g: g.t(np.where(g.rng.random(g.shape) > 0.5, 1.0, -1.0).astype("float32"))  # noqa: E731
+    cases |= {
+        "F.prelu": lambda m, g: F(m).prelu(g.f(), g.t(np.array([0.25], "float32"))),
+        "F.binary_cross_entropy": lambda m, g: F(m).binary_cross_entropy(p(g), p(g)),
+        "F.kl_div(batchmean)": lambda m, g: F(m).kl_div(g.f(hi=0.0), p(g),
+                                                         reduction="batchmean"),
+        "F.smooth_l1_loss(beta)": lambda m, g: F(m).smooth_l1_loss(g.f(), g.f(), beta=0.5),
+        "F.poisson_nll_loss": lambda m, g: F(m).poisson_nll_loss(g.f(), p(g)),
+        "F.gaussian_nll_loss": lambda m, g: F(m).gaussian_nll_loss(g.f(), g.f(), p(g)),
+        "F.margin_ranking_loss": lambda m, g: F(m).margin_ranking_loss(g.f(), g.f(), pm(g)),
+        "F.hinge_embedding_loss": lambda m, g: F(m).hinge_embedding_loss(g.f(), pm(g)),
+        "F.cosine_embedding_loss": lambda m, g: F(m).cosine_embedding_loss(
+            g.f((3, 4)), g.f((3, 4)), g.t(np.array([1.0, -1.0, 1.0], "float32"))),
+        "F.triplet_margin_loss": lambda m, g: F(m).triplet_margin_loss(g.f(), g.f(), g.f()),
+        "F.multilabel_soft_margin_loss": lambda m, g: F(m).multilabel_soft_margin_loss(
+            g.f(), g.t((g.rng.random(g.shape) > 0.5).astype("float32"))),
+        "F.pairwise_distance": lambda m, g: F(m).pairwise_distance(g.f(), g.f()),
+        "norm(x), x.norm(1, dim=0)": lambda m, g: [m.norm(g.f()), g.f().norm(1, dim=0)],
+        "x.clamp_(-1, 1), x.clip_(max=0.5)": lambda m, g: [g.f().clamp_(-1, 1),
+                                                           g.f().clip_(max=0.5)],
+    }
+    return cases
+
+
 CASES = {**_unary_cases(), **_binary_cases(), **_reduction_cases(), **_shape_cases(),
-         **_index_cases(), **_creation_cases(), **_method_cases(), **_functional_cases()}
+         **_index_cases(), **_creation_cases(), **_method_cases(), **_functional_cases(),
+         **_activation_and_loss_cases()}
 
 # cases that still differ, by name pattern, with who fixes them; reported, not failed
 _PROMOTION = ("issue 26 item 1 (ops-semantics developer): PyTorch's promotion (int with float, "
@@ -464,6 +496,8 @@ AUDITED_ELSEWHERE = ("Generator Tensor amp autograd bfloat16 bool cuda compile c
                      "set_grad_enabled is_grad_enabled optim ops real save "
                      "set_default_dtype uint8 uint16 uint32 uint64 utils autocast "
                      "set_printoptions meshgrid split_copy from_dlpack GradScaler "
+                     # transforms and thread pools (tests/test_vmap.py, xad.threads)
+                     "vmap set_num_threads "
                      # tensor attributes and autograd methods (tests/test_torch_subset.py,
                      # tests/test_autograd*.py): no argument forms to fuzz
                      "backward data device dtype grad grad_fn is_leaf register_hook "
