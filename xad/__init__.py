@@ -93,6 +93,7 @@ from .transforms import grad, hessian, hvp, jacobian, jvp, value_and_grad, vjp
 from .compile import CompiledFunction, compile
 from .utils.checkpoint import checkpoint
 from .utils.serialization import CheckpointError, load, save
+from .utils.torch_checkpoint import load_torch
 from .threads import set_num_threads
 
 bool = bool_  # xad.bool, as the standard names it

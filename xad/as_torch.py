@@ -29,6 +29,7 @@ from . import torch_functions as _tf
 from .backend import set_backend
 from .nn import functional, init
 from .optim import lr_scheduler
+from .utils.torch_checkpoint import torch_load
 
 __all__ = ["install", "uninstall", "namespace", "main"]
 
@@ -137,7 +138,8 @@ def namespace() -> dict[str, types.ModuleType]:
                     enable_grad=xad.enable_grad, set_grad_enabled=xad.set_grad_enabled,
                     is_grad_enabled=xad.is_grad_enabled, multinomial=xad.multinomial,
                     cat=_cat, concat=_cat, stack=_stack, from_numpy=xad.tensor,
-                    is_tensor=lambda x: isinstance(x, xad.Tensor), **_DTYPES, **fns)
+                    is_tensor=lambda x: isinstance(x, xad.Tensor), load=torch_load, **_DTYPES,
+                    **fns)
     for full, m in mods.items():
         if full.count(".") == 1:
             setattr(torch, full.split(".")[1], m)
