@@ -89,6 +89,7 @@ from . import data, nn, optim, viz
 from . import fft, linalg
 from . import amp
 from . import distributed
+from . import distributions
 from .transforms import grad, hessian, hvp, jacobian, jvp, value_and_grad, vjp
 from .compile import CompiledFunction, compile
 from .utils.checkpoint import checkpoint

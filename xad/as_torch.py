@@ -128,7 +128,8 @@ def namespace() -> dict[str, types.ModuleType]:
             "torch.nn.init": _module("torch.nn.init", init),
             "torch.optim": _module("torch.optim", optim, lr_scheduler=sched),
             "torch.optim.lr_scheduler": sched, "torch.utils": utils,
-            "torch.utils.data": utils_data, "torch.autograd": _module("torch.autograd", autograd)}
+            "torch.utils.data": utils_data, "torch.autograd": _module("torch.autograd", autograd),
+            "torch.distributions": _module("torch.distributions", xad.distributions)}
     mods["torch.nn"] = _module("torch.nn", nn, functional=mods["torch.nn.functional"],
                                init=mods["torch.nn.init"])
     amp = _module("torch.amp", autocast=_tf.autocast, GradScaler=_tf.GradScaler)
