@@ -194,11 +194,46 @@ def test_a_handmade_tensor_loads_and_unknown_storages_are_refused(tmp_path):
         xad.load_torch(missing)
 
 
-def test_non_archives_are_refused(tmp_path):
+def test_legacy_format(xb, trained, tmp_path):
+    path, x, expected = trained
     legacy = tmp_path / "legacy.pt"
-    legacy.write_bytes(pickle.dumps({"a": 1}))
-    with pytest.raises(xad.CheckpointError, match="legacy"):
-        xad.load_torch(legacy)
+    torch.save(torch.load(path), legacy, _use_new_zipfile_serialization=False)
+    net = _XadNet().double()
+    net.load_state_dict(xad.load_torch(legacy))
+    net.eval()
+    np.testing.assert_allclose(xb.to_numpy(net(xad.tensor(x))._array), expected, rtol=1e-12)
+    base = torch.arange(6.0).reshape(2, 3)
+    torch.save([base.t(), base], legacy, _use_new_zipfile_serialization=False)
+    with open(legacy, "rb") as f:  # a file object, as torch.load takes
+        t, b = xad.load_torch(f)
+    np.testing.assert_array_equal(xb.to_numpy(t._array), base.t().numpy())
+
+
+def test_hostile_legacy_files_are_refused(tmp_path):
+    marker = tmp_path / "marker"
+    head = b"".join(pickle.dumps(v, protocol=2) for v in
+                    (0x1950a86a20f9469cfc6c, 1001, {"little_endian": True}))
+    path = tmp_path / "evil.pt"
+    path.write_bytes(head + _call("os", "system", f"touch {marker}"))
+    with pytest.raises(xad.CheckpointError, match=r"global os\.system was refused"):
+        xad.load_torch(path)
+    assert not marker.exists()
+    torch.save(torch.ones(4), path, _use_new_zipfile_serialization=False)
+    data = path.read_bytes()
+    path.write_bytes(data[:-3])  # a truncated storage
+    with pytest.raises(xad.CheckpointError, match="truncated"):
+        xad.load_torch(path)
+    path.write_bytes(data.replace(struct.pack("<q", 4) + struct.pack("<f", 1.0),
+                                  struct.pack("<q", 9) + struct.pack("<f", 1.0)))
+    with pytest.raises(xad.CheckpointError, match="claims 4 float32 elements"):
+        xad.load_torch(path)
+
+
+def test_non_archives_are_refused(tmp_path):
+    other = tmp_path / "other.pt"
+    other.write_bytes(pickle.dumps({"a": 1}))
+    with pytest.raises(xad.CheckpointError, match="not a file written by torch.save"):
+        xad.load_torch(other)
     with zipfile.ZipFile(tmp_path / "empty.pt", "w") as z:
         z.writestr("x.txt", "")
     with pytest.raises(xad.CheckpointError, match="data.pkl"):

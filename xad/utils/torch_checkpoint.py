@@ -56,10 +56,12 @@ class _StorageType:
 
 
 class _Storage:
-    __slots__ = ("dtype", "itemsize", "data", "key")
+    """A storage's ``numel`` elements; ``data`` arrives later in the legacy format."""
+    __slots__ = ("dtype", "itemsize", "numel", "data", "key")
 
-    def __init__(self, kind: _StorageType, data: bytearray, key: str) -> None:
-        self.dtype, self.itemsize, self.data, self.key = kind.dtype, kind.itemsize, data, key
+    def __init__(self, kind: _StorageType, numel: int, key: str) -> None:
+        self.dtype, self.itemsize, self.numel, self.key = kind.dtype, kind.itemsize, numel, key
+        self.data: bytearray | None = None
 
 
 class _Pending:
@@ -75,7 +77,7 @@ class _Pending:
         if len(size) != len(stride) or len(size) > 64 or any(n < 0 for n in ints):
             raise CheckpointError(f"a tensor with an invalid layout: offset {offset!r}, size "
                                   f"{size!r}, stride {stride!r}")
-        numel = len(storage.data) // storage.itemsize
+        numel = storage.numel
         last = offset + sum((n - 1) * s for n, s in zip(size, stride))
         if math.prod(size) and last >= numel:
             raise CheckpointError(f"a tensor of size {tuple(size)} (offset {offset}, stride "
@@ -143,9 +145,11 @@ _GLOBALS: dict[tuple[str, str], Any] = {
 
 
 class _Unpickler(pickle.Unpickler):
-    def __init__(self, data: bytes, archive: zipfile.ZipFile, prefix: str) -> None:
-        super().__init__(io.BytesIO(data))
-        self.archive, self.prefix = archive, prefix
+    """Resolves only the globals in ``_GLOBALS``; storages become ``_Storage`` records."""
+
+    def __init__(self, f: BinaryIO, legacy: bool = False) -> None:
+        super().__init__(f)
+        self.legacy = legacy
         self.storages: dict[str, _Storage] = {}
 
     def find_class(self, module: str, name: str) -> Any:
@@ -156,28 +160,31 @@ class _Unpickler(pickle.Unpickler):
         return found
 
     def persistent_load(self, pid: Any) -> _Storage:
-        if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage"
+        size = 6 if self.legacy else 5
+        if not (isinstance(pid, tuple) and len(pid) == size and pid[0] == "storage"
                 and isinstance(pid[1], _StorageType) and isinstance(pid[2], str)
-                and type(pid[4]) is int and pid[4] >= 0):
+                and type(pid[4]) is int and pid[4] >= 0 and pid[5:] in ((), (None,))):
             raise CheckpointError(f"the persistent id {_describe(pid)} was refused (not a "
                                   f"storage)")
         kind, key, numel = pid[1], pid[2], pid[4]
-        if key in self.storages:
-            return self.storages[key]
-        name = f"{self.prefix}data/{key}"
+        known = self.storages.setdefault(key, _Storage(kind, numel, key))
+        if (known.dtype, known.numel) != (kind.dtype, numel):
+            raise CheckpointError(f"storage {key!r} is declared twice, differently")
+        return known
+
+
+def _zip_storages(unpickler: _Unpickler, archive: zipfile.ZipFile, prefix: str) -> None:
+    for key, st in unpickler.storages.items():
+        name = f"{prefix}data/{key}"
         try:
-            info = self.archive.getinfo(name)
+            info = archive.getinfo(name)
         except KeyError:
             raise CheckpointError(f"storage {key!r} is not in the archive") from None
-        if info.file_size != numel * kind.itemsize:
-            raise CheckpointError(f"storage {key!r} claims {numel} {kind.dtype} elements "
-                                  f"({numel * kind.itemsize} bytes) but the file holds "
+        if info.file_size != st.numel * st.itemsize:
+            raise CheckpointError(f"storage {key!r} claims {st.numel} {st.dtype} elements "
+                                  f"({st.numel * st.itemsize} bytes) but the file holds "
                                   f"{info.file_size} bytes")
-        data = bytearray(self.archive.read(name))  # writable: backends may keep views
-        if len(data) != info.file_size:  # pragma: no cover - zipfile checks this itself
-            raise CheckpointError(f"storage {key!r} is truncated")
-        self.storages[key] = _Storage(kind, data, key)
-        return self.storages[key]
+        st.data = bytearray(archive.read(name))  # writable: backends may keep views
 
 
 def load_torch(f: str | os.PathLike[str] | BinaryIO, map_location: Any = None) -> Any:
@@ -186,7 +193,8 @@ def load_torch(f: str | os.PathLike[str] | BinaryIO, map_location: Any = None) -
 
     ``map_location`` is accepted for PyTorch's signature and ignored (xad places tensors by
     backend). Anything but tensors, ``OrderedDict``/dict/list/tuple, numbers, strings and
-    ``None`` raises :class:`CheckpointError`, as PyTorch's ``weights_only=True``.
+    ``None`` raises :class:`CheckpointError`, as PyTorch's ``weights_only=True``. Both the
+    zip format (PyTorch 1.6 and later) and the legacy one are read.
 
     Example:
         >>> import os, tempfile, xad
@@ -196,25 +204,38 @@ def load_torch(f: str | os.PathLike[str] | BinaryIO, map_location: Any = None) -
         >>> xad.load_torch(path)
         Traceback (most recent call last):
         ...
-        xad.utils.serialization.CheckpointError: xad.load_torch(...m.pt'): not a zip archive...
+        xad.utils.serialization.CheckpointError: xad.load_torch(...m.pt'): not a file written...
     """
     where = repr(os.fspath(f)) if isinstance(f, (str, os.PathLike)) else "<file>"
     try:
-        with zipfile.ZipFile(f) as archive:
-            return _load_archive(archive)
+        if isinstance(f, (str, os.PathLike)):
+            with open(f, "rb") as fh:
+                return _load_file(fh)
+        return _load_file(f)
     except CheckpointError as e:
         raise CheckpointError(f"xad.load_torch({where}): {e}") from None
     except zipfile.BadZipFile as e:
-        raise CheckpointError(f"xad.load_torch({where}): not a zip archive written by "
-                              f"torch.save ({e}); PyTorch's legacy (pre-1.6) format is not "
-                              f"read: re-save it with a current PyTorch") from None
+        raise CheckpointError(f"xad.load_torch({where}): not a file written by torch.save "
+                              f"(neither its zip format nor its legacy one: {e})") from None
     except (pickle.UnpicklingError, ValueError, TypeError, EOFError, KeyError, IndexError,
             AttributeError, RecursionError, MemoryError, OverflowError) as e:
         raise CheckpointError(f"xad.load_torch({where}): the file is corrupt or refused "
                               f"({type(e).__name__}: {str(e)[:200]})") from None
 
 
-def _load_archive(archive: zipfile.ZipFile) -> Any:
+def _load_file(f: BinaryIO) -> Any:
+    start = f.tell()
+    head = f.read(len(_LEGACY_MAGIC))
+    f.seek(start)
+    if head == _LEGACY_MAGIC:
+        obj, swap = _load_legacy(f)
+    else:
+        with zipfile.ZipFile(f) as archive:
+            obj, swap = _load_archive(archive)
+    return _Builder(_backend.get_backend(), swap).build(obj, "obj", 0)
+
+
+def _load_archive(archive: zipfile.ZipFile) -> tuple[Any, bool]:
     pkls = [n for n in archive.namelist() if n.endswith("data.pkl") and n.count("/") == 1]
     if len(pkls) != 1:
         raise CheckpointError(f"expected one '<name>/data.pkl' in the archive, found "
@@ -225,8 +246,40 @@ def _load_archive(archive: zipfile.ZipFile) -> Any:
         order = archive.read(f"{prefix}byteorder").decode("ascii", "replace").strip()
         if order not in ("little", "big"):
             raise CheckpointError(f"unknown byte order {order[:20]!r}")
-    obj = _Unpickler(archive.read(pkls[0]), archive, prefix).load()
-    return _Builder(_backend.get_backend(), order != sys.byteorder).build(obj, "obj", 0)
+    unpickler = _Unpickler(io.BytesIO(archive.read(pkls[0])))
+    obj = unpickler.load()
+    _zip_storages(unpickler, archive, prefix)
+    return obj, order != sys.byteorder
+
+
+# PyTorch's legacy format: pickles of a magic number, a protocol version and system info,
+# then the object, then the list of storage keys, then each storage as an 8-byte element
+# count and its raw bytes
+_LEGACY_MAGIC = pickle.dumps(0x1950a86a20f9469cfc6c, protocol=2)
+
+
+def _load_legacy(f: BinaryIO) -> tuple[Any, bool]:
+    header = [_Unpickler(f).load() for _ in range(3)]
+    if header[1] != 1001 or not isinstance(header[2], dict):
+        raise CheckpointError(f"an unknown legacy format (protocol {header[1]!r})")
+    little = header[2].get("little_endian", True)
+    unpickler = _Unpickler(f, legacy=True)
+    obj = unpickler.load()
+    keys = _Unpickler(f).load()
+    if not isinstance(keys, list) or sorted(keys) != sorted(unpickler.storages):
+        raise CheckpointError("the storage list does not match the storages the object uses")
+    for key in keys:
+        st = unpickler.storages[key]
+        count = f.read(8)
+        numel = int.from_bytes(count, "little" if little else "big")
+        if len(count) != 8 or numel != st.numel:
+            raise CheckpointError(f"storage {key!r} claims {st.numel} {st.dtype} elements but "
+                                  f"the file gives {numel if len(count) == 8 else 'none'}")
+        st.data = bytearray(f.read(numel * st.itemsize))
+        if len(st.data) != numel * st.itemsize:
+            raise CheckpointError(f"storage {key!r} is truncated: {len(st.data)} of "
+                                  f"{numel * st.itemsize} bytes")
+    return obj, little != (sys.byteorder == "little")
 
 
 class _Builder:
@@ -263,6 +316,8 @@ class _Builder:
             raise CheckpointError(f"the tensor at {where} is {p.storage.dtype}, which backend "
                                   f"{self.target.name!r} cannot load from a file; convert it "
                                   f"in PyTorch (e.g. .float()) before saving")
+        if p.storage.data is None:  # pragma: no cover - every loader fills them or raises
+            raise CheckpointError(f"the storage of the tensor at {where} was never read")
         xp = self.xp
         flat = xp.frombuffer(p.storage.data, dtype=getattr(xp, p.storage.dtype))
         if self.swap:
