@@ -6,9 +6,9 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from .. import dtypes as _dt
 from .. import factories as _f
 from .. import ops as _ops
-from ..context import Context
 from ..grad_mode import no_grad
 from ..tensor import Tensor
 
@@ -33,7 +33,7 @@ def broadcast_all(*values: Any) -> list[Tensor]:
     """Parameters as tensors of one broadcast shape; Python numbers take the dtype of the
     tensors among them (the default float dtype when there are none), as PyTorch's."""
     like = next((v for v in values if isinstance(v, Tensor)), None)
-    dtype = like.dtype if like is not None and like.dtype.is_floating else Context.dtype
+    dtype = like.dtype if like is not None and like.dtype.is_floating else _dt.get_default_dtype()
     backend = like.backend if like is not None else None
     ts = [v if isinstance(v, Tensor) else _f.tensor(float(v), dtype=dtype, backend=backend)
           for v in values]
