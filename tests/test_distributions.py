@@ -147,8 +147,45 @@ def test_rsample_is_reparameterised(xb):
     v = (_np(xb, u) - 1.0) / 2.0
     assert float(_np(xb, low.grad)) == pytest.approx(float((1 - v).sum()), rel=1e-12)
     assert not XD.Normal(loc, scale).sample().requires_grad
-    with pytest.raises(NotImplementedError, match="Gamma.rsample"):
-        XD.Gamma(loc, 1.0).rsample()
+
+
+def test_gamma_rsample_gradient_is_torchs(xb):
+    a = np.array([0.1, 0.5, 1, 2, 5, 7.9, 8.5, 20, 100, 100, 100, 3, 3])
+    x = np.array([0.05, 0.3, 0.9, 2.5, 1, 12, 8.6, 25, 95, 60, 150, 0.79, 0.81])
+    ref = torch._standard_gamma_grad(torch.tensor(a), torch.tensor(x)).numpy()
+    got = XD.gamma.standard_gamma_grad(xad.tensor(a), xad.tensor(x))
+    np.testing.assert_allclose(_np(xb, got), ref, rtol=1e-12)
+    conc = xad.tensor([0.4, 3.0, 12.0], dtype=xad.float64, requires_grad=True)
+    rate = xad.tensor([2.0, 1.0, 0.5], dtype=xad.float64, requires_grad=True)
+    s = XD.Gamma(conc, rate).rsample((5,))
+    s.sum().backward()
+    z = torch.tensor(_np(xb, s) * [2.0, 1.0, 0.5])  # the standard Gamma draws
+    dz = torch._standard_gamma_grad(torch.tensor([0.4, 3.0, 12.0], dtype=z.dtype).expand(5, 3),
+                                    z).numpy()
+    np.testing.assert_allclose(_np(xb, conc.grad), (dz / [2.0, 1.0, 0.5]).sum(0), rtol=1e-10)
+    np.testing.assert_allclose(_np(xb, rate.grad), -(_np(xb, s) / [2.0, 1.0, 0.5]).sum(0),
+                               rtol=1e-10)
+
+
+@pytest.mark.parametrize("name", ["gamma", "beta", "dirichlet"])
+def test_rsample_gradients_are_unbiased(xb, name):
+    """The mean of d(sample)/d(parameter) over draws is the derivative of the mean."""
+    xad.manual_seed(2)
+    a = xad.tensor([0.5, 2.0, 6.0], dtype=xad.float64, requires_grad=True)
+    b = np.array([1.5, 1.0, 3.0])
+    if name == "gamma":
+        d, want = XD.Gamma(a, 1.0), np.ones(3)
+    elif name == "beta":
+        d, want = XD.Beta(a, xad.tensor(b)), b / (np.array([0.5, 2, 6]) + b) ** 2
+    else:
+        d, want = XD.Dirichlet(a), None
+    s = d.rsample((N,))
+    if want is None:  # d E[x_0] / d a = (a0 - a_0) / a0^2, for a_0; -a_0 / a0^2 for the others
+        s[:, 0].sum().backward()
+        want = np.array([7.5, -0.5, -0.5]) / 8.5 ** 2
+    else:
+        s.sum().backward()
+    np.testing.assert_allclose(_np(xb, a.grad) / N, want, rtol=0.1, atol=0.01)
 
 
 N = 4000
