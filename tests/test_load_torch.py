@@ -173,6 +173,7 @@ def test_the_refusal_names_the_global(tmp_path):
     (2, -1, (2,), (1,), b"\0" * 8, "invalid layout"),                    # negative offset
     (2, 0, (2,), (-1,), b"\0" * 8, "invalid layout"),                    # negative stride
     (2, 0, (2,), (1,), b"\0" * 7, "file holds 7 bytes"),                  # short storage
+    (1, 0, (1 << 30,), (0,), b"\0" * 4, "would materialise"),             # expansion bomb
 ])
 def test_bad_storages_are_refused(tmp_path, numel, offset, size, stride, data, match):
     path = _archive(tmp_path / "bad.pt", _tensor_pkl(numel, offset, size, stride),
@@ -239,3 +240,54 @@ def test_non_archives_are_refused(tmp_path):
     with pytest.raises(xad.CheckpointError, match="data.pkl"):
         xad.load_torch(tmp_path / "empty.pt")
     assert not os.path.exists(tmp_path / "marker")
+
+
+def test_a_whole_module_saved_by_torch_is_refused(tmp_path):
+    torch.save(torch.nn.Linear(2, 3), tmp_path / "model.pt")
+    with pytest.raises(xad.CheckpointError, match="torch.nn.modules.linear.Linear was refused"):
+        xad.load_torch(tmp_path / "model.pt")
+
+
+def _mutate(rng, data):
+    data = bytearray(data)
+    for _ in range(int(rng.integers(1, 4))):
+        i = int(rng.integers(len(data)))
+        op = rng.integers(3)
+        if op == 0:
+            data[i] = int(rng.integers(256))
+        elif op == 1:
+            del data[i:i + int(rng.integers(1, 8))]
+        else:
+            data[i:i] = bytes(rng.integers(0, 256, int(rng.integers(1, 8)), dtype=np.uint8))
+    return bytes(data)
+
+
+def test_fuzzed_files_load_or_raise_checkpoint_error(tmp_path, monkeypatch):
+    """Mutated pickles (in a valid zip, so the CRC passes) and mutated legacy files either
+    load or raise CheckpointError; nothing else escapes. XAD_FUZZ_N=10000 for a long run."""
+    monkeypatch.chdir(tmp_path)
+    state = {"w": torch.arange(6.0).reshape(2, 3).t(), "b": torch.ones(2, dtype=torch.int64),
+             "meta": [1, 2.5, "x", None]}
+    torch.save(state, tmp_path / "ok.pt")
+    torch.save(state, tmp_path / "legacy.pt", _use_new_zipfile_serialization=False)
+    with zipfile.ZipFile(tmp_path / "ok.pt") as z:
+        entries = {n: z.read(n) for n in z.namelist()}
+    pkl = next(n for n in entries if n.endswith("data.pkl"))
+    legacy = (tmp_path / "legacy.pt").read_bytes()
+    rng = np.random.default_rng(int(os.environ.get("XAD_FUZZ_SEED", "0")))
+    path = tmp_path / "fuzz.pt"
+    counts = {"loaded": 0, "refused": 0}
+    for _ in range(int(os.environ.get("XAD_FUZZ_N", "150"))):
+        if rng.integers(2):
+            with zipfile.ZipFile(path, "w") as z:
+                for n, data in entries.items():
+                    z.writestr(n, _mutate(rng, data) if n == pkl else data)
+        else:
+            path.write_bytes(_mutate(rng, legacy))
+        try:
+            xad.load_torch(path)
+            counts["loaded"] += 1
+        except xad.CheckpointError:
+            counts["refused"] += 1
+    assert counts["refused"] > 0
+    assert sorted(os.listdir(tmp_path)) == ["fuzz.pt", "legacy.pt", "ok.pt"]

@@ -83,6 +83,10 @@ class _Pending:
             raise CheckpointError(f"a tensor of size {tuple(size)} (offset {offset}, stride "
                                   f"{tuple(stride)}) reaches element {last} of storage "
                                   f"{storage.key!r}, which holds {numel}")
+        if math.prod(size) > max(64 * numel, 1 << 20):  # stride-0 views expand on loading
+            raise CheckpointError(f"a tensor of size {tuple(size)} (stride {tuple(stride)}) "
+                                  f"over storage {storage.key!r} of {numel} elements was "
+                                  f"refused: xad would materialise {math.prod(size)} elements")
         self.storage, self.offset = storage, offset
         self.size, self.stride = tuple(size), tuple(stride)
         self.requires_grad = requires_grad is True
