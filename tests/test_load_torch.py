@@ -289,5 +289,6 @@ def test_fuzzed_files_load_or_raise_checkpoint_error(tmp_path, monkeypatch):
             counts["loaded"] += 1
         except xad.CheckpointError:
             counts["refused"] += 1
+    print(f"load_torch fuzz: {counts}")
     assert counts["refused"] > 0
     assert sorted(os.listdir(tmp_path)) == ["fuzz.pt", "legacy.pt", "ok.pt"]
