@@ -150,8 +150,10 @@ def test_rsample_is_reparameterised(xb):
 
 
 def test_gamma_rsample_gradient_is_torchs(xb):
-    a = np.array([0.1, 0.5, 1, 2, 5, 7.9, 8.5, 20, 100, 100, 100, 3, 3])
-    x = np.array([0.05, 0.3, 0.9, 2.5, 1, 12, 8.6, 25, 95, 60, 150, 0.79, 0.81])
+    # every branch of the approximation; shaped as the draws below (fewer JAX compilations)
+    a = np.array([0.1, 0.5, 1, 2, 5, 7.9, 8.5, 20, 100, 100, 100, 3, 3, 0.4, 12]).reshape(5, 3)
+    x = np.array([0.05, 0.3, 0.9, 2.5, 1, 12, 8.6, 25, 95, 60, 150, 0.79, 0.81, 2, 3])
+    x = x.reshape(5, 3)
     ref = torch._standard_gamma_grad(torch.tensor(a), torch.tensor(x)).numpy()
     got = XD.gamma.standard_gamma_grad(xad.tensor(a), xad.tensor(x))
     np.testing.assert_allclose(_np(xb, got), ref, rtol=1e-12)
