@@ -292,3 +292,22 @@ def test_fuzzed_files_load_or_raise_checkpoint_error(tmp_path, monkeypatch):
     print(f"load_torch fuzz: {counts}")
     assert counts["refused"] > 0
     assert sorted(os.listdir(tmp_path)) == ["fuzz.pt", "legacy.pt", "ok.pt"]
+
+
+def test_a_program_under_as_torch_loads_pytorch_weights(trained):
+    """``import torch`` in user code under as_torch: torch.load and torch.distributions."""
+    path, x, expected = trained
+    program = f"""
+import torch
+import torch.distributions as D
+state = torch.load({str(path)!r}, map_location="cpu", weights_only=True)
+bias = state["fc.bias"]
+logp = D.Normal(bias, 1.0).log_prob(bias).sum()
+"""
+    as_torch.install()
+    try:
+        exec(program, user := {"__name__": "user_program"})
+    finally:
+        as_torch.uninstall()
+    assert isinstance(user["bias"], xad.Tensor)
+    assert user["logp"].item() == pytest.approx(-2 * 0.9189385332046727)
