@@ -311,3 +311,19 @@ logp = D.Normal(bias, 1.0).log_prob(bias).sum()
         as_torch.uninstall()
     assert isinstance(user["bias"], xad.Tensor)
     assert user["logp"].item() == pytest.approx(-2 * 0.9189385332046727)
+
+
+def test_pickles_that_declare_huge_sizes_allocate_nothing(tmp_path):
+    """The C unpickler grows its memo to a PUT's index (LONG_BINPUT 1.6e9: 12 GB) and
+    BYTEARRAY8 allocates its declared length: both found by the fuzz test."""
+    memo = _archive(tmp_path / "memo.pt", b"\x80\x02Nr" + struct.pack("<I", 1_600_000_000) + b".")
+    assert xad.load_torch(memo) is None
+    big = _archive(tmp_path / "big.pt", b"\x80\x05\x96" + struct.pack("<Q", 1 << 40) + b".")
+    with pytest.raises(xad.CheckpointError, match="BYTEARRAY8 was refused"):
+        xad.load_torch(big)
+    head = b"".join(pickle.dumps(v, protocol=2) for v in
+                    (0x1950a86a20f9469cfc6c, 1001, {"little_endian": True}))
+    frame = tmp_path / "frame.pt"  # a legacy file whose FRAME claims 2^40 bytes
+    frame.write_bytes(head + b"\x80\x04\x95" + struct.pack("<Q", 1 << 40) + b"N.")
+    with pytest.raises(xad.CheckpointError):
+        xad.load_torch(frame)

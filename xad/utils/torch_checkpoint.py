@@ -20,6 +20,7 @@ import io
 import math
 import os
 import pickle
+import struct
 import sys
 import zipfile
 from typing import Any, BinaryIO
@@ -148,8 +149,22 @@ _GLOBALS: dict[tuple[str, str], Any] = {
 }
 
 
-class _Unpickler(pickle.Unpickler):
-    """Resolves only the globals in ``_GLOBALS``; storages become ``_Storage`` records."""
+class _Unpickler(pickle._Unpickler):  # type: ignore[name-defined]
+    """Resolves only the globals in ``_GLOBALS``; storages become ``_Storage`` records.
+
+    The standard library's pure-Python unpickler, not the C one: the C unpickler grows its
+    memo to the largest index a PUT names, so a six-byte ``LONG_BINPUT 1600000000`` asks for
+    12 GB (found by the fuzz test); the Python one keeps its memo in a dict. It reads from
+    memory, so a declared length reads at most what is there, and BYTEARRAY8 (which
+    allocates its declared length first) is refused: weights never need it.
+    """
+
+    dispatch = dict(pickle._Unpickler.dispatch)  # type: ignore[attr-defined]
+
+    def _refuse_bytearray8(self) -> None:
+        raise CheckpointError("the opcode BYTEARRAY8 was refused")
+
+    dispatch[pickle.BYTEARRAY8[0]] = _refuse_bytearray8
 
     def __init__(self, f: BinaryIO, legacy: bool = False) -> None:
         super().__init__(f)
@@ -221,8 +236,8 @@ def load_torch(f: str | os.PathLike[str] | BinaryIO, map_location: Any = None) -
     except zipfile.BadZipFile as e:
         raise CheckpointError(f"xad.load_torch({where}): not a file written by torch.save "
                               f"(neither its zip format nor its legacy one: {e})") from None
-    except (pickle.UnpicklingError, ValueError, TypeError, EOFError, KeyError, IndexError,
-            AttributeError, RecursionError, MemoryError, OverflowError) as e:
+    except (pickle.PickleError, struct.error, ValueError, TypeError, EOFError, KeyError,
+            IndexError, AttributeError, RecursionError, MemoryError, OverflowError) as e:
         raise CheckpointError(f"xad.load_torch({where}): the file is corrupt or refused "
                               f"({type(e).__name__}: {str(e)[:200]})") from None
 
@@ -231,8 +246,8 @@ def _load_file(f: BinaryIO) -> Any:
     start = f.tell()
     head = f.read(len(_LEGACY_MAGIC))
     f.seek(start)
-    if head == _LEGACY_MAGIC:
-        obj, swap = _load_legacy(f)
+    if head == _LEGACY_MAGIC:  # read from memory: no declared length reads past the end
+        obj, swap = _load_legacy(io.BytesIO(f.read()))
     else:
         with zipfile.ZipFile(f) as archive:
             obj, swap = _load_archive(archive)
