@@ -38,6 +38,7 @@ MODULES: dict[str, str] = {
     "xad.data": "api/data.md",
     "xad.amp": "api/amp.md",
     "xad.distributed": "api/distributed.md",
+    "xad.distributions": "api/distributions.md",
     "xad.linalg": "api/linalg.md",
     "xad.fft": "api/fft.md",
     "xad.utils.gradcheck": "api/utils.md",

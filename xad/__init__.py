@@ -89,12 +89,14 @@ from . import data, nn, optim, viz
 from . import fft, linalg
 from . import amp
 from . import distributed
+from . import distributions
 from .transforms import (grad, hessian, hvp, jacfwd, jacobian, jacrev, jvp, linearize,
                          value_and_grad, vjp)
 from .vmap import vmap
 from .compile import CompiledFunction, compile
 from .utils.checkpoint import checkpoint
 from .utils.serialization import CheckpointError, load, save
+from .utils.torch_checkpoint import load_torch
 from .threads import set_num_threads
 
 bool = bool_  # xad.bool, as the standard names it

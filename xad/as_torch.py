@@ -30,6 +30,7 @@ from .backend import set_backend
 from .nn import functional, init
 from .ops import torch_conventions as _conventions
 from .optim import lr_scheduler
+from .utils.torch_checkpoint import torch_load
 
 __all__ = ["install", "uninstall", "namespace", "main"]
 
@@ -128,7 +129,8 @@ def namespace() -> dict[str, types.ModuleType]:
             "torch.nn.init": _module("torch.nn.init", init),
             "torch.optim": _module("torch.optim", optim, lr_scheduler=sched),
             "torch.optim.lr_scheduler": sched, "torch.utils": utils,
-            "torch.utils.data": utils_data, "torch.autograd": _module("torch.autograd", autograd)}
+            "torch.utils.data": utils_data, "torch.autograd": _module("torch.autograd", autograd),
+            "torch.distributions": _module("torch.distributions", xad.distributions)}
     mods["torch.nn.utils.rnn"] = _module("torch.nn.utils.rnn", nn.rnn_utils)
     mods["torch.nn.utils"] = _module("torch.nn.utils", nn.utils, rnn=mods["torch.nn.utils.rnn"])
     mods["torch.nn"] = _module("torch.nn", nn, functional=mods["torch.nn.functional"],
@@ -143,7 +145,8 @@ def namespace() -> dict[str, types.ModuleType]:
                     enable_grad=xad.enable_grad, set_grad_enabled=xad.set_grad_enabled,
                     is_grad_enabled=xad.is_grad_enabled, multinomial=xad.multinomial,
                     cat=_cat, concat=_cat, stack=_stack, from_numpy=xad.tensor,
-                    is_tensor=lambda x: isinstance(x, xad.Tensor), **_DTYPES, **fns)
+                    is_tensor=lambda x: isinstance(x, xad.Tensor), load=torch_load, **_DTYPES,
+                    **fns)
     for full, m in mods.items():
         if full.count(".") == 1:
             setattr(torch, full.split(".")[1], m)

@@ -1,0 +1,124 @@
+"""``Categorical`` and ``Bernoulli``: discrete distributions, by ``probs`` or ``logits``."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .. import dtypes as _dt
+from .. import factories as _f
+from .. import ops as _ops
+from ..grad_mode import no_grad
+from ..tensor import Tensor
+from .distribution import Distribution, Shape, broadcast_all, broadcast_shapes
+
+__all__ = ["Categorical", "Bernoulli"]
+
+
+def _one_of(name: str, probs: Any, logits: Any) -> None:
+    if (probs is None) == (logits is None):
+        raise ValueError(f"{name}: pass exactly one of probs and logits")
+
+
+def _clamp_probs(p: Tensor) -> Tensor:
+    eps = _ops.finfo(p.dtype).eps
+    return _ops.clip(p, eps, 1 - eps)
+
+
+class Categorical(Distribution):
+    """A distribution over ``0 .. K-1`` given by the last axis of ``probs`` (non-negative,
+    normalised here) or ``logits`` (unnormalised log-probabilities).
+
+    Example:
+        >>> import xad
+        >>> d = xad.distributions.Categorical(probs=xad.tensor([0.25, 0.75]))
+        >>> round(d.log_prob(xad.tensor(1)).item(), 4), round(d.entropy().item(), 4)
+        (-0.2877, 0.5623)
+    """
+
+    def __init__(self, probs: Tensor | None = None, logits: Tensor | None = None,
+                 validate_args: bool | None = None) -> None:
+        _one_of("Categorical", probs, logits)
+        if probs is not None:
+            self.probs = probs / _ops.sum(probs, axis=-1, keepdims=True)
+            self.logits = _ops.log(_clamp_probs(self.probs))
+        else:
+            self.logits = logits - _ops.logsumexp(logits, axis=-1, keepdims=True)
+            self.probs = _ops.exp(self.logits)
+        self._num_events = self.probs.shape[-1]
+        super().__init__(self.probs.shape[:-1])
+
+    def sample(self, sample_shape: Shape = ()) -> Tensor:
+        n = math.prod(sample_shape)
+        with no_grad():
+            rows = _ops.reshape(self.probs, (-1, self._num_events))
+            draws = _f.multinomial(rows, max(n, 1), replacement=True)[:, :n]
+            return _ops.reshape(_ops.matrix_transpose(draws), self._shape(sample_shape))
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        value = _ops.astype(value, _dt.int64)
+        shape = broadcast_shapes(value.shape, self.batch_shape)
+        logits = _ops.broadcast_to(self.logits, shape + (self._num_events,))
+        index = _ops.expand_dims(_ops.broadcast_to(value, shape), axis=-1)
+        return _ops.take_along_axis(logits, index, axis=-1)[..., 0]
+
+    def entropy(self) -> Tensor:
+        logits = _ops.clip(self.logits, _ops.finfo(self.logits.dtype).min, None)
+        return -_ops.sum(self.probs * logits, axis=-1)
+
+    @property
+    def mean(self) -> Tensor:
+        return _f.full(self.batch_shape, math.nan, dtype=self.probs.dtype)
+
+    @property
+    def variance(self) -> Tensor:
+        return _f.full(self.batch_shape, math.nan, dtype=self.probs.dtype)
+
+
+def _bce_with_logits(logits: Tensor, target: Tensor) -> Tensor:
+    return (_ops.clip(logits, 0.0, None) - logits * target
+            + _ops.log1p(_ops.exp(-_ops.abs(logits))))
+
+
+class Bernoulli(Distribution):
+    """A distribution over ``{0, 1}`` with ``P(1) = probs = sigmoid(logits)``.
+
+    Example:
+        >>> import xad
+        >>> d = xad.distributions.Bernoulli(probs=xad.tensor([0.5, 0.9]))
+        >>> [round(v, 4) for v in d.log_prob(xad.tensor([1.0, 0.0])).tolist()]
+        [-0.6931, -2.3026]
+    """
+
+    def __init__(self, probs: Any = None, logits: Any = None,
+                 validate_args: bool | None = None) -> None:
+        _one_of("Bernoulli", probs, logits)
+        if probs is not None:
+            (self.probs,) = broadcast_all(probs)
+            p = _clamp_probs(self.probs)
+            self.logits = _ops.log(p) - _ops.log1p(-p)
+        else:
+            (self.logits,) = broadcast_all(logits)
+            self.probs = _ops.sigmoid(self.logits)
+        super().__init__(self.probs.shape)
+
+    def sample(self, sample_shape: Shape = ()) -> Tensor:
+        with no_grad():
+            u = _f.rand(self._shape(sample_shape), dtype=self.probs.dtype,
+                        backend=self.probs.backend)
+            return _ops.astype(u < self.probs, self.probs.dtype)
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        logits, value = _ops.broadcast_arrays(self.logits, value)
+        return -_bce_with_logits(logits, value)
+
+    def entropy(self) -> Tensor:
+        return _bce_with_logits(self.logits, self.probs)
+
+    @property
+    def mean(self) -> Tensor:
+        return self.probs
+
+    @property
+    def variance(self) -> Tensor:
+        return self.probs * (1 - self.probs)
