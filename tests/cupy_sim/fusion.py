@@ -7,6 +7,9 @@ whose operators and whose ufunc calls (``cupy.tanh(v)``) compute with NumPy on t
 data, in the order ``f`` makes them, so a fused chain gives the bits of the same ufuncs called
 one by one. Called with no device array, ``f`` runs as plain Python, as in CuPy.
 
+A NumPy scalar argument (a kernel parameter of its dtype, as CuPy's ``_FusionVarScalar``)
+is a :class:`FusionVar` too, so Python control flow or ``math`` on it fails as in CuPy.
+
 Refused as by CuPy: an argument that is not an array or a scalar (``TypeError: Invalid
 argument type``); a ``cupy.ndarray`` reached inside ``f`` other than through the arguments
 (``Unsupported type``); Python control flow on a value (``bool(v)``: ``Can't cast to
@@ -79,7 +82,8 @@ class Fusion:
         core._local.fusing = _traced
         writes: list[tuple[np.ndarray, np.ndarray]] = []
         try:
-            result = self.func(*(FusionVar(a, writes) if isinstance(a, np.ndarray) else a
+            result = self.func(*(FusionVar(a, writes) if isinstance(a, np.ndarray) else
+                                 FusionVar(a) if isinstance(a, np.generic) else a
                                  for a in args))
         finally:
             core._local.fusing = None

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import autograd as _ag
-from .functional import adamax_rule, nadam_rule, radam_rule, step_with_rule
+from .functional import adamax_rule, nadam_rule, radam_rectification, radam_rule, step_with_rule
 from .optimizer import Optimizer, ParamsT, _check, _is_number, _torch_flags, _zeros_like
 
 __all__ = ["Adamax", "NAdam", "RAdam"]
@@ -82,7 +82,7 @@ class Adamax(_AdamFamily):
 
     def _consts(self, group: dict[str, Any], st: dict[str, Any]) -> tuple:
         b1, b2 = group["betas"]
-        return (group["lr"], b1, b2, group["eps"], group["weight_decay"], st["step"])
+        return (group["lr"], b1, b2, group["eps"], group["weight_decay"] or None, st["step"])
 
 
 class NAdam(_AdamFamily):
@@ -121,7 +121,7 @@ class NAdam(_AdamFamily):
         mu = b1 * (1 - 0.5 * 0.96 ** (t * psi))
         mu_next = b1 * (1 - 0.5 * 0.96 ** ((t + 1) * psi))
         st["mu_product"] = float(st["mu_product"]) * mu
-        return (group["lr"], b1, b2, group["eps"], group["weight_decay"], t,
+        return (group["lr"], b1, b2, group["eps"], group["weight_decay"] or None, t,
                 group["decoupled_weight_decay"], mu, mu_next, st["mu_product"])
 
 
@@ -152,5 +152,5 @@ class RAdam(_AdamFamily):
 
     def _consts(self, group: dict[str, Any], st: dict[str, Any]) -> tuple:
         b1, b2 = group["betas"]
-        return (group["lr"], b1, b2, group["eps"], group["weight_decay"], st["step"],
-                group["decoupled_weight_decay"])
+        return (group["lr"], b1, b2, group["eps"], group["weight_decay"] or None,
+                group["decoupled_weight_decay"], *radam_rectification(b1, b2, st["step"]))

@@ -18,9 +18,11 @@ __all__ = ["adamax_rule", "nadam_rule", "radam_rule", "rprop_rule", "adadelta_ru
            "asgd_rule", "step_with_rule"]
 
 
-def _decayed(x: Any, g: Any, lr: float, wd: float, decoupled: bool) -> tuple[Any, Any]:
-    """L2 decay added to the gradient, or decoupled decay applied to the parameter."""
-    if wd == 0:
+def _decayed(x: Any, g: Any, lr: float, wd: float | None,
+             decoupled: bool) -> tuple[Any, Any]:
+    """L2 decay added to the gradient, or decoupled decay applied to the parameter; ``wd``
+    is ``None`` for none (a fixed part of a fused kernel, where a number is an argument)."""
+    if wd is None:
         return x, g
     return (x * (1 - lr * wd), g) if decoupled else (x, g + wd * x)
 
@@ -54,19 +56,26 @@ def nadam_rule(x: Any, state: list, g: Any, c: tuple, xp: Any) -> tuple[Any, lis
 def radam_rule(x: Any, state: list, g: Any, c: tuple, xp: Any) -> tuple[Any, list]:
     """RAdam (Liu et al.): Adam's step rectified by ``r_t`` once the variance's degrees of
     freedom ``rho_t`` exceed 5, plain bias-corrected momentum before."""
-    lr, b1, b2, eps, wd, t, decoupled = c
+    lr, b1, b2, eps, wd, decoupled, bc1, root_bc2, rect = c
     m, v = state
     x, g = _decayed(x, g, lr, wd, decoupled)
     m = m + (g - m) * (1 - b1)
     v = v * b2 + g * g * (1 - b2)
+    if rect is None:  # rho_t <= 5: decided on the host (radam_rectification)
+        return x - (m / bc1) * lr, [m, v]
+    return x - (m / bc1) * lr * (root_bc2 / (v ** 0.5 + eps)) * rect, [m, v]
+
+
+def radam_rectification(b1: float, b2: float, t: int) -> tuple[float, float, float | None]:
+    """RAdam's step scalars on the host: ``1 - b1**t``, ``sqrt(1 - b2**t)`` and the
+    rectification ``r_t`` (``None`` while ``rho_t <= 5``)."""
     bc1, bc2 = 1 - b1 ** t, 1 - b2 ** t
     rho_inf = 2 / (1 - b2) - 1
     rho_t = rho_inf - 2 * t * b2 ** t / bc2
     if rho_t <= 5:
-        return x - (m / bc1) * lr, [m, v]
-    rect = math.sqrt((rho_t - 4) * (rho_t - 2) * rho_inf
-                     / ((rho_inf - 4) * (rho_inf - 2) * rho_t))
-    return x - (m / bc1) * lr * (math.sqrt(bc2) / (v ** 0.5 + eps)) * rect, [m, v]
+        return bc1, math.sqrt(bc2), None
+    return bc1, math.sqrt(bc2), math.sqrt((rho_t - 4) * (rho_t - 2) * rho_inf
+                                          / ((rho_inf - 4) * (rho_inf - 2) * rho_t))
 
 
 def rprop_rule(x: Any, state: list, g: Any, c: tuple, xp: Any) -> tuple[Any, list]:
