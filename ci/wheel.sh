@@ -13,7 +13,9 @@ trap 'rm -rf "$tmp"' EXIT
 "$VENV/bin/python" -m build --no-isolation --outdir "$tmp/dist" . >"$tmp/build.log" 2>&1 \
   || { cat "$tmp/build.log"; exit 1; }
 version="$("$VENV/bin/python" -c "import ast,sys; m=ast.parse(open('xad/__init__.py').read()); print(next(n.value.value for n in m.body if isinstance(n, ast.Assign) and n.targets[0].id == '__version__'))")"
-python3 -m zipfile -l "$tmp"/dist/xad-*.whl | grep -q "xad/py.typed" || { echo "wheel: no xad/py.typed"; exit 1; }
+# (no `| grep -q`: under pipefail its early exit breaks the listing's pipe, a false failure)
+python3 -c 'import sys, zipfile; sys.exit("xad/py.typed" not in zipfile.ZipFile(sys.argv[1]).namelist())' \
+  "$tmp"/dist/xad-*.whl || { echo "wheel: no xad/py.typed"; exit 1; }
 for kind in whl tar.gz; do
   python3 -m venv "$tmp/venv-$kind"
   # the sdist builds with setuptools from the index (build isolation), as a user's pip would
