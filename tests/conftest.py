@@ -31,6 +31,8 @@ import xad  # noqa: E402
 from xad.backend import BackendError  # noqa: E402
 
 cupy_sim.register()
+# tests/typing/ holds programs for mypy (ci/typecheck.sh), not tests: never imported here
+collect_ignore = ["typing"]
 PARAMS = ["numpy", "array_api_strict", "array_api_strict:device1", "torch", "jax", "cupy",
           "cupy-sim", "cupy-sim:cuda:1"]
 
