@@ -294,3 +294,38 @@ def test_bad_input_names_the_operation():
         xad.zeros(3).topk(4)
     with pytest.raises(ValueError, match="bilinear"):
         F.bilinear(xad.ones(2, 3), xad.ones(2, 4), xad.ones(1, 3, 5))
+
+
+CTC = [("mean", 2), ("sum", 1), ("none", 2)]
+
+
+@pytest.mark.parametrize("reduction, ndim", CTC, ids=[f"{r}-{d}d" for r, d in CTC])
+def test_ctc_loss_matches_torch(xb, reduction, ndim):
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((7, 3, 5))
+    tgt = [[1, 2, 2], [3, 0, 0], [4, 1, 0]]  # repeats need a blank between them
+    tl, il = [3, 1, 2], [7, 5, 6]
+    flat = [v for row, k in zip(tgt, tl) for v in row[:k]]
+    xt, tt = (xad.tensor(tgt), torch.tensor(tgt)) if ndim == 2 else \
+        (xad.tensor(flat), torch.tensor(flat))
+    x = xad.tensor(a, dtype=f64, requires_grad=True)
+    t = torch.tensor(a, requires_grad=True)
+    xl = F.ctc_loss(F.log_softmax(x, dim=-1), xt, xad.tensor(il), xad.tensor(tl),
+                    reduction=reduction)
+    tl_ = TF.ctc_loss(TF.log_softmax(t, dim=-1), tt, torch.tensor(il), torch.tensor(tl),
+                      reduction=reduction)
+    np.testing.assert_allclose(xl.numpy(), tl_.detach().numpy(), rtol=1e-10)
+    w = rng.standard_normal(tuple(tl_.shape))
+    (xl * xad.tensor(w)).sum().backward()
+    (tl_ * torch.tensor(w)).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-8, atol=1e-12)
+
+
+def test_ctc_impossible_alignment_is_infinite_or_zeroed(xb):
+    x = xad.randn(2, 1, 3, dtype=f64, requires_grad=True)
+    lp = F.log_softmax(x, dim=-1)
+    tgt = xad.tensor([[1, 1]])  # needs 3 frames, has 2
+    assert nn.CTCLoss(reduction="sum")(lp, tgt, [2], [2]).item() == float("inf")
+    z = nn.CTCLoss(zero_infinity=True)(lp, tgt, [2], [2])
+    z.backward()
+    assert z.item() == 0.0 and (x.grad.numpy() == 0).all()  # PyTorch's: zero, not NaN

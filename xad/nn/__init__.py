@@ -39,6 +39,7 @@ from .activation import (
 from .attention import MultiheadAttention
 from .containers import ModuleDict, ParameterDict, ParameterList
 from .conv import Conv1d, Conv2d, ConvTranspose2d
+from .ctc import CTCLoss
 from .dropout import Dropout, Dropout2d
 from .embedding import Embedding
 from .embedding_bag import Bilinear, EmbeddingBag
@@ -104,7 +105,7 @@ __all__ = [
     "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle", "MaxPool1d", "AvgPool1d",
     "AdaptiveAvgPool1d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "InstanceNorm1d",
     "InstanceNorm2d", "EmbeddingBag", "Bilinear", "TransformerDecoderLayer",
-    "TransformerDecoder", "Transformer",
+    "TransformerDecoder", "Transformer", "CTCLoss",
     "functional", "init", "utils",
 ]
 

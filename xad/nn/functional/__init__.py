@@ -13,6 +13,8 @@ from .attention import *  # noqa: F403
 from .attention import __all__ as _attention
 from .conv import *  # noqa: F403
 from .conv import __all__ as _conv
+from .ctc import *  # noqa: F403
+from .ctc import __all__ as _ctc
 from .embedding_bag import *  # noqa: F403
 from .embedding_bag import __all__ as _embedding_bag
 from .layers import *  # noqa: F403
@@ -34,4 +36,4 @@ from .resampling import __all__ as _resampling
 
 __all__ = [*_layers, *_losses, *_conv, *_pooling, *_padding, *_attention, *_activations,
            *_likelihood_losses, *_margin_losses, *_resampling,
-           *_embedding_bag, *_normalization]
+           *_embedding_bag, *_normalization, *_ctc]
