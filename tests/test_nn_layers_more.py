@@ -240,8 +240,8 @@ METHODS = [  # (name, xad function, torch function, shapes)
      lambda x: x.scatter(0, torch.tensor([[1, 0, 1]]), 2.5), [(2, 3)]),
     ("index_add", lambda x, s: x.index_add(1, xad.tensor([2, 0, 2]), s, alpha=2.0),
      lambda x, s: x.index_add(1, torch.tensor([2, 0, 2]), s, alpha=2.0), [(2, 4), (2, 3)]),
-    ("index_fill", lambda x: x.index_fill(0, xad.tensor([2, 0]), -1.5),
-     lambda x: x.index_fill(0, torch.tensor([2, 0]), -1.5), [(3, 2)]),
+    ("index_fill", lambda x: x.index_fill(0, xad.tensor([-1, 0]), -1.5),
+     lambda x: x.index_fill(0, torch.tensor([-1, 0]), -1.5), [(3, 2)]),
     ("topk", lambda x: x.topk(2, dim=0)[0] * 1.0, lambda x: x.topk(2, dim=0)[0], [(4, 3)]),
     ("topk smallest", lambda x: x.topk(3, largest=False).values,
      lambda x: x.topk(3, largest=False).values, [(2, 5)]),
@@ -290,6 +290,8 @@ def test_bad_input_names_the_operation():
         xad.zeros(3, 2).index_add(0, xad.tensor([0]), xad.ones(2, 2))
     with pytest.raises(IndexError, match="scatter"):
         xad.zeros(3).scatter(0, xad.tensor([3]), 1.0)
+    with pytest.raises(IndexError, match="index_fill"):
+        xad.zeros(3).index_fill(0, xad.tensor([3]), 1.0)  # was silently ignored
     with pytest.raises(ValueError, match="topk"):
         xad.zeros(3).topk(4)
     with pytest.raises(ValueError, match="bilinear"):

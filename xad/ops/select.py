@@ -180,6 +180,14 @@ def index_fill(x: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     axis = normalize_axis(dim, x.ndim, "index_fill")
     k = _along(index, 0, 1, "index_fill")
     n = x.shape[axis]
+    b = x._backend
+    with b.on_device():
+        bad = (k._array < -n) | (k._array >= n)
+        if k.size and b.item(b.xp.any(bad)):  # explicit host read, as indexing's check
+            raise IndexError(f"index_fill: an index is out of range for dim {axis} with size "
+                             f"{n} (tensor shape {x.shape}, index shape {index.shape}); "
+                             f"indices must lie in [-{n}, {n})")
+    k = where(k < 0, k + n, k)  # PyTorch's: negative indices count from the end
     pos = arange(n, dtype=k.dtype, backend=x._backend)
     hit = _any(reshape(pos, (n, 1)) == reshape(k, (1, -1)), axis=1)
     shape = [1] * x.ndim
