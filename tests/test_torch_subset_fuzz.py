@@ -495,7 +495,7 @@ AUDITED_ELSEWHERE = ("Generator Tensor amp autograd bfloat16 bool cuda compile c
                      "manual_seed multinomial newaxis nn no_grad enable_grad "
                      "set_grad_enabled is_grad_enabled optim ops real save "
                      "set_default_dtype uint8 uint16 uint32 uint64 utils autocast "
-                     "set_printoptions meshgrid split_copy from_dlpack GradScaler "
+                     "set_printoptions meshgrid split_copy from_dlpack GradScaler distributions "
                      # transforms and thread pools (tests/test_vmap.py, xad.threads)
                      "vmap set_num_threads "
                      # tensor attributes and autograd methods (tests/test_torch_subset.py,
