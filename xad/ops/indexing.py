@@ -14,6 +14,12 @@ from .shape import reshape
 __all__ = ["getitem"]
 
 
+def _host_integer(k: Any) -> bool:
+    """A NumPy integer scalar or 0-d integer host array: an integer index, as in NumPy."""
+    return (hasattr(k, "__index__") and getattr(k, "shape", ()) == ()
+            and getattr(getattr(k, "dtype", None), "kind", "i") != "b")
+
+
 def _norm_key(x: Tensor, key: Any) -> tuple[tuple, bool]:
     """Turn an index into a tuple of slices, ints, None, Ellipsis and backend arrays."""
     if not isinstance(key, tuple):
@@ -32,7 +38,7 @@ def _norm_key(x: Tensor, key: Any) -> tuple[tuple, bool]:
             advanced = True
         elif isinstance(k, bool):
             raise TypeError("indexing with a Python bool is not supported; use a bool tensor")
-        elif isinstance(k, int) or (hasattr(k, "__index__") and not hasattr(k, "shape")):
+        elif isinstance(k, int) or _host_integer(k):
             out.append(operator.index(k))
         elif isinstance(k, (list, tuple)) or hasattr(k, "shape"):
             # host lists and arrays move to the tensor's backend (an explicit copy); an empty

@@ -1,0 +1,28 @@
+"""Defects found by SciPy's own array-API suites run on xad (ci/scipy_suite.sh), one test each.
+
+Each failed on xad while the same SciPy test passed on array_api_strict.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import xad
+
+
+def test_iter_of_0d_refused_at_iter(xb):
+    # np.iterable (matplotlib, via scipy.cluster's dendrogram) asks iter() and catches TypeError
+    with pytest.raises(TypeError):
+        iter(xad.asarray(1.0))
+    assert not np.iterable(xad.asarray(1.0))
+    assert [float(v) for v in xad.asarray([1.0, 2.0])] == [1.0, 2.0]
+
+
+@pytest.mark.parametrize("index", [np.int64(2), np.int32(2), np.intp(2), np.array(2)])
+def test_numpy_integer_index(xb, index):
+    # scipy.cluster.vq's kmeans2 indexes with a NumPy integer from a host random generator
+    x = xad.reshape(xad.arange(12.0), (3, 4))
+    np.testing.assert_array_equal(x[index, :].numpy(), [8.0, 9.0, 10.0, 11.0])
+    np.testing.assert_array_equal(x[index].numpy(), [8.0, 9.0, 10.0, 11.0])
+    assert x[1, index].shape == ()
