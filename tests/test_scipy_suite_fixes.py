@@ -26,3 +26,9 @@ def test_numpy_integer_index(xb, index):
     np.testing.assert_array_equal(x[index, :].numpy(), [8.0, 9.0, 10.0, 11.0])
     np.testing.assert_array_equal(x[index].numpy(), [8.0, 9.0, 10.0, 11.0])
     assert x[1, index].shape == ()
+
+
+def test_broadcast_error_in_numpys_words(xb):
+    # scipy.stats.power matches NumPy's "cannot be broadcast" (JAX: "Incompatible shapes")
+    with pytest.raises(ValueError, match=r"broadcast_arrays: .*cannot be broadcast.*axis -1"):
+        xad.broadcast_arrays(xad.zeros(2), xad.zeros(3))
