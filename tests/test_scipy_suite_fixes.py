@@ -32,3 +32,22 @@ def test_broadcast_error_in_numpys_words(xb):
     # scipy.stats.power matches NumPy's "cannot be broadcast" (JAX: "Incompatible shapes")
     with pytest.raises(ValueError, match=r"broadcast_arrays: .*cannot be broadcast.*axis -1"):
         xad.broadcast_arrays(xad.zeros(2), xad.zeros(3))
+
+
+def test_python_true_index_is_a_new_axis(xb):
+    # scipy.ndimage.vectorized_filter indexes a 0-d input with footprint=True
+    x = xad.reshape(xad.arange(6.0), (2, 3))
+    assert x[True].shape == (1, 2, 3) and x[True, 1].shape == (1, 3)
+    assert x[..., True].shape == (2, 3, 1) and xad.asarray(1.0)[True].shape == (1,)
+    np.testing.assert_array_equal(x[True].numpy(), x[None].numpy())
+    with pytest.raises(TypeError, match="indexing: a Python bool False"):
+        x[False]
+
+
+def test_string_asarray_names_unsupported_dtype(xb):
+    # scipy.ndimage matches "Unsupported" (SciPy runs xad on NumPy; the other backends refuse
+    # strings in their own words first)
+    if xb.name != "numpy":
+        pytest.skip("the backend's own error comes first")
+    with pytest.raises(TypeError, match="Unsupported dtype"):
+        xad.asarray("a duck")

@@ -36,8 +36,12 @@ def _norm_key(x: Tensor, key: Any) -> tuple[tuple, bool]:
                                    f"move the index with .to(...)")
             out.append(k._array)
             advanced = True
+        elif k is True and not any(isinstance(j, (Tensor, list)) or hasattr(j, "shape")
+                                   for j in key):
+            out.append(None)  # x[True] is x[None], as in NumPy and PyTorch
         elif isinstance(k, bool):
-            raise TypeError("indexing with a Python bool is not supported; use a bool tensor")
+            raise TypeError(f"indexing: a Python bool {k} is supported only as True without "
+                            "array indices (a new axis, as x[None]); use a bool tensor")
         elif isinstance(k, int) or _host_integer(k):
             out.append(operator.index(k))
         elif isinstance(k, (list, tuple)) or hasattr(k, "shape"):
