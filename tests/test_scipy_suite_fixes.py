@@ -40,8 +40,9 @@ def test_python_true_index_is_a_new_axis(xb):
     assert x[True].shape == (1, 2, 3) and x[True, 1].shape == (1, 3)
     assert x[..., True].shape == (2, 3, 1) and xad.asarray(1.0)[True].shape == (1,)
     np.testing.assert_array_equal(x[True].numpy(), x[None].numpy())
+    assert x[False].shape == (0, 2, 3) and xad.asarray(1.0)[False].shape == (0,)
     with pytest.raises(TypeError, match="indexing: a Python bool False"):
-        x[False]
+        x[False, 1]
 
 
 def test_string_asarray_names_unsupported_dtype(xb):

@@ -40,8 +40,8 @@ def _norm_key(x: Tensor, key: Any) -> tuple[tuple, bool]:
                                    for j in key):
             out.append(None)  # x[True] is x[None], as in NumPy and PyTorch
         elif isinstance(k, bool):
-            raise TypeError(f"indexing: a Python bool {k} is supported only as True without "
-                            "array indices (a new axis, as x[None]); use a bool tensor")
+            raise TypeError(f"indexing: a Python bool {k} in {key!r} is supported only as "
+                            "x[True] or x[False], or True among slices; use a bool tensor")
         elif isinstance(k, int) or _host_integer(k):
             out.append(operator.index(k))
         elif isinstance(k, (list, tuple)) or hasattr(k, "shape"):
@@ -365,5 +365,7 @@ def getitem(x: Tensor, key: Any) -> Tensor:
         >>> x[[0, 0, 3]].sum().backward(); x.grad.tolist()
         [2.0, 0.0, 0.0, 1.0]
     """
+    if key is False:  # an empty selection on a new axis, as NumPy's and PyTorch's x[False]
+        return getitem(getitem(x, None), slice(0, 0))
     k, advanced = _norm_key(x, key)
     return unary(GetItem, x, key=k, advanced=advanced)
