@@ -762,8 +762,8 @@ class Tensor:
         _ops.setitem_(self, key, value)
 
     def __iter__(self):
-        for i in range(len(self)):
-            yield self[i]
+        n = len(self)  # a 0-d tensor refuses iter() itself, as NumPy and PyTorch do
+        return (self[i] for i in range(n))
 
     # in-place: x op= y
     def __iadd__(self, o: Any) -> Tensor:
