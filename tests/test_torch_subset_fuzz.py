@@ -498,6 +498,11 @@ AUDITED_ELSEWHERE = ("Generator Tensor amp autograd bfloat16 bool cuda compile c
                      "set_printoptions meshgrid split_copy from_dlpack GradScaler distributions "
                      # transforms and thread pools (tests/test_vmap.py, xad.threads)
                      "vmap set_num_threads "
+                     # compared with torch by tests/test_nn_layers_more.py
+                     "adaptive_avg_pool1d adaptive_max_pool1d adaptive_max_pool2d avg_pool1d "
+                     "bilinear ctc_loss embedding_bag instance_norm interpolate max_pool1d "
+                     "pixel_shuffle pixel_unshuffle upsample index_add index_add_ index_fill "
+                     "index_fill_ kthvalue masked_fill_ scatter scatter_ scatter_add_ topk "
                      # tensor attributes and autograd methods (tests/test_torch_subset.py,
                      # tests/test_autograd*.py): no argument forms to fuzz
                      "backward data device dtype grad grad_fn is_leaf register_hook "

@@ -62,7 +62,7 @@ def as_dtype(dtype: DType | str | None) -> DType | None:
     name = str(name).rsplit(".", 1)[-1]
     if name in ALL:
         return ALL[name]
-    raise TypeError(f"unknown dtype {dtype!r}; use one of {', '.join(ALL)}")
+    raise TypeError(f"Unsupported dtype {dtype!r}; use one of {', '.join(ALL)}")
 
 
 def set_default_dtype(dtype: DType | str) -> None:

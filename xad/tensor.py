@@ -762,8 +762,8 @@ class Tensor:
         _ops.setitem_(self, key, value)
 
     def __iter__(self):
-        for i in range(len(self)):
-            yield self[i]
+        n = len(self)  # a 0-d tensor refuses iter() itself, as NumPy and PyTorch do
+        return (self[i] for i in range(n))
 
     # in-place: x op= y
     def __iadd__(self, o: Any) -> Tensor:
@@ -1277,6 +1277,109 @@ class Tensor:
     def masked_fill(self, mask: Any, value: Any) -> Tensor:
         """See :func:`xad.masked_fill`."""
         return _ops.masked_fill(self, mask, value)
+
+    def masked_fill_(self, mask: Any, value: Any) -> Tensor:
+        """:meth:`masked_fill`, in place."""
+        _ops.setitem_(self, (...,), _ops.masked_fill(self._alias(), mask, value))
+        return self
+
+    def scatter(self, dim: int, index: Tensor, src: Any = None, *, value: Any = None,
+                reduce: str | None = None) -> Tensor:
+        """PyTorch's ``scatter``: ``src`` (a tensor or number, or ``value=``) written at
+        ``index`` along ``dim``; ``reduce="add"`` adds instead (see :meth:`scatter_add`).
+
+        Example:
+            >>> import xad
+            >>> xad.zeros(3).scatter(0, xad.tensor([1]), 7.0).tolist()
+            [0.0, 7.0, 0.0]
+        """
+        src = value if src is None else src
+        if reduce == "add":
+            if not isinstance(src, Tensor):
+                src = _ops.astype(index, self.dtype) * 0 + src
+            return _ops.scatter_add(self, dim, index, src)
+        if reduce is not None:
+            raise NotImplementedError(f"scatter: reduce={reduce!r} is not supported (None or "
+                                      f"'add')")
+        return _ops.select.scatter(self, dim, index, src)
+
+    def scatter_(self, dim: int, index: Tensor, src: Any = None, *, value: Any = None,
+                 reduce: str | None = None) -> Tensor:
+        """:meth:`scatter`, in place."""
+        out = self._alias().scatter(dim, index, src, value=value, reduce=reduce)
+        _ops.setitem_(self, (...,), out)
+        return self
+
+    def scatter_add_(self, dim: int, index: Tensor, src: Tensor) -> Tensor:
+        """:meth:`scatter_add`, in place."""
+        _ops.setitem_(self, (...,), _ops.scatter_add(self._alias(), dim, index, src))
+        return self
+
+    def index_add(self, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
+        """PyTorch's ``index_add``: ``alpha * source`` added at the slices ``index`` names."""
+        return _ops.select.index_add(self, dim, index, source, alpha)
+
+    def index_add_(self, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
+        """:meth:`index_add`, in place.
+
+        Example:
+            >>> import xad
+            >>> xad.zeros(2, 2).index_add_(0, xad.tensor([1]), xad.ones(1, 2)).tolist()
+            [[0.0, 0.0], [1.0, 1.0]]
+        """
+        out = _ops.select.index_add(self._alias(), dim, index, source, alpha)
+        _ops.setitem_(self, (...,), out)
+        return self
+
+    def index_fill(self, dim: int, index: Tensor, value: Any) -> Tensor:
+        """PyTorch's ``index_fill``: ``value`` in the slices ``index`` names along ``dim``."""
+        return _ops.select.index_fill(self, dim, index, value)
+
+    def index_fill_(self, dim: int, index: Tensor, value: Any) -> Tensor:
+        """:meth:`index_fill`, in place."""
+        _ops.setitem_(self, (...,), _ops.select.index_fill(self._alias(), dim, index, value))
+        return self
+
+    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True
+             ) -> MaxMin:
+        """PyTorch's ``topk``: the ``k`` largest (or smallest) along ``dim`` as ``(values,
+        indices)``, in order (ties keep their order).
+
+        Example:
+            >>> import xad
+            >>> v, i = xad.tensor([1.0, 5.0, 3.0]).topk(2); v.tolist(), i.tolist()
+            ([5.0, 3.0], [1, 2])
+        """
+        x = self if self.ndim else _ops.reshape(self, (1,))
+        n = x.shape[dim]
+        if not 0 <= k <= n:
+            raise ValueError(f"topk: k={k} is out of range for dim {dim} of size {n} "
+                             f"(shape {self.shape})")
+        i = _ops.argsort(x, axis=dim, descending=largest, stable=True)
+        i = _ops.moveaxis(_ops.moveaxis(i, dim, -1)[..., :k], -1, dim)
+        v = _ops.take_along_axis(x, i, axis=dim)
+        return MaxMin((v, i) if self.ndim else (v[0], i[0]))
+
+    def kthvalue(self, k: int, dim: int = -1, keepdim: bool = False) -> MaxMin:
+        """PyTorch's ``kthvalue``: the ``k``-th smallest (from 1) along ``dim`` as
+        ``(values, indices)``.
+
+        Example:
+            >>> import xad
+            >>> v, i = xad.tensor([4.0, 1.0, 3.0]).kthvalue(2); v.item(), i.item()
+            (3.0, 2)
+        """
+        x = self if self.ndim else _ops.reshape(self, (1,))
+        n = x.shape[dim]
+        if not 1 <= k <= n:
+            raise ValueError(f"kthvalue: k={k} is out of range for dim {dim} of size {n} "
+                             f"(shape {self.shape})")
+        i = _ops.argsort(x, axis=dim, stable=True)
+        i = _ops.moveaxis(_ops.moveaxis(i, dim, -1)[..., k - 1:k], -1, dim)
+        v = _ops.take_along_axis(x, i, axis=dim)
+        if not keepdim:
+            v, i = _ops.squeeze(v, axis=dim), _ops.squeeze(i, axis=dim)
+        return MaxMin((v, i) if self.ndim else (v.reshape(()), i.reshape(())))
 
     # ----- PyTorch's comparison names, casts and sizes ----------------------------------------
     def eq(self, o: Any) -> Tensor:

@@ -37,10 +37,14 @@ from .activation import (
                          Tanhshrink,
 )
 from .attention import MultiheadAttention
+from .containers import ModuleDict, ParameterDict, ParameterList
 from .conv import Conv1d, Conv2d, ConvTranspose2d
+from .ctc import CTCLoss
 from .dropout import Dropout, Dropout2d
 from .embedding import Embedding
+from .embedding_bag import Bilinear, EmbeddingBag
 from .functional_call import functional_call
+from .instancenorm import InstanceNorm1d, InstanceNorm2d
 from .linear import Flatten, Identity, Linear, Unflatten
 from .losses import (
                          BCELoss,
@@ -62,10 +66,27 @@ from .losses import (
 )
 from .module import IncompatibleKeys, Module, ModuleList, Parameter, Sequential
 from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
-from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+from .pooling import (
+                         AdaptiveAvgPool1d,
+                         AdaptiveAvgPool2d,
+                         AdaptiveMaxPool1d,
+                         AdaptiveMaxPool2d,
+                         AvgPool1d,
+                         AvgPool2d,
+                         MaxPool1d,
+                         MaxPool2d,
+)
 from .recurrent import GRU, LSTM, RNN, RNNBase
+from .resampling import (
+                         PixelShuffle,
+                         PixelUnshuffle,
+                         Upsample,
+                         UpsamplingBilinear2d,
+                         UpsamplingNearest2d,
+)
 from .rnn_cells import GRUCell, LSTMCell, RNNCell, RNNCellBase
 from .transformer import TransformerEncoder, TransformerEncoderLayer
+from .transformer_decoder import Transformer, TransformerDecoder, TransformerDecoderLayer
 
 __all__ = [
     "functional_call",
@@ -82,6 +103,11 @@ __all__ = [
     "MarginRankingLoss", "HingeEmbeddingLoss", "CosineEmbeddingLoss", "TripletMarginLoss",
     "MultiLabelSoftMarginLoss",
     "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
+    "ModuleDict", "ParameterList", "ParameterDict", "Upsample", "UpsamplingNearest2d",
+    "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle", "MaxPool1d", "AvgPool1d",
+    "AdaptiveAvgPool1d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "InstanceNorm1d",
+    "InstanceNorm2d", "EmbeddingBag", "Bilinear", "TransformerDecoderLayer",
+    "TransformerDecoder", "Transformer", "CTCLoss",
     "functional", "init", "utils",
 ]
 

@@ -1,4 +1,5 @@
-"""``MaxPool2d``, ``AvgPool2d`` and ``AdaptiveAvgPool2d`` (no parameters)."""
+"""Pooling layers (no parameters): ``MaxPool1d/2d``, ``AvgPool1d/2d`` and the adaptive
+``AdaptiveAvgPool1d/2d``, ``AdaptiveMaxPool1d/2d``."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from ..tensor import Tensor
 from . import functional as F
 from .module import Module
 
-__all__ = ["MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d"]
+__all__ = ["MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "MaxPool1d", "AvgPool1d",
+           "AdaptiveAvgPool1d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d"]
 
 Size = int | Sequence[int]
 
@@ -83,3 +85,107 @@ class AdaptiveAvgPool2d(Module):
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
+
+
+class MaxPool1d(Module):
+    """The maximum of each ``kernel_size`` window of ``(N, C, L)`` input.
+
+    Example:
+        >>> import xad
+        >>> xad.nn.MaxPool1d(2)(xad.ones((1, 3, 8))).shape
+        (1, 3, 4)
+    """
+
+    def __init__(self, kernel_size: int, stride: int | None = None, padding: int = 0,
+                 dilation: int = 1, return_indices: bool = False,
+                 ceil_mode: bool = False) -> None:
+        super().__init__()
+        if return_indices:
+            raise NotImplementedError("MaxPool1d: return_indices=True is not supported")
+        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
+        self.dilation, self.ceil_mode = dilation, ceil_mode
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.max_pool1d(x, self.kernel_size, self.stride, self.padding, self.dilation,
+                            self.ceil_mode)
+
+    def extra_repr(self) -> str:
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"padding={self.padding}, dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
+
+class AvgPool1d(Module):
+    """The mean of each ``kernel_size`` window of ``(N, C, L)`` input.
+
+    Example:
+        >>> import xad
+        >>> xad.nn.AvgPool1d(2)(xad.ones((1, 3, 8))).shape
+        (1, 3, 4)
+    """
+
+    def __init__(self, kernel_size: int, stride: int | None = None, padding: int = 0,
+                 ceil_mode: bool = False, count_include_pad: bool = True) -> None:
+        super().__init__()
+        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
+        self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.avg_pool1d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class _Adaptive(Module):
+    _fn = staticmethod(F.adaptive_avg_pool1d)
+
+    def __init__(self, output_size: int | tuple, return_indices: bool = False) -> None:
+        super().__init__()
+        if return_indices:
+            raise NotImplementedError(f"{type(self).__name__}: return_indices=True is not "
+                                      f"supported")
+        self.output_size = output_size
+
+    def forward(self, x: Tensor) -> Tensor:
+        return type(self)._fn(x, self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool1d(_Adaptive):
+    """Average pooling of ``(N, C, L)`` input to length ``output_size``.
+
+    Example:
+        >>> import xad
+        >>> xad.nn.AdaptiveAvgPool1d(2)(xad.ones((2, 3, 7))).shape
+        (2, 3, 2)
+    """
+
+    def __init__(self, output_size: int | tuple) -> None:
+        super().__init__(output_size)
+
+
+class AdaptiveMaxPool1d(_Adaptive):
+    """Max pooling of ``(N, C, L)`` input to length ``output_size``.
+
+    Example:
+        >>> import xad
+        >>> xad.nn.AdaptiveMaxPool1d(2)(xad.ones((2, 3, 7))).shape
+        (2, 3, 2)
+    """
+
+    _fn = staticmethod(F.adaptive_max_pool1d)
+
+
+class AdaptiveMaxPool2d(_Adaptive):
+    """Max pooling to a fixed ``output_size`` (``None`` keeps that axis).
+
+    Example:
+        >>> import xad
+        >>> xad.nn.AdaptiveMaxPool2d((2, 3))(xad.ones((2, 3, 7, 7))).shape
+        (2, 3, 2, 3)
+    """
+
+    _fn = staticmethod(F.adaptive_max_pool2d)

@@ -16,6 +16,12 @@ from .tangent import linear_jvp
 __all__ = ["getitem"]
 
 
+def _host_integer(k: Any) -> bool:
+    """A NumPy integer scalar or 0-d integer host array: an integer index, as in NumPy."""
+    return (hasattr(k, "__index__") and getattr(k, "shape", ()) == ()
+            and getattr(getattr(k, "dtype", None), "kind", "i") != "b")
+
+
 def _norm_key(x: Tensor, key: Any) -> tuple[tuple, bool]:
     """Turn an index into a tuple of slices, ints, None, Ellipsis and backend arrays."""
     if not isinstance(key, tuple):
@@ -32,9 +38,13 @@ def _norm_key(x: Tensor, key: Any) -> tuple[tuple, bool]:
                                    f"move the index with .to(...)")
             out.append(k._array)
             advanced = True
+        elif k is True and not any(isinstance(j, (Tensor, list)) or hasattr(j, "shape")
+                                   for j in key):
+            out.append(None)  # x[True] is x[None], as in NumPy and PyTorch
         elif isinstance(k, bool):
-            raise TypeError("indexing with a Python bool is not supported; use a bool tensor")
-        elif isinstance(k, int) or (hasattr(k, "__index__") and not hasattr(k, "shape")):
+            raise TypeError(f"indexing: a Python bool {k} in {key!r} is supported only as "
+                            "x[True] or x[False], or True among slices; use a bool tensor")
+        elif isinstance(k, int) or _host_integer(k):
             out.append(operator.index(k))
         elif isinstance(k, (list, tuple)) or hasattr(k, "shape"):
             # host lists and arrays move to the tensor's backend (an explicit copy); an empty
@@ -369,5 +379,7 @@ def getitem(x: Tensor, key: Any) -> Tensor:
         >>> x[[0, 0, 3]].sum().backward(); x.grad.tolist()
         [2.0, 0.0, 0.0, 1.0]
     """
+    if key is False:  # an empty selection on a new axis, as NumPy's and PyTorch's x[False]
+        return getitem(getitem(x, None), slice(0, 0))
     k, advanced = _norm_key(x, key)
     return unary(GetItem, x, key=k, advanced=advanced)

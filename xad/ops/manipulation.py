@@ -159,7 +159,9 @@ def _broadcast_shapes(shapes: list[tuple[int, ...]]) -> tuple[int, ...]:
     for d in range(n):
         sizes = {s[d - n + len(s)] for s in shapes if d - n + len(s) >= 0} - {1}
         if len(sizes) > 1:
-            raise ValueError(f"broadcast_arrays: shapes {shapes} do not broadcast")
+            raise ValueError(f"broadcast_arrays: shapes {shapes} cannot be broadcast to a "
+                             f"single shape (sizes {sorted(sizes)} meet at axis {d - n}); "
+                             "make those sizes equal or 1")  # NumPy's words, which SciPy matches
         out.append(sizes.pop() if sizes else 1)
     return tuple(out)
 

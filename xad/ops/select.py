@@ -6,11 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..factories import arange, full
 from ..tensor import Tensor
 from ._apply import apply
 from .axes import normalize_axis
 from .elementwise import where
 from .indexing import IndexAddInto, getitem_raw
+from .reduce import any as _any
+from .shape import broadcast_to, reshape
 
 __all__ = ["gather", "scatter_add", "index_select", "masked_fill"]
 
@@ -111,3 +114,84 @@ def masked_fill(x: Tensor, mask: Any, value: Any) -> Tensor:
     if isinstance(value, Tensor) and value.dtype != x.dtype:
         value = value.astype(x.dtype)
     return where(mask, value, x)
+
+
+def scatter(x: Tensor, dim: int, index: Tensor, src: Any) -> Tensor:
+    """``x`` with ``src`` (a tensor, or one number) written at the places ``index`` names
+    along ``dim``: PyTorch's out-of-place ``scatter`` (repeated indices: one of the values
+    lands, as PyTorch leaves unspecified which).
+
+    Example:
+        >>> import xad
+        >>> xad.zeros(3).scatter(0, xad.tensor([2, 0]), xad.tensor([5.0, 6.0])).tolist()
+        [6.0, 0.0, 5.0]
+    """
+    axis = normalize_axis(dim, x.ndim, "scatter")
+    key = _grid(x, axis, index, "scatter")
+    ones = full(index.shape, 1.0, dtype=x.dtype, backend=x._backend)
+    hit = apply(IndexAddInto, ones, shape=x.shape, key=key, advanced=True) > 0
+    if not isinstance(src, Tensor):
+        return where(hit, src, x)
+    if src.shape != index.shape:
+        src = getitem_raw(src, tuple(slice(0, n) for n in index.shape))
+    placed = apply(IndexAddInto, src.astype(x.dtype), shape=x.shape, key=key, advanced=True)
+    count = apply(IndexAddInto, ones, shape=x.shape, key=key, advanced=True)
+    return where(hit, placed / where(hit, count, 1.0), x)
+
+
+def _along(index: Tensor, axis: int, ndim: int, where_: str) -> Tensor:
+    if not isinstance(index, Tensor) or index.ndim > 1 or index.dtype.is_floating:
+        raise TypeError(f"{where_}: the index must be a 1-d integer tensor, got "
+                        f"{getattr(index, 'shape', type(index).__name__)}")
+    shape = [1] * ndim
+    shape[axis] = index.size
+    return reshape(index, tuple(shape))
+
+
+def index_add(x: Tensor, dim: int, index: Tensor, source: Tensor, alpha: Any = 1) -> Tensor:
+    """``x`` plus ``alpha * source`` added at the slices ``index`` names along ``dim``
+    (repeats add up): PyTorch's out-of-place ``index_add``.
+
+    Example:
+        >>> import xad
+        >>> xad.zeros(3).index_add(0, xad.tensor([0, 0, 2]), xad.ones(3)).tolist()
+        [2.0, 0.0, 1.0]
+    """
+    axis = normalize_axis(dim, x.ndim, "index_add")
+    k = _along(index, axis, x.ndim, "index_add")
+    want = tuple(index.size if d == axis else n for d, n in enumerate(x.shape))
+    if tuple(source.shape) != want:
+        raise ValueError(f"index_add: source of shape {source.shape} must have shape {want} "
+                         f"(x {x.shape}, {index.size} indices along dim {axis})")
+    key = _grid(x, axis, broadcast_to(k, want), "index_add")
+    src = source if alpha == 1 else source * alpha
+    return x + apply(IndexAddInto, src.astype(x.dtype), shape=x.shape, key=key, advanced=True)
+
+
+def index_fill(x: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
+    """``x`` with ``value`` in the slices ``index`` names along ``dim``: PyTorch's
+    out-of-place ``index_fill``.
+
+    Example:
+        >>> import xad
+        >>> xad.ones(2, 3).index_fill(1, xad.tensor([0, 2]), -1.0).tolist()
+        [[-1.0, 1.0, -1.0], [-1.0, 1.0, -1.0]]
+    """
+    axis = normalize_axis(dim, x.ndim, "index_fill")
+    k = _along(index, 0, 1, "index_fill")
+    n = x.shape[axis]
+    b = x._backend
+    with b.on_device():
+        bad = (k._array < -n) | (k._array >= n)
+        if k.size and b.item(b.xp.any(bad)):  # explicit host read, as indexing's check
+            raise IndexError(f"index_fill: an index is out of range for dim {axis} with size "
+                             f"{n} (tensor shape {x.shape}, index shape {index.shape}); "
+                             f"indices must lie in [-{n}, {n})")
+    k = where(k < 0, k + n, k)  # PyTorch's: negative indices count from the end
+    pos = arange(n, dtype=k.dtype, backend=x._backend)
+    hit = _any(reshape(pos, (n, 1)) == reshape(k, (1, -1)), axis=1)
+    shape = [1] * x.ndim
+    shape[axis] = n
+    if isinstance(value, Tensor) and value.dtype != x.dtype:
+        value = value.astype(x.dtype)
+    return where(reshape(hit, tuple(shape)), value, x)

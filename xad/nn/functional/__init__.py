@@ -13,6 +13,10 @@ from .attention import *  # noqa: F403
 from .attention import __all__ as _attention
 from .conv import *  # noqa: F403
 from .conv import __all__ as _conv
+from .ctc import *  # noqa: F403
+from .ctc import __all__ as _ctc
+from .embedding_bag import *  # noqa: F403
+from .embedding_bag import __all__ as _embedding_bag
 from .layers import *  # noqa: F403
 from .layers import __all__ as _layers
 from .likelihood_losses import *  # noqa: F403
@@ -21,10 +25,15 @@ from .losses import *  # noqa: F403
 from .losses import __all__ as _losses
 from .margin_losses import *  # noqa: F403
 from .margin_losses import __all__ as _margin_losses
+from .normalization import *  # noqa: F403
+from .normalization import __all__ as _normalization
 from .padding import *  # noqa: F403
 from .padding import __all__ as _padding
 from .pooling import *  # noqa: F403
 from .pooling import __all__ as _pooling
+from .resampling import *  # noqa: F403
+from .resampling import __all__ as _resampling
 
 __all__ = [*_layers, *_losses, *_conv, *_pooling, *_padding, *_attention, *_activations,
-           *_likelihood_losses, *_margin_losses]
+           *_likelihood_losses, *_margin_losses, *_resampling,
+           *_embedding_bag, *_normalization, *_ctc]

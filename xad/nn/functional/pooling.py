@@ -14,7 +14,8 @@ from ...ops.convolution import im2col
 from ...tensor import Tensor
 from .conv import IntPair, _pair
 
-__all__ = ["max_pool2d", "avg_pool2d", "adaptive_avg_pool2d"]
+__all__ = ["max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "max_pool1d", "avg_pool1d",
+           "adaptive_avg_pool1d", "adaptive_max_pool2d", "adaptive_max_pool1d"]
 
 
 def _out(n: int, k: int, s: int, p: int, d: int, ceil: bool) -> int:
@@ -152,3 +153,121 @@ def adaptive_avg_pool2d(input: Tensor, output_size: int | tuple[int | None, int 
     ah = tensor(_averaging(h, ho), dtype=input.dtype, backend=input._backend)
     aw = tensor(_averaging(w, wo), dtype=input.dtype, backend=input._backend)
     return _ops.matmul(ah, _ops.matmul(input, _ops.matrix_transpose(aw)))
+
+
+def _one(v: IntPair | None, fill: int) -> tuple[int, int] | None:
+    """A 1-d pooling argument as the 2-d one over a height-1 image."""
+    if v is None or v == ():
+        return None
+    n = v[0] if isinstance(v, (tuple, list)) else v
+    return (fill, int(n))
+
+
+def _as_image(input: Tensor, where: str) -> Tensor:
+    if input.ndim not in (2, 3):
+        raise ValueError(f"{where}: expected (N, C, L) or (C, L) input, got {input.shape}")
+    return _ops.expand_dims(input, -2)
+
+
+def max_pool1d(input: Tensor, kernel_size: IntPair, stride: IntPair | None = None,
+               padding: IntPair = 0, dilation: IntPair = 1, ceil_mode: bool = False,
+               return_indices: bool = False) -> Tensor:
+    """The maximum of each window of ``(N, C, L)`` input (as :func:`max_pool2d`).
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.max_pool1d(xad.tensor([[[1.0, 3.0, 2.0, 0.0]]]), 2).tolist()
+        [[[3.0, 2.0]]]
+    """
+    y = max_pool2d(_as_image(input, "max_pool1d"), _one(kernel_size, 1),
+                   _one(stride, 1), _one(padding, 0), _one(dilation, 1), ceil_mode,
+                   return_indices)
+    return _ops.squeeze(y, axis=-2)
+
+
+def avg_pool1d(input: Tensor, kernel_size: IntPair, stride: IntPair | None = None,
+               padding: IntPair = 0, ceil_mode: bool = False,
+               count_include_pad: bool = True) -> Tensor:
+    """The mean of each window of ``(N, C, L)`` input (as :func:`avg_pool2d`).
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.avg_pool1d(xad.tensor([[[1.0, 3.0, 2.0, 0.0]]]), 2).tolist()
+        [[[2.0, 1.0]]]
+    """
+    y = avg_pool2d(_as_image(input, "avg_pool1d"), _one(kernel_size, 1), _one(stride, 1),
+                   _one(padding, 0), ceil_mode, count_include_pad)
+    return _ops.squeeze(y, axis=-2)
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size: int | tuple[int]) -> Tensor:
+    """Average pooling of ``(N, C, L)`` input to length ``output_size``.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.adaptive_avg_pool1d(xad.tensor([[[1.0, 3.0, 2.0]]]), 2).tolist()
+        [[[2.0, 2.5]]]
+    """
+    o = output_size[0] if isinstance(output_size, (tuple, list)) else output_size
+    y = adaptive_avg_pool2d(_as_image(input, "adaptive_avg_pool1d"), (1, o))
+    return _ops.squeeze(y, axis=-2)
+
+
+def _window_index(n: int, o: int) -> list[list[int]]:
+    """PyTorch's adaptive windows ``[floor(i*n/o), ceil((i+1)*n/o))``, each padded to the
+    longest by repeating its last index (a repeat never changes a maximum)."""
+    spans = [((i * n) // o, -((-(i + 1) * n) // o)) for i in range(o)]
+    k = max(hi - lo for lo, hi in spans)
+    return [[min(lo + j, hi - 1) for j in range(k)] for lo, hi in spans]
+
+
+def adaptive_max_pool2d(input: Tensor, output_size: int | tuple[int | None, int | None],
+                        return_indices: bool = False) -> Tensor:
+    """Max pooling to a fixed ``output_size`` (``None`` keeps that axis), with PyTorch's
+    windows; the gradient goes to the first maximum of each window, as PyTorch's.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.adaptive_max_pool2d(xad.arange(9.0).reshape(1, 3, 3), 2).tolist()
+        [[[4.0, 5.0], [7.0, 8.0]]]
+    """
+    if return_indices:
+        raise NotImplementedError("adaptive_max_pool2d: return_indices=True is not supported")
+    if input.ndim not in (3, 4):
+        raise ValueError(f"adaptive_max_pool2d: expected (N, C, H, W) or (C, H, W) input, "
+                         f"got {input.shape}")
+    size = (output_size,) * 2 if isinstance(output_size, int) else tuple(output_size)
+    h, w = input.shape[-2:]
+    ho, wo = (n if o is None else o for n, o in zip((h, w), size))
+    if ho < 1 or wo < 1 or h < 1 or w < 1:
+        raise ValueError(f"adaptive_max_pool2d: output_size {size} and the input's spatial "
+                         f"size (shape {input.shape}) must be positive")
+    b = input._backend
+    ih = tensor(_window_index(h, ho), backend=b)  # (Ho, Kh)
+    iw = tensor(_window_index(w, wo), backend=b)  # (Wo, Kw)
+    kh, kw = ih.shape[1], iw.shape[1]
+    cols = input[..., ih.reshape(ho, kh, 1, 1), iw.reshape(1, 1, wo, kw)]
+    lead = input.shape[:-2]
+    cols = _ops.permute_dims(cols, (*range(len(lead)), len(lead), len(lead) + 2,
+                                    len(lead) + 1, len(lead) + 3))
+    cols = _ops.reshape(cols, (*lead, ho, wo, kh * kw))
+    return _ops.reduce.max_indexed(cols, -1)
+
+
+def adaptive_max_pool1d(input: Tensor, output_size: int | tuple[int],
+                        return_indices: bool = False) -> Tensor:
+    """Max pooling of ``(N, C, L)`` input to length ``output_size``.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.adaptive_max_pool1d(xad.tensor([[[1.0, 3.0, 2.0]]]), 2).tolist()
+        [[[3.0, 3.0]]]
+    """
+    o = output_size[0] if isinstance(output_size, (tuple, list)) else output_size
+    y = adaptive_max_pool2d(_as_image(input, "adaptive_max_pool1d"), (1, o), return_indices)
+    return _ops.squeeze(y, axis=-2)

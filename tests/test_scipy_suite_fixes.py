@@ -1,0 +1,54 @@
+"""Defects found by SciPy's own array-API suites run on xad (ci/scipy_suite.sh), one test each.
+
+Each failed on xad while the same SciPy test passed on array_api_strict.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import xad
+
+
+def test_iter_of_0d_refused_at_iter(xb):
+    # np.iterable (matplotlib, via scipy.cluster's dendrogram) asks iter() and catches TypeError
+    with pytest.raises(TypeError):
+        iter(xad.asarray(1.0))
+    assert not np.iterable(xad.asarray(1.0))
+    assert [float(v) for v in xad.asarray([1.0, 2.0])] == [1.0, 2.0]
+
+
+@pytest.mark.parametrize("index", [np.int64(2), np.int32(2), np.intp(2), np.array(2)])
+def test_numpy_integer_index(xb, index):
+    # scipy.cluster.vq's kmeans2 indexes with a NumPy integer from a host random generator
+    x = xad.reshape(xad.arange(12.0), (3, 4))
+    np.testing.assert_array_equal(x[index, :].numpy(), [8.0, 9.0, 10.0, 11.0])
+    np.testing.assert_array_equal(x[index].numpy(), [8.0, 9.0, 10.0, 11.0])
+    assert x[1, index].shape == ()
+
+
+def test_broadcast_error_in_numpys_words(xb):
+    # scipy.stats.power matches NumPy's "cannot be broadcast" (JAX: "Incompatible shapes")
+    with pytest.raises(ValueError, match=r"broadcast_arrays: .*cannot be broadcast.*axis -1"):
+        xad.broadcast_arrays(xad.zeros(2), xad.zeros(3))
+
+
+def test_python_true_index_is_a_new_axis(xb):
+    # scipy.ndimage.vectorized_filter indexes a 0-d input with footprint=True
+    x = xad.reshape(xad.arange(6.0), (2, 3))
+    assert x[True].shape == (1, 2, 3) and x[True, 1].shape == (1, 3)
+    assert x[..., True].shape == (2, 3, 1) and xad.asarray(1.0)[True].shape == (1,)
+    np.testing.assert_array_equal(x[True].numpy(), x[None].numpy())
+    assert x[False].shape == (0, 2, 3) and xad.asarray(1.0)[False].shape == (0,)
+    with pytest.raises(TypeError, match="indexing: a Python bool False"):
+        x[False, 1]
+
+
+def test_string_asarray_names_unsupported_dtype(xb):
+    # scipy.ndimage matches "Unsupported" (SciPy runs xad on NumPy; the other backends refuse
+    # strings in their own words first)
+    if xb.name != "numpy":
+        pytest.skip("the backend's own error comes first")
+    with pytest.raises(TypeError, match="Unsupported dtype"):
+        xad.asarray("a duck")

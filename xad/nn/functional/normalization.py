@@ -1,0 +1,58 @@
+"""Instance normalisation as a function: each sample's channel normalised over its own
+spatial axes (PyTorch's ``instance_norm``)."""
+
+from __future__ import annotations
+
+from ... import autograd as _ag
+from ... import ops as _ops
+from ...tensor import Tensor
+
+__all__ = ["instance_norm"]
+
+
+def _update(running: Tensor, batch: Tensor, m: float) -> None:
+    with _ag.no_grad():
+        running._set_data((running * (1 - m) + batch.astype(running.dtype) * m)._array)
+
+
+def instance_norm(input: Tensor, running_mean: Tensor | None = None,
+                  running_var: Tensor | None = None, weight: Tensor | None = None,
+                  bias: Tensor | None = None, use_input_stats: bool = True,
+                  momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalise ``(N, C, ...)`` input per sample and channel over the spatial axes, then
+    scale and shift per channel. With ``use_input_stats`` and running statistics given,
+    these are updated in place with the batch's mean of the per-instance statistics (the
+    variance unbiased), as PyTorch's; without ``use_input_stats`` they normalise instead.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> y = F.instance_norm(xad.tensor([[[1.0, 3.0]]])); [round(v, 3) for v in y.tolist()[0][0]]
+        [-1.0, 1.0]
+    """
+    if input.ndim < 3:
+        raise ValueError(f"instance_norm: expected (N, C, ...) input with spatial axes, got "
+                         f"{input.shape}")
+    axes = tuple(range(2, input.ndim))
+    shape = (1, input.shape[1]) + (1,) * (input.ndim - 2)
+    if use_input_stats:
+        y = _ops.standardize(input, axes, eps)
+        if running_mean is not None and running_var is not None:
+            n = 1
+            for a in axes:
+                n *= input.shape[a]
+            x = input.detach()
+            mu = x.mean(axis=axes)
+            var = ((x - mu.reshape(mu.shape + (1,) * len(axes))) ** 2).sum(axis=axes)
+            _update(running_mean, mu.mean(axis=0), momentum)
+            _update(running_var, (var / max(n - 1, 1)).mean(axis=0), momentum)
+    else:
+        if running_mean is None or running_var is None:
+            raise ValueError("instance_norm: use_input_stats=False needs running_mean and "
+                             "running_var")
+        y = (input - running_mean.reshape(shape)) / _ops.sqrt(running_var.reshape(shape) + eps)
+    if weight is not None:
+        y = y * weight.reshape(shape)
+    if bias is not None:
+        y = y + bias.reshape(shape)
+    return y

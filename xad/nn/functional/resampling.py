@@ -1,0 +1,170 @@
+"""Resizing images and feature maps: ``interpolate`` (nearest, linear, bilinear) and
+``pixel_shuffle`` / ``pixel_unshuffle``.
+
+``interpolate`` multiplies each spatial axis by a constant ``(out, in)`` resampling matrix
+(one-hot rows for ``nearest``, two weights per row for the linear modes), so values and
+gradients (to any order) come from matrix products and match PyTorch's index rules.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from ... import ops as _ops
+from ...factories import tensor
+from ...tensor import Tensor
+
+__all__ = ["interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle"]
+
+_DIMS = {"nearest": None, "nearest-exact": None, "linear": 1, "bilinear": 2}
+
+
+def _nearest_row(i: int, n: int, scale: float, exact: bool) -> dict[int, float]:
+    src = math.floor((i + 0.5) * scale) if exact else math.floor(i * scale)
+    return {min(src, n - 1): 1.0}
+
+
+def _linear_row(i: int, n: int, o: int, scale: float, align: bool) -> dict[int, float]:
+    if align:
+        src = i * (n - 1) / (o - 1) if o > 1 else 0.0
+    else:
+        src = max((i + 0.5) * scale - 0.5, 0.0)
+    lo = min(int(math.floor(src)), n - 1)
+    hi = min(lo + 1, n - 1)
+    lam = src - lo
+    row = {lo: 1.0 - lam}
+    row[hi] = row.get(hi, 0.0) + lam
+    return row
+
+
+def _matrix(n: int, o: int, scale: float, mode: str, align: bool) -> list[list[float]]:
+    """The ``(o, n)`` resampling matrix of one axis, with PyTorch's source positions."""
+    rows = []
+    for i in range(o):
+        r = (_linear_row(i, n, o, scale, align) if _DIMS[mode] else
+             _nearest_row(i, n, scale, mode == "nearest-exact"))
+        rows.append([r.get(j, 0.0) for j in range(n)])
+    return rows
+
+
+def _sizes(x: Tensor, size: int | Sequence[int] | None,
+           scale_factor: float | Sequence[float] | None, recompute: bool | None
+           ) -> tuple[list[int], list[float]]:
+    """Output sizes and the per-axis source step (``in/out``, or ``1/scale_factor``)."""
+    k = x.ndim - 2
+    ins = list(x.shape[2:])
+    if (size is None) == (scale_factor is None):
+        raise ValueError(f"interpolate: pass exactly one of size and scale_factor (input "
+                         f"shape {x.shape})")
+    if size is not None:
+        outs = [int(size)] * k if isinstance(size, int) else [int(s) for s in size]
+        if len(outs) != k:
+            raise ValueError(f"interpolate: size {size} needs {k} entries for input of "
+                             f"shape {x.shape}")
+        return outs, [n / o for n, o in zip(ins, outs)]
+    sf = [float(scale_factor)] * k if isinstance(scale_factor, (int, float)) else \
+        [float(s) for s in scale_factor]
+    if len(sf) != k:
+        raise ValueError(f"interpolate: scale_factor {scale_factor} needs {k} entries for "
+                         f"input of shape {x.shape}")
+    outs = [int(math.floor(n * s)) for n, s in zip(ins, sf)]
+    steps = [n / o for n, o in zip(ins, outs)] if recompute else [1.0 / s for s in sf]
+    return outs, steps
+
+
+def interpolate(input: Tensor, size: int | Sequence[int] | None = None,
+                scale_factor: float | Sequence[float] | None = None, mode: str = "nearest",
+                align_corners: bool | None = None, recompute_scale_factor: bool | None = None,
+                antialias: bool = False) -> Tensor:
+    """Resize the spatial axes of ``(N, C, L)`` or ``(N, C, H, W)`` input to ``size`` (or by
+    ``scale_factor``) with ``mode`` ``"nearest"``, ``"nearest-exact"``, ``"linear"`` (3-d) or
+    ``"bilinear"`` (4-d); ``align_corners`` as PyTorch's (linear modes only).
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.interpolate(xad.tensor([[[1.0, 2.0]]]), scale_factor=2).tolist()
+        [[[1.0, 1.0, 2.0, 2.0]]]
+        >>> F.interpolate(xad.tensor([[[1.0, 2.0]]]), size=3, mode="linear",
+        ...               align_corners=True).tolist()
+        [[[1.0, 1.5, 2.0]]]
+    """
+    if mode not in _DIMS:
+        raise NotImplementedError(f"interpolate: mode {mode!r} is not supported (use one of "
+                                  f"{sorted(_DIMS)})")
+    if antialias:
+        raise NotImplementedError("interpolate: antialias=True is not supported")
+    if input.ndim not in (3, 4) or (_DIMS[mode] and input.ndim != _DIMS[mode] + 2):
+        raise ValueError(f"interpolate: mode {mode!r} got input of shape {input.shape}; "
+                         f"expected (N, C, L) for linear, (N, C, H, W) for bilinear, either "
+                         f"for nearest")
+    if align_corners is not None and not _DIMS[mode]:
+        raise ValueError(f"interpolate: align_corners applies to the linear modes only, "
+                         f"not {mode!r}")
+    outs, steps = _sizes(input, size, scale_factor, recompute_scale_factor)
+    if min(outs) < 1:
+        raise ValueError(f"interpolate: output size {outs} must be positive (input shape "
+                         f"{input.shape})")
+    y = input
+    for axis, (n, o, s) in enumerate(zip(input.shape[2:], outs, steps)):
+        m = tensor(_matrix(n, o, s, mode, bool(align_corners)), dtype=input.dtype,
+                   backend=input._backend)
+        y = _ops.matmul(y, _ops.matrix_transpose(m)) if axis == len(outs) - 1 else \
+            _ops.matmul(m, y)
+    return y
+
+
+def upsample(input: Tensor, size: int | Sequence[int] | None = None,
+             scale_factor: float | Sequence[float] | None = None, mode: str = "nearest",
+             align_corners: bool | None = None) -> Tensor:
+    """PyTorch's older name of :func:`interpolate`."""
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def _check_factor(x: Tensor, r: int, where: str) -> None:
+    if x.ndim < 3 or r < 1:
+        raise ValueError(f"{where}: expected (*, C, H, W) input and a positive factor, got "
+                         f"shape {x.shape} and factor {r}")
+
+
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
+    """``(*, C*r*r, H, W)`` to ``(*, C, H*r, W*r)``: PyTorch's sub-pixel rearrangement.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.pixel_shuffle(xad.arange(4.0).reshape(1, 4, 1, 1), 2).tolist()
+        [[[[0.0, 1.0], [2.0, 3.0]]]]
+    """
+    r = upscale_factor
+    _check_factor(input, r, "pixel_shuffle")
+    *lead, c, h, w = input.shape
+    if c % (r * r):
+        raise ValueError(f"pixel_shuffle: the channels {c} of input shape {input.shape} must "
+                         f"divide by upscale_factor**2 = {r * r}")
+    k = len(lead)
+    y = _ops.reshape(input, (*lead, c // (r * r), r, r, h, w))
+    y = _ops.permute_dims(y, (*range(k + 1), k + 3, k + 1, k + 4, k + 2))
+    return _ops.reshape(y, (*lead, c // (r * r), h * r, w * r))
+
+
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
+    """``(*, C, H*r, W*r)`` to ``(*, C*r*r, H, W)``: the inverse of :func:`pixel_shuffle`.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.pixel_unshuffle(xad.arange(4.0).reshape(1, 1, 2, 2), 2).reshape(-1).tolist()
+        [0.0, 1.0, 2.0, 3.0]
+    """
+    r = downscale_factor
+    _check_factor(input, r, "pixel_unshuffle")
+    *lead, c, h, w = input.shape
+    if h % r or w % r:
+        raise ValueError(f"pixel_unshuffle: the height and width of input shape "
+                         f"{input.shape} must divide by downscale_factor {r}")
+    k = len(lead)
+    y = _ops.reshape(input, (*lead, c, h // r, r, w // r, r))
+    y = _ops.permute_dims(y, (*range(k + 1), k + 2, k + 4, k + 1, k + 3))
+    return _ops.reshape(y, (*lead, c * r * r, h // r, w // r))

@@ -1,0 +1,85 @@
+"""``InstanceNorm1d`` and ``InstanceNorm2d``: per-sample, per-channel normalisation over the
+spatial axes (PyTorch's defaults: no affine parameters, no running statistics)."""
+
+from __future__ import annotations
+
+from .. import dtypes as _dt
+from ..backend import Backend
+from ..factories import ones, zeros
+from ..tensor import Tensor
+from . import functional as F
+from .linear import _resolve
+from .module import Module, Parameter
+
+__all__ = ["InstanceNorm1d", "InstanceNorm2d"]
+
+
+class _InstanceNorm(Module):
+    _spatial = 1
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
+                 affine: bool = False, track_running_stats: bool = False,
+                 dtype: _dt.DType | None = None, backend: Backend | str | None = None
+                 ) -> None:
+        super().__init__()
+        b = _resolve(backend)
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        if affine:
+            self.weight = Parameter(ones(num_features, dtype=dtype, backend=b))
+            self.bias = Parameter(zeros(num_features, dtype=dtype, backend=b))
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        if track_running_stats:
+            self.register_buffer("running_mean", zeros(num_features, dtype=dtype, backend=b))
+            self.register_buffer("running_var", ones(num_features, dtype=dtype, backend=b))
+            self.register_buffer("num_batches_tracked", zeros((), dtype=_dt.int64, backend=b))
+        else:
+            self.register_buffer("running_mean", None)
+            self.register_buffer("running_var", None)
+            self.register_buffer("num_batches_tracked", None)
+
+    def forward(self, x: Tensor) -> Tensor:
+        k = self._spatial
+        if x.ndim not in (k + 1, k + 2):
+            raise ValueError(f"{type(self).__name__}: expected {k + 2}-d (batched) or "
+                             f"{k + 1}-d input, got shape {x.shape}")
+        unbatched = x.ndim == k + 1
+        if unbatched:
+            x = x.expand_dims(0)
+        if self.affine and x.shape[1] != self.num_features:
+            raise ValueError(f"{type(self).__name__}({self.num_features}): expected "
+                             f"{self.num_features} channels, got input of shape {x.shape}")
+        use_input = self.training or not self.track_running_stats
+        y = F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
+                            use_input, self.momentum, self.eps)
+        return y[0] if unbatched else y
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Instance normalisation of ``(N, C, L)`` or ``(C, L)`` input.
+
+    Example:
+        >>> import xad
+        >>> xad.nn.InstanceNorm1d(3)(xad.randn(2, 3, 5)).shape
+        (2, 3, 5)
+    """
+
+    _spatial = 1
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Instance normalisation of ``(N, C, H, W)`` or ``(C, H, W)`` input.
+
+    Example:
+        >>> import xad
+        >>> xad.nn.InstanceNorm2d(3, affine=True)(xad.randn(2, 3, 4, 4)).shape
+        (2, 3, 4, 4)
+    """
+
+    _spatial = 2
