@@ -14,13 +14,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..context import context
 from ..tensor import Tensor
 from ._apply import Op, apply, binary
 from .batching import elementwise_batch
 from .tangent import total
 
 __all__ = ["relu_grad", "tanh_grad", "sigmoid_grad", "dropout_mask", "centre", "inverse_sqrt",
-           "exp_shifted"]
+           "exp_shifted", "standardize_grad", "softmax_grad", "exp_guarded", "divide_guarded",
+           "recorded"]
 
 
 class _Fused(Op):
@@ -151,6 +153,22 @@ def _exp_shifted(ns: Any) -> Any:
     return lambda x, m: ns.exp(x - m)
 
 
+def _standardize_grad(ns: Any) -> Any:
+    return lambda g, y, s1, s2, rstd, r: (g - s1 * r - y * (s2 * r)) * rstd
+
+
+def _softmax_grad(ns: Any) -> Any:
+    return lambda gy, y, s: gy - y * s
+
+
+def _exp_guarded(ns: Any) -> Any:
+    return lambda x, m: ns.exp(x - ns.where(ns.isfinite(m), m, 0))
+
+
+def _divide_guarded(ns: Any) -> Any:
+    return lambda e, s: e / ns.where(s > 0, s, 1)
+
+
 def centre(b: Any, x: Any, total: Any, r: float) -> tuple[Any, Any]:
     """``(d, d * d)`` for ``d = x - total * r`` (``total`` a kept-dims sum): one kernel
     where ``b`` fuses (standardize's forward)."""
@@ -167,6 +185,37 @@ def inverse_sqrt(b: Any, total: Any, r: float, eps: float) -> Any:
 def exp_shifted(b: Any, x: Any, m: Any) -> Any:
     """``exp(x - m)`` (``m`` a kept-dims maximum): one kernel where ``b`` fuses."""
     return b.elementwise(_exp_shifted, "xad_exp_shifted")(x, m)
+
+
+def standardize_grad(b: Any, g: Any, y: Any, s1: Any, s2: Any, rstd: Any, r: float) -> Any:
+    """``(g - s1 * r - y * (s2 * r)) * rstd`` (``s1``, ``s2``: kept-dims sums of ``g`` and
+    ``g * y``): standardize's input gradient, one kernel where ``b`` fuses."""
+    return b.elementwise(_standardize_grad, "xad_standardize_grad")(
+        g, y, s1, s2, rstd, b.scalar(r, g.dtype))
+
+
+def softmax_grad(b: Any, gy: Any, y: Any, s: Any) -> Any:
+    """``gy - y * s`` (``gy = g * y``, ``s`` its kept-dims sum): softmax's input gradient,
+    one kernel where ``b`` fuses."""
+    return b.elementwise(_softmax_grad, "xad_softmax_grad")(gy, y, s)
+
+
+def exp_guarded(b: Any, x: Any, m: Any) -> Any:
+    """``exp(x - where(isfinite(m), m, 0))``: a masked softmax's shifted exponentials (a
+    row of ``-inf`` gives zeros, not NaN), one kernel where ``b`` fuses."""
+    return b.elementwise(_exp_guarded, "xad_exp_guarded")(x, m)
+
+
+def divide_guarded(b: Any, e: Any, s: Any) -> Any:
+    """``e / where(s > 0, s, 1)``: a masked softmax's normalisation, one kernel where ``b``
+    fuses."""
+    return b.elementwise(_divide_guarded, "xad_divide_guarded")(e, s)
+
+
+def recorded(*tensors: Tensor) -> bool:
+    """Whether a gradient rule running now is itself recorded (``create_graph``): then it
+    uses xad operations, not a first-order kernel, so higher derivatives work."""
+    return context.grad_enabled and any(t is not None and t.requires_grad for t in tensors)
 
 
 def relu_grad(y: Tensor, g: Tensor) -> Tensor:

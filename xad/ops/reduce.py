@@ -8,12 +8,12 @@ from typing import Any
 from ..context import context
 from ..factories import arange
 from ..tensor import Tensor
-from ._apply import Op, unary
+from ._apply import Op, apply, unary
 from .amp_cast import autocast_float32
 from .axes import normalize_axes, normalize_axis
 from .batching import axes_batch
 from .elementwise import astype, exp, isfinite, log, sqrt, where
-from .fused import exp_shifted
+from .fused import divide_guarded, exp_guarded, exp_shifted, recorded, softmax_grad
 from .linalg import by_product, keep_sum, keep_sum_array
 from .shape import broadcast_to, flip, reshape
 from .tangent import linear_jvp
@@ -315,19 +315,18 @@ class Softmax(Op):
 
     @staticmethod
     def forward(b, x, axis, empty_zero, product):
-        xp = b.xp
-        m = xp.max(x, axis=axis, keepdims=True)
-        if empty_zero:
-            m = xp.where(xp.isfinite(m), m, xp.zeros_like(m))
+        m = b.xp.max(x, axis=axis, keepdims=True)
+        if empty_zero:  # a row of -inf: shift by 0, divide by 1 (zeros, not NaN)
+            e = exp_guarded(b, x, m)
+            return divide_guarded(b, e, keep_sum_array(b, e, axis, product))
         e = exp_shifted(b, x, m)  # exp(x - m), one kernel on CuPy
-        s = keep_sum_array(b, e, axis, product)
-        if empty_zero:
-            s = xp.where(s > 0, s, xp.ones_like(s))
-        return e / s
+        return e / keep_sum_array(b, e, axis, product)
 
     @staticmethod
     def backward(node, g):
         y, p = node.output(), node.params
+        if not recorded(g, y):
+            return apply(SoftmaxGrad, g, y, axis=p["axis"], product=p["product"])
         gy = g * y
         return gy - y * keep_sum(gy, p["axis"], p["product"])
 
@@ -337,6 +336,20 @@ class Softmax(Op):
     def jvp(primals, tangents, out, axis, empty_zero, product):
         ty = out * tangents[0]
         return ty - out * keep_sum(ty, axis, product)
+
+
+class SoftmaxGrad(Op):
+    """:class:`Softmax`'s rule ``g * y - y * sum(g * y)`` as its rule computes it, three
+    kernels on CuPy (the last fused); only for a backward pass that is not itself
+    recorded."""
+
+    name = "softmax_grad"
+    differentiable = False
+
+    @staticmethod
+    def forward(b, g, y, axis, product):
+        gy = g * y
+        return softmax_grad(b, gy, y, keep_sum_array(b, gy, axis, product))
 
 
 def softmax(x: Tensor, axis: int = -1, *, empty_zero: bool = False) -> Tensor:
