@@ -497,6 +497,8 @@ def _case_list() -> list[Case]:
              ((2, 3, 4), (2, 5, 4), (2, 5, 2))))
     add(Case("attention:2d", lambda m, q, k, v: m.attention(q, k, v, 0.5),
              ((3, 2), (4, 2), (4, 3))))
+    add(Case("attention:negative_scale", lambda m, q, k, v: m.attention(q, k, v, -0.6),
+             ((2, 3, 4), (2, 5, 4), (2, 5, 2))))  # scale outside the exponential
     add(Case("recurrent:lstm", lambda m, gx, h, c, w: m.recurrent(gx, h, c, w, "lstm"),
              ((3, 2, 8), (2, 2), (2, 2), (8, 2))))
     add(Case("recurrent:gru_reverse", lambda m, gx, h, w: m.recurrent(

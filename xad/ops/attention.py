@@ -19,6 +19,7 @@ from typing import Any
 from ..context import context
 from ..tensor import Tensor
 from ._apply import Op, apply
+from .fused import exp_scaled, scores_grad
 from .linalg import matmul
 from .reduce import Softmax, softmax, sum
 from .shape import matrix_transpose as _mT
@@ -26,10 +27,18 @@ from .shape import matrix_transpose as _mT
 __all__ = ["attention"]
 
 
-def _weights(b: Any, qs: Any, k: Any) -> Any:
-    """``softmax(qs @ k^T)`` over the last axis, on arrays (:class:`Softmax`'s forward)."""
-    s = b.xp.matmul(qs, b.xp.matrix_transpose(k))
-    return Softmax.forward(b, s, (s.ndim - 1,), False, False)
+def _weights(b: Any, q: Any, k: Any, scale: float) -> Any:
+    """``softmax(q @ k^T * scale)`` over the last axis, on arrays. For ``scale > 0`` the
+    scale goes inside the exponential, ``exp((s - max(s)) * scale)``, one fused kernel on
+    CuPy (no pass to scale ``q``); otherwise :class:`Softmax`'s forward of the scaled
+    scores."""
+    xp = b.xp
+    if not scale > 0:
+        s = xp.matmul(q * scale, xp.matrix_transpose(k))
+        return Softmax.forward(b, s, (s.ndim - 1,), False, False)
+    s = xp.matmul(q, xp.matrix_transpose(k))
+    e = exp_scaled(b, s, xp.max(s, axis=-1, keepdims=True), scale)
+    return e / xp.sum(e, axis=-1, keepdims=True)
 
 
 class Attention(Op):
@@ -47,7 +56,7 @@ class Attention(Op):
         fast = b.attention(q, k, v, scale)
         if fast is not None:
             return fast
-        p = _weights(b, q * scale, k)
+        p = _weights(b, q, k, scale)
         return b.xp.matmul(p, v), p
 
     @staticmethod
@@ -76,18 +85,17 @@ class AttentionGrad(Op):
             return fast
         xp = b.xp
         gy = xp.matmul(g, xp.matrix_transpose(v)) * p
-        ds = gy - p * xp.sum(gy, axis=-1, keepdims=True)
-        return (xp.matmul(ds, k) * scale, xp.matmul(xp.matrix_transpose(ds), q * scale),
+        ds = scores_grad(b, gy, p, xp.sum(gy, axis=-1, keepdims=True), scale)  # one kernel
+        return (xp.matmul(ds, k), xp.matmul(xp.matrix_transpose(ds), q),
                 xp.matmul(xp.matrix_transpose(p), g))
 
 
 def _grads(q: Tensor, k: Tensor, v: Tensor, g: Tensor, scale: float) -> tuple:
     """AttentionGrad's formulas in xad operations (recorded, differentiable)."""
-    qs = q * scale
-    p = softmax(matmul(qs, _mT(k)), axis=-1)
+    p = softmax(matmul(q, _mT(k)) * scale, axis=-1)
     gy = matmul(g, _mT(v)) * p
-    ds = gy - p * sum(gy, axis=-1, keepdims=True)
-    return matmul(ds, k) * scale, matmul(_mT(ds), qs), matmul(_mT(p), g)
+    ds = (gy - p * sum(gy, axis=-1, keepdims=True)) * scale
+    return matmul(ds, k), matmul(_mT(ds), q), matmul(_mT(p), g)
 
 
 def attention(q: Tensor, k: Tensor, v: Tensor, scale: float) -> Tensor:

@@ -21,7 +21,7 @@ from .batching import elementwise_batch
 from .tangent import total
 
 __all__ = ["relu_grad", "tanh_grad", "sigmoid_grad", "dropout_mask", "centre", "inverse_sqrt",
-           "exp_shifted", "standardize_grad", "softmax_grad", "exp_guarded", "divide_guarded",
+           "exp_shifted", "exp_scaled", "scores_grad", "standardize_grad", "softmax_grad", "exp_guarded", "divide_guarded",
            "recorded"]
 
 
@@ -161,6 +161,14 @@ def _softmax_grad(ns: Any) -> Any:
     return lambda gy, y, s: gy - y * s
 
 
+def _exp_scaled(ns: Any) -> Any:
+    return lambda x, m, scale: ns.exp((x - m) * scale)
+
+
+def _scores_grad(ns: Any) -> Any:
+    return lambda gy, p, s, scale: (gy - p * s) * scale
+
+
 def _exp_guarded(ns: Any) -> Any:
     return lambda x, m: ns.exp(x - ns.where(ns.isfinite(m), m, 0))
 
@@ -198,6 +206,18 @@ def softmax_grad(b: Any, gy: Any, y: Any, s: Any) -> Any:
     """``gy - y * s`` (``gy = g * y``, ``s`` its kept-dims sum): softmax's input gradient,
     one kernel where ``b`` fuses."""
     return b.elementwise(_softmax_grad, "xad_softmax_grad")(gy, y, s)
+
+
+def exp_scaled(b: Any, x: Any, m: Any, scale: float) -> Any:
+    """``exp((x - m) * scale)`` (``m`` a kept-dims maximum, ``scale > 0``): attention's
+    weights before normalisation, one kernel where ``b`` fuses."""
+    return b.elementwise(_exp_scaled, "xad_exp_scaled")(x, m, b.scalar(scale, x.dtype))
+
+
+def scores_grad(b: Any, gy: Any, p: Any, s: Any, scale: float) -> Any:
+    """``(gy - p * s) * scale`` (``gy = dp * p``, ``s`` its kept-dims sum): the gradient of
+    attention's scaled scores, one kernel where ``b`` fuses."""
+    return b.elementwise(_scores_grad, "xad_scores_grad")(gy, p, s, b.scalar(scale, gy.dtype))
 
 
 def exp_guarded(b: Any, x: Any, m: Any) -> Any:
