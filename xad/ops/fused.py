@@ -21,8 +21,8 @@ from .batching import elementwise_batch
 from .tangent import total
 
 __all__ = ["relu_grad", "tanh_grad", "sigmoid_grad", "dropout_mask", "centre", "inverse_sqrt",
-           "exp_shifted", "exp_scaled", "scores_grad", "standardize_grad", "softmax_grad", "exp_guarded", "divide_guarded",
-           "recorded"]
+           "exp_shifted", "exp_scaled", "scores_grad", "standardize_grad", "softmax_grad",
+           "exp_guarded", "divide_guarded", "recorded"]
 
 
 class _Fused(Op):
