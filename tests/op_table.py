@@ -451,7 +451,8 @@ def _case_list() -> list[Case]:
         add(Case(name, (lambda n: lambda m, x: getattr(m, n)(x))(name), ((2, 3),), dom,
                  prims=(name,) + tuple(name + s for s in grad)))
     add(Case("erf:wide", lambda m, x: m.erf(x * 2.0), ((3, 4),)))
-    add(Case("gelu", lambda m, x: m.gelu(x), ((2, 3),), prims=("erf", "multiply")))
+    add(Case("gelu", lambda m, x: m.gelu(x), ((2, 3),), prims=("gelu", "gelu_grad")))
+    add(Case("gelu:wide", lambda m, x: m.gelu(x * 3.0), ((3, 4),), prims=("gelu",)))
     add(Case("gelu:tanh", lambda m, x: m.gelu(x, approximate="tanh"), ((2, 3),),
              prims=("tanh", "multiply")))
     # ----- binary functions ------------------------------------------------------------

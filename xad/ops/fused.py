@@ -12,6 +12,7 @@ number literals are weak scalars (the array's dtype) in a kernel as in the opera
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ..context import context
@@ -22,7 +23,7 @@ from .tangent import total
 
 __all__ = ["relu_grad", "tanh_grad", "sigmoid_grad", "dropout_mask", "centre", "inverse_sqrt",
            "exp_shifted", "exp_scaled", "scores_grad", "standardize_grad", "softmax_grad",
-           "exp_guarded", "divide_guarded", "recorded"]
+           "exp_guarded", "divide_guarded", "recorded", "gelu", "gelu_grad"]
 
 
 class _Fused(Op):
@@ -39,10 +40,82 @@ class _Fused(Op):
 
 class _Kernel:
     """The ``b`` an expression sees inside a fused kernel: ``b.xp`` is the kernel's
-    namespace."""
+    namespace, ``b.erf`` the backend's error function (a ufunc on CuPy)."""
 
-    def __init__(self, xp: Any) -> None:
+    def __init__(self, xp: Any, erf: Any = None) -> None:
         self.xp = xp
+        self.erf = erf
+
+
+class _ErfFused(_Fused):
+    """A :class:`_Fused` whose expression calls ``b.erf``: one kernel for float32 and
+    float64; other dtypes run it unfused (CuPy's ``erf`` of float16 is float64, which
+    :meth:`xad.Backend.erf` casts back outside a kernel)."""
+
+    floating = True
+    save_inputs = True
+    batch = classmethod(elementwise_batch)
+
+    @classmethod
+    def forward(cls, b, *arrays):
+        xp, expression = b.xp, cls.expression
+        if arrays[0].dtype not in (xp.float32, xp.float64):
+            return expression(b, *arrays)
+        erf = b.erf
+        return b.elementwise(lambda ns: lambda *a: expression(_Kernel(ns, erf), *a),
+                             f"xad_{cls.name}")(*arrays)
+
+
+_C = 1 / math.sqrt(2)  # x / sqrt(2) as the composed GELU wrote it
+_K = 2 / math.sqrt(math.pi)  # erf'(t) = K exp(-t * t)
+
+
+class Gelu(_ErfFused):
+    """Exact GELU ``x * (erf(x / sqrt(2)) + 1) * 0.5``, one kernel on CuPy (was five)."""
+
+    name = "gelu"
+
+    @staticmethod
+    def expression(b, x):
+        return x * (b.erf(x * _C) + 1) * 0.5
+
+    @staticmethod
+    def backward(node, g):
+        return gelu_grad(node.inputs[0], g)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        return gelu_grad(primals[0], tangents[0])
+
+
+class GeluGrad(_ErfFused):
+    """``g * (Phi(x) + x * phi(x))``, exact GELU's gradient, in one kernel on CuPy (was
+    about ten), in the composed rule's order of operations (the same bits); its own rule
+    uses ``(Phi + x phi)' = phi * (2 - x * x)``."""
+
+    name = "gelu_grad"
+
+    @staticmethod
+    def expression(b, x, g):
+        return g * 0.5 * (b.erf(x * _C) + 1) + g * 0.5 * x * _K * b.xp.exp(
+            -(x * _C * (x * _C))) * _C
+
+    @staticmethod
+    def backward(node, gg):
+        x, g = node.inputs
+        gx = gg * g * _gelu_curvature(x) if node.needs_grad(0) else None
+        return gx, (gelu_grad(x, gg) if node.needs_grad(1) else None)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        (x, g), (tx, tg) = primals, tangents
+        return total(out, None if tg is None else gelu_grad(x, tg),
+                     None if tx is None else g * _gelu_curvature(x) * tx)
+
+
+def _gelu_curvature(x: Tensor) -> Tensor:
+    """GELU's second derivative ``phi(x) * (2 - x * x)``, ``phi`` the normal density."""
+    return (x * x * -0.5).exp() * (1 / math.sqrt(2 * math.pi)) * (2 - x * x)
 
 
 class ReluGrad(_Fused):
@@ -236,6 +309,17 @@ def recorded(*tensors: Tensor) -> bool:
     """Whether a gradient rule running now is itself recorded (``create_graph``): then it
     uses xad operations, not a first-order kernel, so higher derivatives work."""
     return context.grad_enabled and any(t is not None and t.requires_grad for t in tensors)
+
+
+def gelu(x: Tensor) -> Tensor:
+    """Exact GELU, one kernel where the backend fuses (float32, float64)."""
+    return apply(Gelu, x)
+
+
+def gelu_grad(x: Tensor, g: Tensor) -> Tensor:
+    """Exact GELU's gradient ``g * (Phi(x) + x * phi(x))``, one kernel where the backend
+    fuses."""
+    return binary(GeluGrad, x, g)
 
 
 def relu_grad(y: Tensor, g: Tensor) -> Tensor:

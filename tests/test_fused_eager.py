@@ -1,0 +1,132 @@
+"""The eager fused paths of issue 25 item 3 (``xad/ops/fused.py``): each gives the numbers of
+the rule it replaces on every backend, and is the number of kernels it promises on
+``cupy-sim``. Gradients against finite differences and second derivatives are the op table's
+(tests/op_table.py: ``gelu``, ``softmax``, ``standardize``, ``attention``)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import xad
+from xad.ops import fused
+
+
+def _arrays(xb, dt, *shapes, seed=0):
+    rng = np.random.default_rng(seed)
+    return [xad.tensor(rng.standard_normal(s), dtype=dt) for s in shapes]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_array_kernels_equal_their_plain_expressions(xb, dtype):
+    """Bit for bit: one kernel on CuPy, the same operations one by one elsewhere."""
+    dt = getattr(xad, dtype)
+    g, y = (t._array for t in _arrays(xb, dt, (4, 5), (4, 5)))
+    b, xp = xb, xb.xp
+    with b.on_device():
+        s1, s2 = xp.sum(g, axis=-1, keepdims=True), xp.sum(g * y, axis=-1, keepdims=True)
+        rstd = 1.0 / xp.sqrt(s2 * s2 + 1.0)
+        m = xp.where(s1 > 0, -math.inf, s1)  # rows with no finite entry
+        e = xp.exp(g - xp.where(xp.isfinite(m), m, 0))
+        pairs = [
+            (fused.standardize_grad(b, g, y, s1, s2, rstd, 0.2),
+             (g - s1 * 0.2 - y * (s2 * 0.2)) * rstd),
+            (fused.softmax_grad(b, g, y, s1), g - y * s1),
+            (fused.exp_scaled(b, g, s1, 0.3), xp.exp((g - s1) * 0.3)),
+            (fused.scores_grad(b, g, y, s1, 0.3), (g - y * s1) * 0.3),
+            (fused.exp_guarded(b, g, m), e),
+            (fused.divide_guarded(b, e, s2 - s2), e / xp.ones_like(s2)),
+        ]
+        for got, want in pairs:
+            assert got.dtype == want.dtype and got.shape == want.shape
+            np.testing.assert_array_equal(b.to_numpy(got), b.to_numpy(want))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_exact_gelu_and_its_gradient_equal_the_composed_rule(xb, dtype):
+    """``gelu`` and ``gelu_grad`` (one kernel each on CuPy) give the bits of the composed
+    ``x * (erf(x / sqrt(2)) + 1) * 0.5`` and of its recorded gradient."""
+    dt = getattr(xad, dtype)
+    x, g = _arrays(xb, dt, (3, 7), (3, 7))
+    x = x * 3.0
+    x.requires_grad = True
+    composed = x * (xad.erf(x * (1 / math.sqrt(2))) + 1) * 0.5
+    (want,) = xad.autograd.grad(composed, [x], g)
+    y = xad.gelu(x)
+    (got,) = xad.autograd.grad(y, [x], g)
+    assert y.dtype is got.dtype is dt
+    np.testing.assert_array_equal(y.numpy(), composed.detach().numpy())
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_exact_gelu_of_float16_stays_float16(xb):
+    """CuPy's ``erf`` of float16 is float64: that dtype runs unfused and is cast back."""
+    if xb._dtypes.get(xad.float16) is None:
+        pytest.skip(f"{xb.name} has no float16")
+    x = xad.tensor([-2.0, -0.5, 0.0, 0.5, 2.0], dtype=xad.float16, requires_grad=True)
+    y = xad.gelu(x)
+    (gx,) = xad.autograd.grad(y.sum(), [x])
+    assert y.dtype is gx.dtype is xad.float16
+    ref = [0.5 * v * (1 + math.erf(v / math.sqrt(2))) for v in x.detach().tolist()]
+    np.testing.assert_allclose(y.tolist(), ref, atol=2e-3)
+
+
+def _first_and_recorded(fn, *ts):
+    """Input gradients of ``sum(fn(*ts) * w)`` by the first-order rule and by the recorded
+    (``create_graph``) one."""
+    out = fn(*ts)
+    w = xad.tensor(np.random.default_rng(1).standard_normal(out.shape), dtype=out.dtype)
+    first = xad.autograd.grad((out * w).sum(), ts)
+    again = xad.autograd.grad((fn(*ts) * w).sum(), ts, create_graph=True)
+    return first, again
+
+
+@pytest.mark.parametrize("case", ["standardize", "softmax", "masked_softmax", "attention"])
+def test_first_order_rules_equal_the_recorded_rules(xb, case):
+    """StandardizeGrad, SoftmaxGrad and AttentionGrad (fused kernels, not recorded) give
+    the numbers of the same formulas in xad operations (what create_graph records)."""
+    dt = xad.float64
+    ts = _arrays(xb, dt, (2, 3, 4), (2, 5, 4), (2, 5, 2))
+    for t in ts:
+        t.requires_grad = True
+    mask = xad.tensor(np.where(np.arange(4) < 2, -math.inf, 0.0))
+    fns = {"standardize": lambda x: xad.standardize(x, -1),
+           "softmax": lambda x: xad.softmax(x, axis=-1),
+           "masked_softmax": lambda x: xad.softmax(x * 0.0 + mask, axis=-1, empty_zero=True)
+           + xad.softmax(x + mask, axis=-1, empty_zero=True),
+           "attention": lambda q, k, v: xad.ops.attention.attention(q, k, v, 0.5)}
+    fn = fns[case]
+    args = ts if case == "attention" else ts[:1]
+    first, again = _first_and_recorded(fn, *args)
+    for a, b in zip(first, again):
+        np.testing.assert_allclose(a.numpy(), b.detach().numpy(), rtol=1e-12, atol=1e-12)
+
+
+def _run(fn, *args, **kwargs):
+    """``fn``'s result and the kernels it launched."""
+    from cupy_sim.streams import COUNTS
+
+    COUNTS.reset()
+    out = fn(*args, **kwargs)
+    return out, COUNTS.kernels
+
+
+def test_fused_paths_launch_the_kernels_they_promise_on_cupy_sim():
+    with xad.use_backend("cupy-sim"):
+        x = xad.randn(8, 16, requires_grad=True)
+        g = xad.randn(8, 16)
+        for f, forward, backward in [
+                (xad.gelu, 1, 1),                                      # was 5 and 9
+                (lambda t: xad.standardize(t, -1), 5, 4),              # backward was 9
+                (lambda t: xad.softmax(t, axis=-1), 4, 3),             # backward was 4
+                (lambda t: xad.softmax(t, axis=-1, empty_zero=True), 4, 3)]:  # was 10
+            y, n = _run(f, x)
+            assert n == forward
+            assert _run(xad.autograd.grad, y, [x], g)[1] == backward
+        q, k, v = (xad.randn(2, 6, 4, requires_grad=True) for _ in range(3))
+        y, n = _run(xad.ops.attention.attention, q, k, v, 0.5)
+        assert n == 6  # was 7: the scale inside the exponential
+        s = y.sum()
+        assert _run(xad.autograd.grad, s, [q, k, v])[1] == 8  # 7 (was 10), and the seed's
