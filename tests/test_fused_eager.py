@@ -83,10 +83,22 @@ def _first_and_recorded(fn, *ts):
     return first, again
 
 
-@pytest.mark.parametrize("case", ["standardize", "softmax", "masked_softmax", "attention"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_log_softmax_equals_x_minus_logsumexp(xb, dtype):
+    """The LogSoftmax node's forward gives the bits of ``x - logsumexp(x)``."""
+    dt = getattr(xad, dtype)
+    (x,) = _arrays(xb, dt, (3, 5))
+    x = xad.where(x > 1.0, -math.inf, x) * 4.0  # some -inf entries
+    np.testing.assert_array_equal(xad.log_softmax(x, axis=-1).numpy(),
+                                  (x - xad.logsumexp(x, -1, keepdims=True)).numpy())
+
+
+@pytest.mark.parametrize("case", ["standardize", "softmax", "masked_softmax", "attention",
+                                  "log_softmax"])
 def test_first_order_rules_equal_the_recorded_rules(xb, case):
-    """StandardizeGrad, SoftmaxGrad and AttentionGrad (fused kernels, not recorded) give
-    the numbers of the same formulas in xad operations (what create_graph records)."""
+    """StandardizeGrad, SoftmaxGrad, AttentionGrad and LogSoftmaxGrad (fused kernels, not
+    recorded) give the numbers of the same formulas in xad operations (what create_graph
+    records)."""
     dt = xad.float64
     ts = _arrays(xb, dt, (2, 3, 4), (2, 5, 4), (2, 5, 2))
     for t in ts:
@@ -96,7 +108,8 @@ def test_first_order_rules_equal_the_recorded_rules(xb, case):
            "softmax": lambda x: xad.softmax(x, axis=-1),
            "masked_softmax": lambda x: xad.softmax(x * 0.0 + mask, axis=-1, empty_zero=True)
            + xad.softmax(x + mask, axis=-1, empty_zero=True),
-           "attention": lambda q, k, v: xad.ops.attention.attention(q, k, v, 0.5)}
+           "attention": lambda q, k, v: xad.ops.attention.attention(q, k, v, 0.5),
+           "log_softmax": lambda x: xad.log_softmax(x, axis=1)}
     fn = fns[case]
     args = ts if case == "attention" else ts[:1]
     first, again = _first_and_recorded(fn, *args)
@@ -121,6 +134,7 @@ def test_fused_paths_launch_the_kernels_they_promise_on_cupy_sim():
                 (xad.gelu, 1, 1),                                      # was 5 and 9
                 (lambda t: xad.standardize(t, -1), 5, 4),              # backward was 9
                 (lambda t: xad.softmax(t, axis=-1), 4, 3),             # backward was 4
+                (lambda t: xad.log_softmax(t, axis=-1), 4, 2),         # was 9 and 6
                 (lambda t: xad.softmax(t, axis=-1, empty_zero=True), 4, 3)]:  # was 10
             y, n = _run(f, x)
             assert n == forward

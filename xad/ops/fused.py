@@ -23,7 +23,8 @@ from .tangent import total
 
 __all__ = ["relu_grad", "tanh_grad", "sigmoid_grad", "dropout_mask", "centre", "inverse_sqrt",
            "exp_shifted", "exp_scaled", "scores_grad", "standardize_grad", "softmax_grad",
-           "exp_guarded", "divide_guarded", "recorded", "gelu", "gelu_grad"]
+           "exp_guarded", "divide_guarded", "log_softmax_out", "log_softmax_grad", "recorded",
+           "gelu", "gelu_grad"]
 
 
 class _Fused(Op):
@@ -242,6 +243,14 @@ def _scores_grad(ns: Any) -> Any:
     return lambda gy, p, s, scale: (gy - p * s) * scale
 
 
+def _log_softmax_out(ns: Any) -> Any:
+    return lambda x, m, s: x - (ns.log(s) + ns.where(ns.isfinite(m), m, 0))
+
+
+def _log_softmax_grad(ns: Any) -> Any:
+    return lambda g, y, s: g - ns.exp(y) * s
+
+
 def _exp_guarded(ns: Any) -> Any:
     return lambda x, m: ns.exp(x - ns.where(ns.isfinite(m), m, 0))
 
@@ -291,6 +300,18 @@ def scores_grad(b: Any, gy: Any, p: Any, s: Any, scale: float) -> Any:
     """``(gy - p * s) * scale`` (``gy = dp * p``, ``s`` its kept-dims sum): the gradient of
     attention's scaled scores, one kernel where ``b`` fuses."""
     return b.elementwise(_scores_grad, "xad_scores_grad")(gy, p, s, b.scalar(scale, gy.dtype))
+
+
+def log_softmax_out(b: Any, x: Any, m: Any, s: Any) -> Any:
+    """``x - (log(s) + where(isfinite(m), m, 0))`` (``m`` the kept-dims maximum, ``s`` the
+    sum of :func:`exp_guarded`): log-softmax, one kernel where ``b`` fuses."""
+    return b.elementwise(_log_softmax_out, "xad_log_softmax_out")(x, m, s)
+
+
+def log_softmax_grad(b: Any, g: Any, y: Any, s: Any) -> Any:
+    """``g - exp(y) * s`` (``s`` the kept-dims sum of ``g``): log-softmax's input gradient,
+    one kernel where ``b`` fuses."""
+    return b.elementwise(_log_softmax_grad, "xad_log_softmax_grad")(g, y, s)
 
 
 def exp_guarded(b: Any, x: Any, m: Any) -> Any:
