@@ -144,3 +144,19 @@ def test_fused_paths_launch_the_kernels_they_promise_on_cupy_sim():
         assert n == 6  # was 7: the scale inside the exponential
         s = y.sum()
         assert _run(xad.autograd.grad, s, [q, k, v])[1] == 8  # 7 (was 10), and the seed's
+
+
+def test_range_ends_reads_ignored_values_as_zero(xb):
+    """Index range checks (embedding, nll_loss): ``[-min, max]`` with ``ignore`` as 0."""
+    t = xad.tensor([3, -100, 7, 2])
+    assert fused.range_ends(t).tolist() == [100, 7]
+    assert fused.range_ends(t, -100).tolist() == [0, 7]
+    assert fused.range_ends(t[2:], -100).tolist() == [-2, 7]
+
+
+def test_range_check_is_three_kernels_and_the_running_maximum_on_cupy_sim():
+    with xad.use_backend("cupy-sim"):
+        t = xad.tensor([3, -100, 7, 2])
+        assert _run(fused.range_ends, t, -100)[1] == 3  # was 6 (where, min, -, max, stack)
+        with pytest.raises(IndexError, match="target 9 is out of bounds"):
+            xad.nn.functional.nll_loss(xad.zeros(2, 4), xad.tensor([9, 1])).item()

@@ -24,7 +24,7 @@ from .tangent import total
 __all__ = ["relu_grad", "tanh_grad", "sigmoid_grad", "dropout_mask", "centre", "inverse_sqrt",
            "exp_shifted", "exp_scaled", "scores_grad", "standardize_grad", "softmax_grad",
            "exp_guarded", "divide_guarded", "log_softmax_out", "log_softmax_grad", "recorded",
-           "gelu", "gelu_grad"]
+           "gelu", "gelu_grad", "range_ends"]
 
 
 class _Fused(Op):
@@ -211,6 +211,34 @@ class DropoutMask(_Fused):
         return super().forward(b, u, b.scalar(p, d), b.scalar(1.0 / (1.0 - p), d))
 
 
+class RangeEnds(Op):
+    """``[-min(v), max(v)]`` of an integer tensor, ``v`` the tensor with ``ignore`` read
+    as 0 (no gradient): one kernel for ``(-v, v)``, their stack, one reduction (index range
+    checks: four kernels with the running maximum, where ``where``/``min``/``-``/``max``/
+    ``stack`` took seven)."""
+
+    name = "range_ends"
+    differentiable = False
+
+    @staticmethod
+    def forward(b, t, ignore):
+        if ignore is None:
+            neg, pos = b.elementwise(_signed, "xad_signed")(t)
+        else:
+            neg, pos = b.elementwise(_signed_ignoring, "xad_signed_ignoring")(
+                t, b.scalar(ignore, t.dtype))
+        xp = b.xp
+        return xp.max(xp.reshape(xp.stack([neg, pos]), (2, -1)), axis=1)
+
+
+def _signed(ns: Any) -> Any:
+    return lambda t: (-t, t + 0)
+
+
+def _signed_ignoring(ns: Any) -> Any:
+    return lambda t, ig: (-ns.where(t == ig, 0, t), ns.where(t == ig, 0, t))
+
+
 # ----- array-level kernels inside other primitives' forwards ------------------------------
 def _centre(ns: Any) -> Any:
     def centre(x: Any, total: Any, r: Any) -> tuple[Any, Any]:
@@ -341,6 +369,13 @@ def gelu_grad(x: Tensor, g: Tensor) -> Tensor:
     """Exact GELU's gradient ``g * (Phi(x) + x * phi(x))``, one kernel where the backend
     fuses."""
     return binary(GeluGrad, x, g)
+
+
+def range_ends(t: Tensor, ignore: int | None = None) -> Tensor:
+    """``[-min(v), max(v)]`` for the non-empty integer tensor ``t``, ``v`` being ``t`` with
+    each ``ignore`` read as 0 (index range checks), in three kernels where the backend
+    fuses."""
+    return apply(RangeEnds, t, ignore=ignore)
 
 
 def relu_grad(y: Tensor, g: Tensor) -> Tensor:

@@ -12,7 +12,7 @@ from ... import ops as _ops
 from ...context import context
 from ...factories import arange, rand
 from ...ops.amp_cast import autocast_float32
-from ...ops.fused import dropout_mask
+from ...ops.fused import dropout_mask, range_ends
 from ...ops.indexing import getitem_raw
 from ...tensor import Tensor
 from ...tracing import host_check
@@ -38,8 +38,7 @@ def _check_in_range(t: Tensor, n: int, where: str, what: str, bound: str,
     once on the CPU and at the next host read on CuPy (no sync inside a training step)."""
     if 0 in t.shape:
         return
-    vals = t if ignore is None else _ops.where(t == ignore, 0, t)
-    worst = _ops.stack([-vals.min(), vals.max()]).astype(_dt.int64)
+    worst = range_ends(t, ignore).astype(_dt.int64)  # [-min, max], ignore read as 0
     _report_range(worst, (where, what, bound, n, ignore))
 
 
