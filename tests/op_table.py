@@ -42,6 +42,7 @@ class _X:
         return Cube.apply(x)
 
     attention = staticmethod(xad.ops.attention.attention)
+    layer_norm = staticmethod(xad.ops.normalization.layer_norm)
     max_indexed = staticmethod(xad.ops.reduce.max_indexed)
 
     @staticmethod
@@ -183,6 +184,10 @@ class _N:
     @staticmethod
     def log_softmax(x: Any, axis: int = -1) -> Any:
         return x - np.log(np.sum(np.exp(x), axis=axis, keepdims=True))
+
+    @classmethod
+    def layer_norm(cls, x: Any, axes: Any, w: Any, b: Any, eps: float = 1e-5) -> Any:
+        return cls.standardize(x, tuple(axes), eps) * w + b
 
     @staticmethod
     def recurrent(gx: Any, h: Any, c: Any, w: Any, mode: str, reverse: bool = False) -> Any:
@@ -517,6 +522,8 @@ def _case_list() -> list[Case]:
     add(Case("standardize:axes", lambda m, x, w: m.standardize(x, (0, 2), eps=0.1) * w,
              ((2, 3, 4), (3, 1)), prims=("standardize", "multiply")))
     add(Case("log_softmax", lambda m, x: m.log_softmax(x, axis=1), ((3, 4),)))
+    add(Case("layer_norm", lambda m, x, w, b: m.layer_norm(x, (1, 2), w, b),
+             ((2, 3, 4), (3, 4), (3, 4))))
     add(Case("log_softmax:axis0", lambda m, x: m.log_softmax(x, axis=0), ((3, 2, 4),)))
     add(Case("cumsum:axis1", lambda m, x: m.cumsum(x, axis=1), ((3, 4),)))
     add(Case("cumsum:axis0", lambda m, x: m.cumsum(x, axis=0), ((3, 4),)))

@@ -93,11 +93,29 @@ def test_log_softmax_equals_x_minus_logsumexp(xb, dtype):
                                   (x - xad.logsumexp(x, -1, keepdims=True)).numpy())
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_layer_norm_node_equals_the_composed_operations(xb, dtype):
+    """F.layer_norm with weight and bias (one LayerNorm node) gives the bits of
+    ``standardize(x) * w + b`` and of its gradients."""
+    from xad.ops.normalization import layer_norm
+
+    dt = getattr(xad, dtype)
+    x, w, b, g = _arrays(xb, dt, (2, 3, 4), (4,), (4,), (2, 3, 4))
+    for t in (x, w, b):
+        t.requires_grad = True
+    want = xad.standardize(x, -1) * w + b
+    got = layer_norm(x, (2,), w, b)
+    np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
+    for a, c in zip(xad.autograd.grad(got, [x, w, b], g), xad.autograd.grad(want, [x, w, b], g)):
+        assert a.dtype is dt
+        np.testing.assert_array_equal(a.numpy(), c.numpy())
+
+
 @pytest.mark.parametrize("case", ["standardize", "softmax", "masked_softmax", "attention",
-                                  "log_softmax"])
+                                  "log_softmax", "layer_norm"])
 def test_first_order_rules_equal_the_recorded_rules(xb, case):
-    """StandardizeGrad, SoftmaxGrad, AttentionGrad and LogSoftmaxGrad (fused kernels, not
-    recorded) give the numbers of the same formulas in xad operations (what create_graph
+    """StandardizeGrad, SoftmaxGrad, AttentionGrad, LogSoftmaxGrad and LayerNormGrad (fused
+    kernels, not recorded) give the numbers of the same formulas in xad operations (what create_graph
     records)."""
     dt = xad.float64
     ts = _arrays(xb, dt, (2, 3, 4), (2, 5, 4), (2, 5, 2))
@@ -109,9 +127,11 @@ def test_first_order_rules_equal_the_recorded_rules(xb, case):
            "masked_softmax": lambda x: xad.softmax(x * 0.0 + mask, axis=-1, empty_zero=True)
            + xad.softmax(x + mask, axis=-1, empty_zero=True),
            "attention": lambda q, k, v: xad.ops.attention.attention(q, k, v, 0.5),
-           "log_softmax": lambda x: xad.log_softmax(x, axis=1)}
+           "log_softmax": lambda x: xad.log_softmax(x, axis=1),
+           "layer_norm": lambda x, w, b: xad.nn.functional.layer_norm(
+               x, 4, w[0, 0], b[0, :2].reshape((4,)))}
     fn = fns[case]
-    args = ts if case == "attention" else ts[:1]
+    args = ts if case in ("attention", "layer_norm") else ts[:1]
     first, again = _first_and_recorded(fn, *args)
     for a, b in zip(first, again):
         np.testing.assert_allclose(a.numpy(), b.detach().numpy(), rtol=1e-12, atol=1e-12)
@@ -139,6 +159,10 @@ def test_fused_paths_launch_the_kernels_they_promise_on_cupy_sim():
             y, n = _run(f, x)
             assert n == forward
             assert _run(xad.autograd.grad, y, [x], g)[1] == backward
+        w, b = xad.randn(16, requires_grad=True), xad.randn(16, requires_grad=True)
+        y, n = _run(xad.nn.functional.layer_norm, x, 16, w, b)
+        assert n == 5  # was 7
+        assert _run(xad.autograd.grad, y, [x, w, b], g)[1] == 6  # was 4 + 3 + 1
         q, k, v = (xad.randn(2, 6, 4, requires_grad=True) for _ in range(3))
         y, n = _run(xad.ops.attention.attention, q, k, v, 0.5)
         assert n == 6  # was 7: the scale inside the exponential

@@ -24,7 +24,7 @@ from .tangent import total
 __all__ = ["relu_grad", "tanh_grad", "sigmoid_grad", "dropout_mask", "centre", "inverse_sqrt",
            "exp_shifted", "exp_scaled", "scores_grad", "standardize_grad", "softmax_grad",
            "exp_guarded", "divide_guarded", "log_softmax_out", "log_softmax_grad", "recorded",
-           "gelu", "gelu_grad", "range_ends"]
+           "gelu", "gelu_grad", "range_ends", "normalize_affine", "affine_grads"]
 
 
 class _Fused(Op):
@@ -271,6 +271,20 @@ def _scores_grad(ns: Any) -> Any:
     return lambda gy, p, s, scale: (gy - p * s) * scale
 
 
+def _normalize_affine(ns: Any) -> Any:
+    def kernel(d: Any, rstd: Any, w: Any, bias: Any) -> tuple[Any, Any]:
+        y = d * rstd
+        return y * w + bias, y
+    return kernel
+
+
+def _affine_grads(ns: Any) -> Any:
+    def kernel(g: Any, w: Any, y: Any) -> tuple[Any, Any, Any]:
+        gy = g * w
+        return gy, gy * y, g * y
+    return kernel
+
+
 def _log_softmax_out(ns: Any) -> Any:
     return lambda x, m, s: x - (ns.log(s) + ns.where(ns.isfinite(m), m, 0))
 
@@ -328,6 +342,18 @@ def scores_grad(b: Any, gy: Any, p: Any, s: Any, scale: float) -> Any:
     """``(gy - p * s) * scale`` (``gy = dp * p``, ``s`` its kept-dims sum): the gradient of
     attention's scaled scores, one kernel where ``b`` fuses."""
     return b.elementwise(_scores_grad, "xad_scores_grad")(gy, p, s, b.scalar(scale, gy.dtype))
+
+
+def normalize_affine(b: Any, d: Any, rstd: Any, w: Any, bias: Any) -> tuple[Any, Any]:
+    """``(y * w + bias, y)`` for ``y = d * rstd``: layer norm's output and its standardised
+    input, one kernel where ``b`` fuses."""
+    return b.elementwise(_normalize_affine, "xad_normalize_affine")(d, rstd, w, bias)
+
+
+def affine_grads(b: Any, g: Any, w: Any, y: Any) -> tuple[Any, Any, Any]:
+    """``(g * w, g * w * y, g * y)``: what layer norm's rule reads of ``g``, one kernel
+    where ``b`` fuses."""
+    return b.elementwise(_affine_grads, "xad_affine_grads")(g, w, y)
 
 
 def log_softmax_out(b: Any, x: Any, m: Any, s: Any) -> Any:

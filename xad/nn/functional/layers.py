@@ -14,6 +14,7 @@ from ...factories import arange, rand
 from ...ops.amp_cast import autocast_float32
 from ...ops.fused import dropout_mask, range_ends
 from ...ops.indexing import getitem_raw
+from ...ops.normalization import layer_norm as layer_norm_op
 from ...tensor import Tensor
 from ...tracing import host_check
 
@@ -209,7 +210,11 @@ def layer_norm(x: Tensor, normalized_shape: int | Sequence[int], weight: Tensor 
         raise ValueError(f"layer_norm: normalized_shape {shape} does not match the trailing "
                          f"axes of an input of shape {x.shape}")
     x, weight, bias = autocast_float32(x, weight, bias, op="layer_norm")
-    y = _ops.standardize(x, tuple(range(x.ndim - len(shape), x.ndim)), eps)
+    axes = tuple(range(x.ndim - len(shape), x.ndim))
+    if weight is not None and bias is not None and weight.shape == bias.shape == shape \
+            and x.dtype is weight.dtype is bias.dtype:
+        return layer_norm_op(x, axes, weight, bias, eps)  # one node, fewer kernels
+    y = _ops.standardize(x, axes, eps)
     if weight is not None:
         y = y * weight
     if bias is not None:
