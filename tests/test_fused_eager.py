@@ -115,8 +115,8 @@ def test_layer_norm_node_equals_the_composed_operations(xb, dtype):
                                   "log_softmax", "layer_norm"])
 def test_first_order_rules_equal_the_recorded_rules(xb, case):
     """StandardizeGrad, SoftmaxGrad, AttentionGrad, LogSoftmaxGrad and LayerNormGrad (fused
-    kernels, not recorded) give the numbers of the same formulas in xad operations (what create_graph
-    records)."""
+    kernels, not recorded) give the numbers of the same formulas in xad operations (what
+    create_graph records)."""
     dt = xad.float64
     ts = _arrays(xb, dt, (2, 3, 4), (2, 5, 4), (2, 5, 2))
     for t in ts:
