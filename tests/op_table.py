@@ -43,6 +43,7 @@ class _X:
 
     attention = staticmethod(xad.ops.attention.attention)
     layer_norm = staticmethod(xad.ops.normalization.layer_norm)
+    linear_act = staticmethod(xad.ops.linalg.linear_act)
     max_indexed = staticmethod(xad.ops.reduce.max_indexed)
 
     @staticmethod
@@ -128,6 +129,10 @@ class _N:
     @staticmethod
     def linear(x: Any, w: Any, b: Any = None) -> Any:
         return x @ w.T + (0 if b is None else b)
+
+    @classmethod
+    def linear_act(cls, x: Any, w: Any, b: Any, act: str) -> Any:
+        return getattr(cls, act)(cls.linear(x, w, b))
 
     @staticmethod
     def relu(x: Any) -> Any:
@@ -541,6 +546,9 @@ def _case_list() -> list[Case]:
     add(Case("linear", lambda m, x, w, b: m.linear(x, w, b), ((5, 3), (4, 3), (4,))))
     add(Case("linear:batched", lambda m, x, w, b: m.linear(x, w, b), ((2, 5, 3), (4, 3), (4,))))
     add(Case("linear:vector_nobias", lambda m, x, w: m.linear(x, w), ((3,), (4, 3))))
+    for act in ("relu", "gelu"):  # bias and activation in one kernel
+        add(Case(f"linear_act:{act}", (lambda a: lambda m, x, w, b: m.linear_act(x, w, b, a))(
+            act), ((2, 5, 3), (4, 3), (4,)), prims=("linear_act", f"{act}_grad")))
     for tag, spec, shapes in [
             ("ij,jk->ik", "ij,jk->ik", ((3, 4), (4, 2))),
             ("ii->i", "ii->i", ((3, 3),)),

@@ -184,3 +184,46 @@ def test_range_check_is_three_kernels_and_the_running_maximum_on_cupy_sim():
         assert _run(fused.range_ends, t, -100)[1] == 3  # was 6 (where, min, -, max, stack)
         with pytest.raises(IndexError, match="target 9 is out of bounds"):
             xad.nn.functional.nll_loss(xad.zeros(2, 4), xad.tensor([9, 1])).item()
+
+
+@pytest.mark.parametrize("act", ["relu", "gelu"])
+def test_linear_then_activation_in_a_sequential_gives_the_same_numbers(xb, act):
+    """``Sequential(Linear, ReLU/GELU)`` runs one LinearAct node: the bits of the two
+    layers called one by one, gradients included."""
+    nn = xad.nn
+    xad.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU() if act == "relu" else nn.GELU())
+    (x,) = _arrays(xb, xad.float32, (5, 3))
+    y = model(x)
+    assert y._node.name == "linear_act"
+    ref = model[1](model[0](x))
+    assert ref._node.name == act
+    np.testing.assert_array_equal(y.detach().numpy(), ref.detach().numpy())
+    ps = list(model.parameters())
+    for a, b in zip(xad.autograd.grad(y.sum(), ps), xad.autograd.grad(ref.sum(), ps)):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_linear_then_activation_is_not_fused_where_a_hook_would_see_it():
+    nn = xad.nn
+    seen = []
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2), nn.GELU("tanh"))
+    model[1].register_forward_hook(lambda m, a, out: seen.append(out))
+    y = model(xad.ones(2, 3))
+    assert len(seen) == 1 and y._node.name != "linear_act"
+
+    class Shifted(nn.Linear):
+        def forward(self, x):
+            return super().forward(x) + 1.0
+
+    y = nn.Sequential(Shifted(3, 4), nn.ReLU())(xad.ones(2, 3))
+    assert y._node.name == "relu"  # the subclass's own forward ran
+
+
+def test_bias_and_activation_are_one_kernel_on_cupy_sim():
+    with xad.use_backend("cupy-sim"):
+        xad.manual_seed(0)
+        for act in (xad.nn.ReLU(), xad.nn.GELU()):
+            model = xad.nn.Sequential(xad.nn.Linear(16, 8), act)
+            x = xad.randn(4, 16)
+            assert _run(model, x)[1] == 2  # the product, then bias and activation (was 3)

@@ -24,7 +24,8 @@ from .tangent import total
 __all__ = ["relu_grad", "tanh_grad", "sigmoid_grad", "dropout_mask", "centre", "inverse_sqrt",
            "exp_shifted", "exp_scaled", "scores_grad", "standardize_grad", "softmax_grad",
            "exp_guarded", "divide_guarded", "log_softmax_out", "log_softmax_grad", "recorded",
-           "gelu", "gelu_grad", "range_ends", "normalize_affine", "affine_grads"]
+           "gelu", "gelu_grad", "range_ends", "normalize_affine", "affine_grads",
+           "bias_relu", "bias_gelu"]
 
 
 class _Fused(Op):
@@ -285,6 +286,19 @@ def _affine_grads(ns: Any) -> Any:
     return kernel
 
 
+def _bias_relu(ns: Any) -> Any:
+    return lambda y, bias: ns.maximum(y + bias, 0)
+
+
+def _bias_gelu(erf: Any) -> Any:
+    def make(ns: Any) -> Any:
+        def kernel(y: Any, bias: Any) -> tuple[Any, Any]:
+            z = y + bias
+            return Gelu.expression(_Kernel(ns, erf), z), z
+        return kernel
+    return make
+
+
 def _log_softmax_out(ns: Any) -> Any:
     return lambda x, m, s: x - (ns.log(s) + ns.where(ns.isfinite(m), m, 0))
 
@@ -354,6 +368,22 @@ def affine_grads(b: Any, g: Any, w: Any, y: Any) -> tuple[Any, Any, Any]:
     """``(g * w, g * w * y, g * y)``: what layer norm's rule reads of ``g``, one kernel
     where ``b`` fuses."""
     return b.elementwise(_affine_grads, "xad_affine_grads")(g, w, y)
+
+
+def bias_relu(b: Any, y: Any, bias: Any) -> Any:
+    """``maximum(y + bias, 0)``: a linear layer's bias and relu, one kernel where ``b``
+    fuses."""
+    return b.elementwise(_bias_relu, "xad_bias_relu")(y, bias)
+
+
+def bias_gelu(b: Any, y: Any, bias: Any) -> tuple[Any, Any]:
+    """``(gelu(z), z)`` for ``z = y + bias`` (exact GELU): a linear layer's bias and GELU,
+    one kernel where ``b`` fuses (float32, float64; other dtypes unfused, as
+    :class:`Gelu`)."""
+    if y.dtype not in (b.xp.float32, b.xp.float64):
+        z = y + bias
+        return Gelu.expression(b, z), z
+    return b.elementwise(_bias_gelu(b.erf), "xad_bias_gelu")(y, bias)
 
 
 def log_softmax_out(b: Any, x: Any, m: Any, s: Any) -> Any:
