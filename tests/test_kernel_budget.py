@@ -23,12 +23,12 @@ from bench_kernels import measure  # noqa: E402
 
 # workload: (eager kernels, compiled kernels outside graphs, compiled graph launches)
 BUDGETS = {
-    "mlp": (53, 23, 9),
-    "attention": (388, 201, 56),
-    "digits": (70, 38, 10),
-    "cnn_digits": (197, 42, 11),
-    "fit_nonlinear": (77, 71, 29),
-    "transformer": (319, 92, 43),
+    "mlp": (39, 23, 9),
+    "attention": (280, 185, 56),
+    "digits": (56, 38, 10),
+    "cnn_digits": (185, 42, 11),
+    "fit_nonlinear": (68, 71, 29),
+    "transformer": (208, 92, 43),
 }
 
 
