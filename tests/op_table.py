@@ -44,6 +44,11 @@ class _X:
     attention = staticmethod(xad.ops.attention.attention)
     layer_norm = staticmethod(xad.ops.normalization.layer_norm)
     linear_act = staticmethod(xad.ops.linalg.linear_act)
+
+    @staticmethod
+    def split_heads(y: Any, lead: Any, heads: int, to_heads: Any) -> Any:
+        q, k, v = xad.ops.attention.split_heads(y, lead, heads, to_heads)
+        return q * 1.0 + k * 2.0 - v * v
     max_indexed = staticmethod(xad.ops.reduce.max_indexed)
 
     @staticmethod
@@ -129,6 +134,12 @@ class _N:
     @staticmethod
     def linear(x: Any, w: Any, b: Any = None) -> Any:
         return x @ w.T + (0 if b is None else b)
+
+    @staticmethod
+    def split_heads(y: Any, lead: Any, heads: int, to_heads: Any) -> Any:
+        t = y.reshape(tuple(lead) + (3, heads, -1))
+        q, k, v = (np.transpose(t[:, :, i], to_heads) for i in range(3))
+        return q * 1.0 + k * 2.0 - v * v
 
     @classmethod
     def linear_act(cls, x: Any, w: Any, b: Any, act: str) -> Any:
@@ -546,6 +557,9 @@ def _case_list() -> list[Case]:
     add(Case("linear", lambda m, x, w, b: m.linear(x, w, b), ((5, 3), (4, 3), (4,))))
     add(Case("linear:batched", lambda m, x, w, b: m.linear(x, w, b), ((2, 5, 3), (4, 3), (4,))))
     add(Case("linear:vector_nobias", lambda m, x, w: m.linear(x, w), ((3,), (4, 3))))
+    for name, perm in (("split_heads", (0, 2, 1, 3)), ("split_heads:seq_first", (1, 2, 0, 3))):
+        add(Case(name, (lambda p: lambda m, y: m.split_heads(y, (2, 3), 2, p))(perm),
+                 ((6, 12),), prims=("split_heads",)))
     for act in ("relu", "gelu"):  # bias and activation in one kernel
         add(Case(f"linear_act:{act}", (lambda a: lambda m, x, w, b: m.linear_act(x, w, b, a))(
             act), ((2, 5, 3), (4, 3), (4,)), prims=("linear_act", f"{act}_grad")))

@@ -227,3 +227,37 @@ def test_bias_and_activation_are_one_kernel_on_cupy_sim():
             model = xad.nn.Sequential(xad.nn.Linear(16, 8), act)
             x = xad.randn(4, 16)
             assert _run(model, x)[1] == 2  # the product, then bias and activation (was 3)
+
+
+@pytest.mark.parametrize("batch_first", [True, False])
+def test_split_heads_equals_split_copy_reshape_and_permute(xb, batch_first):
+    """MultiheadAttention's packed projection cut into heads by one copy: the arrays, and
+    the gradient, of the three copies and permutations it replaced."""
+    from xad.ops.attention import split_heads
+
+    to_heads = (0, 2, 1, 3) if batch_first else (1, 2, 0, 3)
+    (y,) = _arrays(xb, xad.float64, (6, 12))
+    y.requires_grad = True
+    got = split_heads(y, (2, 3), 2, to_heads)
+    (g,) = _arrays(xb, xad.float64, got[0].shape, seed=1)
+    want = [xad.permute_dims(p.reshape((2, 3, 2, 2)), to_heads)
+            for p in xad.ops.split_copy(y, 4, axis=-1)]
+    for a, b in zip(got, want):
+        assert a.shape == b.shape
+        np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+    (ga,) = xad.autograd.grad(sum(((t * g * (i + 1)).sum() for i, t in enumerate(got))), [y])
+    (gb,) = xad.autograd.grad(sum(((t * g * (i + 1)).sum() for i, t in enumerate(want))), [y])
+    np.testing.assert_array_equal(ga.numpy(), gb.numpy())
+
+
+def test_split_heads_is_one_copy_on_cupy_sim():
+    from xad.ops.attention import split_heads
+
+    with xad.use_backend("cupy-sim"):
+        y = xad.randn(6, 12, requires_grad=True)
+        (q, k, v), n = _run(split_heads, y, (2, 3), 2, (0, 2, 1, 3))
+        assert n == 1  # was 3 copies
+        gs = xad.ones(2, 2, 3, 2)
+        # was 4; 2 here: the emulator's concatenate (NumPy's) lays its result out as its
+        # strided inputs, so the reshape into y's layout copies
+        assert _run(xad.autograd.grad, [q, k, v], [y], [gs, gs, gs])[1] == 2
