@@ -111,6 +111,16 @@ class _OnDevice:
         self._xp = xp
         self._device = device
         self._cp = cupy
+        self._blas: Any = None  # xad's own cuBLAS handle while a graph captures
+
+    def matmul(self, x1: Any, x2: Any, /) -> Any:
+        """``matmul``; while a CUDA graph captures, by xad's own cuBLAS handle, which
+        captures (CuPy refuses its own then: backends/cupy_blas.py)."""
+        with self._device:
+            blas = self._blas
+            if blas is not None and blas.takes(x1, x2):
+                return blas.matmul(x1, x2)
+            return self._xp.matmul(x1, x2)
 
     def sign(self, x: Any, /) -> Any:
         """CuPy's ``sign``, one kernel: the standard's (since CuPy 13 NaN stays NaN and a
@@ -195,6 +205,7 @@ class CupyBackend(Backend):
         self.scope = dev  # xad runs each operation with its device made current
         self._pending: dict[Hashable, tuple[Any, Callable]] = {}  # see check_bounds
         self._stream: Any = None  # the side stream CUDA graphs are captured on
+        self._blas: Any = None  # its own cuBLAS handle, on that stream (False: none)
         self._capturing = False
         self._segment_pool = contextlib.ExitStack()  # begin_graph's allocator
         self._elementwise: dict[str, Callable] = {}  # see elementwise
@@ -211,6 +222,13 @@ class CupyBackend(Backend):
         import cupyx.scipy.special  # noqa: F401 - erf
 
         return cp, cupyx, ccp
+
+    @staticmethod
+    def _blas_modules(cp: Any) -> tuple[Any, Any]:
+        """CuPy's cuBLAS binding and the cuBLAS library (the tests' emulator swaps them)."""
+        from .cupy_blas import load
+
+        return load(cp)
 
     @classmethod
     def check_available(cls) -> None:
@@ -327,14 +345,34 @@ class CupyBackend(Backend):
         with self.device:
             return self._cp.cuda.MemoryPool()
 
+    def _side_stream(self) -> Any:
+        if self._stream is None:
+            with self.device:
+                self._stream = self._cp.cuda.Stream(non_blocking=True)
+        return self._stream
+
+    def captures_matmul(self, dtype: Any) -> bool:
+        """Whether a matrix product of ``dtype`` can run inside a graph capture: float32 and
+        float64, by xad's own cuBLAS handle on the capture stream (made here, before any
+        capture, with its workspace: backends/cupy_blas.py)."""
+        if self._blas is None:
+            from .cupy_blas import OwnBlas
+
+            try:
+                with self.device:
+                    cublas, lib = self._blas_modules(self._cp)
+                    self._blas = OwnBlas(self._cp, cublas, lib, self._side_stream())
+            except Exception:  # no usable cuBLAS library: products split the graphs
+                self._blas = False
+        return bool(self._blas) and dtype in (self._cp.float32, self._cp.float64)
+
     @contextlib.contextmanager
     def graph_capture(self, pool: Any) -> Any:
         """A side stream made current (CUDA captures only on a non-default stream), new
         arrays drawn from ``pool``; :meth:`begin_graph`/:meth:`end_graph` inside."""
         cp = self._cp
         with self.device:
-            if self._stream is None:
-                self._stream = cp.cuda.Stream(non_blocking=True)
+            self._side_stream()
             pending = [(k, id(v[0])) for k, v in self._pending.items()]
             with cp.cuda.using_allocator(pool.malloc), self._stream:
                 try:
@@ -342,6 +380,7 @@ class CupyBackend(Backend):
                 finally:
                     if self._capturing:  # an error inside: abandon the capture
                         self._capturing = False
+                        self.xp._blas = None
                         self._segment_pool.close()
                         with contextlib.suppress(Exception):
                             self._stream.end_capture()
@@ -361,11 +400,13 @@ class CupyBackend(Backend):
         self._segment_pool.enter_context(self._cp.cuda.using_allocator(pool.malloc))
         self._stream.begin_capture()
         self._capturing = True
+        self.xp._blas = self._blas or None
 
     def end_graph(self) -> Any:
         """The ``cupy.cuda.Graph`` of the kernels captured since :meth:`begin_graph` (they have
         not run)."""
         self._capturing = False
+        self.xp._blas = None
         graph = self._stream.end_capture()
         self._segment_pool.close()
         return graph
@@ -374,6 +415,13 @@ class CupyBackend(Backend):
         """Run ``graph`` on this device's current stream (after what is queued there)."""
         with self.device:
             graph.launch()
+
+    def upload(self, a: Any, value: float) -> None:
+        """Write the number ``value`` into the 0-d device array ``a`` by a host-to-device copy
+        (``ndarray.set``: no kernel, queued on the current stream), where a graph reads it
+        (an optimiser's learning rate: :mod:`xad.optim.capturable`)."""
+        with self.device:
+            a.set(np.asarray(value, dtype=a.dtype))
 
     def scalar(self, value: float, dtype: Any) -> Any:
         """A NumPy scalar of ``dtype``: a kernel argument of that type (no fill kernel, no

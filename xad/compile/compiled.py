@@ -149,6 +149,9 @@ class _Entry:
             t = ref()
             if t is None or (t._grad is None) != was_none:
                 return "a parameter's .grad was " + ("set" if was_none else "cleared")
+        for read, value in p.value_guards:
+            if read() != value:
+                return "a value it holds as a constant changed (an optimiser's betas, eps, ...)"
         for ref, training in p.modules:
             m = ref()
             if m is None or m.training != training:
@@ -303,7 +306,7 @@ class CompiledFunction:
 
     def _record(self, entries: list[_Entry], args: tuple, kwargs: dict,
                 tensors: list[Tensor], again: bool = False) -> Any:
-        rec = Recorder(list(tensors))
+        rec = Recorder(list(tensors), graphs=self.cuda_graphs)
         prev = recording(rec)
         try:
             result = self.fn(*args, **kwargs)

@@ -1,10 +1,14 @@
 """CUDA graphs for ``xad.compile(fn, cuda_graphs=True)``: a program's array work captured
 once per maximal run of kernels (a *segment*) and launched as graphs afterwards.
 
-A program's host calls (``Optimizer.step``, a scheduler, GradScaler) and random draws are
-Python that must run at every call, with the host values of that call (Adam's bias
-corrections, the draw counter); CuPy refuses cuBLAS and cuSOLVER calls inside a capture
-(``Op.library``: matrix products, ``linalg``), which run between the graphs as Python too.
+A program's host calls (``Optimizer.step`` where it keeps its numbers on the host, a
+scheduler, GradScaler) and random draws are Python that must run at every call, with the
+host values of that call (the draw counter); an optimiser that keeps its numbers on the
+device (:mod:`xad.optim.capturable`) is recorded as kernels instead, and its learning-rate
+upload (``host_upload``) runs before the graph that reads it, splitting none. CuPy refuses
+cuBLAS and cuSOLVER calls inside a capture (``Op.library``: ``linalg``), which run between
+the graphs as Python too; matrix products (``Op.library == "matmul"``) are captured where
+the backend can (``captures_matmul``: CuPy's by a cuBLAS handle of xad's own).
 They split the program into segments, and only the segments become graphs. The plan of a
 captured program is the list of its steps: launch segment 0's graph, call
 ``Optimizer.zero_grad()``, draw dropout's mask, launch segment 1's graph, multiply two
@@ -63,13 +67,15 @@ def _patched(ns: dict, entries: dict) -> Any:
 
 
 class _Segment:
-    """One graph (None: a segment with no kernels), what it reads from outside and the
-    writes of tensors' data to redo after it."""
+    """One graph (None: a segment with no kernels), the uploads to run before it, what it
+    reads from outside and the writes of tensors' data to redo after it."""
 
-    def __init__(self, graph: Any, reads: list, binds: list) -> None:
-        self.graph, self.reads, self.binds = graph, reads, binds
+    def __init__(self, graph: Any, reads: list, binds: list, uploads: list) -> None:
+        self.graph, self.reads, self.binds, self.uploads = graph, reads, binds, uploads
 
     def __call__(self, b: Any) -> None:
+        for up in self.uploads:  # host numbers into the device memory the graph reads
+            up(b)
         moved = []
         for ref, grad, static, written in self.reads:
             t = ref()
@@ -156,14 +162,26 @@ class _DryRun:
     def __init__(self, program: Program, b: Any, shapes: dict) -> None:
         self.b, self.shapes = b, shapes
         self.kernels = [False]  # per segment: whether it has kernels
-        self.library = {i for i, ins in enumerate(program.instrs) if program.is_library(ins)}
+        self.library = {i for i, ins in enumerate(program.instrs) if program.is_library(ins)
+                        and not self._captures(ins, i)}
         for i, ins in enumerate(program.instrs):
+            if _upload(ins):
+                continue
             if ins.kind in ("host", "draw") or i in self.library:
                 self.kernels.append(False)
             elif ins.kind in ("op", "call"):
                 self.kernels[-1] = True
-        self.k, self.steps, self.reads, self.binds = 0, [], [], []
+        self.k, self.steps, self.reads, self.binds, self.uploads = 0, [], [], [], []
         self.pools: list = []  # one per graph (Backend.begin_graph says why)
+
+    def _captures(self, ins: Any, i: int) -> bool:
+        """Whether library op ``ins`` runs inside the capture: its vendor calls are only
+        matrix products (``Op.library == "matmul"``) of a dtype the backend can capture
+        (``captures_matmul``: CuPy's by a cuBLAS handle of xad's own)."""
+        shape = self.shapes.get(i)
+        dtype = (shape[0] if type(shape) is list else shape)[1] if shape else None
+        captures = getattr(self.b, "captures_matmul", None)
+        return ins.fn.library == "matmul" and captures is not None and captures(dtype)
 
     def stubs(self, program: Program) -> dict:
         ns, stubs = program.ns, {}
@@ -175,6 +193,9 @@ class _DryRun:
         for i, ins in enumerate(program.instrs):
             if ins.kind in ("bind", "grad"):
                 stubs[f"h{i}"] = (lambda r: lambda: _BindNote(r, self.binds))(ns[f"h{i}"])
+            elif _upload(ins):
+                stubs[f"f{i}"] = (lambda f: lambda *a: self.uploads.append(_Host(f, a)))(
+                    ns[f"f{i}"])
             elif ins.kind in ("host", "draw") or i in self.library:
                 kind = "library" if i in self.library else ins.kind
                 stubs[f"f{i}"] = self._boundary(i, kind, ns[f"f{i}"])
@@ -212,10 +233,16 @@ class _DryRun:
 
     def close(self) -> None:
         graph = self.b.end_graph() if self.kernels[self.k] else None
-        if graph is not None or self.reads or self.binds:
-            self.steps.append(_Segment(graph, self.reads, self.binds))
-        self.reads, self.binds = [], []
+        if graph is not None or self.reads or self.binds or self.uploads:
+            self.steps.append(_Segment(graph, self.reads, self.binds, self.uploads))
+        self.reads, self.binds, self.uploads = [], [], []
         self.k += 1
+
+
+def _upload(ins: Any) -> bool:
+    """Whether ``ins`` is a host call that only uploads numbers (``host_upload``): it runs
+    before its segment's graph and splits none."""
+    return ins.kind == "host" and ins.params.get("upload", False)
 
 
 class GraphReplay:

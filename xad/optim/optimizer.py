@@ -23,6 +23,7 @@ The state-dict layout is PyTorch's: ``{"state": {index: {...}}, "param_groups": 
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -32,6 +33,7 @@ from ..backend import takes_out
 from ..context import context
 from ..tensor import Tensor
 from ..tracing import host_call
+from .capturable import DeviceScalars, device_backend
 from .fused import fused_update
 
 __all__ = ["Optimizer"]
@@ -51,10 +53,14 @@ class Optimizer:
         (0.5, 0.1)
     """
 
+    # (derive, k) where the optimiser can keep its numbers on the device (capturable.py)
+    _device_numbers: tuple[Callable[..., tuple], int] | None = None
+    _device: DeviceScalars | None = None
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        if "step" in cls.__dict__:  # xad.compile replays a step by calling it again
-            cls.step = host_call(cls.__dict__["step"])
+        if "step" in cls.__dict__:  # xad.compile replays a step (see _step_call)
+            cls.step = _step_call(cls.__dict__["step"])
 
     def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
         self.defaults = dict(defaults)
@@ -149,6 +155,22 @@ class Optimizer:
         """Update every parameter that has a gradient; returns ``closure()`` if given."""
         raise NotImplementedError
 
+    def _on_device(self) -> bool:
+        """Whether this step keeps its numbers on the device (:mod:`.capturable`): once it
+        has, and from the step where a group asks for ``capturable=True`` or
+        ``xad.compile(..., cuda_graphs=True)`` records it, on a backend that can (CuPy)."""
+        if self._device is not None:
+            return True
+        rule = type(self)._device_numbers
+        rec = context.recorder
+        if rule is None or not (rec is not None and rec.graphs or any(
+                g.get("capturable") for g in self.param_groups)):
+            return False
+        if any(device_backend(g["params"]) is None for g in self.param_groups):
+            return False
+        self._device = DeviceScalars(*rule)
+        return True
+
     def _closure(self, closure: Callable[[], Any] | None) -> Any:
         if closure is None:
             return None
@@ -237,6 +259,8 @@ class Optimizer:
         self.param_groups[:] = new_groups
         self.state = new_state
         self._scratch = {}
+        if self._device is not None:  # rebuilt from the loaded counts at the next step
+            self._device = DeviceScalars(*type(self)._device_numbers)
 
     def __repr__(self) -> str:
         lines = [f"{type(self).__name__} ("]
@@ -253,6 +277,23 @@ class Optimizer:
         if st is None:
             st = self.state[p] = {}
         return st
+
+
+def _step_call(step: Callable[..., Any]) -> Callable[..., Any]:
+    """``step`` as ``xad.compile`` replays it: a host call (Python, run again at every
+    replay) where its numbers are on the host; its kernels, recorded, where they are on the
+    device (:mod:`.capturable`), so a CUDA graph holds the whole step."""
+    hosted = host_call(step)
+
+    @functools.wraps(step)
+    def call(self: Optimizer, *args: Any, **kwargs: Any) -> Any:
+        rec = context.recorder
+        if rec is not None and not rec.paused and rec.graphs and not args and not kwargs \
+                and self._on_device():
+            return step(self)
+        return hosted(self, *args, **kwargs)
+
+    return call
 
 
 # Parameters with at most _SMALL elements are updated with fresh temporaries (fewer operator
