@@ -204,6 +204,11 @@ class CupyBackend(Backend):
         super().__init__(_OnDevice(ccp, dev, cp), dev)
         self.scope = dev  # xad runs each operation with its device made current
         self._pending: dict[Hashable, tuple[Any, Callable]] = {}  # see check_bounds
+        # a check's running maximum inside CUDA graphs (per site), the checks the graph
+        # being captured updates, and the accumulators to reset once read
+        self._accumulators: dict[Hashable, Any] = {}
+        self._graph_checks: list[tuple[Hashable, Any, Callable]] = []
+        self._read_resets: dict[int, Any] = {}
         self._stream: Any = None  # the side stream CUDA graphs are captured on
         self._blas: Any = None  # its own cuBLAS handle, on that stream (False: none)
         self._capturing = False
@@ -302,11 +307,49 @@ class CupyBackend(Backend):
         """Keep ``worst`` on the device as the running maximum per ``site`` (one kernel, no
         read); :meth:`item`, :meth:`to_numpy` and :meth:`synchronize` report it, as CUDA
         reports a device-side assert at the next synchronising call."""
+        acc = self._accumulators.get(site)
+        if self._capturing:  # the graph keeps the maximum: graph_checks says where
+            if acc is None or acc.shape != worst.shape:
+                raise BackendError("an index range check ran inside a CUDA graph capture "
+                                   "before it ran outside one; compile without cuda_graphs")
+            self._cp.maximum(acc, worst, out=acc)
+            self._graph_checks.append((site, acc, error))
+            return
+        if acc is None or acc.shape != worst.shape:  # made once per site, for the graphs
+            with self.device:
+                self._accumulators[site] = self._cp.full(worst.shape, _NONE, worst.dtype)
+        self._queue(site, worst, error)
+
+    def _queue(self, site: Hashable, worst: Any, error: Callable) -> None:
         old = self._pending.get(site)
-        if old is not None:
+        if old is not None and old[0] is not worst:
             with self.device:
                 worst = self._cp.maximum(old[0], worst)
         self._pending[site] = (worst, error)
+
+    @property
+    def captures_checks(self) -> bool:
+        """Index range checks run inside a graph capture: each keeps its running maximum in
+        a device array of its site's (made when it first ran outside a capture), which every
+        launch updates; :meth:`take_graph_checks` hands the captured ones to the replay,
+        which queues them after each launch (no kernel; reset once read)."""
+        return True
+
+    def take_graph_checks(self) -> list:
+        """The checks the graph just captured updates (for :meth:`queue_graph_checks`)."""
+        checks, self._graph_checks = self._graph_checks, []
+        return checks
+
+    def queue_graph_checks(self, checks: list) -> None:
+        """Queue the accumulators a graph launch updated, as :meth:`check_bounds` queues a
+        check (read at the next host read, then reset)."""
+        for site, acc, error in checks:
+            old = self._pending.get(site)
+            if old is not None and old[0] is not acc:  # an eager check's, once
+                with self.device:
+                    self._cp.maximum(acc, old[0], out=acc)
+            self._pending[site] = (acc, error)
+            self._read_resets[id(acc)] = acc
 
     def _take_pending(self, x: Any) -> tuple[list, Any]:
         """Empty the queue: its checks, and one host copy of their words followed by ``x``'s
@@ -317,7 +360,11 @@ class CupyBackend(Backend):
             parts = [w.view(cp.uint8) for _, (w, _) in taken]
             if x is not None:
                 parts.append(x.reshape(1).view(cp.uint8))
-            return taken, cp.concatenate(parts).get()
+            raw = cp.concatenate(parts).get()
+            for acc in self._read_resets.values():  # a graph's running maxima: read, restart
+                acc.fill(_NONE)
+            self._read_resets = {}
+            return taken, raw
 
     def _report(self, taken: list, raw: Any) -> None:
         """Raise the first failed check of ``taken`` from its host words ``raw``."""
@@ -410,6 +457,17 @@ class CupyBackend(Backend):
         graph = self._stream.end_capture()
         self._segment_pool.close()
         return graph
+
+    def copy_into(self, dst: Any, src: Any) -> None:
+        """``dst[...] = src`` as a device-to-device memcpy (no kernel) where both are
+        contiguous alike (a graph's argument buffers, its results copied out)."""
+        with self.device:
+            if dst.dtype == src.dtype and dst.shape == src.shape and dst.flags.c_contiguous \
+                    and src.flags.c_contiguous:
+                if src.nbytes:
+                    dst.data.copy_from_device_async(src.data, src.nbytes)
+            else:
+                dst[...] = src
 
     def launch_graph(self, graph: Any) -> None:
         """Run ``graph`` on this device's current stream (after what is queued there)."""
@@ -550,6 +608,8 @@ class CupyBackend(Backend):
                 self._seed_k = self._cp.asarray(seed, dtype=self._cp.uint64)
         self._state = (seed, offset)
 
+
+_NONE = -(2 ** 63)  # an accumulator's start: below every int64 a check reports
 
 # splitmix64's increment and multipliers, its three shifts, and the shifts to 53 and 24 bits
 _SPLITMIX = (0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB, 30, 27, 31, 11, 40)

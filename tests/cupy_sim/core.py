@@ -189,6 +189,9 @@ LIBRARY = {**dict.fromkeys(("matmul", "__matmul__", "__rmatmul__", "dot", "vdot"
 
 _JOINS = frozenset(("concat", "concatenate", "stack", "hstack", "vstack", "dstack"))
 
+# functions that only allocate (CuPy launches no kernel for them)
+_NO_KERNEL = frozenset(("empty", "empty_like"))
+
 # functions whose output size depends on the data: CuPy reads a count back to the host
 SYNCING = frozenset(("nonzero", "unique", "unique_values", "unique_counts", "unique_inverse",
                      "unique_all", "argwhere", "flatnonzero", "extract", "compress"))
@@ -250,8 +253,8 @@ def launch(name: str, fn: Any, a: tuple, k: dict, dev: int) -> Any:
                                   f"currently unsupported")
     if cap is None:
         out = fn(*a, **k)
-        if name in _INPLACE or name.startswith("fuse:") or k.get("out") is not None \
-                or _fresh(out, (a, k)):
+        if name not in _NO_KERNEL and (name in _INPLACE or name.startswith("fuse:")
+                                       or k.get("out") is not None or _fresh(out, (a, k))):
             streams.COUNTS.kernels += 1
         return wrap(out, dev)
     if name in _INPLACE or k.get("out") is not None:
@@ -375,6 +378,14 @@ class MemoryPointer:
             _BUFFERS[key] = ref
         offset = a.__array_interface__["data"][0] - root.__array_interface__["data"][0]
         self.ptr = key * _SPAN + offset
+
+    def copy_from_device_async(self, src: MemoryPointer, size: int, stream: Any = None) -> None:
+        """``cudaMemcpyAsync`` device to device (a copy, not a kernel: ``COUNTS.copies``)."""
+        refuse_in_capture("the emulator captures no memcpy")
+        dst, i = memory_at(self.ptr, np.uint8)
+        data, j = memory_at(src.ptr, np.uint8)
+        dst[i:i + size] = data[j:j + size]
+        streams.COUNTS.copies += 1
 
 
 def memory_at(ptr: int, dtype: Any) -> tuple[np.ndarray, int]:

@@ -45,6 +45,7 @@ class Counters:
         self.launches = 0    # Graph.launch calls
         self.kernels = 0     # kernels launched one by one (a cupy.fuse call is one)
         self.uploads = 0     # host-to-device copies (ndarray.set)
+        self.copies = 0      # device-to-device memcpys (MemoryPointer.copy_from_device_async)
 
 
 COUNTS = Counters()

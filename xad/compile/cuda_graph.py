@@ -70,8 +70,10 @@ class _Segment:
     """One graph (None: a segment with no kernels), the uploads to run before it, what it
     reads from outside and the writes of tensors' data to redo after it."""
 
-    def __init__(self, graph: Any, reads: list, binds: list, uploads: list) -> None:
+    def __init__(self, graph: Any, reads: list, binds: list, uploads: list,
+                 checks: list) -> None:
         self.graph, self.reads, self.binds, self.uploads = graph, reads, binds, uploads
+        self.checks = checks  # index checks the graph updates (queued after each launch)
 
     def __call__(self, b: Any) -> None:
         for up in self.uploads:  # host numbers into the device memory the graph reads
@@ -86,6 +88,8 @@ class _Segment:
                     moved.append((now, static))
         if self.graph is not None:
             b.launch_graph(self.graph)
+        if self.checks:
+            b.queue_graph_checks(self.checks)
         for now, static in moved:  # what the graph changed in place, back in the tensor
             now[...] = static
         for ref, name, args in self.binds:
@@ -140,10 +144,17 @@ class _Plan:
     def run(self, arrays: list) -> tuple:
         b = self.b
         for static, a in zip(self.statics, arrays):
-            static[...] = a
+            b.copy_into(static, a)
         for step in self.steps:
             step(b)
-        return tuple(None if o is None else b.xp.asarray(o, copy=True) for o in self.outs)
+        return tuple(None if o is None else _copied(b, o) for o in self.outs)
+
+
+def _copied(b: Any, a: Any) -> Any:
+    """A new copy of a graph's static result (a memcpy where the backend has one)."""
+    out = b.xp.empty_like(a)
+    b.copy_into(out, a)
+    return out
 
 
 class _BindNote:
@@ -164,8 +175,9 @@ class _DryRun:
         self.kernels = [False]  # per segment: whether it has kernels
         self.library = {i for i, ins in enumerate(program.instrs) if program.is_library(ins)
                         and not self._captures(ins, i)}
+        self.checks = getattr(b, "captures_checks", False)
         for i, ins in enumerate(program.instrs):
-            if _upload(ins):
+            if _upload(ins) or self._captured_check(ins):
                 continue
             if ins.kind in ("host", "draw") or i in self.library:
                 self.kernels.append(False)
@@ -173,6 +185,11 @@ class _DryRun:
                 self.kernels[-1] = True
         self.k, self.steps, self.reads, self.binds, self.uploads = 0, [], [], [], []
         self.pools: list = []  # one per graph (Backend.begin_graph says why)
+
+    def _captured_check(self, ins: Any) -> bool:
+        """Whether host check ``ins`` (``host_check``: an index range check) runs inside the
+        capture: where the backend keeps its maximum in the graph (``captures_checks``)."""
+        return self.checks and ins.kind == "host" and ins.params.get("check", False)
 
     def _captures(self, ins: Any, i: int) -> bool:
         """Whether library op ``ins`` runs inside the capture: its vendor calls are only
@@ -193,6 +210,8 @@ class _DryRun:
         for i, ins in enumerate(program.instrs):
             if ins.kind in ("bind", "grad"):
                 stubs[f"h{i}"] = (lambda r: lambda: _BindNote(r, self.binds))(ns[f"h{i}"])
+            elif self._captured_check(ins):
+                continue  # it runs inside the capture (the backend keeps its maximum)
             elif _upload(ins):
                 stubs[f"f{i}"] = (lambda f: lambda *a: self.uploads.append(_Host(f, a)))(
                     ns[f"f{i}"])
@@ -233,8 +252,9 @@ class _DryRun:
 
     def close(self) -> None:
         graph = self.b.end_graph() if self.kernels[self.k] else None
+        checks = self.b.take_graph_checks() if self.checks else []
         if graph is not None or self.reads or self.binds or self.uploads:
-            self.steps.append(_Segment(graph, self.reads, self.binds, self.uploads))
+            self.steps.append(_Segment(graph, self.reads, self.binds, self.uploads, checks))
         self.reads, self.binds, self.uploads = [], [], []
         self.k += 1
 

@@ -309,7 +309,8 @@ class Recorder:
             self.unsupported(f"{fn.__qualname__} was given a tensor (a replay would pass the "
                              f"first call's)")
         self.instrs.append(Instr("host", fn, self._refs(inputs),
-                                 params={"args": args, "kwargs": kwargs, "upload": upload},
+                                 params={"args": args, "kwargs": kwargs, "upload": upload,
+                                         "check": reads},
                                  label=fn.__qualname__))
         return self._paused(fn, args, kwargs)
 
