@@ -37,10 +37,12 @@ class Adam(Optimizer):
         v_hat = v                                      otherwise
         p = p - lr / (1 - beta1**t) * m / (sqrt(v_hat) / sqrt(1 - beta2**t) + eps)
 
-    ``maximize`` ascends the objective; ``foreach``, ``fused`` and ``capturable`` are
-    accepted and ignored (xad has one update path per backend: in place on the host, one
-    fused kernel per parameter where the backend fuses); ``differentiable`` must be
-    ``False``.
+    ``maximize`` ascends the objective; ``foreach`` and ``fused`` are accepted and ignored
+    (xad has one update path per backend: in place on the host, one fused kernel per
+    parameter where the backend fuses); ``capturable=True``, on CuPy, keeps the step
+    count, bias corrections and learning rate on the device (:mod:`.capturable`: what
+    ``xad.compile(..., cuda_graphs=True)`` turns on by itself, so a CUDA graph holds the
+    step); ``differentiable`` must be ``False``.
 
     Example:
         >>> import xad

@@ -481,8 +481,9 @@ def _is_number(x: Any) -> bool:
 def _torch_flags(name: str, foreach: Any, maximize: bool, differentiable: bool,
                  **more: Any) -> dict[str, Any]:
     """PyTorch's implementation flags as group entries (its state-dict keys): ``maximize``
-    is honoured by the optimiser; ``foreach``/``fused``/``capturable`` are accepted and
-    ignored (xad has one update path per backend, a fused kernel where it fuses);
+    is honoured by the optimiser; ``foreach``/``fused`` are accepted and ignored (xad has
+    one update path per backend, a fused kernel where it fuses), and so is ``capturable``
+    but by Adam/AdamW (:mod:`.capturable`);
     ``differentiable=True`` (gradients through the update) is refused."""
     if differentiable:
         raise NotImplementedError(f"{name}: differentiable=True (differentiating through the "
