@@ -7,6 +7,8 @@ CUDA graph (issue 25, item 4). Prints one line per check and exits non-zero on a
 2. the bench MLP and attention steps compiled with ``cuda_graphs=True`` launch 1-2 graphs
    and match the eager step (tolerance: cuBLAS may pick other algorithms per handle);
 3. a scheduler's learning-rate change reaches the replayed graph.
+
+``--sim`` rehearses it on the emulator (``cupy-sim``), where every check passes.
 """
 
 from __future__ import annotations
@@ -16,11 +18,20 @@ import sys
 
 import numpy as np
 
-sys.path[:0] = [os.path.join(os.path.dirname(__file__), "..", "bench")]
-import cupy  # noqa: E402
-
+_ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+sys.path[:0] = [os.path.join(_ROOT, "bench"), os.path.join(_ROOT, "tests")]
 import xad  # noqa: E402
 from xad import nn  # noqa: E402
+
+if "--sim" in sys.argv:  # a rehearsal on the CuPy emulator (CI has no GPU)
+    import cupy_sim
+
+    cupy_sim.register()
+    cupy, BACKEND = cupy_sim.cupy, "cupy-sim"
+else:
+    import cupy  # noqa: E402
+
+    BACKEND = "cupy"
 
 failures = 0
 
@@ -32,7 +43,7 @@ def check(name: str, ok: bool, detail: str = "") -> None:
 
 
 def products() -> None:
-    b = xad.set_backend("cupy")
+    b = xad.set_backend(BACKEND)
     rng = np.random.default_rng(0)
     cases = [((64, 32), (32, 48)), ((8, 64, 32), (32, 48)), ((8, 64, 32), (8, 32, 16)),
              ((32,), (32, 5))]
@@ -70,7 +81,7 @@ def products() -> None:
 def steps() -> None:
     import bench_kernels as bk
 
-    xad.set_backend("cupy")
+    xad.set_backend(BACKEND)
     for name in ("mlp", "attention"):
         out = []
         for compiled in (False, True):
@@ -104,7 +115,7 @@ def _scheduled(compiled: bool) -> list:
 
 
 def scheduler() -> None:
-    xad.set_backend("cupy")
+    xad.set_backend(BACKEND)
     res = [_scheduled(compiled) for compiled in (False, True)]
     err = float(np.max(np.abs(np.array(res[0]) - np.array(res[1]))))
     check("scheduler's lr reaches the replayed graph", err < 1e-5, f"{err:.2e}")
