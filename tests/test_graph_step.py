@@ -135,3 +135,67 @@ def test_an_index_check_inside_the_graph_reports_a_bad_step_at_the_next_read():
         with pytest.raises(IndexError, match="target 7 is out of bounds"):
             b.synchronize()
         step(x, good).item()  # read and reset: nothing to report
+
+
+@pytest.mark.parametrize("name,kw", [("Adam", dict(amsgrad=True, maximize=True)),
+                                     ("AdamW", dict(weight_decay=0.3))])
+def test_device_numbers_follow_groups_skipped_steps_dtypes_and_state_dicts(name, kw):
+    """The device path against the host path (within an ulp) where the bookkeeping is
+    hard: two groups with their own rates, a parameter without a gradient at some steps
+    (its count must not advance), float32 beside float64 in one group, and a state dict
+    saved and loaded halfway (counts restored from 0-d tensors)."""
+    rng = np.random.default_rng(1)
+    shapes = [(3, 2), (4,), (2, 2)]
+    start = [rng.standard_normal(s) for s in shapes]
+    grads = [[rng.standard_normal(s) for s in shapes] for _ in range(12)]
+    cupy_sim.register()
+    out = []
+    for capturable in (False, True):
+        with xad.use_backend("cupy-sim"):
+            ps = [xad.tensor(a, dtype=dt, requires_grad=True)
+                  for a, dt in zip(start, (xad.float64, xad.float32, xad.float64))]
+            make = getattr(xad.optim, name)
+            groups = [{"params": ps[:2], "lr": 0.05}, {"params": ps[2:], "lr": 0.01}]
+            opt = make(groups, capturable=capturable, **kw)
+            for i, gs in enumerate(grads):
+                for j, (p, g) in enumerate(zip(ps, gs)):
+                    p.grad = None if (j == 1 and i % 3 == 0) else xad.tensor(g, dtype=p.dtype)
+                opt.step()
+                if i == 5:
+                    sd = opt.state_dict()
+                    opt = make(groups, capturable=capturable, **kw)
+                    opt.load_state_dict(sd)
+            out.append([p.numpy() for p in ps] + [float(opt.state[p]["step"]) for p in ps])
+    for a, b in zip(*out):
+        np.testing.assert_allclose(a, b, rtol=2e-7 if np.asarray(a).dtype == np.float32
+                                   else 1e-13, atol=0)
+    assert out[1][3:] == [12.0, 8.0, 12.0]
+
+
+def test_a_state_dict_with_device_counts_loads_on_the_host():
+    """Counts saved as 0-d device tensors (the capturable path, as PyTorch's) load as ints
+    on a host optimiser and as device counts on CuPy, and the steps go on alike."""
+    cupy_sim.register()
+    with xad.use_backend("cupy-sim"):
+        w = xad.ones(3, requires_grad=True)
+        opt = xad.optim.Adam([w], lr=0.1, capturable=True)
+        for _ in range(3):
+            w.grad = xad.ones(3)
+            opt.step()
+        sd = opt.state_dict()
+    assert isinstance(sd["state"][0]["step"], xad.Tensor)
+    host = xad.ones(3, requires_grad=True)
+    opt_host = xad.optim.Adam([host], lr=0.1)
+    opt_host.load_state_dict(sd)
+    assert opt_host.state[host]["step"] == 3
+    with xad.use_backend("cupy-sim"):
+        dev = xad.ones(3, requires_grad=True)
+        opt_dev = xad.optim.Adam([dev], lr=0.1)
+        opt_dev.load_state_dict(sd)
+        dev.grad = xad.ones(3)
+        opt_dev.step()
+        assert opt_dev._device is not None and opt_dev.state[dev]["step"].item() == 4
+    host.grad = xad.ones(3)
+    opt_host.step()
+    assert opt_host.state[host]["step"] == 4
+    np.testing.assert_allclose(host.numpy(), dev.numpy(), rtol=1e-6)

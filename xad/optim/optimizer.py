@@ -259,8 +259,16 @@ class Optimizer:
         self.param_groups[:] = new_groups
         self.state = new_state
         self._scratch = {}
-        if self._device is not None:  # rebuilt from the loaded counts at the next step
-            self._device = DeviceScalars(*type(self)._device_numbers)
+        rule = type(self)._device_numbers
+        if rule is not None and (self._device is not None or any(
+                isinstance(st.get("step"), Tensor) for st in new_state.values())):
+            self._device = None  # rebuilt from the loaded counts at the next step
+            if all(device_backend(g["params"]) is not None for g in self.param_groups):
+                self._device = DeviceScalars(*rule)  # counts on the device stay there
+            else:  # a host's counts are ints (one read each, here, not at every step)
+                for st in new_state.values():
+                    if isinstance(st.get("step"), Tensor):
+                        st["step"] = int(st["step"].item())
 
     def __repr__(self) -> str:
         lines = [f"{type(self).__name__} ("]
