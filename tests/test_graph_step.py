@@ -199,3 +199,36 @@ def test_a_state_dict_with_device_counts_loads_on_the_host():
     opt_host.step()
     assert opt_host.state[host]["step"] == 4
     np.testing.assert_allclose(host.numpy(), dev.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("kw", [dict(momentum=0.9, nesterov=True, weight_decay=0.1),
+                                dict(momentum=0.9, dampening=0.3, maximize=True),
+                                dict()], ids=["nesterov", "dampening", "plain"])
+def test_sgd_in_the_graph_matches_eager(kw):
+    """SGD's step inside the graph (its rate on the device; the momentum buffers' first
+    step, ``b = g``, recorded apart), with a scheduler: eager's numbers, bit for bit."""
+    runs = []
+    cupy_sim.register()
+    for compiled in (False, True):
+        with xad.use_backend("cupy-sim"):
+            xad.manual_seed(0)
+            model = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 2))
+            opt = xad.optim.SGD(model.parameters(), lr=0.1, **kw)
+            sched = xad.optim.lr_scheduler.ExponentialLR(opt, 0.8)
+            x, y = xad.randn(4, 6), xad.randn(4, 2)
+
+            def body(x, y, model=model, opt=opt, sched=sched):
+                opt.zero_grad()
+                loss = nn.functional.mse_loss(model(x), y)
+                loss.backward()
+                opt.step()
+                sched.step()
+                return loss.detach()
+
+            fn = xad.compile(body, cuda_graphs=True) if compiled else body
+            runs.append([fn(x, y).numpy() for _ in range(8)]
+                        + [p.numpy() for p in model.parameters()])
+    for a, b in zip(*runs):
+        np.testing.assert_array_equal(a, b)
+    assert fn.graphs == 1
+    assert all("step" not in st for st in opt.state.values())  # SGD counts no steps

@@ -317,7 +317,7 @@ class CompiledFunction:
         entry = self._entry(rec, spec, outs)
         if self.check and entry.program is not None:
             entry.trace = trace(rec, [o if isinstance(o, Tensor) else None for o in outs])
-        if entry.program is not None and not again and _kept_constants(rec):
+        if entry.program is not None and not again and (_kept_constants(rec) or rec.again):
             entry = _Entry(None, None)  # provisional: the next call records again
         entries.append(entry)
         self._last = entry

@@ -76,6 +76,7 @@ class Recorder:
 
     def __init__(self, args: list[Tensor], graphs: bool = False) -> None:
         self.graphs = graphs  # the program is to be captured as CUDA graphs where it can
+        self.again = False  # the call did a one-off (an optimiser's first step): record anew
         self.paused = False
         self.problem: str | None = None
         self.instrs: list[Instr] = []

@@ -12,7 +12,8 @@ parameter group (:class:`DeviceScalars`):
   (``host_upload``), so a scheduler's change, or a user's ``group["lr"] = ...``, reaches
   the next step;
 - ``steps``: one float64 count per parameter of the group; each parameter's
-  ``state["step"]`` is a 0-d view of it (a tensor, as PyTorch's capturable state);
+  ``state["step"]`` is a 0-d view of it (a tensor, as PyTorch's capturable state; SGD,
+  which counts no steps, keeps no ``"step"``);
 - the derived numbers (Adam's ``step_size``, ``eps_hat``, weight-decay factor), one row
   each per dtype of the group's parameters, computed with the counts advanced by *one*
   fused kernel per group per step from the same formula the host path evaluates in Python
@@ -57,7 +58,8 @@ def device_backend(params: list[Tensor]) -> Any:
 class _Group:
     """One parameter group's device numbers (see the module docstring)."""
 
-    def __init__(self, b: Any, params: list[Tensor], state: dict, k: int) -> None:
+    def __init__(self, b: Any, params: list[Tensor], state: dict, k: int,
+                 counts: bool) -> None:
         xp = b.xp
         self.b, self.host_lr = b, None
         self.index = {id(p): i for i, p in enumerate(params)}
@@ -82,7 +84,7 @@ class _Group:
             self.step_views = [Tensor._make(steps[i], b) for i in range(n)]
         self.masks: dict[tuple, Tensor] = {}
         for i, p in enumerate(params):
-            if p in state:
+            if p in state and counts:
                 state[p]["step"] = self.step_views[i]
 
     def mask(self, active: tuple[bool, ...]) -> Tensor:
@@ -101,8 +103,8 @@ class DeviceScalars:
     """The device numbers of an optimiser's groups; ``derive(t, lr, *consts, sqrt)`` gives
     its ``k`` derived numbers from the counts ``t`` and the rate ``lr``."""
 
-    def __init__(self, derive: Callable[..., tuple], k: int) -> None:
-        self.derive, self.k = derive, k
+    def __init__(self, derive: Callable[..., tuple], k: int, counts: bool = True) -> None:
+        self.derive, self.k, self.counts = derive, k, counts  # counts: state["step"]
         self.groups: list[_Group | None] = []
         self._kernels: dict[Any, Callable] = {}
 
@@ -121,7 +123,8 @@ class DeviceScalars:
                     if gs is None or len(gs.index) != len(group["params"]) or any(
                             gs.index.get(id(p)) != i for i, p in enumerate(group["params"])):
                         b = device_backend(group["params"])
-                        gs = self.groups[gi] = _Group(b, group["params"], state, self.k)
+                        gs = self.groups[gi] = _Group(b, group["params"], state, self.k,
+                                                      self.counts)
                     gs.mask(tuple(p.grad is not None for p in group["params"]))
                     for i, p in enumerate(group["params"]):
                         if p.grad is not None:

@@ -54,7 +54,7 @@ class Optimizer:
     """
 
     # (derive, k) where the optimiser can keep its numbers on the device (capturable.py)
-    _device_numbers: tuple[Callable[..., tuple], int] | None = None
+    _device_numbers: tuple[Any, ...] | None = None  # (derive, k[, counts])
     _device: DeviceScalars | None = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
