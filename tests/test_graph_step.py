@@ -83,8 +83,9 @@ def test_device_numbers_equal_the_functional_rule():
 
 
 def test_a_changed_beta_records_the_step_again():
-    """Betas, eps and weight decay are kernel constants of the captured step: a change is
-    a guard that fails, and the step is recorded again (never replayed stale)."""
+    """Betas, eps and weight decay are kernel constants of the captured step, and its
+    groups' parameters are fixed in it: a change is a guard that fails, and the step is
+    recorded again (never replayed stale)."""
     cupy_sim.register()
     with xad.use_backend("cupy-sim"):
         w = xad.ones(3, requires_grad=True)
@@ -104,6 +105,10 @@ def test_a_changed_beta_records_the_step_again():
         opt.param_groups[0]["betas"] = (0.5, 0.9)
         step(x)
         assert step.recordings == n + 1
+        v = xad.ones(2, requires_grad=True)
+        opt.add_param_group({"params": [v]})  # a new group: the step is recorded again
+        step(x)
+        assert step.recordings == n + 2
 
 
 def test_an_index_check_inside_the_graph_reports_a_bad_step_at_the_next_read():

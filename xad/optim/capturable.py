@@ -77,8 +77,7 @@ class _Group:
             self.ones = Tensor._make(xp.ones((n,), dtype=xp.float64), b)
             dtypes = sorted({p._array.dtype for p in params}, key=str)
             rows = {dt: xp.zeros((k, n), dtype=dt) for dt in dtypes}
-            self.rows = [Tensor._make(r[j], b) for dt in dtypes for j in range(k)
-                         for r in (rows[dt],)]
+            self.rows = [Tensor._make(rows[dt][j], b) for dt in dtypes for j in range(k)]
             self.views = {id(p): tuple(Tensor._make(rows[p._array.dtype][j, i], b)
                                        for j in range(k)) for i, p in enumerate(params)}
             self.step_views = [Tensor._make(steps[i], b) for i in range(n)]
@@ -123,6 +122,12 @@ class DeviceScalars:
                     if gs is None or len(gs.index) != len(group["params"]) or any(
                             gs.index.get(id(p)) != i for i, p in enumerate(group["params"])):
                         b = device_backend(group["params"])
+                        if b is None:
+                            raise ValueError(f"parameter group {gi}: an optimiser keeping "
+                                             f"its numbers on the device (capturable, or "
+                                             f"inside xad.compile(cuda_graphs=True)) needs "
+                                             f"all of a group's parameters on one CuPy "
+                                             f"device; move them there with .to()")
                         gs = self.groups[gi] = _Group(b, group["params"], state, self.k,
                                                       self.counts)
                     gs.mask(tuple(p.grad is not None for p in group["params"]))
@@ -131,11 +136,6 @@ class DeviceScalars:
                             init(p, group, gs.step_views[i])
         finally:
             context.recorder = rec
-
-    def step_view(self, gi: int, p: Tensor) -> Tensor:
-        """``p``'s count (its ``state["step"]``): a 0-d view of the group's counts."""
-        gs = self.groups[gi]
-        return gs.step_views[gs.index[id(p)]]
 
     @host_upload
     def upload(self, groups: list[dict[str, Any]]) -> None:
@@ -171,7 +171,8 @@ class DeviceScalars:
 
 def watch_hyperparameters(opt: Any) -> None:
     """Inside an ``xad.compile`` recording, guard ``opt``'s hyperparameters but the
-    learning rate (its kernels hold them as constants): a change records the step again."""
+    learning rate (its kernels hold them as constants) and its groups' parameters: a change
+    records the step again."""
     rec = context.recorder
     if rec is not None and not rec.paused:
         rec.value_guard(functools.partial(_hyperparameters, weakref.ref(opt)))
@@ -180,8 +181,8 @@ def watch_hyperparameters(opt: Any) -> None:
 def _hyperparameters(ref: Any) -> Any:
     opt = ref()
     return None if opt is None else [
-        sorted((k, v) for k, v in g.items() if k not in ("lr", "initial_lr", "params"))
-        for g in opt.param_groups]
+        (sorted((k, v) for k, v in g.items() if k not in ("lr", "initial_lr", "params")),
+         tuple(id(p) for p in g["params"])) for g in opt.param_groups]
 
 
 def _advance_body(derive: Callable[..., tuple], k: int, n_consts: int, flags: tuple,
