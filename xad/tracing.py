@@ -62,7 +62,9 @@ def host_upload(fn: _F) -> _F:
 
 def host_check(fn: _F) -> _F:
     """Mark ``fn`` as a check that only reads its tensor arguments and returns ``None`` (an
-    index range check): run again at every replay on that call's tensors."""
+    index range check): run again at every replay on that call's tensors. Its device work
+    must be :meth:`xad.Backend.check_bounds` only: under CUDA graphs on CuPy it runs inside
+    the capture, where the backend keeps the check's maximum in the graph."""
 
     @functools.wraps(fn)
     def check(*args: Any, **kwargs: Any) -> Any:
