@@ -20,8 +20,10 @@ CUDA graphs (``xad.compile(fn, cuda_graphs=True)``, ``xad/compile/cuda_graph.py`
 :meth:`CupyBackend.graph_capture` makes a side stream current with a program's private
 memory pool, :meth:`CupyBackend.begin_graph`/:meth:`CupyBackend.end_graph` capture the
 kernels run between them, :meth:`CupyBackend.launch_graph` launches one on the current
-stream. A random draw or a queued index check inside a capture fails (a graph would freeze
-the draw's host counter, and the check would never be read again).
+stream. Inside a capture, matrix products use a cuBLAS handle of xad's own
+(backends/cupy_blas.py), an index check keeps its running maximum in the graph
+(:meth:`CupyBackend.captures_checks`), and ``rand``/``randn`` read their counter offset
+from device memory written before each launch (:meth:`CupyBackend.captures_draws`).
 
 Fusion (``xad.compile(fn, fuse=True)``, ``xad/compile/fusion.py``): :meth:`CupyBackend.fuse`
 hands a generated chain of ufunc calls to ``cupy.fuse``.
@@ -209,6 +211,7 @@ class CupyBackend(Backend):
         self._accumulators: dict[Hashable, Any] = {}
         self._graph_checks: list[tuple[Hashable, Any, Callable]] = []
         self._read_resets: dict[int, Any] = {}
+        self._graph_draws: list[tuple[Any, int]] = []  # (offset word, n) of a capture
         self._stream: Any = None  # the side stream CUDA graphs are captured on
         self._blas: Any = None  # its own cuBLAS handle, on that stream (False: none)
         self._capturing = False
@@ -550,15 +553,18 @@ class CupyBackend(Backend):
 
     def _bits(self, n: int) -> Any:
         """``n`` random uint64 words: splitmix64 of the counters ``offset .. offset + n``."""
-        if self._capturing:
-            raise BackendError("a random draw inside a CUDA graph capture would repeat the "
-                               "same numbers at every launch; draw outside the graph")
-        seed, offset = self._state
-        self._state = (seed, offset + n)
         cp = self._cp
         gamma, m1, m2, s30, s27, s31 = self._k[:6]
         with self.device:
-            z = cp.arange(offset + 1, offset + n + 1, dtype=cp.uint64) * gamma + self._seed_k
+            if self._capturing:  # the offset from device memory, written before each launch
+                slot = cp.empty((), dtype=cp.uint64)
+                self._graph_draws.append((slot, n))
+                z = (cp.arange(1, n + 1, dtype=cp.uint64) + slot) * gamma + self._seed_k
+            else:
+                seed, offset = self._state
+                self._state = (seed, offset + n)
+                z = cp.arange(offset + 1, offset + n + 1, dtype=cp.uint64) * gamma \
+                    + self._seed_k
             z = (z ^ (z >> s30)) * m1
             z = (z ^ (z >> s27)) * m2
             return z ^ (z >> s31)
@@ -605,7 +611,32 @@ class CupyBackend(Backend):
         seed, offset = int(state[0]) % 2**64, int(state[1])
         if getattr(self, "_state", (None,))[0] != seed:  # one host-to-device copy per seed
             with self.device:
-                self._seed_k = self._cp.asarray(seed, dtype=self._cp.uint64)
+                if getattr(self, "_seed_k", None) is None:
+                    self._seed_k = self._cp.asarray(seed, dtype=self._cp.uint64)
+                else:  # in place: captured graphs read this array
+                    self._seed_k.set(np.asarray(seed, dtype=np.uint64))
+        self._state = (seed, offset)
+
+    @property
+    def captures_draws(self) -> bool:
+        """``rand``/``randn`` run inside a graph capture: each draw's counter offset is read
+        from a device word of its own, which :meth:`before_graph_draws` writes (a
+        host-to-device copy, no kernel) before each launch from the host state, advancing
+        it as eager draws would: the same numbers as eager mode, in the same order."""
+        return True
+
+    def take_graph_draws(self) -> list:
+        """The draws the graph just captured (for :meth:`before_graph_draws`)."""
+        draws, self._graph_draws = self._graph_draws, []
+        return draws
+
+    def before_graph_draws(self, draws: list) -> None:
+        """Write each captured draw's offset and advance the host state past it."""
+        seed, offset = self._state
+        for slot, n in draws:
+            with self.device:
+                slot.set(np.asarray(offset % 2**64, dtype=np.uint64))
+            offset += n
         self._state = (seed, offset)
 
 

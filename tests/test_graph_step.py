@@ -237,3 +237,35 @@ def test_sgd_in_the_graph_matches_eager(kw):
         np.testing.assert_array_equal(a, b)
     assert fn.graphs == 1
     assert all("step" not in st for st in opt.state.values())  # SGD counts no steps
+
+
+def test_draws_inside_the_graph_follow_the_host_stream():
+    """Dropout's draw inside the graph takes its counter offset from the host state at each
+    launch: eager draws between calls and a new seed halfway give eager mode's numbers."""
+    cupy_sim.register()
+    runs = []
+    for compiled in (False, True):
+        with xad.use_backend("cupy-sim"):
+            xad.manual_seed(0)
+            model = nn.Sequential(nn.Linear(6, 16), nn.Dropout(0.5), nn.Linear(16, 2))
+            opt = xad.optim.Adam(model.parameters(), lr=0.01)
+            x, y = xad.randn(8, 6), xad.randn(8, 2)
+
+            def body(x, y, model=model, opt=opt):
+                opt.zero_grad()
+                loss = nn.functional.mse_loss(model(x), y)
+                loss.backward()
+                opt.step()
+                return loss.detach()
+
+            fn = xad.compile(body, cuda_graphs=True) if compiled else body
+            out = []
+            for i in range(8):
+                out.append(fn(x, y).numpy())
+                out.append(xad.rand(3).numpy())  # an eager draw between the calls
+                if i == 4:
+                    xad.manual_seed(7)
+            runs.append(out + [p.numpy() for p in model.parameters()])
+    for a, b in zip(*runs):
+        np.testing.assert_array_equal(a, b)
+    assert fn.graphs == 1

@@ -244,6 +244,8 @@ def launch(name: str, fn: Any, a: tuple, k: dict, dev: int) -> Any:
         raise TypeError(f"Unsupported type {ndarray!r} inside a fused function ({name}): "
                         f"pass arrays to it as arguments")
     cap = capturing()
+    if cap is not None and name in _NO_KERNEL:  # an allocation: nothing a launch redoes
+        return wrap(fn(*a, **k), dev)
     if cap is not None and name in _JOINS and len(a[0]) > 8:
         # CuPy 14 joins more than 8 small arrays in one kernel reading a table of their
         # pointers, uploaded first (_routines_manipulation.pyx: _concatenate_single_kernel)

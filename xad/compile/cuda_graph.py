@@ -2,8 +2,9 @@
 once per maximal run of kernels (a *segment*) and launched as graphs afterwards.
 
 A program's host calls (``Optimizer.step`` where it keeps its numbers on the host, a
-scheduler, GradScaler) and random draws are Python that must run at every call, with the
-host values of that call (the draw counter); an optimiser that keeps its numbers on the
+scheduler, GradScaler) and random draws other than the backend's own ``rand``/``randn``
+(captured: ``captures_draws``) are Python that must run at every call, with the host
+values of that call; an optimiser that keeps its numbers on the
 device (:mod:`xad.optim.capturable`) is recorded as kernels instead, and its learning-rate
 upload (``host_upload``) runs before the graph that reads it, splitting none. CuPy refuses
 cuBLAS and cuSOLVER calls inside a capture (``Op.library``: ``linalg``), which run between
@@ -71,19 +72,22 @@ class _Segment:
     reads from outside and the writes of tensors' data to redo after it."""
 
     def __init__(self, graph: Any, reads: list, binds: list, uploads: list,
-                 checks: list) -> None:
+                 checks: list, draws: list) -> None:
         self.graph, self.reads, self.binds, self.uploads = graph, reads, binds, uploads
         self.checks = checks  # index checks the graph updates (queued after each launch)
+        self.draws = draws  # random draws inside it (their offsets written before it)
 
     def __call__(self, b: Any) -> None:
         for up in self.uploads:  # host numbers into the device memory the graph reads
             up(b)
+        if self.draws:
+            b.before_graph_draws(self.draws)
         moved = []
         for ref, grad, static, written in self.reads:
             t = ref()
             now = t._grad._array if grad else t._array
             if now is not static:  # the tensor holds another array than at capture
-                static[...] = now
+                b.copy_into(static, now)
                 if written:
                     moved.append((now, static))
         if self.graph is not None:
@@ -91,7 +95,7 @@ class _Segment:
         if self.checks:
             b.queue_graph_checks(self.checks)
         for now, static in moved:  # what the graph changed in place, back in the tensor
-            now[...] = static
+            b.copy_into(now, static)
         for ref, name, args in self.binds:
             t = ref()
             if t is not None:
@@ -176,8 +180,9 @@ class _DryRun:
         self.library = {i for i, ins in enumerate(program.instrs) if program.is_library(ins)
                         and not self._captures(ins, i)}
         self.checks = getattr(b, "captures_checks", False)
+        self.draws = getattr(b, "captures_draws", False)
         for i, ins in enumerate(program.instrs):
-            if _upload(ins) or self._captured_check(ins):
+            if _upload(ins) or self._captured_check(ins) or self._captured_draw(ins):
                 continue
             if ins.kind in ("host", "draw") or i in self.library:
                 self.kernels.append(False)
@@ -190,6 +195,13 @@ class _DryRun:
         """Whether host check ``ins`` (``host_check``: an index range check) runs inside the
         capture: where the backend keeps its maximum in the graph (``captures_checks``)."""
         return self.checks and ins.kind == "host" and ins.params.get("check", False)
+
+    def _captured_draw(self, ins: Any) -> bool:
+        """Whether draw ``ins`` runs inside the capture: ``rand``/``randn`` from the
+        backend's own stream (no ``generator``), where the backend reads each draw's offset
+        from device memory it writes before each launch (``captures_draws``)."""
+        return self.draws and ins.kind == "draw" and ins.fn.__name__ in ("rand", "randn") \
+            and ins.params["kwargs"].get("generator") is None
 
     def _captures(self, ins: Any, i: int) -> bool:
         """Whether library op ``ins`` runs inside the capture: its vendor calls are only
@@ -210,8 +222,8 @@ class _DryRun:
         for i, ins in enumerate(program.instrs):
             if ins.kind in ("bind", "grad"):
                 stubs[f"h{i}"] = (lambda r: lambda: _BindNote(r, self.binds))(ns[f"h{i}"])
-            elif self._captured_check(ins):
-                continue  # it runs inside the capture (the backend keeps its maximum)
+            elif self._captured_check(ins) or self._captured_draw(ins):
+                continue  # it runs inside the capture (see the two methods)
             elif _upload(ins):
                 stubs[f"f{i}"] = (lambda f: lambda *a: self.uploads.append(_Host(f, a)))(
                     ns[f"f{i}"])
@@ -253,8 +265,10 @@ class _DryRun:
     def close(self) -> None:
         graph = self.b.end_graph() if self.kernels[self.k] else None
         checks = self.b.take_graph_checks() if self.checks else []
+        draws = self.b.take_graph_draws() if self.draws else []
         if graph is not None or self.reads or self.binds or self.uploads:
-            self.steps.append(_Segment(graph, self.reads, self.binds, self.uploads, checks))
+            self.steps.append(_Segment(graph, self.reads, self.binds, self.uploads, checks,
+                                       draws))
         self.reads, self.binds, self.uploads = [], [], []
         self.k += 1
 
