@@ -4,8 +4,9 @@ CUDA graph (issue 25, item 4). Prints one line per check and exits non-zero on a
 1. xad's own cuBLAS handle (backends/cupy_blas.py) multiplies inside a stream capture, where
    CuPy's matmul refuses, and the graph's product equals ``cupy.matmul`` (float32/64, a
    transposed operand, a batch, a broadcast matrix);
-2. the bench MLP and attention steps compiled with ``cuda_graphs=True`` launch 1-2 graphs
-   and match the eager step (tolerance: cuBLAS may pick other algorithms per handle);
+2. the bench MLP, attention and digits (dropout) steps compiled with ``cuda_graphs=True``
+   launch 1-2 graphs and match the eager step (tolerance: cuBLAS may pick other
+   algorithms per handle);
 3. a scheduler's learning-rate change reaches the replayed graph.
 
 ``--sim`` rehearses it on the emulator (``cupy-sim``), where every check passes.
@@ -82,7 +83,7 @@ def steps() -> None:
     import bench_kernels as bk
 
     xad.set_backend(BACKEND)
-    for name in ("mlp", "attention"):
+    for name in ("mlp", "attention", "digits"):  # digits: dropout drawn inside the graph
         out = []
         for compiled in (False, True):
             xad.manual_seed(0)
