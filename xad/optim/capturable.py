@@ -192,7 +192,9 @@ def _advance_body(derive: Callable[..., tuple], k: int, n_consts: int, flags: tu
         consts, rows = rest[:n_consts], rest[n_consts:]
         t = steps + active
         steps[...] = t
-        values = derive(t, lr, *consts, *flags, ns.sqrt)
+        # a parameter never stepped (count 0: no gradient yet) gets unused numbers, kept
+        # finite (1 - beta ** 0 would divide by zero)
+        values = derive(ns.maximum(t, 1.0), lr, *consts, *flags, ns.sqrt)
         for j, row in enumerate(rows):
             row[...] = values[j % k].astype(row.dtype)
 
