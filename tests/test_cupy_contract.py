@@ -171,7 +171,8 @@ def _submodule(module: object, name: str) -> object:
 
 
 def test_names_in_the_backend_source_exist_in_cupy():
-    src = (Path(__file__).resolve().parent.parent / "backends" / "cupy_backend.py").read_text()
+    root = Path(__file__).resolve().parent.parent / "backends"
+    src = "".join((root / f).read_text() for f in ("cupy_backend.py", "cupy_blas.py"))
     names = set(re.findall(r"\b(?:cp|self\._cp|cupy)\.([A-Za-z_][\w.]*)", src))
     names.discard("cuda.Device")  # checked below with the emulator's own names
     missing = []
