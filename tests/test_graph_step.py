@@ -269,3 +269,48 @@ def test_draws_inside_the_graph_follow_the_host_stream():
     for a, b in zip(*runs):
         np.testing.assert_array_equal(a, b)
     assert fn.graphs == 1
+
+
+def test_the_emulated_cublas_refuses_what_a_gpu_refuses():
+    """The route of backends/cupy_blas.py, modelled: CuPy's ``setStream`` refused while the
+    stream captures; a gemm during capture on a handle bound to another stream, or with no
+    workspace, refused; the own handle's product captured and equal to ``matmul``."""
+    import ctypes
+
+    from cupy_sim import blas
+    from xad_backends.cupy_blas import OwnBlas
+
+    cp = cupy_sim.cupy
+    s, other = cp.cuda.Stream(non_blocking=True), cp.cuda.Stream(non_blocking=True)
+    h = blas.cublas.create()
+    with s:
+        s.begin_capture()
+        with pytest.raises(NotImplementedError, match="during stream capture"):
+            blas.cublas.setStream(h, s.ptr)
+        with pytest.raises(NotImplementedError, match="during stream capture"):
+            cp.matmul(cp.ones((2, 2)), cp.ones((2, 2)))  # CuPy's own handle
+        s.end_capture()
+    x, y = cp.asarray(np.arange(6.0).reshape(2, 3)), cp.asarray(np.arange(12.0).reshape(3, 4))
+    for stream, workspace, match in ((other, True, "not the capturing"),
+                                     (s, False, "workspace")):
+        blas.cublas.setStream(h, stream.ptr)
+        blas.HANDLES[h]["workspace"] = (1, 8) if workspace else None
+        z = cp.empty((2, 4))
+        with s:
+            s.begin_capture()
+            with pytest.raises(RuntimeError, match=match):
+                blas.lib.cublasDgemmStridedBatched(
+                    ctypes.c_void_p(h), 0, 0, 4, 2, 3, ctypes.byref(ctypes.c_double(1.0)),
+                    ctypes.c_void_p(y.data.ptr), 4, ctypes.c_longlong(0),
+                    ctypes.c_void_p(x.data.ptr), 3, ctypes.c_longlong(0),
+                    ctypes.byref(ctypes.c_double(0.0)), ctypes.c_void_p(z.data.ptr), 4,
+                    ctypes.c_longlong(0), 1)
+            s.end_capture()
+    own = OwnBlas(cp, blas.cublas, blas.lib, s)
+    with s:
+        s.begin_capture()
+        z = own.matmul(x, y.T.copy().T)  # a transposed operand: read as T, no copy
+        graph = s.end_capture()
+    graph.launch()
+    np.testing.assert_array_equal(z.get(), np.arange(6.0).reshape(2, 3)
+                                  @ np.arange(12.0).reshape(3, 4))
