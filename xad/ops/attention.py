@@ -40,7 +40,7 @@ class Attention(Op):
     save_inputs = True
     save_output = True
     materialize_grads = False  # the weights are never used: their gradient stays None
-    library = True
+    library = "matmul"
 
     @staticmethod
     def forward(b, q, k, v, scale):
@@ -67,7 +67,7 @@ class AttentionGrad(Op):
 
     name = "attention_grad"
     differentiable = False
-    library = True
+    library = "matmul"
 
     @staticmethod
     def forward(b, q, k, v, g, p, scale):
