@@ -20,8 +20,10 @@ CUDA graphs (``xad.compile(fn, cuda_graphs=True)``, ``xad/compile/cuda_graph.py`
 :meth:`CupyBackend.graph_capture` makes a side stream current with a program's private
 memory pool, :meth:`CupyBackend.begin_graph`/:meth:`CupyBackend.end_graph` capture the
 kernels run between them, :meth:`CupyBackend.launch_graph` launches one on the current
-stream. A random draw or a queued index check inside a capture fails (a graph would freeze
-the draw's host counter, and the check would never be read again).
+stream. Inside a capture, matrix products use a cuBLAS handle of xad's own
+(backends/cupy_blas.py), an index check keeps its running maximum in the graph
+(:meth:`CupyBackend.captures_checks`), and ``rand``/``randn`` read their counter offset
+from device memory written before each launch (:meth:`CupyBackend.captures_draws`).
 
 Fusion (``xad.compile(fn, fuse=True)``, ``xad/compile/fusion.py``): :meth:`CupyBackend.fuse`
 hands a generated chain of ufunc calls to ``cupy.fuse``.
@@ -111,6 +113,16 @@ class _OnDevice:
         self._xp = xp
         self._device = device
         self._cp = cupy
+        self._blas: Any = None  # xad's own cuBLAS handle while a graph captures
+
+    def matmul(self, x1: Any, x2: Any, /) -> Any:
+        """``matmul``; while a CUDA graph captures, by xad's own cuBLAS handle, which
+        captures (CuPy refuses its own then: backends/cupy_blas.py)."""
+        with self._device:
+            blas = self._blas
+            if blas is not None and blas.takes(x1, x2):
+                return blas.matmul(x1, x2)
+            return self._xp.matmul(x1, x2)
 
     def sign(self, x: Any, /) -> Any:
         """CuPy's ``sign``, one kernel: the standard's (since CuPy 13 NaN stays NaN and a
@@ -194,7 +206,14 @@ class CupyBackend(Backend):
         super().__init__(_OnDevice(ccp, dev, cp), dev)
         self.scope = dev  # xad runs each operation with its device made current
         self._pending: dict[Hashable, tuple[Any, Callable]] = {}  # see check_bounds
+        # a check's running maximum inside CUDA graphs (per site), the checks the graph
+        # being captured updates, and the accumulators to reset once read
+        self._accumulators: dict[Hashable, Any] = {}
+        self._graph_checks: list[tuple[Hashable, Any, Callable]] = []
+        self._read_resets: dict[int, Any] = {}
+        self._graph_draws: list[tuple[Any, int]] = []  # (offset word, n) of a capture
         self._stream: Any = None  # the side stream CUDA graphs are captured on
+        self._blas: Any = None  # its own cuBLAS handle, on that stream (False: none)
         self._capturing = False
         self._segment_pool = contextlib.ExitStack()  # begin_graph's allocator
         self._elementwise: dict[str, Callable] = {}  # see elementwise
@@ -211,6 +230,13 @@ class CupyBackend(Backend):
         import cupyx.scipy.special  # noqa: F401 - erf
 
         return cp, cupyx, ccp
+
+    @staticmethod
+    def _blas_modules(cp: Any) -> tuple[Any, Any]:
+        """CuPy's cuBLAS binding and the cuBLAS library (the tests' emulator swaps them)."""
+        from .cupy_blas import load
+
+        return load(cp)
 
     @classmethod
     def check_available(cls) -> None:
@@ -284,11 +310,49 @@ class CupyBackend(Backend):
         """Keep ``worst`` on the device as the running maximum per ``site`` (one kernel, no
         read); :meth:`item`, :meth:`to_numpy` and :meth:`synchronize` report it, as CUDA
         reports a device-side assert at the next synchronising call."""
+        acc = self._accumulators.get(site)
+        if self._capturing:  # the graph keeps the maximum: graph_checks says where
+            if acc is None or acc.shape != worst.shape:
+                raise BackendError("an index range check ran inside a CUDA graph capture "
+                                   "before it ran outside one; compile without cuda_graphs")
+            self._cp.maximum(acc, worst, out=acc)
+            self._graph_checks.append((site, acc, error))
+            return
+        if acc is None or acc.shape != worst.shape:  # made once per site, for the graphs
+            with self.device:
+                self._accumulators[site] = self._cp.full(worst.shape, _NONE, worst.dtype)
+        self._queue(site, worst, error)
+
+    def _queue(self, site: Hashable, worst: Any, error: Callable) -> None:
         old = self._pending.get(site)
-        if old is not None:
+        if old is not None and old[0] is not worst:
             with self.device:
                 worst = self._cp.maximum(old[0], worst)
         self._pending[site] = (worst, error)
+
+    @property
+    def captures_checks(self) -> bool:
+        """Index range checks run inside a graph capture: each keeps its running maximum in
+        a device array of its site's (made when it first ran outside a capture), which every
+        launch updates; :meth:`take_graph_checks` hands the captured ones to the replay,
+        which queues them after each launch (no kernel; reset once read)."""
+        return True
+
+    def take_graph_checks(self) -> list:
+        """The checks the graph just captured updates (for :meth:`queue_graph_checks`)."""
+        checks, self._graph_checks = self._graph_checks, []
+        return checks
+
+    def queue_graph_checks(self, checks: list) -> None:
+        """Queue the accumulators a graph launch updated, as :meth:`check_bounds` queues a
+        check (read at the next host read, then reset)."""
+        for site, acc, error in checks:
+            old = self._pending.get(site)
+            if old is not None and old[0] is not acc:  # an eager check's, once
+                with self.device:
+                    self._cp.maximum(acc, old[0], out=acc)
+            self._pending[site] = (acc, error)
+            self._read_resets[id(acc)] = acc
 
     def _take_pending(self, x: Any) -> tuple[list, Any]:
         """Empty the queue: its checks, and one host copy of their words followed by ``x``'s
@@ -299,7 +363,11 @@ class CupyBackend(Backend):
             parts = [w.view(cp.uint8) for _, (w, _) in taken]
             if x is not None:
                 parts.append(x.reshape(1).view(cp.uint8))
-            return taken, cp.concatenate(parts).get()
+            raw = cp.concatenate(parts).get()
+            for acc in self._read_resets.values():  # a graph's running maxima: read, restart
+                acc.fill(_NONE)
+            self._read_resets = {}
+            return taken, raw
 
     def _report(self, taken: list, raw: Any) -> None:
         """Raise the first failed check of ``taken`` from its host words ``raw``."""
@@ -327,14 +395,34 @@ class CupyBackend(Backend):
         with self.device:
             return self._cp.cuda.MemoryPool()
 
+    def _side_stream(self) -> Any:
+        if self._stream is None:
+            with self.device:
+                self._stream = self._cp.cuda.Stream(non_blocking=True)
+        return self._stream
+
+    def captures_matmul(self, dtype: Any) -> bool:
+        """Whether a matrix product of ``dtype`` can run inside a graph capture: float32 and
+        float64, by xad's own cuBLAS handle on the capture stream (made here, before any
+        capture, with its workspace: backends/cupy_blas.py)."""
+        if self._blas is None:
+            from .cupy_blas import OwnBlas
+
+            try:
+                with self.device:
+                    cublas, lib = self._blas_modules(self._cp)
+                    self._blas = OwnBlas(self._cp, cublas, lib, self._side_stream())
+            except Exception:  # no usable cuBLAS library: products split the graphs
+                self._blas = False
+        return bool(self._blas) and dtype in (self._cp.float32, self._cp.float64)
+
     @contextlib.contextmanager
     def graph_capture(self, pool: Any) -> Any:
         """A side stream made current (CUDA captures only on a non-default stream), new
         arrays drawn from ``pool``; :meth:`begin_graph`/:meth:`end_graph` inside."""
         cp = self._cp
         with self.device:
-            if self._stream is None:
-                self._stream = cp.cuda.Stream(non_blocking=True)
+            self._side_stream()
             pending = [(k, id(v[0])) for k, v in self._pending.items()]
             with cp.cuda.using_allocator(pool.malloc), self._stream:
                 try:
@@ -342,6 +430,7 @@ class CupyBackend(Backend):
                 finally:
                     if self._capturing:  # an error inside: abandon the capture
                         self._capturing = False
+                        self.xp._blas = None
                         self._segment_pool.close()
                         with contextlib.suppress(Exception):
                             self._stream.end_capture()
@@ -361,19 +450,39 @@ class CupyBackend(Backend):
         self._segment_pool.enter_context(self._cp.cuda.using_allocator(pool.malloc))
         self._stream.begin_capture()
         self._capturing = True
+        self.xp._blas = self._blas or None
 
     def end_graph(self) -> Any:
         """The ``cupy.cuda.Graph`` of the kernels captured since :meth:`begin_graph` (they have
         not run)."""
         self._capturing = False
+        self.xp._blas = None
         graph = self._stream.end_capture()
         self._segment_pool.close()
         return graph
+
+    def copy_into(self, dst: Any, src: Any) -> None:
+        """``dst[...] = src`` as a device-to-device memcpy (no kernel) where both are
+        contiguous alike (a graph's argument buffers, its results copied out)."""
+        with self.device:
+            if dst.dtype == src.dtype and dst.shape == src.shape and dst.flags.c_contiguous \
+                    and src.flags.c_contiguous:
+                if src.nbytes:
+                    dst.data.copy_from_device_async(src.data, src.nbytes)
+            else:
+                dst[...] = src
 
     def launch_graph(self, graph: Any) -> None:
         """Run ``graph`` on this device's current stream (after what is queued there)."""
         with self.device:
             graph.launch()
+
+    def upload(self, a: Any, value: float) -> None:
+        """Write the number ``value`` into the 0-d device array ``a`` by a host-to-device copy
+        (``ndarray.set``: no kernel, queued on the current stream), where a graph reads it
+        (an optimiser's learning rate: :mod:`xad.optim.capturable`)."""
+        with self.device:
+            a.set(np.asarray(value, dtype=a.dtype))
 
     def scalar(self, value: float, dtype: Any) -> Any:
         """A NumPy scalar of ``dtype``: a kernel argument of that type (no fill kernel, no
@@ -444,15 +553,18 @@ class CupyBackend(Backend):
 
     def _bits(self, n: int) -> Any:
         """``n`` random uint64 words: splitmix64 of the counters ``offset .. offset + n``."""
-        if self._capturing:
-            raise BackendError("a random draw inside a CUDA graph capture would repeat the "
-                               "same numbers at every launch; draw outside the graph")
-        seed, offset = self._state
-        self._state = (seed, offset + n)
         cp = self._cp
         gamma, m1, m2, s30, s27, s31 = self._k[:6]
         with self.device:
-            z = cp.arange(offset + 1, offset + n + 1, dtype=cp.uint64) * gamma + self._seed_k
+            if self._capturing:  # the offset from device memory, written before each launch
+                slot = cp.empty((), dtype=cp.uint64)
+                self._graph_draws.append((slot, n))
+                z = (cp.arange(1, n + 1, dtype=cp.uint64) + slot) * gamma + self._seed_k
+            else:
+                seed, offset = self._state
+                self._state = (seed, offset + n)
+                z = cp.arange(offset + 1, offset + n + 1, dtype=cp.uint64) * gamma \
+                    + self._seed_k
             z = (z ^ (z >> s30)) * m1
             z = (z ^ (z >> s27)) * m2
             return z ^ (z >> s31)
@@ -499,9 +611,36 @@ class CupyBackend(Backend):
         seed, offset = int(state[0]) % 2**64, int(state[1])
         if getattr(self, "_state", (None,))[0] != seed:  # one host-to-device copy per seed
             with self.device:
-                self._seed_k = self._cp.asarray(seed, dtype=self._cp.uint64)
+                if getattr(self, "_seed_k", None) is None:
+                    self._seed_k = self._cp.asarray(seed, dtype=self._cp.uint64)
+                else:  # in place: captured graphs read this array
+                    self._seed_k.set(np.asarray(seed, dtype=np.uint64))
         self._state = (seed, offset)
 
+    @property
+    def captures_draws(self) -> bool:
+        """``rand``/``randn`` run inside a graph capture: each draw's counter offset is read
+        from a device word of its own, which :meth:`before_graph_draws` writes (a
+        host-to-device copy, no kernel) before each launch from the host state, advancing
+        it as eager draws would: the same numbers as eager mode, in the same order."""
+        return True
+
+    def take_graph_draws(self) -> list:
+        """The draws the graph just captured (for :meth:`before_graph_draws`)."""
+        draws, self._graph_draws = self._graph_draws, []
+        return draws
+
+    def before_graph_draws(self, draws: list) -> None:
+        """Write each captured draw's offset and advance the host state past it."""
+        seed, offset = self._state
+        for slot, n in draws:
+            with self.device:
+                slot.set(np.asarray(offset % 2**64, dtype=np.uint64))
+            offset += n
+        self._state = (seed, offset)
+
+
+_NONE = -(2 ** 63)  # an accumulator's start: below every int64 a check reports
 
 # splitmix64's increment and multipliers, its three shifts, and the shifts to 53 and 24 bits
 _SPLITMIX = (0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB, 30, 27, 31, 11, 40)

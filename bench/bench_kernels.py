@@ -4,7 +4,9 @@ At GPU sizes a training step is bound by kernel launches and host work, not arit
 the emulator counts launches exactly: this table is deterministic (no timing). For each
 workload, one step after two warm-up steps (the optimiser's state exists, fused kernels are
 made): kernels launched one by one, CUDA-graph launches, device-to-host transfers and new
-memory-pool blocks. ``tests/test_kernel_budget.py`` holds the budgets.
+memory-pool blocks; and host-to-device copies and device memcpys (no kernels: what a
+replayed CUDA graph needs around its launch). ``tests/test_kernel_budget.py`` holds the
+budgets.
 
 Run: ``python bench/bench_kernels.py [--compiled]`` (from the repository root).
 """
@@ -42,6 +44,8 @@ class Counts:
     graphs: int     # CUDA-graph launches
     transfers: int  # device-to-host transfers (explicit and implicit)
     blocks: int     # new memory-pool blocks (allocations no freed block could serve)
+    uploads: int = 0  # host-to-device copies (a graph's learning rate, draws' offsets)
+    copies: int = 0   # device-to-device memcpys (a graph's arguments in, results out)
 
 
 def count_step(step: Callable[[], Any], warmup: int = 2, device: int = 0) -> Counts:
@@ -54,7 +58,7 @@ def count_step(step: Callable[[], Any], warmup: int = 2, device: int = 0) -> Cou
     before = pool.mallocs
     step()
     return Counts(COUNTS.kernels, COUNTS.launches, len(cupy_sim.STATE.transfers),
-                  pool.mallocs - before)
+                  pool.mallocs - before, COUNTS.uploads, COUNTS.copies)
 
 
 def _trainer(model: nn.Module, loss_fn: Callable, x: Any, y: Any, opt: Any,
@@ -172,14 +176,15 @@ def main() -> None:
                    help="also count xad.compile(step, cuda_graphs=True) steps")
     p.add_argument("workloads", nargs="*", default=list(WORKLOADS))
     args = p.parse_args()
-    print("| workload | mode | kernels | graph launches | host transfers | new pool blocks |")
-    print("| --- | --- | ---: | ---: | ---: | ---: |")
+    print("| workload | mode | kernels | graph launches | host transfers | new pool blocks "
+          "| uploads | memcpys |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for name in args.workloads:
         for compiled in (False, True) if args.compiled else (False,):
             c = measure(name, compiled)
             mode = "compiled + graphs" if compiled else "eager"
             print(f"| {name} | {mode} | {c.kernels} | {c.graphs} | {c.transfers} | "
-                  f"{c.blocks} |", flush=True)
+                  f"{c.blocks} | {c.uploads} | {c.copies} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -173,7 +173,10 @@ def test_program_prints_one_line_per_array_call(xb):
     assert lines[0].startswith("Optimizer.zero_grad()")
     assert any(line.startswith("v") and "= linear(" in line for line in lines)
     assert any("= rand(" in line for line in lines)  # dropout's draw, made again each call
-    assert lines[-1].startswith("Adam.step()")
+    # the step: a host call, or, captured in CUDA graphs on CuPy (XAD_CUDA_GRAPHS=1), its
+    # kernels (the numbers on the device: xad/optim/capturable.py)
+    assert lines[-1].startswith("Adam.step()") or (
+        f.cuda_graphs and xb.name.startswith("cupy") and "= xad_adam_rule(" in lines[-1])
     assert sum(".grad =" in line for line in lines) == 16  # backward's, clip_grad_norm_'s
 
 

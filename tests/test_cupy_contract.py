@@ -79,7 +79,8 @@ def _workload(b: xad.Backend) -> None:
 OPTIMISERS = [("SGD", dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.1)),
               ("SGD", dict(lr=0.1, momentum=0.9, dampening=0.1)), ("SGD", dict(lr=0.1)),
               ("Adam", dict(lr=0.1, amsgrad=True, weight_decay=0.1)),
-              ("AdamW", dict(lr=0.1)), ("RMSprop", dict(lr=0.1, centered=True,
+              ("AdamW", dict(lr=0.1)), ("AdamW", dict(lr=0.1, capturable=True)),
+              ("RMSprop", dict(lr=0.1, centered=True,
                                                         momentum=0.9, weight_decay=0.1)),
               ("RMSprop", dict(lr=0.1)), ("Adagrad", dict(lr=0.1, weight_decay=0.1))]
 
@@ -170,7 +171,8 @@ def _submodule(module: object, name: str) -> object:
 
 
 def test_names_in_the_backend_source_exist_in_cupy():
-    src = (Path(__file__).resolve().parent.parent / "backends" / "cupy_backend.py").read_text()
+    root = Path(__file__).resolve().parent.parent / "backends"
+    src = "".join((root / f).read_text() for f in ("cupy_backend.py", "cupy_blas.py"))
     names = set(re.findall(r"\b(?:cp|self\._cp|cupy)\.([A-Za-z_][\w.]*)", src))
     names.discard("cuda.Device")  # checked below with the emulator's own names
     missing = []
@@ -365,3 +367,36 @@ def test_cupy_sign_clip_and_erf_match_numpy(device):
     with xad.use_backend(sim):
         y = xad.gelu(xad.ones(3, dtype=xad.float16))
         assert y.dtype == xad.float16 and y._array.dtype == np.float16
+
+
+def test_the_own_cublas_route_is_cupys_api():
+    """backends/cupy_blas.py (matrix products inside a capture) calls CuPy's cuBLAS binding
+    (``create``, ``setStream``: their signatures are embedded in the installed extension,
+    which needs libcublas to import, absent here) and the cuBLAS functions CuPy itself binds
+    (``cublas{S,D}gemmStridedBatched``), with the refusal the emulator models;
+    ``cublasSetWorkspace_v2``, which CuPy does not bind, is proved on a GPU
+    (ci/graph_step_gpu.py)."""
+    import importlib.util
+
+    from cupy_sim import blas
+
+    so = Path(importlib.util.find_spec("cupy_backends.cuda.libs.cublas").origin).read_bytes()
+    for text in (b"create() -> intptr_t", b"setStream(intptr_t handle, size_t stream)",
+                 b"runtime_streamIsCapturing"):  # the refusal's test (cublas.pyx, setStream)
+        assert text in so, text
+    src = (Path(__file__).resolve().parent.parent / "backends" / "cupy_blas.py").read_text()
+    binding = set(re.findall(r"\bcublas\.(\w+)\(", src))
+    raw = set(re.findall(r"\blib\.(cublas\w+)", src)) | {"cublasDgemmStridedBatched"}
+    assert binding == {"create", "setStream"} and hasattr(blas.cublas, "destroy")
+    for name in binding:
+        assert hasattr(blas.cublas, name) and f"{name}(".encode() in so, name
+    for name in raw:
+        assert hasattr(blas.lib, name), name
+        if name != "cublasSetWorkspace_v2":
+            assert name.encode() + b"\x00" in so, name
+    assert "runtimeGetVersion() -> int" in cupy.cuda.runtime.runtimeGetVersion.__doc__
+    doc = cupy.cuda.MemoryPointer.copy_from_device_async.__doc__.splitlines()[0]
+    assert doc.endswith("(self, MemoryPointer src, size_t size, stream=None)"), doc
+    _signature(cupy.ndarray.set).bind(None, np.zeros(1))
+    real = importlib.import_module("cupy._core.fusion")
+    assert inspect.signature(real._FusionVarScalar.astype).bind(None, np.float32)

@@ -6,6 +6,9 @@ that the rest of xad puts on code the recorder must not look inside:
 - :func:`host_call`: a function with Python-side effects (an optimiser's ``step``,
   ``zero_grad``, a scheduler's ``step``, ``GradScaler.update``) is recorded as one call and
   run again, as Python, at every replay;
+- :func:`host_upload`: the same for a call that launches no kernel and only copies host
+  numbers into device memory later kernels read (an optimiser's learning rate): under CUDA
+  graphs it runs before the launch of the graph that reads them, and splits no graph;
 - :func:`host_check`: the same for a check that only reads its tensor arguments (an index
   range check), run again on each replay's tensors;
 - :func:`traced_draw`: a random factory (``rand``, ``randn``, ...) is recorded as one call and
@@ -22,7 +25,7 @@ from typing import Any, TypeVar, cast
 
 from .context import context
 
-__all__ = ["host_call", "host_check", "traced_draw"]
+__all__ = ["host_call", "host_check", "host_upload", "traced_draw"]
 
 # each decorator returns a function with fn's signature (functools.wraps): typed so, for
 # type checkers and editors
@@ -42,9 +45,26 @@ def host_call(fn: _F) -> _F:
     return cast(_F, call)
 
 
+def host_upload(fn: _F) -> _F:
+    """Mark ``fn`` (no kernels; host-to-device copies only, of values no earlier kernel of
+    the call reads) as run again at every replay, before the graph that reads what it
+    writes."""
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        rec = context.recorder
+        if rec is None or rec.paused:
+            return fn(*args, **kwargs)
+        return rec.host_call(fn, args, kwargs, upload=True)
+
+    return cast(_F, call)
+
+
 def host_check(fn: _F) -> _F:
     """Mark ``fn`` as a check that only reads its tensor arguments and returns ``None`` (an
-    index range check): run again at every replay on that call's tensors."""
+    index range check): run again at every replay on that call's tensors. Its device work
+    must be :meth:`xad.Backend.check_bounds` only: under CUDA graphs on CuPy it runs inside
+    the capture, where the backend keeps the check's maximum in the graph."""
 
     @functools.wraps(fn)
     def check(*args: Any, **kwargs: Any) -> Any:

@@ -10,7 +10,7 @@ from typing import Any
 
 import xad.backend as B
 
-from . import core
+from . import blas, core
 from .core import POOLS, STATE, explicit
 from .modules import compat, cupy, cupyx
 
@@ -30,6 +30,10 @@ class SimCupyBackend(CupyBackend):
     @staticmethod
     def _modules() -> tuple[Any, Any, Any]:
         return cupy, cupyx, compat
+
+    @staticmethod
+    def _blas_modules(cp: Any) -> tuple[Any, Any]:
+        return blas.cublas, blas.lib
 
     @classmethod
     def check_available(cls) -> None:

@@ -189,6 +189,9 @@ LIBRARY = {**dict.fromkeys(("matmul", "__matmul__", "__rmatmul__", "dot", "vdot"
 
 _JOINS = frozenset(("concat", "concatenate", "stack", "hstack", "vstack", "dstack"))
 
+# functions that only allocate (CuPy launches no kernel for them)
+_NO_KERNEL = frozenset(("empty", "empty_like"))
+
 # functions whose output size depends on the data: CuPy reads a count back to the host
 SYNCING = frozenset(("nonzero", "unique", "unique_values", "unique_counts", "unique_inverse",
                      "unique_all", "argwhere", "flatnonzero", "extract", "compress"))
@@ -241,6 +244,8 @@ def launch(name: str, fn: Any, a: tuple, k: dict, dev: int) -> Any:
         raise TypeError(f"Unsupported type {ndarray!r} inside a fused function ({name}): "
                         f"pass arrays to it as arguments")
     cap = capturing()
+    if cap is not None and name in _NO_KERNEL:  # an allocation: nothing a launch redoes
+        return wrap(fn(*a, **k), dev)
     if cap is not None and name in _JOINS and len(a[0]) > 8:
         # CuPy 14 joins more than 8 small arrays in one kernel reading a table of their
         # pointers, uploaded first (_routines_manipulation.pyx: _concatenate_single_kernel)
@@ -250,14 +255,19 @@ def launch(name: str, fn: Any, a: tuple, k: dict, dev: int) -> Any:
                                   f"currently unsupported")
     if cap is None:
         out = fn(*a, **k)
-        if name in _INPLACE or k.get("out") is not None or _fresh(out, (a, k)):
+        if name not in _NO_KERNEL and (name in _INPLACE or name.startswith("fuse:")
+                                       or k.get("out") is not None or _fresh(out, (a, k))):
             streams.COUNTS.kernels += 1
         return wrap(out, dev)
     if name in _INPLACE or k.get("out") is not None:
         cap.kernels.append(lambda: fn(*a, **k))
         return None
     with np.errstate(all="ignore"):  # it reads buffers earlier captures left as garbage
-        out = wrap(fn(*a, **k), dev)
+        # a fused kernel may write into its arguments: here it runs on copies, so that
+        # nothing it writes lands before a launch (its outputs are only shaped)
+        now = tuple(x.copy() if type(x) is np.ndarray else x for x in a) \
+            if name.startswith("fuse:") else a
+        out = wrap(fn(*now, **k), dev)
     inputs = {id(_root(x)) for x in _flat((a, k))}
     bufs = [x._a for x in _flat_wrapped(out)]
     fresh = [i for i, x in enumerate(bufs) if id(_root(x)) not in inputs]
@@ -350,6 +360,57 @@ def wrap_indices(key: Any, shape: tuple[int, ...]) -> Any:
     return tuple(out) if type(key) is tuple else out[0]
 
 
+_SPAN = 1 << 36  # each buffer's emulated device addresses: key * _SPAN + byte offset
+_BUFFERS: dict[int, Any] = {}  # key -> weakref to the root buffer
+_KEYS: dict[int, tuple[int, Any]] = {}  # id(root) -> (key, weakref to it)
+_next_key = iter(range(1, 1 << 26))
+
+
+class MemoryPointer:
+    """``ndarray.data`` (``cupy.cuda.MemoryPointer``): ``ptr``, an emulated device address
+    of the array's first element, which :func:`memory_at` turns back into memory (for
+    the emulated library calls that take raw pointers: tests/cupy_sim/blas.py)."""
+
+    def __init__(self, a: np.ndarray) -> None:
+        root = _root(a)
+        key, ref = _KEYS.get(id(root), (0, None))
+        if ref is None or ref() is not root:
+            key, ref = next(_next_key), weakref.ref(root)
+            _KEYS[id(root)] = (key, ref)
+            _BUFFERS[key] = ref
+        offset = a.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+        self.ptr = key * _SPAN + offset
+
+    def copy_from_device_async(self, src: MemoryPointer, size: int, stream: Any = None) -> None:
+        """``cudaMemcpyAsync`` device to device (a copy, not a kernel: ``COUNTS.copies``)."""
+        refuse_in_capture("the emulator captures no memcpy")
+        dst, i = memory_at(self.ptr, np.uint8)
+        data, j = memory_at(src.ptr, np.uint8)
+        dst[i:i + size] = data[j:j + size]
+        streams.COUNTS.copies += 1
+
+
+def memory_at(ptr: int, dtype: Any) -> tuple[np.ndarray, int]:
+    """The root buffer at emulated address ``ptr`` as a flat ``dtype`` array, and the
+    element index ``ptr`` points at."""
+    ref = _BUFFERS.get(ptr // _SPAN)
+    root = None if ref is None else ref()
+    if root is None:
+        raise RuntimeError("cudaErrorIllegalAddress: a pointer to freed or foreign memory")
+    flat = root.ravel(order="K").view(np.uint8).view(dtype)
+    return flat, (ptr % _SPAN) // np.dtype(dtype).itemsize
+
+
+def _getitem(a: np.ndarray, key: Any) -> np.ndarray:
+    """``a[key]``, where an integer for every axis gives a 0-d *view*, as in CuPy (NumPy
+    gives a scalar, a copy)."""
+    key = wrap_indices(key, a.shape)
+    r = a[key]
+    if isinstance(r, np.generic):
+        r = a[(*key, Ellipsis) if type(key) is tuple else (key, Ellipsis)]
+    return r
+
+
 class _Flags:
     def __init__(self, a: np.ndarray) -> None:
         self.c_contiguous = a.flags.c_contiguous
@@ -382,6 +443,7 @@ class ndarray:  # noqa: N801 - CuPy's name
     strides = property(lambda self: self._a.strides)
     flags = property(lambda self: _Flags(self._a))
     device = property(lambda self: Device(self._dev))
+    data = property(lambda self: MemoryPointer(self._a))
 
     def __len__(self) -> int:
         return len(self._a)
@@ -415,7 +477,7 @@ class ndarray:  # noqa: N801 - CuPy's name
     def __getitem__(self, key: Any) -> Any:
         if _has_mask(key):
             transfer("boolean-mask indexing: data-dependent output size", inherent=True)
-        return self._k("__getitem__", lambda a, k: a[wrap_indices(k, a.shape)], key)
+        return self._k("__getitem__", _getitem, key)
 
     def __setitem__(self, key: Any, value: Any) -> None:
         if _has_mask(key):  # CuPy counts the mask's true entries on the host first
@@ -438,6 +500,22 @@ class ndarray:  # noqa: N801 - CuPy's name
             raise AttributeError(f"'cupy.ndarray' object has no attribute {name!r}")
         method = getattr(np.ndarray, name)
         return lambda *a, **k: self._k(name, method, *a, **k)
+
+    def set(self, arr: Any, stream: Any = None) -> None:
+        """``ndarray.set``: a host-to-device copy (``cudaMemcpyAsync`` on the current stream,
+        no kernel), counted in ``COUNTS.uploads``; refused while the stream captures (a copy
+        from pageable host memory cannot be captured)."""
+        record("ndarray", "set", (arr,), {} if stream is None else {"stream": stream})
+        refuse_in_capture("a host-to-device copy: ndarray.set")
+        if not isinstance(arr, np.ndarray):
+            raise TypeError("Only numpy.ndarray can be set to cupy.ndarray")
+        if self.dtype != arr.dtype:
+            raise TypeError(f"{arr.dtype} array cannot be set to {self.dtype} array")
+        if self.shape != arr.shape:
+            raise ValueError(f"Shape mismatch. Old shape: {self.shape}, new shape: "
+                             f"{arr.shape}")
+        self._a[...] = arr
+        streams.COUNTS.uploads += 1
 
     # host transfers
     def get(self, stream: Any = None, order: str = "C", out: Any = None, *,

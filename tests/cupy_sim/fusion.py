@@ -149,6 +149,11 @@ class FusionVar:
     dtype = property(lambda self: self._a.dtype)
     ndim = property(lambda self: self._a.ndim)
 
+    def astype(self, dtype: Any, order: Any = None, casting: Any = None, subok: Any = None,
+               copy: bool = True) -> FusionVar:
+        """CuPy's ``_FusionVarScalar.astype``: a cast, inside the kernel."""
+        return FusionVar(self._a.astype(dtype))
+
     def __bool__(self) -> bool:
         raise Exception("Can't cast to bool")  # noqa: TRY002 - CuPy's own exception
 

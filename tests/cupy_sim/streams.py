@@ -31,6 +31,7 @@ import numpy as np
 
 _local = threading.local()
 _ptrs = itertools.count(0x7F0000)
+STREAMS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # ptr -> Stream
 
 
 class Counters:
@@ -43,6 +44,8 @@ class Counters:
         self.graphs = 0      # graphs made by end_capture
         self.launches = 0    # Graph.launch calls
         self.kernels = 0     # kernels launched one by one (a cupy.fuse call is one)
+        self.uploads = 0     # host-to-device copies (ndarray.set)
+        self.copies = 0      # device-to-device memcpys (MemoryPointer.copy_from_device_async)
 
 
 COUNTS = Counters()
@@ -83,6 +86,7 @@ class Stream:
     def __init__(self, null: bool = False, non_blocking: bool = False, ptds: bool = False,
                  priority: Any = None) -> None:
         self.ptr = 0 if null else next(_ptrs)
+        STREAMS[self.ptr] = self
         self.device_id = -1 if null else getattr(_local, "dev", 0)
         self._capture: _Capture | None = None
 

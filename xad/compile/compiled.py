@@ -149,6 +149,9 @@ class _Entry:
             t = ref()
             if t is None or (t._grad is None) != was_none:
                 return "a parameter's .grad was " + ("set" if was_none else "cleared")
+        for read, value in p.value_guards:
+            if read() != value:
+                return "a value it holds as a constant changed (an optimiser's betas, eps, ...)"
         for ref, training in p.modules:
             m = ref()
             if m is None or m.training != training:
@@ -303,7 +306,7 @@ class CompiledFunction:
 
     def _record(self, entries: list[_Entry], args: tuple, kwargs: dict,
                 tensors: list[Tensor], again: bool = False) -> Any:
-        rec = Recorder(list(tensors))
+        rec = Recorder(list(tensors), graphs=self.cuda_graphs)
         prev = recording(rec)
         try:
             result = self.fn(*args, **kwargs)
@@ -314,7 +317,7 @@ class CompiledFunction:
         entry = self._entry(rec, spec, outs)
         if self.check and entry.program is not None:
             entry.trace = trace(rec, [o if isinstance(o, Tensor) else None for o in outs])
-        if entry.program is not None and not again and _kept_constants(rec):
+        if entry.program is not None and not again and (_kept_constants(rec) or rec.again):
             entry = _Entry(None, None)  # provisional: the next call records again
         entries.append(entry)
         self._last = entry

@@ -1,10 +1,15 @@
 """CUDA graphs for ``xad.compile(fn, cuda_graphs=True)``: a program's array work captured
 once per maximal run of kernels (a *segment*) and launched as graphs afterwards.
 
-A program's host calls (``Optimizer.step``, a scheduler, GradScaler) and random draws are
-Python that must run at every call, with the host values of that call (Adam's bias
-corrections, the draw counter); CuPy refuses cuBLAS and cuSOLVER calls inside a capture
-(``Op.library``: matrix products, ``linalg``), which run between the graphs as Python too.
+A program's host calls (``Optimizer.step`` where it keeps its numbers on the host, a
+scheduler, GradScaler) and random draws other than the backend's own ``rand``/``randn``
+(captured: ``captures_draws``) are Python that must run at every call, with the host
+values of that call; an optimiser that keeps its numbers on the
+device (:mod:`xad.optim.capturable`) is recorded as kernels instead, and its learning-rate
+upload (``host_upload``) runs before the graph that reads it, splitting none. CuPy refuses
+cuBLAS and cuSOLVER calls inside a capture (``Op.library``: ``linalg``), which run between
+the graphs as Python too; matrix products (``Op.library == "matmul"``) are captured where
+the backend can (``captures_matmul``: CuPy's by a cuBLAS handle of xad's own).
 They split the program into segments, and only the segments become graphs. The plan of a
 captured program is the list of its steps: launch segment 0's graph, call
 ``Optimizer.zero_grad()``, draw dropout's mask, launch segment 1's graph, multiply two
@@ -63,25 +68,34 @@ def _patched(ns: dict, entries: dict) -> Any:
 
 
 class _Segment:
-    """One graph (None: a segment with no kernels), what it reads from outside and the
-    writes of tensors' data to redo after it."""
+    """One graph (None: a segment with no kernels), the uploads to run before it, what it
+    reads from outside and the writes of tensors' data to redo after it."""
 
-    def __init__(self, graph: Any, reads: list, binds: list) -> None:
-        self.graph, self.reads, self.binds = graph, reads, binds
+    def __init__(self, graph: Any, reads: list, binds: list, uploads: list,
+                 checks: list, draws: list) -> None:
+        self.graph, self.reads, self.binds, self.uploads = graph, reads, binds, uploads
+        self.checks = checks  # index checks the graph updates (queued after each launch)
+        self.draws = draws  # random draws inside it (their offsets written before it)
 
     def __call__(self, b: Any) -> None:
+        for up in self.uploads:  # host numbers into the device memory the graph reads
+            up(b)
+        if self.draws:
+            b.before_graph_draws(self.draws)
         moved = []
         for ref, grad, static, written in self.reads:
             t = ref()
             now = t._grad._array if grad else t._array
             if now is not static:  # the tensor holds another array than at capture
-                static[...] = now
+                b.copy_into(static, now)
                 if written:
                     moved.append((now, static))
         if self.graph is not None:
             b.launch_graph(self.graph)
+        if self.checks:
+            b.queue_graph_checks(self.checks)
         for now, static in moved:  # what the graph changed in place, back in the tensor
-            now[...] = static
+            b.copy_into(now, static)
         for ref, name, args in self.binds:
             t = ref()
             if t is not None:
@@ -134,10 +148,17 @@ class _Plan:
     def run(self, arrays: list) -> tuple:
         b = self.b
         for static, a in zip(self.statics, arrays):
-            static[...] = a
+            b.copy_into(static, a)
         for step in self.steps:
             step(b)
-        return tuple(None if o is None else b.xp.asarray(o, copy=True) for o in self.outs)
+        return tuple(None if o is None else _copied(b, o) for o in self.outs)
+
+
+def _copied(b: Any, a: Any) -> Any:
+    """A new copy of a graph's static result (a memcpy where the backend has one)."""
+    out = b.xp.empty_like(a)
+    b.copy_into(out, a)
+    return out
 
 
 class _BindNote:
@@ -156,14 +177,40 @@ class _DryRun:
     def __init__(self, program: Program, b: Any, shapes: dict) -> None:
         self.b, self.shapes = b, shapes
         self.kernels = [False]  # per segment: whether it has kernels
-        self.library = {i for i, ins in enumerate(program.instrs) if program.is_library(ins)}
+        self.library = {i for i, ins in enumerate(program.instrs) if program.is_library(ins)
+                        and not self._captures(ins, i)}
+        self.checks = getattr(b, "captures_checks", False)
+        self.draws = getattr(b, "captures_draws", False)
         for i, ins in enumerate(program.instrs):
+            if _upload(ins) or self._captured_check(ins) or self._captured_draw(ins):
+                continue
             if ins.kind in ("host", "draw") or i in self.library:
                 self.kernels.append(False)
             elif ins.kind in ("op", "call"):
                 self.kernels[-1] = True
-        self.k, self.steps, self.reads, self.binds = 0, [], [], []
+        self.k, self.steps, self.reads, self.binds, self.uploads = 0, [], [], [], []
         self.pools: list = []  # one per graph (Backend.begin_graph says why)
+
+    def _captured_check(self, ins: Any) -> bool:
+        """Whether host check ``ins`` (``host_check``: an index range check) runs inside the
+        capture: where the backend keeps its maximum in the graph (``captures_checks``)."""
+        return self.checks and ins.kind == "host" and ins.params.get("check", False)
+
+    def _captured_draw(self, ins: Any) -> bool:
+        """Whether draw ``ins`` runs inside the capture: ``rand``/``randn`` from the
+        backend's own stream (no ``generator``), where the backend reads each draw's offset
+        from device memory it writes before each launch (``captures_draws``)."""
+        return self.draws and ins.kind == "draw" and ins.fn.__name__ in ("rand", "randn") \
+            and ins.params["kwargs"].get("generator") is None
+
+    def _captures(self, ins: Any, i: int) -> bool:
+        """Whether library op ``ins`` runs inside the capture: its vendor calls are only
+        matrix products (``Op.library == "matmul"``) of a dtype the backend can capture
+        (``captures_matmul``: CuPy's by a cuBLAS handle of xad's own)."""
+        shape = self.shapes.get(i)
+        dtype = (shape[0] if type(shape) is list else shape)[1] if shape else None
+        captures = getattr(self.b, "captures_matmul", None)
+        return ins.fn.library == "matmul" and captures is not None and captures(dtype)
 
     def stubs(self, program: Program) -> dict:
         ns, stubs = program.ns, {}
@@ -175,6 +222,11 @@ class _DryRun:
         for i, ins in enumerate(program.instrs):
             if ins.kind in ("bind", "grad"):
                 stubs[f"h{i}"] = (lambda r: lambda: _BindNote(r, self.binds))(ns[f"h{i}"])
+            elif self._captured_check(ins) or self._captured_draw(ins):
+                continue  # it runs inside the capture (see the two methods)
+            elif _upload(ins):
+                stubs[f"f{i}"] = (lambda f: lambda *a: self.uploads.append(_Host(f, a)))(
+                    ns[f"f{i}"])
             elif ins.kind in ("host", "draw") or i in self.library:
                 kind = "library" if i in self.library else ins.kind
                 stubs[f"f{i}"] = self._boundary(i, kind, ns[f"f{i}"])
@@ -212,10 +264,19 @@ class _DryRun:
 
     def close(self) -> None:
         graph = self.b.end_graph() if self.kernels[self.k] else None
-        if graph is not None or self.reads or self.binds:
-            self.steps.append(_Segment(graph, self.reads, self.binds))
-        self.reads, self.binds = [], []
+        checks = self.b.take_graph_checks() if self.checks else []
+        draws = self.b.take_graph_draws() if self.draws else []
+        if graph is not None or self.reads or self.binds or self.uploads:
+            self.steps.append(_Segment(graph, self.reads, self.binds, self.uploads, checks,
+                                       draws))
+        self.reads, self.binds, self.uploads = [], [], []
         self.k += 1
+
+
+def _upload(ins: Any) -> bool:
+    """Whether ``ins`` is a host call that only uploads numbers (``host_upload``): it runs
+    before its segment's graph and splits none."""
+    return ins.kind == "host" and ins.params.get("upload", False)
 
 
 class GraphReplay:

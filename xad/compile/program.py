@@ -67,7 +67,9 @@ class Program:
         exec(compile(self.source, "<xad.compile program>", "exec"), self.ns)  # noqa: S102
         self.run = self.ns["program"]
         self.guards = [(r, meta) for _, (r, meta) in self.lives.items()]
-        self.grad_guards = [(self.resolve(r), none) for kind, r, none in rec.guards]
+        self.grad_guards = [(self.resolve(r), none) for kind, r, none in rec.guards
+                            if kind == "grad_none"]
+        self.value_guards = [(r, v) for kind, r, v in rec.guards if kind == "value"]
         self.modules = list(rec.modules.values())
         del self.rec  # the recording's arrays are no longer needed (constants are in ns)
 

@@ -74,7 +74,9 @@ class ArgRef:
 class Recorder:
     """Builds the instruction list of one eager call (see the module docstring)."""
 
-    def __init__(self, args: list[Tensor]) -> None:
+    def __init__(self, args: list[Tensor], graphs: bool = False) -> None:
+        self.graphs = graphs  # the program is to be captured as CUDA graphs where it can
+        self.again = False  # the call did a one-off (an optimiser's first step): record anew
         self.paused = False
         self.problem: str | None = None
         self.instrs: list[Instr] = []
@@ -274,6 +276,12 @@ class Recorder:
         if not self.paused:
             self.consts.add(id(t))
 
+    def value_guard(self, read: Any) -> None:
+        """Replay only while ``read()`` gives what it gives now (hyperparameters a program
+        holds as kernel constants)."""
+        if not self.paused:
+            self.guards.append(("value", read, read()))
+
     def module(self, m: Any) -> None:
         if self.paused:
             return
@@ -292,15 +300,18 @@ class Recorder:
             self.problem = why
 
     # ----- calls it runs itself ------------------------------------------------------------
-    def host_call(self, fn: Any, args: tuple, kwargs: dict, reads: bool = False) -> Any:
+    def host_call(self, fn: Any, args: tuple, kwargs: dict, reads: bool = False,
+                  upload: bool = False) -> Any:
         """Run a host call (paused) and record it to be run again at each replay (with the
-        replay's arrays for its tensor arguments, where it only ``reads`` them)."""
+        replay's arrays for its tensor arguments, where it only ``reads`` them; an
+        ``upload`` launches no kernel: see :func:`xad.tracing.host_upload`)."""
         inputs = tuple(a for a in (*args, *kwargs.values()) if isinstance(a, Tensor))
         if inputs and not reads:
             self.unsupported(f"{fn.__qualname__} was given a tensor (a replay would pass the "
                              f"first call's)")
         self.instrs.append(Instr("host", fn, self._refs(inputs),
-                                 params={"args": args, "kwargs": kwargs},
+                                 params={"args": args, "kwargs": kwargs, "upload": upload,
+                                         "check": reads},
                                  label=fn.__qualname__))
         return self._paused(fn, args, kwargs)
 

@@ -40,7 +40,8 @@ class Op:
     ``int / int``; the standard leaves these to the library);
     ``library`` (the forward calls a vendor library, cuBLAS or cuSOLVER on CuPy, which CuPy
     refuses inside a CUDA-graph capture: ``xad.compile(cuda_graphs=True)`` runs it between
-    the graphs).
+    the graphs; ``"matmul"``: its only vendor calls are ``b.xp.matmul``, which a backend
+    may run inside the capture, CuPy by a cuBLAS handle of xad's own).
     An Op whose ``forward`` converts Python-scalar operands itself may also give
     ``array_forward``, the same computation as one expression for operands that are all
     arrays of one dtype: ``xad.compile`` writes that inline where it passes scalars as 0-d

@@ -51,7 +51,7 @@ class Attention(Op):
     save_inputs = True
     save_output = True
     materialize_grads = False  # the weights are never used: their gradient stays None
-    library = True
+    library = "matmul"
 
     @staticmethod
     def forward(b, q, k, v, scale):
@@ -78,7 +78,7 @@ class AttentionGrad(Op):
 
     name = "attention_grad"
     differentiable = False
-    library = True
+    library = "matmul"
 
     @staticmethod
     def forward(b, q, k, v, g, p, scale):

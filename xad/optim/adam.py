@@ -7,6 +7,8 @@ from typing import Any
 
 from .. import autograd as _ag
 from ..tensor import Tensor
+from .capturable import watch_hyperparameters
+from .fused import fused_update
 from .optimizer import (
     Optimizer,
     ParamsT,
@@ -35,10 +37,12 @@ class Adam(Optimizer):
         v_hat = v                                      otherwise
         p = p - lr / (1 - beta1**t) * m / (sqrt(v_hat) / sqrt(1 - beta2**t) + eps)
 
-    ``maximize`` ascends the objective; ``foreach``, ``fused`` and ``capturable`` are
-    accepted and ignored (xad has one update path per backend: in place on the host, one
-    fused kernel per parameter where the backend fuses); ``differentiable`` must be
-    ``False``.
+    ``maximize`` ascends the objective; ``foreach`` and ``fused`` are accepted and ignored
+    (xad has one update path per backend: in place on the host, one fused kernel per
+    parameter where the backend fuses); ``capturable=True``, on CuPy, keeps the step
+    count, bias corrections and learning rate on the device (:mod:`.capturable`: what
+    ``xad.compile(..., cuda_graphs=True)`` turns on by itself, so a CUDA graph holds the
+    step); ``differentiable`` must be ``False``.
 
     Example:
         >>> import xad
@@ -81,6 +85,8 @@ class Adam(Optimizer):
             >>> (w * w).sum().backward(); opt.step(); w.tolist()
             [0.5]
         """
+        if self._on_device():
+            return self._step_on_device(closure)
         loss = self._closure(closure)
         state = self.state
         decoupled = self._decoupled
@@ -112,6 +118,42 @@ class Adam(Optimizer):
                             else None], grad._array, decoupled, c, b.xp,
                            maximize=group.get("maximize", False))
         return loss
+
+
+    def _step_on_device(self, closure: Any) -> Any:
+        """The step with its numbers on the device (:mod:`.capturable`): one kernel per
+        group for the counts and bias corrections, one per parameter for the update."""
+        loss = self._closure(closure)
+        ds, groups, decoupled = self._device, self.param_groups, self._decoupled
+        ds.prepare(groups, self.state, self._new_state)
+        ds.upload(groups)
+        watch_hyperparameters(self)
+        with _ag.no_grad():
+            for gi, group in enumerate(groups):
+                params = [p for p in group["params"] if p.grad is not None]
+                if not params:
+                    continue
+                beta1, beta2 = group["betas"]
+                wd = group["weight_decay"]
+                ds.advance(gi, group, (beta1, beta2, group["eps"], wd), (decoupled,))
+                for p in params:
+                    st, b = self.state[p], p._backend
+                    c = (*_consts(b, p._array.dtype, (beta1, 1 - beta1, beta2, 1 - beta2)),
+                         *ds.numbers(gi, p), wd != 0)
+                    g = -p.grad if group.get("maximize", False) else p.grad
+                    fused_update(p, _adam_rule, [st["exp_avg"], st["exp_avg_sq"],
+                                                 st.get("max_exp_avg_sq") if group["amsgrad"]
+                                                 else None], g, (decoupled, c, b.xp))
+        return loss
+
+    def _new_state(self, p: Tensor, group: dict[str, Any], step: Any) -> None:
+        """``p``'s state where it lacks it, its count ``step``."""
+        st = self.state.get(p)
+        if st is None or "exp_avg" not in st:
+            st = self.state[p] = {"step": step, "exp_avg": _zeros_like(p),
+                                  "exp_avg_sq": _zeros_like(p)}
+        if group["amsgrad"] and "max_exp_avg_sq" not in st:
+            st["max_exp_avg_sq"] = _zeros_like(p)
 
 
 class AdamW(Adam):
@@ -170,13 +212,21 @@ def adam(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor],
 def _adam_consts(b: Any, dtype: Any, step: int, beta1: float, beta2: float, lr: float,
                  wd: float, eps: float, decoupled: bool) -> tuple[Any, ...]:
     """``(beta1, 1 - beta1, beta2, 1 - beta2, step_size, eps_hat, wd_factor, wd != 0)``, as
-    0-d arrays where ``b`` is mutable, with ``lr / bc1 * m / (sqrt(v) / sqrt(bc2) + eps) ==
-    step_size * m / (sqrt(v) + eps_hat)`` (``bc`` the bias corrections) and ``wd_factor``
-    ``1 - lr * wd`` (decoupled) or ``wd``."""
-    bc2_sqrt = math.sqrt(1 - beta2 ** step)
+    0-d arrays where ``b`` is mutable (see :func:`_adam_scalars`)."""
     return _consts(b, dtype, (beta1, 1 - beta1, beta2, 1 - beta2,
-                              lr * bc2_sqrt / (1 - beta1 ** step), eps * bc2_sqrt,
-                              1 - lr * wd if decoupled else wd), wd != 0)
+                              *_adam_scalars(step, lr, beta1, beta2, eps, wd, decoupled,
+                                             math.sqrt)), wd != 0)
+
+
+def _adam_scalars(step: Any, lr: Any, beta1: float, beta2: float, eps: float, wd: float,
+                  decoupled: bool, sqrt: Any) -> tuple[Any, Any, Any]:
+    """``(step_size, eps_hat, wd_factor)`` at step ``step``, with ``lr / bc1 * m / (sqrt(v)
+    / sqrt(bc2) + eps) == step_size * m / (sqrt(v) + eps_hat)`` (``bc`` the bias
+    corrections) and ``wd_factor`` ``1 - lr * wd`` (decoupled) or ``wd``: Python numbers on
+    the host path, device values inside the kernel of :mod:`.capturable`."""
+    bc2_sqrt = sqrt(1 - beta2 ** step)
+    return (lr * bc2_sqrt / (1 - beta1 ** step), eps * bc2_sqrt,
+            1 - lr * wd if decoupled else wd)
 
 
 def _adam_kernel(rw: list[Any], g: Any, t: Any, gw: Any, decoupled: bool, c: tuple[Any, ...],
@@ -239,3 +289,6 @@ def _adam_rule(x: Any, state: list[Any], g: Any, decoupled: bool, c: tuple[Any, 
         vmax = xp.maximum(vmax, v)
         return x - step_size * m / (vmax ** 0.5 + eps_hat), [m, v, vmax]
     return x - step_size * m / (v ** 0.5 + eps_hat), [m, v, vmax]
+
+
+Adam._device_numbers = (_adam_scalars, 3)

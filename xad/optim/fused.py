@@ -24,9 +24,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..context import context
 from ..tensor import Tensor
 
-__all__ = ["fused_update", "fuses"]
+__all__ = ["fused_update", "fuses", "run_kernel"]
 
 _ARG = object()  # an argument's place in the spec: a kernel argument
 _XP = object()   # the backend's namespace: the fused function's own inside the kernel
@@ -46,7 +47,9 @@ def fused_update(p: Tensor, rule: Callable[..., tuple], state: list[Tensor | Non
                  args: tuple) -> bool:
     """Update ``p`` and its ``state`` tensors in place by ``rule(p, state, g, *args)`` in one
     fused kernel, with ``p``'s device current; ``False`` (nothing done) where ``p``'s
-    backend does not fuse."""
+    backend does not fuse. ``g`` is an array, or a tensor where the update is to be
+    recorded by ``xad.compile`` (:func:`run_kernel`; the optimiser's numbers are then
+    tensors on the device among ``args``: :mod:`.capturable`)."""
     b = p._backend
     leaves: list[Any] = []
     spec = _split(args, b.xp, leaves)
@@ -59,13 +62,41 @@ def fused_update(p: Tensor, rule: Callable[..., tuple], state: list[Tensor | Non
     if kernel is None:
         return False
     dtype = p._array.dtype
-    kernel(p._array, g, *[s._array for s in state if s is not None],
-           *[b.scalar(v, dtype) if isinstance(v, (int, float)) else v for v in leaves])
+    values = [b.scalar(v, dtype) if isinstance(v, (int, float)) else v for v in leaves]
+    if isinstance(g, Tensor):
+        held = [s for s in state if s is not None]
+        run_kernel(b, kernel, [p, g, *held, *values], (0, *range(2, 2 + len(held))),
+                   "xad_" + rule.__name__.strip("_"))
+        return True
+    kernel(p._array, g, *[s._array for s in state if s is not None], *values)
     for s in state:
         if s is not None:
             s._bump_version()
     p._bump_version()
     return True
+
+
+def run_kernel(b: Any, kernel: Callable, args: list[Any], writes: tuple[int, ...],
+               label: str) -> None:
+    """``kernel(*args)`` (a fused kernel; tensors in ``args`` passed as their arrays, other
+    values as they are) with ``b``'s device current; the tensors at positions ``writes``
+    are written in place. Inside ``xad.compile`` it is recorded as one call (CUDA graphs
+    capture it: every number it reads is a kernel argument or in device memory)."""
+    arrays = [a._array if isinstance(a, Tensor) else a for a in args]
+    with b.on_device():
+        kernel(*arrays)
+    for i in writes:
+        args[i]._bump_version()
+    rec = context.recorder
+    if rec is not None and not rec.paused:
+        rec.call(_again, b, tuple(args), tuple(arrays[i] for i in writes), label,
+                 {"kernel": kernel, "writes": writes}, target=args[writes[0]])
+
+
+def _again(b: Any, *arrays: Any, kernel: Callable, writes: tuple[int, ...]) -> tuple:
+    """A recorded :func:`run_kernel`, replayed: the written arrays are its results."""
+    kernel(*arrays)
+    return tuple(arrays[i] for i in writes)
 
 
 def _split(args: Any, xp: Any, leaves: list[Any]) -> Any:

@@ -23,6 +23,7 @@ The state-dict layout is PyTorch's: ``{"state": {index: {...}}, "param_groups": 
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -32,6 +33,7 @@ from ..backend import takes_out
 from ..context import context
 from ..tensor import Tensor
 from ..tracing import host_call
+from .capturable import DeviceScalars, device_backend
 from .fused import fused_update
 
 __all__ = ["Optimizer"]
@@ -51,10 +53,14 @@ class Optimizer:
         (0.5, 0.1)
     """
 
+    # (derive, k) where the optimiser can keep its numbers on the device (capturable.py)
+    _device_numbers: tuple[Any, ...] | None = None  # (derive, k[, counts])
+    _device: DeviceScalars | None = None
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        if "step" in cls.__dict__:  # xad.compile replays a step by calling it again
-            cls.step = host_call(cls.__dict__["step"])
+        if "step" in cls.__dict__:  # xad.compile replays a step (see _step_call)
+            cls.step = _step_call(cls.__dict__["step"])
 
     def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
         self.defaults = dict(defaults)
@@ -149,6 +155,22 @@ class Optimizer:
         """Update every parameter that has a gradient; returns ``closure()`` if given."""
         raise NotImplementedError
 
+    def _on_device(self) -> bool:
+        """Whether this step keeps its numbers on the device (:mod:`.capturable`): once it
+        has, and from the step where a group asks for ``capturable=True`` or
+        ``xad.compile(..., cuda_graphs=True)`` records it, on a backend that can (CuPy)."""
+        if self._device is not None:
+            return True
+        rule = type(self)._device_numbers
+        rec = context.recorder
+        if rule is None or not (rec is not None and rec.graphs or any(
+                g.get("capturable") for g in self.param_groups)):
+            return False
+        if any(device_backend(g["params"]) is None for g in self.param_groups):
+            return False
+        self._device = DeviceScalars(*rule)
+        return True
+
     def _closure(self, closure: Callable[[], Any] | None) -> Any:
         if closure is None:
             return None
@@ -237,6 +259,16 @@ class Optimizer:
         self.param_groups[:] = new_groups
         self.state = new_state
         self._scratch = {}
+        rule = type(self)._device_numbers
+        if rule is not None and (self._device is not None or any(
+                isinstance(st.get("step"), Tensor) for st in new_state.values())):
+            self._device = None  # rebuilt from the loaded counts at the next step
+            if all(device_backend(g["params"]) is not None for g in self.param_groups):
+                self._device = DeviceScalars(*rule)  # counts on the device stay there
+            else:  # a host's counts are ints (one read each, here, not at every step)
+                for st in new_state.values():
+                    if isinstance(st.get("step"), Tensor):
+                        st["step"] = int(st["step"].item())
 
     def __repr__(self) -> str:
         lines = [f"{type(self).__name__} ("]
@@ -253,6 +285,23 @@ class Optimizer:
         if st is None:
             st = self.state[p] = {}
         return st
+
+
+def _step_call(step: Callable[..., Any]) -> Callable[..., Any]:
+    """``step`` as ``xad.compile`` replays it: a host call (Python, run again at every
+    replay) where its numbers are on the host; its kernels, recorded, where they are on the
+    device (:mod:`.capturable`), so a CUDA graph holds the whole step."""
+    hosted = host_call(step)
+
+    @functools.wraps(step)
+    def call(self: Optimizer, *args: Any, **kwargs: Any) -> Any:
+        rec = context.recorder
+        if rec is not None and not rec.paused and rec.graphs and not args and not kwargs \
+                and self._on_device():
+            return step(self)
+        return hosted(self, *args, **kwargs)
+
+    return call
 
 
 # Parameters with at most _SMALL elements are updated with fresh temporaries (fewer operator
@@ -440,8 +489,9 @@ def _is_number(x: Any) -> bool:
 def _torch_flags(name: str, foreach: Any, maximize: bool, differentiable: bool,
                  **more: Any) -> dict[str, Any]:
     """PyTorch's implementation flags as group entries (its state-dict keys): ``maximize``
-    is honoured by the optimiser; ``foreach``/``fused``/``capturable`` are accepted and
-    ignored (xad has one update path per backend, a fused kernel where it fuses);
+    is honoured by the optimiser; ``foreach``/``fused`` are accepted and ignored (xad has
+    one update path per backend, a fused kernel where it fuses), and so is ``capturable``
+    but by Adam/AdamW (:mod:`.capturable`);
     ``differentiable=True`` (gradients through the update) is refused."""
     if differentiable:
         raise NotImplementedError(f"{name}: differentiable=True (differentiating through the "

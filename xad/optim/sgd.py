@@ -5,7 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from .. import autograd as _ag
+from ..context import context
 from ..tensor import Tensor
+from .capturable import watch_hyperparameters
+from .fused import fused_update
 from .optimizer import (
     Optimizer,
     ParamsT,
@@ -39,7 +42,8 @@ class SGD(Optimizer):
     ``maximize`` ascends the objective; ``foreach`` and ``fused`` are accepted and
     ignored (xad has one update path per backend: in place on the host, one
     fused kernel per parameter where the backend fuses); ``differentiable`` must be
-    ``False``.
+    ``False``. Recorded by ``xad.compile(..., cuda_graphs=True)`` on CuPy, the learning
+    rate lives on the device (:mod:`.capturable`), so a CUDA graph holds the step.
 
     Example:
         >>> import xad
@@ -77,6 +81,8 @@ class SGD(Optimizer):
             >>> (w * w).sum().backward(); opt.step(); w.tolist()
             [0.0]
         """
+        if self._on_device():
+            return self._step_on_device(closure)
         loss = self._closure(closure)
         state = self.state
         with _ag.no_grad():
@@ -104,6 +110,50 @@ class SGD(Optimizer):
                     _apply(self._scratch, p, 2, _sgd_kernel, _sgd_rule, [buf], grad._array, c,
                            first, nesterov, b.xp, maximize=group.get("maximize", False))
         return loss
+
+    def _step_on_device(self, closure: Any) -> Any:
+        """The step with its learning rate on the device (:mod:`.capturable`): one kernel per
+        group casts it to the parameters' dtypes, one per parameter updates. A momentum
+        buffer's first step (``b = g``) is another kernel: inside ``xad.compile`` the call is
+        recorded again at the next one."""
+        loss = self._closure(closure)
+        ds, groups, fresh = self._device, self.param_groups, set()
+        ds.prepare(groups, self.state, lambda p, group, _: _new_buffer(self, p, group, fresh))
+        ds.upload(groups)
+        watch_hyperparameters(self)
+        rec = context.recorder
+        if fresh and rec is not None and not rec.paused:
+            rec.again = True
+        with _ag.no_grad():
+            for gi, group in enumerate(groups):
+                params = [p for p in group["params"] if p.grad is not None]
+                if not params:
+                    continue
+                momentum, damp, wd = group["momentum"], group["dampening"], group["weight_decay"]
+                ds.advance(gi, group, (), ())
+                for p in params:
+                    b = p._backend
+                    c = (*ds.numbers(gi, p), *_consts(b, p._array.dtype, (momentum, 1 - damp, wd)),
+                         wd != 0, damp != 0)
+                    buf = self.state[p]["momentum_buffer"] if momentum != 0 else None
+                    g = -p.grad if group.get("maximize", False) else p.grad
+                    fused_update(p, _sgd_rule, [buf], g, (c, id(p) in fresh, group["nesterov"],
+                                                          b.xp))
+        return loss
+
+
+def _new_buffer(opt: SGD, p: Tensor, group: dict[str, Any], fresh: set[int]) -> None:
+    if group["momentum"] != 0 and opt.state.get(p, {}).get("momentum_buffer") is None:
+        opt.state.setdefault(p, {})["momentum_buffer"] = _zeros_like(p)
+        fresh.add(id(p))
+
+
+def _sgd_scalars(step: Any, lr: Any, sqrt: Any) -> tuple[Any]:
+    """SGD's one device number: the learning rate (cast to each parameter's dtype)."""
+    return (lr,)
+
+
+SGD._device_numbers = (_sgd_scalars, 1, False)
 
 
 def sgd(params: list[Tensor], grads: list[Tensor], momentum_buffers: list[Tensor | None], *,

@@ -1,0 +1,201 @@
+"""An optimiser's numbers on the device, so that a CUDA graph can hold its whole step
+(PyTorch's ``capturable=True``).
+
+On the host path an optimiser computes its step's numbers in Python (Adam's bias
+corrections from the step count, the learning rate) and passes them to its kernels as
+arguments; a captured graph would freeze them. Here they live in device memory, per
+parameter group (:class:`DeviceScalars`):
+
+- ``lr``: a 0-d float64 array, written from ``group["lr"]`` by one host-to-device copy
+  (:meth:`CupyBackend.upload`, no kernel) whenever it differs from the value last written:
+  at every step, in eager mode and before the graph that reads it in a replay
+  (``host_upload``), so a scheduler's change, or a user's ``group["lr"] = ...``, reaches
+  the next step;
+- ``steps``: one float64 count per parameter of the group; each parameter's
+  ``state["step"]`` is a 0-d view of it (a tensor, as PyTorch's capturable state; SGD,
+  which counts no steps, keeps no ``"step"``);
+- the derived numbers (Adam's ``step_size``, ``eps_hat``, weight-decay factor), one row
+  each per dtype of the group's parameters, computed with the counts advanced by *one*
+  fused kernel per group per step from the same formula the host path evaluates in Python
+  (:func:`xad.optim.adam._adam_scalars`), in float64, then cast to the parameter's dtype.
+
+Each parameter's update is then its optimiser's rule as one fused kernel (:mod:`.fused`)
+reading 0-d views of those rows: no number of the step is a host value. Hyperparameters a
+kernel takes as constants (betas, eps, weight decay, flags) are guarded by ``xad.compile``:
+a change records the step again.
+
+A backend takes this path where it fuses kernels and can upload (CuPy); an optimiser, when
+its group asks for ``capturable=True`` or when ``xad.compile(..., cuda_graphs=True)``
+records its step, and from then on.
+"""
+
+from __future__ import annotations
+
+import functools
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from .. import autograd as _ag
+from ..context import context
+from ..tensor import Tensor
+from ..tracing import host_upload
+from .fused import fuses, run_kernel
+
+__all__ = ["DeviceScalars", "device_backend", "watch_hyperparameters"]
+
+
+def device_backend(params: list[Tensor]) -> Any:
+    """The one backend of ``params`` where it can keep an optimiser's numbers on the device
+    (it fuses kernels and uploads numbers: CuPy), else None."""
+    backends = {id(p._backend): p._backend for p in params}
+    if len(backends) != 1:
+        return None
+    b = next(iter(backends.values()))
+    return b if hasattr(b, "upload") and b.mutable and fuses(b) else None
+
+
+class _Group:
+    """One parameter group's device numbers (see the module docstring)."""
+
+    def __init__(self, b: Any, params: list[Tensor], state: dict, k: int,
+                 counts: bool) -> None:
+        xp = b.xp
+        self.b, self.host_lr = b, None
+        self.index = {id(p): i for i, p in enumerate(params)}
+        n = len(params)
+        with b.on_device():
+            self.lr = Tensor._make(xp.zeros((), dtype=xp.float64), b)
+            steps = xp.zeros((n,), dtype=xp.float64)
+            for i, p in enumerate(params):  # the counts so far: ints, or device tensors
+                step = state.get(p, {}).get("step", 0)
+                if isinstance(step, Tensor):
+                    steps[i] = step._array
+                elif step:
+                    steps[i] = float(step)
+            self.steps = Tensor._make(steps, b)
+            self.ones = Tensor._make(xp.ones((n,), dtype=xp.float64), b)
+            dtypes = sorted({p._array.dtype for p in params}, key=str)
+            rows = {dt: xp.zeros((k, n), dtype=dt) for dt in dtypes}
+            self.rows = [Tensor._make(rows[dt][j], b) for dt in dtypes for j in range(k)]
+            self.views = {id(p): tuple(Tensor._make(rows[p._array.dtype][j, i], b)
+                                       for j in range(k)) for i, p in enumerate(params)}
+            self.step_views = [Tensor._make(steps[i], b) for i in range(n)]
+        self.masks: dict[tuple, Tensor] = {}
+        for i, p in enumerate(params):
+            if p in state and counts:
+                state[p]["step"] = self.step_views[i]
+
+    def mask(self, active: tuple[bool, ...]) -> Tensor:
+        """1.0 where a parameter is updated this step (it has a gradient), else 0.0."""
+        if all(active):
+            return self.ones
+        m = self.masks.get(active)
+        if m is None:
+            b = self.b
+            m = self.masks[active] = Tensor._make(b.asarray(
+                [1.0 if a else 0.0 for a in active], dtype=b.xp.float64), b)
+        return m
+
+
+class DeviceScalars:
+    """The device numbers of an optimiser's groups; ``derive(t, lr, *consts, sqrt)`` gives
+    its ``k`` derived numbers from the counts ``t`` and the rate ``lr``."""
+
+    def __init__(self, derive: Callable[..., tuple], k: int, counts: bool = True) -> None:
+        self.derive, self.k, self.counts = derive, k, counts  # counts: state["step"]
+        self.groups: list[_Group | None] = []
+        self._kernels: dict[Any, Callable] = {}
+
+    def prepare(self, groups: list[dict[str, Any]], state: dict,
+                init: Callable[[Tensor, dict, Tensor], None]) -> None:
+        """Make what a step needs and lacks, outside any recording (for ``xad.compile``
+        these are tensors from before the call): each group's numbers, the mask of the
+        parameters with a gradient, their state (``init(p, group, count)``)."""
+        rec, context.recorder = context.recorder, None
+        try:
+            with _ag.no_grad():
+                while len(self.groups) < len(groups):
+                    self.groups.append(None)
+                for gi, group in enumerate(groups):
+                    gs = self.groups[gi]
+                    if gs is None or len(gs.index) != len(group["params"]) or any(
+                            gs.index.get(id(p)) != i for i, p in enumerate(group["params"])):
+                        b = device_backend(group["params"])
+                        if b is None:
+                            raise ValueError(f"parameter group {gi}: an optimiser keeping "
+                                             f"its numbers on the device (capturable, or "
+                                             f"inside xad.compile(cuda_graphs=True)) needs "
+                                             f"all of a group's parameters on one CuPy "
+                                             f"device; move them there with .to()")
+                        gs = self.groups[gi] = _Group(b, group["params"], state, self.k,
+                                                      self.counts)
+                    gs.mask(tuple(p.grad is not None for p in group["params"]))
+                    for i, p in enumerate(group["params"]):
+                        if p.grad is not None:
+                            init(p, group, gs.step_views[i])
+        finally:
+            context.recorder = rec
+
+    @host_upload
+    def upload(self, groups: list[dict[str, Any]]) -> None:
+        """Each group's ``lr`` into its device number, where it changed (no kernel)."""
+        for gs, group in zip(self.groups, groups):
+            lr = group["lr"]
+            if gs is not None and gs.host_lr != lr:
+                gs.b.upload(gs.lr._array, lr)
+                gs.host_lr = lr
+
+    def advance(self, gi: int, group: dict[str, Any], consts: tuple[float, ...],
+                flags: tuple) -> None:
+        """One kernel: the counts of the group's parameters that have a gradient go up by
+        one, and the derived numbers are computed from them and ``lr``."""
+        gs = self.groups[gi]
+        b = gs.b
+        active = gs.mask(tuple(p.grad is not None for p in group["params"]))
+        key = (id(b), len(gs.rows), len(consts), flags)
+        kernel = self._kernels.get(key)
+        if kernel is None:
+            kernel = self._kernels[key] = b.fuse(
+                lambda ns: _advance_body(self.derive, self.k, len(consts), flags, ns),
+                "xad_step_numbers")
+        f64 = b.xp.float64
+        run_kernel(b, kernel, [gs.steps, active, gs.lr, *[b.scalar(c, f64) for c in consts],
+                               *gs.rows], (0, *range(3 + len(consts), 3 + len(consts)
+                                                     + len(gs.rows))), "xad_step_numbers")
+
+    def numbers(self, gi: int, p: Tensor) -> tuple[Tensor, ...]:
+        """``p``'s derived numbers: 0-d views in its dtype."""
+        return self.groups[gi].views[id(p)]
+
+
+def watch_hyperparameters(opt: Any) -> None:
+    """Inside an ``xad.compile`` recording, guard ``opt``'s hyperparameters but the
+    learning rate (its kernels hold them as constants) and its groups' parameters: a change
+    records the step again."""
+    rec = context.recorder
+    if rec is not None and not rec.paused:
+        rec.value_guard(functools.partial(_hyperparameters, weakref.ref(opt)))
+
+
+def _hyperparameters(ref: Any) -> Any:
+    opt = ref()
+    return None if opt is None else [
+        (sorted((k, v) for k, v in g.items() if k not in ("lr", "initial_lr", "params")),
+         tuple(id(p) for p in g["params"])) for g in opt.param_groups]
+
+
+def _advance_body(derive: Callable[..., tuple], k: int, n_consts: int, flags: tuple,
+                  ns: Any) -> Callable[..., None]:
+    """The fused function of :meth:`DeviceScalars.advance`: counts, then derived rows."""
+    def advance(steps: Any, active: Any, lr: Any, *rest: Any) -> None:
+        consts, rows = rest[:n_consts], rest[n_consts:]
+        t = steps + active
+        steps[...] = t
+        # a parameter never stepped (count 0: no gradient yet) gets unused numbers, kept
+        # finite (1 - beta ** 0 would divide by zero)
+        values = derive(ns.maximum(t, 1.0), lr, *consts, *flags, ns.sqrt)
+        for j, row in enumerate(rows):
+            row[...] = values[j % k].astype(row.dtype)
+
+    return advance
