@@ -42,6 +42,13 @@ class _X:
         return Cube.apply(x)
 
     attention = staticmethod(xad.ops.attention.attention)
+    layer_norm = staticmethod(xad.ops.normalization.layer_norm)
+    linear_act = staticmethod(xad.ops.linalg.linear_act)
+
+    @staticmethod
+    def split_heads(y: Any, lead: Any, heads: int, to_heads: Any) -> Any:
+        q, k, v = xad.ops.attention.split_heads(y, lead, heads, to_heads)
+        return q * 1.0 + k * 2.0 - v * v
     max_indexed = staticmethod(xad.ops.reduce.max_indexed)
 
     @staticmethod
@@ -129,6 +136,16 @@ class _N:
         return x @ w.T + (0 if b is None else b)
 
     @staticmethod
+    def split_heads(y: Any, lead: Any, heads: int, to_heads: Any) -> Any:
+        t = y.reshape(tuple(lead) + (3, heads, -1))
+        q, k, v = (np.transpose(t[:, :, i], to_heads) for i in range(3))
+        return q * 1.0 + k * 2.0 - v * v
+
+    @classmethod
+    def linear_act(cls, x: Any, w: Any, b: Any, act: str) -> Any:
+        return getattr(cls, act)(cls.linear(x, w, b))
+
+    @staticmethod
     def relu(x: Any) -> Any:
         return np.maximum(x, 0.0)
 
@@ -183,6 +200,10 @@ class _N:
     @staticmethod
     def log_softmax(x: Any, axis: int = -1) -> Any:
         return x - np.log(np.sum(np.exp(x), axis=axis, keepdims=True))
+
+    @classmethod
+    def layer_norm(cls, x: Any, axes: Any, w: Any, b: Any, eps: float = 1e-5) -> Any:
+        return cls.standardize(x, tuple(axes), eps) * w + b
 
     @staticmethod
     def recurrent(gx: Any, h: Any, c: Any, w: Any, mode: str, reverse: bool = False) -> Any:
@@ -451,7 +472,8 @@ def _case_list() -> list[Case]:
         add(Case(name, (lambda n: lambda m, x: getattr(m, n)(x))(name), ((2, 3),), dom,
                  prims=(name,) + tuple(name + s for s in grad)))
     add(Case("erf:wide", lambda m, x: m.erf(x * 2.0), ((3, 4),)))
-    add(Case("gelu", lambda m, x: m.gelu(x), ((2, 3),), prims=("erf", "multiply")))
+    add(Case("gelu", lambda m, x: m.gelu(x), ((2, 3),), prims=("gelu", "gelu_grad")))
+    add(Case("gelu:wide", lambda m, x: m.gelu(x * 3.0), ((3, 4),), prims=("gelu",)))
     add(Case("gelu:tanh", lambda m, x: m.gelu(x, approximate="tanh"), ((2, 3),),
              prims=("tanh", "multiply")))
     # ----- binary functions ------------------------------------------------------------
@@ -497,6 +519,8 @@ def _case_list() -> list[Case]:
              ((2, 3, 4), (2, 5, 4), (2, 5, 2))))
     add(Case("attention:2d", lambda m, q, k, v: m.attention(q, k, v, 0.5),
              ((3, 2), (4, 2), (4, 3))))
+    add(Case("attention:negative_scale", lambda m, q, k, v: m.attention(q, k, v, -0.6),
+             ((2, 3, 4), (2, 5, 4), (2, 5, 2))))  # scale outside the exponential
     add(Case("recurrent:lstm", lambda m, gx, h, c, w: m.recurrent(gx, h, c, w, "lstm"),
              ((3, 2, 8), (2, 2), (2, 2), (8, 2))))
     add(Case("recurrent:gru_reverse", lambda m, gx, h, w: m.recurrent(
@@ -513,8 +537,10 @@ def _case_list() -> list[Case]:
     add(Case("standardize", lambda m, x: m.standardize(x, -1), ((3, 4),)))
     add(Case("standardize:axes", lambda m, x, w: m.standardize(x, (0, 2), eps=0.1) * w,
              ((2, 3, 4), (3, 1)), prims=("standardize", "multiply")))
-    add(Case("log_softmax", lambda m, x: m.log_softmax(x, axis=1), ((3, 4),),
-             prims=("subtract", "log", "exp")))
+    add(Case("log_softmax", lambda m, x: m.log_softmax(x, axis=1), ((3, 4),)))
+    add(Case("layer_norm", lambda m, x, w, b: m.layer_norm(x, (1, 2), w, b),
+             ((2, 3, 4), (3, 4), (3, 4))))
+    add(Case("log_softmax:axis0", lambda m, x: m.log_softmax(x, axis=0), ((3, 2, 4),)))
     add(Case("cumsum:axis1", lambda m, x: m.cumsum(x, axis=1), ((3, 4),)))
     add(Case("cumsum:axis0", lambda m, x: m.cumsum(x, axis=0), ((3, 4),)))
     add(Case("cumsum:flat", lambda m, x: m.cumsum(x), ((2, 3),), prims=("cumsum", "reshape")))
@@ -531,6 +557,12 @@ def _case_list() -> list[Case]:
     add(Case("linear", lambda m, x, w, b: m.linear(x, w, b), ((5, 3), (4, 3), (4,))))
     add(Case("linear:batched", lambda m, x, w, b: m.linear(x, w, b), ((2, 5, 3), (4, 3), (4,))))
     add(Case("linear:vector_nobias", lambda m, x, w: m.linear(x, w), ((3,), (4, 3))))
+    for name, perm in (("split_heads", (0, 2, 1, 3)), ("split_heads:seq_first", (1, 2, 0, 3))):
+        add(Case(name, (lambda p: lambda m, y: m.split_heads(y, (2, 3), 2, p))(perm),
+                 ((6, 12),), prims=("split_heads",)))
+    for act in ("relu", "gelu"):  # bias and activation in one kernel
+        add(Case(f"linear_act:{act}", (lambda a: lambda m, x, w, b: m.linear_act(x, w, b, a))(
+            act), ((2, 5, 3), (4, 3), (4,)), prims=("linear_act", f"{act}_grad")))
     for tag, spec, shapes in [
             ("ij,jk->ik", "ij,jk->ik", ((3, 4), (4, 2))),
             ("ii->i", "ii->i", ((3, 3),)),

@@ -334,6 +334,8 @@ def test_what_the_emulator_models_of_sign_clip_and_erf_is_cupys():
     assert "NaN is returned for NaN inputs" in doc and "x/abs(x)`` (and ``0 if x == 0" in doc
     # xad's fused kernels call cupy.where, which CuPy turns into its ufunc while fusing
     assert "fusion._is_fusing()" in inspect.getsource(cupy.where)
+    # exact GELU's kernels call erf inside cupy.fuse: a CuPy ufunc, which fusion takes
+    assert isinstance(cupyx.scipy.special.erf, cupy.ufunc)
 
 
 @pytest.mark.parametrize("device", ["cuda:0", "cuda:1"])

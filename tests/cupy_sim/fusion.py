@@ -14,9 +14,10 @@ Refused as by CuPy: an argument that is not an array or a scalar (``TypeError: I
 argument type``); a ``cupy.ndarray`` reached inside ``f`` other than through the arguments
 (``Unsupported type``); Python control flow on a value (``bool(v)``: ``Can't cast to
 bool``); a host read (``float(v)``); returning anything but fusion values. Stricter than
-CuPy: inside ``f`` only ufuncs, operators and ``cupy.where(c, x, y)`` (which CuPy turns
-into its ``_where_ufunc`` while fusing; CuPy also takes reductions such as ``cupy.sum`` and
-a few routines, which xad's fusion never generates).
+CuPy: inside ``f`` only ufuncs (``cupyx.scipy.special.erf`` is one, as in CuPy), operators
+and ``cupy.where(c, x, y)`` (which CuPy turns into its ``_where_ufunc`` while fusing; CuPy
+also takes reductions such as ``cupy.sum`` and a few routines, which xad's fusion never
+generates).
 
 Like CuPy's elementwise kernel, every output has the broadcast shape of all the array
 arguments (a fused output of a smaller shape would come back broadcast: a wrong region
@@ -112,7 +113,7 @@ def _traced(ns: str, name: str, fn: Any, args: tuple, kwargs: dict) -> FusionVar
     core.record(ns, name, args, kwargs)
     if name == "where" and len(args) == 3 and not kwargs:  # CuPy's where: a ufunc in fusion
         return FusionVar(np.where(*(_operand(a) for a in args)))
-    if not isinstance(fn, np.ufunc) or kwargs:
+    if not (isinstance(fn, np.ufunc) or getattr(fn, "ufunc", False)) or kwargs:
         raise TypeError(f"{ns}.{name}{'(..., ' + ', '.join(kwargs) + '=)' if kwargs else ''} "
                         f"inside cupy.fuse: the emulator fuses ufuncs and operators only")
     return FusionVar(fn(*(_operand(a) for a in args)))

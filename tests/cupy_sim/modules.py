@@ -159,6 +159,7 @@ def _erf(x: Any) -> Any:
     def f(a: np.ndarray) -> np.ndarray:
         return erf(a.astype(np.float64)) if a.dtype == np.float16 else erf(a)
 
+    f.ufunc = True  # a CuPy ufunc (create_ufunc): cupy.fuse takes it, with the same loops
     return core.call("cupyx.scipy.special", "erf", f, (x,), {})
 
 

@@ -30,6 +30,10 @@ class ReLU(Module):
     def forward(self, x: Tensor) -> Tensor:
         return F.relu(x)
 
+    def _as_activation(self) -> str | None:
+        """The activation a preceding ``Linear`` may apply itself (``Linear._then``)."""
+        return "relu" if type(self) is ReLU else None
+
 
 class Tanh(Module):
     """Hyperbolic tangent."""
@@ -69,6 +73,10 @@ class GELU(Module):
 
     def forward(self, x: Tensor) -> Tensor:
         return F.gelu(x, self.approximate)
+
+    def _as_activation(self) -> str | None:
+        """The activation a preceding ``Linear`` may apply itself (``Linear._then``)."""
+        return "gelu" if type(self) is GELU and self.approximate == "none" else None
 
     def extra_repr(self) -> str:
         return f"approximate={self.approximate!r}"

@@ -8,6 +8,7 @@ from .. import dtypes as _dt
 from .. import ops as _ops
 from ..backend import Backend
 from ..factories import zeros
+from ..ops.attention import split_heads
 from ..tensor import Tensor
 from . import functional as F
 from . import init
@@ -141,14 +142,14 @@ class MultiheadAttention(Module):
         """Queries, keys and values, each ``(N, H, L, head_dim)``. Each projection is one
         2-D matrix product over all positions (faster than batched); self-attention (one
         tensor for all three) makes the three in one product with the packed weight, as
-        PyTorch, and cuts it with ``split_copy`` (its gradient one concatenation)."""
+        PyTorch, and cuts it into heads with one copy (``split_heads``; its gradient one
+        stack)."""
         if query is key and key is value and self._qkv_same_embed_dim:
             y = F.linear(query.reshape((-1, self.embed_dim)), self.in_proj_weight,
                          self.in_proj_bias)
-            ys = _ops.split_copy(y, self.embed_dim, axis=-1)
-        else:
-            ys = [F.linear(x.reshape((-1, x.shape[-1])), w, bb)
-                  for x, (w, bb) in zip((query, key, value), self._projections())]
+            return split_heads(y, query.shape[:2], self.num_heads, to_heads)  # one copy
+        ys = [F.linear(x.reshape((-1, x.shape[-1])), w, bb)
+              for x, (w, bb) in zip((query, key, value), self._projections())]
         split = (self.num_heads, self.head_dim)
         return tuple(_ops.permute_dims(y.reshape(x.shape[:2] + split), to_heads)
                      for x, y in zip((query, key, value), ys))

@@ -8,6 +8,7 @@ from typing import Any
 
 from .. import dtypes as _dt
 from ..backend import Backend, resolve_backend
+from ..context import context
 from ..factories import zeros
 from ..tensor import Tensor
 from . import functional as F
@@ -57,6 +58,28 @@ class Linear(Module):
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"bias={self.bias is not None}")
+
+    def _then(self, nxt: Module) -> Any:
+        """``x -> nxt(self(x))`` as one call when ``nxt`` is ``ReLU`` or exact ``GELU``
+        (:func:`~xad.nn.functional.linear_activation`: the bias and the activation in one
+        kernel on CuPy), else ``None``; ``Sequential`` asks. Never where a hook, a subclass's
+        own ``forward`` or ``xad.compile``'s recorder would see the difference."""
+        as_activation = getattr(nxt, "_as_activation", None)
+        if as_activation is None or _hooked(nxt):
+            return None
+        return self._then_activation(as_activation())
+
+    def _then_activation(self, act: str | None) -> Any:
+        """``x -> act(self(x))`` as one call for ``act`` ``"relu"`` or ``"gelu"``, or
+        ``None`` (see :meth:`_then`)."""
+        if act is None or type(self).forward is not Linear.forward or self.bias is None \
+                or context.recorder is not None or _hooked(self):
+            return None
+        return lambda x: F.linear_activation(x, self.weight, self.bias, act)
+
+
+def _hooked(m: Module) -> bool:
+    return bool(m._forward_pre_hooks or m._forward_hooks or m._backward_hooks)
 
 
 class Identity(Module):

@@ -520,9 +520,13 @@ class Sequential(Module):
                 self.add_module(str(i), m)
 
     def forward(self, x: Any) -> Any:
-        for m in self._modules.values():
-            if m is not None:
-                x = m(x)
+        mods = [m for m in self._modules.values() if m is not None]
+        i, n = 0, len(mods)
+        while i < n:  # a layer may take its successor along (Linear then ReLU: one kernel)
+            then = getattr(mods[i], "_then", None)
+            pair = then(mods[i + 1]) if then is not None and i + 1 < n else None
+            x = mods[i](x) if pair is None else pair(x)
+            i += 1 if pair is None else 2
         return x
 
     def __len__(self) -> int:

@@ -19,17 +19,28 @@ from typing import Any
 from ..context import context
 from ..tensor import Tensor
 from ._apply import Op, apply
+from .fused import exp_scaled, scores_grad
 from .linalg import matmul
 from .reduce import Softmax, softmax, sum
 from .shape import matrix_transpose as _mT
+from .shape import permute_dims, reshape, stack
+from .tangent import linear_jvp
 
 __all__ = ["attention"]
 
 
-def _weights(b: Any, qs: Any, k: Any) -> Any:
-    """``softmax(qs @ k^T)`` over the last axis, on arrays (:class:`Softmax`'s forward)."""
-    s = b.xp.matmul(qs, b.xp.matrix_transpose(k))
-    return Softmax.forward(b, s, (s.ndim - 1,), False, False)
+def _weights(b: Any, q: Any, k: Any, scale: float) -> Any:
+    """``softmax(q @ k^T * scale)`` over the last axis, on arrays. For ``scale > 0`` the
+    scale goes inside the exponential, ``exp((s - max(s)) * scale)``, one fused kernel on
+    CuPy (no pass to scale ``q``); otherwise :class:`Softmax`'s forward of the scaled
+    scores."""
+    xp = b.xp
+    if not scale > 0:
+        s = xp.matmul(q * scale, xp.matrix_transpose(k))
+        return Softmax.forward(b, s, (s.ndim - 1,), False, False)
+    s = xp.matmul(q, xp.matrix_transpose(k))
+    e = exp_scaled(b, s, xp.max(s, axis=-1, keepdims=True), scale)
+    return e / xp.sum(e, axis=-1, keepdims=True)
 
 
 class Attention(Op):
@@ -47,7 +58,7 @@ class Attention(Op):
         fast = b.attention(q, k, v, scale)
         if fast is not None:
             return fast
-        p = _weights(b, q * scale, k)
+        p = _weights(b, q, k, scale)
         return b.xp.matmul(p, v), p
 
     @staticmethod
@@ -76,18 +87,70 @@ class AttentionGrad(Op):
             return fast
         xp = b.xp
         gy = xp.matmul(g, xp.matrix_transpose(v)) * p
-        ds = gy - p * xp.sum(gy, axis=-1, keepdims=True)
-        return (xp.matmul(ds, k) * scale, xp.matmul(xp.matrix_transpose(ds), q * scale),
+        ds = scores_grad(b, gy, p, xp.sum(gy, axis=-1, keepdims=True), scale)  # one kernel
+        return (xp.matmul(ds, k), xp.matmul(xp.matrix_transpose(ds), q),
                 xp.matmul(xp.matrix_transpose(p), g))
 
 
 def _grads(q: Tensor, k: Tensor, v: Tensor, g: Tensor, scale: float) -> tuple:
     """AttentionGrad's formulas in xad operations (recorded, differentiable)."""
-    qs = q * scale
-    p = softmax(matmul(qs, _mT(k)), axis=-1)
+    p = softmax(matmul(q, _mT(k)) * scale, axis=-1)
     gy = matmul(g, _mT(v)) * p
-    ds = gy - p * sum(gy, axis=-1, keepdims=True)
-    return matmul(ds, k) * scale, matmul(_mT(ds), qs), matmul(_mT(p), g)
+    ds = (gy - p * sum(gy, axis=-1, keepdims=True)) * scale
+    return matmul(ds, k), matmul(_mT(ds), q), matmul(_mT(p), g)
+
+
+class SplitHeads(Op):
+    """Queries, keys and values from a packed projection ``y`` (``(rows, 3 * E)``): ``y``
+    read as ``shape`` (two leading axes, then ``(3, heads, head_dim)``), permuted by ``perm``
+    (the 3 first), copied once into one new array whose three pieces are the outputs (was a
+    copy per piece, and a reshaping copy per piece's gradient); the rule stacks the three
+    gradients along ``y``'s axis of 3 (at most two kernels, was four)."""
+
+    name = "split_heads"
+
+    @staticmethod
+    def forward(b, y, shape, perm):
+        t = b.xp.permute_dims(b.xp.reshape(y, shape), perm)
+        packed = b.xp.stack([t[i, ...] for i in range(3)])  # one kernel, a new C-ordered array
+        return packed[0, ...], packed[1, ...], packed[2, ...]
+
+    @staticmethod
+    def backward(node, *grads):
+        perm = node.params["perm"]
+        three = perm[0]
+        rest = [a for a in range(len(perm)) if a != three]  # y's axes but the 3
+        order = [perm.index(a) - 1 for a in rest]  # where each sits in a piece
+        pieces = [permute_dims(g, order) for g in grads]
+        return reshape(stack(pieces, axis=three), node.in_shapes[0])
+
+    @staticmethod
+    def batch(args, batched, shape, perm):
+        (y,) = args
+        perm = (perm[0] + 1, 0) + tuple(p + 1 for p in perm[1:])
+        outs = apply(SplitHeads, y, shape=(y.shape[0],) + tuple(shape), perm=perm)
+        return outs, (True,) * 3
+
+    jvp = classmethod(linear_jvp)
+
+
+def split_heads(y: Tensor, lead: tuple[int, int], heads: int, to_heads: tuple[int, ...]
+                ) -> tuple[Tensor, Tensor, Tensor]:
+    """``y`` (``(lead[0] * lead[1], 3 * E)``, a packed query/key/value projection) as three
+    ``(N, heads, L, E // heads)`` tensors, ``to_heads`` the permutation from
+    ``lead + (heads, head_dim)`` (``MultiheadAttention``'s self-attention), in one copy.
+
+    Example:
+        >>> import xad
+        >>> from xad.ops.attention import split_heads
+        >>> q, k, v = split_heads(xad.ones(6, 12), (2, 3), 2, (0, 2, 1, 3))
+        >>> q.shape
+        (2, 2, 3, 2)
+    """
+    e = y.shape[-1] // 3
+    shape = tuple(lead) + (3, heads, e // heads)
+    perm = (2,) + tuple(p if p < 2 else p + 1 for p in to_heads)
+    return apply(SplitHeads, y, shape=shape, perm=perm)
 
 
 def attention(q: Tensor, k: Tensor, v: Tensor, scale: float) -> Tensor:

@@ -24,6 +24,8 @@ def sum_to(g: Tensor, shape: tuple[int, ...]) -> Tensor:
     lead = len(gshape) - len(shape)
     axes = tuple(range(lead)) + tuple(
         i + lead for i, n in enumerate(shape) if n == 1 and gshape[i + lead] != 1)
+    if axes == tuple(range(lead)):  # leading axes only (a bias): no reshape, no view
+        return sum(g, axis=axes)
     if axes:
         g = sum(g, axis=axes, keepdims=True)
     if lead or g.shape != shape:

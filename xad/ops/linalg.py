@@ -14,6 +14,8 @@ from ..tensor import Tensor
 from ._apply import Op, apply
 from .amp_cast import autocast_low
 from .batching import align
+from .elementwise import relu
+from .fused import bias_gelu, bias_relu, gelu, gelu_grad, relu_grad
 from .shape import broadcast_to, matrix_transpose, reshape
 from .tangent import total
 
@@ -118,17 +120,7 @@ class Linear(Op):
 
     @staticmethod
     def backward(node, g):
-        x, w, _ = node.inputs
-        g2 = reshape(g, (-1, g.shape[-1])) if g.ndim != 2 else g
-        gx = gw = gb = None
-        if node.needs_grad(0):  # N-d as one 2-D product: NumPy loops over a batch's matrices
-            gx = matmul(g, w) if g.ndim < 3 else reshape(matmul(g2, w), x.shape)
-        if node.needs_grad(1):
-            x2 = reshape(x, (-1, x.shape[-1])) if x.ndim != 2 else x
-            gw = matmul(matrix_transpose(g2), x2)
-        if node.needs_grad(2):
-            gb = _bias_grad(g, g2)
-        return gx, gw, gb
+        return _linear_grads(node, g)
 
     @staticmethod
     def batch(args, batched):
@@ -146,6 +138,76 @@ class Linear(Op):
         (x, w, _), (tx, tw, tb) = primals, tangents
         return total(out, None if tx is None else apply(Linear, tx, w, None),
                      None if tw is None else apply(Linear, x, tw, None), tb)
+
+
+def _linear_grads(node: Any, g: Tensor) -> tuple:
+    """The gradients of ``x @ w.T + bias`` (a node's inputs ``x, w, bias``) for ``g``."""
+    x, w, _ = node.inputs
+    g2 = reshape(g, (-1, g.shape[-1])) if g.ndim != 2 else g
+    gx = gw = gb = None
+    if node.needs_grad(0):  # N-d as one 2-D product: NumPy loops over a batch's matrices
+        gx = matmul(g, w) if g.ndim < 3 else reshape(matmul(g2, w), x.shape)
+    if node.needs_grad(1):
+        x2 = reshape(x, (-1, x.shape[-1])) if x.ndim != 2 else x
+        gw = matmul(matrix_transpose(g2), x2)
+    if node.needs_grad(2):
+        gb = _bias_grad(g, g2)
+    return gx, gw, gb
+
+
+class LinearAct(Op):
+    """``act(x @ w.T + bias)`` for ``act`` ``"relu"`` or ``"gelu"`` (exact) as one node: the
+    product, then the bias and the activation in one kernel on CuPy (was two), with the
+    bits of ``Linear`` followed by the activation. GELU keeps ``z = x @ w.T + bias`` as a
+    hidden second output for its rule; relu's rule reads its output."""
+
+    name = "linear_act"
+    library = True
+    save_inputs = True
+    save_output = True
+    materialize_grads = False
+
+    @staticmethod
+    def forward(b, x, w, bias, act):
+        y = b.xp.matmul(x, b.xp.matrix_transpose(w))
+        return bias_relu(b, y, bias) if act == "relu" else bias_gelu(b, y, bias)
+
+    @staticmethod
+    def backward(node, g, g_z=None):
+        if node.params["act"] == "relu":
+            gz = None if g is None else relu_grad(node.output(0), g)
+        else:
+            gz = None if g is None else gelu_grad(node.output(1), g)
+            gz = g_z if gz is None else gz if g_z is None else gz + g_z
+        return (None, None, None) if gz is None else _linear_grads(node, gz)
+
+    @staticmethod
+    def batch(args, batched, act):
+        z, flag = Linear.batch(args, batched)
+        if act == "relu":
+            return relu(z), flag
+        return (gelu(z), z), (flag, flag)
+
+    @staticmethod
+    def jvp(primals, tangents, out, act):
+        tz = Linear.jvp(primals, tangents, out if act == "relu" else out[1])
+        if act == "relu":
+            return None if tz is None else relu_grad(out, tz)
+        return (None if tz is None else gelu_grad(out[1], tz)), tz
+
+
+def linear_act(x: Tensor, weight: Tensor, bias: Tensor, act: str) -> Tensor:
+    """``act(x @ weight.T + bias)`` (``act`` ``"relu"`` or exact ``"gelu"``) as one node;
+    the caller has checked what :func:`linear` checks (shapes, dtypes; no autocast).
+
+    Example:
+        >>> import xad
+        >>> from xad.ops.linalg import linear_act
+        >>> linear_act(xad.ones((1, 2)), -xad.ones((3, 2)), xad.ones(3), "relu").tolist()
+        [[0.0, 0.0, 0.0]]
+    """
+    out = apply(LinearAct, x, weight, bias, act=act)
+    return out if act == "relu" else out[0]
 
 
 def _bias_grad(g: Tensor, g2: Tensor) -> Tensor:
