@@ -99,10 +99,13 @@ class Node:
     def input(self, i: int) -> Any:
         """Saved input ``i`` alone, checked against in-place changes: a rule reading only
         some inputs raises only for those, as PyTorch saves only what a rule reads."""
-        if self.saved is None:
+        saved = self.saved
+        if saved is None:
             raise GraphFreedError(freed_message(self))
-        self._check(i)
-        return self.saved[i]
+        t, v = saved[i], self.versions[i]
+        if v is not None and (0 if t._vc is None else t._vc[0]) != v:
+            self._check(i)  # raises
+        return t
 
     def _check(self, i: int) -> None:
         t, v = self.saved[i], self.versions[i]

@@ -48,6 +48,8 @@ def fused_update(p: Tensor, rule: Callable[..., tuple], state: list[Tensor | Non
     fused kernel, with ``p``'s device current; ``False`` (nothing done) where ``p``'s
     backend does not fuse."""
     b = p._backend
+    if not fuses(b):  # (before the key: the host's per-parameter path stays cheap)
+        return False
     leaves: list[Any] = []
     spec = _split(args, b.xp, leaves)
     layout = tuple(s is not None for s in state)

@@ -38,6 +38,14 @@ def _check_in_range(t: Tensor, n: int, where: str, what: str, bound: str,
     once on the CPU and at the next host read on CuPy (no sync inside a training step)."""
     if 0 in t.shape:
         return
+    b = t._backend
+    if b.is_host and not context.hooked:  # nothing records or transforms: the same
+        xp, a = b.xp, t._array           # reductions on the arrays, read at once
+        vals = a if ignore is None else xp.where(a == ignore, xp.zeros_like(a), a)
+        exc = _range_error((where, what, bound, n, ignore), (-xp.min(vals), xp.max(vals)))
+        if exc is not None:
+            raise exc
+        return
     vals = t if ignore is None else _ops.where(t == ignore, 0, t)
     worst = _ops.stack([-vals.min(), vals.max()]).astype(_dt.int64)
     _report_range(worst, (where, what, bound, n, ignore))
