@@ -185,8 +185,11 @@ def unary(op: type[Op], x: Tensor, **params: Any) -> Tensor:
         d = b._from_native.get(x._array.dtype)  # xad_dtype's cache, read inline
         if d is None or not d.is_floating:
             x = _to_floating(x)
-    out = op.forward(b, x._array, **params) if b.scope is None else \
-        _forward(op, b, x._array, **params)
+    if b.scope is None:
+        out = op.forward(b, x._array, **params)
+    else:
+        with b.scope:
+            out = op.forward(b, x._array, **params)
     raw = out
     if type(out) is not b.array_type:
         out = b.ensure_array(out)
@@ -217,15 +220,13 @@ def binary(op: type[Op], x: Any, y: Any) -> Tensor:
                 raise _mixed(op, (x, y))
             if x._array.dtype is not y._array.dtype:
                 x, y = _promote(x, y)
-            out = op.forward(b, x._array, y._array) if b.scope is None else \
-                _forward(op, b, x._array, y._array)
+            xa, ya = x._array, y._array
             needs = x.requires_grad or y.requires_grad
         elif type(y) in _SCALARS:
             d = b._from_native.get(x._array.dtype)
             if type(y) is not float or d is None or not d.is_floating:
                 x, y = _weak(x, y)  # (a float with a floating tensor: nothing to change)
-            out = op.forward(b, x._array, y) if b.scope is None else \
-                _forward(op, b, x._array, y)
+            xa, ya = x._array, y
             needs = x.requires_grad
         elif y is None:
             raise _no_none(op, x, y)
@@ -234,7 +235,7 @@ def binary(op: type[Op], x: Any, y: Any) -> Tensor:
     elif isinstance(y, Tensor) and type(x) in _SCALARS:
         b = y._backend
         y, x = _weak(y, x)
-        out = _forward(op, b, x, y._array)
+        xa, ya = x, y._array
         needs = y.requires_grad
     else:
         if x is None or y is None:
@@ -244,6 +245,11 @@ def binary(op: type[Op], x: Any, y: Any) -> Tensor:
         if not isinstance(x, Tensor) and not isinstance(y, Tensor):
             return apply(op, x, y)
         return binary(op, x, y)
+    if b.scope is None:
+        out = op.forward(b, xa, ya)
+    else:  # the device made current (CuPy), written out: this is the per-operation path
+        with b.scope:
+            out = op.forward(b, xa, ya)
     raw = out
     if type(out) is not b.array_type:
         out = b.ensure_array(out)
