@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from bench_harness import Workload, adam_first_step_error, to_np
+from bench_harness import TrainStep, Workload
 
 __all__ = ["WORKLOADS"]
 
@@ -50,81 +50,36 @@ def spec(size: str) -> EncoderSpec:
     return EncoderSpec(layers=4, d_model=128, heads=4, d_ff=512, batch=32, seq=64)
 
 
-def _check(loss: Any, named_grads: list, before: list, after: list) -> dict[str, Any]:
-    out: dict[str, Any] = {"loss": to_np(loss)}
-    for name, g in named_grads:
-        out[f"grad/{name}"] = to_np(g)
-    out["self/adam"] = max(adam_first_step_error(b, a, to_np(g), LR)
-                           for b, a, (_, g) in zip(before, after, named_grads))
-    return out
-
-
-class XadEncoder:
+def xad_encoder(s: EncoderSpec) -> TrainStep:
     """``xad.nn.TransformerEncoder`` + ``xad.optim.Adam`` on the numpy backend."""
+    import xad
+    from xad import nn
+    xad.set_backend("numpy")
+    layer = nn.TransformerEncoderLayer(s.d_model, s.heads, s.d_ff, dropout=0.0,
+                                       batch_first=True)
+    model = nn.TransformerEncoder(layer, s.layers)
+    model.load_state_dict({k: xad.tensor(v.detach().numpy())
+                           for k, v in s.torch_model().state_dict().items()})
+    x, y = (xad.tensor(a) for a in s.data())
 
-    def __init__(self, s: EncoderSpec) -> None:
-        import xad
-        from xad import nn
-        xad.set_backend("numpy")
-        layer = nn.TransformerEncoderLayer(s.d_model, s.heads, s.d_ff, dropout=0.0,
-                                           batch_first=True)
-        self.model = nn.TransformerEncoder(layer, s.layers)
-        self.model.load_state_dict({k: xad.tensor(v.detach().numpy())
-                                    for k, v in s.torch_model().state_dict().items()})
-        self.params = list(self.model.named_parameters())
-        self.opt = xad.optim.Adam(self.model.parameters(), lr=LR)
-        self.x, self.y = (xad.tensor(a) for a in s.data())
-
-    def _loss(self) -> Any:
-        d = self.model(self.x) - self.y
+    def loss() -> Any:
+        d = model(x) - y
         return (d * d).mean()
-
-    def step(self) -> None:
-        self.opt.zero_grad()
-        self._loss().backward()
-        self.opt.step()
-
-    def check(self) -> dict:
-        self.opt.zero_grad()
-        loss = self._loss()
-        loss.backward()
-        grads = [(n, p.grad.numpy().copy()) for n, p in self.params]
-        before = [p.numpy().copy() for _, p in self.params]
-        self.opt.step()
-        return _check(loss.item(), grads, before, [p.numpy().copy() for _, p in self.params])
+    return TrainStep(loss, xad.optim.Adam(model.parameters(), lr=LR),
+                     list(model.named_parameters()), adam_lr=LR)
 
 
-class TorchEncoder:
+def torch_encoder(s: EncoderSpec) -> TrainStep:
     """``torch.nn.TransformerEncoder`` + ``torch.optim.Adam`` (eager, CPU)."""
-
-    def __init__(self, s: EncoderSpec) -> None:
-        import torch
-        self.torch = torch
-        self.model = s.torch_model()
-        self.params = list(self.model.named_parameters())
-        self.opt = torch.optim.Adam(self.model.parameters(), lr=LR)
-        self.x, self.y = (torch.from_numpy(a) for a in s.data())
-
-    def _loss(self) -> Any:
-        return ((self.model(self.x) - self.y) ** 2).mean()
-
-    def step(self) -> None:
-        self.opt.zero_grad()
-        self._loss().backward()
-        self.opt.step()
-
-    def check(self) -> dict:
-        self.opt.zero_grad()
-        loss = self._loss()
-        loss.backward()
-        grads = [(n, p.grad.detach().numpy().copy()) for n, p in self.params]
-        before = [p.detach().numpy().copy() for _, p in self.params]
-        self.opt.step()
-        after = [p.detach().numpy().copy() for _, p in self.params]
-        return _check(loss.item(), grads, before, after)
+    import torch
+    model = s.torch_model()
+    x, y = (torch.from_numpy(a) for a in s.data())
+    return TrainStep(lambda: ((model(x) - y) ** 2).mean(),
+                     torch.optim.Adam(model.parameters(), lr=LR),
+                     list(model.named_parameters()), adam_lr=LR)
 
 
-_IMPLS = {"xad": XadEncoder, "torch": TorchEncoder}
+_IMPLS = {"xad": xad_encoder, "torch": torch_encoder}
 
 WORKLOADS = [
     Workload("attention", "TransformerEncoder: 4 layers, d_model 128, 4 heads, d_ff 512, "

@@ -23,7 +23,7 @@ import numpy as np
 
 __all__ = ["ALL_IMPLS", "Runner", "Workload", "CheckError", "compare", "time_interleaved",
            "Timing", "adam_first_step_error", "to_np", "rel_err", "compile_replaying",
-           "must_replay", "import_jax"]
+           "must_replay", "import_jax", "StepFn", "TrainStep"]
 
 
 # every implementation a workload may have, in the table's column order
@@ -40,6 +40,37 @@ class StepFn:
 
     def __init__(self, fn: Any) -> None:
         self.step = fn
+
+
+class TrainStep(StepFn):
+    """A training step's runner, for xad and torch alike: ``step()`` is ``opt.zero_grad()``,
+    ``loss_fn().backward()``, ``opt.step()``; ``check()`` gives the loss and the gradient of
+    each of ``params`` (``(name, tensor)`` pairs) and, with ``adam_lr``, then takes the
+    optimiser step and gives ``self/adam``, its largest error against Adam's closed-form
+    first step (``adam_first_step_error``)."""
+
+    def __init__(self, loss_fn: Callable[[], Any], opt: Any, params: list[tuple[str, Any]],
+                 adam_lr: float | None = None) -> None:
+        def step() -> None:
+            opt.zero_grad()
+            loss_fn().backward()
+            opt.step()
+        super().__init__(step)
+        self.loss_fn, self.opt, self.params, self.adam_lr = loss_fn, opt, params, adam_lr
+
+    def check(self) -> dict[str, Any]:
+        self.opt.zero_grad()
+        loss = self.loss_fn()
+        loss.backward()
+        grads = [(n, to_np(p.grad)) for n, p in self.params]
+        out: dict[str, Any] = {"loss": to_np(loss.item())}
+        out.update((f"grad/{n}", g) for n, g in grads)
+        if self.adam_lr is not None:
+            before = [to_np(p) for _, p in self.params]
+            self.opt.step()
+            out["self/adam"] = max(adam_first_step_error(b, to_np(p), g, self.adam_lr)
+                                   for b, (_, p), (_, g) in zip(before, self.params, grads))
+        return out
 
 
 @dataclass

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from bench_harness import Workload, to_np
+from bench_harness import TrainStep, Workload
 
 __all__ = ["WORKLOADS"]
 
@@ -46,70 +46,36 @@ def spec(size: str) -> LSTMSpec:
     return LSTMSpec(seq=64, batch=32, inputs=64, hidden=128, layers=2)
 
 
-def _grads(named: list) -> dict[str, Any]:
-    return {f"grad/{n}": to_np(g) for n, g in named}
-
-
-class XadLSTM:
+def xad_lstm(s: LSTMSpec) -> TrainStep:
     """``xad.nn.LSTM`` + ``Linear`` + ``xad.optim.SGD`` on the numpy backend."""
+    import xad
+    xad.set_backend("numpy")
+    lstm, head = xad.nn.LSTM(s.inputs, s.hidden, s.layers), xad.nn.Linear(s.hidden, 1)
+    state = s.torch_model().state_dict()
+    for name, m in (("lstm", lstm), ("head", head)):
+        m.load_state_dict({k[len(name) + 1:]: xad.tensor(v.detach().numpy())
+                           for k, v in state.items() if k.startswith(name + ".")})
+    params = [(f"lstm.{n}", p) for n, p in lstm.named_parameters()] + \
+             [(f"head.{n}", p) for n, p in head.named_parameters()]
+    x, y = (xad.tensor(a) for a in s.data())
 
-    def __init__(self, s: LSTMSpec) -> None:
-        import xad
-        xad.set_backend("numpy")
-        self.lstm, self.head = xad.nn.LSTM(s.inputs, s.hidden, s.layers), xad.nn.Linear(s.hidden,
-                                                                                       1)
-        state = s.torch_model().state_dict()
-        for name, m in (("lstm", self.lstm), ("head", self.head)):
-            m.load_state_dict({k[len(name) + 1:]: xad.tensor(v.detach().numpy())
-                               for k, v in state.items() if k.startswith(name + ".")})
-        self.params = [(f"lstm.{n}", p) for n, p in self.lstm.named_parameters()] + \
-                      [(f"head.{n}", p) for n, p in self.head.named_parameters()]
-        self.opt = xad.optim.SGD([p for _, p in self.params], lr=LR)
-        self.x, self.y = (xad.tensor(a) for a in s.data())
-
-    def _loss(self) -> Any:
-        d = self.head(self.lstm(self.x)[0]) - self.y
+    def loss() -> Any:
+        d = head(lstm(x)[0]) - y
         return (d * d).mean()
-
-    def step(self) -> None:
-        self.opt.zero_grad()
-        self._loss().backward()
-        self.opt.step()
-
-    def check(self) -> dict:
-        self.opt.zero_grad()
-        loss = self._loss()
-        loss.backward()
-        return {"loss": loss.item(), **_grads([(n, p.grad.numpy()) for n, p in self.params])}
+    return TrainStep(loss, xad.optim.SGD([p for _, p in params], lr=LR), params)
 
 
-class TorchLSTM:
+def torch_lstm(s: LSTMSpec) -> TrainStep:
     """``torch.nn.LSTM`` + ``Linear`` + ``torch.optim.SGD`` (eager, CPU)."""
-
-    def __init__(self, s: LSTMSpec) -> None:
-        import torch
-        self.model = s.torch_model()
-        self.params = list(self.model.named_parameters())
-        self.opt = torch.optim.SGD(self.model.parameters(), lr=LR)
-        self.x, self.y = (torch.from_numpy(a) for a in s.data())
-
-    def _loss(self) -> Any:
-        return ((self.model["head"](self.model["lstm"](self.x)[0]) - self.y) ** 2).mean()
-
-    def step(self) -> None:
-        self.opt.zero_grad()
-        self._loss().backward()
-        self.opt.step()
-
-    def check(self) -> dict:
-        self.opt.zero_grad()
-        loss = self._loss()
-        loss.backward()
-        return {"loss": loss.item(),
-                **_grads([(n, p.grad.detach().numpy()) for n, p in self.params])}
+    import torch
+    model = s.torch_model()
+    x, y = (torch.from_numpy(a) for a in s.data())
+    return TrainStep(lambda: ((model["head"](model["lstm"](x)[0]) - y) ** 2).mean(),
+                     torch.optim.SGD(model.parameters(), lr=LR),
+                     list(model.named_parameters()))
 
 
-_IMPLS = {"xad": XadLSTM, "torch": TorchLSTM}
+_IMPLS = {"xad": xad_lstm, "torch": torch_lstm}
 
 WORKLOADS = [
     Workload("lstm", "LSTM: 2 layers, hidden 128, input 64, sequence 64 x batch 32, linear "

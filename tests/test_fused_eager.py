@@ -93,6 +93,15 @@ def test_log_softmax_equals_x_minus_logsumexp(xb, dtype):
                                   (x - xad.logsumexp(x, -1, keepdims=True)).numpy())
 
 
+def test_log_softmax_of_integers_is_the_default_float(xb):
+    """Integers go to the default floating dtype first, as ``exp`` of them does (the node
+    once ran on the integers and gave float64 where the default is float32)."""
+    x = xad.tensor([[1, 2, 3], [0, 0, 5]])
+    y = xad.log_softmax(x, axis=-1)
+    assert y.dtype == xad.exp(x).dtype == xad.float32
+    np.testing.assert_array_equal(y.numpy(), xad.log_softmax(x.astype(xad.float32)).numpy())
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_layer_norm_node_equals_the_composed_operations(xb, dtype):
     """F.layer_norm with weight and bias (one LayerNorm node) gives the bits of

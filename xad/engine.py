@@ -179,13 +179,14 @@ def _loop(roots: list[Node], pending: dict[Node, list], plan: _Plan, leaves: _Le
             if node not in need:
                 continue
         if node.n_out == 1 and not anomaly and node.saved is not None:
-            grads = node.op.backward(node, *slots)  # the common case, without a call
+            grads = node.op.backward(node, slots[0])  # the common case, without a call
             if type(grads) is not tuple:
                 grads = (grads,)
         else:
             grads = _call_rule(node, slots)
         if not retain_graph and (node.saved or node.out is not None or node.ctx is not None):
-            node.release()  # (a node that saved nothing can run again)
+            node.saved = node.out = node.ctx = None  # Node.release, inline (a node that
+            # saved nothing can run again)
         for e, g, shape in zip(node.edges, grads, node.in_shapes):
             if e is None or g is None:
                 continue

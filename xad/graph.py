@@ -99,10 +99,13 @@ class Node:
     def input(self, i: int) -> Any:
         """Saved input ``i`` alone, checked against in-place changes: a rule reading only
         some inputs raises only for those, as PyTorch saves only what a rule reads."""
-        if self.saved is None:
+        saved = self.saved
+        if saved is None:
             raise GraphFreedError(freed_message(self))
-        self._check(i)
-        return self.saved[i]
+        t, v = saved[i], self.versions[i]
+        if v is not None and (0 if t._vc is None else t._vc[0]) != v:
+            self._check(i)  # raises
+        return t
 
     def _check(self, i: int) -> None:
         t, v = self.saved[i], self.versions[i]
@@ -196,19 +199,20 @@ def record(op: Any, args: tuple, out: Any, backend: Any, params: Any = None,
     ``out`` makes a node with several outputs; ``ctx`` is a custom Function's context.
     """
     T = installed.tensor
+    versions = None
     if len(args) == 2:  # the commonest shapes, written out: this is the per-operation path
         x, y = args
         if isinstance(x, T):
             ex = (x if x._node is None else (x._node, x._idx)) if x.requires_grad else None
-            sx = x._array.shape
+            sx, vx = x._array.shape, (0 if x._vc is None else x._vc[0])
         else:
-            ex, sx = None, ()
+            ex, sx, vx = None, (), None
         if isinstance(y, T):
             ey = (y if y._node is None else (y._node, y._idx)) if y.requires_grad else None
-            sy = y._array.shape
+            sy, vy = y._array.shape, (0 if y._vc is None else y._vc[0])
         else:
-            ey, sy = None, ()
-        edges, shapes = (ex, ey), (sx, sy)
+            ey, sy, vy = None, (), None
+        edges, shapes, versions = (ex, ey), (sx, sy), (vx, vy)
     elif len(args) == 1 and isinstance(args[0], T):
         edges, shapes = (_edge(args[0]),), (args[0]._array.shape,)
     else:
@@ -221,7 +225,8 @@ def record(op: Any, args: tuple, out: Any, backend: Any, params: Any = None,
         node.ctx = ctx
     if op.save_inputs:
         node.saved = args
-        node.versions = tuple(_version(a) if isinstance(a, T) else None for a in args)
+        node.versions = versions or tuple(_version(a) if isinstance(a, T) else None
+                                          for a in args)
     if type(out) is not tuple:
         vc = None
         if op.save_output:  # the saved result is checked against in-place changes

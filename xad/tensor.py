@@ -341,7 +341,9 @@ class Tensor:
 
     @property
     def dtype(self) -> _dt.DType:
-        return self._backend.xad_dtype(self._array.dtype)
+        native = self._array.dtype  # xad_dtype's cache read inline (a per-operation path)
+        d = self._backend._from_native.get(native)
+        return self._backend.xad_dtype(native) if d is None else d
 
     @property
     def device(self) -> Any:

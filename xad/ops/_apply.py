@@ -176,21 +176,32 @@ def _forward(op: type[Op], b: Backend, *arrays: Any, **params: Any) -> Any:
 
 def unary(op: type[Op], x: Tensor, **params: Any) -> Tensor:
     """``apply`` for one tensor input."""
-    if context.transform is not None:
+    hooked = context.hooked  # anomaly, recorder or transform: one test for the three
+    if hooked and context.transform is not None:
         return context.transform.process(unary, op, (x,), params)
     if not isinstance(x, Tensor):
         return apply(op, x, **params)
-    if op.floating:
-        x = _to_floating(x)
     b = x._backend
-    raw = _forward(op, b, x._array, **params)
-    out = raw if type(raw) is b.array_type else b.ensure_array(raw)
-    if context.recorder is not None:
+    if op.floating:
+        d = b._from_native.get(x._array.dtype)  # xad_dtype's cache, read inline
+        if d is None or not d.is_floating:
+            x = _to_floating(x)
+    if b.scope is None:
+        out = op.forward(b, x._array, **params)
+    else:
+        with b.scope:
+            out = op.forward(b, x._array, **params)
+    raw = out
+    if type(out) is not b.array_type:
+        out = b.ensure_array(out)
+    if hooked and context.recorder is not None:
         context.recorder.op(op, b, (x,), params, out, out is not raw)
     if x.requires_grad and context.grad_enabled and op.differentiable:
         t = record(op, (x,), out, b, params)
-    else:
+    elif hooked:
         t = _plain(op, out, b)
+    else:
+        t = _result(out, b)
     if op.view and op.is_view(params):
         x._adopt_view(t, op, params)
     return t
@@ -198,7 +209,8 @@ def unary(op: type[Op], x: Tensor, **params: Any) -> Tensor:
 
 def binary(op: type[Op], x: Any, y: Any) -> Tensor:
     """``apply`` for two inputs, at least one a tensor, the other maybe a Python scalar."""
-    if context.transform is not None:
+    hooked = context.hooked
+    if hooked and context.transform is not None:
         return context.transform.process(binary, op, (x, y), {})
     if op.floating:
         x, y = _to_floating(x), _to_floating(y)
@@ -209,11 +221,13 @@ def binary(op: type[Op], x: Any, y: Any) -> Tensor:
                 raise _mixed(op, (x, y))
             if x._array.dtype is not y._array.dtype:
                 x, y = _promote(x, y)
-            out = _forward(op, b, x._array, y._array)
+            xa, ya = x._array, y._array
             needs = x.requires_grad or y.requires_grad
         elif type(y) in _SCALARS:
-            x, y = _weak(x, y)
-            out = _forward(op, b, x._array, y)
+            d = b._from_native.get(x._array.dtype)
+            if type(y) is not float or d is None or not d.is_floating:
+                x, y = _weak(x, y)  # (a float with a floating tensor: nothing to change)
+            xa, ya = x._array, y
             needs = x.requires_grad
         elif y is None:
             raise _no_none(op, x, y)
@@ -222,7 +236,7 @@ def binary(op: type[Op], x: Any, y: Any) -> Tensor:
     elif isinstance(y, Tensor) and type(x) in _SCALARS:
         b = y._backend
         y, x = _weak(y, x)
-        out = _forward(op, b, x, y._array)
+        xa, ya = x, y._array
         needs = y.requires_grad
     else:
         if x is None or y is None:
@@ -232,14 +246,19 @@ def binary(op: type[Op], x: Any, y: Any) -> Tensor:
         if not isinstance(x, Tensor) and not isinstance(y, Tensor):
             return apply(op, x, y)
         return binary(op, x, y)
+    if b.scope is None:
+        out = op.forward(b, xa, ya)
+    else:  # the device made current (CuPy), written out: this is the per-operation path
+        with b.scope:
+            out = op.forward(b, xa, ya)
     raw = out
     if type(out) is not b.array_type:
         out = b.ensure_array(out)
-    if context.recorder is not None:
+    if hooked and context.recorder is not None:
         context.recorder.op(op, b, (x, y), {}, out, out is not raw)
     if needs and context.grad_enabled and op.differentiable:
         return record(op, (x, y), out, b)
-    return _plain(op, out, b)
+    return _plain(op, out, b) if hooked else _result(out, b)
 
 
 def apply(op: type[Op], *args: Any, **params: Any) -> Any:

@@ -44,6 +44,8 @@ def normalize_axes(axis: Any, ndim: int, op: str, scalar_ok: bool = False) -> tu
     """
     if axis is None:
         return tuple(range(ndim))
+    if type(axis) is int and -ndim <= axis < ndim:  # one axis in range: the common case
+        return (axis % ndim,)
     axes = (axis,) if not isinstance(axis, (tuple, list)) else tuple(axis)
     if ndim == 0 and scalar_ok and all(not isinstance(a, bool) and a in (0, -1) for a in axes):
         return ()

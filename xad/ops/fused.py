@@ -12,6 +12,7 @@ number literals are weak scalars (the array's dtype) in a kernel as in the opera
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -36,8 +37,19 @@ class _Fused(Op):
 
     @classmethod
     def forward(cls, b, *arrays):
-        name, expression = f"xad_{cls.name}", cls.expression
-        return b.elementwise(lambda ns: lambda *a: expression(_Kernel(ns), *a), name)(*arrays)
+        return b.elementwise(cls._make, cls._kernel_name)(*arrays)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._kernel_name = f"xad_{cls.name}"
+        if hasattr(cls, "expression"):  # not on an abstract base such as _ErfFused
+            cls._make = staticmethod(functools.partial(_bound, cls.expression))
+
+
+def _bound(expression: Any, ns: Any) -> Any:
+    """The kernel's function over namespace ``ns``: ``expression`` with its ``b`` made once."""
+    b = _Kernel(ns)
+    return lambda *a: expression(b, *a)
 
 
 class _Kernel:

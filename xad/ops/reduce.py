@@ -223,7 +223,7 @@ def _reduce(op: type[Op], x: Tensor, axis: Any, keepdims: bool, dtype: Any = Non
     axes = _axes(axis, x.ndim, op.name)
     if context.autocast is not None and (op is Sum or op is Prod):  # float32 under autocast
         (x,) = autocast_float32(x, op=op.name)
-    if op.name in ("max", "min") and 0 in [x.shape[a] for a in axes]:
+    if (op is Max or op is Min) and 0 in [x.shape[a] for a in axes]:
         raise ValueError(f"{op.name}: cannot reduce a tensor of shape {x.shape} over an "
                          f"empty axis (it has no {op.name}imum); check the input's size")
     return unary(op, x, axis=axes, keepdims=bool(keepdims))
@@ -302,7 +302,7 @@ def logsumexp(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
     if context.autocast is not None:
         (x,) = autocast_float32(x, op="logsumexp")
     axes = _axes(axis, x.ndim, "logsumexp")
-    if x.size == 0:  # log(0) = -inf over an empty axis, as torch
+    if 0 in x.shape:  # log(0) = -inf over an empty axis, as torch
         return log(sum(exp(x), axes, keepdims=keepdims))
     m = max(x, axes, keepdims=True).detach()
     m = where(isfinite(m), m, 0.0)
@@ -371,7 +371,7 @@ def softmax(x: Tensor, axis: int = -1, *, empty_zero: bool = False) -> Tensor:
     """
     if context.autocast is not None:
         (x,) = autocast_float32(x, op="softmax")
-    if x.size == 0:  # nothing to normalise (torch returns the empty tensor too)
+    if 0 in x.shape:  # nothing to normalise (torch returns the empty tensor too)
         return x * 1
     axes = _axes(axis, x.ndim, "softmax")
     return unary(Softmax, x, axis=axes, empty_zero=bool(empty_zero),
@@ -385,6 +385,7 @@ class LogSoftmax(Op):
 
     name = "log_softmax"
     save_output = True
+    floating = True  # integers in the default floating dtype first, as exp's
 
     @staticmethod
     def forward(b, x, axis, product):
@@ -429,7 +430,7 @@ def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
     """
     if context.autocast is not None:
         (x,) = autocast_float32(x, op="log_softmax")
-    if x.size == 0:
+    if 0 in x.shape:
         return x * 1
     axes = _axes(axis, x.ndim, "log_softmax")
     return unary(LogSoftmax, x, axis=axes, product=by_product(x, axes))

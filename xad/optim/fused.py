@@ -51,6 +51,8 @@ def fused_update(p: Tensor, rule: Callable[..., tuple], state: list[Tensor | Non
     recorded by ``xad.compile`` (:func:`run_kernel`; the optimiser's numbers are then
     tensors on the device among ``args``: :mod:`.capturable`)."""
     b = p._backend
+    if not fuses(b):  # (before the key: the host's per-parameter path stays cheap)
+        return False
     leaves: list[Any] = []
     spec = _split(args, b.xp, leaves)
     layout = tuple(s is not None for s in state)
