@@ -42,7 +42,7 @@ from typing import Any
 from . import autograd as _ag
 from .context import context
 from .factories import eye, zeros, zeros_like
-from .forward_mode import MissingRuleError, forward_pass
+from .forward_mode import forward_pass
 from .graph import record
 from .ops import reshape, stack
 from .tensor import Tensor
@@ -649,19 +649,8 @@ def hessian(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
         >>> import xad
         >>> xad.hessian(lambda x: (x ** 3).sum())(xad.tensor([1.0, 2.0])).tolist()
         [[6.0, 0.0], [0.0, 12.0]]
-
-    Where ``f`` reaches a primitive without a tangent rule (``cholesky``, ``eigh``, ...), the
-    same Hessian comes from reverse over reverse, ``jacrev(jacrev(f))``.
     """
-    fwd, rev = jacfwd(jacrev(f, argnums), argnums), jacrev(jacrev(f, argnums), argnums)
-
-    def hess(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fwd(*args, **kwargs)
-        except MissingRuleError:
-            return rev(*args, **kwargs)
-
-    return hess
+    return jacfwd(jacrev(f, argnums), argnums)
 
 
 def hvp(f: Callable, primals: Sequence | Tensor, tangents: Sequence | Tensor) -> Any:
