@@ -126,10 +126,58 @@ def test_errors(xb):
         xad.vmap(set_first)(a)
     with pytest.raises(ValueError, match="different sizes"):
         xad.vmap(lambda p, q: p + q)(xad.tensor(X), xad.tensor(V[:3]))
-    with pytest.raises(NotImplementedError, match="randomness='different'"):
-        xad.vmap(lambda p: p, randomness="different")
+    with pytest.raises(ValueError, match="randomness must be one of"):
+        xad.vmap(lambda p: p, randomness="differ")
     with pytest.raises(NotImplementedError, match="integer-array"):
         xad.vmap(lambda p: p[xad.tensor([0, 1])])(a)
+
+
+# ----- randomness ----------------------------------------------------------------------------
+def test_randomness_modes(xb):
+    """As torch.func.vmap: "error" raises, "different" draws one sample per example (the
+    draw of the batch shape), "same" one sample for the whole batch."""
+    xs = xad.tensor(np.arange(1.0, 13.0).reshape(4, 3))
+    drop = lambda x: F.dropout(x, 0.5)  # noqa: E731
+    with pytest.raises(RuntimeError, match="rand draws random numbers inside vmap"):
+        xad.vmap(drop)(xs)
+    ones = lambda *s: xad.ones(*s, dtype=xs.dtype)  # noqa: E731
+    for mode, shape in (("different", (4, 3)), ("same", (3,))):
+        xad.manual_seed(3)
+        got = xad.vmap(drop, randomness=mode)(xs)
+        xad.manual_seed(3)
+        np.testing.assert_array_equal(got.numpy(), (xs * F.dropout(ones(*shape), 0.5)).numpy())
+    kept = {tuple(r) for r in (got.numpy() != 0)}
+    assert len(kept) == 1 and len({tuple(r) for r in (xad.vmap(  # "different": masks differ
+        drop, randomness="different")(xs).numpy() != 0)}) > 1
+    xad.manual_seed(0)
+    nested = xad.vmap(xad.vmap(lambda x: x * 0 + xad.rand(()), randomness="different"),
+                      randomness="same")(xs).numpy()
+    assert (nested == nested[:1]).all() and len(set(nested[0].tolist())) == 3
+    with pytest.raises(NotImplementedError, match="randperm, multinomial"):
+        xad.vmap(lambda x: x + xad.randperm(3), randomness="different")(xs)
+    assert xad.vmap(lambda x: x * 0 + xad.randperm(3), randomness="same")(xs).shape == (4, 3)
+
+
+def test_randomness_different_matches_a_loop():
+    """One draw per example, in the order a loop makes them (NumPy's stream), also under
+    grad: per-example gradients through dropout."""
+    with xad.use_backend("numpy"):
+        w = xad.tensor(W)
+        xs = xad.tensor(V)
+
+        def loss(w_, x):
+            return (F.dropout(F.linear(x, w_), 0.3) ** 2).sum()
+
+        xad.manual_seed(11)
+        got = xad.vmap(xad.grad(loss), in_axes=(None, 0), randomness="different")(w, xs)
+        xad.manual_seed(11)
+        want = np.stack([xad.grad(loss)(w, xs[i]).numpy() for i in range(4)])
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
+        xad.manual_seed(2)
+        got = xad.vmap(lambda x: x * xad.randn(5), randomness="different")(xs)
+        xad.manual_seed(2)
+        want = np.stack([(xs[i] * xad.randn(5)).numpy() for i in range(4)])
+        np.testing.assert_array_equal(got.numpy(), want)
 
 
 # ----- every op-table case, batched, against a loop ----------------------------------------

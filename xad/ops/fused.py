@@ -134,6 +134,8 @@ class DropoutMask(_Fused):
         d = u.dtype
         return super().forward(b, u, b.scalar(p, d), b.scalar(1.0 / (1.0 - p), d))
 
+    batch = classmethod(elementwise_batch)
+
 
 # ----- array-level kernels inside other primitives' forwards ------------------------------
 def _centre(ns: Any) -> Any:
