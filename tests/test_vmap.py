@@ -128,8 +128,68 @@ def test_errors(xb):
         xad.vmap(lambda p, q: p + q)(xad.tensor(X), xad.tensor(V[:3]))
     with pytest.raises(ValueError, match="randomness must be one of"):
         xad.vmap(lambda p: p, randomness="differ")
-    with pytest.raises(NotImplementedError, match="integer-array"):
-        xad.vmap(lambda p: p[xad.tensor([0, 1])])(a)
+    with pytest.raises(NotImplementedError, match="bool mask that is batched"):
+        xad.vmap(lambda p: p[p > 0])(a)
+
+
+# ----- advanced indexing, attention, convolution ---------------------------------------------
+J = np.array([2, 0, 2])
+INDEXING = {  # per-example x: 3x5 (a batch of 4), i: a per-example index vector of 2
+    "array": lambda x, i: x[:, J] * 2.0,
+    "int_and_array": lambda x, i: x[1, [4, 0]],
+    "split_by_slice": lambda x, i: x[[0, 2], :][:, [1, 1]] + x[None, [0, 1], 2].sum(),
+    "mask": lambda x, i: x[X[0] > 0],
+    "ellipsis": lambda x, i: x[..., [1, 1, 0]],
+    "batched_index": lambda x, i: x[i] + x[:, i].sum(),
+    "index_only_batched": lambda x, i: xad.tensor(C[0])[i, 1:],
+}
+
+
+@pytest.mark.parametrize("name", list(INDEXING))
+def test_advanced_indexing(name, xb):
+    f = INDEXING[name]
+    x, i = xad.tensor(X), xad.tensor(np.array([[0, 2], [1, 1], [2, 0], [0, 0]]))
+    want = np.stack([f(x[b], i[b]).numpy() for b in range(4)])
+    np.testing.assert_allclose(xad.vmap(f)(x, i).numpy(), want, rtol=1e-14, err_msg=name)
+    g = xad.vmap(xad.grad(lambda a, j: (f(a, j) ** 2).sum()))(x, i)
+    loss = lambda a, j: (f(a, j) ** 2).sum()  # noqa: E731
+    want = np.stack([xad.grad(loss)(x[b], i[b]).numpy() for b in range(4)])
+    np.testing.assert_allclose(g.numpy(), want, rtol=1e-12, err_msg=name)
+
+
+def test_attention(xb):
+    q = xad.tensor(rng.standard_normal((4, 2, 3, 5)))
+    k = xad.tensor(rng.standard_normal((2, 6, 5)))
+    f = lambda a, b: F.scaled_dot_product_attention(a, b, b * 0.5)  # noqa: E731
+    got = xad.vmap(f, in_axes=(0, None))(q, k)
+    want = np.stack([f(q[b], k).numpy() for b in range(4)])
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
+    g = xad.vmap(xad.grad(lambda a, b: f(a, b).sum() ** 2, argnums=1), in_axes=(0, None))(q, k)
+    loss = lambda a, b: f(a, b).sum() ** 2  # noqa: E731
+    want = np.stack([xad.grad(loss, argnums=1)(q[i], k).numpy() for i in range(4)])
+    np.testing.assert_allclose(g.numpy(), want, rtol=1e-10)
+
+
+def test_per_example_gradients_of_a_cnn(xb):
+    """vmap(grad) through conv (im2col), max pooling, cross-entropy (an integer-array index
+    per example) against a Python loop."""
+    nn = xad.nn
+    xad.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(1, 3, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                          nn.Flatten(), nn.Linear(3 * 3 * 3, 4))
+    params = {k: p.detach() for k, p in model.named_parameters()}
+    xs = xad.tensor(rng.standard_normal((3, 1, 6, 6)), dtype=xad.float32)
+    ys = xad.tensor(np.array([0, 3, 1]))
+
+    def loss(p, x, y):
+        return F.cross_entropy(xad.nn.functional_call(model, p, (x[None],)), y[None])
+
+    per = xad.vmap(xad.grad(loss), in_axes=(None, 0, 0))(params, xs, ys)
+    for i in range(3):
+        gi = xad.grad(loss)(params, xs[i], ys[i])
+        for k in params:
+            np.testing.assert_allclose(per[k].numpy()[i], gi[k].numpy(), rtol=1e-4,
+                                       atol=1e-5, err_msg=k)
 
 
 # ----- randomness ----------------------------------------------------------------------------

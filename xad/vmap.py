@@ -100,7 +100,7 @@ class BatchLevel:
     def process(self, entry: Callable, op: Any, args: tuple, params: dict) -> Any:
         """Run ``op`` one level down, through its batching rule when an input is batched."""
         flags = tuple(self.has(a) for a in args)
-        bp = frozenset(k for k, v in params.items() if self.has_array(v))
+        bp = self._batched_params(params)
         context.transform = self.parent
         try:
             if not any(flags) and not bp:
@@ -121,6 +121,19 @@ class BatchLevel:
         elif ob:
             self.mark(out)
         return out
+
+    def _batched_params(self, params: dict) -> dict:
+        """The parameters holding arrays batched here: ``True``, or for a tuple (an index
+        key) a flag per entry."""
+        bp: dict = {}
+        for k, v in params.items():
+            if type(v) is tuple:
+                fl = tuple(self.has_array(e) for e in v)
+                if any(fl):
+                    bp[k] = fl
+            elif self.has_array(v):
+                bp[k] = True
+        return bp
 
     def random(self, fname: str, shape: tuple, make: Callable) -> Tensor:
         """A random draw of logical ``shape``: by ``randomness``, an error, one draw per

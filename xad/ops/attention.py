@@ -21,6 +21,7 @@ from ..tensor import Tensor
 from ._apply import Op, apply
 from .linalg import matmul
 from .reduce import Softmax, softmax, sum
+from .shape import broadcast_to
 from .shape import matrix_transpose as _mT
 from .tangent import total
 
@@ -60,6 +61,14 @@ class Attention(Op):
         if context.grad_enabled and any(t.requires_grad for t in (q, k, v, g)):
             return _grads(q, k, v, g, scale)  # create_graph: differentiable again
         return apply(AttentionGrad, q, k, v, g, node.output(1), scale=scale)
+
+    @staticmethod
+    def batch(args, batched, scale):
+        """The batch axis is one more leading axis (an unbatched input broadcast to it)."""
+        n = next(a.shape[0] for a, f in zip(args, batched) if f)
+        q, k, v = (a if f else broadcast_to(a, (n,) + tuple(a.shape))
+                   for a, f in zip(args, batched))
+        return apply(Attention, q, k, v, scale=scale), (True, True)
 
     @staticmethod
     def jvp(primals, tangents, out, scale):
