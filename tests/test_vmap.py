@@ -98,6 +98,38 @@ def test_vmap_of_jvp_and_jvp_of_vmap(xb):
     np.testing.assert_allclose(b.numpy(), want, rtol=1e-12)
 
 
+def _pair_loss(w, x):
+    return (xad.tanh(x @ w) ** 2).sum() * (w * w).sum()
+
+
+def test_grad_of_a_vmapped_grad(xb):
+    """A gradient through vmap (the argument requires grad outside): against a loop."""
+    w, xs = xad.tensor(W[:3, :2]), xad.tensor(V[:, :3])
+    outer = lambda a: xad.vmap(xad.grad(_pair_loss), in_axes=(None, 0))(a, xs).sum()  # noqa: E731
+    inner = lambda a, x: xad.grad(_pair_loss)(a, x).sum()  # noqa: E731
+    loop = sum(xad.grad(inner)(w, xs[i]).numpy() for i in range(4))
+    np.testing.assert_allclose(xad.grad(outer)(w).numpy(), loop, rtol=1e-12)
+    by_x = xad.grad(lambda a: xad.vmap(xad.grad(_pair_loss, argnums=1), in_axes=(None, 0))(
+        w, a).sum())(xs)  # through the mapped argument
+    loop = np.stack([xad.grad(lambda a: xad.grad(_pair_loss, argnums=1)(w, a).sum())(
+        xs[i]).numpy() for i in range(4)])
+    np.testing.assert_allclose(by_x.numpy(), loop, rtol=1e-12)
+
+
+def test_grad_of_a_vmapped_grad_against_jax():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+    wh, xh = W[:3, :2], V[:, :3]
+    jf = lambda w, x: (jnp.tanh(x @ w) ** 2).sum() * (w * w).sum()  # noqa: E731
+    want = jax.grad(lambda w: jax.vmap(jax.grad(jf), in_axes=(None, 0))(w, xh).sum())(wh)
+    with xad.use_backend("numpy"):
+        xs = xad.tensor(xh)
+        got = xad.grad(lambda w: xad.vmap(xad.grad(_pair_loss), in_axes=(None, 0))(
+            w, xs).sum())(xad.tensor(wh))
+    np.testing.assert_allclose(got.numpy(), np.asarray(want), rtol=1e-12)
+
+
 def test_against_torch_func():
     torch = pytest.importorskip("torch")
     from torch.func import grad as tgrad

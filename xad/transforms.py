@@ -148,7 +148,8 @@ class _Inputs:
                                     f"(shape {t.shape}); only floating tensors can be "
                                     f"differentiated: convert with .astype(xad.float32)")
                 if level is not None:
-                    w = _per_example(fname, level, t)
+                    w, tied = _per_example(level, t)
+                    self.aliased = self.aliased or tied
                 elif record and t.requires_grad:
                     w = _alias_input(t)
                     self.aliased = True
@@ -184,20 +185,23 @@ def _batch_level() -> Any:
     return lvl if hasattr(lvl, "per_example") else None
 
 
-def _per_example(fname: str, level: Any, t: Tensor) -> Tensor:
-    """Inside ``vmap``: a leaf holding one copy of ``t`` per example (batched), so that its
-    gradient is per example and the reverse pass runs one level down, on whole arrays."""
-    if t.requires_grad and _ag.is_grad_enabled():
-        raise NotImplementedError(f"{fname} inside vmap of a tensor that already requires "
-                                  f"grad (a gradient through vmap) is not supported; take the "
-                                  f"outer gradient inside the mapped function instead")
+def _per_example(level: Any, t: Tensor) -> tuple[Tensor, bool]:
+    """Inside ``vmap``: an input holding one copy of ``t`` per example (batched), so that
+    its gradient is per example and the reverse pass runs one level down, on whole arrays;
+    and whether it is tied to ``t``'s graph (``t`` requires grad: a gradient through
+    ``vmap``, as ``grad`` of a ``vmap(grad(f))``), else a fresh leaf."""
     context.transform = level.parent
     try:
-        w = level.per_example(t)
+        full = level.per_example(t)
+        tied = t.requires_grad and _ag.is_grad_enabled()
+        if tied:
+            w = _alias_input(full)
+        else:
+            w = Tensor._make(full._array, t._backend)
+            w.requires_grad = True
     finally:
         context.transform = level
-    w.requires_grad = True
-    return level.mark(w)
+    return level.mark(w), tied
 
 
 def _split(specs: Sequence, counts: Sequence[int], flat: Sequence) -> list:

@@ -168,12 +168,12 @@ class BatchLevel:
             self.parent.cut(t)
 
     def per_example(self, t: Tensor) -> Tensor:
-        """``t`` as a batched tensor (the argument of a ``grad`` inside this level): its own
-        array, repeated over the batch when ``t`` is not batched. Called one level down."""
+        """``t`` with this level's batch axis (the argument of a ``grad`` inside this
+        level): itself, or repeated over the batch when ``t`` is not batched (a view,
+        recorded when ``t`` requires grad). Called one level down."""
         if self.has(t):
-            return Tensor._make(t._array, t._backend)
-        full = broadcast_to(t, (self.size,) + tuple(t.shape))  # a view: nothing copied
-        return Tensor._make(full._array, t._backend)
+            return t
+        return broadcast_to(t, (self.size,) + tuple(t.shape))  # a view: nothing copied
 
 
 def _random_error(fname: str) -> str:
