@@ -634,3 +634,21 @@ def _case_list() -> list[Case]:
 
 
 CASES: list[Case] = _case_list()
+
+
+def first_case_per_rule(rule: str, shared: Callable[[Any], bool]) -> set[str]:
+    """The names of the first case naming each primitive whose ``rule`` method (``"jvp"``,
+    ``"batch"``) is its own, not a ``shared`` generic one: on JAX, where every new operation
+    and shape compiles, the transform tests check each such rule once by default (every
+    case with ``XAD_JAX_ALL_CASES=1``); the rules are backend-free code over operations
+    whose forwards every backend checks on every case."""
+    seen: set[str] = set()
+    names = set()
+    for c in CASES:
+        own = {p for p in c.primitives if p in xad.ops.REGISTRY and p not in seen
+               and (r := getattr(xad.ops.REGISTRY[p], rule, None)) is not None
+               and not shared(getattr(r, "__func__", r))}
+        if own:
+            names.add(c.name)
+            seen |= own
+    return names
