@@ -3,11 +3,16 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
+from op_table import CASES, first_case_per_rule, make_inputs
+from op_table import X as XAD
 
 import xad
 from xad.forward_mode import MissingRuleError
+from xad.ops.batching import axes_batch, elementwise_batch
 
 F = xad.nn.functional
 rng = np.random.default_rng(0)
@@ -32,6 +37,13 @@ FUNCS = {
 }
 
 
+def _on_numpy(fn):
+    """``fn()`` on NumPy: the per-example loops that the tests hold ``vmap`` against are
+    computed there, so every backend meets the same reference and JAX compiles no loop."""
+    with xad.use_backend("numpy"):
+        return fn()
+
+
 def _args():
     return xad.tensor(X), xad.tensor(V), xad.tensor(C), xad.tensor(W)
 
@@ -41,7 +53,11 @@ def test_vmap_matches_a_loop(name, xb):
     f = FUNCS[name]
     x, v, c, w = _args()
     got = xad.vmap(f, in_axes=(0, 0, None, None))(x, v, c, w)
-    want = np.stack([f(x[i], v[i], c, w).numpy() for i in range(4)])
+
+    def loop():
+        x, v, c, w = _args()
+        return np.stack([f(x[i], v[i], c, w).numpy() for i in range(4)])
+    want = _on_numpy(loop)
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-12, atol=1e-12, err_msg=name)
 
 
@@ -81,11 +97,23 @@ def test_per_example_gradients(xb):
 
     per = xad.vmap(xad.grad(loss), in_axes=(None, 0, 0))(params, x, y)
     assert not any(g.requires_grad for g in per.values())  # plain values, no graph kept
-    for i in range(4):
-        gi = xad.grad(loss)(params, x[i], y[i])
-        for k in params:
-            np.testing.assert_allclose(per[k].numpy()[i], gi[k].numpy(), rtol=1e-5,
-                                       atol=1e-6, err_msg=k)
+    _check_per_example(per, loss, params, x, y, rtol=1e-5, atol=1e-6)
+
+
+def _check_per_example(per, loss, params, *data, rtol, atol):
+    """``per`` (per-example gradients of ``loss`` for ``params``) against a loop on NumPy."""
+    hp = {k: p.numpy() for k, p in params.items()}
+    hd = [d.numpy() for d in data]
+
+    def loop():
+        p = {k: xad.tensor(a) for k, a in hp.items()}
+        ds = [xad.tensor(a) for a in hd]
+        return [{k: g.numpy() for k, g in xad.grad(loss)(p, *[d[i] for d in ds]).items()}
+                for i in range(len(hd[0]))]
+    for i, gi in enumerate(_on_numpy(loop)):
+        for k in hp:
+            np.testing.assert_allclose(per[k].numpy()[i], gi[k], rtol=rtol, atol=atol,
+                                       err_msg=k)
 
 
 def test_vmap_of_jvp_and_jvp_of_vmap(xb):
@@ -104,16 +132,20 @@ def _pair_loss(w, x):
 
 def test_grad_of_a_vmapped_grad(xb):
     """A gradient through vmap (the argument requires grad outside): against a loop."""
+    inner = lambda a, x: xad.grad(_pair_loss)(a, x).sum()  # noqa: E731
+    inner_x = lambda a, x: xad.grad(_pair_loss, argnums=1)(a, x).sum()  # noqa: E731
+
+    def loop():
+        w, xs = xad.tensor(W[:3, :2]), xad.tensor(V[:, :3])
+        return (sum(xad.grad(inner)(w, xs[i]).numpy() for i in range(4)),
+                np.stack([xad.grad(inner_x, argnums=1)(w, xs[i]).numpy() for i in range(4)]))
+    want_w, want_x = _on_numpy(loop)
     w, xs = xad.tensor(W[:3, :2]), xad.tensor(V[:, :3])
     outer = lambda a: xad.vmap(xad.grad(_pair_loss), in_axes=(None, 0))(a, xs).sum()  # noqa: E731
-    inner = lambda a, x: xad.grad(_pair_loss)(a, x).sum()  # noqa: E731
-    loop = sum(xad.grad(inner)(w, xs[i]).numpy() for i in range(4))
-    np.testing.assert_allclose(xad.grad(outer)(w).numpy(), loop, rtol=1e-12)
+    np.testing.assert_allclose(xad.grad(outer)(w).numpy(), want_w, rtol=1e-12)
     by_x = xad.grad(lambda a: xad.vmap(xad.grad(_pair_loss, argnums=1), in_axes=(None, 0))(
         w, a).sum())(xs)  # through the mapped argument
-    loop = np.stack([xad.grad(lambda a: xad.grad(_pair_loss, argnums=1)(w, a).sum())(
-        xs[i]).numpy() for i in range(4)])
-    np.testing.assert_allclose(by_x.numpy(), loop, rtol=1e-12)
+    np.testing.assert_allclose(by_x.numpy(), want_x, rtol=1e-12)
 
 
 def test_grad_of_a_vmapped_grad_against_jax():
@@ -122,7 +154,8 @@ def test_grad_of_a_vmapped_grad_against_jax():
     jnp = jax.numpy
     wh, xh = W[:3, :2], V[:, :3]
     jf = lambda w, x: (jnp.tanh(x @ w) ** 2).sum() * (w * w).sum()  # noqa: E731
-    want = jax.grad(lambda w: jax.vmap(jax.grad(jf), in_axes=(None, 0))(w, xh).sum())(wh)
+    want = jax.jit(jax.grad(lambda w: jax.vmap(jax.grad(jf), in_axes=(None, 0))(
+        w, xh).sum()))(wh)  # jitted: one compilation, not one per operation
     with xad.use_backend("numpy"):
         xs = xad.tensor(xh)
         got = xad.grad(lambda w: xad.vmap(xad.grad(_pair_loss), in_axes=(None, 0))(
@@ -180,26 +213,34 @@ INDEXING = {  # per-example x: 3x5 (a batch of 4), i: a per-example index vector
 @pytest.mark.parametrize("name", list(INDEXING))
 def test_advanced_indexing(name, xb):
     f = INDEXING[name]
-    x, i = xad.tensor(X), xad.tensor(np.array([[0, 2], [1, 1], [2, 0], [0, 0]]))
-    want = np.stack([f(x[b], i[b]).numpy() for b in range(4)])
-    np.testing.assert_allclose(xad.vmap(f)(x, i).numpy(), want, rtol=1e-14, err_msg=name)
-    g = xad.vmap(xad.grad(lambda a, j: (f(a, j) ** 2).sum()))(x, i)
     loss = lambda a, j: (f(a, j) ** 2).sum()  # noqa: E731
-    want = np.stack([xad.grad(loss)(x[b], i[b]).numpy() for b in range(4)])
-    np.testing.assert_allclose(g.numpy(), want, rtol=1e-12, err_msg=name)
+    idx = np.array([[0, 2], [1, 1], [2, 0], [0, 0]])
+
+    def loop():
+        x, i = xad.tensor(X), xad.tensor(idx)
+        return (np.stack([f(x[b], i[b]).numpy() for b in range(4)]),
+                np.stack([xad.grad(loss)(x[b], i[b]).numpy() for b in range(4)]))
+    want, want_g = _on_numpy(loop)
+    x, i = xad.tensor(X), xad.tensor(idx)
+    np.testing.assert_allclose(xad.vmap(f)(x, i).numpy(), want, rtol=1e-14, err_msg=name)
+    g = xad.vmap(xad.grad(loss))(x, i)
+    np.testing.assert_allclose(g.numpy(), want_g, rtol=1e-12, err_msg=name)
 
 
 def test_attention(xb):
-    q = xad.tensor(rng.standard_normal((4, 2, 3, 5)))
-    k = xad.tensor(rng.standard_normal((2, 6, 5)))
+    hq, hk = rng.standard_normal((4, 2, 3, 5)), rng.standard_normal((2, 6, 5))
     f = lambda a, b: F.scaled_dot_product_attention(a, b, b * 0.5)  # noqa: E731
-    got = xad.vmap(f, in_axes=(0, None))(q, k)
-    want = np.stack([f(q[b], k).numpy() for b in range(4)])
-    np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
-    g = xad.vmap(xad.grad(lambda a, b: f(a, b).sum() ** 2, argnums=1), in_axes=(0, None))(q, k)
     loss = lambda a, b: f(a, b).sum() ** 2  # noqa: E731
-    want = np.stack([xad.grad(loss, argnums=1)(q[i], k).numpy() for i in range(4)])
-    np.testing.assert_allclose(g.numpy(), want, rtol=1e-10)
+
+    def loop():
+        q, k = xad.tensor(hq), xad.tensor(hk)
+        return (np.stack([f(q[b], k).numpy() for b in range(4)]),
+                np.stack([xad.grad(loss, argnums=1)(q[i], k).numpy() for i in range(4)]))
+    want, want_g = _on_numpy(loop)
+    q, k = xad.tensor(hq), xad.tensor(hk)
+    np.testing.assert_allclose(xad.vmap(f, in_axes=(0, None))(q, k).numpy(), want, rtol=1e-12)
+    g = xad.vmap(xad.grad(loss, argnums=1), in_axes=(0, None))(q, k)
+    np.testing.assert_allclose(g.numpy(), want_g, rtol=1e-10)
 
 
 def test_per_example_gradients_of_a_cnn(xb):
@@ -217,11 +258,7 @@ def test_per_example_gradients_of_a_cnn(xb):
         return F.cross_entropy(xad.nn.functional_call(model, p, (x[None],)), y[None])
 
     per = xad.vmap(xad.grad(loss), in_axes=(None, 0, 0))(params, xs, ys)
-    for i in range(3):
-        gi = xad.grad(loss)(params, xs[i], ys[i])
-        for k in params:
-            np.testing.assert_allclose(per[k].numpy()[i], gi[k].numpy(), rtol=1e-4,
-                                       atol=1e-5, err_msg=k)
+    _check_per_example(per, loss, params, xs, ys, rtol=1e-4, atol=1e-5)
 
 
 # ----- randomness ----------------------------------------------------------------------------
@@ -273,29 +310,40 @@ def test_randomness_different_matches_a_loop():
 
 
 # ----- every op-table case, batched, against a loop ----------------------------------------
-def _rule_cases():
-    from op_table import CASES
-    return CASES
+_ON_JAX = None if os.environ.get("XAD_JAX_ALL_CASES") else first_case_per_rule(
+    "batch", lambda r: r in (elementwise_batch, axes_batch))
+_LOOPS: dict = {}
 
 
-@pytest.mark.parametrize("case", _rule_cases(), ids=lambda c: c.name)
+def _case_fn(case):
+    def f(*a):
+        out = case.fn(XAD, *a)
+        return list(out) if isinstance(out, (tuple, list)) else [out]
+    return f
+
+
+def _loop(case, hosts):
+    """The case on each of the two examples, computed once, on NumPy."""
+    if case.name not in _LOOPS:
+        f = _case_fn(case)
+        _LOOPS[case.name] = _on_numpy(lambda: [[o.numpy() for o in f(*[
+            xad.tensor(h[i], dtype=xad.float64) for h in hosts])] for i in range(2)])
+    return _LOOPS[case.name]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_batch_rule(case, xb):
     """vmap over two examples of each op-table case equals the loop, or raises naming what
-    has no batching rule (never a wrong number)."""
-    from op_table import X, make_inputs
-    host = make_inputs(case)
-    batch = [xad.tensor(np.stack([a, a * 1.01 + 0.001]), dtype=xad.float64) for a in host]
-
-    def f(*a):
-        out = case.fn(X, *a)
-        return list(out) if isinstance(out, (tuple, list)) else [out]
-
+    has no batching rule (never a wrong number). On JAX each batching rule of its own
+    once (``first_case_per_rule``)."""
+    if xb.name == "jax" and _ON_JAX is not None and case.name not in _ON_JAX:
+        pytest.skip("JAX: one case per batching rule (XAD_JAX_ALL_CASES=1 runs all)")
+    hosts = [np.stack([a, a * 1.01 + 0.001]) for a in make_inputs(case)]
     try:
-        got = xad.vmap(f)(*batch)
+        got = xad.vmap(_case_fn(case))(*[xad.tensor(h, dtype=xad.float64) for h in hosts])
     except (MissingRuleError, NotImplementedError) as e:
         pytest.skip(f"not batched: {e}")
-    for i in range(2):
-        want = f(*[b[i] for b in batch])
+    for i, want in enumerate(_loop(case, hosts)):
         for g, w in zip(got, want):
-            np.testing.assert_allclose(g.numpy()[i], w.numpy(), rtol=1e-10, atol=1e-12,
+            np.testing.assert_allclose(g.numpy()[i], w, rtol=1e-10, atol=1e-12,
                                        err_msg=case.name)
