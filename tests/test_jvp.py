@@ -1,6 +1,7 @@
-"""Native forward mode: every primitive's JVP rule against finite differences and against its
-VJP rule (<J v, u> = <v, J^T u>), to second order, on every backend; the transforms built on
-it (jvp, linearize, jacfwd, hessian, hvp) against JAX."""
+"""Native forward mode: every primitive's JVP rule against finite differences on every backend
+(references computed once, on NumPy), against its VJP rule (<J v, u> = <v, J^T u>) and to
+second order (NumPy: the rules are backend-free code); the transforms built on it (jvp,
+linearize, jacfwd, hessian, hvp) against JAX."""
 
 from __future__ import annotations
 
