@@ -52,6 +52,9 @@ class JaxBackend(Backend):
 
     # ----- creation ----------------------------------------------------------------------
     def asarray(self, obj: Any, dtype: Any = None) -> Any:
+        if type(obj) is np.ndarray:  # a host array: one copy onto the device, where
+            # jnp.asarray would compile a conversion and a placement for every new shape
+            return jax.device_put(np.array(obj, dtype=dtype, copy=True), self.device)
         return jnp.asarray(obj, dtype=dtype, device=self.device)
 
     # ----- host copies -------------------------------------------------------------------

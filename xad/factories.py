@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import dtypes as _dt
 from .backend import Backend, get_backend
+from .context import context
 from .generator import Generator, drawing
 from .tensor import Tensor
 from .tracing import traced_draw
 
 __all__ = ["tensor", "zeros", "ones", "full", "arange", "linspace", "eye", "zeros_like",
-           "ones_like", "full_like", "randn", "rand", "randint", "randperm", "multinomial", "empty"]
+           "ones_like", "full_like", "randn", "rand", "randint", "randperm", "multinomial", "empty",
+           "batched_draw"]
 
 
 def _shape(shape: tuple) -> tuple[int, ...]:
@@ -234,6 +236,22 @@ def eye(n: int, m: int | None = None, dtype: Any = None, requires_grad: bool = F
     return _finish(data, b, requires_grad, True)
 
 
+def batched_draw(fname: str, shape: tuple, make: Callable[[tuple], Tensor]) -> Tensor:
+    """``make(shape)``, a new random tensor; inside ``xad.vmap`` its level decides, by its
+    ``randomness``: an error, one draw per example, or one draw for the whole batch."""
+    lvl = context.transform
+    return make(shape) if lvl is None else lvl.random(fname, shape, make)
+
+
+def _sampler(name: str, b: Backend, dtype: Any, requires_grad: bool,
+             generator: Generator | None) -> Callable[[tuple], Tensor]:
+    def make(shape: tuple) -> Tensor:
+        with drawing(generator, b):
+            data = getattr(b, name)(shape, _native(b, dtype))
+        return _finish(data, b, requires_grad)
+    return make
+
+
 @traced_draw
 def randn(*shape: Any, dtype: Any = None, requires_grad: bool = False,
           backend: Backend | None = None, generator: Generator | None = None) -> Tensor:
@@ -244,10 +262,8 @@ def randn(*shape: Any, dtype: Any = None, requires_grad: bool = False,
         >>> xad.manual_seed(0); xad.randn(2, 3).shape
         (2, 3)
     """
-    b = backend or get_backend()
-    with drawing(generator, b):
-        data = b.randn(_shape(shape), _native(b, dtype))
-    return _finish(data, b, requires_grad)
+    make = _sampler("randn", backend or get_backend(), dtype, requires_grad, generator)
+    return batched_draw("randn", _shape(shape), make)
 
 
 @traced_draw
@@ -260,10 +276,8 @@ def rand(*shape: Any, dtype: Any = None, requires_grad: bool = False,
         >>> bool((xad.rand(5) < 1).all())
         True
     """
-    b = backend or get_backend()
-    with drawing(generator, b):
-        data = b.rand(_shape(shape), _native(b, dtype))
-    return _finish(data, b, requires_grad)
+    make = _sampler("rand", backend or get_backend(), dtype, requires_grad, generator)
+    return batched_draw("rand", _shape(shape), make)
 
 
 @traced_draw
@@ -284,11 +298,15 @@ def randint(low: int, high: Any = None, size: Sequence[int] | None = None, *,
                             "randint(high, size)")
         low, high, size = 0, low, high
     b = backend or get_backend()
-    with drawing(generator, b):
-        u = b.rand(tuple(size), b.dtype(_dt.float64))
-    with b.on_device():
-        data = b.xp.astype(b.xp.floor(u * (high - low)) + low, _native(b, dtype or _dt.int64))
-    return Tensor._make(data, b)
+
+    def make(shape: tuple) -> Tensor:
+        with drawing(generator, b):
+            u = b.rand(shape, b.dtype(_dt.float64))
+        with b.on_device():
+            data = b.xp.astype(b.xp.floor(u * (high - low)) + low,
+                               _native(b, dtype or _dt.int64))
+        return Tensor._make(data, b)
+    return batched_draw("randint", tuple(size), make)
 
 
 @traced_draw

@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .context import context
+from .factories import batched_draw
 from .ops import clone, reshape
 from .tensor import Tensor
 
@@ -73,6 +74,19 @@ class JVPLevel:
         self.cut_ids[key] = weakref.ref(t, lambda _, k=key, d=self.cut_ids: d.pop(k, None))
         if self.parent is not None:
             self.parent.cut(t)
+
+    def random(self, fname: str, shape: tuple, make: Callable) -> Tensor:
+        """A random draw: a constant here (no tangent), drawn as the levels below say."""
+        context.transform = self.parent
+        try:
+            return batched_draw(fname, shape, make)
+        finally:
+            context.transform = self
+
+    def unbatched_draw(self) -> None:
+        """A random draw outside ``batched_draw``: the levels below decide."""
+        if self.parent is not None:
+            self.parent.unbatched_draw()
 
     def process(self, entry: Callable, op: Any, args: tuple, params: dict) -> Any:
         """Run ``op`` below this level and give its result the tangent from ``op.jvp``."""

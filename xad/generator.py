@@ -69,6 +69,8 @@ def drawing(generator: Generator | None, b: Backend) -> Iterator[Backend]:
     rec = context.recorder
     if rec is not None and not rec.paused:  # a draw xad.compile could not replay
         rec.unsupported("a random draw outside xad's random factories (rand, randn, ...)")
+    if context.transform is not None:  # not through factories.batched_draw: vmap decides
+        context.transform.unbatched_draw()
     if generator is None:
         yield b
         return

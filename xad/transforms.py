@@ -42,7 +42,7 @@ from typing import Any
 from . import autograd as _ag
 from .context import context
 from .factories import eye, zeros, zeros_like
-from .forward_mode import MissingRuleError, forward_pass
+from .forward_mode import forward_pass
 from .graph import record
 from .ops import reshape, stack
 from .tensor import Tensor
@@ -148,7 +148,8 @@ class _Inputs:
                                     f"(shape {t.shape}); only floating tensors can be "
                                     f"differentiated: convert with .astype(xad.float32)")
                 if level is not None:
-                    w = _per_example(fname, level, t)
+                    w, tied = _per_example(level, t)
+                    self.aliased = self.aliased or tied
                 elif record and t.requires_grad:
                     w = _alias_input(t)
                     self.aliased = True
@@ -184,20 +185,23 @@ def _batch_level() -> Any:
     return lvl if hasattr(lvl, "per_example") else None
 
 
-def _per_example(fname: str, level: Any, t: Tensor) -> Tensor:
-    """Inside ``vmap``: a leaf holding one copy of ``t`` per example (batched), so that its
-    gradient is per example and the reverse pass runs one level down, on whole arrays."""
-    if t.requires_grad and _ag.is_grad_enabled():
-        raise NotImplementedError(f"{fname} inside vmap of a tensor that already requires "
-                                  f"grad (a gradient through vmap) is not supported; take the "
-                                  f"outer gradient inside the mapped function instead")
+def _per_example(level: Any, t: Tensor) -> tuple[Tensor, bool]:
+    """Inside ``vmap``: an input holding one copy of ``t`` per example (batched), so that
+    its gradient is per example and the reverse pass runs one level down, on whole arrays;
+    and whether it is tied to ``t``'s graph (``t`` requires grad: a gradient through
+    ``vmap``, as ``grad`` of a ``vmap(grad(f))``), else a fresh leaf."""
     context.transform = level.parent
     try:
-        w = level.per_example(t)
+        full = level.per_example(t)
+        tied = t.requires_grad and _ag.is_grad_enabled()
+        if tied:
+            w = _alias_input(full)
+        else:
+            w = Tensor._make(full._array, t._backend)
+            w.requires_grad = True
     finally:
         context.transform = level
-    w.requires_grad = True
-    return level.mark(w)
+    return level.mark(w), tied
 
 
 def _split(specs: Sequence, counts: Sequence[int], flat: Sequence) -> list:
@@ -649,19 +653,8 @@ def hessian(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
         >>> import xad
         >>> xad.hessian(lambda x: (x ** 3).sum())(xad.tensor([1.0, 2.0])).tolist()
         [[6.0, 0.0], [0.0, 12.0]]
-
-    Where ``f`` reaches a primitive without a tangent rule (``cholesky``, ``eigh``, ...), the
-    same Hessian comes from reverse over reverse, ``jacrev(jacrev(f))``.
     """
-    fwd, rev = jacfwd(jacrev(f, argnums), argnums), jacrev(jacrev(f, argnums), argnums)
-
-    def hess(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fwd(*args, **kwargs)
-        except MissingRuleError:
-            return rev(*args, **kwargs)
-
-    return hess
+    return jacfwd(jacrev(f, argnums), argnums)
 
 
 def hvp(f: Callable, primals: Sequence | Tensor, tangents: Sequence | Tensor) -> Any:

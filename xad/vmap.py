@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .context import context
+from .factories import batched_draw
 from .forward_mode import MissingRuleError
 from .ops import broadcast_to, clone, moveaxis, reshape
 from .tensor import Size, Tensor
@@ -99,7 +100,7 @@ class BatchLevel:
     def process(self, entry: Callable, op: Any, args: tuple, params: dict) -> Any:
         """Run ``op`` one level down, through its batching rule when an input is batched."""
         flags = tuple(self.has(a) for a in args)
-        bp = frozenset(k for k, v in params.items() if self.has_array(v))
+        bp = self._batched_params(params)
         context.transform = self.parent
         try:
             if not any(flags) and not bp:
@@ -121,18 +122,64 @@ class BatchLevel:
             self.mark(out)
         return out
 
+    def _batched_params(self, params: dict) -> dict:
+        """The parameters holding arrays batched here: ``True``, or for a tuple (an index
+        key) a flag per entry."""
+        bp: dict = {}
+        for k, v in params.items():
+            if type(v) is tuple:
+                fl = tuple(self.has_array(e) for e in v)
+                if any(fl):
+                    bp[k] = fl
+            elif self.has_array(v):
+                bp[k] = True
+        return bp
+
+    def random(self, fname: str, shape: tuple, make: Callable) -> Tensor:
+        """A random draw of logical ``shape``: by ``randomness``, an error, one draw per
+        example (batched), or one draw shared by the batch."""
+        if self.randomness == "error":
+            raise RuntimeError(_random_error(fname))
+        context.transform = self.parent
+        try:
+            if self.randomness == "same":
+                return batched_draw(fname, shape, make)
+            t = batched_draw(fname, (self.size,) + tuple(shape), make)
+        finally:
+            context.transform = self
+        return self.mark(t)
+
+    def unbatched_draw(self) -> None:
+        """A draw that cannot be made per example (``randperm``, ``multinomial``, an
+        in-place ``uniform_``/``normal_``): allowed with ``randomness="same"`` only."""
+        if self.randomness == "error":
+            raise RuntimeError(_random_error("a random function"))
+        if self.randomness == "different":
+            raise NotImplementedError(
+                "vmap(randomness='different'): randperm, multinomial and the in-place "
+                "uniform_/normal_ have no per-example draw; use rand/randn/randint (or "
+                "dropout), randomness='same', or draw outside vmap")
+        if self.parent is not None:
+            self.parent.unbatched_draw()
+
     def cut(self, t: Tensor) -> None:
         """A ``detach``-ed tensor stays batched; the levels outside may cut its tangent."""
         if self.parent is not None:
             self.parent.cut(t)
 
     def per_example(self, t: Tensor) -> Tensor:
-        """``t`` as a batched tensor (the argument of a ``grad`` inside this level): its own
-        array, repeated over the batch when ``t`` is not batched. Called one level down."""
+        """``t`` with this level's batch axis (the argument of a ``grad`` inside this
+        level): itself, or repeated over the batch when ``t`` is not batched (a view,
+        recorded when ``t`` requires grad). Called one level down."""
         if self.has(t):
-            return Tensor._make(t._array, t._backend)
-        full = broadcast_to(t, (self.size,) + tuple(t.shape))  # a view: nothing copied
-        return Tensor._make(full._array, t._backend)
+            return t
+        return broadcast_to(t, (self.size,) + tuple(t.shape))  # a view: nothing copied
+
+
+def _random_error(fname: str) -> str:
+    return (f"vmap: {fname} draws random numbers inside vmap with randomness='error' (the "
+            f"default); pass randomness='different' (an independent draw per example) or "
+            f"'same' (one draw shared by the batch), or draw outside vmap and pass it in")
 
 
 def _axes(fname: str, axes: Any, n: int) -> tuple:
@@ -172,8 +219,10 @@ def vmap(f: Callable, in_axes: Any = 0, out_axes: int | None = 0,
     ``in_axes``: an int or ``None`` (not mapped) for every argument, or a tuple with one
     entry per positional argument (each applies to every tensor in that argument's
     list/tuple/dict). ``out_axes``: where the batch axis goes in every output. Compose with
-    ``grad`` (per-example gradients), ``jvp`` and ``vmap`` itself. Only ``randomness="error"``
-    is implemented: random functions are not batched (do not call them inside ``f``).
+    ``grad`` (per-example gradients), ``jvp`` and ``vmap`` itself. ``randomness``, as
+    ``torch.func.vmap``'s, says what a random function inside ``f`` (``rand``, ``randn``,
+    ``randint``, ``dropout``) does: ``"error"`` raises, ``"different"`` draws independently
+    for each example, ``"same"`` draws once for the whole batch.
 
     Example:
         >>> import xad
@@ -183,9 +232,6 @@ def vmap(f: Callable, in_axes: Any = 0, out_axes: int | None = 0,
     """
     if randomness not in _RANDOMNESS:
         raise ValueError(f"vmap: randomness must be one of {_RANDOMNESS}, got {randomness!r}")
-    if randomness != "error":
-        raise NotImplementedError(f"vmap: randomness={randomness!r} is not implemented; "
-                                  f"draw the random numbers outside vmap and pass them in")
 
     def wrapped(*args: Any) -> Any:
         axes = _axes("vmap", in_axes, len(args))

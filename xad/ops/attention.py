@@ -22,9 +22,9 @@ from ._apply import Op, apply
 from .fused import exp_scaled, scores_grad
 from .linalg import matmul
 from .reduce import Softmax, softmax, sum
+from .shape import broadcast_to, permute_dims, reshape, stack
 from .shape import matrix_transpose as _mT
-from .shape import permute_dims, reshape, stack
-from .tangent import linear_jvp
+from .tangent import linear_jvp, total
 
 __all__ = ["attention"]
 
@@ -70,6 +70,30 @@ class Attention(Op):
         if context.grad_enabled and any(t.requires_grad for t in (q, k, v, g)):
             return _grads(q, k, v, g, scale)  # create_graph: differentiable again
         return apply(AttentionGrad, q, k, v, g, node.output(1), scale=scale)
+
+    @staticmethod
+    def batch(args, batched, scale):
+        """The batch axis is one more leading axis (an unbatched input broadcast to it)."""
+        n = next(a.shape[0] for a, f in zip(args, batched) if f)
+        q, k, v = (a if f else broadcast_to(a, (n,) + tuple(a.shape))
+                   for a, f in zip(args, batched))
+        return apply(Attention, q, k, v, scale=scale), (True, True)
+
+    @staticmethod
+    def jvp(primals, tangents, out, scale):
+        """``dS = scale (dq k^T + q dk^T)``, ``dP = P * (dS - rowsum(P * dS))``,
+        ``d(out) = dP v + P dv``; the weights' tangent is ``dP``."""
+        (q, k, v), (dq, dk, dv), p = primals, tangents, out[1]
+        ds = None if dq is None else matmul(dq, _mT(k))
+        if dk is not None:
+            qdk = matmul(q, _mT(dk))
+            ds = qdk if ds is None else ds + qdk
+        dp = None
+        if ds is not None:
+            pds = p * ds
+            dp = (pds - p * sum(pds, axis=-1, keepdims=True)) * scale
+        return total(out[0], None if dp is None else matmul(dp, v),
+                     None if dv is None else matmul(p, dv)), dp
 
 
 class AttentionGrad(Op):

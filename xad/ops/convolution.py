@@ -23,6 +23,8 @@ from typing import Any
 
 from ..tensor import Tensor
 from ._apply import Op, unary
+from .manipulation import moveaxis
+from .shape import reshape
 from .tangent import linear_jvp
 
 __all__ = ["im2col", "col2im"]
@@ -83,6 +85,16 @@ class Im2col(Op):
     def jvp(primals, tangents, out, **params):
         return unary(Im2col, tangents[0], **{**params, "value": 0})  # affine: pads add nothing
 
+    @staticmethod
+    def batch(args, batched, **params):
+        """The vmap batch joins the image batch: ``(B, N, ...)`` as ``B*N`` images, the
+        windows' last axis split back and the batch axis moved first."""
+        x = args[0]
+        nb, n = x.shape[0], x.shape[1]
+        cols = unary(Im2col, reshape(x, (nb * n,) + tuple(x.shape[2:])), **params)
+        cols = reshape(cols, tuple(cols.shape[:5]) + (nb, n))
+        return moveaxis(cols, 5, 0), True
+
 
 class Col2im(Op):
     """``(C, kh, kw, Ho, Wo, N)`` -> ``(N, C, H, W)``: each tap's slice added back."""
@@ -120,6 +132,15 @@ class Col2im(Op):
         return im2col(g, p["kernel"], p["stride"], p["dilation"], p["pads"])
 
     jvp = classmethod(linear_jvp)
+
+    @staticmethod
+    def batch(args, batched, shape, **params):
+        """As :meth:`Im2col.batch`: the vmap batch joins the windows' image batch."""
+        cols = moveaxis(args[0], 0, 5)
+        nb = cols.shape[5]
+        cols = reshape(cols, tuple(cols.shape[:5]) + (nb * shape[0],))
+        out = unary(Col2im, cols, shape=(nb * shape[0],) + tuple(shape[1:]), **params)
+        return reshape(out, (nb,) + tuple(shape)), True
 
 
 def im2col(x: Tensor, kernel: Pair, stride: Pair = (1, 1), dilation: Pair = (1, 1),

@@ -52,6 +52,11 @@ def _sym(a: Tensor) -> Tensor:
     return (a + _mT(a)) * 0.5
 
 
+def _diagonal(a: Tensor) -> Tensor:
+    """The diagonals of a batch of square matrices."""
+    return (a * eye(a.shape[-1], dtype=a.dtype, backend=a._backend)).sum(axis=-1)
+
+
 def _gap_inverse(w: Tensor) -> Tensor:
     """``F[i, j] = 1 / (w[j] - w[i])`` off the diagonal, 0 on it (inf where values repeat)."""
     i = eye(w.shape[-1], dtype=w.dtype, backend=w._backend)
@@ -79,6 +84,15 @@ class Cholesky(Op):
         return _sym(s)
 
     batch = classmethod(elementwise_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out, upper):
+        """``dL = L phi(L^-1 dA L^-T)``, ``phi``: the lower triangle, its diagonal halved."""
+        low = _mT(out) if upper else out
+        x = solve(low, _mT(solve(low, _sym(tangents[0]))))
+        dl = matmul(low, tril(x) - 0.5 * x * eye(x.shape[-1], dtype=x.dtype,
+                                                  backend=x._backend))
+        return _mT(dl) if upper else dl
 
 
 def cholesky(x: Tensor, /, *, upper: bool = False) -> Tensor:
@@ -112,6 +126,13 @@ class Eigh(Op):
 
     batch = classmethod(elementwise_batch)
 
+    @staticmethod
+    def jvp(primals, tangents, out):
+        """``X = V^T dA V``: ``dw = diag(X)``, ``dV = V (F * X)``."""
+        w, v = out
+        x = matmul(matmul(_mT(v), _sym(tangents[0])), v)
+        return _diagonal(x), matmul(v, _gap_inverse(w) * x)
+
 
 def eigh(x: Tensor, /) -> EighResult:
     """Eigenvalues (ascending) and eigenvectors (columns) of a (batch of) symmetric
@@ -142,6 +163,11 @@ class Eigvalsh(Op):
 
     batch = classmethod(elementwise_batch)
 
+    @staticmethod
+    def jvp(primals, tangents, out):
+        v = eigh(primals[0]).eigenvectors
+        return (v * matmul(tangents[0], v)).sum(axis=-2)  # diag(V^T dA V)
+
 
 def eigvalsh(x: Tensor, /) -> Tensor:
     """The eigenvalues (ascending) of a (batch of) symmetric matrices; gradient
@@ -168,15 +194,44 @@ class Svd(Op):
     @staticmethod
     def backward(node, gu, gs, gvh):
         u, s, vh = node.output(0), node.output(1), node.output(2)
-        k = s.shape[-1]
-        if u.shape[-1] != k or vh.shape[-2] != k:  # full_matrices=True, non-square
-            raise NotImplementedError(
-                f"linalg.svd backward: no gradient with full_matrices=True for a non-square "
-                f"matrix (U {u.shape}, Vh {vh.shape}), as in JAX: the extra singular vectors "
-                f"are not unique. Use full_matrices=False.")
+        _full_check("backward", u, s, vh)
         return _svd_grad(u, s, vh, gu, gs, gvh)
 
     batch = classmethod(elementwise_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out, full_matrices):
+        u, s, vh = out
+        _full_check("tangent", u, s, vh)
+        return _svd_tangent(u, s, vh, tangents[0])
+
+
+def _full_check(what: str, u: Tensor, s: Tensor, vh: Tensor) -> None:
+    k = s.shape[-1]
+    if u.shape[-1] != k or vh.shape[-2] != k:  # full_matrices=True, non-square
+        raise NotImplementedError(
+            f"linalg.svd {what}: no derivative with full_matrices=True for a non-square "
+            f"matrix (U {u.shape}, Vh {vh.shape}), as in JAX: the extra singular vectors "
+            f"are not unique. Use full_matrices=False.")
+
+
+def _svd_tangent(u: Tensor, s: Tensor, vh: Tensor, da: Tensor) -> tuple:
+    """The reduced SVD's tangents ``(dU, dS, dVh)`` (JAX's ``svd_jvp_rule``, real case)."""
+    m, n, k = u.shape[-2], vh.shape[-1], s.shape[-1]
+    v = _mT(vh)
+    ds_full = matmul(matmul(_mT(u), da), v)
+    f = _gap_inverse(s * s)
+    rows, cols = expand_dims(s, axis=-1), expand_dims(s, axis=-2)
+    dss, sds = ds_full * cols, rows * ds_full
+    du = matmul(u, f * (dss + _mT(dss)))
+    dv = matmul(v, f * (sds + _mT(sds)))
+    if m > k:
+        dav = matmul(da, v)
+        du = du + (dav - matmul(u, matmul(_mT(u), dav))) / cols
+    if n > k:
+        dau = matmul(_mT(da), u)
+        dv = dv + (dau - matmul(v, matmul(vh, dau))) / cols
+    return du, _diagonal(ds_full), _mT(dv)
 
 
 def _svd_grad(u: Tensor, s: Tensor, vh: Tensor, gu: Tensor, gs: Tensor,
@@ -224,6 +279,11 @@ class Svdvals(Op):
 
     batch = classmethod(elementwise_batch)
 
+    @staticmethod
+    def jvp(primals, tangents, out):
+        u, _, vh = svd(primals[0], full_matrices=False)
+        return (u * matmul(tangents[0], _mT(vh))).sum(axis=-2)  # diag(U^T dA V)
+
 
 def svdvals(x: Tensor, /) -> Tensor:
     """The singular values (descending); gradient ``U diag(g) Vh``, finite at repeated
@@ -250,17 +310,35 @@ class Qr(Op):
     @staticmethod
     def backward(node, gq, gr):
         q, r = node.output(0), node.output(1)
-        m, n = q.shape[-2], r.shape[-1]
-        if m < n or q.shape[-1] != n:
-            raise NotImplementedError(
-                f"linalg.qr backward: gradients need a matrix with at least as many rows as "
-                f"columns and mode='reduced' (Q {q.shape}, R {r.shape}), as in JAX")
+        n = _qr_check("backward", q, r)
         mm = matmul(r, _mT(gr)) - matmul(_mT(gq), q)
         low = tril(mm, k=-1)
         sym = low + _mT(low) + mm * eye(n, dtype=mm.dtype, backend=mm._backend)
         return _mT(solve(r, _mT(gq + matmul(q, sym))))  # (gQ + Q sym) R^-T
 
     batch = classmethod(elementwise_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out, mode):
+        """JAX's ``qr_jvp_rule`` (real case): with ``C = Q^T dA R^-1`` and ``O`` the
+        skew-symmetric part of its strict lower triangle, ``dQ = Q (O - C) + dA R^-1``,
+        ``dR = (C - O) R``."""
+        q, r = out
+        _qr_check("tangent", q, r)
+        dx_rinv = _mT(solve(_mT(r), _mT(tangents[0])))
+        c = matmul(_mT(q), dx_rinv)
+        low = tril(c, k=-1)
+        o = low - _mT(low)
+        return matmul(q, o - c) + dx_rinv, matmul(c - o, r)
+
+
+def _qr_check(what: str, q: Tensor, r: Tensor) -> int:
+    m, n = q.shape[-2], r.shape[-1]
+    if m < n or q.shape[-1] != n:
+        raise NotImplementedError(
+            f"linalg.qr {what}: derivatives need a matrix with at least as many rows as "
+            f"columns and mode='reduced' (Q {q.shape}, R {r.shape}), as in JAX")
+    return n
 
 
 def qr(x: Tensor, /, *, mode: str = "reduced") -> QRResult:

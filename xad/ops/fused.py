@@ -223,6 +223,8 @@ class DropoutMask(_Fused):
         d = u.dtype
         return super().forward(b, u, b.scalar(p, d), b.scalar(1.0 / (1.0 - p), d))
 
+    batch = classmethod(elementwise_batch)
+
 
 class RangeEnds(Op):
     """``[-min(v), max(v)]`` of an integer tensor, ``v`` the tensor with ``ignore`` read

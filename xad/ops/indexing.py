@@ -7,10 +7,11 @@ import builtins
 import operator
 from typing import Any
 
+from .. import dtypes as _dt
 from ..tensor import Tensor
 from ._apply import Op, apply, unary
 from .batching import unbatched_error
-from .shape import reshape
+from .shape import broadcast_to, permute_dims, reshape
 from .tangent import linear_jvp
 
 __all__ = ["getitem"]
@@ -32,6 +33,9 @@ def _norm_key(x: Tensor, key: Any) -> tuple[tuple, bool]:
         if k is None or k is Ellipsis or isinstance(k, slice):
             out.append(k)
         elif isinstance(k, Tensor):
+            if k.dtype is _dt.bool_ and k.ndim != k._array.ndim:  # batched by xad.vmap
+                raise unbatched_error("getitem", "a bool mask that is batched (the "
+                                      "selection's size would differ by example)")
             if k._backend is not x._backend:
                 raise RuntimeError(f"indexing: the index is on {k._backend.label} but the "
                                    f"tensor (shape {x.shape}) is on {x._backend.label}; "
@@ -308,12 +312,66 @@ class GetItem(Op):
                      advanced=p["advanced"])
 
     @staticmethod
-    def batch(args, batched, key, advanced):
-        if advanced:
-            raise unbatched_error("getitem", "integer-array or mask indices")
-        return apply(GetItem, args[0], key=(slice(None),) + tuple(key), advanced=False), True
+    def batch(args, batched, key, advanced, batched_params=None):
+        if not advanced:
+            return apply(GetItem, args[0], key=(slice(None),) + tuple(key),
+                         advanced=False), True
+        flags = (batched_params or {}).get("key") or (False,) * len(key)
+        return _batched_gather(args[0], batched[0], key, flags), True
 
     jvp = classmethod(linear_jvp)
+
+
+def _batched_gather(x: Tensor, fx: bool, key: tuple, flags: tuple) -> Tensor:
+    """``x[key]`` for every example (``vmap``): the key's index arrays (a batched one with
+    the batch axis first) joined by an index of the batch axis broadcast against them, so
+    one gather serves the batch; where NumPy's rule would put the broadcast axes first but
+    the per-example key does not, they are moved back."""
+    b = x._backend
+    xp = b.xp
+    n = x.shape[0] if fx else next(k.shape[0] for k, f in zip(key, flags) if f)
+    if not fx:
+        x = broadcast_to(x, (n,) + tuple(x.shape))
+    parts, pflags = _expanded(b, key, flags, x.ndim - 1)
+    adv = [i for i, k in enumerate(parts) if isinstance(k, int) or _is_array(k)]
+    rank = builtins.max((k.ndim - f if _is_array(k) else 0) for k, f in zip(parts, pflags))
+    phys: list[Any] = [xp.reshape(xp.arange(n, dtype=xp.int64, device=b.device),
+                                  (n,) + (1,) * rank)]
+    for k, f in zip(parts, pflags):
+        if f and k.ndim - 1 < rank:  # unit axes after the batch axis: broadcast as logical
+            k = xp.reshape(k, (n,) + (1,) * (rank - k.ndim + 1) + tuple(k.shape[1:]))
+        phys.append(k)
+    y = apply(GetItem, x, key=tuple(phys), advanced=True)
+    at = builtins.sum(1 for k in parts[:adv[0]] if k is None or isinstance(k, slice))
+    if at and adv == list(range(adv[0], adv[-1] + 1)):  # NumPy put them first: move back
+        perm = [0, *range(1 + rank, 1 + rank + at), *range(1, 1 + rank),
+                *range(1 + rank + at, y.ndim)]
+        y = permute_dims(y, perm)
+    return y
+
+
+def _expanded(b: Any, key: tuple, flags: tuple, ndim: int) -> tuple[list, list]:
+    """The key without ``...`` (slices instead) and with bool masks as their index arrays."""
+    used = builtins.sum(0 if k is None or k is Ellipsis else
+                        (k.ndim if _is_array(k) and _is_bool(b, k) else 1) for k in key)
+    parts: list[Any] = []
+    pflags: list[bool] = []
+    for k, f in zip(key, flags):
+        if k is Ellipsis:
+            parts.extend([slice(None)] * (ndim - used))
+            pflags.extend([False] * (ndim - used))
+        elif _is_array(k) and _is_bool(b, k):
+            if f or k.ndim == 0:
+                raise unbatched_error("getitem", "a bool mask that is batched or 0-d (the "
+                                      "selection's size would differ by example)")
+            with b.on_device():
+                idx = b.xp.nonzero(k)
+            parts.extend(idx)
+            pflags.extend([False] * len(idx))
+        else:
+            parts.append(k)
+            pflags.append(f)
+    return parts, pflags
 
 
 class IndexAddInto(Op):

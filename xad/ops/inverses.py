@@ -225,6 +225,15 @@ class Pinv(Op):
 
     batch = classmethod(elementwise_batch)
 
+    @staticmethod
+    def jvp(primals, tangents, out, rtol):
+        """JAX's ``pinv_jvp``: ``-P dA P + (I - P A) dA^T P^T P + P P^T dA^T (I - A P)``."""
+        a, p, dat = primals[0], out, _mT(tangents[0])
+        s = matmul(matmul(p, _mT(p)), dat)
+        t = matmul(matmul(dat, _mT(p)), p)
+        return (-matmul(matmul(p, tangents[0]), p) + s - matmul(matmul(s, a), p) + t
+                - matmul(matmul(p, a), t))
+
 
 def _rtol(rtol: Any) -> Any:
     """``rtol`` for the backend: a number, or a tensor's array (a constant: no gradient)."""

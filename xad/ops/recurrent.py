@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..context import context
+from ..factories import full
 from ..tensor import Tensor
 from ._apply import Op, apply
 from .elementwise import Sigmoid, astype, relu, sigmoid, tanh
@@ -116,6 +117,110 @@ class _Tensors:
     @staticmethod
     def zeros_like(a: Tensor) -> Tensor:
         return a.detach() * 0.0
+
+
+class _Dual:
+    """A primal tensor and its tangent (``None``: zero), for the loop run in forward mode
+    (:class:`Recurrent`'s tangent rule): the operators :func:`_cell` uses."""
+
+    __slots__ = ("p", "t")
+
+    def __init__(self, p: Tensor, t: Tensor | None) -> None:
+        self.p, self.t = p, t
+
+    @property
+    def shape(self) -> tuple:
+        return self.p.shape
+
+    def __getitem__(self, key: Any) -> _Dual:
+        return _Dual(self.p[key], None if self.t is None else self.t[key])
+
+    def __add__(self, o: Any) -> _Dual:
+        p, t = _parts(o)
+        return _Dual(self.p + p, _plus(self.t, t))
+
+    __radd__ = __add__
+
+    def __sub__(self, o: Any) -> _Dual:
+        p, t = _parts(o)
+        return _Dual(self.p - p, _plus(self.t, None if t is None else -t))
+
+    def __mul__(self, o: Any) -> _Dual:
+        p, t = _parts(o)
+        return _Dual(self.p * p, _plus(None if self.t is None else self.t * p,
+                                       None if t is None else self.p * t))
+
+    __rmul__ = __mul__
+
+
+def _parts(o: Any) -> tuple:
+    return (o.p, o.t) if isinstance(o, _Dual) else (o, None)
+
+
+def _plus(a: Tensor | None, b: Tensor | None) -> Tensor | None:
+    return b if a is None else a if b is None else a + b
+
+
+def _scaled(a: _Dual, y: Tensor, dy: Any) -> _Dual:
+    """``f(a)`` with value ``y`` and derivative ``dy``."""
+    return _Dual(y, None if a.t is None else a.t * dy)
+
+
+class _Duals:
+    """The loop's vocabulary on :class:`_Dual` values, in xad operations (one level below
+    the transform, so that an outer one differentiates the tangents again)."""
+
+    @staticmethod
+    def mm(a: _Dual, b: _Dual) -> _Dual:
+        return _Dual(matmul(a.p, b.p), _plus(None if a.t is None else matmul(a.t, b.p),
+                                             None if b.t is None else matmul(a.p, b.t)))
+
+    @staticmethod
+    def mT(a: _Dual) -> _Dual:
+        return _Dual(matrix_transpose(a.p), None if a.t is None else matrix_transpose(a.t))
+
+    @staticmethod
+    def sigmoid(a: _Dual) -> _Dual:
+        y = sigmoid(a.p)
+        return _scaled(a, y, y * (1 - y))
+
+    @staticmethod
+    def tanh(a: _Dual) -> _Dual:
+        y = tanh(a.p)
+        return _scaled(a, y, 1 - y * y)
+
+    @staticmethod
+    def relu(a: _Dual) -> _Dual:
+        return _scaled(a, relu(a.p), astype(a.p.detach() > 0, a.p.dtype))
+
+    @staticmethod
+    def concat(xs: list, axis: int = -1) -> _Dual:
+        return _joined(xs, lambda ys: concat(ys, axis=axis))
+
+    @staticmethod
+    def stack(xs: list) -> _Dual:
+        return _joined(xs, lambda ys: stack(ys, axis=0))
+
+    @staticmethod
+    def unstack(a: _Dual | None) -> Any:
+        if a is None:
+            return None
+        ts = unstack(a.t, axis=0) if a.t is not None else [None] * a.shape[0]
+        return [_Dual(p, t) for p, t in zip(unstack(a.p, axis=0), ts)]
+
+    @staticmethod
+    def gate_scale(n_c: int, like: _Dual) -> Tensor:
+        kw = {"dtype": like.p.dtype, "backend": like.p._backend}
+        return concat([full((2 * n_c,), 0.5, **kw), full((n_c,), 1.0, **kw),
+                       full((n_c,), 0.5, **kw)])
+
+
+def _joined(xs: list, join: Any) -> _Dual:
+    """``join`` of the primals and of the tangents (zeros for a missing one)."""
+    ts = None
+    if any(x.t is not None for x in xs):
+        ts = join([x.t if x.t is not None else x.p.detach() * 0.0 for x in xs])
+    return _Dual(join([x.p for x in xs]), ts)
 
 
 # ----- forward --------------------------------------------------------------------------
@@ -321,6 +426,13 @@ class Recurrent(Op):
         for i, r in zip(present, res):
             full[i] = r if node.needs_grad(i) else None
         return tuple(full)
+
+    @staticmethod
+    def jvp(primals, tangents, out, mode, reverse):
+        """The loop run again on dual numbers: every output's tangent."""
+        ins = [None if p is None else _Dual(p, t) for p, t in zip(primals, tangents)]
+        res = _run(_Duals, mode, *ins, reverse)
+        return tuple(r.t for r in res) if type(res) is tuple else res.t
 
 
 class RecurrentGrad(Op):

@@ -56,7 +56,7 @@ def _report_range(worst: Tensor, site: tuple) -> None:
 def _range_error(site: tuple, worst: Any) -> IndexError | None:
     """The error of :func:`_check_in_range` for the host values ``[-min, max]``, if any."""
     where, what, bound, n, ignore = site
-    lo, hi = -int(worst[0]), int(worst[1])
+    lo, hi = -int(worst[..., 0].max()), int(worst[..., 1].max())  # (..., 2): vmap's batch
     if 0 <= lo and hi < n:
         return None
     return IndexError(f"{where}: {what} {hi if hi >= n else lo} is out of bounds for {bound} "
