@@ -39,7 +39,7 @@ _AS_METHOD = ("sum", "mean", "var", "std", "max", "min", "prod", "argmax", "argm
               "cumsum", "softmax", "log_softmax", "logsumexp", "reshape", "flatten",
               "squeeze", "unsqueeze", "permute", "transpose", "t", "gather", "scatter_add",
               "index_select", "masked_fill", "clamp", "numel", "any", "all", "repeat",
-              "split", "sort", "argsort", "nonzero", "equal", "clip", "atan2", "norm")
+              "split", "sort", "argsort", "nonzero", "equal", "clip", "atan2", "norm", "mm")
 _DTYPES = {"float": dtypes.float32, "float32": dtypes.float32, "double": dtypes.float64,
            "float64": dtypes.float64, "half": dtypes.float16, "float16": dtypes.float16,
            "long": dtypes.int64, "int64": dtypes.int64, "int": dtypes.int32,

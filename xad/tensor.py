@@ -1262,6 +1262,20 @@ class Tensor:
         """See :func:`xad.matmul`."""
         return _ops.matmul(self, o)
 
+    def mm(self, o: Tensor) -> Tensor:
+        """``x.mm(y)``: the product of two 2-D matrices, PyTorch's (no broadcasting).
+
+        Example:
+            >>> import xad
+            >>> xad.ones(2, 3).mm(xad.ones(3, 1)).tolist()
+            [[3.0], [3.0]]
+        """
+        if self.ndim != 2 or getattr(o, "ndim", None) != 2:
+            raise ValueError(f"mm: both operands must be 2-D matrices, got shapes "
+                             f"{tuple(self.shape)} and {tuple(getattr(o, 'shape', ()))}; "
+                             f"use matmul (@) for batches or vectors")
+        return _ops.matmul(self, o)
+
     def gather(self, dim: int, index: Tensor) -> Tensor:
         """See :func:`xad.gather`."""
         return _ops.gather(self, dim, index)
