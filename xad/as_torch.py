@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import builtins
 import functools
+import os
 import runpy
 import sys
 import types
@@ -239,6 +240,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     a = p.parse_args(argv)
     install(a.backend)
     sys.argv = [a.script, *a.args]
+    # as `python script.py`: the script's folder (not the working directory) comes first
+    sys.path[0] = os.path.dirname(os.path.abspath(a.script))
     runpy.run_path(a.script, run_name="__main__")
 
 
