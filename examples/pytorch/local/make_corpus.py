@@ -1,7 +1,7 @@
 """Write the small local text that stands in for Wikitext-2 (word_language_model/data/tiny).
 
 Sentences from a small grammar (seeded, so the files are the same every time): enough
-structure for an LSTM to learn in a few hundred steps, a vocabulary of about 60 words.
+structure for an LSTM to learn in a few hundred steps, a vocabulary of 47 words.
 Run: python examples/pytorch/local/make_corpus.py [OUT_DIR]
 """
 

@@ -76,7 +76,7 @@ def programs(long: bool = False) -> list[Program]:
                 data=[[py, str(HERE / "make_mnist.py"), "../data", *mnist_n]]),
         Program("regression", "regression/main.py", []),
         Program("time_sequence_prediction", "time_sequence_prediction/train.py",
-                ["--steps", "5" if long else "1"],
+                ["--steps", "3" if long else "1"],
                 prepare=[[str(EXAMPLES / "time_sequence_prediction" /
                               "generate_sine_wave.py")] if long else
                          [str(HERE / "small_sine_wave.py")]]),
