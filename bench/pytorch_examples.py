@@ -30,7 +30,7 @@ def main(names: list[str]) -> None:
                 continue
             (out_t, s_t), (out_x, s_x) = (programs.run(prog, use_xad, Path(tmp) / prog.name[:4])
                                           for use_xad in (False, True))
-            args = " ".join(a for a in prog.args if "/" not in a)
+            args = " ".join(Path(a).name if "/" in a else a for a in prog.args)
             print(f"| {prog.name} | `{args}` | {_fmt(programs.metrics(prog.name, out_t))} | "
                   f"{_fmt(programs.metrics(prog.name, out_x))} | {s_t:.1f} s | {s_x:.1f} s |",
                   flush=True)
