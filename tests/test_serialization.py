@@ -7,6 +7,8 @@ import math
 import os
 import pickle
 import struct
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -94,6 +96,32 @@ def test_raw_arrays_and_numpy_scalars(tmp_path):
     xad.save({"raw": np.arange(3.0), "f": np.float32(1.5), "i": np.int64(4)}, tmp_path / "r")
     d = xad.load(tmp_path / "r", backend="numpy")
     assert d["raw"].tolist() == [0.0, 1.0, 2.0] and d["f"] == 1.5 and d["i"] == 4
+
+
+def test_raw_array_saved_before_any_tensor(tmp_path):
+    """A NumPy array is the current backend's even before its first tensor (a fresh process
+    whose first xad call is save, as `torch.save(np_array, f)` under as_torch)."""
+    code = ("import numpy as np, sys, xad; xad.save(np.arange(3.0), sys.argv[1]); "
+            "print(xad.load(sys.argv[1]).tolist())")
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "a")], check=True,
+                         capture_output=True, text=True).stdout
+    assert out.strip() == "[0.0, 1.0, 2.0]"
+
+
+def test_open_files(tmp_path):
+    """save and load take open binary files (`torch.save(obj, open(p, 'wb'))`)."""
+    import io
+
+    from xad.utils.torch_checkpoint import torch_load
+    buf = io.BytesIO(b"xx")
+    buf.seek(2)
+    xad.save({"w": xad.arange(3)}, buf)
+    buf.seek(2)
+    assert xad.load(buf)["w"].tolist() == [0, 1, 2]
+    with open(tmp_path / "f.pt", "wb") as f:
+        xad.save([xad.ones(2)], f)
+    with open(tmp_path / "f.pt", "rb") as f:
+        assert torch_load(f)[0].tolist() == [1.0, 1.0]
 
 
 def test_unsupported_objects(tmp_path):

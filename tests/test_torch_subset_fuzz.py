@@ -169,6 +169,16 @@ def _shape_cases() -> dict:
         "tile": lambda m, g: m.tile(g.f(), (2, 1)),
         "round(x, decimals=1)": lambda m, g: m.round(g.f(dtype="float64"), decimals=1),
         "x.repeat": lambda m, g: g.f().repeat(2, 3),
+        "narrow(x, 1, 1, 2)": lambda m, g: m.narrow(g.f((3, 4)), 1, 1, 2),
+        "x.narrow(0, -2, 2)": lambda m, g: g.f((3, 4)).narrow(0, -2, 2),
+        "mm(a, b)": lambda m, g: m.mm(g.f((2, 3)), g.f((3, 4))),
+        "x.mm(b)": lambda m, g: g.f((2, 3)).mm(g.f((3, 2))),
+        "x.type(float64)": lambda m, g: g.f().type(m.float64),
+        "x.new_zeros(2, 3)": lambda m, g: g.f().new_zeros(2, 3),
+        "x.new_ones((2,), dtype=int64)": lambda m, g: g.f().new_ones((2,), dtype=m.int64),
+        "x.new_full((2,), 3)": lambda m, g: g.f(dtype="float64").new_full((2,), 3),
+        "x.new_tensor([1, 2])": lambda m, g: g.f().new_tensor([1, 2]),
+        "x.new_empty(2, 3).shape": lambda m, g: m.tensor(list(g.f().new_empty(2, 3).shape)),
         "tril(x, 1)": lambda m, g: m.tril(g.f((3, 4)), 1),
         "triu(x, -1)": lambda m, g: m.triu(g.f((3, 4)), -1),
         "diff(x)": lambda m, g: m.diff(g.f((3, 4))),
@@ -506,7 +516,9 @@ AUDITED_ELSEWHERE = ("Generator Tensor amp autograd bfloat16 bool cuda compile c
                      # tensor attributes and autograd methods (tests/test_torch_subset.py,
                      # tests/test_autograd*.py): no argument forms to fuzz
                      "backward data device dtype grad grad_fn is_leaf register_hook "
-                     "retain_grad requires_grad normal_ uniform_ numpy").split()
+                     "retain_grad requires_grad normal_ uniform_ numpy "
+                     # modules that PyTorch's examples import (tests/test_pytorch_examples.py)
+                     "accelerator onnx serialization").split()
 
 
 @pytest.mark.filterwarnings("ignore")

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import builtins
 import functools
+import os
 import runpy
 import sys
 import types
@@ -26,11 +27,11 @@ from typing import Any
 from . import autograd, data, dtypes, nn, optim
 from . import ops as _ops
 from . import torch_functions as _tf
+from . import torch_objects as _objects
 from .backend import set_backend
 from .nn import functional, init
 from .ops import torch_conventions as _conventions
 from .optim import lr_scheduler
-from .utils.torch_checkpoint import torch_load
 
 __all__ = ["install", "uninstall", "namespace", "main"]
 
@@ -39,7 +40,8 @@ _AS_METHOD = ("sum", "mean", "var", "std", "max", "min", "prod", "argmax", "argm
               "cumsum", "softmax", "log_softmax", "logsumexp", "reshape", "flatten",
               "squeeze", "unsqueeze", "permute", "transpose", "t", "gather", "scatter_add",
               "index_select", "masked_fill", "clamp", "numel", "any", "all", "repeat",
-              "split", "sort", "argsort", "nonzero", "equal", "clip", "atan2", "norm")
+              "split", "sort", "argsort", "nonzero", "equal", "clip", "atan2", "norm", "mm",
+              "narrow")
 _DTYPES = {"float": dtypes.float32, "float32": dtypes.float32, "double": dtypes.float64,
            "float64": dtypes.float64, "half": dtypes.float16, "float16": dtypes.float16,
            "long": dtypes.int64, "int64": dtypes.int64, "int": dtypes.int32,
@@ -51,6 +53,9 @@ _FACTORIES = ("tensor", "zeros", "ones", "full", "empty", "arange", "linspace", 
               "rand", "randn", "randint", "randperm", "zeros_like", "ones_like", "full_like")
 # packages that use the real torch themselves (a torch backend): their imports are left alone
 _LIBRARIES = {"torch", "functorch", "torchgen", "array_api_compat", "xad", "xad_backends"}
+_NN_MODULES = ("activation", "batchnorm", "container", "conv", "dropout", "flatten", "linear",
+               "loss", "module", "normalization", "pooling", "rnn", "sparse", "transformer")
+_SAFE_GLOBALS = ("safe_globals", "add_safe_globals", "get_safe_globals", "clear_safe_globals")
 _saved: dict[str, Any] = {}
 _active: dict[str, types.ModuleType] = {}
 _real_import = builtins.__import__
@@ -77,6 +82,11 @@ def _factory(name: str) -> Any:
     f.__name__ = name
     f.__doc__ = xf.__doc__
     return f
+
+
+def _onnx_export(*args: Any, **kwargs: Any) -> None:
+    raise NotImplementedError("torch.onnx.export: xad does not export ONNX graphs; save "
+                              "model.state_dict() and export from PyTorch")
 
 
 def _cat(tensors: Sequence[Any], dim: int = 0, *, axis: int | None = None) -> Any:
@@ -133,8 +143,20 @@ def namespace() -> dict[str, types.ModuleType]:
             "torch.distributions": _module("torch.distributions", xad.distributions)}
     mods["torch.nn.utils.rnn"] = _module("torch.nn.utils.rnn", nn.rnn_utils)
     mods["torch.nn.utils"] = _module("torch.nn.utils", nn.utils, rnn=mods["torch.nn.utils.rnn"])
+    # torch.nn.modules.rnn.LSTM and the like (safe_globals lists name them): xad's nn
+    subs = {s: _module(f"torch.nn.modules.{s}", nn) for s in _NN_MODULES}
+    mods.update({f"torch.nn.modules.{s}": m for s, m in subs.items()})
+    mods["torch.nn.modules"] = _module("torch.nn.modules", nn, **subs)
     mods["torch.nn"] = _module("torch.nn", nn, functional=mods["torch.nn.functional"],
-                               init=mods["torch.nn.init"], utils=mods["torch.nn.utils"])
+                               init=mods["torch.nn.init"], utils=mods["torch.nn.utils"],
+                               modules=mods["torch.nn.modules"])
+    mods["torch.serialization"] = _module("torch.serialization", save=_objects.torch_save,
+                                          load=_objects.torch_load_objects, **{
+                                              n: getattr(_objects, n) for n in _SAFE_GLOBALS})
+    mods["torch.onnx"] = _module("torch.onnx", export=_onnx_export)
+    mods["torch.accelerator"] = _module(
+        "torch.accelerator", is_available=_tf.cuda_usable,
+        current_accelerator=lambda: "cuda" if _tf.cuda_usable() else None)
     # torch.linalg's norms give 0, not NaN, as gradient at 0 (PyTorch's convention)
     mods["torch.linalg"] = _module("torch.linalg", xad.linalg,
                                    vector_norm=_conventions.vector_norm)
@@ -145,7 +167,8 @@ def namespace() -> dict[str, types.ModuleType]:
                     enable_grad=xad.enable_grad, set_grad_enabled=xad.set_grad_enabled,
                     is_grad_enabled=xad.is_grad_enabled, multinomial=xad.multinomial,
                     cat=_cat, concat=_cat, stack=_stack, from_numpy=xad.tensor,
-                    is_tensor=lambda x: isinstance(x, xad.Tensor), load=torch_load, **_DTYPES,
+                    is_tensor=lambda x: isinstance(x, xad.Tensor), load=_objects.torch_load_objects,
+                    save=_objects.torch_save, **_DTYPES,
                     **fns)
     for full, m in mods.items():
         if full.count(".") == 1:
@@ -217,6 +240,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     a = p.parse_args(argv)
     install(a.backend)
     sys.argv = [a.script, *a.args]
+    # as `python script.py`: the script's folder (not the working directory) comes first
+    sys.path[0] = os.path.dirname(os.path.abspath(a.script))
     runpy.run_path(a.script, run_name="__main__")
 
 

@@ -53,6 +53,16 @@ class Size(int):
         return self._shape if dim is None else self._shape[dim]
 
 
+_TENSOR_TYPES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+                 "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
+                 "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
+
+
+def _size_arg(size: tuple[Any, ...]) -> Any:
+    """``f(2, 3)`` or ``f((2, 3))``: the shape either way."""
+    return size[0] if len(size) == 1 and not isinstance(size[0], int) else size
+
+
 class Tensor:
     """An array on some backend that can record the operations applied to it.
 
@@ -1264,6 +1274,20 @@ class Tensor:
         """See :func:`xad.matmul`."""
         return _ops.matmul(self, o)
 
+    def mm(self, o: Tensor) -> Tensor:
+        """``x.mm(y)``: the product of two 2-D matrices, PyTorch's (no broadcasting).
+
+        Example:
+            >>> import xad
+            >>> xad.ones(2, 3).mm(xad.ones(3, 1)).tolist()
+            [[3.0], [3.0]]
+        """
+        if self.ndim != 2 or getattr(o, "ndim", None) != 2:
+            raise ValueError(f"mm: both operands must be 2-D matrices, got shapes "
+                             f"{tuple(self.shape)} and {tuple(getattr(o, 'shape', ()))}; "
+                             f"use matmul (@) for batches or vectors")
+        return _ops.matmul(self, o)
+
     def gather(self, dim: int, index: Tensor) -> Tensor:
         """See :func:`xad.gather`."""
         return _ops.gather(self, dim, index)
@@ -1429,6 +1453,70 @@ class Tensor:
     def type_as(self, other: Tensor) -> Tensor:
         """Cast to ``other``'s dtype."""
         return _ops.astype(self, other.dtype)
+
+    def new_full(self, size: Any, fill_value: Any, *, dtype: Any = None,
+                 requires_grad: bool = False, **unused: Any) -> Tensor:
+        """PyTorch's ``x.new_full(size, value)``: a new tensor with ``x``'s dtype and backend
+        unless ``dtype`` is given (``device``, ``layout`` and ``pin_memory`` are ignored).
+
+        Example:
+            >>> import xad
+            >>> w = xad.ones(2, dtype=xad.float64)
+            >>> z = w.new_zeros(1, 3); z.shape, z.dtype, w.new_full((2,), 7).tolist()
+            ((1, 3), xad.float64, [7.0, 7.0])
+        """
+        xad = self.__array_namespace__()
+        shape = (size,) if isinstance(size, int) else tuple(size)
+        return xad.full(shape, fill_value, dtype=dtype or self.dtype,
+                        requires_grad=requires_grad, backend=self._backend)
+
+    def new_zeros(self, *size: Any, **kwargs: Any) -> Tensor:
+        """PyTorch's ``x.new_zeros(*size)``: see :meth:`new_full`."""
+        return self.new_full(_size_arg(size), 0, **kwargs)
+
+    def new_ones(self, *size: Any, **kwargs: Any) -> Tensor:
+        """PyTorch's ``x.new_ones(*size)``: see :meth:`new_full`."""
+        return self.new_full(_size_arg(size), 1, **kwargs)
+
+    new_empty = new_zeros
+
+    def new_tensor(self, data: Any, *, dtype: Any = None, requires_grad: bool = False,
+                   **unused: Any) -> Tensor:
+        """PyTorch's ``x.new_tensor(data)``: a copy of ``data`` with ``x``'s dtype and backend
+        unless ``dtype`` is given."""
+        xad = self.__array_namespace__()
+        return xad.tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad,
+                          backend=self._backend)
+
+    def narrow(self, dim: int, start: int, length: int) -> Tensor:
+        """PyTorch's ``x.narrow(dim, start, length)``: elements ``start:start+length`` along
+        ``dim``, a view (it shares storage, as a basic slice does).
+
+        Example:
+            >>> import xad
+            >>> xad.arange(6).narrow(0, 1, 3).tolist()
+            [1, 2, 3]
+        """
+        d = dim + self.ndim if dim < 0 else dim
+        n = self.shape[d] if 0 <= d < self.ndim else -1
+        start = start + n if start < 0 else start
+        if n < 0 or not (0 <= start and length >= 0 and start + length <= n):
+            raise IndexError(f"narrow(dim={dim}, start={start}, length={length}): out of range "
+                             f"for a tensor of shape {tuple(self.shape)}")
+        return self[(slice(None),) * d + (slice(start, start + length),)]
+
+    def type(self, dtype: Any = None) -> Any:
+        """PyTorch's ``x.type(dtype)``: a cast (no copy when the dtype is already that);
+        ``x.type()`` names the tensor type as PyTorch does (``'torch.FloatTensor'``).
+
+        Example:
+            >>> import xad
+            >>> x = xad.tensor([1, 2]); x.type(), x.type(xad.float64).dtype
+            ('torch.LongTensor', xad.float64)
+        """
+        if dtype is None:
+            return f"torch.{_TENSOR_TYPES.get(self.dtype.name, self.dtype.name)}"
+        return self if dtype == self.dtype else _ops.astype(self, dtype)
 
     def numel(self) -> int:
         """The number of elements (the standard's ``size`` attribute)."""

@@ -22,6 +22,8 @@ is a :class:`CheckpointError` naming the entry. Version 1 files (no checksums) s
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import math
 import os
@@ -29,7 +31,7 @@ import secrets
 import struct
 import sys
 import zlib
-from typing import Any
+from typing import Any, BinaryIO
 
 from .. import backend as _backend
 from .. import dtypes as _dt
@@ -52,12 +54,14 @@ class CheckpointError(ValueError):
 
 
 # ----- save ---------------------------------------------------------------------------------
-def save(obj: Any, path: str | os.PathLike[str]) -> None:
+def save(obj: Any, path: str | os.PathLike[str] | BinaryIO) -> None:
     """Write ``obj`` to exactly ``path``, atomically (a crash never leaves half a file).
 
     ``obj`` may nest dicts (str or int keys), lists, tuples, tensors (also raw backend
     arrays), Python numbers, strings, bools and ``None``: a tensor, a module's or an
     optimiser's state dict, or a dict of those. Tensors are copied to the host explicitly.
+    ``path`` may also be a binary file open for writing (``torch.save(obj, f)``): the
+    checkpoint is written at its position, not atomically.
 
     Example:
         >>> import os, tempfile, xad
@@ -66,6 +70,31 @@ def save(obj: Any, path: str | os.PathLike[str]) -> None:
         >>> xad.load(path)["step"]
         3
     """
+    header, datas = _serialize(obj)
+    if hasattr(path, "write"):
+        _write(path, header, datas)
+        return
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    tmp, fd = _new_temp(path)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            _write(f, header, datas)
+            f.flush()
+            os.fsync(f.fileno())
+        _keep_mode(path, tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    _fsync_dir(directory)
+
+
+def _serialize(obj: Any) -> tuple[bytes, list[bytes]]:
+    """The padded header and each tensor's bytes."""
     tensors: list[Tensor] = []
     encoded = _encode(obj, tensors, "obj", 0)
     entries = []  # (tensor, offset, nbytes)
@@ -80,29 +109,16 @@ def save(obj: Any, path: str | os.PathLike[str]) -> None:
     fields = {"format": "xad", "version": VERSION, "data_bytes": offset, "object": encoded}
     header = _compact({"crc32": zlib.crc32(_compact(fields)), **fields})
     header += b" " * (_padded(_PREFIX + len(header)) - _PREFIX - len(header))
+    return header, datas
 
-    path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    tmp, fd = _new_temp(path)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(MAGIC)
-            f.write(struct.pack("<Q", len(header)))
-            f.write(header)
-            for data in datas:
-                f.write(data)
-                f.write(b"\0" * (_padded(len(data)) - len(data)))
-            f.flush()
-            os.fsync(f.fileno())
-        _keep_mode(path, tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    _fsync_dir(directory)
+
+def _write(f: BinaryIO, header: bytes, datas: list[bytes]) -> None:
+    f.write(MAGIC)
+    f.write(struct.pack("<Q", len(header)))
+    f.write(header)
+    for data in datas:
+        f.write(data)
+        f.write(b"\0" * (_padded(len(data)) - len(data)))
 
 
 def _padded(n: int) -> int:
@@ -151,6 +167,7 @@ def _encode(obj: Any, tensors: list[Tensor], where: str, depth: int) -> Any:
 
 def _as_backend_tensor(obj: Any) -> Tensor | None:
     """A raw array of a backend in use, wrapped as a tensor (no copy); else ``None``."""
+    _backend.get_backend()  # the current backend counts as in use before its first tensor
     for b in list(_backend._instances.values()):
         if b.array_type is not object and isinstance(obj, b.array_type):
             return Tensor._make(obj, b)
@@ -234,13 +251,13 @@ def _fsync_dir(directory: str) -> None:
 
 
 # ----- load ---------------------------------------------------------------------------------
-def load(path: str | os.PathLike[str], backend: str | _backend.Backend | None = None,
+def load(path: str | os.PathLike[str] | BinaryIO, backend: str | _backend.Backend | None = None,
          device: Any = None) -> Any:
     """Read what :func:`save` wrote; tensors are made on ``backend`` (default: the current
     backend), whatever backend saved them.
 
     Never executes code from the file: a corrupt, truncated or foreign file (a pickle, say)
-    raises :class:`CheckpointError`.
+    raises :class:`CheckpointError`. ``path`` may also be a binary file open for reading.
 
     Example:
         >>> import os, tempfile, xad
@@ -258,15 +275,20 @@ def load(path: str | os.PathLike[str], backend: str | _backend.Backend | None = 
         target = backend
     else:
         target = _backend.resolve_backend(backend, device)
-    path = os.fspath(path)
-    with open(path, "rb") as f:
+    if hasattr(path, "read"):  # an open binary file (torch.load(f)): read from its position
+        name = str(getattr(path, "name", "<file>"))
+        f: Any = contextlib.nullcontext(io.BytesIO(path.read()))
+    else:
+        name = path = os.fspath(path)
+        f = open(path, "rb")
+    with f as fh:
         try:
-            return _Reader(f, path, target).read()
+            return _Reader(fh, name, target).read()
         except (CheckpointError, TypeError):  # TypeError: a dtype the backend lacks
             raise
         except (ValueError, OverflowError, IndexError, KeyError, RecursionError,
                 MemoryError, AttributeError) as e:  # whatever slipped past the checks
-            raise CheckpointError(f"xad.load({path!r}): the file is corrupt "
+            raise CheckpointError(f"xad.load({name!r}): the file is corrupt "
                                   f"({type(e).__name__}: {str(e)[:200]})") from None
 
 
@@ -287,7 +309,7 @@ class _Reader:
 
     def read(self) -> Any:
         f = self.f
-        size = os.fstat(f.fileno()).st_size
+        size = f.getbuffer().nbytes if isinstance(f, io.BytesIO) else os.fstat(f.fileno()).st_size
         prefix = f.read(_PREFIX)
         if prefix[:len(MAGIC)] != MAGIC:
             raise self.fail(_what_is(prefix, size))

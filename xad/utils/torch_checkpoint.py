@@ -387,4 +387,10 @@ def torch_load(f: Any, map_location: Any = None, pickle_module: Any = None, *,
             head = fh.read(len(MAGIC))
         if head == MAGIC:
             return _xad_load(f)
+    elif hasattr(f, "read") and hasattr(f, "seek"):  # an open binary file
+        start = f.tell()
+        head = f.read(len(MAGIC))
+        f.seek(start)
+        if head == MAGIC:
+            return _xad_load(f)
     return load_torch(f, map_location)
