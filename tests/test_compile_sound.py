@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
+from check_mode import CHECK_MODE
 
 import xad
 from xad import nn
@@ -303,7 +304,8 @@ def test_a_data_dependent_shape_that_changes_gets_another_program(xb, which):
         got = f(_f64(*x), _f64(1.0, 2.0, 3.0, 4.0).requires_grad_())
         want = fn(_f64(*x), _f64(1.0, 2.0, 3.0, 4.0).requires_grad_())
         np.testing.assert_array_equal(got.numpy(), want.numpy())
-    assert f.recordings == 2
+    if not CHECK_MODE:  # check mode runs a changed shape eagerly, without recording it
+        assert f.recordings == 2
 
 
 @pytest.mark.parametrize("which", ["gather", "take_along_axis", "scatter_add", "index_fill"])
