@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SciPy's own array-API test suites run on xad beside array_api_strict, as a real client's
-# tests: fails when a test passes on array_api_strict and fails on xad (listed, with counts).
+# tests: fails when a test passes on array_api_strict and fails on xad (listed, with counts),
+# unless ci/scipy_suite_compare.py lists it as justified (JUSTIFIED, with the reason).
 # Its own CI job, not part of ci/test.sh: too slow for it (about 27,200 tests per backend;
 # 18 minutes with -n 2 on 2 shared cores: signal 4, stats 3.7, integrate/special/fft ~1.8
 # each, the rest under 1.6). Pass a few modules to run a subset.

@@ -2,7 +2,8 @@
 
 Reads the junit XML of one pytest run over both backends, pairs each ``[...xad...]`` test
 with its ``[...array_api_strict...]`` twin, prints per-backend counts and every test that
-passes on array_api_strict and fails on xad, and exits 1 when there is any.
+passes on array_api_strict and fails on xad, and exits 1 when there is any outside
+``JUSTIFIED``.
 """
 
 from __future__ import annotations
@@ -13,6 +14,16 @@ import xml.etree.ElementTree as ET
 from collections import Counter
 
 XAD, STRICT = "xad", "array_api_strict"
+
+# Tests that pass on array_api_strict and fail on xad by a decision, each with its reason.
+# Mixed int64/float32 arguments: xad promotes as PyTorch and JAX do (float32; issue 26's
+# result_type rule), SciPy's reference is NumPy's float64. SciPy marks the same two tests
+# xfail on its own torch backend ("dtypes do not match").
+# (test names without their module: the junit class name varies with how pytest was run)
+JUSTIFIED = {
+    "test_support_alternative_backends_mismatched_dtypes[<xp>-rel_entr]",  # scipy.special
+    "test_support_alternative_backends_mismatched_dtypes[<xp>-xlogy]",
+}
 
 
 def _outcome(case: ET.Element) -> str:
@@ -35,6 +46,10 @@ def _split(name: str) -> tuple[str, str] | None:
     return None
 
 
+def _name(key: str) -> str:
+    return key.rpartition("::")[2]
+
+
 def main(path: str) -> int:
     results: dict[str, dict[str, str]] = {XAD: {}, STRICT: {}}
     for case in ET.parse(path).iter("testcase"):
@@ -50,10 +65,13 @@ def main(path: str) -> int:
     bad = sorted(k for k in only_strict if results[XAD].get(k) == "failed")
     skipped = sum(1 for k in only_strict if results[XAD].get(k) == "skipped")
     for key in bad:
-        print("XAD-ONLY FAILURE", key)
-    print(f"scipy-suite: {len(bad)} tests pass on array_api_strict and fail on xad"
-          f" ({skipped} more are skipped on xad only)")
-    return 1 if bad else 0
+        why = "  (justified: see JUSTIFIED)" if _name(key) in JUSTIFIED else ""
+        print(f"XAD-ONLY FAILURE {key}{why}")
+    unexplained = [k for k in bad if _name(k) not in JUSTIFIED]
+    print(f"scipy-suite: {len(bad)} tests pass on array_api_strict and fail on xad, "
+          f"{len(bad) - len(unexplained)} of them justified ({skipped} more are skipped on "
+          f"xad only)")
+    return 1 if unexplained else 0
 
 
 if __name__ == "__main__":

@@ -342,6 +342,18 @@ def test_floor_divide_and_expm1_special_cases_follow_the_standard(xb):
     assert e.tolist()[2].real == pytest.approx(1e-10, rel=1e-6)
 
 
+def test_complex_tanh_at_infinity_keeps_the_sign_of_the_imaginary_part(xb):
+    """tanh(+-inf + iy), y finite: +-1 with a zero of y's sign (the standard; NumPy's C99
+    result takes sin(2y)'s sign: 1 - 0j for y = 2)."""
+    inf = math.inf
+    ys = [2.0, 1.0495983314821893e154, -2.0, 1.0, 0.0, -0.0]
+    z = xad.asarray([complex(r, y) for r in (inf, -inf) for y in ys])
+    got = xad.tanh(z).tolist()
+    assert [v.real for v in got] == [1.0] * 6 + [-1.0] * 6
+    assert [math.copysign(1, v.imag) for v in got] == [math.copysign(1, y) for y in ys] * 2
+    assert all(v.imag == 0 for v in got)
+
+
 def test_factories_take_one_shape_or_pytorchs_sizes(xb):
     for f in (xad.zeros, xad.ones, xad.empty):
         assert f((2, 3)).shape == f(2, 3).shape == f(shape=[2, 3]).shape == (2, 3)

@@ -22,6 +22,7 @@ import warnings
 
 import numpy as np
 import pytest
+from check_mode import skip_in_check_mode
 
 import xad
 
@@ -138,12 +139,13 @@ def _call(fn, recipe, params):
     return _state(args, params, outs), outs
 
 
-def run_program(seed: int, host: bool) -> str | None:
-    """Run program ``seed`` compiled and eagerly; the first difference, or None."""
+def run_program(seed: int, host: bool, check: bool | None = None) -> str | None:
+    """Run program ``seed`` compiled (``check``: also checked against eager mode at each
+    replay, raising on a difference) and eagerly; the first difference, or None."""
     rng = random.Random(seed)
     prog = Program(rng)
     pa, pb = _world(seed), _world(seed)
-    compiled, eager = xad.compile(prog.function(pa)), prog.function(pb)
+    compiled, eager = xad.compile(prog.function(pa), check=check), prog.function(pb)
     for call in range(4):
         recipe = _inputs(rng, prog.n, host)
         a, b = _call(compiled, recipe, pa), _call(eager, recipe, pb)
@@ -160,16 +162,22 @@ def run_program(seed: int, host: bool) -> str | None:
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
-def test_compiled_equals_eager_bit_for_bit(xb, request):
+@pytest.mark.parametrize("check", [None, True], ids=["", "check"])
+def test_compiled_equals_eager_bit_for_bit(xb, request, check):
+    """``check``: the same programs under xad.compile's check mode (``XAD_COMPILE_CHECK=1``,
+    eager beside each replay), which must neither raise nor change a result."""
     name = request.node.callspec.params["xb"]
     if name not in BACKENDS:
         pytest.skip("the fuzzer runs on numpy, array_api_strict, jax and cupy-sim")
     base = 1000 * BACKENDS.index(name)
-    diffs = [d for seed in range(base, base + N)
-             if (d := run_program(seed, host=name == "numpy")) is not None]
-    assert not diffs, f"{len(diffs)} of {N} programs differ; first: {diffs[0]}"
+    n = N
+    diffs = [d for seed in range(base, base + n)
+             if (d := run_program(seed, name == "numpy", check)) is not None]
+    assert not diffs, f"{len(diffs)} of {n} programs differ; first: {diffs[0]}"
 
 
+@skip_in_check_mode("the check itself raises at the planted difference, before the fuzzer's "
+                    "comparison (test_compile_sound.py tests that error)")
 def test_the_fuzzer_finds_a_wrong_replay():
     """The comparison is sharp: a replay that ignores a Python value changed between
     calls (a closure the guards cannot see) is reported."""

@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
+from check_mode import CHECK_MODE
 
 import xad
 from xad import nn
@@ -303,4 +304,32 @@ def test_a_data_dependent_shape_that_changes_gets_another_program(xb, which):
         got = f(_f64(*x), _f64(1.0, 2.0, 3.0, 4.0).requires_grad_())
         want = fn(_f64(*x), _f64(1.0, 2.0, 3.0, 4.0).requires_grad_())
         np.testing.assert_array_equal(got.numpy(), want.numpy())
-    assert f.recordings == 2
+    if not CHECK_MODE:  # check mode runs a changed shape eagerly, without recording it
+        assert f.recordings == 2
+
+
+@pytest.mark.parametrize("which", ["gather", "take_along_axis", "scatter_add", "index_fill"])
+def test_a_replay_checks_the_range_of_its_own_index(xb, which):
+    """Indexing along an axis by a tensor is replayed (not run eagerly) and each replay
+    checks that call's index: an index out of range raises, never reads another element
+    (NumPy wraps -1, CuPy wraps every index, JAX clamps)."""
+    def fn(x, i):
+        if which == "gather":
+            return xad.gather(x, 1, i) * 2
+        if which == "take_along_axis":
+            return xad.take_along_axis(x, i, axis=1) * 2
+        if which == "scatter_add":
+            return x.scatter_add(1, i, xad.ones_like(x[:, :1]))
+        return x.index_fill(1, xad.reshape(i, (-1,)), -1.0)
+
+    x = xad.reshape(xad.arange(6.0, dtype=xad.float64), (2, 3))
+    f = xad.compile(fn)
+    good = [xad.tensor([[2], [0]]), xad.tensor([[1], [1]]), xad.tensor([[0], [2]])]
+    _calls(f, fn, [(x, i) for i in good])
+    bad = [xad.tensor([[3], [0]]), xad.tensor([[0], [7]])]
+    if which not in ("take_along_axis", "index_fill"):  # NumPy's -1 is valid there
+        bad.append(xad.tensor([[-1], [0]]))
+    for i in bad:
+        with pytest.raises(IndexError, match=f"{which}: index -?[0-9] is out of bounds"):
+            f(x, i).tolist()  # CuPy reports at this host read
+    assert f.recordings == 1

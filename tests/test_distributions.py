@@ -150,19 +150,19 @@ def test_rsample_is_reparameterised(xb):
 
 
 def test_gamma_rsample_gradient_is_torchs(xb):
-    # every branch of the approximation; shaped as the draws below (fewer JAX compilations)
-    a = np.array([0.1, 0.5, 1, 2, 5, 7.9, 8.5, 20, 100, 100, 100, 3, 3, 0.4, 12]).reshape(5, 3)
-    x = np.array([0.05, 0.3, 0.9, 2.5, 1, 12, 8.6, 25, 95, 60, 150, 0.79, 0.81, 2, 3])
-    x = x.reshape(5, 3)
+    # every branch of the approximation, repeated to the shape of every Gamma draw in this
+    # file, (N, 3): JAX compiles the sampler and this gradient once for all of them
+    a = np.resize([0.1, 0.5, 1, 2, 5, 7.9, 8.5, 20, 100, 100, 100, 3, 3, 0.4, 12], (N, 3))
+    x = np.resize([0.05, 0.3, 0.9, 2.5, 1, 12, 8.6, 25, 95, 60, 150, 0.79, 0.81, 2, 3], (N, 3))
     ref = torch._standard_gamma_grad(torch.tensor(a), torch.tensor(x)).numpy()
     got = XD.gamma.standard_gamma_grad(xad.tensor(a), xad.tensor(x))
     np.testing.assert_allclose(_np(xb, got), ref, rtol=1e-12)
     conc = xad.tensor([0.4, 3.0, 12.0], dtype=xad.float64, requires_grad=True)
     rate = xad.tensor([2.0, 1.0, 0.5], dtype=xad.float64, requires_grad=True)
-    s = XD.Gamma(conc, rate).rsample((5,))
+    s = XD.Gamma(conc, rate).rsample((N,))
     s.sum().backward()
     z = torch.tensor(_np(xb, s) * [2.0, 1.0, 0.5])  # the standard Gamma draws
-    dz = torch._standard_gamma_grad(torch.tensor([0.4, 3.0, 12.0], dtype=z.dtype).expand(5, 3),
+    dz = torch._standard_gamma_grad(torch.tensor([0.4, 3.0, 12.0], dtype=z.dtype).expand(N, 3),
                                     z).numpy()
     np.testing.assert_allclose(_np(xb, conc.grad), (dz / [2.0, 1.0, 0.5]).sum(0), rtol=1e-10)
     np.testing.assert_allclose(_np(xb, rate.grad), -(_np(xb, s) / [2.0, 1.0, 0.5]).sum(0),

@@ -533,3 +533,31 @@ def test_import_from_repository_root():
                        text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert "[2.0, 2.0]" in r.stdout
+
+
+def test_a_gradient_is_copied_by_what_it_is_not_by_a_reused_id(monkeypatch):
+    """A leaf's gradient is copied only if someone else may hold it (a rule passed it
+    through, or the caller gave it). The engine kept the ids of passed-through gradients
+    after those died, so a later gradient at a reused address was copied now and then:
+    same values, but a recording differed from the next eager run (xad.compile's check mode
+    raised on JAX's overhead chain, about 1 call in 150)."""
+    copies = []
+    real = xad.Tensor._copy
+    monkeypatch.setattr(xad.Tensor, "_copy", lambda t: copies.append(1) or real(t))
+    b = xad.resolve_backend("jax")  # immutable arrays: the engine's sums are never "owned"
+    xad.manual_seed(0)
+    x = xad.randn(8, requires_grad=True, backend=b)
+    w = xad.randn(8, requires_grad=True, backend=b)
+    junk = []
+    for i in range(300):
+        x.grad = w.grad = None
+        y = x
+        for _ in range(3):
+            y = xad.tanh(y * w + x)  # add passes its gradient through to x
+        y.sum().backward()
+        junk.append(xad.ones(2, backend=b) * i)  # churn the allocator
+    assert copies == []
+    xs = xad.ones(3, requires_grad=True)
+    g = xad.ones(3)
+    xs.backward(g)  # the caller's gradient, to a leaf: copied, never the same tensor
+    assert copies == [1] and xs.grad is not g

@@ -16,6 +16,9 @@ import torch.nn.functional as TF
 
 import xad
 import xad.nn.functional as F
+from xad import as_torch
+
+T = as_torch.namespace()["torch"]
 
 jax.config.update("jax_enable_x64", True)
 
@@ -48,7 +51,9 @@ TORCH_CASES: list[tuple[str, Callable, Callable, tuple]] = [
     ("norm(p=3)", lambda x: x.norm(p=3, dim=1), lambda x: x.norm(p=3, dim=1), (ZERO_ROW,)),
     ("atan2", lambda y, x: y.atan2(x), lambda y, x: y.atan2(x), ORIGIN),
     ("maximum", lambda x, y: x.max(y), lambda x, y: x.maximum(y), (TIES[0], TIES[1])),
-]
+] + [(f"linalg.vector_norm(ord={p})", lambda x, p=p: T.linalg.vector_norm(x, p, dim=1),
+      lambda x, p=p: torch.linalg.vector_norm(x, p, dim=1), (ZERO_ROW,))
+     for p in (2, 1, 3, 0.5, 0, math.inf, -math.inf)]
 
 # (name, xad function, JAX function, inputs): the standard's functions keep JAX's
 JAX_CASES: list[tuple[str, Callable, Callable, tuple]] = [
@@ -61,6 +66,10 @@ JAX_CASES: list[tuple[str, Callable, Callable, tuple]] = [
     ("std", lambda x: xad.std(x, axis=1), lambda x: jnp.std(x, axis=1), (CONST_ROW,)),
     ("vector_norm", lambda x: xad.linalg.vector_norm(x, axis=1),
      lambda x: jnp.linalg.vector_norm(x, axis=1), (ZERO_ROW,)),
+    ("vector_norm(ord=3)", lambda x: xad.linalg.vector_norm(x, axis=1, ord=3),
+     lambda x: jnp.linalg.vector_norm(x, axis=1, ord=3), (ZERO_ROW,)),
+    ("vector_norm(ord=0.5)", lambda x: xad.linalg.vector_norm(x, axis=1, ord=0.5),
+     lambda x: jnp.linalg.vector_norm(x, axis=1, ord=0.5), ([[1.0, 2.0, 0.5]],)),
     ("atan2", xad.atan2, jnp.atan2, ORIGIN),
     ("maximum", xad.maximum, jnp.maximum, (TIES[0], TIES[1])),
     ("relu", xad.relu, jax.nn.relu, ([-1.0, 0.0, 1.0],)),
@@ -79,7 +88,8 @@ def test_tensor_methods_follow_pytorch(xb, case):
     ts = [torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in inputs]
     tf(*ts).sum().backward()
     for i, (g, t) in enumerate(zip(_xad_grads(xf, inputs), ts)):
-        np.testing.assert_allclose(g, t.grad.numpy(), 1e-12, 1e-12, err_msg=f"{name}: {i}")
+        want = np.zeros(t.shape) if t.grad is None else t.grad.numpy()  # norm(ord=0): None
+        np.testing.assert_allclose(g, want, 1e-12, 1e-12, err_msg=f"{name}: {i}")
 
 
 @pytest.mark.parametrize("case", JAX_CASES, ids=[c[0] for c in JAX_CASES])

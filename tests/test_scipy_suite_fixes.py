@@ -52,3 +52,29 @@ def test_string_asarray_names_unsupported_dtype(xb):
         pytest.skip("the backend's own error comes first")
     with pytest.raises(TypeError, match="Unsupported dtype"):
         xad.asarray("a duck")
+
+
+def test_numpy_ufuncs_on_tensors_as_on_pytorchs_cpu_tensors(xb):
+    # matplotlib's np.isfinite(limit) (scipy.cluster's dendrogram) and np.abs(t).max() in
+    # SciPy's filtfilt tests: a ufunc runs in NumPy on a host tensor without grad and gives
+    # tensors, as PyTorch's CPU tensors do; an ndarray on an operator's left stays in the graph
+    t = xad.asarray([-1.0, 2.0])
+    if not xb.is_host:  # a device: the implicit copy np.asarray refuses
+        with pytest.raises(TypeError, match="implicit conversion"):
+            np.abs(t)
+        return
+    for got, want in [(np.abs(t), [1.0, 2.0]), (np.isfinite(t), [True, True]),
+                      (np.maximum(t, 0.5), [0.5, 2.0]), (np.exp(t[:0]), [])]:
+        assert isinstance(got, xad.Tensor) and got.tolist() == want
+    assert bool(np.isfinite(xad.asarray(1.0))) and np.add.reduce(t).tolist() == 1.0
+    w = xad.tensor([1.0, 2.0], requires_grad=True)
+    y = np.asarray([3.0, 4.0]) * w + np.float64(1.0) - (np.ones(2) < w)
+    y.sum().backward()
+    assert isinstance(y, xad.Tensor) and w.grad.tolist() == [3.0, 4.0]
+    with pytest.raises(RuntimeError, match="requires grad"):
+        np.exp(w)
+    a = np.zeros(2)
+    a += t  # into an ndarray: NumPy's, as with np.asarray(t)
+    assert a.tolist() == [-1.0, 2.0]
+    with pytest.raises(TypeError, match="out= cannot be a tensor"):
+        np.add(a, a, out=(t,))

@@ -204,3 +204,32 @@ def test_every_loss_and_clipping_function_makes_no_transfer(device):
             finally:
                 state.strict = False
             assert state.transfers == [], f"{name}: {state.transfers}"
+
+
+@pytest.mark.parametrize("device", ["cuda:0", "cuda:1"])
+def test_indexing_along_an_axis_makes_no_transfer(device):
+    """gather, take_along_axis, scatter_add, scatter, index_add and index_fill check their
+    index's range on the device (read at the next host read, as embedding's check), not by
+    a read at each call; an index out of range is raised at that read."""
+    b = xad.resolve_backend("cupy-sim", device)
+    state = cupy_sim.STATE
+    with xad.use_backend(b):
+        x = xad.randn(3, 4, requires_grad=True)
+        i = xad.tensor([[1, 0, 3], [2, 2, 0], [0, 1, 1]])
+        runs = {"gather": lambda k: x.gather(1, k),
+                "take_along_axis": lambda k: xad.take_along_axis(x, k, axis=1),
+                "scatter_add": lambda k: x.scatter_add(1, k, xad.ones(3, 3)),
+                "scatter": lambda k: x.scatter(1, k, 2.0),
+                "index_add": lambda k: x.index_add(1, k[0], xad.ones(3, 3)),
+                "index_fill": lambda k: x.index_fill(1, k[0], 0.0)}
+        for name, run in runs.items():
+            state.reset()
+            state.strict = True
+            try:
+                run(i).sum().backward()
+                bad = run(i + 2)  # index 5 out of range: found at the next read
+            finally:
+                state.strict = False
+            assert state.transfers == [], f"{name}: {state.transfers}"
+            with pytest.raises(IndexError, match=f"{name}: index 5 is out of bounds"):
+                bad.tolist()

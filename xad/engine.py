@@ -92,29 +92,30 @@ class _Leaves:
     A sum the engine made itself is added into in place; a gradient someone else may hold
     (the caller's, or one a rule passed through) is copied before it becomes a ``.grad``."""
 
-    def __init__(self, plan: _Plan, create_graph: bool, shared: set[int]) -> None:
+    def __init__(self, plan: _Plan, create_graph: bool) -> None:
         self.plan = plan
         self.inplace_ok = not create_graph
         self.create_graph = create_graph
-        self.shared = shared
         self.acc: dict[int, list] = {}
 
-    def add(self, leaf: Any, g: Any) -> None:
+    def add(self, leaf: Any, g: Any, shared: bool = False) -> None:
+        """Add ``g`` to ``leaf``'s gradient; ``shared``: someone else may hold ``g`` (the
+        caller's gradient, or a rule's input passed through)."""
         ids = self.plan.leaf_ids
         if ids is not None and id(leaf) not in ids:
             return
         slot = self.acc.get(id(leaf))
         if slot is None:
-            self.acc[id(leaf)] = [leaf, g, False]
+            self.acc[id(leaf)] = [leaf, g, False, shared]  # (leaf, sum, owned, shared)
         elif slot[2] and self.inplace_ok and g._array.dtype == slot[1]._array.dtype:
             slot[1]._accumulate(g)
         else:
             slot[1] = slot[1] + g
-            slot[2] = slot[1]._backend.mutable
+            slot[2], slot[3] = slot[1]._backend.mutable, False
 
     def finish(self, captured: dict[int, Any]) -> None:
-        stored: set[int] = set()
-        for leaf, g, owned in self.acc.values():
+        stored: dict[int, Any] = {}  # id -> the array, kept alive: an id is never reused
+        for leaf, g, owned, shared in self.acc.values():
             if g._array.dtype != leaf._array.dtype:  # a gradient has its input's dtype
                 g, owned = g.astype(leaf.dtype), True
             if leaf._hooks:
@@ -125,9 +126,9 @@ class _Leaves:
             if g._node is not None and not self.create_graph:
                 g = g.detach()
             if not owned and leaf.grad is None and not self.create_graph and (
-                    g._view or id(g) in self.shared or id(g._array) in stored):
+                    g._view or shared or id(g._array) in stored):
                 g = g._copy()
-            stored.add(id(g._array))
+            stored[id(g._array)] = g._array
             leaf.grad = g if leaf.grad is None else leaf.grad + g
 
 
@@ -200,9 +201,8 @@ def _loop(roots: list[Node], pending: dict[Node, list], plan: _Plan, leaves: _Le
                     push(heap, (-m.seq, m))
                 s[i] = g if s[i] is None else s[i] + g
             else:
-                if g is slots[0] or len(slots) > 1 and any(g is s for s in slots):
-                    leaves.shared.add(id(g))  # the rule passed its own input through
-                add_leaf(e, g)
+                # shared: the rule passed its own input through
+                add_leaf(e, g, g is slots[0] or len(slots) > 1 and any(g is s for s in slots))
         del grads, slots
 
 
@@ -232,9 +232,9 @@ def run_backward(outputs: Sequence[Any], grad_outputs: Sequence[Any], *, retain_
             roots.append(t._node)
         slots[t._idx] = g if slots[t._idx] is None else slots[t._idx] + g
     plan = _Plan(roots, inputs)
-    leaves = _Leaves(plan, create_graph, {id(g) for g in grad_outputs})
+    leaves = _Leaves(plan, create_graph)
     for t, g in direct:
-        leaves.add(t, g)
+        leaves.add(t, g, shared=True)
     captured: dict[int, Any] = {}
     scope = outputs[0]._backend.on_device() if outputs else _NO_SCOPE
     cast, context.autocast = context.autocast, None  # rules run in their forward's dtypes

@@ -34,6 +34,8 @@ from .ops.elementwise import abs, sqrt
 from .ops.inverses import SlogdetResult, _check, det, inv, matrix_rank, pinv, slogdet, solve
 from .ops.linalg import matmul, tensordot
 from .ops.manipulation import moveaxis, take, vecdot
+from .ops.norms import abs2
+from .ops.norms import vector_norm as _vector_norm
 from .ops.reduce import max as _max
 from .ops.reduce import min as _min
 from .ops.reduce import sum as _sum
@@ -128,10 +130,6 @@ def matrix_power(x: Tensor, n: int, /) -> Tensor:
         sq = matmul(sq, sq)
 
 
-def _abs2(x: Tensor) -> Tensor:
-    return x * x if x.dtype.is_floating else abs(x) * abs(x)
-
-
 def vector_norm(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None,
                 keepdims: bool = False, ord: float = 2) -> Tensor:
     """The ``ord``-norm over ``axis`` (all axes when ``None``): ``inf``, ``-inf``, ``0``
@@ -142,18 +140,7 @@ def vector_norm(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None,
         >>> xad.linalg.vector_norm(xad.tensor([3.0, -4.0])).item()
         5.0
     """
-    if ord == 2:
-        return sqrt(_sum(_abs2(x), axis=axis, keepdims=keepdims))
-    a = abs(x)
-    if ord == math.inf:
-        return _max(a, axis=axis, keepdims=keepdims)
-    if ord == -math.inf:
-        return _min(a, axis=axis, keepdims=keepdims)
-    if ord == 0:
-        return _sum((a != 0).astype(a.dtype), axis=axis, keepdims=keepdims)
-    if ord == 1:
-        return _sum(a, axis=axis, keepdims=keepdims)
-    return _sum(a ** ord, axis=axis, keepdims=keepdims) ** (1.0 / ord)
+    return _vector_norm(x, ord, axis, keepdims)
 
 
 _MATRIX_ORDS = ("fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf)
@@ -172,7 +159,7 @@ def matrix_norm(x: Tensor, /, *, keepdims: bool = False, ord: Any = "fro") -> Te
     if ord not in _MATRIX_ORDS:
         raise ValueError(f"linalg.matrix_norm: ord must be one of {_MATRIX_ORDS}, got {ord!r}")
     if ord == "fro":
-        out = sqrt(_sum(_abs2(x), axis=(-2, -1)))
+        out = sqrt(_sum(abs2(x), axis=(-2, -1)))
     elif ord in ("nuc", 2, -2):
         s = svdvals(x)
         out = _sum(s, axis=-1) if ord == "nuc" else (_max if ord == 2 else _min)(s, axis=-1)

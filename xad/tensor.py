@@ -22,6 +22,21 @@ from .hooks import RemovableHandle
 
 __all__ = ["Tensor"]
 
+# NumPy's ufunc behind an operator -> (the operator, its reflected form): an ndarray on the
+# left (``a * t`` calls ``np.multiply(a, t)``) gives what ``t.__rmul__(a)`` gives
+_UFUNC_OPERATORS = {
+    "add": ("__add__", "__radd__"), "subtract": ("__sub__", "__rsub__"),
+    "multiply": ("__mul__", "__rmul__"), "divide": ("__truediv__", "__rtruediv__"),
+    "floor_divide": ("__floordiv__", "__rfloordiv__"), "remainder": ("__mod__", "__rmod__"),
+    "power": ("__pow__", "__rpow__"), "matmul": ("__matmul__", "__rmatmul__"),
+    "bitwise_and": ("__and__", "__rand__"), "bitwise_or": ("__or__", "__ror__"),
+    "bitwise_xor": ("__xor__", "__rxor__"), "left_shift": ("__lshift__", "__rlshift__"),
+    "right_shift": ("__rshift__", "__rrshift__"), "less": ("__lt__", "__gt__"),
+    "less_equal": ("__le__", "__ge__"), "greater": ("__gt__", "__lt__"),
+    "greater_equal": ("__ge__", "__le__"), "equal": ("__eq__", "__eq__"),
+    "not_equal": ("__ne__", "__ne__"),
+}
+
 _new = object.__new__
 
 
@@ -91,7 +106,6 @@ class Tensor:
     _views: list | None = None  # weak references to views that must follow this tensor
     _expanded = False  # a broadcast_to view, or a view of one (elements may share memory)
     _hooks: list[Callable] | None = None
-    __array_ufunc__ = None  # NumPy defers to our reflected operators
     __array_priority__ = 1000
 
     def __init__(self, data: Any, requires_grad: bool = False,
@@ -474,6 +488,37 @@ class Tensor:
             context.recorder.host_read(self, "__array__ (a NumPy conversion)")
         a = self._array
         return a if dtype is None else a.astype(dtype)
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        """NumPy ufuncs on tensors, as on PyTorch's CPU tensors. An operator's ufunc (an
+        ndarray or NumPy scalar on the left of ``+``, ``<``, ...) is the tensor's operator,
+        so the result is a tensor in the graph; any other ufunc (``np.exp(t)``,
+        ``np.isfinite(t)``, ``out=``) runs in NumPy on the tensors' arrays, converted as by
+        ``np.asarray`` (a host backend, no grad: else the same errors), and gives tensors.
+
+        Example:
+            >>> import numpy as np, xad
+            >>> (np.ones(2) * xad.tensor([2.0, 3.0])).tolist(), bool(np.isfinite(xad.tensor(1.0)))
+            ([2.0, 3.0], True)
+        """
+        names = _UFUNC_OPERATORS.get(ufunc.__name__)
+        if names is not None and method == "__call__" and not kwargs and len(inputs) == 2:
+            a, o = inputs
+            if isinstance(a, Tensor):
+                return getattr(a, names[0])(o)
+            return getattr(o, names[1])(a)
+        args = [x.__array__() if isinstance(x, Tensor) else x for x in inputs]
+        if any(isinstance(x, Tensor) for x in kwargs.get("out", ())):
+            raise TypeError(f"numpy.{ufunc.__name__}: out= cannot be a tensor (NumPy would "
+                            f"write behind the graph's back); assign the result instead")
+        out = getattr(ufunc, method)(*args, **kwargs)
+        if "out" in kwargs:
+            return out
+
+        def wrap(r: Any) -> Any:
+            return Tensor(self._backend.asarray(r), backend=self._backend) \
+                if hasattr(r, "shape") else r
+        return tuple(wrap(r) for r in out) if type(out) is tuple else wrap(out)
 
     def __dlpack__(self, *, stream: Any = None, max_version: tuple[int, int] | None = None,
                    dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> Any:

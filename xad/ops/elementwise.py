@@ -460,8 +460,20 @@ class Tanh(Op):
     save_output = True
 
     @staticmethod
-    def forward(b, x):
+    def expression(b, x):  # what xad.compile(fuse=True) fuses (xad/compile/fusion.py)
         return b.xp.tanh(x)
+
+    @staticmethod
+    def forward(b, x):
+        xp = b.xp
+        out = xp.tanh(x)
+        if not xp.isdtype(x.dtype, "complex floating"):
+            return out
+        # the standard's tanh(+-inf + iy), y finite: +-1 + 0j with the sign of y on the zero
+        # (C99, hence NumPy and PyTorch, give it sin(2y)'s): flip that zero's sign
+        re, im = xp.real(x), xp.imag(x)
+        flip = xp.isinf(re) & xp.isfinite(im) & (xp.signbit(xp.imag(out)) != xp.signbit(im))
+        return xp.where(flip, xp.conj(out), out)
 
     @staticmethod
     def backward(node, g):

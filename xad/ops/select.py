@@ -6,14 +6,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..dtypes import int64
 from ..factories import arange, full
 from ..tensor import Tensor
+from ..tracing import host_check
 from ._apply import apply
 from .axes import normalize_axis
-from .elementwise import where
+from .elementwise import astype, where
 from .indexing import IndexAddInto, getitem_raw
 from .reduce import any as _any
-from .shape import broadcast_to, reshape
+from .reduce import max as _max
+from .reduce import min as _min
+from .shape import broadcast_to, reshape, stack
 
 __all__ = ["gather", "scatter_add", "index_select", "masked_fill"]
 
@@ -22,7 +26,8 @@ def _grid(x: Tensor, axis: int, index: Tensor, where_: str, negative: bool = Fal
     """The integer-array key that reads ``x[..., index[i, j, ...], ...]`` at every position
     of ``index`` (``index`` along ``axis``, the position itself along the other axes);
     ``negative``: indices may count from the end (NumPy's), else they are refused
-    (PyTorch's)."""
+    (PyTorch's). Made of recorded operations and a deferred range check, so a compiled
+    replay builds it, and checks it, from that call's index."""
     if not isinstance(index, Tensor) or index.dtype.is_floating or index.dtype.name == "bool":
         raise TypeError(f"{where_}: the index must be an integer tensor, got "
                         f"{getattr(index, 'dtype', type(index).__name__)}")
@@ -31,17 +36,8 @@ def _grid(x: Tensor, axis: int, index: Tensor, where_: str, negative: bool = Fal
         raise ValueError(f"{where_}: the index (shape {index.shape}) needs as many dimensions "
                          f"as the tensor (shape {x.shape}) and no larger size on any axis "
                          f"other than dim {axis}")
-    b = x._backend
-    xp = b.xp
-    n = x.shape[axis]
-    with b.on_device():
-        k = index._array
-        bad = (k < (-n if negative else 0)) | (k >= n)
-        if index.size and b.item(xp.any(bad)):  # explicit host read, as indexing's check
-            hi, lo = b.item(xp.max(k)), b.item(xp.min(k))
-            raise IndexError(f"{where_}: index {hi if hi >= n else lo} is out of bounds for "
-                             f"dim {axis} with size {n} (tensor shape {x.shape}, index shape "
-                             f"{index.shape})")
+    _check_range(index, x.shape[axis], (where_, axis, x.shape[axis], negative, x.shape,
+                                        index.shape))
     key = []
     for d, n in enumerate(index.shape):
         if d == axis:
@@ -49,9 +45,38 @@ def _grid(x: Tensor, axis: int, index: Tensor, where_: str, negative: bool = Fal
         else:
             shape = [1] * index.ndim
             shape[d] = n
-            pos = xp.arange(n, dtype=index._array.dtype, device=b.device)
-            key.append(xp.reshape(pos, tuple(shape)))
-    return tuple(xp.broadcast_to(k, index.shape) for k in key)
+            pos = reshape(arange(n, dtype=index.dtype, backend=x._backend), tuple(shape))
+            key.append(broadcast_to(pos, index.shape)._array)
+    return tuple(key)
+
+
+def _check_range(index: Tensor, n: int, site: tuple) -> None:
+    """Raise IndexError (:func:`_range_error`) unless every value of ``index`` is in
+    ``[-n, n)`` (``site[3]``, negative indices allowed) or ``[0, n)``: two reductions on the
+    device; :meth:`Backend.check_bounds` reads them at once on the CPU and at the next host
+    read on CuPy (no sync per call), and a compiled replay runs the check again."""
+    if index.size == 0:
+        return
+    k = astype(index, int64)
+    _report_range(stack([-_min(k), _max(k)]), site)
+
+
+@host_check
+def _report_range(worst: Tensor, site: tuple) -> None:
+    """Hand ``[-min, max]`` to the backend's bounds check (run again at each replay)."""
+    worst.backend.check_bounds(site, worst.array, _range_error)
+
+
+def _range_error(site: tuple, worst: Any) -> IndexError | None:
+    """The error of :func:`_check_range` for the host values ``[-min, max]``, if any."""
+    where_, axis, n, negative, shape, ishape = site
+    lo, hi = -int(worst[0]), int(worst[1])
+    if (-n if negative else 0) <= lo and hi < n:
+        return None
+    return IndexError(f"{where_}: index {hi if hi >= n else lo} is out of bounds for dim "
+                      f"{axis} with size {n} (tensor shape {shape}, index shape {ishape})"
+                      + ("" if negative else "; indices must lie in [0, "
+                         f"{n}) (no negative indices, as PyTorch's)"))
 
 
 def gather(x: Tensor, dim: int, index: Tensor) -> Tensor:
@@ -180,13 +205,7 @@ def index_fill(x: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     axis = normalize_axis(dim, x.ndim, "index_fill")
     k = _along(index, 0, 1, "index_fill")
     n = x.shape[axis]
-    b = x._backend
-    with b.on_device():
-        bad = (k._array < -n) | (k._array >= n)
-        if k.size and b.item(b.xp.any(bad)):  # explicit host read, as indexing's check
-            raise IndexError(f"index_fill: an index is out of range for dim {axis} with size "
-                             f"{n} (tensor shape {x.shape}, index shape {index.shape}); "
-                             f"indices must lie in [-{n}, {n})")
+    _check_range(k, n, ("index_fill", axis, n, True, x.shape, index.shape))
     k = where(k < 0, k + n, k)  # PyTorch's: negative indices count from the end
     pos = arange(n, dtype=k.dtype, backend=x._backend)
     hit = _any(reshape(pos, (n, 1)) == reshape(k, (1, -1)), axis=1)

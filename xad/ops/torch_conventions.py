@@ -10,15 +10,15 @@ NaN, where their derivative is 0/0. docs/PORTING.md tables each difference.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from ..tensor import Tensor
 from ._apply import binary
 from .axes import normalize_axis
-from .elementwise import abs, sqrt, where
 from .elementwise_math import Atan2
-from .reduce import argmax, argmin, max, max_indexed, min, sum, var
+from .norms import sqrt_zero_grad
+from .norms import vector_norm as _vector_norm
+from .reduce import argmax, argmin, max_indexed, var
 
 __all__ = ["max_dim", "std", "norm", "vector_norm", "atan2"]
 
@@ -45,13 +45,6 @@ def max_dim(x: Tensor, dim: int, keepdim: bool = False, *,
     return max_indexed(x, a, keepdim, largest), idx
 
 
-def _sqrt_zero_grad(v: Tensor) -> Tensor:
-    """``sqrt(v)`` whose gradient is 0 where ``v == 0`` (PyTorch's ``std`` and ``norm``),
-    not ``inf * 0``; NaN stays NaN."""
-    nz = v != 0
-    return where(nz, sqrt(where(nz, v, 1.0)), 0.0)
-
-
 def std(x: Tensor, axis: Any = None, correction: float = 1, keepdims: bool = False) -> Tensor:
     """PyTorch's ``std`` (``correction=1`` by default): 0, not NaN, the gradient of a
     constant.
@@ -63,7 +56,7 @@ def std(x: Tensor, axis: Any = None, correction: float = 1, keepdims: bool = Fal
         >>> tc.std(x).backward(); x.grad.tolist()
         [0.0, 0.0, 0.0]
     """
-    return _sqrt_zero_grad(var(x, axis, correction, keepdims))
+    return sqrt_zero_grad(var(x, axis, correction, keepdims))
 
 
 def vector_norm(x: Tensor, ord: float = 2, dim: Any = None, keepdim: bool = False) -> Tensor:
@@ -76,20 +69,7 @@ def vector_norm(x: Tensor, ord: float = 2, dim: Any = None, keepdim: bool = Fals
         >>> tc.vector_norm(x).backward(); x.grad.tolist()
         [0.0, 0.0]
     """
-    a = abs(x)
-    if ord == math.inf:
-        return max(a, axis=dim, keepdims=keepdim)
-    if ord == -math.inf:
-        return min(a, axis=dim, keepdims=keepdim)
-    if ord == 0:
-        return sum((a != 0).astype(a.dtype), axis=dim, keepdims=keepdim)
-    if ord == 1:
-        return sum(a, axis=dim, keepdims=keepdim)
-    if ord == 2:
-        return _sqrt_zero_grad(sum(a * a, axis=dim, keepdims=keepdim))
-    s = sum(a ** ord, axis=dim, keepdims=keepdim)
-    nz = s != 0
-    return where(nz, where(nz, s, 1.0) ** (1.0 / ord), 0.0)
+    return _vector_norm(x, ord, dim, keepdim, zero_grad=True)
 
 
 def norm(x: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Tensor:
