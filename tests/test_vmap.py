@@ -258,6 +258,18 @@ def test_per_example_gradients_of_a_cnn(xb):
     _check_per_example(per, loss, params, xs, ys, rtol=1e-4, atol=1e-5)
 
 
+def test_out_of_range_target_under_vmap_raises(xb):
+    """The range check of cross-entropy's targets runs under vmap over every example (one
+    bad target among good ones raises; never a number read from outside the row)."""
+    logits = xad.tensor(rng.standard_normal((3, 2, 4)))
+    loss = lambda z, y: F.cross_entropy(z, y)  # noqa: E731
+    good = xad.tensor(np.array([[0, 3], [1, 2], [3, 3]]))
+    assert xad.vmap(loss)(logits, good).shape == (3,)
+    with pytest.raises(IndexError, match="out of bounds"):
+        xad.vmap(loss)(logits, xad.tensor(np.array([[0, 3], [1, 4], [3, 3]])))
+        xb.synchronize()
+
+
 # ----- randomness ----------------------------------------------------------------------------
 def test_randomness_modes(xb):
     """As torch.func.vmap: "error" raises, "different" draws one sample per example (the

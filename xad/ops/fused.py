@@ -245,6 +245,11 @@ class RangeEnds(Op):
         xp = b.xp
         return xp.max(xp.reshape(xp.stack([neg, pos]), (2, -1)), axis=1)
 
+    @staticmethod
+    def batch(args, batched, ignore):
+        """Every example at once: the check's bounds are the same for all of them."""
+        return apply(RangeEnds, args[0], ignore=ignore), False
+
 
 def _signed(ns: Any) -> Any:
     return lambda t: (-t, t + 0)
