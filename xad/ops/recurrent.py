@@ -254,19 +254,19 @@ def _lstm_into(m: _Arrays, gx: Any, h: Any, c: Any, w_hh: Any, scale: Any,
     hs, cs, ts = (xp.empty((n, *c.shape), **kw), xp.empty((n, *c.shape), **kw),
                   xp.empty(gx.shape, **kw))
     whT, a, tc = _dense_T(m, w_hh), xp.empty(gx.shape[1:], **kw), xp.empty(c.shape, **kw)
+    a_i, a_f, a_o = a[:, :n_c], a[:, n_c:2 * n_c], a[:, 3 * n_c:]  # i, f, o (g unused)
     for t in (range(n - 1, -1, -1) if reverse else range(n)):
-        z = m.mm(h, whT)
+        z, t_t, c_new, h = m.mm(h, whT), ts[t, ...], cs[t, ...], hs[t, ...]
         xp.add(gx[t, ...], z, out=z)
         xp.multiply(z, scale, out=z)
-        xp.tanh(z, out=ts[t, ...])
-        xp.multiply(ts[t, ...], 0.5, out=a)
-        xp.add(a, 0.5, out=a)  # i, f, o (the g block unused)
-        c_new, h = cs[t, ...], hs[t, ...]
-        xp.multiply(a[:, n_c:2 * n_c], c, out=c_new)
-        xp.multiply(a[:, :n_c], ts[t, :, 2 * n_c:3 * n_c], out=tc)
+        xp.tanh(z, out=t_t)
+        xp.multiply(t_t, 0.5, out=a)
+        xp.add(a, 0.5, out=a)
+        xp.multiply(a_f, c, out=c_new)
+        xp.multiply(a_i, t_t[:, 2 * n_c:3 * n_c], out=tc)
         xp.add(c_new, tc, out=c_new)
         xp.tanh(c_new, out=tc)
-        xp.multiply(a[:, 3 * n_c:], tc, out=h)
+        xp.multiply(a_o, tc, out=h)
         c = c_new
     return hs, cs, ts
 
@@ -482,6 +482,8 @@ def _lstm_bptt_into(m: _Arrays, ins: tuple, outs: tuple, grads: tuple,
     k, k1, f = _lstm_coefficients_into(m, t_all, _shift(m, cs, c0, reverse), cs)
     dgh, dh, dc, u = (xp.empty(gx.shape, dtype=gx.dtype, device=gx.device),
                       m.zeros_like(h0), m.zeros_like(c0), m.zeros_like(c0))
+    k4, dgh4 = (xp.reshape(a, (*a.shape[:2], 4, n_c)) for a in (k, dgh))  # views
+    dc3 = xp.expand_dims(dc, axis=1)  # dc's own buffer, updated in place below
     for t in (range(n) if reverse else range(n - 1, -1, -1)):
         if g_hs is not None:
             xp.add(dh, g_hs[t, ...], out=dh)
@@ -489,9 +491,9 @@ def _lstm_bptt_into(m: _Arrays, ins: tuple, outs: tuple, grads: tuple,
             xp.add(dc, g_cs[t, ...], out=dc)
         xp.multiply(dh, k1[t, ...], out=u)
         xp.add(dc, u, out=dc)
-        for j in range(4):
-            xp.multiply(dh if j == 3 else dc, k[t, :, j * n_c:(j + 1) * n_c],
-                        out=dgh[t, :, j * n_c:(j + 1) * n_c])
+        # the i f g blocks in one call: (B, 1, H) times (B, 3, H)
+        xp.multiply(dc3, k4[t, :, :3, :], out=dgh4[t, :, :3, :])
+        xp.multiply(dh, k4[t, :, 3, :], out=dgh4[t, :, 3, :])
         dh = m.mm(dgh[t, ...], w_hh)
         xp.multiply(dc, f[t, ...], out=dc)
     return dgh, dh, dc, _weight_grad(m, dgh, hp), None, None
