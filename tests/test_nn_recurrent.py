@@ -278,3 +278,29 @@ def test_errors_name_the_shapes(xb):
         nn.LSTM(3, 4, proj_size=4)
     with pytest.raises(ValueError, match="nonlinearity"):
         nn.RNN(3, 4, nonlinearity="sigmoid")
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("with_g_cs", [False, True])
+def test_lstm_in_place_loops_equal_the_generic_ones_bit_for_bit(xb, reverse, dtype, with_g_cs):
+    # the LSTM's loops written into buffers (NumPy, ufuncs with out=) repeat the generic
+    # loops' operations in order: the same numbers exactly, forward and backward
+    from xad.ops.recurrent import _Arrays, _bptt, _run
+    dt = getattr(xad, dtype)
+    gx, h0, c0 = (xad.randn(*s, dtype=dt) for s in ((7, 3, 16), (3, 4), (3, 4)))
+    w, g_hs, g_cs = xad.randn(16, 4, dtype=dt) * 0.5, xad.randn(7, 3, 4, dtype=dt), \
+        xad.randn(7, 3, 4, dtype=dt)
+    raw = [t._array for t in (gx, h0, c0, w, g_hs, g_cs)]
+    ins = (raw[0], raw[1], raw[2], raw[3], None, None, None)
+    grads = (raw[4], raw[5] if with_g_cs else None)
+    res = []
+    for into in (False, True):
+        m = _Arrays(xb)
+        m.into = into and m.into
+        with xb.on_device():
+            outs = _run(m, "lstm", *ins, reverse)
+            res.append([*outs, *(r for r in _bptt(m, "lstm", ins, outs, grads, reverse)
+                                 if r is not None)])
+    for a, b in zip(*res):
+        np.testing.assert_array_equal(xb.to_numpy(a), xb.to_numpy(b))
