@@ -97,6 +97,28 @@ def test_per_example_gradients(xb):
     _check_per_example(per, loss, params, x, y, rtol=1e-5, atol=1e-6)
 
 
+def test_per_example_weight_gradients_keep_the_weights_layout():
+    """``x @ w.T`` (by hand and as ``nn.Linear``) under ``vmap(grad)``: each example's weight
+    gradient comes back contiguous in ``w``'s layout, as torch.func's (was a transposed
+    view, copied again by the next reshape), and equal to a loop's bit for bit."""
+    lin = xad.nn.Linear(5, 3)
+    params = {"w": xad.tensor(W, dtype=xad.float32), "v": lin.weight.detach()}
+    x = xad.tensor(V, dtype=xad.float32)
+
+    def loss(p, xi):
+        h = xad.tanh(xi @ p["w"].T)
+        return (xad.nn.functional_call(lin, {"weight": p["v"], "bias": lin.bias}, (h[:5],))
+                ** 2).sum()
+
+    with xad.use_backend("numpy"):
+        per = xad.vmap(xad.grad(loss), in_axes=(None, 0))(params, x)
+        for k, g in per.items():
+            assert g.array.flags.c_contiguous, k
+            for i in range(4):
+                np.testing.assert_array_equal(g.numpy()[i],
+                                              xad.grad(loss)(params, x[i])[k].numpy())
+
+
 def _check_per_example(per, loss, params, *data, rtol, atol):
     """``per`` (per-example gradients of ``loss`` for ``params``) against a loop on NumPy."""
     hp = {k: p.numpy() for k, p in params.items()}
