@@ -280,6 +280,17 @@ def test_per_example_gradients_of_a_cnn(xb):
     _check_per_example(per, loss, params, xs, ys, rtol=1e-4, atol=1e-5)
 
 
+def test_index_range_checks_per_example(xb):
+    """An out-of-range class index inside vmap raises, as in a loop (the range check's
+    reduction has a batching rule: one [-min, max] pair per example)."""
+    logits = xad.tensor(rng.standard_normal((3, 4)), dtype=xad.float32)
+    ce = lambda z, y: F.cross_entropy(z[None], y[None])  # noqa: E731
+    ok = xad.vmap(ce)(logits, xad.tensor(np.array([0, 3, 1])))
+    assert ok.shape == (3,)
+    with pytest.raises(IndexError):
+        xad.vmap(ce)(logits, xad.tensor(np.array([0, 4, 1]))).tolist()  # (CuPy: at a read)
+
+
 # ----- randomness ----------------------------------------------------------------------------
 def test_randomness_modes(xb):
     """As torch.func.vmap: "error" raises, "different" draws one sample per example (the
