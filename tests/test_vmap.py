@@ -119,6 +119,15 @@ def test_per_example_weight_gradients_keep_the_weights_layout():
                                               xad.grad(loss)(params, x[i])[k].numpy())
 
 
+def test_large_outer_products_are_broadcastings_products():
+    """NumPy's outer product (``matmul`` with k = 1) by ``einsum`` past 2**16 elements gives
+    broadcasting's numbers bit for bit, batched and broadcast alike."""
+    b = xad.resolve_backend("numpy")
+    for xs, ys in [((2, 64, 1), (2, 1, 600)), ((64, 1), (3, 1, 1100)), ((300, 1), (1, 300))]:
+        x, y = rng.standard_normal(xs).astype(np.float32), rng.standard_normal(ys)
+        np.testing.assert_array_equal(b.outer(x, y.astype(np.float32)), x * y.astype(np.float32))
+
+
 def _check_per_example(per, loss, params, *data, rtol, atol):
     """``per`` (per-example gradients of ``loss`` for ``params``) against a loop on NumPy."""
     hp = {k: p.numpy() for k, p in params.items()}
