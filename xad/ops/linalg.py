@@ -39,7 +39,7 @@ class Matmul(Op):
         gx = matmul(g, matrix_transpose(y)) if node.needs_grad(0) else None
         if not node.needs_grad(1):
             return gx, None
-        if x.shape[-2] == 1 and _transposed(y):  # an outer product: the same products,
+        if x.ndim > 2 and x.shape[-2] == 1 and _transposed(y):  # batched outer products:
             return gx, matrix_transpose(matmul(matrix_transpose(g), x))  # in w's layout
         return gx, matmul(matrix_transpose(x), g)
 
@@ -58,7 +58,8 @@ def _transposed(t: Tensor) -> bool:
     """Whether ``t`` was made as ``matrix_transpose(w)`` in the graph (``x @ w.T``, as
     ``vmap(grad)`` of a layer runs it on per-example weights): its gradient is then made
     transposed, so that ``w``'s comes back contiguous, as PyTorch's ``mm_mat2_backward``
-    keeps a transposed operand's layout (was a strided view: a copy at its next reshape)."""
+    keeps a transposed operand's layout (was a strided view: a copy at its next reshape).
+    Only for a batch of them: on one small matrix the two more operations cost more."""
     n = t._node
     if n is None or n.op is not PermuteDims:
         return False
