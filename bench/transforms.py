@@ -122,8 +122,8 @@ def run(size: str, batch: int, width: int, repeat: int) -> list[tuple[str, float
 
 
 def tanh_chain(repeat: int, layers: int = 20, width: int = 512, batch: int = 64) -> list:
-    """JVP / primal time on a ``layers``-deep ``width``-wide tanh chain (issue 28's row),
-    and per-example gradients by ``vmap(grad)`` against a Python loop."""
+    """JVP / primal time on a ``layers``-deep ``width``-wide tanh chain (issue 28's row; its
+    per-example gradient rows are bench/per_example.py)."""
     xad.manual_seed(0)
     ws = [xad.randn(width, width) * width ** -0.5 for _ in range(layers)]
     x, tx = xad.randn(batch, width), xad.randn(batch, width)
@@ -135,20 +135,8 @@ def tanh_chain(repeat: int, layers: int = 20, width: int = 512, batch: int = 64)
 
     primal = timed(lambda: f(x), repeat)
     jvp = timed(lambda: xad.jvp(f, (x,), (tx,)), repeat)
-    params = {"w": xad.randn(64, 784) * 0.03, "v": xad.randn(10, 64) * 0.1}
-    xs, ys = xad.randn(256, 784), xad.randn(256, 10)
-
-    def loss(p, xi, yi):
-        return ((xad.tanh(xi @ p["w"].T) @ p["v"].T - yi) ** 2).sum()
-
-    per = xad.vmap(xad.grad(loss), in_axes=(None, 0, 0))
-    t_vmap = timed(lambda: per(params, xs, ys), max(3, repeat // 5))
-    t_loop = timed(lambda: [xad.grad(loss)(params, xs[i], ys[i]) for i in range(256)],
-                   max(3, repeat // 10))
     rows = [(f"{layers}x{width} tanh chain, batch {batch}: primal", primal, 1.0),
-            ("  jvp (native forward mode), vs primal", jvp, jvp / primal),
-            ("per-example grads 784-64-10 x256: loop", t_loop, 1.0),
-            ("  vmap(grad), vs loop", t_vmap, t_vmap / t_loop)]
+            ("  jvp (native forward mode), vs primal", jvp, jvp / primal)]
     for name, t, r in rows:
         print(f"  {name:45s} {t * 1e3:9.3f} ms   {r:6.2f}x")
     return rows

@@ -128,3 +128,11 @@ def test_table_shows_compiled_and_jax_columns():
     assert "| xad | xad-compiled | numpy | jax-jit | xad/numpy |" in head
     assert "compiled/numpy | compiled/xad | compiled/jax |" in head
     assert "| 4.00x | 2.00x | 0.50x | 1.25x |" in line
+
+
+def test_per_example_bench_agrees():
+    import per_example  # bench/per_example.py (issue 28's per-example gradient rows)
+    calls = per_example.build("mlp", (6, 4, 3), 5)
+    assert per_example.agreement(calls) < 1e-5
+    times = per_example.time_interleaved(calls, 2, per_example.time.perf_counter)
+    assert all(len(ts) == 2 for ts in times.values())

@@ -97,6 +97,37 @@ def test_per_example_gradients(xb):
     _check_per_example(per, loss, params, x, y, rtol=1e-5, atol=1e-6)
 
 
+def test_per_example_weight_gradients_keep_the_weights_layout():
+    """``x @ w.T`` (by hand and as ``nn.Linear``) under ``vmap(grad)``: each example's weight
+    gradient comes back contiguous in ``w``'s layout, as torch.func's (was a transposed
+    view, copied again by the next reshape), and equal to a loop's bit for bit."""
+    lin = xad.nn.Linear(5, 3)
+    params = {"w": xad.tensor(W, dtype=xad.float32), "v": lin.weight.detach()}
+    x = xad.tensor(V, dtype=xad.float32)
+
+    def loss(p, xi):
+        h = xad.tanh(xi @ p["w"].T)
+        return (xad.nn.functional_call(lin, {"weight": p["v"], "bias": lin.bias}, (h[:5],))
+                ** 2).sum()
+
+    with xad.use_backend("numpy"):
+        per = xad.vmap(xad.grad(loss), in_axes=(None, 0))(params, x)
+        for k, g in per.items():
+            assert g.array.flags.c_contiguous, k
+            for i in range(4):
+                np.testing.assert_array_equal(g.numpy()[i],
+                                              xad.grad(loss)(params, x[i])[k].numpy())
+
+
+def test_large_outer_products_are_broadcastings_products():
+    """NumPy's outer product (``matmul`` with k = 1) by ``einsum`` past 2**16 elements gives
+    broadcasting's numbers bit for bit, batched and broadcast alike."""
+    b = xad.resolve_backend("numpy")
+    for xs, ys in [((2, 64, 1), (2, 1, 600)), ((64, 1), (3, 1, 1100)), ((300, 1), (1, 300))]:
+        x, y = rng.standard_normal(xs).astype(np.float32), rng.standard_normal(ys)
+        np.testing.assert_array_equal(b.outer(x, y.astype(np.float32)), x * y.astype(np.float32))
+
+
 def _check_per_example(per, loss, params, *data, rtol, atol):
     """``per`` (per-example gradients of ``loss`` for ``params``) against a loop on NumPy."""
     hp = {k: p.numpy() for k, p in params.items()}
@@ -268,6 +299,17 @@ def test_out_of_range_target_under_vmap_raises(xb):
     with pytest.raises(IndexError, match="out of bounds"):
         xad.vmap(loss)(logits, xad.tensor(np.array([[0, 3], [1, 4], [3, 3]])))
         xb.synchronize()
+
+
+def test_index_range_checks_per_example(xb):
+    """An out-of-range class index inside vmap raises, as in a loop (the range check's
+    reduction has a batching rule: one [-min, max] pair per example)."""
+    logits = xad.tensor(rng.standard_normal((3, 4)), dtype=xad.float32)
+    ce = lambda z, y: F.cross_entropy(z[None], y[None])  # noqa: E731
+    ok = xad.vmap(ce)(logits, xad.tensor(np.array([0, 3, 1])))
+    assert ok.shape == (3,)
+    with pytest.raises(IndexError):
+        xad.vmap(ce)(logits, xad.tensor(np.array([0, 4, 1]))).tolist()  # (CuPy: at a read)
 
 
 # ----- randomness ----------------------------------------------------------------------------

@@ -189,6 +189,11 @@ class Backend:
             return x
         return x.at[key].set(values)
 
+    def outer(self, x: Any, y: Any) -> Any:
+        """``matmul(x, y)`` for ``x`` of shape ``(..., m, 1)`` and ``y`` of ``(..., 1, n)``:
+        each element one product, by broadcasting (a BLAS call with k = 1 is slower)."""
+        return x * y
+
     def einsum(self, subscripts: str, *operands: Any) -> Any:
         """Einstein summation; native where the library has it, else a generic contraction."""
         return einsum_generic(self.xp, subscripts, *operands)

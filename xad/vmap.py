@@ -99,8 +99,9 @@ class BatchLevel:
 
     def process(self, entry: Callable, op: Any, args: tuple, params: dict) -> Any:
         """Run ``op`` one level down, through its batching rule when an input is batched."""
-        flags = tuple(self.has(a) for a in args)
-        bp = self._batched_params(params)
+        held = self.has_array
+        flags = tuple([isinstance(a, Tensor) and held(a._array) for a in args])
+        bp = self._batched_params(params) if params else None
         context.transform = self.parent
         try:
             if not any(flags) and not bp:

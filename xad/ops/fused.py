@@ -236,19 +236,19 @@ class RangeEnds(Op):
     differentiable = False
 
     @staticmethod
-    def forward(b, t, ignore):
+    def forward(b, t, ignore, keep=0):
         if ignore is None:
             neg, pos = b.elementwise(_signed, "xad_signed")(t)
         else:
             neg, pos = b.elementwise(_signed_ignoring, "xad_signed_ignoring")(
                 t, b.scalar(ignore, t.dtype))
         xp = b.xp
-        return xp.max(xp.reshape(xp.stack([neg, pos]), (2, -1)), axis=1)
+        lead = tuple(t.shape[:keep])  # vmap's batch axes: one pair per example
+        return xp.max(xp.reshape(xp.stack([neg, pos], axis=keep), lead + (2, -1)), axis=-1)
 
     @staticmethod
-    def batch(args, batched, ignore):
-        """Every example at once: the check's bounds are the same for all of them."""
-        return apply(RangeEnds, args[0], ignore=ignore), False
+    def batch(args, batched, ignore, keep=0):
+        return apply(RangeEnds, args[0], ignore=ignore, keep=keep + 1), True
 
 
 def _signed(ns: Any) -> Any:

@@ -16,7 +16,7 @@ from .amp_cast import autocast_low
 from .batching import align
 from .elementwise import relu
 from .fused import bias_gelu, bias_relu, gelu, gelu_grad, relu_grad
-from .shape import broadcast_to, matrix_transpose, reshape
+from .shape import PermuteDims, broadcast_to, matrix_transpose, reshape
 from .tangent import total
 
 __all__ = ["matmul", "linear", "einsum", "tensordot"]
@@ -29,16 +29,19 @@ class Matmul(Op):
 
     @staticmethod
     def forward(b, x, y):
-        if x.shape[-1] == 1:  # an outer product: broadcasting beats a BLAS call with k = 1
-            return x * y
+        if x.shape[-1] == 1:  # an outer product: one product an element, no BLAS call
+            return b.outer(x, y)
         return b.xp.matmul(x, y)
 
     @staticmethod
     def backward(node, g):
         x, y = node.inputs
         gx = matmul(g, matrix_transpose(y)) if node.needs_grad(0) else None
-        gy = matmul(matrix_transpose(x), g) if node.needs_grad(1) else None
-        return gx, gy
+        if not node.needs_grad(1):
+            return gx, None
+        if x.ndim > 2 and x.shape[-2] == 1 and _transposed(y):  # batched outer products:
+            return gx, matrix_transpose(matmul(matrix_transpose(g), x))  # in w's layout
+        return gx, matmul(matrix_transpose(x), g)
 
     @staticmethod
     def batch(args, batched):
@@ -49,6 +52,19 @@ class Matmul(Op):
         (x, y), (tx, ty) = primals, tangents
         return total(out, None if tx is None else apply(Matmul, tx, y),
                      None if ty is None else apply(Matmul, x, ty))
+
+
+def _transposed(t: Tensor) -> bool:
+    """Whether ``t`` was made as ``matrix_transpose(w)`` in the graph (``x @ w.T``, as
+    ``vmap(grad)`` of a layer runs it on per-example weights): its gradient is then made
+    transposed, so that ``w``'s comes back contiguous, as PyTorch's ``mm_mat2_backward``
+    keeps a transposed operand's layout (was a strided view: a copy at its next reshape).
+    Only for a batch of them: on one small matrix the two more operations cost more."""
+    n = t._node
+    if n is None or n.op is not PermuteDims:
+        return False
+    axes = n.params["axes"]
+    return axes[-2:] == (len(axes) - 1, len(axes) - 2)
 
 
 def _matmul_batch(x: Tensor, y: Tensor, fx: bool, fy: bool) -> Tensor:
