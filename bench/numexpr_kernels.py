@@ -1,8 +1,9 @@
 """The NumPy backend's numexpr kernels (the ``fast`` extra) against NumPy, eagerly: one
 process per measurement, timed from outside in pairs (bench/README.md, "numexpr kernels").
 
-    farm-bench --vs "python bench/numexpr_kernels.py off 2 softmax" -- \\
-        python bench/numexpr_kernels.py on 2 softmax
+    for i in 1 2 3 4 5; do for m in off on; do
+        /usr/bin/time -f "$m %U %S" python bench/numexpr_kernels.py $m 2 softmax
+    done; done      # paired runs: compare user + system time pair by pair
 
 ``on``: ``XAD_NUMEXPR=65536`` (numexpr for arrays of 64Ki elements and more); ``off``: unset.
 The second argument is ``xad.set_num_threads``'s; the third the workload: ``softmax``,
