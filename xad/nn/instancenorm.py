@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from .. import dtypes as _dt
 from ..backend import Backend
-from ..factories import ones, zeros
 from ..tensor import Tensor
 from . import functional as F
-from .linear import _resolve
-from .module import Module, Parameter
+from .module import Module
+from .normalization import channel_state
 
 __all__ = ["InstanceNorm1d", "InstanceNorm2d"]
 
@@ -22,23 +21,8 @@ class _InstanceNorm(Module):
                  dtype: _dt.DType | None = None, backend: Backend | str | None = None
                  ) -> None:
         super().__init__()
-        b = _resolve(backend)
-        self.num_features, self.eps, self.momentum = num_features, eps, momentum
-        self.affine, self.track_running_stats = affine, track_running_stats
-        if affine:
-            self.weight = Parameter(ones(num_features, dtype=dtype, backend=b))
-            self.bias = Parameter(zeros(num_features, dtype=dtype, backend=b))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-        if track_running_stats:
-            self.register_buffer("running_mean", zeros(num_features, dtype=dtype, backend=b))
-            self.register_buffer("running_var", ones(num_features, dtype=dtype, backend=b))
-            self.register_buffer("num_batches_tracked", zeros((), dtype=_dt.int64, backend=b))
-        else:
-            self.register_buffer("running_mean", None)
-            self.register_buffer("running_var", None)
-            self.register_buffer("num_batches_tracked", None)
+        channel_state(self, num_features, eps, momentum, affine, track_running_stats, dtype,
+                      backend)
 
     def forward(self, x: Tensor) -> Tensor:
         k = self._spatial

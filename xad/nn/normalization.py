@@ -15,6 +15,28 @@ from .module import Module, Parameter
 __all__ = ["LayerNorm", "BatchNorm1d", "BatchNorm2d", "GroupNorm"]
 
 
+
+def channel_state(m: Module, num_features: int, eps: float, momentum: float | None,
+                  affine: bool, track_running_stats: bool, dtype: _dt.DType | None,
+                  backend: Backend | str | None) -> None:
+    """Give a per-channel normalisation ``m`` (BatchNorm, InstanceNorm) its settings, its
+    ``weight``/``bias`` (ones and zeros, or None) and running statistics (or None), with
+    PyTorch's names."""
+    m.num_features, m.eps, m.momentum = num_features, eps, momentum
+    m.affine, m.track_running_stats = affine, track_running_stats
+    b = _resolve(backend)
+    if affine:
+        m.weight = Parameter(ones(num_features, dtype=dtype, backend=b))
+        m.bias = Parameter(zeros(num_features, dtype=dtype, backend=b))
+    else:
+        m.register_parameter("weight", None)
+        m.register_parameter("bias", None)
+    tracked = [zeros(num_features, dtype=dtype, backend=b),
+               ones(num_features, dtype=dtype, backend=b),
+               zeros((), dtype=_dt.int64, backend=b)] if track_running_stats else [None] * 3
+    for name, t in zip(("running_mean", "running_var", "num_batches_tracked"), tracked):
+        m.register_buffer(name, t)
+
 class LayerNorm(Module):
     """Normalise over the trailing ``normalized_shape`` axes, then scale by ``weight`` (ones)
     and shift by ``bias`` (zeros).
@@ -75,27 +97,8 @@ class BatchNorm1d(Module):
                  dtype: _dt.DType | None = None, backend: Backend | str | None = None
                  ) -> None:
         super().__init__()
-        self.num_features = num_features
-        self.eps = eps
-        self.momentum = momentum
-        self.affine = affine
-        self.track_running_stats = track_running_stats
-        b = _resolve(backend)
-        if affine:
-            self.weight = Parameter(ones(num_features, dtype=dtype, backend=b))
-            self.bias = Parameter(zeros(num_features, dtype=dtype, backend=b))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-        if track_running_stats:
-            self.register_buffer("running_mean", zeros(num_features, dtype=dtype, backend=b))
-            self.register_buffer("running_var", ones(num_features, dtype=dtype, backend=b))
-            self.register_buffer("num_batches_tracked",
-                                 zeros((), dtype=_dt.int64, backend=b))
-        else:
-            self.register_buffer("running_mean", None)
-            self.register_buffer("running_var", None)
-            self.register_buffer("num_batches_tracked", None)
+        channel_state(self, num_features, eps, momentum, affine, track_running_stats, dtype,
+                      backend)
 
     def reset_running_stats(self) -> None:
         """Running mean 0, variance 1, no batches seen."""
