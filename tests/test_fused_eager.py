@@ -34,14 +34,36 @@ def test_array_kernels_equal_their_plain_expressions(xb, dtype):
             (fused.standardize_grad(b, g, y, s1, s2, rstd, 0.2),
              (g - s1 * 0.2 - y * (s2 * 0.2)) * rstd),
             (fused.softmax_grad(b, g, y, s1), g - y * s1),
-            (fused.exp_scaled(b, g, s1, 0.3), xp.exp((g - s1) * 0.3)),
-            (fused.scores_grad(b, g, y, s1, 0.3), (g - y * s1) * 0.3),
+            (fused.product_grad(b, g, y, s1, 0.3), (g * y - y * s1) * 0.3),
+            (fused.product_grad(b, g, y, s1), g * y - y * s1),
+            (fused.softmax_out(b, g, s1, s2, 0.3), xp.exp((g - s1) * 0.3) / s2),
+            (fused.softmax_out_guarded(b, g, m, s2), e / xp.where(s2 > 0, s2, 1)),
+            (fused.centred_scaled(b, g, s1, 0.2, rstd), (g - s1 * 0.2) * rstd),
+            (fused.layer_norm_input_grad(b, g, y[0, ...], y, s1, s2, rstd, 0.2),
+             (g * y[0, ...] - s1 * 0.2 - y * (s2 * 0.2)) * rstd),
             (fused.exp_guarded(b, g, m), e),
             (fused.divide_guarded(b, e, s2 - s2), e / xp.ones_like(s2)),
         ]
+        d = g - s1 * 0.2
+        pairs += [
+            (fused.centred_affine(b, g, s1, 0.2, rstd, y[0, ...], y[1, ...]),
+             (d * rstd * y[0, ...] + y[1, ...], d * rstd)),
+            # kernels with one reduction: the same operations one by one
+            (fused.centred_rstd(b, g, s1, (1,), 0.2, 1e-5),
+             1.0 / xp.sqrt(xp.sum(d * d, axis=1, keepdims=True) * 0.2 + 1e-5)),
+            (fused.sum_product(b, g, y, (1,)), xp.sum(g * y, axis=1, keepdims=True)),
+            (fused.sum_product(b, g, y, (0, 1), y[0, ...]),
+             xp.sum(g * y * y[0, ...], axis=(0, 1), keepdims=True)),
+            (fused.sum_exp_shifted(b, g, s1, (1,)), xp.sum(xp.exp(g - s1), axis=1,
+                                                            keepdims=True)),
+            (fused.sum_exp_shifted(b, g, s1, (1,), 0.3),
+             xp.sum(xp.exp((g - s1) * 0.3), axis=1, keepdims=True)),
+            (fused.sum_exp_guarded(b, g, m, (1,)), xp.sum(e, axis=1, keepdims=True)),
+        ]
         for got, want in pairs:
-            assert got.dtype == want.dtype and got.shape == want.shape
-            np.testing.assert_array_equal(b.to_numpy(got), b.to_numpy(want))
+            for a, c in zip(*((got, want) if type(want) is tuple else ((got,), (want,)))):
+                assert a.dtype == c.dtype and a.shape == c.shape
+                np.testing.assert_array_equal(b.to_numpy(a), b.to_numpy(c))
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -161,22 +183,24 @@ def test_fused_paths_launch_the_kernels_they_promise_on_cupy_sim():
         g = xad.randn(8, 16)
         for f, forward, backward in [
                 (xad.gelu, 1, 1),                                      # was 5 and 9
-                (lambda t: xad.standardize(t, -1), 5, 4),              # backward was 9
-                (lambda t: xad.softmax(t, axis=-1), 4, 3),             # backward was 4
-                (lambda t: xad.log_softmax(t, axis=-1), 4, 2),         # was 9 and 6
-                (lambda t: xad.softmax(t, axis=-1, empty_zero=True), 4, 3)]:  # was 10
+                (lambda t: xad.standardize(t, -1), 3, 3),              # was 5 and 4 (9)
+                (lambda t: xad.softmax(t, axis=-1), 3, 2),             # was 4 and 3 (4)
+                (lambda t: xad.log_softmax(t, axis=-1), 3, 2),         # was 4 (9) and 2 (6)
+                (lambda t: xad.softmax(t, axis=-1, empty_zero=True), 3, 2)]:  # 4 (10), 3
             y, n = _run(f, x)
             assert n == forward
             assert _run(xad.autograd.grad, y, [x], g)[1] == backward
         w, b = xad.randn(16, requires_grad=True), xad.randn(16, requires_grad=True)
         y, n = _run(xad.nn.functional.layer_norm, x, 16, w, b)
-        assert n == 5  # was 7
-        assert _run(xad.autograd.grad, y, [x, w, b], g)[1] == 6  # was 4 + 3 + 1
+        assert n == 3  # was 5 (7): a sum, rstd's reduction kernel, the output
+        # was 6 (4 + 3 + 1): three reduction kernels (sum(g w), sum(g w y), the weight's),
+        # x's kernel, the bias's sum
+        assert _run(xad.autograd.grad, y, [x, w, b], g)[1] == 5
         q, k, v = (xad.randn(2, 6, 4, requires_grad=True) for _ in range(3))
         y, n = _run(xad.ops.attention.attention, q, k, v, 0.5)
-        assert n == 6  # was 7: the scale inside the exponential
+        assert n == 5  # was 6 (7): two products, the maximum, the sum's reduction kernel, p
         s = y.sum()
-        assert _run(xad.autograd.grad, s, [q, k, v])[1] == 8  # 7 (was 10), and the seed's
+        assert _run(xad.autograd.grad, s, [q, k, v])[1] == 7  # 6 (was 7, 10), and the seed's
 
 
 def test_range_ends_reads_ignored_values_as_zero(xb):
@@ -270,3 +294,61 @@ def test_split_heads_is_one_copy_on_cupy_sim():
         # was 4; 2 here: the emulator's concatenate (NumPy's) lays its result out as its
         # strided inputs, so the reshape into y's layout copies
         assert _run(xad.autograd.grad, [q, k, v], [y], [gs, gs, gs])[1] == 2
+
+
+def test_emulated_fused_reduction_is_one_kernel_and_refuses_what_cupy_would_not_make():
+    """tests/cupy_sim/fusion.py's reduction inside ``cupy.fuse`` (CuPy's old fusion): a
+    pre-map over the broadcast arguments, one reduction, a post-map of the reduced value and
+    literals; one launch (two for CUB's full reduction of one argument); the bits of the
+    same calls one by one; refused where CuPy raises or would leave its old fusion."""
+    import cupy_sim
+    from cupy_sim.streams import COUNTS
+
+    cp = cupy_sim.cupy
+    with xad.use_backend("cupy-sim"):
+        xn = np.random.default_rng(0).standard_normal((4, 5)).astype(np.float32)
+        x, t = cp.asarray(xn), cp.asarray(xn.sum(axis=1, keepdims=True))
+
+        @cp.fuse(kernel_name="rstd")
+        def rstd(x, t, r):
+            d = x - t * r
+            return 1.0 / cp.sqrt(cp.sum(d * d, axis=-1) * 0.2 + 1e-5), cp.max(d, axis=0) * 2
+
+        with pytest.raises(NotImplementedError, match="Multiple reduction"):
+            rstd(x, t, np.float32(0.2))
+
+        def one(x, t, r):
+            d = x - t * r
+            return 1.0 / cp.sqrt(cp.sum(d * d, axis=-1) * 0.2 + 1e-5)
+
+        COUNTS.reset()
+        got = cp.fuse(one)(x, t, np.float32(0.2))
+        assert COUNTS.kernels == 1 and got.shape == (4,) and got.dtype == np.float32
+        d = xn - xn.sum(axis=1, keepdims=True) * np.float32(0.2)
+        np.testing.assert_array_equal(got.get(), 1.0 / np.sqrt(np.sum(d * d, axis=-1) * 0.2
+                                                               + 1e-5))
+        COUNTS.reset()
+        assert cp.fuse(lambda v: cp.sum(v * v))(x).shape == () and COUNTS.kernels == 2  # CUB
+        assert cp.fuse(lambda v, c: cp.max(v + c, axis=0))(x, t).shape == (5,)
+        refused = [
+            (NotImplementedError, "keepdims", lambda v, c: cp.sum(v, axis=1, keepdims=True)),
+            (NotImplementedError, "reads only the reduced", lambda v, c: v - cp.sum(v, axis=1)),
+            (NotImplementedError, "reads only the reduced", lambda v, c: cp.sum(v, axis=1) * c),
+            (NotImplementedError, "returns only values", lambda v, c: (cp.sum(v, axis=1), v)),
+            (TypeError, "dtype", lambda v, c: cp.sum(v, axis=1, dtype=np.float64))]
+        for error, match, fn in refused:
+            with pytest.raises(error, match=match):
+                cp.fuse(fn)(x, t)
+        with pytest.raises(NotImplementedError, match="broadcast"):  # fewer axes than (4, 5)
+            cp.fuse(lambda v, w: cp.sum(w * 2, axis=0))(x, cp.asarray(xn[0]))
+        # CuPy reduces the broadcast of all arguments: t's column counted five times
+        np.testing.assert_array_equal(cp.fuse(lambda v, c: cp.sum(c * 2, axis=1))(x, t).get(),
+                                      np.sum(np.broadcast_to(xn.sum(1, keepdims=True) * 2,
+                                                             (4, 5)), axis=1))
+
+        def write(v, c):
+            c += 1.0  # into an argument: lost in CuPy's reduction kernel
+            return cp.sum(v, axis=0)
+
+        with pytest.raises(NotImplementedError, match="write into its arguments"):
+            cp.fuse(write)(x, t)

@@ -19,7 +19,7 @@ from typing import Any
 from ..context import context
 from ..tensor import Tensor
 from ._apply import Op, apply
-from .fused import exp_scaled, scores_grad
+from .fused import product_grad, softmax_out, sum_exp_shifted, sum_product
 from .linalg import matmul
 from .reduce import Softmax, softmax, sum
 from .shape import broadcast_to, permute_dims, reshape, stack
@@ -31,16 +31,17 @@ __all__ = ["attention"]
 
 def _weights(b: Any, q: Any, k: Any, scale: float) -> Any:
     """``softmax(q @ k^T * scale)`` over the last axis, on arrays. For ``scale > 0`` the
-    scale goes inside the exponential, ``exp((s - max(s)) * scale)``, one fused kernel on
-    CuPy (no pass to scale ``q``); otherwise :class:`Softmax`'s forward of the scaled
-    scores."""
+    scale goes inside the exponential, ``exp((s - max(s)) * scale)`` (no pass to scale
+    ``q``): on CuPy the maximum, the sum of the exponentials in one reduction kernel and
+    the weights in one kernel (was four); otherwise :class:`Softmax`'s forward of the
+    scaled scores."""
     xp = b.xp
     if not scale > 0:
         s = xp.matmul(q * scale, xp.matrix_transpose(k))
         return Softmax.forward(b, s, (s.ndim - 1,), False, False)
     s = xp.matmul(q, xp.matrix_transpose(k))
-    e = exp_scaled(b, s, xp.max(s, axis=-1, keepdims=True), scale)
-    return e / xp.sum(e, axis=-1, keepdims=True)
+    m, last = xp.max(s, axis=-1, keepdims=True), (s.ndim - 1,)
+    return softmax_out(b, s, m, sum_exp_shifted(b, s, m, last, scale), scale)
 
 
 class Attention(Op):
@@ -110,8 +111,8 @@ class AttentionGrad(Op):
         if fast is not None:
             return fast
         xp = b.xp
-        gy = xp.matmul(g, xp.matrix_transpose(v)) * p
-        ds = scores_grad(b, gy, p, xp.sum(gy, axis=-1, keepdims=True), scale)  # one kernel
+        dp = xp.matmul(g, xp.matrix_transpose(v))
+        ds = product_grad(b, dp, p, sum_product(b, dp, p, (p.ndim - 1,)), scale)  # two kernels
         return (xp.matmul(ds, k), xp.matmul(xp.matrix_transpose(ds), q),
                 xp.matmul(xp.matrix_transpose(p), g))
 

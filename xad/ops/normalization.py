@@ -4,12 +4,24 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 from ..tensor import Tensor
 from ._apply import Op, apply
 from .axes import normalize_axes
 from .batching import align, axes_batch, shift_axes
-from .fused import affine_grads, centre, inverse_sqrt, normalize_affine, recorded, standardize_grad
+from .fused import (
+    affine_grads,
+    centre,
+    centred_affine,
+    centred_rstd,
+    centred_scaled,
+    inverse_sqrt,
+    layer_norm_input_grad,
+    recorded,
+    standardize_grad,
+    sum_product,
+)
 from .linalg import by_product, keep_sum, keep_sum_array
 from .tangent import total
 
@@ -22,7 +34,8 @@ class Standardize(Op):
     ``rstd * (g - mean(g) - y * mean(g * y))``, five passes where the composed
     mean/subtract/square/divide graph took about fifteen; ``rstd``'s own gradient (nonzero
     in second derivatives only) adds ``-rstd**2 * y / n`` times it. Means over the last
-    axis are products with ones (:func:`~xad.ops.linalg.by_product`)."""
+    axis are products with ones (:func:`~xad.ops.linalg.by_product`). Three kernels on
+    CuPy (a sum, ``rstd`` in one reduction kernel, the output; was five)."""
 
     name = "standardize"
     save_output = True
@@ -30,10 +43,8 @@ class Standardize(Op):
 
     @staticmethod
     def forward(b, x, axes, eps, product):
-        r = _inverse_count(x.shape, axes)
-        d, dd = centre(b, x, keep_sum_array(b, x, axes, product), r)  # one kernel on CuPy
-        rstd = inverse_sqrt(b, keep_sum_array(b, dd, axes, product), r, eps)
-        return d * rstd, rstd
+        r, total, rstd = _moments(b, x, axes, eps, product)
+        return centred_scaled(b, x, total, r, rstd), rstd
 
     @staticmethod
     def backward(node, g, g_rstd):
@@ -54,6 +65,20 @@ class Standardize(Op):
         return (t - m_t - y * m_yt) * rstd, -(rstd * rstd * m_yt)
 
 
+def _moments(b: Any, x: Any, axes: tuple[int, ...], eps: float,
+             product: bool) -> tuple[float, Any, Any]:
+    """``(r, total, rstd)``: one over the count, ``x``'s kept-dims sum over ``axes`` and
+    ``1 / sqrt(var + eps)`` (biased variance): a sum and one reduction kernel on CuPy (was
+    four kernels); the centred values and their squares in one kernel and a product with
+    ones where ``product``."""
+    r = _inverse_count(x.shape, axes)
+    total = keep_sum_array(b, x, axes, product)
+    if not product:
+        return r, total, centred_rstd(b, x, total, axes, r, eps)
+    _, dd = centre(b, x, total, r)
+    return r, total, inverse_sqrt(b, keep_sum_array(b, dd, axes, product), r, eps)
+
+
 def _rule(g: Tensor | None, g_rstd: Tensor | None, y: Tensor, rstd: Tensor,
           axes: tuple[int, ...], product: bool, r: float) -> Tensor | None:
     """:class:`Standardize`'s rule in xad operations (differentiable)."""
@@ -70,8 +95,8 @@ def _rule(g: Tensor | None, g_rstd: Tensor | None, y: Tensor, rstd: Tensor,
 class LayerNorm(Op):
     """Layer norm with its affine part, ``standardize(x) * w + bias`` (``w`` and ``bias``
     of the normalised axes' shape), as one node with :class:`Standardize`'s ``y`` and
-    ``rstd`` as hidden outputs: five kernels on CuPy (was seven), and a first-order rule
-    of six (was eight). The same bits as the composed operations."""
+    ``rstd`` as hidden outputs: three kernels on CuPy (was seven), and a first-order rule
+    of five (was eight). The same bits as the composed operations."""
 
     name = "layer_norm"
     save_inputs = True
@@ -80,10 +105,8 @@ class LayerNorm(Op):
 
     @staticmethod
     def forward(b, x, w, bias, axes, eps, product):
-        r = _inverse_count(x.shape, axes)
-        d, dd = centre(b, x, keep_sum_array(b, x, axes, product), r)
-        rstd = inverse_sqrt(b, keep_sum_array(b, dd, axes, product), r, eps)
-        out, y = normalize_affine(b, d, rstd, w, bias)
+        r, total, rstd = _moments(b, x, axes, eps, product)
+        out, y = centred_affine(b, x, total, r, rstd, w, bias)
         return out, y, rstd
 
     @staticmethod
@@ -120,26 +143,35 @@ class LayerNorm(Op):
 
 
 class LayerNormGrad(Op):
-    """:class:`LayerNorm`'s gradients for ``g`` alone: ``x``'s, and ``g * y`` (the
-    weight's before the engine sums it over the leading axes). One fused kernel for
-    ``g * w``, ``g * w * y`` and ``g * y``, two sums and :func:`standardize_grad`'s kernel
-    on CuPy; only for a backward pass that is not itself recorded."""
+    """:class:`LayerNorm`'s gradients for ``g`` alone: ``x``'s, and the weight's (``g * y``
+    summed over the leading axes, or before that sum where the engine makes it). On CuPy
+    four kernels: a reduction kernel each for ``sum(g * w)``, ``sum(g * w * y)`` and the
+    weight's gradient, one for ``x``'s (was five: one for ``g * w``, ``g * w * y`` and
+    ``g * y``, two sums, one for ``x``'s, and the engine's sum). With ``product``, the
+    products with ones of :func:`keep_sum_array`. Only for a backward pass that is not
+    itself recorded."""
 
     name = "layer_norm_grad"
     differentiable = False
 
     @staticmethod
     def forward(b, g, y, w, rstd, axes, product, r):
-        gy, gyy, gw = affine_grads(b, g, w, y)
-        s1 = keep_sum_array(b, gy, axes, product)
-        s2 = keep_sum_array(b, gyy, axes, product)
-        return standardize_grad(b, gy, y, s1, s2, rstd, r), gw
+        lead = tuple(range(g.ndim - w.ndim))
+        if product or not lead or tuple(w.shape) != tuple(g.shape[len(lead):]):
+            gy, gyy, gw = affine_grads(b, g, w, y)
+            s1 = keep_sum_array(b, gy, axes, product)
+            s2 = keep_sum_array(b, gyy, axes, product)
+            return standardize_grad(b, gy, y, s1, s2, rstd, r), gw
+        s1, s2 = sum_product(b, g, w, axes), sum_product(b, g, w, axes, y)
+        gw = b.xp.reshape(sum_product(b, g, y, lead), w.shape)
+        return layer_norm_input_grad(b, g, w, y, s1, s2, rstd, r), gw
 
 
 class StandardizeGrad(Op):
     """:class:`Standardize`'s input gradient for ``g`` alone, ``(g - mean(g) - y *
-    mean(g * y)) * rstd``, as its rule computes it: two sums and one fused kernel on CuPy
-    (was nine kernels); only for a backward pass that is not itself recorded."""
+    mean(g * y)) * rstd``, as its rule computes it: a sum, a reduction kernel for
+    ``sum(g * y)`` and one fused kernel on CuPy (was nine kernels, then four); only for a
+    backward pass that is not itself recorded."""
 
     name = "standardize_grad"
     differentiable = False
@@ -147,7 +179,7 @@ class StandardizeGrad(Op):
     @staticmethod
     def forward(b, g, y, rstd, axes, product, r):
         s1 = keep_sum_array(b, g, axes, product)
-        s2 = keep_sum_array(b, g * y, axes, product)
+        s2 = keep_sum_array(b, g * y, axes, product) if product else sum_product(b, g, y, axes)
         return standardize_grad(b, g, y, s1, s2, rstd, r)
 
 
