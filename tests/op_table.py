@@ -46,6 +46,10 @@ class _X:
     linear_act = staticmethod(xad.ops.linalg.linear_act)
 
     @staticmethod
+    def nll_rows(x: Any, t: Any, ignore: int | None = None) -> Any:
+        return xad.ops.nll.nll_rows(x, xad.tensor(t), ignore)
+
+    @staticmethod
     def split_heads(y: Any, lead: Any, heads: int, to_heads: Any) -> Any:
         q, k, v = xad.ops.attention.split_heads(y, lead, heads, to_heads)
         return q * 1.0 + k * 2.0 - v * v
@@ -112,6 +116,12 @@ class _N:
 
     const = staticmethod(np.asarray)
     erf = staticmethod(_erf)
+
+    @staticmethod
+    def nll_rows(x: Any, t: Any, ignore: int | None = None) -> Any:
+        t = np.asarray(t)
+        picked = np.take_along_axis(x, t[..., None], axis=-1)[..., 0]
+        return -picked * (t != ignore)
     im2col = staticmethod(_np_im2col)
     col2im = staticmethod(_np_col2im)
 
@@ -540,6 +550,8 @@ def _case_list() -> list[Case]:
     add(Case("log_softmax", lambda m, x: m.log_softmax(x, axis=1), ((3, 4),)))
     add(Case("layer_norm", lambda m, x, w, b: m.layer_norm(x, (1, 2), w, b),
              ((2, 3, 4), (3, 4), (3, 4))))
+    add(Case("nll_rows", lambda m, x: m.nll_rows(x, [[2, 0, 3], [1, 1, 0]]), ((2, 3, 4),)))
+    add(Case("nll_rows:ignore", lambda m, x: m.nll_rows(x, [2, 1, 3], 1), ((3, 4),)))
     add(Case("log_softmax:axis0", lambda m, x: m.log_softmax(x, axis=0), ((3, 2, 4),)))
     add(Case("cumsum:axis1", lambda m, x: m.cumsum(x, axis=1), ((3, 4),)))
     add(Case("cumsum:axis0", lambda m, x: m.cumsum(x, axis=0), ((3, 4),)))

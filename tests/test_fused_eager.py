@@ -203,6 +203,43 @@ def test_fused_paths_launch_the_kernels_they_promise_on_cupy_sim():
         assert _run(xad.autograd.grad, s, [q, k, v])[1] == 7  # 6 (was 7, 10), and the seed's
 
 
+def test_nll_loss_is_two_reduction_kernels_on_cupy_sim():
+    """``nll_loss`` without class weights: the rows' losses and the count of the targets
+    that count as one reduction kernel each (the one-hot, its product, sums and negation
+    were eight kernels, eleven with an ignored class); the gradient one kernel."""
+    with xad.use_backend("cupy-sim"):
+        lp = xad.log_softmax(xad.randn(8, 10, requires_grad=True), axis=1)
+        t = xad.tensor([1, 2, 3, 4, 5, 6, 7, 0])
+        for kw in ({}, {"ignore_index": 1}):
+            # the range check (4), arange, the rows, their sum, the count, the division
+            y, n = _run(xad.nn.functional.nll_loss, lp, t, **kw)
+            assert n == 9  # was 13, and 16 with an ignored class
+            assert _run(xad.autograd.grad, y, [lp])[1] == 3  # was 4
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_nll_rows_equal_the_composed_one_hot_rule(xb, dtype):
+    """NllRows and CountTargets give the bits of the one-hot product they replace (NaN
+    where a log-probability is -inf, as ``-inf * 0``), and its gradient."""
+    from xad.nn.functional import one_hot
+    from xad.ops.nll import count_targets, nll_rows
+
+    dt = getattr(xad, dtype)
+    (x,) = _arrays(xb, dt, (6, 5))
+    x = xad.where(x > 1.5, -math.inf, x)
+    x.requires_grad = True
+    t = xad.tensor([4, 0, -100, 2, 1, 3])
+    oh = one_hot(xad.where(t < 0, 5, t), 5, dtype=dt)  # the ignored target: a zero row
+    for ignore, w in ((None, oh), (1, oh * (t != 1).astype(dt).expand_dims(-1))):
+        got, want = nll_rows(x, t, ignore), -(x * w).sum(axis=-1)
+        np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
+        g = xad.tensor(np.arange(6.0), dtype=dt)
+        np.testing.assert_array_equal(xad.autograd.grad(got, [x], g)[0].numpy(),
+                                      xad.autograd.grad(want, [x], g)[0].numpy())
+        count = count_targets(t, 5, -100 if ignore is None else ignore, dt)
+        assert count.dtype is dt and count.item() == w.sum().item()
+
+
 def test_range_ends_reads_ignored_values_as_zero(xb):
     """Index range checks (embedding, nll_loss): ``[-min, max]`` with ``ignore`` as 0."""
     t = xad.tensor([3, -100, 7, 2])
