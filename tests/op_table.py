@@ -43,6 +43,7 @@ class _X:
 
     attention = staticmethod(xad.ops.attention.attention)
     layer_norm = staticmethod(xad.ops.normalization.layer_norm)
+    add_layer_norm = staticmethod(xad.ops.normalization.add_layer_norm)
     linear_act = staticmethod(xad.ops.linalg.linear_act)
 
     @staticmethod
@@ -214,6 +215,10 @@ class _N:
     @classmethod
     def layer_norm(cls, x: Any, axes: Any, w: Any, b: Any, eps: float = 1e-5) -> Any:
         return cls.standardize(x, tuple(axes), eps) * w + b
+
+    @classmethod
+    def add_layer_norm(cls, x: Any, t: Any, axes: Any, w: Any, b: Any) -> Any:
+        return cls.layer_norm(x + t, axes, w, b)
 
     @staticmethod
     def recurrent(gx: Any, h: Any, c: Any, w: Any, mode: str, reverse: bool = False) -> Any:
@@ -550,6 +555,10 @@ def _case_list() -> list[Case]:
     add(Case("log_softmax", lambda m, x: m.log_softmax(x, axis=1), ((3, 4),)))
     add(Case("layer_norm", lambda m, x, w, b: m.layer_norm(x, (1, 2), w, b),
              ((2, 3, 4), (3, 4), (3, 4))))
+    add(Case("add_layer_norm", lambda m, x, t, w, b: m.add_layer_norm(x, t, (1, 2), w, b),
+             ((2, 3, 4), (2, 3, 4), (3, 4), (3, 4))))
+    add(Case("add_layer_norm:last", lambda m, x, t, w, b: m.add_layer_norm(x, t, (2,), w, b),
+             ((2, 3, 4), (2, 3, 4), (4,), (4,))))
     add(Case("nll_rows", lambda m, x: m.nll_rows(x, [[2, 0, 3], [1, 1, 0]]), ((2, 3, 4),)))
     add(Case("nll_rows:ignore", lambda m, x: m.nll_rows(x, [2, 1, 3], 1), ((3, 4),)))
     add(Case("log_softmax:axis0", lambda m, x: m.log_softmax(x, axis=0), ((3, 2, 4),)))

@@ -142,6 +142,36 @@ def test_layer_norm_node_equals_the_composed_operations(xb, dtype):
         np.testing.assert_array_equal(a.numpy(), c.numpy())
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_add_layer_norm_equals_layer_norm_of_the_sum(xb, dtype):
+    """AddLayerNorm (the sum never stored) gives the bits of ``layer_norm(x + t)`` and of
+    its gradients; a post-norm encoder layer runs it, with the same numbers as with a hook
+    on its norm (which keeps the plain sum and norm)."""
+    from xad.ops.normalization import add_layer_norm, layer_norm
+
+    dt = getattr(xad, dtype)
+    x, t, w, b, g = _arrays(xb, dt, (2, 3, 4), (2, 3, 4), (4,), (4,), (2, 3, 4))
+    for v in (x, t, w, b):
+        v.requires_grad = True
+    got, want = add_layer_norm(x, t, (2,), w, b), layer_norm(x + t, (2,), w, b)
+    assert got._node.name == "add_layer_norm"
+    np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
+    for a, c in zip(xad.autograd.grad(got, [x, t, w, b], g),
+                    xad.autograd.grad(want, [x, t, w, b], g)):
+        np.testing.assert_array_equal(a.numpy(), c.numpy())
+    xad.manual_seed(0)
+    layer = xad.nn.TransformerEncoderLayer(4, 2, 8, dropout=0.0, batch_first=True).to(dt)
+    outs = []
+    for hooked in (False, True):
+        if hooked:
+            layer.norm2.register_forward_hook(lambda m, a, out: None)
+        y = layer(x)
+        outs.append([y, *xad.autograd.grad(y, [x, layer.norm1.weight, layer.linear2.bias], g)])
+    assert outs[0][0]._node.name == "add_layer_norm" != outs[1][0]._node.name
+    for a, c in zip(*outs):
+        np.testing.assert_array_equal(a.detach().numpy(), c.detach().numpy())
+
+
 @pytest.mark.parametrize("case", ["standardize", "softmax", "masked_softmax", "attention",
                                   "log_softmax", "layer_norm"])
 def test_first_order_rules_equal_the_recorded_rules(xb, case):
@@ -196,6 +226,10 @@ def test_fused_paths_launch_the_kernels_they_promise_on_cupy_sim():
         # was 6 (4 + 3 + 1): three reduction kernels (sum(g w), sum(g w y), the weight's),
         # x's kernel, the bias's sum
         assert _run(xad.autograd.grad, y, [x, w, b], g)[1] == 5
+        t = xad.randn(8, 16, requires_grad=True)
+        y, n = _run(xad.ops.normalization.add_layer_norm, x, t, (1,), w, b)
+        assert n == 3  # was 4: the sum
+        assert _run(xad.autograd.grad, y, [x, t, w, b], g)[1] == 5
         q, k, v = (xad.randn(2, 6, 4, requires_grad=True) for _ in range(3))
         y, n = _run(xad.ops.attention.attention, q, k, v, 0.5)
         assert n == 5  # was 6 (7): two products, the maximum, the sum's reduction kernel, p

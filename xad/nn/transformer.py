@@ -13,7 +13,7 @@ from .attention import MultiheadAttention
 from .dropout import Dropout
 from .linear import Linear, _resolve
 from .module import Module, ModuleList
-from .normalization import LayerNorm
+from .normalization import LayerNorm, _add_norm
 
 __all__ = ["TransformerEncoderLayer", "TransformerEncoder"]
 
@@ -66,8 +66,8 @@ class TransformerEncoderLayer(Module):
         if self.norm_first:
             x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
             return x + self._ff_block(self.norm2(x))
-        x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
-        return self.norm2(x + self._ff_block(x))
+        x = _add_norm(self.norm1, x, self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
+        return _add_norm(self.norm2, x, self._ff_block(x))
 
     def _sa_block(self, x: Tensor, mask: Tensor | None, pad: Tensor | None,
                   is_causal: bool) -> Tensor:

@@ -32,7 +32,7 @@ __all__ = ["relu_grad", "tanh_grad", "sigmoid_grad", "dropout_mask", "centre", "
            "exp_guarded", "divide_guarded", "log_softmax_out", "log_softmax_grad", "recorded",
            "gelu", "gelu_grad", "range_ends", "affine_grads",
            "bias_relu", "bias_gelu", "centred_rstd", "centred_scaled", "centred_affine",
-           "sum_product", "sum_exp_shifted", "sum_exp_guarded", "softmax_out",
+           "sum_of_sum", "sum_product", "sum_exp_shifted", "sum_exp_guarded", "softmax_out",
            "softmax_out_guarded", "product_grad", "layer_norm_input_grad"]
 
 
@@ -435,6 +435,19 @@ def _centred_rstd(axes: tuple[int, ...], r: float, eps: float) -> Any:
     return make
 
 
+def _centred_rstd_of_sum(axes: tuple[int, ...], r: float, eps: float) -> Any:
+    def make(ns: Any) -> Any:
+        def kernel(x: Any, t: Any, total: Any) -> Any:
+            d = x + t - total * r
+            return 1.0 / ns.sqrt(ns.sum(d * d, axis=axes) * r + eps)
+        return kernel
+    return make
+
+
+def _sum_of_sum(axes: tuple[int, ...]) -> Any:
+    return lambda ns: lambda x, t: ns.sum(x + t, axis=axes)
+
+
 def _sum_product(axes: tuple[int, ...]) -> Any:
     return lambda ns: lambda a, c: ns.sum(a * c, axis=axes)
 
@@ -454,12 +467,22 @@ def _sum_exp_guarded(axes: tuple[int, ...]) -> Any:
 
 
 def centred_rstd(b: Any, x: Any, total: Any, axes: tuple[int, ...], r: float,
-                 eps: float) -> Any:
+                 eps: float, t: Any = None) -> Any:
     """``1 / sqrt(sum(d * d) * r + eps)`` for ``d = x - total * r`` (``total`` the kept-dims
     sum of ``x`` over ``axes``, ``r`` one over its count), with kept dims: standardize's
-    ``rstd`` in one reduction kernel where ``b`` fuses (was three kernels)."""
-    return _reduce(b, _centred_rstd, "xad_centred_rstd", x.shape, axes, x, total,
-                   numbers=(r, eps))
+    ``rstd`` in one reduction kernel where ``b`` fuses (was three kernels). With ``t``,
+    of ``x + t``, the sum never stored."""
+    if t is None:
+        return _reduce(b, _centred_rstd, "xad_centred_rstd", x.shape, axes, x, total,
+                       numbers=(r, eps))
+    return _reduce(b, _centred_rstd_of_sum, "xad_centred_rstd_of_sum", x.shape, axes, x, t,
+                   total, numbers=(r, eps))
+
+
+def sum_of_sum(b: Any, x: Any, t: Any, axes: tuple[int, ...]) -> Any:
+    """``sum(x + t)`` over ``axes`` with kept dims (``x`` of the broadcast shape): one
+    reduction kernel where ``b`` fuses, the sum never stored."""
+    return _reduce(b, _sum_of_sum, "xad_sum_of_sum", x.shape, axes, x, t)
 
 
 def centred_scaled(b: Any, x: Any, total: Any, r: float, rstd: Any) -> Any:
@@ -469,11 +492,14 @@ def centred_scaled(b: Any, x: Any, total: Any, r: float, rstd: Any) -> Any:
 
 
 def centred_affine(b: Any, x: Any, total: Any, r: float, rstd: Any, w: Any,
-                   bias: Any) -> tuple[Any, Any]:
+                   bias: Any, t: Any = None) -> tuple[Any, Any]:
     """``(y * w + bias, y)`` for ``y = (x - total * r) * rstd``: layer norm's output and its
-    standardised input, one kernel where ``b`` fuses."""
-    return b.elementwise(_centred_affine, "xad_centred_affine")(
-        x, total, b.scalar(r, x.dtype), rstd, w, bias)
+    standardised input, one kernel where ``b`` fuses; with ``t``, of ``x + t``."""
+    r = b.scalar(r, x.dtype)
+    if t is None:
+        return b.elementwise(_centred_affine, "xad_centred_affine")(x, total, r, rstd, w, bias)
+    return b.elementwise(_centred_affine_of_sum, "xad_centred_affine_of_sum")(
+        x, t, total, r, rstd, w, bias)
 
 
 def sum_product(b: Any, a: Any, c: Any, axes: tuple[int, ...], e: Any = None) -> Any:
@@ -541,6 +567,14 @@ def _centred_scaled(ns: Any) -> Any:
 def _centred_affine(ns: Any) -> Any:
     def kernel(x: Any, total: Any, r: Any, rstd: Any, w: Any, bias: Any) -> tuple[Any, Any]:
         y = (x - total * r) * rstd
+        return y * w + bias, y
+    return kernel
+
+
+def _centred_affine_of_sum(ns: Any) -> Any:
+    def kernel(x: Any, t: Any, total: Any, r: Any, rstd: Any, w: Any,
+               bias: Any) -> tuple[Any, Any]:
+        y = (x + t - total * r) * rstd
         return y * w + bias, y
     return kernel
 

@@ -20,6 +20,7 @@ from .fused import (
     layer_norm_input_grad,
     recorded,
     standardize_grad,
+    sum_of_sum,
     sum_product,
 )
 from .linalg import by_product, keep_sum, keep_sum_array
@@ -63,6 +64,62 @@ class Standardize(Op):
         r = _inverse_count(x.shape, axes)
         m_t, m_yt = keep_sum(t, axes, product) * r, keep_sum(t * y, axes, product) * r
         return (t - m_t - y * m_yt) * rstd, -(rstd * rstd * m_yt)
+
+
+class AddLayerNorm(Op):
+    """:class:`LayerNorm` of ``x + t`` (a post-norm Transformer layer's residual sum), the
+    sum never stored: on CuPy the sum, ``rstd`` and the output are three reduction or
+    elementwise kernels that each add ``x + t`` in their pre-map (was a fourth for the
+    sum). The same bits as ``layer_norm(x + t)``; the rule is :class:`LayerNorm`'s, its
+    input gradient given to both ``x`` and ``t``."""
+
+    name = "add_layer_norm"
+    save_inputs = True
+    save_output = True
+    materialize_grads = False
+
+    @staticmethod
+    def forward(b, x, t, w, bias, axes, eps, product):
+        if product:  # NumPy's large arrays: the sum once, its sums as products with ones
+            return LayerNorm.forward(b, x + t, w, bias, axes, eps, product)
+        r = _inverse_count(x.shape, axes)
+        total = sum_of_sum(b, x, t, axes)
+        rstd = centred_rstd(b, x, total, axes, r, eps, t)
+        out, y = centred_affine(b, x, total, r, rstd, w, bias, t)
+        return out, y, rstd
+
+    @staticmethod
+    def backward(node, g, g_y, g_rstd):
+        gx, gw, gb = _layer_norm_grads(node, node.inputs[2], g, g_y, g_rstd)
+        return gx, gx, gw, gb
+
+    @staticmethod
+    def batch(args, flags, axes, eps, product):
+        (x, t, w, bias), (fx, ft, fw, fb) = args, flags
+        x, t = align((x, t), (fx, ft))
+        return LayerNorm.batch((x + t, w, bias), (fx or ft, fw, fb), axes=axes, eps=eps,
+                               product=product)
+
+    @staticmethod
+    def jvp(primals, tangents, out, axes, eps, product):
+        (x, _, w, bias), (tx, tt, tw, tb) = primals, tangents
+        ts = tx if tt is None else tt if tx is None else tx + tt
+        return LayerNorm.jvp((x, w, bias), (ts, tw, tb), out, axes, eps, product)
+
+
+def _layer_norm_grads(node: Any, w: Tensor, g: Tensor | None, g_y: Tensor | None,
+                      g_rstd: Tensor | None) -> tuple:
+    """``(gx, gw, gbias)`` of a layer norm node (:class:`LayerNorm`, :class:`AddLayerNorm`)
+    of weight ``w``: :class:`LayerNormGrad` first order, else xad operations."""
+    y, rstd = node.output(1), node.output(2)
+    axes, product = node.params["axes"], node.params["product"]
+    r = _inverse_count(node.in_shapes[0], axes)
+    if g is not None and g_y is None and g_rstd is None and not recorded(g, y, w):
+        gx, gw = apply(LayerNormGrad, g, y, w, rstd, axes=axes, product=product, r=r)
+        return gx, gw, g  # the engine sums gw (where not summed) and g over leading axes
+    gy = g_y if g is None else g * w if g_y is None else g * w + g_y
+    gx = _rule(gy, g_rstd, y, rstd, axes, product, r)
+    return gx, (None if g is None else g * y), g
 
 
 def _moments(b: Any, x: Any, axes: tuple[int, ...], eps: float,
@@ -111,16 +168,7 @@ class LayerNorm(Op):
 
     @staticmethod
     def backward(node, g, g_y, g_rstd):
-        w = node.inputs[1]
-        y, rstd = node.output(1), node.output(2)
-        axes, product = node.params["axes"], node.params["product"]
-        r = _inverse_count(node.in_shapes[0], axes)
-        if g is not None and g_y is None and g_rstd is None and not recorded(g, y, w):
-            gx, gw = apply(LayerNormGrad, g, y, w, rstd, axes=axes, product=product, r=r)
-            return gx, gw, g  # the engine sums gw and g over the leading axes
-        gy = g_y if g is None else g * w if g_y is None else g * w + g_y
-        gx = _rule(gy, g_rstd, y, rstd, axes, product, r)
-        return gx, (None if g is None else g * y), g
+        return _layer_norm_grads(node, node.inputs[1], g, g_y, g_rstd)
 
     @classmethod
     def batch(cls, args, flags, axes, eps, product):
@@ -203,6 +251,28 @@ def layer_norm(x: Tensor, axes: Sequence[int], weight: Tensor, bias: Tensor,
     """
     axes = normalize_axes(axes, x.ndim, "layer_norm")
     out, _, _ = apply(LayerNorm, x, weight, bias, axes=axes, eps=float(eps),
+                      product=by_product(x, axes))
+    return out
+
+
+def add_layer_norm(x: Tensor, t: Tensor, axes: Sequence[int], weight: Tensor, bias: Tensor,
+                   eps: float = 1e-5) -> Tensor:
+    """:func:`layer_norm` of ``x + t`` (``x`` and ``t`` of one shape and dtype) as one
+    operation, the sum never stored (a post-norm residual connection).
+
+    Example:
+        >>> import xad
+        >>> from xad.ops.normalization import add_layer_norm
+        >>> y = add_layer_norm(xad.tensor([[1.0, 2.0]]), xad.tensor([[0.0, 1.0]]), (1,),
+        ...                    xad.ones(2), xad.zeros(2))
+        >>> [round(v, 3) for v in y.tolist()[0]]
+        [-1.0, 1.0]
+    """
+    if x.shape != t.shape or x.dtype is not t.dtype:
+        raise ValueError(f"add_layer_norm: the summands must have one shape and dtype, got "
+                         f"{x.shape} {x.dtype} and {t.shape} {t.dtype}")
+    axes = normalize_axes(axes, x.ndim, "add_layer_norm")
+    out, _, _ = apply(AddLayerNorm, x, t, weight, bias, axes=axes, eps=float(eps),
                       product=by_product(x, axes))
     return out
 
