@@ -416,14 +416,20 @@ def divide_guarded(b: Any, e: Any, s: Any) -> Any:
 
 
 # ----- kernels with one reduction (Backend.reduction) -------------------------------------
+_REDUCTIONS: dict[tuple, Any] = {}  # (backend, name, axes, numbers): the kernel
+
+
 def _reduce(b: Any, make: Any, name: str, shape: tuple[int, ...], axes: tuple[int, ...],
             *args: Any, numbers: tuple[float, ...] = ()) -> Any:
     """``make(axes, *numbers)``'s one-reduction kernel called on ``args`` (``shape``: their
     broadcast shape), its result with the reduced axes kept (a view, no kernel); the kernel
-    is named for the axes and the numbers baked into it as literals."""
-    tag = "_".join([name, *map(str, axes), *(struct.pack("<d", v).hex() for v in numbers)])
-    out = b.reduction(make(axes, *numbers), tag)(*args)
-    return b.xp.reshape(out, tuple(1 if i in axes else n for i, n in enumerate(shape)))
+    is named for the axes and the numbers baked into it as literals, and made once."""
+    key = (b, name, axes, numbers)
+    fn = _REDUCTIONS.get(key)
+    if fn is None:
+        tag = "_".join([name, *map(str, axes), *(struct.pack("<d", v).hex() for v in numbers)])
+        fn = _REDUCTIONS[key] = b.reduction(make(axes, *numbers), tag)
+    return b.xp.reshape(fn(*args), tuple(1 if i in axes else n for i, n in enumerate(shape)))
 
 
 def _centred_rstd(axes: tuple[int, ...], r: float, eps: float) -> Any:

@@ -45,9 +45,9 @@ def _rows_grad_ignoring(ns: Any) -> Any:
     return lambda g, t, c, one, zero, ig: -g * _one_hot(ns, t, c, one, zero, ig)
 
 
-def _count(axes: tuple[int, ...] | None) -> Any:
-    return lambda ns: lambda t, lo, hi, ig, one, zero: ns.sum(
-        ns.where((t >= lo) & (t < hi) & (t != ig), one, zero), axis=axes)
+def _count(axes: tuple[int, ...] | None, n: int, ig: int) -> Any:
+    return lambda ns: lambda t, one, zero: ns.sum(
+        ns.where((t >= 0) & (t < n) & (t != ig), one, zero), axis=axes)
 
 
 def _kernel_args(b: Any, t: Any, classes: Any, dtype: Any, ignore: int | None) -> tuple:
@@ -116,6 +116,9 @@ class NllRowsGrad(Op):
                                          *_kernel_args(b, t, classes, g.dtype, ignore))
 
 
+_COUNTS: dict[tuple, Any] = {}  # CountTargets's kernels, made once
+
+
 class CountTargets(Op):
     """How many values of ``t`` are in ``[0, n)`` and not ``ignore``, as a 0-d ``dtype``
     array (one per index of the first ``keep`` axes: vmap's batch), no gradient: one
@@ -127,10 +130,13 @@ class CountTargets(Op):
     @staticmethod
     def forward(b, t, n, ignore, dtype, keep=0):
         d = b.dtype(dtype)
-        args = (t, b.scalar(0, t.dtype), b.scalar(n, t.dtype), b.scalar(ignore, t.dtype),
-                b.scalar(1, d), b.scalar(0, d))
-        axes = tuple(range(keep, t.ndim)) if keep else None
-        return b.reduction(_count(axes), f"xad_count_targets_{keep}_{t.ndim}")(*args)
+        key = (b, keep, t.ndim, n, ignore)
+        fn = _COUNTS.get(key)
+        if fn is None:  # n and ignore are literals in the kernel: one per (n, ignore)
+            axes = tuple(range(keep, t.ndim)) if keep else None
+            name = f"xad_count_targets_{keep}_{t.ndim}_{n}_{ignore}".replace("-", "m")
+            fn = _COUNTS[key] = b.reduction(_count(axes, n, ignore), name)
+        return fn(t, b.scalar(1, d), b.scalar(0, d))
 
     @staticmethod
     def batch(args, batched, n, ignore, dtype, keep=0):
