@@ -44,9 +44,9 @@ shape, reduces with NumPy's ``sum``/``max``/... over ``axis`` and runs the post-
 result, so the bits are those of the same calls made one by one *here*; a real GPU sums in
 another order (a block tree, ``_reduction.pyx``; CUB's for one input) than NumPy's pairwise
 sum and than CuPy's own unfused ``cupy.sum``, so there fused and unfused sums may differ in
-the last bits. One launch, or two where CuPy takes CUB's two-pass full reduction (one
-argument, one result, a C- or F-contiguous argument reduced over every axis:
-``_cub_reduction.pyx`` l. 287-347, 528-545).
+the last bits. One launch, or two where CuPy takes CUB's two-pass full reduction (its
+default ``CUPY_ACCELERATORS=cub``; one argument, one result, a C- or F-contiguous argument
+reduced over every axis: ``_cub_reduction.pyx`` l. 287-347, 528-545).
 
 Refused as by CuPy: ``keepdims=True`` (``cupy.sum`` and ``cupy.amax`` raise
 ``NotImplementedError("cupy.sum does not support `keepdims` in fusion yet.")`` while fusing,
@@ -54,7 +54,7 @@ Refused as by CuPy: ``keepdims=True`` (``cupy.sum`` and ``cupy.amax`` raise
 the emulator does not model: a second reduction (``NotImplementedError('Multiple reduction is
 not implemented yet')``, l. 938-941), an argument or pre-map value read after the reduction
 (``Shape mismatch``), a pre-map result returned, a write into an argument in a function that
-reduces: CuPy's ``Fusion.__call__`` (l. 860-874) catches the first two and hands the function
+reduces: CuPy's ``Fusion.__call__`` (l. 860-874) catches the first three and hands the function
 to its experimental new fusion (``new_fusion.pyx``: one cooperative-groups kernel with a grid
 sync between steps, launched with one multiprocessor's worth of blocks), and its pre-map
 takes arguments by value, so a write is lost. Also refused: ``dtype=`` and ``out=`` (the old
