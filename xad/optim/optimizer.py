@@ -35,6 +35,7 @@ from ..tensor import Tensor
 from ..tracing import host_call
 from .capturable import DeviceScalars, device_backend
 from .fused import fused_update
+from .multi_tensor import Update, batching, fusing, queue
 
 __all__ = ["Optimizer"]
 
@@ -67,6 +68,7 @@ class Optimizer:
         self.state: dict[Tensor, dict[str, Any]] = {}
         # parameter -> [its array when made, scratch arrays...] (mutable backends only)
         self._scratch: dict[Tensor, list[Any]] = {}
+        self._flat: dict[tuple, Any] = {}  # flat runs of a multi-tensor step (multi_tensor)
         self.param_groups: list[dict[str, Any]] = []
         if isinstance(params, Tensor) or isinstance(params, Mapping):
             raise TypeError(f"params argument given to the optimizer should be an iterable of "
@@ -291,7 +293,11 @@ def _step_call(step: Callable[..., Any]) -> Callable[..., Any]:
     """``step`` as ``xad.compile`` replays it: a host call (Python, run again at every
     replay) where its numbers are on the host; its kernels, recorded, where they are on the
     device (:mod:`.capturable`), so a CUDA graph holds the whole step."""
-    hosted = host_call(step)
+    def batched(self: Optimizer, *args: Any, **kwargs: Any) -> Any:
+        with batching(self):  # a device's updates: one flat kernel per run (multi_tensor)
+            return step(self, *args, **kwargs)
+
+    hosted = host_call(functools.wraps(step)(batched))
 
     @functools.wraps(step)
     def call(self: Optimizer, *args: Any, **kwargs: Any) -> Any:
@@ -322,8 +328,8 @@ def _scratch_for(b: Any, x: Any, n: int) -> list[Any]:
     size = math.prod(shape)
     if size <= _SMALL and not takes_out(b.xp):
         return [x, n, None]
-    rows = shape[0] if len(shape) == 0 or size <= 2 * _CHUNK else \
-        max(1, _CHUNK // (size // shape[0]))
+    rows = 0 if not shape else shape[0] if size <= 2 * _CHUNK else \
+        max(1, _CHUNK // (size // shape[0]))  # (0: a 0-d parameter, updated whole)
     if len(shape) == 0 or rows >= shape[0] or not b.is_host:  # chunks: for a CPU's cache
         bufs = [b.xp.empty_like(x) for _ in range(n)] + [None]
         return [x, n, [(None, bufs[0], bufs[1])]]
@@ -354,6 +360,10 @@ def _apply(scratch: dict[Tensor, list[Any]], p: Tensor, n: int, kernel: Callable
         context.recorder.unsupported("a functional optimiser update (xad.optim.adam, sgd, ...): "
                                      "call an optimiser's step() in the compiled function")
     b = p._backend
+    q = queue(scratch)
+    if q is not None and fusing(b):  # run with the step's others when it ends
+        q.append(Update(p, rule, state, g, args, maximize))
+        return None
     if b.scope is not None:  # CuPy: the update's kernels run with p's device made current
         with b.scope:
             return _apply_here(scratch, p, n, kernel, rule, state, -g if maximize else g, *args)
