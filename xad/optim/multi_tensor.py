@@ -25,8 +25,10 @@ optimiser's ``load_state_dict``, ``add_param_group`` joining a run), the run is 
 again from the current values. A step where some of a flat run's parameters have no
 gradient updates the others one kernel each (as PyTorch, one without a gradient is
 skipped), leaving the buffers as they are. Runs of at most 8 parameters (whose gradients
-CuPy copies one kernel each: no gain), of more than 2 MiB per parameter on average, and
-parameters that are views of other tensors keep the per-parameter kernel.
+CuPy copies one kernel each: no gain), of more than 2 MiB per parameter on average, runs
+with a parameter that is a view of another tensor, and runs with a parameter already in
+another optimiser's flat run (one parameter in two optimisers) keep the per-parameter
+kernel.
 
 Memory: the flat buffers replace the parameters' and states' own arrays (nothing extra once
 the old ones are freed); a step costs one transient flat copy of the run's gradients.
@@ -36,6 +38,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import weakref
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
@@ -47,6 +50,8 @@ __all__ = ["Update", "batching", "flush", "fusing", "queue"]
 
 _JOIN_BYTES = 2 * 1024 * 1024  # CuPy's _concatenate: threshold_size per array
 _local = threading.local()
+# id(parameter) -> the flat run whose buffer it is a view of (one optimiser's at a time)
+_OWNERS: dict[int, weakref.ref] = {}
 
 
 class Update(NamedTuple):
@@ -174,9 +179,13 @@ def _run_flat(flats: dict, run: list[Update]) -> bool:
         near = [k for k in flats if not ids.isdisjoint(k)]
         if any(ids < set(k) and flats[k].intact() for k in near):
             return False
+        if any(_owned_elsewhere(u.p, flats) for u in run):
+            return False
         for k in near:  # replaced by a flat run over this one's parameters
             del flats[k]
         flat = flats[key] = _Flat(run)
+        for p in flat.params:
+            _OWNERS[id(p)] = weakref.ref(flat)
     u = run[0]
     b = u.p._backend
     found = kernel_for(b, u.rule, u.state, u.args, u.p._array.dtype)
@@ -195,6 +204,17 @@ def _run_flat(flats: dict, run: list[Update]) -> bool:
     for p in flat.params:
         p._bump_version()
     return True
+
+
+def _owned_elsewhere(p: Tensor, flats: dict) -> bool:
+    """Whether ``p`` is a view of another optimiser's intact flat run (one parameter in two
+    optimisers: flattening it again at each of their steps would copy both runs)."""
+    ref = _OWNERS.get(id(p))
+    f = None if ref is None else ref()
+    if f is None or not any(q is p for q in f.params):
+        _OWNERS.pop(id(p), None)
+        return False
+    return all(f is not g for g in flats.values()) and f.intact()
 
 
 def _flatten(b: Any, tensors: list[Tensor]) -> tuple[Any, list[Any]]:

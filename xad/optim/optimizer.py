@@ -261,6 +261,7 @@ class Optimizer:
         self.param_groups[:] = new_groups
         self.state = new_state
         self._scratch = {}
+        self._flat = {}  # (the old state's flat buffers freed; flattened again at the step)
         rule = type(self)._device_numbers
         if rule is not None and (self._device is not None or any(
                 isinstance(st.get("step"), Tensor) for st in new_state.values())):
