@@ -310,3 +310,29 @@ def test_data_parallel_with_a_flat_step(xb, monkeypatch):
     opt = _both(xb, monkeypatch, trajectory)
     if _flat_on(xb):
         assert len(opt._flat) == 1
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, float("inf")])
+def test_clip_grad_norm_of_many_gradients_is_one_join(xb, norm_type):
+    """More than 8 gradients on a device (cupy-sim): one concat, one reduction, one product
+    (was two launches per gradient and a stack); the numbers of torch's, on every backend."""
+    import cupy_sim
+    import torch
+
+    grads = _grads(1, SHAPES + [(40, 3)])[0]
+    ps = _params(xad.float32, SHAPES + [(40, 3)])
+    for p, g in zip(ps, grads):
+        p.grad = xad.tensor(g.astype("float32"))
+    COUNTS.reset()
+    cupy_sim.STATE.reset()
+    total = xad.nn.utils.clip_grad_norm_(ps, 0.5, norm_type)
+    if _flat_on(xb):
+        assert COUNTS.kernels <= 8 and cupy_sim.STATE.transfers == []  # was 2 per gradient
+    tp = [torch.zeros(g.shape, requires_grad=True) for g in grads]
+    for t, g in zip(tp, grads):
+        t.grad = torch.tensor(g.astype("float32"))
+    expected = torch.nn.utils.clip_grad_norm_(tp, 0.5, norm_type)
+    np.testing.assert_allclose(total.numpy(), expected.numpy(), rtol=1e-5)
+    for p, t in zip(ps, tp):
+        assert p.grad.shape == p.shape
+        np.testing.assert_allclose(p.grad.numpy(), t.grad.numpy(), rtol=1e-5, atol=1e-7)

@@ -46,7 +46,7 @@ from ..ops.inplace import _refresh_views
 from ..tensor import Tensor
 from .fused import _split, fused_update, fuses, kernel_for
 
-__all__ = ["Update", "batching", "flush", "fusing", "queue"]
+__all__ = ["Update", "batching", "flush", "fusing", "joins_in_one", "queue"]
 
 _JOIN_BYTES = 2 * 1024 * 1024  # CuPy's _concatenate: threshold_size per array
 _local = threading.local()
@@ -149,24 +149,35 @@ def _one(u: Update) -> None:
         fused_update(u.p, u.rule, u.state, -u.g if u.maximize else u.g, u.args)
 
 
+def joins_in_one(b: Any, arrays: list[Any]) -> bool:
+    """Whether ``arrays`` (on backend ``b``) join in one kernel where launches are what a
+    step costs: ``b`` fuses, and CuPy's ``concatenate`` copies them in one kernel (more
+    than 8 of one dtype, under 2 MiB each on average)."""
+    if len(arrays) <= 8 or not fusing(b):
+        return False
+    dtype = arrays[0].dtype
+    if any(a.dtype != dtype for a in arrays):
+        return False
+    return sum(a.nbytes for a in arrays) < _JOIN_BYTES * len(arrays)
+
+
 def _fits(run: list[Update]) -> bool:
-    """Whether ``run`` gains from one flat kernel: its gradients join in one kernel (more
-    than 8, one dtype, under 2 MiB each on average), no parameter is a view of another
-    tensor, and every array (parameter, state, gradient) is its own."""
+    """Whether ``run`` gains from one flat kernel: its gradients, of the parameters' dtype,
+    join in one kernel (:func:`joins_in_one`), no parameter is a view of another tensor,
+    and every array (parameter, state, gradient) is its own."""
     if len(run) <= 8:
         return False
     dtype = run[0].p._array.dtype
-    nbytes, seen = 0, set()
+    seen = set()
     for u in run:
         if u.p._base is not None or u.g.dtype != dtype or any(
                 s is not None and (s._array.dtype != dtype or s.shape != u.p.shape)
                 for s in u.state):
             return False
-        nbytes += u.g.nbytes
         seen.add(id(u.p._array))
         seen.update(id(s._array) for s in u.state if s is not None)
     arrays = len(run) * (1 + sum(s is not None for s in run[0].state))
-    return nbytes < _JOIN_BYTES * len(run) and len(seen) == arrays
+    return len(seen) == arrays and joins_in_one(run[0].p._backend, [u.g for u in run])
 
 
 def _run_flat(flats: dict, run: list[Update]) -> bool:
