@@ -1,5 +1,5 @@
 """An optimiser's update rule, written once, run as one fused kernel per parameter on a
-device.
+device (or per run of parameters over flat buffers: :mod:`.multi_tensor`).
 
 Each optimiser states its update once, as a pure function of arrays, ``rule(x, state, g,
 *args) -> (new_x, new_state)`` (``_adam_rule``, ``_sgd_rule``, ...): what immutable arrays

@@ -135,7 +135,10 @@ def flush(opt: Any, pending: list[Update]) -> None:
         spec = _split(u.args, b.xp, leaves)
         key = (id(b), u.p._array.dtype, u.rule, spec, tuple(s is None for s in u.state),
                u.maximize, tuple((type(v), v) for v in leaves))
-        runs.setdefault(key, []).append(u)
+        try:
+            runs.setdefault(key, []).append(u)
+        except TypeError:  # an argument that is no number (an array): a run of its own
+            runs[(id(u),)] = [u]
     flats = opt._flat
     for run in runs.values():
         if not (_fits(run) and _run_flat(flats, run)):

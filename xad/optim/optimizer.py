@@ -4,7 +4,9 @@ Subclasses give their defaults and a ``_validate`` of one group's hyperparameter
 ``step`` (and the functional form, ``sgd``, ``adam``, ...) as a loop over the parameters with
 a gradient that calls :func:`_apply` with the module's update rule, written once as a pure
 function of arrays (what immutable arrays run; on a backend that fuses, CuPy, it runs as one
-kernel per parameter: :mod:`.fused`), and a ``kernel`` working in place on host arrays
+kernel per parameter, :mod:`.fused`, or, queued during ``step``, one kernel over flat
+buffers for a run of parameters, :mod:`.multi_tensor`), and a ``kernel`` working in place on
+host arrays
 (chunked for large parameters, for the CPU's cache); the shared L2 weight-decay step is
 :func:`_decay`. State per parameter is a dict of Python
 numbers and :class:`~xad.Tensor` s (no gradient) on the parameter's backend, device and dtype;
