@@ -14,6 +14,11 @@ and ``item``, xad's only documented reads); any other one is *implicit*, and rai
 ``TypeError`` like CuPy's, and there is no buffer protocol. Operations whose output size
 depends on the data (boolean-mask indexing, ``nonzero``, ``unique``, ...) sync on a real
 GPU; they count as implicit transfers but never raise (the user asked for them).
+
+Kernels are counted as CuPy launches them (:func:`launch`); joins (``concatenate``,
+``stack``, ...) as CuPy 14's ``_concatenate`` runs them (:func:`_join`): one kernel and one
+or three uploads for more than 8 arrays of one dtype averaging under 2 MiB, else one copy
+kernel per array; inside a capture, the one-kernel join's upload is refused.
 """
 
 from __future__ import annotations
