@@ -336,3 +336,26 @@ def test_clip_grad_norm_of_many_gradients_is_one_join(xb, norm_type):
     for p, t in zip(ps, tp):
         assert p.grad.shape == p.shape
         np.testing.assert_allclose(p.grad.numpy(), t.grad.numpy(), rtol=1e-5, atol=1e-7)
+
+
+def test_a_module_loaded_mid_training(xb, monkeypatch):
+    """``Module.load_state_dict`` rebinds every parameter's data: the next step flattens
+    them again from the loaded values."""
+    x = np.random.default_rng(2).standard_normal((4, 3)).astype("float32")
+
+    def trajectory():
+        xad.manual_seed(0)
+        model = xad.nn.Sequential(*[xad.nn.Linear(3, 3) for _ in range(6)])
+        saved = {k: v.detach() * 1.0 for k, v in model.state_dict().items()}
+        opt = optim.Adam(model.parameters(), lr=0.01)
+        for i in range(4):
+            if i == 2:
+                model.load_state_dict(saved)
+            opt.zero_grad()
+            (model(xad.tensor(x)) ** 2).sum().backward()
+            opt.step()
+        return _values(list(model.parameters()), opt), opt
+
+    opt = _both(xb, monkeypatch, trajectory)
+    if _flat_on(xb):
+        assert len(opt._flat) == 1
