@@ -198,8 +198,9 @@ def _run_flat(flats: dict, run: list[Update]) -> bool:
         for k in near:  # replaced by a flat run over this one's parameters
             del flats[k]
         flat = flats[key] = _Flat(run)
-        for p in flat.params:
-            _OWNERS[id(p)] = weakref.ref(flat)
+        ref = weakref.ref(flat, lambda r: [_OWNERS.pop(i) for i in key if _OWNERS.get(i) is r])
+        for i in key:
+            _OWNERS[i] = ref
     u = run[0]
     b = u.p._backend
     found = kernel_for(b, u.rule, u.state, u.args, u.p._array.dtype)
