@@ -30,6 +30,7 @@ BUDGETS = {
     "digits": (62, 0, 1),
     "cnn_digits": (193, 0, 1),
     "fit_nonlinear": (88, 0, 1),
+    "linear_regression": (13, 0, 1),
     "transformer": (230, 0, 1),
 }
 
