@@ -32,6 +32,7 @@ BUDGETS = {
     "digits": (63, 0, 1),
     "cnn_digits": (194, 0, 1),
     "fit_nonlinear": (70, 0, 1),
+    "linear_regression": (13, 0, 1),
     "transformer": (213, 0, 1),
 }
 

@@ -35,7 +35,7 @@ from ..backend import takes_out
 from ..context import context
 from ..tensor import Tensor
 from ..tracing import host_call
-from .capturable import DeviceScalars, device_backend
+from .capturable import DeviceScalars, device_backend, watch_hyperparameters
 from .fused import fused_update
 from .multi_tensor import Update, batching, fusing, queue
 
@@ -174,6 +174,19 @@ class Optimizer:
             return False
         self._device = DeviceScalars(*rule)
         return True
+
+    def _device_groups(self, init: Callable[[Tensor, dict[str, Any], Any], Any]
+                       ) -> list[tuple[int, dict[str, Any], list[Tensor]]]:
+        """The device path's start (:mod:`.capturable`): each group's numbers, the state of
+        its parameters with a gradient made by ``init(p, group, count)``, the learning rates
+        uploaded and the hyperparameters guarded; then ``(index, group, parameters with a
+        gradient)`` for each group that has any."""
+        groups = self.param_groups
+        self._device.prepare(groups, self.state, init)
+        self._device.upload(groups)
+        watch_hyperparameters(self)
+        found = ([p for p in g["params"] if p.grad is not None] for g in groups)
+        return [(gi, g, ps) for gi, (g, ps) in enumerate(zip(groups, found)) if ps]
 
     def _closure(self, closure: Callable[[], Any] | None) -> Any:
         if closure is None:
