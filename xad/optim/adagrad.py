@@ -36,9 +36,10 @@ class Adagrad(Optimizer):
 
     ``maximize`` ascends the objective; ``foreach`` and ``fused`` are accepted and
     ignored (xad has one update path per backend: in place on the host, one
-    fused kernel per parameter where the backend fuses); ``differentiable`` must be
-    ``False``. Inside ``xad.compile(..., cuda_graphs=True)`` on CuPy the step counts, the
-    decayed rate and the learning rate live on the device (:mod:`.capturable`).
+    fused kernel per run of parameters where the backend fuses: :mod:`.multi_tensor`);
+    ``differentiable`` must be ``False``. Inside ``xad.compile(..., cuda_graphs=True)`` on
+    CuPy the step counts, the decayed rate and the learning rate live on the device
+    (:mod:`.capturable`).
 
     Example:
         >>> import xad

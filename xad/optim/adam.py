@@ -38,10 +38,10 @@ class Adam(Optimizer):
 
     ``maximize`` ascends the objective; ``foreach`` and ``fused`` are accepted and ignored
     (xad has one update path per backend: in place on the host, one fused kernel per
-    parameter where the backend fuses); ``capturable=True``, on CuPy, keeps the step
-    count, bias corrections and learning rate on the device (:mod:`.capturable`: what
-    ``xad.compile(..., cuda_graphs=True)`` turns on by itself, so a CUDA graph holds the
-    step); ``differentiable`` must be ``False``.
+    run of parameters where the backend fuses: :mod:`.multi_tensor`); ``capturable=True``,
+    on CuPy, keeps the step count, bias corrections and learning rate on the device
+    (:mod:`.capturable`: what ``xad.compile(..., cuda_graphs=True)`` turns on by itself,
+    so a CUDA graph holds the step); ``differentiable`` must be ``False``.
 
     Example:
         >>> import xad

@@ -43,10 +43,11 @@ class RMSprop(Optimizer):
             p = p - lr * g / d
 
     ``maximize`` ascends the objective; ``foreach`` is accepted and ignored (xad has one
-    update path per backend: in place on the host, one fused kernel per parameter where the
-    backend fuses); ``capturable=True``, on CuPy, keeps the step counts and learning rate
-    on the device (:mod:`.capturable`: what a CUDA graph of the step needs, and what
-    ``xad.compile(..., cuda_graphs=True)`` turns on); ``differentiable`` must be ``False``.
+    update path per backend: in place on the host, one fused kernel per run of parameters
+    where the backend fuses: :mod:`.multi_tensor`); ``capturable=True``, on CuPy, keeps the
+    step counts and learning rate on the device (:mod:`.capturable`: what a CUDA graph of
+    the step needs, and what ``xad.compile(..., cuda_graphs=True)`` turns on);
+    ``differentiable`` must be ``False``.
 
     Example:
         >>> import xad

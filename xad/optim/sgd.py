@@ -41,9 +41,10 @@ class SGD(Optimizer):
 
     ``maximize`` ascends the objective; ``foreach`` and ``fused`` are accepted and
     ignored (xad has one update path per backend: in place on the host, one
-    fused kernel per parameter where the backend fuses); ``differentiable`` must be
-    ``False``. Recorded by ``xad.compile(..., cuda_graphs=True)`` on CuPy, the learning
-    rate lives on the device (:mod:`.capturable`), so a CUDA graph holds the step.
+    fused kernel per run of parameters where the backend fuses: :mod:`.multi_tensor`);
+    ``differentiable`` must be ``False``. Recorded by ``xad.compile(..., cuda_graphs=True)``
+    on CuPy, the learning rate lives on the device (:mod:`.capturable`), so a CUDA graph
+    holds the step.
 
     Example:
         >>> import xad
