@@ -33,6 +33,7 @@ from typing import Any
 from .. import autograd as _ag
 from ..backend import takes_out
 from ..context import context
+from ..ops.inplace import _refresh_views
 from ..tensor import Tensor
 from ..tracing import host_call
 from .capturable import DeviceScalars, device_backend, watch_hyperparameters
@@ -390,12 +391,12 @@ def _apply_here(scratch: dict[Tensor, list[Any]], p: Tensor, n: int,
                 kernel: Callable[..., None], rule: Callable[..., tuple],
                 state: list[Tensor | None], g: Any, *args: Any) -> None:
     b = p._backend
-    if not b.mutable:
+    if not b.mutable:  # (JAX) new arrays, written into the tensors and their views
         x, new = rule(p._array, [None if s is None else s._array for s in state], g, *args)
-        for s, a in zip(state, new):
-            if s is not None:
-                s._set_data(a)
-        p._set_data(x)
+        for t, a in ((p, x), *zip(state, new)):
+            if t is not None:
+                t._set_data(a)
+                _refresh_views(t)
         return
     if fused_update(p, rule, state, g, args):  # a device: one kernel, no scratch
         return
