@@ -2,7 +2,8 @@
 # The checks a lent GPU machine runs (docs/GPU.md, ../shared/GPU.md), in one call of the
 # device tool: the cupy column of the test matrix, the compiled tests replaying through CUDA
 # graphs, a compiled step as one graph (ci/graph_step_gpu.py: xad's own cuBLAS handle in a
-# capture), the examples on cupy, and bench/bench_gpu.py. Outputs go to $OUT.
+# capture), NCCL with world size 1 (ci/nccl_gpu.py: cupy.cuda.nccl for real), the examples on
+# cupy, and bench/bench_gpu.py. Outputs go to $OUT.
 # Needs .whl/ with array-api-compat and array-api-strict wheels (py3-none-any).
 set -u
 OUT="${OUT:-/tmp/gpu-out}"; mkdir -p "$OUT"
@@ -17,12 +18,17 @@ for ex in digits cnn_digits transformer_addition fit_nonlinear; do
   (timeout "${EX_TIMEOUT:-200}" python3 examples/$ex.py --backend cupy --quiet; echo "$ex rc=$?") \
     > "$OUT/ex_$ex.txt" 2>&1 &
 done
+# issue 25's target: fit_nonlinear faster on cupy than on numpy (the same run on this CPU)
+(timeout "${EX_TIMEOUT:-200}" python3 examples/fit_nonlinear.py --backend numpy --quiet
+ echo "fit_nonlinear (numpy) rc=$?") > "$OUT/ex_zz_fit_numpy.txt" 2>&1 &
 XAD_CUDA_GRAPHS=1 timeout 200 $pt -n 3 -k "cupy and not sim" tests/test_compile.py \
   tests/test_compile_cuda_graphs.py > "$OUT/graphs.txt" 2>&1 &
 timeout 120 python3 ci/graph_step_gpu.py > "$OUT/graph_step.txt" 2>&1; echo "graph_step rc=$?" >> "$OUT/graph_step.txt"
+timeout 60 python3 ci/nccl_gpu.py >> "$OUT/graph_step.txt" 2>&1; echo "nccl rc=$?" >> "$OUT/graph_step.txt"
 timeout "${TEST_TIMEOUT:-240}" $pt -n 8 -k "cupy and not sim" tests > "$OUT/tests.txt" 2>&1
 echo "tests rc=$?" >> "$OUT/tests.txt"
 wait
 cat "$OUT"/ex_*.txt > "$OUT/examples.txt"; rm -f "$OUT"/ex_*.txt
-[[ "${BENCH:-1}" == 1 ]] && timeout "${BENCH_TIMEOUT:-100}" python3 bench/bench_gpu.py --repeat 5 > "$OUT/bench.txt" 2>&1
+# timings, then kernels/launches (torch.profiler) and device memory, one process each
+[[ "${BENCH:-1}" == 1 ]] && timeout "${BENCH_TIMEOUT:-240}" python3 bench/bench_gpu.py --repeat 5 > "$OUT/bench.txt" 2>&1
 echo "bench rc=$?" >> "$OUT/bench.txt"

@@ -147,3 +147,18 @@ def test_a_returned_product_by_one_is_a_new_array(xb):
     f = _check(xb, lambda x: (w * 1.0, x * 1.0), _x(4, 3))
     a, b = f(_x(4, 3))
     assert a.array is not w.array
+
+
+def test_takes_out_only_where_out_writes(xb):
+    """``takes_out`` (which lets compile and the optimisers write into buffers) holds only
+    for a namespace whose ufuncs write ``out=``: not JAX's, whose ``multiply`` is
+    ufunc-shaped (``nout``) but refuses ``out=``."""
+    from xad.backend import takes_out
+
+    xp = xb.xp
+    if takes_out(xp):
+        t = xp.zeros((3,), dtype=xp.float64)
+        xp.multiply(xp.ones((3,), dtype=xp.float64), 2.0, out=t)
+        assert bool(xp.all(t == 2.0))
+    else:
+        assert not xb.label.startswith("numpy")

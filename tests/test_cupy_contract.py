@@ -238,9 +238,9 @@ def _check_streams_and_graphs() -> None:
     """CUDA graphs (xad/compile/cuda_graph.py, the backend's graph_* methods): the stream,
     capture and graph API the emulator gives is CuPy's, names and signatures."""
     sim = cupy_sim.modules.cuda
-    for name in ("Stream", "Graph", "get_current_stream", "using_allocator"):
+    for name in ("Stream", "Event", "Graph", "get_current_stream", "using_allocator"):
         assert getattr(cupy.cuda, name, None) is not None and hasattr(sim, name), name
-    for cls in (cupy_sim.streams.Stream, cupy_sim.streams.Graph):
+    for cls in (cupy_sim.streams.Stream, cupy_sim.streams.Event, cupy_sim.streams.Graph):
         real = getattr(cupy.cuda, cls.__name__)
         for n in (m for m in vars(cls) if not m.startswith("_")):
             assert hasattr(real, n), f"cupy.cuda.{cls.__name__}.{n}"
@@ -256,7 +256,10 @@ def _check_streams_and_graphs() -> None:
                              (stream.is_capturing, (None,), {}),
                              (graph.launch, (None,), {"stream": None}),
                              (graph.launch, (None,), {}),
-                             (graph.upload, (None,), {"stream": None})):
+                             (graph.upload, (None,), {"stream": None}),
+                             (stream.wait_event, (None, None), {}),  # NCCL's side stream
+                             (cupy.cuda.Event, (), {"disable_timing": True}),
+                             (cupy.cuda.Event.record, (None, None), {})):
         _signature(fn).bind(*args, **kwargs)
     inspect.signature(cupy.cuda.using_allocator).bind(None)
 

@@ -143,7 +143,8 @@ def test_an_index_check_inside_the_graph_reports_a_bad_step_at_the_next_read():
 
 
 @pytest.mark.parametrize("name,kw", [("Adam", dict(amsgrad=True, maximize=True)),
-                                     ("AdamW", dict(weight_decay=0.3))])
+                                     ("AdamW", dict(weight_decay=0.3)),
+                                     ("RMSprop", dict(centered=True, momentum=0.5))])
 def test_device_numbers_follow_groups_skipped_steps_dtypes_and_state_dicts(name, kw):
     """The device path against the host path (within an ulp) where the bookkeeping is
     hard: two groups with their own rates, a parameter without a gradient at some steps
@@ -206,19 +207,17 @@ def test_a_state_dict_with_device_counts_loads_on_the_host():
     np.testing.assert_allclose(host.numpy(), dev.numpy(), rtol=1e-6)
 
 
-@pytest.mark.parametrize("kw", [dict(momentum=0.9, nesterov=True, weight_decay=0.1),
-                                dict(momentum=0.9, dampening=0.3, maximize=True),
-                                dict()], ids=["nesterov", "dampening", "plain"])
-def test_sgd_in_the_graph_matches_eager(kw):
-    """SGD's step inside the graph (its rate on the device; the momentum buffers' first
-    step, ``b = g``, recorded apart), with a scheduler: eager's numbers, bit for bit."""
-    runs = []
+def _eager_and_graphed(make_opt):
+    """Eight steps of a small model with ``make_opt(params)`` and a scheduler, eager and
+    compiled with CUDA graphs: each run's losses and parameters, the optimiser states,
+    and the compiled function (``COUNTS`` holds its last step's counts)."""
+    runs, states = [], []
     cupy_sim.register()
     for compiled in (False, True):
         with xad.use_backend("cupy-sim"):
             xad.manual_seed(0)
             model = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 2))
-            opt = xad.optim.SGD(model.parameters(), lr=0.1, **kw)
+            opt = make_opt(model.parameters())
             sched = xad.optim.lr_scheduler.ExponentialLR(opt, 0.8)
             x, y = xad.randn(4, 6), xad.randn(4, 2)
 
@@ -231,12 +230,38 @@ def test_sgd_in_the_graph_matches_eager(kw):
                 return loss.detach()
 
             fn = xad.compile(body, cuda_graphs=True) if compiled else body
-            runs.append([fn(x, y).numpy() for _ in range(8)]
-                        + [p.numpy() for p in model.parameters()])
+            runs.append([fn(x, y).numpy() for _ in range(7)])
+            COUNTS.reset()
+            runs[-1] += [fn(x, y).numpy()] + [p.numpy() for p in model.parameters()]
+            states.append(list(opt.state.values()))
     for a, b in zip(*runs):
         np.testing.assert_array_equal(a, b)
+    return states, fn
+
+
+@pytest.mark.parametrize("kw", [dict(momentum=0.9, nesterov=True, weight_decay=0.1),
+                                dict(momentum=0.9, dampening=0.3, maximize=True),
+                                dict()], ids=["nesterov", "dampening", "plain"])
+def test_sgd_in_the_graph_matches_eager(kw):
+    """SGD's step inside the graph (its rate on the device; the momentum buffers' first
+    step, ``b = g``, recorded apart), with a scheduler: eager's numbers, bit for bit."""
+    states, fn = _eager_and_graphed(lambda ps: xad.optim.SGD(ps, lr=0.1, **kw))
     assert fn.graphs == 1
-    assert all("step" not in st for st in opt.state.values())  # SGD counts no steps
+    assert all("step" not in st for st in states[1])  # SGD counts no steps
+
+
+@pytest.mark.parametrize("name,kw", [
+    ("RMSprop", dict(momentum=0.9, centered=True, weight_decay=0.1)),
+    ("RMSprop", dict(alpha=0.9, maximize=True)),
+    ("Adagrad", dict(lr_decay=0.05, weight_decay=0.1, initial_accumulator_value=0.2)),
+], ids=["rmsprop-centred-momentum", "rmsprop-maximize", "adagrad-decay"])
+def test_rmsprop_and_adagrad_in_the_graph_match_eager(name, kw):
+    """RMSprop's and Adagrad's steps inside the graph (counts, rate and Adagrad's decayed
+    rate on the device), with a scheduler: eager's numbers bit for bit, one graph launch
+    and no kernel outside it per replayed step, and the counts where eager has them."""
+    states, fn = _eager_and_graphed(lambda ps: getattr(xad.optim, name)(ps, lr=0.05, **kw))
+    assert [[float(st["step"]) for st in sts] for sts in states] == [[8.0] * 4] * 2
+    assert (fn.graphs, COUNTS.kernels, COUNTS.launches) == (1, 0, 1)
 
 
 def test_draws_inside_the_graph_follow_the_host_stream():

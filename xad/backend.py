@@ -297,8 +297,10 @@ _NO_SCOPE = contextlib.nullcontext()
 def takes_out(xp: Any) -> bool:
     """Whether namespace ``xp``'s elementwise functions are ufuncs that take ``out=`` (NumPy;
     CuPy's reach xad wrapped to run on their device, so not yet): ``xad.compile`` then writes
-    results into dead buffers and the optimisers into their scratch arrays."""
-    return getattr(getattr(xp, "multiply", None), "nout", 0) == 1
+    results into dead buffers and the optimisers into their scratch arrays. JAX's functions
+    are ufunc-shaped too (``nout``) but have no loop table (``types``) and refuse ``out=``."""
+    f = getattr(xp, "multiply", None)
+    return getattr(f, "nout", 0) == 1 and hasattr(f, "types")
 
 
 # ----- registry ---------------------------------------------------------------------------

@@ -14,6 +14,11 @@ and ``item``, xad's only documented reads); any other one is *implicit*, and rai
 ``TypeError`` like CuPy's, and there is no buffer protocol. Operations whose output size
 depends on the data (boolean-mask indexing, ``nonzero``, ``unique``, ...) sync on a real
 GPU; they count as implicit transfers but never raise (the user asked for them).
+
+Kernels are counted as CuPy launches them (:func:`launch`); joins (``concatenate``,
+``stack``, ...) as CuPy 14's ``_concatenate`` runs them (:func:`_join`): one kernel and one
+or three uploads for more than 8 arrays of one dtype averaging under 2 MiB, else one copy
+kernel per array; inside a capture, the one-kernel join's upload is refused.
 """
 
 from __future__ import annotations
@@ -246,10 +251,8 @@ def launch(name: str, fn: Any, a: tuple, k: dict, dev: int) -> Any:
     cap = capturing()
     if cap is not None and name in _NO_KERNEL:  # an allocation: nothing a launch redoes
         return wrap(fn(*a, **k), dev)
-    if cap is not None and name in _JOINS and len(a[0]) > 8:
-        # CuPy 14 joins more than 8 small arrays in one kernel reading a table of their
-        # pointers, uploaded first (_routines_manipulation.pyx: _concatenate_single_kernel)
-        refuse_in_capture(f"a host-to-device copy: {name} of {len(a[0])} arrays")
+    if name in _JOINS:
+        return _join(name, fn, a, k, dev, cap)
     if cap is not None and name in LIBRARY:
         raise NotImplementedError(f"calling {LIBRARY[name]} API during stream capture is "
                                   f"currently unsupported")
@@ -280,6 +283,39 @@ def launch(name: str, fn: Any, a: tuple, k: dict, dev: int) -> Any:
 
     cap.kernels.append(again)
     return out
+
+
+_JOIN_BYTES = 2 * 1024 * 1024  # _concatenate's threshold_size
+
+
+def _join(name: str, fn: Any, a: tuple, k: dict, dev: int, cap: Any) -> Any:
+    """A join (``concatenate``, ``stack``, ...) as CuPy 14 runs it
+    (cupy/_core/_routines_manipulation.pyx, ``_concatenate``): more than 8 arrays of the
+    output's dtype whose bytes average under 2 MiB are copied by *one* kernel that reads a
+    table of their pointers, uploaded first (``core.array(ptrs)``: one host-to-device copy;
+    two more, their offsets and strides, unless all are C-contiguous and equally long along
+    the axis); otherwise one copy kernel per array (none for an empty one). Outside a capture
+    that counts ``COUNTS.kernels`` and ``COUNTS.uploads``; inside one, the single kernel's
+    uploads are refused (a copy from pageable host memory cannot be captured) and the
+    per-array copies are recorded like any kernel."""
+    arrays = list(a[0])
+    given = k.get("out") if k.get("out") is not None else k.get("dtype")
+    dtype = np.dtype(getattr(given, "dtype", given)) if given is not None else \
+        np.result_type(*arrays)
+    one = len(arrays) > 8 and all(x.dtype == dtype for x in arrays) and \
+        sum(x.nbytes for x in arrays) < _JOIN_BYTES * len(arrays)
+    if cap is not None:
+        if one:
+            refuse_in_capture(f"a host-to-device copy: {name} of {len(arrays)} arrays")
+        return launch(name + ":copies", fn, a, k, dev)
+    out = fn(*a, **k)
+    if one:
+        streams.COUNTS.kernels += 1
+        same = all(x.flags.c_contiguous and x.shape == arrays[0].shape for x in arrays)
+        streams.COUNTS.uploads += 1 if same else 3
+    else:
+        streams.COUNTS.kernels += sum(1 for x in arrays if x.size)
+    return wrap(out, dev)
 
 
 def _fresh(out: Any, inputs: Any) -> bool:

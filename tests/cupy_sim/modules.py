@@ -103,7 +103,7 @@ def _get_device_count() -> int:
 cuda = types.SimpleNamespace(
     Device=Device, runtime=types.SimpleNamespace(getDeviceCount=_get_device_count),
     get_device_id=core.current_device, MemoryPool=core.MemoryPool, Stream=streams.Stream,
-    Graph=streams.Graph, get_current_stream=streams.get_current_stream,
+    Event=streams.Event, Graph=streams.Graph, get_current_stream=streams.get_current_stream,
     using_allocator=streams.using_allocator)
 
 

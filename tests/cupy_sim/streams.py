@@ -124,11 +124,36 @@ class Stream:
     def is_capturing(self) -> bool:
         return self._capture is not None
 
+    def wait_event(self, event: Event) -> None:
+        """What this stream queues next runs after the work ``event`` recorded (the emulator
+        runs every kernel when it is queued, so only the argument is checked)."""
+        if not isinstance(event, Event):
+            raise TypeError(f"Argument 'event' has incorrect type (expected "
+                            f"cupy.cuda.stream.Event, got {type(event).__name__})")
+
     def __repr__(self) -> str:
         return f"<Stream {self.ptr} (device {self.device_id})>"
 
 
 Stream.null = Stream(null=True)
+
+
+class Event:
+    """``cupy.cuda.Event``: ``record(stream)`` marks the work queued on ``stream`` (the
+    current one by default) so far, for another stream's :meth:`Stream.wait_event`."""
+
+    def __init__(self, block: bool = False, disable_timing: bool = False,
+                 interprocess: bool = False) -> None:
+        self.stream: Stream | None = None
+
+    def record(self, stream: Stream | None = None) -> None:
+        if stream is not None and not isinstance(stream, Stream):
+            raise TypeError(f"Argument 'stream' has incorrect type (expected "
+                            f"cupy.cuda.stream.Stream, got {type(stream).__name__})")
+        self.stream = stream
+
+    def synchronize(self) -> None:
+        """Nothing to wait for: every kernel ran when it was queued."""
 
 
 def _stack() -> list[Stream]:

@@ -7,6 +7,8 @@ from collections.abc import Iterable
 
 from .. import autograd as _ag
 from .. import ops as _ops
+from ..context import context
+from ..optim.multi_tensor import joins_in_one
 from ..tensor import Tensor
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector",
@@ -22,7 +24,9 @@ def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float,
     """Scale the gradients so that their joint ``norm_type``-norm is at most ``max_norm``.
 
     Returns the norm before clipping (a 0-d tensor, on the device). Gradients are replaced,
-    never written in place.
+    never written in place: on a device where more than 8 gradients join in one kernel
+    (CuPy), by pieces of one scaled copy of them all (one reduction and one product, not
+    two launches per gradient).
 
     Example:
         >>> import xad
@@ -37,12 +41,17 @@ def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float,
         from ..factories import zeros
         return zeros(())
     with _ag.no_grad():
-        total = _total_norm([p.grad for p in params], norm_type)
+        grads = [p.grad for p in params]
+        flat = _joined(grads)
+        total = _total_norm(grads if flat is None else [flat], norm_type)
         if error_if_nonfinite and not bool(_ops.isfinite(total).item()):
             raise RuntimeError(f"clip_grad_norm_: the total norm of order {norm_type} of the "
                                f"gradients is not finite; pass error_if_nonfinite=False to "
                                f"clip anyway")
         coef = _ops.minimum(max_norm / (total + 1e-6), 1.0)
+        if flat is not None:
+            _scale_joined(params, flat, coef)
+            return total
         cast = {coef.dtype: coef}
         for p in params:
             c = cast.get(p.grad.dtype)
@@ -67,6 +76,28 @@ def _total_norm(grads: list[Tensor], norm_type: float) -> Tensor:
         sums = [(_ops.abs(g) ** norm_type).sum() for g in grads]
     total = _ops.stack(sums).sum() if len(sums) > 1 else sums[0]
     return total ** (1.0 / norm_type) if norm_type != 1 else total
+
+
+def _joined(grads: list[Tensor]) -> Tensor | None:
+    """All ``grads`` raveled into one tensor, where a device joins them in one kernel
+    (:func:`xad.optim.multi_tensor.joins_in_one`: a transient copy of the gradients, for
+    one reduction and one product instead of two launches per gradient) and nothing
+    records the call (``xad.compile``); else ``None``."""
+    b = grads[0]._backend
+    if context.recorder is not None or any(g._backend is not b for g in grads) \
+            or not joins_in_one(b, [g._array for g in grads]):
+        return None
+    return _ops.concat([g.reshape(-1) for g in grads])
+
+
+def _scale_joined(params: list[Tensor], flat: Tensor, coef: Tensor) -> None:
+    """Each parameter's gradient replaced by its piece of ``flat * coef`` (one product)."""
+    scaled = (flat * coef)._array
+    b, xp, at = flat._backend, flat._backend.xp, 0
+    for p in params:
+        n = p.grad.size
+        p.grad = Tensor._make(xp.reshape(scaled[at:at + n], p.grad.shape), b)
+        at += n
 
 
 def clip_grad_value_(parameters: Iterable[Tensor] | Tensor, clip_value: float) -> None:

@@ -143,6 +143,8 @@ def _write_view(x: Tensor, new: Tensor, what: str, fresh: bool = False) -> None:
 
 def _refresh_views(x: Tensor) -> None:
     """Remake the views of ``x`` (and theirs) after ``x``'s array was replaced."""
+    if not x._views:  # the common case (an optimiser's step on JAX): nothing to remake
+        return
     stack = [x]
     with grad_mode.enable_grad():
         while stack:

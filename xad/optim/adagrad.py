@@ -6,6 +6,7 @@ from typing import Any
 
 from .. import autograd as _ag
 from ..tensor import Tensor
+from .fused import fused_update
 from .optimizer import (
     Optimizer,
     ParamsT,
@@ -35,8 +36,10 @@ class Adagrad(Optimizer):
 
     ``maximize`` ascends the objective; ``foreach`` and ``fused`` are accepted and
     ignored (xad has one update path per backend: in place on the host, one
-    fused kernel per parameter where the backend fuses); ``differentiable`` must be
-    ``False``.
+    fused kernel per run of parameters where the backend fuses: :mod:`.multi_tensor`);
+    ``differentiable`` must be ``False``. Inside ``xad.compile(..., cuda_graphs=True)`` on
+    CuPy the step counts, the decayed rate and the learning rate live on the device
+    (:mod:`.capturable`).
 
     Example:
         >>> import xad
@@ -80,8 +83,9 @@ class Adagrad(Optimizer):
             >>> (w * w).sum().backward(); opt.step(); [round(v, 4) for v in w.tolist()]
             [0.5]
         """
+        if self._on_device():
+            return self._step_on_device(closure)
         loss = self._closure(closure)
-        state = self.state
         with _ag.no_grad():
             for group in self.param_groups:
                 lr, lr_decay, eps = group["lr"], group["lr_decay"], group["eps"]
@@ -92,10 +96,7 @@ class Adagrad(Optimizer):
                     grad = p.grad
                     if grad is None:
                         continue
-                    st = state.get(p)
-                    if st is None or "sum" not in st:
-                        st = state[p] = {
-                            "step": 0, "sum": _full_like(p, group["initial_accumulator_value"])}
+                    st = self._new_state(p, group, 0)
                     step = st["step"] = st["step"] + 1
                     b, dtype = p._backend, p._array.dtype
                     if last is None or step != last[0] or b is not last[1] \
@@ -106,6 +107,39 @@ class Adagrad(Optimizer):
                            grad._array, c, b.xp,
                            maximize=group.get("maximize", False))
         return loss
+
+    def _step_on_device(self, closure: Any) -> Any:
+        """The step with its numbers on the device (:mod:`.capturable`): one kernel per
+        group advances the counts and computes the decayed rate, one per parameter
+        updates."""
+        loss, ds = self._closure(closure), self._device
+        with _ag.no_grad():
+            for gi, group, params in self._device_groups(self._new_state):
+                wd = group["weight_decay"]
+                ds.advance(gi, group, (group["lr_decay"],), ())
+                for p in params:
+                    b = p._backend
+                    c = (*ds.numbers(gi, p), *_consts(b, p._array.dtype, (wd, group["eps"]),
+                                                      wd != 0))
+                    g = -p.grad if group.get("maximize", False) else p.grad
+                    fused_update(p, _adagrad_rule, [self.state[p]["sum"]], g, (c, b.xp))
+        return loss
+
+    def _new_state(self, p: Tensor, group: dict[str, Any], step: Any) -> dict[str, Any]:
+        """``p``'s state, made where it lacks it with the count ``step``."""
+        st = self.state.get(p)
+        if st is None or "sum" not in st:
+            st = self.state[p] = {
+                "step": step, "sum": _full_like(p, group["initial_accumulator_value"])}
+        return st
+
+
+def _decayed_rate(step: Any, lr: Any, lr_decay: Any, sqrt: Any) -> tuple[Any]:
+    """Adagrad's device number ``lr / (1 + (step - 1) * lr_decay)``, the host's formula."""
+    return (lr / (1 + (step - 1) * lr_decay),)
+
+
+Adagrad._device_numbers = (_decayed_rate, 1)
 
 
 def adagrad(params: list[Tensor], grads: list[Tensor], state_sums: list[Tensor],

@@ -7,7 +7,6 @@ from typing import Any
 
 from .. import autograd as _ag
 from ..tensor import Tensor
-from .capturable import watch_hyperparameters
 from .fused import fused_update
 from .optimizer import (
     Optimizer,
@@ -39,10 +38,10 @@ class Adam(Optimizer):
 
     ``maximize`` ascends the objective; ``foreach`` and ``fused`` are accepted and ignored
     (xad has one update path per backend: in place on the host, one fused kernel per
-    parameter where the backend fuses); ``capturable=True``, on CuPy, keeps the step
-    count, bias corrections and learning rate on the device (:mod:`.capturable`: what
-    ``xad.compile(..., cuda_graphs=True)`` turns on by itself, so a CUDA graph holds the
-    step); ``differentiable`` must be ``False``.
+    run of parameters where the backend fuses: :mod:`.multi_tensor`); ``capturable=True``,
+    on CuPy, keeps the step count, bias corrections and learning rate on the device
+    (:mod:`.capturable`: what ``xad.compile(..., cuda_graphs=True)`` turns on by itself,
+    so a CUDA graph holds the step); ``differentiable`` must be ``False``.
 
     Example:
         >>> import xad
@@ -124,15 +123,9 @@ class Adam(Optimizer):
         """The step with its numbers on the device (:mod:`.capturable`): one kernel per
         group for the counts and bias corrections, one per parameter for the update."""
         loss = self._closure(closure)
-        ds, groups, decoupled = self._device, self.param_groups, self._decoupled
-        ds.prepare(groups, self.state, self._new_state)
-        ds.upload(groups)
-        watch_hyperparameters(self)
+        ds, decoupled = self._device, self._decoupled
         with _ag.no_grad():
-            for gi, group in enumerate(groups):
-                params = [p for p in group["params"] if p.grad is not None]
-                if not params:
-                    continue
+            for gi, group, params in self._device_groups(self._new_state):
                 beta1, beta2 = group["betas"]
                 wd = group["weight_decay"]
                 ds.advance(gi, group, (beta1, beta2, group["eps"], wd), (decoupled,))

@@ -42,7 +42,7 @@ from ..tensor import Tensor
 from ..tracing import host_upload
 from .fused import fuses, run_kernel
 
-__all__ = ["DeviceScalars", "device_backend", "watch_hyperparameters"]
+__all__ = ["DeviceScalars", "device_backend", "learning_rate", "watch_hyperparameters"]
 
 
 def device_backend(params: list[Tensor]) -> Any:
@@ -167,6 +167,12 @@ class DeviceScalars:
     def numbers(self, gi: int, p: Tensor) -> tuple[Tensor, ...]:
         """``p``'s derived numbers: 0-d views in its dtype."""
         return self.groups[gi].views[id(p)]
+
+
+def learning_rate(step: Any, lr: Any, sqrt: Any) -> tuple[Any]:
+    """The device numbers of an optimiser whose step needs only its learning rate (cast to
+    each parameter's dtype): SGD, RMSprop."""
+    return (lr,)
 
 
 def watch_hyperparameters(opt: Any) -> None:

@@ -1,5 +1,5 @@
 """An optimiser's update rule, written once, run as one fused kernel per parameter on a
-device.
+device (or per run of parameters over flat buffers: :mod:`.multi_tensor`).
 
 Each optimiser states its update once, as a pure function of arrays, ``rule(x, state, g,
 *args) -> (new_x, new_state)`` (``_adam_rule``, ``_sgd_rule``, ...): what immutable arrays
@@ -27,7 +27,7 @@ from typing import Any
 from ..context import context
 from ..tensor import Tensor
 
-__all__ = ["fused_update", "fuses", "run_kernel"]
+__all__ = ["fused_update", "fuses", "kernel_for", "run_kernel"]
 
 _ARG = object()  # an argument's place in the spec: a kernel argument
 _XP = object()   # the backend's namespace: the fused function's own inside the kernel
@@ -53,18 +53,10 @@ def fused_update(p: Tensor, rule: Callable[..., tuple], state: list[Tensor | Non
     b = p._backend
     if not fuses(b):  # (before the key: the host's per-parameter path stays cheap)
         return False
-    leaves: list[Any] = []
-    spec = _split(args, b.xp, leaves)
-    layout = tuple(s is not None for s in state)
-    key = (b, rule, spec, layout)
-    kernel = _KERNELS.get(key, _ARG)
-    if kernel is _ARG:
-        name = "xad_" + rule.__name__.strip("_")
-        kernel = _KERNELS[key] = b.fuse(lambda ns: _body(rule, spec, layout, ns), name)
-    if kernel is None:
+    found = kernel_for(b, rule, state, args, p._array.dtype)
+    if found is None:
         return False
-    dtype = p._array.dtype
-    values = [b.scalar(v, dtype) if isinstance(v, (int, float)) else v for v in leaves]
+    kernel, values = found
     if isinstance(g, Tensor):
         held = [s for s in state if s is not None]
         run_kernel(b, kernel, [p, g, *held, *values], (0, *range(2, 2 + len(held))),
@@ -76,6 +68,24 @@ def fused_update(p: Tensor, rule: Callable[..., tuple], state: list[Tensor | Non
             s._bump_version()
     p._bump_version()
     return True
+
+
+def kernel_for(b: Any, rule: Callable[..., tuple], state: list[Any], args: tuple,
+               dtype: Any) -> tuple[Callable, list[Any]] | None:
+    """The fused kernel of ``rule`` for state layout ``state`` (``None`` entries absent)
+    and the fixed part of ``args``, and its scalar arguments (Python numbers as scalars of
+    ``dtype``); ``None`` where backend ``b`` cannot fuse ``rule``."""
+    leaves: list[Any] = []
+    spec = _split(args, b.xp, leaves)
+    layout = tuple(s is not None for s in state)
+    key = (b, rule, spec, layout)
+    kernel = _KERNELS.get(key, _ARG)
+    if kernel is _ARG:
+        name = "xad_" + rule.__name__.strip("_")
+        kernel = _KERNELS[key] = b.fuse(lambda ns: _body(rule, spec, layout, ns), name)
+    if kernel is None:
+        return None
+    return kernel, [b.scalar(v, dtype) if isinstance(v, (int, float)) else v for v in leaves]
 
 
 def run_kernel(b: Any, kernel: Callable, args: list[Any], writes: tuple[int, ...],

@@ -4,7 +4,9 @@ Subclasses give their defaults and a ``_validate`` of one group's hyperparameter
 ``step`` (and the functional form, ``sgd``, ``adam``, ...) as a loop over the parameters with
 a gradient that calls :func:`_apply` with the module's update rule, written once as a pure
 function of arrays (what immutable arrays run; on a backend that fuses, CuPy, it runs as one
-kernel per parameter: :mod:`.fused`), and a ``kernel`` working in place on host arrays
+kernel per parameter, :mod:`.fused`, or, queued during ``step``, one kernel over flat
+buffers for a run of parameters, :mod:`.multi_tensor`), and a ``kernel`` working in place on
+host arrays
 (chunked for large parameters, for the CPU's cache); the shared L2 weight-decay step is
 :func:`_decay`. State per parameter is a dict of Python
 numbers and :class:`~xad.Tensor` s (no gradient) on the parameter's backend, device and dtype;
@@ -31,10 +33,12 @@ from typing import Any
 from .. import autograd as _ag
 from ..backend import takes_out
 from ..context import context
+from ..ops.inplace import _refresh_views
 from ..tensor import Tensor
 from ..tracing import host_call
-from .capturable import DeviceScalars, device_backend
+from .capturable import DeviceScalars, device_backend, watch_hyperparameters
 from .fused import fused_update
+from .multi_tensor import Update, batching, fusing, queue
 
 __all__ = ["Optimizer"]
 
@@ -67,6 +71,7 @@ class Optimizer:
         self.state: dict[Tensor, dict[str, Any]] = {}
         # parameter -> [its array when made, scratch arrays...] (mutable backends only)
         self._scratch: dict[Tensor, list[Any]] = {}
+        self._flat: dict[tuple, Any] = {}  # flat runs of a multi-tensor step (multi_tensor)
         self.param_groups: list[dict[str, Any]] = []
         if isinstance(params, Tensor) or isinstance(params, Mapping):
             raise TypeError(f"params argument given to the optimizer should be an iterable of "
@@ -171,6 +176,19 @@ class Optimizer:
         self._device = DeviceScalars(*rule)
         return True
 
+    def _device_groups(self, init: Callable[[Tensor, dict[str, Any], Any], Any]
+                       ) -> list[tuple[int, dict[str, Any], list[Tensor]]]:
+        """The device path's start (:mod:`.capturable`): each group's numbers, the state of
+        its parameters with a gradient made by ``init(p, group, count)``, the learning rates
+        uploaded and the hyperparameters guarded; then ``(index, group, parameters with a
+        gradient)`` for each group that has any."""
+        groups = self.param_groups
+        self._device.prepare(groups, self.state, init)
+        self._device.upload(groups)
+        watch_hyperparameters(self)
+        found = ([p for p in g["params"] if p.grad is not None] for g in groups)
+        return [(gi, g, ps) for gi, (g, ps) in enumerate(zip(groups, found)) if ps]
+
     def _closure(self, closure: Callable[[], Any] | None) -> Any:
         if closure is None:
             return None
@@ -259,6 +277,7 @@ class Optimizer:
         self.param_groups[:] = new_groups
         self.state = new_state
         self._scratch = {}
+        self._flat = {}  # (the old state's flat buffers freed; flattened again at the step)
         rule = type(self)._device_numbers
         if rule is not None and (self._device is not None or any(
                 isinstance(st.get("step"), Tensor) for st in new_state.values())):
@@ -291,7 +310,11 @@ def _step_call(step: Callable[..., Any]) -> Callable[..., Any]:
     """``step`` as ``xad.compile`` replays it: a host call (Python, run again at every
     replay) where its numbers are on the host; its kernels, recorded, where they are on the
     device (:mod:`.capturable`), so a CUDA graph holds the whole step."""
-    hosted = host_call(step)
+    def batched(self: Optimizer, *args: Any, **kwargs: Any) -> Any:
+        with batching(self):  # a device's updates: one flat kernel per run (multi_tensor)
+            return step(self, *args, **kwargs)
+
+    hosted = host_call(functools.wraps(step)(batched))
 
     @functools.wraps(step)
     def call(self: Optimizer, *args: Any, **kwargs: Any) -> Any:
@@ -322,8 +345,8 @@ def _scratch_for(b: Any, x: Any, n: int) -> list[Any]:
     size = math.prod(shape)
     if size <= _SMALL and not takes_out(b.xp):
         return [x, n, None]
-    rows = shape[0] if len(shape) == 0 or size <= 2 * _CHUNK else \
-        max(1, _CHUNK // (size // shape[0]))
+    rows = 0 if not shape else shape[0] if size <= 2 * _CHUNK else \
+        max(1, _CHUNK // (size // shape[0]))  # (0: a 0-d parameter, updated whole)
     if len(shape) == 0 or rows >= shape[0] or not b.is_host:  # chunks: for a CPU's cache
         bufs = [b.xp.empty_like(x) for _ in range(n)] + [None]
         return [x, n, [(None, bufs[0], bufs[1])]]
@@ -354,6 +377,10 @@ def _apply(scratch: dict[Tensor, list[Any]], p: Tensor, n: int, kernel: Callable
         context.recorder.unsupported("a functional optimiser update (xad.optim.adam, sgd, ...): "
                                      "call an optimiser's step() in the compiled function")
     b = p._backend
+    q = queue(scratch)
+    if q is not None and fusing(b):  # run with the step's others when it ends
+        q.append(Update(p, rule, state, g, args, maximize))
+        return None
     if b.scope is not None:  # CuPy: the update's kernels run with p's device made current
         with b.scope:
             return _apply_here(scratch, p, n, kernel, rule, state, -g if maximize else g, *args)
@@ -364,12 +391,12 @@ def _apply_here(scratch: dict[Tensor, list[Any]], p: Tensor, n: int,
                 kernel: Callable[..., None], rule: Callable[..., tuple],
                 state: list[Tensor | None], g: Any, *args: Any) -> None:
     b = p._backend
-    if not b.mutable:
+    if not b.mutable:  # (JAX) new arrays, written into the tensors and their views
         x, new = rule(p._array, [None if s is None else s._array for s in state], g, *args)
-        for s, a in zip(state, new):
-            if s is not None:
-                s._set_data(a)
-        p._set_data(x)
+        for t, a in ((p, x), *zip(state, new)):
+            if t is not None:
+                t._set_data(a)
+                _refresh_views(t)
         return
     if fused_update(p, rule, state, g, args):  # a device: one kernel, no scratch
         return

@@ -6,6 +6,8 @@ from typing import Any
 
 from .. import autograd as _ag
 from ..tensor import Tensor
+from .capturable import learning_rate
+from .fused import fused_update
 from .optimizer import (
     Optimizer,
     ParamsT,
@@ -40,10 +42,12 @@ class RMSprop(Optimizer):
         else:
             p = p - lr * g / d
 
-    ``maximize`` ascends the objective; ``foreach`` and ``capturable`` are accepted and
-    ignored (xad has one update path per backend: in place on the host, one
-    fused kernel per parameter where the backend fuses); ``differentiable`` must be
-    ``False``.
+    ``maximize`` ascends the objective; ``foreach`` is accepted and ignored (xad has one
+    update path per backend: in place on the host, one fused kernel per run of parameters
+    where the backend fuses: :mod:`.multi_tensor`); ``capturable=True``, on CuPy, keeps the
+    step counts and learning rate on the device (:mod:`.capturable`: what a CUDA graph of
+    the step needs, and what ``xad.compile(..., cuda_graphs=True)`` turns on);
+    ``differentiable`` must be ``False``.
 
     Example:
         >>> import xad
@@ -80,8 +84,9 @@ class RMSprop(Optimizer):
             >>> (w * w).sum().backward(); opt.step(); w.tolist()[0] < 1
             True
         """
+        if self._on_device():
+            return self._step_on_device(closure)
         loss = self._closure(closure)
-        state = self.state
         with _ag.no_grad():
             for group in self.param_groups:
                 centered, momentum = group["centered"], group["momentum"]
@@ -93,13 +98,7 @@ class RMSprop(Optimizer):
                     grad = p.grad
                     if grad is None:
                         continue
-                    st = state.get(p)
-                    if st is None or "square_avg" not in st:
-                        st = state[p] = {"step": 0, "square_avg": _zeros_like(p)}
-                    if momentum > 0 and "momentum_buffer" not in st:
-                        st["momentum_buffer"] = _zeros_like(p)
-                    if centered and "grad_avg" not in st:
-                        st["grad_avg"] = _zeros_like(p)
+                    st = self._new_state(p, group, 0)
                     st["step"] += 1
                     b, dtype = p._backend, p._array.dtype
                     if last is None or b is not last[0] or dtype is not last[1]:
@@ -111,6 +110,40 @@ class RMSprop(Optimizer):
                            grad._array, c, b.xp,
                            maximize=group.get("maximize", False))
         return loss
+
+    def _step_on_device(self, closure: Any) -> Any:
+        """The step with its counts and learning rate on the device (:mod:`.capturable`):
+        one kernel per group advances the counts and casts the rate, one per parameter
+        updates."""
+        loss, ds = self._closure(closure), self._device
+        with _ag.no_grad():
+            for gi, group, params in self._device_groups(self._new_state):
+                centered, momentum = group["centered"], group["momentum"]
+                alpha, wd = group["alpha"], group["weight_decay"]
+                ds.advance(gi, group, (), ())
+                for p in params:
+                    st, b = self.state[p], p._backend
+                    c = (*ds.numbers(gi, p), *_consts(b, p._array.dtype, (
+                        alpha, 1 - alpha, group["eps"], wd, momentum), wd != 0))
+                    g = -p.grad if group.get("maximize", False) else p.grad
+                    fused_update(p, _rmsprop_rule, [
+                        st["square_avg"], st.get("grad_avg") if centered else None,
+                        st.get("momentum_buffer") if momentum > 0 else None], g, (c, b.xp))
+        return loss
+
+    def _new_state(self, p: Tensor, group: dict[str, Any], step: Any) -> dict[str, Any]:
+        """``p``'s state, made where it lacks it with the count ``step``."""
+        st = self.state.get(p)
+        if st is None or "square_avg" not in st:
+            st = self.state[p] = {"step": step, "square_avg": _zeros_like(p)}
+        if group["momentum"] > 0 and "momentum_buffer" not in st:
+            st["momentum_buffer"] = _zeros_like(p)
+        if group["centered"] and "grad_avg" not in st:
+            st["grad_avg"] = _zeros_like(p)
+        return st
+
+
+RMSprop._device_numbers = (learning_rate, 1)
 
 
 def rmsprop(params: list[Tensor], grads: list[Tensor], square_avgs: list[Tensor],

@@ -19,8 +19,8 @@ class Rprop(Optimizer):
 
     ``maximize`` ascends the objective; ``foreach`` and ``capturable`` are accepted and
     ignored (xad has one update path per backend: in place on the host, one
-    fused kernel per parameter where the backend fuses); ``differentiable`` must be
-    ``False``.
+    fused kernel per run of parameters where the backend fuses: :mod:`.multi_tensor`);
+    ``differentiable`` must be ``False``.
 
     Example:
         >>> import xad

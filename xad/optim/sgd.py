@@ -7,7 +7,7 @@ from typing import Any
 from .. import autograd as _ag
 from ..context import context
 from ..tensor import Tensor
-from .capturable import watch_hyperparameters
+from .capturable import learning_rate
 from .fused import fused_update
 from .optimizer import (
     Optimizer,
@@ -41,9 +41,10 @@ class SGD(Optimizer):
 
     ``maximize`` ascends the objective; ``foreach`` and ``fused`` are accepted and
     ignored (xad has one update path per backend: in place on the host, one
-    fused kernel per parameter where the backend fuses); ``differentiable`` must be
-    ``False``. Recorded by ``xad.compile(..., cuda_graphs=True)`` on CuPy, the learning
-    rate lives on the device (:mod:`.capturable`), so a CUDA graph holds the step.
+    fused kernel per run of parameters where the backend fuses: :mod:`.multi_tensor`);
+    ``differentiable`` must be ``False``. Recorded by ``xad.compile(..., cuda_graphs=True)``
+    on CuPy, the learning rate lives on the device (:mod:`.capturable`), so a CUDA graph
+    holds the step.
 
     Example:
         >>> import xad
@@ -116,19 +117,13 @@ class SGD(Optimizer):
         group casts it to the parameters' dtypes, one per parameter updates. A momentum
         buffer's first step (``b = g``) is another kernel: inside ``xad.compile`` the call is
         recorded again at the next one."""
-        loss = self._closure(closure)
-        ds, groups, fresh = self._device, self.param_groups, set()
-        ds.prepare(groups, self.state, lambda p, group, _: _new_buffer(self, p, group, fresh))
-        ds.upload(groups)
-        watch_hyperparameters(self)
+        loss, ds, fresh = self._closure(closure), self._device, set()
+        groups = self._device_groups(lambda p, group, _: _new_buffer(self, p, group, fresh))
         rec = context.recorder
         if fresh and rec is not None and not rec.paused:
             rec.again = True
         with _ag.no_grad():
-            for gi, group in enumerate(groups):
-                params = [p for p in group["params"] if p.grad is not None]
-                if not params:
-                    continue
+            for gi, group, params in groups:
                 momentum, damp, wd = group["momentum"], group["dampening"], group["weight_decay"]
                 ds.advance(gi, group, (), ())
                 for p in params:
@@ -148,12 +143,7 @@ def _new_buffer(opt: SGD, p: Tensor, group: dict[str, Any], fresh: set[int]) -> 
         fresh.add(id(p))
 
 
-def _sgd_scalars(step: Any, lr: Any, sqrt: Any) -> tuple[Any]:
-    """SGD's one device number: the learning rate (cast to each parameter's dtype)."""
-    return (lr,)
-
-
-SGD._device_numbers = (_sgd_scalars, 1, False)
+SGD._device_numbers = (learning_rate, 1, False)
 
 
 def sgd(params: list[Tensor], grads: list[Tensor], momentum_buffers: list[Tensor | None], *,
