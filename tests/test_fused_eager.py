@@ -355,18 +355,33 @@ def test_split_heads_equals_split_copy_reshape_and_permute(xb, batch_first):
     np.testing.assert_array_equal(ga.numpy(), gb.numpy())
 
 
-def test_split_heads_is_one_join_on_cupy_sim():
+def test_split_heads_is_one_copy_kernel_on_cupy_sim():
     from xad.ops.attention import split_heads
 
     with xad.use_backend("cupy-sim"):
         y = xad.randn(6, 12, requires_grad=True)
         (q, k, v), n = _run(split_heads, y, (2, 3), 2, (0, 2, 1, 3))
-        assert n == 3  # one join of 3, which CuPy 14 runs as 3 copies (at most 8 arrays)
+        # one fused copy into a C-ordered array (was one join of 3, which CuPy 14 runs as 3
+        # copies: at most 8 arrays)
+        assert n == 1 and q._array.flags.c_contiguous
         gs = xad.ones(2, 2, 3, 2)
         # 4: the join of the 3 gradients (3 copies in CuPy 14) and the reshape into y's
         # layout (the emulator's concatenate, NumPy's, lays its result out as its strided
         # inputs)
         assert _run(xad.autograd.grad, [q, k, v], [y], [gs, gs, gs])[1] == 4
+
+
+def test_emulated_fused_outputs_are_c_ordered_as_cupys_elementwise_kernels():
+    """CuPy's ElementwiseKernel allocates its outputs in C order whatever its inputs' layout
+    (``_kernel.pyx``: ``_get_out_args_with_params``); the emulator's fused kernels too."""
+    import cupy_sim
+
+    cp = cupy_sim.cupy
+    with xad.use_backend("cupy-sim"):
+        a = cp.asarray(np.arange(24.0).reshape(2, 3, 4)).transpose(2, 0, 1)
+        out = cp.fuse(lambda v: cp.positive(v))(a)
+        assert out.flags.c_contiguous and not a.flags.c_contiguous
+        np.testing.assert_array_equal(out.get(), a.get())
 
 
 def test_emulated_fused_reduction_is_one_kernel_and_refuses_what_cupy_would_not_make():

@@ -133,7 +133,7 @@ class Fusion:
         for o in outs:
             if type(o) is not FusionVar:
                 raise TypeError(f"Fusion function can't return {type(o)}")
-        arrays = tuple(np.array(np.broadcast_to(o._a, shape)) for o in outs)
+        arrays = tuple(np.array(np.broadcast_to(o._a, shape), order="C") for o in outs)
         return arrays if type(result) is tuple else arrays[0]
 
 
@@ -154,7 +154,7 @@ def _reduced_results(result: Any, trace: _Trace) -> tuple[np.ndarray, ...]:
         if not o._post:
             raise NotImplementedError(f"cupy.fuse: a function that reduces returns only "
                                       f"values made after its reduction ({_NEW_FUSION})")
-    return tuple(np.array(np.broadcast_to(o._a, trace.reduced)) for o in outs)
+    return tuple(np.array(np.broadcast_to(o._a, trace.reduced), order="C") for o in outs)
 
 
 def _operand(x: Any) -> Any:

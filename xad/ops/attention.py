@@ -19,7 +19,7 @@ from typing import Any
 from ..context import context
 from ..tensor import Tensor
 from ._apply import Op, apply
-from .fused import product_grad, softmax_out, sum_exp_shifted, sum_product
+from .fused import copy, fuses, product_grad, softmax_out, sum_exp_shifted, sum_product
 from .linalg import matmul
 from .reduce import Softmax, softmax, sum
 from .shape import broadcast_to, permute_dims, reshape, stack
@@ -137,7 +137,10 @@ class SplitHeads(Op):
     @staticmethod
     def forward(b, y, shape, perm):
         t = b.xp.permute_dims(b.xp.reshape(y, shape), perm)
-        packed = b.xp.stack([t[i, ...] for i in range(3)])  # one kernel, a new C-ordered array
+        if fuses(b):  # one copy kernel (CuPy runs a stack of three as three copies)
+            packed = copy(b, t)
+        else:  # a new C-ordered array (NumPy's copy would keep t's strides)
+            packed = b.xp.stack([t[i, ...] for i in range(3)])
         return packed[0, ...], packed[1, ...], packed[2, ...]
 
     @staticmethod

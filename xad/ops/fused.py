@@ -33,7 +33,7 @@ __all__ = ["relu_grad", "tanh_grad", "sigmoid_grad", "dropout_mask", "centre", "
            "gelu", "gelu_grad", "range_ends", "affine_grads",
            "bias_relu", "bias_gelu", "centred_rstd", "centred_scaled", "centred_affine",
            "sum_of_sum", "sum_product", "sum_exp_shifted", "sum_exp_guarded", "softmax_out",
-           "softmax_out_guarded", "product_grad", "layer_norm_input_grad"]
+           "softmax_out_guarded", "product_grad", "layer_norm_input_grad", "fuses", "copy"]
 
 
 class _Fused(Op):
@@ -413,6 +413,27 @@ def divide_guarded(b: Any, e: Any, s: Any) -> Any:
     """``e / where(s > 0, s, 1)``: a masked softmax's normalisation, one kernel where ``b``
     fuses."""
     return b.elementwise(_divide_guarded, "xad_divide_guarded")(e, s)
+
+
+_FUSES: dict[Any, bool] = {}
+
+
+def fuses(b: Any) -> bool:
+    """Whether backend ``b`` runs elementwise functions as fused kernels (``b.fuse`` makes
+    one: CuPy), asked once per backend."""
+    if b not in _FUSES:
+        _FUSES[b] = b.fuse(_copy, "xad_probe") is not None
+    return _FUSES[b]
+
+
+def _copy(ns: Any) -> Any:
+    return lambda a: ns.positive(a)
+
+
+def copy(b: Any, a: Any) -> Any:
+    """``a`` copied into a new C-ordered array (an exact copy: ``positive``), one kernel where
+    ``b`` fuses (CuPy's elementwise kernels write C order)."""
+    return b.elementwise(_copy, "xad_copy")(a)
 
 
 # ----- kernels with one reduction (Backend.reduction) -------------------------------------
