@@ -19,7 +19,15 @@ from typing import Any
 from ..context import context
 from ..tensor import Tensor
 from ._apply import Op, apply
-from .fused import copy, fuses, product_grad, softmax_out, sum_exp_shifted, sum_product
+from .fused import (
+    copy,
+    fuses,
+    product_grad,
+    recorded,
+    softmax_out,
+    sum_exp_shifted,
+    sum_product,
+)
 from .linalg import matmul
 from .reduce import Softmax, softmax, sum
 from .shape import broadcast_to, permute_dims, reshape, stack
@@ -148,7 +156,10 @@ class SplitHeads(Op):
         perm = node.params["perm"]
         three = perm[0]
         rest = [a for a in range(len(perm)) if a != three]  # y's axes but the 3
-        order = [perm.index(a) - 1 for a in rest]  # where each sits in a piece
+        order = tuple(perm.index(a) - 1 for a in rest)  # where each sits in a piece
+        if fuses(grads[0]._backend) and not recorded(*grads):
+            return apply(SplitHeadsGrad, *grads, order=order, three=three,
+                         shape=tuple(node.in_shapes[0]))
         pieces = [permute_dims(g, order) for g in grads]
         return reshape(stack(pieces, axis=three), node.in_shapes[0])
 
@@ -160,6 +171,30 @@ class SplitHeads(Op):
         return outs, (True,) * 3
 
     jvp = classmethod(linear_jvp)
+
+
+class SplitHeadsGrad(Op):
+    """:class:`SplitHeads`'s rule where the backend fuses: the three gradients, each
+    permuted to ``y``'s axis order (``order``), joined along its axis of 3 (``three``) by
+    one select kernel over the joined shape (CuPy runs a join of three as three copies), in
+    C order, so that reading it as ``y``'s ``shape`` is a view; only for a backward pass
+    that is not itself recorded."""
+
+    name = "split_heads_grad"
+    differentiable = False
+
+    @staticmethod
+    def forward(b, g0, g1, g2, order, three, shape):
+        xp = b.xp
+        parts = [xp.expand_dims(xp.permute_dims(g, order), axis=three) for g in (g0, g1, g2)]
+        at = [1] * parts[0].ndim
+        at[three] = 3
+        which = xp.reshape(xp.arange(3, dtype=xp.int32), tuple(at))
+        return xp.reshape(b.elementwise(_join3, "xad_join3")(which, *parts), shape)
+
+
+def _join3(ns: Any) -> Any:
+    return lambda i, a, c, e: ns.where(i == 0, a, ns.where(i == 1, c, e))
 
 
 def split_heads(y: Tensor, lead: tuple[int, int], heads: int, to_heads: tuple[int, ...]
