@@ -44,6 +44,7 @@ class _X:
     attention = staticmethod(xad.ops.attention.attention)
     layer_norm = staticmethod(xad.ops.normalization.layer_norm)
     add_layer_norm = staticmethod(xad.ops.normalization.add_layer_norm)
+    mse_mean = staticmethod(xad.ops.mse.mse_mean)
     linear_act = staticmethod(xad.ops.linalg.linear_act)
 
     @staticmethod
@@ -117,6 +118,10 @@ class _N:
 
     const = staticmethod(np.asarray)
     erf = staticmethod(_erf)
+
+    @staticmethod
+    def mse_mean(x: Any, t: Any) -> Any:
+        return np.mean((x - t) ** 2)
 
     @staticmethod
     def nll_rows(x: Any, t: Any, ignore: int | None = None) -> Any:
@@ -559,6 +564,7 @@ def _case_list() -> list[Case]:
              ((2, 3, 4), (2, 3, 4), (3, 4), (3, 4))))
     add(Case("add_layer_norm:last", lambda m, x, t, w, b: m.add_layer_norm(x, t, (2,), w, b),
              ((2, 3, 4), (2, 3, 4), (4,), (4,))))
+    add(Case("mse_mean", lambda m, x, t: m.mse_mean(x, t), ((3, 4), (3, 4))))
     add(Case("nll_rows", lambda m, x: m.nll_rows(x, [[2, 0, 3], [1, 1, 0]]), ((2, 3, 4),)))
     add(Case("nll_rows:ignore", lambda m, x: m.nll_rows(x, [2, 1, 3], 1), ((3, 4),)))
     add(Case("log_softmax:axis0", lambda m, x: m.log_softmax(x, axis=0), ((3, 2, 4),)))

@@ -274,6 +274,38 @@ def test_nll_rows_equal_the_composed_one_hot_rule(xb, dtype):
         assert count.dtype is dt and count.item() == w.sum().item()
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_mse_mean_equals_the_composed_mean_of_squares(xb, dtype):
+    """MseMean (``mse_loss``'s mean, one node) gives the bits of ``((x - t) * (x - t)).mean()``
+    and of its gradients, first order and recorded, and per example under ``vmap``."""
+    from xad.ops.mse import mse_mean
+
+    dt = getattr(xad, dtype)
+    x, t = _arrays(xb, dt, (4, 3, 5), (4, 3, 5))
+    for v in (x, t):
+        v.requires_grad = True
+    got, want = mse_mean(x, t), ((x - t) * (x - t)).mean()
+    assert got._node.name == "mse_mean" and got.dtype is dt
+    np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
+    for create in (False, True):
+        for a, c in zip(xad.autograd.grad(got * 1.5, [x, t], retain_graph=True,
+                                          create_graph=create),
+                        xad.autograd.grad(want * 1.5, [x, t], retain_graph=True,
+                                          create_graph=create)):
+            np.testing.assert_array_equal(a.detach().numpy(), c.detach().numpy())
+    per = xad.vmap(mse_mean, in_axes=(0, None))(x.detach(), t.detach()[0])
+    ref = [((x[i] - t[0]) * (x[i] - t[0])).mean().item() for i in range(4)]
+    np.testing.assert_array_equal(per.numpy(), np.asarray(ref, dtype=per.numpy().dtype))
+
+
+def test_mse_loss_is_one_reduction_kernel_on_cupy_sim():
+    with xad.use_backend("cupy-sim"):
+        x, t = xad.randn(8, 10, requires_grad=True), xad.randn(8, 10)
+        y, n = _run(xad.nn.functional.mse_loss, x, t)
+        assert n == 1  # was 4: the difference, the square, the sum, the scaling
+        assert _run(xad.autograd.grad, y, [x])[1] == 2  # the seed and one kernel (was 6)
+
+
 def test_range_ends_reads_ignored_values_as_zero(xb):
     """Index range checks (embedding, nll_loss): ``[-min, max]`` with ``ignore`` as 0."""
     t = xad.tensor([3, -100, 7, 2])
