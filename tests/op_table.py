@@ -222,8 +222,9 @@ class _N:
         return cls.standardize(x, tuple(axes), eps) * w + b
 
     @classmethod
-    def add_layer_norm(cls, x: Any, t: Any, axes: Any, w: Any, b: Any) -> Any:
-        return cls.layer_norm(x + t, axes, w, b)
+    def add_layer_norm(cls, x: Any, t: Any, axes: Any, w: Any, b: Any, t_bias: Any = None
+                       ) -> Any:
+        return cls.layer_norm(x + (t if t_bias is None else t + t_bias), axes, w, b)
 
     @staticmethod
     def recurrent(gx: Any, h: Any, c: Any, w: Any, mode: str, reverse: bool = False) -> Any:
@@ -564,6 +565,8 @@ def _case_list() -> list[Case]:
              ((2, 3, 4), (2, 3, 4), (3, 4), (3, 4))))
     add(Case("add_layer_norm:last", lambda m, x, t, w, b: m.add_layer_norm(x, t, (2,), w, b),
              ((2, 3, 4), (2, 3, 4), (4,), (4,))))
+    add(Case("add_layer_norm:t_bias", lambda m, x, t, c, w, b: m.add_layer_norm(
+        x, t, (2,), w, b, t_bias=c), ((2, 3, 4), (2, 3, 4), (4,), (4,), (4,))))
     add(Case("mse_mean", lambda m, x, t: m.mse_mean(x, t), ((3, 4), (3, 4))))
     add(Case("nll_rows", lambda m, x: m.nll_rows(x, [[2, 0, 3], [1, 1, 0]]), ((2, 3, 4),)))
     add(Case("nll_rows:ignore", lambda m, x: m.nll_rows(x, [2, 1, 3], 1), ((3, 4),)))

@@ -159,6 +159,17 @@ def test_add_layer_norm_equals_layer_norm_of_the_sum(xb, dtype):
     for a, c in zip(xad.autograd.grad(got, [x, t, w, b], g),
                     xad.autograd.grad(want, [x, t, w, b], g)):
         np.testing.assert_array_equal(a.numpy(), c.numpy())
+    # with the bias of the linear layer that made t: as Linear's output and its bias sum
+    (c,) = _arrays(xb, dt, (4,), seed=3)
+    c.requires_grad = True
+    lin = xad.linear(t, w.detach() * 0 + xad.eye(4, dtype=dt), c)  # t + c, through Linear
+    got = add_layer_norm(x, xad.linear(t, w.detach() * 0 + xad.eye(4, dtype=dt)), (2,), w, b,
+                         t_bias=c)
+    want = layer_norm(x + lin, (2,), w, b)
+    np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
+    for a, c_ in zip(xad.autograd.grad(got, [x, t, c, w, b], g),
+                     xad.autograd.grad(want, [x, t, c, w, b], g)):
+        np.testing.assert_array_equal(a.numpy(), c_.numpy())
     xad.manual_seed(0)
     layer = xad.nn.TransformerEncoderLayer(4, 2, 8, dropout=0.0, batch_first=True).to(dt)
     outs = []
@@ -229,6 +240,7 @@ def test_fused_paths_launch_the_kernels_they_promise_on_cupy_sim():
         t = xad.randn(8, 16, requires_grad=True)
         y, n = _run(xad.ops.normalization.add_layer_norm, x, t, (1,), w, b)
         assert n == 3  # was 4: the sum
+        assert _run(xad.ops.normalization.add_layer_norm, x, t, (1,), w, b, 1e-5, b)[1] == 3
         assert _run(xad.autograd.grad, y, [x, t, w, b], g)[1] == 5
         q, k, v = (xad.randn(2, 6, 4, requires_grad=True) for _ in range(3))
         y, n = _run(xad.ops.attention.attention, q, k, v, 0.5)

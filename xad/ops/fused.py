@@ -471,8 +471,21 @@ def _centred_rstd_of_sum(axes: tuple[int, ...], r: float, eps: float) -> Any:
     return make
 
 
+def _centred_rstd_of_sum3(axes: tuple[int, ...], r: float, eps: float) -> Any:
+    def make(ns: Any) -> Any:
+        def kernel(x: Any, t: Any, c: Any, total: Any) -> Any:
+            d = x + (t + c) - total * r
+            return 1.0 / ns.sqrt(ns.sum(d * d, axis=axes) * r + eps)
+        return kernel
+    return make
+
+
 def _sum_of_sum(axes: tuple[int, ...]) -> Any:
     return lambda ns: lambda x, t: ns.sum(x + t, axis=axes)
+
+
+def _sum_of_sum3(axes: tuple[int, ...]) -> Any:
+    return lambda ns: lambda x, t, c: ns.sum(x + (t + c), axis=axes)
 
 
 def _sum_product(axes: tuple[int, ...]) -> Any:
@@ -494,21 +507,27 @@ def _sum_exp_guarded(axes: tuple[int, ...]) -> Any:
 
 
 def centred_rstd(b: Any, x: Any, total: Any, axes: tuple[int, ...], r: float,
-                 eps: float, t: Any = None) -> Any:
+                 eps: float, t: Any = None, c: Any = None) -> Any:
     """``1 / sqrt(sum(d * d) * r + eps)`` for ``d = x - total * r`` (``total`` the kept-dims
     sum of ``x`` over ``axes``, ``r`` one over its count), with kept dims: standardize's
     ``rstd`` in one reduction kernel where ``b`` fuses (was three kernels). With ``t``,
-    of ``x + t``, the sum never stored."""
+    of ``x + t`` (``x + (t + c)`` with ``c``), the sum never stored."""
     if t is None:
         return _reduce(b, _centred_rstd, "xad_centred_rstd", x.shape, axes, x, total,
                        numbers=(r, eps))
+    if c is not None:
+        return _reduce(b, _centred_rstd_of_sum3, "xad_centred_rstd_of_sum3", x.shape, axes,
+                       x, t, c, total, numbers=(r, eps))
     return _reduce(b, _centred_rstd_of_sum, "xad_centred_rstd_of_sum", x.shape, axes, x, t,
                    total, numbers=(r, eps))
 
 
-def sum_of_sum(b: Any, x: Any, t: Any, axes: tuple[int, ...]) -> Any:
-    """``sum(x + t)`` over ``axes`` with kept dims (``x`` of the broadcast shape): one
-    reduction kernel where ``b`` fuses, the sum never stored."""
+def sum_of_sum(b: Any, x: Any, t: Any, axes: tuple[int, ...], c: Any = None) -> Any:
+    """``sum(x + t)`` (``sum(x + (t + c))`` with ``c``) over ``axes`` with kept dims (``x``
+    of the broadcast shape): one reduction kernel where ``b`` fuses, the sum never
+    stored."""
+    if c is not None:
+        return _reduce(b, _sum_of_sum3, "xad_sum_of_sum3", x.shape, axes, x, t, c)
     return _reduce(b, _sum_of_sum, "xad_sum_of_sum", x.shape, axes, x, t)
 
 
@@ -519,12 +538,16 @@ def centred_scaled(b: Any, x: Any, total: Any, r: float, rstd: Any) -> Any:
 
 
 def centred_affine(b: Any, x: Any, total: Any, r: float, rstd: Any, w: Any,
-                   bias: Any, t: Any = None) -> tuple[Any, Any]:
+                   bias: Any, t: Any = None, c: Any = None) -> tuple[Any, Any]:
     """``(y * w + bias, y)`` for ``y = (x - total * r) * rstd``: layer norm's output and its
-    standardised input, one kernel where ``b`` fuses; with ``t``, of ``x + t``."""
+    standardised input, one kernel where ``b`` fuses; with ``t``, of ``x + t`` (``x + (t + c)``
+    with ``c``)."""
     r = b.scalar(r, x.dtype)
     if t is None:
         return b.elementwise(_centred_affine, "xad_centred_affine")(x, total, r, rstd, w, bias)
+    if c is not None:
+        return b.elementwise(_centred_affine_of_sum3, "xad_centred_affine_of_sum3")(
+            x, t, c, total, r, rstd, w, bias)
     return b.elementwise(_centred_affine_of_sum, "xad_centred_affine_of_sum")(
         x, t, total, r, rstd, w, bias)
 
@@ -602,6 +625,14 @@ def _centred_affine_of_sum(ns: Any) -> Any:
     def kernel(x: Any, t: Any, total: Any, r: Any, rstd: Any, w: Any,
                bias: Any) -> tuple[Any, Any]:
         y = (x + t - total * r) * rstd
+        return y * w + bias, y
+    return kernel
+
+
+def _centred_affine_of_sum3(ns: Any) -> Any:
+    def kernel(x: Any, t: Any, c: Any, total: Any, r: Any, rstd: Any, w: Any,
+               bias: Any) -> tuple[Any, Any]:
+        y = (x + (t + c) - total * r) * rstd
         return y * w + bias, y
     return kernel
 

@@ -23,7 +23,8 @@ from .fused import (
     sum_of_sum,
     sum_product,
 )
-from .linalg import by_product, keep_sum, keep_sum_array
+from .linalg import _bias_grad, by_product, keep_sum, keep_sum_array
+from .shape import reshape
 from .tangent import total
 
 __all__ = ["standardize"]  # layer_norm: through xad.nn.functional.layer_norm
@@ -67,11 +68,13 @@ class Standardize(Op):
 
 
 class AddLayerNorm(Op):
-    """:class:`LayerNorm` of ``x + t`` (a post-norm Transformer layer's residual sum), the
-    sum never stored: on CuPy the sum, ``rstd`` and the output are three reduction or
-    elementwise kernels that each add ``x + t`` in their pre-map (was a fourth for the
-    sum). The same bits as ``layer_norm(x + t)``; the rule is :class:`LayerNorm`'s, its
-    input gradient given to both ``x`` and ``t``."""
+    """:class:`LayerNorm` of ``x + t`` (a post-norm Transformer layer's residual sum; of
+    ``x + (t + c)`` with ``c``, the bias of the linear layer that made ``t``), the sum never
+    stored: on CuPy the sum, ``rstd`` and the output are three reduction or elementwise
+    kernels that each add it up in their pre-map (was a fourth for the sum, and a fifth for
+    the bias). The same bits as ``layer_norm(x + (t + c))``; the rule is
+    :class:`LayerNorm`'s, its input gradient given to ``x`` and ``t``, and to ``c`` summed
+    as the linear layer sums its bias gradient."""
 
     name = "add_layer_norm"
     save_inputs = True
@@ -79,31 +82,41 @@ class AddLayerNorm(Op):
     materialize_grads = False
 
     @staticmethod
-    def forward(b, x, t, w, bias, axes, eps, product):
+    def forward(b, x, t, c, w, bias, axes, eps, product):
         if product:  # NumPy's large arrays: the sum once, its sums as products with ones
-            return LayerNorm.forward(b, x + t, w, bias, axes, eps, product)
+            return LayerNorm.forward(b, x + (t if c is None else t + c), w, bias, axes, eps,
+                                     product)
         r = _inverse_count(x.shape, axes)
-        total = sum_of_sum(b, x, t, axes)
-        rstd = centred_rstd(b, x, total, axes, r, eps, t)
-        out, y = centred_affine(b, x, total, r, rstd, w, bias, t)
+        total = sum_of_sum(b, x, t, axes, c)
+        rstd = centred_rstd(b, x, total, axes, r, eps, t, c)
+        out, y = centred_affine(b, x, total, r, rstd, w, bias, t, c)
         return out, y, rstd
 
     @staticmethod
     def backward(node, g, g_y, g_rstd):
-        gx, gw, gb = _layer_norm_grads(node, node.inputs[2], g, g_y, g_rstd)
-        return gx, gx, gw, gb
+        gx, gw, gb = _layer_norm_grads(node, node.inputs[3], g, g_y, g_rstd)
+        gc = None
+        if node.needs_grad(2) and gx is not None:
+            gx2 = reshape(gx, (-1, gx.shape[-1]))
+            gc = _bias_grad(gx2, gx2)  # as Linear sums its bias's gradient
+        return gx, gx, gc, gw, gb
 
     @staticmethod
     def batch(args, flags, axes, eps, product):
-        (x, t, w, bias), (fx, ft, fw, fb) = args, flags
+        (x, t, c, w, bias), (fx, ft, fc, fw, fb) = args, flags
+        if c is not None:
+            t, c = align((t, c), (ft, fc))
+            t, ft = t + c, ft or fc
         x, t = align((x, t), (fx, ft))
         return LayerNorm.batch((x + t, w, bias), (fx or ft, fw, fb), axes=axes, eps=eps,
                                product=product)
 
     @staticmethod
     def jvp(primals, tangents, out, axes, eps, product):
-        (x, _, w, bias), (tx, tt, tw, tb) = primals, tangents
-        ts = tx if tt is None else tt if tx is None else tx + tt
+        (x, _, _, w, bias), (tx, tt, tc, tw, tb) = primals, tangents
+        ts = None
+        for part in (tx, tt, tc):
+            ts = part if ts is None else ts if part is None else ts + part
         return LayerNorm.jvp((x, w, bias), (ts, tw, tb), out, axes, eps, product)
 
 
@@ -256,9 +269,11 @@ def layer_norm(x: Tensor, axes: Sequence[int], weight: Tensor, bias: Tensor,
 
 
 def add_layer_norm(x: Tensor, t: Tensor, axes: Sequence[int], weight: Tensor, bias: Tensor,
-                   eps: float = 1e-5) -> Tensor:
-    """:func:`layer_norm` of ``x + t`` (``x`` and ``t`` of one shape and dtype) as one
-    operation, the sum never stored (a post-norm residual connection).
+                   eps: float = 1e-5, t_bias: Tensor | None = None) -> Tensor:
+    """:func:`layer_norm` of ``x + t`` (``x + (t + t_bias)`` with ``t_bias``, of the
+    normalised axes' shape: the bias of the linear layer that made ``t``; ``x`` and ``t`` of
+    one shape and dtype) as one operation, the sum never stored (a post-norm residual
+    connection).
 
     Example:
         >>> import xad
@@ -272,7 +287,7 @@ def add_layer_norm(x: Tensor, t: Tensor, axes: Sequence[int], weight: Tensor, bi
         raise ValueError(f"add_layer_norm: the summands must have one shape and dtype, got "
                          f"{x.shape} {x.dtype} and {t.shape} {t.dtype}")
     axes = normalize_axes(axes, x.ndim, "add_layer_norm")
-    out, _, _ = apply(AddLayerNorm, x, t, weight, bias, axes=axes, eps=float(eps),
+    out, _, _ = apply(AddLayerNorm, x, t, t_bias, weight, bias, axes=axes, eps=float(eps),
                       product=by_product(x, axes))
     return out
 
