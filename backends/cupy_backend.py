@@ -497,6 +497,12 @@ class CupyBackend(Backend):
             fn = self._elementwise[name] = self._cp.fuse(kernel_name=name)(make(self._cp))
         return fn
 
+    def reduction(self, make: Callable[[Any], Callable], name: str) -> Callable:
+        """``make(cupy)`` as one ``cupy.fuse`` kernel, made at the first call for ``name``:
+        with its one reduction, CuPy's fusion makes a ``ReductionKernel`` (pre-map, reduce,
+        post-map on the reduced value; tests/cupy_sim/fusion.py cites the source)."""
+        return self.elementwise(make, name)
+
     def fuse(self, make: Callable[[Any], Callable], name: str) -> Callable:
         """``cupy.fuse`` of the function ``make(cupy)`` (``xad.compile(fn, fuse=True)``,
         ``xad/compile/fusion.py``): its ufunc calls and operators become one elementwise

@@ -43,7 +43,13 @@ class _X:
 
     attention = staticmethod(xad.ops.attention.attention)
     layer_norm = staticmethod(xad.ops.normalization.layer_norm)
+    add_layer_norm = staticmethod(xad.ops.normalization.add_layer_norm)
+    mse_mean = staticmethod(xad.ops.mse.mse_mean)
     linear_act = staticmethod(xad.ops.linalg.linear_act)
+
+    @staticmethod
+    def nll_rows(x: Any, t: Any, ignore: int | None = None) -> Any:
+        return xad.ops.nll.nll_rows(x, xad.tensor(t), ignore)
 
     @staticmethod
     def split_heads(y: Any, lead: Any, heads: int, to_heads: Any) -> Any:
@@ -112,6 +118,16 @@ class _N:
 
     const = staticmethod(np.asarray)
     erf = staticmethod(_erf)
+
+    @staticmethod
+    def mse_mean(x: Any, t: Any) -> Any:
+        return np.mean((x - t) ** 2)
+
+    @staticmethod
+    def nll_rows(x: Any, t: Any, ignore: int | None = None) -> Any:
+        t = np.asarray(t)
+        picked = np.take_along_axis(x, t[..., None], axis=-1)[..., 0]
+        return -picked * (t != ignore)
     im2col = staticmethod(_np_im2col)
     col2im = staticmethod(_np_col2im)
 
@@ -204,6 +220,11 @@ class _N:
     @classmethod
     def layer_norm(cls, x: Any, axes: Any, w: Any, b: Any, eps: float = 1e-5) -> Any:
         return cls.standardize(x, tuple(axes), eps) * w + b
+
+    @classmethod
+    def add_layer_norm(cls, x: Any, t: Any, axes: Any, w: Any, b: Any, t_bias: Any = None
+                       ) -> Any:
+        return cls.layer_norm(x + (t if t_bias is None else t + t_bias), axes, w, b)
 
     @staticmethod
     def recurrent(gx: Any, h: Any, c: Any, w: Any, mode: str, reverse: bool = False) -> Any:
@@ -540,6 +561,15 @@ def _case_list() -> list[Case]:
     add(Case("log_softmax", lambda m, x: m.log_softmax(x, axis=1), ((3, 4),)))
     add(Case("layer_norm", lambda m, x, w, b: m.layer_norm(x, (1, 2), w, b),
              ((2, 3, 4), (3, 4), (3, 4))))
+    add(Case("add_layer_norm", lambda m, x, t, w, b: m.add_layer_norm(x, t, (1, 2), w, b),
+             ((2, 3, 4), (2, 3, 4), (3, 4), (3, 4))))
+    add(Case("add_layer_norm:last", lambda m, x, t, w, b: m.add_layer_norm(x, t, (2,), w, b),
+             ((2, 3, 4), (2, 3, 4), (4,), (4,))))
+    add(Case("add_layer_norm:t_bias", lambda m, x, t, c, w, b: m.add_layer_norm(
+        x, t, (2,), w, b, t_bias=c), ((2, 3, 4), (2, 3, 4), (4,), (4,), (4,))))
+    add(Case("mse_mean", lambda m, x, t: m.mse_mean(x, t), ((3, 4), (3, 4))))
+    add(Case("nll_rows", lambda m, x: m.nll_rows(x, [[2, 0, 3], [1, 1, 0]]), ((2, 3, 4),)))
+    add(Case("nll_rows:ignore", lambda m, x: m.nll_rows(x, [2, 1, 3], 1), ((3, 4),)))
     add(Case("log_softmax:axis0", lambda m, x: m.log_softmax(x, axis=0), ((3, 2, 4),)))
     add(Case("cumsum:axis1", lambda m, x: m.cumsum(x, axis=1), ((3, 4),)))
     add(Case("cumsum:axis0", lambda m, x: m.cumsum(x, axis=0), ((3, 4),)))

@@ -403,3 +403,33 @@ def test_the_own_cublas_route_is_cupys_api():
     _signature(cupy.ndarray.set).bind(None, np.zeros(1))
     real = importlib.import_module("cupy._core.fusion")
     assert inspect.signature(real._FusionVarScalar.astype).bind(None, np.float32)
+
+
+def test_the_emulated_fused_reduction_is_cupys_old_fusion():
+    """tests/cupy_sim/fusion.py models one reduction inside ``cupy.fuse`` as CuPy 14's old
+    fusion makes it (``_FusionHistory``: a pre-map, one reduction, a post-map on the reduced
+    value; ``_call_reduction``; a ``ReductionKernel``), the reductions it fuses are CuPy's
+    (``max`` is ``amax``), with their signatures, and CuPy refuses ``keepdims`` in fusion
+    with the emulator's very message."""
+    real = importlib.import_module("cupy._core.fusion")
+    history = real._FusionHistory
+    assert "Only when fusing the reduction" in history.__doc__
+    assert "postmap_param" in history.__doc__ and "premap_ret" in history.__doc__
+    for n in ("set_reduce_op", "_get_fusion_var", "_emit_premap_code", "_emit_postmap_code"):
+        assert hasattr(history, n), n
+    assert callable(real._call_reduction) and isinstance(cupy.ReductionKernel, type)
+    assert "elementwise or reduction kernel" in " ".join(cupy.fuse.__doc__.split())
+    assert importlib.import_module("cupy._core.new_fusion").Fusion  # its fallback
+    assert cupy.max is cupy.amax and cupy.min is cupy.amin
+    for name, shown in cupy_sim.fusion._REDUCTIONS.items():
+        fn = getattr(cupy, name)
+        assert _signature(fn).bind(None, axis=-1, keepdims=False), name
+        src = inspect.getsource(fn)
+        assert "_fusion_thread_local.call_reduction(" in src, name
+        ours = getattr(cupy_sim.cupy, name)
+        with xad.use_backend("cupy-sim"):
+            a = cupy_sim.cupy.ones((2, 3))
+            with pytest.raises(NotImplementedError) as e:
+                cupy_sim.cupy.fuse(lambda v: ours(v, axis=1, keepdims=True))(a)  # noqa: B023
+        assert str(e.value) == f"cupy.{shown} does not support `keepdims` in fusion yet."
+        assert f"'{e.value}'" in src, name  # CuPy raises that very message

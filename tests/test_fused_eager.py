@@ -34,14 +34,36 @@ def test_array_kernels_equal_their_plain_expressions(xb, dtype):
             (fused.standardize_grad(b, g, y, s1, s2, rstd, 0.2),
              (g - s1 * 0.2 - y * (s2 * 0.2)) * rstd),
             (fused.softmax_grad(b, g, y, s1), g - y * s1),
-            (fused.exp_scaled(b, g, s1, 0.3), xp.exp((g - s1) * 0.3)),
-            (fused.scores_grad(b, g, y, s1, 0.3), (g - y * s1) * 0.3),
+            (fused.product_grad(b, g, y, s1, 0.3), (g * y - y * s1) * 0.3),
+            (fused.product_grad(b, g, y, s1), g * y - y * s1),
+            (fused.softmax_out(b, g, s1, s2, 0.3), xp.exp((g - s1) * 0.3) / s2),
+            (fused.softmax_out_guarded(b, g, m, s2), e / xp.where(s2 > 0, s2, 1)),
+            (fused.centred_scaled(b, g, s1, 0.2, rstd), (g - s1 * 0.2) * rstd),
+            (fused.layer_norm_input_grad(b, g, y[0, ...], y, s1, s2, rstd, 0.2),
+             (g * y[0, ...] - s1 * 0.2 - y * (s2 * 0.2)) * rstd),
             (fused.exp_guarded(b, g, m), e),
             (fused.divide_guarded(b, e, s2 - s2), e / xp.ones_like(s2)),
         ]
+        d = g - s1 * 0.2
+        pairs += [
+            (fused.centred_affine(b, g, s1, 0.2, rstd, y[0, ...], y[1, ...]),
+             (d * rstd * y[0, ...] + y[1, ...], d * rstd)),
+            # kernels with one reduction: the same operations one by one
+            (fused.centred_rstd(b, g, s1, (1,), 0.2, 1e-5),
+             1.0 / xp.sqrt(xp.sum(d * d, axis=1, keepdims=True) * 0.2 + 1e-5)),
+            (fused.sum_product(b, g, y, (1,)), xp.sum(g * y, axis=1, keepdims=True)),
+            (fused.sum_product(b, g, y, (0, 1), y[0, ...]),
+             xp.sum(g * y * y[0, ...], axis=(0, 1), keepdims=True)),
+            (fused.sum_exp_shifted(b, g, s1, (1,)), xp.sum(xp.exp(g - s1), axis=1,
+                                                            keepdims=True)),
+            (fused.sum_exp_shifted(b, g, s1, (1,), 0.3),
+             xp.sum(xp.exp((g - s1) * 0.3), axis=1, keepdims=True)),
+            (fused.sum_exp_guarded(b, g, m, (1,)), xp.sum(e, axis=1, keepdims=True)),
+        ]
         for got, want in pairs:
-            assert got.dtype == want.dtype and got.shape == want.shape
-            np.testing.assert_array_equal(b.to_numpy(got), b.to_numpy(want))
+            for a, c in zip(*((got, want) if type(want) is tuple else ((got,), (want,)))):
+                assert a.dtype == c.dtype and a.shape == c.shape
+                np.testing.assert_array_equal(b.to_numpy(a), b.to_numpy(c))
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -120,6 +142,47 @@ def test_layer_norm_node_equals_the_composed_operations(xb, dtype):
         np.testing.assert_array_equal(a.numpy(), c.numpy())
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_add_layer_norm_equals_layer_norm_of_the_sum(xb, dtype):
+    """AddLayerNorm (the sum never stored) gives the bits of ``layer_norm(x + t)`` and of
+    its gradients; a post-norm encoder layer runs it, with the same numbers as with a hook
+    on its norm (which keeps the plain sum and norm)."""
+    from xad.ops.normalization import add_layer_norm, layer_norm
+
+    dt = getattr(xad, dtype)
+    x, t, w, b, g = _arrays(xb, dt, (2, 3, 4), (2, 3, 4), (4,), (4,), (2, 3, 4))
+    for v in (x, t, w, b):
+        v.requires_grad = True
+    got, want = add_layer_norm(x, t, (2,), w, b), layer_norm(x + t, (2,), w, b)
+    assert got._node.name == "add_layer_norm"
+    np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
+    for a, c in zip(xad.autograd.grad(got, [x, t, w, b], g),
+                    xad.autograd.grad(want, [x, t, w, b], g)):
+        np.testing.assert_array_equal(a.numpy(), c.numpy())
+    # with the bias of the linear layer that made t: as Linear's output and its bias sum
+    (c,) = _arrays(xb, dt, (4,), seed=3)
+    c.requires_grad = True
+    lin = xad.linear(t, w.detach() * 0 + xad.eye(4, dtype=dt), c)  # t + c, through Linear
+    got = add_layer_norm(x, xad.linear(t, w.detach() * 0 + xad.eye(4, dtype=dt)), (2,), w, b,
+                         t_bias=c)
+    want = layer_norm(x + lin, (2,), w, b)
+    np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
+    for a, c_ in zip(xad.autograd.grad(got, [x, t, c, w, b], g),
+                     xad.autograd.grad(want, [x, t, c, w, b], g)):
+        np.testing.assert_array_equal(a.numpy(), c_.numpy())
+    xad.manual_seed(0)
+    layer = xad.nn.TransformerEncoderLayer(4, 2, 8, dropout=0.0, batch_first=True).to(dt)
+    outs = []
+    for hooked in (False, True):
+        if hooked:
+            layer.norm2.register_forward_hook(lambda m, a, out: None)
+        y = layer(x)
+        outs.append([y, *xad.autograd.grad(y, [x, layer.norm1.weight, layer.linear2.bias], g)])
+    assert outs[0][0]._node.name == "add_layer_norm" != outs[1][0]._node.name
+    for a, c in zip(*outs):
+        np.testing.assert_array_equal(a.detach().numpy(), c.detach().numpy())
+
+
 @pytest.mark.parametrize("case", ["standardize", "softmax", "masked_softmax", "attention",
                                   "log_softmax", "layer_norm"])
 def test_first_order_rules_equal_the_recorded_rules(xb, case):
@@ -161,22 +224,98 @@ def test_fused_paths_launch_the_kernels_they_promise_on_cupy_sim():
         g = xad.randn(8, 16)
         for f, forward, backward in [
                 (xad.gelu, 1, 1),                                      # was 5 and 9
-                (lambda t: xad.standardize(t, -1), 5, 4),              # backward was 9
-                (lambda t: xad.softmax(t, axis=-1), 4, 3),             # backward was 4
-                (lambda t: xad.log_softmax(t, axis=-1), 4, 2),         # was 9 and 6
-                (lambda t: xad.softmax(t, axis=-1, empty_zero=True), 4, 3)]:  # was 10
+                (lambda t: xad.standardize(t, -1), 3, 3),              # was 5 and 4 (9)
+                (lambda t: xad.softmax(t, axis=-1), 3, 2),             # was 4 and 3 (4)
+                (lambda t: xad.log_softmax(t, axis=-1), 3, 2),         # was 4 (9) and 2 (6)
+                (lambda t: xad.softmax(t, axis=-1, empty_zero=True), 3, 2)]:  # 4 (10), 3
             y, n = _run(f, x)
             assert n == forward
             assert _run(xad.autograd.grad, y, [x], g)[1] == backward
         w, b = xad.randn(16, requires_grad=True), xad.randn(16, requires_grad=True)
         y, n = _run(xad.nn.functional.layer_norm, x, 16, w, b)
-        assert n == 5  # was 7
-        assert _run(xad.autograd.grad, y, [x, w, b], g)[1] == 6  # was 4 + 3 + 1
+        assert n == 3  # was 5 (7): a sum, rstd's reduction kernel, the output
+        # was 6 (4 + 3 + 1): three reduction kernels (sum(g w), sum(g w y), the weight's),
+        # x's kernel, the bias's sum
+        assert _run(xad.autograd.grad, y, [x, w, b], g)[1] == 5
+        t = xad.randn(8, 16, requires_grad=True)
+        y, n = _run(xad.ops.normalization.add_layer_norm, x, t, (1,), w, b)
+        assert n == 3  # was 4: the sum
+        assert _run(xad.ops.normalization.add_layer_norm, x, t, (1,), w, b, 1e-5, b)[1] == 3
+        assert _run(xad.autograd.grad, y, [x, t, w, b], g)[1] == 5
         q, k, v = (xad.randn(2, 6, 4, requires_grad=True) for _ in range(3))
         y, n = _run(xad.ops.attention.attention, q, k, v, 0.5)
-        assert n == 6  # was 7: the scale inside the exponential
+        assert n == 5  # was 6 (7): two products, the maximum, the sum's reduction kernel, p
         s = y.sum()
-        assert _run(xad.autograd.grad, s, [q, k, v])[1] == 8  # 7 (was 10), and the seed's
+        assert _run(xad.autograd.grad, s, [q, k, v])[1] == 7  # 6 (was 7, 10), and the seed's
+
+
+def test_nll_loss_is_two_reduction_kernels_on_cupy_sim():
+    """``nll_loss`` without class weights: the rows' losses and the count of the targets
+    that count as one reduction kernel each (the one-hot, its product, sums and negation
+    were eight kernels, eleven with an ignored class); the gradient one kernel."""
+    with xad.use_backend("cupy-sim"):
+        lp = xad.log_softmax(xad.randn(8, 10, requires_grad=True), axis=1)
+        t = xad.tensor([1, 2, 3, 4, 5, 6, 7, 0])
+        for kw in ({}, {"ignore_index": 1}):
+            # the range check (5), arange, the rows, their sum, the count, the division
+            y, n = _run(xad.nn.functional.nll_loss, lp, t, **kw)
+            assert n == 10  # was 14, and 17 with an ignored class
+            assert _run(xad.autograd.grad, y, [lp])[1] == 3  # was 4
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_nll_rows_equal_the_composed_one_hot_rule(xb, dtype):
+    """NllRows and CountTargets give the bits of the one-hot product they replace (NaN
+    where a log-probability is -inf, as ``-inf * 0``), and its gradient."""
+    from xad.nn.functional import one_hot
+    from xad.ops.nll import count_targets, nll_rows
+
+    dt = getattr(xad, dtype)
+    (x,) = _arrays(xb, dt, (6, 5))
+    x = xad.where(x > 1.5, -math.inf, x)
+    x.requires_grad = True
+    t = xad.tensor([4, 0, -100, 2, 1, 3])
+    oh = one_hot(xad.where(t < 0, 5, t), 5, dtype=dt)  # the ignored target: a zero row
+    for ignore, w in ((None, oh), (1, oh * (t != 1).astype(dt).expand_dims(-1))):
+        got, want = nll_rows(x, t, ignore), -(x * w).sum(axis=-1)
+        np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
+        g = xad.tensor(np.arange(6.0), dtype=dt)
+        np.testing.assert_array_equal(xad.autograd.grad(got, [x], g)[0].numpy(),
+                                      xad.autograd.grad(want, [x], g)[0].numpy())
+        count = count_targets(t, 5, -100 if ignore is None else ignore, dt)
+        assert count.dtype is dt and count.item() == w.sum().item()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_mse_mean_equals_the_composed_mean_of_squares(xb, dtype):
+    """MseMean (``mse_loss``'s mean, one node) gives the bits of ``((x - t) * (x - t)).mean()``
+    and of its gradients, first order and recorded, and per example under ``vmap``."""
+    from xad.ops.mse import mse_mean
+
+    dt = getattr(xad, dtype)
+    x, t = _arrays(xb, dt, (4, 3, 5), (4, 3, 5))
+    for v in (x, t):
+        v.requires_grad = True
+    got, want = mse_mean(x, t), ((x - t) * (x - t)).mean()
+    assert got._node.name == "mse_mean" and got.dtype is dt
+    np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
+    for create in (False, True):
+        for a, c in zip(xad.autograd.grad(got * 1.5, [x, t], retain_graph=True,
+                                          create_graph=create),
+                        xad.autograd.grad(want * 1.5, [x, t], retain_graph=True,
+                                          create_graph=create)):
+            np.testing.assert_array_equal(a.detach().numpy(), c.detach().numpy())
+    per = xad.vmap(mse_mean, in_axes=(0, None))(x.detach(), t.detach()[0])
+    ref = [((x[i] - t[0]) * (x[i] - t[0])).mean().item() for i in range(4)]
+    np.testing.assert_array_equal(per.numpy(), np.asarray(ref, dtype=per.numpy().dtype))
+
+
+def test_mse_loss_is_one_reduction_kernel_on_cupy_sim():
+    with xad.use_backend("cupy-sim"):
+        x, t = xad.randn(8, 10, requires_grad=True), xad.randn(8, 10)
+        y, n = _run(xad.nn.functional.mse_loss, x, t)
+        assert n == 1  # was 4: the difference, the square, the sum, the scaling
+        assert _run(xad.autograd.grad, y, [x])[1] == 2  # the seed and one kernel (was 6)
 
 
 def test_range_ends_reads_ignored_values_as_zero(xb):
@@ -260,15 +399,88 @@ def test_split_heads_equals_split_copy_reshape_and_permute(xb, batch_first):
     np.testing.assert_array_equal(ga.numpy(), gb.numpy())
 
 
-def test_split_heads_is_one_join_on_cupy_sim():
+def test_split_heads_is_one_copy_kernel_on_cupy_sim():
     from xad.ops.attention import split_heads
 
     with xad.use_backend("cupy-sim"):
         y = xad.randn(6, 12, requires_grad=True)
         (q, k, v), n = _run(split_heads, y, (2, 3), 2, (0, 2, 1, 3))
-        assert n == 3  # one join of 3, which CuPy 14 runs as 3 copies (at most 8 arrays)
+        # one fused copy into a C-ordered array (was one join of 3, which CuPy 14 runs as 3
+        # copies: at most 8 arrays)
+        assert n == 1 and q._array.flags.c_contiguous
         gs = xad.ones(2, 2, 3, 2)
-        # 4: the join of the 3 gradients (3 copies in CuPy 14) and the reshape into y's
-        # layout (the emulator's concatenate, NumPy's, lays its result out as its strided
-        # inputs)
-        assert _run(xad.autograd.grad, [q, k, v], [y], [gs, gs, gs])[1] == 4
+        # 2: the positions along the axis of 3 (arange) and one select kernel, C-ordered, so
+        # reading it as y is a view (was 4: a join of 3, three copies in CuPy 14, and the
+        # reshape of the emulator's join, which NumPy lays out as its strided inputs)
+        assert _run(xad.autograd.grad, [q, k, v], [y], [gs, gs, gs])[1] == 2
+
+
+def test_emulated_fused_outputs_are_c_ordered_as_cupys_elementwise_kernels():
+    """CuPy's ElementwiseKernel allocates its outputs in C order whatever its inputs' layout
+    (``_kernel.pyx``: ``_get_out_args_with_params``); the emulator's fused kernels too."""
+    import cupy_sim
+
+    cp = cupy_sim.cupy
+    with xad.use_backend("cupy-sim"):
+        a = cp.asarray(np.arange(24.0).reshape(2, 3, 4)).transpose(2, 0, 1)
+        out = cp.fuse(lambda v: cp.positive(v))(a)
+        assert out.flags.c_contiguous and not a.flags.c_contiguous
+        np.testing.assert_array_equal(out.get(), a.get())
+
+
+def test_emulated_fused_reduction_is_one_kernel_and_refuses_what_cupy_would_not_make():
+    """tests/cupy_sim/fusion.py's reduction inside ``cupy.fuse`` (CuPy's old fusion): a
+    pre-map over the broadcast arguments, one reduction, a post-map of the reduced value and
+    literals; one launch (two for CUB's full reduction of one argument); the bits of the
+    same calls one by one; refused where CuPy raises or would leave its old fusion."""
+    import cupy_sim
+    from cupy_sim.streams import COUNTS
+
+    cp = cupy_sim.cupy
+    with xad.use_backend("cupy-sim"):
+        xn = np.random.default_rng(0).standard_normal((4, 5)).astype(np.float32)
+        x, t = cp.asarray(xn), cp.asarray(xn.sum(axis=1, keepdims=True))
+
+        @cp.fuse(kernel_name="rstd")
+        def rstd(x, t, r):
+            d = x - t * r
+            return 1.0 / cp.sqrt(cp.sum(d * d, axis=-1) * 0.2 + 1e-5), cp.max(d, axis=0) * 2
+
+        with pytest.raises(NotImplementedError, match="Multiple reduction"):
+            rstd(x, t, np.float32(0.2))
+
+        def one(x, t, r):
+            d = x - t * r
+            return 1.0 / cp.sqrt(cp.sum(d * d, axis=-1) * 0.2 + 1e-5)
+
+        COUNTS.reset()
+        got = cp.fuse(one)(x, t, np.float32(0.2))
+        assert COUNTS.kernels == 1 and got.shape == (4,) and got.dtype == np.float32
+        d = xn - xn.sum(axis=1, keepdims=True) * np.float32(0.2)
+        np.testing.assert_array_equal(got.get(), 1.0 / np.sqrt(np.sum(d * d, axis=-1) * 0.2
+                                                               + 1e-5))
+        COUNTS.reset()
+        assert cp.fuse(lambda v: cp.sum(v * v))(x).shape == () and COUNTS.kernels == 2  # CUB
+        assert cp.fuse(lambda v, c: cp.max(v + c, axis=0))(x, t).shape == (5,)
+        refused = [
+            (NotImplementedError, "keepdims", lambda v, c: cp.sum(v, axis=1, keepdims=True)),
+            (NotImplementedError, "reads only the reduced", lambda v, c: v - cp.sum(v, axis=1)),
+            (NotImplementedError, "reads only the reduced", lambda v, c: cp.sum(v, axis=1) * c),
+            (NotImplementedError, "returns only values", lambda v, c: (cp.sum(v, axis=1), v)),
+            (TypeError, "dtype", lambda v, c: cp.sum(v, axis=1, dtype=np.float64))]
+        for error, match, fn in refused:
+            with pytest.raises(error, match=match):
+                cp.fuse(fn)(x, t)
+        with pytest.raises(NotImplementedError, match="broadcast"):  # fewer axes than (4, 5)
+            cp.fuse(lambda v, w: cp.sum(w * 2, axis=0))(x, cp.asarray(xn[0]))
+        # CuPy reduces the broadcast of all arguments: t's column counted five times
+        np.testing.assert_array_equal(cp.fuse(lambda v, c: cp.sum(c * 2, axis=1))(x, t).get(),
+                                      np.sum(np.broadcast_to(xn.sum(1, keepdims=True) * 2,
+                                                             (4, 5)), axis=1))
+
+        def write(v, c):
+            c += 1.0  # into an argument: lost in CuPy's reduction kernel
+            return cp.sum(v, axis=0)
+
+        with pytest.raises(NotImplementedError, match="write into its arguments"):
+            cp.fuse(write)(x, t)

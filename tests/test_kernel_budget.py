@@ -27,13 +27,13 @@ from bench_kernels import measure  # noqa: E402
 # arrays counts one copy kernel per array, as CuPy's; a run of more than 8 parameters is
 # updated by a gradient concat and one fused kernel: bench/README.md)
 BUDGETS = {
-    "mlp": (46, 0, 1),
-    "attention": (282, 0, 1),
-    "digits": (63, 0, 1),
-    "cnn_digits": (194, 0, 1),
-    "fit_nonlinear": (70, 0, 1),
-    "linear_regression": (13, 0, 1),
-    "transformer": (213, 0, 1),
+    "mlp": (40, 0, 1),
+    "attention": (215, 0, 1),
+    "digits": (57, 0, 1),
+    "cnn_digits": (188, 0, 1),
+    "fit_nonlinear": (63, 0, 1),
+    "linear_regression": (6, 0, 1),
+    "transformer": (180, 0, 1),
 }
 
 

@@ -243,6 +243,15 @@ class Backend:
         ``cupy.fuse``, made once per name); here, run as it is over :attr:`xp`."""
         return make(self.xp)
 
+    def reduction(self, make: Callable[[Any], Callable], name: str) -> Callable:
+        """The function ``make(ns)``, written over ``ns`` as for :meth:`elementwise` with one
+        reduction (``ns.sum``/``ns.max``/``ns.min`` of a value of the broadcast arguments'
+        shape, ``axis=`` fixed by ``make``, no ``keepdims``), after which it reads only the
+        reduced value and number literals and returns reduced values only; as one kernel
+        named ``name`` where the backend fuses (CuPy's ``cupy.fuse``: a reduction kernel
+        with pre- and post-map); here, run as it is over :attr:`xp`."""
+        return make(self.xp)
+
     def fuse(self, make: Callable[[Any], Callable], name: str) -> Callable | None:
         """One kernel for the elementwise function ``make(ns)`` returns, written over ``ns``,
         a namespace of this library's ufuncs (``ns.tanh``; operators on its arguments), and

@@ -7,13 +7,14 @@ from collections.abc import Callable
 
 from .. import dtypes as _dt
 from ..backend import Backend
+from ..context import context
 from ..tensor import Tensor
 from . import functional as F
 from .attention import MultiheadAttention
 from .dropout import Dropout
-from .linear import Linear, _resolve
+from .linear import Linear, _hooked, _resolve
 from .module import Module, ModuleList
-from .normalization import LayerNorm
+from .normalization import LayerNorm, _add_norm
 
 __all__ = ["TransformerEncoderLayer", "TransformerEncoder"]
 
@@ -66,8 +67,8 @@ class TransformerEncoderLayer(Module):
         if self.norm_first:
             x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
             return x + self._ff_block(self.norm2(x))
-        x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
-        return self.norm2(x + self._ff_block(x))
+        x = _add_norm(self.norm1, x, self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
+        return _add_norm(self.norm2, x, *self._ff_parts(x))
 
     def _sa_block(self, x: Tensor, mask: Tensor | None, pad: Tensor | None,
                   is_causal: bool) -> Tensor:
@@ -81,6 +82,21 @@ class TransformerEncoderLayer(Module):
         act = {F.relu: "relu", F.gelu: "gelu"}.get(self.activation)
         pair = self.linear1._then_activation(act)
         return self.activation(self.linear1(h)) if pair is None else pair(h)
+
+    def _ff_parts(self, x: Tensor) -> tuple[Tensor, Tensor | None]:
+        """``(_ff_block(x), None)``, or ``(t, bias)`` with ``t + bias`` its value, where the
+        bias can be added later at no cost (a post-norm residual's layer norm adds it in its
+        kernels): ``linear2`` plain with a bias, ``dropout2`` a no-op, nothing that would see
+        the difference (hooks, ``xad.compile``'s recorder, autocast)."""
+        lin, drop = self.linear2, self.dropout2
+        plain = type(lin).forward is Linear.forward and lin.bias is not None \
+            and type(drop) is Dropout and (drop.p == 0 or not drop.training) \
+            and not (_hooked(lin) or _hooked(drop)) \
+            and context.recorder is None and context.autocast is None
+        if not plain:
+            return self._ff_block(x), None
+        h = self.dropout(self._activated(x.reshape((-1, x.shape[-1]))))
+        return F.linear(h, lin.weight).reshape(x.shape), lin.bias
 
     def _ff_block(self, x: Tensor) -> Tensor:
         h = x.reshape((-1, x.shape[-1]))  # 2-D matrix products are faster than batched ones

@@ -15,7 +15,7 @@ from .attention import MultiheadAttention
 from .dropout import Dropout
 from .linear import Linear, _resolve
 from .module import Module, ModuleList
-from .normalization import LayerNorm
+from .normalization import LayerNorm, _add_norm
 from .transformer import _ACTIVATIONS, TransformerEncoder, TransformerEncoderLayer
 
 __all__ = ["TransformerDecoderLayer", "TransformerDecoder", "Transformer"]
@@ -74,9 +74,9 @@ class TransformerDecoderLayer(Module):
             x = x + self._sa_block(self.norm1(x), *sa)
             x = x + self._mha_block(self.norm2(x), *mha)
             return x + self._ff_block(self.norm3(x))
-        x = self.norm1(x + self._sa_block(x, *sa))
-        x = self.norm2(x + self._mha_block(x, *mha))
-        return self.norm3(x + self._ff_block(x))
+        x = _add_norm(self.norm1, x, self._sa_block(x, *sa))
+        x = _add_norm(self.norm2, x, self._mha_block(x, *mha))
+        return _add_norm(self.norm3, x, self._ff_block(x))
 
     def _sa_block(self, x: Tensor, mask: Tensor | None, pad: Tensor | None,
                   is_causal: bool) -> Tensor:

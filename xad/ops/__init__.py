@@ -12,6 +12,8 @@ from .. import tensor as _tensor
 from . import attention as _attention  # noqa: F401  (registers attention, attention_grad)
 from . import convolution as _convolution  # noqa: F401  (registers im2col, col2im)
 from . import elementwise as _elementwise
+from . import mse as _mse  # noqa: F401  (registers mse_mean, mse_mean_grad)
+from . import nll as _nll  # noqa: F401  (registers nll_rows, nll_rows_grad, count_targets)
 from . import recurrent as _recurrent  # noqa: F401  (registers recurrent, recurrent_grad)
 from . import torch_conventions as _torch_conventions  # noqa: F401  (Tensor's methods)
 from ._apply import REGISTRY, Op, apply, binary

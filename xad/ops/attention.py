@@ -19,7 +19,15 @@ from typing import Any
 from ..context import context
 from ..tensor import Tensor
 from ._apply import Op, apply
-from .fused import exp_scaled, scores_grad
+from .fused import (
+    copy,
+    fuses,
+    product_grad,
+    recorded,
+    softmax_out,
+    sum_exp_shifted,
+    sum_product,
+)
 from .linalg import matmul
 from .reduce import Softmax, softmax, sum
 from .shape import broadcast_to, permute_dims, reshape, stack
@@ -31,16 +39,17 @@ __all__ = ["attention"]
 
 def _weights(b: Any, q: Any, k: Any, scale: float) -> Any:
     """``softmax(q @ k^T * scale)`` over the last axis, on arrays. For ``scale > 0`` the
-    scale goes inside the exponential, ``exp((s - max(s)) * scale)``, one fused kernel on
-    CuPy (no pass to scale ``q``); otherwise :class:`Softmax`'s forward of the scaled
-    scores."""
+    scale goes inside the exponential, ``exp((s - max(s)) * scale)`` (no pass to scale
+    ``q``): on CuPy the maximum, the sum of the exponentials in one reduction kernel and
+    the weights in one kernel (was four); otherwise :class:`Softmax`'s forward of the
+    scaled scores."""
     xp = b.xp
     if not scale > 0:
         s = xp.matmul(q * scale, xp.matrix_transpose(k))
         return Softmax.forward(b, s, (s.ndim - 1,), False, False)
     s = xp.matmul(q, xp.matrix_transpose(k))
-    e = exp_scaled(b, s, xp.max(s, axis=-1, keepdims=True), scale)
-    return e / xp.sum(e, axis=-1, keepdims=True)
+    m, last = xp.max(s, axis=-1, keepdims=True), (s.ndim - 1,)
+    return softmax_out(b, s, m, sum_exp_shifted(b, s, m, last, scale), scale)
 
 
 class Attention(Op):
@@ -110,8 +119,8 @@ class AttentionGrad(Op):
         if fast is not None:
             return fast
         xp = b.xp
-        gy = xp.matmul(g, xp.matrix_transpose(v)) * p
-        ds = scores_grad(b, gy, p, xp.sum(gy, axis=-1, keepdims=True), scale)  # one kernel
+        dp = xp.matmul(g, xp.matrix_transpose(v))
+        ds = product_grad(b, dp, p, sum_product(b, dp, p, (p.ndim - 1,)), scale)  # two kernels
         return (xp.matmul(ds, k), xp.matmul(xp.matrix_transpose(ds), q),
                 xp.matmul(xp.matrix_transpose(p), g))
 
@@ -136,7 +145,10 @@ class SplitHeads(Op):
     @staticmethod
     def forward(b, y, shape, perm):
         t = b.xp.permute_dims(b.xp.reshape(y, shape), perm)
-        packed = b.xp.stack([t[i, ...] for i in range(3)])  # one kernel, a new C-ordered array
+        if fuses(b):  # one copy kernel (CuPy runs a stack of three as three copies)
+            packed = copy(b, t)
+        else:  # a new C-ordered array (NumPy's copy would keep t's strides)
+            packed = b.xp.stack([t[i, ...] for i in range(3)])
         return packed[0, ...], packed[1, ...], packed[2, ...]
 
     @staticmethod
@@ -144,7 +156,10 @@ class SplitHeads(Op):
         perm = node.params["perm"]
         three = perm[0]
         rest = [a for a in range(len(perm)) if a != three]  # y's axes but the 3
-        order = [perm.index(a) - 1 for a in rest]  # where each sits in a piece
+        order = tuple(perm.index(a) - 1 for a in rest)  # where each sits in a piece
+        if fuses(grads[0]._backend) and not recorded(*grads):
+            return apply(SplitHeadsGrad, *grads, order=order, three=three,
+                         shape=tuple(node.in_shapes[0]))
         pieces = [permute_dims(g, order) for g in grads]
         return reshape(stack(pieces, axis=three), node.in_shapes[0])
 
@@ -156,6 +171,30 @@ class SplitHeads(Op):
         return outs, (True,) * 3
 
     jvp = classmethod(linear_jvp)
+
+
+class SplitHeadsGrad(Op):
+    """:class:`SplitHeads`'s rule where the backend fuses: the three gradients, each
+    permuted to ``y``'s axis order (``order``), joined along its axis of 3 (``three``) by
+    one select kernel over the joined shape (CuPy runs a join of three as three copies), in
+    C order, so that reading it as ``y``'s ``shape`` is a view; only for a backward pass
+    that is not itself recorded."""
+
+    name = "split_heads_grad"
+    differentiable = False
+
+    @staticmethod
+    def forward(b, g0, g1, g2, order, three, shape):
+        xp = b.xp
+        parts = [xp.expand_dims(xp.permute_dims(g, order), axis=three) for g in (g0, g1, g2)]
+        at = [1] * parts[0].ndim
+        at[three] = 3
+        which = xp.reshape(xp.arange(3, dtype=xp.int32), tuple(at))
+        return xp.reshape(b.elementwise(_join3, "xad_join3")(which, *parts), shape)
+
+
+def _join3(ns: Any) -> Any:
+    return lambda i, a, c, e: ns.where(i == 0, a, ns.where(i == 1, c, e))
 
 
 def split_heads(y: Tensor, lead: tuple[int, int], heads: int, to_heads: tuple[int, ...]

@@ -4,7 +4,11 @@ elsewhere: the activations' gradients (``relu_grad``, ``tanh_grad``, ``sigmoid_g
 a primitive with its own gradient rule, so ``create_graph`` differentiates them again; real
 dtypes: complex ones keep the composed, holomorphic rule), dropout's scaled mask
 (``dropout_mask``, no gradient), and array-level kernels inside other primitives' forwards
-(``standardize``: ``centre``, ``inverse_sqrt``; ``softmax``: ``exp_shifted``).
+(``standardize``: ``centre``, ``inverse_sqrt``; ``softmax``: ``exp_shifted``), and kernels
+with one reduction inside them (:meth:`xad.Backend.reduction`: a ``cupy.fuse`` reduction
+kernel on CuPy, its pre-map over the arguments and its post-map on the reduced value only;
+the same calls one by one elsewhere): ``centred_rstd``, ``sum_exp_shifted``,
+``sum_exp_guarded``, ``sum_product`` and its users.
 
 Each is written once, as an expression of operators and ufuncs (:class:`_Fused`); its
 number literals are weak scalars (the array's dtype) in a kernel as in the operators.
@@ -14,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import math
+import struct
 from typing import Any
 
 from ..context import context
@@ -23,10 +28,12 @@ from .batching import elementwise_batch
 from .tangent import total
 
 __all__ = ["relu_grad", "tanh_grad", "sigmoid_grad", "dropout_mask", "centre", "inverse_sqrt",
-           "exp_shifted", "exp_scaled", "scores_grad", "standardize_grad", "softmax_grad",
+           "exp_shifted", "standardize_grad", "softmax_grad",
            "exp_guarded", "divide_guarded", "log_softmax_out", "log_softmax_grad", "recorded",
-           "gelu", "gelu_grad", "range_ends", "normalize_affine", "affine_grads",
-           "bias_relu", "bias_gelu"]
+           "gelu", "gelu_grad", "range_ends", "affine_grads",
+           "bias_relu", "bias_gelu", "centred_rstd", "centred_scaled", "centred_affine",
+           "sum_of_sum", "sum_product", "sum_exp_shifted", "sum_exp_guarded", "softmax_out",
+           "softmax_out_guarded", "product_grad", "layer_norm_input_grad", "fuses", "copy"]
 
 
 class _Fused(Op):
@@ -283,19 +290,10 @@ def _softmax_grad(ns: Any) -> Any:
     return lambda gy, y, s: gy - y * s
 
 
-def _exp_scaled(ns: Any) -> Any:
-    return lambda x, m, scale: ns.exp((x - m) * scale)
 
 
-def _scores_grad(ns: Any) -> Any:
-    return lambda gy, p, s, scale: (gy - p * s) * scale
 
 
-def _normalize_affine(ns: Any) -> Any:
-    def kernel(d: Any, rstd: Any, w: Any, bias: Any) -> tuple[Any, Any]:
-        y = d * rstd
-        return y * w + bias, y
-    return kernel
 
 
 def _affine_grads(ns: Any) -> Any:
@@ -365,22 +363,10 @@ def softmax_grad(b: Any, gy: Any, y: Any, s: Any) -> Any:
     return b.elementwise(_softmax_grad, "xad_softmax_grad")(gy, y, s)
 
 
-def exp_scaled(b: Any, x: Any, m: Any, scale: float) -> Any:
-    """``exp((x - m) * scale)`` (``m`` a kept-dims maximum, ``scale > 0``): attention's
-    weights before normalisation, one kernel where ``b`` fuses."""
-    return b.elementwise(_exp_scaled, "xad_exp_scaled")(x, m, b.scalar(scale, x.dtype))
 
 
-def scores_grad(b: Any, gy: Any, p: Any, s: Any, scale: float) -> Any:
-    """``(gy - p * s) * scale`` (``gy = dp * p``, ``s`` its kept-dims sum): the gradient of
-    attention's scaled scores, one kernel where ``b`` fuses."""
-    return b.elementwise(_scores_grad, "xad_scores_grad")(gy, p, s, b.scalar(scale, gy.dtype))
 
 
-def normalize_affine(b: Any, d: Any, rstd: Any, w: Any, bias: Any) -> tuple[Any, Any]:
-    """``(y * w + bias, y)`` for ``y = d * rstd``: layer norm's output and its standardised
-    input, one kernel where ``b`` fuses."""
-    return b.elementwise(_normalize_affine, "xad_normalize_affine")(d, rstd, w, bias)
 
 
 def affine_grads(b: Any, g: Any, w: Any, y: Any) -> tuple[Any, Any, Any]:
@@ -427,6 +413,252 @@ def divide_guarded(b: Any, e: Any, s: Any) -> Any:
     """``e / where(s > 0, s, 1)``: a masked softmax's normalisation, one kernel where ``b``
     fuses."""
     return b.elementwise(_divide_guarded, "xad_divide_guarded")(e, s)
+
+
+_FUSES: dict[Any, bool] = {}
+
+
+def fuses(b: Any) -> bool:
+    """Whether backend ``b`` runs elementwise functions as fused kernels (``b.fuse`` makes
+    one: CuPy), asked once per backend."""
+    if b not in _FUSES:
+        _FUSES[b] = b.fuse(_copy, "xad_probe") is not None
+    return _FUSES[b]
+
+
+def _copy(ns: Any) -> Any:
+    return lambda a: ns.positive(a)
+
+
+def copy(b: Any, a: Any) -> Any:
+    """``a`` copied into a new C-ordered array (an exact copy: ``positive``), one kernel where
+    ``b`` fuses (CuPy's elementwise kernels write C order)."""
+    return b.elementwise(_copy, "xad_copy")(a)
+
+
+# ----- kernels with one reduction (Backend.reduction) -------------------------------------
+_REDUCTIONS: dict[tuple, Any] = {}  # (backend, name, axes, numbers): the kernel
+
+
+def _reduce(b: Any, make: Any, name: str, shape: tuple[int, ...], axes: tuple[int, ...],
+            *args: Any, numbers: tuple[float, ...] = ()) -> Any:
+    """``make(axes, *numbers)``'s one-reduction kernel called on ``args`` (``shape``: their
+    broadcast shape), its result with the reduced axes kept (a view, no kernel); the kernel
+    is named for the axes and the numbers baked into it as literals, and made once."""
+    key = (b, name, axes, numbers)
+    fn = _REDUCTIONS.get(key)
+    if fn is None:
+        tag = "_".join([name, *map(str, axes), *(struct.pack("<d", v).hex() for v in numbers)])
+        fn = _REDUCTIONS[key] = b.reduction(make(axes, *numbers), tag)
+    return b.xp.reshape(fn(*args), tuple(1 if i in axes else n for i, n in enumerate(shape)))
+
+
+def _centred_rstd(axes: tuple[int, ...], r: float, eps: float) -> Any:
+    def make(ns: Any) -> Any:
+        def kernel(x: Any, total: Any) -> Any:
+            d = x - total * r
+            return 1.0 / ns.sqrt(ns.sum(d * d, axis=axes) * r + eps)
+        return kernel
+    return make
+
+
+def _centred_rstd_of_sum(axes: tuple[int, ...], r: float, eps: float) -> Any:
+    def make(ns: Any) -> Any:
+        def kernel(x: Any, t: Any, total: Any) -> Any:
+            d = x + t - total * r
+            return 1.0 / ns.sqrt(ns.sum(d * d, axis=axes) * r + eps)
+        return kernel
+    return make
+
+
+def _centred_rstd_of_sum3(axes: tuple[int, ...], r: float, eps: float) -> Any:
+    def make(ns: Any) -> Any:
+        def kernel(x: Any, t: Any, c: Any, total: Any) -> Any:
+            d = x + (t + c) - total * r
+            return 1.0 / ns.sqrt(ns.sum(d * d, axis=axes) * r + eps)
+        return kernel
+    return make
+
+
+def _sum_of_sum(axes: tuple[int, ...]) -> Any:
+    return lambda ns: lambda x, t: ns.sum(x + t, axis=axes)
+
+
+def _sum_of_sum3(axes: tuple[int, ...]) -> Any:
+    return lambda ns: lambda x, t, c: ns.sum(x + (t + c), axis=axes)
+
+
+def _sum_product(axes: tuple[int, ...]) -> Any:
+    return lambda ns: lambda a, c: ns.sum(a * c, axis=axes)
+
+
+def _sum_product3(axes: tuple[int, ...]) -> Any:
+    return lambda ns: lambda a, c, e: ns.sum(a * c * e, axis=axes)
+
+
+def _sum_exp_shifted(axes: tuple[int, ...], scale: float = 1.0) -> Any:
+    if scale == 1.0:
+        return lambda ns: lambda x, m: ns.sum(ns.exp(x - m), axis=axes)
+    return lambda ns: lambda x, m: ns.sum(ns.exp((x - m) * scale), axis=axes)
+
+
+def _sum_exp_guarded(axes: tuple[int, ...]) -> Any:
+    return lambda ns: lambda x, m: ns.sum(ns.exp(x - ns.where(ns.isfinite(m), m, 0)), axis=axes)
+
+
+def centred_rstd(b: Any, x: Any, total: Any, axes: tuple[int, ...], r: float,
+                 eps: float, t: Any = None, c: Any = None) -> Any:
+    """``1 / sqrt(sum(d * d) * r + eps)`` for ``d = x - total * r`` (``total`` the kept-dims
+    sum of ``x`` over ``axes``, ``r`` one over its count), with kept dims: standardize's
+    ``rstd`` in one reduction kernel where ``b`` fuses (was three kernels). With ``t``,
+    of ``x + t`` (``x + (t + c)`` with ``c``), the sum never stored."""
+    if t is None:
+        return _reduce(b, _centred_rstd, "xad_centred_rstd", x.shape, axes, x, total,
+                       numbers=(r, eps))
+    if c is not None:
+        return _reduce(b, _centred_rstd_of_sum3, "xad_centred_rstd_of_sum3", x.shape, axes,
+                       x, t, c, total, numbers=(r, eps))
+    return _reduce(b, _centred_rstd_of_sum, "xad_centred_rstd_of_sum", x.shape, axes, x, t,
+                   total, numbers=(r, eps))
+
+
+def sum_of_sum(b: Any, x: Any, t: Any, axes: tuple[int, ...], c: Any = None) -> Any:
+    """``sum(x + t)`` (``sum(x + (t + c))`` with ``c``) over ``axes`` with kept dims (``x``
+    of the broadcast shape): one reduction kernel where ``b`` fuses, the sum never
+    stored."""
+    if c is not None:
+        return _reduce(b, _sum_of_sum3, "xad_sum_of_sum3", x.shape, axes, x, t, c)
+    return _reduce(b, _sum_of_sum, "xad_sum_of_sum", x.shape, axes, x, t)
+
+
+def centred_scaled(b: Any, x: Any, total: Any, r: float, rstd: Any) -> Any:
+    """``(x - total * r) * rstd``: standardize's output, one kernel where ``b`` fuses."""
+    return b.elementwise(_centred_scaled, "xad_centred_scaled")(x, total, b.scalar(r, x.dtype),
+                                                                 rstd)
+
+
+def centred_affine(b: Any, x: Any, total: Any, r: float, rstd: Any, w: Any,
+                   bias: Any, t: Any = None, c: Any = None) -> tuple[Any, Any]:
+    """``(y * w + bias, y)`` for ``y = (x - total * r) * rstd``: layer norm's output and its
+    standardised input, one kernel where ``b`` fuses; with ``t``, of ``x + t`` (``x + (t + c)``
+    with ``c``)."""
+    r = b.scalar(r, x.dtype)
+    if t is None:
+        return b.elementwise(_centred_affine, "xad_centred_affine")(x, total, r, rstd, w, bias)
+    if c is not None:
+        return b.elementwise(_centred_affine_of_sum3, "xad_centred_affine_of_sum3")(
+            x, t, c, total, r, rstd, w, bias)
+    return b.elementwise(_centred_affine_of_sum, "xad_centred_affine_of_sum")(
+        x, t, total, r, rstd, w, bias)
+
+
+def sum_product(b: Any, a: Any, c: Any, axes: tuple[int, ...], e: Any = None) -> Any:
+    """``sum(a * c)`` (``sum(a * c * e)`` with ``e``) over ``axes`` with kept dims, ``a`` of
+    the broadcast shape: one reduction kernel where ``b`` fuses (the product is never
+    stored)."""
+    if e is None:
+        return _reduce(b, _sum_product, "xad_sum_product", a.shape, axes, a, c)
+    return _reduce(b, _sum_product3, "xad_sum_product3", a.shape, axes, a, c, e)
+
+
+def sum_exp_shifted(b: Any, x: Any, m: Any, axes: tuple[int, ...], scale: float = 1.0) -> Any:
+    """``sum(exp((x - m) * scale))`` over ``axes`` (``m`` a kept-dims maximum; without
+    ``* scale`` for 1), kept dims: softmax's and attention's normaliser, one reduction
+    kernel where ``b`` fuses (the exponentials are never stored)."""
+    numbers = () if scale == 1.0 else (scale,)
+    return _reduce(b, _sum_exp_shifted, "xad_sum_exp_shifted", x.shape, axes, x, m,
+                   numbers=numbers)
+
+
+def sum_exp_guarded(b: Any, x: Any, m: Any, axes: tuple[int, ...]) -> Any:
+    """``sum(exp(x - where(isfinite(m), m, 0)))`` over ``axes``, kept dims: a masked
+    softmax's and log-softmax's normaliser, one reduction kernel where ``b`` fuses."""
+    return _reduce(b, _sum_exp_guarded, "xad_sum_exp_guarded", x.shape, axes, x, m)
+
+
+def softmax_out(b: Any, x: Any, m: Any, s: Any, scale: float = 1.0) -> Any:
+    """``exp((x - m) * scale) / s`` (without ``* scale`` for 1): softmax from its
+    normaliser, one kernel where ``b`` fuses."""
+    if scale == 1.0:
+        return b.elementwise(_softmax_out, "xad_softmax_out")(x, m, s)
+    return b.elementwise(_softmax_out_scaled, "xad_softmax_out_scaled")(
+        x, m, s, b.scalar(scale, x.dtype))
+
+
+def softmax_out_guarded(b: Any, x: Any, m: Any, s: Any) -> Any:
+    """``exp_guarded(x, m) / where(s > 0, s, 1)``: a masked softmax from its normaliser, one
+    kernel where ``b`` fuses."""
+    return b.elementwise(_softmax_out_guarded, "xad_softmax_out_guarded")(x, m, s)
+
+
+def product_grad(b: Any, g: Any, y: Any, s: Any, scale: float = 1.0) -> Any:
+    """``(g * y - y * s) * scale`` (without ``* scale`` for 1; ``s`` the kept-dims sum of
+    ``g * y``): softmax's and attention's scores' input gradient, one kernel where ``b``
+    fuses."""
+    if scale == 1.0:
+        return b.elementwise(_product_grad, "xad_product_grad")(g, y, s)
+    return b.elementwise(_product_grad_scaled, "xad_product_grad_scaled")(
+        g, y, s, b.scalar(scale, g.dtype))
+
+
+def layer_norm_input_grad(b: Any, g: Any, w: Any, y: Any, s1: Any, s2: Any, rstd: Any,
+                          r: float) -> Any:
+    """``(g * w - s1 * r - y * (s2 * r)) * rstd`` (``s1``, ``s2``: kept-dims sums of
+    ``g * w`` and ``g * w * y``): layer norm's input gradient, one kernel where ``b``
+    fuses."""
+    return b.elementwise(_layer_norm_input_grad, "xad_layer_norm_input_grad")(
+        g, w, y, s1, s2, rstd, b.scalar(r, g.dtype))
+
+
+def _centred_scaled(ns: Any) -> Any:
+    return lambda x, total, r, rstd: (x - total * r) * rstd
+
+
+def _centred_affine(ns: Any) -> Any:
+    def kernel(x: Any, total: Any, r: Any, rstd: Any, w: Any, bias: Any) -> tuple[Any, Any]:
+        y = (x - total * r) * rstd
+        return y * w + bias, y
+    return kernel
+
+
+def _centred_affine_of_sum(ns: Any) -> Any:
+    def kernel(x: Any, t: Any, total: Any, r: Any, rstd: Any, w: Any,
+               bias: Any) -> tuple[Any, Any]:
+        y = (x + t - total * r) * rstd
+        return y * w + bias, y
+    return kernel
+
+
+def _centred_affine_of_sum3(ns: Any) -> Any:
+    def kernel(x: Any, t: Any, c: Any, total: Any, r: Any, rstd: Any, w: Any,
+               bias: Any) -> tuple[Any, Any]:
+        y = (x + (t + c) - total * r) * rstd
+        return y * w + bias, y
+    return kernel
+
+
+def _softmax_out(ns: Any) -> Any:
+    return lambda x, m, s: ns.exp(x - m) / s
+
+
+def _softmax_out_scaled(ns: Any) -> Any:
+    return lambda x, m, s, scale: ns.exp((x - m) * scale) / s
+
+
+def _softmax_out_guarded(ns: Any) -> Any:
+    return lambda x, m, s: ns.exp(x - ns.where(ns.isfinite(m), m, 0)) / ns.where(s > 0, s, 1)
+
+
+def _product_grad(ns: Any) -> Any:
+    return lambda g, y, s: g * y - y * s
+
+
+def _product_grad_scaled(ns: Any) -> Any:
+    return lambda g, y, s, scale: (g * y - y * s) * scale
+
+
+def _layer_norm_input_grad(ns: Any) -> Any:
+    return lambda g, w, y, s1, s2, rstd, r: (g * w - s1 * r - y * (s2 * r)) * rstd
 
 
 def recorded(*tensors: Tensor) -> bool:

@@ -4,13 +4,27 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 from ..tensor import Tensor
 from ._apply import Op, apply
 from .axes import normalize_axes
 from .batching import align, axes_batch, shift_axes
-from .fused import affine_grads, centre, inverse_sqrt, normalize_affine, recorded, standardize_grad
-from .linalg import by_product, keep_sum, keep_sum_array
+from .fused import (
+    affine_grads,
+    centre,
+    centred_affine,
+    centred_rstd,
+    centred_scaled,
+    inverse_sqrt,
+    layer_norm_input_grad,
+    recorded,
+    standardize_grad,
+    sum_of_sum,
+    sum_product,
+)
+from .linalg import _bias_grad, by_product, keep_sum, keep_sum_array
+from .shape import reshape
 from .tangent import total
 
 __all__ = ["standardize"]  # layer_norm: through xad.nn.functional.layer_norm
@@ -22,7 +36,8 @@ class Standardize(Op):
     ``rstd * (g - mean(g) - y * mean(g * y))``, five passes where the composed
     mean/subtract/square/divide graph took about fifteen; ``rstd``'s own gradient (nonzero
     in second derivatives only) adds ``-rstd**2 * y / n`` times it. Means over the last
-    axis are products with ones (:func:`~xad.ops.linalg.by_product`)."""
+    axis are products with ones (:func:`~xad.ops.linalg.by_product`). Three kernels on
+    CuPy (a sum, ``rstd`` in one reduction kernel, the output; was five)."""
 
     name = "standardize"
     save_output = True
@@ -30,10 +45,8 @@ class Standardize(Op):
 
     @staticmethod
     def forward(b, x, axes, eps, product):
-        r = _inverse_count(x.shape, axes)
-        d, dd = centre(b, x, keep_sum_array(b, x, axes, product), r)  # one kernel on CuPy
-        rstd = inverse_sqrt(b, keep_sum_array(b, dd, axes, product), r, eps)
-        return d * rstd, rstd
+        r, total, rstd = _moments(b, x, axes, eps, product)
+        return centred_scaled(b, x, total, r, rstd), rstd
 
     @staticmethod
     def backward(node, g, g_rstd):
@@ -54,6 +67,88 @@ class Standardize(Op):
         return (t - m_t - y * m_yt) * rstd, -(rstd * rstd * m_yt)
 
 
+class AddLayerNorm(Op):
+    """:class:`LayerNorm` of ``x + t`` (a post-norm Transformer layer's residual sum; of
+    ``x + (t + c)`` with ``c``, the bias of the linear layer that made ``t``), the sum never
+    stored: on CuPy the sum, ``rstd`` and the output are three reduction or elementwise
+    kernels that each add it up in their pre-map (was a fourth for the sum, and a fifth for
+    the bias). The same bits as ``layer_norm(x + (t + c))``; the rule is
+    :class:`LayerNorm`'s, its input gradient given to ``x`` and ``t``, and to ``c`` summed
+    as the linear layer sums its bias gradient."""
+
+    name = "add_layer_norm"
+    save_inputs = True
+    save_output = True
+    materialize_grads = False
+
+    @staticmethod
+    def forward(b, x, t, c, w, bias, axes, eps, product):
+        if product:  # NumPy's large arrays: the sum once, its sums as products with ones
+            return LayerNorm.forward(b, x + (t if c is None else t + c), w, bias, axes, eps,
+                                     product)
+        r = _inverse_count(x.shape, axes)
+        total = sum_of_sum(b, x, t, axes, c)
+        rstd = centred_rstd(b, x, total, axes, r, eps, t, c)
+        out, y = centred_affine(b, x, total, r, rstd, w, bias, t, c)
+        return out, y, rstd
+
+    @staticmethod
+    def backward(node, g, g_y, g_rstd):
+        gx, gw, gb = _layer_norm_grads(node, node.inputs[3], g, g_y, g_rstd)
+        gc = None
+        if node.needs_grad(2) and gx is not None:
+            gx2 = reshape(gx, (-1, gx.shape[-1]))
+            gc = _bias_grad(gx2, gx2)  # as Linear sums its bias's gradient
+        return gx, gx, gc, gw, gb
+
+    @staticmethod
+    def batch(args, flags, axes, eps, product):
+        (x, t, c, w, bias), (fx, ft, fc, fw, fb) = args, flags
+        if c is not None:
+            t, c = align((t, c), (ft, fc))
+            t, ft = t + c, ft or fc
+        x, t = align((x, t), (fx, ft))
+        return LayerNorm.batch((x + t, w, bias), (fx or ft, fw, fb), axes=axes, eps=eps,
+                               product=product)
+
+    @staticmethod
+    def jvp(primals, tangents, out, axes, eps, product):
+        (x, _, _, w, bias), (tx, tt, tc, tw, tb) = primals, tangents
+        ts = None
+        for part in (tx, tt, tc):
+            ts = part if ts is None else ts if part is None else ts + part
+        return LayerNorm.jvp((x, w, bias), (ts, tw, tb), out, axes, eps, product)
+
+
+def _layer_norm_grads(node: Any, w: Tensor, g: Tensor | None, g_y: Tensor | None,
+                      g_rstd: Tensor | None) -> tuple:
+    """``(gx, gw, gbias)`` of a layer norm node (:class:`LayerNorm`, :class:`AddLayerNorm`)
+    of weight ``w``: :class:`LayerNormGrad` first order, else xad operations."""
+    y, rstd = node.output(1), node.output(2)
+    axes, product = node.params["axes"], node.params["product"]
+    r = _inverse_count(node.in_shapes[0], axes)
+    if g is not None and g_y is None and g_rstd is None and not recorded(g, y, w):
+        gx, gw = apply(LayerNormGrad, g, y, w, rstd, axes=axes, product=product, r=r)
+        return gx, gw, g  # the engine sums gw (where not summed) and g over leading axes
+    gy = g_y if g is None else g * w if g_y is None else g * w + g_y
+    gx = _rule(gy, g_rstd, y, rstd, axes, product, r)
+    return gx, (None if g is None else g * y), g
+
+
+def _moments(b: Any, x: Any, axes: tuple[int, ...], eps: float,
+             product: bool) -> tuple[float, Any, Any]:
+    """``(r, total, rstd)``: one over the count, ``x``'s kept-dims sum over ``axes`` and
+    ``1 / sqrt(var + eps)`` (biased variance): a sum and one reduction kernel on CuPy (was
+    four kernels); the centred values and their squares in one kernel and a product with
+    ones where ``product``."""
+    r = _inverse_count(x.shape, axes)
+    total = keep_sum_array(b, x, axes, product)
+    if not product:
+        return r, total, centred_rstd(b, x, total, axes, r, eps)
+    _, dd = centre(b, x, total, r)
+    return r, total, inverse_sqrt(b, keep_sum_array(b, dd, axes, product), r, eps)
+
+
 def _rule(g: Tensor | None, g_rstd: Tensor | None, y: Tensor, rstd: Tensor,
           axes: tuple[int, ...], product: bool, r: float) -> Tensor | None:
     """:class:`Standardize`'s rule in xad operations (differentiable)."""
@@ -70,8 +165,8 @@ def _rule(g: Tensor | None, g_rstd: Tensor | None, y: Tensor, rstd: Tensor,
 class LayerNorm(Op):
     """Layer norm with its affine part, ``standardize(x) * w + bias`` (``w`` and ``bias``
     of the normalised axes' shape), as one node with :class:`Standardize`'s ``y`` and
-    ``rstd`` as hidden outputs: five kernels on CuPy (was seven), and a first-order rule
-    of six (was eight). The same bits as the composed operations."""
+    ``rstd`` as hidden outputs: three kernels on CuPy (was seven), and a first-order rule
+    of five (was eight). The same bits as the composed operations."""
 
     name = "layer_norm"
     save_inputs = True
@@ -80,24 +175,13 @@ class LayerNorm(Op):
 
     @staticmethod
     def forward(b, x, w, bias, axes, eps, product):
-        r = _inverse_count(x.shape, axes)
-        d, dd = centre(b, x, keep_sum_array(b, x, axes, product), r)
-        rstd = inverse_sqrt(b, keep_sum_array(b, dd, axes, product), r, eps)
-        out, y = normalize_affine(b, d, rstd, w, bias)
+        r, total, rstd = _moments(b, x, axes, eps, product)
+        out, y = centred_affine(b, x, total, r, rstd, w, bias)
         return out, y, rstd
 
     @staticmethod
     def backward(node, g, g_y, g_rstd):
-        w = node.inputs[1]
-        y, rstd = node.output(1), node.output(2)
-        axes, product = node.params["axes"], node.params["product"]
-        r = _inverse_count(node.in_shapes[0], axes)
-        if g is not None and g_y is None and g_rstd is None and not recorded(g, y, w):
-            gx, gw = apply(LayerNormGrad, g, y, w, rstd, axes=axes, product=product, r=r)
-            return gx, gw, g  # the engine sums gw and g over the leading axes
-        gy = g_y if g is None else g * w if g_y is None else g * w + g_y
-        gx = _rule(gy, g_rstd, y, rstd, axes, product, r)
-        return gx, (None if g is None else g * y), g
+        return _layer_norm_grads(node, node.inputs[1], g, g_y, g_rstd)
 
     @classmethod
     def batch(cls, args, flags, axes, eps, product):
@@ -120,26 +204,35 @@ class LayerNorm(Op):
 
 
 class LayerNormGrad(Op):
-    """:class:`LayerNorm`'s gradients for ``g`` alone: ``x``'s, and ``g * y`` (the
-    weight's before the engine sums it over the leading axes). One fused kernel for
-    ``g * w``, ``g * w * y`` and ``g * y``, two sums and :func:`standardize_grad`'s kernel
-    on CuPy; only for a backward pass that is not itself recorded."""
+    """:class:`LayerNorm`'s gradients for ``g`` alone: ``x``'s, and the weight's (``g * y``
+    summed over the leading axes, or before that sum where the engine makes it). On CuPy
+    four kernels: a reduction kernel each for ``sum(g * w)``, ``sum(g * w * y)`` and the
+    weight's gradient, one for ``x``'s (was five: one for ``g * w``, ``g * w * y`` and
+    ``g * y``, two sums, one for ``x``'s, and the engine's sum). With ``product``, the
+    products with ones of :func:`keep_sum_array`. Only for a backward pass that is not
+    itself recorded."""
 
     name = "layer_norm_grad"
     differentiable = False
 
     @staticmethod
     def forward(b, g, y, w, rstd, axes, product, r):
-        gy, gyy, gw = affine_grads(b, g, w, y)
-        s1 = keep_sum_array(b, gy, axes, product)
-        s2 = keep_sum_array(b, gyy, axes, product)
-        return standardize_grad(b, gy, y, s1, s2, rstd, r), gw
+        lead = tuple(range(g.ndim - w.ndim))
+        if product or not lead or tuple(w.shape) != tuple(g.shape[len(lead):]):
+            gy, gyy, gw = affine_grads(b, g, w, y)
+            s1 = keep_sum_array(b, gy, axes, product)
+            s2 = keep_sum_array(b, gyy, axes, product)
+            return standardize_grad(b, gy, y, s1, s2, rstd, r), gw
+        s1, s2 = sum_product(b, g, w, axes), sum_product(b, g, w, axes, y)
+        gw = b.xp.reshape(sum_product(b, g, y, lead), w.shape)
+        return layer_norm_input_grad(b, g, w, y, s1, s2, rstd, r), gw
 
 
 class StandardizeGrad(Op):
     """:class:`Standardize`'s input gradient for ``g`` alone, ``(g - mean(g) - y *
-    mean(g * y)) * rstd``, as its rule computes it: two sums and one fused kernel on CuPy
-    (was nine kernels); only for a backward pass that is not itself recorded."""
+    mean(g * y)) * rstd``, as its rule computes it: a sum, a reduction kernel for
+    ``sum(g * y)`` and one fused kernel on CuPy (was nine kernels, then four); only for a
+    backward pass that is not itself recorded."""
 
     name = "standardize_grad"
     differentiable = False
@@ -147,7 +240,7 @@ class StandardizeGrad(Op):
     @staticmethod
     def forward(b, g, y, rstd, axes, product, r):
         s1 = keep_sum_array(b, g, axes, product)
-        s2 = keep_sum_array(b, g * y, axes, product)
+        s2 = keep_sum_array(b, g * y, axes, product) if product else sum_product(b, g, y, axes)
         return standardize_grad(b, g, y, s1, s2, rstd, r)
 
 
@@ -171,6 +264,30 @@ def layer_norm(x: Tensor, axes: Sequence[int], weight: Tensor, bias: Tensor,
     """
     axes = normalize_axes(axes, x.ndim, "layer_norm")
     out, _, _ = apply(LayerNorm, x, weight, bias, axes=axes, eps=float(eps),
+                      product=by_product(x, axes))
+    return out
+
+
+def add_layer_norm(x: Tensor, t: Tensor, axes: Sequence[int], weight: Tensor, bias: Tensor,
+                   eps: float = 1e-5, t_bias: Tensor | None = None) -> Tensor:
+    """:func:`layer_norm` of ``x + t`` (``x + (t + t_bias)`` with ``t_bias``, of the
+    normalised axes' shape: the bias of the linear layer that made ``t``; ``x`` and ``t`` of
+    one shape and dtype) as one operation, the sum never stored (a post-norm residual
+    connection).
+
+    Example:
+        >>> import xad
+        >>> from xad.ops.normalization import add_layer_norm
+        >>> y = add_layer_norm(xad.tensor([[1.0, 2.0]]), xad.tensor([[0.0, 1.0]]), (1,),
+        ...                    xad.ones(2), xad.zeros(2))
+        >>> [round(v, 3) for v in y.tolist()[0]]
+        [-1.0, 1.0]
+    """
+    if x.shape != t.shape or x.dtype is not t.dtype:
+        raise ValueError(f"add_layer_norm: the summands must have one shape and dtype, got "
+                         f"{x.shape} {x.dtype} and {t.shape} {t.dtype}")
+    axes = normalize_axes(axes, x.ndim, "add_layer_norm")
+    out, _, _ = apply(AddLayerNorm, x, t, t_bias, weight, bias, axes=axes, eps=float(eps),
                       product=by_product(x, axes))
     return out
 

@@ -19,8 +19,14 @@ from .fused import (
     exp_shifted,
     log_softmax_grad,
     log_softmax_out,
+    product_grad,
     recorded,
     softmax_grad,
+    softmax_out,
+    softmax_out_guarded,
+    sum_exp_guarded,
+    sum_exp_shifted,
+    sum_product,
 )
 from .linalg import by_product, keep_sum, keep_sum_array
 from .shape import broadcast_to, flip, reshape
@@ -316,7 +322,9 @@ class Softmax(Op):
     """``exp(x - max) / sum(exp(x - max))`` along ``axis`` as one node: its rule
     ``y * (g - sum(g * y))`` reads only the output (three passes where the composed
     exp/sum/divide graph took seven). ``empty_zero``: a row with no finite entry gives zeros
-    (masked attention's rows with every key masked out), not NaN."""
+    (masked attention's rows with every key masked out), not NaN. Three kernels on CuPy:
+    the maximum, the sum of the exponentials in one reduction kernel, the output (was
+    four)."""
 
     name = "softmax"
     save_output = True
@@ -324,11 +332,13 @@ class Softmax(Op):
     @staticmethod
     def forward(b, x, axis, empty_zero, product):
         m = b.xp.max(x, axis=axis, keepdims=True)
+        if product:  # NumPy's large arrays: the exponentials once, summed by a product
+            e = exp_guarded(b, x, m) if empty_zero else exp_shifted(b, x, m)
+            s = keep_sum_array(b, e, axis, product)
+            return divide_guarded(b, e, s) if empty_zero else e / s
         if empty_zero:  # a row of -inf: shift by 0, divide by 1 (zeros, not NaN)
-            e = exp_guarded(b, x, m)
-            return divide_guarded(b, e, keep_sum_array(b, e, axis, product))
-        e = exp_shifted(b, x, m)  # exp(x - m), one kernel on CuPy
-        return e / keep_sum_array(b, e, axis, product)
+            return softmax_out_guarded(b, x, m, sum_exp_guarded(b, x, m, axis))
+        return softmax_out(b, x, m, sum_exp_shifted(b, x, m, axis))
 
     @staticmethod
     def backward(node, g):
@@ -347,15 +357,17 @@ class Softmax(Op):
 
 
 class SoftmaxGrad(Op):
-    """:class:`Softmax`'s rule ``g * y - y * sum(g * y)`` as its rule computes it, three
-    kernels on CuPy (the last fused); only for a backward pass that is not itself
-    recorded."""
+    """:class:`Softmax`'s rule ``g * y - y * sum(g * y)`` as its rule computes it, two
+    kernels on CuPy (a reduction kernel for the sum, one for the rest; was three); only
+    for a backward pass that is not itself recorded."""
 
     name = "softmax_grad"
     differentiable = False
 
     @staticmethod
     def forward(b, g, y, axis, product):
+        if not product:
+            return product_grad(b, g, y, sum_product(b, g, y, axis))
         gy = g * y
         return softmax_grad(b, gy, y, keep_sum_array(b, gy, axis, product))
 
@@ -380,8 +392,8 @@ def softmax(x: Tensor, axis: int = -1, *, empty_zero: bool = False) -> Tensor:
 
 class LogSoftmax(Op):
     """``x - logsumexp(x)`` along ``axis`` as one node, computed as :func:`logsumexp`
-    computes it (the same bits): four kernels on CuPy (was nine). Its rule ``g - exp(y) *
-    sum(g)`` reads only the output: two kernels, first order (was six)."""
+    computes it (the same bits): three kernels on CuPy (was nine, then four). Its rule
+    ``g - exp(y) * sum(g)`` reads only the output: two kernels, first order (was six)."""
 
     name = "log_softmax"
     save_output = True
@@ -390,7 +402,8 @@ class LogSoftmax(Op):
     @staticmethod
     def forward(b, x, axis, product):
         m = b.xp.max(x, axis=axis, keepdims=True)
-        s = keep_sum_array(b, exp_guarded(b, x, m), axis, product)
+        s = (keep_sum_array(b, exp_guarded(b, x, m), axis, product) if product else
+             sum_exp_guarded(b, x, m, axis))
         return log_softmax_out(b, x, m, s)
 
     @staticmethod

@@ -5,6 +5,8 @@ from __future__ import annotations
 from ... import dtypes as _dt
 from ... import ops as _ops
 from ...ops.amp_cast import autocast_float32
+from ...ops.mse import mse_mean
+from ...ops.nll import count_targets, nll_rows
 from ...tensor import Tensor
 from .layers import _check_in_range, one_hot
 
@@ -46,6 +48,8 @@ def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
         2.0
     """
     input, target = _check_pair(input, target, "mse_loss")
+    if reduction == "mean" and input.dtype is target.dtype and input.dtype.is_floating:
+        return mse_mean(input, target)  # one node: the composed rule's numbers, two kernels
     d = input - target
     return _reduce(d * d, reduction, "mse_loss")
 
@@ -107,16 +111,27 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
     if weight is not None and tuple(weight.shape) != (c,):
         raise ValueError(f"nll_loss: weight must have shape ({c},), got {weight.shape}")
     _check_in_range(target, c, "nll_loss", "target", "the number of classes", ignore_index)
-    oh = one_hot(target, c, dtype=input.dtype)  # (N, ..., C)
     if input.ndim > 2:  # move classes last to match the one-hot
         perm = (0, *range(2, input.ndim), 1)
         input = input.permute_dims(perm)
+    if weight is None and input.dtype.is_floating:  # the one-hot never stored
+        return _nll(input, target, c, ignore_index, reduction)
+    oh = one_hot(target, c, dtype=input.dtype)  # (N, ..., C)
     w = oh if weight is None else oh * weight.astype(input.dtype)
     if ignore_index is not None and 0 <= ignore_index < c:  # else its one-hot row is zero
         w = w * (target != ignore_index).astype(input.dtype).expand_dims(-1)
     loss = -(input * w).sum(axis=-1)
     if reduction == "mean":
         return loss.sum() / w.sum()
+    return _reduce(loss, reduction, "nll_loss")
+
+
+def _nll(logp: Tensor, target: Tensor, c: int, ignore: int, reduction: str) -> Tensor:
+    """nll_loss without class weights, classes last: the composed one-hot rule's numbers in
+    two reduction kernels (``xad.ops.nll``) and the sums the reduction asks for."""
+    loss = nll_rows(logp, target, ignore if 0 <= ignore < c else None)
+    if reduction == "mean":
+        return loss.sum() / count_targets(target, c, ignore, logp.dtype)
     return _reduce(loss, reduction, "nll_loss")
 
 

@@ -1,0 +1,171 @@
+"""The negative log-likelihood at integer targets as one node (``nll_loss``'s and so
+``cross_entropy``'s core): ``-(x * w).sum(-1)`` for ``w`` the one-hot of the targets over
+``x``'s last axis, and the count of the targets that count, each one reduction kernel where
+the backend fuses (:meth:`xad.Backend.reduction`); the one-hot is never stored. The same
+bits as the composed one-hot product (``where(t == class, 1, 0)`` is the one-hot's 1.0 and
+0.0; a row of one nonzero sums to it in any order; counts are exact integers).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..factories import arange
+from ..tensor import Tensor
+from ._apply import Op, apply
+from .batching import unbatched_error
+from .elementwise import astype
+from .fused import recorded
+from .shape import broadcast_to
+
+__all__ = ["nll_rows", "count_targets"]
+
+
+def _one_hot(ns: Any, t: Any, c: Any, one: Any, zero: Any, ig: Any = None) -> Any:
+    """``t``'s one-hot rows over classes ``c`` (times ``t != ig`` with ``ig``), in ``one``'s
+    dtype, as the composed ``one_hot(...).astype(dtype) * mask`` makes them."""
+    w = ns.where(t == c, one, zero)
+    return w if ig is None else w * ns.where(t != ig, one, zero)
+
+
+def _rows(ns: Any) -> Any:
+    return lambda x, t, c, one, zero: -ns.sum(x * _one_hot(ns, t, c, one, zero), axis=-1)
+
+
+def _rows_ignoring(ns: Any) -> Any:
+    return lambda x, t, c, one, zero, ig: -ns.sum(x * _one_hot(ns, t, c, one, zero, ig),
+                                                  axis=-1)
+
+
+def _rows_grad(ns: Any) -> Any:
+    return lambda g, t, c, one, zero: -g * _one_hot(ns, t, c, one, zero)
+
+
+def _rows_grad_ignoring(ns: Any) -> Any:
+    return lambda g, t, c, one, zero, ig: -g * _one_hot(ns, t, c, one, zero, ig)
+
+
+def _count(axes: tuple[int, ...] | None, n: int, ig: int) -> Any:
+    return lambda ns: lambda t, one, zero: ns.sum(
+        ns.where((t >= 0) & (t < n) & (t != ig), one, zero), axis=axes)
+
+
+def _kernel_args(b: Any, t: Any, classes: Any, dtype: Any, ignore: int | None) -> tuple:
+    """The arguments after the first of the kernels: the targets as a column, the classes,
+    1 and 0 in ``dtype`` (and the ignored class)."""
+    args = (b.xp.expand_dims(t, axis=-1), classes, b.scalar(1, dtype), b.scalar(0, dtype))
+    return args if ignore is None else args + (b.scalar(ignore, t.dtype),)
+
+
+class NllRows(Op):
+    """``-(x * w).sum(-1)``, ``w`` the one-hot of ``t`` over ``classes`` (``x``'s last axis;
+    times ``t != ignore`` where ``ignore`` is a class): one reduction kernel on CuPy (the
+    composed one-hot took five: comparison, cast, product, sum, negation). Its rule
+    ``-g * w`` is one kernel, first order; recorded, the same in xad operations."""
+
+    name = "nll_rows"
+    save_inputs = True
+
+    @staticmethod
+    def forward(b, x, t, classes, ignore):
+        make = _rows if ignore is None else _rows_ignoring
+        name = "xad_nll_rows" if ignore is None else "xad_nll_rows_ignoring"
+        return b.reduction(make, name)(x, *_kernel_args(b, t, classes, x.dtype, ignore))
+
+    @staticmethod
+    def backward(node, g):
+        _, t, classes = node.inputs
+        ignore = node.params["ignore"]
+        if recorded(g):
+            w = astype(t.expand_dims(-1) == classes, g.dtype)
+            if ignore is not None:
+                w = w * astype(t != ignore, g.dtype).expand_dims(-1)
+            return -g.expand_dims(-1) * w, None, None
+        return apply(NllRowsGrad, g, t, classes, ignore=ignore), None, None
+
+    @staticmethod
+    def batch(args, batched, ignore):
+        """A batch axis first on ``x`` and ``t`` (an unbatched one broadcast to it)."""
+        (x, t, classes), (fx, ft, fc) = args, batched
+        if fc:
+            raise unbatched_error("nll_rows", "batched classes")
+        if fx != ft:
+            n = (x if fx else t).shape[0]
+            x, t = (x, broadcast_to(t, (n,) + tuple(t.shape))) if fx else (
+                broadcast_to(x, (n,) + tuple(x.shape)), t)
+        return apply(NllRows, x, t, classes, ignore=ignore), True
+
+    @staticmethod
+    def jvp(primals, tangents, out, ignore):
+        tx = tangents[0]
+        return None if tx is None else apply(NllRows, tx, primals[1], primals[2], ignore=ignore)
+
+
+class NllRowsGrad(Op):
+    """:class:`NllRows`'s rule ``-g * w`` (``g`` per row, as a column): one kernel on CuPy;
+    only for a backward pass that is not itself recorded."""
+
+    name = "nll_rows_grad"
+    differentiable = False
+
+    @staticmethod
+    def forward(b, g, t, classes, ignore):
+        make = _rows_grad if ignore is None else _rows_grad_ignoring
+        name = "xad_nll_rows_grad" if ignore is None else "xad_nll_rows_grad_ignoring"
+        return b.elementwise(make, name)(b.xp.expand_dims(g, axis=-1),
+                                         *_kernel_args(b, t, classes, g.dtype, ignore))
+
+
+_COUNTS: dict[tuple, Any] = {}  # CountTargets's kernels, made once
+
+
+class CountTargets(Op):
+    """How many values of ``t`` are in ``[0, n)`` and not ``ignore``, as a 0-d ``dtype``
+    array (one per index of the first ``keep`` axes: vmap's batch), no gradient: one
+    reduction kernel on CuPy."""
+
+    name = "count_targets"
+    differentiable = False
+
+    @staticmethod
+    def forward(b, t, n, ignore, dtype, keep=0):
+        d = b.dtype(dtype)
+        key = (b, keep, t.ndim, n, ignore)
+        fn = _COUNTS.get(key)
+        if fn is None:  # n and ignore are literals in the kernel: one per (n, ignore)
+            axes = tuple(range(keep, t.ndim)) if keep else None
+            name = f"xad_count_targets_{keep}_{t.ndim}_{n}_{ignore}".replace("-", "m")
+            fn = _COUNTS[key] = b.reduction(_count(axes, n, ignore), name)
+        return fn(t, b.scalar(1, d), b.scalar(0, d))
+
+    @staticmethod
+    def batch(args, batched, n, ignore, dtype, keep=0):
+        return apply(CountTargets, args[0], n=n, ignore=ignore, dtype=dtype,
+                     keep=keep + 1), True
+
+
+def nll_rows(x: Tensor, t: Tensor, ignore: int | None = None) -> Tensor:
+    """``-x[..., t]`` per target (``x``'s last axis the classes; ``t`` of ``x``'s leading
+    shape), 0 where ``t == ignore`` (when given), as ``-(x * one_hot(t)).sum(-1)`` gives it.
+
+    Example:
+        >>> import xad
+        >>> from xad.ops.nll import nll_rows
+        >>> nll_rows(xad.tensor([[-1.0, -2.0], [-3.0, -4.0]]), xad.tensor([1, 0])).tolist()
+        [2.0, 3.0]
+    """
+    classes = arange(x.shape[-1], dtype=t.dtype, backend=x._backend)
+    return apply(NllRows, x, t, classes, ignore=ignore)
+
+
+def count_targets(t: Tensor, n: int, ignore: int, dtype: Any) -> Tensor:
+    """The number of values of ``t`` in ``[0, n)`` other than ``ignore``, a 0-d tensor of
+    floating ``dtype`` (the one-hot's sum, without the one-hot).
+
+    Example:
+        >>> import xad
+        >>> from xad.ops.nll import count_targets
+        >>> count_targets(xad.tensor([0, 2, -100, 1]), 3, -100, xad.float32).item()
+        3.0
+    """
+    return apply(CountTargets, t, n=int(n), ignore=int(ignore), dtype=dtype)
