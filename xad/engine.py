@@ -159,16 +159,17 @@ def _call_rule(node: Node, slots: list) -> tuple:
     return grads
 
 
-def _loop(roots: list[Node], pending: dict[Node, list], plan: _Plan, leaves: _Leaves,
+def _loop(roots: list[Node], pending: dict[int, tuple], plan: _Plan, leaves: _Leaves,
           retain_graph: bool, captured: dict[int, Any]) -> None:
-    """Call the rules in decreasing creation order, passing gradients along the edges."""
-    heap = [(-n.seq, n) for n in roots]
+    """Call the rules in decreasing creation order, passing gradients along the edges.
+    ``pending`` maps a node's ``seq`` to the node and its output gradients; the heap holds
+    the negated ``seq`` s (ints compare faster than tuples: this is the per-node path)."""
+    heap = [-n.seq for n in roots]
     heapq.heapify(heap)
     pop, push, need = heapq.heappop, heapq.heappush, plan.need
-    anomaly, add_leaf = context.anomaly, leaves.add
+    anomaly, add_leaf, sum_to = context.anomaly, leaves.add, installed.sum_to
     while heap:
-        node = pop(heap)[1]
-        slots = pending.pop(node)
+        node, slots = pending.pop(-pop(heap))
         if need is not None and node not in need and node not in plan.target_nodes:
             continue
         if node.hooks:
@@ -186,19 +187,25 @@ def _loop(roots: list[Node], pending: dict[Node, list], plan: _Plan, leaves: _Le
         else:
             grads = _call_rule(node, slots)
         if not retain_graph and (node.saved or node.out is not None or node.ctx is not None):
-            node.saved = node.out = node.ctx = None  # Node.release, inline (a node that
-            # saved nothing can run again)
+            node.saved = None  # Node.release, inline (a node that saved nothing can run again)
+            if node.out is not None:
+                node.out = None
+            if node.ctx is not None:
+                node.ctx = None
         for e, g, shape in zip(node.edges, grads, node.in_shapes):
             if e is None or g is None:
                 continue
             if g._array.shape != shape:
-                g = installed.sum_to(g, tuple(shape))
+                g = sum_to(g, tuple(shape))
             if type(e) is tuple:
                 m, i = e
-                s = pending.get(m)
-                if s is None:
-                    s = pending[m] = [None] * m.n_out
-                    push(heap, (-m.seq, m))
+                p = pending.get(m.seq)
+                if p is None:
+                    s = [None] * m.n_out
+                    pending[m.seq] = (m, s)
+                    push(heap, -m.seq)
+                else:
+                    s = p[1]
                 s[i] = g if s[i] is None else s[i] + g
             else:
                 # shared: the rule passed its own input through
@@ -214,7 +221,7 @@ def run_backward(outputs: Sequence[Any], grad_outputs: Sequence[Any], *, retain_
     With ``inputs``, nothing is stored: their gradients are returned keyed by ``id``
     (``autograd.grad``), and only the part of the graph that leads to them runs.
     """
-    pending: dict[Node, list] = {}
+    pending: dict[int, tuple] = {}  # seq -> (node, its output gradients)
     roots: list[Node] = []
     direct = []
     for t, g in zip(outputs, grad_outputs):
@@ -226,10 +233,12 @@ def run_backward(outputs: Sequence[Any], grad_outputs: Sequence[Any], *, retain_
                     f".requires_grad_()) before computing it")
             direct.append((t, g))
             continue
-        slots = pending.get(t._node)
+        n = t._node
+        slots = pending[n.seq][1] if n.seq in pending else None
         if slots is None:
-            slots = pending[t._node] = [None] * t._node.n_out
-            roots.append(t._node)
+            slots = [None] * n.n_out
+            pending[n.seq] = (n, slots)
+            roots.append(n)
         slots[t._idx] = g if slots[t._idx] is None else slots[t._idx] + g
     plan = _Plan(roots, inputs)
     leaves = _Leaves(plan, create_graph)
