@@ -42,6 +42,7 @@ class _X:
         return Cube.apply(x)
 
     attention = staticmethod(xad.ops.attention.attention)
+    class_pick = staticmethod(xad.ops.classes.class_pick)
     layer_norm = staticmethod(xad.ops.normalization.layer_norm)
     linear_act = staticmethod(xad.ops.linalg.linear_act)
 
@@ -200,6 +201,14 @@ class _N:
     @staticmethod
     def log_softmax(x: Any, axis: int = -1) -> Any:
         return x - np.log(np.sum(np.exp(x), axis=axis, keepdims=True))
+
+    @staticmethod
+    def class_pick(x: Any, t: Any, ignore: Any = None) -> Any:
+        """Each row's entry at its class by NumPy's ``take_along_axis``; 0 where ignored."""
+        ok = (t >= 0) & (t < x.shape[-1]) & (t != ignore)
+        picked = np.take_along_axis(x, np.where(ok, t, 0)[..., None], axis=-1)[..., 0]
+        rows = (t[..., None] == np.arange(x.shape[-1])) & ok[..., None]
+        return np.where(ok, picked, 0.0), rows.astype(x.dtype)
 
     @classmethod
     def layer_norm(cls, x: Any, axes: Any, w: Any, b: Any, eps: float = 1e-5) -> Any:
@@ -538,6 +547,15 @@ def _case_list() -> list[Case]:
     add(Case("standardize:axes", lambda m, x, w: m.standardize(x, (0, 2), eps=0.1) * w,
              ((2, 3, 4), (3, 1)), prims=("standardize", "multiply")))
     add(Case("log_softmax", lambda m, x: m.log_softmax(x, axis=1), ((3, 4),)))
+    add(Case("class_pick", lambda m, x: m.class_pick(x, m.const(np.array([2, 0, 3])))[0],
+             ((3, 4),)))
+    add(Case("class_pick:ignore", lambda m, x: m.class_pick(
+        x, m.const(np.array([[1, -100], [3, 0]])), -100)[0] + m.class_pick(
+        x, m.const(np.array([[1, 2], [3, 0]])), 3)[0] * 2.0, ((2, 2, 4),),
+        prims=("class_pick", "multiply")))
+    add(Case("class_pick:rows", lambda m, x: m.class_pick(x * x, m.const(np.array([1, 0])))[0]
+             * m.sum(m.class_pick(x, m.const(np.array([1, 3])))[1]), ((2, 4),),
+             prims=("class_pick", "multiply")))
     add(Case("layer_norm", lambda m, x, w, b: m.layer_norm(x, (1, 2), w, b),
              ((2, 3, 4), (3, 4), (3, 4))))
     add(Case("log_softmax:axis0", lambda m, x: m.log_softmax(x, axis=0), ((3, 2, 4),)))

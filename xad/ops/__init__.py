@@ -10,6 +10,7 @@ import sys as _sys
 from .. import graph as _graph
 from .. import tensor as _tensor
 from . import attention as _attention  # noqa: F401  (registers attention, attention_grad)
+from . import classes as _classes  # noqa: F401  (registers class_mask, class_pick)
 from . import convolution as _convolution  # noqa: F401  (registers im2col, col2im)
 from . import elementwise as _elementwise
 from . import recurrent as _recurrent  # noqa: F401  (registers recurrent, recurrent_grad)

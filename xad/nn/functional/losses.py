@@ -5,8 +5,9 @@ from __future__ import annotations
 from ... import dtypes as _dt
 from ... import ops as _ops
 from ...ops.amp_cast import autocast_float32
+from ...ops.classes import class_mask, class_pick
 from ...tensor import Tensor
-from .layers import _check_in_range, one_hot
+from .layers import _check_in_range
 
 __all__ = [
     "mse_loss", "l1_loss", "huber_loss", "cross_entropy", "nll_loss",
@@ -107,17 +108,18 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
     if weight is not None and tuple(weight.shape) != (c,):
         raise ValueError(f"nll_loss: weight must have shape ({c},), got {weight.shape}")
     _check_in_range(target, c, "nll_loss", "target", "the number of classes", ignore_index)
-    oh = one_hot(target, c, dtype=input.dtype)  # (N, ..., C)
-    if input.ndim > 2:  # move classes last to match the one-hot
+    if input.ndim > 2:  # classes last, as the targets' one-hot rows
         perm = (0, *range(2, input.ndim), 1)
         input = input.permute_dims(perm)
-    w = oh if weight is None else oh * weight.astype(input.dtype)
-    if ignore_index is not None and 0 <= ignore_index < c:  # else its one-hot row is zero
-        w = w * (target != ignore_index).astype(input.dtype).expand_dims(-1)
-    loss = -(input * w).sum(axis=-1)
-    if reduction == "mean":
-        return loss.sum() / w.sum()
-    return _reduce(loss, reduction, "nll_loss")
+    if weight is not None:  # the one-hot rows (zero where ignored) times the class weights
+        w = class_mask(target, c, input.dtype, ignore_index) * weight.astype(input.dtype)
+        loss = -(input * w).sum(axis=-1)
+        return loss.sum() / w.sum() if reduction == "mean" else _reduce(loss, reduction,
+                                                                        "nll_loss")
+    picked, rows = class_pick(input, target, ignore_index)  # 0 where ignored
+    if reduction != "mean":
+        return _reduce(-picked, reduction, "nll_loss")
+    return picked.sum() / -rows.sum()  # -(sum / count), one node fewer
 
 
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
