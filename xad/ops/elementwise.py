@@ -90,7 +90,8 @@ def holomorphic(cls: type[Op]) -> type[Op]:
     rule = cls.backward
 
     def backward(node: Any, g: Any) -> Any:
-        if g.dtype not in _COMPLEX:
+        d = g._backend._from_native.get(g._array.dtype)  # g.dtype, read inline (per node)
+        if (d or g.dtype) not in _COMPLEX:
             return rule(node, g)
         grads = rule(node, conj(g))
         if type(grads) is not tuple:
