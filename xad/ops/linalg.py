@@ -237,7 +237,8 @@ def _bias_grad(g: Tensor, g2: Tensor) -> Tensor:
     if _sum_pays(g, 1 << 17):
         row = ones((1, g2.shape[0]), dtype=g.dtype, backend=g._backend)
         return reshape(apply(Matmul, row, g2), (g.shape[-1],))
-    return g.sum(axis=tuple(range(g.ndim - 1)))  # the method: reduce imports this module
+    return g.sum(axis=0 if g.ndim == 2 else tuple(range(g.ndim - 1)))  # the method:
+    # reduce imports this module
 
 
 def _sum_pays(x: Tensor, least: int) -> bool:
