@@ -255,7 +255,8 @@ def binary(op: type[Op], x: Any, y: Any) -> Tensor:
 
 def apply(op: type[Op], *args: Any, **params: Any) -> Any:
     """Run ``op`` on tensors and Python scalars; record a node when a gradient is needed."""
-    if context.transform is not None:
+    hooked = context.hooked  # anomaly, recorder or transform: one test for the three
+    if hooked and context.transform is not None:
         return context.transform.process(apply, op, args, params)
     backend = None
     needs = False
@@ -289,10 +290,10 @@ def apply(op: type[Op], *args: Any, **params: Any) -> Any:
     else:
         out = raw if type(raw) is kind else backend.ensure_array(raw)
         changed = out is not raw
-    if context.recorder is not None:
+    if hooked and context.recorder is not None:
         context.recorder.op(op, backend, args, params, out, changed)
     if needs and context.grad_enabled and op.differentiable:
         return record(op, args, out, backend, params)
     if type(out) is tuple:
-        return tuple(_plain(op, o, backend) for o in out)
-    return _plain(op, out, backend)
+        return tuple(_plain(op, o, backend) if hooked else _result(o, backend) for o in out)
+    return _plain(op, out, backend) if hooked else _result(out, backend)
