@@ -95,7 +95,8 @@ def class_mask(t: Tensor, n: int, dtype: Any, ignore: int | None = None) -> Tens
 def class_pick(x: Tensor, t: Tensor, ignore: int | None = None) -> tuple[Tensor, Tensor]:
     """``x[..., t]`` row by row (classes on the last axis, integer ``t`` of shape
     ``x.shape[:-1]``), 0 where ``t`` is ``ignore`` or outside ``[0, C)``; and the one-hot
-    rows it picked with (no gradient: ``rows.sum()`` counts the targets that count).
+    rows it picked with (their gradient is zero; ``rows.sum()`` counts the targets that
+    count).
 
     Example:
         >>> import xad
@@ -107,5 +108,4 @@ def class_pick(x: Tensor, t: Tensor, ignore: int | None = None) -> tuple[Tensor,
     if tuple(t.shape) != tuple(x.shape[:-1]):
         raise ValueError(f"class_pick: targets of shape {t.shape} must have the shape of x "
                          f"(shape {x.shape}) without its last (class) axis")
-    picked, rows = apply(ClassPick, x, t, ignore=ignore)
-    return picked, (rows.detach() if rows.requires_grad else rows)
+    return apply(ClassPick, x, t, ignore=ignore)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ... import dtypes as _dt
 from ... import ops as _ops
+from ...grad_mode import no_grad
 from ...ops.amp_cast import autocast_float32
 from ...ops.classes import class_mask, class_pick
 from ...tensor import Tensor
@@ -119,7 +120,9 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
     picked, rows = class_pick(input, target, ignore_index)  # 0 where ignored
     if reduction != "mean":
         return _reduce(-picked, reduction, "nll_loss")
-    return picked.sum() / -rows.sum()  # -(sum / count), one node fewer
+    with no_grad():  # the count has no gradient (rows.detach() would leave a vmap level)
+        count = rows.sum()
+    return picked.sum() / -count  # -(sum / count), one node fewer
 
 
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
