@@ -43,6 +43,7 @@ class _X:
 
     attention = staticmethod(xad.ops.attention.attention)
     class_pick = staticmethod(xad.ops.classes.class_pick)
+    cross_entropy_mean = staticmethod(xad.ops.classes.cross_entropy_mean)
     layer_norm = staticmethod(xad.ops.normalization.layer_norm)
     linear_act = staticmethod(xad.ops.linalg.linear_act)
 
@@ -209,6 +210,11 @@ class _N:
         picked = np.take_along_axis(x, np.where(ok, t, 0)[..., None], axis=-1)[..., 0]
         rows = (t[..., None] == np.arange(x.shape[-1])) & ok[..., None]
         return np.where(ok, picked, 0.0), rows.astype(x.dtype)
+
+    @classmethod
+    def cross_entropy_mean(cls, x: Any, t: Any, ignore: Any = None) -> Any:
+        picked, rows = cls.class_pick(cls.log_softmax(x, axis=-1), t, ignore)
+        return -picked.sum() / rows.sum()
 
     @classmethod
     def layer_norm(cls, x: Any, axes: Any, w: Any, b: Any, eps: float = 1e-5) -> Any:
@@ -553,6 +559,12 @@ def _case_list() -> list[Case]:
         x, m.const(np.array([[1, -100], [3, 0]])), -100)[0] + m.class_pick(
         x, m.const(np.array([[1, 2], [3, 0]])), 3)[0] * 2.0, ((2, 2, 4),),
         prims=("class_pick", "multiply")))
+    add(Case("cross_entropy_mean", lambda m, x: m.cross_entropy_mean(
+        x, m.const(np.array([2, 0, 3]))), ((3, 4),)))
+    add(Case("cross_entropy_mean:ignore", lambda m, x: m.cross_entropy_mean(
+        x, m.const(np.array([1, -100, 3, 0])), -100) * m.cross_entropy_mean(
+        x * x, m.const(np.array([1, 2, 3, 2])), 2), ((4, 4),),
+        prims=("cross_entropy_mean", "multiply")))
     add(Case("class_pick:rows", lambda m, x: m.class_pick(x * x, m.const(np.array([1, 0])))[0]
              * m.sum(m.class_pick(x, m.const(np.array([1, 3])))[1]), ((2, 4),),
              prims=("class_pick", "multiply")))

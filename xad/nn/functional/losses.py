@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ... import dtypes as _dt
 from ... import ops as _ops
+from ...context import context
 from ...grad_mode import no_grad
 from ...ops.amp_cast import autocast_float32
-from ...ops.classes import class_mask, class_pick
+from ...ops.classes import class_mask, class_pick, cross_entropy_mean
 from ...tensor import Tensor
 from .layers import _check_in_range
 
@@ -125,6 +128,18 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
     return picked.sum() / -count  # -(sum / count), one node fewer
 
 
+def _one_node(input: Tensor, target: Any, weight: Any, reduction: str,
+              label_smoothing: float) -> bool:
+    """Whether :func:`cross_entropy` is the commonest case, one node
+    (:func:`~xad.ops.classes.cross_entropy_mean`: the composed form's bits): floating
+    logits ``(N, C)``, integer targets, the mean, no class weights, no smoothing, no
+    autocast."""
+    return (reduction == "mean" and weight is None and not label_smoothing
+            and context.autocast is None and isinstance(input, Tensor) and input.ndim == 2
+            and isinstance(target, Tensor) and input.dtype.is_floating
+            and not target.dtype.is_floating and 0 not in input.shape)
+
+
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                   ignore_index: int = -100, reduction: str = "mean",
                   label_smoothing: float = 0.0) -> Tensor:
@@ -140,6 +155,11 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got "
                          f"{label_smoothing}")
+    if _one_node(input, target, weight, reduction, label_smoothing):
+        _class_targets(input, target, "nll_loss")
+        _check_in_range(target, input.shape[1], "nll_loss", "target", "the number of classes",
+                        ignore_index)
+        return cross_entropy_mean(input, target, ignore_index)
     axis = 1 if input.ndim >= 2 else 0
     logp = _ops.log_softmax(input, axis=axis)
     c = input.shape[axis]
