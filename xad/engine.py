@@ -94,19 +94,22 @@ class _Leaves:
 
     def __init__(self, plan: _Plan, create_graph: bool) -> None:
         self.plan = plan
+        self.leaf_ids = plan.leaf_ids
         self.inplace_ok = not create_graph
         self.create_graph = create_graph
         self.acc: dict[int, list] = {}
 
-    def add(self, leaf: Any, g: Any, shared: bool = False) -> None:
-        """Add ``g`` to ``leaf``'s gradient; ``shared``: someone else may hold ``g`` (the
-        caller's gradient, or a rule's input passed through)."""
-        ids = self.plan.leaf_ids
-        if ids is not None and id(leaf) not in ids:
+    def add(self, leaf: Any, g: Any, held: Sequence[Any] = ()) -> None:
+        """Add ``g`` to ``leaf``'s gradient; ``held``: gradients someone else holds (the
+        caller's, or the rule's inputs, which it may pass through): ``g`` among them is
+        shared, never added into."""
+        key = id(leaf)
+        ids = self.leaf_ids
+        if ids is not None and key not in ids:
             return
-        slot = self.acc.get(id(leaf))
-        if slot is None:
-            self.acc[id(leaf)] = [leaf, g, False, shared]  # (leaf, sum, owned, shared)
+        slot = self.acc.get(key)
+        if slot is None:  # (leaf, sum, owned, shared)
+            self.acc[key] = [leaf, g, False, any(g is h for h in held)]
         elif slot[2] and self.inplace_ok and g._array.dtype == slot[1]._array.dtype:
             slot[1]._accumulate(g)
         else:
@@ -180,7 +183,7 @@ def _loop(roots: list[Node], pending: dict[int, tuple], plan: _Plan, leaves: _Le
             plan.capture(node, slots, captured)
             if node not in need:
                 continue
-        if node.n_out == 1 and not anomaly and node.saved is not None:
+        if not anomaly and node.n_out == 1 and node.saved is not None:
             grads = node.op.backward(node, slots[0])  # the common case, without a call
             if type(grads) is not tuple:
                 grads = (grads,)
@@ -208,8 +211,7 @@ def _loop(roots: list[Node], pending: dict[int, tuple], plan: _Plan, leaves: _Le
                     s = p[1]
                 s[i] = g if s[i] is None else s[i] + g
             else:
-                # shared: the rule passed its own input through
-                add_leaf(e, g, g is slots[0] or len(slots) > 1 and any(g is s for s in slots))
+                add_leaf(e, g, slots)
         del grads, slots
 
 
@@ -243,7 +245,7 @@ def run_backward(outputs: Sequence[Any], grad_outputs: Sequence[Any], *, retain_
     plan = _Plan(roots, inputs)
     leaves = _Leaves(plan, create_graph)
     for t, g in direct:
-        leaves.add(t, g, shared=True)
+        leaves.add(t, g, (g,))
     captured: dict[int, Any] = {}
     scope = outputs[0]._backend.on_device() if outputs else _NO_SCOPE
     cast, context.autocast = context.autocast, None  # rules run in their forward's dtypes
