@@ -111,7 +111,8 @@ class _OnDevice:
 
     def __init__(self, xp: Any, device: Any, cupy: Any = None) -> None:
         self._xp = xp
-        self._device = device
+        self._wraps = device is not None  # None: one GPU, always current (no wrapper)
+        self._device = device if device is not None else contextlib.nullcontext()
         self._cp = cupy
         self._blas: Any = None  # xad's own cuBLAS handle while a graph captures
 
@@ -159,7 +160,7 @@ class _OnDevice:
 
     def __getattr__(self, name: str) -> Any:
         value = getattr(self._xp, name)
-        if callable(value) and not isinstance(value, type):
+        if self._wraps and callable(value) and not isinstance(value, type):
             fn, device = value, self._device
 
             def on_device(*args: Any, **kwargs: Any) -> Any:
@@ -203,8 +204,12 @@ class CupyBackend(Backend):
         self._erf = cupyx.scipy.special.erf
         self.array_type = cp.ndarray
         dev = cp.cuda.Device(_device_id(device))
-        super().__init__(_OnDevice(ccp, dev, cp), dev)
-        self.scope = dev  # xad runs each operation with its device made current
+        # xad runs each operation with its device made current; with one visible GPU it
+        # always is, so neither the operations nor the namespace's functions enter it
+        # (host time a step spends on every call otherwise)
+        alone = int(cp.cuda.runtime.getDeviceCount()) == 1
+        super().__init__(_OnDevice(ccp, None if alone else dev, cp), dev)
+        self.scope = None if alone else dev
         self._pending: dict[Hashable, tuple[Any, Callable]] = {}  # see check_bounds
         # a check's running maximum inside CUDA graphs (per site), the checks the graph
         # being captured updates, and the accumulators to reset once read

@@ -25,8 +25,8 @@ except ImportError:  # pragma: no cover - depends on the environment
 class _Namespace:
     """``array_api_compat.numpy`` with the calls a training step makes most sent straight to
     NumPy: floating sums and real maxima/minima to the ufunc reductions,
-    ``astype``/``permute_dims``/``matrix_transpose`` past the compat wrappers (each wrapper
-    costs about a microsecond a call, which a small model pays many times a step; the
+    ``arange``/``astype``/``permute_dims``/``matrix_transpose`` past the compat wrappers
+    (each wrapper costs about a microsecond a call, which a small model pays many times a step; the
     results are the same). Everything else is the compat namespace's own.
     """
 
@@ -40,6 +40,13 @@ class _Namespace:
         if dtype is None and x.dtype.kind == "f":
             return np.add.reduce(x, axis=axis, keepdims=keepdims)
         return cnp.sum(x, axis=axis, dtype=dtype, keepdims=keepdims)
+
+    @staticmethod
+    def arange(start: Any, /, stop: Any = None, step: Any = 1, *, dtype: Any = None,
+               device: Any = None) -> Any:
+        if device not in (None, "cpu"):
+            return cnp.arange(start, stop, step, dtype=dtype, device=device)  # its error
+        return np.arange(start, stop, step, dtype=dtype)
 
     @staticmethod
     def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Any:

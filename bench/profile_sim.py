@@ -4,13 +4,19 @@ The 200-operation chain of ``bench_ops.py`` (``y <- tanh(y * w + x) * 0.9``, for
 backward, 8-element float32 arrays) on the numpy backend and on the CuPy emulator. On the
 emulator a kernel is a NumPy call plus the emulator's own bookkeeping, so the difference
 bounds from above what CuPy's backend adds per operation in xad (the device scope, the
-compat layer's wrappers); ``--profile`` prints the functions that take the time.
+compat layer's wrappers).
 
-xad's own time per operation is each backend's time multiplied by the share of own time
-that cProfile puts in ``xad/`` and ``backends/`` (the same method on both backends, so the
-profiler's distortion cancels in their ratio).
+xad's own time per operation, by subtraction (the default; no profiler): the chain through
+xad minus the same kernels called directly on the same namespace (NumPy, or the emulator's
+``cupy``: the array program xad runs, written out, with the tanh gradient as one fused
+kernel where xad fuses it), each CPU time, best of ``--repeat``, the runs interleaved. Both
+programs' emulator kernel counts are printed (equal: the same kernels). ``--profile`` adds
+the older estimate (each backend's time times the share of own time cProfile puts in
+``xad/`` and ``backends/``, median of three profiles), whose shares move by about 5 points
+between runs, and the functions that take the time.
 
-Run: ``python bench/profile_sim.py [--profile]`` (CPU time, best of 7).
+Run: ``python bench/profile_sim.py [--repeat 15] [--devices 1] [--profile]`` (``--devices
+1``: the emulator shows one GPU, as a one-GPU machine: no device scope per operation).
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ import os
 import pstats
 import sys
 import time
+from typing import Any
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 for _p in (os.path.dirname(_HERE), os.path.join(os.path.dirname(_HERE), "tests")):
@@ -29,6 +36,7 @@ for _p in (os.path.dirname(_HERE), os.path.join(os.path.dirname(_HERE), "tests")
 
 import cupy_sim  # noqa: E402
 import numpy as np  # noqa: E402
+from cupy_sim.streams import COUNTS  # noqa: E402
 
 import xad  # noqa: E402
 
@@ -51,6 +59,45 @@ def chain(backend: str):
     return run
 
 
+def raw_chain(xp: Any, fuse: Any):
+    """The array program xad runs for :func:`chain`, written out over namespace ``xp``:
+    the same kernels, out of place as xad's, with no graph and no tensors."""
+    rng = np.random.default_rng(0)
+    x = xp.asarray(rng.standard_normal(8).astype(np.float32))
+    w = xp.asarray(rng.standard_normal(8).astype(np.float32))
+    tanh_grad = fuse(lambda t, g: g * (1 - t * t))
+
+    def run() -> None:
+        ys, ts, y = [], [], x
+        for _ in range(N_CHAIN // 4):
+            ys.append(y)
+            t = xp.tanh(y * w + x)
+            ts.append(t)
+            y = t * 0.9
+        s = xp.sum(y)
+        g = xp.broadcast_to(xp.ones_like(s), y.shape)
+        gx = gw = (None, False)
+        for y_in, t in zip(reversed(ys), reversed(ts)):
+            g = tanh_grad(t, g * 0.9)
+            gx = _accumulate(gx, g)  # the round's + x
+            gw = _accumulate(gw, g * y_in)  # * w, w's side
+            g = g * w  # * w, y's side (x's own in the first round)
+        _accumulate(gx, g)
+    return run
+
+
+def _accumulate(acc: tuple, g: Any) -> tuple:
+    """A leaf's sum as xad's engine keeps it: the first gradient as it is, a new sum at
+    the second, then in place."""
+    total, owned = acc
+    if total is None:
+        return g, False
+    if not owned:
+        return total + g, True
+    total += g
+    return total, True
+
+
 def us_per_op(run, repeat: int = 7) -> float:
     run()
     best = float("inf")
@@ -60,6 +107,39 @@ def us_per_op(run, repeat: int = 7) -> float:
             run()
         best = min(best, (time.process_time() - t) / 5)
     return best / N_CHAIN * 1e6
+
+
+def _fused(fn: Any) -> Any:
+    """``fn`` as one emulated ``cupy.fuse`` kernel, as xad's CuPy backend makes it."""
+    return cupy_sim.cupy.fuse(kernel_name="tanh_grad")(fn)
+
+
+def kernels(run) -> int:
+    """The emulator's kernel launches of one call of ``run``."""
+    COUNTS.reset()
+    run()
+    return COUNTS.kernels
+
+
+def subtracted(repeat: int) -> None:
+    """Print xad's own time per operation on each backend by subtraction, and their ratio."""
+    runs = {"numpy": (chain("numpy"), raw_chain(np, lambda f: f)),
+            "cupy-sim": (chain("cupy-sim"), raw_chain(cupy_sim.cupy, _fused))}
+    best: dict[tuple[str, int], float] = {}
+    for _ in range(3):  # interleaved, so a change of load reaches every figure alike
+        for name, pair in runs.items():
+            for i, run in enumerate(pair):
+                t = us_per_op(run, max(1, repeat // 3))
+                best[name, i] = min(best.get((name, i), t), t)
+    own = {}
+    for name in runs:
+        own[name] = best[name, 0] - best[name, 1]
+        print(f"{name}: xad {best[name, 0]:.2f} us/op, its kernels called directly "
+              f"{best[name, 1]:.2f}: xad's own {own[name]:.2f} us/op")
+    xad_k, raw_k = (kernels(r) for r in runs["cupy-sim"])
+    print(f"cupy-sim kernels per chain: xad {xad_k}, written out {raw_k}")
+    print(f"xad's own time on cupy-sim / on numpy: {own['cupy-sim'] / own['numpy']:.2f}x "
+          f"(target <= 1.3x)")
 
 
 def shares(run, calls: int = 40) -> tuple[dict[str, float], pstats.Stats]:
@@ -79,9 +159,20 @@ def shares(run, calls: int = 40) -> tuple[dict[str, float], pstats.Stats]:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--profile", action="store_true")
+    p.add_argument("--repeat", type=int, default=15, help="best of this many (default 15)")
+    p.add_argument("--profile", action="store_true", help="also the cProfile estimate")
+    p.add_argument("--devices", type=int, default=2, choices=(1, 2),
+                   help="the emulator's GPU count (1: no device scope per operation)")
     args = p.parse_args()
+    cupy_sim.core.N_DEVICES = args.devices
     cupy_sim.register()
+    subtracted(args.repeat)
+    if args.profile:
+        profiled()
+
+
+def profiled() -> None:
+    """The cProfile-share estimate and the profile of the emulator's run."""
     runs = {name: chain(name) for name in ("numpy", "cupy-sim")}
     own = {}
     for name, run in runs.items():
@@ -93,9 +184,9 @@ def main() -> None:
         print(f"{name}: {t:.1f} us/op (forward and backward, CPU time); shares of own time "
               f"under cProfile: " + ", ".join(f"{k} {v:.0%}" for k, v in share.items())
               + f"; xad's own (xad + backends) {own[name]:.1f} us/op")
-    print(f"xad's own time on cupy-sim / on numpy: {own['cupy-sim'] / own['numpy']:.2f}x")
-    if args.profile:
-        stats.sort_stats("tottime").print_stats(18)
+    print(f"(cProfile) xad's own time on cupy-sim / on numpy: "
+          f"{own['cupy-sim'] / own['numpy']:.2f}x")
+    stats.sort_stats("tottime").print_stats(18)
 
 
 if __name__ == "__main__":

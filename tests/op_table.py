@@ -42,6 +42,7 @@ class _X:
         return Cube.apply(x)
 
     attention = staticmethod(xad.ops.attention.attention)
+    cross_entropy_mean = staticmethod(xad.ops.cross_entropy.cross_entropy_mean)
     layer_norm = staticmethod(xad.ops.normalization.layer_norm)
     add_layer_norm = staticmethod(xad.ops.normalization.add_layer_norm)
     mse_mean = staticmethod(xad.ops.mse.mse_mean)
@@ -216,6 +217,19 @@ class _N:
     @staticmethod
     def log_softmax(x: Any, axis: int = -1) -> Any:
         return x - np.log(np.sum(np.exp(x), axis=axis, keepdims=True))
+
+    @staticmethod
+    def class_pick(x: Any, t: Any, ignore: Any = None) -> Any:
+        """Each row's entry at its class by NumPy's ``take_along_axis``; 0 where ignored."""
+        ok = (t >= 0) & (t < x.shape[-1]) & (t != ignore)
+        picked = np.take_along_axis(x, np.where(ok, t, 0)[..., None], axis=-1)[..., 0]
+        rows = (t[..., None] == np.arange(x.shape[-1])) & ok[..., None]
+        return np.where(ok, picked, 0.0), rows.astype(x.dtype)
+
+    @classmethod
+    def cross_entropy_mean(cls, x: Any, t: Any, ignore: Any = None) -> Any:
+        picked, rows = cls.class_pick(cls.log_softmax(x, axis=-1), t, ignore)
+        return -picked.sum() / rows.sum()
 
     @classmethod
     def layer_norm(cls, x: Any, axes: Any, w: Any, b: Any, eps: float = 1e-5) -> Any:
@@ -559,6 +573,12 @@ def _case_list() -> list[Case]:
     add(Case("standardize:axes", lambda m, x, w: m.standardize(x, (0, 2), eps=0.1) * w,
              ((2, 3, 4), (3, 1)), prims=("standardize", "multiply")))
     add(Case("log_softmax", lambda m, x: m.log_softmax(x, axis=1), ((3, 4),)))
+    add(Case("cross_entropy_mean", lambda m, x: m.cross_entropy_mean(
+        x, m.const(np.array([2, 0, 3]))), ((3, 4),)))
+    add(Case("cross_entropy_mean:ignore", lambda m, x: m.cross_entropy_mean(
+        x, m.const(np.array([1, -100, 3, 0])), -100) * m.cross_entropy_mean(
+        x * x, m.const(np.array([1, 2, 3, 2])), 2), ((4, 4),),
+        prims=("cross_entropy_mean", "multiply")))
     add(Case("layer_norm", lambda m, x, w, b: m.layer_norm(x, (1, 2), w, b),
              ((2, 3, 4), (3, 4), (3, 4))))
     add(Case("add_layer_norm", lambda m, x, t, w, b: m.add_layer_norm(x, t, (1, 2), w, b),

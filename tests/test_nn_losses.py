@@ -143,3 +143,25 @@ def test_cross_entropy_gradient_matches_torch(torch):
     tZ = torch.tensor(z, requires_grad=True)
     torch.nn.functional.cross_entropy(tZ, torch.tensor(t), label_smoothing=0.05).backward()
     assert np.allclose(Z.grad.numpy(), tZ.grad.numpy())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_cross_entropy_one_node_gives_the_composed_bits(xb, dtype):
+    """``cross_entropy``'s common case (2-D logits, the mean, no weights: one node,
+    xad/ops/cross_entropy.py) gives the bits of ``nll_loss(log_softmax(x))``, loss and
+    gradient, with and without an ignored class, at -inf logits too."""
+    rng = np.random.default_rng(3)
+    for n, c, ignore in ((16, 10, -100), (7, 5, 2), (300, 33, 0)):
+        logits = rng.standard_normal((n, c)).astype(dtype) * 4
+        logits[0, 1] = -np.inf
+        t = rng.integers(0, c, n)
+        t[1] = ignore if ignore >= 0 else t[1]
+        got = []
+        for fn in (lambda x, t: F.cross_entropy(x, t, ignore_index=ignore),
+                   lambda x, t: F.nll_loss(xad.log_softmax(x, axis=1), t, ignore_index=ignore)):
+            x = xad.tensor(logits, requires_grad=True)
+            loss = fn(x, xad.tensor(t))
+            loss.backward()
+            got.append((loss.numpy(), x.grad.numpy()))
+        for a, b in zip(*got):
+            np.testing.assert_array_equal(a, b)

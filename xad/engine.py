@@ -94,19 +94,22 @@ class _Leaves:
 
     def __init__(self, plan: _Plan, create_graph: bool) -> None:
         self.plan = plan
+        self.leaf_ids = plan.leaf_ids
         self.inplace_ok = not create_graph
         self.create_graph = create_graph
         self.acc: dict[int, list] = {}
 
-    def add(self, leaf: Any, g: Any, shared: bool = False) -> None:
-        """Add ``g`` to ``leaf``'s gradient; ``shared``: someone else may hold ``g`` (the
-        caller's gradient, or a rule's input passed through)."""
-        ids = self.plan.leaf_ids
-        if ids is not None and id(leaf) not in ids:
+    def add(self, leaf: Any, g: Any, held: Sequence[Any] = ()) -> None:
+        """Add ``g`` to ``leaf``'s gradient; ``held``: gradients someone else holds (the
+        caller's, or the rule's inputs, which it may pass through): ``g`` among them is
+        shared, never added into."""
+        key = id(leaf)
+        ids = self.leaf_ids
+        if ids is not None and key not in ids:
             return
-        slot = self.acc.get(id(leaf))
-        if slot is None:
-            self.acc[id(leaf)] = [leaf, g, False, shared]  # (leaf, sum, owned, shared)
+        slot = self.acc.get(key)
+        if slot is None:  # (leaf, sum, owned, shared)
+            self.acc[key] = [leaf, g, False, any(g is h for h in held)]
         elif slot[2] and self.inplace_ok and g._array.dtype == slot[1]._array.dtype:
             slot[1]._accumulate(g)
         else:
@@ -159,16 +162,17 @@ def _call_rule(node: Node, slots: list) -> tuple:
     return grads
 
 
-def _loop(roots: list[Node], pending: dict[Node, list], plan: _Plan, leaves: _Leaves,
+def _loop(roots: list[Node], pending: dict[int, tuple], plan: _Plan, leaves: _Leaves,
           retain_graph: bool, captured: dict[int, Any]) -> None:
-    """Call the rules in decreasing creation order, passing gradients along the edges."""
-    heap = [(-n.seq, n) for n in roots]
+    """Call the rules in decreasing creation order, passing gradients along the edges.
+    ``pending`` maps a node's ``seq`` to the node and its output gradients; the heap holds
+    the negated ``seq`` s (ints compare faster than tuples: this is the per-node path)."""
+    heap = [-n.seq for n in roots]
     heapq.heapify(heap)
     pop, push, need = heapq.heappop, heapq.heappush, plan.need
-    anomaly, add_leaf = context.anomaly, leaves.add
+    anomaly, add_leaf, sum_to = context.anomaly, leaves.add, installed.sum_to
     while heap:
-        node = pop(heap)[1]
-        slots = pending.pop(node)
+        node, slots = pending.pop(-pop(heap))
         if need is not None and node not in need and node not in plan.target_nodes:
             continue
         if node.hooks:
@@ -179,30 +183,35 @@ def _loop(roots: list[Node], pending: dict[Node, list], plan: _Plan, leaves: _Le
             plan.capture(node, slots, captured)
             if node not in need:
                 continue
-        if node.n_out == 1 and not anomaly and node.saved is not None:
+        if not anomaly and node.n_out == 1 and node.saved is not None:
             grads = node.op.backward(node, slots[0])  # the common case, without a call
             if type(grads) is not tuple:
                 grads = (grads,)
         else:
             grads = _call_rule(node, slots)
         if not retain_graph and (node.saved or node.out is not None or node.ctx is not None):
-            node.saved = node.out = node.ctx = None  # Node.release, inline (a node that
-            # saved nothing can run again)
+            node.saved = None  # Node.release, inline (a node that saved nothing can run again)
+            if node.out is not None:
+                node.out = None
+            if node.ctx is not None:
+                node.ctx = None
         for e, g, shape in zip(node.edges, grads, node.in_shapes):
             if e is None or g is None:
                 continue
             if g._array.shape != shape:
-                g = installed.sum_to(g, tuple(shape))
+                g = sum_to(g, tuple(shape))
             if type(e) is tuple:
                 m, i = e
-                s = pending.get(m)
-                if s is None:
-                    s = pending[m] = [None] * m.n_out
-                    push(heap, (-m.seq, m))
+                p = pending.get(m.seq)
+                if p is None:
+                    s = [None] * m.n_out
+                    pending[m.seq] = (m, s)
+                    push(heap, -m.seq)
+                else:
+                    s = p[1]
                 s[i] = g if s[i] is None else s[i] + g
             else:
-                # shared: the rule passed its own input through
-                add_leaf(e, g, g is slots[0] or len(slots) > 1 and any(g is s for s in slots))
+                add_leaf(e, g, slots)
         del grads, slots
 
 
@@ -214,7 +223,7 @@ def run_backward(outputs: Sequence[Any], grad_outputs: Sequence[Any], *, retain_
     With ``inputs``, nothing is stored: their gradients are returned keyed by ``id``
     (``autograd.grad``), and only the part of the graph that leads to them runs.
     """
-    pending: dict[Node, list] = {}
+    pending: dict[int, tuple] = {}  # seq -> (node, its output gradients)
     roots: list[Node] = []
     direct = []
     for t, g in zip(outputs, grad_outputs):
@@ -226,15 +235,17 @@ def run_backward(outputs: Sequence[Any], grad_outputs: Sequence[Any], *, retain_
                     f".requires_grad_()) before computing it")
             direct.append((t, g))
             continue
-        slots = pending.get(t._node)
+        n = t._node
+        slots = pending[n.seq][1] if n.seq in pending else None
         if slots is None:
-            slots = pending[t._node] = [None] * t._node.n_out
-            roots.append(t._node)
+            slots = [None] * n.n_out
+            pending[n.seq] = (n, slots)
+            roots.append(n)
         slots[t._idx] = g if slots[t._idx] is None else slots[t._idx] + g
     plan = _Plan(roots, inputs)
     leaves = _Leaves(plan, create_graph)
     for t, g in direct:
-        leaves.add(t, g, shared=True)
+        leaves.add(t, g, (g,))
     captured: dict[int, Any] = {}
     scope = outputs[0]._backend.on_device() if outputs else _NO_SCOPE
     cast, context.autocast = context.autocast, None  # rules run in their forward's dtypes

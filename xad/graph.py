@@ -92,8 +92,9 @@ class Node:
         saved = self.saved
         if saved is None:
             raise GraphFreedError(freed_message(self))
-        for i in range(len(saved)):
-            self._check(i)
+        for i, v in enumerate(self.versions):  # _check, inline: a per-node path
+            if v is not None and (0 if saved[i]._vc is None else saved[i]._vc[0]) != v:
+                self._check(i)  # raises
         return saved
 
     def input(self, i: int) -> Any:

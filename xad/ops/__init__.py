@@ -11,6 +11,7 @@ from .. import graph as _graph
 from .. import tensor as _tensor
 from . import attention as _attention  # noqa: F401  (registers attention, attention_grad)
 from . import convolution as _convolution  # noqa: F401  (registers im2col, col2im)
+from . import cross_entropy as _cross_entropy  # noqa: F401  (registers cross_entropy_mean)
 from . import elementwise as _elementwise
 from . import mse as _mse  # noqa: F401  (registers mse_mean, mse_mean_grad)
 from . import nll as _nll  # noqa: F401  (registers nll_rows, nll_rows_grad, count_targets)

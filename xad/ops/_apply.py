@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import dtypes as _dt
-from ..backend import Backend, get_backend
+from ..backend import get_backend
 from ..context import context
 from ..factories import tensor
 from ..graph import installed, record
@@ -166,14 +166,6 @@ def _plain(op: type[Op], out: Any, b: Any) -> Tensor:
     return _result(out, b)
 
 
-def _forward(op: type[Op], b: Backend, *arrays: Any, **params: Any) -> Any:
-    """``op.forward`` inside the backend's device scope (CuPy: its device made current)."""
-    if b.scope is None:
-        return op.forward(b, *arrays, **params)
-    with b.scope:
-        return op.forward(b, *arrays, **params)
-
-
 def unary(op: type[Op], x: Tensor, **params: Any) -> Tensor:
     """``apply`` for one tensor input."""
     hooked = context.hooked  # anomaly, recorder or transform: one test for the three
@@ -263,7 +255,8 @@ def binary(op: type[Op], x: Any, y: Any) -> Tensor:
 
 def apply(op: type[Op], *args: Any, **params: Any) -> Any:
     """Run ``op`` on tensors and Python scalars; record a node when a gradient is needed."""
-    if context.transform is not None:
+    hooked = context.hooked  # anomaly, recorder or transform: one test for the three
+    if hooked and context.transform is not None:
         return context.transform.process(apply, op, args, params)
     backend = None
     needs = False
@@ -285,14 +278,22 @@ def apply(op: type[Op], *args: Any, **params: Any) -> Any:
             datas.append(a)
     if backend is None:
         backend = get_backend()
-    out = _forward(op, backend, *datas, **params)
-    multi = type(out) is tuple
-    raws = out if multi else (out,)
-    outs = tuple(o if type(o) is backend.array_type else backend.ensure_array(o) for o in raws)
-    if context.recorder is not None:
-        context.recorder.op(op, backend, args, params, outs if multi else outs[0],
-                            any(o is not r for o, r in zip(outs, raws)))
+    if backend.scope is None:
+        raw = op.forward(backend, *datas, **params)
+    else:
+        with backend.scope:
+            raw = op.forward(backend, *datas, **params)
+    kind = backend.array_type
+    if type(raw) is tuple:
+        out = tuple(o if type(o) is kind else backend.ensure_array(o) for o in raw)
+        changed = any(o is not r for o, r in zip(out, raw))
+    else:
+        out = raw if type(raw) is kind else backend.ensure_array(raw)
+        changed = out is not raw
+    if hooked and context.recorder is not None:
+        context.recorder.op(op, backend, args, params, out, changed)
     if needs and context.grad_enabled and op.differentiable:
-        return record(op, args, outs if multi else outs[0], backend, params)
-    res = tuple(_plain(op, o, backend) for o in outs)
-    return res if multi else res[0]
+        return record(op, args, out, backend, params)
+    if type(out) is tuple:
+        return tuple(_plain(op, o, backend) if hooked else _result(o, backend) for o in out)
+    return _plain(op, out, backend) if hooked else _result(out, backend)

@@ -90,7 +90,8 @@ def holomorphic(cls: type[Op]) -> type[Op]:
     rule = cls.backward
 
     def backward(node: Any, g: Any) -> Any:
-        if g.dtype not in _COMPLEX:
+        d = g._backend._from_native.get(g._array.dtype)  # g.dtype, read inline (per node)
+        if (d or g.dtype) not in _COMPLEX:
             return rule(node, g)
         grads = rule(node, conj(g))
         if type(grads) is not tuple:
@@ -467,7 +468,7 @@ class Tanh(Op):
     def forward(b, x):
         xp = b.xp
         out = xp.tanh(x)
-        if not xp.isdtype(x.dtype, "complex floating"):
+        if b.xad_dtype(x.dtype) not in _COMPLEX:  # (xp.isdtype costs 0.6 us on NumPy)
             return out
         # the standard's tanh(+-inf + iy), y finite: +-1 + 0j with the sign of y on the zero
         # (C99, hence NumPy and PyTorch, give it sin(2y)'s): flip that zero's sign

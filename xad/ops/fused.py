@@ -250,8 +250,10 @@ class RangeEnds(Op):
             neg, pos = b.elementwise(_signed_ignoring, "xad_signed_ignoring")(
                 t, b.scalar(ignore, t.dtype))
         xp = b.xp
-        lead = tuple(t.shape[:keep])  # vmap's batch axes: one pair per example
-        return xp.max(xp.reshape(xp.stack([neg, pos], axis=keep), lead + (2, -1)), axis=-1)
+        both = xp.stack([neg, pos], axis=keep)
+        if t.ndim != keep + 1:  # (1-d per example: already (..., 2, n))
+            both = xp.reshape(both, tuple(t.shape[:keep]) + (2, -1))  # vmap's batch axes
+        return xp.max(both, axis=-1)
 
     @staticmethod
     def batch(args, batched, ignore, keep=0):
@@ -263,7 +265,10 @@ def _signed(ns: Any) -> Any:
 
 
 def _signed_ignoring(ns: Any) -> Any:
-    return lambda t, ig: (-ns.where(t == ig, 0, t), ns.where(t == ig, 0, t))
+    def signed(t: Any, ig: Any) -> tuple[Any, Any]:
+        v = ns.where(t == ig, 0, t)
+        return -v, v
+    return signed
 
 
 # ----- array-level kernels inside other primitives' forwards ------------------------------

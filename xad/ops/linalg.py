@@ -3,6 +3,7 @@ taken as products with a column of ones where that is faster (NumPy)."""
 
 from __future__ import annotations
 
+import math
 import string
 from collections.abc import Sequence
 from typing import Any
@@ -236,13 +237,14 @@ def _bias_grad(g: Tensor, g2: Tensor) -> Tensor:
     if _sum_pays(g, 1 << 17):
         row = ones((1, g2.shape[0]), dtype=g.dtype, backend=g._backend)
         return reshape(apply(Matmul, row, g2), (g.shape[-1],))
-    return g.sum(axis=tuple(range(g.ndim - 1)))  # the method: reduce imports this module
+    return g.sum(axis=0 if g.ndim == 2 else tuple(range(g.ndim - 1)))  # the method:
+    # reduce imports this module
 
 
 def _sum_pays(x: Tensor, least: int) -> bool:
     """Whether a sum of ``x`` is better as a product with ones: a float32/float64 tensor of
     ``least`` elements or more on a backend with ``sums_by_product`` (NumPy)."""
-    return x._backend.sums_by_product and x.size >= least and \
+    return x._backend.sums_by_product and math.prod(x.shape) >= least and \
         x.dtype in (_dt.float32, _dt.float64)
 
 

@@ -45,9 +45,10 @@ def _kept_shape(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, ...
 
 
 def _expand(g: Tensor, node: Any) -> Tensor:
-    """Reshape a reduction's gradient to the input's rank (keepdims form)."""
+    """Reshape a reduction's gradient to the input's rank (keepdims form); a 0-d gradient
+    (a reduction over every axis) broadcasts as it is."""
     p = node.params
-    if not p["keepdims"]:
+    if not p["keepdims"] and g.ndim:
         g = reshape(g, _kept_shape(node.in_shapes[0], p["axis"]))
     return g
 

@@ -168,15 +168,16 @@ def reshape(x: Tensor, /, shape: Sequence[int] | int, *, copy: bool | None = Non
         (2, 3)
     """
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    size = math.prod(x.shape)  # (not x.size: a per-operation path, and that makes a Size)
     if -1 in shape:
         known = math.prod(n for n in shape if n != -1)
-        if known == 0 or shape.count(-1) > 1 or x.size % known:
+        if known == 0 or shape.count(-1) > 1 or size % known:
             raise ValueError(f"reshape: cannot reshape a tensor of shape {x.shape} "
                              f"into {shape}")
-        shape = tuple(x.size // known if n == -1 else n for n in shape)
-    if math.prod(shape) != x.size:
+        shape = tuple(size // known if n == -1 else n for n in shape)
+    if math.prod(shape) != size:
         raise ValueError(f"reshape: cannot reshape a tensor of shape {x.shape} "
-                         f"({x.size} elements) into {shape}")
+                         f"({size} elements) into {shape}")
     if shape == x.shape and copy is not True:
         return x
     viewable = x._base is None or view_strides(x.shape, strides(x), shape) is not None
@@ -217,7 +218,7 @@ def matrix_transpose(x: Tensor) -> Tensor:
         raise ValueError(f"matrix_transpose needs at least 2 dimensions, got shape {x.shape}")
     axes = list(range(x.ndim))
     axes[-2], axes[-1] = axes[-1], axes[-2]
-    return permute_dims(x, axes)
+    return unary(PermuteDims, x, axes=tuple(axes))  # a permutation: nothing to check
 
 
 def squeeze(x: Tensor, axis: int | tuple[int, ...] | None = None) -> Tensor:

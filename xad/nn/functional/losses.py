@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ... import dtypes as _dt
 from ... import ops as _ops
+from ...context import context
 from ...ops.amp_cast import autocast_float32
+from ...ops.cross_entropy import cross_entropy_mean
 from ...ops.mse import mse_mean
 from ...ops.nll import count_targets, nll_rows
 from ...tensor import Tensor
@@ -126,6 +130,18 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
     return _reduce(loss, reduction, "nll_loss")
 
 
+def _one_node(input: Tensor, target: Any, weight: Any, reduction: str,
+              label_smoothing: float) -> bool:
+    """Whether :func:`cross_entropy` is the commonest case, one node
+    (:func:`~xad.ops.cross_entropy.cross_entropy_mean`: the composed form's bits): floating
+    logits ``(N, C)``, integer targets, the mean, no class weights, no smoothing, no
+    autocast."""
+    return (reduction == "mean" and weight is None and not label_smoothing
+            and context.autocast is None and isinstance(input, Tensor) and input.ndim == 2
+            and isinstance(target, Tensor) and input.dtype.is_floating
+            and not target.dtype.is_floating and 0 not in input.shape)
+
+
 def _nll(logp: Tensor, target: Tensor, c: int, ignore: int, reduction: str) -> Tensor:
     """nll_loss without class weights, classes last: the composed one-hot rule's numbers in
     two reduction kernels (``xad.ops.nll``) and the sums the reduction asks for."""
@@ -150,6 +166,11 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got "
                          f"{label_smoothing}")
+    if _one_node(input, target, weight, reduction, label_smoothing):
+        _class_targets(input, target, "nll_loss")
+        _check_in_range(target, input.shape[1], "nll_loss", "target", "the number of classes",
+                        ignore_index)
+        return cross_entropy_mean(input, target, ignore_index)
     axis = 1 if input.ndim >= 2 else 0
     logp = _ops.log_softmax(input, axis=axis)
     c = input.shape[axis]
