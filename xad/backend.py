@@ -11,6 +11,7 @@ inputs' backend.
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import importlib.util
 import math
@@ -294,6 +295,7 @@ class Backend:
 _NO_SCOPE = contextlib.nullcontext()
 
 
+@functools.cache  # (per namespace: asked per optimiser kernel; ufunc.types builds a list)
 def takes_out(xp: Any) -> bool:
     """Whether namespace ``xp``'s elementwise functions are ufuncs that take ``out=`` (NumPy;
     CuPy's reach xad wrapped to run on their device, so not yet): ``xad.compile`` then writes
