@@ -157,8 +157,9 @@ def test_cross_entropy_one_node_gives_the_composed_bits(xb, dtype):
         t = rng.integers(0, c, n)
         t[1] = ignore if ignore >= 0 else t[1]
         got = []
-        for fn in (lambda x, t: F.cross_entropy(x, t, ignore_index=ignore),
-                   lambda x, t: F.nll_loss(xad.log_softmax(x, axis=1), t, ignore_index=ignore)):
+        for fn in (lambda x, t, i=ignore: F.cross_entropy(x, t, ignore_index=i),
+                   lambda x, t, i=ignore: F.nll_loss(xad.log_softmax(x, axis=1), t,
+                                                     ignore_index=i)):
             x = xad.tensor(logits, requires_grad=True)
             loss = fn(x, xad.tensor(t))
             loss.backward()
