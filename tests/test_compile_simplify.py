@@ -162,3 +162,19 @@ def test_takes_out_only_where_out_writes(xb):
         assert bool(xp.all(t == 2.0))
     else:
         assert not xb.label.startswith("numpy")
+
+
+def test_a_broadcast_of_a_merged_value_reads_the_value_it_was_merged_into(xb):
+    """``(sum(w * x) - 1) ** 2``'s backward broadcasts the 0-d gradient ``2 * d * 1`` to
+    ``w``'s shape: the ``* 1`` is merged away, and the multiply reading the broadcast must
+    then read the merged value's name (it read a name no instruction made, and the replay
+    raised UnboundLocalError)."""
+    w = xad.ones(3, dtype=xad.float64, requires_grad=True)
+
+    def step(x):
+        w.grad = None
+        loss = ((w * x).sum() - 1.0) ** 2
+        loss.backward()
+        return loss.detach(), w.grad
+
+    _check(xb, step, xad.linspace(0.5, 1.5, 3, dtype=xad.float64))

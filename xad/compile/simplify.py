@@ -53,7 +53,7 @@ def simplify(instrs: list[Instr], arrays: list[Any], returned: list[int],
         if ins.kind == "host" or ins.target is not None:
             seen.clear()  # operands may have changed: nothing earlier is reused
         elif ins.kind == "op":
-            ins = _implicit_broadcast(ins, arrays, made_by)
+            ins = _implicit_broadcast(ins, arrays, made_by, same)
             x = _times_one(ins, arrays, const)
             if x is not None and memory_owner(arrays[ins.outs[0]]) not in pinned \
                     and stable(x, i, ins.outs[0]):
@@ -164,9 +164,11 @@ def _value(v: Any) -> Any:
     return (type(v), v)
 
 
-def _implicit_broadcast(ins: Instr, arrays: list[Any], made_by: dict[int, Instr]) -> Instr:
+def _implicit_broadcast(ins: Instr, arrays: list[Any], made_by: dict[int, Instr],
+                        same: dict[int, int]) -> Instr:
     """``ins`` (``+ - * /``) reading the arrays its ``broadcast_to`` operands broadcast,
-    where that leaves the result's shape as it was and another operand has that shape."""
+    where that leaves the result's shape as it was and another operand has that shape
+    (under the name ``same`` gives it: a broadcast array may itself have been merged)."""
     if ins.fn not in _BROADCASTING or len(ins.outs) != 1:
         return ins
     shape = tuple(arrays[ins.outs[0]].shape)
@@ -177,7 +179,7 @@ def _implicit_broadcast(ins: Instr, arrays: list[Any], made_by: dict[int, Instr]
             continue
         others = [tuple(arrays[o].shape) for k, o in enumerate(refs) if k != j and type(o) is int]
         if shape in others and _broadcast(others + [tuple(arrays[maker.refs[0]].shape)]) == shape:
-            refs[j] = maker.refs[0]
+            refs[j] = same.get(maker.refs[0], maker.refs[0])
     return ins if tuple(refs) == ins.refs else dataclasses.replace(ins, refs=tuple(refs))
 
 
