@@ -8,6 +8,8 @@ a new group, two devices, two dtypes, views of a parameter, a compiled step)."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 from cupy_sim.streams import COUNTS
@@ -362,7 +364,7 @@ def test_a_module_loaded_mid_training(xb, monkeypatch):
         assert len(opt._flat) == 1
 
 
-FUZZ_N = int(__import__("os").environ.get("XAD_FUZZ_N", "6"))
+FUZZ_N = int(os.environ.get("XAD_FUZZ_N", "6"))
 _EVENTS = ("step", "step", "step", "no_grad", "rebind", "inplace", "state_dict", "lr",
            "zero_grad", "group", "detach_write")
 
