@@ -21,6 +21,8 @@ import numpy as np
 
 _ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path[:0] = [os.path.join(_ROOT, "bench"), os.path.join(_ROOT, "tests")]
+from gpu_checks import check, status  # noqa: E402 - ci/, the script's folder
+
 import xad  # noqa: E402
 from xad import nn  # noqa: E402
 
@@ -33,15 +35,6 @@ else:
     import cupy  # noqa: E402
 
     BACKEND = "cupy"
-
-failures = 0
-
-
-def check(name: str, ok: bool, detail: str = "") -> None:
-    global failures
-    failures += not ok
-    print(f"{'ok  ' if ok else 'FAIL'} {name} {detail}", flush=True)
-
 
 def products() -> None:
     b = xad.set_backend(BACKEND)
@@ -128,4 +121,4 @@ if __name__ == "__main__":
             part()
         except Exception as e:  # noqa: BLE001 - report and go on
             check(part.__name__, False, f"{type(e).__name__}: {e}")
-    sys.exit(1 if failures else 0)
+    sys.exit(status())

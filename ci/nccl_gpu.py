@@ -20,18 +20,12 @@ import numpy as np
 
 _ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path[:0] = [_ROOT, os.path.join(_ROOT, "tests")]
+from gpu_checks import check, status  # noqa: E402 - ci/, the script's folder
+
 import xad  # noqa: E402
 import xad.distributed as dist  # noqa: E402
 from xad import nn  # noqa: E402
 from xad.distributed import world  # noqa: E402
-
-failures = 0
-
-
-def check(name: str, ok: bool, detail: str = "") -> None:
-    global failures
-    failures += not ok
-    print(f"{'ok  ' if ok else 'FAIL'} {name} {detail}", flush=True)
 
 
 def sim_backend() -> str:
@@ -136,8 +130,7 @@ def main() -> int:
     collectives()
     data_parallel(overlap=True)
     data_parallel(overlap=False)
-    print(f"{failures} failure(s)")
-    return 1 if failures else 0
+    return status()
 
 
 if __name__ == "__main__":

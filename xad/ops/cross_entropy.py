@@ -14,10 +14,10 @@ from __future__ import annotations
 from ..factories import arange
 from ..tensor import Tensor
 from ._apply import Op, apply
-from .elementwise import astype, exp
+from .elementwise import exp
 from .fused import recorded
 from .linalg import by_product, keep_sum
-from .nll import CountTargets, NllRows, NllRowsGrad, nll_rows
+from .nll import CountTargets, NllRows, NllRowsGrad, nll_rows, one_hot_rows
 from .reduce import LogSoftmax, LogSoftmaxGrad, log_softmax, sum
 from .shape import broadcast_to
 
@@ -58,9 +58,7 @@ class CrossEntropyMean(Op):
                          product=p["product"]), None, None
         gy = g_y  # y's own gradient (a second derivative reaches y), plus the loss's
         if g is not None:
-            w = astype(t.expand_dims(-1) == classes, g.dtype)  # NllRows's rule, recorded
-            if ignore is not None:
-                w = w * astype(t != ignore, g.dtype).expand_dims(-1)
+            w = one_hot_rows(t, classes, ignore, g.dtype)  # NllRows's rule, recorded
             gy = -(g / count) * w if gy is None else gy - (g / count) * w
         return gy - exp(y) * keep_sum(gy, (1,), p["product"]), None, None  # log_softmax's
 

@@ -18,7 +18,7 @@ from .elementwise import astype
 from .fused import recorded
 from .shape import broadcast_to
 
-__all__ = ["nll_rows", "count_targets"]
+__all__ = ["nll_rows", "count_targets", "one_hot_rows"]
 
 
 def _one_hot(ns: Any, t: Any, c: Any, one: Any, zero: Any, ig: Any = None) -> Any:
@@ -82,10 +82,7 @@ class NllRows(Op):
         _, t, classes = node.inputs
         ignore = node.params["ignore"]
         if recorded(g):
-            w = astype(t.expand_dims(-1) == classes, g.dtype)
-            if ignore is not None:
-                w = w * astype(t != ignore, g.dtype).expand_dims(-1)
-            return -g.expand_dims(-1) * w, None, None
+            return -g.expand_dims(-1) * one_hot_rows(t, classes, ignore, g.dtype), None, None
         return apply(NllRowsGrad, g, t, classes, ignore=ignore), None, None
 
     @staticmethod
@@ -147,6 +144,20 @@ class CountTargets(Op):
     def batch(args, batched, n, ignore, dtype, keep=0):
         return apply(CountTargets, args[0], n=n, ignore=ignore, dtype=dtype,
                      keep=keep + 1), True
+
+
+def one_hot_rows(t: Tensor, classes: Tensor, ignore: int | None, dtype: Any) -> Tensor:
+    """The one-hot rows of ``t`` over ``classes`` in ``dtype``, zero where ``t`` is
+    ``ignore`` (when given), in xad operations: the NLL rows' rule when it is recorded.
+
+    Example:
+        >>> import xad
+        >>> from xad.ops.nll import one_hot_rows
+        >>> one_hot_rows(xad.tensor([1, 0]), xad.arange(2), 0, xad.float32).tolist()
+        [[0.0, 1.0], [0.0, 0.0]]
+    """
+    w = astype(t.expand_dims(-1) == classes, dtype)
+    return w if ignore is None else w * astype(t != ignore, dtype).expand_dims(-1)
 
 
 def nll_rows(x: Tensor, t: Tensor, ignore: int | None = None) -> Tensor:
