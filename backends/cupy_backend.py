@@ -220,6 +220,7 @@ class CupyBackend(Backend):
         self._stream: Any = None  # the side stream CUDA graphs are captured on
         self._blas: Any = None  # its own cuBLAS handle, on that stream (False: none)
         self._capturing = False
+        self._program_pool: Any = None  # graph_capture's pool, while it captures
         self._segment_pool = contextlib.ExitStack()  # begin_graph's allocator
         self._elementwise: dict[str, Callable] = {}  # see elementwise
         with self.device:  # the hash constants, made once on the device
@@ -429,10 +430,12 @@ class CupyBackend(Backend):
         with self.device:
             self._side_stream()
             pending = [(k, id(v[0])) for k, v in self._pending.items()]
+            self._program_pool = pool
             with cp.cuda.using_allocator(pool.malloc), self._stream:
                 try:
                     yield
                 finally:
+                    self._program_pool = None
                     if self._capturing:  # an error inside: abandon the capture
                         self._capturing = False
                         self.xp._blas = None
@@ -567,8 +570,11 @@ class CupyBackend(Backend):
         cp = self._cp
         gamma, m1, m2, s30, s27, s31 = self._k[:6]
         with self.device:
-            if self._capturing:  # the offset from device memory, written before each launch
-                slot = cp.empty((), dtype=cp.uint64)
+            if self._capturing:  # the offset from device memory, written before each launch:
+                # a word of the program's pool, never a block this graph's temporaries freed
+                # (their kernels would overwrite the offset at each launch: seen on an H100)
+                with cp.cuda.using_allocator(self._program_pool.malloc):
+                    slot = cp.empty((), dtype=cp.uint64)
                 self._graph_draws.append((slot, n))
                 z = (cp.arange(1, n + 1, dtype=cp.uint64) + slot) * gamma + self._seed_k
             else:

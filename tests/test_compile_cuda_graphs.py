@@ -5,6 +5,8 @@ a GPU when one is present (docs/GPU.md). On other backends the flag changes noth
 
 from __future__ import annotations
 
+import contextlib
+
 import cupy_sim
 import numpy as np
 import pytest
@@ -193,12 +195,20 @@ def test_a_capture_that_fails_replays_without_graphs(sim, monkeypatch):
     np.testing.assert_allclose(outs, [np.exp([float(k)] * 3) + 1 for k in range(5)])
 
 
-def test_emulated_capture_records_and_launch_reruns():
+@contextlib.contextmanager
+def _side_capture():
+    """The emulated CuPy, a side stream capturing (its caller ends the capture) and the
+    memory pool its new arrays come from."""
     cp = cupy_sim.cupy
-    a = cp.arange(4, dtype=cp.float32)
     s, pool = cp.cuda.Stream(non_blocking=True), cp.cuda.MemoryPool()
     with cp.cuda.using_allocator(pool.malloc), s:
         s.begin_capture()
+        yield cp, s, pool
+
+
+def test_emulated_capture_records_and_launch_reruns():
+    a = cupy_sim.cupy.arange(4, dtype=cupy_sim.cupy.float32)
+    with _side_capture() as (cp, s, pool):
         assert s.is_capturing()
         b = a * 2 + 1
         a += 1
@@ -216,3 +226,49 @@ def test_emulated_capture_records_and_launch_reruns():
         cp.cuda.Stream.null.begin_capture()
     with pytest.raises(NotImplementedError):
         cp.cuda.Graph()
+
+
+def test_emulated_capture_reuses_a_block_its_temporaries_freed():
+    # as CuPy's pool: a temporary's block is free once its last array is gone, and a later
+    # allocation of the capture takes it; a word the host writes into it before a launch is
+    # then overwritten by the launch (what froze dropout's masks on an H100)
+    a = cupy_sim.cupy.arange(4, dtype=cupy_sim.cupy.float32)
+    with _side_capture() as (cp, s, pool):
+        t = a * 3  # a temporary, freed below
+        b = t + 1
+        del t
+        word = cp.empty((), dtype=cp.float32)  # takes t's block
+        c = a + word
+        g = s.end_capture()
+    assert pool.mallocs == 3  # b, c and t's block (shared by word)
+    word.set(np.asarray(100.0, dtype=np.float32))
+    g.launch()
+    assert b.get().tolist() == [1, 4, 7, 10] and c.get().tolist() == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize("amp", [False, True])
+def test_dropout_after_gelu_under_autocast_draws_new_masks_each_replay(sim, amp):
+    # the offset word of a captured draw sat in a block that gelu's float16 temporaries
+    # freed earlier in the same graph: each launch overwrote the offset written before it,
+    # so every replay drew the same mask (seen on an H100; the emulator now models the
+    # block reuse: this failed before the word moved to the program's pool)
+    def run(compiled):
+        xad.manual_seed(5)
+        block = nn.Sequential(nn.Linear(6, 12), nn.GELU(), nn.Dropout(0.3), nn.Linear(12, 2))
+        opt = optim.SGD(block.parameters(), lr=0.0)
+
+        def step(x):
+            opt.zero_grad()
+            with xad.amp.autocast(enabled=amp):
+                loss = (block(x).float() ** 2).mean()
+            loss.backward()
+            opt.step()
+            return loss.detach()
+
+        fn = xad.compile(step, cuda_graphs=True) if compiled else step
+        x = xad.randn(8, 6, generator=xad.Generator().manual_seed(1))
+        return [fn(x).item() for _ in range(6)], fn
+
+    (eager, _), (graphs, fn) = run(False), run(True)
+    assert graphs == eager and len(set(graphs)) == 6  # lr 0: only the masks change
+    assert CHECK_MODE or fn.graphs >= 1

@@ -106,8 +106,9 @@ class MemoryPool:
 
     def _alloc(self, root: np.ndarray) -> None:
         key = id(root)
-        if key in self._owners or root.nbytes == 0:
+        if key in OWNER or root.nbytes == 0:
             return
+        OWNER[key] = self
         size = -(-root.nbytes // 512) * 512
         if self._free.get(size):
             self._free[size] -= 1
@@ -119,6 +120,7 @@ class MemoryPool:
 
     def _release(self, key: int, size: int) -> None:
         self._owners.pop(key, None)
+        OWNER.pop(key, None)
         self._used -= size
         self._free[size] = self._free.get(size, 0) + 1
 
@@ -144,6 +146,7 @@ class MemoryPool:
 
 
 POOLS = tuple(MemoryPool() for _ in range(N_DEVICES))  # one per device, as in CuPy
+OWNER: dict[int, MemoryPool] = {}  # id(root) -> the pool whose block holds it
 
 
 # ----- wrapping -------------------------------------------------------------------------
@@ -170,11 +173,12 @@ def wrap(r: Any, dev: int) -> Any:
     t = type(r)
     if t is np.ndarray:
         pool = current_pool(POOLS[dev])
-        pool._alloc(_root(r))
         cap = capturing()
-        if cap is not None:
-            cap.allocated(pool)
-        return ndarray(r, dev)
+        if cap is None:
+            pool._alloc(_root(r))
+            return ndarray(r, dev)
+        cap.allocated(pool)
+        return _captured(r, dev, pool, cap)
     if isinstance(r, np.generic):
         return wrap(np.asarray(r), dev)
     if t is tuple or t is list:
@@ -200,6 +204,34 @@ _NO_KERNEL = frozenset(("empty", "empty_like"))
 # functions whose output size depends on the data: CuPy reads a count back to the host
 SYNCING = frozenset(("nonzero", "unique", "unique_values", "unique_counts", "unique_inverse",
                      "unique_all", "argwhere", "flatnonzero", "extract", "compress"))
+
+
+def _captured(r: np.ndarray, dev: int, pool: MemoryPool, cap: Any) -> ndarray:
+    """``r`` as a device array made inside a capture: a new block takes one its temporaries
+    freed where one fits (r's values copied into that memory; streams._Capture)."""
+    root = _root(r)
+    block = None
+    if id(root) not in OWNER and root.nbytes:  # a new block (not a view of another's)
+        size = -(-root.nbytes // 512) * 512
+        old = cap.reuse(pool, size, r.nbytes) if r is root and r.flags.c_contiguous else None
+        if old is not None:
+            alias = old.reshape(-1).view(np.uint8)[:r.nbytes].view(r.dtype).reshape(r.shape)
+            alias[...] = r
+            r, root = alias, old
+        block = (pool, size)
+        pool._alloc(root)
+    out = ndarray(r, dev)
+    cap.made(out, root, block)
+    return out
+
+
+def view_of(r: np.ndarray, dev: int) -> ndarray:
+    """A device array that is a view (no kernel, no new block), counted by a capture."""
+    out = ndarray(r, dev)
+    cap = capturing()
+    if cap is not None:
+        cap.made(out, _root(r), None)
+    return out
 
 
 def _root(a: np.ndarray) -> np.ndarray:
@@ -497,7 +529,7 @@ class ndarray:  # noqa: N801 - CuPy's name
         r = fn(self._a, *args, **kwargs)
         if type(r) is not np.ndarray or _root(r) is not _root(self._a):
             raise _device_error(self._dev)
-        return ndarray(r, self._dev)
+        return view_of(r, self._dev)
 
     def _k(self, name: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
         record("ndarray", name, args, kwargs)

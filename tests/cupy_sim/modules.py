@@ -213,7 +213,7 @@ def _take(ns: str) -> Any:
 def _as_strided(x: ndarray, shape: Any = None, strides: Any = None) -> ndarray:
     """``cupy.lib.stride_tricks.as_strided``: a view, no kernel."""
     core.record("cupy.lib.stride_tricks", "as_strided", (x, shape, strides), {})
-    return ndarray(np.lib.stride_tricks.as_strided(x._a, shape, strides), x._dev)
+    return core.view_of(np.lib.stride_tricks.as_strided(x._a, shape, strides), x._dev)
 
 
 lib = types.SimpleNamespace(stride_tricks=types.SimpleNamespace(as_strided=_as_strided))

@@ -14,8 +14,9 @@ Faithful to CUDA where it matters to a caller: captured kernels have *not* run w
 ``end_capture`` returns (their freshly allocated outputs then hold NaN, or -7777 for
 integers, until a launch writes them), and in-place kernels leave their targets unchanged
 until a launch. A graph keeps a weak reference to the memory pools it allocated from; a
-launch after such a pool is gone fails as a use of freed memory would. (The emulator does
-not model a freed block being reused by other arrays while a graph still writes it.)
+launch after such a pool is gone fails as a use of freed memory would. A block a temporary
+frees inside a capture is reused by a later allocation of that capture, sharing its memory
+(:class:`_Capture`), as CuPy's pool does.
 """
 
 from __future__ import annotations
@@ -57,12 +58,48 @@ def _capture_error(what: str) -> RuntimeError:
 
 
 class _Capture:
-    """What one capture recorded: a replay closure per kernel, the buffers it allocated."""
+    """What one capture recorded: a replay closure per kernel, the buffers it allocated,
+    and the blocks its temporaries freed.
+
+    A block allocated in this capture whose last device array is gone (a temporary) goes
+    back to its pool at once, as in CuPy, and a later allocation of the same size class in
+    the same capture takes it: the new array then *shares the memory* the graph's earlier
+    kernels write at each launch (``reuse``). So a word that the host writes before a launch
+    (``ndarray.set``) in such a block is overwritten by the launch, as on a GPU.
+    """
 
     def __init__(self) -> None:
         self.kernels: list[Callable[[], None]] = []
         self.fresh: list[np.ndarray] = []
         self.pools: list[Any] = []
+        self.open = True
+        self._live: dict[int, int] = {}  # id(root) -> its live device arrays
+        self._blocks: dict[int, tuple] = {}  # id(root) -> (root, pool, size class)
+        self._freed: dict[tuple, list] = {}  # (id(pool), size class) -> freed roots
+
+    def made(self, wrapper: Any, root: np.ndarray, block: tuple | None) -> None:
+        """Count ``wrapper``, a device array on ``root`` (``block``: a new block, ``(pool,
+        size)``); when a block's last array is gone, the block is free for reuse."""
+        key = id(root)
+        if block is not None:
+            self._blocks[key], self._live[key] = (root, *block), 0
+        if key in self._live:
+            self._live[key] += 1
+            weakref.finalize(wrapper, self._dropped, key)
+
+    def _dropped(self, key: int) -> None:
+        self._live[key] -= 1
+        if self._live[key] == 0 and self.open:
+            root, pool, size = self._blocks[key]
+            self._freed.setdefault((id(pool), size), []).append(root)
+
+    def reuse(self, pool: Any, size: int, nbytes: int) -> np.ndarray | None:
+        """A block of ``pool`` freed in this capture with room for ``nbytes``, or None."""
+        blocks = self._freed.get((id(pool), size), [])
+        for i, root in enumerate(blocks):
+            if root.nbytes >= nbytes and root.flags.c_contiguous and root.flags.writeable:
+                return blocks.pop(i)
+        return None
 
     def allocated(self, pool: Any) -> None:
         if all(r() is not pool for r in self.pools):
@@ -117,6 +154,7 @@ class Stream:
         cap, self._capture = self._capture, None
         if cap is None:
             raise RuntimeError("cudaErrorIllegalState: the stream is not capturing")
+        cap.open = False
         cap.poison()
         COUNTS.graphs += 1
         return Graph._from(cap)
