@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 import pytest
+from same_numbers import assert_same_numbers
 
 import xad
 from xad.ops import fused
@@ -63,7 +64,7 @@ def test_array_kernels_equal_their_plain_expressions(xb, dtype):
         for got, want in pairs:
             for a, c in zip(*((got, want) if type(want) is tuple else ((got,), (want,)))):
                 assert a.dtype == c.dtype and a.shape == c.shape
-                np.testing.assert_array_equal(b.to_numpy(a), b.to_numpy(c))
+                assert_same_numbers(xb, b.to_numpy(a), b.to_numpy(c))
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -79,8 +80,8 @@ def test_exact_gelu_and_its_gradient_equal_the_composed_rule(xb, dtype):
     y = xad.gelu(x)
     (got,) = xad.autograd.grad(y, [x], g)
     assert y.dtype is got.dtype is dt
-    np.testing.assert_array_equal(y.numpy(), composed.detach().numpy())
-    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    assert_same_numbers(xb, y.numpy(), composed.detach().numpy())
+    assert_same_numbers(xb, got.numpy(), want.numpy())
 
 
 def test_exact_gelu_of_float16_stays_float16(xb):
@@ -111,7 +112,7 @@ def test_log_softmax_equals_x_minus_logsumexp(xb, dtype):
     dt = getattr(xad, dtype)
     (x,) = _arrays(xb, dt, (3, 5))
     x = xad.where(x > 1.0, -math.inf, x) * 4.0  # some -inf entries
-    np.testing.assert_array_equal(xad.log_softmax(x, axis=-1).numpy(),
+    assert_same_numbers(xb, xad.log_softmax(x, axis=-1).numpy(),
                                   (x - xad.logsumexp(x, -1, keepdims=True)).numpy())
 
 
@@ -121,7 +122,7 @@ def test_log_softmax_of_integers_is_the_default_float(xb):
     x = xad.tensor([[1, 2, 3], [0, 0, 5]])
     y = xad.log_softmax(x, axis=-1)
     assert y.dtype == xad.exp(x).dtype == xad.float32
-    np.testing.assert_array_equal(y.numpy(), xad.log_softmax(x.astype(xad.float32)).numpy())
+    assert_same_numbers(xb, y.numpy(), xad.log_softmax(x.astype(xad.float32)).numpy())
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -136,10 +137,10 @@ def test_layer_norm_node_equals_the_composed_operations(xb, dtype):
         t.requires_grad = True
     want = xad.standardize(x, -1) * w + b
     got = layer_norm(x, (2,), w, b)
-    np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
+    assert_same_numbers(xb, got.detach().numpy(), want.detach().numpy())
     for a, c in zip(xad.autograd.grad(got, [x, w, b], g), xad.autograd.grad(want, [x, w, b], g)):
         assert a.dtype is dt
-        np.testing.assert_array_equal(a.numpy(), c.numpy())
+        assert_same_numbers(xb, a.numpy(), c.numpy())
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -155,10 +156,10 @@ def test_add_layer_norm_equals_layer_norm_of_the_sum(xb, dtype):
         v.requires_grad = True
     got, want = add_layer_norm(x, t, (2,), w, b), layer_norm(x + t, (2,), w, b)
     assert got._node.name == "add_layer_norm"
-    np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
+    assert_same_numbers(xb, got.detach().numpy(), want.detach().numpy())
     for a, c in zip(xad.autograd.grad(got, [x, t, w, b], g),
                     xad.autograd.grad(want, [x, t, w, b], g)):
-        np.testing.assert_array_equal(a.numpy(), c.numpy())
+        assert_same_numbers(xb, a.numpy(), c.numpy())
     # with the bias of the linear layer that made t: as Linear's output and its bias sum
     (c,) = _arrays(xb, dt, (4,), seed=3)
     c.requires_grad = True
@@ -166,10 +167,10 @@ def test_add_layer_norm_equals_layer_norm_of_the_sum(xb, dtype):
     got = add_layer_norm(x, xad.linear(t, w.detach() * 0 + xad.eye(4, dtype=dt)), (2,), w, b,
                          t_bias=c)
     want = layer_norm(x + lin, (2,), w, b)
-    np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
+    assert_same_numbers(xb, got.detach().numpy(), want.detach().numpy())
     for a, c_ in zip(xad.autograd.grad(got, [x, t, c, w, b], g),
                      xad.autograd.grad(want, [x, t, c, w, b], g)):
-        np.testing.assert_array_equal(a.numpy(), c_.numpy())
+        assert_same_numbers(xb, a.numpy(), c_.numpy())
     xad.manual_seed(0)
     layer = xad.nn.TransformerEncoderLayer(4, 2, 8, dropout=0.0, batch_first=True).to(dt)
     outs = []
@@ -180,7 +181,7 @@ def test_add_layer_norm_equals_layer_norm_of_the_sum(xb, dtype):
         outs.append([y, *xad.autograd.grad(y, [x, layer.norm1.weight, layer.linear2.bias], g)])
     assert outs[0][0]._node.name == "add_layer_norm" != outs[1][0]._node.name
     for a, c in zip(*outs):
-        np.testing.assert_array_equal(a.detach().numpy(), c.detach().numpy())
+        assert_same_numbers(xb, a.detach().numpy(), c.detach().numpy())
 
 
 @pytest.mark.parametrize("case", ["standardize", "softmax", "masked_softmax", "attention",
@@ -283,9 +284,9 @@ def test_nll_rows_equal_the_composed_one_hot_rule(xb, dtype):
     oh = one_hot(xad.where(t < 0, 5, t), 5, dtype=dt)  # the ignored target: a zero row
     for ignore, w in ((None, oh), (1, oh * (t != 1).astype(dt).expand_dims(-1))):
         got, want = nll_rows(x, t, ignore), -(x * w).sum(axis=-1)
-        np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
+        assert_same_numbers(xb, got.detach().numpy(), want.detach().numpy())
         g = xad.tensor(np.arange(6.0), dtype=dt)
-        np.testing.assert_array_equal(xad.autograd.grad(got, [x], g)[0].numpy(),
+        assert_same_numbers(xb, xad.autograd.grad(got, [x], g)[0].numpy(),
                                       xad.autograd.grad(want, [x], g)[0].numpy())
         count = count_targets(t, 5, -100 if ignore is None else ignore, dt)
         assert count.dtype is dt and count.item() == w.sum().item()
@@ -303,16 +304,16 @@ def test_mse_mean_equals_the_composed_mean_of_squares(xb, dtype):
         v.requires_grad = True
     got, want = mse_mean(x, t), ((x - t) * (x - t)).mean()
     assert got._node.name == "mse_mean" and got.dtype is dt
-    np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
+    assert_same_numbers(xb, got.detach().numpy(), want.detach().numpy())
     for create in (False, True):
         for a, c in zip(xad.autograd.grad(got * 1.5, [x, t], retain_graph=True,
                                           create_graph=create),
                         xad.autograd.grad(want * 1.5, [x, t], retain_graph=True,
                                           create_graph=create)):
-            np.testing.assert_array_equal(a.detach().numpy(), c.detach().numpy())
+            assert_same_numbers(xb, a.detach().numpy(), c.detach().numpy())
     per = xad.vmap(mse_mean, in_axes=(0, None))(x.detach(), t.detach()[0])
     ref = [((x[i] - t[0]) * (x[i] - t[0])).mean().item() for i in range(4)]
-    np.testing.assert_array_equal(per.numpy(), np.asarray(ref, dtype=per.numpy().dtype))
+    assert_same_numbers(xb, per.numpy(), np.asarray(ref, dtype=per.numpy().dtype))
 
 
 def test_mse_loss_is_one_reduction_kernel_on_cupy_sim():
@@ -352,10 +353,10 @@ def test_linear_then_activation_in_a_sequential_gives_the_same_numbers(xb, act):
     assert y._node.name == "linear_act"
     ref = model[1](model[0](x))
     assert ref._node.name == act
-    np.testing.assert_array_equal(y.detach().numpy(), ref.detach().numpy())
+    assert_same_numbers(xb, y.detach().numpy(), ref.detach().numpy())
     ps = list(model.parameters())
     for a, b in zip(xad.autograd.grad(y.sum(), ps), xad.autograd.grad(ref.sum(), ps)):
-        np.testing.assert_array_equal(a.numpy(), b.numpy())
+        assert_same_numbers(xb, a.numpy(), b.numpy())
 
 
 def test_linear_then_activation_is_not_fused_where_a_hook_would_see_it():
@@ -398,10 +399,10 @@ def test_split_heads_equals_split_copy_reshape_and_permute(xb, batch_first):
             for p in xad.ops.split_copy(y, 4, axis=-1)]
     for a, b in zip(got, want):
         assert a.shape == b.shape
-        np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+        assert_same_numbers(xb, a.detach().numpy(), b.detach().numpy())
     (ga,) = xad.autograd.grad(sum(((t * g * (i + 1)).sum() for i, t in enumerate(got))), [y])
     (gb,) = xad.autograd.grad(sum(((t * g * (i + 1)).sum() for i, t in enumerate(want))), [y])
-    np.testing.assert_array_equal(ga.numpy(), gb.numpy())
+    assert_same_numbers(xb, ga.numpy(), gb.numpy())
 
 
 def test_split_heads_is_one_copy_kernel_on_cupy_sim():

@@ -13,6 +13,7 @@ import os
 import numpy as np
 import pytest
 from cupy_sim.streams import COUNTS
+from same_numbers import assert_same_numbers
 
 import xad
 from xad import optim
@@ -78,7 +79,7 @@ def _both(xb, monkeypatch, trajectory, rule: bool = False) -> list:
         for a, b in zip(fast, ref):
             assert a.dtype == b.dtype and a.shape == b.shape
             if fuses(xb):
-                np.testing.assert_array_equal(a, b)
+                assert_same_numbers(xb, a, b)
             else:
                 np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
     return extra
@@ -112,7 +113,8 @@ def test_flat_step_equals_the_rule(xb, monkeypatch, name, kwargs, dtype):
     counts, opt = _both(xb, monkeypatch, trajectory, rule=name in _OWN_RULES)
     if _flat_on(xb):  # 11 parameters: a gradient concat and one fused kernel (+1: -g)
         assert len(opt._flat) == 1
-        assert counts[-1] == 2 + kwargs.get("maximize", False), counts
+        if xb.name == "cupy-sim":  # (the emulator counts kernels; a GPU does not here)
+            assert counts[-1] == 2 + kwargs.get("maximize", False), counts
 
 
 def test_a_parameter_without_gradient_is_skipped(xb, monkeypatch):
@@ -329,7 +331,7 @@ def test_clip_grad_norm_of_many_gradients_is_one_join(xb, norm_type):
     COUNTS.reset()
     cupy_sim.STATE.reset()
     total = xad.nn.utils.clip_grad_norm_(ps, 0.5, norm_type)
-    if _flat_on(xb):
+    if _flat_on(xb) and xb.name == "cupy-sim":
         assert COUNTS.kernels <= 8 and cupy_sim.STATE.transfers == []  # was 2 per gradient
     tp = [torch.zeros(g.shape, requires_grad=True) for g in grads]
     for t, g in zip(tp, grads):

@@ -310,10 +310,13 @@ def test_pytorch_meaning(xb, name):
 
 @pytest.mark.parametrize("name", sorted(MISUSE))
 def test_pytorch_misuse_raises(xb, name):
-    with pytest.raises(Exception):  # noqa: B017 (PyTorch's own types vary: the check is both)
-        MISUSE[name](torch)
-    if name == "to_cuda_without_gpu" and T.cuda.is_available():
-        return  # a device backend is PyTorch's "cuda"
+    gpu_case = name == "to_cuda_without_gpu"
+    if gpu_case and T.cuda.is_available():  # a device backend is PyTorch's "cuda"
+        assert MISUSE[name](T).device == T.ones(1).to("cuda").device
+        return
+    if not (gpu_case and torch.cuda.is_available()):  # (PyTorch with a GPU allows it)
+        with pytest.raises(Exception):  # noqa: B017 (PyTorch's own types vary)
+            MISUSE[name](torch)
     with pytest.raises((TypeError, ValueError, IndexError, NotImplementedError)):
         out = MISUSE[name](T)
         if isinstance(out, xad.Tensor):
