@@ -260,29 +260,62 @@ def _cell(v: Any, fmt: str) -> str:
     return "n/a" if v is None else format(v, fmt)
 
 
+def time_torch_graphs(workload: str, repeat: int) -> dict[str, Any]:
+    """PyTorch's graph step timed alone in a process of its own: ``{"ms": ...}`` or
+    ``{"error": ...}``. (Built beside PyTorch's eager step of a cross-entropy workload in
+    one process, its first replay tripped nll_loss's device-side assert on an H100 and an
+    H200, which poisons the CUDA context of every library in the process; alone, as in
+    :func:`child`, it replays.)"""
+    cmd = [sys.executable, __file__, "--child-time", workload, "--repeat", str(repeat)]
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    try:
+        return json.loads(run.stdout.strip().splitlines()[-1])
+    except (IndexError, json.JSONDecodeError):
+        return {"error": (run.stderr.strip().splitlines() or ["no output"])[-1][:160]}
+
+
+def child_time(workload: str, repeat: int) -> dict[str, Any]:
+    t = time_interleaved({"g": StepFn(make_step("torch graphs", workload))}, repeat, 0.2)
+    return {"ms": t["g"].median * 1e3}
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repeat", type=int, default=7)
     p.add_argument("--workloads", default=",".join(WORKLOADS))
     p.add_argument("--sim", action="store_true", help="rehearse on the emulator and the CPU")
     p.add_argument("--child", nargs=2, metavar=("IMPL", "WORKLOAD"), help=argparse.SUPPRESS)
+    p.add_argument("--child-time", metavar="WORKLOAD", help=argparse.SUPPRESS)
     args = p.parse_args()
     if SIM:
         import cupy_sim
         cupy_sim.register()
-    if args.child:
-        print(json.dumps(child(*args.child)), flush=True)
+    if args.child or args.child_time:
+        out = child(*args.child) if args.child else child_time(args.child_time, args.repeat)
+        print(json.dumps(out), flush=True)
         return
     rows = []
     print("| workload | implementation | ms/step | / torch eager |\n| --- | --- | ---: | ---: |")
     for workload in args.workloads.split(","):
-        runners = {impl: StepFn(make_step(impl, workload)) for impl in filter(runs_here, IMPLS)}
+        runners = {impl: StepFn(make_step(impl, workload)) for impl in IMPLS
+                   if runs_here(impl) and impl != "torch graphs"}
         t = time_interleaved(runners, args.repeat, min_time=0.2)
         base = t["torch eager"].median
         for impl, timing in t.items():
             print(f"| {workload} | {impl} | {timing.median * 1e3:.3f} | "
                   f"{timing.median / base:.2f}x |", flush=True)
-        rows += [(workload, impl, c) for impl, c in counts(workload).items()]
+        if runs_here("torch graphs"):
+            g = time_torch_graphs(workload, args.repeat)
+            print(f"| {workload} | torch graphs | {g['ms']:.3f} | {g['ms'] / 1e3 / base:.2f}x "
+                  "(own process) |" if "error" not in g else
+                  f"| {workload} | torch graphs | error: {g['error']} | |", flush=True)
+        for impl, c in counts(workload).items():
+            print(f"counts {workload} {impl}: {json.dumps(c)}", file=sys.stderr, flush=True)
+            rows.append((workload, impl, c))
+    print_counts(rows)
+
+
+def print_counts(rows: list) -> None:
     print("\n| workload | implementation | kernels executed | kernel launches | graph launches "
           "| device memory held (MiB) |\n| --- | --- | ---: | ---: | ---: | ---: |")
     for workload, impl, c in rows:
@@ -292,7 +325,6 @@ def main() -> None:
         print(f"| {workload} | {impl} | {_cell(c.get('kernels'), 'd')} | "
               f"{_cell(c.get('launches'), 'd')} | {_cell(c.get('graphs'), 'd')} | "
               f"{_cell(c.get('memory_mib'), '.1f')} |", flush=True)
-
 
 if __name__ == "__main__":
     main()

@@ -12,7 +12,7 @@ import pytest
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-@pytest.mark.parametrize("script", ["graph_step_gpu.py", "nccl_gpu.py"])
+@pytest.mark.parametrize("script", ["graph_step_gpu.py", "graph_variants_gpu.py", "nccl_gpu.py"])
 def test_gpu_script_passes_its_rehearsal(script):
     if script == "nccl_gpu.py":  # xad.distributed bootstraps NCCL over MPI
         pytest.importorskip("mpi4py", reason="the mpi extra is not installed: "
