@@ -166,3 +166,40 @@ def test_cross_entropy_one_node_gives_the_composed_bits(xb, dtype):
             got.append((loss.numpy(), x.grad.numpy()))
         for a, b in zip(*got):
             np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("case", ["cross_entropy", "nll", "nll_ignore", "nll_weight",
+                                  "nll_3d", "ce_sum"])
+def test_masked_logits_give_pytorchs_loss_not_nan(xb, torch, case):
+    # -inf at classes other than the target's (a masked vocabulary): PyTorch's loss and
+    # gradient are finite; xad's one-hot product gave -inf * 0 = nan (fixed 2026-11-26)
+    rng = np.random.default_rng(7)
+    shape = (4, 5, 3) if case == "nll_3d" else (4, 5)
+    a = rng.standard_normal(shape)
+    t = np.array([[0, 2, 1], [4, 4, 0], [1, 3, 3], [2, 0, 4]]) if case == "nll_3d" \
+        else np.array([0, 2, 4, 1])
+    mask = np.ones(shape, bool)
+    for k in np.ndindex(t.shape):  # one masked non-target class per target
+        mask[(k[0], (t[k] + 1) % 5, *k[1:])] = False
+    a = np.where(mask, a, -np.inf)
+    kw = {"reduction": "sum"} if case == "ce_sum" else {}
+    kw.update({"nll_ignore": {"ignore_index": 2},
+               "nll_weight": {"weight": np.array([0.5, 1.0, 2.0, 0.0, 1.5])}}.get(case, {}))
+
+    def loss(lib, x, tt):
+        args = {k: (lib.tensor(v) if isinstance(v, np.ndarray) else v) for k, v in kw.items()}
+        if case.startswith("nll"):
+            x = lib.nn.functional.log_softmax(x, dim=1) if lib is torch else \
+                F.log_softmax(x, axis=1)
+            return lib.nn.functional.nll_loss(x, tt, **args)
+        return lib.nn.functional.cross_entropy(x, tt, **args)
+
+    x = xad.tensor(a, requires_grad=True)
+    got = loss(xad, x, xad.tensor(t))
+    got.backward()
+    tx = torch.tensor(a, requires_grad=True)
+    want = loss(torch, tx, torch.tensor(t))
+    want.backward()
+    assert np.isfinite(got.item())
+    np.testing.assert_allclose(got.item(), want.item(), rtol=1e-12)
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12, atol=1e-15)

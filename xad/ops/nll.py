@@ -1,9 +1,10 @@
 """The negative log-likelihood at integer targets as one node (``nll_loss``'s and so
-``cross_entropy``'s core): ``-(x * w).sum(-1)`` for ``w`` the one-hot of the targets over
+``cross_entropy``'s core): ``-x[i, t[i]]`` as ``-where(t == class, x, 0).sum(-1)`` over
 ``x``'s last axis, and the count of the targets that count, each one reduction kernel where
-the backend fuses (:meth:`xad.Backend.reduction`); the one-hot is never stored. The same
-bits as the composed one-hot product (``where(t == class, 1, 0)`` is the one-hot's 1.0 and
-0.0; a row of one nonzero sums to it in any order; counts are exact integers).
+the backend fuses (:meth:`xad.Backend.reduction`); the one-hot is never stored. A row of
+one selected value sums to it exactly in any order; counts are exact integers. (Not
+``x * one_hot``: a log-probability of -inf at another class, a masked logit, would give
+``-inf * 0 = nan``, where PyTorch gives the target's value.)
 """
 
 from __future__ import annotations
@@ -29,12 +30,12 @@ def _one_hot(ns: Any, t: Any, c: Any, one: Any, zero: Any, ig: Any = None) -> An
 
 
 def _rows(ns: Any) -> Any:
-    return lambda x, t, c, one, zero: -ns.sum(x * _one_hot(ns, t, c, one, zero), axis=-1)
+    return lambda x, t, c, zero: -ns.sum(ns.where(t == c, x, zero), axis=-1)
 
 
 def _rows_ignoring(ns: Any) -> Any:
-    return lambda x, t, c, one, zero, ig: -ns.sum(x * _one_hot(ns, t, c, one, zero, ig),
-                                                  axis=-1)
+    return lambda x, t, c, zero, ig: -ns.sum(ns.where((t == c) & (t != ig), x, zero),
+                                             axis=-1)
 
 
 def _rows_grad(ns: Any) -> Any:
@@ -63,10 +64,10 @@ def _kernel_args(b: Any, t: Any, classes: Any, dtype: Any, ignore: int | None) -
 
 
 class NllRows(Op):
-    """``-(x * w).sum(-1)``, ``w`` the one-hot of ``t`` over ``classes`` (``x``'s last axis;
-    times ``t != ignore`` where ``ignore`` is a class): one reduction kernel on CuPy (the
-    composed one-hot took five: comparison, cast, product, sum, negation). Its rule
-    ``-g * w`` is one kernel, first order; recorded, the same in xad operations."""
+    """``-x[i, t[i]]``, 0 where ``t[i] == ignore`` (``ignore`` a class), the target's class
+    among ``classes`` (``x``'s last axis): one reduction kernel on CuPy (a composed one-hot
+    took five: comparison, cast, product, sum, negation). Its rule ``-g * w``, ``w`` the
+    one-hot, is one kernel, first order; recorded, the same in xad operations."""
 
     name = "nll_rows"
     save_inputs = True
@@ -75,7 +76,9 @@ class NllRows(Op):
     def forward(b, x, t, classes, ignore):
         make = _rows if ignore is None else _rows_ignoring
         name = "xad_nll_rows" if ignore is None else "xad_nll_rows_ignoring"
-        return b.reduction(make, name)(x, *_kernel_args(b, t, classes, x.dtype, ignore))
+        args = _column(b, t), classes, b.scalar(0, x.dtype)
+        return b.reduction(make, name)(
+            x, *(args if ignore is None else args + (b.scalar(ignore, t.dtype),)))
 
     @staticmethod
     def backward(node, g):

@@ -121,10 +121,13 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
     if weight is None and input.dtype.is_floating:  # the one-hot never stored
         return _nll(input, target, c, ignore_index, reduction)
     oh = one_hot(target, c, dtype=input.dtype)  # (N, ..., C)
-    w = oh if weight is None else oh * weight.astype(input.dtype)
     if ignore_index is not None and 0 <= ignore_index < c:  # else its one-hot row is zero
-        w = w * (target != ignore_index).astype(input.dtype).expand_dims(-1)
-    loss = -(input * w).sum(axis=-1)
+        oh = oh * (target != ignore_index).astype(input.dtype).expand_dims(-1)
+    w = oh if weight is None else oh * weight.astype(input.dtype)
+    # -w[t] * x[t] per counted row, as PyTorch: the other classes' values never enter (a
+    # masked log-probability of -inf would make -inf * 0 = nan of a one-hot product)
+    picked = input if weight is None else input * weight.astype(input.dtype)
+    loss = -_ops.where(oh != 0, picked, 0).sum(axis=-1)
     if reduction == "mean":
         return loss.sum() / w.sum()
     return _reduce(loss, reduction, "nll_loss")
