@@ -26,9 +26,13 @@ for ex in digits cnn_digits transformer_addition fit_nonlinear; do
   (timeout "$T" python3 examples/$ex.py --backend cupy --quiet; echo "$ex rc=$?") \
     > "$OUT/ex_$ex.txt" 2>&1 &
 done
-# issue 25's target: fit_nonlinear faster on cupy than on numpy (the same run on this CPU)
+# issue 25's target: fit_nonlinear faster on cupy than on numpy (the same run on this CPU),
+# eager above and compiled with CUDA graphs here
 (timeout "$T" python3 examples/fit_nonlinear.py --backend numpy --quiet
  echo "fit_nonlinear (numpy) rc=$?") > "$OUT/ex_zz_fit_numpy.txt" 2>&1 &
+(XAD_CUDA_GRAPHS=1 timeout "$T" python3 examples/fit_nonlinear.py --backend cupy --compile \
+   --quiet; echo "fit_nonlinear (cupy, --compile, CUDA graphs) rc=$?") \
+  > "$OUT/ex_zz_fit_graphs.txt" 2>&1 &
 XAD_CUDA_GRAPHS=1 timeout -s INT -k 15 "$T" $pt -n 2 -k "cupy and not sim" tests/test_compile.py \
   tests/test_compile_cuda_graphs.py > "$OUT/graphs.txt" 2>&1 &
 { timeout 100 python3 ci/graph_step_gpu.py; echo "graph_step rc=$?"
