@@ -58,7 +58,7 @@ class Optimizer:
     """
 
     # (derive, k) where the optimiser can keep its numbers on the device (capturable.py)
-    _device_numbers: tuple[Any, ...] | None = None  # (derive, k[, counts])
+    _device_numbers: tuple[Any, ...] | None = None  # (derive, k[, counts[, carry]])
     _device: DeviceScalars | None = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -520,7 +520,8 @@ def _torch_flags(name: str, foreach: Any, maximize: bool, differentiable: bool,
     """PyTorch's implementation flags as group entries (its state-dict keys): ``maximize``
     is honoured by the optimiser; ``foreach``/``fused`` are accepted and ignored (xad has
     one update path per backend, a fused kernel where it fuses), and so is ``capturable``
-    but by Adam/AdamW (:mod:`.capturable`);
+    where an optimiser has no device path (its numbers on the device: :mod:`.capturable`,
+    every optimiser but LBFGS);
     ``differentiable=True`` (gradients through the update) is refused."""
     if differentiable:
         raise NotImplementedError(f"{name}: differentiable=True (differentiating through the "
