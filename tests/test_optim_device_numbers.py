@@ -161,3 +161,32 @@ def test_device_counts_and_carried_numbers_load_back(name, dtype):
         assert opts[1]._device is not None
         assert isinstance(opts[1].state[ws[1]]["step"], xad.Tensor)
         assert float(opts[1].state[ws[1]]["step"]) == 8.0
+
+
+@pytest.mark.parametrize("name,kw", [EXACT[1], EXACT[3], EXACT[6]], ids=["nadam", "radam", "asgd"])
+def test_host_steps_then_compiled_steps_go_on_as_host_steps(name, kw):
+    """Eager steps on the host path (counts ints, NAdam's product and ASGD's eta and mu
+    Python numbers), then compiled steps in a graph: the device takes the numbers over
+    from the state and gives the all-eager run's bits."""
+    cupy_sim.register()
+    runs = []
+    for graphs in (False, True):
+        with xad.use_backend("cupy-sim"):
+            xad.manual_seed(0)
+            model = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 2))
+            opt = getattr(xad.optim, name)(model.parameters(), lr=0.05, **kw)
+            x, y = xad.randn(4, 6), xad.randn(4, 2)
+
+            def body(x, y, model=model, opt=opt):
+                opt.zero_grad()
+                loss = nn.functional.mse_loss(model(x), y)
+                loss.backward()
+                opt.step()
+                return loss.detach()
+
+            fn = xad.compile(body, cuda_graphs=True) if graphs else body
+            out = [body(x, y).numpy() for _ in range(4)] + [fn(x, y).numpy() for _ in range(8)]
+            runs.append(out + [p.numpy() for p in model.parameters()])
+    for a, b in zip(*runs):
+        np.testing.assert_array_equal(a, b)
+    assert fn.graphs == 1 and opt._device is not None
