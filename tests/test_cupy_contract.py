@@ -82,7 +82,13 @@ OPTIMISERS = [("SGD", dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.1
               ("AdamW", dict(lr=0.1)), ("AdamW", dict(lr=0.1, capturable=True)),
               ("RMSprop", dict(lr=0.1, centered=True,
                                                         momentum=0.9, weight_decay=0.1)),
-              ("RMSprop", dict(lr=0.1)), ("Adagrad", dict(lr=0.1, weight_decay=0.1))]
+              ("RMSprop", dict(lr=0.1)), ("Adagrad", dict(lr=0.1, weight_decay=0.1)),
+              ("Adamax", dict(lr=0.1, weight_decay=0.1, capturable=True)),
+              ("NAdam", dict(lr=0.1, weight_decay=0.1, decoupled_weight_decay=True,
+                             capturable=True)),
+              ("RAdam", dict(lr=0.1, weight_decay=0.1, capturable=True)),
+              ("Adadelta", dict(weight_decay=0.1, capturable=True)),
+              ("ASGD", dict(lr=0.1, t0=1, capturable=True)), ("Rprop", dict(capturable=True))]
 
 
 def _optimisers() -> None:

@@ -1,18 +1,20 @@
 """``Adadelta``, as ``torch.optim.Adadelta`` (names, defaults, state keys); its rule is
-:func:`xad.optim.functional.adadelta_rule`."""
+:func:`xad.optim.functional.adadelta_rule`, its step :mod:`xad.optim.rule_step`."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from .. import autograd as _ag
-from .functional import adadelta_rule, step_with_rule
-from .optimizer import Optimizer, ParamsT, _check, _is_number, _torch_flags, _zeros_like
+from ..tensor import Tensor
+from .capturable import learning_rate
+from .functional import adadelta_rule
+from .optimizer import ParamsT, _check, _is_number, _torch_flags, _zeros_like
+from .rule_step import RuleOptimizer
 
 __all__ = ["Adadelta"]
 
 
-class Adadelta(Optimizer):
+class Adadelta(RuleOptimizer):
     r"""Adadelta (Zeiler, 2012), as ``torch.optim.Adadelta``::
 
         g = g + weight_decay * p                      if weight_decay != 0
@@ -21,9 +23,10 @@ class Adadelta(Optimizer):
         u = rho u + (1 - rho) d^2                     (acc_delta)
         p = p - lr d
 
-    ``maximize`` ascends; ``foreach``, ``capturable`` are accepted and ignored (one update
-    path per backend, a fused kernel where the backend fuses); ``differentiable`` must be
-    ``False``.
+    ``maximize`` ascends; ``foreach`` is accepted and ignored (one update path per backend,
+    a fused kernel where the backend fuses); ``capturable=True``, on CuPy, keeps the step
+    counts and the learning rate on the device (:mod:`.capturable`, as ``xad.compile(...,
+    cuda_graphs=True)`` does by itself); ``differentiable`` must be ``False``.
 
     Example:
         >>> import xad
@@ -49,20 +52,22 @@ class Adadelta(Optimizer):
         _check(_is_number(eps) and eps >= 0, f"Invalid epsilon value: {eps}")
         _check(_is_number(wd) and wd >= 0, f"Invalid weight_decay value: {wd}")
 
-    def step(self, closure: Any = None) -> Any:
-        """Update the parameters once; returns ``closure()`` if given."""
-        loss = self._closure(closure)
-        with _ag.no_grad():
-            for group in self.param_groups:
-                wd = group["weight_decay"]
-                c = (group["lr"], group["rho"], group["eps"], wd, wd != 0)
-                for p in group["params"]:
-                    if p.grad is None:
-                        continue
-                    st = self._state(p)
-                    if "square_avg" not in st:
-                        st.update(step=0, square_avg=_zeros_like(p), acc_delta=_zeros_like(p))
-                    st["step"] = st["step"] + 1
-                    step_with_rule(self._scratch, p, [st["square_avg"], st["acc_delta"]],
-                                   p.grad, adadelta_rule, c, group.get("maximize", False))
-        return loss
+    _rule = staticmethod(adadelta_rule)
+    _keys = ("square_avg", "acc_delta")
+
+    def _numbers(self, group: dict[str, Any]) -> tuple[tuple, tuple]:
+        return (), ()
+
+    def _args(self, group: dict[str, Any], numbers: tuple) -> tuple:
+        rho, wd = group["rho"], group["weight_decay"]
+        return (rho, 1 - rho, group["eps"], wd, wd != 0, *numbers)
+
+    def _new_state(self, p: Tensor, group: dict[str, Any], step: Any) -> dict[str, Any]:
+        """``p``'s state, made where it lacks it with the count ``step``."""
+        st = self._state(p)
+        if "square_avg" not in st:
+            st.update(step=step, square_avg=_zeros_like(p), acc_delta=_zeros_like(p))
+        return st
+
+
+Adadelta._device_numbers = (learning_rate, 1, True, ())

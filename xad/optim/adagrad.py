@@ -134,7 +134,7 @@ class Adagrad(Optimizer):
         return st
 
 
-def _decayed_rate(step: Any, lr: Any, lr_decay: Any, sqrt: Any) -> tuple[Any]:
+def _decayed_rate(step: Any, lr: Any, lr_decay: Any, ns: Any) -> tuple[Any]:
     """Adagrad's device number ``lr / (1 + (step - 1) * lr_decay)``, the host's formula."""
     return (lr / (1 + (step - 1) * lr_decay),)
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from .. import autograd as _ag
 from ..tensor import Tensor
+from .capturable import HOST
 from .fused import fused_update
 from .optimizer import (
     Optimizer,
@@ -208,16 +208,17 @@ def _adam_consts(b: Any, dtype: Any, step: int, beta1: float, beta2: float, lr: 
     0-d arrays where ``b`` is mutable (see :func:`_adam_scalars`)."""
     return _consts(b, dtype, (beta1, 1 - beta1, beta2, 1 - beta2,
                               *_adam_scalars(step, lr, beta1, beta2, eps, wd, decoupled,
-                                             math.sqrt)), wd != 0)
+                                             HOST)), wd != 0)
 
 
 def _adam_scalars(step: Any, lr: Any, beta1: float, beta2: float, eps: float, wd: float,
-                  decoupled: bool, sqrt: Any) -> tuple[Any, Any, Any]:
+                  decoupled: bool, ns: Any) -> tuple[Any, Any, Any]:
     """``(step_size, eps_hat, wd_factor)`` at step ``step``, with ``lr / bc1 * m / (sqrt(v)
     / sqrt(bc2) + eps) == step_size * m / (sqrt(v) + eps_hat)`` (``bc`` the bias
     corrections) and ``wd_factor`` ``1 - lr * wd`` (decoupled) or ``wd``: Python numbers on
-    the host path, device values inside the kernel of :mod:`.capturable`."""
-    bc2_sqrt = sqrt(1 - beta2 ** step)
+    the host path (``ns`` :data:`~.capturable.HOST`), device values inside the kernel of
+    :mod:`.capturable`."""
+    bc2_sqrt = ns.sqrt(1 - beta2 ** step)
     return (lr * bc2_sqrt / (1 - beta1 ** step), eps * bc2_sqrt,
             1 - lr * wd if decoupled else wd)
 

@@ -1,25 +1,36 @@
 """``Adamax``, ``NAdam`` and ``RAdam``, as ``torch.optim``'s (names, defaults, state keys);
-their rules are in :mod:`xad.optim.functional`."""
+their rules and the formulas of their numbers are in :mod:`xad.optim.functional`, their
+step (on the host, or with its numbers on the device) in :mod:`xad.optim.rule_step`."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from .. import autograd as _ag
-from .functional import adamax_rule, nadam_rule, radam_rectification, radam_rule, step_with_rule
-from .optimizer import Optimizer, ParamsT, _check, _is_number, _torch_flags, _zeros_like
+from ..tensor import Tensor
+from .functional import (
+    adamax_numbers,
+    adamax_rule,
+    nadam_numbers,
+    nadam_rule,
+    radam_numbers,
+    radam_rule,
+)
+from .optimizer import ParamsT, _check, _is_number, _torch_flags, _zeros_like
+from .rule_step import RuleOptimizer
 
 __all__ = ["Adamax", "NAdam", "RAdam"]
 
 
-class _AdamFamily(Optimizer):
+class _AdamFamily(RuleOptimizer):
     """What the three share: ``lr``, ``betas``, ``eps``, ``weight_decay`` checks, state
-    ``step``/``exp_avg``/second moment, and a step that hands each parameter to its rule.
-    ``maximize`` ascends the objective; ``foreach`` and ``capturable`` are accepted and
-    ignored (one update path per backend, a fused kernel where it fuses);
+    ``step``/``exp_avg``/second moment. ``maximize`` ascends the objective; ``foreach`` is
+    accepted and ignored (one update path per backend, a fused kernel where it fuses);
+    ``capturable=True``, on CuPy, keeps the step counts, the bias corrections and the
+    learning rate on the device (:mod:`.capturable`: what ``xad.compile(...,
+    cuda_graphs=True)`` turns on by itself, so a CUDA graph holds the step);
     ``differentiable`` must be ``False``."""
 
-    _second = "exp_avg_sq"
+    _keys = ("exp_avg", "exp_avg_sq")
 
     def _validate(self, group: dict[str, Any]) -> None:
         lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
@@ -29,28 +40,17 @@ class _AdamFamily(Optimizer):
         _check(0 <= b2 < 1, f"Invalid beta parameter at index 1: {b2}")
         _check(_is_number(wd) and wd >= 0, f"Invalid weight_decay value: {wd}")
 
-    def _consts(self, group: dict[str, Any], st: dict[str, Any]) -> tuple:
-        raise NotImplementedError
+    def _new_state(self, p: Tensor, group: dict[str, Any], step: Any) -> dict[str, Any]:
+        """``p``'s state, made where it lacks it with the count ``step``."""
+        st = self._state(p)
+        if self._keys[0] not in st:
+            st.update(step=step, **{key: _zeros_like(p) for key in self._keys})
+        return st
 
-    def step(self, closure: Any = None) -> Any:
-        """Update the parameters once; returns ``closure()`` if given."""
-        loss = self._closure(closure)
-        with _ag.no_grad():
-            for group in self.param_groups:
-                for p in group["params"]:
-                    if p.grad is None:
-                        continue
-                    st = self._state(p)
-                    if "exp_avg" not in st:
-                        st.update(self._fresh_state(p))
-                    st["step"] = st["step"] + 1
-                    step_with_rule(self._scratch, p, [st["exp_avg"], st[self._second]],
-                                   p.grad, self._rule, self._consts(group, st),
-                                   group.get("maximize", False))
-        return loss
-
-    def _fresh_state(self, p: Any) -> dict[str, Any]:
-        return {"step": 0, "exp_avg": _zeros_like(p), self._second: _zeros_like(p)}
+    def _first(self, group: dict[str, Any]) -> tuple:
+        """The rule's constants: ``1 - b1``, ``b2``, ``1 - b2``, ``eps``, whether to decay."""
+        b1, b2 = group["betas"]
+        return 1 - b1, b2, 1 - b2, group["eps"], group["weight_decay"] != 0
 
 
 class Adamax(_AdamFamily):
@@ -68,7 +68,7 @@ class Adamax(_AdamFamily):
         [0.9]
     """
 
-    _second = "exp_inf"
+    _keys = ("exp_avg", "exp_inf")
     _rule = staticmethod(adamax_rule)
 
     def __init__(self, params: ParamsT, lr: float = 2e-3, betas: tuple = (0.9, 0.999),
@@ -80,9 +80,12 @@ class Adamax(_AdamFamily):
                                       **_torch_flags("Adamax", foreach, maximize,
                                                      differentiable, capturable=capturable)))
 
-    def _consts(self, group: dict[str, Any], st: dict[str, Any]) -> tuple:
-        b1, b2 = group["betas"]
-        return (group["lr"], b1, b2, group["eps"], group["weight_decay"] or None, st["step"])
+    def _numbers(self, group: dict[str, Any]) -> tuple[tuple, tuple]:
+        return (group["betas"][0],), ()
+
+    def _args(self, group: dict[str, Any], numbers: tuple) -> tuple:
+        one_minus_b1, b2, _, eps, decay = self._first(group)
+        return (one_minus_b1, b2, eps, group["weight_decay"], decay, *numbers)
 
 
 class NAdam(_AdamFamily):
@@ -112,17 +115,18 @@ class NAdam(_AdamFamily):
                                       **_torch_flags(type(self).__name__, foreach, maximize,
                                                      differentiable, capturable=capturable)))
 
-    def _fresh_state(self, p: Any) -> dict[str, Any]:
-        return {**super()._fresh_state(p), "mu_product": 1.0}
+    def _new_state(self, p: Tensor, group: dict[str, Any], step: Any) -> dict[str, Any]:
+        st = super()._new_state(p, group, step)
+        st.setdefault("mu_product", 1.0)
+        return st
 
-    def _consts(self, group: dict[str, Any], st: dict[str, Any]) -> tuple:
+    def _numbers(self, group: dict[str, Any]) -> tuple[tuple, tuple]:
         b1, b2 = group["betas"]
-        t, psi = st["step"], group["momentum_decay"]
-        mu = b1 * (1 - 0.5 * 0.96 ** (t * psi))
-        mu_next = b1 * (1 - 0.5 * 0.96 ** ((t + 1) * psi))
-        st["mu_product"] = float(st["mu_product"]) * mu
-        return (group["lr"], b1, b2, group["eps"], group["weight_decay"] or None, t,
-                group["decoupled_weight_decay"], mu, mu_next, st["mu_product"])
+        return ((b1, b2, group["momentum_decay"], group["weight_decay"]),
+                (group["decoupled_weight_decay"],))
+
+    def _args(self, group: dict[str, Any], numbers: tuple) -> tuple:
+        return (*self._first(group), group["decoupled_weight_decay"], *numbers)
 
 
 class RAdam(_AdamFamily):
@@ -150,7 +154,14 @@ class RAdam(_AdamFamily):
                                       **_torch_flags(type(self).__name__, foreach, maximize,
                                                      differentiable, capturable=capturable)))
 
-    def _consts(self, group: dict[str, Any], st: dict[str, Any]) -> tuple:
+    def _numbers(self, group: dict[str, Any]) -> tuple[tuple, tuple]:
         b1, b2 = group["betas"]
-        return (group["lr"], b1, b2, group["eps"], group["weight_decay"] or None,
-                group["decoupled_weight_decay"], *radam_rectification(b1, b2, st["step"]))
+        return (b1, b2, group["weight_decay"]), (group["decoupled_weight_decay"],)
+
+    def _args(self, group: dict[str, Any], numbers: tuple) -> tuple:
+        return (*self._first(group), group["decoupled_weight_decay"], *numbers)
+
+
+Adamax._device_numbers = (adamax_numbers, 1, True, ())
+NAdam._device_numbers = (nadam_numbers, 4, True, (("mu_product", 1.0),))
+RAdam._device_numbers = (radam_numbers, 6, True, ())

@@ -1,18 +1,19 @@
 """``ASGD`` (averaged SGD), as ``torch.optim.ASGD`` (names, defaults, state keys); its rule
-is :func:`xad.optim.functional.asgd_rule`."""
+is :func:`xad.optim.functional.asgd_rule`, its step :mod:`xad.optim.rule_step`."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from .. import autograd as _ag
-from .functional import asgd_rule, step_with_rule
-from .optimizer import Optimizer, ParamsT, _check, _is_number, _torch_flags, _zeros_like
+from ..tensor import Tensor
+from .functional import asgd_numbers, asgd_rule
+from .optimizer import ParamsT, _check, _is_number, _torch_flags, _zeros_like
+from .rule_step import RuleOptimizer
 
 __all__ = ["ASGD"]
 
 
-class ASGD(Optimizer):
+class ASGD(RuleOptimizer):
     r"""Averaged stochastic gradient descent (Polyak and Juditsky), as ``torch.optim.ASGD``::
 
         g = g + weight_decay * p                      if weight_decay != 0
@@ -21,8 +22,10 @@ class ASGD(Optimizer):
         eta = lr / (1 + lambd lr t) ** alpha;   mu = 1 / max(1, t - t0)
 
     The average is ``state["ax"]``; ``eta`` and ``mu`` are per-parameter state numbers.
-    ``maximize`` ascends; ``foreach``, ``capturable`` are accepted and ignored (one update
-    path per backend, a fused kernel where the backend fuses); ``differentiable`` must be
+    ``maximize`` ascends; ``foreach`` is accepted and ignored (one update path per backend,
+    a fused kernel where the backend fuses); ``capturable=True``, on CuPy, keeps the step
+    counts, ``eta``, ``mu`` and the learning rate on the device (:mod:`.capturable`, as
+    ``xad.compile(..., cuda_graphs=True)`` does by itself); ``differentiable`` must be
     ``False``.
 
     Example:
@@ -48,23 +51,22 @@ class ASGD(Optimizer):
         _check(_is_number(lr) and lr >= 0, f"Invalid learning rate: {lr}")
         _check(_is_number(wd) and wd >= 0, f"Invalid weight_decay value: {wd}")
 
-    def step(self, closure: Any = None) -> Any:
-        """Update the parameters once; returns ``closure()`` if given."""
-        loss = self._closure(closure)
-        with _ag.no_grad():
-            for group in self.param_groups:
-                lr, lambd, wd = group["lr"], group["lambd"], group["weight_decay"]
-                for p in group["params"]:
-                    if p.grad is None:
-                        continue
-                    st = self._state(p)
-                    if "ax" not in st:
-                        st.update(step=0, eta=float(lr), mu=1.0, ax=_zeros_like(p))
-                    st["step"] = t = st["step"] + 1
-                    eta, mu = float(st["eta"]), float(st["mu"])
-                    step_with_rule(self._scratch, p, [st["ax"]], p.grad, asgd_rule,
-                                   (eta, lambd, mu, wd, wd != 0, mu != 1),
-                                   group.get("maximize", False))
-                    st["eta"] = lr / (1 + lambd * lr * t) ** group["alpha"]
-                    st["mu"] = 1 / max(1, t - group["t0"])
-        return loss
+    _rule = staticmethod(asgd_rule)
+    _keys = ("ax",)
+
+    def _numbers(self, group: dict[str, Any]) -> tuple[tuple, tuple]:
+        return (group["lambd"], group["alpha"], group["t0"]), ()
+
+    def _args(self, group: dict[str, Any], numbers: tuple) -> tuple:
+        wd = group["weight_decay"]
+        return (wd, wd != 0, *numbers)
+
+    def _new_state(self, p: Tensor, group: dict[str, Any], step: Any) -> dict[str, Any]:
+        """``p``'s state, made where it lacks it with the count ``step``."""
+        st = self._state(p)
+        if "ax" not in st:
+            st.update(step=step, eta=float(group["lr"]), mu=1.0, ax=_zeros_like(p))
+        return st
+
+
+ASGD._device_numbers = (asgd_numbers, 4, True, (("eta", 0.0), ("mu", 1.0)))

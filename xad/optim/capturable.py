@@ -14,10 +14,15 @@ parameter group (:class:`DeviceScalars`):
 - ``steps``: one float64 count per parameter of the group; each parameter's
   ``state["step"]`` is a 0-d view of it (a tensor, as PyTorch's capturable state; SGD,
   which counts no steps, keeps no ``"step"``);
+- carried numbers an optimiser keeps per parameter besides its count (NAdam's
+  ``mu_product``, ASGD's ``eta`` and ``mu``): one float64 each per parameter, its state
+  entry a 0-d view, as ``"step"``;
 - the derived numbers (Adam's ``step_size``, ``eps_hat``, weight-decay factor), one row
   each per dtype of the group's parameters, computed with the counts advanced by *one*
   fused kernel per group per step from the same formula the host path evaluates in Python
-  (:func:`xad.optim.adam._adam_scalars`), in float64, then cast to the parameter's dtype.
+  (:func:`xad.optim.adam._adam_scalars`; its ``ns`` is :data:`HOST` there, CuPy's fused
+  namespace here, so a switch such as RAdam's rectification is a select on the device),
+  in float64, then cast to the parameter's dtype.
 
 Each parameter's update is then its optimiser's rule as one fused kernel (:mod:`.fused`)
 reading 0-d views of those rows: no number of the step is a host value. Hyperparameters a
@@ -32,6 +37,8 @@ records its step, and from then on.
 from __future__ import annotations
 
 import functools
+import math
+import types
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -42,7 +49,13 @@ from ..tensor import Tensor
 from ..tracing import host_upload
 from .fused import fuses, run_kernel
 
-__all__ = ["DeviceScalars", "device_backend", "learning_rate", "watch_hyperparameters"]
+__all__ = ["HOST", "DeviceScalars", "device_backend", "learning_rate",
+           "watch_hyperparameters"]
+
+HOST = types.SimpleNamespace(sqrt=math.sqrt, maximum=max, power=pow,
+                             where=lambda c, a, b: a if c else b)
+"""The functions an optimiser's formula for its numbers uses (``ns`` in ``derive(t, lr,
+..., ns)``), on Python numbers: what CuPy's fused namespace gives on the device."""
 
 
 def device_backend(params: list[Tensor]) -> Any:
@@ -59,32 +72,33 @@ class _Group:
     """One parameter group's device numbers (see the module docstring)."""
 
     def __init__(self, b: Any, params: list[Tensor], state: dict, k: int,
-                 counts: bool) -> None:
+                 counts: bool, carry: tuple[tuple[str, float], ...]) -> None:
         xp = b.xp
         self.b, self.host_lr = b, None
         self.index = {id(p): i for i, p in enumerate(params)}
         n = len(params)
         with b.on_device():
             self.lr = Tensor._make(xp.zeros((), dtype=xp.float64), b)
-            steps = xp.zeros((n,), dtype=xp.float64)
-            for i, p in enumerate(params):  # the counts so far: ints, or device tensors
-                step = state.get(p, {}).get("step", 0)
-                if isinstance(step, Tensor):
-                    steps[i] = step._array
-                elif step:
-                    steps[i] = float(step)
-            self.steps = Tensor._make(steps, b)
+            self.steps, self.step_views = _carried(b, params, state, "step", 0.0)
+            self.carried = [_carried(b, params, state, key, v) for key, v in carry]
             self.ones = Tensor._make(xp.ones((n,), dtype=xp.float64), b)
             dtypes = sorted({p._array.dtype for p in params}, key=str)
             rows = {dt: xp.zeros((k, n), dtype=dt) for dt in dtypes}
             self.rows = [Tensor._make(rows[dt][j], b) for dt in dtypes for j in range(k)]
             self.views = {id(p): tuple(Tensor._make(rows[p._array.dtype][j, i], b)
                                        for j in range(k)) for i, p in enumerate(params)}
-            self.step_views = [Tensor._make(steps[i], b) for i in range(n)]
         self.masks: dict[tuple, Tensor] = {}
-        for i, p in enumerate(params):
-            if p in state and counts:
-                state[p]["step"] = self.step_views[i]
+        self.keys = (("step",) if counts else ()) + tuple(key for key, _ in carry)
+        self.place(state, [p for p in params if p in state])
+
+    def place(self, state: dict, params: list[Tensor]) -> None:
+        """The counts and carried numbers of ``params`` into their state, as 0-d views."""
+        carried = ([self.step_views] if "step" in self.keys else []) + [
+            views for _, views in self.carried]
+        for p in params:
+            i = self.index[id(p)]
+            for key, views in zip(self.keys, carried):
+                state[p][key] = views[i]
 
     def mask(self, active: tuple[bool, ...]) -> Tensor:
         """1.0 where a parameter is updated this step (it has a gradient), else 0.0."""
@@ -99,11 +113,14 @@ class _Group:
 
 
 class DeviceScalars:
-    """The device numbers of an optimiser's groups; ``derive(t, lr, *consts, sqrt)`` gives
-    its ``k`` derived numbers from the counts ``t`` and the rate ``lr``."""
+    """The device numbers of an optimiser's groups; ``derive(t, lr, *carried, *consts,
+    *flags, ns)`` gives its ``k`` derived numbers from the counts ``t``, the rate ``lr`` and
+    the carried numbers before the step, then the carried numbers after it."""
 
-    def __init__(self, derive: Callable[..., tuple], k: int, counts: bool = True) -> None:
+    def __init__(self, derive: Callable[..., tuple], k: int, counts: bool = True,
+                 carry: tuple[tuple[str, float], ...] = ()) -> None:
         self.derive, self.k, self.counts = derive, k, counts  # counts: state["step"]
+        self.carry = carry  # (state key, first value) of each carried number
         self.groups: list[_Group | None] = []
         self._kernels: dict[Any, Callable] = {}
 
@@ -129,11 +146,12 @@ class DeviceScalars:
                                              f"all of a group's parameters on one CuPy "
                                              f"device; move them there with .to()")
                         gs = self.groups[gi] = _Group(b, group["params"], state, self.k,
-                                                      self.counts)
+                                                      self.counts, self.carry)
                     gs.mask(tuple(p.grad is not None for p in group["params"]))
                     for i, p in enumerate(group["params"]):
                         if p.grad is not None:
                             init(p, group, gs.step_views[i])
+                            gs.place(state, [p])
         finally:
             context.recorder = rec
 
@@ -153,25 +171,28 @@ class DeviceScalars:
         gs = self.groups[gi]
         b = gs.b
         active = gs.mask(tuple(p.grad is not None for p in group["params"]))
+        carried = [c for c, _ in gs.carried]
         key = (id(b), len(gs.rows), len(consts), flags)
         kernel = self._kernels.get(key)
         if kernel is None:
             kernel = self._kernels[key] = b.fuse(
-                lambda ns: _advance_body(self.derive, self.k, len(consts), flags, ns),
-                "xad_step_numbers")
+                lambda ns: _advance_body(self.derive, self.k, len(carried), len(consts),
+                                         flags, ns), "xad_step_numbers")
         f64 = b.xp.float64
-        run_kernel(b, kernel, [gs.steps, active, gs.lr, *[b.scalar(c, f64) for c in consts],
-                               *gs.rows], (0, *range(3 + len(consts), 3 + len(consts)
-                                                     + len(gs.rows))), "xad_step_numbers")
+        n = 3 + len(carried) + len(consts)
+        run_kernel(b, kernel, [gs.steps, active, gs.lr, *carried,
+                               *[b.scalar(c, f64) for c in consts], *gs.rows],
+                   (0, *range(3, 3 + len(carried)), *range(n, n + len(gs.rows))),
+                   "xad_step_numbers")
 
     def numbers(self, gi: int, p: Tensor) -> tuple[Tensor, ...]:
         """``p``'s derived numbers: 0-d views in its dtype."""
         return self.groups[gi].views[id(p)]
 
 
-def learning_rate(step: Any, lr: Any, sqrt: Any) -> tuple[Any]:
+def learning_rate(step: Any, lr: Any, ns: Any) -> tuple[Any]:
     """The device numbers of an optimiser whose step needs only its learning rate (cast to
-    each parameter's dtype): SGD, RMSprop."""
+    each parameter's dtype): SGD, RMSprop, Adadelta."""
     return (lr,)
 
 
@@ -191,17 +212,37 @@ def _hyperparameters(ref: Any) -> Any:
          tuple(id(p) for p in g["params"])) for g in opt.param_groups]
 
 
-def _advance_body(derive: Callable[..., tuple], k: int, n_consts: int, flags: tuple,
-                  ns: Any) -> Callable[..., None]:
-    """The fused function of :meth:`DeviceScalars.advance`: counts, then derived rows."""
+def _carried(b: Any, params: list[Tensor], state: dict, key: str,
+             first: float) -> tuple[Tensor, list[Tensor]]:
+    """One float64 per parameter, from its ``state[key]`` (a number or a device tensor;
+    ``first`` where it has none), and a 0-d view of each."""
+    xp = b.xp
+    with b.on_device():
+        a = xp.full((len(params),), first, dtype=xp.float64)
+        for i, p in enumerate(params):
+            v = state.get(p, {}).get(key)
+            if isinstance(v, Tensor):
+                a[i] = v._array
+            elif v is not None:
+                a[i] = float(v)
+        return Tensor._make(a, b), [Tensor._make(a[i], b) for i in range(len(params))]
+
+
+def _advance_body(derive: Callable[..., tuple], k: int, n_carried: int, n_consts: int,
+                  flags: tuple, ns: Any) -> Callable[..., None]:
+    """The fused function of :meth:`DeviceScalars.advance`: counts, then derived rows and
+    carried numbers (those of parameters without a gradient kept)."""
     def advance(steps: Any, active: Any, lr: Any, *rest: Any) -> None:
-        consts, rows = rest[:n_consts], rest[n_consts:]
+        carried = rest[:n_carried]
+        consts, rows = rest[n_carried:n_carried + n_consts], rest[n_carried + n_consts:]
         t = steps + active
         steps[...] = t
         # a parameter never stepped (count 0: no gradient yet) gets unused numbers, kept
         # finite (1 - beta ** 0 would divide by zero)
-        values = derive(ns.maximum(t, 1.0), lr, *consts, *flags, ns.sqrt)
+        values = derive(ns.maximum(t, 1.0), lr, *carried, *consts, *flags, ns)
         for j, row in enumerate(rows):
             row[...] = values[j % k].astype(row.dtype)
+        for c, v in zip(carried, values[k:]):
+            c[...] = ns.where(active > 0, v, c)
 
     return advance

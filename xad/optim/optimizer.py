@@ -58,7 +58,7 @@ class Optimizer:
     """
 
     # (derive, k) where the optimiser can keep its numbers on the device (capturable.py)
-    _device_numbers: tuple[Any, ...] | None = None  # (derive, k[, counts])
+    _device_numbers: tuple[Any, ...] | None = None  # (derive, k[, counts[, carry]])
     _device: DeviceScalars | None = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -487,14 +487,16 @@ def _int_key(id_map: dict[Any, Tensor], k: str) -> Tensor | None:
 
 
 def _restore(v: Any, p: Tensor, name: str, index: Any) -> Any:
-    """A state value made to match parameter ``p``: its backend, device and floating dtype."""
+    """A state value made to match parameter ``p``: its backend, device and floating dtype
+    (a 0-d number of a parameter that is not 0-d, a count or a running product kept on the
+    device, keeps its dtype: float64, not rounded to a float32 parameter's)."""
     if not isinstance(v, Tensor):
         return v
     with _ag.no_grad():
         t = v.detach()
         if t._backend is not p._backend:
             t = t.to(p._backend)
-        if t.dtype.is_floating and t.dtype is not p.dtype:
+        if t.dtype.is_floating and t.dtype is not p.dtype and (t.ndim or not p.ndim):
             t = t.astype(p.dtype)
     if t.shape != p.shape and math.prod(t.shape) != 1:
         raise ValueError(f"load_state_dict: state {name!r} of parameter {index} has shape "
@@ -518,7 +520,8 @@ def _torch_flags(name: str, foreach: Any, maximize: bool, differentiable: bool,
     """PyTorch's implementation flags as group entries (its state-dict keys): ``maximize``
     is honoured by the optimiser; ``foreach``/``fused`` are accepted and ignored (xad has
     one update path per backend, a fused kernel where it fuses), and so is ``capturable``
-    but by Adam/AdamW (:mod:`.capturable`);
+    where an optimiser has no device path (its numbers on the device: :mod:`.capturable`,
+    every optimiser but LBFGS);
     ``differentiable=True`` (gradients through the update) is refused."""
     if differentiable:
         raise NotImplementedError(f"{name}: differentiable=True (differentiating through the "

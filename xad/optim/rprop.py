@@ -1,25 +1,29 @@
 """``Rprop``, as ``torch.optim.Rprop`` (names, defaults, state keys); its rule is
-:func:`xad.optim.functional.rprop_rule`."""
+:func:`xad.optim.functional.rprop_rule`, its step :mod:`xad.optim.rule_step`."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from .. import autograd as _ag
-from .functional import rprop_rule, step_with_rule
-from .optimizer import Optimizer, ParamsT, _check, _full_like, _is_number, _torch_flags, _zeros_like
+from ..tensor import Tensor
+from .capturable import learning_rate
+from .functional import rprop_rule
+from .optimizer import ParamsT, _check, _full_like, _is_number, _torch_flags, _zeros_like
+from .rule_step import RuleOptimizer
 
 __all__ = ["Rprop"]
 
 
-class Rprop(Optimizer):
+class Rprop(RuleOptimizer):
     r"""Resilient back-propagation: a step size per coordinate, grown by ``etas[1]`` while
     the gradient keeps its sign and shrunk by ``etas[0]`` when it flips, within
     ``step_sizes``; the parameter moves by ``-sign(g) * step``.
 
-    ``maximize`` ascends the objective; ``foreach`` and ``capturable`` are accepted and
-    ignored (xad has one update path per backend: in place on the host, one
-    fused kernel per run of parameters where the backend fuses: :mod:`.multi_tensor`);
+    ``maximize`` ascends the objective; ``foreach`` is accepted and ignored (xad has one
+    update path per backend: in place on the host, one fused kernel per run of parameters
+    where the backend fuses: :mod:`.multi_tensor`); ``capturable=True``, on CuPy, keeps
+    the step counts on the device (:mod:`.capturable`, as ``xad.compile(...,
+    cuda_graphs=True)`` does by itself; the rate is read only when a step size is made);
     ``differentiable`` must be ``False``.
 
     Example:
@@ -43,21 +47,22 @@ class Rprop(Optimizer):
         _check(_is_number(lr) and lr >= 0, f"Invalid learning rate: {lr}")
         _check(0.0 < em < 1.0 < ep, f"Invalid eta values: {em}, {ep}")
 
-    def step(self, closure: Any = None) -> Any:
-        """Update the parameters once; returns ``closure()`` if given."""
-        loss = self._closure(closure)
-        with _ag.no_grad():
-            for group in self.param_groups:
-                (em, ep), (lo, hi) = group["etas"], group["step_sizes"]
-                for p in group["params"]:
-                    if p.grad is None:
-                        continue
-                    st = self._state(p)
-                    if "prev" not in st:
-                        st.update(step=0, prev=_zeros_like(p),
-                                  step_size=_full_like(p, group["lr"]))
-                    st["step"] = st["step"] + 1
-                    step_with_rule(self._scratch, p, [st["prev"], st["step_size"]], p.grad,
-                                   rprop_rule, (em, ep, lo, hi),
-                                   group.get("maximize", False))
-        return loss
+    _rule = staticmethod(rprop_rule)
+    _keys = ("prev", "step_size")
+
+    def _numbers(self, group: dict[str, Any]) -> tuple[tuple, tuple]:
+        return (), ()
+
+    def _args(self, group: dict[str, Any], numbers: tuple) -> tuple:
+        (em, ep), (lo, hi) = group["etas"], group["step_sizes"]
+        return (em, ep, lo, hi)
+
+    def _new_state(self, p: Tensor, group: dict[str, Any], step: Any) -> dict[str, Any]:
+        """``p``'s state, made where it lacks it with the count ``step``."""
+        st = self._state(p)
+        if "prev" not in st:
+            st.update(step=step, prev=_zeros_like(p), step_size=_full_like(p, group["lr"]))
+        return st
+
+
+Rprop._device_numbers = (learning_rate, 0, True, ())
