@@ -215,6 +215,8 @@ def child(impl: str, workload: str) -> dict[str, Any]:
         step()
         if impl.startswith("xad"):
             out.update(kernels=COUNTS.kernels, launches=COUNTS.kernels, graphs=COUNTS.launches)
+        if os.environ.get("XAD_BENCH_PROFILE"):
+            _host_profile(impl, workload, step, None)
         return out
     import torch
     from torch.profiler import ProfilerActivity, profile
@@ -225,7 +227,29 @@ def child(impl: str, workload: str) -> dict[str, Any]:
     out["launches"] = sum("LaunchKernel" in e.name for e in events)
     out["graphs"] = sum("GraphLaunch" in e.name for e in events)
     torch.cuda.synchronize()
+    if os.environ.get("XAD_BENCH_PROFILE"):
+        _host_profile(impl, workload, step, prof)
     return out
+
+
+def _host_profile(impl: str, workload: str, step: Callable[[], None], prof: Any) -> None:
+    """Where a step's host time goes, appended to ``$XAD_BENCH_PROFILE``: the CUDA runtime
+    calls of the profiled step (launches, copies, synchronisations: a step that waits on the
+    device shows here; none in a rehearsal) and, for xad, cProfile's top functions over 20
+    steps."""
+    import cProfile
+    import io
+    import pstats
+    text = "" if prof is None else prof.key_averages().table(sort_by="self_cpu_time_total",
+                                                             row_limit=12)
+    if impl.startswith("xad"):
+        pr = cProfile.Profile()
+        pr.runcall(lambda: [step() for _ in range(20)])
+        buf = io.StringIO()
+        pstats.Stats(pr, stream=buf).sort_stats("tottime").print_stats(25)
+        text += buf.getvalue()
+    with open(os.environ["XAD_BENCH_PROFILE"], "a") as f:
+        f.write(f"===== {workload} / {impl}\n{text}\n")
 
 
 def _device_used(impl: str) -> Callable[[], float | None]:

@@ -17,7 +17,8 @@ cupy.cuda.runtime.runtimeGetVersion()); print(xad.set_backend('cupy'))"
   python3 -c "import scipy, numpy, torch; print(scipy.__version__, numpy.__version__, torch.__version__)"; } > "$OUT/gpu.txt" 2>&1
 # timings, then kernels/launches (torch.profiler) and device memory, one process each
 if [[ "${BENCH:-1}" == 1 ]]; then
-  timeout "${BENCH_TIMEOUT:-210}" python3 bench/bench_gpu.py --repeat 5 > "$OUT/bench.txt" 2>&1
+  XAD_BENCH_PROFILE="$OUT/host_profile.txt" timeout "${BENCH_TIMEOUT:-210}" \
+    python3 bench/bench_gpu.py --repeat 5 > "$OUT/bench.txt" 2>&1
   echo "bench rc=$?" >> "$OUT/bench.txt"
 fi
 pt="python3 -m pytest -p no:cacheprovider -q -rfE --timeout 120"
