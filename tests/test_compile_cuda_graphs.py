@@ -272,3 +272,16 @@ def test_dropout_after_gelu_under_autocast_draws_new_masks_each_replay(sim, amp)
     (eager, _), (graphs, fn) = run(False), run(True)
     assert graphs == eager and len(set(graphs)) == 6  # lr 0: only the masks change
     assert CHECK_MODE or fn.graphs >= 1
+
+
+@pytest.mark.parametrize("name", ["Adam", "NAdam", "SGD"])
+def test_check_mode_passes_a_step_compiled_for_graphs(sim, name):
+    # check mode traced the eager call without the program's cuda_graphs flag (the
+    # optimiser's host path against the recording's device path) and compared the kernels'
+    # NumPy-scalar arguments by identity: a correct step was reported as differing
+    _, step = _mlp_step(name, dict(lr=0.05))
+    fn = xad.compile(step, check=True, cuda_graphs=True)
+    x, y = _data()
+    for _ in range(4):
+        fn(x, y)
+    assert fn.recordings <= 2

@@ -58,7 +58,8 @@ def check_call(cf: Any, e: Any, tensors: Any, args: tuple, kwargs: dict,
     replayed = e.replay(tensors, cf._warn) if pure else None
     if replayed is RETRACE:
         replayed = None
-    rec = Recorder(list(tensors))
+    rec = Recorder(list(tensors), graphs=cf.cuda_graphs)  # the recording's flag: an
+    # optimiser takes the same path (its numbers on the device under CUDA graphs)
     prev = recording(rec)
     try:
         result = cf.fn(*args, **kwargs)
@@ -157,7 +158,8 @@ def _holder(h: Any) -> Any:
 
 def _canon(v: Any, rec: Recorder) -> Any:
     """``v`` comparable with ``==`` and its type kept (``1``, ``1.0``, ``True``, ``-0.0``
-    apart; a tensor by the slot of its array, other arrays and objects by identity)."""
+    apart; a tensor by the slot of its array, a NumPy scalar by its bits, other arrays and
+    objects by identity)."""
     t = type(v)
     if t in (tuple, list):
         return (t, tuple(_canon(x, rec) for x in v))
@@ -168,6 +170,8 @@ def _canon(v: Any, rec: Recorder) -> Any:
     if isinstance(v, Tensor):
         s = rec.slot_of.get(id(v._array))
         return ("tensor", id(v) if s is None else _slot(rec, s))
+    if not isinstance(v, type) and hasattr(v, "tobytes") and not hasattr(v, "__setitem__"):
+        return (t, str(v.dtype), v.tobytes())  # a NumPy scalar (Backend.scalar): its bits
     if isinstance(v, weakref.ref) or hasattr(v, "__array_namespace__"):
         return ("object", id(v))
     return (t, v)
