@@ -2,7 +2,8 @@
 # The test job: set up, lint, the sdist/wheel check, the public API's type check, the docs
 # site (built --strict and loaded in headless Chromium: ci/docs.sh), then the test matrix
 # (every numerical test runs once per backend; pytest prints the counts per backend at the
-# end), then the Array API conformance suite on numpy and array_api_strict, each failing
+# end), the compiled tests replaying through CUDA graphs on the CuPy emulator, then the
+# Array API conformance suite on numpy and array_api_strict, each failing
 # the job below its floor (measured 98.8-99.1%; skipped with a message where ../shared has
 # no copy of the suite).
 set -euo pipefail
@@ -16,6 +17,11 @@ bash ci/typecheck.sh
 bash ci/docs.sh
 echo "test: type check, docs site and browser check took $((SECONDS - t0)) s"
 "$VENV/bin/python" -m pytest -p no:cacheprovider -n auto tests --doctest-modules xad "$@"
+# the compiled tests again with every replay through CUDA graphs on the CuPy emulator, whose
+# capture models CuPy's block reuse: where a GPU's graphs would give other numbers than eager
+XAD_CUDA_GRAPHS=1 "$VENV/bin/python" -m pytest -p no:cacheprovider -q -n auto -k cupy-sim \
+    tests/test_compile.py tests/test_compile_fuzz.py tests/test_compile_fusion.py \
+    tests/test_compile_examples.py
 for backend in numpy array_api_strict; do
     AAT_FLOOR="${AAT_FLOOR:-98}" bash ci/conformance.sh "$backend" -n 2
 done
