@@ -111,12 +111,14 @@ class Min(Op):
 
 def _extreme_grad(node: Any, g: Tensor) -> Tensor:
     """Split the gradient evenly among the elements equal to the max (or min); the others
-    get exactly 0 (selected, not multiplied by a 0/1 mask: an infinite ``g`` gives no NaN)."""
+    get exactly 0 (selected, not multiplied by a 0/1 mask: an infinite ``g`` gives no NaN).
+    A NaN max (a NaN in the slice) equals no element: NaN for all, as PyTorch's ``amax``
+    and JAX's."""
     x = node.inputs[0]
     y = _expand(node.output(), node)
     hit = x == y
     count = sum(astype(hit, g.dtype), axis=node.params["axis"], keepdims=True)
-    return where(hit, _expand(g, node) / count, 0.0)
+    return where(count == 0, math.nan, where(hit, _expand(g, node) / count, 0.0))
 
 
 class MaxIndexed(Op):
@@ -263,6 +265,45 @@ def mean(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
     return _reduce(Sum, x, axes, keepdims) * (1.0 / n if n else math.nan)
 
 
+class Var(Op):
+    """The variance over ``axis``, dividing by ``n - correction``, as one node: its rule is
+    the analytic ``2 (x - mean) g / (n - correction)`` (PyTorch's). The composed mean,
+    square and sum rules add ``sum(x - mean)``, zero in exact arithmetic but not in floating
+    point, to every element's gradient: ``[1e30, -1e30, 3, 0]`` gave ``[.., 1.25, -0.75]``
+    for ``[.., 1.5, -0.5]``."""
+
+    name = "var"
+    save_inputs = True
+    floating = True
+
+    @staticmethod
+    def forward(b, x, axis, correction, keepdims):
+        n = math.prod(x.shape[a] for a in axis)
+        d = x - b.xp.sum(x, axis=axis, keepdims=True) * (1.0 / n if n else math.nan)
+        return b.xp.sum(d * d, axis=axis, keepdims=keepdims) * _var_scale(n, correction)
+
+    @staticmethod
+    def backward(node, g):
+        x, p = node.inputs[0], node.params
+        return _expand(g, node) * _var_grad(x, p["axis"], p["correction"])
+
+    batch = classmethod(axes_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out, axis, correction, keepdims):
+        return sum(tangents[0] * _var_grad(primals[0], axis, correction), axis, keepdims)
+
+
+def _var_scale(n: int, correction: float) -> float:
+    return 1.0 / (n - correction) if n - correction > 0 else math.nan
+
+
+def _var_grad(x: Tensor, axes: tuple[int, ...], correction: float) -> Tensor:
+    """``d var(x) / d x = 2 (x - mean(x)) / (n - correction)`` (kept-dims form)."""
+    n = math.prod(x.shape[a] for a in axes)
+    return (x - mean(x, axes, keepdims=True)) * (2.0 * _var_scale(n, correction))
+
+
 def var(x: Tensor, axis: Any = None, correction: float = 0, keepdims: bool = False) -> Tensor:
     """Variance over ``axis``, dividing by ``N - correction`` (the standard's keyword).
 
@@ -271,11 +312,10 @@ def var(x: Tensor, axis: Any = None, correction: float = 0, keepdims: bool = Fal
         >>> xad.var(xad.tensor([1.0, 3.0])).item()
         1.0
     """
-    axes = _axes(axis, x.ndim)
-    n = math.prod(x.shape[a] for a in axes)
-    d = x - mean(x, axes, keepdims=True)
-    denom = n - correction
-    return sum(d * d, axes, keepdims) * (1.0 / denom if denom > 0 else math.nan)
+    if context.autocast is not None:  # float32 under autocast, as its sums were
+        (x,) = autocast_float32(x, op="var")
+    return unary(Var, x, axis=_axes(axis, x.ndim, "var"), correction=correction,
+                 keepdims=bool(keepdims))
 
 
 def std(x: Tensor, axis: Any = None, correction: float = 0, keepdims: bool = False) -> Tensor:
@@ -392,8 +432,10 @@ def softmax(x: Tensor, axis: int = -1, *, empty_zero: bool = False) -> Tensor:
 
 
 class LogSoftmax(Op):
-    """``x - logsumexp(x)`` along ``axis`` as one node, computed as :func:`logsumexp`
-    computes it (the same bits): three kernels on CuPy (was nine, then four). Its rule
+    """``x - logsumexp(x)`` along ``axis`` as one node, computed as PyTorch computes it,
+    ``(x - max) - log(sum(exp(x - max)))``: ``log_softmax([1e30, 1e30])`` is ``-log 2``
+    each (``x - logsumexp(x)`` rounds it to 0), and a row holding ``+inf`` or only ``-inf``
+    is NaN. Three kernels on CuPy (was nine, then four). Its rule
     ``g - exp(y) * sum(g)`` reads only the output: two kernels, first order (was six)."""
 
     name = "log_softmax"
@@ -403,8 +445,8 @@ class LogSoftmax(Op):
     @staticmethod
     def forward(b, x, axis, product):
         m = b.xp.max(x, axis=axis, keepdims=True)
-        s = (keep_sum_array(b, exp_guarded(b, x, m), axis, product) if product else
-             sum_exp_guarded(b, x, m, axis))
+        s = (keep_sum_array(b, exp_shifted(b, x, m), axis, product) if product else
+             sum_exp_shifted(b, x, m, axis))
         return log_softmax_out(b, x, m, s)
 
     @staticmethod

@@ -8,6 +8,8 @@ clamped first, so no ``inf * 0`` reaches a gradient.
 
 from __future__ import annotations
 
+import math
+
 from ... import ops as _ops
 from ...tensor import Tensor
 
@@ -31,7 +33,8 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
-    """``x`` where ``x > 0``, else ``alpha * (exp(x) - 1)``.
+    """``x`` where ``x > 0`` (or NaN: gradient 1, as PyTorch's), else ``alpha * (exp(x) -
+    1)``.
 
     Example:
         >>> import xad
@@ -39,8 +42,8 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
         >>> [round(v, 4) for v in F.elu(xad.tensor([-1.0, 2.0])).tolist()]
         [-0.6321, 2.0]
     """
-    pos = input > 0
-    return _ops.where(pos, input, _ops.expm1(_ops.where(pos, 0.0, input)) * alpha)
+    neg = input <= 0
+    return _ops.where(neg, _ops.expm1(_ops.where(neg, input, 0.0)) * alpha, input)
 
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -66,8 +69,8 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """
     if alpha == 0:
         raise ValueError("celu: alpha must not be 0 (it divides the input)")
-    pos = input > 0
-    return _ops.where(pos, input, _ops.expm1(_ops.where(pos, 0.0, input) / alpha) * alpha)
+    neg = input <= 0  # NaN takes the identity's gradient, 1, as PyTorch's
+    return _ops.where(neg, _ops.expm1(_ops.where(neg, input, 0.0) / alpha) * alpha, input)
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -124,7 +127,8 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
-    """``relu6(x + 3) / 6``; gradient ``1/6`` strictly between -3 and 3.
+    """``relu6(x + 3) / 6``; gradient ``1/6`` strictly between -3 and 3, else 0 (NaN too,
+    as PyTorch's).
 
     Example:
         >>> import xad
@@ -132,21 +136,27 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
         >>> F.hardsigmoid(xad.tensor([-4.0, 0.0, 4.0])).tolist()
         [0.0, 0.5, 1.0]
     """
-    return _ops.where(input <= -3.0, 0.0, _ops.where(input >= 3.0, 1.0, input / 6.0 + 0.5))
+    mid = _ops.logical_and(input > -3.0, input < 3.0)
+    inner = _ops.where(mid, input, 0.0)  # no gradient from outside (-3, 3) reaches x
+    return _ops.where(mid, inner / 6.0 + 0.5,
+                      _ops.where(input <= -3.0, 0.0, _ops.where(input >= 3.0, 1.0, math.nan)))
 
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * relu6(x + 3) / 6``; at -3 and 3 the gradient is the outer pieces' (0 and 1),
-    as PyTorch's.
+    as PyTorch's, and so are its values at infinities (``-inf * 0``: NaN at ``-inf``) and
+    its gradient 1 at ``+inf`` and NaN.
 
     Example:
         >>> import xad
         >>> import xad.nn.functional as F
-        >>> [round(v, 4) for v in F.hardswish(xad.tensor([-4.0, 1.0, 4.0])).tolist()]
-        [0.0, 0.6667, 4.0]
+        >>> [round(v, 4) for v in F.hardswish(xad.tensor([-1.0, 1.0, 4.0])).tolist()]
+        [-0.3333, 0.6667, 4.0]
     """
-    return _ops.where(input <= -3.0, 0.0,
-                      _ops.where(input >= 3.0, input, input * (input + 3.0) / 6.0))
+    lo = input <= -3.0
+    mid = _ops.logical_and(input > -3.0, input < 3.0)
+    inner = _ops.where(mid, input, 0.0)  # no gradient from outside (-3, 3) reaches x
+    return _ops.where(lo, input * 0.0, _ops.where(mid, inner * (inner + 3.0) / 6.0, input))
 
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
