@@ -96,6 +96,7 @@ CASES = {
     # reductions: the standard's functions where PyTorch and JAX agree
     "max": lambda m, x: x.amax(1) if m is torch else xad.max(x, axis=1),
     "min": lambda m, x: x.amin(1) if m is torch else xad.min(x, axis=1),
+    "prod": lambda m, x: x.prod(1) if m is torch else xad.prod(x, axis=1),
     "var": lambda m, x: x.var(1) if m is torch else xad.var(x, axis=1, correction=1),
     "var_method": lambda m, x: x.var(1),
     # PyTorch's conventions (0, not NaN, where the derivative is 0/0)
@@ -107,8 +108,13 @@ CASES = {
 
 # PyTorch's own gradient where it is plainly worse: ``logsumexp``'s ``exp(x - lse)`` counts
 # tied maxima twice once ``log(n)`` is below their ulp (``[0, 1, 1, 0]`` at ``[.., 1e30,
-# 1e30, ..]``); on finite rows the reference is its softmax (``[0, .5, .5, 0]``).
+# 1e30, ..]``); on finite rows the reference is its softmax (``[0, .5, .5, 0]``). ``prod``'s
+# ``prod / x_i`` where the tensor holds no zero is NaN at an infinity (``[inf, 2, 3]`` gives
+# ``[nan, inf, inf]``); the reference is the product of the other elements, each computed
+# by torch (JAX's gradient, and PyTorch's own where the tensor holds a zero).
 GRAD_REFERENCE = {
+    "prod": lambda x, g: torch.stack(
+        [x[:, [j for j in range(x.shape[1]) if j != i]].prod(1) for i in range(x.shape[1])], 1),
     "logsumexp": lambda x, g: torch.where(x.isfinite().all(1, keepdim=True),
                                           TF.softmax(x, dim=1), g),
 }

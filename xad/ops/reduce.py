@@ -12,7 +12,18 @@ from ._apply import Op, apply, unary
 from .amp_cast import autocast_float32
 from .axes import normalize_axes, normalize_axis
 from .batching import axes_batch
-from .elementwise import astype, exp, isfinite, log, sqrt, where
+from .elementwise import (
+    astype,
+    exp,
+    isfinite,
+    log,
+    logical_and,
+    logical_not,
+    logical_or,
+    sign,
+    sqrt,
+    where,
+)
 from .fused import (
     divide_guarded,
     exp_guarded,
@@ -188,22 +199,42 @@ class Prod(Op):
 
 
 def _prod_grad(x: Tensor, axes: tuple[int, ...]) -> Tensor:
-    """``d prod(x) / d x_i = prod_{j != i} x_j`` (kept-dims form), exact at zeros.
+    """``d prod(x) / d x_i = prod_{j != i} x_j`` (kept-dims form), exact at zeros, infinities
+    and NaNs (JAX's; PyTorch's where the tensor holds a zero, else its ``prod / x_i`` is NaN
+    at an infinity).
 
-    With ``p`` the product of the nonzero elements and ``nz`` the count of zeros: a nonzero
-    element gets ``zp * p / x_i`` (``zp``, the product of the zero elements, is 1 without
-    zeros and 0 otherwise, and carries the right derivative); a zero element gets ``p``
-    times the product of the *other* zeros (1, the other zero's value, or 0 for
-    ``nz`` = 1, 2, >= 3), so second derivatives are exact at zeros too.
+    With ``p`` the product of the ordinary (finite, nonzero) elements, ``zp`` that of the
+    zeros (1 without zeros, else 0) and ``fp`` that of the infinities and NaNs: an ordinary
+    element gets ``zp * fp * p / x_i``; a zero ``p * fp`` times the product of the *other*
+    zeros (1, the other zero's value, or 0 for ``nz`` = 1, 2, >= 3), so second derivatives
+    are exact at zeros too; an infinity or NaN ``p * zp`` times the product of the other
+    infinities and NaNs (:func:`_others_nonfinite`).
     """
     z = x == 0
-    safe = where(z, 1.0, x)
+    nf = logical_not(isfinite(x))
+    special = logical_or(z, nf)
+    safe = where(special, 1.0, x)
     p = prod(safe, axes, keepdims=True)
     zp = prod(where(z, x, 1.0), axes, keepdims=True)
+    fp = prod(where(nf, x, 1.0), axes, keepdims=True)
     nz = sum(astype(z, x.dtype), axes, keepdims=True)
     zs = sum(where(z, x, 0.0), axes, keepdims=True)  # 0, with derivative 1 at each zero
     others = where(nz == 1, 1.0, where(nz == 2, zs - x, 0.0))
-    return where(z, p * others, zp * p / safe)
+    return where(z, p * others * fp,
+                 where(nf, p * zp * _others_nonfinite(x.detach(), nf, axes), zp * fp * p / safe))
+
+
+def _others_nonfinite(x: Tensor, nf: Tensor, axes: tuple[int, ...]) -> Tensor:
+    """For each infinity or NaN of ``x``, the product of the other infinities and NaNs of
+    its slice, from their counts: NaN with another NaN, else +-inf with another infinity
+    (the sign of their product), else 1."""
+    nan = x != x
+    inf = logical_and(nf, logical_not(nan))
+    sgn = where(inf, sign(x), 1.0)
+    n_nan = sum(astype(nan, x.dtype), axes, keepdims=True) - astype(nan, x.dtype)
+    n_inf = sum(astype(inf, x.dtype), axes, keepdims=True) - astype(inf, x.dtype)
+    s = prod(sgn, axes, keepdims=True) * sgn  # (sgn is +-1: times is divided by)
+    return where(n_nan > 0, math.nan, where(n_inf > 0, s * math.inf, 1.0))
 
 
 class Cumsum(Op):
