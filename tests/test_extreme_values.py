@@ -84,6 +84,9 @@ CASES = {
     "gelu": lambda m, x: _f(m).gelu(x),
     # softmax family and the losses over it
     "softmax": lambda m, x: _f(m).softmax(x, dim=1),
+    "softmin": lambda m, x: _f(m).softmin(x, dim=1),
+    "normalize": lambda m, x: _f(m).normalize(x, dim=1),
+    "cosine_similarity": lambda m, x: _f(m).cosine_similarity(x, x * 0 + 1, dim=1),
     "log_softmax": lambda m, x: _f(m).log_softmax(x, dim=1),
     "logsumexp": lambda m, x: x.logsumexp(1),
     "cross_entropy_none": lambda m, x: _f(m).cross_entropy(
