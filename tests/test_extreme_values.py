@@ -8,6 +8,12 @@ The functions of the Array API standard (``xad.max``, ``xad.prod``, ``xad.var``)
 compared too where PyTorch and JAX agree; where xad deliberately follows JAX instead
 (``xad.std`` and ``xad.linalg.vector_norm`` at 0, ``xad.atan2(0, 0)``), the case uses the
 PyTorch-convention spelling (``Tensor.std``, ``Tensor.norm``, ``Tensor.atan2``).
+
+PyTorch's CPU gradient at a NaN input depends on the tensor's size for ``elu``, ``selu``,
+``celu``, ``hardswish`` (NaN from its vectorised loop, 1 from its scalar loop, which runs
+tensors under a vector's width, loop tails and CUDA), ``hardtanh`` and ``relu6`` (0, or 1);
+xad gives the vectorised loop's (JAX's for ``elu``), and the rows here go as one batch of a
+multiple of 16 elements, so PyTorch runs that loop.
 """
 
 from __future__ import annotations
@@ -52,11 +58,8 @@ def _fuzz_rows(n: int, seed: int = 0) -> list[list[float]]:
 
 FUZZ_N = int(os.environ.get("XAD_FUZZ_N", "6"))
 ALL_ROWS = np.array(ROWS + _fuzz_rows(FUZZ_N))
-_TARGETS = [0, 1, 1, 2, 3, 0, 1, 2]
-
-
 def _targets(m, n):
-    return m.tensor([_TARGETS[i % len(_TARGETS)] for i in range(n)])
+    return m.tensor([i % 4 for i in range(n)])
 
 
 def _flip(m, x):
@@ -135,25 +138,25 @@ def _run(m, fn, a):
     return y.numpy(), x.grad.numpy()
 
 
-def _differ(u, v):
-    """The positions where ``u`` and ``v`` differ (NaN equal to NaN, signs of 0 ignored)."""
+def _bad_rows(u, v):
+    """The rows (axis 0) where ``u`` and ``v`` differ (NaN equal to NaN, signs of 0
+    ignored)."""
     u, v = np.asarray(u, np.float64), np.asarray(v, np.float64)
     assert u.shape == v.shape, (u.shape, v.shape)
     close = np.isclose(u, v, rtol=1e-6, atol=1e-12, equal_nan=True)
-    return np.argwhere(~close).tolist()
+    return sorted(set(np.argwhere(~close)[:, 0].tolist()))
 
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_values_and_gradients_match_torch(name, xb):
+    """Every row four times over, one batch (each row meets every class as a target)."""
     fn = CASES[name]
-    bad = []
-    for i, row in enumerate(ALL_ROWS):
-        a = np.array([row] * 8 if name.startswith("cross_entropy") else [row])
-        tv, tg = _run(torch, fn, a)
-        if name in GRAD_REFERENCE:
-            tg = GRAD_REFERENCE[name](torch.tensor(a), torch.tensor(tg)).numpy()
-        xv, xg = _run(xad, fn, a)
-        for what, u, v in (("value", xv, tv), ("gradient", xg, tg)):
-            if _differ(u, v):
-                bad.append(f"row {i} {row}: {what} xad {u.ravel()[:4]} torch {v.ravel()[:4]}")
-    assert not bad, f"{name} differs from PyTorch:\n" + "\n".join(bad)
+    a = np.repeat(ALL_ROWS, 4, axis=0)
+    tv, tg = _run(torch, fn, a)
+    if name in GRAD_REFERENCE:
+        tg = GRAD_REFERENCE[name](torch.tensor(a), torch.tensor(tg)).numpy()
+    xv, xg = _run(xad, fn, a)
+    bad = [f"row {i // 4} {a[i]}: {what} xad {u[i]} torch {v[i]}"
+           for what, u, v in (("value", xv, tv), ("gradient", xg, tg))
+           for i in _bad_rows(u, v)]
+    assert not bad, f"{name} differs from PyTorch:\n" + "\n".join(bad[:20])

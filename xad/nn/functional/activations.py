@@ -33,8 +33,7 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
-    """``x`` where ``x > 0`` (or NaN: gradient 1, as PyTorch's), else ``alpha * (exp(x) -
-    1)``.
+    """``x`` where ``x > 0``, else ``alpha * (exp(x) - 1)``.
 
     Example:
         >>> import xad
@@ -42,8 +41,8 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
         >>> [round(v, 4) for v in F.elu(xad.tensor([-1.0, 2.0])).tolist()]
         [-0.6321, 2.0]
     """
-    neg = input <= 0
-    return _ops.where(neg, _ops.expm1(_ops.where(neg, input, 0.0)) * alpha, input)
+    pos = input > 0
+    return _ops.where(pos, input, _ops.expm1(_ops.where(pos, 0.0, input)) * alpha)
 
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -69,8 +68,8 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """
     if alpha == 0:
         raise ValueError("celu: alpha must not be 0 (it divides the input)")
-    neg = input <= 0  # NaN takes the identity's gradient, 1, as PyTorch's
-    return _ops.where(neg, _ops.expm1(_ops.where(neg, input, 0.0) / alpha) * alpha, input)
+    pos = input > 0
+    return _ops.where(pos, input, _ops.expm1(_ops.where(pos, 0.0, input) / alpha) * alpha)
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -100,7 +99,7 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
              inplace: bool = False) -> Tensor:
     """``x`` clamped to ``[min_val, max_val]``; gradient 1 strictly inside, 0 at and beyond
-    the bounds (PyTorch's).
+    the bounds and at NaN (PyTorch's, as its vectorised CPU loop gives it).
 
     Example:
         >>> import xad
@@ -110,8 +109,10 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
     """
     if min_val > max_val:
         raise ValueError(f"hardtanh: min_val {min_val} is greater than max_val {max_val}")
-    return _ops.where(input <= min_val, float(min_val),
-                      _ops.where(input >= max_val, float(max_val), input))
+    inside = _ops.logical_and(input > min_val, input < max_val)
+    outside = _ops.where(input <= min_val, float(min_val),
+                         _ops.where(input >= max_val, float(max_val), math.nan))
+    return _ops.where(inside, input, outside)
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
@@ -127,8 +128,8 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
-    """``relu6(x + 3) / 6``; gradient ``1/6`` strictly between -3 and 3, else 0 (NaN too,
-    as PyTorch's).
+    """``relu6(x + 3) / 6``; gradient ``1/6`` strictly between -3 and 3, else 0 (at NaN
+    too, as PyTorch's).
 
     Example:
         >>> import xad
@@ -145,7 +146,7 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * relu6(x + 3) / 6``; at -3 and 3 the gradient is the outer pieces' (0 and 1),
     as PyTorch's, and so are its values at infinities (``-inf * 0``: NaN at ``-inf``) and
-    its gradient 1 at ``+inf`` and NaN.
+    its gradient there (0 at ``-inf``, 1 at ``+inf``).
 
     Example:
         >>> import xad
@@ -153,10 +154,9 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
         >>> [round(v, 4) for v in F.hardswish(xad.tensor([-1.0, 1.0, 4.0])).tolist()]
         [-0.3333, 0.6667, 4.0]
     """
-    lo = input <= -3.0
-    mid = _ops.logical_and(input > -3.0, input < 3.0)
-    inner = _ops.where(mid, input, 0.0)  # no gradient from outside (-3, 3) reaches x
-    return _ops.where(lo, input * 0.0, _ops.where(mid, inner * (inner + 3.0) / 6.0, input))
+    lo, hi = input <= -3.0, input >= 3.0
+    inner = _ops.where(_ops.logical_or(lo, hi), 0.0, input)  # (NaN stays: NaN gradient)
+    return _ops.where(lo, input * 0.0, _ops.where(hi, input, inner * (inner + 3.0) / 6.0))
 
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
