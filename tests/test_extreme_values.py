@@ -106,6 +106,7 @@ CASES = {
     "var": lambda m, x: x.var(1) if m is torch else xad.var(x, axis=1, correction=1),
     "var_method": lambda m, x: x.var(1),
     # PyTorch's conventions (0, not NaN, where the derivative is 0/0)
+    "max_dim_method": lambda m, x: x.max(1)[0] * 1 + x.min(dim=1).values,
     "std_method": lambda m, x: x.std(1),
     "norm_method": lambda m, x: x.norm(dim=1),
     "atan2_method": lambda m, x: x.atan2(_flip(m, x)),
