@@ -43,6 +43,7 @@ ROWS = [
     [88.0, 89.0, 90.0, -100.0],
     [-inf, -3.0, 3.0, inf],
     [nan, -inf, 0.0, inf],
+    [1e30, inf, -inf, 1e30],
 ]
 _SPECIAL = [inf, -inf, nan, 0.0, -0.0, 1e30, -1e30, 1e-40, -3.0, 3.0]
 
@@ -115,14 +116,15 @@ CASES = {
 
 # PyTorch's own gradient where it is plainly worse: ``logsumexp``'s ``exp(x - lse)`` counts
 # tied maxima twice once ``log(n)`` is below their ulp (``[0, 1, 1, 0]`` at ``[.., 1e30,
-# 1e30, ..]``); on finite rows the reference is its softmax (``[0, .5, .5, 0]``). ``prod``'s
+# 1e30, ..]``); on rows without +inf or NaN the reference is its softmax (``[0, .5, .5,
+# 0]``). ``prod``'s
 # ``prod / x_i`` where the tensor holds no zero is NaN at an infinity (``[inf, 2, 3]`` gives
 # ``[nan, inf, inf]``); the reference is the product of the other elements, each computed
 # by torch (JAX's gradient, and PyTorch's own where the tensor holds a zero).
 GRAD_REFERENCE = {
     "prod": lambda x, g: torch.stack(
         [x[:, [j for j in range(x.shape[1]) if j != i]].prod(1) for i in range(x.shape[1])], 1),
-    "logsumexp": lambda x, g: torch.where(x.isfinite().all(1, keepdim=True),
+    "logsumexp": lambda x, g: torch.where((x < inf).all(1, keepdim=True),
                                           TF.softmax(x, dim=1), g),
 }
 

@@ -12,8 +12,10 @@ from ._apply import Op, apply, unary
 from .amp_cast import autocast_float32
 from .axes import normalize_axes, normalize_axis
 from .batching import axes_batch
+from .dtype_functions import finfo
 from .elementwise import (
     astype,
+    clip,
     exp,
     isfinite,
     log,
@@ -383,6 +385,10 @@ def logsumexp(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
     if 0 in x.shape:  # log(0) = -inf over an empty axis, as torch
         return log(sum(exp(x), axes, keepdims=keepdims))
     m = max(x, axes, keepdims=True).detach()
+    # -inf (all masked) and NaN: shift by 0; +inf: by the largest finite number, so a
+    # finite element's gradient is exp(x - m) / inf = 0 (PyTorch's), not inf / inf = NaN
+    if m.dtype.is_floating:
+        m = clip(m, None, finfo(m.dtype).max)
     m = where(isfinite(m), m, 0.0)
     out = log(sum(exp(x - m), axes, keepdims=True)) + m
     if not keepdims:
