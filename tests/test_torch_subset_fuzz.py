@@ -407,6 +407,9 @@ def _activation_and_loss_cases() -> dict:
         "F.multilabel_soft_margin_loss": lambda m, g: F(m).multilabel_soft_margin_loss(
             g.f(), g.t((g.rng.random(g.shape) > 0.5).astype("float32"))),
         "F.pairwise_distance": lambda m, g: F(m).pairwise_distance(g.f(), g.f()),
+        "F.normalize, F.cosine_similarity, F.softmin": lambda m, g: [
+            F(m).normalize(g.f((3, 4))), F(m).normalize(g.f((3, 4)), p=1.0, dim=0),
+            F(m).cosine_similarity(g.f((3, 4)), g.f((1, 4))), F(m).softmin(g.f((3, 4)), 1)],
         "norm(x), x.norm(1, dim=0)": lambda m, g: [m.norm(g.f()), g.f().norm(1, dim=0)],
         "x.clamp_(-1, 1), x.clip_(max=0.5)": lambda m, g: [g.f().clamp_(-1, 1),
                                                            g.f().clip_(max=0.5)],

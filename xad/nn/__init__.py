@@ -31,6 +31,7 @@ from .activation import (
                          Sigmoid,
                          SiLU,
                          Softmax,
+                         Softmin,
                          Softplus,
                          Softsign,
                          Tanh,
@@ -40,6 +41,7 @@ from .attention import MultiheadAttention
 from .containers import ModuleDict, ParameterDict, ParameterList
 from .conv import Conv1d, Conv2d, ConvTranspose2d
 from .ctc import CTCLoss
+from .distance import CosineSimilarity, PairwiseDistance
 from .dropout import Dropout, Dropout2d
 from .embedding import Embedding
 from .embedding_bag import Bilinear, EmbeddingBag
@@ -107,7 +109,8 @@ __all__ = [
     "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle", "MaxPool1d", "AvgPool1d",
     "AdaptiveAvgPool1d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "InstanceNorm1d",
     "InstanceNorm2d", "EmbeddingBag", "Bilinear", "TransformerDecoderLayer",
-    "TransformerDecoder", "Transformer", "CTCLoss",
+    "TransformerDecoder", "Transformer", "CTCLoss", "Softmin", "CosineSimilarity",
+    "PairwiseDistance",
     "functional", "init", "utils",
 ]
 

@@ -13,7 +13,7 @@ from . import functional as F
 from . import init as _init
 from .module import Module, Parameter
 
-__all__ = ["ReLU", "Tanh", "Sigmoid", "GELU", "Softplus", "Softmax", "LogSoftmax",
+__all__ = ["ReLU", "Tanh", "Sigmoid", "GELU", "Softplus", "Softmax", "LogSoftmax", "Softmin",
            "LeakyReLU", "ELU", "CELU", "SELU", "SiLU", "Mish", "Hardtanh", "ReLU6",
            "Hardsigmoid", "Hardswish", "LogSigmoid", "Softsign", "Tanhshrink", "GLU", "PReLU"]
 
@@ -107,6 +107,19 @@ class LogSoftmax(Softmax):
 
     def forward(self, x: Tensor) -> Tensor:
         return F.log_softmax(x, axis=self.dim)
+
+
+class Softmin(Softmax):
+    """``softmax(-x)`` along ``dim``.
+
+    Example:
+        >>> import xad
+        >>> [round(v, 4) for v in xad.nn.Softmin(dim=-1)(xad.tensor([0.0, 1.0])).tolist()]
+        [0.7311, 0.2689]
+    """
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.softmin(x, axis=self.dim)
 
 
 class _Elementwise(Module):

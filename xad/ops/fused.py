@@ -322,7 +322,7 @@ def _bias_gelu(erf: Any) -> Any:
 
 
 def _log_softmax_out(ns: Any) -> Any:
-    return lambda x, m, s: x - (ns.log(s) + ns.where(ns.isfinite(m), m, 0))
+    return lambda x, m, s: (x - m) - ns.log(s)
 
 
 def _log_softmax_grad(ns: Any) -> Any:
@@ -397,8 +397,10 @@ def bias_gelu(b: Any, y: Any, bias: Any) -> tuple[Any, Any]:
 
 
 def log_softmax_out(b: Any, x: Any, m: Any, s: Any) -> Any:
-    """``x - (log(s) + where(isfinite(m), m, 0))`` (``m`` the kept-dims maximum, ``s`` the
-    sum of :func:`exp_guarded`): log-softmax, one kernel where ``b`` fuses."""
+    """``(x - m) - log(s)`` (``m`` the kept-dims maximum, ``s`` the sum of
+    :func:`exp_shifted`): log-softmax, as PyTorch computes it (``log(s)`` is not lost beside
+    a huge ``m``; a row with ``+inf`` or only ``-inf`` gives NaN), one kernel where ``b``
+    fuses."""
     return b.elementwise(_log_softmax_out, "xad_log_softmax_out")(x, m, s)
 
 

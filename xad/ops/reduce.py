@@ -12,7 +12,20 @@ from ._apply import Op, apply, unary
 from .amp_cast import autocast_float32
 from .axes import normalize_axes, normalize_axis
 from .batching import axes_batch
-from .elementwise import astype, exp, isfinite, log, sqrt, where
+from .dtype_functions import finfo
+from .elementwise import (
+    astype,
+    clip,
+    exp,
+    isfinite,
+    log,
+    logical_and,
+    logical_not,
+    logical_or,
+    sign,
+    sqrt,
+    where,
+)
 from .fused import (
     divide_guarded,
     exp_guarded,
@@ -111,12 +124,14 @@ class Min(Op):
 
 def _extreme_grad(node: Any, g: Tensor) -> Tensor:
     """Split the gradient evenly among the elements equal to the max (or min); the others
-    get exactly 0 (selected, not multiplied by a 0/1 mask: an infinite ``g`` gives no NaN)."""
+    get exactly 0 (selected, not multiplied by a 0/1 mask: an infinite ``g`` gives no NaN).
+    A NaN max (a NaN in the slice) equals no element: NaN for all, as PyTorch's ``amax``
+    and JAX's."""
     x = node.inputs[0]
     y = _expand(node.output(), node)
     hit = x == y
     count = sum(astype(hit, g.dtype), axis=node.params["axis"], keepdims=True)
-    return where(hit, _expand(g, node) / count, 0.0)
+    return where(count == 0, math.nan, where(hit, _expand(g, node) / count, 0.0))
 
 
 class MaxIndexed(Op):
@@ -186,22 +201,42 @@ class Prod(Op):
 
 
 def _prod_grad(x: Tensor, axes: tuple[int, ...]) -> Tensor:
-    """``d prod(x) / d x_i = prod_{j != i} x_j`` (kept-dims form), exact at zeros.
+    """``d prod(x) / d x_i = prod_{j != i} x_j`` (kept-dims form), exact at zeros, infinities
+    and NaNs (JAX's; PyTorch's where the tensor holds a zero, else its ``prod / x_i`` is NaN
+    at an infinity).
 
-    With ``p`` the product of the nonzero elements and ``nz`` the count of zeros: a nonzero
-    element gets ``zp * p / x_i`` (``zp``, the product of the zero elements, is 1 without
-    zeros and 0 otherwise, and carries the right derivative); a zero element gets ``p``
-    times the product of the *other* zeros (1, the other zero's value, or 0 for
-    ``nz`` = 1, 2, >= 3), so second derivatives are exact at zeros too.
+    With ``p`` the product of the ordinary (finite, nonzero) elements, ``zp`` that of the
+    zeros (1 without zeros, else 0) and ``fp`` that of the infinities and NaNs: an ordinary
+    element gets ``zp * fp * p / x_i``; a zero ``p * fp`` times the product of the *other*
+    zeros (1, the other zero's value, or 0 for ``nz`` = 1, 2, >= 3), so second derivatives
+    are exact at zeros too; an infinity or NaN ``p * zp`` times the product of the other
+    infinities and NaNs (:func:`_others_nonfinite`).
     """
     z = x == 0
-    safe = where(z, 1.0, x)
+    nf = logical_not(isfinite(x))
+    special = logical_or(z, nf)
+    safe = where(special, 1.0, x)
     p = prod(safe, axes, keepdims=True)
     zp = prod(where(z, x, 1.0), axes, keepdims=True)
+    fp = prod(where(nf, x, 1.0), axes, keepdims=True)
     nz = sum(astype(z, x.dtype), axes, keepdims=True)
     zs = sum(where(z, x, 0.0), axes, keepdims=True)  # 0, with derivative 1 at each zero
     others = where(nz == 1, 1.0, where(nz == 2, zs - x, 0.0))
-    return where(z, p * others, zp * p / safe)
+    return where(z, p * others * fp,
+                 where(nf, p * zp * _others_nonfinite(x.detach(), nf, axes), zp * fp * p / safe))
+
+
+def _others_nonfinite(x: Tensor, nf: Tensor, axes: tuple[int, ...]) -> Tensor:
+    """For each infinity or NaN of ``x``, the product of the other infinities and NaNs of
+    its slice, from their counts: NaN with another NaN, else +-inf with another infinity
+    (the sign of their product), else 1."""
+    nan = x != x
+    inf = logical_and(nf, logical_not(nan))
+    sgn = where(inf, sign(x), 1.0)
+    n_nan = sum(astype(nan, x.dtype), axes, keepdims=True) - astype(nan, x.dtype)
+    n_inf = sum(astype(inf, x.dtype), axes, keepdims=True) - astype(inf, x.dtype)
+    s = prod(sgn, axes, keepdims=True) * sgn  # (sgn is +-1: times is divided by)
+    return where(n_nan > 0, math.nan, where(n_inf > 0, s * math.inf, 1.0))
 
 
 class Cumsum(Op):
@@ -263,6 +298,45 @@ def mean(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
     return _reduce(Sum, x, axes, keepdims) * (1.0 / n if n else math.nan)
 
 
+class Var(Op):
+    """The variance over ``axis``, dividing by ``n - correction``, as one node: its rule is
+    the analytic ``2 (x - mean) g / (n - correction)`` (PyTorch's). The composed mean,
+    square and sum rules add ``sum(x - mean)``, zero in exact arithmetic but not in floating
+    point, to every element's gradient: ``[1e30, -1e30, 3, 0]`` gave ``[.., 1.25, -0.75]``
+    for ``[.., 1.5, -0.5]``."""
+
+    name = "var"
+    save_inputs = True
+    floating = True
+
+    @staticmethod
+    def forward(b, x, axis, correction, keepdims):
+        n = math.prod(x.shape[a] for a in axis)
+        d = x - b.xp.sum(x, axis=axis, keepdims=True) * (1.0 / n if n else math.nan)
+        return b.xp.sum(d * d, axis=axis, keepdims=keepdims) * _var_scale(n, correction)
+
+    @staticmethod
+    def backward(node, g):
+        x, p = node.inputs[0], node.params
+        return _expand(g, node) * _var_grad(x, p["axis"], p["correction"])
+
+    batch = classmethod(axes_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out, axis, correction, keepdims):
+        return sum(tangents[0] * _var_grad(primals[0], axis, correction), axis, keepdims)
+
+
+def _var_scale(n: int, correction: float) -> float:
+    return 1.0 / (n - correction) if n - correction > 0 else math.nan
+
+
+def _var_grad(x: Tensor, axes: tuple[int, ...], correction: float) -> Tensor:
+    """``d var(x) / d x = 2 (x - mean(x)) / (n - correction)`` (kept-dims form)."""
+    n = math.prod(x.shape[a] for a in axes)
+    return (x - mean(x, axes, keepdims=True)) * (2.0 * _var_scale(n, correction))
+
+
 def var(x: Tensor, axis: Any = None, correction: float = 0, keepdims: bool = False) -> Tensor:
     """Variance over ``axis``, dividing by ``N - correction`` (the standard's keyword).
 
@@ -271,11 +345,10 @@ def var(x: Tensor, axis: Any = None, correction: float = 0, keepdims: bool = Fal
         >>> xad.var(xad.tensor([1.0, 3.0])).item()
         1.0
     """
-    axes = _axes(axis, x.ndim)
-    n = math.prod(x.shape[a] for a in axes)
-    d = x - mean(x, axes, keepdims=True)
-    denom = n - correction
-    return sum(d * d, axes, keepdims) * (1.0 / denom if denom > 0 else math.nan)
+    if context.autocast is not None:  # float32 under autocast, as its sums were
+        (x,) = autocast_float32(x, op="var")
+    return unary(Var, x, axis=_axes(axis, x.ndim, "var"), correction=correction,
+                 keepdims=bool(keepdims))
 
 
 def std(x: Tensor, axis: Any = None, correction: float = 0, keepdims: bool = False) -> Tensor:
@@ -312,6 +385,10 @@ def logsumexp(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
     if 0 in x.shape:  # log(0) = -inf over an empty axis, as torch
         return log(sum(exp(x), axes, keepdims=keepdims))
     m = max(x, axes, keepdims=True).detach()
+    # -inf (all masked) and NaN: shift by 0; +inf: by the largest finite number, so a
+    # finite element's gradient is exp(x - m) / inf = 0 (PyTorch's), not inf / inf = NaN
+    if m.dtype.is_floating:
+        m = clip(m, None, finfo(m.dtype).max)
     m = where(isfinite(m), m, 0.0)
     out = log(sum(exp(x - m), axes, keepdims=True)) + m
     if not keepdims:
@@ -392,8 +469,10 @@ def softmax(x: Tensor, axis: int = -1, *, empty_zero: bool = False) -> Tensor:
 
 
 class LogSoftmax(Op):
-    """``x - logsumexp(x)`` along ``axis`` as one node, computed as :func:`logsumexp`
-    computes it (the same bits): three kernels on CuPy (was nine, then four). Its rule
+    """``x - logsumexp(x)`` along ``axis`` as one node, computed as PyTorch computes it,
+    ``(x - max) - log(sum(exp(x - max)))``: ``log_softmax([1e30, 1e30])`` is ``-log 2``
+    each (``x - logsumexp(x)`` rounds it to 0), and a row holding ``+inf`` or only ``-inf``
+    is NaN. Three kernels on CuPy (was nine, then four). Its rule
     ``g - exp(y) * sum(g)`` reads only the output: two kernels, first order (was six)."""
 
     name = "log_softmax"
@@ -403,8 +482,8 @@ class LogSoftmax(Op):
     @staticmethod
     def forward(b, x, axis, product):
         m = b.xp.max(x, axis=axis, keepdims=True)
-        s = (keep_sum_array(b, exp_guarded(b, x, m), axis, product) if product else
-             sum_exp_guarded(b, x, m, axis))
+        s = (keep_sum_array(b, exp_shifted(b, x, m), axis, product) if product else
+             sum_exp_shifted(b, x, m, axis))
         return log_softmax_out(b, x, m, s)
 
     @staticmethod

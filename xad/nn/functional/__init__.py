@@ -33,7 +33,9 @@ from .pooling import *  # noqa: F403
 from .pooling import __all__ as _pooling
 from .resampling import *  # noqa: F403
 from .resampling import __all__ as _resampling
+from .unit_scaling import *  # noqa: F403
+from .unit_scaling import __all__ as _unit_scaling
 
 __all__ = [*_layers, *_losses, *_conv, *_pooling, *_padding, *_attention, *_activations,
            *_likelihood_losses, *_margin_losses, *_resampling,
-           *_embedding_bag, *_normalization, *_ctc]
+           *_embedding_bag, *_normalization, *_ctc, *_unit_scaling]

@@ -8,6 +8,8 @@ clamped first, so no ``inf * 0`` reaches a gradient.
 
 from __future__ import annotations
 
+import math
+
 from ... import ops as _ops
 from ...tensor import Tensor
 
@@ -97,7 +99,7 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
              inplace: bool = False) -> Tensor:
     """``x`` clamped to ``[min_val, max_val]``; gradient 1 strictly inside, 0 at and beyond
-    the bounds (PyTorch's).
+    the bounds and at NaN (PyTorch's, as its vectorised CPU loop gives it).
 
     Example:
         >>> import xad
@@ -107,8 +109,10 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
     """
     if min_val > max_val:
         raise ValueError(f"hardtanh: min_val {min_val} is greater than max_val {max_val}")
-    return _ops.where(input <= min_val, float(min_val),
-                      _ops.where(input >= max_val, float(max_val), input))
+    inside = _ops.logical_and(input > min_val, input < max_val)
+    outside = _ops.where(input <= min_val, float(min_val),
+                         _ops.where(input >= max_val, float(max_val), math.nan))
+    return _ops.where(inside, input, outside)
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
@@ -124,7 +128,8 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
-    """``relu6(x + 3) / 6``; gradient ``1/6`` strictly between -3 and 3.
+    """``relu6(x + 3) / 6``; gradient ``1/6`` strictly between -3 and 3, else 0 (at NaN
+    too, as PyTorch's).
 
     Example:
         >>> import xad
@@ -132,21 +137,26 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
         >>> F.hardsigmoid(xad.tensor([-4.0, 0.0, 4.0])).tolist()
         [0.0, 0.5, 1.0]
     """
-    return _ops.where(input <= -3.0, 0.0, _ops.where(input >= 3.0, 1.0, input / 6.0 + 0.5))
+    mid = _ops.logical_and(input > -3.0, input < 3.0)
+    inner = _ops.where(mid, input, 0.0)  # no gradient from outside (-3, 3) reaches x
+    return _ops.where(mid, inner / 6.0 + 0.5,
+                      _ops.where(input <= -3.0, 0.0, _ops.where(input >= 3.0, 1.0, math.nan)))
 
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * relu6(x + 3) / 6``; at -3 and 3 the gradient is the outer pieces' (0 and 1),
-    as PyTorch's.
+    as PyTorch's, and so are its values at infinities (``-inf * 0``: NaN at ``-inf``) and
+    its gradient there (0 at ``-inf``, 1 at ``+inf``).
 
     Example:
         >>> import xad
         >>> import xad.nn.functional as F
-        >>> [round(v, 4) for v in F.hardswish(xad.tensor([-4.0, 1.0, 4.0])).tolist()]
-        [0.0, 0.6667, 4.0]
+        >>> [round(v, 4) for v in F.hardswish(xad.tensor([-1.0, 1.0, 4.0])).tolist()]
+        [-0.3333, 0.6667, 4.0]
     """
-    return _ops.where(input <= -3.0, 0.0,
-                      _ops.where(input >= 3.0, input, input * (input + 3.0) / 6.0))
+    lo, hi = input <= -3.0, input >= 3.0
+    inner = _ops.where(_ops.logical_or(lo, hi), 0.0, input)  # (NaN stays: NaN gradient)
+    return _ops.where(lo, input * 0.0, _ops.where(hi, input, inner * (inner + 3.0) / 6.0))
 
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
