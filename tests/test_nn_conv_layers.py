@@ -96,6 +96,9 @@ def test_layer_errors_name_the_layer_and_shapes(xb):
         nn.Conv2d(3, 4, 3)(xad.ones((2, 5, 8, 8)))
     with pytest.raises(ValueError, match=r"larger than the padded input 2x2"):
         nn.Conv2d(3, 4, 3)(xad.ones((1, 3, 2, 2)))
+    with pytest.raises(ValueError, match=r"conv2d: padding must be an int, a pair, 'same' or "
+                                         r"'valid', got 'foo'"):  # as with padding_mode zeros
+        nn.Conv2d(1, 1, 3, padding="foo", padding_mode="reflect")(xad.ones((1, 1, 5, 5)))
     with pytest.raises(ValueError, match=r"Conv2d: groups=2 must divide in_channels \(3\)"):
         nn.Conv2d(3, 4, 3, groups=2)
     with pytest.raises(ValueError, match=r"Conv1d\(2, 4\): expected input of shape \(N, 2, L\)"):

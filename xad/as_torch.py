@@ -162,6 +162,7 @@ def namespace() -> dict[str, types.ModuleType]:
                                    vector_norm=_conventions.vector_norm)
     amp = _module("torch.amp", autocast=_tf.autocast, GradScaler=_tf.GradScaler)
     mods["torch.amp"] = amp
+    torch: Any  # a module built here: its attributes are set below
     torch = _module("torch", xad, _ops, Tensor=_tf.TorchTensor, Generator=xad.Generator,
                     manual_seed=xad.manual_seed, no_grad=xad.no_grad,
                     enable_grad=xad.enable_grad, set_grad_enabled=xad.set_grad_enabled,

@@ -375,7 +375,8 @@ def resolve_backend(name: str | Backend, device: Any = None) -> Backend:
     if b is None:
         cls = _load_class(name)
         cls.check_available()
-        b = cls(device) if device is not None else cls()
+        # a concrete backend's constructor takes only (device): its xp is its own
+        b = cls(device) if device is not None else cls()  # type: ignore[call-arg]
         b.manual_seed(_seed)
         _instances[key] = b
         _instances[(name, repr(b.device))] = b

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import overload
+
 from .context import Context, context
 
 __all__ = [
@@ -52,6 +54,10 @@ ALL = {d.name: d for d in (float16, bfloat16, float32, float64, int32, int64, ui
 Context.dtype = float32
 
 
+@overload
+def as_dtype(dtype: None) -> None: ...
+@overload
+def as_dtype(dtype: DType | str) -> DType: ...
 def as_dtype(dtype: DType | str | None) -> DType | None:
     """Turn a ``DType``, its name, or ``None`` into a ``DType`` (or ``None``)."""
     if dtype is None or isinstance(dtype, DType):

@@ -93,6 +93,7 @@ def tensor(data: Any, dtype: _dt.DType | str | None = None, requires_grad: bool 
         if d is not None and b.dtype(d) != t._array.dtype:
             t = t.astype(d)
         return _finish(t._array, b, requires_grad) if requires_grad else t
+    arr: Any
     if isinstance(data, Tensor):
         data = data._backend.to_numpy(data._array)
         arr = b.asarray(data) if not isinstance(data, b.array_type) else data

@@ -32,6 +32,11 @@ class MissingRuleError(NotImplementedError):
     """A primitive reached a transform that has no rule for it."""
 
 
+def _pop_when_freed(d: dict, key: int) -> Callable[[Any], Any]:
+    """A weak reference's callback that removes ``key`` from ``d`` (holding only ``d``)."""
+    return lambda _: d.pop(key, None)
+
+
 class JVPLevel:
     """One forward-mode pass in progress: the tangents of this level, by array identity."""
 
@@ -62,7 +67,7 @@ class JVPLevel:
             return
         arr, key = t._array, id(t._array)
         try:
-            ref: Any = weakref.ref(arr, lambda _, k=key, d=self.tangents: d.pop(k, None))
+            ref: Any = weakref.ref(arr, _pop_when_freed(self.tangents, key))
         except TypeError:  # an array type without weak references: hold it for the pass
             ref = arr
         self.tangents[key] = (ref, tan)
@@ -71,7 +76,7 @@ class JVPLevel:
         """``t`` (a ``detach``-ed tensor sharing a traced array) has no tangent, here and in
         every level outside."""
         key = id(t)
-        self.cut_ids[key] = weakref.ref(t, lambda _, k=key, d=self.cut_ids: d.pop(k, None))
+        self.cut_ids[key] = weakref.ref(t, _pop_when_freed(self.cut_ids, key))
         if self.parent is not None:
             self.parent.cut(t)
 
@@ -122,9 +127,9 @@ def _enter(x: Tensor) -> Tensor:
 
 
 def forward_pass(fname: str, f: Callable, primals: Sequence[Tensor],
-                 tangents: Sequence[Tensor | None], rebuild: Callable) -> tuple[Any, list]:
+                 tangents: Sequence[Tensor | None], rebuild: Callable) -> tuple[Any, JVPLevel]:
     """Run ``f(*rebuild(inputs))`` with ``tangents`` on the flat ``primals``; return the
-    output and a function giving each output tensor's tangent (zeros where none)."""
+    output and the level, whose ``get`` gives each output tensor's tangent (``None``: zero)."""
     ins = [_enter(p) for p in primals]
     level = JVPLevel(fname)
     for x, t in zip(ins, tangents):

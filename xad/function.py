@@ -17,6 +17,8 @@ __all__ = ["Function", "FunctionCtx"]
 class FunctionCtx:
     """What ``forward`` leaves for ``backward``: saved tensors and any attributes."""
 
+    _versions: tuple  # the saved tensors' versions, set by Function.apply after forward
+
     def __init__(self) -> None:
         self._saved: tuple = ()
         self._node: weakref.ref | None = None  # weak: the node holds this context
@@ -51,7 +53,7 @@ class _FunctionOp:
     save_inputs = False
     materialize_grads = True  # outputs no gradient reached get zeros (PyTorch's default)
 
-    def __init__(self, cls: type, save_output: bool) -> None:
+    def __init__(self, cls: type[Function], save_output: bool) -> None:
         self.cls = cls
         self.name = cls.__name__
         self.save_output = save_output  # keep the outputs' arrays: ctx saved some of them

@@ -32,12 +32,13 @@ class GraphFreedError(RuntimeError):
 class _Installed:
     """What the layers above put here: ``tensor`` (the Tensor class, by xad.tensor),
     ``sum_to`` (the reverse of broadcasting, by xad.ops), ``check_forward`` and
-    ``check_backward`` (by xad.utils.anomaly, read only while anomaly detection is on)."""
+    ``check_backward`` (by xad.utils.anomaly, read only while anomaly detection is on).
+    ``import xad`` installs all four before any user code runs, so they carry no default."""
 
-    tensor: Any = None
-    sum_to: Callable | None = None
-    check_forward: Callable | None = None
-    check_backward: Callable | None = None
+    tensor: Any
+    sum_to: Callable[..., Any]
+    check_forward: Callable[..., None]
+    check_backward: Callable[..., None]
 
 
 installed = _Installed()
@@ -109,6 +110,7 @@ class Node:
         return t
 
     def _check(self, i: int) -> None:
+        assert self.saved is not None  # both callers raised GraphFreedError otherwise
         t, v = self.saved[i], self.versions[i]
         if v is not None and (0 if t._vc is None else t._vc[0]) != v:
             raise RuntimeError(
@@ -201,6 +203,8 @@ def record(op: Any, args: tuple, out: Any, backend: Any, params: Any = None,
     """
     T = installed.tensor
     versions = None
+    edges: tuple[Any, ...]
+    shapes: tuple[Any, ...]
     if len(args) == 2:  # the commonest shapes, written out: this is the per-operation path
         x, y = args
         if isinstance(x, T):

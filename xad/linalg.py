@@ -126,6 +126,7 @@ def matrix_power(x: Tensor, n: int, /) -> Tensor:
             out = sq if out is None else matmul(out, sq)
         n >>= 1
         if not n:
+            assert out is not None  # n > 0 here: its top bit, the last one read, set out
             return out
         sq = matmul(sq, sq)
 

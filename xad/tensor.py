@@ -5,7 +5,6 @@ from __future__ import annotations
 import builtins
 import itertools
 import math
-import operator
 import re
 import sys
 import weakref
@@ -58,6 +57,8 @@ def _escape(what: str, t: Tensor) -> str:
 class Size(int):
     """An element count that, called, gives the shape (``x.size()``) or one dimension
     (``x.size(dim)``) as PyTorch's ``size()`` does."""
+
+    _shape: tuple[int, ...]
 
     def __new__(cls, n: int, shape: tuple[int, ...]) -> Size:
         s = super().__new__(cls, n)
@@ -158,7 +159,8 @@ class Tensor:
 
     def _accumulate(self, g: Tensor) -> None:
         """Add ``g`` into this tensor's array (an engine-made sum nobody else holds)."""
-        out = operator.iadd(self._array, g._array)
+        out = self._array
+        out += g._array  # in place where the array allows it (a JAX array gives a new one)
         if context.recorder is not None:
             context.recorder.call(_add_into, None, (self, g), out, "+=", target=self)
         self._array = out
@@ -1500,7 +1502,7 @@ class Tensor:
         return _ops.astype(self, other.dtype)
 
     def new_full(self, size: Any, fill_value: Any, *, dtype: Any = None,
-                 requires_grad: bool = False, **unused: Any) -> Tensor:
+                 requires_grad: builtins.bool = False, **unused: Any) -> Tensor:
         """PyTorch's ``x.new_full(size, value)``: a new tensor with ``x``'s dtype and backend
         unless ``dtype`` is given (``device``, ``layout`` and ``pin_memory`` are ignored).
 
@@ -1525,7 +1527,7 @@ class Tensor:
 
     new_empty = new_zeros
 
-    def new_tensor(self, data: Any, *, dtype: Any = None, requires_grad: bool = False,
+    def new_tensor(self, data: Any, *, dtype: Any = None, requires_grad: builtins.bool = False,
                    **unused: Any) -> Tensor:
         """PyTorch's ``x.new_tensor(data)``: a copy of ``data`` with ``x``'s dtype and backend
         unless ``dtype`` is given."""
@@ -1533,7 +1535,7 @@ class Tensor:
         return xad.tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad,
                           backend=self._backend)
 
-    def narrow(self, dim: int, start: int, length: int) -> Tensor:
+    def narrow(self, dim: builtins.int, start: builtins.int, length: builtins.int) -> Tensor:
         """PyTorch's ``x.narrow(dim, start, length)``: elements ``start:start+length`` along
         ``dim``, a view (it shares storage, as a basic slice does).
 
@@ -1563,13 +1565,13 @@ class Tensor:
             return f"torch.{_TENSOR_TYPES.get(self.dtype.name, self.dtype.name)}"
         return self if dtype == self.dtype else _ops.astype(self, dtype)
 
-    def numel(self) -> int:
+    def numel(self) -> builtins.int:
         """The number of elements (the standard's ``size`` attribute)."""
         return math.prod(self._array.shape)
 
     nelement = numel
 
-    def dim(self) -> int:
+    def dim(self) -> builtins.int:
         """The number of dimensions (``ndim``)."""
         return self._array.ndim
 

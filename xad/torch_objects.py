@@ -118,7 +118,7 @@ def _decode(obj: Any, tensors: list[Tensor], allowed: dict[str, type], any_modul
         return set(_decode(obj[_SET], tensors, allowed, any_module))
     if len(obj) == 2 and _OBJECT in obj:
         cls = _class(obj[_OBJECT], allowed, any_module)
-        m = object.__new__(cls)
+        m: Any = object.__new__(cls)  # an instance of a class named in the file
         m.__dict__.update(_decode(obj["state"], tensors, allowed, any_module))
         return m
     return {k: _decode(v, tensors, allowed, any_module) for k, v in obj.items()}

@@ -19,7 +19,7 @@ from typing import Any
 
 from .context import context
 from .factories import batched_draw
-from .forward_mode import MissingRuleError
+from .forward_mode import MissingRuleError, _pop_when_freed
 from .ops import broadcast_to, clone, moveaxis, reshape
 from .tensor import Size, Tensor
 from .transforms import _flatten, _unflatten
@@ -89,7 +89,7 @@ class BatchLevel:
         """Make ``t`` (batch axis first, one level down) batched at this level."""
         arr, key = t._array, id(t._array)
         try:
-            ref: Any = weakref.ref(arr, lambda _, k=key, d=self.arrays: d.pop(k, None))
+            ref: Any = weakref.ref(arr, _pop_when_freed(self.arrays, key))
         except TypeError:
             ref = arr
         self.arrays[key] = ref

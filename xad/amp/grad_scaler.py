@@ -82,7 +82,8 @@ class GradScaler:
                 self._scale = full((), self._init_scale, dtype=_dt.float32,
                                    backend=outputs._backend)
             return outputs * self._scale
-        return type(outputs)(self.scale(o) for o in outputs)
+        same_kind: Any = type(outputs)  # a list or tuple, made again of the scaled
+        return same_kind(self.scale(o) for o in outputs)
 
     def _state(self, optimizer: Optimizer) -> dict[str, Any]:
         return self._per_opt.setdefault(id(optimizer), {"stage": _READY, "found_inf": None,
@@ -109,17 +110,18 @@ class GradScaler:
             raise RuntimeError("GradScaler: no inf checks were recorded for this optimizer "
                                "(none of its parameters has a gradient); call "
                                "scaler.scale(loss).backward() before step()")
-        st["found_inf"] = self._unscale_grads(params)
+        st["found_inf"] = self._unscale_grads(params, self._scale)
         st["stage"] = _UNSCALED
 
-    def _unscale_grads(self, params: list[Tensor]) -> Tensor:
+    def _unscale_grads(self, params: list[Tensor], scale: Tensor) -> Tensor:
         """Rebind each gradient to ``grad / scale``; return "some gradient is not finite"
         as a 0-d bool on the device (one reduction over the per-gradient flags)."""
         with no_grad():
-            inv = 1.0 / self._scale
+            inv = 1.0 / scale
             oks = []
             for p in params:
                 g = p.grad
+                assert g is not None  # params keeps those with a gradient; a quotient stays one
                 if g.dtype is _dt.float16:
                     raise ValueError(f"GradScaler: attempting to unscale float16 gradients "
                                      f"(a parameter of shape {p.shape}); keep parameters "
@@ -174,16 +176,18 @@ class GradScaler:
 
     def _next_scale(self, found_inf: bool) -> Tensor:
         """PyTorch's ``_amp_update_scale_``, with the branch known on the host."""
+        scale = self._scale
+        assert scale is not None  # update's checks came from unscale_, which needs a scale
         if found_inf:
             self._growth_tracker = 0
-            return self._scale * self._backoff_factor
+            return scale * self._backoff_factor
         self._growth_tracker += 1
         if self._growth_tracker < self._growth_interval:
-            return self._scale
+            return scale
         self._growth_tracker = 0
         with no_grad():
-            grown = self._scale * self._growth_factor
-            return where(isfinite(grown), grown, self._scale)
+            grown = scale * self._growth_factor
+            return where(isfinite(grown), grown, scale)
 
     def _set_scale(self, value: float | Tensor) -> None:
         if isinstance(value, Tensor):

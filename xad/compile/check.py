@@ -31,7 +31,7 @@ def trace(rec: Recorder, outs: Any = None) -> tuple[list, dict]:
     shapes or None)`` (returned slots last, where ``outs`` is given) and its constants
     ``{slot: (array, backend)}``."""
     backend = {id(t._array): t._backend for t in rec.fresh.values()}
-    steps = []
+    steps: list[tuple] = []
     for k, ins in enumerate(rec.instrs):
         refs = tuple(_slot(rec, r) if type(r) is int else ("k", _canon(r[1], rec))
                      for r in ins.refs)

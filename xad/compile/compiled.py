@@ -133,6 +133,7 @@ class _Entry:
     def mismatch(self, tensors: Any) -> str | None:
         """Why this program does not fit the current state (None: it fits)."""
         p = self.program
+        assert p is not None  # the caller keeps entries without a program from here
         p.args = tensors
         args = {id(t._array) for t in tensors} if p.guards and tensors else ()
         for ref, (shape, dtype, requires_grad, b) in p.guards:
@@ -159,8 +160,11 @@ class _Entry:
         return None
 
     def replay(self, tensors: Any, warn: Callable[[str], None]) -> Any:
+        """The program's outputs for ``tensors`` (or RETRACE); only on an entry with one."""
+        p, backends = self.program, self.backends
+        assert p is not None and backends is not None  # recorded together, in _record
         arrays = [t._array for t in tensors]
-        self.program.args = tensors
+        p.args = tensors
         try:
             if self.scope is None:
                 outs = self._run(arrays, warn)
@@ -170,9 +174,8 @@ class _Entry:
         except ShapeChanged:
             return RETRACE
         finally:
-            self.program.args = ()
-        made = iter([o if b is None else Tensor._make(o, b)
-                     for o, b in zip(outs, self.backends)])
+            p.args = ()
+        made = iter([o if b is None else Tensor._make(o, b) for o, b in zip(outs, backends)])
         return _unflatten(self.spec, made)
 
     def _run(self, arrays: list, warn: Callable[[str], None]) -> tuple:
@@ -182,6 +185,7 @@ class _Entry:
             except CaptureFailed as e:
                 self.graphs = None
                 warn(f"replays without CUDA graphs: capturing its kernels failed ({e})")
+        assert self.program is not None  # replay, the only caller, checked it
         return self.program.run(arrays)
 
 
@@ -273,8 +277,10 @@ class CompiledFunction:
                 if e.program is None:
                     self._last = e
                     return self.fn(*args, **kwargs)
-                why = e.mismatch(tensors)
-                if why is None:
+                mismatch = e.mismatch(tensors)
+                if mismatch is not None:
+                    why = mismatch
+                else:
                     self._last = e
                     if self.check:
                         return check_call(self, e, tensors, args, kwargs, _flatten)

@@ -188,7 +188,11 @@ class _DryRun:
                 self.kernels.append(False)
             elif ins.kind in ("op", "call"):
                 self.kernels[-1] = True
-        self.k, self.steps, self.reads, self.binds, self.uploads = 0, [], [], [], []
+        self.k = 0
+        self.steps: list[Any] = []  # _Segment, _Host, _Draw and _Library, in order
+        self.reads: list[tuple] = []
+        self.binds: list[tuple] = []  # (ref, method, args), noted by _BindNote
+        self.uploads: list[_Host] = []
         self.pools: list = []  # one per graph (Backend.begin_graph says why)
 
     def _captured_check(self, ins: Any) -> bool:
@@ -296,7 +300,7 @@ class GraphReplay:
         if self.plan is None:
             if self.shapes is None:
                 return self._warm_up(arrays)
-            self.plan = self._capture(arrays)
+            self.plan = self._capture(arrays, self.shapes)
         return self.plan.run(arrays)
 
     def _warm_up(self, arrays: list) -> tuple:
@@ -318,11 +322,11 @@ class GraphReplay:
         self.shapes = shapes
         return outs
 
-    def _capture(self, arrays: list) -> _Plan:
+    def _capture(self, arrays: list, shapes: dict) -> _Plan:
         p, b = self.program, self.b
         statics = [b.xp.asarray(a, copy=True) for a in arrays]
         pool = b.graph_pool()
-        dry = _DryRun(p, b, self.shapes)
+        dry = _DryRun(p, b, shapes)
         try:
             with b.graph_capture(pool), _patched(p.ns, dry.stubs(p)):
                 dry.open()

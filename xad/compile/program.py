@@ -413,7 +413,7 @@ class _Substitute(ast.NodeTransformer):
     def visit_Name(self, node: ast.Name) -> ast.AST:
         return ast.parse(f"({self.values[node.id]})", mode="eval").body
 
-    def operand(self, node: ast.AST) -> ast.AST:
+    def operand(self, node: ast.expr) -> ast.expr:
         """An operand of an elementwise call: a number literal becomes a 0-d array where
         the instruction allows it (see :meth:`Program._hoists`)."""
         if isinstance(node, ast.Constant) and self.like is not False:
@@ -427,10 +427,12 @@ class _Substitute(ast.NodeTransformer):
         return node
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
+        chain = _chain(node.func)
+        assert chain is not None  # _expression admits only calls of b's functions
         obj = self.b
-        for name in _chain(node.func):
+        for name in chain:
             obj = getattr(obj, name)
-        node.func = ast.Name(self.program._bind(obj, _chain(node.func)[-1]), ast.Load())
+        node.func = ast.Name(self.program._bind(obj, chain[-1]), ast.Load())
         elementwise = getattr(obj, "nout", 0) == 1
         node.args = [self.operand(a) if elementwise else self.visit(a) for a in node.args]
         node.keywords = [self.visit(k) for k in node.keywords]
@@ -443,6 +445,7 @@ def _with_out(node: ast.expr, program: Program, b: Any, out: str) -> ast.expr:
         fn = program._bind(getattr(b.xp, _UFUNC_OF[type(node.op)]), _UFUNC_OF[type(node.op)])
         args = [node.left, node.right] if isinstance(node, ast.BinOp) else [node.operand]
         node = ast.Call(ast.Name(fn, ast.Load()), args, [])
+    assert isinstance(node, ast.Call)  # _elementwise: an operator, else a call
     node.keywords = [*node.keywords, ast.keyword("out", ast.Name(out, ast.Load()))]
     return node
 
@@ -508,12 +511,12 @@ class _Memory:
             members.setdefault(g, set()).add(s)
         plan = {}
         for i, ins in enumerate(instrs):
-            s = self._candidate(i, ins, group, members, last, made_by)
-            if s is not None:  # the result, and every later view of it, is in s's buffer
-                plan[i] = s
+            into = self._candidate(i, ins, group, members, last, made_by)
+            if into is not None:  # the result, and every later view of it, in into's buffer
+                plan[i] = into
                 for m in members.pop(group[ins.outs[0]]):
-                    group[m] = group[s]
-                    members[group[s]].add(m)
+                    group[m] = group[into]
+                    members[group[into]].add(m)
         return plan
 
     def _groups(self) -> dict[int, int]:
@@ -580,8 +583,10 @@ class _Memory:
         if not isinstance(body, ast.Call) or body.keywords \
                 or not all(isinstance(x, leaves) for x in body.args):
             return False
+        chain = _chain(body.func)
+        assert chain is not None  # _expression admits only calls of b's functions
         fn = ins.b
-        for name in _chain(body.func):
+        for name in chain:
             fn = getattr(fn, name)
         return getattr(fn, "nout", 0) == 1 and getattr(fn, "nin", 0) == len(body.args)
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import sys
 import weakref
 from dataclasses import dataclass, field
+from types import FrameType
 from typing import Any
 
 from ..context import context
@@ -342,7 +343,7 @@ def _same(a: Any, b: Any) -> bool:
 def _maker() -> str:
     """The public function (outside tensor.py) that made a tensor: the first caller not
     named ``_...`` above ``Tensor._make``."""
-    f = sys._getframe(3)
+    f: FrameType | None = sys._getframe(3)
     for _ in range(6):
         if f is None:
             break

@@ -116,7 +116,8 @@ class _Stable:
                 self.changes.append((i, None if m in self.outside else m))
 
     def __call__(self, x: int, i: int, out: int) -> bool:
-        end, mem = self.last.get(out, i), memory_owner(self.arrays[x])
+        mem: int | None = memory_owner(self.arrays[x])
+        end = self.last.get(out, i)
         if mem in self.outside:
             mem = None  # any change may reach it
         return not any(i < j <= end and (m is None or mem is None or m == mem)

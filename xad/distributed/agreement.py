@@ -41,7 +41,7 @@ class Disagreement(RuntimeError):
         return all(KINDS[d[0]] == kind for d in self.every)
 
 
-def layout_code(items: list) -> int:
+def layout_code(items: list | tuple) -> int:
     """A checksum of ``items`` that is the same in every process (``hash`` of a string is
     not: Python salts it per process)."""
     return zlib.crc32(repr(items).encode())

@@ -52,8 +52,8 @@ class _Ready(Function):
         reducer.expect(p)
         return p
 
-    @staticmethod
-    def backward(ctx: Any, g: Tensor) -> tuple:
+    @staticmethod  # one output, so one gradient: narrower than Function's *grads, as documented
+    def backward(ctx: Any, g: Tensor) -> tuple:  # type: ignore[override]
         ctx.reducer.ready(ctx.param, g, ctx.step)
         return None, g
 
@@ -220,6 +220,7 @@ class _Reducer:
             if not self.armed:
                 return None  # no_sync, or a backward not through the wrapper
             self.finish()
+            assert self.reduced is not None  # finish keeps the averaged gradients there
             out = self.reduced.pop(id(p), None)
             if out is None:  # no share through the identities: p.grad holds finish's zeros
                 out = self._mean(g.clone())

@@ -43,6 +43,7 @@ class Categorical(Distribution):
             self.probs = probs / _ops.sum(probs, axis=-1, keepdims=True)
             self.logits = _ops.log(_clamp_probs(self.probs))
         else:
+            assert logits is not None  # _one_of: exactly one of them was given
             self.logits = logits - _ops.logsumexp(logits, axis=-1, keepdims=True)
             self.probs = _ops.exp(self.logits)
         self._num_events = self.probs.shape[-1]

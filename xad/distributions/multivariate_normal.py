@@ -47,6 +47,7 @@ class MultivariateNormal(Distribution):
                              f"k) matrix with k = its last size, found {given[0].shape}")
         if scale_tril is None:
             cov = covariance_matrix if precision_matrix is None else _la.inv(precision_matrix)
+            assert cov is not None  # exactly one of the three was given, not scale_tril
             scale_tril = _la.cholesky(cov)
         batch = broadcast_shapes(loc.shape[:-1], scale_tril.shape[:-2])
         self.loc = _ops.broadcast_to(loc, batch + loc.shape[-1:])

@@ -114,5 +114,5 @@ __all__ = [
     "functional", "init", "utils",
 ]
 
-utils.rnn = rnn_utils  # xad.nn.utils.rnn, as torch.nn.utils.rnn
+utils.rnn = rnn_utils  # type: ignore[attr-defined]  # xad.nn.utils.rnn, as torch.nn.utils.rnn
 _sys.modules[__name__ + ".utils.rnn"] = rnn_utils

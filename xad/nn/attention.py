@@ -128,14 +128,13 @@ class MultiheadAttention(Module):
             heads = _ops.matmul(weights, v)
         out = _ops.permute_dims(heads, back)
         out = self.out_proj(out.reshape((-1, self.embed_dim))).reshape(query.shape)
-        if not need_weights:
-            weights = None
-        elif average_attn_weights:
-            weights = weights.mean(axis=1)
+        attn: Tensor | None = None
+        if need_weights:  # then composed above
+            attn = weights.mean(axis=1) if average_attn_weights else weights
         if not batched:
             out = out.squeeze(1)
-            weights = None if weights is None else weights.squeeze(0)
-        return out, weights
+            attn = None if attn is None else attn.squeeze(0)
+        return out, attn
 
     def _project(self, query: Tensor, key: Tensor, value: Tensor,
                  to_heads: tuple) -> tuple[Tensor, Tensor, Tensor]:
@@ -147,12 +146,14 @@ class MultiheadAttention(Module):
         if query is key and key is value and self._qkv_same_embed_dim:
             y = F.linear(query.reshape((-1, self.embed_dim)), self.in_proj_weight,
                          self.in_proj_bias)
-            return split_heads(y, query.shape[:2], self.num_heads, to_heads)  # one copy
+            lead = (query.shape[0], query.shape[1])
+            return split_heads(y, lead, self.num_heads, to_heads)  # one copy
         ys = [F.linear(x.reshape((-1, x.shape[-1])), w, bb)
               for x, (w, bb) in zip((query, key, value), self._projections())]
         split = (self.num_heads, self.head_dim)
-        return tuple(_ops.permute_dims(y.reshape(x.shape[:2] + split), to_heads)
-                     for x, y in zip((query, key, value), ys))
+        q, k, v = (_ops.permute_dims(y.reshape(x.shape[:2] + split), to_heads)
+                   for x, y in zip((query, key, value), ys))
+        return q, k, v
 
     def _check_inputs(self, query: Tensor, key: Tensor, value: Tensor, batched: bool) -> None:
         shapes = f"query {query.shape}, key {key.shape}, value {value.shape}"

@@ -69,10 +69,11 @@ class _ConvNd(Module):
                              f"expected input of shape (N, {self.in_channels}, {axes}), got "
                              f"{x.shape}")
 
-    def _padded(self, x: Tensor) -> tuple[Tensor, str | tuple[int, ...]]:
-        """The input padded by ``padding_mode`` (then the convolution pads no more)."""
+    def _padded(self, x: Tensor) -> tuple[Tensor, str | int | tuple[int, ...]]:
+        """The input padded by ``padding_mode`` (then the convolution pads no more); a string
+        ``padding`` goes to the convolution, which checks it."""
         mode = _PAD_MODES[self.padding_mode]
-        if mode is None or self.padding in ("valid", "same"):
+        if mode is None or isinstance(self.padding, str):
             return x, self.padding
         amounts = [a for p in reversed(self.padding) for a in (p, p)]
         return F.pad(x, amounts, mode=mode), 0
@@ -138,6 +139,7 @@ class ConvTranspose2d(_ConvNd):
     """
 
     _transposed = True
+    padding: tuple[int, ...]  # no string padding here
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: int | Sequence[int],
                  stride: int | Sequence[int] = 1, padding: int | Sequence[int] = 0,

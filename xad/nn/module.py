@@ -510,8 +510,8 @@ class Sequential(Module):
     def __init__(self, *modules: Module | Mapping[str, Module]) -> None:
         super().__init__()
         if len(modules) == 1 and isinstance(modules[0], Mapping):
-            for k, m in modules[0].items():
-                self.add_module(k, m)
+            for k, named in modules[0].items():
+                self.add_module(k, named)
         else:
             for i, m in enumerate(modules):
                 if not isinstance(m, Module):

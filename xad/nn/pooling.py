@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ..tensor import Tensor
 from . import functional as F
@@ -138,7 +138,7 @@ class AvgPool1d(Module):
 
 
 class _Adaptive(Module):
-    _fn = staticmethod(F.adaptive_avg_pool1d)
+    _fn: Callable[..., Tensor] = staticmethod(F.adaptive_avg_pool1d)
 
     def __init__(self, output_size: int | tuple, return_indices: bool = False) -> None:
         super().__init__()

@@ -53,8 +53,9 @@ class RNNBase(Module):
         for layer in range(num_layers):
             for d in range(dirs):
                 sfx = f"_l{layer}" + ("_reverse" if d else "")
-                shapes = [("weight_ih", (gates, input_size if layer == 0 else out * dirs)),
-                          ("weight_hh", (gates, out))]
+                shapes: list[tuple[str, tuple[int, ...]]] = [
+                    ("weight_ih", (gates, input_size if layer == 0 else out * dirs)),
+                    ("weight_hh", (gates, out))]
                 if bias:
                     shapes += [("bias_ih", (gates,)), ("bias_hh", (gates,))]
                 if proj_size:
@@ -108,36 +109,41 @@ class RNNBase(Module):
         return x, _ops.stack(hn), (_ops.stack(cn) if cn else None)
 
     def forward(self, input: Tensor | PackedSequence, hx: Any = None) -> tuple:
-        packed = isinstance(input, PackedSequence)
-        sizes, mask = None, None
-        if packed:
-            sizes = input.host_batch_sizes()
-            x = unpack_rows(input.data, sizes)
-            mask = _mask(sizes, input.data)
-            hx = _permute_hidden(hx, input.sorted_indices)
-        else:
-            x = input
-            if x.ndim not in (2, 3):
-                raise ValueError(f"{type(self).__name__}: expected input of shape (L, H_in), "
-                                 f"(L, N, H_in) or (N, L, H_in) with batch_first, got "
-                                 f"{tuple(x.shape)}")
-            if x.ndim == 2:
-                x = x.expand_dims(1)
-            elif self.batch_first:
-                x = x.permute_dims((1, 0, 2))
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx)
+        x = input
+        if x.ndim not in (2, 3):
+            raise ValueError(f"{type(self).__name__}: expected input of shape (L, H_in), "
+                             f"(L, N, H_in) or (N, L, H_in) with batch_first, got "
+                             f"{tuple(x.shape)}")
+        unbatched = x.ndim == 2
+        if unbatched:
+            x = x.expand_dims(1)
+        elif self.batch_first:
+            x = x.permute_dims((1, 0, 2))
         self._check_input(x)
-        h0, c0 = self._initial_states(hx, x, unbatched=not packed and input.ndim == 2)
-        out, hn, cn = self._run(x, h0, c0, mask)
-        if packed:
-            out = PackedSequence(pack_rows(out, sizes), input.batch_sizes,
-                                 input.sorted_indices, input.unsorted_indices)
-            hn, cn = _permute_hidden((hn, cn), input.unsorted_indices)
-        elif input.ndim == 2:
+        h0, c0 = self._initial_states(hx, x, unbatched=unbatched)
+        out, hn, cn = self._run(x, h0, c0, None)
+        if unbatched:
             out, hn = out[:, 0], hn[:, 0]
             cn = None if cn is None else cn[:, 0]
         elif self.batch_first:
             out = out.permute_dims((1, 0, 2))
         return (out, (hn, cn)) if self.mode == "lstm" else (out, hn)
+
+    def _forward_packed(self, input: PackedSequence, hx: Any) -> tuple:
+        """``forward`` of a PackedSequence: run masked in sorted order, packed again."""
+        sizes = input.host_batch_sizes()
+        x = unpack_rows(input.data, sizes)
+        mask = _mask(sizes, input.data)
+        hx = _permute_hidden(hx, input.sorted_indices)
+        self._check_input(x)
+        h0, c0 = self._initial_states(hx, x, unbatched=False)
+        out, hn, cn = self._run(x, h0, c0, mask)
+        packed = PackedSequence(pack_rows(out, sizes), input.batch_sizes,
+                                input.sorted_indices, input.unsorted_indices)
+        hn, cn = _permute_hidden((hn, cn), input.unsorted_indices)
+        return (packed, (hn, cn)) if self.mode == "lstm" else (packed, hn)
 
     def _check_input(self, x: Tensor) -> None:
         if x.shape[-1] != self.input_size:

@@ -74,7 +74,8 @@ class RNNCellBase(Module):
             if s is not None and tuple(s.shape) != (x.shape[0], self.hidden_size):
                 raise ValueError(f"{name}: the state {what} has shape {tuple(s.shape)}, "
                                  f"expected {(x.shape[0], self.hidden_size)}")
-        b_ih, b_hh = self.bias_ih, self.bias_hh
+        b_ih: Tensor | None = self.bias_ih
+        b_hh: Tensor | None = self.bias_hh
         if self._mode != "gru" and b_ih is not None:
             b_ih, b_hh = b_ih + b_hh, None
         gx = F.linear(x, self.weight_ih, b_ih).expand_dims(0)
@@ -131,7 +132,9 @@ class LSTMCell(RNNCellBase):
 
     def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None
                 ) -> tuple[Tensor, Tensor]:
-        return self._step(input, hx)
+        h, c = self._step(input, hx)
+        assert c is not None  # an LSTM step always has a cell state (recurrent's cs)
+        return h, c
 
 
 class GRUCell(RNNCellBase):

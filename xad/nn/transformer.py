@@ -79,7 +79,8 @@ class TransformerEncoderLayer(Module):
     def _activated(self, h: Tensor) -> Tensor:
         """``activation(linear1(h))``; for relu and gelu one node whose bias and activation
         are one kernel on CuPy (``Linear._then``)."""
-        act = {F.relu: "relu", F.gelu: "gelu"}.get(self.activation)
+        fused: dict[Callable[[Tensor], Tensor], str] = {F.relu: "relu", F.gelu: "gelu"}
+        act = fused.get(self.activation)
         pair = self.linear1._then_activation(act)
         return self.activation(self.linear1(h)) if pair is None else pair(h)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
+from typing import Any
 
 from .. import dtypes as _dt
 from ..backend import Backend
@@ -42,7 +43,7 @@ class TransformerDecoderLayer(Module):
                  backend: Backend | str | None = None) -> None:
         super().__init__()
         b = _resolve(backend)
-        kw = dict(dtype=dtype, backend=b)
+        kw: dict[str, Any] = dict(dtype=dtype, backend=b)
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
                                             batch_first=batch_first, **kw)
         self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,

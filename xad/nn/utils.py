@@ -41,7 +41,7 @@ def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float,
         from ..factories import zeros
         return zeros(())
     with _ag.no_grad():
-        grads = [p.grad for p in params]
+        grads = [g for p in params if (g := p.grad) is not None]  # all of them
         flat = _joined(grads)
         total = _total_norm(grads if flat is None else [flat], norm_type)
         if error_if_nonfinite and not bool(_ops.isfinite(total).item()):
@@ -54,10 +54,12 @@ def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float,
             return total
         cast = {coef.dtype: coef}
         for p in params:
-            c = cast.get(p.grad.dtype)
+            g = p.grad
+            assert g is not None  # params keeps those with a gradient; a product stays one
+            c = cast.get(g.dtype)
             if c is None:
-                c = cast[p.grad.dtype] = coef.astype(p.grad.dtype)
-            p.grad = p.grad * c
+                c = cast[g.dtype] = coef.astype(g.dtype)
+            p.grad = g * c
     return total
 
 
@@ -95,8 +97,10 @@ def _scale_joined(params: list[Tensor], flat: Tensor, coef: Tensor) -> None:
     scaled = (flat * coef)._array
     b, xp, at = flat._backend, flat._backend.xp, 0
     for p in params:
-        n = p.grad.size
-        p.grad = Tensor._make(xp.reshape(scaled[at:at + n], p.grad.shape), b)
+        g = p.grad
+        assert g is not None  # the caller's params all have a gradient, as each piece does
+        n = g.size
+        p.grad = Tensor._make(xp.reshape(scaled[at:at + n], g.shape), b)
         at += n
 
 

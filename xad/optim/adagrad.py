@@ -113,6 +113,7 @@ class Adagrad(Optimizer):
         group advances the counts and computes the decayed rate, one per parameter
         updates."""
         loss, ds = self._closure(closure), self._device
+        assert ds is not None  # step() comes here once _on_device() made it
         with _ag.no_grad():
             for gi, group, params in self._device_groups(self._new_state):
                 wd = group["weight_decay"]
@@ -121,7 +122,9 @@ class Adagrad(Optimizer):
                     b = p._backend
                     c = (*ds.numbers(gi, p), *_consts(b, p._array.dtype, (wd, group["eps"]),
                                                       wd != 0))
-                    g = -p.grad if group.get("maximize", False) else p.grad
+                    g = p.grad
+                    assert g is not None  # _device_groups keeps those with a gradient
+                    g = -g if group.get("maximize", False) else g
                     fused_update(p, _adagrad_rule, [self.state[p]["sum"]], g, (c, b.xp))
         return loss
 

@@ -124,6 +124,7 @@ class Adam(Optimizer):
         group for the counts and bias corrections, one per parameter for the update."""
         loss = self._closure(closure)
         ds, decoupled = self._device, self._decoupled
+        assert ds is not None  # step() comes here once _on_device() made it
         with _ag.no_grad():
             for gi, group, params in self._device_groups(self._new_state):
                 beta1, beta2 = group["betas"]
@@ -133,7 +134,9 @@ class Adam(Optimizer):
                     st, b = self.state[p], p._backend
                     c = (*_consts(b, p._array.dtype, (beta1, 1 - beta1, beta2, 1 - beta2)),
                          *ds.numbers(gi, p), wd != 0)
-                    g = -p.grad if group.get("maximize", False) else p.grad
+                    g = p.grad
+                    assert g is not None  # _device_groups keeps those with a gradient
+                    g = -g if group.get("maximize", False) else g
                     fused_update(p, _adam_rule, [st["exp_avg"], st["exp_avg_sq"],
                                                  st.get("max_exp_avg_sq") if group["amsgrad"]
                                                  else None], g, (decoupled, c, b.xp))

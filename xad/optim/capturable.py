@@ -169,6 +169,7 @@ class DeviceScalars:
         """One kernel: the counts of the group's parameters that have a gradient go up by
         one, and the derived numbers are computed from them and ``lr``."""
         gs = self.groups[gi]
+        assert gs is not None  # prepare, earlier in the step, made every group's
         b = gs.b
         active = gs.mask(tuple(p.grad is not None for p in group["params"]))
         carried = [c for c, _ in gs.carried]
@@ -187,7 +188,9 @@ class DeviceScalars:
 
     def numbers(self, gi: int, p: Tensor) -> tuple[Tensor, ...]:
         """``p``'s derived numbers: 0-d views in its dtype."""
-        return self.groups[gi].views[id(p)]
+        gs = self.groups[gi]
+        assert gs is not None  # prepare, earlier in the step, made every group's
+        return gs.views[id(p)]
 
 
 def learning_rate(step: Any, lr: Any, ns: Any) -> tuple[Any]:

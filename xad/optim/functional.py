@@ -174,7 +174,7 @@ def _assigning(rule: Any) -> Any:
 _KERNELS: dict[Any, Any] = {}
 
 
-def step_with_rule(scratch: dict, p: Tensor, state: list[Tensor], g: Tensor, rule: Any,
+def step_with_rule(scratch: dict, p: Tensor, state: list[Tensor | None], g: Tensor, rule: Any,
                    c: tuple, maximize: bool = False) -> None:
     """Update ``p`` and its ``state`` tensors by ``rule`` for gradient ``g`` (``-g`` with
     ``maximize``)."""

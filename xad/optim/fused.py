@@ -79,8 +79,9 @@ def kernel_for(b: Any, rule: Callable[..., tuple], state: list[Any], args: tuple
     spec = _split(args, b.xp, leaves)
     layout = tuple(s is not None for s in state)
     key = (b, rule, spec, layout)
-    kernel = _KERNELS.get(key, _ARG)
-    if kernel is _ARG:
+    try:
+        kernel = _KERNELS[key]
+    except KeyError:
         name = "xad_" + rule.__name__.strip("_")
         kernel = _KERNELS[key] = b.fuse(lambda ns: _body(rule, spec, layout, ns), name)
     if kernel is None:

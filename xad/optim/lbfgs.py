@@ -119,7 +119,7 @@ class LBFGS(Optimizer):
 
     # ----- the method -------------------------------------------------------------------------
     @_ag.no_grad()
-    def step(self, closure: Callable[[], Any]) -> Any:  # type: ignore[override]
+    def step(self, closure: Callable[[], Any]) -> Any:
         """Run up to ``max_iter`` iterations; ``closure`` re-evaluates the model and returns
         the loss (gradients computed); returns the first loss."""
         if closure is None:

@@ -200,6 +200,7 @@ class OneCycleLR(LRScheduler):
         self.anneal_strategy = anneal_strategy
         n = self.total_steps
         up = float(pct_start * n) - 1
+        self._schedule_phases: list[dict[str, Any]]  # end_step: float, the rest group keys
         if three_phase:
             self._schedule_phases = [
                 {"end_step": up, "start_lr": "initial_lr", "end_lr": "max_lr",

@@ -64,7 +64,7 @@ class Optimizer:
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "step" in cls.__dict__:  # xad.compile replays a step (see _step_call)
-            cls.step = _step_call(cls.__dict__["step"])
+            cls.step = _step_call(cls.__dict__["step"])  # type: ignore[method-assign]
 
     def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
         self.defaults = dict(defaults)
@@ -77,7 +77,7 @@ class Optimizer:
             raise TypeError(f"params argument given to the optimizer should be an iterable of "
                             f"Tensors or dicts, but got {type(params).__name__}; wrap it in "
                             f"a list: [{type(params).__name__.lower()}]")
-        groups = list(params)
+        groups: list[Any] = list(params)  # tensors, or group dicts
         if not groups:
             raise ValueError("optimizer got an empty parameter list")
         if not isinstance(groups[0], Mapping):
@@ -182,9 +182,10 @@ class Optimizer:
         its parameters with a gradient made by ``init(p, group, count)``, the learning rates
         uploaded and the hyperparameters guarded; then ``(index, group, parameters with a
         gradient)`` for each group that has any."""
-        groups = self.param_groups
-        self._device.prepare(groups, self.state, init)
-        self._device.upload(groups)
+        groups, ds = self.param_groups, self._device
+        assert ds is not None  # a step comes here once _on_device() made it
+        ds.prepare(groups, self.state, init)
+        ds.upload(groups)
         watch_hyperparameters(self)
         found = ([p for p in g["params"] if p.grad is not None] for g in groups)
         return [(gi, g, ps) for gi, (g, ps) in enumerate(zip(groups, found)) if ps]

@@ -116,6 +116,7 @@ class RMSprop(Optimizer):
         one kernel per group advances the counts and casts the rate, one per parameter
         updates."""
         loss, ds = self._closure(closure), self._device
+        assert ds is not None  # step() comes here once _on_device() made it
         with _ag.no_grad():
             for gi, group, params in self._device_groups(self._new_state):
                 centered, momentum = group["centered"], group["momentum"]
@@ -125,7 +126,9 @@ class RMSprop(Optimizer):
                     st, b = self.state[p], p._backend
                     c = (*ds.numbers(gi, p), *_consts(b, p._array.dtype, (
                         alpha, 1 - alpha, group["eps"], wd, momentum), wd != 0))
-                    g = -p.grad if group.get("maximize", False) else p.grad
+                    g = p.grad
+                    assert g is not None  # _device_groups keeps those with a gradient
+                    g = -g if group.get("maximize", False) else g
                     fused_update(p, _rmsprop_rule, [
                         st["square_avg"], st.get("grad_avg") if centered else None,
                         st.get("momentum_buffer") if momentum > 0 else None], g, (c, b.xp))

@@ -32,6 +32,7 @@ class RuleOptimizer(Optimizer):
 
     _rule: Any
     _keys: tuple[str, ...]
+    _device_numbers: tuple[Any, ...]  # every rule optimiser has one
 
     def _numbers(self, group: dict[str, Any]) -> tuple[tuple, tuple]:
         raise NotImplementedError
@@ -69,12 +70,15 @@ class RuleOptimizer(Optimizer):
         """The step with its numbers on the device: one kernel per group advances the
         counts and computes the numbers, one per parameter updates."""
         loss, ds = self._closure(closure), self._device
+        assert ds is not None  # step() comes here once _on_device() made it
         with _ag.no_grad():
             for gi, group, params in self._device_groups(self._new_state):
                 ds.advance(gi, group, *self._numbers(group))
                 for p in params:
                     st = self.state[p]
-                    g = -p.grad if group.get("maximize", False) else p.grad
+                    g = p.grad
+                    assert g is not None  # _device_groups keeps those with a gradient
+                    g = -g if group.get("maximize", False) else g
                     fused_update(p, self._rule, [st[key] for key in self._keys], g,
                                  (self._args(group, ds.numbers(gi, p)), p._backend.xp))
         return loss

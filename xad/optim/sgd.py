@@ -117,7 +117,9 @@ class SGD(Optimizer):
         group casts it to the parameters' dtypes, one per parameter updates. A momentum
         buffer's first step (``b = g``) is another kernel: inside ``xad.compile`` the call is
         recorded again at the next one."""
-        loss, ds, fresh = self._closure(closure), self._device, set()
+        loss, ds = self._closure(closure), self._device
+        fresh: set[int] = set()
+        assert ds is not None  # step() comes here once _on_device() made it
         groups = self._device_groups(lambda p, group, _: _new_buffer(self, p, group, fresh))
         rec = context.recorder
         if fresh and rec is not None and not rec.paused:
@@ -131,7 +133,9 @@ class SGD(Optimizer):
                     c = (*ds.numbers(gi, p), *_consts(b, p._array.dtype, (momentum, 1 - damp, wd)),
                          wd != 0, damp != 0)
                     buf = self.state[p]["momentum_buffer"] if momentum != 0 else None
-                    g = -p.grad if group.get("maximize", False) else p.grad
+                    g = p.grad
+                    assert g is not None  # _device_groups keeps those with a gradient
+                    g = -g if group.get("maximize", False) else g
                     fused_update(p, _sgd_rule, [buf], g, (c, id(p) in fresh, group["nesterov"],
                                                           b.xp))
         return loss

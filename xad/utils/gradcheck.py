@@ -27,7 +27,8 @@ def _outputs(f: Callable, inputs: Sequence[Tensor]) -> list[Tensor]:
     return [o for o in outs if isinstance(o, Tensor)]
 
 
-def _dot(outs: list[Tensor], vs: list[Tensor]) -> Tensor:
+def _dot(outs: list[Tensor], vs: list[Tensor]) -> Tensor | None:
+    """``sum(o * v)`` over the floating outputs (``None``: there are none)."""
     total = None
     for o, v in zip(outs, vs):
         s = (o * v).sum() if o.dtype.is_floating else None
@@ -128,6 +129,8 @@ def _numeric_dir(f, ins, diff, vs, us, eps) -> float:
                 plus[i] = _with_array(ins[i], ins[i]._array + eps * u._array)
                 minus[i] = _with_array(ins[i], ins[i]._array - eps * u._array)
         fp, fm = _dot(_outputs(f, plus), vs), _dot(_outputs(f, minus), vs)
+    if fp is None or fm is None:  # no floating output: no derivative, as _analytic_dir
+        return 0.0
     return float(_host(fp - fm).sum()) / (2 * eps)
 
 

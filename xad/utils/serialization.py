@@ -31,7 +31,7 @@ import secrets
 import struct
 import sys
 import zlib
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypeGuard, cast
 
 from .. import backend as _backend
 from .. import dtypes as _dt
@@ -72,7 +72,7 @@ def save(obj: Any, path: str | os.PathLike[str] | BinaryIO) -> None:
     """
     header, datas = _serialize(obj)
     if hasattr(path, "write"):
-        _write(path, header, datas)
+        _write(cast(BinaryIO, path), header, datas)
         return
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
@@ -211,7 +211,7 @@ def _set_checksums(node: Any, datas: Any) -> None:
     kind = node["$"]
     if kind == "tensor":
         node["crc32"] = zlib.crc32(next(datas))
-    for v in node.get("values", node.get("items", ())):
+    for v in node["values"] if "values" in node else node.get("items", ()):
         _set_checksums(v, datas)
 
 
@@ -432,7 +432,7 @@ class _Reader:
         return t
 
 
-def _is_count(x: Any) -> bool:
+def _is_count(x: Any) -> TypeGuard[int]:
     return isinstance(x, int) and not isinstance(x, bool) and x >= 0
 
 

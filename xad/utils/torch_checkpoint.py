@@ -23,7 +23,8 @@ import pickle
 import struct
 import sys
 import zipfile
-from typing import Any, BinaryIO
+from collections.abc import Callable
+from typing import Any, BinaryIO, ClassVar
 
 from .. import backend as _backend
 from .. import dtypes as _dt
@@ -96,7 +97,7 @@ class _Pending:
         raise CheckpointError("a BUILD (setstate) of a tensor was refused")
 
 
-class _OrderedDict(collections.OrderedDict):  # type: ignore[type-arg]
+class _OrderedDict(collections.OrderedDict):
     """``collections.OrderedDict`` during unpickling: keeps only a state dict's ``_metadata``."""
 
     def __setstate__(self, state: Any) -> None:
@@ -149,7 +150,7 @@ _GLOBALS: dict[tuple[str, str], Any] = {
 }
 
 
-class _Unpickler(pickle._Unpickler):  # type: ignore[name-defined]
+class _Unpickler(pickle._Unpickler):
     """Resolves only the globals in ``_GLOBALS``; storages become ``_Storage`` records.
 
     The standard library's pure-Python unpickler, not the C one: the C unpickler grows its
@@ -159,7 +160,7 @@ class _Unpickler(pickle._Unpickler):  # type: ignore[name-defined]
     allocates its declared length first) is refused: weights never need it.
     """
 
-    dispatch = dict(pickle._Unpickler.dispatch)  # type: ignore[attr-defined]
+    dispatch: ClassVar[dict[int, Callable[..., Any]]] = dict(pickle._Unpickler.dispatch)
 
     def _refuse_bytearray8(self) -> None:
         raise CheckpointError("the opcode BYTEARRAY8 was refused")
@@ -316,7 +317,7 @@ class _Builder:
         if isinstance(obj, _Pending):
             return self.tensor(obj, where)
         if type(obj) in (dict, _OrderedDict):
-            out = collections.OrderedDict() if type(obj) is _OrderedDict else {}
+            out: Any = collections.OrderedDict() if type(obj) is _OrderedDict else {}
             for k, v in obj.items():
                 if type(k) not in (str, int, float, bool, tuple) and k is not None:
                     raise CheckpointError(f"a dict key {_describe(k)} at {where}")
