@@ -30,6 +30,33 @@ def _device(device: Any) -> Any:
     return device
 
 
+def _nan_kept(reduce: Any) -> Any:
+    """``reduce`` (``jnp.max``/``jnp.min``) with NaN propagated: NaN where the reduced slice
+    holds one."""
+    def nan_kept(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:
+        r = reduce(x, axis=axis, keepdims=keepdims)
+        if not jnp.issubdtype(x.dtype, jnp.floating):
+            return r
+        return jnp.where(jnp.isnan(x).any(axis=axis, keepdims=keepdims), jnp.nan, r)
+    return nan_kept
+
+
+class _Namespace:
+    """``jax.numpy`` with ``max`` and ``min`` that give NaN for a slice holding one at every
+    size: XLA's CPU reductions drop the NaN from about a thousand rows on (JAX 0.10.2, seen
+    2026-11-26: ``jnp.max`` of a (2048, 8) array with one NaN is finite), where NumPy, PyTorch
+    and the standard give NaN. Everything else is ``jax.numpy``'s own."""
+
+    __name__ = jnp.__name__  # (array_api_compat and xad tell namespaces by name)
+    max = staticmethod(_nan_kept(jnp.max))
+    min = staticmethod(_nan_kept(jnp.min))
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(jnp, name)
+        setattr(self, name, value)  # found once
+        return value
+
+
 class JaxBackend(Backend):
     """jax arrays on ``device`` (the first CPU device by default).
 
@@ -47,7 +74,7 @@ class JaxBackend(Backend):
 
     def __init__(self, device: Any = None) -> None:
         jax.config.update("jax_enable_x64", True)  # process-wide: see the module docstring
-        super().__init__(jnp, _device(device))
+        super().__init__(_Namespace(), _device(device))
         self.manual_seed(0)
 
     # ----- creation ----------------------------------------------------------------------

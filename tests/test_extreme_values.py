@@ -163,3 +163,16 @@ def test_values_and_gradients_match_torch(name, xb):
            for what, u, v in (("value", xv, tv), ("gradient", xg, tg))
            for i in _bad_rows(u, v)]
     assert not bad, f"{name} differs from PyTorch:\n" + "\n".join(bad[:20])
+
+
+@pytest.mark.parametrize("rows", [16, 2048])
+def test_max_and_min_are_nan_where_a_slice_holds_nan_at_every_size(xb, rows):
+    # JAX's CPU reductions (0.10.2) dropped a NaN from about a thousand rows on: xad.max of
+    # a (2048, 8) array with one NaN was finite on the jax backend (NumPy, PyTorch: NaN)
+    a = np.random.default_rng(3).standard_normal((rows, 8))
+    a[rows // 2, 3] = nan
+    x = xad.tensor(a)
+    for f in (xad.max, xad.min):
+        per_row = f(x, axis=1).numpy()
+        assert np.isnan(per_row[rows // 2]) and np.isfinite(np.delete(per_row, rows // 2)).all()
+        assert np.isnan(f(x, axis=0).numpy()[3]) and math.isnan(f(x).item())
