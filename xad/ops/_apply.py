@@ -54,7 +54,7 @@ class Op:
     differentiable = True
     view = False
     materialize_grads = True
-    library = False
+    library: bool | str = False  # "matmul": a matrix product (see xad/compile/cuda_graph.py)
     floating = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -284,6 +284,7 @@ def apply(op: type[Op], *args: Any, **params: Any) -> Any:
         with backend.scope:
             raw = op.forward(backend, *datas, **params)
     kind = backend.array_type
+    out: Any  # a tuple of arrays where the op returns several, else one array
     if type(raw) is tuple:
         out = tuple(o if type(o) is kind else backend.ensure_array(o) for o in raw)
         changed = any(o is not r for o, r in zip(out, raw))

@@ -42,6 +42,9 @@ class _Fused(Op):
     where the backend fuses (:meth:`xad.Backend.elementwise`) and read by
     ``xad.compile(fuse=True)`` as one line of a fused region, as a plain op's forward."""
 
+    _kernel_name: str  # set per subclass by __init_subclass__
+    _make: Any  # the kernel's maker, ``_bound(expression)``, where the subclass has one
+
     @classmethod
     def forward(cls, b, *arrays):
         return b.elementwise(cls._make, cls._kernel_name)(*arrays)
@@ -97,7 +100,7 @@ class Gelu(_ErfFused):
     name = "gelu"
 
     @staticmethod
-    def expression(b, x):
+    def expression(b: Any, x: Any) -> Any:
         return x * (b.erf(x * _C) + 1) * 0.5
 
     @staticmethod

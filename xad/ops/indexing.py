@@ -69,7 +69,7 @@ def _clamped(k: slice, n: int) -> slice:
     standard leaves out-of-range bounds unspecified, and array_api_strict refuses them)."""
     start, stop, step = k.indices(n)
     if step < 0 and stop < 0:
-        stop = None  # runs down through index 0
+        return slice(start, None, step)  # runs down through index 0
     return slice(start, stop, step)
 
 

@@ -113,9 +113,11 @@ def _write_detached(x: Tensor, new: Tensor, fresh: bool) -> None:
     """Set ``x`` (a ``detach()`` or ``.data`` of its base) to ``new``: the base's values
     change outside the graph; ``x`` itself joins the graph when ``new`` is recorded (its
     node saved the old memory, which must then stay as it is)."""
+    base = x._base
+    assert base is not None  # a detach()/.data keeps the tensor it was taken from
     fresh = fresh or new._node is not None
-    _write_untracked(x._base, (...,), new.detach(), not x._data_of, fresh)
-    x._follow_values(x._base)
+    _write_untracked(base, (...,), new.detach(), not x._data_of, fresh)
+    x._follow_values(base)
     if x._data_of:
         x._bump_version()
     if new._node is not None:
@@ -130,6 +132,7 @@ def _write_view(x: Tensor, new: Tensor, what: str, fresh: bool = False) -> None:
         return
     op, params = x._view_fn
     base = x._base
+    assert base is not None  # callers write through the base only for a view
     onto = _onto_base(op, params, new, base)
     if onto is None:
         raise _overlap_error(base, f"{what} through a {op.name} view of shape {x.shape}")
@@ -164,15 +167,14 @@ def _positions(x: Tensor) -> tuple[Tensor, Any]:
     there of each of ``x``'s elements (an int64 array of ``x``'s shape)."""
     chain, t = [], x
     while t._base is not None and t._view_fn is not None:
-        chain.append(t)
+        chain.append(t._view_fn)
         t = t._base
     b = x._backend
     xp = b.xp
     with b.on_device():
         p = xp.reshape(xp.arange(math.prod(t.shape), dtype=xp.int64, device=b.device),
                        t.shape)
-        for v in reversed(chain):
-            op, params = v._view_fn
+        for op, params in reversed(chain):
             p = op.forward(b, p, **params)
     return t, p
 
@@ -227,6 +229,7 @@ def _write_detached_expanded(d: Tensor, at: tuple, value: Any, what: str, fill: 
             raise _graph_overlap_error(d, d, what)
         new = apply(IndexPut, d._alias(), value, key=k)
     base = d._base
+    assert base is not None  # d is a detach()/.data of an expanded view
     old, version = base._vc, base._version
     v = value.detach() if isinstance(value, Tensor) else value
     with grad_mode.no_grad():

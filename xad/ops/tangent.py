@@ -8,7 +8,7 @@ xad operations so that it can itself be differentiated.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, overload
 
 from ..factories import zeros_like
 from ..tensor import Tensor
@@ -17,6 +17,12 @@ from ._apply import apply
 __all__ = ["linear_jvp", "fit", "total"]
 
 
+@overload
+def fit(t: Tensor, out: Tensor) -> Tensor: ...
+@overload
+def fit(t: None, out: Tensor) -> None: ...
+@overload
+def fit(t: Tensor | None, out: Tensor) -> Tensor | None: ...
 def fit(t: Tensor | None, out: Tensor) -> Tensor | None:
     """``t`` as a tangent of ``out``: broadcast to its shape and cast to its dtype."""
     if t is None:
