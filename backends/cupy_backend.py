@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from xad.backend import Backend, BackendError
+from xad.backend import Backend, BackendError, Site
 
 _COMPILE_HINTS = ("nvrtc", "compil", "cuda_path", "cuda_home", "include", ".h:", "header")
 
@@ -311,8 +311,8 @@ class CupyBackend(Backend):
             self._report(*self._take_pending(None))
 
     # ----- checks kept on the device -----------------------------------------------------
-    def check_bounds(self, site: Hashable, worst: Any,
-                     error: Callable[[Hashable, Any], Exception | None]) -> None:
+    def check_bounds(self, site: Site, worst: Any,
+                     error: Callable[[Site, Any], Exception | None]) -> None:
         """Keep ``worst`` on the device as the running maximum per ``site`` (one kernel, no
         read); :meth:`item`, :meth:`to_numpy` and :meth:`synchronize` report it, as CUDA
         reports a device-side assert at the next synchronising call."""

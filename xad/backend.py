@@ -19,13 +19,15 @@ import sys
 from collections.abc import Callable, Hashable, Iterator
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from . import dtypes as _dt
 from .context import Context, context
 from .einsum_fallback import einsum_generic
 from .erf_fallback import erf_generic
 from .tracing import host_call
+
+Site = TypeVar("Site", bound=Hashable)  # where a bounds check runs, handed back to its error
 
 __all__ = [
     "Backend", "BackendError", "set_backend", "get_backend", "use_backend",
@@ -144,8 +146,8 @@ class Backend:
     def synchronize(self) -> None:
         """Wait for queued device work (for honest timings); a no-op on the CPU."""
 
-    def check_bounds(self, site: Hashable, worst: Any,
-                     error: Callable[[Hashable, Any], Exception | None]) -> None:
+    def check_bounds(self, site: Site, worst: Any,
+                     error: Callable[[Site, Any], Exception | None]) -> None:
         """Raise ``error(site, w)`` (unless ``None``) for ``w`` the host copy of the 1-d int64
         array ``worst``, whose larger entries are worse (an index check passes ``[-min,
         max]``): here, at once, with one explicit read. CuPy keeps the running maximum per

@@ -10,6 +10,7 @@ transposed convolution ``(in, out/groups, kh, kw)``).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal, overload
 
 from ... import ops as _ops
 from ...ops.convolution import col2im, im2col
@@ -21,6 +22,10 @@ __all__ = ["conv1d", "conv2d", "conv_transpose2d", "unfold"]
 IntPair = int | Sequence[int]
 
 
+@overload
+def _pair(v: IntPair, what: str, where: str, n: Literal[2] = 2) -> tuple[int, int]: ...
+@overload
+def _pair(v: IntPair, what: str, where: str, n: int) -> tuple[int, ...]: ...
 def _pair(v: IntPair, what: str, where: str, n: int = 2) -> tuple[int, ...]:
     t = (v,) * n if isinstance(v, int) else tuple(int(a) for a in v)
     if len(t) != n:

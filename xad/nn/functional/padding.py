@@ -25,7 +25,7 @@ def _pad_axis(x: Tensor, axis: int, lo: int, hi: int, mode: str, value: float) -
         x = _along(x, axis, max(-lo, 0), n - max(-hi, 0))
         lo, hi = max(lo, 0), max(hi, 0)
         n = x.shape[axis]
-    parts = []
+    parts: list[Tensor | None] = []  # (before, after); None: no padding on that side
     for side, k in ((0, lo), (1, hi)):
         if k == 0:
             parts.append(None)

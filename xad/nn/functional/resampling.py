@@ -63,6 +63,7 @@ def _sizes(x: Tensor, size: int | Sequence[int] | None,
             raise ValueError(f"interpolate: size {size} needs {k} entries for input of "
                              f"shape {x.shape}")
         return outs, [n / o for n, o in zip(ins, outs)]
+    assert scale_factor is not None  # exactly one of size and scale_factor (checked above)
     sf = [float(scale_factor)] * k if isinstance(scale_factor, (int, float)) else \
         [float(s) for s in scale_factor]
     if len(sf) != k:
@@ -95,7 +96,8 @@ def interpolate(input: Tensor, size: int | Sequence[int] | None = None,
                                   f"{sorted(_DIMS)})")
     if antialias:
         raise NotImplementedError("interpolate: antialias=True is not supported")
-    if input.ndim not in (3, 4) or (_DIMS[mode] and input.ndim != _DIMS[mode] + 2):
+    dims = _DIMS[mode]  # the spatial axes a linear mode needs; None: nearest takes either
+    if input.ndim not in (3, 4) or (dims and input.ndim != dims + 2):
         raise ValueError(f"interpolate: mode {mode!r} got input of shape {input.shape}; "
                          f"expected (N, C, L) for linear, (N, C, H, W) for bilinear, either "
                          f"for nearest")
