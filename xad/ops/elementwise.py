@@ -98,7 +98,8 @@ def holomorphic(cls: type[Op]) -> type[Op]:
             return conj(grads)
         return _real_inputs_real(node.saved, [None if d is None else conj(d) for d in grads])
 
-    cls.backward = staticmethod(backward)
+    # the class's rule, wrapped once it exists (a decorator's job, dynamic for mypy)
+    cls.backward = staticmethod(backward)  # type: ignore[method-assign,assignment]
     return cls
 
 
@@ -497,7 +498,7 @@ class Sigmoid(Op):
     save_output = True
 
     @staticmethod
-    def forward(b, x):
+    def forward(b: Any, x: Any) -> Any:
         xp = b.xp
         # 1 / (1 + exp(-x)) overflows harmlessly to 0 for very negative x
         return 1 / (1 + xp.exp(-x))

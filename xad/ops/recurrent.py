@@ -18,6 +18,7 @@ state to the end (and the reverse direction starts at each sequence's own end).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ..backend import takes_out
@@ -216,7 +217,7 @@ class _Duals:
 
     @staticmethod
     def gate_scale(n_c: int, like: _Dual) -> Tensor:
-        kw = {"dtype": like.p.dtype, "backend": like.p._backend}
+        kw: dict[str, Any] = {"dtype": like.p.dtype, "backend": like.p._backend}
         return concat([full((2 * n_c,), 0.5, **kw), full((n_c,), 1.0, **kw),
                        full((n_c,), 0.5, **kw)])
 
@@ -384,7 +385,7 @@ def _coefficients(m: Any, mode: str, saved: tuple, hp: Any, cp: Any, cs: Any, hs
     return m.concat([kr, kz, kn]), m.concat([kr, kz, kn * r]), z
 
 
-def _step_back(m: Any, mode: str, k: tuple, t: int, dh: Any, dc: Any, w_hh: Any,
+def _step_back(m: Any, mode: str, k: Sequence, t: int, dh: Any, dc: Any, w_hh: Any,
                w_hr: Any) -> tuple:
     """One step backward from the gradients ``dh``/``dc`` reaching its new state: the
     gradients of the step's input gates, of its recurrent gates (GRU), and of the previous

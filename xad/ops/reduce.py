@@ -408,7 +408,8 @@ class Softmax(Op):
     save_output = True
 
     @staticmethod
-    def forward(b, x, axis, empty_zero, product):
+    def forward(b: Any, x: Any, axis: tuple[int, ...], empty_zero: bool, product: bool
+                ) -> Any:
         m = b.xp.max(x, axis=axis, keepdims=True)
         if product:  # NumPy's large arrays: the exponentials once, summed by a product
             e = exp_guarded(b, x, m) if empty_zero else exp_shifted(b, x, m)
