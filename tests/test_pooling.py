@@ -68,3 +68,16 @@ def test_pool_errors_name_the_shapes(xb):
         F.avg_pool2d(x, 5)
     with pytest.raises(ValueError, match=r"expected \(N, C, H, W\) or \(C, H, W\) input"):
         F.max_pool2d(xad.ones((4, 4)), 2)
+
+
+def test_pool1d_arguments_are_one_int(xb):
+    """A 1-d pooling argument is an int or one int: an empty one was a TypeError from deep
+    inside (None reached the 2-d pooling), two ints silently pooled with the first."""
+    x = xad.ones((1, 2, 6))
+    with pytest.raises(ValueError, match=r"max_pool1d: kernel_size must be an int or 1 ints"):
+        F.max_pool1d(x, (2, 3))
+    with pytest.raises(ValueError, match=r"max_pool1d: kernel_size must be an int or 1 ints"):
+        F.max_pool1d(x, ())
+    with pytest.raises(ValueError, match=r"avg_pool1d: padding must be an int or 1 ints"):
+        F.avg_pool1d(x, 2, padding=())
+    assert F.max_pool1d(x, (2,), stride=()).shape == (1, 2, 3)  # (): the kernel's stride

@@ -155,12 +155,15 @@ def adaptive_avg_pool2d(input: Tensor, output_size: int | tuple[int | None, int 
     return _ops.matmul(ah, _ops.matmul(input, _ops.matrix_transpose(aw)))
 
 
-def _one(v: IntPair | None, fill: int) -> tuple[int, int] | None:
-    """A 1-d pooling argument as the 2-d one over a height-1 image."""
-    if v is None or v == ():
-        return None
-    n = v[0] if isinstance(v, (tuple, list)) else v
-    return (fill, int(n))
+def _one(v: IntPair, fill: int, what: str, where: str) -> tuple[int, int]:
+    """A 1-d pooling argument (an int or one int) as the 2-d one over a height-1 image."""
+    (n,) = _pair(v, what, where, 1)
+    return (fill, n)
+
+
+def _one_stride(v: IntPair | None, where: str) -> tuple[int, int] | None:
+    """A 1-d pooling's stride as the 2-d one; ``None`` or ``()``: the kernel's."""
+    return None if v is None or v == () else _one(v, 1, "stride", where)
 
 
 def _as_image(input: Tensor, where: str) -> Tensor:
@@ -180,9 +183,10 @@ def max_pool1d(input: Tensor, kernel_size: IntPair, stride: IntPair | None = Non
         >>> F.max_pool1d(xad.tensor([[[1.0, 3.0, 2.0, 0.0]]]), 2).tolist()
         [[[3.0, 2.0]]]
     """
-    y = max_pool2d(_as_image(input, "max_pool1d"), _one(kernel_size, 1),
-                   _one(stride, 1), _one(padding, 0), _one(dilation, 1), ceil_mode,
-                   return_indices)
+    w = "max_pool1d"
+    y = max_pool2d(_as_image(input, w), _one(kernel_size, 1, "kernel_size", w),
+                   _one_stride(stride, w), _one(padding, 0, "padding", w),
+                   _one(dilation, 1, "dilation", w), ceil_mode, return_indices)
     return _ops.squeeze(y, axis=-2)
 
 
@@ -197,8 +201,10 @@ def avg_pool1d(input: Tensor, kernel_size: IntPair, stride: IntPair | None = Non
         >>> F.avg_pool1d(xad.tensor([[[1.0, 3.0, 2.0, 0.0]]]), 2).tolist()
         [[[2.0, 1.0]]]
     """
-    y = avg_pool2d(_as_image(input, "avg_pool1d"), _one(kernel_size, 1), _one(stride, 1),
-                   _one(padding, 0), ceil_mode, count_include_pad)
+    w = "avg_pool1d"
+    y = avg_pool2d(_as_image(input, w), _one(kernel_size, 1, "kernel_size", w),
+                   _one_stride(stride, w), _one(padding, 0, "padding", w), ceil_mode,
+                   count_include_pad)
     return _ops.squeeze(y, axis=-2)
 
 
