@@ -207,10 +207,11 @@ def test_a_state_dict_with_device_counts_loads_on_the_host():
     np.testing.assert_allclose(host.numpy(), dev.numpy(), rtol=1e-6)
 
 
-def _eager_and_graphed(make_opt):
-    """Eight steps of a small model with ``make_opt(params)`` and a scheduler, eager and
-    compiled with CUDA graphs: each run's losses and parameters, the optimiser states,
-    and the compiled function (``COUNTS`` holds its last step's counts)."""
+def _eager_and_graphed(make_opt, steps: int = 8):
+    """``steps`` steps of a small model with ``make_opt(params)`` and a scheduler, eager and
+    compiled with CUDA graphs, whose losses and parameters must agree bit for bit: the
+    optimiser states of each run and the compiled function (``COUNTS`` holds its last
+    step's counts)."""
     runs, states = [], []
     cupy_sim.register()
     for compiled in (False, True):
@@ -230,7 +231,7 @@ def _eager_and_graphed(make_opt):
                 return loss.detach()
 
             fn = xad.compile(body, cuda_graphs=True) if compiled else body
-            runs.append([fn(x, y).numpy() for _ in range(7)])
+            runs.append([fn(x, y).numpy() for _ in range(steps - 1)])
             COUNTS.reset()
             runs[-1] += [fn(x, y).numpy()] + [p.numpy() for p in model.parameters()]
             states.append(list(opt.state.values()))

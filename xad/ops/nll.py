@@ -29,21 +29,28 @@ def _one_hot(ns: Any, t: Any, c: Any, one: Any, zero: Any, ig: Any = None) -> An
     return w if ig is None else w * ns.where(t != ig, one, zero)
 
 
-def _rows(ns: Any) -> Any:
+def _nll_rows(ns: Any) -> Any:
     return lambda x, t, c, zero: -ns.sum(ns.where(t == c, x, zero), axis=-1)
 
 
-def _rows_ignoring(ns: Any) -> Any:
+def _nll_rows_ignoring(ns: Any) -> Any:
     return lambda x, t, c, zero, ig: -ns.sum(ns.where((t == c) & (t != ig), x, zero),
                                              axis=-1)
 
 
-def _rows_grad(ns: Any) -> Any:
+def _nll_rows_grad(ns: Any) -> Any:
     return lambda g, t, c, one, zero: -g * _one_hot(ns, t, c, one, zero)
 
 
-def _rows_grad_ignoring(ns: Any) -> Any:
+def _nll_rows_grad_ignoring(ns: Any) -> Any:
     return lambda g, t, c, one, zero, ig: -g * _one_hot(ns, t, c, one, zero, ig)
+
+
+def _made(makes: tuple, ignore: int | None) -> tuple:
+    """``(make, kernel name)``: the first of ``makes`` where no class is ignored, else the
+    second (the kernel named after it)."""
+    make = makes[ignore is not None]
+    return make, "xad" + make.__name__
 
 
 def _count(axes: tuple[int, ...] | None, n: int, ig: int) -> Any:
@@ -56,10 +63,10 @@ def _column(b: Any, a: Any) -> Any:
     return b.xp.reshape(a, tuple(a.shape) + (1,))
 
 
-def _kernel_args(b: Any, t: Any, classes: Any, dtype: Any, ignore: int | None) -> tuple:
+def _kernel_args(b: Any, t: Any, classes: Any, numbers: tuple, ignore: int | None) -> tuple:
     """The arguments after the first of the kernels: the targets as a column, the classes,
-    1 and 0 in ``dtype`` (and the ignored class)."""
-    args = (_column(b, t), classes, b.scalar(1, dtype), b.scalar(0, dtype))
+    ``numbers`` (kernel scalars: :meth:`xad.Backend.scalar`) and the ignored class."""
+    args = (_column(b, t), classes, *numbers)
     return args if ignore is None else args + (b.scalar(ignore, t.dtype),)
 
 
@@ -74,11 +81,9 @@ class NllRows(Op):
 
     @staticmethod
     def forward(b, x, t, classes, ignore):
-        make = _rows if ignore is None else _rows_ignoring
-        name = "xad_nll_rows" if ignore is None else "xad_nll_rows_ignoring"
-        args = _column(b, t), classes, b.scalar(0, x.dtype)
+        make, name = _made((_nll_rows, _nll_rows_ignoring), ignore)
         return b.reduction(make, name)(
-            x, *(args if ignore is None else args + (b.scalar(ignore, t.dtype),)))
+            x, *_kernel_args(b, t, classes, (b.scalar(0, x.dtype),), ignore))
 
     @staticmethod
     def backward(node, g):
@@ -115,10 +120,10 @@ class NllRowsGrad(Op):
 
     @staticmethod
     def forward(b, g, t, classes, ignore):
-        make = _rows_grad if ignore is None else _rows_grad_ignoring
-        name = "xad_nll_rows_grad" if ignore is None else "xad_nll_rows_grad_ignoring"
+        make, name = _made((_nll_rows_grad, _nll_rows_grad_ignoring), ignore)
+        one_zero = b.scalar(1, g.dtype), b.scalar(0, g.dtype)
         return b.elementwise(make, name)(_column(b, g),
-                                         *_kernel_args(b, t, classes, g.dtype, ignore))
+                                         *_kernel_args(b, t, classes, one_zero, ignore))
 
 
 _COUNTS: dict[tuple, Any] = {}  # CountTargets's kernels, made once
