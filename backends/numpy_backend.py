@@ -153,6 +153,7 @@ class NumpyBackend(Backend):
         super().__init__(_Namespace(), "cpu")
         self._rng = np.random.default_rng(0)
         self._elementwise: dict[str, Any] = {}  # see elementwise
+        self._floats: dict[tuple, Any] = {}  # see float_operand
         _keep_freed_heap()
 
     def asarray(self, obj: Any, dtype: Any = None) -> Any:
@@ -255,6 +256,25 @@ class NumpyBackend(Backend):
         if _scipy_erf is not None:
             return _scipy_erf(x).astype(x.dtype, copy=False)
         return super().erf(x)
+
+    def float_operand(self, value: float, dtype: Any) -> Any:
+        """A read-only 0-d array of ``dtype`` holding ``value``, cached (NumPy multiplies by
+        one in 0.4 us, by a Python float in 1.0); zeros, NaN and values that overflow the
+        dtype stay floats (-0.0 keys as 0.0, NaN never matches, an overflow warns per call)."""
+        key = (value, dtype)
+        a = self._floats.get(key)
+        if a is not None:
+            return a
+        if not value or value != value:
+            return value
+        a = np.asarray(value, self.dtype(dtype))
+        if math.isinf(a) and not math.isinf(value):
+            return value
+        if len(self._floats) >= 1024:  # a bound for floats that change each step
+            self._floats.clear()
+        a.flags.writeable = False
+        self._floats[key] = a
+        return a
 
     def elementwise(self, make: Any, name: str) -> Any:
         """``make``'s function as numexpr kernels, threaded, for float arrays of at least

@@ -239,6 +239,12 @@ class Backend:
         NumPy scalar, a kernel argument that needs no device copy and no fill kernel."""
         return self.asarray(value, dtype=dtype)
 
+    def float_operand(self, value: float, dtype: _dt.DType) -> Any:
+        """The Python float ``value`` as an operand of ``+ - * /`` beside an array of real
+        floating ``dtype``: the float itself here; NumPy's backend gives a cached 0-d
+        array (the same bits under the weak-scalar rule, taken 2.5x faster)."""
+        return value
+
     def elementwise(self, make: Callable[[Any], Callable], name: str) -> Callable:
         """The elementwise function ``make(ns)``, written over ``ns`` (this library's
         ufuncs and ``where``; operators on its arguments, which are arrays and

@@ -41,7 +41,10 @@ class Op:
     ``library`` (the forward calls a vendor library, cuBLAS or cuSOLVER on CuPy, which CuPy
     refuses inside a CUDA-graph capture: ``xad.compile(cuda_graphs=True)`` runs it between
     the graphs; ``"matmul"``: its only vendor calls are ``b.xp.matmul``, which a backend
-    may run inside the capture, CuPy by a cuBLAS handle of xad's own).
+    may run inside the capture, CuPy by a cuBLAS handle of xad's own);
+    ``float_as_0d`` (a Python float operand beside a real floating tensor gives the same
+    bits as that float in a 0-d array of the tensor's dtype, the standard's rule for
+    ``+ - * /``: the backend may pass it so, :meth:`xad.Backend.float_operand`).
     An Op whose ``forward`` converts Python-scalar operands itself may also give
     ``array_forward``, the same computation as one expression for operands that are all
     arrays of one dtype: ``xad.compile`` writes that inline where it passes scalars as 0-d
@@ -56,6 +59,7 @@ class Op:
     materialize_grads = True
     library: bool | str = False  # "matmul": a matrix product (see xad/compile/cuda_graph.py)
     floating = False
+    float_as_0d = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -219,7 +223,10 @@ def binary(op: type[Op], x: Any, y: Any) -> Tensor:
             d = b._from_native.get(x._array.dtype)
             if type(y) is not float or d is None or not d.is_floating:
                 x, y = _weak(x, y)  # (a float with a floating tensor: nothing to change)
-            xa, ya = x._array, y
+                ya = y
+            else:
+                ya = b.float_operand(y, d) if op.float_as_0d else y
+            xa = x._array
             needs = x.requires_grad
         elif y is None:
             raise _no_none(op, x, y)
@@ -229,6 +236,9 @@ def binary(op: type[Op], x: Any, y: Any) -> Tensor:
         b = y._backend
         y, x = _weak(y, x)
         xa, ya = x, y._array
+        if type(x) is float and op.float_as_0d:
+            d = b._from_native.get(ya.dtype)
+            xa = x if d is None or not d.is_floating else b.float_operand(x, d)
         needs = y.requires_grad
     else:
         if x is None or y is None:

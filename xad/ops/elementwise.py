@@ -39,6 +39,7 @@ def _arr(b: Any, s: Any, like: Any) -> Any:
 # ----- arithmetic -----------------------------------------------------------------------
 class Add(Op):
     name = "add"
+    float_as_0d = True
 
     @staticmethod
     def forward(b, x, y):
@@ -57,6 +58,7 @@ class Add(Op):
 
 class Subtract(Op):
     name = "subtract"
+    float_as_0d = True
 
     @staticmethod
     def forward(b, x, y):
@@ -106,6 +108,7 @@ def holomorphic(cls: type[Op]) -> type[Op]:
 @holomorphic
 class Multiply(Op):
     name = "multiply"
+    float_as_0d = True
     save_inputs = True
 
     @staticmethod
@@ -128,6 +131,7 @@ class Multiply(Op):
 @holomorphic
 class Divide(Op):
     name = "divide"
+    float_as_0d = True
     floating = True
     save_inputs = True
 
