@@ -189,6 +189,13 @@ def gradgradcheck(f: Callable, inputs: Sequence[Tensor] | Tensor, eps: float = 1
     ins = [inputs] if isinstance(inputs, Tensor) else list(inputs)
     diff = [i for i, t in enumerate(ins) if isinstance(t, Tensor) and t.requires_grad]
     outs = _outputs(f, ins)
+    if not any(o.dtype.is_floating for o in outs):
+        # PyTorch's gradgradcheck fails here too (a TypeError from inside its wrapper)
+        got = ", ".join(f"{o.dtype.name} {tuple(o.shape)}" for o in outs) or "no tensor"
+        raise ValueError(
+            f"gradgradcheck: {getattr(f, '__name__', f)!s} has no floating-point output "
+            f"(it returned {got}), so it has no first derivative to differentiate again; "
+            f"check a function with a floating output (gradcheck passes this one trivially)")
     b = outs[0]._backend
     vs = [_direction(o.shape, o.dtype, b, 1000 * seed + 500 + k) for k, o in enumerate(outs)]
 
