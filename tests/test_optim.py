@@ -4,6 +4,7 @@ groups, validation, zero_grad, state dicts, dtype/backend preservation."""
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -284,6 +285,35 @@ def test_load_state_dict_errors():
     opt.step()
     with pytest.raises(ValueError, match="shape"):
         other.load_state_dict(opt.state_dict())
+
+
+@pytest.mark.parametrize("saved,target", [((1,), (3,)), ((), (3,)), ((1,), ()), ((1, 1), (1,))])
+def test_load_state_dict_refuses_a_one_element_state_of_another_shape(xb, saved, target):
+    # one-element states slipped through the shape check: on JAX the next step broadcast them
+    # and reshaped the parameter ((1, 1) onto (1,) gave a (1, 1) parameter); PyTorch fails
+    for cls, kw in ((optim.Adam, {}), (optim.SGD, dict(momentum=0.9)), (optim.Rprop, {})):
+        a = xad.ones(saved, dtype=xad.float64, requires_grad=True)
+        opt = cls([a], lr=0.1, **kw)
+        a.grad = xad.ones(saved, dtype=xad.float64)
+        opt.step()
+        b = xad.ones(target, dtype=xad.float64, requires_grad=True)
+        with pytest.raises(ValueError, match=rf"of parameter 0 has shape {re.escape(str(saved))}"):
+            cls([b], lr=0.1, **kw).load_state_dict(opt.state_dict())
+
+
+def test_load_state_dict_keeps_0d_counts_of_any_parameter(xb):
+    # a step count kept as a 0-d tensor (PyTorch's layout) loads onto a parameter of any shape
+    w = xad.ones((2, 3), dtype=xad.float64, requires_grad=True)
+    opt = optim.NAdam([w], lr=0.1)
+    w.grad = xad.ones((2, 3), dtype=xad.float64)
+    opt.step()
+    sd = opt.state_dict()
+    sd["state"][0] = {k: xad.tensor(v, dtype=xad.float64) if k in ("step", "mu_product") else v
+                      for k, v in sd["state"][0].items()}
+    opt2 = optim.NAdam([w], lr=0.1)
+    opt2.load_state_dict(sd)  # (raised: "state 'step' ... has shape () but the parameter ...")
+    assert float(opt2.state[w]["step"]) == 1
+    assert float(opt2.state[w]["mu_product"]) == float(opt.state[w]["mu_product"])
 
 
 def test_mlp_with_nn_module(xb):

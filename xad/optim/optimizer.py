@@ -60,6 +60,9 @@ class Optimizer:
     # (derive, k) where the optimiser can keep its numbers on the device (capturable.py)
     _device_numbers: tuple[Any, ...] | None = None  # (derive, k[, counts[, carry]])
     _device: DeviceScalars | None = None
+    # state entries that are one number per parameter (a 0-d tensor when kept on a device or
+    # loaded from PyTorch); every other state tensor has its parameter's shape
+    _scalar_state: frozenset[str] = frozenset({"step", "mu_product", "eta", "mu"})
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -274,7 +277,8 @@ class Optimizer:
                 p = id_map.get(str(k)) if not isinstance(k, str) else _int_key(id_map, k)
             if p is None:
                 continue  # as PyTorch: state of an unknown index is dropped
-            new_state[p] = {name: _restore(v, p, name, k) for name, v in st.items()}
+            new_state[p] = {name: _restore(v, p, name, k, name in self._scalar_state)
+                            for name, v in st.items()}
         self.param_groups[:] = new_groups
         self.state = new_state
         self._scratch = {}
@@ -487,10 +491,12 @@ def _int_key(id_map: dict[Any, Tensor], k: str) -> Tensor | None:
         return None
 
 
-def _restore(v: Any, p: Tensor, name: str, index: Any) -> Any:
+def _restore(v: Any, p: Tensor, name: str, index: Any, scalar: bool) -> Any:
     """A state value made to match parameter ``p``: its backend, device and floating dtype
     (a 0-d number of a parameter that is not 0-d, a count or a running product kept on the
-    device, keeps its dtype: float64, not rounded to a float32 parameter's)."""
+    device, keeps its dtype: float64, not rounded to a float32 parameter's). Any other state
+    tensor must have ``p``'s shape: one of another shape, even of one element, is another
+    model's (PyTorch fails at the step; broadcasting it would reshape ``p`` on JAX)."""
     if not isinstance(v, Tensor):
         return v
     with _ag.no_grad():
@@ -499,7 +505,7 @@ def _restore(v: Any, p: Tensor, name: str, index: Any) -> Any:
             t = t.to(p._backend)
         if t.dtype.is_floating and t.dtype is not p.dtype and (t.ndim or not p.ndim):
             t = t.astype(p.dtype)
-    if t.shape != p.shape and math.prod(t.shape) != 1:
+    if t.shape != p.shape and not (scalar and t.ndim == 0):
         raise ValueError(f"load_state_dict: state {name!r} of parameter {index} has shape "
                          f"{t.shape} but the parameter has shape {p.shape}; the state dict "
                          f"belongs to a different model")
