@@ -219,6 +219,40 @@ def test_validation_in_groups_and_params():
         optim.SGD([w * 2], lr=0.1)
 
 
+@pytest.mark.parametrize("name", optim.__all__[1:13])
+def test_a_tensor_hyperparameter_is_refused_by_name(name):
+    # PyTorch takes lr=torch.tensor(0.01); xad said "Invalid learning rate: 0.01"
+    w = xad.zeros(1, requires_grad=True)
+    with pytest.raises(TypeError, match=rf"{name}: hyperparameter 'lr' holds a tensor"):
+        getattr(optim, name)([w], lr=xad.tensor(0.01))
+    opt = getattr(optim, name)([w], lr=0.01)
+    sd = opt.state_dict()
+    sd["param_groups"][0]["lr"] = xad.tensor(0.5)
+    with pytest.raises(TypeError, match="'lr' holds a tensor"):
+        opt.load_state_dict(sd)
+
+
+def test_adagrad_starts_each_group_at_its_own_accumulator_value(xb):
+    # PyTorch 2.13 starts every group at the constructor's value; its documented per-group
+    # options are followed here (xad/optim/adagrad.py)
+    a, b = xad.zeros(2, requires_grad=True), xad.zeros(2, requires_grad=True)
+    opt = optim.Adagrad([{"params": [a]}, {"params": [b], "initial_accumulator_value": 0.5}],
+                        lr=0.1, initial_accumulator_value=0.25)
+    assert opt.state[a]["sum"].tolist() == [0.25, 0.25]
+    assert opt.state[b]["sum"].tolist() == [0.5, 0.5]
+
+
+def test_a_negative_lr_from_a_scheduler_survives_a_state_dict_round_trip(xb):
+    # CosineAnnealingLR chained after a decay goes below 0 (PyTorch's too) and steps take it;
+    # loading that state raised "Invalid learning rate: -0.0096" (PyTorch's load checks nothing)
+    w = xad.tensor([1.0, -2.0], dtype=xad.float64, requires_grad=True)
+    opt = optim.SGD([w], lr=0.1, momentum=0.9)
+    opt.param_groups[0]["lr"] = -0.0096
+    again = optim.SGD([w], lr=0.1, momentum=0.9)
+    again.load_state_dict(opt.state_dict())
+    assert again.param_groups[0]["lr"] == -0.0096
+
+
 def _train(opt, w, steps, a):
     for _ in range(steps):
         opt.zero_grad()

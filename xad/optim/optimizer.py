@@ -123,6 +123,7 @@ class Optimizer:
         group["params"] = params
         for key, value in self.defaults.items():
             group.setdefault(key, value)
+        _refuse_tensor_numbers(type(self).__name__, group)
         self._validate(group)
         seen = {id(p) for g in self.param_groups for p in g["params"]}
         if any(id(p) in seen for p in params):
@@ -268,7 +269,10 @@ class Optimizer:
             if isinstance(group.get("betas"), tuple) and isinstance(g.get("betas"), list):
                 g["betas"] = tuple(g["betas"])
             g["params"] = group["params"]
-            self._validate({**self.defaults, **g})
+            _refuse_tensor_numbers(type(self).__name__, g)
+            # the saved lr is not checked: chained schedulers drive it below 0 (cosine after
+            # a decay), which a step takes, as PyTorch's (whose load checks nothing)
+            self._validate({**self.defaults, **g, "lr": self.defaults["lr"]})
             new_groups.append(g)
         new_state: dict[Tensor, dict[str, Any]] = {}
         for k, st in state_dict["state"].items():
@@ -516,6 +520,19 @@ def _restore(v: Any, p: Tensor, name: str, index: Any, scalar: bool) -> Any:
 def _check(ok: bool, message: str) -> None:
     if not ok:
         raise ValueError(message)
+
+
+def _refuse_tensor_numbers(name: str, group: Mapping[str, Any]) -> None:
+    """A hyperparameter given as a tensor (PyTorch allows ``lr=torch.tensor(0.01)``) is
+    refused by name: xad's optimisers take Python numbers (and keep them on the device
+    themselves where a step is captured: ``capturable=True``)."""
+    for key, value in group.items():
+        if key != "params" and any(isinstance(v, Tensor) for v in (
+                value if isinstance(value, (tuple, list)) else (value,))):
+            raise TypeError(f"{name}: hyperparameter {key!r} holds a tensor ({value!r}); "
+                            f"xad's optimisers take Python numbers: pass float(t) for each "
+                            f"tensor t (capturable=True keeps them on the device where a "
+                            f"step is captured)")
 
 
 def _is_number(x: Any) -> bool:
