@@ -5,8 +5,10 @@ Optimisers (every backend): a random optimiser of ``torch.optim`` with random op
 (maximize, amsgrad, nesterov, dampening, centered, weight decay, ...), one to three parameter
 groups with options of their own, gradients that are ``None`` or all zeros at some steps,
 hyperparameters changed mid-run, a group added by ``add_param_group`` after the first step,
-and a state-dict round trip (through ``xad.save``/``xad.load`` at times) into a fresh
-optimiser mid-run; the parameters after every step against PyTorch's uninterrupted run.
+more than 8 parameters in a group at times, ``capturable=True`` at times (xad only: the
+device's numbers on CuPy; PyTorch refuses it on a CPU), and a state-dict round trip
+(through ``xad.save``/``xad.load`` at times) into a fresh optimiser mid-run; the parameters
+after every step against PyTorch's uninterrupted run.
 Schedulers (backend-free): one, chained or sequential schedulers of random kinds on SGD
 (with and without momentum) or Adam, resumed from state dicts mid-run; every step's
 ``get_last_lr``, group lrs and momenta. ReduceLROnPlateau: random modes, thresholds,
@@ -70,8 +72,10 @@ def _options(r: random.Random, name: str) -> dict:
 def _optimiser_case(seed: int) -> dict:
     r, rng = random.Random(seed), np.random.default_rng(seed)
     name = r.choice(sorted(OPTIONS))
-    shapes = [[r.choice([(3,), (2, 2), ()]) for _ in range(r.randint(1, 2))]
-              for _ in range(r.randint(1, 3))]
+    many = r.random() < 0.25  # more than 8 parameters in a group: one flat kernel on CuPy
+    shapes = [[r.choice([(3,), (2, 2), ()]) for _ in range(r.randint(9, 11) if many and not k
+                                                          else r.randint(1, 2))]
+              for k in range(r.randint(1, 3))]
     steps = r.randint(2, 8)
 
     def grad(shape):
@@ -84,7 +88,10 @@ def _optimiser_case(seed: int) -> dict:
         keys = r.sample(sorted(new), min(len(new), r.randint(1, 2)))
         changes[r.randint(1, steps - 1)] = (r.randrange(len(shapes)), {k: new[k] for k in keys})
     group_options = [_options(r, name) if r.random() < 0.5 else {} for _ in shapes]
+    # capturable: xad's numbers on the device where it can (CuPy); PyTorch refuses it on a CPU
+    capturable = name not in ("SGD", "Adagrad") and r.random() < 0.4
     return dict(name=name, defaults=_options(r, name), groups=group_options,
+                capturable=capturable,
                 init=[[rng.standard_normal(s) for s in g] for g in shapes],
                 grads=[[[grad(s) for s in g] for g in shapes] for _ in range(steps)],
                 changes=changes, late=len(shapes) > 1 and r.random() < 0.3,
@@ -100,7 +107,9 @@ def _run_optimiser(lib, case, tmp_path=None) -> list:
         value = torch.tensor
     ps = [[param(a) for a in g] for g in case["init"]]
     groups = [dict(kw, params=p) for kw, p in zip(case["groups"], ps)]
-    make = getattr(lib.optim, case["name"])
+    cls = getattr(lib.optim, case["name"])
+    flags = {"capturable": True} if case["capturable"] and lib is xad else {}
+    make = lambda gs, **kw: cls(gs, **kw, **flags)  # noqa: E731
     opt = make(groups[:-1] if case["late"] else groups, **case["defaults"])
     out = []
     for i, row in enumerate(case["grads"]):
@@ -132,16 +141,28 @@ def _seeds(default: int) -> range:
     return range(SEED, SEED + (N or default))
 
 
+def _torch_float64(case) -> list:
+    """PyTorch's run with float64 as its default dtype: its per-parameter numbers (ASGD's
+    eta and mu, NAdam's mu_product) are then float64, as xad's Python floats; under float32
+    they round to it (ASGD's lr of 0.05 off by 2e-8 relative, seen by this fuzzer)."""
+    before = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        return _run_optimiser(torch, case)
+    finally:
+        torch.set_default_dtype(before)
+
+
 def test_optimisers_match_torch(xb, tmp_path):
     for seed in _seeds(3):
         case = _optimiser_case(seed)
-        ref = _run_optimiser(torch, case)
+        ref = _torch_float64(case)
         ours = _run_optimiser(xad, case, tmp_path)
         for step, (a, b) in enumerate(zip(ours, ref)):
             np.testing.assert_allclose(a, b, rtol=1e-7, atol=1e-9, err_msg=(
                 f"seed {seed}, step {step}: {case['name']} {case['defaults']} groups "
                 f"{case['groups']} changes {case['changes']} late {case['late']} "
-                f"resume {case['resume']}"))
+                f"resume {case['resume']} capturable {case['capturable']}"))
 
 
 # ----- schedulers ----------------------------------------------------------------------------
@@ -229,7 +250,12 @@ def _run_scheduler(lib, case) -> list:
 def test_schedulers_match_torch():
     for seed in _seeds(25):
         case = _scheduler_case(seed)
-        ref = _run_scheduler(torch, case)
+        try:
+            ref = _run_scheduler(torch, case)
+        except ZeroDivisionError:  # OneCycleLR with a phase of no steps: xad's fails alike
+            with pytest.raises(ZeroDivisionError):
+                _run_scheduler(xad, case)
+            continue
         ours = _run_scheduler(xad, case)
         for step, (a, b) in enumerate(zip(ours, ref)):
             np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12,
