@@ -40,6 +40,7 @@ CASES = [
     ("Adam", dict(lr=0.05)),
     ("Adam", dict(lr=0.05, betas=(0.8, 0.9), weight_decay=0.1)),
     ("Adam", dict(lr=0.05, amsgrad=True, eps=1e-6)),
+    ("Adam", dict(lr=0.05, weight_decay=0.2, decoupled_weight_decay=True)),  # was TypeError
     ("AdamW", dict(lr=0.05)),
     ("AdamW", dict(lr=0.05, weight_decay=0.3, amsgrad=True)),
     ("RMSprop", dict(lr=0.01)),
@@ -251,6 +252,26 @@ def test_a_negative_lr_from_a_scheduler_survives_a_state_dict_round_trip(xb):
     again = optim.SGD([w], lr=0.1, momentum=0.9)
     again.load_state_dict(opt.state_dict())
     assert again.param_groups[0]["lr"] == -0.0096
+
+
+def test_adamw_group_without_decoupled_decay_matches_torch(xb):
+    # decoupled_weight_decay is a group option in PyTorch: False in an AdamW group is Adam's
+    # L2 decay there (xad's AdamW decayed every group decoupled)
+    def run(lib, make):
+        w1, w2 = make(W1), make(W2)
+        opt = lib.optim.AdamW([{"params": [w1]}, {"params": [w2],
+                                                  "decoupled_weight_decay": False}],
+                              lr=0.05, weight_decay=0.3)
+        for _ in range(5):
+            opt.zero_grad()
+            (w1 * w1 * w1).sum().backward()
+            (w2 * w2).sum().backward()
+            opt.step()
+        return np.concatenate([np.asarray(w.detach().numpy()) for w in (w1, w2)])
+
+    ours = run(xad, lambda a: xad.tensor(a.copy(), dtype=xad.float64, requires_grad=True))
+    ref = run(torch, lambda a: torch.tensor(a, requires_grad=True))
+    np.testing.assert_allclose(ours, ref, rtol=1e-10, atol=1e-12)
 
 
 def _train(opt, w, steps, a):
