@@ -237,6 +237,24 @@ def test_clip_grad_norm_edge_orders_and_half_precision_match_torch(xb, dtype, gr
             np.testing.assert_allclose(a, b, rtol=2e-3, atol=1e-12)
 
 
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, float("inf"), 0, 3.0])
+def test_get_total_norm_and_clip_grads_with_norm_match_torch(xb, norm_type):
+    # PyTorch 2.13's two halves of clip_grad_norm_ (they were missing)
+    torch = pytest.importorskip("torch")
+    total, grads = {}, {}
+    for lib in (xad, torch):
+        ps = [lib.zeros(g.shape, dtype=lib.float64, requires_grad=True) for g in _MANY]
+        for p, g in zip(ps, _MANY):
+            p.grad = lib.tensor(g.copy(), dtype=lib.float64)
+        total[lib] = lib.nn.utils.get_total_norm([p.grad for p in ps], norm_type)
+        lib.nn.utils.clip_grads_with_norm_(ps, 0.5, total[lib], foreach=None)
+        grads[lib] = np.concatenate([np.ravel(np.asarray(p.grad.numpy())) for p in ps])
+    assert np.isclose(float(total[xad]), float(total[torch]), rtol=1e-12)
+    np.testing.assert_allclose(grads[xad], grads[torch], rtol=1e-12, atol=1e-15)
+    with pytest.raises(RuntimeError, match="get_total_norm: the total norm"):
+        xad.nn.utils.get_total_norm(xad.tensor([float("nan")]), error_if_nonfinite=True)
+
+
 def test_parameters_to_vector(xb):
     net = nn.Sequential(nn.Linear(3, 2), nn.Tanh(), nn.Linear(2, 1))
     v = nn.utils.parameters_to_vector(net.parameters())

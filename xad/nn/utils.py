@@ -12,8 +12,8 @@ from ..context import context
 from ..optim.multi_tensor import joins_in_one
 from ..tensor import Tensor
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector",
-           "vector_to_parameters"]
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_",
+           "parameters_to_vector", "vector_to_parameters"]
 
 
 def _as_list(parameters: Iterable[Tensor] | Tensor) -> list[Tensor]:
@@ -48,23 +48,75 @@ def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float,
         grads = [g for p in params if (g := p.grad) is not None]  # all of them
         flat = _joined(grads) if norm_type != 0 else None  # order 0 counts per gradient
         total = _total_norm(grads if flat is None else [flat], norm_type)
-        if error_if_nonfinite and not bool(_ops.isfinite(total).item()):
-            raise RuntimeError(f"clip_grad_norm_: the total norm of order {norm_type} of the "
-                               f"gradients is not finite; pass error_if_nonfinite=False to "
-                               f"clip anyway")
+        _check_finite("clip_grad_norm_", total, norm_type, error_if_nonfinite)
         coef = _ops.minimum(max_norm / (total + 1e-6), 1.0)
         if flat is not None:
             _scale_joined(params, flat, coef)
-            return total
-        cast = {coef.dtype: coef}
-        for p in params:
-            g = p.grad
-            assert g is not None  # params keeps those with a gradient; a product stays one
-            c = cast.get(g.dtype)
-            if c is None:
-                c = cast[g.dtype] = coef.astype(g.dtype)
-            p.grad = g * c
+        else:
+            _scale_each(params, coef)
     return total
+
+
+def get_total_norm(tensors: Iterable[Tensor] | Tensor, norm_type: float | str = 2.0,
+                   error_if_nonfinite: bool = False, foreach: bool | None = None) -> Tensor:
+    """The ``norm_type``-norm of ``tensors`` together (gradients, say), as
+    ``torch.nn.utils.get_total_norm``: a 0-d tensor on their device (``foreach``: ignored).
+
+    Example:
+        >>> import xad
+        >>> xad.nn.utils.get_total_norm([xad.tensor([3.0]), xad.tensor([4.0])]).item()
+        5.0
+    """
+    ts = _as_list(tensors)
+    norm_type = float(norm_type)
+    if not ts:
+        from ..factories import zeros
+        return zeros(())
+    with _ag.no_grad():
+        total = _total_norm(ts, norm_type)
+        _check_finite("get_total_norm", total, norm_type, error_if_nonfinite)
+    return total
+
+
+def clip_grads_with_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float,
+                          total_norm: Tensor, foreach: bool | None = None) -> None:
+    """Scale the gradients by ``min(max_norm / (total_norm + 1e-6), 1)``, as
+    ``torch.nn.utils.clip_grads_with_norm_`` (with :func:`get_total_norm`, the two halves
+    of :func:`clip_grad_norm_`; ``foreach``: ignored).
+
+    Example:
+        >>> import xad
+        >>> w = xad.ones(4, requires_grad=True); (w * 3).sum().backward()
+        >>> xad.nn.utils.clip_grads_with_norm_([w], 1.0, xad.tensor(6.0))
+        >>> round(w.grad.tolist()[0], 4)
+        0.5
+    """
+    params = [p for p in _as_list(parameters) if p.grad is not None]
+    if max_norm < 0:
+        raise ValueError(f"clip_grads_with_norm_: max_norm must be non-negative, got "
+                         f"{max_norm}")
+    if params:
+        with _ag.no_grad():
+            _scale_each(params, _ops.minimum(max_norm / (total_norm + 1e-6), 1.0))
+
+
+def _check_finite(name: str, total: Tensor, norm_type: float, error: bool) -> None:
+    if error and not bool(_ops.isfinite(total).item()):
+        raise RuntimeError(f"{name}: the total norm of order {norm_type} of the gradients is "
+                           f"not finite; pass error_if_nonfinite=False to clip anyway")
+
+
+def _scale_each(params: list[Tensor], coef: Tensor) -> None:
+    """Each parameter's gradient replaced by its product with ``coef`` (cast once per
+    gradient dtype)."""
+    cast = {coef.dtype: coef}
+    for p in params:
+        g = p.grad
+        assert g is not None  # the caller's params all have a gradient
+        c = cast.get(g.dtype)
+        if c is None:
+            c = cast[g.dtype] = coef.astype(g.dtype)
+        p.grad = g * c
 
 
 def _total_norm(grads: list[Tensor], norm_type: float) -> Tensor:
