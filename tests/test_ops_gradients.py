@@ -187,6 +187,13 @@ def test_gradgradcheck_names_a_function_without_floating_output(xb):
                        r"output \(it returned int64 \(\), bool \(2,\)\)"):
         xad.gradgradcheck(positions, [x])
     assert xad.gradgradcheck(lambda t: (xad.argmax(t), t * t * t), [x])  # one floating: fine
+    for check in (xad.gradcheck, xad.gradgradcheck):  # no tensor at all: IndexError before
+        with pytest.raises(ValueError, match=rf"{check.__name__}: three returned no tensor"):
+            check(three, [x])
+
+
+def three(t):
+    return 3.0
 
 
 def test_gradcheck_warns_below_float64(xb):
