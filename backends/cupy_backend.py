@@ -196,6 +196,7 @@ class CupyBackend(Backend):
     mutable = True
     is_host = False
     _checked: BackendError | bool = False
+    _state: tuple[int, int]  # (seed, offset): the RNG position, set by set_rng_state
 
     def __init__(self, device: Any = None) -> None:
         cp, cupyx, ccp = self._modules()

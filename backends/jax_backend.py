@@ -73,7 +73,8 @@ class JaxBackend(Backend):
     array_type = jax.Array
 
     def __init__(self, device: Any = None) -> None:
-        jax.config.update("jax_enable_x64", True)  # process-wide: see the module docstring
+        # process-wide: see the module docstring
+        jax.config.update("jax_enable_x64", True)  # type: ignore[no-untyped-call]
         super().__init__(_Namespace(), _device(device))
         self.manual_seed(0)
 
@@ -97,7 +98,7 @@ class JaxBackend(Backend):
         return x.item()
 
     def synchronize(self) -> None:
-        jax.effects_barrier()
+        jax.effects_barrier()  # type: ignore[no-untyped-call]
 
     # ----- what the standard lacks -------------------------------------------------------
     def index_add(self, x: Any, key: Any, values: Any) -> Any:

@@ -88,10 +88,10 @@ class _Sym:
     def __rmul__(self, o: Any) -> _Sym: return self._bin("*", o, True)
     def __truediv__(self, o: Any) -> _Sym: return self._bin("/", o)
     def __rtruediv__(self, o: Any) -> _Sym: return self._bin("/", o, True)
-    def __gt__(self, o: Any) -> _Sym: return self._bin(">", o)  # type: ignore[override]
-    def __ge__(self, o: Any) -> _Sym: return self._bin(">=", o)  # type: ignore[override]
-    def __lt__(self, o: Any) -> _Sym: return self._bin("<", o)  # type: ignore[override]
-    def __le__(self, o: Any) -> _Sym: return self._bin("<=", o)  # type: ignore[override]
+    def __gt__(self, o: Any) -> _Sym: return self._bin(">", o)
+    def __ge__(self, o: Any) -> _Sym: return self._bin(">=", o)
+    def __lt__(self, o: Any) -> _Sym: return self._bin("<", o)
+    def __le__(self, o: Any) -> _Sym: return self._bin("<=", o)
     def __neg__(self) -> _Sym: return _Sym(f"(-{self.text})", self.numbers)
     def __pos__(self) -> _Sym: return self
 
@@ -148,9 +148,9 @@ class _Kernel:
         if n is None or a0.size < n or a0.dtype not in _FLOATS:
             return self.plain(*arrays)
         key = tuple(a.dtype for a in arrays)
-        found = self.programs.get(key, False)
-        if found is False:
-            found = self.programs[key] = _compile(self.make, arrays)
+        if key not in self.programs:
+            self.programs[key] = _compile(self.make, arrays)
+        found = self.programs[key]
         if found is None:
             return self.plain(*arrays)
         progs, numbers = found

@@ -8,13 +8,16 @@ import os
 import platform
 from typing import Any
 
-import array_api_compat.numpy as cnp
+import array_api_compat.numpy as _compat_numpy
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from xad.backend import Backend
 
 from . import numexpr_kernels
+
+# the compat namespace re-exports NumPy's functions by star imports mypy does not follow
+cnp: Any = _compat_numpy
 
 try:  # scipy's erf is fast and exact; the generic one is the fallback
     from scipy.special import erf as _scipy_erf
@@ -37,8 +40,8 @@ class _Namespace:
 
     @staticmethod
     def sum(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
-        if dtype is None and x.dtype.kind == "f":
-            return np.add.reduce(x, axis=axis, keepdims=keepdims)
+        if dtype is None and x.dtype.kind == "f":  # (NumPy's stubs: keepdims as a Literal only)
+            return np.add.reduce(x, axis=axis, keepdims=keepdims)  # type: ignore[call-overload]
         return cnp.sum(x, axis=axis, dtype=dtype, keepdims=keepdims)
 
     @staticmethod
@@ -63,13 +66,13 @@ class _Namespace:
     @staticmethod
     def max(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:
         if x.dtype.kind in "fiu" and x.size:
-            return np.maximum.reduce(x, axis=axis, keepdims=keepdims)
+            return np.maximum.reduce(x, axis=axis, keepdims=keepdims)  # type: ignore[call-overload]
         return cnp.max(x, axis=axis, keepdims=keepdims)
 
     @staticmethod
     def min(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:
         if x.dtype.kind in "fiu" and x.size:
-            return np.minimum.reduce(x, axis=axis, keepdims=keepdims)
+            return np.minimum.reduce(x, axis=axis, keepdims=keepdims)  # type: ignore[call-overload]
         return cnp.min(x, axis=axis, keepdims=keepdims)
 
 

@@ -41,6 +41,9 @@ class TorchBackend(Backend):
     def asarray(self, obj: Any, dtype: Any = None) -> Any:
         # a NumPy array is copied (never shared), so writing to either side stays private
         if isinstance(obj, np.ndarray):
+            if obj.ndim == 0 and dtype is not None:  # torch.asarray(copy=True) refuses to
+                # cast a 0-d array ("can't alias tensor with dtype 'Double' into 'Half'")
+                return torch.asarray(obj, device=self.device, copy=True).to(dtype)
             return torch.asarray(_positive_strides(obj), dtype=dtype, device=self.device,
                                  copy=True)
         return torch.asarray(obj, dtype=dtype, device=self.device)

@@ -4,7 +4,8 @@
 #     layers, optimisers and data (xad's modules followed silently: internals not reported);
 #  2. ci/typecheck_public.py: no public name of the documented modules is Any or untyped;
 #  3. `mypy xad`, the internals: clean everywhere (xad/ops/ and xad/nn/functional/ since
-#     the mypy-ops branch, 2026-11-26).
+#     the mypy-ops branch, 2026-11-26);
+#  4. `mypy backends`, the adapters shipped as xad_backends: clean too (since 2026-11-26).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV="${VENV:-.venv}"
@@ -16,3 +17,8 @@ if ! "$VENV/bin/python" -m mypy --no-incremental xad; then
     exit 1
 fi
 echo "typecheck: xad's internals clean"
+if ! "$VENV/bin/python" -m mypy --no-incremental backends; then
+    echo "typecheck: mypy errors in backends/ (above)"
+    exit 1
+fi
+echo "typecheck: backends/ clean"

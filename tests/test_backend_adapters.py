@@ -98,6 +98,16 @@ def test_numpy_round_trip_copies(backend):
     assert backend.item(backend.asarray([2.5])) == 2.5
 
 
+def test_asarray_casts_a_0d_host_array(backend):
+    # torch.asarray(0-d float64 ndarray, dtype=float16, copy=True) raised "can't alias"
+    # (seen as xad.tensor(np.array(1.5), dtype=xad.float16) failing on the torch backend)
+    for dtype in (backend.xp.float16, backend.xp.float32):
+        a = np.array(1.5)
+        x = backend.asarray(a, dtype=dtype)
+        a[...] = 7.0  # still a copy
+        assert x.dtype == dtype and x.shape == () and float(backend.to_numpy(x)) == 1.5
+
+
 def test_float64_einsum_erf(backend):
     x = backend.asarray(np.linspace(-3, 3, 7), dtype=backend.xp.float64)
     assert x.dtype == backend.xp.float64

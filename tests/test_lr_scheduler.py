@@ -316,3 +316,50 @@ def test_repr_of_every_scheduler():
     chained = ls.ChainedScheduler([ls.StepLR(opt, 2), ls.ExponentialLR(opt, 0.9)])
     assert repr(chained).startswith("ChainedScheduler(")
     assert "last_epoch=0" in repr(ls.StepLR(opt, 2))
+
+
+_ADDED = {
+    "StepLR": lambda ls, o: ls.StepLR(o, 2, 0.5), "ExponentialLR": lambda ls, o:
+    ls.ExponentialLR(o, 0.9), "MultiStepLR": lambda ls, o: ls.MultiStepLR(o, [3, 5]),
+    "ConstantLR": lambda ls, o: ls.ConstantLR(o, 0.5, 4),
+    "LinearLR": lambda ls, o: ls.LinearLR(o, 0.2, total_iters=5),
+    "PolynomialLR": lambda ls, o: ls.PolynomialLR(o, 6, 2.0),
+    "ChainedScheduler": lambda ls, o: ls.ChainedScheduler([ls.ConstantLR(o, 0.5, 4),
+                                                           ls.ExponentialLR(o, 0.9)]),
+    # these need one rate per group made with them: PyTorch's strict zips raise
+    "CosineAnnealingLR": lambda ls, o: ls.CosineAnnealingLR(o, 5),
+    "CyclicLR": lambda ls, o: ls.CyclicLR(o, 0.01, 0.1, 3),
+    "LambdaLR": lambda ls, o: ls.LambdaLR(o, lambda e: 0.9 ** e),
+    "MultiplicativeLR": lambda ls, o: ls.MultiplicativeLR(o, lambda e: 0.9),
+    "CosineAnnealingWarmRestarts": lambda ls, o: ls.CosineAnnealingWarmRestarts(o, 3),
+    "SequentialLR": lambda ls, o: ls.SequentialLR(o, [ls.ConstantLR(o, 0.5, 2),
+                                                      ls.ExponentialLR(o, 0.9)], [3]),
+}
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("name", list(_ADDED))
+def test_a_group_added_after_the_scheduler_as_torch(name):
+    # the last six set no rate, or another group's, on a group added later (silently); PyTorch
+    # raises from a strict zip at the first step that needs the new group's base rate
+    def run(lib):
+        opt = lib.optim.SGD([lib.zeros(1, requires_grad=True)], lr=0.1, momentum=0.9)
+        sched = _ADDED[name](lib.optim.lr_scheduler, opt)
+        out = []
+        for i in range(8):
+            if i == 2:
+                opt.add_param_group({"params": [lib.zeros(1, requires_grad=True)], "lr": 0.3})
+            opt.step()
+            sched.step()
+            out.append([g["lr"] for g in opt.param_groups])
+        return out
+
+    try:
+        ref = run(torch)
+    except ValueError:
+        with pytest.raises(ValueError, match=r"parameter groups: a group was added "
+                                             r"\(add_param_group\) after this scheduler"):
+            run(xad)
+        return
+    assert sum(map(len, ref)) > 8  # the new group took part
+    np.testing.assert_allclose(np.concatenate(run(xad)), np.concatenate(ref), rtol=1e-12)

@@ -192,6 +192,69 @@ def test_clip_grad_norm_matches_torch():
             assert np.allclose(p.grad.numpy(), t.grad.numpy())
 
 
+def _clipped(lib, grads, dtype, max_norm, **kw):
+    """``clip_grad_norm_`` of ``grads`` (NumPy arrays, None for no gradient) in ``lib``:
+    the total and the clipped gradients, in float64 on the host."""
+    ps = []
+    for g in grads:
+        if lib is xad:
+            p = xad.zeros(np.shape(g), dtype=getattr(xad, dtype), requires_grad=True)
+            p.grad = None if g is None else xad.tensor(g.copy(), dtype=p.dtype)
+        else:
+            p = lib.zeros(np.shape(g), dtype=getattr(lib, dtype), requires_grad=True)
+            p.grad = None if g is None else lib.tensor(g, dtype=p.dtype)
+        ps.append(p)
+    total = lib.nn.utils.clip_grad_norm_(ps, max_norm, **kw)
+    host = (lambda t: t.numpy()) if lib is xad else (lambda t: t.float().numpy())
+    return float(total), [None if p.grad is None else host(p.grad).astype(float) for p in ps]
+
+
+_RNG_CLIP = np.random.default_rng(3)
+_MANY = [_RNG_CLIP.standard_normal((3, 2)), np.zeros(2)] + [
+    _RNG_CLIP.standard_normal(4) * 3 for _ in range(9)]  # more than 8: CuPy joins them
+
+
+@pytest.mark.parametrize("dtype,grads,max_norm,kw", [
+    ("float64", _MANY, 1.0, dict(norm_type=0)),  # raised ZeroDivisionError
+    ("float64", _MANY, 1.0, dict(norm_type=-float("inf"))),  # total 1.0, not 0.0
+    ("float64", _MANY[:3], 1.0, dict(norm_type="inf", foreach=True)),  # raised TypeError
+    ("float16", [np.full(4, 300.0)], 1.0, {}),  # g * g overflowed: total inf, gradients 0
+    ("float16", [np.full(4, 1e-4), None], 1e-5, {}),  # g * g underflowed: not clipped
+    ("float16", [np.full(400, 300.0)], 1.0, dict(norm_type=1)),  # past float16: inf in both
+], ids=["order-0", "order-minus-inf", "inf-as-text-foreach", "f16-large", "f16-small",
+        "f16-overflow"])
+def test_clip_grad_norm_edge_orders_and_half_precision_match_torch(xb, dtype, grads,
+                                                                   max_norm, kw):
+    torch = pytest.importorskip("torch")
+    if dtype == "float16" and xb._dtypes.get(xad.float16) is None:
+        pytest.skip(f"{xb.name} has no float16")
+    total, ours = _clipped(xad, grads, dtype, max_norm, **kw)
+    ref_total, ref = _clipped(torch, grads, dtype, max_norm, **kw)
+    assert np.isclose(total, ref_total, rtol=1e-3), (total, ref_total)
+    for a, b in zip(ours, ref):
+        assert (a is None) == (b is None)
+        if a is not None:
+            np.testing.assert_allclose(a, b, rtol=2e-3, atol=1e-12)
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, float("inf"), 0, 3.0])
+def test_get_total_norm_and_clip_grads_with_norm_match_torch(xb, norm_type):
+    # PyTorch 2.13's two halves of clip_grad_norm_ (they were missing)
+    torch = pytest.importorskip("torch")
+    total, grads = {}, {}
+    for lib in (xad, torch):
+        ps = [lib.zeros(g.shape, dtype=lib.float64, requires_grad=True) for g in _MANY]
+        for p, g in zip(ps, _MANY):
+            p.grad = lib.tensor(g.copy(), dtype=lib.float64)
+        total[lib] = lib.nn.utils.get_total_norm([p.grad for p in ps], norm_type)
+        lib.nn.utils.clip_grads_with_norm_(ps, 0.5, total[lib], foreach=None)
+        grads[lib] = np.concatenate([np.ravel(np.asarray(p.grad.numpy())) for p in ps])
+    assert np.isclose(float(total[xad]), float(total[torch]), rtol=1e-12)
+    np.testing.assert_allclose(grads[xad], grads[torch], rtol=1e-12, atol=1e-15)
+    with pytest.raises(RuntimeError, match="get_total_norm: the total norm"):
+        xad.nn.utils.get_total_norm(xad.tensor([float("nan")]), error_if_nonfinite=True)
+
+
 def test_parameters_to_vector(xb):
     net = nn.Sequential(nn.Linear(3, 2), nn.Tanh(), nn.Linear(2, 1))
     v = nn.utils.parameters_to_vector(net.parameters())

@@ -175,6 +175,27 @@ def test_gradcheck_passes_integer_only_outputs_as_pytorch(xb):
     assert xad.gradcheck(lambda t: xad.argmax(t), [x])
 
 
+def test_gradgradcheck_names_a_function_without_floating_output(xb):
+    # PyTorch's gradgradcheck raises a TypeError from its own wrapper here; xad says why
+    # (it raised "'NoneType' object is not iterable")
+    x = xad.tensor([0.3, -1.2], dtype=xad.float64, requires_grad=True)
+
+    def positions(t):
+        return xad.argmax(t), t > 0
+
+    with pytest.raises(ValueError, match=r"gradgradcheck: positions has no floating-point "
+                       r"output \(it returned int64 \(\), bool \(2,\)\)"):
+        xad.gradgradcheck(positions, [x])
+    assert xad.gradgradcheck(lambda t: (xad.argmax(t), t * t * t), [x])  # one floating: fine
+    for check in (xad.gradcheck, xad.gradgradcheck):  # no tensor at all: IndexError before
+        with pytest.raises(ValueError, match=rf"{check.__name__}: three returned no tensor"):
+            check(three, [x])
+
+
+def three(t):
+    return 3.0
+
+
 def test_gradcheck_warns_below_float64(xb):
     x = xad.tensor([1.0, 2.0], requires_grad=True)
     with pytest.warns(UserWarning, match="float64"):

@@ -4,6 +4,7 @@ groups, validation, zero_grad, state dicts, dtype/backend preservation."""
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -39,6 +40,7 @@ CASES = [
     ("Adam", dict(lr=0.05)),
     ("Adam", dict(lr=0.05, betas=(0.8, 0.9), weight_decay=0.1)),
     ("Adam", dict(lr=0.05, amsgrad=True, eps=1e-6)),
+    ("Adam", dict(lr=0.05, weight_decay=0.2, decoupled_weight_decay=True)),  # was TypeError
     ("AdamW", dict(lr=0.05)),
     ("AdamW", dict(lr=0.05, weight_decay=0.3, amsgrad=True)),
     ("RMSprop", dict(lr=0.01)),
@@ -218,6 +220,60 @@ def test_validation_in_groups_and_params():
         optim.SGD([w * 2], lr=0.1)
 
 
+@pytest.mark.parametrize("name", optim.__all__[1:13])
+def test_a_tensor_hyperparameter_is_refused_by_name(name):
+    # PyTorch takes lr=torch.tensor(0.01); xad said "Invalid learning rate: 0.01"
+    w = xad.zeros(1, requires_grad=True)
+    with pytest.raises(TypeError, match=rf"{name}: hyperparameter 'lr' holds a tensor"):
+        getattr(optim, name)([w], lr=xad.tensor(0.01))
+    opt = getattr(optim, name)([w], lr=0.01)
+    sd = opt.state_dict()
+    sd["param_groups"][0]["lr"] = xad.tensor(0.5)
+    with pytest.raises(TypeError, match="'lr' holds a tensor"):
+        opt.load_state_dict(sd)
+
+
+def test_adagrad_starts_each_group_at_its_own_accumulator_value(xb):
+    # PyTorch 2.13 starts every group at the constructor's value; its documented per-group
+    # options are followed here (xad/optim/adagrad.py)
+    a, b = xad.zeros(2, requires_grad=True), xad.zeros(2, requires_grad=True)
+    opt = optim.Adagrad([{"params": [a]}, {"params": [b], "initial_accumulator_value": 0.5}],
+                        lr=0.1, initial_accumulator_value=0.25)
+    assert opt.state[a]["sum"].tolist() == [0.25, 0.25]
+    assert opt.state[b]["sum"].tolist() == [0.5, 0.5]
+
+
+def test_a_negative_lr_from_a_scheduler_survives_a_state_dict_round_trip(xb):
+    # CosineAnnealingLR chained after a decay goes below 0 (PyTorch's too) and steps take it;
+    # loading that state raised "Invalid learning rate: -0.0096" (PyTorch's load checks nothing)
+    w = xad.tensor([1.0, -2.0], dtype=xad.float64, requires_grad=True)
+    opt = optim.SGD([w], lr=0.1, momentum=0.9)
+    opt.param_groups[0]["lr"] = -0.0096
+    again = optim.SGD([w], lr=0.1, momentum=0.9)
+    again.load_state_dict(opt.state_dict())
+    assert again.param_groups[0]["lr"] == -0.0096
+
+
+def test_adamw_group_without_decoupled_decay_matches_torch(xb):
+    # decoupled_weight_decay is a group option in PyTorch: False in an AdamW group is Adam's
+    # L2 decay there (xad's AdamW decayed every group decoupled)
+    def run(lib, make):
+        w1, w2 = make(W1), make(W2)
+        opt = lib.optim.AdamW([{"params": [w1]}, {"params": [w2],
+                                                  "decoupled_weight_decay": False}],
+                              lr=0.05, weight_decay=0.3)
+        for _ in range(5):
+            opt.zero_grad()
+            (w1 * w1 * w1).sum().backward()
+            (w2 * w2).sum().backward()
+            opt.step()
+        return np.concatenate([np.asarray(w.detach().numpy()) for w in (w1, w2)])
+
+    ours = run(xad, lambda a: xad.tensor(a.copy(), dtype=xad.float64, requires_grad=True))
+    ref = run(torch, lambda a: torch.tensor(a, requires_grad=True))
+    np.testing.assert_allclose(ours, ref, rtol=1e-10, atol=1e-12)
+
+
 def _train(opt, w, steps, a):
     for _ in range(steps):
         opt.zero_grad()
@@ -284,6 +340,35 @@ def test_load_state_dict_errors():
     opt.step()
     with pytest.raises(ValueError, match="shape"):
         other.load_state_dict(opt.state_dict())
+
+
+@pytest.mark.parametrize("saved,target", [((1,), (3,)), ((), (3,)), ((1,), ()), ((1, 1), (1,))])
+def test_load_state_dict_refuses_a_one_element_state_of_another_shape(xb, saved, target):
+    # one-element states slipped through the shape check: on JAX the next step broadcast them
+    # and reshaped the parameter ((1, 1) onto (1,) gave a (1, 1) parameter); PyTorch fails
+    for cls, kw in ((optim.Adam, {}), (optim.SGD, dict(momentum=0.9)), (optim.Rprop, {})):
+        a = xad.ones(saved, dtype=xad.float64, requires_grad=True)
+        opt = cls([a], lr=0.1, **kw)
+        a.grad = xad.ones(saved, dtype=xad.float64)
+        opt.step()
+        b = xad.ones(target, dtype=xad.float64, requires_grad=True)
+        with pytest.raises(ValueError, match=rf"of parameter 0 has shape {re.escape(str(saved))}"):
+            cls([b], lr=0.1, **kw).load_state_dict(opt.state_dict())
+
+
+def test_load_state_dict_keeps_0d_counts_of_any_parameter(xb):
+    # a step count kept as a 0-d tensor (PyTorch's layout) loads onto a parameter of any shape
+    w = xad.ones((2, 3), dtype=xad.float64, requires_grad=True)
+    opt = optim.NAdam([w], lr=0.1)
+    w.grad = xad.ones((2, 3), dtype=xad.float64)
+    opt.step()
+    sd = opt.state_dict()
+    sd["state"][0] = {k: xad.tensor(v, dtype=xad.float64) if k in ("step", "mu_product") else v
+                      for k, v in sd["state"][0].items()}
+    opt2 = optim.NAdam([w], lr=0.1)
+    opt2.load_state_dict(sd)  # (raised: "state 'step' ... has shape () but the parameter ...")
+    assert float(opt2.state[w]["step"]) == 1
+    assert float(opt2.state[w]["mu_product"]) == float(opt.state[w]["mu_product"])
 
 
 def test_mlp_with_nn_module(xb):

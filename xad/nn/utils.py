@@ -6,13 +6,14 @@ import math
 from collections.abc import Iterable
 
 from .. import autograd as _ag
+from .. import dtypes as _dt
 from .. import ops as _ops
 from ..context import context
 from ..optim.multi_tensor import joins_in_one
 from ..tensor import Tensor
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector",
-           "vector_to_parameters"]
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_",
+           "parameters_to_vector", "vector_to_parameters"]
 
 
 def _as_list(parameters: Iterable[Tensor] | Tensor) -> list[Tensor]:
@@ -20,13 +21,15 @@ def _as_list(parameters: Iterable[Tensor] | Tensor) -> list[Tensor]:
 
 
 def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float,
-                    norm_type: float = 2.0, error_if_nonfinite: bool = False) -> Tensor:
+                    norm_type: float | str = 2.0, error_if_nonfinite: bool = False,
+                    foreach: bool | None = None) -> Tensor:
     """Scale the gradients so that their joint ``norm_type``-norm is at most ``max_norm``.
 
     Returns the norm before clipping (a 0-d tensor, on the device). Gradients are replaced,
     never written in place: on a device where more than 8 gradients join in one kernel
     (CuPy), by pieces of one scaled copy of them all (one reduction and one product, not
-    two launches per gradient).
+    two launches per gradient). ``norm_type`` may be ``"inf"``; ``foreach`` is PyTorch's
+    implementation flag, accepted and ignored (xad picks the path per backend).
 
     Example:
         >>> import xad
@@ -35,6 +38,7 @@ def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float,
         (6.0, 0.5)
     """
     params = [p for p in _as_list(parameters) if p.grad is not None]
+    norm_type = float(norm_type)
     if max_norm < 0:
         raise ValueError(f"clip_grad_norm_: max_norm must be non-negative, got {max_norm}")
     if not params:
@@ -42,42 +46,110 @@ def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float,
         return zeros(())
     with _ag.no_grad():
         grads = [g for p in params if (g := p.grad) is not None]  # all of them
-        flat = _joined(grads)
+        flat = _joined(grads) if norm_type != 0 else None  # order 0 counts per gradient
         total = _total_norm(grads if flat is None else [flat], norm_type)
-        if error_if_nonfinite and not bool(_ops.isfinite(total).item()):
-            raise RuntimeError(f"clip_grad_norm_: the total norm of order {norm_type} of the "
-                               f"gradients is not finite; pass error_if_nonfinite=False to "
-                               f"clip anyway")
+        _check_finite("clip_grad_norm_", total, norm_type, error_if_nonfinite)
         coef = _ops.minimum(max_norm / (total + 1e-6), 1.0)
         if flat is not None:
             _scale_joined(params, flat, coef)
-            return total
-        cast = {coef.dtype: coef}
-        for p in params:
-            g = p.grad
-            assert g is not None  # params keeps those with a gradient; a product stays one
-            c = cast.get(g.dtype)
-            if c is None:
-                c = cast[g.dtype] = coef.astype(g.dtype)
-            p.grad = g * c
+        else:
+            _scale_each(params, coef)
     return total
 
 
+def get_total_norm(tensors: Iterable[Tensor] | Tensor, norm_type: float | str = 2.0,
+                   error_if_nonfinite: bool = False, foreach: bool | None = None) -> Tensor:
+    """The ``norm_type``-norm of ``tensors`` together (gradients, say), as
+    ``torch.nn.utils.get_total_norm``: a 0-d tensor on their device (``foreach``: ignored).
+
+    Example:
+        >>> import xad
+        >>> xad.nn.utils.get_total_norm([xad.tensor([3.0]), xad.tensor([4.0])]).item()
+        5.0
+    """
+    ts = _as_list(tensors)
+    norm_type = float(norm_type)
+    if not ts:
+        from ..factories import zeros
+        return zeros(())
+    with _ag.no_grad():
+        total = _total_norm(ts, norm_type)
+        _check_finite("get_total_norm", total, norm_type, error_if_nonfinite)
+    return total
+
+
+def clip_grads_with_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float,
+                          total_norm: Tensor, foreach: bool | None = None) -> None:
+    """Scale the gradients by ``min(max_norm / (total_norm + 1e-6), 1)``, as
+    ``torch.nn.utils.clip_grads_with_norm_`` (with :func:`get_total_norm`, the two halves
+    of :func:`clip_grad_norm_`; ``foreach``: ignored).
+
+    Example:
+        >>> import xad
+        >>> w = xad.ones(4, requires_grad=True); (w * 3).sum().backward()
+        >>> xad.nn.utils.clip_grads_with_norm_([w], 1.0, xad.tensor(6.0))
+        >>> round(w.grad.tolist()[0], 4)
+        0.5
+    """
+    params = [p for p in _as_list(parameters) if p.grad is not None]
+    if max_norm < 0:
+        raise ValueError(f"clip_grads_with_norm_: max_norm must be non-negative, got "
+                         f"{max_norm}")
+    if params:
+        with _ag.no_grad():
+            _scale_each(params, _ops.minimum(max_norm / (total_norm + 1e-6), 1.0))
+
+
+def _check_finite(name: str, total: Tensor, norm_type: float, error: bool) -> None:
+    if error and not bool(_ops.isfinite(total).item()):
+        raise RuntimeError(f"{name}: the total norm of order {norm_type} of the gradients is "
+                           f"not finite; pass error_if_nonfinite=False to clip anyway")
+
+
+def _scale_each(params: list[Tensor], coef: Tensor) -> None:
+    """Each parameter's gradient replaced by its product with ``coef`` (cast once per
+    gradient dtype)."""
+    cast = {coef.dtype: coef}
+    for p in params:
+        g = p.grad
+        assert g is not None  # the caller's params all have a gradient
+        c = cast.get(g.dtype)
+        if c is None:
+            c = cast[g.dtype] = coef.astype(g.dtype)
+        p.grad = g * c
+
+
 def _total_norm(grads: list[Tensor], norm_type: float) -> Tensor:
-    """The ``norm_type``-norm of all ``grads`` together, on the device: one reduction per
-    gradient (``g * g`` for a real 2-norm, no ``abs``), one over their stacked results (no
-    concatenated copy of the gradients: that would double their memory for a moment)."""
-    if norm_type == math.inf:
-        norms = [_ops.abs(g).max() for g in grads]
-        return _ops.stack(norms).max() if len(norms) > 1 else norms[0]
-    if norm_type == 2 and all(g.dtype.is_floating for g in grads):  # real: |g|^2 = g * g
-        sums = [(g * g).sum() for g in grads]
-    elif norm_type == 1:
-        sums = [_ops.abs(g).sum() for g in grads]
+    """The ``norm_type``-norm of all ``grads`` together, as PyTorch's (the norm of the
+    per-gradient norms: of order 0 the number of gradients with a non-zero entry, of order
+    -inf the least magnitude), on the device: one reduction per gradient (``g * g`` for the
+    2-norm, no ``abs``), one over their stacked results (no concatenated copy of the
+    gradients: that would double their memory for a moment). float16/bfloat16 gradients are
+    reduced in float32, as PyTorch's norms are (``g * g`` overflows float16 from 256), and
+    the total rounded to their dtype."""
+    out = grads[0].dtype if len(grads) == 1 else _ops.result_type(*grads)
+    if norm_type in (math.inf, -math.inf):
+        pick = _ops.max if norm_type > 0 else _ops.min
+        norms = [pick(_ops.abs(w)) for w in map(_wide, grads)]
+        total = pick(_ops.stack(norms)) if len(norms) > 1 else norms[0]
+    elif norm_type == 0:
+        found = [_ops.any(g != 0) for g in grads]
+        total = _ops.stack(found).astype(out).sum()
     else:
-        sums = [(_ops.abs(g) ** norm_type).sum() for g in grads]
-    total = _ops.stack(sums).sum() if len(sums) > 1 else sums[0]
-    return total ** (1.0 / norm_type) if norm_type != 1 else total
+        if norm_type == 2:
+            sums = [(w * w).sum() for w in map(_wide, grads)]
+        elif norm_type == 1:
+            sums = [_ops.abs(w).sum() for w in map(_wide, grads)]
+        else:
+            sums = [(_ops.abs(w) ** norm_type).sum() for w in map(_wide, grads)]
+        total = _ops.stack(sums).sum() if len(sums) > 1 else sums[0]
+        total = total ** (1.0 / norm_type) if norm_type != 1 else total
+    return total if total.dtype is out else total.astype(out)
+
+
+def _wide(g: Tensor) -> Tensor:
+    """``g``, in float32 where its dtype is narrower (reduced there, as PyTorch's norms)."""
+    return g.astype(_dt.float32) if g.dtype in (_dt.float16, _dt.bfloat16) else g
 
 
 def _joined(grads: list[Tensor]) -> Tensor | None:
@@ -104,8 +176,10 @@ def _scale_joined(params: list[Tensor], flat: Tensor, coef: Tensor) -> None:
         at += n
 
 
-def clip_grad_value_(parameters: Iterable[Tensor] | Tensor, clip_value: float) -> None:
-    """Clip every gradient entry to ``[-clip_value, clip_value]``.
+def clip_grad_value_(parameters: Iterable[Tensor] | Tensor, clip_value: float,
+                     foreach: bool | None = None) -> None:
+    """Clip every gradient entry to ``[-clip_value, clip_value]`` (``foreach``: accepted and
+    ignored, as in :func:`clip_grad_norm_`).
 
     Example:
         >>> import xad

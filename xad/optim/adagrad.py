@@ -27,7 +27,9 @@ class Adagrad(Optimizer):
     r"""Adagrad, as ``torch.optim.Adagrad``.
 
     The update at step ``t`` (from 1), for each parameter ``p`` with gradient ``g``; the
-    sum ``s`` starts at ``initial_accumulator_value``::
+    sum ``s`` starts at its group's ``initial_accumulator_value`` (PyTorch 2.13 starts every
+    group's at the constructor's, ignoring a group's own: its documented per-group options
+    are followed here)::
 
         g = g + weight_decay * p                  if weight_decay != 0
         clr = lr / (1 + (t - 1) * lr_decay)

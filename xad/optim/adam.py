@@ -36,6 +36,7 @@ class Adam(Optimizer):
         v_hat = v                                      otherwise
         p = p - lr / (1 - beta1**t) * m / (sqrt(v_hat) / sqrt(1 - beta2**t) + eps)
 
+    ``decoupled_weight_decay=True`` (a group option, as PyTorch's) is AdamW's decay;
     ``maximize`` ascends the objective; ``foreach`` and ``fused`` are accepted and ignored
     (xad has one update path per backend: in place on the host, one fused kernel per
     run of parameters where the backend fuses: :mod:`.multi_tensor`); ``capturable=True``,
@@ -57,9 +58,12 @@ class Adam(Optimizer):
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0.0, amsgrad: bool = False, *,
                  foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
-                 differentiable: bool = False, fused: bool | None = None) -> None:
+                 differentiable: bool = False, fused: bool | None = None,
+                 decoupled_weight_decay: bool = False) -> None:
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
                                       weight_decay=weight_decay, amsgrad=amsgrad,
+                                      decoupled_weight_decay=bool(decoupled_weight_decay)
+                                      or self._decoupled,
                                       **_torch_flags(type(self).__name__, foreach, maximize,
                                                      differentiable, capturable=capturable,
                                                      fused=fused)))
@@ -88,10 +92,9 @@ class Adam(Optimizer):
             return self._step_on_device(closure)
         loss = self._closure(closure)
         state = self.state
-        decoupled = self._decoupled
         with _ag.no_grad():
             for group in self.param_groups:
-                amsgrad = group["amsgrad"]
+                amsgrad, decoupled = group["amsgrad"], self._decoupled_in(group)
                 beta1, beta2 = group["betas"]
                 lr, wd, eps = group["lr"], group["weight_decay"], group["eps"]
                 nbuf = 2 if wd != 0 and not decoupled else 1
@@ -123,11 +126,12 @@ class Adam(Optimizer):
         """The step with its numbers on the device (:mod:`.capturable`): one kernel per
         group for the counts and bias corrections, one per parameter for the update."""
         loss = self._closure(closure)
-        ds, decoupled = self._device, self._decoupled
+        ds = self._device
         assert ds is not None  # step() comes here once _on_device() made it
         with _ag.no_grad():
             for gi, group, params in self._device_groups(self._new_state):
                 beta1, beta2 = group["betas"]
+                decoupled = self._decoupled_in(group)
                 wd = group["weight_decay"]
                 ds.advance(gi, group, (beta1, beta2, group["eps"], wd), (decoupled,))
                 for p in params:
@@ -141,6 +145,11 @@ class Adam(Optimizer):
                                                  st.get("max_exp_avg_sq") if group["amsgrad"]
                                                  else None], g, (decoupled, c, b.xp))
         return loss
+
+    def _decoupled_in(self, group: dict[str, Any]) -> bool:
+        """Whether ``group`` decays as AdamW (a state dict saved without the key: the
+        class's own way)."""
+        return bool(group.get("decoupled_weight_decay", self._decoupled))
 
     def _new_state(self, p: Tensor, group: dict[str, Any], step: Any) -> None:
         """``p``'s state where it lacks it, its count ``step``."""

@@ -102,9 +102,20 @@ class LRScheduler:
             self.last_epoch = epoch
             closed = getattr(self, "_get_closed_form_lr", None)
             values = closed() if closed is not None else self.get_lr()
-        for group, lr in zip(self.optimizer.param_groups, values):
+        self._set_lrs(values)
+
+    def _set_lrs(self, values: list[float]) -> None:
+        """Each group's rate, one value per group (as PyTorch's strict zip: a group added
+        after the scheduler was made got no rate or a shifted one, silently)."""
+        groups = self.optimizer.param_groups
+        if len(values) != len(groups):
+            raise ValueError(f"{type(self).__name__}: {len(values)} learning rates for "
+                             f"{len(groups)} parameter groups: a group was added "
+                             f"(add_param_group) after this scheduler was made; make the "
+                             f"scheduler once every group is in the optimizer")
+        for group, lr in zip(groups, values):
             group["lr"] = lr
-        self._last_lr = [g["lr"] for g in self.optimizer.param_groups]
+        self._last_lr = [g["lr"] for g in groups]
 
     def state_dict(self) -> dict[str, Any]:
         """Everything but the optimiser: plain Python values (``xad.save`` can write it).

@@ -188,9 +188,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         else:
             self._jump(epoch)
         self.last_epoch = math.floor(epoch)
-        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
-            group["lr"] = lr
-        self._last_lr = self._group_lrs()
+        self._set_lrs(self.get_lr())
 
     def _jump(self, epoch: float) -> None:
         if epoch < 0:

@@ -60,6 +60,9 @@ class Optimizer:
     # (derive, k) where the optimiser can keep its numbers on the device (capturable.py)
     _device_numbers: tuple[Any, ...] | None = None  # (derive, k[, counts[, carry]])
     _device: DeviceScalars | None = None
+    # state entries that are one number per parameter (a 0-d tensor when kept on a device or
+    # loaded from PyTorch); every other state tensor has its parameter's shape
+    _scalar_state: frozenset[str] = frozenset({"step", "mu_product", "eta", "mu"})
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -120,6 +123,7 @@ class Optimizer:
         group["params"] = params
         for key, value in self.defaults.items():
             group.setdefault(key, value)
+        _refuse_tensor_numbers(type(self).__name__, group)
         self._validate(group)
         seen = {id(p) for g in self.param_groups for p in g["params"]}
         if any(id(p) in seen for p in params):
@@ -265,7 +269,10 @@ class Optimizer:
             if isinstance(group.get("betas"), tuple) and isinstance(g.get("betas"), list):
                 g["betas"] = tuple(g["betas"])
             g["params"] = group["params"]
-            self._validate({**self.defaults, **g})
+            _refuse_tensor_numbers(type(self).__name__, g)
+            # the saved lr is not checked: chained schedulers drive it below 0 (cosine after
+            # a decay), which a step takes, as PyTorch's (whose load checks nothing)
+            self._validate({**self.defaults, **g, "lr": self.defaults["lr"]})
             new_groups.append(g)
         new_state: dict[Tensor, dict[str, Any]] = {}
         for k, st in state_dict["state"].items():
@@ -274,7 +281,8 @@ class Optimizer:
                 p = id_map.get(str(k)) if not isinstance(k, str) else _int_key(id_map, k)
             if p is None:
                 continue  # as PyTorch: state of an unknown index is dropped
-            new_state[p] = {name: _restore(v, p, name, k) for name, v in st.items()}
+            new_state[p] = {name: _restore(v, p, name, k, name in self._scalar_state)
+                            for name, v in st.items()}
         self.param_groups[:] = new_groups
         self.state = new_state
         self._scratch = {}
@@ -487,10 +495,12 @@ def _int_key(id_map: dict[Any, Tensor], k: str) -> Tensor | None:
         return None
 
 
-def _restore(v: Any, p: Tensor, name: str, index: Any) -> Any:
+def _restore(v: Any, p: Tensor, name: str, index: Any, scalar: bool) -> Any:
     """A state value made to match parameter ``p``: its backend, device and floating dtype
     (a 0-d number of a parameter that is not 0-d, a count or a running product kept on the
-    device, keeps its dtype: float64, not rounded to a float32 parameter's)."""
+    device, keeps its dtype: float64, not rounded to a float32 parameter's). Any other state
+    tensor must have ``p``'s shape: one of another shape, even of one element, is another
+    model's (PyTorch fails at the step; broadcasting it would reshape ``p`` on JAX)."""
     if not isinstance(v, Tensor):
         return v
     with _ag.no_grad():
@@ -499,7 +509,7 @@ def _restore(v: Any, p: Tensor, name: str, index: Any) -> Any:
             t = t.to(p._backend)
         if t.dtype.is_floating and t.dtype is not p.dtype and (t.ndim or not p.ndim):
             t = t.astype(p.dtype)
-    if t.shape != p.shape and math.prod(t.shape) != 1:
+    if t.shape != p.shape and not (scalar and t.ndim == 0):
         raise ValueError(f"load_state_dict: state {name!r} of parameter {index} has shape "
                          f"{t.shape} but the parameter has shape {p.shape}; the state dict "
                          f"belongs to a different model")
@@ -510,6 +520,19 @@ def _restore(v: Any, p: Tensor, name: str, index: Any) -> Any:
 def _check(ok: bool, message: str) -> None:
     if not ok:
         raise ValueError(message)
+
+
+def _refuse_tensor_numbers(name: str, group: Mapping[str, Any]) -> None:
+    """A hyperparameter given as a tensor (PyTorch allows ``lr=torch.tensor(0.01)``) is
+    refused by name: xad's optimisers take Python numbers (and keep them on the device
+    themselves where a step is captured: ``capturable=True``)."""
+    for key, value in group.items():
+        if key != "params" and any(isinstance(v, Tensor) for v in (
+                value if isinstance(value, (tuple, list)) else (value,))):
+            raise TypeError(f"{name}: hyperparameter {key!r} holds a tensor ({value!r}); "
+                            f"xad's optimisers take Python numbers: pass float(t) for each "
+                            f"tensor t (capturable=True keeps them on the device where a "
+                            f"step is captured)")
 
 
 def _is_number(x: Any) -> bool:

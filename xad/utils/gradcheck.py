@@ -27,6 +27,16 @@ def _outputs(f: Callable, inputs: Sequence[Tensor]) -> list[Tensor]:
     return [o for o in outs if isinstance(o, Tensor)]
 
 
+def _some_outputs(name: str, f: Callable, inputs: Sequence[Tensor]) -> list[Tensor]:
+    """``f``'s tensor outputs, or a ValueError naming it where there are none (PyTorch's
+    checks fail on ``float.requires_grad``)."""
+    outs = _outputs(f, inputs)
+    if not outs:
+        raise ValueError(f"{name}: {getattr(f, '__name__', f)!s} returned no tensor; return "
+                         f"the tensor(s) whose derivatives to check")
+    return outs
+
+
 def _dot(outs: list[Tensor], vs: list[Tensor]) -> Tensor | None:
     """``sum(o * v)`` over the floating outputs (``None``: there are none)."""
     total = None
@@ -64,7 +74,7 @@ def gradcheck(f: Callable, inputs: Sequence[Tensor] | Tensor, eps: float = 1e-6,
         if ins[i].dtype is not _dt.float64:
             warnings.warn(f"gradcheck: input {i} is {ins[i].dtype}; finite differences need "
                           f"float64 to be reliable", stacklevel=2)
-    outs = _outputs(f, ins)
+    outs = _some_outputs("gradcheck", f, ins)
     b = outs[0]._backend
     salt = 1000 * seed
     for _ in range(n_directions):
@@ -188,7 +198,14 @@ def gradgradcheck(f: Callable, inputs: Sequence[Tensor] | Tensor, eps: float = 1
     """
     ins = [inputs] if isinstance(inputs, Tensor) else list(inputs)
     diff = [i for i, t in enumerate(ins) if isinstance(t, Tensor) and t.requires_grad]
-    outs = _outputs(f, ins)
+    outs = _some_outputs("gradgradcheck", f, ins)
+    if not any(o.dtype.is_floating for o in outs):
+        # PyTorch's gradgradcheck fails here too (a TypeError from inside its wrapper)
+        got = ", ".join(f"{o.dtype.name} {tuple(o.shape)}" for o in outs)
+        raise ValueError(
+            f"gradgradcheck: {getattr(f, '__name__', f)!s} has no floating-point output "
+            f"(it returned {got}), so it has no first derivative to differentiate again; "
+            f"check a function with a floating output (gradcheck passes this one trivially)")
     b = outs[0]._backend
     vs = [_direction(o.shape, o.dtype, b, 1000 * seed + 500 + k) for k, o in enumerate(outs)]
 
