@@ -151,12 +151,19 @@ def _weak(t: Tensor, s: Any) -> tuple[Tensor, Any]:
     return t.astype(_dt.complex128 if wide else _dt.complex64), s
 
 
+def _inexact(t: Any) -> bool:
+    """Whether ``t`` is a floating or complex tensor."""
+    if not isinstance(t, Tensor):
+        return False
+    d = t._backend.xad_dtype(t._array.dtype)
+    return d.is_floating or d in _COMPLEX
+
+
 def _to_floating(t: Any) -> Any:
     """A bool or integer tensor in the default floating dtype (for ``Op.floating``)."""
-    if not isinstance(t, Tensor):
+    if not isinstance(t, Tensor) or _inexact(t):
         return t
-    d = t._backend.xad_dtype(t._array.dtype)
-    return t if d.is_floating or d in _COMPLEX else t.astype(context.dtype)
+    return t.astype(context.dtype)
 
 
 def _plain(op: type[Op], out: Any, b: Any) -> Tensor:
@@ -204,7 +211,7 @@ def binary(op: type[Op], x: Any, y: Any) -> Tensor:
     hooked = context.hooked
     if hooked and context.transform is not None:
         return context.transform.process(binary, op, (x, y), {})
-    if op.floating:
+    if op.floating and not (_inexact(x) or _inexact(y)):  # (int8 / float16: float16)
         x, y = _to_floating(x), _to_floating(y)
     if isinstance(x, Tensor):
         b = x._backend
