@@ -8,6 +8,8 @@ the result's kind cannot be cast back); ``XAD_FUZZ_N=5000`` for the long run.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 import torch
@@ -37,3 +39,122 @@ def test_integer_with_float16_tensor_divides_in_float16(xb, other):
     for got, want in ((i / h, ti / th), (h / i, th / ti), (xad.atan2(i, h), torch.atan2(ti, th))):
         assert got.dtype is xad.float16
         np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+# ----- in-place operators ----------------------------------------------------------------
+_IOPS = {"+=": "__iadd__", "-=": "__isub__", "*=": "__imul__", "/=": "__itruediv__",
+         "//=": "__ifloordiv__", "%=": "__imod__", "**=": "__ipow__", "&=": "__iand__",
+         "|=": "__ior__", "^=": "__ixor__", "<<=": "__ilshift__", ">>=": "__irshift__"}
+_IDT = ["bool", "uint8", "int8", "int32", "int64", "float16", "float32", "float64"]
+
+
+def _outcome(fn):
+    try:
+        alias, whole = fn()
+    except Exception:
+        return "raises"
+    return [(str(t.dtype).rsplit(".", 1)[-1], np.asarray(t.detach().cpu().numpy()
+                                                         if isinstance(t, torch.Tensor)
+                                                         else t.numpy()))
+            for t in (alias, whole)]
+
+
+def _inplace_case(rng, xb, n_case: int) -> str | None:
+    sym = list(_IOPS)[rng.integers(len(_IOPS))]
+    dts = [d for d in _IDT if d != "float16" or _has(xb, "float16")]
+    a = dts[rng.integers(len(dts))]
+    mode = ["leaf", "view", "non-leaf"][rng.integers(3)]
+    if mode == "non-leaf" and not a.startswith("float"):
+        mode = "leaf"
+    xv = rng.integers(0 if a in ("uint8", "bool") else -5, 2 if a == "bool" else 7, 4)
+    if rng.random() < 0.5:  # a tensor operand (positive: no zero divisors, shifts in range)
+        b = dts[rng.integers(len(dts))]
+        ov = rng.integers(1, 2 if b == "bool" else 4, 4)
+        other = lambda m: m.tensor(ov.astype(b), dtype=getattr(m, b))  # noqa: E731
+    else:
+        b = [True, 2, 1.5][rng.integers(3)]
+        other = lambda m: b  # noqa: E731
+    if (sym == "-=" and (a == "bool" or b is True or b == "bool")) or (
+            a == "bool" and sym in ("**=", "<<=", ">>=", "//=", "%=")):
+        return None  # PyTorch refuses bool subtraction and arithmetic; xad computes them
+    if a == "bool" and xb.name == "array_api_strict" and sym in ("+=", "*=", "/="):
+        return None  # the standard has no arithmetic on bools (out of place neither)
+
+    def run(m):
+        x = m.tensor(xv.astype(a), dtype=getattr(m, a))
+        if mode == "non-leaf":
+            w = m.tensor(xv.astype(a), dtype=getattr(m, a), requires_grad=True)
+            x = w * 1
+        alias = x[1:]
+        with m.no_grad():
+            out = getattr(x, _IOPS[sym])(other(m))
+        assert out is x
+        return alias, x
+
+    want, got = _outcome(lambda: run(torch)), _outcome(lambda: run(xad))
+    what = f"case {n_case}: {mode} {a}[4] {sym} {b!r} on {xb.name}: xad {got}, torch {want}"
+    if want == "raises" or got == "raises":
+        assert want == got, what
+        return sym
+    for (dg, vg), (dw, vw) in zip(got, want):
+        assert dg == dw, what
+        np.testing.assert_allclose(vg.astype(float), vw.astype(float), rtol=2e-3, err_msg=what)
+    return sym
+
+
+def test_fuzz_inplace_operators(xb):
+    """``x op= y`` keeps ``x``'s dtype and memory (its views see the change) or raises, as
+    PyTorch's; seeded, ``XAD_FUZZ_N`` cases (120 by default) per backend."""
+    n = int(os.environ.get("XAD_FUZZ_N", "120"))
+    rng = np.random.default_rng(7)
+    done = sum(_inplace_case(rng, xb, k) is not None for k in range(n))
+    assert done > n // 2
+
+
+def test_inplace_operators_change_the_tensor_and_its_views(xb):
+    """``x //= 2`` (and ``%=``, ``**=``, ``&=``, ...) change ``x`` itself, so a view sees it;
+    without the in-place methods Python rebound ``x`` to a new tensor and the view kept the
+    old values."""
+    x = xad.tensor([7, -7, 9])
+    v, same = x[1:], x
+    x //= 2
+    x %= 3
+    x **= 2
+    x <<= 1
+    x |= 1
+    x ^= 2
+    x &= 7
+    x >>= 1
+    assert x is same and x.tolist() == [1, 1, 0] and v.tolist() == [1, 0]
+    f = xad.tensor([7.5, -7.5])
+    a = f[:1]
+    f //= 2
+    f %= 1.5
+    assert f.tolist() == [0.0, 0.5] and a.tolist() == [0.0]
+
+
+def test_inplace_result_keeps_the_dtype_or_raises(xb):
+    """An unrecorded ``x op= y`` promoted by the backend's rules: on JAX an int tensor
+    became float (``+= 1.5``), and under ``no_grad`` a float32 non-leaf became float64
+    (``+= float64``) or complex; PyTorch keeps ``x``'s dtype or raises."""
+    i = xad.tensor([1, 2])
+    for bad in (lambda: i.__iadd__(1.5), lambda: i.__itruediv__(2),
+                lambda: i.clamp_(0.5, 1.5), lambda: i.__imul__(xad.tensor([0.5, 0.5]))):
+        with pytest.raises(TypeError, match="cannot be cast back"):
+            bad()
+    assert i.dtype is xad.int64 and i.tolist() == [1, 2]
+    w = xad.tensor([1.0, 2.0], requires_grad=True)
+    y = w * 1
+    with xad.no_grad():
+        y += xad.tensor([0.25, 0.5], dtype=xad.float64)
+        y /= xad.tensor([2, 4])
+        with pytest.raises(TypeError, match="cannot be cast back"):
+            y *= 1j
+    assert y.dtype is xad.float32 and y.tolist() == [0.625, 0.625]
+    u = xad.tensor([250, 3], dtype=xad.uint8)
+    u += xad.tensor([10, -5], dtype=xad.int8)  # computed in int16, wrapped into uint8
+    assert u.dtype is xad.uint8 and u.tolist() == [4, 254]
+    z = w * 1  # recorded: the cast back is part of the graph
+    z += xad.tensor([1.0, 1.0], dtype=xad.float64) * w.astype(xad.float64)
+    z.sum().backward()
+    assert z.dtype is xad.float32 and w.grad.tolist() == [2.0, 2.0]
