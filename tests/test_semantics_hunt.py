@@ -158,3 +158,56 @@ def test_inplace_result_keeps_the_dtype_or_raises(xb):
     z += xad.tensor([1.0, 1.0], dtype=xad.float64) * w.astype(xad.float64)
     z.sum().backward()
     assert z.dtype is xad.float32 and w.grad.tolist() == [2.0, 2.0]
+
+
+# ----- half precision: statistics accumulated in float32 ---------------------------------
+@pytest.mark.parametrize("name", ["mean", "var", "std", "sum", "cumsum", "layer_norm",
+                                  "group_norm", "batch_norm", "standardize"])
+def test_half_precision_statistics_accumulate_in_float32(xb, name):
+    """A float16 mean of 100,000 ones was inf and the layer norm of 3,000 values of 30 NaN
+    (the sums overflowed at 65504, or stopped growing at 2048); PyTorch accumulates half
+    precision in float32 and rounds the result once."""
+    if not _has(xb, "float16"):
+        pytest.skip(f"{xb.name} has no float16")
+    base = np.full((2, 3000), 30.0, dtype=np.float16)
+    base[:, 0] = 31.0
+    ones = np.ones(70000, dtype=np.float16)
+    F, tF = xad.nn.functional, torch.nn.functional
+    cases = {
+        "mean": (lambda m, t: t.mean(), ones), "var": (lambda m, t: t.var(dim=1), base),
+        "std": (lambda m, t: t.std(), base), "sum": (lambda m, t: t[:40000].sum(), ones),
+        "cumsum": (lambda m, t: t.cumsum(0)[2040:2060], ones),
+        "layer_norm": (lambda m, t: (F if m is xad else tF).layer_norm(
+            t, (3000,), m.ones(3000, dtype=m.float16), m.zeros(3000, dtype=m.float16)), base),
+        "group_norm": (lambda m, t: (F if m is xad else tF).group_norm(t[None], 1), base),
+        "batch_norm": (lambda m, t: (F if m is xad else tF).batch_norm(
+            t.T, None, None, training=True), base),
+        "standardize": (lambda m, t: xad.standardize(t, -1) if m is xad else
+                        tF.layer_norm(t, (3000,)), base),
+    }
+    fn, data = cases[name]
+    got = fn(xad, xad.tensor(data))
+    want = fn(torch, torch.tensor(data))
+    assert got.dtype is xad.float16
+    np.testing.assert_allclose(got.numpy().astype(float), want.numpy().astype(float),
+                               rtol=2e-3, atol=2e-3)
+
+
+def test_half_precision_layer_norm_gradient(xb):
+    """The gradient of a float16 layer norm flows through the float32 statistics and comes
+    back in float16, with the values of float32 arithmetic."""
+    if not _has(xb, "float16"):
+        pytest.skip(f"{xb.name} has no float16")
+    data = np.random.default_rng(0).normal(30.0, 0.5, (2, 3000)).astype(np.float16)
+    x = xad.tensor(data, requires_grad=True)
+    w = xad.ones(3000, dtype=xad.float16, requires_grad=True)
+    y = xad.nn.functional.layer_norm(x, (3000,), w, xad.zeros(3000, dtype=xad.float16))
+    (y[:, :5] * 3).sum().backward()
+    r = torch.tensor(data.astype(np.float32), requires_grad=True)
+    rw = torch.ones(3000, requires_grad=True)
+    (torch.nn.functional.layer_norm(r, (3000,), rw)[:, :5] * 3).sum().backward()
+    assert x.grad.dtype is xad.float16 and w.grad.dtype is xad.float16
+    np.testing.assert_allclose(x.grad.numpy().astype(float), r.grad.numpy(), rtol=1e-2,
+                               atol=2e-3)
+    np.testing.assert_allclose(w.grad.numpy().astype(float), rw.grad.numpy(), rtol=1e-2,
+                               atol=2e-3)
