@@ -211,3 +211,18 @@ def test_half_precision_layer_norm_gradient(xb):
                                atol=2e-3)
     np.testing.assert_allclose(w.grad.numpy().astype(float), rw.grad.numpy(), rtol=1e-2,
                                atol=2e-3)
+
+
+def test_integer_floor_division_by_the_number_zero_raises(xb):
+    """``int_tensor // 0`` and ``% 0`` raise ZeroDivisionError as Python's and PyTorch's
+    (the libraries answered 0); floats keep IEEE's inf and NaN."""
+    t = xad.tensor([3, -3])
+    for bad in (lambda: t // 0, lambda: t % 0, lambda: t % False, lambda: xad.floor_divide(t, 0),
+                lambda: xad.remainder(xad.tensor([True]), 0), lambda: t.__ifloordiv__(0)):
+        with pytest.raises(ZeroDivisionError, match="integer division by zero"):
+            bad()
+    assert t.tolist() == [3, -3]
+    with np.errstate(all="ignore"):
+        f = xad.tensor([3.0, -3.0])
+        assert (f // 0).tolist() == [np.inf, -np.inf] and np.isnan((f % 0).numpy()).all()
+    assert (t // 2).tolist() == [1, -2] and (t % -2).tolist() == [-1, -1]
