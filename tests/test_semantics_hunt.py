@@ -226,3 +226,21 @@ def test_integer_floor_division_by_the_number_zero_raises(xb):
         f = xad.tensor([3.0, -3.0])
         assert (f // 0).tolist() == [np.inf, -np.inf] and np.isnan((f % 0).numpy()).all()
     assert (t // 2).tolist() == [1, -2] and (t % -2).tolist() == [-1, -1]
+
+
+def test_power_base_gradient_at_zero_with_a_zero_exponent_tensor(xb):
+    """``x ** y`` with a tensor exponent: the base's gradient is 0 where ``y == 0`` (PyTorch's,
+    and xad's own for a number exponent), not ``0 * inf = NaN`` at ``x == 0``: polynomial
+    features ``x[:, None] ** arange(4)`` of a zero gave NaN gradients."""
+    x = xad.tensor([0.0, 1.5], dtype=xad.float64, requires_grad=True)
+    w = xad.tensor([1.0, 2.0, 3.0, 4.0], dtype=xad.float64)
+    ((x[:, None] ** xad.arange(4)) * w).sum().backward()
+    r = torch.tensor([0.0, 1.5], dtype=torch.float64, requires_grad=True)
+    ((r[:, None] ** torch.arange(4)) * torch.tensor([1.0, 2, 3, 4],
+                                                   dtype=torch.float64)).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), r.grad.numpy())
+    assert x.grad.tolist() == [2.0, 38.0]
+    t = xad.tensor([0.0, 0.0], dtype=xad.float64, requires_grad=True)
+    e = xad.tensor([0.0, 2.0], dtype=xad.float64, requires_grad=True)
+    _, tangent = xad.jvp(lambda a: a ** e, (t,), (xad.ones(2, dtype=xad.float64),))
+    assert tangent.tolist() == [0.0, 0.0]
