@@ -244,3 +244,29 @@ def test_power_base_gradient_at_zero_with_a_zero_exponent_tensor(xb):
     e = xad.tensor([0.0, 2.0], dtype=xad.float64, requires_grad=True)
     _, tangent = xad.jvp(lambda a: a ** e, (t,), (xad.ones(2, dtype=xad.float64),))
     assert tangent.tolist() == [0.0, 0.0]
+
+
+@pytest.mark.parametrize("form", ["cross_entropy", "nll_loss", "smoothing", "weight",
+                                  "second_order"])
+def test_every_target_ignored_gives_zero_gradients(xb, form):
+    """A batch whose targets are all ``ignore_index`` (padding only): the mean loss is NaN
+    (0 / 0) in both libraries, but PyTorch's gradient is 0 where xad's was NaN everywhere
+    (``g / 0 = inf`` times the ignored rows' zeros), which ruined a whole model in one step."""
+    F = xad.nn.functional
+    x = xad.tensor([[1.0, 2.0, 0.5], [0.5, 0.1, -1.0]], requires_grad=True)
+    t = xad.tensor([-100, -100])
+    loss = {"cross_entropy": lambda: F.cross_entropy(x, t),
+            "nll_loss": lambda: F.nll_loss(F.log_softmax(x, 1), t),
+            "smoothing": lambda: F.cross_entropy(x, t, label_smoothing=0.1),
+            "weight": lambda: F.nll_loss(x, t, weight=xad.tensor([1.0, 2.0, 3.0])),
+            "second_order": lambda: F.cross_entropy(x, t)}[form]()
+    assert np.isnan(loss.item())
+    if form == "second_order":
+        (g,) = xad.autograd.grad(loss, [x], create_graph=True)
+    else:
+        loss.backward()
+        g = x.grad
+    assert g.tolist() == [[0.0] * 3] * 2
+    y = F.cross_entropy(x, xad.tensor([1, -100]))  # some targets counted: as before
+    r = torch.nn.functional.cross_entropy(torch.tensor(x.numpy()), torch.tensor([1, -100]))
+    assert abs(y.item() - r.item()) < 1e-6
