@@ -270,3 +270,20 @@ def test_every_target_ignored_gives_zero_gradients(xb, form):
     y = F.cross_entropy(x, xad.tensor([1, -100]))  # some targets counted: as before
     r = torch.nn.functional.cross_entropy(torch.tensor(x.numpy()), torch.tensor([1, -100]))
     assert abs(y.item() - r.item()) < 1e-6
+
+
+def test_integer_tensor_meets_a_python_int_beyond_its_dtype(xb):
+    """A Python int outside the tensor's integer range: comparisons answer as the numbers
+    compare on every backend (PyTorch and JAX wrapped it into the dtype: ``int32_t < 2**31``
+    was all False, ``t == 2**40`` true at 0); arithmetic raises, as NumPy's."""
+    t = xad.tensor([-7, 0, 2147483647], dtype=xad.int32)
+    assert (t < 2**31).tolist() == [True] * 3 and (2**31 <= t).tolist() == [False] * 3
+    assert (t == 2**40).tolist() == [False] * 3 and (2**40 != t).tolist() == [True] * 3
+    assert (t > -(2**70)).tolist() == [True] * 3 and (t >= 2**64).tolist() == [False] * 3
+    u = xad.tensor([0, 255], dtype=xad.uint8)
+    assert (u > -1).tolist() == [True, True] and (u == 256).tolist() == [False, False]
+    assert (xad.tensor([5]) < 2**63).tolist() == [True]
+    for bad in (lambda: t + 2**40, lambda: 2**40 * t, lambda: u - (-1), lambda: t & 2**33):
+        with pytest.raises(OverflowError, match="outside the range"):
+            bad()
+    assert (t + 1).dtype is xad.int32 and (t < 5).dtype is xad.bool

@@ -130,7 +130,28 @@ def _promote(x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
     return x.astype(d), y.astype(d)
 
 
-def _weak(t: Tensor, s: Any) -> tuple[Tensor, Any]:
+_COMPARISONS = frozenset({"equal", "not_equal", "less", "less_equal", "greater",
+                          "greater_equal"})
+_RANGES = {f"{u}int{n}": (0, 2**n - 1) if u else (-(2**(n - 1)), 2**(n - 1) - 1)
+           for u in ("", "u") for n in (8, 16, 32, 64)}
+
+
+def _beyond(t: Tensor, s: int, d: _dt.DType, op: str) -> tuple[Tensor, Any]:
+    """``t`` and ``s`` for a Python int outside the range of ``t``'s integer dtype ``d``:
+    a comparison is made in int64 (float64 beyond it), as the numbers compare, where
+    PyTorch and JAX wrapped ``s`` into the dtype (``int32_t < 2**31`` was all False); any
+    other operation raises, on every backend (NumPy's OverflowError)."""
+    lo, hi = _RANGES[d.name]
+    if op in _COMPARISONS:
+        if d is not _dt.uint64 and -(2**63) <= s < 2**63:
+            return t.astype(_dt.int64), s
+        return t.astype(_dt.float64), float(s)
+    raise OverflowError(f"{op or 'an operation'}: the Python integer {s} is outside the range "
+                        f"[{lo}, {hi}] of the tensor's {d.name}; cast the tensor to a wider "
+                        f"dtype first (.astype(xad.int64))")
+
+
+def _weak(t: Tensor, s: Any, op: str = "") -> tuple[Tensor, Any]:
     """``t`` and ``s`` such that the Python scalar ``s`` meets ``t`` as a weak type: a float
     with a bool or integer tensor gives the default floating dtype (PyTorch's rule; the
     standard allows a float result or an error, never truncating the float); a complex
@@ -142,7 +163,12 @@ def _weak(t: Tensor, s: Any) -> tuple[Tensor, Any]:
     if k is bool:
         return t, (s if d is _dt.bool_ else int(s))
     if k is int:
-        return (t.astype(_dt.int64) if d is _dt.bool_ else t), s
+        if d is _dt.bool_:
+            return t.astype(_dt.int64), s
+        r = _RANGES.get(d.name)
+        if r is not None and not r[0] <= s <= r[1]:
+            return _beyond(t, s, d, op)
+        return t, s
     if k is float:
         return (t if d.is_floating or d in _COMPLEX else t.astype(context.dtype)), s
     if d in _COMPLEX:
@@ -225,7 +251,7 @@ def binary(op: type[Op], x: Any, y: Any) -> Tensor:
         elif type(y) in _SCALARS:
             d = b._from_native.get(x._array.dtype)
             if type(y) is not float or d is None or not d.is_floating:
-                x, y = _weak(x, y)  # (a float with a floating tensor: nothing to change)
+                x, y = _weak(x, y, op.name)  # (a float with a floating tensor: no change)
             xa, ya = x._array, y
             needs = x.requires_grad
         elif y is None:
@@ -234,7 +260,7 @@ def binary(op: type[Op], x: Any, y: Any) -> Tensor:
             return binary(op, x, _operand(op, y, x))
     elif isinstance(y, Tensor) and type(x) in _SCALARS:
         b = y._backend
-        y, x = _weak(y, x)
+        y, x = _weak(y, x, op.name)
         xa, ya = x, y._array
         needs = y.requires_grad
     else:
