@@ -287,3 +287,24 @@ def test_integer_tensor_meets_a_python_int_beyond_its_dtype(xb):
         with pytest.raises(OverflowError, match="outside the range"):
             bad()
     assert (t + 1).dtype is xad.int32 and (t < 5).dtype is xad.bool
+
+
+def test_half_precision_with_a_number_beyond_its_range(xb):
+    """A float16 tensor with a Python number outside float16's normal range is computed in
+    float32 and rounded once, as PyTorch's: the attention-mask idiom ``s + (1 - mask) *
+    -1e9`` gave NaN at every unmasked score (``0 * -inf``), ``x / 1e5`` gave 0."""
+    if not _has(xb, "float16"):
+        pytest.skip(f"{xb.name} has no float16")
+    cases = [lambda m, s, k: s + (1 - k) * -1e9, lambda m, s, k: k * -1e9,
+             lambda m, s, k: -1e9 * k, lambda m, s, k: s / 1e5, lambda m, s, k: s * 1e-8,
+             lambda m, s, k: 1e5 / s, lambda m, s, k: s * 100000, lambda m, s, k: s - 70000.0,
+             lambda m, s, k: s == 70000.0, lambda m, s, k: s + 1.0]
+    for i, f in enumerate(cases):
+        got = f(xad, xad.tensor([1.0, 2.0, 3.0], dtype=xad.float16),
+                xad.tensor([0.0, 1.0, 0.0], dtype=xad.float16))
+        want = f(torch, torch.tensor([1.0, 2.0, 3.0], dtype=torch.float16),
+                 torch.tensor([0.0, 1.0, 0.0], dtype=torch.float16))
+        assert str(got.dtype).rsplit(".")[-1] == str(want.dtype).rsplit(".")[-1], i
+        np.testing.assert_allclose(got.numpy().astype(float), want.numpy().astype(float),
+                                   rtol=1e-3, err_msg=f"case {i}")  # (1e5 / 3: PyTorch's
+        # reciprocal-multiply is an ulp off where xad's division rounds correctly)

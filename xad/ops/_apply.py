@@ -9,6 +9,7 @@ operations (so it can itself be recorded). ``apply`` runs any primitive; ``unary
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from .. import dtypes as _dt
@@ -185,6 +186,28 @@ def _inexact(t: Any) -> bool:
     return d.is_floating or d in _COMPLEX
 
 
+_HALF = {_dt.float16: (2.0**-14, 65504.0), _dt.bfloat16: (2.0**-126, 3.3895313892515355e38)}
+
+
+def _beyond_half(d: Any, s: Any) -> bool:
+    """Whether the Python number ``s`` is outside the normal range of the half-precision
+    dtype ``d`` (nonzero, finite, too large or too small for it)."""
+    if type(s) not in (int, float) or d not in _HALF:
+        return False
+    lo, hi = _HALF[d]
+    a = abs(s)
+    return a != 0 and (a < lo or hi < a < math.inf)
+
+
+def _in_float32(op: type[Op], x: Any, y: Any) -> Tensor:
+    """``op`` of a half-precision tensor and a Python number outside its range, computed in
+    float32 and rounded back, as PyTorch's: the number rounded to float16 first made
+    ``mask * -1e9`` NaN where ``mask`` is 0 (``0 * -inf``) and ``x / 1e5`` zero."""
+    d = (x if isinstance(x, Tensor) else y).dtype
+    out = binary(op, *(a.astype(_dt.float32) if isinstance(a, Tensor) else a for a in (x, y)))
+    return out.astype(d) if out.dtype is _dt.float32 else out
+
+
 def _to_floating(t: Any) -> Any:
     """A bool or integer tensor in the default floating dtype (for ``Op.floating``)."""
     if not isinstance(t, Tensor) or _inexact(t):
@@ -250,6 +273,8 @@ def binary(op: type[Op], x: Any, y: Any) -> Tensor:
             needs = x.requires_grad or y.requires_grad
         elif type(y) in _SCALARS:
             d = b._from_native.get(x._array.dtype)
+            if d in _HALF and _beyond_half(d, y):
+                return _in_float32(op, x, y)
             if type(y) is not float or d is None or not d.is_floating:
                 x, y = _weak(x, y, op.name)  # (a float with a floating tensor: no change)
             xa, ya = x._array, y
@@ -260,6 +285,8 @@ def binary(op: type[Op], x: Any, y: Any) -> Tensor:
             return binary(op, x, _operand(op, y, x))
     elif isinstance(y, Tensor) and type(x) in _SCALARS:
         b = y._backend
+        if _beyond_half(b._from_native.get(y._array.dtype), x):
+            return _in_float32(op, x, y)
         y, x = _weak(y, x, op.name)
         xa, ya = x, y._array
         needs = y.requires_grad
