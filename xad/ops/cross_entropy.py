@@ -95,8 +95,7 @@ class CrossEntropyMeanGrad(Op):
 
     @staticmethod
     def forward(b, g, y, count, t, classes, ignore, product):
-        share = b.xp.where(count > 0, g / count, b.xp.zeros_like(g))  # (PyTorch's 0)
-        gy = NllRowsGrad.forward(b, share, t, classes, ignore)
+        gy = NllRowsGrad.forward(b, g / count, t, classes, ignore)
         return LogSoftmaxGrad.forward(b, gy, y, (1,), product)
 
 

@@ -130,7 +130,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
     picked = input if weight is None else input * weight.astype(input.dtype)
     loss = -_ops.where(oh != 0, picked, 0).sum(axis=-1)
     if reduction == "mean":
-        return _counted_mean(loss.sum(), w.sum())
+        return loss.sum() / w.sum()
     return _reduce(loss, reduction, "nll_loss")
 
 
@@ -159,7 +159,7 @@ def _nll(logp: Tensor, target: Tensor, c: int, ignore: int, reduction: str) -> T
     two reduction kernels (``xad.ops.nll``) and the sums the reduction asks for."""
     loss = nll_rows(logp, target, ignore if 0 <= ignore < c else None)
     if reduction == "mean":
-        return _counted_mean(loss.sum(), count_targets(target, c, ignore, logp.dtype))
+        return loss.sum() / count_targets(target, c, ignore, logp.dtype)
     return _reduce(loss, reduction, "nll_loss")
 
 
