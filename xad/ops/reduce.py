@@ -10,7 +10,7 @@ from ..context import context
 from ..factories import arange
 from ..tensor import Tensor
 from ._apply import Op, apply, unary
-from .amp_cast import autocast_float32
+from .amp_cast import autocast_float32, in_float32
 from .axes import normalize_axes, normalize_axis
 from .batching import axes_batch
 from .dtype_functions import finfo
@@ -483,6 +483,8 @@ def softmax(x: Tensor, axis: int = -1, *, empty_zero: bool = False) -> Tensor:
     """
     if context.autocast is not None:
         (x,) = autocast_float32(x, op="softmax")
+    if x.dtype in _HALF:  # its sum in float32, as PyTorch's
+        return in_float32(softmax, x, axis, empty_zero=empty_zero)
     if 0 in x.shape:  # nothing to normalise (torch returns the empty tensor too)
         return x * 1
     axes = _axes(axis, x.ndim, "softmax")
@@ -545,6 +547,8 @@ def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
     """
     if context.autocast is not None:
         (x,) = autocast_float32(x, op="log_softmax")
+    if x.dtype in _HALF:  # its sum in float32, as PyTorch's
+        return in_float32(log_softmax, x, axis)
     if 0 in x.shape:
         return x * 1
     axes = _axes(axis, x.ndim, "log_softmax")
