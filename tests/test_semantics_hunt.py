@@ -104,8 +104,8 @@ def _inplace_case(rng, xb, n_case: int) -> str | None:
 
 def test_fuzz_inplace_operators(xb):
     """``x op= y`` keeps ``x``'s dtype and memory (its views see the change) or raises, as
-    PyTorch's; seeded, ``XAD_FUZZ_N`` cases (120 by default) per backend."""
-    n = int(os.environ.get("XAD_FUZZ_N", "120"))
+    PyTorch's; seeded, ``XAD_FUZZ_N`` cases (40 by default) per backend."""
+    n = int(os.environ.get("XAD_FUZZ_N", "40"))
     rng = np.random.default_rng(7)
     done = sum(_inplace_case(rng, xb, k) is not None for k in range(n))
     assert done > n // 2
@@ -314,3 +314,13 @@ def test_half_precision_with_a_number_beyond_its_range(xb):
         np.testing.assert_allclose(got.numpy().astype(float), want.numpy().astype(float),
                                    rtol=1e-3, err_msg=f"case {i}")  # (1e5 / 3: PyTorch's
         # reciprocal-multiply is an ulp off where xad's division rounds correctly)
+
+
+def test_softmax_of_integers_is_the_default_float(xb):
+    """``softmax`` of an integer tensor is in the default floating dtype, as ``log_softmax``
+    and ``exp`` (NumPy's exp of int32 made it float64)."""
+    t = xad.tensor([[1, 2], [3, 4]], dtype=xad.int32)
+    assert xad.softmax(t).dtype is xad.float32 and xad.log_softmax(t).dtype is xad.float32
+    np.testing.assert_allclose(xad.softmax(t).numpy(),
+                               torch.softmax(torch.tensor([[1.0, 2], [3, 4]]), -1).numpy(),
+                               rtol=1e-6)

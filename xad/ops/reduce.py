@@ -427,6 +427,7 @@ class Softmax(Op):
 
     name = "softmax"
     save_output = True
+    floating = True  # integers in the default floating dtype first (NumPy's exp: float64)
 
     @staticmethod
     def forward(b: Any, x: Any, axis: tuple[int, ...], empty_zero: bool, product: bool
