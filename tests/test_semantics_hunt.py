@@ -324,3 +324,17 @@ def test_softmax_of_integers_is_the_default_float(xb):
     np.testing.assert_allclose(xad.softmax(t).numpy(),
                                torch.softmax(torch.tensor([[1.0, 2], [3, 4]]), -1).numpy(),
                                rtol=1e-6)
+
+
+def test_masked_fill_keeps_the_tensor_dtype(xb):
+    """``x.masked_fill(mask, number)`` is in ``x``'s dtype, as PyTorch's (an int tensor with
+    0.5 became float32, with 0.5 in it)."""
+    x = xad.tensor([1, 2, 3], dtype=xad.int32)
+    k = xad.tensor([True, False, True])
+    for v, want in ((0.5, [0, 2, 0]), (-2.7, [-2, 2, -2]), (9, [9, 2, 9])):
+        y = x.masked_fill(k, v)
+        assert y.dtype is xad.int32 and y.tolist() == want
+    assert (x > 1).masked_fill(k, 2).dtype is xad.bool
+    f = xad.tensor([1.0, 2.0], requires_grad=True)
+    f.masked_fill(xad.tensor([True, False]), 5).sum().backward()
+    assert f.grad.tolist() == [0.0, 1.0]
