@@ -43,10 +43,16 @@ def test_a_float_operand_gives_the_bits_of_the_float_cast_to_the_dtype(xb):
         _same_bits(xad.tensor(ROW, dtype=xad.float64).astype(dtype))
 
 
+def _beyond(dtype: xad.DType, s: float) -> bool:
+    """A finite nonzero float outside float16's normal range: computed in float32 instead,
+    as PyTorch's (tests/test_semantics_hunt.py)."""
+    return dtype is xad.float16 and 0 < abs(s) < math.inf and not 2**-14 <= abs(s) <= 65504
+
+
 def _same_bits(x: xad.Tensor) -> None:
     with np.errstate(all="ignore"):
         for _ in range(2):  # the second round meets the backend's cached operands
-            for s in VALUES:
+            for s in [v for v in VALUES if not _beyond(x.dtype, v)]:
                 for op in OPS:
                     for first in (False, True):
                         got = op(s, x) if first else op(x, s)

@@ -837,6 +837,30 @@ class Tensor:
     def __itruediv__(self, o: Any) -> Tensor:
         return _ops.inplace(self, o, "divide")
 
+    def __ifloordiv__(self, o: Any) -> Tensor:
+        return _ops.inplace(self, o, "floor_divide")
+
+    def __imod__(self, o: Any) -> Tensor:
+        return _ops.inplace(self, o, "remainder")
+
+    def __ipow__(self, o: Any) -> Tensor:
+        return _ops.inplace(self, o, "pow")
+
+    def __iand__(self, o: Any) -> Tensor:
+        return _ops.inplace(self, o, "bitwise_and")
+
+    def __ior__(self, o: Any) -> Tensor:
+        return _ops.inplace(self, o, "bitwise_or")
+
+    def __ixor__(self, o: Any) -> Tensor:
+        return _ops.inplace(self, o, "bitwise_xor")
+
+    def __ilshift__(self, o: Any) -> Tensor:
+        return _ops.inplace(self, o, "bitwise_left_shift")
+
+    def __irshift__(self, o: Any) -> Tensor:
+        return _ops.inplace(self, o, "bitwise_right_shift")
+
     def add_(self, o: Any, *, alpha: float = 1) -> Tensor:
         """PyTorch's ``x.add_(o, alpha=a)``: ``x += a * o``.
 
@@ -887,7 +911,7 @@ class Tensor:
             >>> xad.tensor([-1.0, 0.5, 2.0]).clamp_(0.0, 1.0).tolist()
             [0.0, 0.5, 1.0]
         """
-        _ops.setitem_(self, (...,), _ops.clip(self._alias(), min, max))
+        _ops.assign_result(self, _ops.clip(self._alias(), min, max), "clamp_")
         return self
 
     clip_ = clamp_

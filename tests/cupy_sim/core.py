@@ -643,7 +643,7 @@ def _binary(name: str) -> None:
         return self._k(f"__r{name}__", lambda a, b: fn(b, a), other)
 
     def iop(self: ndarray, other: Any) -> Any:
-        ifn = getattr(operator, f"i{name}" if name not in ("and", "or") else f"i{name}_")
+        ifn = getattr(operator, f"i{name}")  # (iand, ior: no underscore)
         self._k(f"__i{name}__", ifn, other)
         return self
 

@@ -9,6 +9,7 @@ operations (so it can itself be recorded). ``apply`` runs any primitive; ``unary
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from .. import dtypes as _dt
@@ -134,7 +135,28 @@ def _promote(x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
     return x.astype(d), y.astype(d)
 
 
-def _weak(t: Tensor, s: Any) -> tuple[Tensor, Any]:
+_COMPARISONS = frozenset({"equal", "not_equal", "less", "less_equal", "greater",
+                          "greater_equal"})
+_RANGES = {f"{u}int{n}": (0, 2**n - 1) if u else (-(2**(n - 1)), 2**(n - 1) - 1)
+           for u in ("", "u") for n in (8, 16, 32, 64)}
+
+
+def _beyond(t: Tensor, s: int, d: _dt.DType, op: str) -> tuple[Tensor, Any]:
+    """``t`` and ``s`` for a Python int outside the range of ``t``'s integer dtype ``d``:
+    a comparison is made in int64 (float64 beyond it), as the numbers compare, where
+    PyTorch and JAX wrapped ``s`` into the dtype (``int32_t < 2**31`` was all False); any
+    other operation raises, on every backend (NumPy's OverflowError)."""
+    lo, hi = _RANGES[d.name]
+    if op in _COMPARISONS:
+        if d is not _dt.uint64 and -(2**63) <= s < 2**63:
+            return t.astype(_dt.int64), s
+        return t.astype(_dt.float64), float(s)
+    raise OverflowError(f"{op or 'an operation'}: the Python integer {s} is outside the range "
+                        f"[{lo}, {hi}] of the tensor's {d.name}; cast the tensor to a wider "
+                        f"dtype first (.astype(xad.int64))")
+
+
+def _weak(t: Tensor, s: Any, op: str = "") -> tuple[Tensor, Any]:
     """``t`` and ``s`` such that the Python scalar ``s`` meets ``t`` as a weak type: a float
     with a bool or integer tensor gives the default floating dtype (PyTorch's rule; the
     standard allows a float result or an error, never truncating the float); a complex
@@ -146,7 +168,12 @@ def _weak(t: Tensor, s: Any) -> tuple[Tensor, Any]:
     if k is bool:
         return t, (s if d is _dt.bool_ else int(s))
     if k is int:
-        return (t.astype(_dt.int64) if d is _dt.bool_ else t), s
+        if d is _dt.bool_:
+            return t.astype(_dt.int64), s
+        r = _RANGES.get(d.name)
+        if r is not None and not r[0] <= s <= r[1]:
+            return _beyond(t, s, d, op)
+        return t, s
     if k is float:
         return (t if d.is_floating or d in _COMPLEX else t.astype(context.dtype)), s
     if d in _COMPLEX:
@@ -155,12 +182,41 @@ def _weak(t: Tensor, s: Any) -> tuple[Tensor, Any]:
     return t.astype(_dt.complex128 if wide else _dt.complex64), s
 
 
+def _inexact(t: Any) -> bool:
+    """Whether ``t`` is a floating or complex tensor."""
+    if not isinstance(t, Tensor):
+        return False
+    d = t._backend.xad_dtype(t._array.dtype)
+    return d.is_floating or d in _COMPLEX
+
+
+_HALF = {_dt.float16: (2.0**-14, 65504.0), _dt.bfloat16: (2.0**-126, 3.3895313892515355e38)}
+
+
+def _beyond_half(d: Any, s: Any) -> bool:
+    """Whether the Python number ``s`` is outside the normal range of the half-precision
+    dtype ``d`` (nonzero, finite, too large or too small for it)."""
+    if type(s) not in (int, float) or d not in _HALF:
+        return False
+    lo, hi = _HALF[d]
+    a = abs(s)
+    return a != 0 and (a < lo or hi < a < math.inf)
+
+
+def _in_float32(op: type[Op], x: Any, y: Any) -> Tensor:
+    """``op`` of a half-precision tensor and a Python number outside its range, computed in
+    float32 and rounded back, as PyTorch's: the number rounded to float16 first made
+    ``mask * -1e9`` NaN where ``mask`` is 0 (``0 * -inf``) and ``x / 1e5`` zero."""
+    d = (x if isinstance(x, Tensor) else y).dtype
+    out = binary(op, *(a.astype(_dt.float32) if isinstance(a, Tensor) else a for a in (x, y)))
+    return out.astype(d) if out.dtype is _dt.float32 else out
+
+
 def _to_floating(t: Any) -> Any:
     """A bool or integer tensor in the default floating dtype (for ``Op.floating``)."""
-    if not isinstance(t, Tensor):
+    if not isinstance(t, Tensor) or _inexact(t):
         return t
-    d = t._backend.xad_dtype(t._array.dtype)
-    return t if d.is_floating or d in _COMPLEX else t.astype(context.dtype)
+    return t.astype(context.dtype)
 
 
 def _plain(op: type[Op], out: Any, b: Any) -> Tensor:
@@ -208,7 +264,7 @@ def binary(op: type[Op], x: Any, y: Any) -> Tensor:
     hooked = context.hooked
     if hooked and context.transform is not None:
         return context.transform.process(binary, op, (x, y), {})
-    if op.floating:
+    if op.floating and not (_inexact(x) or _inexact(y)):  # (int8 / float16: float16)
         x, y = _to_floating(x), _to_floating(y)
     if isinstance(x, Tensor):
         b = x._backend
@@ -221,8 +277,10 @@ def binary(op: type[Op], x: Any, y: Any) -> Tensor:
             needs = x.requires_grad or y.requires_grad
         elif type(y) in _SCALARS:
             d = b._from_native.get(x._array.dtype)
+            if d in _HALF and _beyond_half(d, y):
+                return _in_float32(op, x, y)
             if type(y) is not float or d is None or not d.is_floating:
-                x, y = _weak(x, y)  # (a float with a floating tensor: nothing to change)
+                x, y = _weak(x, y, op.name)  # (a float with a floating tensor: no change)
                 ya = y
             else:
                 ya = b.float_operand(y, d) if op.float_as_0d else y
@@ -234,7 +292,9 @@ def binary(op: type[Op], x: Any, y: Any) -> Tensor:
             return binary(op, x, _operand(op, y, x))
     elif isinstance(y, Tensor) and type(x) in _SCALARS:
         b = y._backend
-        y, x = _weak(y, x)
+        if _beyond_half(b._from_native.get(y._array.dtype), x):
+            return _in_float32(op, x, y)
+        y, x = _weak(y, x, op.name)
         xa, ya = x, y._array
         if type(x) is float and op.float_as_0d:
             d = b._from_native.get(ya.dtype)

@@ -27,10 +27,11 @@ from ..context import context
 from ..tensor import Tensor
 from .elementwise import astype
 
-__all__ = ["autocast_low", "autocast_float32"]
+__all__ = ["autocast_low", "autocast_float32", "in_float32", "HALF"]
 
 _TO_LOW = (_dt.float32, _dt.float16, _dt.bfloat16)
-_TO_FLOAT32 = (_dt.float16, _dt.bfloat16)
+HALF = (_dt.float16, _dt.bfloat16)  # the half-precision dtypes
+_TO_FLOAT32 = HALF
 
 
 def autocast_low(*xs: Any, op: str = "an operation") -> tuple[Any, ...]:
@@ -60,3 +61,20 @@ def _cast(x: Any, d: _dt.DType, eligible: tuple, op: str) -> Any:
                         f"{x._backend.name!r} has no {d.name}; use a backend that has it, "
                         f"another dtype, or autocast(enabled=False)")
     return astype(x, d)
+
+
+def in_float32(fn: Any, *xs: Any, **params: Any) -> Any:
+    """``fn(*xs, **params)`` with the tensors among ``xs`` in float32, the result rounded
+    back to the first's float16/bfloat16 dtype: PyTorch accumulates half precision in
+    float32 (a float16 sum of squares overflows at 65504: the norm of 3000 fives was inf).
+
+    Example:
+        >>> import xad
+        >>> from xad.ops.amp_cast import in_float32
+        >>> h = xad.full((3000,), 5.0, dtype=xad.float16)
+        >>> in_float32(lambda x: (x * x).sum() ** 0.5, h).item()
+        273.75
+    """
+    d = xs[0].dtype
+    out = fn(*(astype(x, _dt.float32) if isinstance(x, Tensor) else x for x in xs), **params)
+    return astype(out, d)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from ..factories import arange
 from ..tensor import Tensor
 from ._apply import Op, apply
-from .elementwise import exp
+from .elementwise import exp, where
 from .fused import recorded
 from .linalg import by_product, keep_sum
 from .nll import CountTargets, NllRows, NllRowsGrad, nll_rows, one_hot_rows
@@ -59,7 +59,8 @@ class CrossEntropyMean(Op):
         gy = g_y  # y's own gradient (a second derivative reaches y), plus the loss's
         if g is not None:
             w = one_hot_rows(t, classes, ignore, g.dtype)  # NllRows's rule, recorded
-            gy = -(g / count) * w if gy is None else gy - (g / count) * w
+            share = where(count > 0, g / count, 0.0)  # every target ignored: 0, not NaN
+            gy = -share * w if gy is None else gy - share * w
         return gy - exp(y) * keep_sum(gy, (1,), p["product"]), None, None  # log_softmax's
 
     @staticmethod

@@ -172,8 +172,7 @@ class Pow(Op):
         x, y = node.inputs
         gx = gy = None
         if node.needs_grad(0):
-            gx = _pow_scalar_grad(x, y, g) if isinstance(y, (int, float)) else \
-                g * y * x ** (y - 1)
+            gx = _pow_base_grad(x, y, g)
         if node.needs_grad(1):
             gy = _pow_exponent_grad(x, y, g, node.output())
         return gx, gy
@@ -185,7 +184,7 @@ class Pow(Op):
         (x, y), (tx, ty) = primals, tangents
         a = b = None
         if tx is not None:
-            a = _pow_scalar_grad(x, y, tx) if isinstance(y, (int, float)) else tx * y * x ** (y - 1)
+            a = _pow_base_grad(x, y, tx)
         if ty is not None:
             b = _pow_exponent_grad(x, y, ty, out)
         return total(out, a, b)
@@ -202,6 +201,14 @@ def _pow_exponent_grad(x: Any, y: Tensor, g: Tensor, out: Tensor) -> Tensor:
         return g * out * math.nan
     mask = (x == 0) & (real(y) >= 0)  # a complex exponent: by its real part
     return where(mask, 0.0, g * out * log(where(mask, 1.0, x)))  # no 0 * log(0) either way
+
+
+def _pow_base_grad(x: Tensor, y: Any, g: Tensor) -> Tensor:
+    """``g * y * x ** (y - 1)``, 0 where ``y == 0`` (PyTorch's: ``x ** 0`` is constant, and
+    the product was ``0 * inf = NaN`` at ``x == 0``, as in ``x ** arange(3)``)."""
+    if isinstance(y, (int, float)):
+        return _pow_scalar_grad(x, y, g)
+    return where(y == 0, 0.0, g * y * x ** (y - 1))
 
 
 def _pow_scalar_grad(x: Tensor, y: int | float, g: Tensor) -> Tensor:

@@ -150,10 +150,27 @@ class Copysign(Op):
         return where(same, tx, -tx)
 
 
+def _no_zero_divisor(b: Any, x: Any, y: Any, name: str) -> None:
+    """Raise for an integer array divided by the Python number 0 (Python's and PyTorch's
+    ``ZeroDivisionError``; the libraries gave 0). A zero inside a divisor array is not
+    looked for: that would read the device's data on the host."""
+    if type(y) in (int, bool) and y == 0 and not isinstance(x, (int, float)):
+        d = b.xad_dtype(x.dtype)
+        if not d.is_floating and not d.name.startswith("complex"):
+            raise ZeroDivisionError(f"{name}: integer division by zero (a tensor of "
+                                    f"{d.name} by the number 0)")
+
+
+def _remainder(b: Any, x: Any, y: Any) -> Any:
+    _no_zero_divisor(b, x, y, "remainder")
+    like = x if not isinstance(x, (int, float)) else y
+    return b.xp.remainder(_arr(b, x, like), _arr(b, y, like))
+
+
 class Remainder(Op):
     name = "remainder"
     save_inputs = True
-    forward = _binary_forward("remainder")
+    forward = staticmethod(_remainder)
 
     @staticmethod
     def backward(node, g):
@@ -172,6 +189,7 @@ def _floor_divide(b: Any, x: Any, y: Any) -> Any:
     """The backend's ``floor_divide``; on real floats, ``floor(x / y)`` where an operand is
     infinite: the standard's answers there (NumPy gives NaN for ``inf // 1.0`` and ``-1.0``
     for ``1.0 // -inf``, where the standard says ``inf`` and ``-0``). Integers untouched."""
+    _no_zero_divisor(b, x, y, "floor_divide")
     like = x if not isinstance(x, (int, float)) else y
     x, y = _arr(b, x, like), _arr(b, y, like)
     xp = b.xp

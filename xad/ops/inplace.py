@@ -23,16 +23,18 @@ import math
 import operator
 from typing import Any
 
+from .. import dtypes as _dt
 from .. import grad_mode
 from ..context import context
 from ..tensor import Tensor
+from . import elementwise_math as _em
 from ._apply import apply, unary
-from .elementwise import add, divide, multiply, subtract
+from .elementwise import add, divide, multiply, pow, subtract
 from .indexing import IndexPut, _get, _norm_key, _set
 from .layout import overlaps, region_overlaps
 from .shape import broadcast_to, permute_dims, reshape
 
-__all__ = ["setitem_", "inplace"]
+__all__ = ["setitem_", "inplace", "assign_result"]
 
 
 def _leaf_error(x: Tensor, what: str) -> RuntimeError:
@@ -323,12 +325,54 @@ def _arith(b: Any, xa: Any, oa: Any, fn: Any) -> Any:
 _INPLACE = {"add": (add, operator.iadd, operator.add),
             "subtract": (subtract, operator.isub, operator.sub),
             "multiply": (multiply, operator.imul, operator.mul),
-            "divide": (divide, operator.itruediv, operator.truediv)}
+            "divide": (divide, operator.itruediv, operator.truediv),
+            # the array operators of these differ from xad's functions at special values
+            # (NumPy's inf // 2 is nan): the function's result is written into x
+            **{f.__name__: (f, None, None) for f in (
+                _em.floor_divide, _em.remainder, pow, _em.bitwise_and, _em.bitwise_or,
+                _em.bitwise_xor, _em.bitwise_left_shift, _em.bitwise_right_shift)}}
+
+
+def _kind(d: _dt.DType) -> int:
+    """PyTorch's order of dtype categories: 0 bool, 1 integer, 2 floating, 3 complex."""
+    return 0 if d is _dt.bool_ else 3 if d.name.startswith("complex") else (
+        2 if d.is_floating else 1)
+
+
+def _cast_back(x: Tensor, out: Tensor, what: str) -> Tensor:
+    """``out``, the new value of ``x``, in ``x``'s dtype, as PyTorch's in-place operations:
+    a result of a higher kind (a float for an integer tensor, a complex for a real one)
+    raises rather than be truncated."""
+    if out.dtype is x.dtype:
+        return out
+    if _kind(out.dtype) > _kind(x.dtype):
+        raise TypeError(f"{what}: the result's dtype {out.dtype.name} cannot be cast back to "
+                        f"the tensor's {x.dtype.name} (PyTorch refuses too); write "
+                        f"x = x op y for a new tensor, or cast x first (x.astype(...))")
+    return out.astype(x.dtype)
+
+
+def assign_result(x: Tensor, out: Tensor, what: str) -> Tensor:
+    """Set ``x`` to ``out`` (computed from ``x``), in ``x``'s dtype (``x.clamp_(...)``)."""
+    setitem_(x, (...,), _cast_back(x, out, what))
+    return x
+
+
+def _keeps_dtype(x: Tensor, o: Any, op: str) -> bool:
+    """Whether ``x op o`` computes in ``x``'s dtype, so the array's own operator gives
+    xad's answer (otherwise the backend's promotion rules would decide it)."""
+    k = _kind(x.dtype)
+    if op == "divide" and k < 2:
+        return False
+    if isinstance(o, Tensor):
+        return o.dtype is x.dtype
+    return (0 if type(o) is bool else 1 if type(o) is int else 2) <= k
 
 
 def inplace(x: Tensor, other: Any, op: str) -> Tensor:
-    """``x op= other`` (``op``: add, subtract, multiply, divide; copy for ``copy_``, fill
-    for ``fill_``): recorded when a gradient is needed, else written into ``x``'s array."""
+    """``x op= other`` (``op``: a name in ``_INPLACE``; copy for ``copy_``, fill for
+    ``fill_``): recorded when a gradient is needed, else written into ``x``'s array; the
+    result keeps ``x``'s dtype (an error where it cannot, as PyTorch's)."""
     if x._expanded and overlaps(x) and op != "fill":
         raise _overlap_error(x, f"in-place {op}")
     if op in ("copy", "fill"):  # x.copy_(src), x.fill_(number)
@@ -338,22 +382,26 @@ def inplace(x: Tensor, other: Any, op: str) -> Tensor:
             setitem_(x, (...,), other)
         return x
     fn, ifn, ofn = _INPLACE[op]
-    o = _value(x, other, f"in-place {op}")
+    what = f"in-place {op}"
+    o = _value(x, other, what)
+    if type(o) is bool and x.dtype is not _dt.bool_:
+        o = int(o)  # (the standard promotes a Python bool only with bool arrays)
     if x._expanded:  # a view of an expanded tensor whose own elements do not repeat
-        new = fn(x._alias(), o)
-        _write_expanded(x, (...,), new, f"in-place {op}")
+        new = _cast_back(x, fn(x._alias(), o), what)
+        _write_expanded(x, (...,), new, what)
         return x
     if _through_base(x, o) or _recorded(x, o):
         if x._base is None and x._node is None and x.requires_grad:
-            raise _leaf_error(x, f"in-place {op}")
-        out = fn(x._alias(), o)  # the node saves the alias: x's old value and version
-        if out._array.dtype != x._array.dtype:
-            raise TypeError(f"in-place {op}: the result's dtype {out.dtype} differs from the "
-                            f"tensor's {x.dtype}; assign the result to a new tensor instead")
+            raise _leaf_error(x, what)
+        # the node saves the alias: x's old value and version
+        out = _cast_back(x, fn(x._alias(), o), what)
         if _through_base(x, o):
             _write_view(x, out, f"in-place {op}")
             return x
         x._rebind(out._array, out._node, out._idx)
+    elif ifn is None or not _keeps_dtype(x, o, op):  # xad's function, then cast back
+        with grad_mode.no_grad():
+            return assign_result(x, fn(x._alias(), o), what)
     elif x._node is None:  # a leaf's array is written in place where arrays are mutable
         out = _raw_call(_arith, x._backend, x, o, f"{op}=", fn=ifn)
         if x._backend.mutable and out is not x._array:

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..tensor import Tensor
 from ._apply import Op, apply
+from .amp_cast import HALF, in_float32
 from .batching import align
 from .fused import recorded
 from .reduce import sum as _sum
@@ -123,4 +124,6 @@ def mse_mean(x: Tensor, t: Tensor) -> Tensor:
         >>> mse_mean(xad.tensor([1.0, 2.0]), xad.tensor([1.0, 4.0])).item()
         2.0
     """
+    if x.dtype in HALF:  # half precision: summed in float32, as PyTorch's
+        return in_float32(mse_mean, x, t)
     return apply(MseMean, x, t, keep=0)

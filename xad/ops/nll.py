@@ -22,13 +22,6 @@ from .shape import broadcast_to
 __all__ = ["nll_rows", "count_targets", "one_hot_rows"]
 
 
-def _one_hot(ns: Any, t: Any, c: Any, one: Any, zero: Any, ig: Any = None) -> Any:
-    """``t``'s one-hot rows over classes ``c`` (times ``t != ig`` with ``ig``), in ``one``'s
-    dtype, as the composed ``one_hot(...).astype(dtype) * mask`` makes them."""
-    w = ns.where(t == c, one, zero)
-    return w if ig is None else w * ns.where(t != ig, one, zero)
-
-
 def _nll_rows(ns: Any) -> Any:
     return lambda x, t, c, zero: -ns.sum(ns.where(t == c, x, zero), axis=-1)
 
@@ -38,12 +31,14 @@ def _nll_rows_ignoring(ns: Any) -> Any:
                                              axis=-1)
 
 
+# the rule selects ``-g`` rather than multiplying by the one-hot: every target ignored
+# makes ``g`` the mean's ``1 / 0 = inf``, and ``inf * 0`` was NaN where PyTorch's is 0
 def _nll_rows_grad(ns: Any) -> Any:
-    return lambda g, t, c, one, zero: -g * _one_hot(ns, t, c, one, zero)
+    return lambda g, t, c, one, zero: ns.where(t == c, -g, zero)
 
 
 def _nll_rows_grad_ignoring(ns: Any) -> Any:
-    return lambda g, t, c, one, zero, ig: -g * _one_hot(ns, t, c, one, zero, ig)
+    return lambda g, t, c, one, zero, ig: ns.where((t == c) & (t != ig), -g, zero)
 
 
 def _made(makes: tuple, ignore: int | None) -> tuple:

@@ -6,6 +6,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from .. import dtypes as _dt
 from ..tensor import Tensor
 from ._apply import Op, apply
 from .axes import normalize_axes
@@ -244,6 +245,16 @@ class StandardizeGrad(Op):
         return standardize_grad(b, g, y, s1, s2, rstd, r)
 
 
+def _half(*ts: Tensor | None) -> bool:
+    """Whether the input is half precision: its statistics are then taken in float32, as
+    PyTorch's (a float16 sum over 3000 values of 30 overflows, and the result was NaN)."""
+    return ts[0] is not None and ts[0].dtype in (_dt.float16, _dt.bfloat16)
+
+
+def _wide(*ts: Tensor | None) -> list:
+    return [t if t is None else t.astype(_dt.float32) for t in ts]
+
+
 def _inverse_count(shape: Sequence[int], axes: tuple[int, ...]) -> float:
     """``1 / n`` for the ``n`` elements a mean over ``axes`` reads (NaN for none, as a mean)."""
     n = math.prod(shape[a] for a in axes)
@@ -262,6 +273,8 @@ def layer_norm(x: Tensor, axes: Sequence[int], weight: Tensor, bias: Tensor,
         >>> [round(v, 3) for v in y.tolist()[0]]
         [-1.0, 1.0]
     """
+    if _half(x):
+        return layer_norm(*_wide(x), axes, *_wide(weight, bias), eps).astype(x.dtype)
     axes = normalize_axes(axes, x.ndim, "layer_norm")
     out, _, _ = apply(LayerNorm, x, weight, bias, axes=axes, eps=float(eps),
                       product=by_product(x, axes))
@@ -286,6 +299,9 @@ def add_layer_norm(x: Tensor, t: Tensor, axes: Sequence[int], weight: Tensor, bi
     if x.shape != t.shape or x.dtype is not t.dtype:
         raise ValueError(f"add_layer_norm: the summands must have one shape and dtype, got "
                          f"{x.shape} {x.dtype} and {t.shape} {t.dtype}")
+    if _half(x):
+        xw, tw, cw, ww, bw = _wide(x, t, t_bias, weight, bias)
+        return add_layer_norm(xw, tw, axes, ww, bw, eps, cw).astype(x.dtype)
     axes = normalize_axes(axes, x.ndim, "add_layer_norm")
     out, _, _ = apply(AddLayerNorm, x, t, t_bias, weight, bias, axes=axes, eps=float(eps),
                       product=by_product(x, axes))
@@ -303,6 +319,8 @@ def standardize(x: Tensor, axes: int | Sequence[int], eps: float = 1e-5) -> Tens
     """
     if not x.dtype.is_floating:
         raise TypeError(f"standardize: expected a floating-point tensor, got {x.dtype}")
+    if _half(x):
+        return standardize(*_wide(x), axes, eps).astype(x.dtype)
     axes = normalize_axes(axes, x.ndim, "standardize")
     y, _ = apply(Standardize, x, axes=axes, eps=float(eps), product=by_product(x, axes))
     return y

@@ -8,6 +8,7 @@ import math
 from typing import Any
 
 from ..tensor import Tensor
+from .amp_cast import HALF, in_float32
 from .elementwise import abs, sqrt, where
 from .reduce import max, min, sum
 
@@ -49,6 +50,8 @@ def vector_norm(x: Tensor, ord: float = 2, axis: Any = None, keepdims: bool = Fa
         >>> vector_norm(x, zero_grad=True).backward(); x.grad.tolist()
         [0.0, 0.0]
     """
+    if x.dtype in HALF:  # half precision: summed in float32, as PyTorch's
+        return in_float32(vector_norm, x, ord, axis, keepdims, zero_grad=zero_grad)
     if ord == 2:
         return _root(sum(abs2(x), axis=axis, keepdims=keepdims), 2, zero_grad)
     a = abs(x)

@@ -5,11 +5,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from .. import dtypes as _dt
 from ..context import context
 from ..factories import arange
 from ..tensor import Tensor
 from ._apply import Op, apply, unary
-from .amp_cast import autocast_float32
+from .amp_cast import autocast_float32, in_float32
 from .axes import normalize_axes, normalize_axis
 from .batching import axes_batch
 from .dtype_functions import finfo
@@ -66,12 +67,23 @@ def _expand(g: Tensor, node: Any) -> Tensor:
     return g
 
 
+_HALF = (_dt.float16, _dt.bfloat16)
+
+
+def _accumulator(b: Any, x: Any) -> Any:
+    """float32 for a half-precision array (PyTorch's accumulation: a float16 sum of 2049
+    ones stops at 2048, of 3000 values of 30 overflows to inf), else None."""
+    return b.dtype(_dt.float32) if b.xad_dtype(x.dtype) in _HALF else None
+
+
 class Sum(Op):
     name = "sum"
 
     @staticmethod
     def forward(b, x, axis, keepdims, dtype=None):
-        return b.xp.sum(x, axis=axis, dtype=dtype, keepdims=keepdims)
+        acc = dtype or _accumulator(b, x)
+        out = b.xp.sum(x, axis=axis, dtype=acc, keepdims=keepdims)
+        return out if dtype is not None or acc is None else b.xp.astype(out, x.dtype)
 
     @staticmethod
     def backward(node, g):
@@ -244,7 +256,10 @@ class Cumsum(Op):
 
     @staticmethod
     def forward(b, x, axis):
-        return b.xp.cumulative_sum(x, axis=axis)
+        acc = _accumulator(b, x)
+        if acc is None:
+            return b.xp.cumulative_sum(x, axis=axis)
+        return b.xp.astype(b.xp.cumulative_sum(x, axis=axis, dtype=acc), x.dtype)
 
     @staticmethod
     def backward(node, g):
@@ -294,6 +309,9 @@ def mean(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
         2.0
     """
     axes = _axes(axis, x.ndim)
+    if x.dtype in _HALF:  # the sum and the division in float32, as PyTorch's
+        out = mean(astype(x, _dt.float32), axes, keepdims)
+        return out if context.autocast is not None else astype(out, x.dtype)  # (its list)
     n = math.prod(x.shape[a] for a in axes)
     return _reduce(Sum, x, axes, keepdims) * (1.0 / n if n else math.nan)
 
@@ -311,9 +329,12 @@ class Var(Op):
 
     @staticmethod
     def forward(b, x, axis, correction, keepdims):
+        acc = _accumulator(b, x)  # half precision: in float32, as PyTorch's
+        xw = x if acc is None else b.xp.astype(x, acc)
         n = math.prod(x.shape[a] for a in axis)
-        d = x - b.xp.sum(x, axis=axis, keepdims=True) * (1.0 / n if n else math.nan)
-        return b.xp.sum(d * d, axis=axis, keepdims=keepdims) * _var_scale(n, correction)
+        d = xw - b.xp.sum(xw, axis=axis, keepdims=True) * (1.0 / n if n else math.nan)
+        out = b.xp.sum(d * d, axis=axis, keepdims=keepdims) * _var_scale(n, correction)
+        return out if acc is None else b.xp.astype(out, x.dtype)
 
     @staticmethod
     def backward(node, g):
@@ -406,6 +427,7 @@ class Softmax(Op):
 
     name = "softmax"
     save_output = True
+    floating = True  # integers in the default floating dtype first (NumPy's exp: float64)
 
     @staticmethod
     def forward(b: Any, x: Any, axis: tuple[int, ...], empty_zero: bool, product: bool
@@ -462,6 +484,8 @@ def softmax(x: Tensor, axis: int = -1, *, empty_zero: bool = False) -> Tensor:
     """
     if context.autocast is not None:
         (x,) = autocast_float32(x, op="softmax")
+    if x.dtype in _HALF:  # its sum in float32, as PyTorch's
+        return in_float32(softmax, x, axis, empty_zero=empty_zero)
     if 0 in x.shape:  # nothing to normalise (torch returns the empty tensor too)
         return x * 1
     axes = _axes(axis, x.ndim, "softmax")
@@ -524,6 +548,8 @@ def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
     """
     if context.autocast is not None:
         (x,) = autocast_float32(x, op="log_softmax")
+    if x.dtype in _HALF:  # its sum in float32, as PyTorch's
+        return in_float32(log_softmax, x, axis)
     if 0 in x.shape:
         return x * 1
     axes = _axes(axis, x.ndim, "log_softmax")

@@ -138,7 +138,8 @@ def masked_fill(x: Tensor, mask: Any, value: Any) -> Tensor:
     """
     if isinstance(value, Tensor) and value.dtype != x.dtype:
         value = value.astype(x.dtype)
-    return where(mask, value, x)
+    out = where(mask, value, x)  # in x's dtype, as PyTorch's (int x with 0.5: was float32)
+    return out if out.dtype is x.dtype else out.astype(x.dtype)
 
 
 def scatter(x: Tensor, dim: int, index: Tensor, src: Any) -> Tensor:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ... import dtypes as _dt
@@ -145,6 +146,14 @@ def _one_node(input: Tensor, target: Any, weight: Any, reduction: str,
             and not target.dtype.is_floating and 0 not in input.shape)
 
 
+def _counted_mean(total: Tensor, count: Tensor) -> Tensor:
+    """``total / count``, NaN where nothing counts (every target ignored) but with a zero
+    gradient there, as PyTorch's (the division's ``g / 0 = inf`` times the ignored rows'
+    zeros made every gradient NaN)."""
+    some = count > 0
+    return _ops.where(some, total / _ops.where(some, count, 1.0), math.nan)
+
+
 def _nll(logp: Tensor, target: Tensor, c: int, ignore: int, reduction: str) -> Tensor:
     """nll_loss without class weights, classes last: the composed one-hot rule's numbers in
     two reduction kernels (``xad.ops.nll``) and the sums the reduction asks for."""
@@ -201,7 +210,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     valid = (target != ignore_index).astype(input.dtype)
     smooth = smooth * valid
     if reduction == "mean":
-        smooth = smooth.sum() / valid.sum()
+        smooth = _counted_mean(smooth.sum(), valid.sum())
     else:
         smooth = _reduce(smooth, reduction, "cross_entropy")
     return nll * (1 - label_smoothing) + smooth * label_smoothing
