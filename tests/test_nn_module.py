@@ -234,7 +234,9 @@ def test_clip_grad_norm_edge_orders_and_half_precision_match_torch(xb, dtype, gr
     for a, b in zip(ours, ref):
         assert (a is None) == (b is None)
         if a is not None:
-            np.testing.assert_allclose(a, b, rtol=2e-3, atol=1e-12)
+            # float16 subnormals are 6e-8 apart: PyTorch's 1e-5 / total is a reciprocal
+            # rounded to float16, then a product, one step from the rounded quotient
+            np.testing.assert_allclose(a, b, rtol=2e-3, atol=6e-8 if dtype == "float16" else 1e-12)
 
 
 @pytest.mark.parametrize("norm_type", [2.0, 1.0, float("inf"), 0, 3.0])
