@@ -261,6 +261,8 @@ class Tensor:
             >>> type(xad.zeros(2).array).__name__
             'ndarray'
         """
+        if context.recorder is not None:  # what is done with it is not recorded
+            context.recorder.raw_read(self)
         return self._array
 
     @property

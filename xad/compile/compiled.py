@@ -23,6 +23,7 @@ import os
 import struct
 import sys
 import warnings
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
@@ -79,7 +80,29 @@ def _leaf_key(x: Any) -> Any:
         return (t, x)
     if hasattr(x, "__array_interface__") and hasattr(x, "tobytes"):  # a host array
         return ("host", t, x.shape, str(x.dtype), x.tobytes())
-    return ("object", id(x))
+    return ("object", _Same(x))
+
+
+class _Same:
+    """An argument keyed by identity (a function, a module): equal only to the same object,
+    held by a weak reference where it can be (else strongly), so an object made later at
+    the same address is never taken for it."""
+
+    __slots__ = ("id", "ref")
+
+    def __init__(self, x: Any) -> None:
+        self.id = id(x)
+        try:
+            self.ref: Callable[[], Any] = weakref.ref(x)
+        except TypeError:
+            self.ref = lambda: x
+
+    def __hash__(self) -> int:
+        return self.id
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is _Same and other.id == self.id and self.ref() is not None \
+            and self.ref() is other.ref()
 
 
 def _aliases(tensors: Any) -> tuple:
@@ -153,10 +176,12 @@ class _Entry:
         for read, value in p.value_guards:
             if read() != value:
                 return "a value it holds as a constant changed (an optimiser's betas, eps, ...)"
-        for ref, training in p.modules:
+        for ref, training, changes in p.modules:
             m = ref()
             if m is None or m.training != training:
                 return "a module switched between train() and eval()"
+            if m._changes != changes:
+                return f"an attribute of a {type(m).__name__} was assigned"
         return None
 
     def replay(self, tensors: Any, warn: Callable[[str], None]) -> Any:

@@ -91,6 +91,7 @@ class Recorder:
         self.host_made: dict[int, Tensor] = {}  # ... made inside a host call
         self.grad_owner: dict[int, Any] = {}  # id(a .grad tensor read) -> (leaf ref, grad)
         self.guards: list[tuple] = []     # ("grad_none", leaf ref, is_none)
+        self.host_cleared: set[int] = set()  # ids of leaves a host call set .grad = None
         self.held: set[int] = set()       # slots set as data of tensors from before the call
         self.modules: dict[int, Any] = {}
         self.args = args
@@ -235,7 +236,9 @@ class Recorder:
         self.instrs.append(Instr("bind", how, (s,), holder=holder, label=how))
 
     def grad_set(self, leaf: Tensor, g: Tensor | None) -> None:
-        if self.paused:
+        if self.paused:  # inside a host call (``zero_grad``): run again at each replay
+            if g is None:
+                self.host_cleared.add(id(leaf))
             return
         holder = self.holder(leaf)
         refs = () if g is None else (self.ref(g),)
@@ -244,14 +247,16 @@ class Recorder:
 
     def grad_read(self, leaf: Tensor, g: Tensor | None) -> None:
         """``leaf.grad`` was read: remember how to read it again, and guard None-ness while
-        no host call (``zero_grad``) has decided it yet."""
+        neither a recorded assignment nor a host call's ``.grad = None`` (``zero_grad``,
+        run again at each replay) has decided it yet; another host call (a scheduler's
+        step) decides nothing."""
         if self.paused:
             return
         holder = self.holder(leaf)
         if holder is None:
             return  # made inside the call: its .grad is an instruction's output or None
-        touched = any(i.kind == "host" or i.kind == "grad" and _same(i.holder, holder)
-                      for i in self.instrs)
+        touched = id(leaf) in self.host_cleared or any(
+            i.kind == "grad" and _same(i.holder, holder) for i in self.instrs)
         if g is not None:
             self.grad_owner[id(g)] = (holder, g)
         if not touched:
@@ -284,17 +289,31 @@ class Recorder:
             self.guards.append(("value", read, read()))
 
     def module(self, m: Any) -> None:
+        """Module ``m`` was called: guard its train/eval mode and its attributes (Python
+        numbers such as Dropout's ``p``, which parameter objects it holds), and those of
+        the modules below it, as they are now."""
         if self.paused:
             return
-        self.modules[id(m)] = (weakref.ref(m), m.training)
         if m._forward_pre_hooks or m._forward_hooks or m._backward_hooks:
             self.unsupported(f"{type(m).__name__} has forward/backward hooks (Python code a "
                              f"replay would skip)")
+        if id(m) not in self.modules:  # else seen below a module called before
+            for sub in m.modules():
+                self.modules.setdefault(id(sub), (weakref.ref(sub), sub.training,
+                                                  sub._changes))
 
     def host_read(self, t: Tensor, what: str) -> None:
         if not self.paused:
             self.unsupported(f"a host read ({what} of a tensor of shape {tuple(t.shape)}); "
                              f"return the tensor and read it outside the compiled function")
+
+    def raw_read(self, t: Tensor) -> None:
+        """``t.array`` was read: a Python branch on its values or a backend call on it
+        (wrapped with ``Tensor(...)``) would not be recorded."""
+        self.unsupported(f"a tensor's backend array was read (.array of a tensor of shape "
+                         f"{tuple(t.shape)}): a branch on its values or a backend call "
+                         f"wrapped with Tensor(...) would not be replayed; use xad's "
+                         f"operations on the tensor")
 
     def unsupported(self, why: str) -> None:
         if not self.paused and self.problem is None:

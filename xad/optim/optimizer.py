@@ -148,11 +148,9 @@ class Optimizer:
         """
         for group in self.param_groups:
             for p in group["params"]:
-                if p.grad is None:
-                    continue
-                if set_to_none:
+                if set_to_none:  # also where None: a compiled step then knows it is None
                     p.grad = None
-                else:
+                elif p.grad is not None:
                     b = p._backend
                     p.grad = Tensor._make(b.xp.zeros_like(p.grad._array), b)
 
