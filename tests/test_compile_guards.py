@@ -104,3 +104,142 @@ def test_a_branch_on_a_raw_array_runs_eagerly(xb):
     with pytest.warns(RuntimeWarning, match=r"\.array of a tensor"):
         assert f(_f64(1.0)).tolist() == [1.0]
     assert f(_f64(-1.0)).tolist() == [1.0]
+
+
+@pytest.mark.parametrize("which", ["mask", "nonzero", "unique"])
+def test_a_data_dependent_shape_read_only_by_python_is_checked(xb, which):
+    """A count Python reads from a data-dependent shape (``x[x > 0].shape[0]``), with
+    the selection itself unused: the replay still computes it and records again where
+    the count differs (the unused selection was dropped, the first count replayed)."""
+    def fn(x):
+        if which == "mask":
+            return x * x[x > 0].shape[0]
+        if which == "nonzero":
+            return x * len(xad.nonzero(x > 0)[0])
+        return x * xad.unique_values(x).shape[0]
+
+    f = xad.compile(fn)
+    for v in ([1.0, -1.0, 2.0], [1.0, 1.0, 2.0], [-1.0, -1.0, 2.0]):
+        assert f(_f64(*v)).tolist() == fn(_f64(*v)).tolist()
+
+
+def test_an_argument_with_other_strides_gets_its_own_program():
+    """On NumPy a replay writes results into dead buffers (``out=``) chosen for the
+    recorded layout: an argument with other strides (Fortran order) records again, so
+    the sum below adds in eager mode's order, bit for bit."""
+    def fn(a, b):
+        w = b * 0.9999 + a * 1.0001
+        return w.sum(axis=1) * 1
+
+    with xad.use_backend("numpy"):
+        f = xad.compile(fn)
+        g = np.random.default_rng(0)
+        for fortran in (False, True, True):
+            a = g.standard_normal((64, 64)).astype(np.float32)
+            b = np.asfortranarray(a[::-1]) if fortran else a[::-1].copy()
+            got = f(xad.Tensor(a), xad.Tensor(b))
+            np.testing.assert_array_equal(got.numpy(), fn(xad.Tensor(a), xad.Tensor(b)).numpy())
+
+
+def test_a_parameter_group_added_between_calls(xb):
+    """``add_param_group`` between calls: ``zero_grad`` (a host call) now clears another
+    gradient, which the replay read (it raised in the middle of the step, after clearing)."""
+    def world():
+        w, v = _f64(1.0, 2.0).requires_grad_(), _f64(3.0).requires_grad_()
+        opt = xad.optim.SGD([w], lr=0.1)
+
+        def step(x):
+            opt.zero_grad()
+            ((w * x).sum() + (v * v).sum()).backward()
+            opt.step()
+            return w.detach() * 1, v.detach() * 1, v.grad.detach() * 1
+        return step, opt, v
+
+    (f, fopt, fv), (e, eopt, ev) = world(), world()
+    f = xad.compile(f)
+    for k in range(5):
+        if k == 2:
+            fopt.add_param_group({"params": [fv]})
+            eopt.add_param_group({"params": [ev]})
+        for got, want in zip(f(_f64(1.0, k)), e(_f64(1.0, k))):
+            np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_a_change_through_a_view_of_an_argument_is_counted(xb):
+    """``x[0:1] += 1`` inside: the replay's kernel writes ``x``'s memory; ``x``'s version
+    moves as in eager mode, so a graph outside that saved ``x`` raises at backward
+    (it used the changed values silently)."""
+    @xad.compile
+    def bump(x):
+        v = x[0:1]
+        v += 1.0
+        return v * 1
+
+    for _ in range(3):
+        w, x = _f64(2.0, 2.0).requires_grad_(), _f64(3.0, 3.0)
+        y = (w * x).sum()
+        bump(x)
+        with pytest.raises(RuntimeError, match="saved"):
+            y.backward()
+
+
+def test_results_keep_eager_identities(xb):
+    """A result that is an argument, the same tensor twice, or a view of an argument is
+    so after a replay too: changing it in place changes what eager mode's change (on
+    JAX, whose arrays are immutable, a replay's results were unrelated copies)."""
+    def fn(x):
+        x.mul_(2.0)
+        y = x * 1
+        return x, y, y, x[0:1], x.detach()
+
+    f = xad.compile(fn)
+    for k in range(3):
+        xf, xe = _f64(1.0, k), _f64(1.0, k)
+        got, want = f(xf), fn(xe)
+        for r in (got, want):
+            r[0].add_(10.0)
+            r[1].add_(5.0)
+            r[3].add_(100.0)
+            r[4].add_(1000.0)
+        for a, b in zip((xf, *got), (xe, *want)):
+            np.testing.assert_array_equal(a.numpy(), b.numpy())
+        assert got[0] is xf and got[1] is got[2]
+        assert got[3]._version == want[3]._version and xf._version == xe._version
+
+
+def test_a_module_removed_from_a_module_dict_between_calls(xb):
+    """``del blocks["b"]`` (the module kept elsewhere): the next call records again
+    instead of replaying the removed block."""
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.blocks = nn.ModuleDict({"a": nn.Linear(2, 2), "b": nn.Linear(2, 2)})
+
+        def forward(self, x):
+            for m in self.blocks.values():
+                x = m(x)
+            return x
+
+    net = Net().to(xad.float64)
+    f = xad.compile(lambda x: net(x) * 1)
+    x = _f64(1.0, 2.0)
+    with xad.no_grad():
+        f(x)
+        kept = net.blocks.pop("b")
+        np.testing.assert_array_equal(f(x).numpy(), net(x).numpy())
+    assert kept is not None
+
+
+def test_a_compiled_function_under_jvp_and_vmap_is_traced_through(xb):
+    """``xad.jvp`` and ``xad.vmap`` of a compiled function: it runs as written inside
+    them (a replay lost the tangent, 0, and ignored the batching on its second call)."""
+    fn = lambda x: (x * x).sum() * 1  # noqa: E731
+    f = xad.compile(fn)
+    x, t = _f64(1.0, 2.0), _f64(1.0, 0.0)
+    assert f(x).tolist() == 5.0
+    for _ in range(2):
+        assert xad.jvp(f, (x,), (t,))[1].tolist() == 2.0
+    g = xad.compile(fn)
+    xs = xad.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=xad.float64)
+    for _ in range(2):
+        assert xad.vmap(g)(xs).tolist() == [5.0, 25.0]

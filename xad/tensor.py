@@ -197,6 +197,12 @@ class Tensor:
         else:
             vc[0] += 1
 
+    def _catch_up(self, version: int) -> None:
+        """Count in-place changes until this memory's version is at least ``version`` (a
+        compiled replay's kernels changed it without counting)."""
+        while self._version < version:
+            self._bump_version()
+
     def _set_data(self, array: Any, backend: Backend | None = None) -> None:
         """Change this tensor's values in place (its array, and its backend when moved):
         one more version, seen by every node that saved it."""
@@ -307,6 +313,17 @@ class Tensor:
         if self._views is None:
             self._views = []
         self._views.append(weakref.ref(view))
+
+    def _remade_view(self, array: Any, view_fn: tuple | None, data_of: bool) -> Tensor:
+        """A new tensor for ``array`` that is a view of this one, as made by ``view_fn``
+        (``(op, params)``; None: ``detach()``, or ``.data`` where ``data_of``): a compiled
+        replay's result that eager mode returned as such a view."""
+        t = Tensor._make(array, self._backend)
+        self._adopt_view(t, *(view_fn or (None, None)))
+        if data_of:
+            t._vc = [0]
+            t._data_of = True
+        return t
 
     def _live_views(self) -> list[Tensor]:
         """The views that follow this tensor and are still alive (the list is pruned)."""

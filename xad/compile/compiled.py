@@ -65,12 +65,13 @@ def _unflatten(spec: Any, leaves: Any) -> Any:
 
 def _leaf_key(x: Any) -> Any:
     """What a replay depends on in argument leaf ``x``: a tensor's shape, dtype, backend,
-    ``requires_grad`` and whether it is a view; a Python number's type and exact bits
+    ``requires_grad``, whether it is a view and its strides (where its array has them:
+    ``out=`` buffers are chosen for the recorded layout); a Python number's type and exact bits
     (``-0.0`` is not ``0.0``, a NaN's payload counts); a host (NumPy) array's contents."""
     if isinstance(x, Tensor):
         a = x._array
         return ("tensor", tuple(a.shape), a.dtype, x._backend, x.requires_grad,
-                x._base is None)
+                x._base is None, getattr(a, "strides", None))
     t = type(x)
     if t is float:
         return (float, struct.pack("<d", x))
@@ -133,6 +134,30 @@ def _escapes(t: Tensor, rec: Recorder) -> bool:
     return False
 
 
+def _identities(rec: Recorder, outs: list) -> list | None:
+    """Per result, how a replay gives it eager mode's identity, so that changing it in
+    place changes what eager mode's would (also where arrays are immutable, JAX): None (a
+    new tensor), ``("is", src)`` (that very tensor) or ``("view", src, view_fn, data_of)``
+    (a new view of it), ``src`` being ``("arg", i)``, ``("out", k)`` (an earlier result)
+    or ``("live", weakref)`` (a tensor from before the call); None where all are new."""
+    def source(t: Tensor, j: int) -> tuple | None:
+        if id(t) in rec.arg_of:
+            return ("arg", rec.arg_of[id(t)])
+        k = next((k for k in range(j) if outs[k] is t), None)
+        if k is not None:
+            return ("out", k)
+        return ("live", weakref.ref(t)) if id(t) in rec.outside else None
+
+    same: list = []
+    for j, o in enumerate(outs):
+        src = source(o, j) if isinstance(o, Tensor) else None
+        base = None if src is not None or not isinstance(o, Tensor) or o._base is None \
+            else source(o._base, j)
+        same.append(("is", src) if src is not None else None if base is None else
+                    ("view", base, o._view_fn, o._data_of))
+    return same if any(h is not None for h in same) else None
+
+
 def _kept_constants(rec: Recorder) -> bool:
     """Whether a constant the call made (``zeros(...)`` stored as a cache, a GradScaler's
     scale) outlives it: then it is state a later call reads and may change, so the call is
@@ -152,6 +177,7 @@ class _Entry:
         self.program, self.reason, self.spec = program, reason, spec
         self.backends, self.scope, self.graphs = backends, scope, graphs
         self.trace: Any = None  # the recording's instructions, kept in checking mode
+        self.same: list | None = None  # per result, its identity (see _identities)
 
     def mismatch(self, tensors: Any) -> str | None:
         """Why this program does not fit the current state (None: it fits)."""
@@ -191,6 +217,7 @@ class _Entry:
         arrays = [t._array for t in tensors]
         p.args = tensors
         try:
+            due = [(t, t._version + n) for read, n in p.bumps if (t := read()) is not None]
             if self.scope is None:
                 outs = self._run(arrays, warn)
             else:
@@ -200,8 +227,27 @@ class _Entry:
             return RETRACE
         finally:
             p.args = ()
-        made = iter([o if b is None else Tensor._make(o, b) for o, b in zip(outs, backends)])
-        return _unflatten(self.spec, made)
+        for t, version in due:  # the in-place changes eager mode counts (views' included)
+            t._catch_up(version)
+        if self.same is None:
+            made = [o if b is None else Tensor._make(o, b) for o, b in zip(outs, backends)]
+        else:
+            made = self._made(outs, tensors)
+        return _unflatten(self.spec, iter(made))
+
+    def _made(self, outs: tuple, tensors: Any) -> list:
+        """The results as tensors with eager mode's identities (see :func:`_identities`)."""
+        assert self.same is not None and self.backends is not None  # replay checked both
+        res: list = []
+        for o, b, how in zip(outs, self.backends, self.same):
+            src = None if how is None else how[1]
+            t = None if src is None else tensors[src[1]] if src[0] == "arg" else \
+                res[src[1]] if src[0] == "out" else src[1]()
+            if t is None:
+                res.append(o if b is None else Tensor._make(o, b))
+            else:
+                res.append(t if how[0] == "is" else t._remade_view(o, how[2], how[3]))
+        return res
 
     def _run(self, arrays: list, warn: Callable[[str], None]) -> tuple:
         if self.graphs is not None:
@@ -275,14 +321,15 @@ class CompiledFunction:
         return e.program.text() if e.program is not None else f"(eager: {e.reason})"
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if context.recorder is not None or context.anomaly:  # inside another recording
-            return self.fn(*args, **kwargs)
+        if context.hooked:  # inside a recording, anomaly detection, vmap or jvp
+            return self.fn(*args, **kwargs)  # traced through
         if not kwargs and all(type(a) is Tensor for a in args):  # the common case, fast
             leaves: Any = args
             tensors: Any = args
             spec: Any = len(args)
             sig: Any = tuple((a._array.shape, a._array.dtype, a._backend, a.requires_grad,
-                              a._base is None) for a in args)
+                              a._base is None, getattr(a._array, "strides", None))
+                             for a in args)
         else:
             leaves = []
             spec = _flatten((args, kwargs), leaves)
@@ -381,8 +428,10 @@ class CompiledFunction:
         backends = [o._backend if isinstance(o, Tensor) else None for o in outs]
         scopes = [i.b.scope for i in program.instrs if i.b is not None and i.b.scope]
         b = graph_backend(program) if self.cuda_graphs else None
-        return _Entry(program, None, spec, backends, scopes[0] if scopes else None,
-                      None if b is None else GraphReplay(program, b))
+        entry = _Entry(program, None, spec, backends, scopes[0] if scopes else None,
+                       None if b is None else GraphReplay(program, b))
+        entry.same = _identities(rec, outs)
+        return entry
 
     def _warn(self, message: str) -> None:
         if message not in self._warned:

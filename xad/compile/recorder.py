@@ -98,8 +98,10 @@ class Recorder:
         self.nodes = [t._node for t in args]  # an argument left in a graph: see Program
         self.arg_of: dict[int, int] = {}  # id(argument tensor) -> its first position
         self.arg_bases = {id(t._base) for t in args if t._base is not None}
+        self.versions: dict[int, list] = {}  # id(tensor from before) -> [holder, version, 0]
         for i, t in enumerate(args):
-            self.arg_of.setdefault(id(t), i)
+            if self.arg_of.setdefault(id(t), i) == i:
+                self.versions[id(t)] = [ArgRef(i), t._version, 0]
             if id(t._array) not in self.slot_of:  # an aliased argument: its first slot
                 self._new(t._array, ("arg", i))
 
@@ -136,8 +138,28 @@ class Recorder:
             self.unsupported(f"an argument is a view of a tensor (shape {tuple(t.shape)}) "
                              f"the call also reads or writes; pass that tensor instead")
         meta = (tuple(t._array.shape), t._array.dtype, t.requires_grad, t._backend)
+        ref = weakref.ref(t)
+        self._track(t, ref)
+        return self._new(t._array, ("live", ref, meta))
+
+    def _track(self, t: Tensor, ref: Any) -> None:
+        """``t`` is from before the call: count its in-place changes from here on."""
         self.outside.add(id(t))
-        return self._new(t._array, ("live", weakref.ref(t), meta))
+        self.versions.setdefault(id(t), [ref, t._version, 0])
+
+    def _tensor(self, holder: Any) -> Any:
+        return self.args[holder.index] if type(holder) is ArgRef else holder()
+
+    def version_changes(self) -> list[tuple[Any, int]]:
+        """``(holder, count)``: how many in-place changes the call made to each tensor from
+        before it, outside host calls (which count their own when run again); a replay,
+        whose kernels write memory without counting, adds them."""
+        out = []
+        for holder, first, hosted in self.versions.values():
+            t = self._tensor(holder)
+            if t is not None and t._version - first - hosted > 0:
+                out.append((holder, t._version - first - hosted))
+        return out
 
     def holder(self, t: Tensor) -> Any:
         """How a replay finds tensor ``t`` to write to: its argument position, a weak
@@ -157,8 +179,9 @@ class Recorder:
         if id(t) in self.arg_bases:
             self.unsupported(f"an argument is a view of a tensor (shape {tuple(t.shape)}) "
                              f"the call writes; pass that tensor instead")
-        self.outside.add(id(t))
-        return weakref.ref(t)
+        ref = weakref.ref(t)
+        self._track(t, ref)
+        return ref
 
     def _refs(self, inputs: tuple) -> tuple:
         return tuple(self.ref(a) if isinstance(a, Tensor) else ("k", a) for a in inputs)
@@ -324,8 +347,12 @@ class Recorder:
                   upload: bool = False) -> Any:
         """Run a host call (paused) and record it to be run again at each replay (with the
         replay's arrays for its tensor arguments, where it only ``reads`` them; an
-        ``upload`` launches no kernel: see :func:`xad.tracing.host_upload`)."""
+        ``upload`` launches no kernel: see :func:`xad.tracing.host_upload`); a method of
+        an object with ``_host_state()`` replays only while that gives the same."""
         inputs = tuple(a for a in (*args, *kwargs.values()) if isinstance(a, Tensor))
+        state = getattr(args[0], "_host_state", None) if args else None
+        if state is not None:  # what the call works on (an optimiser's parameters)
+            self.value_guard(state)
         if inputs and not reads:
             self.unsupported(f"{fn.__qualname__} was given a tensor (a replay would pass the "
                              f"first call's)")
@@ -333,7 +360,14 @@ class Recorder:
                                  params={"args": args, "kwargs": kwargs, "upload": upload,
                                          "check": reads},
                                  label=fn.__qualname__))
-        return self._paused(fn, args, kwargs)
+        seen = [(v, self._tensor(v[0])) for v in self.versions.values()]
+        before = [None if t is None else t._version for _, t in seen]
+        try:
+            return self._paused(fn, args, kwargs)
+        finally:
+            for (v, t), n in zip(seen, before):
+                if t is not None:
+                    v[2] += t._version - n
 
     def draw(self, fn: Any, args: tuple, kwargs: dict) -> Any:
         """Run a random factory (paused) and record it to be drawn again at each replay."""

@@ -133,6 +133,12 @@ class Optimizer:
     def _init_group_state(self, group: dict[str, Any]) -> None:
         """Create state eagerly for a new group (Adagrad does; most create it lazily)."""
 
+    def _host_state(self) -> tuple:
+        """Which parameters each group holds: ``xad.compile`` replays a program calling
+        this optimiser only while they are the same (``zero_grad`` then clears the same
+        gradients)."""
+        return tuple(tuple(map(id, g["params"])) for g in self.param_groups)
+
     # ----- gradients ------------------------------------------------------------------------
     @host_call
     def zero_grad(self, set_to_none: bool = True) -> None:
