@@ -183,17 +183,19 @@ def test_a_change_through_a_view_of_an_argument_is_counted(xb):
             y.backward()
 
 
-def test_results_keep_eager_identities(xb):
+@pytest.mark.parametrize("graphs", [False, True], ids=["", "cuda_graphs"])
+def test_results_keep_eager_identities(xb, graphs):
     """A result that is an argument, the same tensor twice, or a view of an argument is
     so after a replay too: changing it in place changes what eager mode's change (on
-    JAX, whose arrays are immutable, a replay's results were unrelated copies)."""
+    JAX, whose arrays are immutable, a replay's results were unrelated copies; under CUDA
+    graphs, on CuPy, a view was a copy)."""
     def fn(x):
         x.mul_(2.0)
         y = x * 1
         return x, y, y, x[0:1], x.detach()
 
-    f = xad.compile(fn)
-    for k in range(3):
+    f = xad.compile(fn, cuda_graphs=graphs)
+    for k in range(5):
         xf, xe = _f64(1.0, k), _f64(1.0, k)
         got, want = f(xf), fn(xe)
         for r in (got, want):

@@ -314,17 +314,6 @@ class Tensor:
             self._views = []
         self._views.append(weakref.ref(view))
 
-    def _remade_view(self, array: Any, view_fn: tuple | None, data_of: bool) -> Tensor:
-        """A new tensor for ``array`` that is a view of this one, as made by ``view_fn``
-        (``(op, params)``; None: ``detach()``, or ``.data`` where ``data_of``): a compiled
-        replay's result that eager mode returned as such a view."""
-        t = Tensor._make(array, self._backend)
-        self._adopt_view(t, *(view_fn or (None, None)))
-        if data_of:
-            t._vc = [0]
-            t._data_of = True
-        return t
-
     def _live_views(self) -> list[Tensor]:
         """The views that follow this tensor and are still alive (the list is pruned)."""
         if not self._views:

@@ -2,13 +2,15 @@
 
 A compiled function keeps a small cache of programs, keyed by what its first call depended
 on: the structure of its arguments, each tensor argument's shape, dtype, backend,
-``requires_grad`` and whether it is a view, which arguments are the same tensor or array,
-each Python argument's type and exact value, a host array argument's contents, grad mode,
-autocast, the default backend and dtype, and the count of hook registrations. Each program
-also checks, before it runs, that the tensors it reads from outside (parameters, buffers,
-optimiser state) still have the shapes, dtypes and ``requires_grad`` it saw and are not
-passed as arguments, that the modules it called are in the same train/eval mode, and that
-gradients it found absent are still absent. A call no program fits records a new one (up
+``requires_grad``, whether it is a view and its strides, which arguments are the same
+tensor or array, each Python argument's type and exact value, a host array argument's
+contents (another object's identity), grad mode, autocast, the default backend and dtype,
+and the count of hook registrations. Each program also checks, before it runs, that the
+tensors it reads from outside (parameters, buffers, optimiser state) still have the shapes,
+dtypes and ``requires_grad`` it saw and are not passed as arguments, that the modules it
+called are in the same train/eval mode with no attribute assigned since, that the
+optimisers it calls hold the same parameters, and that gradients it found absent are still
+absent. A call no program fits records a new one (up
 to ``cache_size`` programs per function, the least recently used dropped first, up to
 ``cache_size`` times; then it runs eagerly, with a warning). With ``cuda_graphs`` on CuPy,
 a program's replays launch captured CUDA graphs (:mod:`.cuda_graph`); with ``fuse``, its
@@ -30,7 +32,9 @@ from typing import Any
 
 from .. import hooks as _hooks
 from ..context import context
+from ..grad_mode import no_grad
 from ..graph import walk
+from ..ops._apply import unary
 from ..tensor import Tensor
 from .check import RETRACE, check_call, trace
 from .cuda_graph import CaptureFailed, GraphReplay, graph_backend
@@ -158,6 +162,16 @@ def _identities(rec: Recorder, outs: list) -> list | None:
     return same if any(h is not None for h in same) else None
 
 
+def _view_of(t: Tensor, view_fn: tuple | None, data_of: bool) -> Tensor:
+    """Eager mode's view of ``t`` made again (``view_fn``: ``(op, params)``; None:
+    ``detach()``, or ``.data`` where ``data_of``): it shares ``t``'s memory and version, as
+    eager mode's did (a replay's own array may be a copy: CUDA graphs copy results out)."""
+    if view_fn is None:
+        return t.data if data_of else t.detach()
+    with no_grad():
+        return unary(view_fn[0], t, **view_fn[1])
+
+
 def _kept_constants(rec: Recorder) -> bool:
     """Whether a constant the call made (``zeros(...)`` stored as a cache, a GradScaler's
     scale) outlives it: then it is state a later call reads and may change, so the call is
@@ -246,7 +260,7 @@ class _Entry:
             if t is None:
                 res.append(o if b is None else Tensor._make(o, b))
             else:
-                res.append(t if how[0] == "is" else t._remade_view(o, how[2], how[3]))
+                res.append(t if how[0] == "is" else _view_of(t, how[2], how[3]))
         return res
 
     def _run(self, arrays: list, warn: Callable[[str], None]) -> tuple:
