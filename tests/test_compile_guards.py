@@ -4,8 +4,12 @@ eager call with a warning, or the same number."""
 
 from __future__ import annotations
 
+import collections
+import warnings
+
 import numpy as np
 import pytest
+from check_mode import CHECK_MODE
 
 import xad
 from xad import nn
@@ -245,3 +249,95 @@ def test_a_compiled_function_under_jvp_and_vmap_is_traced_through(xb):
     xs = xad.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=xad.float64)
     for _ in range(2):
         assert xad.vmap(g)(xs).tolist() == [5.0, 25.0]
+
+
+def test_zero_grad_to_zeros_replays(xb):
+    """``opt.zero_grad(set_to_none=False)`` inside: the gradients it makes are read as the
+    parameters' ``.grad`` at each replay (the step ran eagerly for ever before)."""
+    def world():
+        w = _f64(1.0, 2.0).requires_grad_()
+        opt = xad.optim.SGD([w], lr=0.1, momentum=0.9)
+
+        def step(x):
+            opt.zero_grad(set_to_none=False)
+            (w * x).sum().backward()
+            opt.step()
+            return w.detach() * 1, w.grad * 1
+        return step
+
+    f, e = xad.compile(world()), world()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no eager fallback
+        for k in range(4):
+            for got, want in zip(f(_f64(1.0, k)), e(_f64(1.0, k))):
+                np.testing.assert_array_equal(got.numpy(), want.numpy())
+    if not CHECK_MODE:
+        assert f.recordings <= 2  # .grad None, then zeros
+
+
+@pytest.mark.parametrize("which", ["view", "same"])
+def test_arguments_sharing_memory_under_cuda_graphs(xb, which):
+    """``f(x, x[1:])`` or ``f(x, x)`` with ``cuda_graphs=True``: the graphs read copies of
+    the arguments, so an in-place change of one missed the other (and, through the view,
+    the tensor itself); such calls replay without graphs (on CuPy; elsewhere the flag does
+    nothing)."""
+    def fn(x, v):
+        v += 1.0
+        return x * 1, v * 1
+
+    f = xad.compile(fn, cuda_graphs=True)
+    for k in range(5):
+        xf, xe = _f64(1.0, 2.0, 3.0) + k, _f64(1.0, 2.0, 3.0) + k
+        got = f(xf, xf[1:] if which == "view" else xf)
+        want = fn(xe, xe[1:] if which == "view" else xe)
+        for a, b in zip((xf, *got), (xe, *want)):
+            np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_named_tuples_are_structure(xb):
+    """A named tuple of tensors (a batch) is flattened like a tuple: a new one each call
+    is a new argument, not a new key (keyed by identity it recorded at every call, then ran
+    eagerly); a returned one is rebuilt."""
+    batch = collections.namedtuple("batch", "x y")
+    f = xad.compile(lambda b: batch(b.x * 2 + b.y, b.y * 1))
+    for k in range(4):
+        out = f(batch(_f64(k), _f64(1.0)))
+        assert type(out) is batch and out.x.tolist() == [2.0 * k + 1]
+    if not CHECK_MODE:
+        assert f.recordings == 1
+
+
+def test_a_bound_method_argument_is_keyed_by_its_object_and_function(xb):
+    """``f(x, obj.scale)``: a bound method is made anew at each access, so it is keyed by
+    its object and function (one recording), and another object is another key."""
+    class Scale:
+        def __init__(self, k):
+            self.k = k
+
+        def apply(self, t):
+            return t * self.k
+
+    f = xad.compile(lambda x, g: g(x) * 1)
+    a, b = Scale(2.0), Scale(3.0)
+    for _ in range(3):
+        assert f(_f64(1.0), a.apply).tolist() == [2.0]
+        assert f(_f64(1.0), b.apply).tolist() == [3.0]
+    if not CHECK_MODE:
+        assert f.recordings == 2
+
+
+def test_a_result_kept_as_state_is_read_again(xb):
+    """A tensor an operation made in the first call and kept (a lazily filled cache) is
+    state: the next call records again and reads it, so a change of it is seen (a replay
+    recomputed the first call's value)."""
+    cache = {}
+
+    def fn(x):
+        if "s" not in cache:
+            cache["s"] = x * 0 + 1.0
+        return x * cache["s"]
+
+    f = xad.compile(fn)
+    for k in range(4):
+        assert f(_f64(1.0, 2.0)).tolist() == [1.0 + k, 2.0 + 2 * k]
+        cache["s"] += 1.0

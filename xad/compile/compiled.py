@@ -21,9 +21,11 @@ every replay is checked against an eager run (:mod:`.check`).
 from __future__ import annotations
 
 import functools
+import gc
 import os
 import struct
 import sys
+import types
 import warnings
 import weakref
 from collections import OrderedDict
@@ -49,8 +51,9 @@ _SCALARS = (int, float, bool, str, type(None))
 
 
 def _flatten(tree: Any, leaves: list) -> Any:
-    """The leaves of nested tuples/lists/dicts in order, and a structure to rebuild them."""
-    if type(tree) in (tuple, list):
+    """The leaves of nested tuples (named ones too)/lists/dicts in order, and a structure
+    to rebuild them."""
+    if type(tree) in (tuple, list) or isinstance(tree, tuple) and hasattr(tree, "_fields"):
         return (type(tree), tuple(_flatten(x, leaves) for x in tree))
     if type(tree) is dict:
         return (dict, tuple((k, _flatten(v, leaves)) for k, v in tree.items()))
@@ -64,6 +67,8 @@ def _unflatten(spec: Any, leaves: Any) -> Any:
     kind, items = spec
     if kind is dict:
         return {k: _unflatten(s, leaves) for k, s in items}
+    if hasattr(kind, "_fields"):  # a named tuple
+        return kind(*(_unflatten(s, leaves) for s in items))
     return kind(_unflatten(s, leaves) for s in items)
 
 
@@ -85,6 +90,8 @@ def _leaf_key(x: Any) -> Any:
         return (t, x)
     if hasattr(x, "__array_interface__") and hasattr(x, "tobytes"):  # a host array
         return ("host", t, x.shape, str(x.dtype), x.tobytes())
+    if t is types.MethodType:  # made anew at each attribute access: its object and function
+        return ("method", _Same(x.__self__), _Same(x.__func__))
     return ("object", _Same(x))
 
 
@@ -138,6 +145,20 @@ def _escapes(t: Tensor, rec: Recorder) -> bool:
     return False
 
 
+def _overlap(tensors: Any) -> bool:
+    """Whether two arguments share memory (``f(x, x[1:])``, ``f(a, a)``: views of one
+    tensor, or one array): CUDA graphs read copies of the arguments, so a change of one
+    would not reach the other."""
+    if len(tensors) < 2:
+        return False
+    roots = set()
+    for t in tensors:
+        while t._base is not None:
+            t = t._base
+        roots.add(id(t))
+    return len(roots) < len(tensors) or len({id(t._array) for t in tensors}) < len(tensors)
+
+
 def _identities(rec: Recorder, outs: list) -> list | None:
     """Per result, how a replay gives it eager mode's identity, so that changing it in
     place changes what eager mode's would (also where arrays are immutable, JAX): None (a
@@ -180,6 +201,33 @@ def _kept_constants(rec: Recorder) -> bool:
     kept = [t for i, t in rec.fresh.items() if i in rec.consts]
     rec.fresh.clear()
     return any(sys.getrefcount(t) > 3 for t in kept)  # the list, the loop, the argument
+
+
+def _kept_results(rec: Recorder, outs: list) -> bool:
+    """Whether an operation's result outlives the call other than as a result, a ``.grad``
+    or what those are views of (``cache["s"] = x * 0 + 1`` made in a first call): state,
+    as :func:`_kept_constants`'s, so the call is recorded again."""
+    if not rec.results:
+        return False
+    held = [a for i in rec.instrs if i.kind in ("host", "draw")  # the recording's own
+            for a in (*i.params["args"], *i.params["kwargs"].values())]
+    gone = {id(t) for t in _with_bases([o for o in (*outs, *held) if isinstance(o, Tensor)]
+                                       + rec.grads)}
+    rec.grads.clear()
+    if all(r() is None or id(r()) in gone for r in rec.results):
+        return False
+    gc.collect()  # a reference cycle of the call's own (freed now) is not state
+    return any(r() is not None and id(r()) not in gone for r in rec.results)
+
+
+def _with_bases(tensors: list) -> list:
+    """``tensors`` and the tensors each is a view of (which it keeps alive)."""
+    out = []
+    for t in tensors:
+        while t is not None:
+            out.append(t)
+            t = t._base
+    return out
 
 
 class _Entry:
@@ -264,13 +312,14 @@ class _Entry:
         return res
 
     def _run(self, arrays: list, warn: Callable[[str], None]) -> tuple:
-        if self.graphs is not None:
+        assert self.program is not None  # replay, the only caller, checked it
+        if self.graphs is not None and not _overlap(self.program.args):  # graphs copy each
+            # argument (a plain replay calls the kernels on the arguments' own memory)
             try:
                 return self.graphs.run(arrays)
             except CaptureFailed as e:
                 self.graphs = None
                 warn(f"replays without CUDA graphs: capturing its kernels failed ({e})")
-        assert self.program is not None  # replay, the only caller, checked it
         return self.program.run(arrays)
 
 
@@ -409,7 +458,8 @@ class CompiledFunction:
         entry = self._entry(rec, spec, outs)
         if self.check and entry.program is not None:
             entry.trace = trace(rec, [o if isinstance(o, Tensor) else None for o in outs])
-        if entry.program is not None and not again and (_kept_constants(rec) or rec.again):
+        if entry.program is not None and not again and (
+                _kept_constants(rec) or _kept_results(rec, outs) or rec.again):
             entry = _Entry(None, None)  # provisional: the next call records again
         entries.append(entry)
         self._last = entry

@@ -92,6 +92,8 @@ class Recorder:
         self.grad_owner: dict[int, Any] = {}  # id(a .grad tensor read) -> (leaf ref, grad)
         self.guards: list[tuple] = []     # ("grad_none", leaf ref, is_none)
         self.host_cleared: set[int] = set()  # ids of leaves a host call set .grad = None
+        self.results: list[Any] = []      # weak references to operations' results
+        self.grads: list[Tensor] = []     # the .grad tensors the call set
         self.held: set[int] = set()       # slots set as data of tensors from before the call
         self.modules: dict[int, Any] = {}
         self.args = args
@@ -122,11 +124,11 @@ class Recorder:
                 self.unsupported(f"a tensor it reads from outside (shape {tuple(t.shape)}) "
                                  f"shares its array with argument {self.kinds[s][1]}")
             return s
-        if id(t) in self.host_made:
-            self.unsupported("a tensor made inside an optimiser/scheduler step is read later")
-        owner = self.grad_owner.get(id(t))
+        owner = self.grad_owner.get(id(t))  # a .grad read (also one zero_grad made)
         if owner is not None:
             return self._new(t._array, ("grad", owner[0]))
+        if id(t) in self.host_made:
+            self.unsupported("a tensor made inside an optimiser/scheduler step is read later")
         if id(t) in self.fresh:
             if id(t) not in self.consts:
                 self.unsupported(f"{self.made_by[id(t)]} made a tensor from an array no "
@@ -264,6 +266,8 @@ class Recorder:
                 self.host_cleared.add(id(leaf))
             return
         holder = self.holder(leaf)
+        if g is not None:
+            self.grads.append(g)
         refs = () if g is None else (self.ref(g),)
         if holder is not None:
             self.instrs.append(Instr("grad", None, refs, holder=holder, label="grad"))
@@ -298,6 +302,12 @@ class Recorder:
                 self.ref(source)
             else:
                 self.made_by[id(t)] = self.made_by[id(source)]
+
+    def result(self, t: Tensor) -> None:
+        """``t`` is an operation's result: one that outlives the call (kept in a cache) is
+        state the next call may read (see ``compiled._kept_results``)."""
+        if not self.paused:
+            self.results.append(weakref.ref(t))
 
     def constant(self, t: Tensor) -> None:
         """``t`` was made by a factory from static arguments (shapes, Python numbers): the
