@@ -341,3 +341,25 @@ def test_a_result_kept_as_state_is_read_again(xb):
     for k in range(4):
         assert f(_f64(1.0, 2.0)).tolist() == [1.0 + k, 2.0 + 2 * k]
         cache["s"] += 1.0
+
+
+@pytest.mark.filterwarnings("ignore:xad.compile:RuntimeWarning")
+def test_an_argument_that_becomes_a_view_of_a_tensor_it_changes(xb):
+    """Recorded with a view of another tensor, called with a view of the tensor it changes
+    in place (``f(w[0:2])``, ``w.mul_(2)`` inside): eager mode's view sees the change, so
+    the call runs eagerly (on JAX a replay read the view's old values)."""
+    def world():
+        w = _f64(1.0, 2.0, 3.0)
+
+        def fn(v):
+            w.mul_(2.0)
+            return v * 1
+        return w, fn
+
+    (wf, f), (we, e) = world(), world()
+    f = xad.compile(f)
+    for k in range(4):
+        vf = _f64(5.0, 6.0, 7.0)[0:2] if k < 2 else wf[0:2]
+        ve = _f64(5.0, 6.0, 7.0)[0:2] if k < 2 else we[0:2]
+        np.testing.assert_array_equal(f(vf).numpy(), e(ve).numpy())
+        np.testing.assert_array_equal(wf.numpy(), we.numpy())

@@ -43,7 +43,7 @@ from .cuda_graph import CaptureFailed, GraphReplay, graph_backend
 from .fusion import fuse as fuse_regions
 from .fusion import launch as fused_launch
 from .program import Program, ShapeChanged, Unsupported
-from .recorder import Recorder, recording
+from .recorder import Recorder, bases_of, recording
 
 __all__ = ["compile", "CompiledFunction"]
 
@@ -247,6 +247,7 @@ class _Entry:
         assert p is not None  # the caller keeps entries without a program from here
         p.args = tensors
         args = {id(t._array) for t in tensors} if p.guards and tensors else ()
+        bases = {i for t in tensors for i in bases_of(t)} if args else ()
         for ref, (shape, dtype, requires_grad, b) in p.guards:
             t = ref()
             if t is None:
@@ -255,8 +256,8 @@ class _Entry:
             if a.shape != shape or a.dtype != dtype or t.requires_grad != requires_grad \
                     or t._backend is not b:
                 return f"a tensor it read changed (shape {shape} -> {tuple(a.shape)})"
-            if id(a) in args:
-                return "a tensor it reads from outside is also passed as an argument"
+            if id(a) in args or id(t) in bases:
+                return "a tensor it reads from outside is also passed as an argument (or a view)"
         for ref, was_none in p.grad_guards:
             t = ref()
             if t is None or (t._grad is None) != was_none:

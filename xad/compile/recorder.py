@@ -31,7 +31,7 @@ from typing import Any
 from ..context import context
 from ..tensor import Tensor
 
-__all__ = ["Recorder", "Instr", "Slot", "ArgRef"]
+__all__ = ["Recorder", "Instr", "Slot", "ArgRef", "bases_of"]
 
 
 class Slot(int):
@@ -99,7 +99,7 @@ class Recorder:
         self.args = args
         self.nodes = [t._node for t in args]  # an argument left in a graph: see Program
         self.arg_of: dict[int, int] = {}  # id(argument tensor) -> its first position
-        self.arg_bases = {id(t._base) for t in args if t._base is not None}
+        self.arg_bases = {i for t in args for i in bases_of(t)}
         self.versions: dict[int, list] = {}  # id(tensor from before) -> [holder, version, 0]
         for i, t in enumerate(args):
             if self.arg_of.setdefault(id(t), i) == i:
@@ -394,6 +394,15 @@ class Recorder:
             return fn(*args, **kwargs)
         finally:
             self.paused = False
+
+
+def bases_of(t: Tensor) -> list[int]:
+    """The ids of the tensors ``t`` is a view of (its base, that one's base, ...)."""
+    out = []
+    while t._base is not None:
+        t = t._base
+        out.append(id(t))
+    return out
 
 
 def _same(a: Any, b: Any) -> bool:
