@@ -6,9 +6,11 @@ and which calls raise.
 The functions mix elementwise arithmetic with data-dependent indices (argsort, argmax,
 nonzero, unique, boolean masks), Python-scalar arguments (-0.0, NaN, int vs float), host
 (NumPy) array arguments, aliased arguments, in-place changes of arguments and of views of
-them, ``.data``/``detach()``, ``backward()`` into parameters; between calls, hooks are
-registered and results changed by the caller. A compiled call may run eagerly (with its
-warning); it may never differ.
+them, ``.data``/``detach()``, ``backward()`` into parameters, a data-dependent count read
+only by Python, and results that are an argument, one tensor twice or a view of an argument
+(versions and identities are compared too); between calls, hooks are registered and results
+changed by the caller (everything compared again after that). A compiled call may run
+eagerly (with its warning); it may never differ.
 
 ``XAD_FUZZ_N`` sets the programs per backend (default 12; the long run: 10000).
 """
@@ -30,7 +32,7 @@ N = int(os.environ.get("XAD_FUZZ_N", "12"))
 BACKENDS = ("numpy", "array_api_strict", "jax", "cupy-sim")
 SCALARS = (0.0, -0.0, 1, 1.0, 2.5, -3, float("nan"), float("inf"), 0.5)
 STEPS = ("binary", "binary", "unary", "scalar", "const", "argsort", "argmax", "nonzero",
-         "mask", "unique", "inplace_arg", "inplace_view", "detach", "data", "host")
+         "mask", "unique", "inplace_arg", "inplace_view", "detach", "data", "host", "count")
 
 
 class Program:
@@ -43,6 +45,7 @@ class Program:
                       for _ in range(rng.randint(2, 7))]
         self.backward = rng.random() < 0.5
         self.n_out = rng.randint(1, 2)
+        self.extra = rng.choice(("", "", "arg", "twice", "view"))  # results with identities
 
     def function(self, params: list) -> object:
         def fn(*args):
@@ -56,6 +59,9 @@ class Program:
                 vals.append(_step(kind, pick(u), pick(v), ts[int(w * len(ts))], s, h,
                                   params))
             outs = [v.detach() * 1 for v in vals[-self.n_out:]]
+            if self.extra:  # an argument itself, a result twice, a view of an argument
+                outs.append(ts[0] if self.extra == "arg" else outs[0] if self.extra == "twice"
+                            else ts[0][1:3])
             if self.backward:
                 loss = sum((v * v).sum() for v in vals if v.requires_grad)
                 if isinstance(loss, xad.Tensor):
@@ -91,6 +97,8 @@ def _step(kind, x, y, arg, s, h, params):
     if kind == "inplace_view":
         arg[1:3] *= 2.0
         return x + arg
+    if kind == "count":  # a data-dependent count read by Python only
+        return x * y[y.detach() > 0].shape[0]
     if kind == "detach":
         return x.detach() * 2 + y
     if kind == "data":
@@ -121,11 +129,13 @@ def _make(recipe: tuple) -> tuple:
 
 
 def _state(args: tuple, params: list, outs) -> list:
-    """Every array a call could have changed or made, as bytes (bit for bit)."""
+    """Every array a call could have changed or made, as bytes (bit for bit), and the
+    arguments' and parameters' versions."""
     seen = [t for t in args if isinstance(t, xad.Tensor)] + params
+    versions = [t._version for t in seen]
     seen += [p.grad for p in params if p.grad is not None]
     seen += list(outs) if isinstance(outs, tuple) else [outs]
-    return [(t.shape, str(t.dtype), t.numpy().tobytes()) for t in seen]
+    return [(t.shape, str(t.dtype), t.numpy().tobytes()) for t in seen] + versions
 
 
 def _call(fn, recipe, params):
@@ -136,7 +146,7 @@ def _call(fn, recipe, params):
             outs = fn(*args)
     except Exception as e:  # noqa: BLE001 (which calls raise is compared)
         return ("raised", type(e).__name__)
-    return _state(args, params, outs), outs
+    return _state(args, params, outs), outs, args
 
 
 def run_program(seed: int, host: bool, check: bool | None = None) -> str | None:
@@ -153,8 +163,11 @@ def run_program(seed: int, host: bool, check: bool | None = None) -> str | None:
             return f"program {seed}, call {call}: {prog.steps} {recipe}: {a[0]} != {b[0]}"
         if a[0] != "raised" and rng.random() < 0.5:  # the caller changes a result
             for outs in (a[1], b[1]):
-                out = outs[0]
+                out = outs[-1]
                 out += 1.0
+            after = [_state(r[2], p, r[1]) for r, p in ((a, pa), (b, pb))]
+            if after[0] != after[1]:  # an argument or another result it aliases changed
+                return f"program {seed}, call {call}: after the caller's change: {prog.steps}"
         if rng.random() < 0.3:  # a hook registered between calls
             for p in (pa[0], pb[0]):
                 p.register_hook(lambda g: g * 2)

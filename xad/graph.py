@@ -240,6 +240,8 @@ def record(op: Any, args: tuple, out: Any, backend: Any, params: Any = None,
         res = T._result(out, backend, node, 0, vc)
         if context.anomaly:
             installed.check_forward(op.name, backend, out, node)
+        if context.recorder is not None:
+            context.recorder.result(res)
         return res
     node.n_out = len(out)
     node.out_meta = tuple((o.shape, o.dtype) for o in out)
@@ -248,4 +250,8 @@ def record(op: Any, args: tuple, out: Any, backend: Any, params: Any = None,
     if context.anomaly:
         for o in out:
             installed.check_forward(op.name, backend, o, node)
-    return tuple(T._result(o, backend, node, i) for i, o in enumerate(out))
+    results = tuple(T._result(o, backend, node, i) for i, o in enumerate(out))
+    if context.recorder is not None:
+        for r in results:
+            context.recorder.result(r)
+    return results

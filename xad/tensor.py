@@ -197,6 +197,12 @@ class Tensor:
         else:
             vc[0] += 1
 
+    def _catch_up(self, version: int) -> None:
+        """Count in-place changes until this memory's version is at least ``version`` (a
+        compiled replay's kernels changed it without counting)."""
+        while self._version < version:
+            self._bump_version()
+
     def _set_data(self, array: Any, backend: Backend | None = None) -> None:
         """Change this tensor's values in place (its array, and its backend when moved):
         one more version, seen by every node that saved it."""
@@ -261,6 +267,8 @@ class Tensor:
             >>> type(xad.zeros(2).array).__name__
             'ndarray'
         """
+        if context.recorder is not None:  # what is done with it is not recorded
+            context.recorder.raw_read(self)
         return self._array
 
     @property

@@ -2,13 +2,15 @@
 
 A compiled function keeps a small cache of programs, keyed by what its first call depended
 on: the structure of its arguments, each tensor argument's shape, dtype, backend,
-``requires_grad`` and whether it is a view, which arguments are the same tensor or array,
-each Python argument's type and exact value, a host array argument's contents, grad mode,
-autocast, the default backend and dtype, and the count of hook registrations. Each program
-also checks, before it runs, that the tensors it reads from outside (parameters, buffers,
-optimiser state) still have the shapes, dtypes and ``requires_grad`` it saw and are not
-passed as arguments, that the modules it called are in the same train/eval mode, and that
-gradients it found absent are still absent. A call no program fits records a new one (up
+``requires_grad``, whether it is a view and its strides, which arguments are the same
+tensor or array, each Python argument's type and exact value, a host array argument's
+contents (another object's identity), grad mode, autocast, the default backend and dtype,
+and the count of hook registrations. Each program also checks, before it runs, that the
+tensors it reads from outside (parameters, buffers, optimiser state) still have the shapes,
+dtypes and ``requires_grad`` it saw and are not passed as arguments, that the modules it
+called are in the same train/eval mode with no attribute assigned since, that the
+optimisers it calls hold the same parameters, and that gradients it found absent are still
+absent. A call no program fits records a new one (up
 to ``cache_size`` programs per function, the least recently used dropped first, up to
 ``cache_size`` times; then it runs eagerly, with a warning). With ``cuda_graphs`` on CuPy,
 a program's replays launch captured CUDA graphs (:mod:`.cuda_graph`); with ``fuse``, its
@@ -19,24 +21,29 @@ every replay is checked against an eager run (:mod:`.check`).
 from __future__ import annotations
 
 import functools
+import gc
 import os
 import struct
 import sys
+import types
 import warnings
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
 from .. import hooks as _hooks
 from ..context import context
+from ..grad_mode import no_grad
 from ..graph import walk
+from ..ops._apply import unary
 from ..tensor import Tensor
 from .check import RETRACE, check_call, trace
 from .cuda_graph import CaptureFailed, GraphReplay, graph_backend
 from .fusion import fuse as fuse_regions
 from .fusion import launch as fused_launch
 from .program import Program, ShapeChanged, Unsupported
-from .recorder import Recorder, recording
+from .recorder import Recorder, bases_of, recording
 
 __all__ = ["compile", "CompiledFunction"]
 
@@ -44,8 +51,9 @@ _SCALARS = (int, float, bool, str, type(None))
 
 
 def _flatten(tree: Any, leaves: list) -> Any:
-    """The leaves of nested tuples/lists/dicts in order, and a structure to rebuild them."""
-    if type(tree) in (tuple, list):
+    """The leaves of nested tuples (named ones too)/lists/dicts in order, and a structure
+    to rebuild them."""
+    if type(tree) in (tuple, list) or isinstance(tree, tuple) and hasattr(tree, "_fields"):
         return (type(tree), tuple(_flatten(x, leaves) for x in tree))
     if type(tree) is dict:
         return (dict, tuple((k, _flatten(v, leaves)) for k, v in tree.items()))
@@ -59,17 +67,20 @@ def _unflatten(spec: Any, leaves: Any) -> Any:
     kind, items = spec
     if kind is dict:
         return {k: _unflatten(s, leaves) for k, s in items}
+    if hasattr(kind, "_fields"):  # a named tuple
+        return kind(*(_unflatten(s, leaves) for s in items))
     return kind(_unflatten(s, leaves) for s in items)
 
 
 def _leaf_key(x: Any) -> Any:
     """What a replay depends on in argument leaf ``x``: a tensor's shape, dtype, backend,
-    ``requires_grad`` and whether it is a view; a Python number's type and exact bits
+    ``requires_grad``, whether it is a view and its strides (where its array has them:
+    ``out=`` buffers are chosen for the recorded layout); a Python number's type and exact bits
     (``-0.0`` is not ``0.0``, a NaN's payload counts); a host (NumPy) array's contents."""
     if isinstance(x, Tensor):
         a = x._array
         return ("tensor", tuple(a.shape), a.dtype, x._backend, x.requires_grad,
-                x._base is None)
+                x._base is None, getattr(a, "strides", None))
     t = type(x)
     if t is float:
         return (float, struct.pack("<d", x))
@@ -79,7 +90,31 @@ def _leaf_key(x: Any) -> Any:
         return (t, x)
     if hasattr(x, "__array_interface__") and hasattr(x, "tobytes"):  # a host array
         return ("host", t, x.shape, str(x.dtype), x.tobytes())
-    return ("object", id(x))
+    if t is types.MethodType:  # made anew at each attribute access: its object and function
+        return ("method", _Same(x.__self__), _Same(x.__func__))
+    return ("object", _Same(x))
+
+
+class _Same:
+    """An argument keyed by identity (a function, a module): equal only to the same object,
+    held by a weak reference where it can be (else strongly), so an object made later at
+    the same address is never taken for it."""
+
+    __slots__ = ("id", "ref")
+
+    def __init__(self, x: Any) -> None:
+        self.id = id(x)
+        try:
+            self.ref: Callable[[], Any] = weakref.ref(x)
+        except TypeError:
+            self.ref = lambda: x
+
+    def __hash__(self) -> int:
+        return self.id
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is _Same and other.id == self.id and self.ref() is not None \
+            and self.ref() is other.ref()
 
 
 def _aliases(tensors: Any) -> tuple:
@@ -110,6 +145,54 @@ def _escapes(t: Tensor, rec: Recorder) -> bool:
     return False
 
 
+def _overlap(tensors: Any) -> bool:
+    """Whether two arguments share memory (``f(x, x[1:])``, ``f(a, a)``: views of one
+    tensor, or one array): CUDA graphs read copies of the arguments, so a change of one
+    would not reach the other."""
+    if len(tensors) < 2:
+        return False
+    roots = set()
+    for t in tensors:
+        while t._base is not None:
+            t = t._base
+        roots.add(id(t))
+    return len(roots) < len(tensors) or len({id(t._array) for t in tensors}) < len(tensors)
+
+
+def _identities(rec: Recorder, outs: list) -> list | None:
+    """Per result, how a replay gives it eager mode's identity, so that changing it in
+    place changes what eager mode's would (also where arrays are immutable, JAX): None (a
+    new tensor), ``("is", src)`` (that very tensor) or ``("view", src, view_fn, data_of)``
+    (a new view of it), ``src`` being ``("arg", i)``, ``("out", k)`` (an earlier result)
+    or ``("live", weakref)`` (a tensor from before the call); None where all are new."""
+    def source(t: Tensor, j: int) -> tuple | None:
+        if id(t) in rec.arg_of:
+            return ("arg", rec.arg_of[id(t)])
+        k = next((k for k in range(j) if outs[k] is t), None)
+        if k is not None:
+            return ("out", k)
+        return ("live", weakref.ref(t)) if id(t) in rec.outside else None
+
+    same: list = []
+    for j, o in enumerate(outs):
+        src = source(o, j) if isinstance(o, Tensor) else None
+        base = None if src is not None or not isinstance(o, Tensor) or o._base is None \
+            else source(o._base, j)
+        same.append(("is", src) if src is not None else None if base is None else
+                    ("view", base, o._view_fn, o._data_of))
+    return same if any(h is not None for h in same) else None
+
+
+def _view_of(t: Tensor, view_fn: tuple | None, data_of: bool) -> Tensor:
+    """Eager mode's view of ``t`` made again (``view_fn``: ``(op, params)``; None:
+    ``detach()``, or ``.data`` where ``data_of``): it shares ``t``'s memory and version, as
+    eager mode's did (a replay's own array may be a copy: CUDA graphs copy results out)."""
+    if view_fn is None:
+        return t.data if data_of else t.detach()
+    with no_grad():
+        return unary(view_fn[0], t, **view_fn[1])
+
+
 def _kept_constants(rec: Recorder) -> bool:
     """Whether a constant the call made (``zeros(...)`` stored as a cache, a GradScaler's
     scale) outlives it: then it is state a later call reads and may change, so the call is
@@ -118,6 +201,33 @@ def _kept_constants(rec: Recorder) -> bool:
     kept = [t for i, t in rec.fresh.items() if i in rec.consts]
     rec.fresh.clear()
     return any(sys.getrefcount(t) > 3 for t in kept)  # the list, the loop, the argument
+
+
+def _kept_results(rec: Recorder, outs: list) -> bool:
+    """Whether an operation's result outlives the call other than as a result, a ``.grad``
+    or what those are views of (``cache["s"] = x * 0 + 1`` made in a first call): state,
+    as :func:`_kept_constants`'s, so the call is recorded again."""
+    if not rec.results:
+        return False
+    held = [a for i in rec.instrs if i.kind in ("host", "draw")  # the recording's own
+            for a in (*i.params["args"], *i.params["kwargs"].values())]
+    gone = {id(t) for t in _with_bases([o for o in (*outs, *held) if isinstance(o, Tensor)]
+                                       + rec.grads)}
+    rec.grads.clear()
+    if all(r() is None or id(r()) in gone for r in rec.results):
+        return False
+    gc.collect()  # a reference cycle of the call's own (freed now) is not state
+    return any(r() is not None and id(r()) not in gone for r in rec.results)
+
+
+def _with_bases(tensors: list) -> list:
+    """``tensors`` and the tensors each is a view of (which it keeps alive)."""
+    out = []
+    for t in tensors:
+        while t is not None:
+            out.append(t)
+            t = t._base
+    return out
 
 
 class _Entry:
@@ -129,6 +239,7 @@ class _Entry:
         self.program, self.reason, self.spec = program, reason, spec
         self.backends, self.scope, self.graphs = backends, scope, graphs
         self.trace: Any = None  # the recording's instructions, kept in checking mode
+        self.same: list | None = None  # per result, its identity (see _identities)
 
     def mismatch(self, tensors: Any) -> str | None:
         """Why this program does not fit the current state (None: it fits)."""
@@ -136,6 +247,7 @@ class _Entry:
         assert p is not None  # the caller keeps entries without a program from here
         p.args = tensors
         args = {id(t._array) for t in tensors} if p.guards and tensors else ()
+        bases = {i for t in tensors for i in bases_of(t)} if args else ()
         for ref, (shape, dtype, requires_grad, b) in p.guards:
             t = ref()
             if t is None:
@@ -144,8 +256,8 @@ class _Entry:
             if a.shape != shape or a.dtype != dtype or t.requires_grad != requires_grad \
                     or t._backend is not b:
                 return f"a tensor it read changed (shape {shape} -> {tuple(a.shape)})"
-            if id(a) in args:
-                return "a tensor it reads from outside is also passed as an argument"
+            if id(a) in args or id(t) in bases:
+                return "a tensor it reads from outside is also passed as an argument (or a view)"
         for ref, was_none in p.grad_guards:
             t = ref()
             if t is None or (t._grad is None) != was_none:
@@ -153,10 +265,12 @@ class _Entry:
         for read, value in p.value_guards:
             if read() != value:
                 return "a value it holds as a constant changed (an optimiser's betas, eps, ...)"
-        for ref, training in p.modules:
+        for ref, training, changes in p.modules:
             m = ref()
             if m is None or m.training != training:
                 return "a module switched between train() and eval()"
+            if m._changes != changes:
+                return f"an attribute of a {type(m).__name__} was assigned"
         return None
 
     def replay(self, tensors: Any, warn: Callable[[str], None]) -> Any:
@@ -166,6 +280,7 @@ class _Entry:
         arrays = [t._array for t in tensors]
         p.args = tensors
         try:
+            due = [(t, t._version + n) for read, n in p.bumps if (t := read()) is not None]
             if self.scope is None:
                 outs = self._run(arrays, warn)
             else:
@@ -175,17 +290,37 @@ class _Entry:
             return RETRACE
         finally:
             p.args = ()
-        made = iter([o if b is None else Tensor._make(o, b) for o, b in zip(outs, backends)])
-        return _unflatten(self.spec, made)
+        for t, version in due:  # the in-place changes eager mode counts (views' included)
+            t._catch_up(version)
+        if self.same is None:
+            made = [o if b is None else Tensor._make(o, b) for o, b in zip(outs, backends)]
+        else:
+            made = self._made(outs, tensors)
+        return _unflatten(self.spec, iter(made))
+
+    def _made(self, outs: tuple, tensors: Any) -> list:
+        """The results as tensors with eager mode's identities (see :func:`_identities`)."""
+        assert self.same is not None and self.backends is not None  # replay checked both
+        res: list = []
+        for o, b, how in zip(outs, self.backends, self.same):
+            src = None if how is None else how[1]
+            t = None if src is None else tensors[src[1]] if src[0] == "arg" else \
+                res[src[1]] if src[0] == "out" else src[1]()
+            if t is None:
+                res.append(o if b is None else Tensor._make(o, b))
+            else:
+                res.append(t if how[0] == "is" else _view_of(t, how[2], how[3]))
+        return res
 
     def _run(self, arrays: list, warn: Callable[[str], None]) -> tuple:
-        if self.graphs is not None:
+        assert self.program is not None  # replay, the only caller, checked it
+        if self.graphs is not None and not _overlap(self.program.args):  # graphs copy each
+            # argument (a plain replay calls the kernels on the arguments' own memory)
             try:
                 return self.graphs.run(arrays)
             except CaptureFailed as e:
                 self.graphs = None
                 warn(f"replays without CUDA graphs: capturing its kernels failed ({e})")
-        assert self.program is not None  # replay, the only caller, checked it
         return self.program.run(arrays)
 
 
@@ -250,14 +385,15 @@ class CompiledFunction:
         return e.program.text() if e.program is not None else f"(eager: {e.reason})"
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if context.recorder is not None or context.anomaly:  # inside another recording
-            return self.fn(*args, **kwargs)
+        if context.hooked:  # inside a recording, anomaly detection, vmap or jvp
+            return self.fn(*args, **kwargs)  # traced through
         if not kwargs and all(type(a) is Tensor for a in args):  # the common case, fast
             leaves: Any = args
             tensors: Any = args
             spec: Any = len(args)
             sig: Any = tuple((a._array.shape, a._array.dtype, a._backend, a.requires_grad,
-                              a._base is None) for a in args)
+                              a._base is None, getattr(a._array, "strides", None))
+                             for a in args)
         else:
             leaves = []
             spec = _flatten((args, kwargs), leaves)
@@ -323,7 +459,8 @@ class CompiledFunction:
         entry = self._entry(rec, spec, outs)
         if self.check and entry.program is not None:
             entry.trace = trace(rec, [o if isinstance(o, Tensor) else None for o in outs])
-        if entry.program is not None and not again and (_kept_constants(rec) or rec.again):
+        if entry.program is not None and not again and (
+                _kept_constants(rec) or _kept_results(rec, outs) or rec.again):
             entry = _Entry(None, None)  # provisional: the next call records again
         entries.append(entry)
         self._last = entry
@@ -356,8 +493,10 @@ class CompiledFunction:
         backends = [o._backend if isinstance(o, Tensor) else None for o in outs]
         scopes = [i.b.scope for i in program.instrs if i.b is not None and i.b.scope]
         b = graph_backend(program) if self.cuda_graphs else None
-        return _Entry(program, None, spec, backends, scopes[0] if scopes else None,
-                      None if b is None else GraphReplay(program, b))
+        entry = _Entry(program, None, spec, backends, scopes[0] if scopes else None,
+                       None if b is None else GraphReplay(program, b))
+        entry.same = _identities(rec, outs)
+        return entry
 
     def _warn(self, message: str) -> None:
         if message not in self._warned:

@@ -71,6 +71,7 @@ class Program:
                             if kind == "grad_none"]
         self.value_guards = [(r, v) for kind, r, v in rec.guards if kind == "value"]
         self.modules = list(rec.modules.values())
+        self.bumps = [(self.resolve(h), n) for h, n in rec.version_changes()]
         del self.rec  # the recording's arrays are no longer needed (constants are in ns)
 
     def resolve(self, holder: Any) -> Any:
@@ -128,8 +129,8 @@ class Program:
 
     def _needed(self, instrs: list[Instr]) -> list[Instr]:
         """The instructions to run, in order: those with effects outside the program (writes
-        to live tensors, draws, host calls, in-place kernels) and what they and the
-        outputs use."""
+        to live tensors, draws, host calls, in-place kernels), data-dependent shapes (Python
+        may have read them: a replay checks each), and what they and the outputs use."""
         need = {s for s in self.out_slots if s is not None}
         keep = []
         for ins in reversed(instrs):
@@ -138,7 +139,7 @@ class Program:
             effect = (ins.kind in ("host", "draw") or ins.target is not None
                       or ins.kind in ("bind", "grad") and (type(ins.holder) is ArgRef
                                                             or ins.holder() is not None))
-            if effect or any(o in need for o in ins.outs):
+            if effect or self.dynamic(ins) or any(o in need for o in ins.outs):
                 keep.append(ins)
                 need.update(r for r in ins.refs if type(r) is int)
         keep.reverse()

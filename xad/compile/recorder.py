@@ -31,7 +31,7 @@ from typing import Any
 from ..context import context
 from ..tensor import Tensor
 
-__all__ = ["Recorder", "Instr", "Slot", "ArgRef"]
+__all__ = ["Recorder", "Instr", "Slot", "ArgRef", "bases_of"]
 
 
 class Slot(int):
@@ -91,14 +91,19 @@ class Recorder:
         self.host_made: dict[int, Tensor] = {}  # ... made inside a host call
         self.grad_owner: dict[int, Any] = {}  # id(a .grad tensor read) -> (leaf ref, grad)
         self.guards: list[tuple] = []     # ("grad_none", leaf ref, is_none)
+        self.host_cleared: set[int] = set()  # ids of leaves a host call set .grad = None
+        self.results: list[Any] = []      # weak references to operations' results
+        self.grads: list[Tensor] = []     # the .grad tensors the call set
         self.held: set[int] = set()       # slots set as data of tensors from before the call
         self.modules: dict[int, Any] = {}
         self.args = args
         self.nodes = [t._node for t in args]  # an argument left in a graph: see Program
         self.arg_of: dict[int, int] = {}  # id(argument tensor) -> its first position
-        self.arg_bases = {id(t._base) for t in args if t._base is not None}
+        self.arg_bases = {i for t in args for i in bases_of(t)}
+        self.versions: dict[int, list] = {}  # id(tensor from before) -> [holder, version, 0]
         for i, t in enumerate(args):
-            self.arg_of.setdefault(id(t), i)
+            if self.arg_of.setdefault(id(t), i) == i:
+                self.versions[id(t)] = [ArgRef(i), t._version, 0]
             if id(t._array) not in self.slot_of:  # an aliased argument: its first slot
                 self._new(t._array, ("arg", i))
 
@@ -119,11 +124,11 @@ class Recorder:
                 self.unsupported(f"a tensor it reads from outside (shape {tuple(t.shape)}) "
                                  f"shares its array with argument {self.kinds[s][1]}")
             return s
-        if id(t) in self.host_made:
-            self.unsupported("a tensor made inside an optimiser/scheduler step is read later")
-        owner = self.grad_owner.get(id(t))
+        owner = self.grad_owner.get(id(t))  # a .grad read (also one zero_grad made)
         if owner is not None:
             return self._new(t._array, ("grad", owner[0]))
+        if id(t) in self.host_made:
+            self.unsupported("a tensor made inside an optimiser/scheduler step is read later")
         if id(t) in self.fresh:
             if id(t) not in self.consts:
                 self.unsupported(f"{self.made_by[id(t)]} made a tensor from an array no "
@@ -135,8 +140,28 @@ class Recorder:
             self.unsupported(f"an argument is a view of a tensor (shape {tuple(t.shape)}) "
                              f"the call also reads or writes; pass that tensor instead")
         meta = (tuple(t._array.shape), t._array.dtype, t.requires_grad, t._backend)
+        ref = weakref.ref(t)
+        self._track(t, ref)
+        return self._new(t._array, ("live", ref, meta))
+
+    def _track(self, t: Tensor, ref: Any) -> None:
+        """``t`` is from before the call: count its in-place changes from here on."""
         self.outside.add(id(t))
-        return self._new(t._array, ("live", weakref.ref(t), meta))
+        self.versions.setdefault(id(t), [ref, t._version, 0])
+
+    def _tensor(self, holder: Any) -> Any:
+        return self.args[holder.index] if type(holder) is ArgRef else holder()
+
+    def version_changes(self) -> list[tuple[Any, int]]:
+        """``(holder, count)``: how many in-place changes the call made to each tensor from
+        before it, outside host calls (which count their own when run again); a replay,
+        whose kernels write memory without counting, adds them."""
+        out = []
+        for holder, first, hosted in self.versions.values():
+            t = self._tensor(holder)
+            if t is not None and t._version - first - hosted > 0:
+                out.append((holder, t._version - first - hosted))
+        return out
 
     def holder(self, t: Tensor) -> Any:
         """How a replay finds tensor ``t`` to write to: its argument position, a weak
@@ -156,8 +181,9 @@ class Recorder:
         if id(t) in self.arg_bases:
             self.unsupported(f"an argument is a view of a tensor (shape {tuple(t.shape)}) "
                              f"the call writes; pass that tensor instead")
-        self.outside.add(id(t))
-        return weakref.ref(t)
+        ref = weakref.ref(t)
+        self._track(t, ref)
+        return ref
 
     def _refs(self, inputs: tuple) -> tuple:
         return tuple(self.ref(a) if isinstance(a, Tensor) else ("k", a) for a in inputs)
@@ -235,23 +261,29 @@ class Recorder:
         self.instrs.append(Instr("bind", how, (s,), holder=holder, label=how))
 
     def grad_set(self, leaf: Tensor, g: Tensor | None) -> None:
-        if self.paused:
+        if self.paused:  # inside a host call (``zero_grad``): run again at each replay
+            if g is None:
+                self.host_cleared.add(id(leaf))
             return
         holder = self.holder(leaf)
+        if g is not None:
+            self.grads.append(g)
         refs = () if g is None else (self.ref(g),)
         if holder is not None:
             self.instrs.append(Instr("grad", None, refs, holder=holder, label="grad"))
 
     def grad_read(self, leaf: Tensor, g: Tensor | None) -> None:
         """``leaf.grad`` was read: remember how to read it again, and guard None-ness while
-        no host call (``zero_grad``) has decided it yet."""
+        neither a recorded assignment nor a host call's ``.grad = None`` (``zero_grad``,
+        run again at each replay) has decided it yet; another host call (a scheduler's
+        step) decides nothing."""
         if self.paused:
             return
         holder = self.holder(leaf)
         if holder is None:
             return  # made inside the call: its .grad is an instruction's output or None
-        touched = any(i.kind == "host" or i.kind == "grad" and _same(i.holder, holder)
-                      for i in self.instrs)
+        touched = id(leaf) in self.host_cleared or any(
+            i.kind == "grad" and _same(i.holder, holder) for i in self.instrs)
         if g is not None:
             self.grad_owner[id(g)] = (holder, g)
         if not touched:
@@ -271,6 +303,12 @@ class Recorder:
             else:
                 self.made_by[id(t)] = self.made_by[id(source)]
 
+    def result(self, t: Tensor) -> None:
+        """``t`` is an operation's result: one that outlives the call (kept in a cache) is
+        state the next call may read (see ``compiled._kept_results``)."""
+        if not self.paused:
+            self.results.append(weakref.ref(t))
+
     def constant(self, t: Tensor) -> None:
         """``t`` was made by a factory from static arguments (shapes, Python numbers): the
         same array at every call, so a constant of the program."""
@@ -284,17 +322,31 @@ class Recorder:
             self.guards.append(("value", read, read()))
 
     def module(self, m: Any) -> None:
+        """Module ``m`` was called: guard its train/eval mode and its attributes (Python
+        numbers such as Dropout's ``p``, which parameter objects it holds), and those of
+        the modules below it, as they are now."""
         if self.paused:
             return
-        self.modules[id(m)] = (weakref.ref(m), m.training)
         if m._forward_pre_hooks or m._forward_hooks or m._backward_hooks:
             self.unsupported(f"{type(m).__name__} has forward/backward hooks (Python code a "
                              f"replay would skip)")
+        if id(m) not in self.modules:  # else seen below a module called before
+            for sub in m.modules():
+                self.modules.setdefault(id(sub), (weakref.ref(sub), sub.training,
+                                                  sub._changes))
 
     def host_read(self, t: Tensor, what: str) -> None:
         if not self.paused:
             self.unsupported(f"a host read ({what} of a tensor of shape {tuple(t.shape)}); "
                              f"return the tensor and read it outside the compiled function")
+
+    def raw_read(self, t: Tensor) -> None:
+        """``t.array`` was read: a Python branch on its values or a backend call on it
+        (wrapped with ``Tensor(...)``) would not be recorded."""
+        self.unsupported(f"a tensor's backend array was read (.array of a tensor of shape "
+                         f"{tuple(t.shape)}): a branch on its values or a backend call "
+                         f"wrapped with Tensor(...) would not be replayed; use xad's "
+                         f"operations on the tensor")
 
     def unsupported(self, why: str) -> None:
         if not self.paused and self.problem is None:
@@ -305,8 +357,12 @@ class Recorder:
                   upload: bool = False) -> Any:
         """Run a host call (paused) and record it to be run again at each replay (with the
         replay's arrays for its tensor arguments, where it only ``reads`` them; an
-        ``upload`` launches no kernel: see :func:`xad.tracing.host_upload`)."""
+        ``upload`` launches no kernel: see :func:`xad.tracing.host_upload`); a method of
+        an object with ``_host_state()`` replays only while that gives the same."""
         inputs = tuple(a for a in (*args, *kwargs.values()) if isinstance(a, Tensor))
+        state = getattr(args[0], "_host_state", None) if args else None
+        if state is not None:  # what the call works on (an optimiser's parameters)
+            self.value_guard(state)
         if inputs and not reads:
             self.unsupported(f"{fn.__qualname__} was given a tensor (a replay would pass the "
                              f"first call's)")
@@ -314,7 +370,14 @@ class Recorder:
                                  params={"args": args, "kwargs": kwargs, "upload": upload,
                                          "check": reads},
                                  label=fn.__qualname__))
-        return self._paused(fn, args, kwargs)
+        seen = [(v, self._tensor(v[0])) for v in self.versions.values()]
+        before = [None if t is None else t._version for _, t in seen]
+        try:
+            return self._paused(fn, args, kwargs)
+        finally:
+            for (v, t), n in zip(seen, before):
+                if t is not None:
+                    v[2] += t._version - n
 
     def draw(self, fn: Any, args: tuple, kwargs: dict) -> Any:
         """Run a random factory (paused) and record it to be drawn again at each replay."""
@@ -331,6 +394,15 @@ class Recorder:
             return fn(*args, **kwargs)
         finally:
             self.paused = False
+
+
+def bases_of(t: Tensor) -> list[int]:
+    """The ids of the tensors ``t`` is a view of (its base, that one's base, ...)."""
+    out = []
+    while t._base is not None:
+        t = t._base
+        out.append(id(t))
+    return out
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -46,6 +46,7 @@ class ModuleDict(Module):
         self.add_module(key, module)
 
     def __delitem__(self, key: str) -> None:
+        self._changed()
         del self._modules[key]
 
     def __len__(self) -> int:
@@ -68,9 +69,11 @@ class ModuleDict(Module):
 
     def pop(self, key: str) -> Module:
         """Remove ``key`` and return its module."""
+        self._changed()
         return self._modules.pop(key)
 
     def clear(self) -> None:
+        self._changed()
         self._modules.clear()
 
     def update(self, modules: Mapping[str, Module] | Iterable) -> None:

@@ -85,6 +85,7 @@ class Module:
     """
 
     training: bool
+    _changes = 0  # assignments of attributes (xad.compile guards it: a new Parameter, p=)
 
     def __init__(self) -> None:
         object.__setattr__(self, "training", True)
@@ -162,7 +163,11 @@ class Module:
             raise AttributeError(f"{type(self).__name__}: call super().__init__() before "
                                  f"assigning parameters, buffers or sub-modules")
 
+    def _changed(self) -> None:
+        object.__setattr__(self, "_changes", self._changes + 1)
+
     def __setattr__(self, name: str, value: Any) -> None:
+        self._changed()
         d = self.__dict__
         if isinstance(value, Parameter):
             self._check_init()
@@ -192,6 +197,7 @@ class Module:
             object.__setattr__(self, name, value)
 
     def _forget(self, name: str) -> None:
+        self._changed()  # register_parameter/_buffer, add_module
         self.__dict__.pop(name, None)
         for key in ("_parameters", "_buffers", "_modules"):
             self.__dict__[key].pop(name, None)
@@ -205,6 +211,7 @@ class Module:
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __delattr__(self, name: str) -> None:
+        self._changed()
         for key in ("_parameters", "_buffers", "_modules"):
             if name in self.__dict__.get(key, ()):
                 del self.__dict__[key][name]

@@ -223,7 +223,10 @@ def _plain(op: type[Op], out: Any, b: Any) -> Tensor:
     """Wrap a result that needs no node (``out`` already an array of ``b``)."""
     if context.anomaly:
         installed.check_forward(op.name, b, out, None)
-    return _result(out, b)
+    t = _result(out, b)
+    if context.recorder is not None:
+        context.recorder.result(t)
+    return t
 
 
 def unary(op: type[Op], x: Tensor, **params: Any) -> Tensor:

@@ -137,6 +137,12 @@ class Optimizer:
     def _init_group_state(self, group: dict[str, Any]) -> None:
         """Create state eagerly for a new group (Adagrad does; most create it lazily)."""
 
+    def _host_state(self) -> tuple:
+        """Which parameters each group holds: ``xad.compile`` replays a program calling
+        this optimiser only while they are the same (``zero_grad`` then clears the same
+        gradients)."""
+        return tuple(tuple(map(id, g["params"])) for g in self.param_groups)
+
     # ----- gradients ------------------------------------------------------------------------
     @host_call
     def zero_grad(self, set_to_none: bool = True) -> None:
@@ -152,11 +158,9 @@ class Optimizer:
         """
         for group in self.param_groups:
             for p in group["params"]:
-                if p.grad is None:
-                    continue
-                if set_to_none:
+                if set_to_none:  # also where None: a compiled step then knows it is None
                     p.grad = None
-                else:
+                elif p.grad is not None:
                     b = p._backend
                     p.grad = Tensor._make(b.xp.zeros_like(p.grad._array), b)
 
