@@ -1474,32 +1474,32 @@ class Tensor:
         return _ops.greater_equal(self, o)
 
     def float(self) -> Tensor:
-        """Cast to float32."""
-        return _ops.astype(self, _dt.float32)
+        """Cast to float32 (``self`` when it is float32 already, as PyTorch's)."""
+        return _ops.astype(self, _dt.float32, copy=False)
 
     def double(self) -> Tensor:
-        """Cast to float64."""
-        return _ops.astype(self, _dt.float64)
+        """Cast to float64 (``self`` when it is float64 already, as PyTorch's)."""
+        return _ops.astype(self, _dt.float64, copy=False)
 
     def half(self) -> Tensor:
-        """Cast to float16."""
-        return _ops.astype(self, _dt.float16)
+        """Cast to float16 (``self`` when it is float16 already)."""
+        return _ops.astype(self, _dt.float16, copy=False)
 
     def long(self) -> Tensor:
-        """Cast to int64."""
-        return _ops.astype(self, _dt.int64)
+        """Cast to int64 (``self`` when it is int64 already)."""
+        return _ops.astype(self, _dt.int64, copy=False)
 
     def int(self) -> Tensor:
-        """Cast to int32."""
-        return _ops.astype(self, _dt.int32)
+        """Cast to int32 (``self`` when it is int32 already)."""
+        return _ops.astype(self, _dt.int32, copy=False)
 
     def bool(self) -> Tensor:
-        """Cast to bool."""
-        return _ops.astype(self, _dt.bool_)
+        """Cast to bool (``self`` when it is bool already)."""
+        return _ops.astype(self, _dt.bool_, copy=False)
 
     def type_as(self, other: Tensor) -> Tensor:
-        """Cast to ``other``'s dtype."""
-        return _ops.astype(self, other.dtype)
+        """Cast to ``other``'s dtype (``self`` when it has it already)."""
+        return _ops.astype(self, other.dtype, copy=False)
 
     def new_full(self, size: Any, fill_value: Any, *, dtype: Any = None,
                  requires_grad: builtins.bool = False, **unused: Any) -> Tensor:
