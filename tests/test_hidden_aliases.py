@@ -50,3 +50,22 @@ def test_a_cast_to_the_tensors_own_dtype_is_the_tensor(xb, cast, dtype):
     x64 = xad.tensor([1.0, 2.0], dtype=F64)
     x64.double().add_(1.0)
     assert x64.tolist() == [2.0, 3.0]
+
+
+def test_view_as_is_a_view_or_raises_as_pytorchs(xb):
+    """``view_as`` copied where no view exists (PyTorch raises), so a change of the result
+    silently missed the tensor; where a view exists it shares memory."""
+    x = xad.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=F64)
+    with pytest.raises(ValueError, match="without a copy"):
+        x.t().view_as(xad.zeros(4))
+    with pytest.raises(ValueError, match="without a copy"):
+        x[:1].expand(3, 2).view_as(xad.zeros(6))
+    x.view_as(xad.zeros(4)).add_(1.0)
+    assert x.tolist() == [[2.0, 3.0], [4.0, 5.0]]
+
+
+def test_flatten_of_a_tensor_with_no_elements(xb):
+    """torch: ``zeros(0, 3, 2).flatten(2)`` has shape (0, 3, 2) (xad raised: -1 with no
+    elements is ambiguous)."""
+    assert xad.zeros(0, 3, 2).flatten(2).shape == (0, 3, 2)
+    assert xad.zeros(0, 3, 2).flatten(1).shape == (0, 6)

@@ -1122,8 +1122,8 @@ class Tensor:
         return _ops.reshape(self, _shape_arg(shape), copy=False)
 
     def view_as(self, other: Tensor) -> Tensor:
-        """:meth:`view` to ``other``'s shape."""
-        return _ops.reshape(self, other.shape)
+        """:meth:`view` to ``other``'s shape (never a copy: it raises where no view exists)."""
+        return _ops.reshape(self, other.shape, copy=False)
 
     def transpose(self, *axes) -> Tensor:
         """PyTorch's ``transpose(dim0, dim1)`` swaps two axes; more axes (or none) permute

@@ -355,7 +355,7 @@ def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     if s > e:
         raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim} "
                          f"(shape {x.shape})")
-    return reshape(x, x.shape[:s] + (-1,) + x.shape[e + 1:])
+    return reshape(x, x.shape[:s] + (math.prod(x.shape[s:e + 1]),) + x.shape[e + 1:])
 
 
 def flip(x: Tensor, axis: Any = None) -> Tensor:
