@@ -103,10 +103,19 @@ def _write_untracked(base: Tensor, key: Any, value: Any, counted: bool, fresh: b
     ``counted``): the base keeps its node; ``fresh``: its memory gets a new array (a node
     saved the old one)."""
     old, version = base._vc, base._version
-    with grad_mode.no_grad():
-        _setitem(base, key, value, fresh)
+    _outside(base, lambda: _setitem(base, key, value, fresh))
     if not counted:
         base._untracked(old, version)
+
+
+def _outside(base: Tensor, write: Any) -> None:
+    """Run ``write`` (a change of ``base``'s values through ``detach()``/``.data``) without
+    recording it; inside ``xad.jvp`` ``base`` keeps its tangent, as PyTorch's."""
+    with grad_mode.no_grad():
+        if context.transform is None:
+            write()
+        else:
+            context.transform.untracked(base, write)
 
 
 def _write_detached(x: Tensor, new: Tensor, fresh: bool) -> None:
@@ -232,8 +241,7 @@ def _write_detached_expanded(d: Tensor, at: tuple, value: Any, what: str, fill: 
     assert base is not None  # d is a detach()/.data of an expanded view
     old, version = base._vc, base._version
     v = value.detach() if isinstance(value, Tensor) else value
-    with grad_mode.no_grad():
-        _write_expanded(base, k, v, what, fill, checked=True)
+    _outside(base, lambda: _write_expanded(base, k, v, what, fill, checked=True))
     if d._data_of:
         base._untracked(old, version)
     d._follow_values(base)
