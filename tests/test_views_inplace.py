@@ -249,3 +249,34 @@ def test_a_recorded_write_through_an_expanded_data_puts_only_it_in_the_graph(xb)
     assert d.requires_grad and not x.requires_grad
     (d * d).sum().backward()
     assert u.grad.tolist() == [12.0]
+
+
+@pytest.mark.parametrize("change", ["mul_", "view mul_", "setitem"])
+def test_retain_grad_after_an_inplace_change_is_the_changed_values(xb, change):
+    """As PyTorch's (2.0 on): ``.grad`` of a tensor that retains grad and was then changed
+    in place (directly or through a view) is the gradient of its new value; xad gave the
+    old value's (torch: y.grad == 2 * y, x.grad as below)."""
+    x = xad.tensor([1.0, 2.0, 3.0], dtype=F64, requires_grad=True)
+    y = x * 2
+    y.retain_grad()
+    if change == "mul_":
+        y.mul_(5)
+    elif change == "view mul_":
+        y[0:2].mul_(5)
+    else:
+        y[0:2] = x[0:2] * 7
+    (y ** 2).sum().backward()
+    assert y.grad.tolist() == (2 * y).tolist()
+    want = {"mul_": [200.0, 400.0, 600.0], "view mul_": [200.0, 400.0, 24.0],
+            "setitem": [98.0, 196.0, 24.0]}[change]
+    assert x.grad.tolist() == want
+
+
+def test_clamp_inplace_of_integers_by_a_float_bound_raises_as_pytorchs(xb):
+    """``x.clamp_(min=1.5)`` of an int64 ``x`` cast the clamped values back (giving 1, below
+    the bound); PyTorch raises (a float result cannot be written into integers)."""
+    x = xad.tensor([0, 1, 2])
+    with pytest.raises(TypeError, match="clamp_"):
+        x.clamp_(min=1.5)
+    assert x.tolist() == [0, 1, 2]
+    assert x.clamp_(min=1).tolist() == [1, 1, 2]

@@ -107,6 +107,7 @@ class Tensor:
     _views: list | None = None  # weak references to views that must follow this tensor
     _expanded = False  # a broadcast_to view, or a view of one (elements may share memory)
     _hooks: list[Callable] | None = None
+    _retains = False  # retain_grad() was called: .grad keeps the gradient after backward
     __array_priority__ = 1000
 
     def __init__(self, data: Any, requires_grad: bool = False,
@@ -219,6 +220,8 @@ class Tensor:
         self._bump_version()
         if node is not None:
             self._node, self._idx, self.requires_grad = node, idx, True
+            if self._retains:
+                self._keep_grad()
 
     @property
     def grad(self) -> Tensor | None:
@@ -318,6 +321,8 @@ class Tensor:
         """Become ``fresh``, this view remade from its changed base."""
         self._array, self._vc = fresh._array, fresh._vc
         self._node, self._idx, self.requires_grad = fresh._node, fresh._idx, fresh.requires_grad
+        if self._retains and self._node is not None:
+            self._keep_grad()
 
     def _follow_values(self, base: Tensor) -> None:
         """Take ``base``'s new array, as ``detach()`` and ``.data`` do: never its node (a
@@ -627,17 +632,24 @@ class Tensor:
             >>> y.sum().backward(); y.grad.tolist()
             [1.0, 1.0]
         """
-        if self._node is None or getattr(self, "_retains", False):
+        if self._node is None or self._retains:
             return
         self._retains = True
-        ref = weakref.ref(self)
+        self._keep_grad()
+
+    def _keep_grad(self) -> None:
+        """Store the gradient of this tensor's current value in ``.grad`` (a hook on its
+        node, made again when an in-place change gives it another: as PyTorch's, the
+        gradient is the changed value's)."""
+        ref, node = weakref.ref(self), self._node
+        assert node is not None  # retain_grad() is a no-op on a leaf
 
         def keep(g: Tensor) -> None:
             t = ref()
-            if t is not None:
+            if t is not None and t._node is node:
                 g = g.detach()
                 t.grad = g if t.grad is None else t.grad + g
-        self._node.register_hook(self._idx, keep)
+        node.register_hook(self._idx, keep)
 
     # ----- conversion --------------------------------------------------------------------
     def to(self, *args: Any, **kwargs: Any) -> Tensor:
@@ -887,7 +899,12 @@ class Tensor:
             >>> xad.tensor([-1.0, 0.5, 2.0]).clamp_(0.0, 1.0).tolist()
             [0.0, 0.5, 1.0]
         """
-        _ops.setitem_(self, (...,), _ops.clip(self._alias(), min, max))
+        out = _ops.clip(self._alias(), min, max)
+        if out.dtype != self.dtype:  # PyTorch's error too: a cast would undo the clamp
+            raise TypeError(f"clamp_: bounds {min!r}, {max!r} give a result of dtype "
+                            f"{out.dtype}, which a tensor of dtype {self.dtype} cannot hold; "
+                            f"use clamp() (a new tensor) instead")
+        _ops.setitem_(self, (...,), out)
         return self
 
     clip_ = clamp_
