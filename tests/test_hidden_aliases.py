@@ -69,3 +69,23 @@ def test_flatten_of_a_tensor_with_no_elements(xb):
     elements is ambiguous)."""
     assert xad.zeros(0, 3, 2).flatten(2).shape == (0, 3, 2)
     assert xad.zeros(0, 3, 2).flatten(1).shape == (0, 6)
+
+
+@pytest.mark.parametrize("make", ["reshape", "view", "view_as", "squeeze", "expand",
+                                  "expand_as", "broadcast_to"])
+def test_a_view_method_to_the_same_shape_is_a_new_tensor(xb, make):
+    """PyTorch's view methods never return their input; xad's returned ``self`` for the same
+    shape, so a hook on the "view" changed the base's whole gradient (torch: x.grad == 2)."""
+    x = xad.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=F64, requires_grad=True)
+    y = x * 2
+    h = {"reshape": lambda: y.reshape(2, 2), "view": lambda: y.view(2, 2),
+         "view_as": lambda: y.view_as(y), "squeeze": lambda: y.squeeze(),
+         "expand": lambda: y.expand(-1, 2), "expand_as": lambda: y.expand_as(y),
+         "broadcast_to": lambda: y.broadcast_to((2, 2))}[make]()
+    assert h is not y
+    h.register_hook(lambda g: g * 0)
+    (y + h).sum().backward()
+    assert x.grad.tolist() == [[2.0, 2.0], [2.0, 2.0]]
+    h2 = y.reshape(2, 2)
+    h2 += 1  # still a view
+    assert y.tolist() == [[3.0, 5.0], [7.0, 9.0]]

@@ -1121,8 +1121,8 @@ class Tensor:
     clamp = clip
 
     def reshape(self, *shape) -> Tensor:
-        """See :func:`xad.reshape`."""
-        return _ops.reshape(self, _shape_arg(shape))
+        """See :func:`xad.reshape` (a new view, never ``self``, as PyTorch's)."""
+        return _fresh_view(self, _ops.reshape(self, _shape_arg(shape)))
 
     def view(self, *shape) -> Tensor:
         """PyTorch's ``view``: :meth:`reshape` that never copies (it raises, as PyTorch's,
@@ -1136,11 +1136,11 @@ class Tensor:
         if len(shape) == 1 and isinstance(shape[0], _dt.DType):
             raise TypeError("view(dtype) (reinterpreting the bits) is not supported; cast "
                             "the values with .to(dtype)")
-        return _ops.reshape(self, _shape_arg(shape), copy=False)
+        return _fresh_view(self, _ops.reshape(self, _shape_arg(shape), copy=False))
 
     def view_as(self, other: Tensor) -> Tensor:
         """:meth:`view` to ``other``'s shape (never a copy: it raises where no view exists)."""
-        return _ops.reshape(self, other.shape, copy=False)
+        return _fresh_view(self, _ops.reshape(self, other.shape, copy=False))
 
     def transpose(self, *axes) -> Tensor:
         """PyTorch's ``transpose(dim0, dim1)`` swaps two axes; more axes (or none) permute
@@ -1185,8 +1185,8 @@ class Tensor:
             dims = dim if isinstance(dim, (tuple, list)) else (dim,)
             dim = tuple(d for d in dims if self.shape[d] == 1)
             if not dim:
-                return self
-        return _ops.squeeze(self, _ax(dim, axis))
+                return _ops.shape.view_of(self)
+        return _fresh_view(self, _ops.squeeze(self, _ax(dim, axis)))
 
     def expand_dims(self, axis=0) -> Tensor:
         """See :func:`xad.expand_dims`."""
@@ -1197,19 +1197,19 @@ class Tensor:
         return _ops.expand_dims(self, axis=dim)
 
     def broadcast_to(self, shape) -> Tensor:
-        """See :func:`xad.broadcast_to`."""
-        return _ops.broadcast_to(self, shape)
+        """See :func:`xad.broadcast_to` (a new view, never ``self``)."""
+        return _fresh_view(self, _ops.broadcast_to(self, shape))
 
     def expand(self, *sizes) -> Tensor:
         """PyTorch's ``expand``: :meth:`broadcast_to`, ``-1`` keeping a size."""
         sizes = _shape_arg(sizes)
         lead = len(sizes) - self.ndim
-        return _ops.broadcast_to(self, tuple(
-            self.shape[i - lead] if n == -1 and i >= lead else n for i, n in enumerate(sizes)))
+        return _fresh_view(self, _ops.broadcast_to(self, tuple(
+            self.shape[i - lead] if n == -1 and i >= lead else n for i, n in enumerate(sizes))))
 
     def expand_as(self, other: Tensor) -> Tensor:
         """:meth:`expand` to ``other``'s shape."""
-        return _ops.broadcast_to(self, other.shape)
+        return _fresh_view(self, _ops.broadcast_to(self, other.shape))
 
     def repeat(self, *repeats) -> Tensor:
         """PyTorch's ``repeat``: :func:`xad.tile` (``xad.repeat`` is the standard's)."""
@@ -1599,6 +1599,11 @@ class Tensor:
     @property
     def mT(self) -> Tensor:
         return _ops.matrix_transpose(self)
+
+
+def _fresh_view(x: Tensor, out: Tensor) -> Tensor:
+    """``out``, a view method's result, or a new view of ``x`` where it is ``x`` itself."""
+    return _ops.shape.view_of(x) if out is x else out
 
 
 def _array_repr(a: Any, opts: dict) -> str:

@@ -190,6 +190,12 @@ def reshape(x: Tensor, /, shape: Sequence[int] | int, *, copy: bool | None = Non
     return unary(Reshape, x, shape=shape, copy=True)
 
 
+def view_of(x: Tensor) -> Tensor:
+    """A new view of all of ``x`` (PyTorch's view methods never return their input, so a
+    hook or ``retain_grad`` on the view sees only what flows through it)."""
+    return unary(Reshape, x, shape=tuple(x.shape), copy=None)
+
+
 def permute_dims(x: Tensor, axes: Sequence[int]) -> Tensor:
     """Reorder the axes.
 
