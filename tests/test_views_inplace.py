@@ -4,6 +4,7 @@ values worked out by hand."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import xad
@@ -280,3 +281,20 @@ def test_clamp_inplace_of_integers_by_a_float_bound_raises_as_pytorchs(xb):
         x.clamp_(min=1.5)
     assert x.tolist() == [0, 1, 2]
     assert x.clamp_(min=1).tolist() == [1, 1, 2]
+
+
+@pytest.mark.parametrize("change", ["x += x.T", "x[:, 1:] += x[:, :-1]", "x[1:] = x[:-1]",
+                                    "x.copy_(x.T)", "x.mul_(x[0])", "x.T.copy_(x)"])
+def test_a_change_that_reads_another_view_of_its_storage_reads_the_old_values(xb, change):
+    """The right side is read before the change on every backend (NumPy's and JAX's
+    meaning): the torch backend raised or, for ``x[:, 1:] += x[:, :-1]``, gave torch's
+    order-dependent numbers, and CuPy's kernels race there. (PyTorch raises where it
+    detects the overlap; docs/PORTING.md.)"""
+    x = xad.tensor([[0.0, 1.0, 2.0], [3.0, 4.0, 5.0], [6.0, 7.0, 8.0]], dtype=F64)
+    a = x.numpy().copy()
+    exec(change, {"x": x})
+    want = {"x += x.T": a + a.T, "x[:, 1:] += x[:, :-1]": np.concatenate(
+        [a[:, :1], a[:, 1:] + a[:, :-1]], axis=1), "x[1:] = x[:-1]": np.concatenate(
+        [a[:1], a[:-1]]), "x.copy_(x.T)": a.T, "x.mul_(x[0])": a * a[0],
+        "x.T.copy_(x)": a.T}[change]
+    assert x.tolist() == want.tolist()

@@ -282,7 +282,7 @@ def _setitem(x: Tensor, key: Any, value: Any, fresh: bool) -> None:
         return
     b = x._backend
     fresh = fresh or x._node is not None  # never write into an array a node may have saved
-    out = _raw_call(_store, b, x, v, key=k, fresh=fresh, label="setitem")
+    out = _raw_call(_store, b, x, _apart(x, v), key=k, fresh=fresh, label="setitem")
     if not fresh and b.mutable and out is not x._array:
         _replaced(x, out)  # the library could not write this key in place
     elif fresh:
@@ -292,6 +292,20 @@ def _setitem(x: Tensor, key: Any, value: Any, fresh: bool) -> None:
         x._set_data(out)
         if not b.mutable:
             _refresh_views(x)
+
+
+def _apart(x: Tensor, o: Any) -> Any:
+    """``o``, or a copy of it where it is another view of ``x``'s storage (``x += x.T``,
+    ``x[1:] = x[:-1]``): a change written into ``x``'s array then reads ``o``'s values from
+    before it on every backend (NumPy's meaning; CuPy's kernels would race, torch's raise)."""
+    if not isinstance(o, Tensor) or o is x or not x._backend.mutable:
+        return o
+    a, c = x, o
+    while a._base is not None:
+        a = a._base
+    while c._base is not None:
+        c = c._base
+    return o._copy() if a is c else o
 
 
 def _replaced(x: Tensor, out: Any) -> None:
@@ -363,7 +377,7 @@ def inplace(x: Tensor, other: Any, op: str) -> Tensor:
             return x
         x._rebind(out._array, out._node, out._idx)
     elif x._node is None:  # a leaf's array is written in place where arrays are mutable
-        out = _raw_call(_arith, x._backend, x, o, f"{op}=", fn=ifn)
+        out = _raw_call(_arith, x._backend, x, _apart(x, o), f"{op}=", fn=ifn)
         if x._backend.mutable and out is not x._array:
             _replaced(x, out)
             return x
