@@ -298,3 +298,19 @@ def test_a_change_that_reads_another_view_of_its_storage_reads_the_old_values(xb
         [a[:1], a[:-1]]), "x.copy_(x.T)": a.T, "x.mul_(x[0])": a * a[0],
         "x.T.copy_(x)": a.T}[change]
     assert x.tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("take", ["slice", "detach slice", "data"])
+def test_views_taken_before_data_is_assigned_keep_the_old_storage(xb, take):
+    """``p.data = t`` gives ``p`` another storage; PyTorch's earlier views keep the old one.
+    xad's still wrote through to ``p``, changing the values just assigned (torch: p ==
+    [10, 20, 30], v == [2, 3])."""
+    p = xad.tensor([1.0, 2.0, 3.0], dtype=F64, requires_grad=True)
+    v = {"slice": lambda: p[0:2], "detach slice": lambda: p.detach()[0:2],
+         "data": lambda: p.data[0:2]}[take]()
+    p.data = xad.tensor([10.0, 20.0, 30.0], dtype=F64)
+    with xad.no_grad():
+        v.add_(1.0)
+    assert (p.tolist(), v.tolist()) == ([10.0, 20.0, 30.0], [2.0, 3.0])
+    (p * 2).sum().backward()
+    assert p.grad.tolist() == [2.0, 2.0, 2.0]

@@ -292,7 +292,21 @@ class Tensor:
         if not isinstance(value, Tensor) or value._backend is not self._backend:
             raise TypeError(f"assigning .data needs an xad tensor on {self._backend.label}, "
                             f"got {type(value).__name__}")
+        self._leave_views()
         self._set_data(value._array)
+
+    def _leave_views(self) -> None:
+        """Leave this tensor's views (and ``detach()``/``.data`` tensors) with its current
+        storage, held by a new tensor outside any graph: ``p.data = t`` gives ``p`` another
+        storage, and PyTorch's earlier views keep the old one (a change through them must not
+        reach ``p``)."""
+        views = self._live_views()
+        if not views:
+            return
+        old = Tensor._make(self._array, self._backend)
+        old._vc, old._views, self._views = self._vc, self._views, None
+        for v in views:
+            v._base = old
 
     def _adopt_view(self, view: Tensor, op: Any, params: dict | None) -> None:
         """Make ``view`` (just computed from this tensor by ``op``; ``None``: the same
