@@ -314,3 +314,15 @@ def test_views_taken_before_data_is_assigned_keep_the_old_storage(xb, take):
     assert (p.tolist(), v.tolist()) == ([10.0, 20.0, 30.0], [2.0, 3.0])
     (p * 2).sum().backward()
     assert p.grad.tolist() == [2.0, 2.0, 2.0]
+
+
+def test_clamp_inplace_takes_pytorchs_gradient_at_a_bound(xb):
+    """``clamp_`` is the method ``clamp`` in place: at a bound ``x`` gets all the gradient
+    and a tensor bound none, as PyTorch's (it took the standard ``clip``'s halves)."""
+    x = xad.tensor([0.5, -1.0, 2.0], dtype=F64, requires_grad=True)
+    lo = xad.tensor([0.5, 0.0, 0.0], dtype=F64, requires_grad=True)
+    y = x * 1
+    y.clamp_(min=lo, max=0.5)
+    (y * xad.tensor([1.0, 2.0, 3.0], dtype=F64)).sum().backward()
+    assert x.grad.tolist() == [1.0, 0.0, 0.0]  # torch: [1, 0, 0]
+    assert lo.grad.tolist() == [0.0, 2.0, 0.0]  # torch: [0, 2, 0]

@@ -913,7 +913,7 @@ class Tensor:
             >>> xad.tensor([-1.0, 0.5, 2.0]).clamp_(0.0, 1.0).tolist()
             [0.0, 0.5, 1.0]
         """
-        out = _ops.clip(self._alias(), min, max)
+        out = _ops.clamp(self._alias(), min, max)  # PyTorch's gradient at a bound, as clamp()
         if out.dtype != self.dtype:  # PyTorch's error too: a cast would undo the clamp
             raise TypeError(f"clamp_: bounds {min!r}, {max!r} give a result of dtype "
                             f"{out.dtype}, which a tensor of dtype {self.dtype} cannot hold; "
