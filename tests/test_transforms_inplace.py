@@ -105,3 +105,19 @@ def test_vmap_refuses_an_index_it_cannot_batch(xb):
 
     with pytest.raises((NotImplementedError, RuntimeError), match="vmap"):
         xad.vmap(f)(xad.tensor(A, dtype=xad.float64))
+
+
+def test_jvp_of_vmap_and_vmap_of_jvp_with_a_change_through_detach(xb):
+    """The change is made per example and keeps the tangent, whichever level is outside."""
+    def h(x):
+        y = x * x
+        y.detach().mul_(2.0)
+        return (y * x).sum()
+
+    a, ones = np.array([[1.0, 2.0], [3.0, 4.0]]), np.ones((2, 2))
+    want = tfunc.jvp(lambda v: tfunc.vmap(h)(v), (torch.tensor(a),), (torch.tensor(ones),))[1]
+    xa, xt = xad.tensor(a, dtype=xad.float64), xad.tensor(ones, dtype=xad.float64)
+    got = xad.jvp(lambda v: xad.vmap(h)(v), (xa,), (xt,))[1]
+    np.testing.assert_allclose(_np(got), _np(want), rtol=1e-12)
+    got = xad.vmap(lambda v: xad.jvp(h, (v,), (xad.ones(2, dtype=xad.float64),))[1])(xa)
+    np.testing.assert_allclose(_np(got), _np(want), rtol=1e-12)

@@ -111,11 +111,15 @@ def _write_untracked(base: Tensor, key: Any, value: Any, counted: bool, fresh: b
 def _outside(base: Tensor, write: Any) -> None:
     """Run ``write`` (a change of ``base``'s values through ``detach()``/``.data``) without
     recording it; inside ``xad.jvp`` ``base`` keeps its tangent, as PyTorch's."""
+    level = context.transform
     with grad_mode.no_grad():
-        if context.transform is None:
+        if level is None:
             write()
-        else:
-            context.transform.untracked(base, write)
+            return
+        try:
+            level.untracked(base, write)
+        finally:
+            context.transform = level  # (a level outside that ran it left its own)
 
 
 def _write_detached(x: Tensor, new: Tensor, fresh: bool) -> None:
