@@ -369,3 +369,30 @@ def test_an_inplace_change_of_a_grad_reaches_the_leafs_grad(xb, clear):
         _calls(step, eager, [(xad.tensor(x, dtype=xad.float64),)])
         np.testing.assert_array_equal(wc.numpy(), we.numpy())
         np.testing.assert_array_equal(wc.grad.numpy(), we.grad.numpy())
+
+
+@pytest.mark.parametrize("which", ["argument", "live", "detach"])
+def test_a_returned_view_of_an_outside_tensor_stays_its_view(xb, which):
+    """A change of the returned view reaches the tensor it views, as in eager mode: a
+    replay remakes the view (its result was a new tensor: on JAX the change was lost, on
+    NumPy it reached the memory behind the tensor's version counter)."""
+    def make():
+        w = xad.zeros((2, 3), dtype=xad.float64)
+
+        def f(x):
+            w.add_(x)
+            return {"argument": lambda: x[0], "live": lambda: w.T,
+                    "detach": lambda: x.detach()}[which]()
+        return w, f
+
+    (we, eager), (wc, step) = make(), make()
+    step = xad.compile(step)
+    for k in range(3):
+        a = np.arange(6.0).reshape(2, 3) + k
+        xe, xc = xad.tensor(a, dtype=xad.float64), xad.tensor(a, dtype=xad.float64)
+        eager(xe).mul_(10.0)
+        step(xc).mul_(10.0)
+        np.testing.assert_array_equal(xc.numpy(), xe.numpy())
+        np.testing.assert_array_equal(wc.numpy(), we.numpy())
+        assert xc._version == xe._version
+    assert step.recordings == 1

@@ -23,20 +23,23 @@ import os
 import struct
 import sys
 import warnings
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
+from .. import grad_mode as _grad_mode
 from .. import hooks as _hooks
 from ..context import context
 from ..graph import walk
+from ..ops._apply import unary
 from ..tensor import Tensor
 from .check import RETRACE, check_call, trace
 from .cuda_graph import CaptureFailed, GraphReplay, graph_backend
 from .fusion import fuse as fuse_regions
 from .fusion import launch as fused_launch
 from .program import Program, ShapeChanged, Unsupported
-from .recorder import Recorder, recording
+from .recorder import ArgRef, Recorder, recording
 
 __all__ = ["compile", "CompiledFunction"]
 
@@ -96,6 +99,35 @@ def _aliases(tensors: Any) -> tuple:
                  for i, t in enumerate(tensors))
 
 
+def _view_chain(t: Tensor, rec: Recorder) -> tuple | None:
+    """For ``t``, a view (or ``detach()``/``.data``) of an argument or of a tensor from
+    before the call: how a replay finds that tensor and the steps that view it (a replay
+    remakes the view, so that it shares its storage as eager mode's does); else None."""
+    steps: list = []
+    root = t
+    while root._base is not None:
+        fn = root._view_fn
+        steps.append(fn if fn is not None else "data" if root._data_of else "detach")
+        root = root._base
+    if not steps:
+        return None
+    i = rec.arg_of.get(id(root))
+    if i is None and id(root) not in rec.outside:
+        return None
+    return (ArgRef(i) if i is not None else weakref.ref(root)), tuple(reversed(steps))
+
+
+def _remade(t: Tensor, root: Tensor | None, steps: tuple) -> Tensor:
+    """The view ``steps`` make of ``root`` now (``t``, the replay's array, when gone)."""
+    if root is None:
+        return t
+    with _grad_mode.no_grad():
+        for s in steps:
+            root = root.detach() if s == "detach" else root.data if s == "data" else \
+                unary(s[0], root, **s[1])
+    return root
+
+
 def _escapes(t: Tensor, rec: Recorder) -> bool:
     """Whether ``t``'s graph reaches a tensor from outside the call (an argument or a
     parameter that requires grad): a replay, which returns plain tensors, would cut it."""
@@ -129,6 +161,7 @@ class _Entry:
         self.program, self.reason, self.spec = program, reason, spec
         self.backends, self.scope, self.graphs = backends, scope, graphs
         self.trace: Any = None  # the recording's instructions, kept in checking mode
+        self.views: list = []  # (output index, _view_chain): outputs a replay remakes
 
     def mismatch(self, tensors: Any) -> str | None:
         """Why this program does not fit the current state (None: it fits)."""
@@ -175,8 +208,11 @@ class _Entry:
             return RETRACE
         finally:
             p.args = ()
-        made = iter([o if b is None else Tensor._make(o, b) for o, b in zip(outs, backends)])
-        return _unflatten(self.spec, made)
+        made = [o if b is None else Tensor._make(o, b) for o, b in zip(outs, backends)]
+        for k, (holder, steps) in self.views:
+            root = tensors[holder.index] if type(holder) is ArgRef else holder()
+            made[k] = _remade(made[k], root, steps)
+        return _unflatten(self.spec, iter(made))
 
     def _run(self, arrays: list, warn: Callable[[str], None]) -> tuple:
         if self.graphs is not None:
@@ -356,8 +392,11 @@ class CompiledFunction:
         backends = [o._backend if isinstance(o, Tensor) else None for o in outs]
         scopes = [i.b.scope for i in program.instrs if i.b is not None and i.b.scope]
         b = graph_backend(program) if self.cuda_graphs else None
-        return _Entry(program, None, spec, backends, scopes[0] if scopes else None,
-                      None if b is None else GraphReplay(program, b))
+        entry = _Entry(program, None, spec, backends, scopes[0] if scopes else None,
+                       None if b is None else GraphReplay(program, b))
+        chains = [(k, _view_chain(o, rec)) for k, o in enumerate(outs) if isinstance(o, Tensor)]
+        entry.views = [(k, c) for k, c in chains if c is not None]
+        return entry
 
     def _warn(self, message: str) -> None:
         if message not in self._warned:
