@@ -121,3 +121,17 @@ def test_jvp_of_vmap_and_vmap_of_jvp_with_a_change_through_detach(xb):
     np.testing.assert_allclose(_np(got), _np(want), rtol=1e-12)
     got = xad.vmap(lambda v: xad.jvp(h, (v,), (xad.ones(2, dtype=xad.float64),))[1])(xa)
     np.testing.assert_allclose(_np(got), _np(want), rtol=1e-12)
+
+
+def test_nested_vmap_of_changes_through_views_matches_torch(xb):
+    def f(x):
+        y = x * 2
+        v = y[1:]
+        v *= 3
+        y[0] += x[1:].sum(0)
+        return y
+
+    a = np.arange(24.0).reshape(2, 3, 4)
+    got = xad.vmap(xad.vmap(f))(xad.tensor(a, dtype=xad.float64))
+    want = tfunc.vmap(tfunc.vmap(f))(torch.tensor(a))
+    np.testing.assert_allclose(_np(got), _np(want), rtol=1e-12)

@@ -55,6 +55,13 @@ class BatchedTensor(Tensor):
         s = self.shape
         return Size(math.prod(s), s)
 
+    def _alias(self) -> Tensor:
+        """An in-place change's alias of the old value: batched as this tensor is, so the
+        batching rules it reaches see its logical shape."""
+        a = super()._alias()
+        a.__class__ = BatchedTensor
+        return a
+
     def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len() of a 0-d tensor")

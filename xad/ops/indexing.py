@@ -432,8 +432,8 @@ class IndexPut(Op):
                 "mask index, or for a batched value written into a tensor that is not "
                 "batched; run that part with a Python loop")
         key = (slice(None),) + tuple(key)
-        if fv:
-            rank = _get(x._backend, x._array, key).ndim
+        if fv:  # the value's axes line up with the selection's last ones
+            rank = x.ndim - sum(type(k) is int for k in key) + sum(k is None for k in key)
             v = reshape(v, (v.shape[0],) + (1,) * (rank - v.ndim) + tuple(v.shape[1:]))
         return apply(IndexPut, x, v, key=key), True
 
