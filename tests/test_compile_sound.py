@@ -333,3 +333,66 @@ def test_a_replay_checks_the_range_of_its_own_index(xb, which):
         with pytest.raises(IndexError, match=f"{which}: index -?[0-9] is out of bounds"):
             f(x, i).tolist()  # CuPy reports at this host read
     assert f.recordings == 1
+
+
+@pytest.mark.parametrize("clear", ["zero_", "setitem", "view", "before"])
+def test_an_inplace_change_of_a_grad_reaches_the_leafs_grad(xb, clear):
+    """``w.grad.zero_()`` (or a write through a view of it) in a compiled step: on JAX the
+    replay dropped the change of a .grad made in the call, so the gradient accumulated
+    across calls and the weights left eager's (from the first replay on)."""
+    def make():
+        w = xad.tensor([[0.0, 0.2, 0.4], [0.6, 0.8, 1.0]], dtype=xad.float64,
+                       requires_grad=True)
+
+        def step(x):
+            if clear == "before" and w.grad is not None:
+                w.grad.zero_()
+            loss = ((w * x) ** 2).sum()
+            loss.backward()
+            with xad.no_grad():
+                w.sub_(0.1 * w.grad)
+                if clear == "zero_":
+                    w.grad.zero_()
+                elif clear == "setitem":
+                    w.grad[0] = 0.0
+                    w.grad[1].zero_()
+                elif clear == "view":
+                    w.grad.T[1:].zero_()
+            return loss.detach()
+        return w, step
+
+    (we, eager), (wc, step) = make(), make()
+    step = xad.compile(step)
+    rng = np.random.default_rng(1)
+    for _ in range(5):
+        x = rng.normal(size=(2, 3))
+        _calls(step, eager, [(xad.tensor(x, dtype=xad.float64),)])
+        np.testing.assert_array_equal(wc.numpy(), we.numpy())
+        np.testing.assert_array_equal(wc.grad.numpy(), we.grad.numpy())
+
+
+@pytest.mark.parametrize("which", ["argument", "live", "detach"])
+def test_a_returned_view_of_an_outside_tensor_stays_its_view(xb, which):
+    """A change of the returned view reaches the tensor it views, as in eager mode: a
+    replay remakes the view (its result was a new tensor: on JAX the change was lost, on
+    NumPy it reached the memory behind the tensor's version counter)."""
+    def make():
+        w = xad.zeros((2, 3), dtype=xad.float64)
+
+        def f(x):
+            w.add_(x)
+            return {"argument": lambda: x[0], "live": lambda: w.T,
+                    "detach": lambda: x.detach()}[which]()
+        return w, f
+
+    (we, eager), (wc, step) = make(), make()
+    step = xad.compile(step)
+    for k in range(3):
+        a = np.arange(6.0).reshape(2, 3) + k
+        xe, xc = xad.tensor(a, dtype=xad.float64), xad.tensor(a, dtype=xad.float64)
+        eager(xe).mul_(10.0)
+        step(xc).mul_(10.0)
+        np.testing.assert_array_equal(xc.numpy(), xe.numpy())
+        np.testing.assert_array_equal(wc.numpy(), we.numpy())
+        assert xc._version == xe._version
+    assert step.recordings == 1

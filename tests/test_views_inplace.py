@@ -4,6 +4,7 @@ values worked out by hand."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import xad
@@ -249,3 +250,79 @@ def test_a_recorded_write_through_an_expanded_data_puts_only_it_in_the_graph(xb)
     assert d.requires_grad and not x.requires_grad
     (d * d).sum().backward()
     assert u.grad.tolist() == [12.0]
+
+
+@pytest.mark.parametrize("change", ["mul_", "view mul_", "setitem"])
+def test_retain_grad_after_an_inplace_change_is_the_changed_values(xb, change):
+    """As PyTorch's (2.0 on): ``.grad`` of a tensor that retains grad and was then changed
+    in place (directly or through a view) is the gradient of its new value; xad gave the
+    old value's (torch: y.grad == 2 * y, x.grad as below)."""
+    x = xad.tensor([1.0, 2.0, 3.0], dtype=F64, requires_grad=True)
+    y = x * 2
+    y.retain_grad()
+    if change == "mul_":
+        y.mul_(5)
+    elif change == "view mul_":
+        y[0:2].mul_(5)
+    else:
+        y[0:2] = x[0:2] * 7
+    (y ** 2).sum().backward()
+    assert y.grad.tolist() == (2 * y).tolist()
+    want = {"mul_": [200.0, 400.0, 600.0], "view mul_": [200.0, 400.0, 24.0],
+            "setitem": [98.0, 196.0, 24.0]}[change]
+    assert x.grad.tolist() == want
+
+
+def test_clamp_inplace_of_integers_by_a_float_bound_raises_as_pytorchs(xb):
+    """``x.clamp_(min=1.5)`` of an int64 ``x`` cast the clamped values back (giving 1, below
+    the bound); PyTorch raises (a float result cannot be written into integers)."""
+    x = xad.tensor([0, 1, 2])
+    with pytest.raises(TypeError, match="clamp_"):
+        x.clamp_(min=1.5)
+    assert x.tolist() == [0, 1, 2]
+    assert x.clamp_(min=1).tolist() == [1, 1, 2]
+
+
+@pytest.mark.parametrize("change", ["x += x.T", "x[:, 1:] += x[:, :-1]", "x[1:] = x[:-1]",
+                                    "x.copy_(x.T)", "x.mul_(x[0])", "x.T.copy_(x)"])
+def test_a_change_that_reads_another_view_of_its_storage_reads_the_old_values(xb, change):
+    """The right side is read before the change on every backend (NumPy's and JAX's
+    meaning): the torch backend raised or, for ``x[:, 1:] += x[:, :-1]``, gave torch's
+    order-dependent numbers, and CuPy's kernels race there. (PyTorch raises where it
+    detects the overlap; docs/PORTING.md.)"""
+    x = xad.tensor([[0.0, 1.0, 2.0], [3.0, 4.0, 5.0], [6.0, 7.0, 8.0]], dtype=F64)
+    a = x.numpy().copy()
+    exec(change, {"x": x})
+    want = {"x += x.T": a + a.T, "x[:, 1:] += x[:, :-1]": np.concatenate(
+        [a[:, :1], a[:, 1:] + a[:, :-1]], axis=1), "x[1:] = x[:-1]": np.concatenate(
+        [a[:1], a[:-1]]), "x.copy_(x.T)": a.T, "x.mul_(x[0])": a * a[0],
+        "x.T.copy_(x)": a.T}[change]
+    assert x.tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("take", ["slice", "detach slice", "data"])
+def test_views_taken_before_data_is_assigned_keep_the_old_storage(xb, take):
+    """``p.data = t`` gives ``p`` another storage; PyTorch's earlier views keep the old one.
+    xad's still wrote through to ``p``, changing the values just assigned (torch: p ==
+    [10, 20, 30], v == [2, 3])."""
+    p = xad.tensor([1.0, 2.0, 3.0], dtype=F64, requires_grad=True)
+    v = {"slice": lambda: p[0:2], "detach slice": lambda: p.detach()[0:2],
+         "data": lambda: p.data[0:2]}[take]()
+    p.data = xad.tensor([10.0, 20.0, 30.0], dtype=F64)
+    with xad.no_grad():
+        v.add_(1.0)
+    assert (p.tolist(), v.tolist()) == ([10.0, 20.0, 30.0], [2.0, 3.0])
+    (p * 2).sum().backward()
+    assert p.grad.tolist() == [2.0, 2.0, 2.0]
+
+
+def test_clamp_inplace_takes_pytorchs_gradient_at_a_bound(xb):
+    """``clamp_`` is the method ``clamp`` in place: at a bound ``x`` gets all the gradient
+    and a tensor bound none, as PyTorch's (it took the standard ``clip``'s halves)."""
+    x = xad.tensor([0.5, -1.0, 2.0], dtype=F64, requires_grad=True)
+    lo = xad.tensor([0.5, 0.0, 0.0], dtype=F64, requires_grad=True)
+    y = x * 1
+    y.clamp_(min=lo, max=0.5)
+    (y * xad.tensor([1.0, 2.0, 3.0], dtype=F64)).sum().backward()
+    assert x.grad.tolist() == [1.0, 0.0, 0.0]  # torch: [1, 0, 0]
+    assert lo.grad.tolist() == [0.0, 2.0, 0.0]  # torch: [0, 2, 0]

@@ -80,6 +80,20 @@ class JVPLevel:
         if self.parent is not None:
             self.parent.cut(t)
 
+    def untracked(self, t: Tensor, write: Callable[[], None]) -> None:
+        """Run ``write``, a change of ``t``'s values through ``detach()`` or ``.data``,
+        below this level: ``t`` keeps its tangent (a new array of ``t`` takes it)."""
+        tan = self.get(t)
+        context.transform = self.parent
+        try:
+            if self.parent is None:
+                write()
+            else:
+                self.parent.untracked(t, write)
+        finally:
+            context.transform = self
+        self.set(t, tan)
+
     def random(self, fname: str, shape: tuple, make: Callable) -> Tensor:
         """A random draw: a constant here (no tangent), drawn as the levels below say."""
         context.transform = self.parent

@@ -107,6 +107,7 @@ class Tensor:
     _views: list | None = None  # weak references to views that must follow this tensor
     _expanded = False  # a broadcast_to view, or a view of one (elements may share memory)
     _hooks: list[Callable] | None = None
+    _retains = False  # retain_grad() was called: .grad keeps the gradient after backward
     __array_priority__ = 1000
 
     def __init__(self, data: Any, requires_grad: bool = False,
@@ -225,6 +226,8 @@ class Tensor:
         self._bump_version()
         if node is not None:
             self._node, self._idx, self.requires_grad = node, idx, True
+            if self._retains:
+                self._keep_grad()
 
     @property
     def grad(self) -> Tensor | None:
@@ -297,7 +300,21 @@ class Tensor:
         if not isinstance(value, Tensor) or value._backend is not self._backend:
             raise TypeError(f"assigning .data needs an xad tensor on {self._backend.label}, "
                             f"got {type(value).__name__}")
+        self._leave_views()
         self._set_data(value._array)
+
+    def _leave_views(self) -> None:
+        """Leave this tensor's views (and ``detach()``/``.data`` tensors) with its current
+        storage, held by a new tensor outside any graph: ``p.data = t`` gives ``p`` another
+        storage, and PyTorch's earlier views keep the old one (a change through them must not
+        reach ``p``)."""
+        views = self._live_views()
+        if not views:
+            return
+        old = Tensor._make(self._array, self._backend)
+        old._vc, old._views, self._views = self._vc, self._views, None
+        for v in views:
+            v._base = old
 
     def _adopt_view(self, view: Tensor, op: Any, params: dict | None) -> None:
         """Make ``view`` (just computed from this tensor by ``op``; ``None``: the same
@@ -326,6 +343,8 @@ class Tensor:
         """Become ``fresh``, this view remade from its changed base."""
         self._array, self._vc = fresh._array, fresh._vc
         self._node, self._idx, self.requires_grad = fresh._node, fresh._idx, fresh.requires_grad
+        if self._retains and self._node is not None:
+            self._keep_grad()
 
     def _follow_values(self, base: Tensor) -> None:
         """Take ``base``'s new array, as ``detach()`` and ``.data`` do: never its node (a
@@ -635,17 +654,24 @@ class Tensor:
             >>> y.sum().backward(); y.grad.tolist()
             [1.0, 1.0]
         """
-        if self._node is None or getattr(self, "_retains", False):
+        if self._node is None or self._retains:
             return
         self._retains = True
-        ref = weakref.ref(self)
+        self._keep_grad()
+
+    def _keep_grad(self) -> None:
+        """Store the gradient of this tensor's current value in ``.grad`` (a hook on its
+        node, made again when an in-place change gives it another: as PyTorch's, the
+        gradient is the changed value's)."""
+        ref, node = weakref.ref(self), self._node
+        assert node is not None  # retain_grad() is a no-op on a leaf
 
         def keep(g: Tensor) -> None:
             t = ref()
-            if t is not None:
+            if t is not None and t._node is node:
                 g = g.detach()
                 t.grad = g if t.grad is None else t.grad + g
-        self._node.register_hook(self._idx, keep)
+        node.register_hook(self._idx, keep)
 
     # ----- conversion --------------------------------------------------------------------
     def to(self, *args: Any, **kwargs: Any) -> Tensor:
@@ -919,7 +945,8 @@ class Tensor:
             >>> xad.tensor([-1.0, 0.5, 2.0]).clamp_(0.0, 1.0).tolist()
             [0.0, 0.5, 1.0]
         """
-        _ops.assign_result(self, _ops.clip(self._alias(), min, max), "clamp_")
+        _ops.assign_result(self, _ops.clamp(self._alias(), min, max), "clamp_")  # clamp()'s
+        # gradient at a bound (PyTorch's); a dtype the tensor cannot hold raises
         return self
 
     clip_ = clamp_
@@ -1136,8 +1163,8 @@ class Tensor:
     clamp = clip
 
     def reshape(self, *shape) -> Tensor:
-        """See :func:`xad.reshape`."""
-        return _ops.reshape(self, _shape_arg(shape))
+        """See :func:`xad.reshape` (a new view, never ``self``, as PyTorch's)."""
+        return _fresh_view(self, _ops.reshape(self, _shape_arg(shape)))
 
     def view(self, *shape) -> Tensor:
         """PyTorch's ``view``: :meth:`reshape` that never copies (it raises, as PyTorch's,
@@ -1151,11 +1178,11 @@ class Tensor:
         if len(shape) == 1 and isinstance(shape[0], _dt.DType):
             raise TypeError("view(dtype) (reinterpreting the bits) is not supported; cast "
                             "the values with .to(dtype)")
-        return _ops.reshape(self, _shape_arg(shape), copy=False)
+        return _fresh_view(self, _ops.reshape(self, _shape_arg(shape), copy=False))
 
     def view_as(self, other: Tensor) -> Tensor:
-        """:meth:`view` to ``other``'s shape."""
-        return _ops.reshape(self, other.shape)
+        """:meth:`view` to ``other``'s shape (never a copy: it raises where no view exists)."""
+        return _fresh_view(self, _ops.reshape(self, other.shape, copy=False))
 
     def transpose(self, *axes) -> Tensor:
         """PyTorch's ``transpose(dim0, dim1)`` swaps two axes; more axes (or none) permute
@@ -1200,8 +1227,8 @@ class Tensor:
             dims = dim if isinstance(dim, (tuple, list)) else (dim,)
             dim = tuple(d for d in dims if self.shape[d] == 1)
             if not dim:
-                return self
-        return _ops.squeeze(self, _ax(dim, axis))
+                return _ops.shape.view_of(self)
+        return _fresh_view(self, _ops.squeeze(self, _ax(dim, axis)))
 
     def expand_dims(self, axis=0) -> Tensor:
         """See :func:`xad.expand_dims`."""
@@ -1212,19 +1239,19 @@ class Tensor:
         return _ops.expand_dims(self, axis=dim)
 
     def broadcast_to(self, shape) -> Tensor:
-        """See :func:`xad.broadcast_to`."""
-        return _ops.broadcast_to(self, shape)
+        """See :func:`xad.broadcast_to` (a new view, never ``self``)."""
+        return _fresh_view(self, _ops.broadcast_to(self, shape))
 
     def expand(self, *sizes) -> Tensor:
         """PyTorch's ``expand``: :meth:`broadcast_to`, ``-1`` keeping a size."""
         sizes = _shape_arg(sizes)
         lead = len(sizes) - self.ndim
-        return _ops.broadcast_to(self, tuple(
-            self.shape[i - lead] if n == -1 and i >= lead else n for i, n in enumerate(sizes)))
+        return _fresh_view(self, _ops.broadcast_to(self, tuple(
+            self.shape[i - lead] if n == -1 and i >= lead else n for i, n in enumerate(sizes))))
 
     def expand_as(self, other: Tensor) -> Tensor:
         """:meth:`expand` to ``other``'s shape."""
-        return _ops.broadcast_to(self, other.shape)
+        return _fresh_view(self, _ops.broadcast_to(self, other.shape))
 
     def repeat(self, *repeats) -> Tensor:
         """PyTorch's ``repeat``: :func:`xad.tile` (``xad.repeat`` is the standard's)."""
@@ -1506,32 +1533,32 @@ class Tensor:
         return _ops.greater_equal(self, o)
 
     def float(self) -> Tensor:
-        """Cast to float32."""
-        return _ops.astype(self, _dt.float32)
+        """Cast to float32 (``self`` when it is float32 already, as PyTorch's)."""
+        return _ops.astype(self, _dt.float32, copy=False)
 
     def double(self) -> Tensor:
-        """Cast to float64."""
-        return _ops.astype(self, _dt.float64)
+        """Cast to float64 (``self`` when it is float64 already, as PyTorch's)."""
+        return _ops.astype(self, _dt.float64, copy=False)
 
     def half(self) -> Tensor:
-        """Cast to float16."""
-        return _ops.astype(self, _dt.float16)
+        """Cast to float16 (``self`` when it is float16 already)."""
+        return _ops.astype(self, _dt.float16, copy=False)
 
     def long(self) -> Tensor:
-        """Cast to int64."""
-        return _ops.astype(self, _dt.int64)
+        """Cast to int64 (``self`` when it is int64 already)."""
+        return _ops.astype(self, _dt.int64, copy=False)
 
     def int(self) -> Tensor:
-        """Cast to int32."""
-        return _ops.astype(self, _dt.int32)
+        """Cast to int32 (``self`` when it is int32 already)."""
+        return _ops.astype(self, _dt.int32, copy=False)
 
     def bool(self) -> Tensor:
-        """Cast to bool."""
-        return _ops.astype(self, _dt.bool_)
+        """Cast to bool (``self`` when it is bool already)."""
+        return _ops.astype(self, _dt.bool_, copy=False)
 
     def type_as(self, other: Tensor) -> Tensor:
-        """Cast to ``other``'s dtype."""
-        return _ops.astype(self, other.dtype)
+        """Cast to ``other``'s dtype (``self`` when it has it already)."""
+        return _ops.astype(self, other.dtype, copy=False)
 
     def new_full(self, size: Any, fill_value: Any, *, dtype: Any = None,
                  requires_grad: builtins.bool = False, **unused: Any) -> Tensor:
@@ -1614,6 +1641,11 @@ class Tensor:
     @property
     def mT(self) -> Tensor:
         return _ops.matrix_transpose(self)
+
+
+def _fresh_view(x: Tensor, out: Tensor) -> Tensor:
+    """``out``, a view method's result, or a new view of ``x`` where it is ``x`` itself."""
+    return _ops.shape.view_of(x) if out is x else out
 
 
 def _array_repr(a: Any, opts: dict) -> str:

@@ -55,6 +55,13 @@ class BatchedTensor(Tensor):
         s = self.shape
         return Size(math.prod(s), s)
 
+    def _alias(self) -> Tensor:
+        """An in-place change's alias of the old value: batched as this tensor is, so the
+        batching rules it reaches see its logical shape."""
+        a = super()._alias()
+        a.__class__ = BatchedTensor
+        return a
+
     def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len() of a 0-d tensor")
@@ -121,6 +128,8 @@ class BatchLevel:
                     self.mark(o)
         elif ob:
             self.mark(out)
+        if op.view and op.is_view(params) and flags[0]:  # remade and written through by
+            args[0]._adopt_view(out, op, params)        # its per-example parameters
         return out
 
     def _batched_params(self, params: dict) -> dict:
@@ -162,6 +171,22 @@ class BatchLevel:
                 "dropout), randomness='same', or draw outside vmap")
         if self.parent is not None:
             self.parent.unbatched_draw()
+
+    def untracked(self, t: Tensor, write: Callable[[], None]) -> None:
+        """A change of ``t``'s values through ``detach()`` or ``.data``: per example, as
+        any change (the levels outside keep their tangents)."""
+        if self.parent is None:
+            write()
+        else:
+            self.parent.untracked(t, lambda: self._within(write))
+
+    def _within(self, write: Callable[[], None]) -> None:
+        """Run ``write`` at this level (from a level outside that handed it down)."""
+        outer, context.transform = context.transform, self
+        try:
+            write()
+        finally:
+            context.transform = outer
 
     def cut(self, t: Tensor) -> None:
         """A ``detach``-ed tensor stays batched; the levels outside may cut its tangent."""

@@ -254,11 +254,25 @@ class Recorder:
             self.unsupported(f"a tensor's data was set ({how}) to an array made outside "
                              f"xad's operations")
             return
+        leaf = self._grad_holder(t)
+        if leaf is not None:  # a leaf's .grad changed (JAX: g.zero_()): the current call's
+            self.held.add(s)
+            self.instrs.append(Instr("grad", None, (s,), holder=leaf, label="grad"))
+            return
         holder = self.holder(t)
         if holder is None:
             return  # a tensor this call made: a replay makes its own (and reads it by array)
         self.held.add(s)
         self.instrs.append(Instr("bind", how, (s,), holder=holder, label=how))
+
+    def _grad_holder(self, t: Tensor) -> Any:
+        """The holder of the leaf whose ``.grad`` ``t`` is now (read in this call), or None."""
+        owner = self.grad_owner.get(id(t))
+        if owner is None:
+            return None
+        holder = owner[0]
+        leaf = self.args[holder.index] if type(holder) is ArgRef else holder()
+        return holder if leaf is not None and leaf._grad is t else None
 
     def grad_set(self, leaf: Tensor, g: Tensor | None) -> None:
         if self.paused:  # inside a host call (``zero_grad``): run again at each replay

@@ -27,7 +27,7 @@ class Real(Op):
 
     @staticmethod
     def forward(b, x):
-        return b.xp.real(x)
+        return b.xp.asarray(b.xp.real(x), copy=True)  # NumPy's, torch's: a view of x
 
     @staticmethod
     def backward(node, g):
@@ -43,7 +43,7 @@ class Imag(Op):
 
     @staticmethod
     def forward(b, x):
-        return b.xp.imag(x)
+        return b.xp.asarray(b.xp.imag(x), copy=True)
 
     @staticmethod
     def backward(node, g):
@@ -87,7 +87,8 @@ class ComplexFromParts(Op):
 
 
 def real(x: Tensor, /) -> Tensor:
-    """The real part (a real tensor's own values); differentiable.
+    """The real part (a real tensor itself); differentiable. A copy, not a view as
+    PyTorch's ``x.real`` (xad's views are the shape and slicing operations).
 
     Example:
         >>> import xad

@@ -8,6 +8,7 @@ import operator
 from typing import Any
 
 from .. import dtypes as _dt
+from ..factories import zeros_like
 from ..tensor import Tensor
 from ._apply import Op, apply, unary
 from .batching import unbatched_error
@@ -420,7 +421,28 @@ class IndexPut(Op):
         gx = apply(IndexPut, g, 0.0, key=key) if node.needs_grad(0) else None
         return gx, gv
 
-    jvp = classmethod(linear_jvp)
+    @staticmethod
+    def batch(args, batched, key, batched_params=None):
+        """Per example, for a basic key into a batched tensor (the value batched or not)."""
+        (x, v), (fx, fv) = args, batched
+        if batched_params or not fx or any(
+                not (k is None or k is Ellipsis or isinstance(k, (int, slice))) for k in key):
+            raise NotImplementedError(
+                "vmap: the primitive 'index_put' has no batching rule for an integer-array or "
+                "mask index, or for a batched value written into a tensor that is not "
+                "batched; run that part with a Python loop")
+        key = (slice(None),) + tuple(key)
+        if fv:  # the value's axes line up with the selection's last ones
+            rank = x.ndim - sum(type(k) is int for k in key) + sum(k is None for k in key)
+            v = reshape(v, (v.shape[0],) + (1,) * (rank - v.ndim) + tuple(v.shape[1:]))
+        return apply(IndexPut, x, v, key=key), True
+
+    @staticmethod
+    def jvp(primals, tangents, out, key):
+        """``tx`` with ``tx[key] = tv``: a value without a tangent (a number) puts zeros."""
+        (x, _), (tx, tv) = primals, tangents
+        tx = zeros_like(x) if tx is None else tx
+        return apply(IndexPut, tx, 0.0 if tv is None else tv, key=key)
 
 
 def getitem_raw(x: Tensor, key: tuple) -> Tensor:

@@ -105,10 +105,23 @@ def _write_untracked(base: Tensor, key: Any, value: Any, counted: bool, fresh: b
     ``counted``): the base keeps its node; ``fresh``: its memory gets a new array (a node
     saved the old one)."""
     old, version = base._vc, base._version
-    with grad_mode.no_grad():
-        _setitem(base, key, value, fresh)
+    _outside(base, lambda: _setitem(base, key, value, fresh))
     if not counted:
         base._untracked(old, version)
+
+
+def _outside(base: Tensor, write: Any) -> None:
+    """Run ``write`` (a change of ``base``'s values through ``detach()``/``.data``) without
+    recording it; inside ``xad.jvp`` ``base`` keeps its tangent, as PyTorch's."""
+    level = context.transform
+    with grad_mode.no_grad():
+        if level is None:
+            write()
+            return
+        try:
+            level.untracked(base, write)
+        finally:
+            context.transform = level  # (a level outside that ran it left its own)
 
 
 def _write_detached(x: Tensor, new: Tensor, fresh: bool) -> None:
@@ -234,8 +247,7 @@ def _write_detached_expanded(d: Tensor, at: tuple, value: Any, what: str, fill: 
     assert base is not None  # d is a detach()/.data of an expanded view
     old, version = base._vc, base._version
     v = value.detach() if isinstance(value, Tensor) else value
-    with grad_mode.no_grad():
-        _write_expanded(base, k, v, what, fill, checked=True)
+    _outside(base, lambda: _write_expanded(base, k, v, what, fill, checked=True))
     if d._data_of:
         base._untracked(old, version)
     d._follow_values(base)
@@ -276,7 +288,7 @@ def _setitem(x: Tensor, key: Any, value: Any, fresh: bool) -> None:
         return
     b = x._backend
     fresh = fresh or x._node is not None  # never write into an array a node may have saved
-    out = _raw_call(_store, b, x, v, key=k, fresh=fresh, label="setitem")
+    out = _raw_call(_store, b, x, _apart(x, v), key=k, fresh=fresh, label="setitem")
     if not fresh and b.mutable and out is not x._array:
         _replaced(x, out)  # the library could not write this key in place
     elif fresh:
@@ -286,6 +298,20 @@ def _setitem(x: Tensor, key: Any, value: Any, fresh: bool) -> None:
         x._set_data(out)
         if not b.mutable:
             _refresh_views(x)
+
+
+def _apart(x: Tensor, o: Any) -> Any:
+    """``o``, or a copy of it where it is another view of ``x``'s storage (``x += x.T``,
+    ``x[1:] = x[:-1]``): a change written into ``x``'s array then reads ``o``'s values from
+    before it on every backend (NumPy's meaning; CuPy's kernels would race, torch's raise)."""
+    if not isinstance(o, Tensor) or o is x or not x._backend.mutable:
+        return o
+    a, c = x, o
+    while a._base is not None:
+        a = a._base
+    while c._base is not None:
+        c = c._base
+    return o._copy() if a is c else o
 
 
 def _replaced(x: Tensor, out: Any) -> None:
@@ -403,7 +429,7 @@ def inplace(x: Tensor, other: Any, op: str) -> Tensor:
         with grad_mode.no_grad():
             return assign_result(x, fn(x._alias(), o), what)
     elif x._node is None:  # a leaf's array is written in place where arrays are mutable
-        out = _raw_call(_arith, x._backend, x, o, f"{op}=", fn=ifn)
+        out = _raw_call(_arith, x._backend, x, _apart(x, o), f"{op}=", fn=ifn)
         if x._backend.mutable and out is not x._array:
             _replaced(x, out)
             return x

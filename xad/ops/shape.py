@@ -190,6 +190,12 @@ def reshape(x: Tensor, /, shape: Sequence[int] | int, *, copy: bool | None = Non
     return unary(Reshape, x, shape=shape, copy=True)
 
 
+def view_of(x: Tensor) -> Tensor:
+    """A new view of all of ``x`` (PyTorch's view methods never return their input, so a
+    hook or ``retain_grad`` on the view sees only what flows through it)."""
+    return unary(Reshape, x, shape=tuple(x.shape), copy=None)
+
+
 def permute_dims(x: Tensor, axes: Sequence[int]) -> Tensor:
     """Reorder the axes.
 
@@ -355,7 +361,7 @@ def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     if s > e:
         raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim} "
                          f"(shape {x.shape})")
-    return reshape(x, x.shape[:s] + (-1,) + x.shape[e + 1:])
+    return reshape(x, x.shape[:s] + (math.prod(x.shape[s:e + 1]),) + x.shape[e + 1:])
 
 
 def flip(x: Tensor, axis: Any = None) -> Tensor:
