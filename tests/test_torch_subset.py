@@ -21,6 +21,10 @@ IDX = np.array([[0, 3, 1, 1], [2, 0, 0, 3], [1, 1, 2, 0]])
 # name -> f(x, m): x a tensor, m the ``torch`` module (xad's or PyTorch's); same code for both
 CASES = {
     "view": lambda x, m: x.view(-1, 2) * 1.5,
+    "round": lambda x, m: x + (x * 3).round() + (x * 3).round(decimals=1),
+    "floor_ceil_trunc": lambda x, m: x * (x * 3).floor() + (x * 3).ceil() - (x * 3).trunc(),
+    "sign": lambda x, m: x * x.sign(),
+    "remainder": lambda x, m: x.remainder(0.7) + x.remainder(-0.4),
     "view_as": lambda x, m: x.view_as(x.t()),
     "reshape": lambda x, m: x.reshape(2, 6),
     "flatten": lambda x, m: x.view(3, 2, 2).flatten(1),
@@ -62,6 +66,7 @@ CASES = {
 # integer or boolean results: values only
 INT_CASES = {
     "argmax": lambda x, m: x.argmax(dim=1),
+    "floor_divide": lambda x, m: (x * 3).floor_divide(0.4),  # (PyTorch: no derivative)
     "argmin": lambda x, m: x.argmin(0, keepdim=True),
     "max_indices": lambda x, m: x.max(dim=0).indices,
     "long": lambda x, m: (x * 3).long(),

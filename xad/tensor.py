@@ -1099,6 +1099,7 @@ class Tensor:
     def log_softmax(self, dim=-1, *, axis=None) -> Tensor:
         """See :func:`xad.log_softmax`."""
         return _ops.log_softmax(self, axis=_ax(dim, axis))
+
     def exp(self) -> Tensor:
         """See :func:`xad.exp`."""
         return _ops.exp(self)
@@ -1122,6 +1123,43 @@ class Tensor:
     def abs(self) -> Tensor:
         """See :func:`xad.abs`."""
         return _ops.abs(self)
+
+    def round(self, decimals: int = 0) -> Tensor:
+        """PyTorch's ``round``: half to even, at ``decimals`` places (:func:`xad.round`).
+
+        Example:
+            >>> import xad
+            >>> xad.tensor([0.5, 1.5, 1.26], dtype=xad.float64).round(decimals=1).tolist()
+            [0.5, 1.5, 1.3]
+        """
+        if decimals == 0:
+            return _ops.round(self)
+        s = 10.0 ** decimals
+        return _ops.round(self * s) / s
+
+    def floor(self) -> Tensor:
+        """See :func:`xad.floor`."""
+        return _ops.floor(self)
+
+    def ceil(self) -> Tensor:
+        """See :func:`xad.ceil`."""
+        return _ops.ceil(self)
+
+    def trunc(self) -> Tensor:
+        """See :func:`xad.trunc`."""
+        return _ops.trunc(self)
+
+    def sign(self) -> Tensor:
+        """See :func:`xad.sign`."""
+        return _ops.sign(self)
+
+    def floor_divide(self, other: Any) -> Tensor:
+        """``self // other`` (:func:`xad.floor_divide`)."""
+        return _ops.floor_divide(self, other)
+
+    def remainder(self, other: Any) -> Tensor:
+        """``self % other``, the sign of ``other`` (:func:`xad.remainder`)."""
+        return _ops.remainder(self, other)
 
     def sin(self) -> Tensor:
         """See :func:`xad.sin`."""

@@ -323,10 +323,7 @@ def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001, A002
         >>> round(xad.tensor([0.5, 1.5, 1.26], dtype=xad.float64), decimals=1).tolist()
         [0.5, 1.5, 1.3]
     """
-    if decimals == 0:
-        return _ops.round(input)
-    s = 10.0 ** decimals
-    return _ops.round(input * s) / s
+    return input.round(decimals=decimals)
 
 
 def _dims(d: Any) -> Any:

@@ -274,7 +274,8 @@ def layer_norm(x: Tensor, axes: Sequence[int], weight: Tensor, bias: Tensor,
         [-1.0, 1.0]
     """
     if _half(x):
-        return layer_norm(*_wide(x), axes, *_wide(weight, bias), eps).astype(x.dtype)
+        w, b = _wide(weight, bias)
+        return layer_norm(x.astype(_dt.float32), axes, w, b, eps).astype(x.dtype)
     axes = normalize_axes(axes, x.ndim, "layer_norm")
     out, _, _ = apply(LayerNorm, x, weight, bias, axes=axes, eps=float(eps),
                       product=by_product(x, axes))
@@ -320,7 +321,7 @@ def standardize(x: Tensor, axes: int | Sequence[int], eps: float = 1e-5) -> Tens
     if not x.dtype.is_floating:
         raise TypeError(f"standardize: expected a floating-point tensor, got {x.dtype}")
     if _half(x):
-        return standardize(*_wide(x), axes, eps).astype(x.dtype)
+        return standardize(x.astype(_dt.float32), axes, eps).astype(x.dtype)
     axes = normalize_axes(axes, x.ndim, "standardize")
     y, _ = apply(Standardize, x, axes=axes, eps=float(eps), product=by_product(x, axes))
     return y
