@@ -1018,7 +1018,8 @@ class Tensor:
         """PyTorch's ``var``: unbiased (``correction=1``) unless told; :func:`xad.var` (the
         standard's) defaults to ``correction=0``."""
         c = correction if correction is not None else 0 if unbiased is False else 1
-        return _ops.var(self, axis=_ax(dim, axis), correction=c, keepdims=keepdim or keepdims)
+        return _ops.torch_conventions.var(self, axis=_ax(dim, axis), correction=c,
+                                          keepdims=keepdim or keepdims)
 
     def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None,
             keepdims=False) -> Tensor:

@@ -223,7 +223,20 @@ signbit = _no_grad_fn("signbit", 1, "Whether the sign bit is set")
 isinf = _no_grad_fn("isinf", 1, "Whether each element is infinite")
 bitwise_invert = _no_grad_fn("bitwise_invert", 1, "Bitwise not")
 floor_divide = _no_grad_fn("floor_divide", 2, "Floor of x / y", _floor_divide)
-nextafter = _no_grad_fn("nextafter", 2, "The next representable value after x toward y")
+def _nextafter(b: Any, x: Any, y: Any) -> Any:
+    """``nextafter``; two integer (or bool) operands raise, as in PyTorch and the standard
+    (NumPy's float64 answer was neither theirs nor xad's float32 for integers)."""
+    like = x if not isinstance(x, (int, float)) else y
+    x, y = _arr(b, x, like), _arr(b, y, like)
+    if not (b.xad_dtype(x.dtype).is_floating or b.xad_dtype(y.dtype).is_floating):
+        raise TypeError(f"nextafter: integer operands ({b.xad_dtype(x.dtype)}, "
+                        f"{b.xad_dtype(y.dtype)}) have no next representable value; cast "
+                        "one to a floating dtype first (x.astype(xad.float32))")
+    return b.xp.nextafter(x, y)
+
+
+nextafter = _no_grad_fn("nextafter", 2, "The next representable value after x toward y",
+                        _nextafter)
 logical_xor = _no_grad_fn("logical_xor", 2, "Elementwise exclusive or")
 bitwise_and = _no_grad_fn("bitwise_and", 2, "Bitwise and")
 bitwise_or = _no_grad_fn("bitwise_or", 2, "Bitwise or")

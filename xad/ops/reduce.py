@@ -321,55 +321,70 @@ class Var(Op):
     the analytic ``2 (x - mean) g / (n - correction)`` (PyTorch's). The composed mean,
     square and sum rules add ``sum(x - mean)``, zero in exact arithmetic but not in floating
     point, to every element's gradient: ``[1e30, -1e30, 3, 0]`` gave ``[.., 1.25, -0.75]``
-    for ``[.., 1.5, -0.5]``."""
+    for ``[.., 1.5, -0.5]``. At ``n - correction <= 0`` the value is NaN (the standard's
+    special case) or, with ``pytorch``, PyTorch's ``sum / max(n - correction, 0)`` (inf,
+    NaN for no spread) and its rule's unclamped divisor."""
 
     name = "var"
     save_inputs = True
     floating = True
 
     @staticmethod
-    def forward(b, x, axis, correction, keepdims):
+    def forward(b, x, axis, correction, keepdims, pytorch):
         acc = _accumulator(b, x)  # half precision: in float32, as PyTorch's
         xw = x if acc is None else b.xp.astype(x, acc)
         n = math.prod(x.shape[a] for a in axis)
         d = xw - b.xp.sum(xw, axis=axis, keepdims=True) * (1.0 / n if n else math.nan)
-        out = b.xp.sum(d * d, axis=axis, keepdims=keepdims) * _var_scale(n, correction)
+        scale = _var_scale(n, correction, pytorch)
+        out = b.xp.sum(d * d, axis=axis, keepdims=keepdims) * scale
         return out if acc is None else b.xp.astype(out, x.dtype)
 
     @staticmethod
     def backward(node, g):
         x, p = node.inputs[0], node.params
-        return _expand(g, node) * _var_grad(x, p["axis"], p["correction"])
+        return _expand(g, node) * _var_grad(x, p["axis"], p["correction"], p["pytorch"])
 
     batch = classmethod(axes_batch)
 
     @staticmethod
-    def jvp(primals, tangents, out, axis, correction, keepdims):
-        return sum(tangents[0] * _var_grad(primals[0], axis, correction), axis, keepdims)
+    def jvp(primals, tangents, out, axis, correction, keepdims, pytorch):
+        return sum(tangents[0] * _var_grad(primals[0], axis, correction, pytorch), axis,
+                   keepdims)
 
 
-def _var_scale(n: int, correction: float) -> float:
-    return 1.0 / (n - correction) if n - correction > 0 else math.nan
+def _var_scale(n: int, correction: float, pytorch: bool = False, rule: bool = False) -> float:
+    """``1 / (n - correction)``; where that is not positive, NaN (the standard's) or, with
+    ``pytorch``, inf, and in the gradient rule (``rule``) PyTorch's negative divisor."""
+    if n - correction > 0 or (pytorch and rule and n - correction < 0):
+        return 1.0 / (n - correction)
+    return math.inf if pytorch else math.nan
 
 
-def _var_grad(x: Tensor, axes: tuple[int, ...], correction: float) -> Tensor:
+def _var_grad(x: Tensor, axes: tuple[int, ...], correction: float,
+              pytorch: bool = False) -> Tensor:
     """``d var(x) / d x = 2 (x - mean(x)) / (n - correction)`` (kept-dims form)."""
     n = math.prod(x.shape[a] for a in axes)
-    return (x - mean(x, axes, keepdims=True)) * (2.0 * _var_scale(n, correction))
+    return (x - mean(x, axes, keepdims=True)) * (2.0 * _var_scale(n, correction, pytorch, True))
 
 
 def var(x: Tensor, axis: Any = None, correction: float = 0, keepdims: bool = False) -> Tensor:
-    """Variance over ``axis``, dividing by ``N - correction`` (the standard's keyword).
+    """Variance over ``axis``, dividing by ``N - correction`` (the standard's keyword): NaN
+    where ``N - correction <= 0`` (the standard's special case).
 
     Example:
         >>> import xad
         >>> xad.var(xad.tensor([1.0, 3.0])).item()
         1.0
     """
+    return variance(x, axis, correction, keepdims, pytorch=False)
+
+
+def variance(x: Tensor, axis: Any, correction: float, keepdims: bool, pytorch: bool) -> Tensor:
+    """:func:`var`; ``pytorch``: inf, not NaN, where ``N - correction <= 0`` (``Var``)."""
     if context.autocast is not None:  # float32 under autocast, as its sums were
         (x,) = autocast_float32(x, op="var")
     return unary(Var, x, axis=_axes(axis, x.ndim, "var"), correction=correction,
-                 keepdims=bool(keepdims))
+                 keepdims=bool(keepdims), pytorch=pytorch)
 
 
 def std(x: Tensor, axis: Any = None, correction: float = 0, keepdims: bool = False) -> Tensor:

@@ -18,9 +18,9 @@ from .axes import normalize_axis
 from .elementwise_math import Atan2
 from .norms import sqrt_zero_grad
 from .norms import vector_norm as _vector_norm
-from .reduce import argmax, argmin, max_indexed, var
+from .reduce import argmax, argmin, max_indexed, variance
 
-__all__ = ["max_dim", "std", "norm", "vector_norm", "atan2"]
+__all__ = ["max_dim", "var", "std", "norm", "vector_norm", "atan2"]
 
 
 def max_dim(x: Tensor, dim: int, keepdim: bool = False, *,
@@ -45,9 +45,22 @@ def max_dim(x: Tensor, dim: int, keepdim: bool = False, *,
     return max_indexed(x, a, keepdim, largest), idx
 
 
+def var(x: Tensor, axis: Any = None, correction: float = 1, keepdims: bool = False) -> Tensor:
+    """PyTorch's ``var`` (``correction=1`` by default): inf (NaN with no spread), not the
+    standard's NaN, where ``N - correction <= 0``.
+
+    Example:
+        >>> import xad
+        >>> from xad.ops import torch_conventions as tc
+        >>> tc.var(xad.tensor([1.0, 2.0]), correction=2).item()
+        inf
+    """
+    return variance(x, axis, correction, keepdims, pytorch=True)
+
+
 def std(x: Tensor, axis: Any = None, correction: float = 1, keepdims: bool = False) -> Tensor:
     """PyTorch's ``std`` (``correction=1`` by default): 0, not NaN, the gradient of a
-    constant.
+    constant; inf where ``N - correction <= 0`` as :func:`var`.
 
     Example:
         >>> import xad

