@@ -60,3 +60,19 @@ def test_nextafter_of_an_integer_and_a_float_promotes(xb):
     y = xad.nextafter(t, xad.tensor([0.0, 3.0], dtype=xad.float32))
     assert y.dtype == xad.float32  # torch's
     assert y.tolist() == np.nextafter(np.float32([1, 2]), np.float32([0, 3])).tolist()
+
+
+# ----- topk / kthvalue at ties ----------------------------------------------------------------
+def test_topk_and_kthvalue_ties_in_ascending_index_order(xb):
+    """torch 2.13 CPU is deterministic at ties but in its introselect's order (topk smallest 3
+    of this row: [2, 4, 1]; kthvalue(2): 4), which PyTorch leaves unspecified; xad's order is
+    the stable one (docs/PORTING.md) on every backend; the values agree with torch's."""
+    x = xad.tensor([[3.0, 1.0, 1.0, 2.0, 1.0, 3.0]], dtype=F64)
+    v, i = x.topk(3, largest=False)
+    assert (v.tolist(), i.tolist()) == ([[1.0, 1.0, 1.0]], [[1, 2, 4]])
+    v, i = x.topk(3)
+    assert (v.tolist(), i.tolist()) == ([[3.0, 3.0, 2.0]], [[0, 5, 3]])
+    v, i = x.kthvalue(2)
+    assert (v.tolist(), i.tolist()) == ([1.0], [2])
+    v, i = x.kthvalue(5, dim=1)
+    assert (v.tolist(), i.tolist()) == ([3.0], [0])
