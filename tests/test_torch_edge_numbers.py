@@ -76,3 +76,47 @@ def test_topk_and_kthvalue_ties_in_ascending_index_order(xb):
     assert (v.tolist(), i.tolist()) == ([1.0], [2])
     v, i = x.kthvalue(5, dim=1)
     assert (v.tolist(), i.tolist()) == ([3.0], [0])
+
+
+# ----- norms: PyTorch's Tensor.norm with a negative p at a zero element ------------------------
+@pytest.mark.parametrize("p", [-1, -2, -0.5])
+@pytest.mark.parametrize("values", [[0.0, 1.0, -2.0], [0.0, 0.0, 3.0]])
+def test_method_norm_negative_p_with_a_zero_is_zero(p, values, xb):
+    """torch: (sum |x|^p)^(1/p) with 0^p = inf gives 0, gradient 0; xad gave 0.667 and 3.0
+    (the zeros left out of the sum) with nonzero gradients."""
+    x = xad.tensor(values, dtype=F64, requires_grad=True)
+    with np.errstate(all="ignore"):
+        y = x.norm(p=p)
+        y.backward()
+    assert y.item() == 0.0
+    assert x.grad.tolist() == [0.0, 0.0, 0.0]
+    with np.errstate(all="ignore"):  # the standard's function has the same value
+        assert xad.linalg.vector_norm(x.detach(), ord=p).item() == 0.0
+
+
+# ----- eigh / svd: the values alone at repeated values -----------------------------------------
+W3 = [1.0, 2.0, 3.0]
+
+
+def test_eigh_eigenvalues_alone_at_repeated_eigenvalues(xb):
+    """torch and JAX: V diag(g) V^T = [[3,0,0],[0,2,0],[0,0,1]]; xad gave all NaN."""
+    a = xad.tensor([[2.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 1.0]], dtype=F64,
+                   requires_grad=True)
+    (xad.linalg.eigh(a).eigenvalues * xad.tensor(W3, dtype=F64)).sum().backward()
+    assert a.grad.tolist() == [[3.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 1.0]]
+
+
+@pytest.mark.parametrize("full", [False, True])
+@pytest.mark.parametrize("shape", [(3, 3), (3, 2), (2, 3)])
+def test_svd_singular_values_alone_at_repeated_values(shape, full, xb):
+    """torch and JAX: U diag(g) Vh (the singular vectors returned; at repeated values any
+    basis of their space), finite; xad gave NaN (and raised for full_matrices=True with a
+    non-square matrix, which only the singular vectors need)."""
+    k = min(shape)
+    a = np.zeros(shape)
+    a[range(k), range(k)] = [2.0, 2.0, 1.0][:k]
+    x = xad.tensor(a, dtype=F64, requires_grad=True)
+    u, s, vh = xad.linalg.svd(x, full_matrices=full)
+    (s * xad.tensor(W3[:k], dtype=F64)).sum().backward()
+    u, vh = u.numpy()[:, :k], vh.numpy()[:k]
+    np.testing.assert_allclose(x.grad.numpy(), (u * W3[:k]) @ vh, atol=1e-12)

@@ -4,15 +4,15 @@ symmetric eigendecomposition, the SVD and QR, each forward through the backend's
 
 Gradients are for real matrices. Those of ``eigh``/``cholesky`` are symmetric (the input is
 read as symmetric, as JAX's and PyTorch's are); at repeated eigenvalues or singular values
-the eigenvector/singular-vector gradients are inf/NaN, as JAX's (``eigvalsh`` and
-``svdvals`` alone stay finite there).
+the eigenvector/singular-vector gradients are inf/NaN, as JAX's (the values alone, by
+``eigvalsh``, ``svdvals`` or unused vectors, stay finite there).
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
-from ..factories import eye
+from ..factories import eye, zeros_like
 from ..tensor import Tensor
 from ._apply import Op, apply, unary
 from .batching import elementwise_batch
@@ -109,10 +109,20 @@ def cholesky(x: Tensor, /, *, upper: bool = False) -> Tensor:
     return unary(Cholesky, x, upper=upper)
 
 
+def _spectral(v: Tensor, g: Tensor, vh: Tensor) -> Tensor:
+    """``V diag(g) Vh``: the gradient through the values alone, finite where they repeat."""
+    return matmul(v * expand_dims(g, axis=-2), vh)
+
+
 class Eigh(Op):
+    """Its rule gets ``None`` for an unused output: the eigenvalues alone give
+    ``V diag(gw) V^T``, finite at repeated eigenvalues (JAX's and PyTorch's), where the
+    eigenvector term's ``inf * 0`` made it NaN."""
+
     name = "eigh"
     library = True
     save_output = True
+    materialize_grads = False
 
     @staticmethod
     def forward(b, x):
@@ -121,7 +131,10 @@ class Eigh(Op):
     @staticmethod
     def backward(node, gw, gv):
         w, v = node.output(0), node.output(1)
-        inner = _diag(gw) + _gap_inverse(w) * matmul(_mT(v), gv)
+        if gv is None:
+            return _sym(_spectral(v, gw, _mT(v)))
+        inner = _gap_inverse(w) * matmul(_mT(v), gv)
+        inner = inner if gw is None else inner + _diag(gw)
         return _sym(matmul(matmul(v, inner), _mT(v)))
 
     batch = classmethod(elementwise_batch)
@@ -183,9 +196,14 @@ def eigvalsh(x: Tensor, /) -> Tensor:
 
 
 class Svd(Op):
+    """Its rule gets ``None`` for an unused output: ``S`` alone gives ``U diag(gS) Vh``
+    (finite at repeated singular values, and for ``full_matrices=True``), as JAX's and
+    PyTorch's."""
+
     name = "svd"
     library = True
     save_output = True
+    materialize_grads = False
 
     @staticmethod
     def forward(b, x, full_matrices):
@@ -194,7 +212,13 @@ class Svd(Op):
     @staticmethod
     def backward(node, gu, gs, gvh):
         u, s, vh = node.output(0), node.output(1), node.output(2)
+        if gu is None and gvh is None:
+            k = s.shape[-1]
+            return _spectral(u[..., :k], gs, vh[..., :k, :])
         _full_check("backward", u, s, vh)
+        gu = zeros_like(u) if gu is None else gu
+        gs = zeros_like(s) if gs is None else gs
+        gvh = zeros_like(vh) if gvh is None else gvh
         return _svd_grad(u, s, vh, gu, gs, gvh)
 
     batch = classmethod(elementwise_batch)

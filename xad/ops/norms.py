@@ -65,7 +65,8 @@ def vector_norm(x: Tensor, ord: float = 2, axis: Any = None, keepdims: bool = Fa
                    keepdims=keepdims)
     if ord == 1:
         return sum(a, axis=axis, keepdims=keepdims)
-    if zero_grad and ord < 1:  # PyTorch's 0, not inf * 0, at a zero element
-        return _root(sum(where(nz, where(nz, a, 1.0) ** ord, 0.0), axis=axis,
-                         keepdims=keepdims), ord, zero_grad)
+    if zero_grad and ord < 1:  # PyTorch's 0, not inf * 0, at a zero element (0 ** ord:
+        # 0, or inf for ord < 0, where the norm is 0)
+        return _root(sum(where(nz, where(nz, a, 1.0) ** ord, 0.0 if ord > 0 else math.inf),
+                         axis=axis, keepdims=keepdims), ord, zero_grad)
     return _root(sum(a ** ord, axis=axis, keepdims=keepdims), ord, zero_grad)
