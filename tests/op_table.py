@@ -405,7 +405,7 @@ def _linalg_cases() -> list[Case]:
         Case("inv", lambda m, x: la(m).inv(well(m, x)), ((2, 3, 3),)),
         Case("solve:matrix", lambda m, a, b: la(m).solve(well(m, a), b), ((3, 3), (2, 3, 2))),
         Case("solve:vector", lambda m, a, b: la(m).solve(well(m, a), b), ((3, 3), (3,))),
-        Case("det", lambda m, x: la(m).det(x), ((2, 3, 3),)),
+        Case("det", lambda m, x: la(m).det(x), ((2, 3, 3),), prims=("det", "cofactor")),
         Case("slogdet", lambda m, x: la(m).slogdet(well(m, x)).logabsdet, ((3, 3),)),
         Case("pinv:tall", lambda m, x: la(m).pinv(x), ((4, 3),)),
         Case("pinv:wide", lambda m, x: la(m).pinv(x), ((2, 4),)),

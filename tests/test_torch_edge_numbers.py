@@ -120,3 +120,28 @@ def test_svd_singular_values_alone_at_repeated_values(shape, full, xb):
     (s * xad.tensor(W3[:k], dtype=F64)).sum().backward()
     u, vh = u.numpy()[:, :k], vh.numpy()[:k]
     np.testing.assert_allclose(x.grad.numpy(), (u * W3[:k]) @ vh, atol=1e-12)
+
+
+# ----- det at singular matrices -----------------------------------------------------------------
+@pytest.mark.parametrize("a,want", [
+    ([[1.0, 2.0], [2.0, 4.0]], [[4.0, -2.0], [-2.0, 1.0]]),
+    ([[0.0]], [[1.0]]),
+    ([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]],
+     [[-3.0, 6.0, -3.0], [6.0, -12.0, 6.0], [-3.0, 6.0, -3.0]]),
+    ([[0.0, 0.0], [0.0, 0.0]], [[0.0, 0.0], [0.0, 0.0]])])
+def test_det_gradient_at_a_singular_matrix_is_the_cofactor_matrix(a, want, xb):
+    """JAX's (the cofactor matrix adj(a)^T); xad raised (inv failed) on NumPy, torch and
+    array_api_strict and gave NaN on JAX; torch 2.13 gives zeros for the first and third."""
+    x = xad.tensor(a, dtype=F64, requires_grad=True)
+    xad.linalg.det(x).backward()
+    np.testing.assert_allclose(x.grad.numpy(), want, atol=1e-12)
+    _, t = xad.jvp(xad.linalg.det, (x.detach(),), (xad.ones_like(x.detach()),))
+    assert t.item() == pytest.approx(float(np.sum(want)), abs=1e-12)
+
+
+def test_det_second_order_as_jax(xb):
+    """The cofactor's own rule: d2 det at the identity (JAX: H[ij, kl] = d_ij d_kl - d_il d_kj)."""
+    h = xad.hessian(xad.linalg.det)(xad.eye(2, dtype=F64)).numpy().reshape(4, 4)
+    e = np.eye(2)
+    want = (np.einsum("ij,kl->ijkl", e, e) - np.einsum("il,kj->ijkl", e, e)).reshape(4, 4)
+    np.testing.assert_allclose(h, want, atol=1e-12)

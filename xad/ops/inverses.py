@@ -107,11 +107,52 @@ class Solve(Op):
         return fit(solve(a, rhs), out)
 
 
-class Det(Op):
-    name = "det"
+class Cofactor(Op):
+    """The cofactor matrix ``adj(x)^T`` (``det(x) x^-T`` where ``x`` is invertible), through
+    the SVD: ``det(U) det(Vh) U diag(prod_{j != i} s_j) Vh``, finite and right at a singular
+    matrix (``[[1, 2], [2, 4]]``: ``[[4, -2], [-2, 1]]``, JAX's), where ``det * inv^T``
+    raised or gave NaN. Its own rule, ``<g, x^-T> C - C g^T x^-T``, needs the inverse."""
+
+    name = "cofactor"
     library = True
     save_inputs = True
     save_output = True
+
+    @staticmethod
+    def forward(b, x):
+        xp = b.xp
+        u, s, vh = _call("svd", b, x, full_matrices=False)
+        n = s.shape[-1]
+        i = xp.arange(n, dtype=xp.int64, device=b.device)
+        rows = xp.broadcast_to(s[..., None, :], tuple(s.shape) + (n,))
+        others = xp.prod(xp.where(i[:, None] == i[None, :], xp.ones_like(rows), rows), axis=-1)
+        sign = _call("det", b, u) * _call("det", b, vh)
+        return sign[..., None, None] * ((u * others[..., None, :]) @ vh)
+
+    @staticmethod
+    def backward(node, g):
+        c, bt = node.output(), _mT(inv(node.inputs[0]))
+        return _scalar_mat((g * bt).sum(axis=(-2, -1))) * c - matmul(c, matmul(_mT(g), bt))
+
+    batch = classmethod(elementwise_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        bt = _mT(inv(primals[0]))
+        return (_scalar_mat((bt * tangents[0]).sum(axis=(-2, -1))) * out
+                - matmul(out, matmul(_mT(tangents[0]), bt)))
+
+
+def _scalar_mat(v: Tensor) -> Tensor:
+    return expand_dims(expand_dims(v, axis=-1), axis=-1)
+
+
+class Det(Op):
+    """Gradient ``g * adj(x)^T`` (:class:`Cofactor`): right at singular matrices too."""
+
+    name = "det"
+    library = True
+    save_inputs = True
 
     @staticmethod
     def forward(b, x):
@@ -119,14 +160,13 @@ class Det(Op):
 
     @staticmethod
     def backward(node, g):
-        scale = expand_dims(expand_dims(g * node.output(), axis=-1), axis=-1)
-        return scale * _mT(inv(node.inputs[0]))
+        return _scalar_mat(g) * unary(Cofactor, node.inputs[0])
 
     batch = classmethod(elementwise_batch)
 
     @staticmethod
     def jvp(primals, tangents, out):
-        return out * (_mT(inv(primals[0])) * tangents[0]).sum(axis=(-2, -1))
+        return (unary(Cofactor, primals[0]) * tangents[0]).sum(axis=(-2, -1))
 
 
 class Slogdet(Op):
