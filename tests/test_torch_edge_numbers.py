@@ -145,3 +145,19 @@ def test_det_second_order_as_jax(xb):
     e = np.eye(2)
     want = (np.einsum("ij,kl->ijkl", e, e) - np.einsum("il,kj->ijkl", e, e)).reshape(4, 4)
     np.testing.assert_allclose(h, want, atol=1e-12)
+
+
+# ----- torch.linalg.matrix_norm under as_torch ---------------------------------------------------
+def test_as_torch_matrix_norm_fro_at_zero_and_torch_keywords(xb):
+    """torch: gradient 0 at a zero matrix and ``(A, ord, dim, keepdim)``; under as_torch it
+    was xad.linalg.matrix_norm: NaN there, and ``keepdim=``/a positional ``ord`` raised."""
+    from xad import as_torch
+
+    torch_ = as_torch.namespace()["torch"]
+    x = xad.zeros((2, 2), dtype=F64, requires_grad=True)
+    torch_.linalg.matrix_norm(x).backward()
+    assert x.grad.tolist() == [[0.0, 0.0], [0.0, 0.0]]
+    a = xad.tensor(np.arange(24.0).reshape(2, 3, 4), dtype=F64)
+    y = torch_.linalg.matrix_norm(a, 1, dim=(0, 2), keepdim=True)
+    assert y.shape == (1, 3, 1)  # torch: max over dim 2 of the sums over dim 0
+    np.testing.assert_allclose(y.numpy().ravel(), [18.0, 26.0, 34.0])

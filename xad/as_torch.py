@@ -84,6 +84,20 @@ def _factory(name: str) -> Any:
     return f
 
 
+def _matrix_norm(x: Any, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = False,
+                 ) -> Any:
+    """``torch.linalg.matrix_norm``: PyTorch's keywords; ``"fro"`` with gradient 0, not NaN,
+    at a zero matrix (as its ``vector_norm``), the other ``ord`` as ``xad.linalg``'s."""
+    xad = sys.modules["xad"]
+    if ord == "fro":
+        return _conventions.vector_norm(x, 2, tuple(dim), keepdim)
+    out = xad.linalg.matrix_norm(xad.moveaxis(x, tuple(dim), (-2, -1)), ord=ord)
+    if keepdim:
+        d = sorted(a % x.ndim for a in dim)
+        out = xad.expand_dims(xad.expand_dims(out, axis=d[0]), axis=d[1])
+    return out
+
+
 def _onnx_export(*args: Any, **kwargs: Any) -> None:
     raise NotImplementedError("torch.onnx.export: xad does not export ONNX graphs; save "
                               "model.state_dict() and export from PyTorch")
@@ -159,7 +173,8 @@ def namespace() -> dict[str, types.ModuleType]:
         current_accelerator=lambda: "cuda" if _tf.cuda_usable() else None)
     # torch.linalg's norms give 0, not NaN, as gradient at 0 (PyTorch's convention)
     mods["torch.linalg"] = _module("torch.linalg", xad.linalg,
-                                   vector_norm=_conventions.vector_norm)
+                                   vector_norm=_conventions.vector_norm,
+                                   matrix_norm=_matrix_norm)
     amp = _module("torch.amp", autocast=_tf.autocast, GradScaler=_tf.GradScaler)
     mods["torch.amp"] = amp
     torch: Any  # a module built here: its attributes are set below
