@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -39,12 +40,39 @@ class _GradMode:
 
     def __call__(self, fn: Callable) -> Callable:
         mode = self.mode
+        if inspect.isgeneratorfunction(fn):
+            return _generator_in_mode(fn, mode)
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             with _GradMode(mode):
                 return fn(*args, **kwargs)
         return wrapper
+
+
+def _generator_in_mode(fn: Callable, mode: bool) -> Callable:
+    """A decorated generator function: its body runs in ``mode`` at every resumption, and
+    the caller's mode is back between them (as PyTorch's decorators)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        gen = fn(*args, **kwargs)
+        step, arg = gen.send, None
+        while True:
+            try:
+                with _GradMode(mode):
+                    out = step(arg)
+            except StopIteration as stop:
+                return stop.value
+            try:
+                step, arg = gen.send, (yield out)
+            except GeneratorExit:
+                with _GradMode(mode):
+                    gen.close()
+                raise
+            except BaseException as e:  # thrown into us: pass it on, in mode
+                step, arg = gen.throw, e
+    return wrapper
 
 
 class set_grad_enabled(_GradMode):

@@ -671,6 +671,7 @@ class Tensor:
             if t is not None and t._node is node:
                 g = g.detach()
                 t.grad = g if t.grad is None else t.grad + g
+        keep.retains_grad = True  # type: ignore[attr-defined]  # runs after later hooks
         node.register_hook(self._idx, keep)
 
     # ----- conversion --------------------------------------------------------------------
