@@ -62,3 +62,29 @@ def test_grad_mode_decorator_on_generator(xb, deco):
             next(it)
         assert stop.value.value == "done"
         assert xad.is_grad_enabled() is not inner
+
+
+class _Mul(xad.nn.Module):
+    def forward(self, a, k, b):
+        return a * b * k
+
+
+@pytest.mark.parametrize("grad_a", [False, True])
+def test_full_backward_hook_grad_input_by_position(xb, grad_a):
+    """``grad_input[i]`` is positional argument ``i``'s gradient (``None`` where it has
+    none); xad's held only the inputs that require grad, so with ``a`` constant ``gi[0]``
+    was ``b``'s gradient and a hook scaling ``gi[1]`` failed."""
+    m, seen = _Mul(), []
+
+    def hook(mod, gi, go):
+        seen.append([g is not None for g in gi])
+        return (gi[0], None, gi[2] * 10)
+
+    m.register_full_backward_hook(hook)
+    a = xad.tensor([1.0, 2.0], requires_grad=grad_a)
+    b = xad.tensor([3.0, 4.0], requires_grad=True)
+    m(a, 2.0, b).sum().backward()
+    assert seen == [[grad_a, False, True]]
+    np.testing.assert_allclose(np.asarray(b.grad.tolist()), [20.0, 40.0])
+    if grad_a:
+        np.testing.assert_allclose(np.asarray(a.grad.tolist()), [6.0, 8.0])
