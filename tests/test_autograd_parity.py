@@ -88,3 +88,24 @@ def test_full_backward_hook_grad_input_by_position(xb, grad_a):
     np.testing.assert_allclose(np.asarray(b.grad.tolist()), [20.0, 40.0])
     if grad_a:
         np.testing.assert_allclose(np.asarray(a.grad.tolist()), [6.0, 8.0])
+
+
+@pytest.mark.parametrize("allow_unused", [None, True, False])
+def test_grad_materialize_grads(xb, allow_unused):
+    """``autograd.grad(..., materialize_grads=True)`` gives zeros for unused inputs (the
+    keyword was missing); with ``allow_unused=False`` it is an error, as in PyTorch."""
+    res = []
+    for lib in (xad, torch):
+        x, z = _pair(lib, [1.0, 2.0]), _pair(lib, [[1.0], [3.0]])
+        y = (x * 3).sum()
+        try:
+            res.append(lib.autograd.grad(y, [x, z], allow_unused=allow_unused,
+                                         materialize_grads=True))
+        except ValueError:
+            res.append(None)
+    if res[1] is None:
+        assert res[0] is None
+        return
+    for a, b in zip(*res):
+        assert tuple(a.shape) == tuple(b.shape) and not a.requires_grad
+        np.testing.assert_allclose(np.asarray(a.tolist()), b.tolist())

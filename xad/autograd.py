@@ -36,8 +36,12 @@ def backward(tensors: Any, grad_tensors: Any = None,
 
 def grad(outputs: Any, inputs: Any,
          grad_outputs: Any = None, retain_graph: bool | None = None,
-         create_graph: bool = False, allow_unused: bool = False) -> tuple[Any, ...]:
+         create_graph: bool = False, allow_unused: bool | None = None,
+         materialize_grads: bool = False) -> tuple[Any, ...]:
     """Gradients of ``outputs`` with respect to ``inputs``, returned rather than stored.
+
+    An input the outputs do not depend on raises, or with ``allow_unused`` gets ``None``,
+    or with ``materialize_grads`` zeros (as PyTorch's).
 
     Example:
         >>> import xad
@@ -46,6 +50,11 @@ def grad(outputs: Any, inputs: Any,
         >>> h, = xad.autograd.grad(g, [x]); (g.item(), h.item())
         (27.0, 18.0)
     """
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    elif materialize_grads and not allow_unused:
+        raise ValueError("autograd.grad: materialize_grads=True needs allow_unused=True or "
+                         "left out")
     single = isinstance(inputs, installed.tensor)
     ins = [inputs] if single else list(inputs)
     for i, t in enumerate(ins):
@@ -65,6 +74,8 @@ def grad(outputs: Any, inputs: Any,
             raise RuntimeError(f"autograd.grad: inputs[{i}] (shape {tuple(t.shape)}) was not "
                                f"used to compute the outputs; pass allow_unused=True to get "
                                f"None for it")
+        if g is None and materialize_grads:
+            g = installed.tensor._constant(t._backend.zeros(t.shape, t._array.dtype), t._backend)
         if g is not None and not create_graph:
             g = g.detach()
         result.append(g)
