@@ -39,8 +39,8 @@ def test_grad_mode_decorator_on_generator(xb, deco):
     """A decorated generator's body runs in the mode at each resumption (it ran in the
     caller's mode: ``@no_grad`` recorded a graph), and the caller's mode is kept between."""
     inner = deco == "enable_grad"
-    make = {"no_grad": xad.no_grad(), "enable_grad": xad.enable_grad,
-            "set_grad_enabled": xad.set_grad_enabled(False)}[deco]
+    make = {"no_grad": xad.no_grad, "enable_grad": lambda: xad.enable_grad,
+            "set_grad_enabled": lambda: xad.set_grad_enabled(False)}[deco]()
     x = xad.ones(2, requires_grad=True)
 
     @make
@@ -140,3 +140,44 @@ def test_checkpoint_function_changing_its_argument_raises(xb):
     y = xad.checkpoint(f, x * 1).sum()
     with pytest.raises(RuntimeError, match="in-place"):
         y.backward()
+
+
+def test_grad_accumulates_in_place(xb):
+    """A second backward adds into the existing ``.grad`` in place, as PyTorch's: a held
+    reference saw the old value (2, 4 for 4, 8), a user's buffer viewed by ``.grad`` was
+    left unchanged. Tensors a hook or a Function's rule returned are never added into."""
+    x = xad.tensor([1.0, 2.0], requires_grad=True)
+    (x * x).sum().backward()
+    held = x.grad
+    (x * x).sum().backward()
+    assert x.grad is held
+    np.testing.assert_allclose(np.asarray(held.tolist()), [4.0, 8.0])
+    if xb.mutable:  # a view of a buffer shares its memory where arrays can change
+        buf = xad.zeros(4)
+        y = xad.tensor([1.0, 2.0], requires_grad=True)
+        y.grad = buf[1:3]
+        (y * y).sum().backward()
+        np.testing.assert_allclose(np.asarray(buf.tolist()), [0.0, 2.0, 4.0, 0.0])
+
+
+def test_grad_accumulation_leaves_returned_tensors_alone(xb):
+    w, c = xad.tensor([3.0, 4.0]), xad.tensor([5.0, 5.0])
+
+    class Dot(xad.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return (x * w).sum()
+
+        @staticmethod
+        def backward(ctx, g):
+            return w
+
+    x = xad.tensor([1.0, 2.0], requires_grad=True)
+    y = xad.tensor([1.0, 2.0], requires_grad=True)
+    y.register_hook(lambda g: c)
+    for _ in range(2):
+        Dot.apply(x).backward()
+        (y * 2).sum().backward()
+    np.testing.assert_allclose(np.asarray(x.grad.tolist()), [6.0, 8.0])
+    np.testing.assert_allclose(np.asarray(y.grad.tolist()), [10.0, 10.0])
+    assert w.tolist() == [3.0, 4.0] and c.tolist() == [5.0, 5.0]

@@ -122,7 +122,8 @@ class _Leaves:
             if g._array.dtype != leaf._array.dtype:  # a gradient has its input's dtype
                 g, owned = g.astype(leaf.dtype), True
             if leaf._hooks:
-                g = run_hooks(leaf._hooks, g, f"a leaf tensor of shape {tuple(leaf.shape)}")
+                h = run_hooks(leaf._hooks, g, f"a leaf tensor of shape {tuple(leaf.shape)}")
+                g, shared = h, shared or h is not g  # a hook's tensor may be held elsewhere
             if self.plan.leaf_ids is not None:
                 captured[id(leaf)] = g
                 continue
@@ -132,7 +133,21 @@ class _Leaves:
                     g._view or shared or id(g._array) in stored):
                 g = g._copy()
             stored[id(g._array)] = g._array
-            leaf.grad = g if leaf.grad is None else leaf.grad + g
+            _store(leaf, g, self.create_graph)
+
+
+def _store(leaf: Any, g: Any, create_graph: bool) -> None:
+    """Set or add ``g`` into ``leaf.grad``. As PyTorch's, a first-order sum is added into
+    the existing ``.grad`` in place: a reference to it, or a buffer it views, sees the sum."""
+    old = leaf.grad
+    if old is None:
+        leaf.grad = g
+    elif (create_graph or context.recorder is not None or old.requires_grad
+          or old._array.dtype != g._array.dtype):
+        leaf.grad = old + g
+    else:
+        old += g  # recording is off here (no create_graph): a plain in-place add
+        leaf.grad = old
 
 
 def _zeros_for(node: Node, slots: list) -> None:
@@ -210,8 +225,8 @@ def _loop(roots: list[Node], pending: dict[int, tuple], plan: _Plan, leaves: _Le
                 else:
                     s = p[1]
                 s[i] = g if s[i] is None else s[i] + g
-            else:
-                add_leaf(e, g, slots)
+            else:  # a Function's rule may return a tensor the user holds: never add into it
+                add_leaf(e, g, (g,) if getattr(node.op, "user_rule", False) else slots)
         del grads, slots
 
 

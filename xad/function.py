@@ -51,6 +51,7 @@ class _FunctionOp:
     """Adapts a Function subclass to the engine's rule interface."""
 
     save_inputs = False
+    user_rule = True  # its gradients may be tensors the user holds (the engine copies them)
     materialize_grads = True  # outputs no gradient reached get zeros (PyTorch's default)
 
     def __init__(self, cls: type[Function], save_output: bool) -> None:
