@@ -181,3 +181,25 @@ def test_grad_accumulation_leaves_returned_tensors_alone(xb):
     np.testing.assert_allclose(np.asarray(x.grad.tolist()), [6.0, 8.0])
     np.testing.assert_allclose(np.asarray(y.grad.tolist()), [10.0, 10.0])
     assert w.tolist() == [3.0, 4.0] and c.tolist() == [5.0, 5.0]
+
+
+def test_function_integer_output_needs_no_grad(xb):
+    """A Function's integer output (an argmax beside a max) does not require grad, as in
+    PyTorch; it did, and its values fed a graph as if differentiable."""
+
+    class MaxArg(xad.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return xad.max(x), xad.argmax(x)
+
+        @staticmethod
+        def backward(ctx, g, gi):
+            (x,) = ctx.saved_tensors
+            return g * (x == xad.max(x)).astype(x.dtype)
+
+    x = xad.tensor([1.0, 3.0, 2.0], requires_grad=True)
+    m, i = MaxArg.apply(x)
+    assert m.requires_grad and not i.requires_grad and i.is_leaf
+    m.backward()
+    np.testing.assert_allclose(np.asarray(x.grad.tolist()), [0.0, 1.0, 0.0])

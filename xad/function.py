@@ -148,7 +148,10 @@ class Function:
         op = _FunctionOp(cls, bool(ctx._outputs_data))
         res = record(op, args, arrays if multi else arrays[0], outs[0]._backend, ctx=ctx)
         ctx._node = weakref.ref(res[0]._node if multi else res._node)
-        return res
+        # integer and boolean outputs carry no gradient (as PyTorch's)
+        res = tuple(Tensor._make(r._array, r._backend) if r.dtype.name.startswith(
+            ("int", "uint", "bool")) else r for r in (res if multi else (res,)))
+        return res if multi else res[0]
 
 
 def _check_traced(cls: type, inputs: list[Tensor], outs: list[Tensor]) -> None:
