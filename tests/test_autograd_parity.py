@@ -203,3 +203,21 @@ def test_function_integer_output_needs_no_grad(xb):
     assert m.requires_grad and not i.requires_grad and i.is_leaf
     m.backward()
     np.testing.assert_allclose(np.asarray(x.grad.tolist()), [0.0, 1.0, 0.0])
+
+
+def test_grad_outputs_take_the_outputs_dtype(xb):
+    """A float64 seed for a float32 output gave float64 gradients of non-leaf tensors
+    (``autograd.grad`` results and retained ``.grad``); PyTorch casts it to the output's
+    dtype first. A seed requiring grad stays differentiable through the cast."""
+    x = xad.tensor([1.0, 2.0], requires_grad=True)
+    h = x * 2
+    h.retain_grad()
+    y = h * 3
+    v = xad.tensor([1.0, 2.0], dtype=xad.float64, requires_grad=True)
+    g, = xad.autograd.grad(y, h, v, retain_graph=True, create_graph=True)
+    assert g.dtype == xad.float32
+    dv, = xad.autograd.grad(g.sum(), v)
+    assert dv.dtype == xad.float64
+    np.testing.assert_allclose(np.asarray(dv.tolist()), [3.0, 3.0])
+    y.backward(xad.tensor([1.0, 1.0], dtype=xad.float64))
+    assert h.grad.dtype == xad.float32 and x.grad.dtype == xad.float32

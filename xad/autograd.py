@@ -113,4 +113,6 @@ def _prepare(tensors: Any, grads: Any, where: str) -> tuple[list, list]:
         elif g._backend is not t._backend:
             raise ValueError(f"{where}: gradient {i} is on {g._backend.label} but the output is "
                              f"on {t._backend.label}; move it with .to(...)")
+        elif g.dtype != t.dtype and t.dtype.is_floating:
+            gs[i] = g.astype(t.dtype)  # as PyTorch: a gradient has its tensor's dtype
     return outs, gs
