@@ -221,3 +221,24 @@ def test_grad_outputs_take_the_outputs_dtype(xb):
     np.testing.assert_allclose(np.asarray(dv.tolist()), [3.0, 3.0])
     y.backward(xad.tensor([1.0, 1.0], dtype=xad.float64))
     assert h.grad.dtype == xad.float32 and x.grad.dtype == xad.float32
+
+
+def test_backward_inputs(xb):
+    """``backward(inputs=...)`` fills only those tensors' ``.grad`` (a non-leaf's too), as
+    PyTorch's; the keyword was a TypeError."""
+    got = []
+    for lib in (xad, torch):
+        x, w = _pair(lib, [1.0, 2.0]), _pair(lib, [3.0, 4.0])
+        h = x * w
+        (h * h).sum().backward(inputs=[x, h], retain_graph=True)
+        (h * h).sum().backward(inputs=h)
+        got.append((x.grad.tolist(), w.grad, h.grad.tolist()))
+    assert got[0] == got[1]
+    x = xad.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="empty"):
+        (x * x).sum().backward(inputs=[])
+    w = xad.tensor([3.0, 4.0], requires_grad=True)
+    (x ** 2 * w).sum().backward(inputs=[x], create_graph=True)
+    assert w.grad is None
+    dw, = xad.autograd.grad(x.grad.sum(), w)
+    np.testing.assert_allclose(np.asarray(dw.tolist()), [2.0, 4.0])

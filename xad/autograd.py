@@ -20,8 +20,10 @@ __all__ = [
 
 
 def backward(tensors: Any, grad_tensors: Any = None,
-             retain_graph: bool | None = None, create_graph: bool = False) -> None:
-    """Accumulate gradients of ``tensors`` into the ``.grad`` of the leaves behind them.
+             retain_graph: bool | None = None, create_graph: bool = False,
+             inputs: Any = None) -> None:
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of the leaves behind them,
+    or, given ``inputs``, of those tensors only (as PyTorch's).
 
     Example:
         >>> import xad
@@ -29,9 +31,13 @@ def backward(tensors: Any, grad_tensors: Any = None,
         >>> xad.autograd.backward((x * x).sum()); x.grad.tolist()
         [2.0, 4.0]
     """
+    ins = None if inputs is None else _inputs(inputs, "backward")
+    if ins is not None and not ins:
+        raise RuntimeError("backward: inputs is empty; pass the tensors whose .grad to fill, "
+                           "or leave it out for every leaf")
     outs, gs = _prepare(tensors, grad_tensors, "backward")
     run_backward(outs, gs, retain_graph=create_graph if retain_graph is None else retain_graph,
-                 create_graph=create_graph)
+                 create_graph=create_graph, inputs=ins, store=True)
 
 
 def grad(outputs: Any, inputs: Any,
@@ -55,14 +61,7 @@ def grad(outputs: Any, inputs: Any,
     elif materialize_grads and not allow_unused:
         raise ValueError("autograd.grad: materialize_grads=True needs allow_unused=True or "
                          "left out")
-    single = isinstance(inputs, installed.tensor)
-    ins = [inputs] if single else list(inputs)
-    for i, t in enumerate(ins):
-        if not isinstance(t, installed.tensor):
-            raise TypeError(f"autograd.grad: inputs[{i}] is {type(t).__name__}, not a Tensor")
-        if not t.requires_grad:
-            raise RuntimeError(f"autograd.grad: inputs[{i}] (shape {tuple(t.shape)}) does not "
-                               f"require grad; create it with requires_grad=True")
+    ins = _inputs(inputs, "autograd.grad")
     outs, gs = _prepare(outputs, grad_outputs, "autograd.grad")
     captured = run_backward(outs, gs, inputs=ins,
                             retain_graph=create_graph if retain_graph is None else retain_graph,
@@ -80,6 +79,17 @@ def grad(outputs: Any, inputs: Any,
             g = g.detach()
         result.append(g)
     return tuple(result)
+
+
+def _inputs(inputs: Any, where: str) -> list:
+    ins = [inputs] if isinstance(inputs, installed.tensor) else list(inputs)
+    for i, t in enumerate(ins):
+        if not isinstance(t, installed.tensor):
+            raise TypeError(f"{where}: inputs[{i}] is {type(t).__name__}, not a Tensor")
+        if not t.requires_grad:
+            raise RuntimeError(f"{where}: inputs[{i}] (shape {tuple(t.shape)}) does not "
+                               f"require grad; create it with requires_grad=True")
+    return ins
 
 
 def _prepare(tensors: Any, grads: Any, where: str) -> tuple[list, list]:

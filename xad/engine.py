@@ -92,8 +92,9 @@ class _Leaves:
     A sum the engine made itself is added into in place; a gradient someone else may hold
     (the caller's, or one a rule passed through) is copied before it becomes a ``.grad``."""
 
-    def __init__(self, plan: _Plan, create_graph: bool) -> None:
+    def __init__(self, plan: _Plan, create_graph: bool, store: bool) -> None:
         self.plan = plan
+        self.store = store  # into .grad (backward), or returned (autograd.grad)
         self.leaf_ids = plan.leaf_ids
         self.inplace_ok = not create_graph
         self.create_graph = create_graph
@@ -124,7 +125,7 @@ class _Leaves:
             if leaf._hooks:
                 h = run_hooks(leaf._hooks, g, f"a leaf tensor of shape {tuple(leaf.shape)}")
                 g, shared = h, shared or h is not g  # a hook's tensor may be held elsewhere
-            if self.plan.leaf_ids is not None:
+            if not self.store:
                 captured[id(leaf)] = g
                 continue
             if g._node is not None and not self.create_graph:
@@ -231,13 +232,16 @@ def _loop(roots: list[Node], pending: dict[int, tuple], plan: _Plan, leaves: _Le
 
 
 def run_backward(outputs: Sequence[Any], grad_outputs: Sequence[Any], *, retain_graph: bool,
-                 create_graph: bool, inputs: Sequence[Any] | None = None) -> dict | None:
+                 create_graph: bool, inputs: Sequence[Any] | None = None,
+                 store: bool | None = None) -> dict | None:
     """Propagate ``grad_outputs`` from ``outputs`` through the graph.
 
     Without ``inputs``, gradients accumulate into the ``.grad`` of leaves (``backward``).
-    With ``inputs``, nothing is stored: their gradients are returned keyed by ``id``
-    (``autograd.grad``), and only the part of the graph that leads to them runs.
+    With ``inputs``, only the part of the graph that leads to them runs, and their
+    gradients are returned keyed by ``id`` (``autograd.grad``), or with ``store``
+    accumulated into their ``.grad`` (``backward(inputs=...)``).
     """
+    store = inputs is None if store is None else store
     pending: dict[int, tuple] = {}  # seq -> (node, its output gradients)
     roots: list[Node] = []
     direct = []
@@ -258,7 +262,7 @@ def run_backward(outputs: Sequence[Any], grad_outputs: Sequence[Any], *, retain_
             roots.append(n)
         slots[t._idx] = g if slots[t._idx] is None else slots[t._idx] + g
     plan = _Plan(roots, inputs)
-    leaves = _Leaves(plan, create_graph)
+    leaves = _Leaves(plan, create_graph, store)
     for t, g in direct:
         leaves.add(t, g, (g,))
     captured: dict[int, Any] = {}
@@ -270,7 +274,13 @@ def run_backward(outputs: Sequence[Any], grad_outputs: Sequence[Any], *, retain_
             leaves.finish(captured)
     finally:
         context.autocast = cast
-    return captured if inputs is not None else None
+    if not store:
+        return captured
+    for t in {id(t): t for t in inputs or () if t._node is not None}.values():
+        g = captured.get(id(t))  # a requested non-leaf tensor: its .grad, as retain_grad's
+        if g is not None:
+            _store(t, g if create_graph else g.detach()._copy(), create_graph)
+    return None
 
 
 _NO_SCOPE = contextlib.nullcontext()

@@ -574,11 +574,11 @@ class Tensor:
 
     # ----- graph --------------------------------------------------------------------------
     def backward(self, grad: Any = None, retain_graph: bool = False,
-                 create_graph: bool = False) -> None:
+                 create_graph: bool = False, inputs: Any = None) -> None:
         """Accumulate the gradient of this tensor into ``.grad`` of the leaves behind it.
 
         A non-scalar tensor needs ``grad`` (same shape). The graph's saved values are freed
-        afterwards unless ``retain_graph=True``.
+        afterwards unless ``retain_graph=True``. ``inputs`` limits it to those tensors.
 
         Example:
             >>> import xad
@@ -587,7 +587,7 @@ class Tensor:
             [6.0]
         """
         _ag.backward(self, grad, retain_graph=retain_graph or create_graph,
-                     create_graph=create_graph)
+                     create_graph=create_graph, inputs=inputs)
 
     def detach(self) -> Tensor:
         """The same storage, cut from the graph: an in-place change of either is seen by the
