@@ -242,3 +242,32 @@ def test_backward_inputs(xb):
     assert w.grad is None
     dw, = xad.autograd.grad(x.grad.sum(), w)
     np.testing.assert_allclose(np.asarray(dw.tolist()), [2.0, 4.0])
+
+
+@pytest.mark.parametrize("materialize", [True, False])
+def test_function_ctx_non_differentiable_and_materialize(xb, materialize):
+    """``ctx.mark_non_differentiable`` and ``ctx.set_materialize_grads`` as PyTorch's (both
+    were AttributeErrors): marked outputs need no grad, unused outputs' gradients are zeros
+    or, without materializing, None."""
+    seen = []
+    for lib, base in ((xad, xad.Function), (torch, torch.autograd.Function)):
+
+        class Split(base):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.set_materialize_grads(materialize)
+                y = x * 3
+                ctx.mark_non_differentiable(y)
+                return x * 2, y, x * 4
+
+            @staticmethod
+            def backward(ctx, g1, g2, g3):
+                seen.append([None if g is None else g.tolist() for g in (g1, g2, g3)])
+                return g1 * 2
+
+        x = _pair(lib, [1.0, 2.0])
+        p, q, r = Split.apply(x)
+        assert p.requires_grad and not q.requires_grad and r.requires_grad
+        p.sum().backward()
+        seen.append(x.grad.tolist())
+    assert seen[:2] == seen[2:]

@@ -23,11 +23,22 @@ class FunctionCtx:
         self._saved: tuple = ()
         self._node: weakref.ref | None = None  # weak: the node holds this context
         self._outputs_data: dict[int, Any] = {}
+        self._non_differentiable: tuple = ()
+        self._materialize = True
         self.needs_input_grad: tuple[bool, ...] = ()
 
     def save_for_backward(self, *tensors: Any) -> None:
         """Keep tensors for ``backward``; checked there against in-place changes."""
         self._saved = tensors
+
+    def mark_non_differentiable(self, *outputs: Any) -> None:
+        """Outputs of ``forward`` that carry no gradient (indices, masks): they do not
+        require grad, and ``backward`` gets zeros for them."""
+        self._non_differentiable = outputs
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """``False``: ``backward`` gets ``None``, not zeros, for outputs nobody used."""
+        self._materialize = bool(value)
 
     @property
     def saved_tensors(self) -> tuple:
@@ -146,11 +157,13 @@ class Function:
         ctx._saved = tuple(saved)
         arrays = tuple(o._array for o in outs)
         op = _FunctionOp(cls, bool(ctx._outputs_data))
+        op.materialize_grads = ctx._materialize
         res = record(op, args, arrays if multi else arrays[0], outs[0]._backend, ctx=ctx)
         ctx._node = weakref.ref(res[0]._node if multi else res._node)
-        # integer and boolean outputs carry no gradient (as PyTorch's)
-        res = tuple(Tensor._make(r._array, r._backend) if r.dtype.name.startswith(
-            ("int", "uint", "bool")) else r for r in (res if multi else (res,)))
+        # integer, boolean and marked outputs carry no gradient (as PyTorch's)
+        cut = [any(o is m for m in ctx._non_differentiable) for o in (out if multi else [out])]
+        res = tuple(Tensor._make(r._array, r._backend) if c or r.dtype.name.startswith(
+            ("int", "uint", "bool")) else r for r, c in zip(res if multi else (res,), cut))
         return res if multi else res[0]
 
 
