@@ -271,3 +271,21 @@ def test_function_ctx_non_differentiable_and_materialize(xb, materialize):
         p.sum().backward()
         seen.append(x.grad.tolist())
     assert seen[:2] == seen[2:]
+
+
+class _Two(xad.nn.Module):
+    def forward(self, a, b):
+        return a * 2, b * 3
+
+
+def test_full_backward_hook_unused_output_is_none(xb):
+    """An output nobody used has ``None`` in ``grad_output`` (it was zeros); an input whose
+    gradient is zero gets zeros, as in PyTorch."""
+    m, seen = _Two(), []
+    m.register_full_backward_hook(
+        lambda mod, gi, go: seen.append(([None if g is None else g.tolist() for g in gi],
+                                         [None if g is None else g.tolist() for g in go])))
+    a, b = xad.tensor([1.0, 2.0], requires_grad=True), xad.tensor([1.0, 2.0], requires_grad=True)
+    y, _ = m(a, b)
+    (y * y).sum().backward()
+    assert seen == [([[8.0, 16.0], [0.0, 0.0]], [[4.0, 8.0], None])]

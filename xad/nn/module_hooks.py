@@ -112,6 +112,11 @@ class _Identity(Function):
 
 class _OutputsIdentity(_Identity):
     @staticmethod
+    def forward(ctx: Any, state: _State, *ts: Tensor) -> Any:
+        ctx.set_materialize_grads(False)  # an unused output's gradient is None, as PyTorch's
+        return _Identity.forward(ctx, state, *ts)
+
+    @staticmethod
     def backward(ctx: Any, *grads: Tensor) -> tuple:
         ctx.state.grad_output = grads
         if not ctx.state.pos:  # nothing upstream to wait for: call the hooks now
