@@ -289,3 +289,29 @@ def test_full_backward_hook_unused_output_is_none(xb):
     y, _ = m(a, b)
     (y * y).sum().backward()
     assert seen == [([[8.0, 16.0], [0.0, 0.0]], [[4.0, 8.0], None])]
+
+
+def test_inference_mode_and_detach_(xb):
+    """``inference_mode`` (as ``no_grad``; ``False`` records) and ``detach_`` as PyTorch's;
+    both were AttributeErrors."""
+    got = []
+    for lib in (xad, torch):
+        x = _pair(lib, [1.0, 2.0])
+
+        @lib.inference_mode
+        def f(x=x):
+            return (x * 2).requires_grad
+
+        with lib.inference_mode():
+            a = (x * 2).requires_grad
+        with lib.no_grad(), lib.inference_mode(False):
+            b = (x * 2).requires_grad
+        y = x * 2
+        z = y * 3
+        y.detach_()
+        z.sum().backward()
+        (y * x).sum().backward()
+        with pytest.raises(RuntimeError):
+            (x * 2)[1:].detach_()
+        got.append((f(), a, b, y.requires_grad, y.is_leaf, x.grad.tolist()))
+    assert got[0] == got[1]

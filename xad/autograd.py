@@ -10,12 +10,18 @@ from __future__ import annotations
 from typing import Any
 
 from .engine import run_backward
-from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from .graph import GraphFreedError, Node, installed, sequence_mark
 
 __all__ = [
-    "Node", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "backward",
-    "grad", "GraphFreedError", "sequence_mark",
+    "Node", "no_grad", "enable_grad", "inference_mode", "set_grad_enabled", "is_grad_enabled",
+    "backward", "grad", "GraphFreedError", "sequence_mark",
 ]
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from .context import context
 
-__all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled"]
+__all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode"]
 
 
 def is_grad_enabled() -> bool:
@@ -143,3 +143,26 @@ class enable_grad(_Switch):
     """
 
     _MODE = True
+
+
+class inference_mode(_GradMode):
+    """PyTorch's ``inference_mode``: recording off, as ``no_grad`` (xad has no separate
+    inference tensors); ``inference_mode(False)`` turns it on, as PyTorch's. A context
+    manager or a decorator, with or without ``()``.
+
+    Example:
+        >>> import xad
+        >>> with xad.inference_mode():
+        ...     (xad.ones(2, requires_grad=True) * 2).requires_grad
+        False
+    """
+
+    def __new__(cls, mode: Any = True) -> Any:
+        self = super().__new__(cls)
+        if isinstance(mode, bool):
+            return self
+        _GradMode.__init__(self, False)
+        return self(mode)  # @inference_mode on a function
+
+    def __init__(self, mode: Any = True) -> None:
+        super().__init__(mode is False)

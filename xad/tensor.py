@@ -606,6 +606,24 @@ class Tensor:
             context.transform.cut(t)
         return t
 
+    def detach_(self) -> Tensor:
+        """Cut this tensor from the graph in place: it becomes a leaf that needs no grad
+        (PyTorch's; a view of a tensor in a graph raises: use ``detach()``).
+
+        Example:
+            >>> import xad
+            >>> y = xad.ones(2, requires_grad=True) * 2; _ = y.detach_()
+            >>> y.requires_grad, y.is_leaf
+            (False, True)
+        """
+        if self._base is not None and self._node is not None:
+            raise RuntimeError(f"detach_: this tensor (shape {self.shape}) is a view of another "
+                               f"in a graph and can't be detached in place; use .detach()")
+        self._node, self._idx, self.requires_grad, self._retains = None, 0, False, False
+        if context.transform is not None:
+            context.transform.cut(self)
+        return self
+
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set ``requires_grad`` on a leaf, in place.
 
