@@ -315,3 +315,20 @@ def test_inference_mode_and_detach_(xb):
             (x * 2)[1:].detach_()
         got.append((f(), a, b, y.requires_grad, y.is_leaf, x.grad.tolist()))
     assert got[0] == got[1]
+
+
+def test_post_accumulate_grad_hook(xb):
+    """``register_post_accumulate_grad_hook`` as PyTorch's (was an AttributeError): called
+    with the leaf after each accumulation, removable, refused on a non-leaf."""
+    got = []
+    for lib in (xad, torch):
+        x, seen = _pair(lib, [1.0, 2.0]), []
+        h = x.register_post_accumulate_grad_hook(lambda t, s=seen: s.append(t.grad.tolist()))
+        (x * x).sum().backward()
+        (x * 3).sum().backward(inputs=[x])
+        h.remove()
+        (x * 3).sum().backward()
+        with pytest.raises(RuntimeError):
+            (x * 2).register_post_accumulate_grad_hook(print)
+        got.append(seen)
+    assert got[0] == got[1] == [[2.0, 4.0], [5.0, 7.0]]

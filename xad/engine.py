@@ -135,6 +135,8 @@ class _Leaves:
                 g = g._copy()
             stored[id(g._array)] = g._array
             _store(leaf, g, self.create_graph)
+            if leaf._post_hooks:
+                _post_hooks(leaf)
 
 
 def _store(leaf: Any, g: Any, create_graph: bool) -> None:
@@ -149,6 +151,15 @@ def _store(leaf: Any, g: Any, create_graph: bool) -> None:
     else:
         old += g  # recording is off here (no create_graph): a plain in-place add
         leaf.grad = old
+
+
+def _post_hooks(leaf: Any) -> None:
+    """Run ``register_post_accumulate_grad_hook``'s hooks on ``leaf``."""
+    if context.recorder is not None:
+        context.recorder.unsupported("a post-accumulate-grad hook runs Python code that a "
+                                     "replay would skip")
+    for fn in list(leaf._post_hooks):
+        fn(leaf)
 
 
 def _zeros_for(node: Node, slots: list) -> None:

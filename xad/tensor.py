@@ -107,6 +107,7 @@ class Tensor:
     _views: list | None = None  # weak references to views that must follow this tensor
     _expanded = False  # a broadcast_to view, or a view of one (elements may share memory)
     _hooks: list[Callable] | None = None
+    _post_hooks: list[Callable] | None = None  # register_post_accumulate_grad_hook's
     _retains = False  # retain_grad() was called: .grad keeps the gradient after backward
     __array_priority__ = 1000
 
@@ -662,6 +663,26 @@ class Tensor:
             self._hooks = []
         self._hooks.append(fn)
         return RemovableHandle(self._hooks, fn)
+
+    def register_post_accumulate_grad_hook(self, fn: Callable[[Tensor], None]
+                                           ) -> RemovableHandle:
+        """Call ``fn(self)`` after ``backward()`` has accumulated into this leaf's ``.grad``
+        (PyTorch's; an optimiser step per parameter, say). Returns a removable handle.
+
+        Example:
+            >>> import xad
+            >>> x = xad.ones(2, requires_grad=True); seen = []
+            >>> h = x.register_post_accumulate_grad_hook(lambda t: seen.append(t.grad.tolist()))
+            >>> (x * 3).sum().backward(); seen
+            [[3.0, 3.0]]
+        """
+        if self._node is not None or not self.requires_grad:
+            raise RuntimeError("register_post_accumulate_grad_hook: only a leaf tensor that "
+                               "requires grad accumulates a .grad; register it on one")
+        if self._post_hooks is None:
+            self._post_hooks = []
+        self._post_hooks.append(fn)
+        return RemovableHandle(self._post_hooks, fn)
 
     def retain_grad(self) -> None:
         """Keep the gradient of a non-leaf tensor in its ``.grad`` after backward.
