@@ -332,3 +332,35 @@ def test_post_accumulate_grad_hook(xb):
             (x * 2).register_post_accumulate_grad_hook(print)
         got.append(seen)
     assert got[0] == got[1] == [[2.0, 4.0], [5.0, 7.0]]
+
+
+def _doubler(base):
+    class Double(base):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            ctx.save_for_backward(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            (y,) = ctx.saved_tensors  # a saved dirty output: no version error
+            return g * 2 + y * 0
+    return Double
+
+
+def test_function_mark_dirty(xb):
+    """``ctx.mark_dirty`` as PyTorch's (was an AttributeError): the changed input becomes
+    the output, so its later uses differentiate through the Function; a leaf is refused."""
+    got = []
+    for lib, base in ((xad, xad.Function), (torch, torch.autograd.Function)):
+        x = _pair(lib, [1.0, 2.0])
+        h = x * 1
+        y = _doubler(base).apply(h)
+        g, = lib.autograd.grad((h * y).sum(), x, create_graph=True)
+        gg, = lib.autograd.grad(g.sum(), x)
+        with pytest.raises(RuntimeError):
+            _doubler(base).apply(x)
+        got.append((y is h, h.tolist(), g.tolist(), gg.tolist()))
+    assert got[0] == got[1]
