@@ -107,7 +107,7 @@ def test_grad_materialize_grads(xb, allow_unused):
         assert res[0] is None
         return
     for a, b in zip(*res):
-        assert tuple(a.shape) == tuple(b.shape) and not a.requires_grad
+        assert tuple(a.shape) == tuple(b.shape) and a.requires_grad == b.requires_grad
         np.testing.assert_allclose(np.asarray(a.tolist()), b.tolist())
 
 
@@ -363,4 +363,20 @@ def test_function_mark_dirty(xb):
         with pytest.raises(RuntimeError):
             _doubler(base).apply(x)
         got.append((y is h, h.tolist(), g.tolist(), gg.tolist()))
+    assert got[0] == got[1]
+
+
+def test_output_hooks_run_off_the_requested_paths(xb):
+    """An output's hooks and ``retain_grad`` run even when ``autograd.grad`` or
+    ``backward(inputs=)`` asks for tensors it does not lead to, as PyTorch's (its ``.grad``
+    stayed None)."""
+    got = []
+    for lib in (xad, torch):
+        x, w = _pair(lib, [1.0, 2.0]), _pair(lib, [1.0, 2.0])
+        y, seen = x * 2, []
+        y.retain_grad()
+        y.register_hook(lambda g, s=seen: s.append(g.tolist()))
+        lib.autograd.grad(y, [w], lib.ones(2), allow_unused=True, retain_graph=True)
+        y.backward(lib.ones(2) * 3, inputs=[w])
+        got.append((y.grad.tolist(), seen, x.grad, w.grad))
     assert got[0] == got[1]

@@ -79,8 +79,9 @@ def grad(outputs: Any, inputs: Any,
             raise RuntimeError(f"autograd.grad: inputs[{i}] (shape {tuple(t.shape)}) was not "
                                f"used to compute the outputs; pass allow_unused=True to get "
                                f"None for it")
-        if g is None and materialize_grads:
-            g = installed.tensor._constant(t._backend.zeros(t.shape, t._array.dtype), t._backend)
+        if g is None and materialize_grads:  # zeros that require grad, as PyTorch's
+            g = installed.tensor._make(t._backend.zeros(t.shape, t._array.dtype), t._backend)
+            g.requires_grad_()
         if g is not None and not create_graph:
             g = g.detach()
         result.append(g)

@@ -60,6 +60,7 @@ class _Plan:
         self.targets: dict[tuple[Node, int], list[int]] = {}
         self.need: set[Node] | None = None
         self.target_nodes: set[Node] = set()
+        self.visit: set[Node] = set()  # nodes whose hooks run though no rule of theirs does
         if inputs is None:
             return
         self.leaf_ids = set()
@@ -76,6 +77,7 @@ class _Plan:
                    for e in n.edges):
                 self.need.add(n)
         self.target_nodes = target_nodes
+        self.visit = target_nodes | set(roots)  # as PyTorch: an output's hooks always run
 
     def capture(self, node: Node, slots: list, captured: dict[int, Any]) -> None:
         """Keep the gradients of requested non-leaf tensors made by ``node``."""
@@ -200,7 +202,7 @@ def _loop(roots: list[Node], pending: dict[int, tuple], plan: _Plan, leaves: _Le
     anomaly, add_leaf, sum_to = context.anomaly, leaves.add, installed.sum_to
     while heap:
         node, slots = pending.pop(-pop(heap))
-        if need is not None and node not in need and node not in plan.target_nodes:
+        if need is not None and node not in need and node not in plan.visit:
             continue
         if node.hooks:
             for i, hooks in node.hooks.items():
@@ -288,7 +290,7 @@ def run_backward(outputs: Sequence[Any], grad_outputs: Sequence[Any], *, retain_
     if not store:
         return captured
     for t in {id(t): t for t in inputs or () if t._node is not None}.values():
-        g = captured.get(id(t))  # a requested non-leaf tensor: its .grad, as retain_grad's
+        g = None if t._retains else captured.get(id(t))  # retain_grad's hook stored it
         if g is not None:
             _store(t, g if create_graph else g.detach()._copy(), create_graph)
     return None
