@@ -380,3 +380,14 @@ def test_output_hooks_run_off_the_requested_paths(xb):
         y.backward(lib.ones(2) * 3, inputs=[w])
         got.append((y.grad.tolist(), seen, x.grad, w.grad))
     assert got[0] == got[1]
+
+
+def test_assigned_grad_must_have_the_dtype(xb):
+    """``x.grad = g`` of another dtype raises, as PyTorch's; it was accepted, and the next
+    backward's sum silently took the wider dtype."""
+    x = xad.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(TypeError, match="dtype"):
+        x.grad = xad.ones(2, dtype=xad.float64)
+    x.grad = xad.ones(2)
+    (x * x).sum().backward()
+    assert x.grad.dtype == xad.float32

@@ -253,6 +253,10 @@ class Tensor:
                 raise ValueError(f"assigned grad has shape {g.shape} on {g._backend.label}, "
                                  f"but the tensor has shape {self.shape} on "
                                  f"{self._backend.label}; they must match")
+            if g._array.dtype != self._array.dtype:  # as PyTorch: a gradient has its dtype
+                raise TypeError(f"assigned grad has dtype {g.dtype}, but the tensor (shape "
+                                f"{self.shape}) has dtype {self.dtype}; cast it first: "
+                                f"g.astype({self.dtype})")
         if context.recorder is not None:
             context.recorder.grad_set(self, g)
         self._grad = g
