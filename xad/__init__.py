@@ -11,7 +11,7 @@ Example:
 # order matters (ruff's import sorting is off here): the operations need Tensor first
 from .tensor import Tensor
 from . import autograd, dtypes, ops
-from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .backend import (
     Backend,
     BackendError,

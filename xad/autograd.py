@@ -10,18 +10,26 @@ from __future__ import annotations
 from typing import Any
 
 from .engine import run_backward
-from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from .graph import GraphFreedError, Node, installed, sequence_mark
 
 __all__ = [
-    "Node", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "backward",
-    "grad", "GraphFreedError", "sequence_mark",
+    "Node", "no_grad", "enable_grad", "inference_mode", "set_grad_enabled", "is_grad_enabled",
+    "backward", "grad", "GraphFreedError", "sequence_mark",
 ]
 
 
 def backward(tensors: Any, grad_tensors: Any = None,
-             retain_graph: bool | None = None, create_graph: bool = False) -> None:
-    """Accumulate gradients of ``tensors`` into the ``.grad`` of the leaves behind them.
+             retain_graph: bool | None = None, create_graph: bool = False,
+             inputs: Any = None) -> None:
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of the leaves behind them,
+    or, given ``inputs``, of those tensors only (as PyTorch's).
 
     Example:
         >>> import xad
@@ -29,15 +37,23 @@ def backward(tensors: Any, grad_tensors: Any = None,
         >>> xad.autograd.backward((x * x).sum()); x.grad.tolist()
         [2.0, 4.0]
     """
+    ins = None if inputs is None else _inputs(inputs, "backward")
+    if ins is not None and not ins:
+        raise RuntimeError("backward: inputs is empty; pass the tensors whose .grad to fill, "
+                           "or leave it out for every leaf")
     outs, gs = _prepare(tensors, grad_tensors, "backward")
     run_backward(outs, gs, retain_graph=create_graph if retain_graph is None else retain_graph,
-                 create_graph=create_graph)
+                 create_graph=create_graph, inputs=ins, store=True)
 
 
 def grad(outputs: Any, inputs: Any,
          grad_outputs: Any = None, retain_graph: bool | None = None,
-         create_graph: bool = False, allow_unused: bool = False) -> tuple[Any, ...]:
+         create_graph: bool = False, allow_unused: bool | None = None,
+         materialize_grads: bool = False) -> tuple[Any, ...]:
     """Gradients of ``outputs`` with respect to ``inputs``, returned rather than stored.
+
+    An input the outputs do not depend on raises, or with ``allow_unused`` gets ``None``,
+    or with ``materialize_grads`` zeros (as PyTorch's).
 
     Example:
         >>> import xad
@@ -46,14 +62,12 @@ def grad(outputs: Any, inputs: Any,
         >>> h, = xad.autograd.grad(g, [x]); (g.item(), h.item())
         (27.0, 18.0)
     """
-    single = isinstance(inputs, installed.tensor)
-    ins = [inputs] if single else list(inputs)
-    for i, t in enumerate(ins):
-        if not isinstance(t, installed.tensor):
-            raise TypeError(f"autograd.grad: inputs[{i}] is {type(t).__name__}, not a Tensor")
-        if not t.requires_grad:
-            raise RuntimeError(f"autograd.grad: inputs[{i}] (shape {tuple(t.shape)}) does not "
-                               f"require grad; create it with requires_grad=True")
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    elif materialize_grads and not allow_unused:
+        raise ValueError("autograd.grad: materialize_grads=True needs allow_unused=True or "
+                         "left out")
+    ins = _inputs(inputs, "autograd.grad")
     outs, gs = _prepare(outputs, grad_outputs, "autograd.grad")
     captured = run_backward(outs, gs, inputs=ins,
                             retain_graph=create_graph if retain_graph is None else retain_graph,
@@ -65,10 +79,24 @@ def grad(outputs: Any, inputs: Any,
             raise RuntimeError(f"autograd.grad: inputs[{i}] (shape {tuple(t.shape)}) was not "
                                f"used to compute the outputs; pass allow_unused=True to get "
                                f"None for it")
+        if g is None and materialize_grads:  # zeros that require grad, as PyTorch's
+            g = installed.tensor._make(t._backend.zeros(t.shape, t._array.dtype), t._backend)
+            g.requires_grad_()
         if g is not None and not create_graph:
             g = g.detach()
         result.append(g)
     return tuple(result)
+
+
+def _inputs(inputs: Any, where: str) -> list:
+    ins = [inputs] if isinstance(inputs, installed.tensor) else list(inputs)
+    for i, t in enumerate(ins):
+        if not isinstance(t, installed.tensor):
+            raise TypeError(f"{where}: inputs[{i}] is {type(t).__name__}, not a Tensor")
+        if not t.requires_grad:
+            raise RuntimeError(f"{where}: inputs[{i}] (shape {tuple(t.shape)}) does not "
+                               f"require grad; create it with requires_grad=True")
+    return ins
 
 
 def _prepare(tensors: Any, grads: Any, where: str) -> tuple[list, list]:
@@ -102,4 +130,6 @@ def _prepare(tensors: Any, grads: Any, where: str) -> tuple[list, list]:
         elif g._backend is not t._backend:
             raise ValueError(f"{where}: gradient {i} is on {g._backend.label} but the output is "
                              f"on {t._backend.label}; move it with .to(...)")
+        elif g.dtype != t.dtype and t.dtype.is_floating:
+            gs[i] = g.astype(t.dtype)  # as PyTorch: a gradient has its tensor's dtype
     return outs, gs

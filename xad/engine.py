@@ -60,6 +60,7 @@ class _Plan:
         self.targets: dict[tuple[Node, int], list[int]] = {}
         self.need: set[Node] | None = None
         self.target_nodes: set[Node] = set()
+        self.visit: set[Node] = set()  # nodes whose hooks run though no rule of theirs does
         if inputs is None:
             return
         self.leaf_ids = set()
@@ -76,6 +77,7 @@ class _Plan:
                    for e in n.edges):
                 self.need.add(n)
         self.target_nodes = target_nodes
+        self.visit = target_nodes | set(roots)  # as PyTorch: an output's hooks always run
 
     def capture(self, node: Node, slots: list, captured: dict[int, Any]) -> None:
         """Keep the gradients of requested non-leaf tensors made by ``node``."""
@@ -92,8 +94,9 @@ class _Leaves:
     A sum the engine made itself is added into in place; a gradient someone else may hold
     (the caller's, or one a rule passed through) is copied before it becomes a ``.grad``."""
 
-    def __init__(self, plan: _Plan, create_graph: bool) -> None:
+    def __init__(self, plan: _Plan, create_graph: bool, store: bool) -> None:
         self.plan = plan
+        self.store = store  # into .grad (backward), or returned (autograd.grad)
         self.leaf_ids = plan.leaf_ids
         self.inplace_ok = not create_graph
         self.create_graph = create_graph
@@ -122,8 +125,9 @@ class _Leaves:
             if g._array.dtype != leaf._array.dtype:  # a gradient has its input's dtype
                 g, owned = g.astype(leaf.dtype), True
             if leaf._hooks:
-                g = run_hooks(leaf._hooks, g, f"a leaf tensor of shape {tuple(leaf.shape)}")
-            if self.plan.leaf_ids is not None:
+                h = run_hooks(leaf._hooks, g, f"a leaf tensor of shape {tuple(leaf.shape)}")
+                g, shared = h, shared or h is not g  # a hook's tensor may be held elsewhere
+            if not self.store:
                 captured[id(leaf)] = g
                 continue
             if g._node is not None and not self.create_graph:
@@ -132,7 +136,32 @@ class _Leaves:
                     g._view or shared or id(g._array) in stored):
                 g = g._copy()
             stored[id(g._array)] = g._array
-            leaf.grad = g if leaf.grad is None else leaf.grad + g
+            _store(leaf, g, self.create_graph)
+            if leaf._post_hooks:
+                _post_hooks(leaf)
+
+
+def _store(leaf: Any, g: Any, create_graph: bool) -> None:
+    """Set or add ``g`` into ``leaf.grad``. As PyTorch's, a first-order sum is added into
+    the existing ``.grad`` in place: a reference to it, or a buffer it views, sees the sum."""
+    old = leaf.grad
+    if old is None:
+        leaf.grad = g
+    elif (create_graph or context.recorder is not None or old.requires_grad
+          or old._array.dtype != g._array.dtype):
+        leaf.grad = old + g
+    else:
+        old += g  # recording is off here (no create_graph): a plain in-place add
+        leaf.grad = old
+
+
+def _post_hooks(leaf: Any) -> None:
+    """Run ``register_post_accumulate_grad_hook``'s hooks on ``leaf``."""
+    if context.recorder is not None:
+        context.recorder.unsupported("a post-accumulate-grad hook runs Python code that a "
+                                     "replay would skip")
+    for fn in list(leaf._post_hooks):
+        fn(leaf)
 
 
 def _zeros_for(node: Node, slots: list) -> None:
@@ -173,7 +202,7 @@ def _loop(roots: list[Node], pending: dict[int, tuple], plan: _Plan, leaves: _Le
     anomaly, add_leaf, sum_to = context.anomaly, leaves.add, installed.sum_to
     while heap:
         node, slots = pending.pop(-pop(heap))
-        if need is not None and node not in need and node not in plan.target_nodes:
+        if need is not None and node not in need and node not in plan.visit:
             continue
         if node.hooks:
             for i, hooks in node.hooks.items():
@@ -210,19 +239,22 @@ def _loop(roots: list[Node], pending: dict[int, tuple], plan: _Plan, leaves: _Le
                 else:
                     s = p[1]
                 s[i] = g if s[i] is None else s[i] + g
-            else:
-                add_leaf(e, g, slots)
+            else:  # a Function's rule may return a tensor the user holds: never add into it
+                add_leaf(e, g, (g,) if getattr(node.op, "user_rule", False) else slots)
         del grads, slots
 
 
 def run_backward(outputs: Sequence[Any], grad_outputs: Sequence[Any], *, retain_graph: bool,
-                 create_graph: bool, inputs: Sequence[Any] | None = None) -> dict | None:
+                 create_graph: bool, inputs: Sequence[Any] | None = None,
+                 store: bool | None = None) -> dict | None:
     """Propagate ``grad_outputs`` from ``outputs`` through the graph.
 
     Without ``inputs``, gradients accumulate into the ``.grad`` of leaves (``backward``).
-    With ``inputs``, nothing is stored: their gradients are returned keyed by ``id``
-    (``autograd.grad``), and only the part of the graph that leads to them runs.
+    With ``inputs``, only the part of the graph that leads to them runs, and their
+    gradients are returned keyed by ``id`` (``autograd.grad``), or with ``store``
+    accumulated into their ``.grad`` (``backward(inputs=...)``).
     """
+    store = inputs is None if store is None else store
     pending: dict[int, tuple] = {}  # seq -> (node, its output gradients)
     roots: list[Node] = []
     direct = []
@@ -243,7 +275,7 @@ def run_backward(outputs: Sequence[Any], grad_outputs: Sequence[Any], *, retain_
             roots.append(n)
         slots[t._idx] = g if slots[t._idx] is None else slots[t._idx] + g
     plan = _Plan(roots, inputs)
-    leaves = _Leaves(plan, create_graph)
+    leaves = _Leaves(plan, create_graph, store)
     for t, g in direct:
         leaves.add(t, g, (g,))
     captured: dict[int, Any] = {}
@@ -255,7 +287,13 @@ def run_backward(outputs: Sequence[Any], grad_outputs: Sequence[Any], *, retain_
             leaves.finish(captured)
     finally:
         context.autocast = cast
-    return captured if inputs is not None else None
+    if not store:
+        return captured
+    for t in {id(t): t for t in inputs or () if t._node is not None}.values():
+        g = None if t._retains else captured.get(id(t))  # retain_grad's hook stored it
+        if g is not None:
+            _store(t, g if create_graph else g.detach()._copy(), create_graph)
+    return None
 
 
 _NO_SCOPE = contextlib.nullcontext()

@@ -23,11 +23,28 @@ class FunctionCtx:
         self._saved: tuple = ()
         self._node: weakref.ref | None = None  # weak: the node holds this context
         self._outputs_data: dict[int, Any] = {}
+        self._non_differentiable: tuple = ()
+        self._dirty: tuple = ()
+        self._materialize = True
         self.needs_input_grad: tuple[bool, ...] = ()
 
     def save_for_backward(self, *tensors: Any) -> None:
         """Keep tensors for ``backward``; checked there against in-place changes."""
         self._saved = tensors
+
+    def mark_non_differentiable(self, *outputs: Any) -> None:
+        """Outputs of ``forward`` that carry no gradient (indices, masks): they do not
+        require grad, and ``backward`` gets zeros for them."""
+        self._non_differentiable = outputs
+
+    def mark_dirty(self, *inputs: Any) -> None:
+        """Inputs ``forward`` changed in place (and returns): they become its outputs, so
+        their later uses differentiate through this operation, as PyTorch's."""
+        self._dirty = inputs
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """``False``: ``backward`` gets ``None``, not zeros, for outputs nobody used."""
+        self._materialize = bool(value)
 
     @property
     def saved_tensors(self) -> tuple:
@@ -51,6 +68,7 @@ class _FunctionOp:
     """Adapts a Function subclass to the engine's rule interface."""
 
     save_inputs = False
+    user_rule = True  # its gradients may be tensors the user holds (the engine copies them)
     materialize_grads = True  # outputs no gradient reached get zeros (PyTorch's default)
 
     def __init__(self, cls: type[Function], save_output: bool) -> None:
@@ -128,8 +146,9 @@ class Function:
             if not isinstance(o, Tensor):
                 raise TypeError(f"{cls.__name__}.forward must return tensors, got "
                                 f"{type(o).__name__} as output {i}")
-            if any(o is a for a in args):  # an input returned as is: give it its own tensor
-                outs[i] = Tensor._make(o._array, o._backend, o)
+            if any(o is a for a in args) and not any(o is d for d in ctx._dirty):
+                outs[i] = Tensor._make(o._array, o._backend, o)  # an input returned as is
+        _check_dirty(cls, ctx, outs)
         _check_traced(cls, tensors, outs)
         ctx._versions = tuple(t._version if isinstance(t, Tensor) else None
                               for t in ctx._saved)
@@ -145,9 +164,37 @@ class Function:
         ctx._saved = tuple(saved)
         arrays = tuple(o._array for o in outs)
         op = _FunctionOp(cls, bool(ctx._outputs_data))
+        op.materialize_grads = ctx._materialize
         res = record(op, args, arrays if multi else arrays[0], outs[0]._backend, ctx=ctx)
         ctx._node = weakref.ref(res[0]._node if multi else res._node)
-        return res
+        # integer, boolean and marked outputs carry no gradient (as PyTorch's)
+        cut = [any(o is m for m in ctx._non_differentiable) for o in (out if multi else [out])]
+        res = tuple(Tensor._make(r._array, r._backend) if c or r.dtype.name.startswith(
+            ("int", "uint", "bool")) else r for r, c in zip(res if multi else (res,), cut))
+        res = tuple(_rebind_dirty(ctx, o, r, i) for i, (o, r) in enumerate(zip(outs, res)))
+        return res if multi else res[0]
+
+
+def _check_dirty(cls: type, ctx: FunctionCtx, outs: list) -> None:
+    """Inputs marked dirty must be returned, and be neither leaves nor views in a graph."""
+    for d in ctx._dirty:
+        if not any(d is o for o in outs):
+            raise RuntimeError(f"{cls.__name__}: an input marked dirty (shape {d.shape}) was "
+                               f"not returned by forward; return every tensor it changes")
+        if d.requires_grad and context.grad_enabled and (d._node is None or d._base is not None):
+            raise RuntimeError(
+                f"{cls.__name__}: forward changed in place an input (shape {d.shape}) that is "
+                f"{'a leaf' if d._node is None else 'a view'} requiring grad; pass a copy "
+                f"(x.clone()) instead")
+
+
+def _rebind_dirty(ctx: FunctionCtx, o: Tensor, r: Tensor, i: int) -> Tensor:
+    """A dirty input returned as output ``i``: the input tensor itself, now made by the
+    Function's node (result ``r``)."""
+    if not any(o is d for d in ctx._dirty) or r._node is None:
+        return r
+    o._rebind(o._array, r._node, i)
+    return o
 
 
 def _check_traced(cls: type, inputs: list[Tensor], outs: list[Tensor]) -> None:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable
 from typing import Any
 
 from .context import context
 
-__all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled"]
+__all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode"]
 
 
 def is_grad_enabled() -> bool:
@@ -39,12 +40,39 @@ class _GradMode:
 
     def __call__(self, fn: Callable) -> Callable:
         mode = self.mode
+        if inspect.isgeneratorfunction(fn):
+            return _generator_in_mode(fn, mode)
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             with _GradMode(mode):
                 return fn(*args, **kwargs)
         return wrapper
+
+
+def _generator_in_mode(fn: Callable, mode: bool) -> Callable:
+    """A decorated generator function: its body runs in ``mode`` at every resumption, and
+    the caller's mode is back between them (as PyTorch's decorators)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        gen = fn(*args, **kwargs)
+        step, arg = gen.send, None
+        while True:
+            try:
+                with _GradMode(mode):
+                    out = step(arg)
+            except StopIteration as stop:
+                return stop.value
+            try:
+                step, arg = gen.send, (yield out)
+            except GeneratorExit:
+                with _GradMode(mode):
+                    gen.close()
+                raise
+            except BaseException as e:  # thrown into us: pass it on, in mode
+                step, arg = gen.throw, e
+    return wrapper
 
 
 class set_grad_enabled(_GradMode):
@@ -115,3 +143,26 @@ class enable_grad(_Switch):
     """
 
     _MODE = True
+
+
+class inference_mode(_GradMode):
+    """PyTorch's ``inference_mode``: recording off, as ``no_grad`` (xad has no separate
+    inference tensors); ``inference_mode(False)`` turns it on, as PyTorch's. A context
+    manager or a decorator, with or without ``()``.
+
+    Example:
+        >>> import xad
+        >>> with xad.inference_mode():
+        ...     (xad.ones(2, requires_grad=True) * 2).requires_grad
+        False
+    """
+
+    def __new__(cls, mode: Any = True) -> Any:
+        self = super().__new__(cls)
+        if isinstance(mode, bool):
+            return self
+        _GradMode.__init__(self, False)
+        return self(mode)  # @inference_mode on a function
+
+    def __init__(self, mode: Any = True) -> None:
+        super().__init__(mode is False)

@@ -145,11 +145,17 @@ class Node:
                                                          other.out, other.ctx)
 
     def register_hook(self, index: int, fn: Callable) -> RemovableHandle:
-        """Call ``fn(grad)`` on output ``index``'s gradient before the rule runs."""
+        """Call ``fn(grad)`` on output ``index``'s gradient before the rule runs; hooks run
+        in registration order, except that ``retain_grad``'s keeper stays last (as PyTorch's:
+        ``.grad`` is the gradient after every hook)."""
         if self.hooks is None:
             self.hooks = {}
         hooks = self.hooks.setdefault(index, [])
-        hooks.append(fn)
+        pos = len(hooks)
+        while pos and getattr(hooks[pos - 1], "retains_grad", False) and not getattr(
+                fn, "retains_grad", False):
+            pos -= 1
+        hooks.insert(pos, fn)
         return RemovableHandle(hooks, fn)
 
 

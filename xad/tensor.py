@@ -107,6 +107,7 @@ class Tensor:
     _views: list | None = None  # weak references to views that must follow this tensor
     _expanded = False  # a broadcast_to view, or a view of one (elements may share memory)
     _hooks: list[Callable] | None = None
+    _post_hooks: list[Callable] | None = None  # register_post_accumulate_grad_hook's
     _retains = False  # retain_grad() was called: .grad keeps the gradient after backward
     __array_priority__ = 1000
 
@@ -252,6 +253,10 @@ class Tensor:
                 raise ValueError(f"assigned grad has shape {g.shape} on {g._backend.label}, "
                                  f"but the tensor has shape {self.shape} on "
                                  f"{self._backend.label}; they must match")
+            if g._array.dtype != self._array.dtype:  # as PyTorch: a gradient has its dtype
+                raise TypeError(f"assigned grad has dtype {g.dtype}, but the tensor (shape "
+                                f"{self.shape}) has dtype {self.dtype}; cast it first: "
+                                f"g.astype({self.dtype})")
         if context.recorder is not None:
             context.recorder.grad_set(self, g)
         self._grad = g
@@ -574,11 +579,11 @@ class Tensor:
 
     # ----- graph --------------------------------------------------------------------------
     def backward(self, grad: Any = None, retain_graph: bool = False,
-                 create_graph: bool = False) -> None:
+                 create_graph: bool = False, inputs: Any = None) -> None:
         """Accumulate the gradient of this tensor into ``.grad`` of the leaves behind it.
 
         A non-scalar tensor needs ``grad`` (same shape). The graph's saved values are freed
-        afterwards unless ``retain_graph=True``.
+        afterwards unless ``retain_graph=True``. ``inputs`` limits it to those tensors.
 
         Example:
             >>> import xad
@@ -587,7 +592,7 @@ class Tensor:
             [6.0]
         """
         _ag.backward(self, grad, retain_graph=retain_graph or create_graph,
-                     create_graph=create_graph)
+                     create_graph=create_graph, inputs=inputs)
 
     def detach(self) -> Tensor:
         """The same storage, cut from the graph: an in-place change of either is seen by the
@@ -605,6 +610,24 @@ class Tensor:
         if context.transform is not None:  # xad.jvp: the detached tensor has no tangent
             context.transform.cut(t)
         return t
+
+    def detach_(self) -> Tensor:
+        """Cut this tensor from the graph in place: it becomes a leaf that needs no grad
+        (PyTorch's; a view of a tensor in a graph raises: use ``detach()``).
+
+        Example:
+            >>> import xad
+            >>> y = xad.ones(2, requires_grad=True) * 2; _ = y.detach_()
+            >>> y.requires_grad, y.is_leaf
+            (False, True)
+        """
+        if self._base is not None and self._node is not None:
+            raise RuntimeError(f"detach_: this tensor (shape {self.shape}) is a view of another "
+                               f"in a graph and can't be detached in place; use .detach()")
+        self._node, self._idx, self.requires_grad, self._retains = None, 0, False, False
+        if context.transform is not None:
+            context.transform.cut(self)
+        return self
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set ``requires_grad`` on a leaf, in place.
@@ -645,6 +668,26 @@ class Tensor:
         self._hooks.append(fn)
         return RemovableHandle(self._hooks, fn)
 
+    def register_post_accumulate_grad_hook(self, fn: Callable[[Tensor], None]
+                                           ) -> RemovableHandle:
+        """Call ``fn(self)`` after ``backward()`` has accumulated into this leaf's ``.grad``
+        (PyTorch's; an optimiser step per parameter, say). Returns a removable handle.
+
+        Example:
+            >>> import xad
+            >>> x = xad.ones(2, requires_grad=True); seen = []
+            >>> h = x.register_post_accumulate_grad_hook(lambda t: seen.append(t.grad.tolist()))
+            >>> (x * 3).sum().backward(); seen
+            [[3.0, 3.0]]
+        """
+        if self._node is not None or not self.requires_grad:
+            raise RuntimeError("register_post_accumulate_grad_hook: only a leaf tensor that "
+                               "requires grad accumulates a .grad; register it on one")
+        if self._post_hooks is None:
+            self._post_hooks = []
+        self._post_hooks.append(fn)
+        return RemovableHandle(self._post_hooks, fn)
+
     def retain_grad(self) -> None:
         """Keep the gradient of a non-leaf tensor in its ``.grad`` after backward.
 
@@ -671,6 +714,7 @@ class Tensor:
             if t is not None and t._node is node:
                 g = g.detach()
                 t.grad = g if t.grad is None else t.grad + g
+        keep.retains_grad = True  # type: ignore[attr-defined]  # runs after later hooks
         node.register_hook(self._idx, keep)
 
     # ----- conversion --------------------------------------------------------------------

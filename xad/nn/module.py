@@ -143,8 +143,9 @@ class Module:
 
     def register_full_backward_hook(self, hook: Callable) -> RemovableHandle:
         """Call ``hook(module, grad_input, grad_output)`` when the gradients with respect to
-        the module's tensor inputs are computed (tuples; ``grad_input`` holds the inputs
-        that require grad); a returned tuple replaces ``grad_input``.
+        the module's tensor inputs are computed (tuples; ``grad_input`` has one entry per
+        positional argument, ``None`` where it needs no gradient, as PyTorch's); a returned
+        tuple replaces ``grad_input``.
 
         Example:
             >>> import xad

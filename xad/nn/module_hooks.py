@@ -60,13 +60,13 @@ class _State:
 
     def __init__(self, module: Any) -> None:
         self.module = module
-        self.n_inputs = 0   # tensor inputs that require grad (wrapped)
-        self.n_tensors = 0  # tensor inputs
+        self.pos: list[int] = []  # where the inputs that require grad (wrapped) are
+        self.n_args = 0  # positional arguments: grad_input has one entry per argument
         self.grad_output: tuple | None = None
 
     def wrap_inputs(self, args: tuple) -> tuple:
-        self.n_tensors = sum(isinstance(a, Tensor) for a in args)
-        args, self.n_inputs = _through(_InputsIdentity, self, args)
+        self.n_args = len(args)
+        args, self.pos = _through(_InputsIdentity, self, args)
         return args
 
     def wrap_outputs(self, out: Any) -> Any:
@@ -74,7 +74,8 @@ class _State:
         return outs if isinstance(out, tuple) else outs[0]
 
     def call(self, grad_input: tuple) -> tuple:
-        """Run the module's backward hooks; a returned tuple replaces ``grad_input``."""
+        """Run the module's backward hooks on ``grad_input`` (one entry per positional
+        argument, ``None`` where it needs no gradient); a returned tuple replaces it."""
         for hook in list(self.module._backward_hooks or ()):
             r = hook(self.module, grad_input, self.grad_output)
             if r is not None:
@@ -87,17 +88,17 @@ class _State:
         return grad_input
 
 
-def _through(fn: type[Function], state: _State, values: tuple) -> tuple[tuple, int]:
+def _through(fn: type[Function], state: _State, values: tuple) -> tuple[tuple, list[int]]:
     """``values`` with the tensors that require grad passed through ``fn`` (an identity),
-    and how many there were."""
+    and their positions."""
     pos = [i for i, v in enumerate(values) if isinstance(v, Tensor) and v.requires_grad]
     if not pos:
-        return values, 0
+        return values, pos
     new = fn.apply(state, *(values[i] for i in pos))
     res = list(values)
     for i, t in zip(pos, new if isinstance(new, tuple) else (new,)):
         res[i] = t
-    return tuple(res), len(pos)
+    return tuple(res), pos
 
 
 class _Identity(Function):
@@ -111,14 +112,24 @@ class _Identity(Function):
 
 class _OutputsIdentity(_Identity):
     @staticmethod
+    def forward(ctx: Any, state: _State, *ts: Tensor) -> Any:
+        ctx.set_materialize_grads(False)  # an unused output's gradient is None, as PyTorch's
+        return _Identity.forward(ctx, state, *ts)
+
+    @staticmethod
     def backward(ctx: Any, *grads: Tensor) -> tuple:
         ctx.state.grad_output = grads
-        if ctx.state.n_inputs == 0:  # nothing upstream to wait for: call the hooks now
-            ctx.state.call((None,) * ctx.state.n_tensors)  # as PyTorch: None per input
+        if not ctx.state.pos:  # nothing upstream to wait for: call the hooks now
+            ctx.state.call((None,) * ctx.state.n_args)  # as PyTorch: None per input
         return (None, *grads)
 
 
 class _InputsIdentity(_Identity):
     @staticmethod
     def backward(ctx: Any, *grads: Tensor) -> tuple:
-        return (None, *ctx.state.call(grads))
+        state = ctx.state  # grad_input[i] is argument i's gradient, as in PyTorch
+        full: list = [None] * state.n_args
+        for i, g in zip(state.pos, grads):
+            full[i] = g
+        full = list(state.call(tuple(full)))
+        return (None, *(full[i] for i in state.pos))

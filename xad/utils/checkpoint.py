@@ -108,6 +108,7 @@ class _Refill:
         self.states: list = []
         self.now: list = []
         self.autocast = context.autocast  # the re-run computes in the first run's dtypes
+        self.versions = [(k, a, a._version) for k, a in _tensor_args(args, kwargs)]
 
     @host_call
     def capture(self) -> None:
@@ -130,6 +131,7 @@ class _Refill:
         if self.done:
             return
         self.done = True
+        self.check_versions()
         cast, context.autocast = context.autocast, self.autocast
         self.restore()
         try:
@@ -143,6 +145,23 @@ class _Refill:
         olds = [None if o is None else o[0]() for o in self.old]
         _pair([(a, b._node) for a, b in zip(olds, new) if a is not None and a.seq > self.start],
               self.start)
+
+
+    def check_versions(self) -> None:
+        """The re-run would read changed arguments: a silent wrong gradient (PyTorch raises)."""
+        for i, a, v in self.versions:
+            if a._version != v:
+                raise RuntimeError(
+                    f"checkpoint: argument {i} (shape {tuple(a.shape)}) was changed by an "
+                    f"in-place operation during or after the checkpointed call (now at "
+                    f"version {a._version}, called at version {v}); backward re-runs the "
+                    f"function on its arguments, so change a copy (x.clone()) instead")
+
+
+def _tensor_args(args: tuple, kwargs: dict) -> list[tuple[Any, Tensor]]:
+    """The tensor arguments, by position or keyword."""
+    named = list(enumerate(args)) + list(kwargs.items())
+    return [(k, a) for k, a in named if isinstance(a, Tensor)]
 
 
 def _pair(stack: list[tuple[Node, Node | None]], start: int) -> None:
