@@ -70,12 +70,18 @@ class _ConvNd(Module):
                              f"{x.shape}")
 
     def _padded(self, x: Tensor) -> tuple[Tensor, str | int | tuple[int, ...]]:
-        """The input padded by ``padding_mode`` (then the convolution pads no more); a string
-        ``padding`` goes to the convolution, which checks it."""
+        """The input padded by ``padding_mode`` (then the convolution pads no more); with zero
+        padding a string ``padding`` goes to the convolution, which checks it. ``'same'``
+        pads ``dilation * (kernel - 1)`` per axis, the odd one on the right (PyTorch's)."""
         mode = _PAD_MODES[self.padding_mode]
-        if mode is None or isinstance(self.padding, str):
+        if mode is None or self.padding == "valid":
             return x, self.padding
-        amounts = [a for p in reversed(self.padding) for a in (p, p)]
+        if self.padding == "same":
+            totals = [d * (k - 1) for d, k in zip(self.dilation, self.kernel_size)]
+            pairs = [(t // 2, t - t // 2) for t in totals]
+        else:
+            pairs = [(p, p) for p in self.padding]
+        amounts = [a for pair in reversed(pairs) for a in pair]
         return F.pad(x, amounts, mode=mode), 0
 
     def extra_repr(self) -> str:
