@@ -52,3 +52,44 @@ def test_layer_matches_torch(xb, name):
         _close(p.grad.numpy(), tp.grad.numpy(), k)
     for k, v in xl.state_dict().items():
         _close(v.numpy(), tl.state_dict()[k].numpy(), k)
+
+
+def _embedding_padding(lib, w):
+    """A nonzero padding row is looked up as it is; its gradient is zero."""
+    i = lib.tensor([[0, 2, 2, 5], [6, 2, 1, 0]])
+    return lib.nn.functional.embedding(i, w, padding_idx=2) * lib.arange(3.0)
+
+
+def _embedding_bag_last_offset(lib, w):
+    """With include_last_offset, PyTorch's last bag runs to the end of the input."""
+    i = lib.tensor([1, 2, 4, 5, 4, 3, 2, 6, 0])
+    return [lib.nn.functional.embedding_bag(i, w, lib.tensor([0, 2, 2, 5]), mode=m,
+                                            include_last_offset=True)
+            for m in ("sum", "mean", "max")]
+
+
+# name: (function of (library, *tensors), input shapes)
+FUNCTIONS = {
+    "embedding_padding_idx_nonzero_row": (_embedding_padding, [(7, 3)]),
+    "embedding_bag_include_last_offset": (_embedding_bag_last_offset, [(7, 3)]),
+}
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_function_matches_torch(xb, name):
+    f, shapes = FUNCTIONS[name]
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(s) for s in shapes]
+    xs = [xad.tensor(a, dtype=F64, requires_grad=True) for a in arrays]
+    ts = [torch.tensor(a, requires_grad=True) for a in arrays]
+    ys, tys = f(xad, *xs), f(torch, *ts)
+    ys, tys = (ys, tys) if isinstance(ys, list) else ([ys], [tys])
+    loss, tloss = 0, 0
+    for k, (y, ty) in enumerate(zip(ys, tys)):
+        _close(y.numpy(), ty.detach().numpy(), f"output {k}")
+        g = rng.standard_normal(tuple(ty.shape))
+        loss, tloss = loss + (y * xad.tensor(g)).sum(), tloss + (ty * torch.tensor(g)).sum()
+    loss.backward()
+    tloss.backward()
+    for k, (x, t) in enumerate(zip(xs, ts)):
+        _close(x.grad.numpy(), t.grad.numpy(), f"gradient of input {k}")
