@@ -24,6 +24,10 @@ LAYERS = {
                           padding_mode="replicate", dtype=F64),
         lambda: torch.nn.Conv2d(2, 3, (4, 3), padding="same", dilation=(1, 2),
                                 padding_mode="replicate"), (1, 2, 7, 8)),
+    "instancenorm_momentum_none_keeps_running_stats": (
+        lambda: nn.InstanceNorm1d(3, momentum=None, track_running_stats=True, dtype=F64),
+        lambda: torch.nn.InstanceNorm1d(3, momentum=None, track_running_stats=True),
+        (2, 3, 5)),
 }
 
 
