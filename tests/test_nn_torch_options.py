@@ -72,8 +72,17 @@ def _embedding_bag_last_offset(lib, w):
             for m in ("sum", "mean", "max")]
 
 
+def _pairwise_distance_inf_zero(lib, a, b):
+    """p = inf, -inf and 0 (the power formula gave 1, NaN gradients, a ZeroDivisionError)."""
+    F = lib.nn.functional
+    return [F.pairwise_distance(a, b, p=float("inf")), F.pairwise_distance(a, b, p=-float("inf")),
+            F.pairwise_distance(a, b, p=0.0, keepdim=True),
+            F.triplet_margin_loss(a, b, a.flip(0), p=float("inf"), reduction="none")]
+
+
 # name: (function of (library, *tensors), input shapes)
 FUNCTIONS = {
+    "pairwise_distance_inf_zero": (_pairwise_distance_inf_zero, [(4, 3), (4, 3)]),
     "embedding_padding_idx_nonzero_row": (_embedding_padding, [(7, 3)]),
     "embedding_bag_include_last_offset": (_embedding_bag_last_offset, [(7, 3)]),
 }
