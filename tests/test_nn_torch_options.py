@@ -106,3 +106,16 @@ def test_function_matches_torch(xb, name):
     tloss.backward()
     for k, (x, t) in enumerate(zip(xs, ts)):
         _close(x.grad.numpy(), t.grad.numpy(), f"gradient of input {k}")
+
+
+@pytest.mark.parametrize("dim,kw", [
+    (1, dict(kernel_size=3, padding=2, dilation=2)),
+    (2, dict(kernel_size=(3, 1), stride=(2, 3), padding=(2, 0), dilation=2)),
+])
+def test_max_pool_padding_over_half_kernel_raises_as_torch(xb, dim, kw):
+    """PyTorch bounds the padding by half the kernel, whatever the dilation."""
+    shape = (2, 2) + (7,) * dim
+    with pytest.raises(RuntimeError):
+        getattr(torch.nn, f"MaxPool{dim}d")(**kw)(torch.zeros(shape))
+    with pytest.raises(ValueError, match="must be at most half the kernel"):
+        getattr(nn, f"MaxPool{dim}d")(**kw)(xad.zeros(shape))

@@ -34,9 +34,8 @@ def _windows(x: Tensor, kernel_size: IntPair, stride: IntPair | None, padding: I
     k = _pair(kernel_size, "kernel_size", where)
     s = k if stride is None or stride == () else _pair(stride, "stride", where)
     p, d = _pair(padding, "padding", where), _pair(dilation, "dilation", where)
-    if any(2 * pa > di * (ke - 1) + 1 for pa, ke, di in zip(p, k, d)):
-        raise ValueError(f"{where}: padding {p} must be at most half the kernel {k} "
-                         f"(dilation {d})")
+    if any(pa > ke // 2 for pa, ke in zip(p, k)):  # PyTorch's check: dilation not counted
+        raise ValueError(f"{where}: padding {p} must be at most half the kernel {k}")
     h, w = x.shape[-2:]
     ho, wo = (_out(n, ke, st, pa, di, ceil) for n, ke, st, pa, di in zip((h, w), k, s, p, d))
     if ho < 1 or wo < 1:
