@@ -80,8 +80,17 @@ def _pairwise_distance_inf_zero(lib, a, b):
             F.triplet_margin_loss(a, b, a.flip(0), p=float("inf"), reduction="none")]
 
 
+def _bce_saturated(lib, a):
+    """Probabilities of exactly 0 and 1 (a saturated sigmoid): finite, PyTorch's gradients
+    (NaN before)."""
+    p = a - a.detach() + lib.tensor([0.0, 1.0, 0.0, 1.0, 0.3, 1e-13], dtype=a.dtype)
+    y = lib.tensor([0.0, 1.0, 1.0, 0.0, 0.5, 0.0], dtype=a.dtype)
+    return lib.nn.functional.binary_cross_entropy(p, y, reduction="none")
+
+
 # name: (function of (library, *tensors), input shapes)
 FUNCTIONS = {
+    "binary_cross_entropy_saturated": (_bce_saturated, [(6,)]),
     "pairwise_distance_inf_zero": (_pairwise_distance_inf_zero, [(4, 3), (4, 3)]),
     "embedding_padding_idx_nonzero_row": (_embedding_padding, [(7, 3)]),
     "embedding_bag_include_last_offset": (_embedding_bag_last_offset, [(7, 3)]),
