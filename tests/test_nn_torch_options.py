@@ -128,3 +128,18 @@ def test_max_pool_padding_over_half_kernel_raises_as_torch(xb, dim, kw):
         getattr(torch.nn, f"MaxPool{dim}d")(**kw)(torch.zeros(shape))
     with pytest.raises(ValueError, match="must be at most half the kernel"):
         getattr(nn, f"MaxPool{dim}d")(**kw)(xad.zeros(shape))
+
+
+@pytest.mark.parametrize("case", ["avg_pool_divisor_zero", "instance_norm_one_element"])
+def test_refused_as_torch(xb, case):
+    """PyTorch raises; xad gave an ordinary average and all zeros."""
+    if case == "avg_pool_divisor_zero":
+        t_layer, x_layer = (m.AvgPool2d(2, divisor_override=0) for m in (torch.nn, nn))
+        shape, match = (1, 1, 4, 4), "divisor_override must not be zero"
+    else:
+        t_layer, x_layer = (m.InstanceNorm1d(3) for m in (torch.nn, nn))
+        shape, match = (2, 3, 1), "more than 1 spatial element"
+    with pytest.raises((RuntimeError, ValueError)):
+        t_layer(torch.zeros(shape))
+    with pytest.raises(ValueError, match=match):
+        x_layer(xad.zeros(shape))

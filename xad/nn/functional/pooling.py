@@ -105,7 +105,10 @@ def avg_pool2d(input: Tensor, kernel_size: IntPair, stride: IntPair | None = Non
     """
     cols = _windows(input, kernel_size, stride, padding, 1, ceil_mode, 0.0, "avg_pool2d")
     total = _ops.reshape(_ops.sum(_taps(cols), axis=1), (cols.shape[0], *cols.shape[3:]))
-    if divisor_override:
+    if divisor_override is not None:
+        if divisor_override == 0:
+            raise ValueError("avg_pool2d: divisor_override must not be zero (None: the "
+                             "window's size)")
         return _image(total / divisor_override, cols, input)
     k = cols.shape[1:3]
     s = k if stride is None or stride == () else _pair(stride, "stride", "avg_pool2d")
