@@ -88,8 +88,19 @@ def _bce_saturated(lib, a):
     return lib.nn.functional.binary_cross_entropy(p, y, reduction="none")
 
 
+def _ce_smoothing_weight(lib, x, x3):
+    """label_smoothing with class weight (and ignored targets): refused before."""
+    F = lib.nn.functional
+    w = lib.tensor([0.5, 2.0, 1.0, 1.5], dtype=x.dtype)
+    t, t3 = lib.tensor([0, 2, 2, 3, 1, 2]), lib.tensor([[0, 2, 1], [3, 3, 2]])
+    return [F.cross_entropy(x, t, weight=w, label_smoothing=0.3, ignore_index=ii,
+                            reduction=r) for r in ("mean", "sum", "none") for ii in (2, -100)] \
+        + [F.cross_entropy(x3, t3, weight=w, label_smoothing=0.2, ignore_index=2)]
+
+
 # name: (function of (library, *tensors), input shapes)
 FUNCTIONS = {
+    "cross_entropy_label_smoothing_weight": (_ce_smoothing_weight, [(6, 4), (2, 4, 3)]),
     "binary_cross_entropy_saturated": (_bce_saturated, [(6,)]),
     "pairwise_distance_inf_zero": (_pairwise_distance_inf_zero, [(4, 3), (4, 3)]),
     "embedding_padding_idx_nonzero_row": (_embedding_padding, [(7, 3)]),
