@@ -24,6 +24,15 @@ LAYERS = {
                           padding_mode="replicate", dtype=F64),
         lambda: torch.nn.Conv2d(2, 3, (4, 3), padding="same", dilation=(1, 2),
                                 padding_mode="replicate"), (1, 2, 7, 8)),
+    "conv2d_circular_same_even_kernel": (
+        lambda: nn.Conv2d(2, 4, (2, 3), padding="same", padding_mode="circular", groups=2,
+                          dtype=F64),
+        lambda: torch.nn.Conv2d(2, 4, (2, 3), padding="same", padding_mode="circular",
+                                groups=2), (2, 2, 5, 4)),
+    "conv1d_circular_stride": (
+        lambda: nn.Conv1d(3, 2, 3, stride=2, padding=2, padding_mode="circular", dtype=F64),
+        lambda: torch.nn.Conv1d(3, 2, 3, stride=2, padding=2, padding_mode="circular"),
+        (2, 3, 7)),
     "instancenorm_momentum_none_keeps_running_stats": (
         lambda: nn.InstanceNorm1d(3, momentum=None, track_running_stats=True, dtype=F64),
         lambda: torch.nn.InstanceNorm1d(3, momentum=None, track_running_stats=True),
@@ -98,8 +107,13 @@ def _ce_smoothing_weight(lib, x, x3):
         + [F.cross_entropy(x3, t3, weight=w, label_smoothing=0.2, ignore_index=2)]
 
 
+def _pad_circular(lib, x):
+    return lib.nn.functional.pad(x, (2, 0, 1, 3), mode="circular")
+
+
 # name: (function of (library, *tensors), input shapes)
 FUNCTIONS = {
+    "pad_circular": (_pad_circular, [(2, 3, 5, 4)]),
     "cross_entropy_label_smoothing_weight": (_ce_smoothing_weight, [(6, 4), (2, 4, 3)]),
     "binary_cross_entropy_saturated": (_bce_saturated, [(6,)]),
     "pairwise_distance_inf_zero": (_pairwise_distance_inf_zero, [(4, 3), (4, 3)]),
@@ -154,3 +168,12 @@ def test_refused_as_torch(xb, case):
         t_layer(torch.zeros(shape))
     with pytest.raises(ValueError, match=match):
         x_layer(xad.zeros(shape))
+
+
+@pytest.mark.parametrize("mode", ["zeros", "reflect", "circular"])
+def test_conv_same_padding_with_stride_raises_as_torch(xb, mode):
+    """With a padding_mode the layer pads itself: it checks the stride as PyTorch does."""
+    with pytest.raises(ValueError):
+        torch.nn.Conv1d(2, 2, 3, stride=2, padding="same", padding_mode=mode)
+    with pytest.raises(ValueError, match="padding='same' needs stride 1"):
+        nn.Conv1d(2, 2, 3, stride=2, padding="same", padding_mode=mode)(xad.ones((1, 2, 8)))

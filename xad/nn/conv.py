@@ -17,7 +17,8 @@ from .module import Module, Parameter
 
 __all__ = ["Conv1d", "Conv2d", "ConvTranspose2d"]
 
-_PAD_MODES = {"zeros": None, "reflect": "reflect", "replicate": "replicate"}
+_PAD_MODES = {"zeros": None, "reflect": "reflect", "replicate": "replicate",
+              "circular": "circular"}
 
 
 def _tuple(v: int | Sequence[int], n: int) -> tuple[int, ...]:
@@ -48,6 +49,9 @@ class _ConvNd(Module):
         self.stride, self.dilation = _tuple(stride, self._dims), _tuple(dilation, self._dims)
         self.padding = padding if isinstance(padding, str) else _tuple(padding, self._dims)
         self.padding_mode = padding_mode
+        if self.padding == "same" and self.stride != (1,) * self._dims:
+            raise ValueError(f"{name}: padding='same' needs stride 1, got stride "
+                             f"{self.stride}")
         shape = ((in_channels, out_channels // groups) if self._transposed
                  else (out_channels, in_channels // groups)) + self.kernel_size
         b = _resolve(backend)
@@ -74,7 +78,7 @@ class _ConvNd(Module):
         padding a string ``padding`` goes to the convolution, which checks it. ``'same'``
         pads ``dilation * (kernel - 1)`` per axis, the odd one on the right (PyTorch's)."""
         mode = _PAD_MODES[self.padding_mode]
-        if mode is None or self.padding == "valid":
+        if mode is None or isinstance(self.padding, str) and self.padding != "same":
             return x, self.padding
         if self.padding == "same":
             totals = [d * (k - 1) for d, k in zip(self.dilation, self.kernel_size)]
