@@ -155,15 +155,19 @@ def test_max_pool_padding_over_half_kernel_raises_as_torch(xb, dim, kw):
         getattr(nn, f"MaxPool{dim}d")(**kw)(xad.zeros(shape))
 
 
-@pytest.mark.parametrize("case", ["avg_pool_divisor_zero", "instance_norm_one_element"])
+@pytest.mark.parametrize("case", ["avg_pool_divisor_zero", "instance_norm_one_element",
+                                  "layer_norm_no_axes"])
 def test_refused_as_torch(xb, case):
     """PyTorch raises; xad gave an ordinary average and all zeros."""
     if case == "avg_pool_divisor_zero":
         t_layer, x_layer = (m.AvgPool2d(2, divisor_override=0) for m in (torch.nn, nn))
         shape, match = (1, 1, 4, 4), "divisor_override must not be zero"
-    else:
+    elif case == "instance_norm_one_element":
         t_layer, x_layer = (m.InstanceNorm1d(3) for m in (torch.nn, nn))
         shape, match = (2, 3, 1), "more than 1 spatial element"
+    else:
+        t_layer, x_layer = (m.LayerNorm([]) for m in (torch.nn, nn))
+        shape, match = (2, 3), "at least one axis"
     with pytest.raises((RuntimeError, ValueError)):
         t_layer(torch.zeros(shape))
     with pytest.raises(ValueError, match=match):

@@ -227,6 +227,8 @@ def layer_norm(x: Tensor, normalized_shape: int | Sequence[int], weight: Tensor 
         [-1.0, 1.0]
     """
     shape = _shape_tuple(normalized_shape)
+    if not shape:
+        raise ValueError("layer_norm: normalized_shape must hold at least one axis, got ()")
     if tuple(x.shape[x.ndim - len(shape):]) != shape:
         raise ValueError(f"layer_norm: normalized_shape {shape} does not match the trailing "
                          f"axes of an input of shape {x.shape}")
