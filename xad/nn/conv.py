@@ -17,7 +17,8 @@ from .module import Module, Parameter
 
 __all__ = ["Conv1d", "Conv2d", "ConvTranspose2d"]
 
-_PAD_MODES = {"zeros": None, "reflect": "reflect", "replicate": "replicate"}
+_PAD_MODES = {"zeros": None, "reflect": "reflect", "replicate": "replicate",
+              "circular": "circular"}
 
 
 def _tuple(v: int | Sequence[int], n: int) -> tuple[int, ...]:
@@ -48,6 +49,9 @@ class _ConvNd(Module):
         self.stride, self.dilation = _tuple(stride, self._dims), _tuple(dilation, self._dims)
         self.padding = padding if isinstance(padding, str) else _tuple(padding, self._dims)
         self.padding_mode = padding_mode
+        if self.padding == "same" and self.stride != (1,) * self._dims:
+            raise ValueError(f"{name}: padding='same' needs stride 1, got stride "
+                             f"{self.stride}")
         shape = ((in_channels, out_channels // groups) if self._transposed
                  else (out_channels, in_channels // groups)) + self.kernel_size
         b = _resolve(backend)
@@ -70,12 +74,18 @@ class _ConvNd(Module):
                              f"{x.shape}")
 
     def _padded(self, x: Tensor) -> tuple[Tensor, str | int | tuple[int, ...]]:
-        """The input padded by ``padding_mode`` (then the convolution pads no more); a string
-        ``padding`` goes to the convolution, which checks it."""
+        """The input padded by ``padding_mode`` (then the convolution pads no more); with zero
+        padding a string ``padding`` goes to the convolution, which checks it. ``'same'``
+        pads ``dilation * (kernel - 1)`` per axis, the odd one on the right (PyTorch's)."""
         mode = _PAD_MODES[self.padding_mode]
-        if mode is None or isinstance(self.padding, str):
+        if mode is None or isinstance(self.padding, str) and self.padding != "same":
             return x, self.padding
-        amounts = [a for p in reversed(self.padding) for a in (p, p)]
+        if self.padding == "same":
+            totals = [d * (k - 1) for d, k in zip(self.dilation, self.kernel_size)]
+            pairs = [(t // 2, t - t // 2) for t in totals]
+        else:
+            pairs = [(p, p) for p in self.padding]
+        amounts = [a for pair in reversed(pairs) for a in pair]
         return F.pad(x, amounts, mode=mode), 0
 
     def extra_repr(self) -> str:

@@ -16,7 +16,7 @@ __all__ = ["InstanceNorm1d", "InstanceNorm2d"]
 class _InstanceNorm(Module):
     _spatial = 1
 
-    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
                  affine: bool = False, track_running_stats: bool = False,
                  dtype: _dt.DType | None = None, backend: Backend | str | None = None
                  ) -> None:
@@ -36,8 +36,9 @@ class _InstanceNorm(Module):
             raise ValueError(f"{type(self).__name__}({self.num_features}): expected "
                              f"{self.num_features} channels, got input of shape {x.shape}")
         use_input = self.training or not self.track_running_stats
+        momentum = 0.0 if self.momentum is None else self.momentum  # PyTorch's: None freezes
         y = F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
-                            use_input, self.momentum, self.eps)
+                            use_input, momentum, self.eps)
         return y[0] if unbatched else y
 
     def extra_repr(self) -> str:

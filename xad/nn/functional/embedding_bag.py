@@ -29,7 +29,8 @@ def _membership(input: Tensor, offsets: Tensor | None, include_last: bool) -> Te
                          f"{None if offsets is None else offsets.shape}")
     n = input.shape[0]
     ends = full((1,), n, dtype=offsets.dtype, backend=offsets._backend)
-    bounds = offsets if include_last else _ops.concat([offsets, ends])
+    # PyTorch's last bag runs to the end of the input, whatever the last offset says
+    bounds = _ops.concat([offsets[:-1] if include_last else offsets, ends])
     start, stop = bounds[:-1].reshape(-1, 1), bounds[1:].reshape(-1, 1)
     pos = arange(n, dtype=offsets.dtype, backend=offsets._backend).reshape(1, n)
     return (pos >= start) & (pos < stop)

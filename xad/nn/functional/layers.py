@@ -227,6 +227,8 @@ def layer_norm(x: Tensor, normalized_shape: int | Sequence[int], weight: Tensor 
         [-1.0, 1.0]
     """
     shape = _shape_tuple(normalized_shape)
+    if not shape:
+        raise ValueError("layer_norm: normalized_shape must hold at least one axis, got ()")
     if tuple(x.shape[x.ndim - len(shape):]) != shape:
         raise ValueError(f"layer_norm: normalized_shape {shape} does not match the trailing "
                          f"axes of an input of shape {x.shape}")
@@ -301,8 +303,9 @@ def batch_norm(x: Tensor, running_mean: Tensor | None, running_var: Tensor | Non
 
 def embedding(indices: Tensor, weight: Tensor, padding_idx: int | None = None) -> Tensor:
     """Rows of ``weight`` picked by integer ``indices`` (output ``indices.shape + (dim,)``);
-    the gradient scatter-adds into the picked rows (repeated indices accumulate). Rows at
-    ``padding_idx`` give zeros and receive no gradient.
+    the gradient scatter-adds into the picked rows (repeated indices accumulate). The row at
+    ``padding_idx`` is looked up as any other (``Embedding`` starts it at zeros) but receives
+    no gradient (PyTorch's).
 
     Example:
         >>> import xad
@@ -322,8 +325,8 @@ def embedding(indices: Tensor, weight: Tensor, padding_idx: int | None = None) -
     out = getitem_raw(weight, (indices.expand_dims(-1)._array, cols._array))
     if padding_idx is not None:
         pad = padding_idx % weight.shape[0]
-        keep = (indices != pad).astype(weight.dtype).expand_dims(-1)
-        out = out * keep
+        keep = (indices != pad).expand_dims(-1)
+        out = _ops.where(keep, out, out.detach())
     return out
 
 

@@ -9,11 +9,39 @@ import warnings
 
 from ... import ops as _ops
 from ...factories import full_like
+from ...function import Function, FunctionCtx
 from ...tensor import Tensor
 from .losses import _check_pair, _reduce
 
 __all__ = ["binary_cross_entropy", "kl_div", "poisson_nll_loss", "gaussian_nll_loss",
            "smooth_l1_loss", "multilabel_soft_margin_loss"]
+
+
+def _clamped_log(p: Tensor) -> Tensor:
+    """``max(log(p), -100)`` whose gradient at ``p = 0`` is 0, not ``0 * inf = NaN`` (a
+    saturated sigmoid gives exact 0s and 1s)."""
+    pos = p > 0
+    return _ops.where(pos, _ops.maximum(_ops.log(_ops.where(pos, p, 1.0)), -100.0), -100.0)
+
+
+_BCE_EPS = 9.999999960041972e-13  # PyTorch's EPSILON: 1e-12 as a float32
+
+
+class _BinaryCrossEntropy(Function):
+    """The elementwise loss; the input's gradient is PyTorch's ``(p - y) / max(p (1 - p),
+    1e-12)`` (finite where a saturated sigmoid gives exact 0s and 1s), the target's that of
+    the clamped logs."""
+
+    @staticmethod
+    def forward(ctx: FunctionCtx, p: Tensor, y: Tensor) -> Tensor:
+        ctx.save_for_backward(p, y)
+        return -(y * _clamped_log(p) + (1 - y) * _clamped_log(1 - p))
+
+    @staticmethod
+    def backward(ctx: FunctionCtx, g: Tensor) -> tuple[Tensor, Tensor]:
+        p, y = ctx.saved_tensors
+        return (g * (p - y) / _ops.maximum(p * (1 - p), _BCE_EPS),
+                g * (_clamped_log(1 - p) - _clamped_log(p)))
 
 
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
@@ -28,8 +56,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
         0.6931
     """
     input, target = _check_pair(input, target, "binary_cross_entropy")
-    loss = -(target * _ops.maximum(_ops.log(input), -100.0)
-             + (1 - target) * _ops.maximum(_ops.log(1 - input), -100.0))
+    loss = _BinaryCrossEntropy.apply(input, target)
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction, "binary_cross_entropy")

@@ -201,16 +201,18 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     nll = nll_loss(logp, target, weight, ignore_index, reduction)
     if not label_smoothing:
         return nll
-    if weight is not None:
-        raise NotImplementedError("cross_entropy: label_smoothing together with class "
-                                  "weight is not supported yet")
     _class_targets(input, target, "cross_entropy")
     lp = logp if input.ndim < 2 else logp.permute_dims((0, *range(2, input.ndim), 1))
+    if weight is not None:
+        lp = lp * weight.astype(lp.dtype)
     smooth = -lp.sum(axis=-1) * (1.0 / c)
-    valid = (target != ignore_index).astype(input.dtype)
+    kept = target != ignore_index
+    valid = kept.astype(input.dtype)
     smooth = smooth * valid
-    if reduction == "mean":
-        smooth = _counted_mean(smooth.sum(), valid.sum())
+    if reduction == "mean":  # PyTorch's: divided by the summed weights of counted targets
+        count = valid if weight is None else valid * (one_hot(
+            _ops.where(kept, target, 0), c, dtype=lp.dtype) * weight.astype(lp.dtype)).sum(-1)
+        smooth = _counted_mean(smooth.sum(), count.sum())
     else:
         smooth = _reduce(smooth, reduction, "cross_entropy")
     return nll * (1 - label_smoothing) + smooth * label_smoothing

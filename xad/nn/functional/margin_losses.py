@@ -5,6 +5,7 @@ pairwise_distance``."""
 from __future__ import annotations
 
 from ... import ops as _ops
+from ...ops.norms import vector_norm
 from ...tensor import Tensor
 from .losses import _reduce
 
@@ -71,7 +72,8 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
 
 def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
                       keepdim: bool = False) -> Tensor:
-    """``||x1 - x2 + eps||_p`` along the last axis (PyTorch's).
+    """``||x1 - x2 + eps||_p`` along the last axis (PyTorch's; ``p`` may be ``inf``, ``-inf``
+    or ``0``).
 
     Example:
         >>> import xad
@@ -80,8 +82,7 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
         >>> round(F.pairwise_distance(x1, x2).item(), 3)
         5.0
     """
-    d = _ops.abs(x1 - x2 + eps)
-    return ((d ** p).sum(axis=-1, keepdims=keepdim)) ** (1.0 / p)
+    return vector_norm(x1 - x2 + eps, p, axis=-1, keepdims=keepdim, zero_grad=True)
 
 
 def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,

@@ -3,6 +3,8 @@ spatial axes (PyTorch's ``instance_norm``)."""
 
 from __future__ import annotations
 
+import math
+
 from ... import autograd as _ag
 from ... import ops as _ops
 from ...tensor import Tensor
@@ -36,6 +38,10 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
     axes = tuple(range(2, input.ndim))
     shape = (1, input.shape[1]) + (1,) * (input.ndim - 2)
     if use_input_stats:
+        if math.prod(input.shape[2:]) == 1:  # every output 0: PyTorch refuses it
+            raise ValueError(f"instance_norm: expected more than 1 spatial element when "
+                             f"using the input's statistics (training), got input shape "
+                             f"{input.shape}")
         y = _ops.standardize(input, axes, eps)
         if running_mean is not None and running_var is not None:
             n = 1

@@ -1,6 +1,6 @@
-"""``pad``: constant, reflect and replicate padding of trailing axes, composed from slicing,
-``flip``, ``broadcast_to`` and ``concat`` (so every backend has it, with gradients of every
-order)."""
+"""``pad``: constant, reflect, replicate and circular padding of trailing axes, composed
+from slicing, ``flip``, ``broadcast_to`` and ``concat`` (so every backend has it, with
+gradients of every order)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from ...tensor import Tensor
 
 __all__ = ["pad"]
 
-_MODES = ("constant", "reflect", "replicate")
+_MODES = ("constant", "reflect", "replicate", "circular")
 
 
 def _along(x: Tensor, axis: int, start: int | None, stop: int | None) -> Tensor:
@@ -33,6 +33,8 @@ def _pad_axis(x: Tensor, axis: int, lo: int, hi: int, mode: str, value: float) -
         shape = x.shape[:axis] + (k,) + x.shape[axis + 1:]
         if mode == "constant":
             part = full(shape, value, dtype=x.dtype, backend=x._backend)
+        elif mode == "circular":  # the other end of the axis
+            part = _along(x, axis, n - k, n) if side == 0 else _along(x, axis, 0, k)
         elif mode == "reflect":
             part = _ops.flip(_along(x, axis, 1, k + 1) if side == 0
                              else _along(x, axis, n - k - 1, n - 1), axis=axis)
@@ -47,7 +49,8 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
         ) -> Tensor:
     """Pad the trailing axes: ``pad = (last_lo, last_hi, second_last_lo, ...)`` as in
     PyTorch. ``mode``: ``"constant"`` (``value``; negative amounts crop), ``"reflect"``
-    (mirror without the edge) or ``"replicate"`` (repeat the edge).
+    (mirror without the edge), ``"replicate"`` (repeat the edge) or ``"circular"`` (wrap
+    around).
 
     Example:
         >>> import xad
@@ -71,5 +74,8 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
         if mode == "reflect" and max(lo, hi) >= n:
             raise ValueError(f"pad: reflect padding of {max(lo, hi)} must be smaller than the "
                              f"axis it pads (axis {axis} of shape {input.shape} has {n})")
+        if mode == "circular" and max(lo, hi) > n:
+            raise ValueError(f"pad: circular padding of {max(lo, hi)} would wrap around more "
+                             f"than once (axis {axis} of shape {input.shape} has {n})")
         out = _pad_axis(out, axis, lo, hi, mode, value)
     return out

@@ -34,9 +34,8 @@ def _windows(x: Tensor, kernel_size: IntPair, stride: IntPair | None, padding: I
     k = _pair(kernel_size, "kernel_size", where)
     s = k if stride is None or stride == () else _pair(stride, "stride", where)
     p, d = _pair(padding, "padding", where), _pair(dilation, "dilation", where)
-    if any(2 * pa > di * (ke - 1) + 1 for pa, ke, di in zip(p, k, d)):
-        raise ValueError(f"{where}: padding {p} must be at most half the kernel {k} "
-                         f"(dilation {d})")
+    if any(pa > ke // 2 for pa, ke in zip(p, k)):  # PyTorch's check: dilation not counted
+        raise ValueError(f"{where}: padding {p} must be at most half the kernel {k}")
     h, w = x.shape[-2:]
     ho, wo = (_out(n, ke, st, pa, di, ceil) for n, ke, st, pa, di in zip((h, w), k, s, p, d))
     if ho < 1 or wo < 1:
@@ -106,7 +105,10 @@ def avg_pool2d(input: Tensor, kernel_size: IntPair, stride: IntPair | None = Non
     """
     cols = _windows(input, kernel_size, stride, padding, 1, ceil_mode, 0.0, "avg_pool2d")
     total = _ops.reshape(_ops.sum(_taps(cols), axis=1), (cols.shape[0], *cols.shape[3:]))
-    if divisor_override:
+    if divisor_override is not None:
+        if divisor_override == 0:
+            raise ValueError("avg_pool2d: divisor_override must not be zero (None: the "
+                             "window's size)")
         return _image(total / divisor_override, cols, input)
     k = cols.shape[1:3]
     s = k if stride is None or stride == () else _pair(stride, "stride", "avg_pool2d")
