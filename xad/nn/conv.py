@@ -84,7 +84,7 @@ class _ConvNd(Module):
             totals = [d * (k - 1) for d, k in zip(self.dilation, self.kernel_size)]
             pairs = [(t // 2, t - t // 2) for t in totals]
         else:
-            pairs = [(p, p) for p in self.padding]
+            pairs = [(int(p), int(p)) for p in self.padding]
         amounts = [a for pair in reversed(pairs) for a in pair]
         return F.pad(x, amounts, mode=mode), 0
 

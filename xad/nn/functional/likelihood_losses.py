@@ -38,7 +38,7 @@ class _BinaryCrossEntropy(Function):
         return -(y * _clamped_log(p) + (1 - y) * _clamped_log(1 - p))
 
     @staticmethod
-    def backward(ctx: FunctionCtx, g: Tensor) -> tuple[Tensor, Tensor]:
+    def backward(ctx, g):  # (untyped: Function's own backward is the op's rule)
         p, y = ctx.saved_tensors
         return (g * (p - y) / _ops.maximum(p * (1 - p), _BCE_EPS),
                 g * (_clamped_log(1 - p) - _clamped_log(p)))
