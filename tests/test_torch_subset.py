@@ -24,6 +24,7 @@ CASES = {
     "round": lambda x, m: x + (x * 3).round() + (x * 3).round(decimals=1),
     "floor_ceil_trunc": lambda x, m: x * (x * 3).floor() + (x * 3).ceil() - (x * 3).trunc(),
     "sign": lambda x, m: x * x.sign(),
+    "pow": lambda x, m: x.pow(2) + x.pow(x * 0 + 3),
     "remainder": lambda x, m: x.remainder(0.7) + x.remainder(-0.4),
     "view_as": lambda x, m: x.view_as(x.t()),
     "reshape": lambda x, m: x.reshape(2, 6),
@@ -422,3 +423,20 @@ def test_set_printoptions(xb):
 @contextlib.contextmanager
 def _nothing():
     yield
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "softmin"])
+def test_softmax_without_dim_is_pytorchs_or_an_error(xb, name):
+    # PyTorch's implicit dim is the last axis up to 2-d; 3-d and more took another silently
+    for shape in [(5,), (3, 4)]:
+        a = np.random.default_rng(2).standard_normal(shape)
+        ours = getattr(xad.nn.functional, name)(xad.tensor(a, dtype=xad.float64))
+        with pytest.warns(UserWarning, match="Implicit dimension"):
+            ref = getattr(torch.nn.functional, name)(torch.tensor(a))
+        np.testing.assert_allclose(ours.numpy(), ref.numpy(), rtol=1e-12)
+    x = xad.zeros(2, 3, 4)
+    with pytest.raises(ValueError, match=f"{name}: pass dim= .* would be dim=0"):
+        getattr(xad.nn.functional, name)(x)
+    with pytest.raises(ValueError, match="would be dim=1"):
+        xad.nn.Softmax()(xad.zeros(2, 3, 4, 5))
+    assert xad.nn.Softmax()(xad.zeros(2, 3)).shape == (2, 3)

@@ -1182,6 +1182,10 @@ class Tensor:
         s = 10.0 ** decimals
         return _ops.round(self * s) / s
 
+    def pow(self, exponent: Any) -> Tensor:
+        """``self ** exponent`` (PyTorch's method; :func:`xad.pow`)."""
+        return self ** exponent
+
     def floor(self) -> Tensor:
         """See :func:`xad.floor`."""
         return _ops.floor(self)

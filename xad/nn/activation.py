@@ -83,7 +83,8 @@ class GELU(Module):
 
 
 class Softmax(Module):
-    """Softmax along ``dim`` (PyTorch's keyword; default the last axis).
+    """Softmax along ``dim`` (PyTorch's keyword; ``None``: the last axis of an input of at
+    most 2 dimensions, an error for more, as :func:`xad.nn.functional.softmax`).
 
     Example:
         >>> import xad
@@ -91,7 +92,7 @@ class Softmax(Module):
         [[0.25, 0.25, 0.25, 0.25]]
     """
 
-    def __init__(self, dim: int = -1) -> None:
+    def __init__(self, dim: int | None = None) -> None:
         super().__init__()
         self.dim = dim
 

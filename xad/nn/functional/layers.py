@@ -34,6 +34,17 @@ def _axis(axis: int | None, dim: int | None, default: int = -1) -> int:
     return default if a is None else a
 
 
+def _softmax_axis(name: str, x: Tensor, axis: int | None, dim: int | None) -> int:
+    """``axis`` or ``dim``; else the last axis, where PyTorch's implicit choice agrees (an
+    input of at most 2 dimensions). A larger input must say which: PyTorch's deprecated
+    implicit ``dim`` is 0 for 3 dimensions and 1 beyond, not the last axis."""
+    if axis is None and dim is None and x.ndim >= 3:
+        raise ValueError(f"{name}: pass dim= for an input of shape {tuple(x.shape)}: "
+                         f"PyTorch's implicit (deprecated) choice would be dim="
+                         f"{0 if x.ndim == 3 else 1}, xad's the last axis; dim=-1 is the last")
+    return _axis(axis, dim)
+
+
 def _check_in_range(t: Tensor, n: int, where: str, what: str, bound: str,
                     ignore: int | None = None) -> None:
     """Raise IndexError unless every value of ``t`` (other than ``ignore``) is in
@@ -130,7 +141,8 @@ def softplus(x: Tensor) -> Tensor:
 
 
 def softmax(x: Tensor, axis: int | None = None, *, dim: int | None = None) -> Tensor:
-    """Softmax along ``axis`` (default the last).
+    """Softmax along ``axis`` (or PyTorch's ``dim``; given neither, the last axis of an
+    input of at most 2 dimensions, and an error for more: PyTorch's implicit choice differs).
 
     Example:
         >>> import xad
@@ -138,12 +150,13 @@ def softmax(x: Tensor, axis: int | None = None, *, dim: int | None = None) -> Te
         >>> F.softmax(xad.zeros(1, 2), axis=-1).tolist()
         [[0.5, 0.5]]
     """
-    return _ops.softmax(x, axis=_axis(axis, dim))
+    return _ops.softmax(x, axis=_softmax_axis("softmax", x, axis, dim))
 
 
 def log_softmax(x: Tensor, axis: int | None = None, *, dim: int | None = None) -> Tensor:
-    """Log of the softmax along ``axis`` (default the last), computed stably."""
-    return _ops.log_softmax(x, axis=_axis(axis, dim))
+    """Log of the softmax along ``axis`` (``dim``; the default as :func:`softmax`'s),
+    computed stably."""
+    return _ops.log_softmax(x, axis=_softmax_axis("log_softmax", x, axis, dim))
 
 
 def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:

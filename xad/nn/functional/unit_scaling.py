@@ -10,7 +10,7 @@ from typing import Any
 from ... import ops as _ops
 from ...ops.torch_conventions import vector_norm as _norm
 from ...tensor import Tensor
-from .layers import _axis
+from .layers import _softmax_axis
 
 __all__ = ["normalize", "cosine_similarity", "softmin"]
 
@@ -59,7 +59,7 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
 
 def softmin(input: Tensor, axis: int | None = None, *, dim: int | None = None,
             dtype: Any = None) -> Tensor:
-    """``softmax(-x)`` along ``axis`` (default the last, as :func:`softmax`); ``dtype``
+    """``softmax(-x)`` along ``axis`` (the default as :func:`softmax`'s); ``dtype``
     casts the input first.
 
     Example:
@@ -70,4 +70,4 @@ def softmin(input: Tensor, axis: int | None = None, *, dim: int | None = None,
     """
     if dtype is not None:
         input = input.astype(dtype)
-    return _ops.softmax(-input, axis=_axis(axis, dim))
+    return _ops.softmax(-input, axis=_softmax_axis("softmin", input, axis, dim))
