@@ -514,6 +514,8 @@ AUDITED_ELSEWHERE = ("Generator Tensor amp autograd bfloat16 bool cuda compile c
                      "set_grad_enabled is_grad_enabled optim ops real save "
                      "set_default_dtype uint8 uint16 uint32 uint64 utils autocast "
                      "set_printoptions meshgrid split_copy from_dlpack GradScaler distributions "
+                     # grad modes and hooks against torch (tests/test_autograd_parity.py)
+                     "inference_mode detach_ register_post_accumulate_grad_hook "
                      # transforms and thread pools (tests/test_vmap.py, xad.threads)
                      "vmap set_num_threads "
                      # compared with torch by tests/test_nn_layers_more.py
