@@ -295,12 +295,13 @@ def binary(op: type[Op], x: Any, y: Any) -> Tensor:
             return binary(op, x, _operand(op, y, x))
     elif isinstance(y, Tensor) and type(x) in _SCALARS:
         b = y._backend
-        if _beyond_half(b._from_native.get(y._array.dtype), x):
+        d = b._from_native.get(y._array.dtype)
+        if d in _HALF and _beyond_half(d, x):
             return _in_float32(op, x, y)
         y, x = _weak(y, x, op.name)
         xa, ya = x, y._array
         if type(x) is float and op.float_as_0d:
-            d = b._from_native.get(ya.dtype)
+            d = b._from_native.get(ya.dtype)  # (after _weak: an integer y is floating now)
             xa = x if d is None or not d.is_floating else b.float_operand(x, d)
         needs = y.requires_grad
     else:

@@ -9,6 +9,7 @@ from typing import Any
 from .. import dtypes as _dt
 from ..tensor import Tensor
 from ._apply import Op, apply
+from .amp_cast import HALF
 from .axes import normalize_axes
 from .batching import align, axes_batch, shift_axes
 from .fused import (
@@ -248,7 +249,7 @@ class StandardizeGrad(Op):
 def _half(*ts: Tensor | None) -> bool:
     """Whether the input is half precision: its statistics are then taken in float32, as
     PyTorch's (a float16 sum over 3000 values of 30 overflows, and the result was NaN)."""
-    return ts[0] is not None and ts[0].dtype in (_dt.float16, _dt.bfloat16)
+    return ts[0] is not None and ts[0].dtype in HALF
 
 
 def _wide(*ts: Tensor | None) -> list:

@@ -10,6 +10,7 @@ from ..context import context
 from ..factories import arange
 from ..tensor import Tensor
 from ._apply import Op, apply, unary
+from .amp_cast import HALF as _HALF
 from .amp_cast import autocast_float32, in_float32
 from .axes import normalize_axes, normalize_axis
 from .batching import axes_batch
@@ -65,9 +66,6 @@ def _expand(g: Tensor, node: Any) -> Tensor:
     if not p["keepdims"] and g.ndim:
         g = reshape(g, _kept_shape(node.in_shapes[0], p["axis"]))
     return g
-
-
-_HALF = (_dt.float16, _dt.bfloat16)
 
 
 def _accumulator(b: Any, x: Any) -> Any:
