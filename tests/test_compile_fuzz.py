@@ -195,10 +195,10 @@ def test_the_fuzzer_finds_a_wrong_replay():
     """The comparison is sharp: a replay that ignores a Python value changed between
     calls (a closure the guards cannot see) is reported."""
     with xad.use_backend("numpy"):
-        k = [1.0]
-        fn = lambda x: (x * k[0],)  # noqa: E731
+        k, i = [1.0] * 65, 64  # read past pyguards.WHOLE by a computed index: not guarded
+        fn = lambda x: (x * k[i],)  # noqa: E731
         f = xad.compile(fn)
         x = xad.ones(4, dtype=xad.float64)
         assert _state((x,), [], f(x)) == _state((x,), [], fn(x))
-        k[0] = math.pi
+        k[64] = math.pi
         assert _state((x,), [], f(x)) != _state((x,), [], fn(x))

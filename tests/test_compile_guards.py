@@ -363,3 +363,42 @@ def test_an_argument_that_becomes_a_view_of_a_tensor_it_changes(xb):
         ve = _f64(5.0, 6.0, 7.0)[0:2] if k < 2 else we[0:2]
         np.testing.assert_array_equal(f(vf).numpy(), e(ve).numpy())
         np.testing.assert_array_equal(wf.numpy(), we.numpy())
+
+
+def test_a_returned_grad_is_the_grad(xb):
+    """``return w.grad`` (not detached): a replay returns the ``.grad`` tensor it gave
+    ``w``, as eager mode, so changing the result changes ``w.grad`` (on JAX it was a new
+    tensor over the same values, and ``w.grad`` kept the old ones)."""
+    w = _f64(1.0, 2.0).requires_grad_()
+
+    def fn(x):
+        w.grad = None
+        (w * x).sum().backward()
+        return w.grad
+
+    f = xad.compile(fn)
+    for k in range(3):
+        g = f(_f64(1.0, k))
+        assert g is w.grad
+        g.add_(10.0)
+        assert w.grad.tolist() == [11.0, 10.0 + k]
+
+
+def test_a_parameter_with_another_layout_gets_its_own_program():
+    """A tensor from outside (a parameter) whose data is replaced by the same values in
+    another memory layout (Fortran order): the replay's ``out=`` buffers and reductions
+    were planned for the recorded layout, so it records again and sums in eager mode's
+    order, bit for bit (it gave other bits)."""
+    with xad.use_backend("numpy"):
+        g = np.random.default_rng(0)
+        a = g.standard_normal((64, 64)).astype(np.float32)
+        w = xad.Tensor(a.copy())
+
+        def fn(x):
+            return (w * 0.9999 + x * 1.0001).sum(axis=1) * 1
+
+        f = xad.compile(fn)
+        x = xad.Tensor(a[::-1].copy())
+        for fortran in (False, True, True, False):
+            w.data = xad.Tensor(np.asfortranarray(a) if fortran else a.copy())
+            np.testing.assert_array_equal(f(x).numpy(), fn(x).numpy())

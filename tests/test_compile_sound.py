@@ -220,11 +220,11 @@ def test_a_grad_of_a_leaf_in_a_reference_cycle_survives_gc(xb):
 
 
 def test_check_mode_names_the_first_difference(xb):
-    k = [2.0]
-    f = xad.compile(lambda x: (x + 1) * k[0], check=True)
+    k, i = [0.0] * 64 + [2.0], 64
+    f = xad.compile(lambda x: (x + 1) * k[i], check=True)
     assert f(_f64(1.0)).tolist() == [4.0]
     assert f(_f64(2.0)).tolist() == [6.0]
-    k[0] = 3.0  # a Python value the guards do not see
+    k[64] = 3.0  # a Python value the guards do not see (past pyguards.WHOLE, a computed index)
     with pytest.raises(RuntimeError, match=r"instruction 1: multiply"):
         f(_f64(1.0))
 

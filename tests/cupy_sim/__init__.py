@@ -6,9 +6,11 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import xad.backend as B
+from xad.compile import pyguards
 
 from . import blas, core
 from .core import POOLS, STATE, explicit
@@ -59,3 +61,4 @@ class SimCupyBackend(CupyBackend):
 def register() -> None:
     """Let ``xad.resolve_backend("cupy-sim", device)`` build :class:`SimCupyBackend`."""
     B._BUILTIN.setdefault("cupy-sim", "cupy_sim:SimCupyBackend")
+    pyguards.library(os.path.dirname(__file__))  # xad.compile guards no emulator state

@@ -43,7 +43,8 @@ from .cuda_graph import CaptureFailed, GraphReplay, graph_backend
 from .fusion import fuse as fuse_regions
 from .fusion import launch as fused_launch
 from .program import Program, ShapeChanged, Unsupported
-from .recorder import Recorder, bases_of, recording
+from .pyguards import Reads, stale
+from .recorder import ArgRef, Recorder, bases_of, recording
 
 __all__ = ["compile", "CompiledFunction"]
 
@@ -163,15 +164,20 @@ def _identities(rec: Recorder, outs: list) -> list | None:
     """Per result, how a replay gives it eager mode's identity, so that changing it in
     place changes what eager mode's would (also where arrays are immutable, JAX): None (a
     new tensor), ``("is", src)`` (that very tensor) or ``("view", src, view_fn, data_of)``
-    (a new view of it), ``src`` being ``("arg", i)``, ``("out", k)`` (an earlier result)
-    or ``("live", weakref)`` (a tensor from before the call); None where all are new."""
+    (a new view of it), ``src`` being ``("arg", i)``, ``("out", k)`` (an earlier result),
+    ``("live", weakref)`` (a tensor from before the call) or ``("grad", holder)`` (the
+    ``.grad`` the call gave a leaf: eager mode returned that very tensor); None where all
+    are new."""
     def source(t: Tensor, j: int) -> tuple | None:
         if id(t) in rec.arg_of:
             return ("arg", rec.arg_of[id(t)])
         k = next((k for k in range(j) if outs[k] is t), None)
         if k is not None:
             return ("out", k)
-        return ("live", weakref.ref(t)) if id(t) in rec.outside else None
+        if id(t) in rec.outside:
+            return ("live", weakref.ref(t))
+        return next((("grad", i.holder) for i in rec.instrs if i.kind == "grad" and i.refs
+                     and getattr(rec._tensor(i.holder), "_grad", None) is t), None)
 
     same: list = []
     for j, o in enumerate(outs):
@@ -181,6 +187,13 @@ def _identities(rec: Recorder, outs: list) -> list | None:
         same.append(("is", src) if src is not None else None if base is None else
                     ("view", base, o._view_fn, o._data_of))
     return same if any(h is not None for h in same) else None
+
+
+def _grad_of(holder: Any, tensors: Any) -> Tensor | None:
+    """The ``.grad`` the replay gave the leaf ``holder`` names (an argument position or a
+    weak reference)."""
+    leaf = tensors[holder.index] if type(holder) is ArgRef else holder()
+    return None if leaf is None else leaf._grad
 
 
 def _view_of(t: Tensor, view_fn: tuple | None, data_of: bool) -> Tensor:
@@ -239,23 +252,27 @@ class _Entry:
         self.program, self.reason, self.spec = program, reason, spec
         self.backends, self.scope, self.graphs = backends, scope, graphs
         self.trace: Any = None  # the recording's instructions, kept in checking mode
+        self.py: Any = ()  # guards on the Python values it read (pyguards.Reads)
         self.same: list | None = None  # per result, its identity (see _identities)
 
     def mismatch(self, tensors: Any) -> str | None:
         """Why this program does not fit the current state (None: it fits)."""
         p = self.program
         assert p is not None  # the caller keeps entries without a program from here
+        if self.py and (what := stale(self.py)) is not None:
+            return f"a Python value it read changed: {what}"
         p.args = tensors
         args = {id(t._array) for t in tensors} if p.guards and tensors else ()
         bases = {i for t in tensors for i in bases_of(t)} if args else ()
-        for ref, (shape, dtype, requires_grad, b) in p.guards:
+        for ref, (shape, dtype, requires_grad, b, strides) in p.guards:
             t = ref()
             if t is None:
                 return "a tensor it read no longer exists"
             a = t._array
             if a.shape != shape or a.dtype != dtype or t.requires_grad != requires_grad \
-                    or t._backend is not b:
-                return f"a tensor it read changed (shape {shape} -> {tuple(a.shape)})"
+                    or t._backend is not b or getattr(a, "strides", None) != strides:
+                return f"a tensor it read changed (shape {shape} -> {tuple(a.shape)}, or " \
+                       f"its dtype, layout or requires_grad)"
             if id(a) in args or id(t) in bases:
                 return "a tensor it reads from outside is also passed as an argument (or a view)"
         for ref, was_none in p.grad_guards:
@@ -305,7 +322,8 @@ class _Entry:
         for o, b, how in zip(outs, self.backends, self.same):
             src = None if how is None else how[1]
             t = None if src is None else tensors[src[1]] if src[0] == "arg" else \
-                res[src[1]] if src[0] == "out" else src[1]()
+                res[src[1]] if src[0] == "out" else _grad_of(src[1], tensors) \
+                if src[0] == "grad" else src[1]()
             if t is None:
                 res.append(o if b is None else Tensor._make(o, b))
             else:
@@ -449,9 +467,13 @@ class CompiledFunction:
     def _record(self, entries: list[_Entry], args: tuple, kwargs: dict,
                 tensors: list[Tensor], again: bool = False) -> Any:
         rec = Recorder(list(tensors), graphs=self.cuda_graphs)
+        roots: list = []
+        _flatten((args, kwargs), roots)
+        reads = Reads(self.fn, roots, lambda: rec.paused)
         prev = recording(rec)
         try:
-            result = self.fn(*args, **kwargs)
+            with reads:
+                result = self.fn(*args, **kwargs)
         finally:
             recording(prev)
         outs: list = []
@@ -459,9 +481,14 @@ class CompiledFunction:
         entry = self._entry(rec, spec, outs)
         if self.check and entry.program is not None:
             entry.trace = trace(rec, [o if isinstance(o, Tensor) else None for o in outs])
-        if entry.program is not None and not again and (
-                _kept_constants(rec) or _kept_results(rec, outs) or rec.again):
+        moved = reads.changed() if entry.program is not None else None
+        if moved is not None and again:
+            entry = _Entry(None, f"it changes a Python value it reads ({moved}), which a "
+                                 f"replay would not; pass it as an argument")
+        elif entry.program is not None and (moved is not None or not again and (
+                _kept_constants(rec) or _kept_results(rec, outs) or rec.again)):
             entry = _Entry(None, None)  # provisional: the next call records again
+        entry.py = tuple(reads.guards)
         entries.append(entry)
         self._last = entry
         if entry.reason is not None:

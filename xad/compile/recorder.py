@@ -139,7 +139,8 @@ class Recorder:
         if id(t) in self.arg_bases:
             self.unsupported(f"an argument is a view of a tensor (shape {tuple(t.shape)}) "
                              f"the call also reads or writes; pass that tensor instead")
-        meta = (tuple(t._array.shape), t._array.dtype, t.requires_grad, t._backend)
+        meta = (tuple(t._array.shape), t._array.dtype, t.requires_grad, t._backend,
+                getattr(t._array, "strides", None))  # the layout out= was planned for
         ref = weakref.ref(t)
         self._track(t, ref)
         return self._new(t._array, ("live", ref, meta))
