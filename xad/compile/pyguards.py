@@ -5,7 +5,8 @@ modules), to a few levels.
 
 A replay freezes every Python value the recording used (``x * scale`` records ``scale`` as a
 number). So, while a call is recorded, :class:`Reads` watches each Python frame it enters
-(``sys.setprofile``; the frames of xad, the standard library and site-packages are skipped,
+(``sys.settrace``, as each frame starts; the frames of xad, the standard library and
+site-packages are skipped,
 and so are host calls, which run again anyway) and notes, *as the frame starts*, the value
 of every global the frame's code names, of its closure cells, and, below the objects so
 reached (and the frame's arguments that are such objects: ``self``), the entries and
@@ -54,22 +55,19 @@ _WHOLE_NAMES = frozenset(("items", "values", "keys", "get", "getattr", "vars", "
                           "pop", "setdefault", "__getitem__"))
 
 
-def _skipped_dirs() -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The directories whose code is not the user's: xad's, the standard library's, and
-    (second) those of array libraries, whose calls into Python outside them (an emulator)
-    are theirs too."""
+def _skipped_dirs() -> tuple[str, ...]:
+    """The directories whose code is not the user's: xad's, xad_backends', the standard
+    library's, site-packages and what :func:`library` added."""
     paths = sysconfig.get_paths()
+    dirs = {paths["stdlib"], paths["purelib"], paths["platlib"], *_LIBRARIES,
+            os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}
     spec = importlib.util.find_spec("xad_backends")
-    libs = {paths["purelib"], paths["platlib"], *_LIBRARIES}
     if spec is not None and spec.origin is not None:
-        libs.add(os.path.dirname(spec.origin))
-    xad_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    own = {xad_dir, paths["stdlib"]}
-    return (tuple(os.path.join(d, "") for d in own | libs) + ("<frozen",),
-            tuple(os.path.join(d, "") for d in libs))
+        dirs.add(os.path.dirname(spec.origin))
+    return tuple(os.path.join(d, "") for d in dirs) + ("<frozen",)
 
 
-_SKIPPED: tuple[tuple[str, ...], tuple[str, ...]] | None = None
+_SKIPPED: tuple[str, ...] | None = None
 _LIBRARIES: list[str] = []
 
 
@@ -86,7 +84,7 @@ def library(path: str) -> None:
     _LIBRARIES.append(os.path.join(os.path.abspath(path), ""))
     _SKIPPED = None
     _INFO.clear()
-_INFO: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_INFO: dict[types.CodeType, Any] = {}  # per code object seen (a few hundred)
 
 
 class _Code:
@@ -107,23 +105,20 @@ class _Code:
         self.args = code.co_varnames[:n + bool(code.co_flags & 4) + bool(code.co_flags & 8)]
 
 
-def _skipped() -> tuple[tuple[str, ...], tuple[str, ...]]:
+def _skipped() -> tuple[str, ...]:
     global _SKIPPED
     if _SKIPPED is None:
         _SKIPPED = _skipped_dirs()
     return _SKIPPED
 
 
-def _info(code: types.CodeType) -> Any:
-    """``code``'s :class:`_Code`, or None (not the user's) or False (an array library's)."""
+def _info(code: types.CodeType) -> _Code | None:
+    """``code``'s :class:`_Code`, or None where it is not the user's."""
     info = _INFO.get(code, _MISSING)
     if info is _MISSING:
-        skipped, libs = _skipped()
-        f = code.co_filename
-        info = (None if not f.startswith(libs) else False) if f.startswith(skipped) \
-            else _Code(code)
+        info = None if code.co_filename.startswith(_skipped()) else _Code(code)
         _INFO[code] = info
-    return info
+    return info  # type: ignore[return-value]
 
 
 def _key(v: Any) -> Any:
@@ -164,7 +159,6 @@ class Reads:
         self._funcs: dict[Any, list] = {}  # code -> functions seen (their cells)
         self._paused = paused
         self._prev: Any = None
-        self._lib: dict[int, Any] = {}  # id -> running frames of array libraries
         for r in (fn, *roots):
             self._note(r)
         if isinstance(fn, types.MethodType):
@@ -180,25 +174,18 @@ class Reads:
 
     # ----- watching the call ---------------------------------------------------------------
     def __enter__(self) -> Reads:
-        self._prev = sys.getprofile()
-        sys.setprofile(self._profile)
+        self._prev = sys.gettrace()
+        sys.settrace(self._trace)  # called as each frame starts (its lines untraced)
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        sys.setprofile(self._prev)
+        sys.settrace(self._prev)
 
-    def _profile(self, frame: types.FrameType, event: str, arg: Any) -> None:
-        if event == "call":
-            info = _info(frame.f_code)
-            back = self._lib.get(id(frame.f_back))
-            if info is False or back is not None and back is frame.f_back:
-                self._lib[id(frame)] = frame  # and what it calls: an emulator's code
-            elif info is not None and not self._paused():
-                self._enter(frame, info)
-        elif event == "return" and self._lib:
-            self._lib.pop(id(frame), None)
-        if self._prev is not None:
-            self._prev(frame, event, arg)
+    def _trace(self, frame: types.FrameType, event: str, arg: Any) -> Any:
+        info = _info(frame.f_code)
+        if info is not None and not self._paused():
+            self._enter(frame, info)
+        return None if self._prev is None else self._prev(frame, event, arg)
 
     def _enter(self, frame: types.FrameType, info: _Code) -> None:
         g = frame.f_globals
@@ -276,7 +263,7 @@ class Reads:
 
 def _info_of_module(m: types.ModuleType) -> Any:
     f = getattr(m, "__file__", None)
-    return None if f is None or f.startswith(_skipped()[0]) else f
+    return None if f is None or f.startswith(_skipped()) else f
 
 
 def _info_of_class(c: type) -> bool:
@@ -289,7 +276,8 @@ def stale(guards: Any) -> str | None:
     for read, exp, key, weak, what in guards:
         v = read()
         if weak:
-            if exp() is not v:
+            o = exp()
+            if o is None or o is not v:  # freed: never another object (or None) after it
                 return what
         elif v is not exp and (key is None or _key(v) != key):
             return what
