@@ -7,10 +7,12 @@ The functions mix elementwise arithmetic with data-dependent indices (argsort, a
 nonzero, unique, boolean masks), Python-scalar arguments (-0.0, NaN, int vs float), host
 (NumPy) array arguments, aliased arguments, in-place changes of arguments and of views of
 them, ``.data``/``detach()``, ``backward()`` into parameters, a data-dependent count read
-only by Python, and results that are an argument, one tensor twice or a view of an argument
-(versions and identities are compared too); between calls, hooks are registered and results
-changed by the caller (everything compared again after that). A compiled call may run
-eagerly (with its warning); it may never differ.
+only by Python, Python numbers read from a global, a closure cell, a dict entry and an
+attribute of a plain object (which the caller changes between calls), and results that are
+an argument, one tensor twice or a view of an argument (versions and identities are
+compared too); between calls, hooks are registered and results changed by the caller
+(everything compared again after that). A compiled call may run eagerly (with its warning);
+it may never differ.
 
 ``XAD_FUZZ_N`` sets the programs per backend (default 12; the long run: 10000).
 """
@@ -32,7 +34,17 @@ N = int(os.environ.get("XAD_FUZZ_N", "12"))
 BACKENDS = ("numpy", "array_api_strict", "jax", "cupy-sim")
 SCALARS = (0.0, -0.0, 1, 1.0, 2.5, -3, float("nan"), float("inf"), 0.5)
 STEPS = ("binary", "binary", "unary", "scalar", "const", "argsort", "argmax", "nonzero",
-         "mask", "unique", "inplace_arg", "inplace_view", "detach", "data", "host", "count")
+         "mask", "unique", "inplace_arg", "inplace_view", "detach", "data", "host", "count",
+         "global", "closure", "dict", "attr")
+KNOBS = ("global", "closure", "dict", "attr")  # Python values the caller changes
+_KNOB = 2.0  # the "global" step's value: one for both worlds
+
+
+class _Holder:
+    """A plain object whose attribute ``k`` the "attr" step reads."""
+
+    def __init__(self, k: float) -> None:
+        self.k = k
 
 
 class Program:
@@ -47,17 +59,22 @@ class Program:
         self.n_out = rng.randint(1, 2)
         self.extra = rng.choice(("", "", "arg", "twice", "view"))  # results with identities
 
-    def function(self, params: list) -> object:
+    def function(self, params: list) -> tuple:
+        """The world's function, and a setter of the Python values it reads (a closure
+        cell, a dict entry, an attribute; the global is the module's)."""
+        c, d, o = 2.0, {"k": 2.0, "other": 0}, _Holder(2.0)
+
         def fn(*args):
             *ts, s, h = args
             vals = [*ts, *params]
+            knobs = {"closure": c, "dict": d["k"], "attr": o.k}
 
             def pick(u):
                 return vals[int(u * len(vals))]
 
             for kind, u, v, w in self.steps:
-                vals.append(_step(kind, pick(u), pick(v), ts[int(w * len(ts))], s, h,
-                                  params))
+                vals.append(_step(kind, pick(u), pick(v), ts[int(w * len(ts))],
+                                  knobs.get(kind, s), h, params))
             outs = [v.detach() * 1 for v in vals[-self.n_out:]]
             if self.extra:  # an argument itself, a result twice, a view of an argument
                 outs.append(ts[0] if self.extra == "arg" else outs[0] if self.extra == "twice"
@@ -68,7 +85,15 @@ class Program:
                     loss.backward()
                 outs += [p.grad.detach() * 1 for p in params if p.grad is not None]
             return tuple(outs)
-        return fn
+
+        def knob(kind, value):
+            nonlocal c
+            if kind == "closure":
+                c = value
+            d["other"] += 1  # an entry fn does not read: no new recording needed
+            d["k"] = value if kind == "dict" else d["k"]
+            o.k = value if kind == "attr" else o.k
+        return fn, knob
 
 
 def _step(kind, x, y, arg, s, h, params):
@@ -77,8 +102,10 @@ def _step(kind, x, y, arg, s, h, params):
         return (x + y) * 0.5 - x * y
     if kind == "unary":
         return xad.tanh(x) + xad.abs(y)
-    if kind == "scalar":
+    if kind in ("scalar", "closure", "dict", "attr"):  # s: the argument or the knob read
         return x * s + y
+    if kind == "global":
+        return x * _KNOB + y
     if kind == "const":
         return x + xad.full((4,), 1.25, dtype=xad.float64)
     if kind == "argsort":
@@ -112,11 +139,14 @@ def _world(seed: int) -> list:
             for _ in range(2)]
 
 
-def _inputs(rng: random.Random, n: int, host: bool) -> tuple:
-    """One call's inputs, as a recipe both worlds turn into their own tensors."""
+def _inputs(rng: random.Random, n: int, host: bool, prev: tuple | None = None) -> tuple:
+    """One call's inputs, as a recipe both worlds turn into their own tensors; often with
+    ``prev``'s aliasing, scalar and host array (the same guards: a replay)."""
     values = [[round(rng.uniform(-3, 3), 1) for _ in range(4)] for _ in range(n)]
     alias = [rng.randrange(i + 1) if rng.random() < 0.3 else i for i in range(n)]
     h = [rng.choice((0.5, 1.0, -2.0))] * 2 if host else None
+    if prev is not None and rng.random() < 0.6:
+        return values, prev[1], prev[2], prev[3]
     return values, alias, rng.choice(SCALARS), h
 
 
@@ -154,10 +184,21 @@ def run_program(seed: int, host: bool, check: bool | None = None) -> str | None:
     replay, raising on a difference) and eagerly; the first difference, or None."""
     rng = random.Random(seed)
     prog = Program(rng)
+    global _KNOB
     pa, pb = _world(seed), _world(seed)
-    compiled, eager = xad.compile(prog.function(pa), check=check), prog.function(pb)
+    (compiled, knob_a), (eager, knob_b) = prog.function(pa), prog.function(pb)
+    compiled = xad.compile(compiled, check=check)
+    _KNOB = 2.0
+    recipe = None
     for call in range(4):
-        recipe = _inputs(rng, prog.n, host)
+        used = [k for k, *_ in prog.steps if k in KNOBS] or list(KNOBS)
+        if call and rng.random() < 0.7:  # the caller changes a Python value fn reads
+            kind, value = rng.choice(used), rng.choice(SCALARS)
+            if kind == "global":
+                _KNOB = value
+            knob_a(kind, value)
+            knob_b(kind, value)
+        recipe = _inputs(rng, prog.n, host, recipe)
         a, b = _call(compiled, recipe, pa), _call(eager, recipe, pb)
         if a[0] != b[0]:
             return f"program {seed}, call {call}: {prog.steps} {recipe}: {a[0]} != {b[0]}"

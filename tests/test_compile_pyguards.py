@@ -57,12 +57,15 @@ def test_a_closure_cell_rebound_between_calls(xb):
 
 
 @pytest.mark.parametrize("how", ["dict", "nested", "list", "append", "attr", "method",
-                                 "module"])
+                                 "module", "class"])
 def test_a_value_inside_a_container_or_object(xb, how):
     """``cfg["p"]``, ``cfg["opt"]["lr"]``, ``ws[1]``, a list iterated and grown,
-    ``obj.alpha``, ``self.k`` read in a method, a Module's dict attribute: changed between
-    calls, the next call records again."""
+    ``obj.alpha``, ``self.k`` read in a method, a Module's dict attribute, a class
+    attribute read through an instance: changed between calls, the next call records
+    again."""
     class Obj:
+        beta = 2.0
+
         def __init__(self):
             self.alpha = 2.0
 
@@ -81,12 +84,13 @@ def test_a_value_inside_a_container_or_object(xb, how):
     fns = {"dict": lambda x: x * cfg["p"], "nested": lambda x: x * cfg["opt"]["lr"],
            "list": lambda x: x * ws[1], "append": lambda x: x * sum(w for w in ws),
            "attr": lambda x: x * obj.alpha, "method": lambda x: obj.apply(x) * 1,
-           "module": lambda x: net(x) * 1}
+           "module": lambda x: net(x) * 1, "class": lambda x: x * obj.beta}
     change = {"dict": lambda k: cfg.update(p=k), "nested": lambda k: cfg["opt"].update(lr=k),
               "list": lambda k: ws.__setitem__(1, k), "append": lambda k: ws.append(k),
               "attr": lambda k: setattr(obj, "alpha", k),
               "method": lambda k: setattr(obj, "alpha", k),
-              "module": lambda k: net.cfg.update(a=k)}
+              "module": lambda k: net.cfg.update(a=k),
+              "class": lambda k: setattr(Obj, "beta", k)}
     fn = fns[how]
     f = xad.compile(fn)
     for k in (3.0, 4.0, 4.0):
@@ -98,7 +102,8 @@ def test_a_value_inside_a_container_or_object(xb, how):
 def test_a_helper_function_and_what_it_reads(xb):
     """A global function rebound, and a global the helper (another function) reads."""
     g = {"xad": xad, "k": 2.0}
-    exec("def helper(x):\n    return x * k\n\ndef fn(x):\n    return helper(x) + 1\n", g)
+    src = "def helper(x):\n    return x * k\n\ndef fn(x):\n    return helper(x) + 1\n"
+    exec(compile(src, "helpers.py", "exec"), g)
     fn = g["fn"]
     f = xad.compile(fn)
     _same(f, fn, _f64(1.0))
@@ -167,3 +172,45 @@ def test_a_training_step_records_once(xb):
             step(x)
     if not CHECK_MODE:
         assert step.recordings <= 2  # Adam's first step makes its state: recorded again
+
+
+def test_a_value_a_host_call_changes_read_by_a_later_frame(xb):
+    """A helper that starts after ``sched.step()`` (a host call) reads the learning rate
+    the step just changed and uses it as a number: the recording saw it only after the
+    change, so the next recording compares it with its value at the start of the call,
+    and the function runs eagerly (a replay froze the first call's rate)."""
+    def world():
+        w = _f64(1.0).requires_grad_()
+        opt = xad.optim.SGD([w], lr=1.0)
+        sched = xad.optim.lr_scheduler.StepLR(opt, 1, gamma=0.5)
+
+        def scaled(x):
+            return x * opt.param_groups[0]["lr"]
+
+        def fn(x):
+            sched.step()
+            return scaled(x)
+        return fn
+
+    f, e = xad.compile(world()), world()
+    for _ in range(4):
+        _same(f, e, _f64(1.0))
+
+
+def test_an_object_whose_reads_raise_runs_eagerly(xb):
+    """An object the function reads whose ``__dict__`` raises: its values cannot be
+    guarded, so the function runs eagerly (with one warning), never a frozen value."""
+    class Odd:
+        def __getattribute__(self, name):
+            if name == "__dict__":
+                raise RuntimeError("no __dict__ here")
+            return object.__getattribute__(self, name)
+
+    odd = Odd()
+    odd.k = 2.0
+    fn = lambda x: x * odd.k  # noqa: E731
+    f = xad.compile(fn)
+    with pytest.warns(RuntimeWarning, match="could not be guarded"):
+        _same(f, fn, _f64(1.0))
+    odd.k = 3.0
+    _same(f, fn, _f64(1.0))

@@ -6,8 +6,10 @@ on: the structure of its arguments, each tensor argument's shape, dtype, backend
 tensor or array, each Python argument's type and exact value, a host array argument's
 contents (another object's identity), grad mode, autocast, the default backend and dtype,
 and the count of hook registrations. Each program also checks, before it runs, that the
+Python values its recording read (globals, closure cells, dict entries, attributes:
+:mod:`.pyguards`) are the same, that the
 tensors it reads from outside (parameters, buffers, optimiser state) still have the shapes,
-dtypes and ``requires_grad`` it saw and are not passed as arguments, that the modules it
+dtypes, strides and ``requires_grad`` it saw and are not passed as arguments, that the modules it
 called are in the same train/eval mode with no attribute assigned since, that the
 optimisers it calls hold the same parameters, and that gradients it found absent are still
 absent. A call no program fits records a new one (up
@@ -253,6 +255,7 @@ class _Entry:
         self.backends, self.scope, self.graphs = backends, scope, graphs
         self.trace: Any = None  # the recording's instructions, kept in checking mode
         self.py: Any = ()  # guards on the Python values it read (pyguards.Reads)
+        self.before: Any = ()  # provisional: what the next recording reads as it starts
         self.same: list | None = None  # per result, its identity (see _identities)
 
     def mismatch(self, tensors: Any) -> str | None:
@@ -422,11 +425,13 @@ class CompiledFunction:
                _hooks.changes[0])
         entries = self._cache.get(key)
         why = "first call"
+        before: Any = ()
         if entries is not None:
             self._cache.move_to_end(key)
             for e in entries:
                 if e.program is None and e.reason is None:  # provisional: record again
                     entries.remove(e)
+                    before = e.before
                     break
                 if e.program is None:
                     self._last = e
@@ -448,7 +453,7 @@ class CompiledFunction:
         again = entries is not None and not entries
         if entries is None:
             entries = self._cache[key] = []
-        return self._record(entries, args, kwargs, tensors, again)
+        return self._record(entries, args, kwargs, tensors, again, before)
 
     def _room(self, why: str) -> bool:
         """Whether a new recording may be kept: at ``cache_size`` programs the least
@@ -465,11 +470,11 @@ class CompiledFunction:
         return True
 
     def _record(self, entries: list[_Entry], args: tuple, kwargs: dict,
-                tensors: list[Tensor], again: bool = False) -> Any:
+                tensors: list[Tensor], again: bool = False, before: Any = ()) -> Any:
         rec = Recorder(list(tensors), graphs=self.cuda_graphs)
         roots: list = []
         _flatten((args, kwargs), roots)
-        reads = Reads(self.fn, roots, lambda: rec.paused)
+        reads = Reads(self.fn, roots, lambda: rec.paused, lambda: rec.hosts > 0, before)
         prev = recording(rec)
         try:
             with reads:
@@ -482,12 +487,16 @@ class CompiledFunction:
         if self.check and entry.program is not None:
             entry.trace = trace(rec, [o if isinstance(o, Tensor) else None for o in outs])
         moved = reads.changed() if entry.program is not None else None
-        if moved is not None and again:
+        if reads.failed is not None and entry.program is not None:
+            entry = _Entry(None, f"the Python values it reads could not be guarded "
+                                 f"({reads.failed})")
+        elif moved is not None and again:
             entry = _Entry(None, f"it changes a Python value it reads ({moved}), which a "
                                  f"replay would not; pass it as an argument")
         elif entry.program is not None and (moved is not None or not again and (
-                _kept_constants(rec) or _kept_results(rec, outs) or rec.again)):
+                _kept_constants(rec) or _kept_results(rec, outs) or rec.again or reads.late)):
             entry = _Entry(None, None)  # provisional: the next call records again
+            entry.before = reads.before()
         entry.py = tuple(reads.guards)
         entries.append(entry)
         self._last = entry

@@ -5,26 +5,30 @@ modules), to a few levels.
 
 A replay freezes every Python value the recording used (``x * scale`` records ``scale`` as a
 number). So, while a call is recorded, :class:`Reads` watches each Python frame it enters
-(``sys.settrace``, as each frame starts; the frames of xad, the standard library and
-site-packages are skipped,
-and so are host calls, which run again anyway) and notes, *as the frame starts*, the value
-of every global the frame's code names, of its closure cells, and, below the objects so
-reached (and the frame's arguments that are such objects: ``self``), the entries and
-attributes its code can read: attribute names its code names, dict keys and indices that are
-its constants, and every entry (up to :data:`WHOLE` per container) where it iterates or
-subscripts with a computed key. Each is a *guard*: a C-level read (``dict.get`` of a
-globals dict, an instance ``__dict__`` or a dict; a cell's contents; a list item) and the
-value it gave, compared at every later call by identity, and where the identity differs,
+(``sys.settrace``, as each frame starts; the frames of xad, the standard library and site-
+packages are skipped, and so are host calls, which run again anyway) and notes, *as the
+frame starts*, the value of every global the frame's code names, of its closure cells, and,
+below the objects so reached (and the frame's arguments that are such objects: ``self``),
+the entries and attributes its code can read: attribute names its code names, dict keys and
+indices that are its constants, and every entry (up to :data:`WHOLE` per container) where it
+iterates or subscripts with a computed key. Each is a *guard*: a C-level read (``dict.get``
+of a globals dict, an instance ``__dict__`` or a dict; a cell's contents; a list item) and
+the value it gave, compared at every later call by identity, and where the identity differs,
 Python scalars (and tuples of them) by type and exact bits (``-0.0`` is not ``0.0``);
 anything else by identity only. A call that no longer matches records again, as
 ``torch.compile`` does on its guards.
 
-What the guards do not see: properties and ``__getattr__`` results, attributes read with a
-computed name (``getattr(o, name)``), entries past :data:`WHOLE` of a container read with a
-computed key, anything more than :data:`DEPTH` levels below a global or cell, the closure of
-a function reached only through a local variable, and objects that do not live in a dict
-(``__slots__``). A value that the call itself changes (``counter["n"] += 1``, a global
-assigned) cannot be replayed: see :meth:`Reads.changed`.
+What the guards do not see: attributes read with a computed name outside ``getattr``/``vars``
+in the frame's own code, entries past :data:`WHOLE` of a container read with a computed key,
+anything more than :data:`DEPTH` levels below a global, a cell or an argument, the closure of
+a function reached only through a local variable or a ``functools.partial``, objects without
+an instance ``__dict__`` (``__slots__``, C types), what objects hold past :data:`MOST`
+guards, and state that code outside the user's
+changes during the call before a frame first reads it, where no host call ran before, code
+compiled from a string without a file name (``"<string>"``: what ``namedtuple`` and
+``dataclasses`` generate). A
+value that the call itself changes (``counter["n"] += 1``, a global assigned) cannot be
+replayed: see :meth:`Reads.changed`.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ __all__ = ["Reads", "stale", "library"]
 
 WHOLE = 64  # entries guarded of a container read with computed keys (or iterated)
 DEPTH = 3  # levels guarded below a global, a cell or an argument
+MOST = 256  # guards per program; past them, what objects hold is not guarded (by identity)
 _MISSING = object()
 _SCALARS = (int, float, bool, str, bytes, complex, type(None))
 _ITERATES = frozenset(("GET_ITER", "DICT_MERGE", "DICT_UPDATE", "LIST_EXTEND",
@@ -64,7 +69,7 @@ def _skipped_dirs() -> tuple[str, ...]:
     spec = importlib.util.find_spec("xad_backends")
     if spec is not None and spec.origin is not None:
         dirs.add(os.path.dirname(spec.origin))
-    return tuple(os.path.join(d, "") for d in dirs) + ("<frozen",)
+    return tuple(os.path.join(d, "") for d in dirs) + ("<frozen", "<string>")
 
 
 _SKIPPED: tuple[str, ...] | None = None
@@ -152,8 +157,16 @@ class Reads:
     ``roots``: objects fixed for the program (the compiled object, identity-keyed
     arguments) whose attributes are read."""
 
-    def __init__(self, fn: Any, roots: list, paused: Callable[[], bool]) -> None:
+    def __init__(self, fn: Any, roots: list, paused: Callable[[], bool],
+                 hosted: Callable[[], bool], before: Any = ()) -> None:
         self.guards: list[tuple] = []  # (read, expected, key, weak, what)
+        self.where: list[tuple] = []  # per guard, what it reads (for :meth:`before`)
+        self.late = False  # xad's state first read after a host call (see :meth:`changed`)
+        self._owned = False  # walking what an object of xad's holds (an optimiser's groups)
+        self.failed: str | None = None  # why the values it read could not be guarded
+        self._hosted = hosted
+        self._before = before
+        self._start: dict[tuple, Any] = {}
         self._seen: dict[tuple, int] = {}
         self._known: dict[int, Any] = {}  # id -> an object whose entries are guarded
         self._funcs: dict[Any, list] = {}  # code -> functions seen (their cells)
@@ -174,6 +187,7 @@ class Reads:
 
     # ----- watching the call ---------------------------------------------------------------
     def __enter__(self) -> Reads:
+        self._start = {where: read() for where, read in self._before}
         self._prev = sys.gettrace()
         sys.settrace(self._trace)  # called as each frame starts (its lines untraced)
         return self
@@ -183,8 +197,11 @@ class Reads:
 
     def _trace(self, frame: types.FrameType, event: str, arg: Any) -> Any:
         info = _info(frame.f_code)
-        if info is not None and not self._paused():
-            self._enter(frame, info)
+        if info is not None and not self._paused() and self.failed is None:
+            try:
+                self._enter(frame, info)
+            except Exception as e:  # noqa: BLE001 (an object whose reads raise: no guards)
+                self.failed = f"{type(e).__name__}: {e}"
         return None if self._prev is None else self._prev(frame, event, arg)
 
     def _enter(self, frame: types.FrameType, info: _Code) -> None:
@@ -211,6 +228,8 @@ class Reads:
                what: str) -> None:
         if where not in self._seen:
             self._seen[where] = len(self.guards)
+            self.where.append(where)
+            self.late = self.late or self._owned and self._hosted()
             key = _key(v)
             weak = False
             exp = v
@@ -226,6 +245,16 @@ class Reads:
 
     def _entries(self, v: Any, info: _Code, depth: int, what: str) -> None:
         """Guard what ``info``'s code can read of ``v``: entries, items, attributes."""
+        if len(self.guards) >= MOST:
+            return
+        owned = self._owned
+        self._owned = owned or type(v).__module__.partition(".")[0] == "xad"
+        try:
+            self._held(v, info, depth, what)
+        finally:
+            self._owned = owned
+
+    def _held(self, v: Any, info: _Code, depth: int, what: str) -> None:
         t = type(v)
         if isinstance(v, dict):
             keys = list(v)[:WHOLE] if info.whole else [k for k in info.consts if k in v]
@@ -251,14 +280,28 @@ class Reads:
             every = info.whole and ("getattr" in info.names or "vars" in info.names)
             for name in list(d)[:WHOLE] if every else info.names:
                 if name in d:
-                    self._guard(("a", id(d), name), functools.partial(d.get, name, _MISSING),
+                    self._guard(("a", id(v), name), functools.partial(d.get, name, _MISSING),
                                 d[name], info, depth, f"{what}.{name}")
+            if not isinstance(v, type) and _info_of_class(type(v)):  # its class attributes
+                self._entries(type(v), info, depth, f"{what}.__class__")
 
     # ----- after the call ------------------------------------------------------------------
     def changed(self) -> str | None:
         """What the recorded call itself changed among the values it read (a counter, a
-        global it assigns): a replay would not change it, so the recording is not reused."""
+        global it assigns): a replay would not change it, so the recording is not reused.
+        A value first read after the call's host calls ran (an optimiser's step, which may
+        change what a later frame reads) is compared with its value at the start of the
+        next recording of these guards (``before``: see :attr:`late`; only what objects of
+        xad hold: host calls change no other state)."""
+        start, self._start = self._start, {}
+        for where, guard in zip(self.where, self.guards):
+            if where in start and stale((((lambda v=start[where]: v), *guard[1:]),)):
+                return guard[4]
         return stale(self.guards)
+
+    def before(self) -> list[tuple]:
+        """``(where, read)`` per guard: what the next recording reads as it starts."""
+        return [(w, g[0]) for w, g in zip(self.where, self.guards)]
 
 
 def _info_of_module(m: types.ModuleType) -> Any:

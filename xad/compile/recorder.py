@@ -78,6 +78,7 @@ class Recorder:
     def __init__(self, args: list[Tensor], graphs: bool = False) -> None:
         self.graphs = graphs  # the program is to be captured as CUDA graphs where it can
         self.again = False  # the call did a one-off (an optimiser's first step): record anew
+        self.hosts = 0  # host calls run so far
         self.paused = False
         self.problem: str | None = None
         self.instrs: list[Instr] = []
@@ -381,6 +382,7 @@ class Recorder:
         if inputs and not reads:
             self.unsupported(f"{fn.__qualname__} was given a tensor (a replay would pass the "
                              f"first call's)")
+        self.hosts += 1
         self.instrs.append(Instr("host", fn, self._refs(inputs),
                                  params={"args": args, "kwargs": kwargs, "upload": upload,
                                          "check": reads},
