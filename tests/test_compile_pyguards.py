@@ -57,14 +57,18 @@ def test_a_closure_cell_rebound_between_calls(xb):
 
 
 @pytest.mark.parametrize("how", ["dict", "nested", "list", "append", "attr", "method",
-                                 "module", "class"])
+                                 "module", "submodule", "class", "classmethod"])
 def test_a_value_inside_a_container_or_object(xb, how):
     """``cfg["p"]``, ``cfg["opt"]["lr"]``, ``ws[1]``, a list iterated and grown,
-    ``obj.alpha``, ``self.k`` read in a method, a Module's dict attribute, a class
-    attribute read through an instance: changed between calls, the next call records
-    again."""
+    ``obj.alpha``, ``self.k`` read in a method, a Module's dict attribute (also of a
+    module inside ``Sequential``), a class attribute read through an instance or in a
+    classmethod: changed between calls, the next call records again."""
     class Obj:
         beta = 2.0
+
+        @classmethod
+        def get(cls):
+            return cls.beta
 
         def __init__(self):
             self.alpha = 2.0
@@ -81,16 +85,20 @@ def test_a_value_inside_a_container_or_object(xb, how):
             return x * self.cfg["a"]
 
     cfg, ws, obj, net = {"p": 2.0, "opt": {"lr": 0.5}}, [1.0, 2.0], Obj(), Net()
+    seq = nn.Sequential(Net())
     fns = {"dict": lambda x: x * cfg["p"], "nested": lambda x: x * cfg["opt"]["lr"],
            "list": lambda x: x * ws[1], "append": lambda x: x * sum(w for w in ws),
            "attr": lambda x: x * obj.alpha, "method": lambda x: obj.apply(x) * 1,
-           "module": lambda x: net(x) * 1, "class": lambda x: x * obj.beta}
+           "module": lambda x: net(x) * 1, "submodule": lambda x: seq(x) * 1,
+           "class": lambda x: x * obj.beta, "classmethod": lambda x: x * Obj.get()}
     change = {"dict": lambda k: cfg.update(p=k), "nested": lambda k: cfg["opt"].update(lr=k),
               "list": lambda k: ws.__setitem__(1, k), "append": lambda k: ws.append(k),
               "attr": lambda k: setattr(obj, "alpha", k),
               "method": lambda k: setattr(obj, "alpha", k),
               "module": lambda k: net.cfg.update(a=k),
-              "class": lambda k: setattr(Obj, "beta", k)}
+              "submodule": lambda k: seq[0].cfg.update(a=k),
+              "class": lambda k: setattr(Obj, "beta", k),
+              "classmethod": lambda k: setattr(Obj, "beta", k)}
     fn = fns[how]
     f = xad.compile(fn)
     for k in (3.0, 4.0, 4.0):

@@ -235,6 +235,12 @@ def _kept_results(rec: Recorder, outs: list) -> bool:
     return any(r() is not None and id(r()) not in gone for r in rec.results)
 
 
+def _called(rec: Recorder, m: Any) -> bool:
+    """Whether ``m`` is a module the recorded call called (or one below such a module)."""
+    seen = rec.modules.get(id(m))
+    return seen is not None and seen[0]() is m
+
+
 def _with_bases(tensors: list) -> list:
     """``tensors`` and the tensors each is a view of (which it keeps alive)."""
     out = []
@@ -474,7 +480,8 @@ class CompiledFunction:
         rec = Recorder(list(tensors), graphs=self.cuda_graphs)
         roots: list = []
         _flatten((args, kwargs), roots)
-        reads = Reads(self.fn, roots, lambda: rec.paused, lambda: rec.hosts > 0, before)
+        reads = Reads(self.fn, roots, lambda: rec.paused, lambda: rec.hosts > 0,
+                      functools.partial(_called, rec), before)
         prev = recording(rec)
         try:
             with reads:

@@ -155,16 +155,20 @@ def _item(seq: Any, i: int) -> Any:
 class Reads:
     """The Python values one recorded call reads, as guards (see the module docstring);
     ``roots``: objects fixed for the program (the compiled object, identity-keyed
-    arguments) whose attributes are read."""
+    arguments) whose attributes are read; ``paused()``: inside a host call; ``hosted()``:
+    after one; ``called(m)``: ``m`` is a module the call called (its ``forward``'s
+    ``self``)."""
 
     def __init__(self, fn: Any, roots: list, paused: Callable[[], bool],
-                 hosted: Callable[[], bool], before: Any = ()) -> None:
+                 hosted: Callable[[], bool], called: Callable[[Any], bool],
+                 before: Any = ()) -> None:
         self.guards: list[tuple] = []  # (read, expected, key, weak, what)
         self.where: list[tuple] = []  # per guard, what it reads (for :meth:`before`)
         self.late = False  # xad's state first read after a host call (see :meth:`changed`)
         self._owned = False  # walking what an object of xad's holds (an optimiser's groups)
         self.failed: str | None = None  # why the values it read could not be guarded
         self._hosted = hosted
+        self._called = called  # a module the call called (or one below it)
         self._before = before
         self._start: dict[tuple, Any] = {}
         self._seen: dict[tuple, int] = {}
@@ -182,7 +186,7 @@ class Reads:
             self._funcs.setdefault(v.__code__, []).append(v)
         elif isinstance(v, types.MethodType):
             self._note(v.__func__)
-        elif not isinstance(v, (type, Tensor, *_SCALARS)):
+        elif not isinstance(v, (Tensor, *_SCALARS)):
             self._known[id(v)] = v
 
     # ----- watching the call ---------------------------------------------------------------
@@ -219,9 +223,9 @@ class Reads:
                 for n, c in zip(info.free, cells):
                     self._guard(("c", id(c)), functools.partial(_cell, c), _cell(c), info, 0, n)
                 break
-        for name in info.args:  # ``self``, an object reached before
+        for name in info.args:  # ``self``: an object reached before, a module called
             v = local.get(name, _MISSING)
-            if self._known.get(id(v), _MISSING) is v:
+            if self._known.get(id(v), _MISSING) is v or self._called(v):
                 self._entries(v, info, 1, name)
 
     def _guard(self, where: tuple, read: Callable[[], Any], v: Any, info: _Code, depth: int,
