@@ -365,7 +365,8 @@ def test_an_argument_that_becomes_a_view_of_a_tensor_it_changes(xb):
         np.testing.assert_array_equal(wf.numpy(), we.numpy())
 
 
-def test_a_returned_grad_is_the_grad(xb):
+@pytest.mark.parametrize("graphs", [False, True], ids=["", "cuda_graphs"])
+def test_a_returned_grad_is_the_grad(xb, graphs):
     """``return w.grad`` (not detached): a replay returns the ``.grad`` tensor it gave
     ``w``, as eager mode, so changing the result changes ``w.grad`` (on JAX it was a new
     tensor over the same values, and ``w.grad`` kept the old ones)."""
@@ -376,8 +377,8 @@ def test_a_returned_grad_is_the_grad(xb):
         (w * x).sum().backward()
         return w.grad
 
-    f = xad.compile(fn)
-    for k in range(3):
+    f = xad.compile(fn, cuda_graphs=graphs)
+    for k in range(5):
         g = f(_f64(1.0, k))
         assert g is w.grad
         g.add_(10.0)

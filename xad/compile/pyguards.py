@@ -24,9 +24,7 @@ anything more than :data:`DEPTH` levels below a global, a cell or an argument, t
 a function reached only through a local variable or a ``functools.partial``, objects without
 an instance ``__dict__`` (``__slots__``, C types), what objects hold past :data:`MOST`
 guards, and state that code outside the user's
-changes during the call before a frame first reads it, where no host call ran before, code
-compiled from a string without a file name (``"<string>"``: what ``namedtuple`` and
-``dataclasses`` generate). A
+changes during the call before a frame first reads it, where no host call ran before. A
 value that the call itself changes (``counter["n"] += 1``, a global assigned) cannot be
 replayed: see :meth:`Reads.changed`.
 """
@@ -69,11 +67,12 @@ def _skipped_dirs() -> tuple[str, ...]:
     spec = importlib.util.find_spec("xad_backends")
     if spec is not None and spec.origin is not None:
         dirs.add(os.path.dirname(spec.origin))
-    return tuple(os.path.join(d, "") for d in dirs) + ("<frozen", "<string>")
+    return tuple(os.path.join(d, "") for d in dirs) + ("<frozen",)
 
 
 _SKIPPED: tuple[str, ...] | None = None
 _LIBRARIES: list[str] = []
+_INFO: dict[types.CodeType, Any] = {}  # per code object seen (a few hundred)
 
 
 def library(path: str) -> None:
@@ -89,7 +88,6 @@ def library(path: str) -> None:
     _LIBRARIES.append(os.path.join(os.path.abspath(path), ""))
     _SKIPPED = None
     _INFO.clear()
-_INFO: dict[types.CodeType, Any] = {}  # per code object seen (a few hundred)
 
 
 class _Code:
