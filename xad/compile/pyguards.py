@@ -72,7 +72,7 @@ def _skipped_dirs() -> tuple[str, ...]:
 
 _SKIPPED: tuple[str, ...] | None = None
 _LIBRARIES: list[str] = []
-_INFO: dict[types.CodeType, Any] = {}  # per code object seen (a few hundred)
+_INFO: dict[types.CodeType, tuple] = {}  # per code object seen: (its file, its _Code)
 
 
 def library(path: str) -> None:
@@ -117,11 +117,12 @@ def _skipped() -> tuple[str, ...]:
 
 def _info(code: types.CodeType) -> _Code | None:
     """``code``'s :class:`_Code`, or None where it is not the user's."""
-    info = _INFO.get(code, _MISSING)
-    if info is _MISSING:
-        info = None if code.co_filename.startswith(_skipped()) else _Code(code)
-        _INFO[code] = info
-    return info  # type: ignore[return-value]
+    seen = _INFO.get(code)  # code objects compare equal across files: check the file
+    if seen is not None and seen[0] == code.co_filename:
+        return seen[1]
+    info = None if code.co_filename.startswith(_skipped()) else _Code(code)
+    _INFO[code] = (code.co_filename, info)
+    return info
 
 
 def _key(v: Any) -> Any:
@@ -181,7 +182,9 @@ class Reads:
 
     def _note(self, v: Any) -> None:
         if isinstance(v, types.FunctionType):
-            self._funcs.setdefault(v.__code__, []).append(v)
+            same = self._funcs.setdefault(v.__code__, [])
+            if not any(f is v for f in same):
+                same.append(v)
         elif isinstance(v, types.MethodType):
             self._note(v.__func__)
         elif not isinstance(v, (Tensor, *_SCALARS)):
