@@ -133,6 +133,8 @@ def _write_detached(x: Tensor, new: Tensor, fresh: bool) -> None:
     fresh = fresh or new._node is not None
     _write_untracked(base, (...,), new.detach(), not x._data_of, fresh)
     x._follow_values(base)
+    if context.transform is not None:  # xad.jvp: x's tangent is new's, its base keeps its own
+        context.transform.rooted(x, new)
     if x._data_of:
         x._bump_version()
     if new._node is not None:
@@ -251,6 +253,8 @@ def _write_detached_expanded(d: Tensor, at: tuple, value: Any, what: str, fill: 
     if d._data_of:
         base._untracked(old, version)
     d._follow_values(base)
+    if new is not None and context.transform is not None:
+        context.transform.rooted(d, new)
     if d._data_of:
         d._bump_version()
     if new is not None:
