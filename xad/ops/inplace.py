@@ -28,7 +28,7 @@ from .. import grad_mode
 from ..context import context
 from ..tensor import Tensor
 from . import elementwise_math as _em
-from ._apply import apply, unary
+from ._apply import _HALF, _beyond_half, apply, unary
 from .elementwise import add, divide, multiply, pow, subtract
 from .indexing import IndexPut, _get, _norm_key, _set
 from .layout import overlaps, region_overlaps
@@ -391,11 +391,14 @@ def assign_result(x: Tensor, out: Tensor, what: str) -> Tensor:
 def _keeps_dtype(x: Tensor, o: Any, op: str) -> bool:
     """Whether ``x op o`` computes in ``x``'s dtype, so the array's own operator gives
     xad's answer (otherwise the backend's promotion rules would decide it)."""
-    k = _kind(x.dtype)
+    d = x.dtype
+    k = _kind(d)
     if op == "divide" and k < 2:
         return False
     if isinstance(o, Tensor):
-        return o.dtype is x.dtype
+        return o.dtype is d
+    if d in _HALF and _beyond_half(d, o, op):  # PyTorch's float32 for x *= 0.1 (float16)
+        return False
     return (0 if type(o) is bool else 1 if type(o) is int else 2) <= k
 
 
