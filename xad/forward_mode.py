@@ -116,6 +116,14 @@ class JVPLevel:
         if self.parent is not None:
             self.parent.alias(t, a)
 
+    def follow(self, t: Tensor, fresh: Tensor) -> None:
+        """``t`` (a view) became ``fresh``, remade from its changed base: it takes fresh's
+        tangent where either holds one by identity."""
+        if self.own and (self._owns(t) or self._owns(fresh)):
+            self._own(t, self.get(fresh))
+        if self.parent is not None:
+            self.parent.follow(t, fresh)
+
     def rebound(self, t: Tensor) -> None:
         """``t`` took a new array by an in-place change of its own: where its tangent was its
         own (``detach_()``), it is now the new array's."""
@@ -126,8 +134,9 @@ class JVPLevel:
 
     def untracked(self, t: Tensor, write: Callable[[], None]) -> None:
         """Run ``write``, a change of ``t``'s values through ``detach()`` or ``.data``,
-        below this level: ``t`` keeps its tangent (a new array of ``t`` takes it)."""
-        tan = self.get(t)
+        below this level: ``t`` and every tensor sharing its storage keep their tangents (a
+        new array of each takes it: JAX replaces the arrays of a view's base and views)."""
+        kept = [(m, self.get(m)) for m in _storage(t)]
         context.transform = self.parent
         try:
             if self.parent is None:
@@ -136,7 +145,8 @@ class JVPLevel:
                 self.parent.untracked(t, write)
         finally:
             context.transform = self
-        self.set(t, tan)
+        for m, tan in kept:
+            self.set(m, tan)
 
     def random(self, fname: str, shape: tuple, make: Callable) -> Tensor:
         """A random draw: a constant here (no tangent), drawn as the levels below say."""
@@ -158,6 +168,9 @@ class JVPLevel:
         try:
             out = entry(op, *args, **params)
             if not op.differentiable or all(t is None for t in tans):
+                if self.own:  # (an output sharing an input's array has no tangent either)
+                    for o in out if type(out) is tuple else (out,):
+                        self._give(o, None, args)
                 return out
             rule = getattr(op, "jvp", None)
             if rule is None:
@@ -170,10 +183,32 @@ class JVPLevel:
             context.transform = self
         if type(out) is tuple:
             for o, t in zip(out, tout):
-                self.set(o, t)
+                self._give(o, t, args)
         else:
-            self.set(out, tout)
+            self._give(out, tout, args)
         return out
+
+    def _give(self, o: Tensor, tan: Tensor | None, args: tuple) -> None:
+        """``set``, except for an output that is an input's array object (a whole view on
+        JAX) while tensors hold tangents of their own: it holds its tangent by identity, so
+        the array's (its base's) is left alone."""
+        if self.own and any(isinstance(a, Tensor) and a._array is o._array for a in args):
+            self._own(o, tan)
+        else:
+            self.set(o, tan)
+
+
+def _storage(t: Tensor) -> list[Tensor]:
+    """``t``, the tensors it is a view of, and all their live views (and theirs)."""
+    root = t
+    while root._base is not None:
+        root = root._base
+    out, stack = [], [root]
+    while stack:
+        m = stack.pop()
+        out.append(m)
+        stack.extend(m._live_views())
+    return out
 
 
 def _enter(x: Tensor) -> Tensor:

@@ -355,6 +355,8 @@ class Tensor:
         self._node, self._idx, self.requires_grad = fresh._node, fresh._idx, fresh.requires_grad
         if self._retains and self._node is not None:
             self._keep_grad()
+        if context.transform is not None:  # xad.jvp: fresh's tangent, where held by identity
+            context.transform.follow(self, fresh)
 
     def _follow_values(self, base: Tensor) -> None:
         """Take ``base``'s new array, as ``detach()`` and ``.data`` do: never its node (a

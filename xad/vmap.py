@@ -204,6 +204,12 @@ class BatchLevel:
         if self.parent is not None:
             self.parent.alias(t, a)
 
+    def follow(self, t: Tensor, fresh: Tensor) -> None:
+        """A view remade from its base (batched as the base's result); levels outside may
+        care."""
+        if self.parent is not None:
+            self.parent.follow(t, fresh)
+
     def rebound(self, t: Tensor) -> None:
         """``t`` took a new array in place (marked by the operation that made it)."""
         if self.parent is not None:

@@ -131,10 +131,10 @@ def _write_detached(x: Tensor, new: Tensor, fresh: bool) -> None:
     base = x._base
     assert base is not None  # a detach()/.data keeps the tensor it was taken from
     fresh = fresh or new._node is not None
+    if context.transform is not None:  # xad.jvp: x's tangent is new's (read before the write
+        context.transform.rooted(x, new)  # may give base new's array); base keeps its own
     _write_untracked(base, (...,), new.detach(), not x._data_of, fresh)
     x._follow_values(base)
-    if context.transform is not None:  # xad.jvp: x's tangent is new's, its base keeps its own
-        context.transform.rooted(x, new)
     if x._data_of:
         x._bump_version()
     if new._node is not None:
@@ -249,12 +249,12 @@ def _write_detached_expanded(d: Tensor, at: tuple, value: Any, what: str, fill: 
     assert base is not None  # d is a detach()/.data of an expanded view
     old, version = base._vc, base._version
     v = value.detach() if isinstance(value, Tensor) else value
+    if new is not None and context.transform is not None:
+        context.transform.rooted(d, new)
     _outside(base, lambda: _write_expanded(base, k, v, what, fill, checked=True))
     if d._data_of:
         base._untracked(old, version)
     d._follow_values(base)
-    if new is not None and context.transform is not None:
-        context.transform.rooted(d, new)
     if d._data_of:
         d._bump_version()
     if new is not None:
