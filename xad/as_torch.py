@@ -24,7 +24,7 @@ import types
 from collections.abc import Sequence
 from typing import Any
 
-from . import autograd, data, dtypes, nn, optim
+from . import autograd, data, dtypes, nn, optim, torch_fft
 from . import ops as _ops
 from . import torch_functions as _tf
 from . import torch_objects as _objects
@@ -175,6 +175,7 @@ def namespace() -> dict[str, types.ModuleType]:
     mods["torch.linalg"] = _module("torch.linalg", xad.linalg,
                                    vector_norm=_conventions.vector_norm,
                                    matrix_norm=_matrix_norm)
+    mods["torch.fft"] = _module("torch.fft", torch_fft)
     amp = _module("torch.amp", autocast=_tf.autocast, GradScaler=_tf.GradScaler)
     mods["torch.amp"] = amp
     torch: Any  # a module built here: its attributes are set below

@@ -1,0 +1,167 @@
+"""A differential fuzzer of ``torch.fft`` under ``xad.as_torch`` against PyTorch (the oracle).
+
+Each case draws a transform (``fft``/``ifft``/``rfft``/``irfft``/``hfft``/``ihfft``, their
+``2`` and ``n`` forms, the shifts), an input of one to three dims with odd and even sizes
+(real, or complex made of two real leaves), ``n``/``s`` that pad or crop (``-1`` at times),
+``dim`` (positive, negative, a subset, reordered) and ``norm``; the value, its dtype and, in
+float64, the gradients of a random real linear function of the result with respect to both
+leaves must agree: the Hermitian bins of the real transforms' gradients are where such
+rules go wrong. A float32 case checks result dtypes (complex64). ``fftfreq``/``rfftfreq``
+against PyTorch's values and dtypes.
+
+``XAD_FUZZ_N`` sets the cases (default 40 on NumPy, 8 on the other backends; the long run:
+5000). A failure names its seed: replay it with ``XAD_FUZZ_SEED=<seed> XAD_FUZZ_N=1``.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+
+import numpy as np
+import pytest
+
+import xad
+from xad import as_torch
+
+torch = pytest.importorskip("torch")
+T = as_torch.namespace()["torch"]
+
+N = int(os.environ.get("XAD_FUZZ_N", "0")) or None
+SEED = int(os.environ.get("XAD_FUZZ_SEED", "0"))
+
+ONE = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft"]
+REAL_IN = {"rfft", "ihfft"}  # PyTorch refuses a complex input to these (all forms)
+
+
+def _dims(rng, ndim, k):
+    dims = rng.sample(range(ndim), k)
+    return [d - ndim if rng.random() < 0.5 else d for d in dims]
+
+
+def _sizes(rng, k):
+    return [rng.choice([-1, 1, 2, 3, 4, 5, 7, 8]) if rng.random() < 0.8 else -1
+            for _ in range(k)]
+
+
+def _case(rng: random.Random) -> tuple[str, tuple, dict, bool]:
+    """(function name, input shape, keyword arguments, complex input)."""
+    base = rng.choice(ONE)
+    form = rng.choice(["1", "1", "2", "n", "shift"])
+    ndim = rng.randint(2 if form == "2" else 1, 3)
+    shape = tuple(rng.randint(1, 6) for _ in range(ndim))
+    cplx = base not in REAL_IN and rng.random() < 0.6
+    if form == "shift":
+        name = rng.choice(["fftshift", "ifftshift"])
+        dim = rng.choice([None, rng.randrange(-ndim, ndim), _dims(rng, ndim, rng.randint(1, ndim))])
+        return name, shape, {} if dim is None else {"dim": dim}, False
+    kw: dict = {}
+    if rng.random() < 0.6:
+        kw["norm"] = rng.choice([None, "backward", "ortho", "forward"])
+    if form == "1":
+        if rng.random() < 0.5:
+            kw["dim"] = rng.randrange(-ndim, ndim)
+        if rng.random() < 0.6:
+            kw["n"] = rng.choice([1, 2, 3, 4, 5, 7, 8])
+        return base, shape, kw, cplx
+    k = 2 if form == "2" else rng.randint(1, ndim)
+    if form == "2" and rng.random() < 0.5:
+        kw["dim"] = _dims(rng, ndim, 2)
+    elif form == "n" and rng.random() < 0.6:
+        kw["dim"] = _dims(rng, ndim, k)
+    if rng.random() < 0.5:
+        kw["s"] = _sizes(rng, k if "dim" in kw or form == "2" else rng.randint(1, ndim))
+    return base + form, shape, kw, cplx
+
+
+def _valid(name, shape, kw):
+    """Whether PyTorch accepts the case (inverse real transforms need an output length >= 1)."""
+    try:
+        _run(torch, name, shape, kw, False, np.zeros(shape), np.zeros(shape), torch.float64)
+    except RuntimeError:
+        return False
+    return True
+
+
+def _run(lib, name, shape, kw, cplx, a0, b0, dtype, grad=False):
+    a = lib.tensor(a0, dtype=dtype, requires_grad=grad)
+    b = lib.tensor(b0, dtype=dtype, requires_grad=grad)
+    x = a
+    if cplx:
+        x = torch.complex(a, b) if lib is torch else xad.complex_from_parts(a, b)
+    return a, b, getattr(lib.fft, name)(x, **kw)
+
+
+def _parts(lib, y):
+    if str(y.dtype).split(".")[-1].startswith("complex"):
+        return [lib.real(y), lib.imag(y)]
+    return [y]
+
+
+def _numpy(t):
+    if isinstance(t, torch.Tensor):
+        return t.detach().resolve_conj().resolve_neg().numpy()
+    return t.numpy()
+
+
+def _check(seed: int) -> None:
+    rng = random.Random(seed)
+    name, shape, kw, cplx = _case(rng)
+    if not _valid(name, shape, kw):
+        return
+    g = np.random.default_rng(seed)
+    a0, b0 = g.standard_normal(shape), g.standard_normal(shape)
+    what = f"seed {seed}: torch.fft.{name}(shape {shape}, complex={cplx}, {kw})"
+    out, ws = {}, []
+    for lib in (torch, T):
+        a, b, y = _run(lib, name, shape, kw, cplx, a0, b0, lib.float64, grad=True)
+        parts = _parts(lib, y)
+        ws = [g.standard_normal(tuple(p.shape)) for p in parts] if lib is torch else ws
+        loss = sum((p * lib.tensor(w)).sum() for p, w in zip(parts, ws))
+        loss.backward()
+        out[lib] = ([_numpy(p) for p in parts], str(y.dtype).split(".")[-1], _numpy(a.grad),
+                    _numpy(b.grad) if cplx else None)
+    (tv, tdt, tga, tgb), (xv, xdt, xga, xgb) = out[torch], out[T]
+    assert xdt == tdt, f"{what}: dtype {xdt}, PyTorch {tdt}"
+    for want, got in zip(tv, xv):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10, err_msg=what)
+    np.testing.assert_allclose(xga, tga, rtol=1e-10, atol=1e-10, err_msg=f"{what}: grad re")
+    if cplx:
+        np.testing.assert_allclose(xgb, tgb, rtol=1e-10, atol=1e-10, err_msg=f"{what}: grad im")
+    if name.endswith("shift"):
+        return
+    _, _, y32 = _run(T, name, shape, kw, cplx, a0, b0, T.float32)
+    _, _, t32 = _run(torch, name, shape, kw, cplx, a0, b0, torch.float32)
+    assert str(y32.dtype).split(".")[-1] == str(t32.dtype).split(".")[-1], f"{what}: float32"
+
+
+def test_fft_agrees_with_pytorch(xb):
+    n = N or (40 if xb.name == "numpy" else 8)
+    for seed in range(SEED, SEED + n):
+        _check(seed)
+
+
+@pytest.mark.parametrize("name", ["fftfreq", "rfftfreq"])
+@pytest.mark.parametrize("n, d", [(1, 1.0), (4, 1.0), (7, 0.5), (10, 0.1), (9, 3.0)])
+def test_frequencies_agree_with_pytorch(name, n, d, xb):
+    for dtype in (None, "float64"):
+        kw = {} if dtype is None else {"dtype": getattr(torch, dtype)}
+        want = getattr(torch.fft, name)(n, d, **kw)
+        got = getattr(T.fft, name)(n, d, **({} if dtype is None else {"dtype": T.float64}))
+        assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_roll_pairs_each_shift_with_its_axis(xb):
+    """``roll`` with axes out of order shifted each axis by another's shift (fftshift with
+    ``dim=[1, 0]`` gave wrong numbers); a repeated axis adds its shifts, as NumPy's and
+    PyTorch's; shifts and axes of different lengths raise."""
+    a = np.arange(30.0).reshape(2, 3, 5)
+    x = xad.tensor(a)
+    for shift, axis in [([2, 1], [2, 0]), ((1, -2, 4), (1, 2, 0)), ((1, 1), (0, -3))]:
+        np.testing.assert_array_equal(xad.roll(x, shift, axis=axis).numpy(),
+                                      np.roll(a, shift, axis=axis))
+    np.testing.assert_array_equal(xad.fft.fftshift(x, axes=(2, 0)).numpy(),
+                                  np.fft.fftshift(a, axes=(2, 0)))
+    with pytest.raises(ValueError, match="roll: shifts"):
+        xad.roll(x, (1, 2), axis=(0,))
