@@ -17,7 +17,7 @@ from ..function import Function, FunctionCtx
 from ..grad_mode import no_grad
 from ..tensor import Tensor
 from .distribution import Distribution, Shape, broadcast_all
-from .special import digamma, lgamma
+from .special import digamma, lgamma, xlogy
 
 __all__ = ["Gamma", "Beta", "Dirichlet", "standard_gamma", "standard_gamma_grad"]
 
@@ -154,7 +154,7 @@ class Gamma(Distribution):
 
     def log_prob(self, value: Tensor) -> Tensor:
         a, r = self.concentration, self.rate
-        return a * _ops.log(r) + (a - 1) * _ops.log(value) - r * value - lgamma(a)
+        return xlogy(a, r) + xlogy(a - 1, value) - r * value - lgamma(a)
 
     def entropy(self) -> Tensor:
         a = self.concentration
@@ -194,7 +194,7 @@ class Dirichlet(Distribution):
 
     def log_prob(self, value: Tensor) -> Tensor:
         a = self.concentration
-        return (_ops.sum((a - 1) * _ops.log(value), axis=-1)
+        return (_ops.sum(xlogy(a - 1, value), axis=-1)
                 + lgamma(_ops.sum(a, axis=-1)) - _ops.sum(lgamma(a), axis=-1))
 
     def entropy(self) -> Tensor:
@@ -240,7 +240,7 @@ class Beta(Distribution):
 
     def log_prob(self, value: Tensor) -> Tensor:
         a, b = self.concentration1, self.concentration0
-        return ((a - 1) * _ops.log(value) + (b - 1) * _ops.log1p(-value)
+        return (xlogy(a - 1, value) + xlogy(b - 1, 1 - value)
                 + lgamma(a + b) - lgamma(a) - lgamma(b))
 
     def entropy(self) -> Tensor:

@@ -83,6 +83,9 @@ class Uniform(Distribution):
     def cdf(self, value: Tensor) -> Tensor:
         return _ops.clip((value - self.low) / (self.high - self.low), 0.0, 1.0)
 
+    def icdf(self, value: Tensor) -> Tensor:
+        return self.low + value * (self.high - self.low)
+
     def entropy(self) -> Tensor:
         return _ops.log(self.high - self.low)
 
