@@ -33,6 +33,15 @@ __all__ = ["GradScaler"]
 _READY, _UNSCALED, _STEPPED = "ready", "unscaled", "stepped"
 
 
+def _times(scale: Tensor, factor: float, reciprocal: bool = False) -> Tensor:
+    """``scale * factor`` (or ``1 / scale``) in float64, rounded to float32: PyTorch's
+    arithmetic (the factor is a double there; in float32 it would be rounded first, and
+    the scale would drift from PyTorch's in the last bits: 3 * 0.3)."""
+    with no_grad():
+        wide = scale.astype(_dt.float64)
+        return (1.0 / wide if reciprocal else wide * factor).astype(_dt.float32)
+
+
 class GradScaler:
     """Scale the loss so float16 gradients keep their small values; skip steps whose
     gradients overflowed and adapt the scale (PyTorch's ``torch.amp.GradScaler``).
@@ -117,7 +126,7 @@ class GradScaler:
         """Rebind each gradient to ``grad / scale``; return "some gradient is not finite"
         as a 0-d bool on the device (one reduction over the per-gradient flags)."""
         with no_grad():
-            inv = 1.0 / scale
+            inv = _times(scale, 1.0, reciprocal=True)
             oks = []
             for p in params:
                 g = p.grad
@@ -180,13 +189,13 @@ class GradScaler:
         assert scale is not None  # update's checks came from unscale_, which needs a scale
         if found_inf:
             self._growth_tracker = 0
-            return scale * self._backoff_factor
+            return _times(scale, self._backoff_factor)
         self._growth_tracker += 1
         if self._growth_tracker < self._growth_interval:
             return scale
         self._growth_tracker = 0
         with no_grad():
-            grown = scale * self._growth_factor
+            grown = _times(scale, self._growth_factor)
             return where(isfinite(grown), grown, scale)
 
     def _set_scale(self, value: float | Tensor) -> None:
