@@ -83,13 +83,27 @@ def _valid(name, shape, kw):
     return True
 
 
-def _run(lib, name, shape, kw, cplx, a0, b0, dtype, grad=False):
-    a = lib.tensor(a0, dtype=dtype, requires_grad=grad)
+def _run(lib, name, shape, kw, cplx, a0, b0, dtype, grad=False, view=False):
+    """Leaves ``a``, ``b`` and the transform of ``a`` (``a + ib`` when ``cplx``); with
+    ``view``, ``a`` is stored transposed and the input is its permuted view."""
+    rev = tuple(reversed(range(len(shape))))
+    a = lib.tensor(a0.transpose() if view else a0, dtype=dtype, requires_grad=grad)
     b = lib.tensor(b0, dtype=dtype, requires_grad=grad)
-    x = a
+    x = a.permute(*rev) if view else a
     if cplx:
-        x = torch.complex(a, b) if lib is torch else xad.complex_from_parts(a, b)
+        x = torch.complex(x, b) if lib is torch else xad.complex_from_parts(x, b)
     return a, b, getattr(lib.fft, name)(x, **kw)
+
+
+def _grads(lib, a, b, cplx, loss, second, v):
+    """First-order gradients of ``loss``, or with ``second`` the gradient of
+    ``sum(grad_a * v[0] + grad_b * v[1])`` (the gradient rules differentiated again)."""
+    leaves = [a, b] if cplx else [a]
+    gs = lib.autograd.grad(loss, leaves, create_graph=second)
+    if second:
+        gs = lib.autograd.grad(sum((g * lib.tensor(u)).sum() for g, u in zip(gs, v)), leaves,
+                               allow_unused=True)
+    return [None if g is None else _numpy(g) for g in gs]
 
 
 def _parts(lib, y):
@@ -111,23 +125,26 @@ def _check(seed: int) -> None:
         return
     g = np.random.default_rng(seed)
     a0, b0 = g.standard_normal(shape), g.standard_normal(shape)
-    what = f"seed {seed}: torch.fft.{name}(shape {shape}, complex={cplx}, {kw})"
-    out, ws = {}, []
+    view, second = rng.random() < 0.3, rng.random() < 0.25
+    what = (f"seed {seed}: torch.fft.{name}(shape {shape}, complex={cplx}, {kw}), view="
+            f"{view}, second order={second}")
+    out, ws, v = {}, [], g.standard_normal(shape)
     for lib in (torch, T):
-        a, b, y = _run(lib, name, shape, kw, cplx, a0, b0, lib.float64, grad=True)
+        a, b, y = _run(lib, name, shape, kw, cplx, a0, b0, lib.float64, grad=True, view=view)
         parts = _parts(lib, y)
         ws = [g.standard_normal(tuple(p.shape)) for p in parts] if lib is torch else ws
-        loss = sum((p * lib.tensor(w)).sum() for p, w in zip(parts, ws))
-        loss.backward()
-        out[lib] = ([_numpy(p) for p in parts], str(y.dtype).split(".")[-1], _numpy(a.grad),
-                    _numpy(b.grad) if cplx else None)
-    (tv, tdt, tga, tgb), (xv, xdt, xga, xgb) = out[torch], out[T]
+        loss = sum((p * lib.tensor(w) + p * p).sum() for p, w in zip(parts, ws))
+        out[lib] = ([_numpy(p) for p in parts], str(y.dtype).split(".")[-1],
+                    _grads(lib, a, b, cplx, loss, second, [v.transpose() if view else v, v]))
+    (tv, tdt, tg), (xv, xdt, xg) = out[torch], out[T]
     assert xdt == tdt, f"{what}: dtype {xdt}, PyTorch {tdt}"
     for want, got in zip(tv, xv):
         np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10, err_msg=what)
-    np.testing.assert_allclose(xga, tga, rtol=1e-10, atol=1e-10, err_msg=f"{what}: grad re")
-    if cplx:
-        np.testing.assert_allclose(xgb, tgb, rtol=1e-10, atol=1e-10, err_msg=f"{what}: grad im")
+    for want, got, part in zip(tg, xg, ("re", "im")):
+        if want is None or got is None:
+            assert got is None or not np.any(got), f"{what}: gradient {part}"
+            continue
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9, err_msg=f"{what}: {part}")
     if name.endswith("shift"):
         return
     _, _, y32 = _run(T, name, shape, kw, cplx, a0, b0, T.float32)
@@ -165,3 +182,17 @@ def test_roll_pairs_each_shift_with_its_axis(xb):
                                   np.fft.fftshift(a, axes=(2, 0)))
     with pytest.raises(ValueError, match="roll: shifts"):
         xad.roll(x, (1, 2), axis=(0,))
+
+
+@pytest.mark.parametrize("call", ["fftn(x, dim=(0, -2))", "rfftn(x, dim=(1, 1))",
+                                  "fft(x, dim=2)", "fft(x, dim=-3)", "fftn(x, s=(2, 3, 4))",
+                                  "ifft2(x, dim=(0, 2))"])
+def test_bad_dims_raise_as_pytorch(call):
+    """A repeated, out-of-range or surplus dim was wrapped (``dim % ndim``) and computed a
+    transform PyTorch refuses; both raise now (``xad.fft``'s ``axes`` too)."""
+    with pytest.raises((RuntimeError, IndexError)):
+        eval("torch.fft." + call, {"torch": torch, "x": torch.ones(2, 3)})
+    with pytest.raises((ValueError, IndexError), match="fft"):
+        eval("T.fft." + call, {"T": T, "x": T.ones(2, 3)})
+    with pytest.raises(ValueError, match="fft.fftn: axes"):
+        xad.fft.fftn(xad.ones((2, 3)), axes=(0, 2))

@@ -46,11 +46,18 @@ def _norm(norm: str | None) -> str:
 def _dims(x: Tensor, s: Sequence[int] | None, dim: int | Sequence[int] | None
           ) -> tuple[tuple[int, ...], list[int] | None]:
     """PyTorch's ``(s, dim)``: all dims, or the last ``len(s)``; an int dim is one dim."""
+    if s is not None and len(s) > x.ndim:
+        raise IndexError(f"torch.fft: s {tuple(s)} has more sizes than the input of shape "
+                         f"{x.shape} has dims")
     if isinstance(dim, int):
         dim = (dim,)
     if dim is None:
         dim = range(x.ndim) if s is None else range(x.ndim - len(s), x.ndim)
-    return tuple(d % max(x.ndim, 1) for d in dim), None if s is None else list(s)
+    dims = tuple(dim)
+    if any(not -x.ndim <= d < x.ndim for d in dims):
+        raise IndexError(f"torch.fft: dim {dims} out of range for an input of shape "
+                         f"{x.shape}")
+    return dims, None if s is None else list(s)
 
 
 def _sizes(x: Tensor, s: list[int] | None, dims: tuple[int, ...],
