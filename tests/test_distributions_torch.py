@@ -144,9 +144,12 @@ def _np(t):
 
 def _quantities(lib, d, name, value):
     """Name -> tensor of the distribution's quantities at ``value``."""
-    out = {"log_prob": d.log_prob(lib.tensor(value)), "entropy": d.entropy()}
+    out = {"log_prob": d.log_prob(lib.tensor(value)), "entropy": d.entropy(),
+           "perplexity": d.perplexity(), "mode": d.mode}
     if name != "Categorical":
         out.update(mean=d.mean, variance=d.variance, stddev=d.stddev)
+    if name in ("Bernoulli", "Categorical"):
+        out.update(probs=d.probs, logits=d.logits)
     if name in ("Normal", "Uniform"):
         out["cdf"] = d.cdf(lib.tensor(value))
     if name == "Uniform":

@@ -76,6 +76,10 @@ class Categorical(Distribution):
         return _f.full(self.batch_shape, math.nan, dtype=self.probs.dtype)
 
     @property
+    def mode(self) -> Tensor:
+        return _ops.argmax(self.probs, axis=-1)
+
+    @property
     def variance(self) -> Tensor:
         return _f.full(self.batch_shape, math.nan, dtype=self.probs.dtype)
 
@@ -123,6 +127,11 @@ class Bernoulli(Distribution):
     @property
     def mean(self) -> Tensor:
         return self.probs
+
+    @property
+    def mode(self) -> Tensor:
+        mode = _ops.astype(self.probs >= 0.5, self.probs.dtype)
+        return _ops.where(self.probs == 0.5, math.nan, mode)
 
     @property
     def variance(self) -> Tensor:

@@ -132,6 +132,14 @@ def _rsample_gamma(concentration: Tensor, shape: tuple[int, ...]) -> Tensor:
     return _StandardGamma.apply(_ops.broadcast_to(concentration, shape))
 
 
+def _dirichlet_mode(a: Tensor) -> Tensor:
+    """PyTorch's: ``(a - 1)+`` normalised; the first vertex where every ``a < 1``."""
+    am1 = _ops.where(a >= 1, a - 1, 0.0)  # PyTorch's clamp: the gradient passes at 1
+    mode = am1 / _ops.sum(am1, axis=-1, keepdims=True)
+    first = _ops.astype(_f.arange(a.shape[-1], backend=a.backend) == 0, a.dtype)
+    return _ops.where(_ops.all(a < 1, axis=-1, keepdims=True), first, mode)
+
+
 class Gamma(Distribution):
     """The Gamma distribution with shape ``concentration`` and inverse scale ``rate``.
 
@@ -163,6 +171,11 @@ class Gamma(Distribution):
     @property
     def mean(self) -> Tensor:
         return self.concentration / self.rate
+
+    @property
+    def mode(self) -> Tensor:
+        m = (self.concentration - 1) / self.rate
+        return _ops.where(m >= 0, m, 0.0)  # PyTorch's clamp: the gradient passes at 0
 
     @property
     def variance(self) -> Tensor:
@@ -208,6 +221,10 @@ class Dirichlet(Distribution):
         return self.concentration / _ops.sum(self.concentration, axis=-1, keepdims=True)
 
     @property
+    def mode(self) -> Tensor:
+        return _dirichlet_mode(self.concentration)
+
+    @property
     def variance(self) -> Tensor:
         a0 = _ops.sum(self.concentration, axis=-1, keepdims=True)
         return self.concentration * (a0 - self.concentration) / (a0 ** 2 * (a0 + 1))
@@ -251,6 +268,11 @@ class Beta(Distribution):
     @property
     def mean(self) -> Tensor:
         return self.concentration1 / (self.concentration1 + self.concentration0)
+
+    @property
+    def mode(self) -> Tensor:
+        both = _ops.stack([self.concentration1, self.concentration0], axis=-1)
+        return _dirichlet_mode(both)[..., 0]
 
     @property
     def variance(self) -> Tensor:

@@ -98,6 +98,10 @@ class MultivariateNormal(Distribution):
         return self.loc
 
     @property
+    def mode(self) -> Tensor:
+        return self.loc
+
+    @property
     def variance(self) -> Tensor:
         var = _ops.sum(self._tril ** 2, axis=-1)
         return _ops.broadcast_to(var, self.batch_shape + self.event_shape)

@@ -55,6 +55,10 @@ class Normal(Distribution):
     def stddev(self) -> Tensor:
         return self.scale
 
+    @property
+    def mode(self) -> Tensor:
+        return self.loc
+
 
 class Uniform(Distribution):
     """The uniform distribution on ``[low, high)``.
@@ -96,3 +100,7 @@ class Uniform(Distribution):
     @property
     def variance(self) -> Tensor:
         return (self.high - self.low) ** 2 / 12
+
+    @property
+    def mode(self) -> Tensor:
+        return self.high * math.nan  # every point is one: none (PyTorch's NaN)
