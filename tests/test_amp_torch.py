@@ -71,6 +71,13 @@ OPS = {
     "kl_div": lambda M, F, a, b, w, c, lo: F.kl_div(F.log_softmax(a @ b, -1),
                                                     F.softmax(a @ b, -1).detach(),
                                                     reduction="batchmean"),
+    "avg_pool2d": lambda M, F, a, b, w, c, lo: F.avg_pool2d(_image(M, a, b), 2),
+    "avg_pool2d, padded": lambda M, F, a, b, w, c, lo: F.avg_pool2d(_image(M, a, b), 3, 2, 1),
+    "adaptive_avg_pool2d": lambda M, F, a, b, w, c, lo: F.adaptive_avg_pool2d(_image(M, a, b),
+                                                                              (2, 3)),
+    "max_pool2d": lambda M, F, a, b, w, c, lo: F.max_pool2d(_image(M, a, b), 2),
+    "group_norm, affine": lambda M, F, a, b, w, c, lo: F.group_norm((a @ b)[None], 2,
+                                                                    c[:4], c[:4]),
     "relu": lambda M, F, a, b, w, c, lo: M.relu(a @ b),
     "gelu": lambda M, F, a, b, w, c, lo: F.gelu(a @ b),
     "exp": lambda M, F, a, b, w, c, lo: M.exp(a @ b),
@@ -88,7 +95,12 @@ OPS = {
 # them in their input's low dtype (its CUDA lists put softmax, log_softmax, sum, cumsum,
 # logsumexp and layer_norm in float32 too)
 FLOAT32_HERE = {"softmax", "log_softmax", "sum", "mean", "var", "cumsum", "logsumexp",
-                "layer_norm", "batch_norm"}
+                "layer_norm", "batch_norm", "group_norm", "group_norm, affine"}
+
+
+def _image(M, a, b):
+    """A (1, 2, 4, 5) image in the low dtype (a product under autocast)."""
+    return M.stack([a @ b, (a @ b) * 0.5])[None]
 
 
 def _off(M, fn):
