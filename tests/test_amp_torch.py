@@ -6,14 +6,14 @@ the backend has it, float16 everywhere it has that), nested in ``enabled=False``
 its result dtype must be PyTorch's, except the rows of ``FLOAT32_HERE`` (xad computes them
 in float32 on every device, PyTorch's CPU lists keep the low dtype: docs/PORTING.md), and
 its value and the float32 gradients of its inputs must agree within the low dtype's
-rounding.
+rounding (the whole table on NumPy and torch, a third of it on the other backends).
 
 GradScaler: a fuzzer of random training runs (one or two optimizers, parameters without a
 gradient, Inf/NaN injected into some gradients, ``unscale_`` then gradient clipping,
 ``update(new_scale)``, state-dict round trips into a fresh scaler, factors that are not
 powers of two) against PyTorch's run: the scale and growth tracker after every step, which
 steps were skipped, and the parameters. ``XAD_FUZZ_N`` sets the runs (default 12 on NumPy,
-3 elsewhere; the long run: 2000); replay one with ``XAD_FUZZ_SEED=<seed> XAD_FUZZ_N=1``.
+2 elsewhere; the long run: 2000); replay one with ``XAD_FUZZ_SEED=<seed> XAD_FUZZ_N=1``.
 """
 
 from __future__ import annotations
@@ -139,7 +139,8 @@ def test_autocast_dtypes_values_and_gradients_agree_with_pytorch(xb, low):
             _run(T, "mm", low)
         return
     tol = 4e-2 if low == "bfloat16" else 5e-3
-    for name in OPS:
+    names = list(OPS) if xb.name in ("numpy", "torch") else list(OPS)[::3]  # a third elsewhere
+    for name in names:
         want, tleaves = _run(torch, name, low)
         got, xleaves = _run(T, name, low)
         expect = "float32" if name in FLOAT32_HERE else _name(want.dtype)
@@ -223,7 +224,7 @@ def _train(M, plan):
 
 
 def test_grad_scaler_agrees_with_pytorch(xb):
-    n = N or (12 if xb.name == "numpy" else 3)
+    n = N or (12 if xb.name == "numpy" else 2)
     for seed in range(SEED, SEED + n):
         plan = _plan(random.Random(seed))
         want, wp = _train(torch, plan)
