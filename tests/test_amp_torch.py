@@ -254,3 +254,14 @@ def test_grad_scaler_factors_are_applied_in_double(xb):
                 out.append(scaler.get_scale())
         assert got == want
 
+
+
+def test_grad_scaler_getters_and_setters():
+    for M in (torch, T):
+        s = M.amp.GradScaler("cpu", growth_factor=3.0, backoff_factor=0.25, growth_interval=7)
+        got = (s.get_growth_factor(), s.get_backoff_factor(), s.get_growth_interval())
+        assert got == (3.0, 0.25, 7)
+        s.set_growth_factor(5.0)
+        s.set_backoff_factor(0.5)
+        s.set_growth_interval(2)
+        assert s.state_dict()["growth_factor"] == 5.0 and s.get_growth_interval() == 2

@@ -326,3 +326,12 @@ def test_values_are_not_validated():
     assert D.Bernoulli(probs=T.tensor(0.5)).log_prob(T.tensor(0.25)).item() == pytest.approx(
         TD.Bernoulli(probs=torch.tensor(0.5), validate_args=False).log_prob(
             torch.tensor(0.25)).item())
+
+
+def test_submodules_under_as_torch():
+    """``from torch.distributions.normal import Normal``, ``torch.distributions.kl``."""
+    ns = as_torch.namespace()
+    assert ns["torch.distributions.normal"].Normal is xad.distributions.Normal
+    assert ns["torch.distributions"].kl.kl_divergence is xad.distributions.kl_divergence
+    assert ns["torch.distributions.multivariate_normal"].MultivariateNormal is (
+        xad.distributions.MultivariateNormal)

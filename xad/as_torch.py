@@ -133,6 +133,10 @@ def _module(name: str, *sources: Any, **extra: Any) -> types.ModuleType:
     return m
 
 
+_DISTRIBUTION_MODULES = ("kl", "normal", "uniform", "categorical", "bernoulli", "gamma", "beta",
+                         "dirichlet", "multivariate_normal", "independent")
+
+
 def namespace() -> dict[str, types.ModuleType]:
     """The modules that stand for ``torch`` and its submodules, by name.
 
@@ -155,6 +159,10 @@ def namespace() -> dict[str, types.ModuleType]:
             "torch.optim.lr_scheduler": sched, "torch.utils": utils,
             "torch.utils.data": utils_data, "torch.autograd": _module("torch.autograd", autograd),
             "torch.distributions": _module("torch.distributions", xad.distributions)}
+    for sub in _DISTRIBUTION_MODULES:  # torch.distributions.normal.Normal and the like
+        mods[f"torch.distributions.{sub}"] = _module(f"torch.distributions.{sub}",
+                                                     xad.distributions)
+        setattr(mods["torch.distributions"], sub, mods[f"torch.distributions.{sub}"])
     mods["torch.nn.utils.rnn"] = _module("torch.nn.utils.rnn", nn.rnn_utils)
     mods["torch.nn.utils"] = _module("torch.nn.utils", nn.utils, rnn=mods["torch.nn.utils.rnn"])
     # torch.nn.modules.rnn.LSTM and the like (safe_globals lists name them): xad's nn

@@ -227,6 +227,36 @@ class GradScaler:
             return 1.0
         return self._init_scale if self._scale is None else float(self._scale.item())
 
+    def get_growth_factor(self) -> float:
+        """The factor the scale grows by after ``growth_interval`` finite steps."""
+        return self._growth_factor
+
+    def set_growth_factor(self, new_factor: float) -> None:
+        """Set the growth factor.
+
+        Example:
+            >>> import xad
+            >>> s = xad.amp.GradScaler(); s.set_growth_factor(4.0); s.get_growth_factor()
+            4.0
+        """
+        self._growth_factor = float(new_factor)
+
+    def get_backoff_factor(self) -> float:
+        """The factor the scale shrinks by after a step with Inf/NaN."""
+        return self._backoff_factor
+
+    def set_backoff_factor(self, new_factor: float) -> None:
+        """Set the backoff factor."""
+        self._backoff_factor = float(new_factor)
+
+    def get_growth_interval(self) -> int:
+        """Finite steps in a row before the scale grows."""
+        return self._growth_interval
+
+    def set_growth_interval(self, new_interval: int) -> None:
+        """Set the growth interval."""
+        self._growth_interval = int(new_interval)
+
     def state_dict(self) -> dict[str, Any]:
         """PyTorch's keys: ``scale``, ``growth_factor``, ``backoff_factor``,
         ``growth_interval``, ``_growth_tracker`` (empty when disabled).
