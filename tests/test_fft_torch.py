@@ -6,7 +6,7 @@ Each case draws a transform (``fft``/``ifft``/``rfft``/``irfft``/``hfft``/``ihff
 ``dim`` (positive, negative, a subset, reordered) and ``norm``; the value, its dtype and, in
 float64, the gradients of a random real linear function of the result with respect to both
 leaves must agree: the Hermitian bins of the real transforms' gradients are where such
-rules go wrong. A float32 case checks result dtypes (complex64). ``fftfreq``/``rfftfreq``
+rules go wrong. A float32 case checks result dtypes (complex64) and values. ``fftfreq``/``rfftfreq``
 against PyTorch's values and dtypes.
 
 ``XAD_FUZZ_N`` sets the cases (default 40 on NumPy, 8 on the other backends; the long run:
@@ -150,6 +150,10 @@ def _check(seed: int) -> None:
     _, _, y32 = _run(T, name, shape, kw, cplx, a0, b0, T.float32)
     _, _, t32 = _run(torch, name, shape, kw, cplx, a0, b0, torch.float32)
     assert str(y32.dtype).split(".")[-1] == str(t32.dtype).split(".")[-1], f"{what}: float32"
+    for want, got in zip(_parts(torch, t32), _parts(T, y32)):
+        want = _numpy(want)
+        np.testing.assert_allclose(_numpy(got), want, rtol=1e-5, atol=1e-5 * max(
+            1.0, float(np.abs(want).max(initial=0.0))), err_msg=f"{what}: float32")
 
 
 def test_fft_agrees_with_pytorch(xb):
