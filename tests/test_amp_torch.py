@@ -265,3 +265,15 @@ def test_grad_scaler_getters_and_setters():
         s.set_backoff_factor(0.5)
         s.set_growth_interval(2)
         assert s.state_dict()["growth_factor"] == 5.0 and s.get_growth_interval() == 2
+
+
+def test_grad_scaler_scales_low_tensors_in_their_dtype(xb):
+    """A float16 tensor (not 0-d) times the float32 0-d scale stays float16, as in PyTorch
+    (and overflows to Inf there); a 0-d loss is scaled in float32."""
+    if xb._dtypes.get(xad.float16) is None:
+        return
+    for M in (torch, T):
+        s = M.amp.GradScaler("cpu", init_scale=2.0 ** 16)
+        big = s.scale(M.ones(3, dtype=M.float16) * 2)
+        assert _name(big.dtype) == "float16" and np.isinf(_np(big)).all()
+        assert _name(s.scale(M.tensor(2.0, dtype=M.float16)).dtype) == "float32"

@@ -90,6 +90,9 @@ class GradScaler:
             if self._scale is None:
                 self._scale = full((), self._init_scale, dtype=_dt.float32,
                                    backend=outputs._backend)
+            if outputs.ndim and outputs.dtype in (_dt.float16, _dt.bfloat16):
+                # PyTorch's promotion: a 0-d scale keeps a low tensor low (and Inf on overflow)
+                return outputs * self._scale.astype(outputs.dtype)
             return outputs * self._scale
         same_kind: Any = type(outputs)  # a list or tuple, made again of the scaled
         return same_kind(self.scale(o) for o in outputs)
