@@ -110,6 +110,10 @@ class JaxBackend(Backend):
     def erf(self, x: Any) -> Any:
         return jsp.erf(x)
 
+    def lu_factor(self, x: Any) -> tuple[Any, Any]:
+        lu, piv, _ = jax.lax.linalg.lu(x)
+        return lu, piv
+
     # ----- random numbers ----------------------------------------------------------------
     def manual_seed(self, seed: int) -> None:
         self._key = jax.device_put(jax.random.key(int(seed)), self.device)

@@ -6,6 +6,7 @@ import ctypes
 import math
 import os
 import platform
+import warnings
 from typing import Any
 
 import array_api_compat.numpy as _compat_numpy
@@ -23,6 +24,11 @@ try:  # scipy's erf is fast and exact; the generic one is the fallback
     from scipy.special import erf as _scipy_erf
 except ImportError:  # pragma: no cover - depends on the environment
     _scipy_erf = None
+try:  # LAPACK's getrf, batched; the generic (a loop over columns) is the fallback
+    from scipy.linalg import LinAlgWarning as _LinAlgWarning
+    from scipy.linalg import lu_factor as _scipy_lu_factor
+except ImportError:  # pragma: no cover - depends on the environment
+    _scipy_lu_factor = None
 
 
 class _Namespace:
@@ -259,6 +265,13 @@ class NumpyBackend(Backend):
         if _scipy_erf is not None:
             return _scipy_erf(x).astype(x.dtype, copy=False)
         return super().erf(x)
+
+    def lu_factor(self, x: Any) -> tuple[Any, Any]:
+        if _scipy_lu_factor is None or x.dtype.kind != "f" or x.itemsize < 4:
+            return super().lu_factor(x)
+        with warnings.catch_warnings():  # a singular matrix is an answer here, not a warning
+            warnings.simplefilter("ignore", _LinAlgWarning)
+            return _scipy_lu_factor(x, check_finite=False)
 
     def float_operand(self, value: float, dtype: Any) -> Any:
         """A read-only 0-d array of ``dtype`` holding ``value``, cached (NumPy multiplies by

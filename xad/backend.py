@@ -25,6 +25,7 @@ from . import dtypes as _dt
 from .context import Context, context
 from .einsum_fallback import einsum_generic
 from .erf_fallback import erf_generic
+from .lu_fallback import lu_factor_generic
 from .tracing import host_call
 
 Site = TypeVar("Site", bound=Hashable)  # where a bounds check runs, handed back to its error
@@ -204,6 +205,11 @@ class Backend:
     def erf(self, x: Any) -> Any:
         """The error function, elementwise (the standard has none)."""
         return erf_generic(self.xp, x)
+
+    def lu_factor(self, x: Any) -> tuple[Any, Any]:
+        """``(lu, piv)`` of a (batch of) square matrices as LAPACK's ``getrf`` (0-based
+        pivots, no error at a singular matrix); native where the library has one."""
+        return lu_factor_generic(self.xp, x, self.device)
 
     # ----- optional fast paths: None means "run xad's standard-only reference" ------------
     def im2col(self, x: Any, kernel: tuple[int, int], stride: tuple[int, int],
