@@ -14,7 +14,7 @@ from .. import dtypes as _dt
 from ..factories import arange, tensor
 from ..tensor import MaxMin, Tensor
 from .axes import normalize_axis
-from .elementwise import astype, isnan, logical_not, where
+from .elementwise import astype, isfinite, isnan, logical_and, logical_not, logical_or, where
 from .elementwise_math import ceil, floor, round
 from .manipulation import moveaxis, take_along_axis
 from .reduce import any, max, min, sum
@@ -69,11 +69,15 @@ def _median(x: Tensor, dim: int | None, keepdim: bool, skip_nan: bool, op: str) 
 
 
 def _split_evenly(y: Tensor, v: Tensor, ndim: int, keepdim: bool) -> Tensor:
-    """``v`` (of the flat ``y``) as the max of the elements equal to it: the same number,
-    its gradient split evenly among them (PyTorch's ``evenly_distribute_backward``)."""
-    hit = y.detach() == v.detach()
-    out = max(where(hit, y, -math.inf), axis=-1, keepdims=True)
-    return reshape(out, (1,) * ndim if keepdim else ())
+    """``v`` (of the flat ``y``) with its gradient split evenly among the elements equal to
+    it (NaNs where it is NaN: PyTorch's ``evenly_distribute_backward``): for a finite
+    ``v``, the max of those elements (the same number); else their mean (inf or NaN)."""
+    a, w = y.detach(), v.detach()
+    hit = logical_or(a == w, logical_and(isnan(a), isnan(w)))
+    top = max(where(logical_and(hit, isfinite(a)), y, -math.inf), axis=-1, keepdims=True)
+    count = sum(astype(hit, y.dtype), axis=-1, keepdims=True)
+    mean = sum(where(hit, y, 0.0), axis=-1, keepdims=True) / where(count == 0, 1.0, count)
+    return reshape(where(isfinite(w), top, mean), (1,) * ndim if keepdim else ())
 
 
 def median(x: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
