@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from ..factories import eye
-from ..lu_fallback import pivots_to_permutation
 from ..tensor import Tensor
 from ._apply import Op, apply, unary
 from .batching import elementwise_batch
@@ -172,11 +171,10 @@ def _cofactor_lu(b: Any, x: Any) -> Any:
     earlier pivot ``u_kk`` is 0 (rank ``n - 1``, a dependent column that comes first),
     ``adj(U) = D_k w z^T`` with ``w``, ``z^T`` column and row ``k`` of the inverse of ``U``
     with ``u_kk = 1`` and ``D_k`` the other pivots' product (``adj`` is continuous in
-    ``u_kk``: Sherman-Morrison); 0 where two or more pivots are 0. One LU, one solve with
-    ``L`` and one with ``U`` (``solve`` pivots no row of a triangular matrix)."""
+    ``u_kk``: Sherman-Morrison); 0 where two or more pivots are 0. One LU and two
+    triangular solves (the backend's ``solve_triangular``; no zero reaches a diagonal)."""
     xp, n = b.xp, x.shape[-1]
-    lu, piv = b.lu_factor(x)
-    perm, odd = pivots_to_permutation(xp, piv, b.device)
+    lu, perm, odd = b.lu_factor(x)
     diag = xp.linalg.diagonal(lu)
     zero = diag == 0
     part = xp.prod(diag[..., :-1], axis=-1)
@@ -191,11 +189,11 @@ def _cofactor_lu(b: Any, x: Any) -> Any:
     u = xp.where(jax_ok[..., None, None], u,
                  xp.where(one_zero[..., None, None], xp.where(zero[..., None, :] & (col == ar),
                                                               1.0, xp.triu(lu)), eye))
-    y = xp.linalg.solve(xp.tril(lu, k=-1) + eye, xp.astype(xp.expand_dims(perm, axis=-1) == ar,
-                                                            x.dtype))
+    y = b.solve_triangular(xp.tril(lu, k=-1) + eye,
+                           xp.astype(xp.expand_dims(perm, axis=-1) == ar, x.dtype), upper=False)
     scaled = xp.where(col < n - 1, y * (part * diag[..., -1])[..., None, None], y)
-    sol = xp.linalg.solve(u, xp.concat([scaled, y, xp.astype(zero[..., None], x.dtype)],
-                                       axis=-1))
+    sol = b.solve_triangular(u, xp.concat([scaled, y, xp.astype(zero[..., None], x.dtype)],
+                                          axis=-1), upper=True)
     d_k = xp.prod(xp.where(zero, 1.0, diag), axis=-1)
     z_k = xp.sum(xp.where(zero[..., None], sol[..., n:2 * n], 0.0), axis=-2, keepdims=True)
     rank1 = xp.where(odd, -d_k, d_k)[..., None, None] * sol[..., 2 * n:] * z_k
