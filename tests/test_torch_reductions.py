@@ -205,3 +205,13 @@ def test_lstsq_batched_and_numpy_default(xb):
         np.testing.assert_allclose(r.residuals.numpy()[i], want[1], rtol=1e-10)
         np.testing.assert_allclose(r.singular_values.numpy()[i], want[3], rtol=1e-10)
         assert r.rank.tolist()[i] == want[2]
+
+
+def test_lstsq_under_as_torch_defaults_to_torchs_cpu_driver(xb):
+    rng = np.random.default_rng(4)
+    a, b = rng.standard_normal((6, 3)), rng.standard_normal((6, 2))
+    got = T.linalg.lstsq(xad.tensor(a, dtype=F64), xad.tensor(b, dtype=F64))
+    want = torch.linalg.lstsq(torch.tensor(a), torch.tensor(b))
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-10, atol=1e-12)
+        assert tuple(g.shape) == tuple(w.shape)
