@@ -2,7 +2,13 @@
 ``as_torch``): ``median``/``nanmedian`` (the lower median; with ``dim``, values and
 indices), ``quantile``/``nanquantile`` (PyTorch's five interpolations) and ``mode``. All are
 composed from a stable sort and gathers, so a gradient goes to the element a value was
-read from (a full ``median`` splits it among the elements equal to it, as PyTorch's)."""
+read from (a full ``median`` splits it among the elements equal to it, as PyTorch's).
+
+Where PyTorch's answer is its kernels' order of operations rather than a rule, xad's is the
+stable sort's: which of several equal elements a ``quantile`` reads (and sends the gradient
+to; PyTorch's sort is not stable past small sizes), and the index ``nanmedian`` reports for
+a slice of NaNs (0) and ``mode`` for a slice holding NaNs (NaN is never the mode here).
+tests/test_torch_reductions_fuzz.py compares the rest with torch 2.13."""
 
 from __future__ import annotations
 
