@@ -1607,6 +1607,51 @@ class Tensor:
             v, i = _ops.squeeze(v, axis=dim), _ops.squeeze(i, axis=dim)
         return MaxMin((v, i) if self.ndim else (v.reshape(()), i.reshape(())))
 
+    # ----- PyTorch's reductions the standard lacks (xad/ops/torch_reductions.py,
+    # xad/ops/order_statistics.py) ---------------------------------------------------------
+    def cumprod(self, dim: int, *, dtype: Any = None) -> Tensor:
+        """PyTorch's ``cumprod`` (integer and bool tensors in int64); see :func:`xad.cumprod`."""
+        return _ops.cumprod(self, axis=dim, dtype=_int64_for(self, dtype))
+
+    def amax(self, dim: Any = (), keepdim: bool = False) -> Tensor:
+        """See :func:`xad.amax` (ties share the gradient)."""
+        return _ops.amax(self, axis=_ax(dim, None), keepdims=keepdim)
+
+    def amin(self, dim: Any = (), keepdim: bool = False) -> Tensor:
+        """See :func:`xad.amin` (ties share the gradient)."""
+        return _ops.amin(self, axis=_ax(dim, None), keepdims=keepdim)
+
+    def nansum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+        """See :func:`xad.nansum` (integer and bool tensors in int64)."""
+        return _ops.nansum(self, axis=_ax(dim, None), keepdims=keepdim,
+                           dtype=_int64_for(self, dtype))
+
+    def nanmean(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+        """See :func:`xad.nanmean`."""
+        return _ops.nanmean(self, axis=_ax(dim, None), keepdims=keepdim, dtype=dtype)
+
+    def median(self, dim: int | None = None, keepdim: bool = False) -> Any:
+        """PyTorch's lower ``median``; see :func:`xad.ops.order_statistics.median`."""
+        return _ops.median(self, dim, keepdim)
+
+    def nanmedian(self, dim: int | None = None, keepdim: bool = False) -> Any:
+        """See :func:`xad.ops.order_statistics.nanmedian`."""
+        return _ops.nanmedian(self, dim, keepdim)
+
+    def quantile(self, q: Any, dim: int | None = None, keepdim: bool = False, *,
+                 interpolation: str = "linear") -> Tensor:
+        """See :func:`xad.ops.order_statistics.quantile`."""
+        return _ops.quantile(self, q, dim, keepdim, interpolation=interpolation)
+
+    def nanquantile(self, q: Any, dim: int | None = None, keepdim: bool = False, *,
+                    interpolation: str = "linear") -> Tensor:
+        """See :func:`xad.ops.order_statistics.nanquantile`."""
+        return _ops.nanquantile(self, q, dim, keepdim, interpolation=interpolation)
+
+    def mode(self, dim: int = -1, keepdim: bool = False) -> MaxMin:
+        """See :func:`xad.ops.order_statistics.mode`."""
+        return _ops.mode(self, dim, keepdim)
+
     # ----- PyTorch's comparison names, casts and sizes ----------------------------------------
     def eq(self, o: Any) -> Tensor:
         return _ops.equal(self, o)
