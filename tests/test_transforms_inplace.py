@@ -321,3 +321,13 @@ def test_jvp_fuzz_of_detach_data_views_and_inplace_changes_matches_torch(xb):
     failures = [f"seed {s}: {d}\n  steps: {_program(s)}" for s in seeds
                 if (d := _fuzz_one(s)) is not None]
     assert not failures, "\n".join(failures[:5]) + f"\n({len(failures)} of {n})"
+
+
+def test_vmap_refuses_a_batched_write_into_a_detach_of_an_unbatched_tensor(xb):
+    """``vmap`` of ``_copy_into_detach_of_zeros``: the per-example value cannot go into one
+    unbatched storage; torch.func.vmap raises too (no silent mixing of the examples)."""
+    a = xad.tensor(A, dtype=xad.float64)
+    with pytest.raises((NotImplementedError, RuntimeError), match="vmap"):
+        xad.vmap(lambda v: _copy_into_detach_of_zeros(v, xad))(a)
+    with pytest.raises(RuntimeError, match="vmap"):
+        tfunc.vmap(lambda v: _copy_into_detach_of_zeros(v, torch))(torch.tensor(A))
