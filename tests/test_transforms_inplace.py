@@ -135,3 +135,110 @@ def test_nested_vmap_of_changes_through_views_matches_torch(xb):
     got = xad.vmap(xad.vmap(f))(xad.tensor(a, dtype=xad.float64))
     want = tfunc.vmap(tfunc.vmap(f))(torch.tensor(a))
     np.testing.assert_allclose(_np(got), _np(want), rtol=1e-12)
+
+
+# A ``detach()``/``.data`` tensor has a tangent of its own (PyTorch's forward AD: a
+# non-differentiable view starts one): an in-place write into it gives it the value's
+# tangent and leaves its base's alone. xad gave both the base's (0 for most of these).
+def _copy_into_detach_of_zeros(x, m):
+    y = m.zeros(3, dtype=x.dtype)
+    d = y.detach()
+    d.copy_(x * 2)
+    return y + d * 10
+
+
+def _copy_into_data_of_zeros(x, m):
+    y = m.zeros(3, dtype=x.dtype)
+    d = y.data
+    d.copy_(x * 2)
+    return y + d * 10
+
+
+def _overwrite_a_detach_of_a_dual(x, m):
+    y = x * 1
+    d = y.detach()
+    d.copy_(x * 3)
+    return y + d * 10
+
+
+def _multiply_a_detach_by_a_dual(x, m):
+    y = x * 2
+    d = y.detach()
+    d.add_(x)
+    d.mul_(x)  # the saved old value of d carries d's tangent, not y's
+    return d + y
+
+
+def _detach_in_place_then_multiply(x, m):
+    y = x * 1
+    y.detach_()
+    y.mul_(x)
+    return y * 1
+
+
+def _base_changed_after_a_detach_took_a_tangent(x, m):
+    y = m.zeros(3, dtype=x.dtype)
+    d = y.detach()
+    d.copy_(x * 2)
+    y.mul_(x)  # d's values change with y's, its tangent stays its own
+    return d + y * 100
+
+
+def _write_through_a_view_of_a_detach(x, m):
+    y = m.zeros(3, dtype=x.dtype)
+    d = y.detach()
+    d[:2].copy_(x[:2] * 2)
+    d[2] = x[0] * 5
+    return y + d[1:].sum() * 10 + d
+
+
+def _detach_of_a_detach(x, m):
+    y = m.zeros(3, dtype=x.dtype)
+    d = y.detach()
+    e = d.detach()
+    e.copy_(x * 2)
+    d2 = y.detach()
+    return d + e * 10 + d2 * 100
+
+
+def _data_of_a_dual_multiplied(x, m):
+    y = x * 2
+    d = y.data
+    d.mul_(x)
+    return d * 3 + y
+
+
+DETACHED = [_copy_into_detach_of_zeros, _copy_into_data_of_zeros,
+            _overwrite_a_detach_of_a_dual, _multiply_a_detach_by_a_dual,
+            _detach_in_place_then_multiply, _base_changed_after_a_detach_took_a_tangent,
+            _write_through_a_view_of_a_detach, _detach_of_a_detach,
+            _data_of_a_dual_multiplied]
+
+
+@pytest.mark.parametrize("f", DETACHED, ids=lambda f: f.__name__)
+def test_jvp_gives_a_detached_tensor_written_in_place_its_own_tangent(xb, f):
+    x, t = xad.tensor(A[0], dtype=xad.float64), xad.tensor(T[0], dtype=xad.float64)
+    out, tan = xad.jvp(lambda v: f(v, xad), (x,), (t,))
+    want_out, want_tan = tfunc.jvp(lambda v: f(v, torch), (torch.tensor(A[0]),),
+                                   (torch.tensor(T[0]),))
+    np.testing.assert_allclose(_np(out), _np(want_out), rtol=1e-12)
+    np.testing.assert_allclose(_np(tan), _np(want_tan), rtol=1e-12, atol=1e-12)
+
+
+def test_nested_jvp_and_vmap_of_a_write_into_a_detach(xb):
+    """Each level keeps the detached tensor's own tangent (torch.func's nesting agrees)."""
+    f = _multiply_a_detach_by_a_dual
+    a, ones = np.array([[1.0, 2.0, -1.0], [3.0, 4.0, 0.5]]), np.ones((2, 3))
+    want = tfunc.jvp(lambda v: tfunc.vmap(lambda r: f(r, torch))(v), (torch.tensor(a),),
+                     (torch.tensor(ones),))[1]
+    xa, xt = xad.tensor(a, dtype=xad.float64), xad.tensor(ones, dtype=xad.float64)
+    got = xad.jvp(lambda v: xad.vmap(lambda r: f(r, xad))(v), (xa,), (xt,))[1]
+    np.testing.assert_allclose(_np(got), _np(want), rtol=1e-12)
+
+    def inner(m):  # the tangent of the tangent: a jvp of a jvp
+        return lambda v: (m.func.jvp if m is torch else xad.jvp)(
+            lambda u: f(u, m), (v,), (v * 0 + 1,))[1]
+    want = tfunc.jvp(inner(torch), (torch.tensor(A[0]),), (torch.tensor(T[0]),))[1]
+    got = xad.jvp(inner(xad), (xad.tensor(A[0], dtype=xad.float64),),
+                  (xad.tensor(T[0], dtype=xad.float64),))[1]
+    np.testing.assert_allclose(_np(got), _np(want), rtol=1e-12)

@@ -24,7 +24,7 @@ import types
 from collections.abc import Sequence
 from typing import Any
 
-from . import autograd, data, dtypes, nn, optim
+from . import autograd, data, dtypes, nn, optim, torch_fft
 from . import ops as _ops
 from . import torch_functions as _tf
 from . import torch_objects as _objects
@@ -139,6 +139,10 @@ def _module(name: str, *sources: Any, **extra: Any) -> types.ModuleType:
     return m
 
 
+_DISTRIBUTION_MODULES = ("kl", "normal", "uniform", "categorical", "bernoulli", "gamma", "beta",
+                         "dirichlet", "multivariate_normal", "independent")
+
+
 def namespace() -> dict[str, types.ModuleType]:
     """The modules that stand for ``torch`` and its submodules, by name.
 
@@ -161,6 +165,10 @@ def namespace() -> dict[str, types.ModuleType]:
             "torch.optim.lr_scheduler": sched, "torch.utils": utils,
             "torch.utils.data": utils_data, "torch.autograd": _module("torch.autograd", autograd),
             "torch.distributions": _module("torch.distributions", xad.distributions)}
+    for sub in _DISTRIBUTION_MODULES:  # torch.distributions.normal.Normal and the like
+        mods[f"torch.distributions.{sub}"] = _module(f"torch.distributions.{sub}",
+                                                     xad.distributions)
+        setattr(mods["torch.distributions"], sub, mods[f"torch.distributions.{sub}"])
     mods["torch.nn.utils.rnn"] = _module("torch.nn.utils.rnn", nn.rnn_utils)
     mods["torch.nn.utils"] = _module("torch.nn.utils", nn.utils, rnn=mods["torch.nn.utils.rnn"])
     # torch.nn.modules.rnn.LSTM and the like (safe_globals lists name them): xad's nn
@@ -181,6 +189,7 @@ def namespace() -> dict[str, types.ModuleType]:
     mods["torch.linalg"] = _module("torch.linalg", xad.linalg,
                                    vector_norm=_conventions.vector_norm,
                                    matrix_norm=_matrix_norm, lstsq=_lstsq)
+    mods["torch.fft"] = _module("torch.fft", torch_fft)
     amp = _module("torch.amp", autocast=_tf.autocast, GradScaler=_tf.GradScaler)
     mods["torch.amp"] = amp
     torch: Any  # a module built here: its attributes are set below

@@ -173,8 +173,11 @@ class Tensor:
         again, so the alias counts its version alone)."""
         a = Tensor._result(self._array, self._backend, self._node, self._idx, [self._version])
         a.requires_grad = self.requires_grad
-        if context.recorder is not None:
-            context.recorder.created(a, "an in-place change")
+        if context.hooked:
+            if context.recorder is not None:
+                context.recorder.created(a, "an in-place change")
+            if context.transform is not None:  # a detach()'s own tangent (xad.jvp)
+                context.transform.alias(self, a)
         return a
 
     def _copy(self) -> Tensor:
@@ -229,6 +232,8 @@ class Tensor:
             self._node, self._idx, self.requires_grad = node, idx, True
             if self._retains:
                 self._keep_grad()
+        if context.transform is not None:  # a detach_()'s own tangent (xad.jvp)
+            context.transform.rebound(self)
 
     @property
     def grad(self) -> Tensor | None:

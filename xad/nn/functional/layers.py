@@ -218,6 +218,7 @@ def group_norm(x: Tensor, num_groups: int, weight: Tensor | None = None,
     if x.ndim < 2 or num_groups < 1 or x.shape[1] % num_groups:
         raise ValueError(f"group_norm: num_groups={num_groups} must divide the channels of "
                          f"an (N, C, ...) input, got shape {x.shape}")
+    x, weight, bias = autocast_float32(x, weight, bias, op="group_norm")  # as layer_norm
     y = _ops.standardize(x.reshape((x.shape[0], num_groups, -1)), -1, eps).reshape(x.shape)
     shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
     if weight is not None:
