@@ -37,10 +37,10 @@ def test_small_integer_matrices_give_the_exact_cofactors_in_float32(a, xb):
     np.testing.assert_array_equal(_det_grad(a, xad.float32), _cofactor(np.array(a)))
 
 
-@pytest.mark.parametrize("n", [1, 2, 3, 4, 5])
+@pytest.mark.parametrize("n", [1, 2, 3, 4])
 def test_invertible_matrices_match_torch(n, xb):
     import torch
-    a = np.random.default_rng(n).standard_normal((4 if n == 4 else 3, n, n))
+    a = np.random.default_rng(n).standard_normal((5 if n == 4 else 3, n, n))
     t = torch.tensor(a, requires_grad=True)
     torch.linalg.det(t).sum().backward()
     np.testing.assert_allclose(_det_grad(a), t.grad.numpy(), rtol=1e-12, atol=1e-13)
@@ -56,14 +56,15 @@ SINGULAR = [
 ]
 
 
-@pytest.mark.parametrize("k", range(len(SINGULAR)))
-def test_singular_matrices_give_the_cofactor_matrix(k, xb):
-    a = SINGULAR[k]
-    np.testing.assert_allclose(_det_grad(a), _cofactor(a), atol=1e-12)
+def test_singular_matrices_give_the_cofactor_matrix(xb):
+    """(One batch: JAX compiles each new shape.)"""
+    a = np.stack(SINGULAR)
+    np.testing.assert_allclose(_det_grad(a), np.stack([_cofactor(m) for m in a]), atol=1e-12)
 
 
 def test_a_batch_mixing_singular_and_invertible_matrices(xb):
-    a = np.stack([SINGULAR[0], SINGULAR[1], np.eye(4) * 2.0, np.arange(16.0).reshape(4, 4)])
+    a = np.stack([SINGULAR[0], SINGULAR[1], np.eye(4) * 2.0, np.arange(16.0).reshape(4, 4),
+                  np.ones((4, 4)) + np.eye(4)])
     want = np.stack([_cofactor(m) for m in a])
     np.testing.assert_allclose(_det_grad(a), want, atol=1e-12)
     _, t = xad.jvp(lambda x: xad.linalg.det(x).sum(), (xad.tensor(a, dtype=F64),),
@@ -105,16 +106,14 @@ def test_native_lu_and_triangular_solves_match_the_generic_ones(xb):
 
     b = xad.get_backend()
     rng = np.random.default_rng(5)
-    for a in (rng.standard_normal((3, 5, 5)), np.stack(SINGULAR),
-              rng.standard_normal((1400, 6, 6))):
-        arr = xad.tensor(a, dtype=F64)._array
-        rhs = xad.tensor(rng.standard_normal(a.shape[:-1] + (2,)), dtype=F64)._array
-        with b.on_device():
-            lu, perm, odd = b.lu_factor(arr)
-            glu, gperm, godd = lu_factor_generic(b.xp, arr, b.device)
-            u = b.xp.triu(glu) + b.xp.eye(a.shape[-1], dtype=arr.dtype, device=b.device) * 3.0
-            pairs = [(lu, glu), (perm, gperm), (odd, godd),
-                     (b.solve_triangular(u, rhs, upper=True), b.xp.linalg.solve(u, rhs))]
-        for got, want in pairs:
-            np.testing.assert_allclose(b.to_numpy(got), b.to_numpy(want), rtol=1e-10,
-                                       atol=1e-12)
+    a = np.concatenate([np.stack(SINGULAR), rng.standard_normal((2100, 4, 4))])  # one shape
+    arr = xad.tensor(a, dtype=F64)._array
+    rhs = xad.tensor(rng.standard_normal(a.shape[:-1] + (2,)), dtype=F64)._array
+    with b.on_device():
+        lu, perm, odd = b.lu_factor(arr)
+        glu, gperm, godd = lu_factor_generic(b.xp, arr, b.device)
+        u = b.xp.triu(glu) + b.xp.eye(a.shape[-1], dtype=arr.dtype, device=b.device) * 3.0
+        pairs = [(lu, glu), (perm, gperm), (odd, godd),
+                 (b.solve_triangular(u, rhs, upper=True), b.xp.linalg.solve(u, rhs))]
+    for got, want in pairs:
+        np.testing.assert_allclose(b.to_numpy(got), b.to_numpy(want), rtol=1e-10, atol=1e-12)

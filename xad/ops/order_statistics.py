@@ -7,8 +7,8 @@ read from (a full ``median`` splits it among the elements equal to it, as PyTorc
 Where PyTorch's answer is its kernels' order of operations rather than a rule, xad's is the
 stable sort's: which of several equal elements a ``quantile`` reads (and sends the gradient
 to; PyTorch's sort is not stable past small sizes), and the index ``nanmedian`` reports for
-a slice of NaNs (0) and ``mode`` for a slice holding NaNs (NaN is never the mode here).
-tests/test_torch_reductions_fuzz.py compares the rest with torch 2.13."""
+a slice of NaNs (0), and ``mode``'s answer for a slice holding NaNs (each NaN counts alone
+here). tests/test_torch_reductions_fuzz.py compares the rest with torch 2.13."""
 
 from __future__ import annotations
 
@@ -17,14 +17,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import dtypes as _dt
-from ..factories import arange, tensor
+from ..factories import ones, tensor
 from ..tensor import MaxMin, Tensor
 from .axes import normalize_axis
 from .elementwise import astype, isfinite, isnan, logical_and, logical_not, logical_or, where
 from .elementwise_math import ceil, floor, round
 from .manipulation import moveaxis, take_along_axis
-from .reduce import any, max, min, sum
-from .shape import expand_dims, reshape, squeeze
+from .reduce import any, argmax, cumsum, max, sum
+from .select import scatter_add
+from .shape import concat, expand_dims, reshape, squeeze
 from .sorting import argsort
 
 __all__ = ["median", "nanmedian", "quantile", "nanquantile", "mode"]
@@ -205,8 +206,9 @@ def nanquantile(x: Tensor, q: Any, dim: int | None = None, keepdim: bool = False
 
 def mode(x: Tensor, dim: int = -1, keepdim: bool = False) -> MaxMin:
     """PyTorch's ``mode``: the most frequent value along ``dim`` (the smallest of equally
-    frequent ones) and the index of its last occurrence, as ``(values, indices)``. Counts
-    by comparing every pair of a slice (memory of ``n**2`` per slice).
+    frequent ones) and the index of its last occurrence, as ``(values, indices)``. Counted
+    as runs of the stably sorted slice (each NaN a run of its own, as PyTorch's sort-based
+    kernel has it).
 
     Example:
         >>> import xad
@@ -217,13 +219,14 @@ def mode(x: Tensor, dim: int = -1, keepdim: bool = False) -> MaxMin:
     n = y.shape[-1]
     if n == 0:
         raise IndexError(f"mode: cannot take the mode of an empty dimension (shape {x.shape})")
-    a = y.detach()
-    counts = sum(astype(expand_dims(a, axis=-1) == expand_dims(a, axis=-2), _dt.int64),
-                 axis=-1)
-    best = max(counts, axis=-1, keepdims=True)
-    m = min(where(counts == best, a, max(a, axis=-1, keepdims=True)), axis=-1, keepdims=True)
-    pos = arange(n, dtype=_dt.int64, backend=x._backend)
-    idx = max(where(a == m, pos, -1), axis=-1, keepdims=True)
-    idx = where(idx < 0, 0, idx)
+    s, order = _sorted(y.detach())
+    head = ones(tuple(s.shape[:-1]) + (1,), dtype=_dt.bool_, backend=x._backend)
+    start = concat([head, s[..., 1:] != s[..., :-1]], axis=-1)
+    run = cumsum(astype(start, _dt.int64), axis=-1) - 1  # run number of each sorted place
+    one = ones(tuple(s.shape), dtype=_dt.int32, backend=x._backend)  # CuPy adds no int64
+    count = take_along_axis(scatter_add(one * 0, -1, run, one), run, axis=-1)
+    first = argmax(count, axis=-1, keepdims=True)  # the longest run, the smallest value
+    last = first + take_along_axis(count, first, axis=-1) - 1
+    idx = take_along_axis(order, last, axis=-1)  # stable: the run's last is the last index
     v = take_along_axis(y, idx, axis=-1)
     return MaxMin((_put_back(v, x, d, keepdim), _put_back(idx, x, d, keepdim)))
