@@ -22,11 +22,16 @@ import pytest
 import xad
 
 torch = pytest.importorskip("torch")
-from test_views_fuzz_torch import known  # noqa: E402  (the documented differences)
+from views_fuzz_driver import (  # noqa: E402
+    both,
+    check_programs,
+    close,
+    run_program,
+    values_then_backward,
+)
 
 N = int(os.environ.get("XAD_FUZZ_N", "10"))
 SEED = int(os.environ.get("XAD_FUZZ_SEED", "0"))
-STEPS = 10
 LIBS = ("xad", "torch")
 
 
@@ -292,34 +297,23 @@ def _apply_change(i: int, t, kind: str, args: tuple) -> None:
 
 
 # ----- the program -------------------------------------------------------------------------
-def _both(step) -> tuple[list, list]:
-    out, raised = [None, None], [None, None]
-    for i, lib in enumerate(LIBS):
-        try:
-            out[i] = step(i, lib)
-        except Exception as e:  # noqa: BLE001 -- which steps raise is what is compared
-            raised[i] = e
-    return raised, out
-
-
-def _step(st: State) -> tuple[str, list]:
-    rng = st.rng
+def _step(rng: random.Random, st: State) -> tuple[str, list]:
     j = rng.randrange(len(st.ts))
     shape = tuple(st.ts[j][1].shape)
     r = rng.random()
     if r < 0.42:
         kind, args = _pick_view(rng, shape)
-        raised, out = _both(lambda i, lib: _apply_view(lib, st.ts[j][i], kind, args))
+        raised, out = both(lambda i, lib: _apply_view(lib, st.ts[j][i], kind, args))
         what = f"t{j}.{kind}{args}"
     elif r < 0.63 and st.ts[j][1].grad_fn is not None and not st.ts[j][1]._is_view():
         # (a view's: PyTorch remakes the views of a view from the base, past it; PORTING.md)
-        raised, _ = _both(lambda i, lib: st.ts[j][i].retain_grad())
+        raised, _ = both(lambda i, lib: st.ts[j][i].retain_grad())
         st.retained.append(j)
         what = f"t{j}.retain_grad()"
         out = [None, None]
     elif r < 0.6:
         kind = rng.choice(sorted(PRODUCTS))
-        raised, out = _both(lambda i, lib: PRODUCTS[kind](st.ts[j][i]))
+        raised, out = both(lambda i, lib: PRODUCTS[kind](st.ts[j][i]))
         what = f"t{j} {kind}"
     else:
         kind, args = _pick_change(rng, st, shape)
@@ -331,7 +325,7 @@ def _step(st: State) -> tuple[str, list]:
                     _apply_change(i, st.ts[j][i], kind, args)
             else:
                 _apply_change(i, st.ts[j][i], kind, args)
-        raised, out = _both(change)
+        raised, out = both(change)
         out = [None, None]
         what = f"t{j}.{kind}{args[:2] if kind != 'setitem' else args[0]}" + (
             " (no_grad)" if quiet else "")
@@ -340,31 +334,12 @@ def _step(st: State) -> tuple[str, list]:
     return what, raised
 
 
-def _close(a, b) -> bool:
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    return a.shape == b.shape and np.allclose(a, b, rtol=1e-9, atol=1e-11, equal_nan=True)
-
-
-def _numpy(t, lib: str):
-    return t.numpy() if lib == "xad" else t.detach().numpy()
-
-
 def _finish(st: State) -> str | None:
-    """Compare every tensor's values, then backward through a loss over all of them."""
-    for j, (tx, tt) in enumerate(st.ts):
-        if not _close(_numpy(tx.detach(), "xad"), tt.detach().numpy()):
-            return f"values of t{j} differ: xad {tx.detach().numpy()} torch {tt.detach()}"
-
-    def loss(i, lib):
-        total = 0.0
-        for j, t in enumerate(p[i] for p in st.ts):
-            if t.requires_grad:
-                total = total + (t * (0.3 + 0.1 * j)).sum()
-        if not isinstance(total, float):
-            total.backward()
-    raised, _ = _both(loss)
-    if (raised[0] is None) != (raised[1] is None) and not known(raised):
-        return f"backward: xad raised {raised[0]!r}, torch raised {raised[1]!r}"
+    """Compare every tensor's values, then backward through a loss over all of them, then
+    the three leaves' gradients and the retained ones."""
+    diff, raised = values_then_backward(st.ts, 1e-9)
+    if diff:
+        return diff
     named = [(n, getattr(st, n)) for n in ("w", "u", "p")]
     named += [(f"t{j}", st.ts[j]) for j in st.retained]
     for name, (x, t) in named:
@@ -374,34 +349,14 @@ def _finish(st: State) -> str | None:
             return f"{name}.grad: xad {gx} torch {gt}"
         gx = np.zeros(x.shape) if gx is None else gx
         gt = np.zeros(tuple(t.shape)) if gt is None else gt
-        if raised[0] is None and not _close(gx, gt):
+        if raised[0] is None and not close(gx, gt):
             return f"{name}.grad differs: xad {gx} torch {gt}"
     return None
 
 
-def run_program(seed: int) -> tuple[str | None, list[str]]:
-    """One random program: (the first difference or None, the steps run)."""
-    rng = random.Random(seed)
-    shape = rng.choice(((4,), (3, 4), (2, 3, 2), (1, 4), (3, 1, 2), (2, 2)))
-    st = State(rng, shape)
-    steps: list[str] = []
-    for _ in range(STEPS):
-        what, raised = _step(st)
-        steps.append(what)
-        if (raised[0] is None) != (raised[1] is None):
-            if known(raised):
-                return None, steps
-            return f"{what}: xad raised {raised[0]!r}, torch raised {raised[1]!r}", steps
-        if raised[0] is not None:
-            break  # both raised: the states may differ from here on
-    return _finish(st), steps
+SHAPES = ((4,), (3, 4), (2, 3, 2), (1, 4), (3, 1, 2), (2, 2))
 
 
 def test_more_views_and_inplace_changes_agree_with_torch(xb):
-    n = N if xb.name != "jax" or "XAD_FUZZ_N" in os.environ else 3  # JAX compiles each op
-    failures = []
-    for k in range(n):
-        diff, steps = run_program(SEED * 1_000_003 + k)
-        if diff:
-            failures.append(f"seed {SEED * 1_000_003 + k}: {diff}\n  steps: {steps}")
-    assert not failures, "\n".join(failures[:5]) + f"\n({len(failures)} of {n})"
+    check_programs(xb.name, lambda seed: run_program(seed, SHAPES, State, _step, _finish),
+                   N, SEED)

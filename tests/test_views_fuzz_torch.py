@@ -18,10 +18,16 @@ import pytest
 import xad
 
 torch = pytest.importorskip("torch")
+from views_fuzz_driver import (  # noqa: E402
+    both,
+    check_programs,
+    close,
+    run_program,
+    values_then_backward,
+)
 
 N = int(os.environ.get("XAD_FUZZ_N", "12"))
 SEED = int(os.environ.get("XAD_FUZZ_SEED", "0"))
-STEPS = 10
 
 
 class Pair:
@@ -189,17 +195,6 @@ def _product(t, kind: str):
     return {"square": lambda: t * t, "scale": lambda: t * 2.5, "exp": t.exp}[kind]()
 
 
-def _both(pair: Pair, step) -> tuple:
-    """Run ``step(lib_index, lib)`` for xad then torch: (xad raised, torch raised, results)."""
-    out, raised = [None, None], [None, None]
-    for i, lib in enumerate(("xad", "torch")):
-        try:
-            out[i] = step(i, lib)
-        except Exception as e:  # noqa: BLE001 -- which steps raise is what is compared
-            raised[i] = e
-    return raised, out
-
-
 def _step(rng: random.Random, pair: Pair) -> tuple:
     j = rng.randrange(len(pair.ts))
     tx, tt = pair.ts[j]
@@ -207,26 +202,20 @@ def _step(rng: random.Random, pair: Pair) -> tuple:
     r = rng.random()
     if r < 0.5:
         kind, args = _view(rng, tt, shape)
-        raised, out = _both(pair, lambda i, lib: _apply_view(lib, pair.ts[j][i], kind, args))
+        raised, out = both(lambda i, lib: _apply_view(lib, pair.ts[j][i], kind, args))
         what = f"t{j}.{kind}{args}"
     elif r < 0.6 and tt.requires_grad:
         kind = rng.choice(["square", "scale", "exp"])
-        raised, out = _both(pair, lambda i, lib: _product(pair.ts[j][i], kind))
+        raised, out = both(lambda i, lib: _product(pair.ts[j][i], kind))
         what = f"t{j} {kind}"
     else:
         kind, args = _change(rng, pair, shape)
-        raised, out = _both(pair, lambda i, lib: _apply_change(i, pair.ts[j][i], kind, args))
+        raised, out = both(lambda i, lib: _apply_change(i, pair.ts[j][i], kind, args))
         out = [None, None]
         what = f"t{j}.{kind}" + (f"{args[0]}" if kind == "setitem" else "")
     if out[0] is not None and out[1] is not None:
         pair.ts.append(tuple(out))
     return what, raised
-
-
-def _close(a, b) -> bool:
-    a = np.asarray(a, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
-    return a.shape == b.shape and np.allclose(a, b, rtol=1e-10, atol=1e-12, equal_nan=True)
 
 
 def _grad(t, lib: str):
@@ -237,75 +226,21 @@ def _grad(t, lib: str):
 
 
 def _finish(pair: Pair) -> str | None:
-    """Compare every tensor's values, then backward through a loss over all of them."""
-    for j, (tx, tt) in enumerate(pair.ts):
-        if not _close(tx.detach().numpy(), tt.detach().numpy()):
-            return f"values of t{j} differ: xad {tx.detach().numpy()} torch {tt.detach()}"
-
-    def loss(i, lib):
-        total = 0.0
-        for j, t in enumerate(p[i] for p in pair.ts):
-            if t.requires_grad:
-                total = total + (t * (0.3 + 0.1 * j)).sum()
-        if not isinstance(total, float):
-            total.backward()
-    raised, _ = _both(pair, loss)
-    if (raised[0] is None) != (raised[1] is None) and not known(raised):
-        return f"backward: xad raised {raised[0]!r}, torch raised {raised[1]!r}"
+    """Compare every tensor's values, then backward through a loss over all of them, then
+    the two leaves' gradients."""
+    diff, raised = values_then_backward(pair.ts, 1e-10)
+    if diff:
+        return diff
     for name in ("w", "u"):
         x, t = getattr(pair, name)
-        if raised[0] is None and not _close(_grad(x, "xad"), _grad(t, "torch")):
+        if raised[0] is None and not close(_grad(x, "xad"), _grad(t, "torch"), 1e-10):
             return f"{name}.grad differs: xad {_grad(x, 'xad')} torch {_grad(t, 'torch')}"
     return None
 
 
-# Where one library raises and the other runs, by design (docs/PORTING.md, "Views and
-# storage"): (what xad's error says or None, what torch's says or None) -> the reason.
-KNOWN = {
-    ("PyTorch fails at backward there", None):
-        "a change of elements that share memory, in a graph: PyTorch fails at backward, "
-        "xad refuses at once",
-    ("expanded view", None): "an integer or bool index written into an expanded view: "
-                             "PyTorch writes (and warns that this is deprecated), xad raises",
-    (None, "leaf Variable that requires grad"): "an in-place change of a view taken from a "
-                                                "plain tensor before it joined a graph: "
-                                                "PyTorch raises, xad records it",
-}
-
-
-def known(raised: list) -> str | None:
-    """The reason for a documented difference in which library raised, or None."""
-    for (x, t), why in KNOWN.items():
-        if all((e is None) if m is None else (e is not None and m in str(e))
-               for e, m in zip(raised, (x, t))):
-            return why
-    return None
-
-
-def run_program(seed: int) -> tuple[str | None, list[str]]:
-    """One random program: (the first difference or None, the steps run); a documented
-    difference in which library raises ends the program without one."""
-    rng = random.Random(seed)
-    shape = rng.choice(((4,), (3, 4), (2, 3, 2), (1, 4), (3, 1, 2)))
-    pair = Pair(rng, shape)
-    steps: list[str] = []
-    for _ in range(STEPS):
-        what, raised = _step(rng, pair)
-        steps.append(what)
-        if (raised[0] is None) != (raised[1] is None):
-            if known(raised):
-                return None, steps
-            return f"{what}: xad raised {raised[0]!r}, torch raised {raised[1]!r}", steps
-        if raised[0] is not None:
-            break  # both raised: the states may differ from here on
-    return _finish(pair), steps
+SHAPES = ((4,), (3, 4), (2, 3, 2), (1, 4), (3, 1, 2))
 
 
 def test_views_and_inplace_changes_agree_with_torch(xb):
-    n = N if xb.name != "jax" or "XAD_FUZZ_N" in os.environ else 3  # JAX compiles each op
-    failures = []
-    for k in range(n):
-        diff, steps = run_program(SEED * 1_000_003 + k)
-        if diff:
-            failures.append(f"seed {SEED * 1_000_003 + k}: {diff}\n  steps: {steps}")
-    assert not failures, "\n".join(failures[:5]) + f"\n({len(failures)} of {n})"
+    check_programs(xb.name, lambda seed: run_program(seed, SHAPES, Pair, _step, _finish),
+                   N, SEED)

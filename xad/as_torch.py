@@ -24,7 +24,7 @@ import types
 from collections.abc import Sequence
 from typing import Any
 
-from . import autograd, data, dtypes, nn, optim
+from . import autograd, data, dtypes, nn, optim, torch_fft
 from . import ops as _ops
 from . import torch_functions as _tf
 from . import torch_objects as _objects
@@ -41,7 +41,8 @@ _AS_METHOD = ("sum", "mean", "var", "std", "max", "min", "prod", "argmax", "argm
               "squeeze", "unsqueeze", "permute", "transpose", "t", "gather", "scatter_add",
               "index_select", "masked_fill", "clamp", "numel", "any", "all", "repeat",
               "split", "sort", "argsort", "nonzero", "equal", "clip", "atan2", "norm", "mm",
-              "narrow")
+              "narrow", "cumprod", "amax", "amin", "nansum", "nanmean", "median", "nanmedian",
+              "quantile", "nanquantile", "mode")
 _DTYPES = {"float": dtypes.float32, "float32": dtypes.float32, "double": dtypes.float64,
            "float64": dtypes.float64, "half": dtypes.float16, "float16": dtypes.float16,
            "long": dtypes.int64, "int64": dtypes.int64, "int": dtypes.int32,
@@ -98,6 +99,11 @@ def _matrix_norm(x: Any, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = 
     return out
 
 
+def _lstsq(a: Any, b: Any, rcond: float | None = None, *, driver: str | None = None) -> Any:
+    """``torch.linalg.lstsq``: its CPU default driver, ``"gelsy"`` (no residuals)."""
+    return sys.modules["xad"].linalg.lstsq(a, b, rcond, driver=driver or "gelsy")
+
+
 def _onnx_export(*args: Any, **kwargs: Any) -> None:
     raise NotImplementedError("torch.onnx.export: xad does not export ONNX graphs; save "
                               "model.state_dict() and export from PyTorch")
@@ -133,6 +139,10 @@ def _module(name: str, *sources: Any, **extra: Any) -> types.ModuleType:
     return m
 
 
+_DISTRIBUTION_MODULES = ("kl", "normal", "uniform", "categorical", "bernoulli", "gamma", "beta",
+                         "dirichlet", "multivariate_normal", "independent")
+
+
 def namespace() -> dict[str, types.ModuleType]:
     """The modules that stand for ``torch`` and its submodules, by name.
 
@@ -155,6 +165,10 @@ def namespace() -> dict[str, types.ModuleType]:
             "torch.optim.lr_scheduler": sched, "torch.utils": utils,
             "torch.utils.data": utils_data, "torch.autograd": _module("torch.autograd", autograd),
             "torch.distributions": _module("torch.distributions", xad.distributions)}
+    for sub in _DISTRIBUTION_MODULES:  # torch.distributions.normal.Normal and the like
+        mods[f"torch.distributions.{sub}"] = _module(f"torch.distributions.{sub}",
+                                                     xad.distributions)
+        setattr(mods["torch.distributions"], sub, mods[f"torch.distributions.{sub}"])
     mods["torch.nn.utils.rnn"] = _module("torch.nn.utils.rnn", nn.rnn_utils)
     mods["torch.nn.utils"] = _module("torch.nn.utils", nn.utils, rnn=mods["torch.nn.utils.rnn"])
     # torch.nn.modules.rnn.LSTM and the like (safe_globals lists name them): xad's nn
@@ -174,7 +188,8 @@ def namespace() -> dict[str, types.ModuleType]:
     # torch.linalg's norms give 0, not NaN, as gradient at 0 (PyTorch's convention)
     mods["torch.linalg"] = _module("torch.linalg", xad.linalg,
                                    vector_norm=_conventions.vector_norm,
-                                   matrix_norm=_matrix_norm)
+                                   matrix_norm=_matrix_norm, lstsq=_lstsq)
+    mods["torch.fft"] = _module("torch.fft", torch_fft)
     amp = _module("torch.amp", autocast=_tf.autocast, GradScaler=_tf.GradScaler)
     mods["torch.amp"] = amp
     torch: Any  # a module built here: its attributes are set below

@@ -62,8 +62,17 @@ def _resize(x: Tensor, axis: int, n: int) -> Tensor:
 def _axes_sizes(name: str, x: Tensor, s: Sequence[int] | None,
                 axes: Sequence[int] | None) -> tuple[tuple[int, ...], tuple[int, ...] | None]:
     if axes is None:
+        if s is not None and len(s) > x.ndim:
+            raise ValueError(f"fft.{name}: s {tuple(s)} has more sizes than the input of "
+                             f"shape {x.shape} has axes")
         axes = range(x.ndim) if s is None else range(x.ndim - len(s), x.ndim)
+    axes = tuple(axes)
+    if any(not -x.ndim <= a < x.ndim for a in axes):
+        raise ValueError(f"fft.{name}: axes {axes} out of range for an input of shape "
+                         f"{x.shape}")
     axes = tuple(a % x.ndim for a in axes)
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"fft.{name}: axes {axes} name an axis twice; each must be unique")
     if s is not None and len(s) != len(axes):
         raise ValueError(f"fft.{name}: s {tuple(s)} and axes {axes} differ in length")
     return axes, None if s is None else tuple(s)

@@ -33,6 +33,15 @@ __all__ = ["GradScaler"]
 _READY, _UNSCALED, _STEPPED = "ready", "unscaled", "stepped"
 
 
+def _times(scale: Tensor, factor: float, reciprocal: bool = False) -> Tensor:
+    """``scale * factor`` (or ``1 / scale``) in float64, rounded to float32: PyTorch's
+    arithmetic (the factor is a double there; in float32 it would be rounded first, and
+    the scale would drift from PyTorch's in the last bits: 3 * 0.3)."""
+    with no_grad():
+        wide = scale.astype(_dt.float64)
+        return (1.0 / wide if reciprocal else wide * factor).astype(_dt.float32)
+
+
 class GradScaler:
     """Scale the loss so float16 gradients keep their small values; skip steps whose
     gradients overflowed and adapt the scale (PyTorch's ``torch.amp.GradScaler``).
@@ -81,6 +90,9 @@ class GradScaler:
             if self._scale is None:
                 self._scale = full((), self._init_scale, dtype=_dt.float32,
                                    backend=outputs._backend)
+            if outputs.ndim and outputs.dtype in (_dt.float16, _dt.bfloat16):
+                # PyTorch's promotion: a 0-d scale keeps a low tensor low (and Inf on overflow)
+                return outputs * self._scale.astype(outputs.dtype)
             return outputs * self._scale
         same_kind: Any = type(outputs)  # a list or tuple, made again of the scaled
         return same_kind(self.scale(o) for o in outputs)
@@ -117,7 +129,7 @@ class GradScaler:
         """Rebind each gradient to ``grad / scale``; return "some gradient is not finite"
         as a 0-d bool on the device (one reduction over the per-gradient flags)."""
         with no_grad():
-            inv = 1.0 / scale
+            inv = _times(scale, 1.0, reciprocal=True)
             oks = []
             for p in params:
                 g = p.grad
@@ -180,13 +192,13 @@ class GradScaler:
         assert scale is not None  # update's checks came from unscale_, which needs a scale
         if found_inf:
             self._growth_tracker = 0
-            return scale * self._backoff_factor
+            return _times(scale, self._backoff_factor)
         self._growth_tracker += 1
         if self._growth_tracker < self._growth_interval:
             return scale
         self._growth_tracker = 0
         with no_grad():
-            grown = scale * self._growth_factor
+            grown = _times(scale, self._growth_factor)
             return where(isfinite(grown), grown, scale)
 
     def _set_scale(self, value: float | Tensor) -> None:
@@ -217,6 +229,36 @@ class GradScaler:
         if not self._enabled:
             return 1.0
         return self._init_scale if self._scale is None else float(self._scale.item())
+
+    def get_growth_factor(self) -> float:
+        """The factor the scale grows by after ``growth_interval`` finite steps."""
+        return self._growth_factor
+
+    def set_growth_factor(self, new_factor: float) -> None:
+        """Set the growth factor.
+
+        Example:
+            >>> import xad
+            >>> s = xad.amp.GradScaler(); s.set_growth_factor(4.0); s.get_growth_factor()
+            4.0
+        """
+        self._growth_factor = float(new_factor)
+
+    def get_backoff_factor(self) -> float:
+        """The factor the scale shrinks by after a step with Inf/NaN."""
+        return self._backoff_factor
+
+    def set_backoff_factor(self, new_factor: float) -> None:
+        """Set the backoff factor."""
+        self._backoff_factor = float(new_factor)
+
+    def get_growth_interval(self) -> int:
+        """Finite steps in a row before the scale grows."""
+        return self._growth_interval
+
+    def set_growth_interval(self, new_interval: int) -> None:
+        """Set the growth interval."""
+        self._growth_interval = int(new_interval)
 
     def state_dict(self) -> dict[str, Any]:
         """PyTorch's keys: ``scale``, ``growth_factor``, ``backoff_factor``,

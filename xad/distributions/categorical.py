@@ -60,8 +60,12 @@ class Categorical(Distribution):
         value = _ops.astype(value, _dt.int64)
         shape = broadcast_shapes(value.shape, self.batch_shape)
         logits = _ops.broadcast_to(self.logits, shape + (self._num_events,))
-        index = _ops.expand_dims(_ops.broadcast_to(value, shape), axis=-1)
-        return _ops.take_along_axis(logits, index, axis=-1)[..., 0]
+        # an out-of-range value has probability 0 (PyTorch raises; checking would read the
+        # device): -inf, not another category's log-probability through a wrapped index
+        inside = (value >= 0) & (value < self._num_events)
+        index = _ops.expand_dims(_ops.broadcast_to(_ops.where(inside, value, 0), shape), axis=-1)
+        picked = _ops.take_along_axis(logits, index, axis=-1)[..., 0]
+        return _ops.where(inside, picked, -math.inf)
 
     def entropy(self) -> Tensor:
         logits = _ops.clip(self.logits, _ops.finfo(self.logits.dtype).min, None)
@@ -70,6 +74,10 @@ class Categorical(Distribution):
     @property
     def mean(self) -> Tensor:
         return _f.full(self.batch_shape, math.nan, dtype=self.probs.dtype)
+
+    @property
+    def mode(self) -> Tensor:
+        return _ops.argmax(self.probs, axis=-1)
 
     @property
     def variance(self) -> Tensor:
@@ -119,6 +127,11 @@ class Bernoulli(Distribution):
     @property
     def mean(self) -> Tensor:
         return self.probs
+
+    @property
+    def mode(self) -> Tensor:
+        mode = _ops.astype(self.probs >= 0.5, self.probs.dtype)
+        return _ops.where(self.probs == 0.5, math.nan, mode)
 
     @property
     def variance(self) -> Tensor:

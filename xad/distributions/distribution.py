@@ -87,6 +87,14 @@ class Distribution:
     def stddev(self) -> Tensor:
         return _ops.sqrt(self.variance)
 
+    @property
+    def mode(self) -> Tensor:
+        raise NotImplementedError(f"{type(self).__name__}.mode")
+
+    def perplexity(self) -> Tensor:
+        """``exp(entropy)``."""
+        return _ops.exp(self.entropy())
+
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(batch_shape={self.batch_shape}, "
                 f"event_shape={self.event_shape})")

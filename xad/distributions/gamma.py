@@ -17,7 +17,7 @@ from ..function import Function, FunctionCtx
 from ..grad_mode import no_grad
 from ..tensor import Tensor
 from .distribution import Distribution, Shape, broadcast_all
-from .special import digamma, lgamma
+from .special import digamma, lgamma, xlogy
 
 __all__ = ["Gamma", "Beta", "Dirichlet", "standard_gamma", "standard_gamma_grad"]
 
@@ -132,6 +132,14 @@ def _rsample_gamma(concentration: Tensor, shape: tuple[int, ...]) -> Tensor:
     return _StandardGamma.apply(_ops.broadcast_to(concentration, shape))
 
 
+def _dirichlet_mode(a: Tensor) -> Tensor:
+    """PyTorch's: ``(a - 1)+`` normalised; the first vertex where every ``a < 1``."""
+    am1 = _ops.where(a >= 1, a - 1, 0.0)  # PyTorch's clamp: the gradient passes at 1
+    mode = am1 / _ops.sum(am1, axis=-1, keepdims=True)
+    first = _ops.astype(_f.arange(a.shape[-1], backend=a.backend) == 0, a.dtype)
+    return _ops.where(_ops.all(a < 1, axis=-1, keepdims=True), first, mode)
+
+
 class Gamma(Distribution):
     """The Gamma distribution with shape ``concentration`` and inverse scale ``rate``.
 
@@ -154,7 +162,7 @@ class Gamma(Distribution):
 
     def log_prob(self, value: Tensor) -> Tensor:
         a, r = self.concentration, self.rate
-        return a * _ops.log(r) + (a - 1) * _ops.log(value) - r * value - lgamma(a)
+        return xlogy(a, r) + xlogy(a - 1, value) - r * value - lgamma(a)
 
     def entropy(self) -> Tensor:
         a = self.concentration
@@ -163,6 +171,11 @@ class Gamma(Distribution):
     @property
     def mean(self) -> Tensor:
         return self.concentration / self.rate
+
+    @property
+    def mode(self) -> Tensor:
+        m = (self.concentration - 1) / self.rate
+        return _ops.where(m >= 0, m, 0.0)  # PyTorch's clamp: the gradient passes at 0
 
     @property
     def variance(self) -> Tensor:
@@ -194,7 +207,7 @@ class Dirichlet(Distribution):
 
     def log_prob(self, value: Tensor) -> Tensor:
         a = self.concentration
-        return (_ops.sum((a - 1) * _ops.log(value), axis=-1)
+        return (_ops.sum(xlogy(a - 1, value), axis=-1)
                 + lgamma(_ops.sum(a, axis=-1)) - _ops.sum(lgamma(a), axis=-1))
 
     def entropy(self) -> Tensor:
@@ -206,6 +219,10 @@ class Dirichlet(Distribution):
     @property
     def mean(self) -> Tensor:
         return self.concentration / _ops.sum(self.concentration, axis=-1, keepdims=True)
+
+    @property
+    def mode(self) -> Tensor:
+        return _dirichlet_mode(self.concentration)
 
     @property
     def variance(self) -> Tensor:
@@ -240,7 +257,7 @@ class Beta(Distribution):
 
     def log_prob(self, value: Tensor) -> Tensor:
         a, b = self.concentration1, self.concentration0
-        return ((a - 1) * _ops.log(value) + (b - 1) * _ops.log1p(-value)
+        return (xlogy(a - 1, value) + xlogy(b - 1, 1 - value)
                 + lgamma(a + b) - lgamma(a) - lgamma(b))
 
     def entropy(self) -> Tensor:
@@ -251,6 +268,11 @@ class Beta(Distribution):
     @property
     def mean(self) -> Tensor:
         return self.concentration1 / (self.concentration1 + self.concentration0)
+
+    @property
+    def mode(self) -> Tensor:
+        both = _ops.stack([self.concentration1, self.concentration0], axis=-1)
+        return _dirichlet_mode(both)[..., 0]
 
     @property
     def variance(self) -> Tensor:

@@ -54,5 +54,9 @@ class Independent(Distribution):
         return self.base_dist.mean
 
     @property
+    def mode(self) -> Tensor:
+        return self.base_dist.mode
+
+    @property
     def variance(self) -> Tensor:
         return self.base_dist.variance

@@ -47,11 +47,6 @@ def kl_divergence(p: Distribution, q: Distribution) -> Tensor:
                               f"{', '.join(f'{a.__name__}-{b.__name__}' for a, b in _KL)}")
 
 
-def _xlogy_0(x: Tensor, y: Tensor) -> Tensor:
-    """``x * y`` with 0 where ``x == 0`` (``0 * log 0 = 0``)."""
-    return _ops.where(x == 0, 0.0, x * y)
-
-
 @register_kl(Normal, Normal)
 def _normal_normal(p: Normal, q: Normal) -> Tensor:
     var_ratio = (p.scale / q.scale) ** 2
@@ -68,9 +63,11 @@ def _categorical(p: Categorical, q: Categorical) -> Tensor:
 @register_kl(Bernoulli, Bernoulli)
 def _bernoulli(p: Bernoulli, q: Bernoulli) -> Tensor:
     sp = _ops.logaddexp
-    t1 = _xlogy_0(p.probs, sp(0.0, -q.logits) - sp(0.0, -p.logits))
-    t2 = _xlogy_0(1 - p.probs, sp(0.0, q.logits) - sp(0.0, p.logits))
-    return t1 + t2
+    inf = float("inf")
+    # PyTorch's: infinite where q gives no mass to an outcome p has, 0 where p has none
+    t1 = _ops.where(q.probs == 0, inf, p.probs * (sp(0.0, -q.logits) - sp(0.0, -p.logits)))
+    t2 = _ops.where(q.probs == 1, inf, (1 - p.probs) * (sp(0.0, q.logits) - sp(0.0, p.logits)))
+    return _ops.where(p.probs == 0, 0.0, t1) + _ops.where(p.probs == 1, 0.0, t2)
 
 
 @register_kl(Beta, Beta)
@@ -100,9 +97,9 @@ def _dirichlet(p: Dirichlet, q: Dirichlet) -> Tensor:
 @register_kl(MultivariateNormal, MultivariateNormal)
 def _mvn(p: MultivariateNormal, q: MultivariateNormal) -> Tensor:
     k = p.event_shape[0]
-    lp, lq = _ops.broadcast_arrays(p.scale_tril, _ops.tril(q.scale_tril))
+    lp, lq = _ops.broadcast_arrays(p._tril, _ops.tril(q._tril))
     ratio = _la.solve(lq, lp)  # Lq^-1 Lp: its squared sum is tr(Sq^-1 Sp)
-    m = tril_solve(q.scale_tril, q.loc - p.loc)
+    m = tril_solve(q._tril, q.loc - p.loc)
     trace = _ops.sum(ratio ** 2, axis=(-2, -1))
     log_det = q._half_log_det() - p._half_log_det()
     out = 0.5 * (trace + _ops.sum(m * m, axis=-1) - k) + log_det

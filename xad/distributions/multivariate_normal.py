@@ -51,22 +51,40 @@ class MultivariateNormal(Distribution):
             scale_tril = _la.cholesky(cov)
         batch = broadcast_shapes(loc.shape[:-1], scale_tril.shape[:-2])
         self.loc = _ops.broadcast_to(loc, batch + loc.shape[-1:])
-        self.scale_tril = scale_tril
+        self._tril = scale_tril  # of its own batch shape; the properties broadcast it
+        # the matrix given is returned as given (PyTorch's: its gradient is not symmetrised)
+        self._cov, self._prec = covariance_matrix, precision_matrix
         super().__init__(batch, loc.shape[-1:])
+
+    def _matrix(self, m: Tensor) -> Tensor:
+        return _ops.broadcast_to(m, self.batch_shape + self.event_shape * 2)
+
+    @property
+    def scale_tril(self) -> Tensor:
+        return self._matrix(self._tril)
 
     @property
     def covariance_matrix(self) -> Tensor:
-        return _ops.matmul(self.scale_tril, _ops.matrix_transpose(self.scale_tril))
+        if self._cov is not None:
+            return self._matrix(self._cov)
+        return self._matrix(_ops.matmul(self._tril, _ops.matrix_transpose(self._tril)))
+
+    @property
+    def precision_matrix(self) -> Tensor:
+        if self._prec is not None:
+            return self._matrix(self._prec)
+        inv = _la.inv(self._tril)
+        return self._matrix(_ops.matmul(_ops.matrix_transpose(inv), inv))
 
     def _half_log_det(self) -> Tensor:
-        return _ops.sum(_ops.log(_la.diagonal(self.scale_tril)), axis=-1)
+        return _ops.sum(_ops.log(_la.diagonal(self._tril)), axis=-1)
 
     def rsample(self, sample_shape: Shape = ()) -> Tensor:
         eps = _f.randn(self._shape(sample_shape), dtype=self.loc.dtype, backend=self.loc.backend)
-        return self.loc + _ops.matmul(self.scale_tril, _ops.expand_dims(eps, axis=-1))[..., 0]
+        return self.loc + _ops.matmul(self._tril, _ops.expand_dims(eps, axis=-1))[..., 0]
 
     def log_prob(self, value: Tensor) -> Tensor:
-        z = tril_solve(self.scale_tril, value - self.loc)
+        z = tril_solve(self._tril, value - self.loc)
         k = self.event_shape[0]
         return -0.5 * (k * LOG_2PI + _ops.sum(z * z, axis=-1)) - self._half_log_det()
 
@@ -80,8 +98,12 @@ class MultivariateNormal(Distribution):
         return self.loc
 
     @property
+    def mode(self) -> Tensor:
+        return self.loc
+
+    @property
     def variance(self) -> Tensor:
-        var = _ops.sum(self.scale_tril ** 2, axis=-1)
+        var = _ops.sum(self._tril ** 2, axis=-1)
         return _ops.broadcast_to(var, self.batch_shape + self.event_shape)
 
 

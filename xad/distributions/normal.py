@@ -55,6 +55,10 @@ class Normal(Distribution):
     def stddev(self) -> Tensor:
         return self.scale
 
+    @property
+    def mode(self) -> Tensor:
+        return self.loc
+
 
 class Uniform(Distribution):
     """The uniform distribution on ``[low, high)``.
@@ -83,6 +87,9 @@ class Uniform(Distribution):
     def cdf(self, value: Tensor) -> Tensor:
         return _ops.clip((value - self.low) / (self.high - self.low), 0.0, 1.0)
 
+    def icdf(self, value: Tensor) -> Tensor:
+        return self.low + value * (self.high - self.low)
+
     def entropy(self) -> Tensor:
         return _ops.log(self.high - self.low)
 
@@ -93,3 +100,7 @@ class Uniform(Distribution):
     @property
     def variance(self) -> Tensor:
         return (self.high - self.low) ** 2 / 12
+
+    @property
+    def mode(self) -> Tensor:
+        return self.high * math.nan  # every point is one: none (PyTorch's NaN)

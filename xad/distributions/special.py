@@ -13,7 +13,7 @@ from .. import factories as _f
 from .. import ops as _ops
 from ..tensor import Tensor
 
-__all__ = ["lgamma", "digamma"]
+__all__ = ["lgamma", "digamma", "xlogy"]
 
 _SHIFT = 10
 # Stirling: lgamma(z) ~ (z - 1/2) log z - z + log(2 pi)/2 + sum c_k z^(1 - 2k)
@@ -65,3 +65,16 @@ def digamma(x: Tensor) -> Tensor:
     z = x + _SHIFT
     w2 = 1.0 / (z * z)
     return _ops.log(z) - 0.5 / z - w2 * _series(w2, _DIGAMMA) - shift
+
+
+def xlogy(x: Tensor, y: Tensor) -> Tensor:
+    """``x * log(y)``, ``0`` where ``x == 0`` and ``y <= 0`` (``0 log 0 = 0``): PyTorch's
+    ``xlogy``, with its gradients (``log y`` in ``x``, no NaN at ``x == y == 0``).
+
+    Example:
+        >>> import xad
+        >>> from xad.distributions.special import xlogy
+        >>> xlogy(xad.tensor([0.0, 2.0]), xad.tensor([0.0, 1.0])).tolist()
+        [0.0, 0.0]
+    """
+    return x * _ops.log(_ops.where((x == 0) & (y <= 0), 1.0, y))

@@ -12,7 +12,7 @@ from typing import Any
 from .. import dtypes as _dt
 from ..factories import full
 from ..tensor import Tensor
-from .axes import normalize_axes, normalize_axis
+from .axes import normalize_axis
 from .complex_parts import conj
 from .dtype_functions import result_type
 from .elementwise import where
@@ -119,7 +119,10 @@ def roll(x: Tensor, /, shift: int | Sequence[int], *,
         return reshape(roll(reshape(x, (-1,)), shift, axis=0), x.shape)
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
     shifts = (shift,) * len(axes) if isinstance(shift, int) else tuple(shift)
-    for a, s in zip(normalize_axes(axes, x.ndim, "roll"), shifts):
+    if len(shifts) != len(axes):
+        raise ValueError(f"roll: shifts {shifts} and axes {axes} differ in length")
+    # each shift with its own axis, in the order given (an axis may repeat: shifts add)
+    for a, s in zip((normalize_axis(a, x.ndim, "roll") for a in axes), shifts):
         n = x.shape[a]
         if n == 0:
             continue

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Literal, overload
 
 from ... import ops as _ops
+from ...ops.amp_cast import autocast_low
 from ...ops.convolution import col2im, im2col
 from ...tensor import Tensor
 from .padding import pad
@@ -85,7 +86,8 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: In
     cols = _ops.reshape(cols, (*g, cg * kh * kw, ho * wo * n))
     out = _ops.matmul(_ops.reshape(weight, (*g, o // groups, cg * kh * kw)), cols)
     out = _ops.reshape(out, (o, ho, wo, n))
-    if bias is not None:
+    if bias is not None:  # in the product's dtype under autocast (PyTorch's), not float32
+        (bias,) = autocast_low(bias, op="conv2d")
         out = out + _ops.reshape(bias, (o, 1, 1, 1))
     return _ops.permute_dims(out, (3, 0, 1, 2))  # a view: the next im2col reads it as is
 
@@ -149,6 +151,7 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
     if extra[0] or extra[1]:
         out = pad(out, (0, extra[1], 0, extra[0]))
     if bias is not None:
+        (bias,) = autocast_low(bias, op="conv_transpose2d")
         out = out + _ops.reshape(bias, (og * groups, 1, 1))
     return out
 

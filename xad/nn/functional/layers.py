@@ -18,6 +18,7 @@ from ...ops.linalg import linear_act
 from ...ops.normalization import layer_norm as layer_norm_op
 from ...tensor import Tensor
 from ...tracing import host_check
+from .activations import in_place
 
 __all__ = [
     "linear", "linear_activation", "relu", "tanh", "sigmoid", "gelu", "softplus", "softmax",
@@ -115,8 +116,10 @@ def linear_activation(x: Tensor, weight: Tensor, bias: Tensor | None, act: str) 
     return linear_act(x, weight, bias, act)
 
 
-def relu(x: Tensor) -> Tensor:
-    """``max(x, 0)``."""
+def relu(x: Tensor, inplace: bool = False) -> Tensor:
+    """``max(x, 0)``; with ``inplace``, written into ``x`` (PyTorch's ``inplace=True``)."""
+    if inplace:
+        return in_place(_ops.relu, x, "relu_")
     return _ops.relu(x)
 
 
@@ -215,6 +218,7 @@ def group_norm(x: Tensor, num_groups: int, weight: Tensor | None = None,
     if x.ndim < 2 or num_groups < 1 or x.shape[1] % num_groups:
         raise ValueError(f"group_norm: num_groups={num_groups} must divide the channels of "
                          f"an (N, C, ...) input, got shape {x.shape}")
+    x, weight, bias = autocast_float32(x, weight, bias, op="group_norm")  # as layer_norm
     y = _ops.standardize(x.reshape((x.shape[0], num_groups, -1)), -1, eps).reshape(x.shape)
     shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
     if weight is not None:
