@@ -203,6 +203,40 @@ def _check(seed: int) -> None:
         _compare(f"{what} d/d{k}", xts[k].grad, tts[k].grad, rtol=1e-7)
 
 
+def _check_kl(seed: int) -> None:
+    """``kl_divergence(p, q)`` for ``q`` a second draw of ``p``'s family and event shape
+    (its batch broadcast against ``p``'s), values (inf included) and finite entries'
+    gradients."""
+    rng, g = random.Random(seed), np.random.default_rng(seed + 10 ** 6)
+    name, inner, n, pp, batch = _draw(rng, g)
+    def k(params):  # the event size of the families that draw one
+        if name not in ("Categorical", "Dirichlet", "MultivariateNormal"):
+            return None
+        return next(params[c].shape[-1] for c in ("probs", "logits", "concentration", "loc")
+                    if c in params)
+
+    for _ in range(20):
+        qp = _params(rng, g, inner or name, batch)
+        if k(qp) == k(pp):
+            break
+    else:
+        return
+    what = f"seed {seed}: KL {name} {inner or ''} {n}"
+    out = {}
+    for lib in (torch, T):
+        dp, tp = _make(lib, name, pp, inner, n)
+        dq, tq = _make(lib, name, qp, inner, n)
+        kl = (TD if lib is torch else T.distributions).kl_divergence(dp, dq)
+        finite = lib.tensor(np.isfinite(_np(kl)))
+        w = lib.tensor(np.random.default_rng(seed).standard_normal(tuple(kl.shape)))
+        lib.where(finite, kl * w, 0.0).sum().backward()
+        out[lib] = kl, {**{"p." + k: v for k, v in tp.items()},
+                        **{"q." + k: v for k, v in tq.items()}}
+    _compare(what, out[T][0], out[torch][0])
+    for k, t in out[torch][1].items():
+        _compare(f"{what} d/d{k}", out[T][1][k].grad, t.grad, rtol=1e-7)
+
+
 class _GivenGamma(torch.autograd.Function):
     """Gamma(a, 1) "draws" that are given, with PyTorch's gradient of ``_standard_gamma``."""
 
@@ -261,6 +295,7 @@ def test_distributions_agree_with_pytorch(xb):
     for seed in range(SEED, SEED + n):
         _check(seed)
         _check_rsample(seed)
+        _check_kl(seed)
 
 
 def test_boundary_values_are_pytorchs(xb):
