@@ -13,6 +13,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import jax.scipy.linalg  # noqa: F401 - solve_triangular
 import jax.scipy.special as jsp
 import numpy as np
 
@@ -109,6 +110,13 @@ class JaxBackend(Backend):
 
     def erf(self, x: Any) -> Any:
         return jsp.erf(x)
+
+    def lu_factor(self, x: Any) -> tuple[Any, Any, Any]:
+        lu, piv, perm = jax.lax.linalg.lu(x)
+        return lu, perm, jnp.count_nonzero(piv != jnp.arange(piv.shape[-1]), axis=-1) % 2 == 1
+
+    def solve_triangular(self, a: Any, b: Any, upper: bool) -> Any:
+        return jax.scipy.linalg.solve_triangular(a, b, lower=not upper)
 
     # ----- random numbers ----------------------------------------------------------------
     def manual_seed(self, seed: int) -> None:

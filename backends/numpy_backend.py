@@ -6,6 +6,7 @@ import ctypes
 import math
 import os
 import platform
+import warnings
 from typing import Any
 
 import array_api_compat.numpy as _compat_numpy
@@ -23,6 +24,31 @@ try:  # scipy's erf is fast and exact; the generic one is the fallback
     from scipy.special import erf as _scipy_erf
 except ImportError:  # pragma: no cover - depends on the environment
     _scipy_erf = None
+try:  # LAPACK's getrf, batched; the generic (a loop over columns) is the fallback
+    from scipy.linalg import LinAlgWarning as _LinAlgWarning
+    from scipy.linalg import lu_factor as _scipy_lu_factor
+    from scipy.linalg import solve_triangular as _scipy_solve_triangular
+except ImportError:  # pragma: no cover - depends on the environment
+    _scipy_lu_factor = _scipy_solve_triangular = None
+
+
+def _swaps_to_permutation(piv: Any) -> Any:
+    """The permutation LAPACK's row swaps ``piv`` (rows of 0-based pivots) make: swapped in
+    Python lists up to 8192 pivots (the common few matrices), else column by column."""
+    if piv.size <= 8192:
+        out = []
+        for row in piv.tolist():
+            q = list(range(len(row)))
+            for i, p in enumerate(row):
+                q[i], q[p] = q[p], q[i]
+            out.append(q)
+        return np.array(out, dtype=np.int64).reshape(piv.shape)
+    perm = np.tile(np.arange(piv.shape[1]), (piv.shape[0], 1))
+    rows = np.arange(piv.shape[0])
+    for i in range(piv.shape[1]):
+        p = piv[:, i]
+        perm[rows, i], perm[rows, p] = perm[rows, p], perm[rows, i]
+    return perm
 
 
 class _Namespace:
@@ -259,6 +285,22 @@ class NumpyBackend(Backend):
         if _scipy_erf is not None:
             return _scipy_erf(x).astype(x.dtype, copy=False)
         return super().erf(x)
+
+    def lu_factor(self, x: Any) -> tuple[Any, Any, Any]:
+        if _scipy_lu_factor is None or x.dtype.kind != "f" or x.itemsize < 4:
+            return super().lu_factor(x)
+        with warnings.catch_warnings():  # a singular matrix is an answer here, not a warning
+            warnings.simplefilter("ignore", _LinAlgWarning)
+            lu, piv = _scipy_lu_factor(x, check_finite=False)
+        n = piv.shape[-1]
+        flat = piv.reshape(-1, n)
+        odd = np.count_nonzero(flat != np.arange(n), axis=-1).reshape(piv.shape[:-1]) % 2 == 1
+        return lu, _swaps_to_permutation(flat).reshape(piv.shape), odd
+
+    def solve_triangular(self, a: Any, b: Any, upper: bool) -> Any:
+        if _scipy_solve_triangular is None or a.dtype.kind != "f" or a.itemsize < 4:
+            return super().solve_triangular(a, b, upper)
+        return _scipy_solve_triangular(a, b, lower=not upper, check_finite=False)
 
     def float_operand(self, value: float, dtype: Any) -> Any:
         """A read-only 0-d array of ``dtype`` holding ``value``, cached (NumPy multiplies by

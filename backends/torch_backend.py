@@ -96,6 +96,15 @@ class TorchBackend(Backend):
     def erf(self, x: Any) -> Any:
         return torch.special.erf(x)
 
+    def lu_factor(self, x: Any) -> tuple[Any, Any, Any]:
+        lu, piv, _ = torch.linalg.lu_factor_ex(x)  # no error (nor host read) when singular
+        p, _, _ = torch.lu_unpack(lu, piv, unpack_data=False)  # x = P L U
+        odd = (piv != torch.arange(1, piv.shape[-1] + 1, device=piv.device)).sum(-1) % 2 == 1
+        return lu, p.argmax(dim=-2), odd
+
+    def solve_triangular(self, a: Any, b: Any, upper: bool) -> Any:
+        return torch.linalg.solve_triangular(a, b, upper=upper)
+
     def im2col(self, x: Any, kernel: tuple[int, int], stride: tuple[int, int],
                dilation: tuple[int, int], pads: tuple[int, int, int, int],
                value: float) -> Any:

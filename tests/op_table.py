@@ -593,6 +593,12 @@ def _case_list() -> list[Case]:
     add(Case("cumsum:axis1", lambda m, x: m.cumsum(x, axis=1), ((3, 4),)))
     add(Case("cumsum:axis0", lambda m, x: m.cumsum(x, axis=0), ((3, 4),)))
     add(Case("cumsum:flat", lambda m, x: m.cumsum(x), ((2, 3),), prims=("cumsum", "reshape")))
+    add(Case("cumprod:axis1", lambda m, x: m.cumprod(x, axis=1), ((3, 4),)))
+    # the tangent's own tangent is not exact at zeros (its rule is PyTorch's, first order);
+    # reverse mode's second order is, by tests/test_torch_reductions.py
+    add(Case("cumprod:zeros", lambda m, x: m.cumprod(x, axis=1), ((3, 4),), zeros=(1, 5, 6, 11),
+             order=1))
+    add(Case("cumprod:flat", lambda m, x: m.cumprod(x), ((2, 3),), prims=("cumprod", "reshape")))
     # ----- matmul, einsum, tensordot ---------------------------------------------------
     mm = lambda m, x, y: x @ y  # noqa: E731
     for tag, shapes in [("2d", ((3, 4), (4, 2))), ("batched", ((2, 3, 4), (2, 4, 2))),

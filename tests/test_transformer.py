@@ -108,7 +108,32 @@ def test_fully_padded_sequence_matches_torch_without_weights(xb):
     kw = {"need_weights": False}
     _compare(xm, tm, (xx, xx, xx), (tx, tx, tx), {**kw, "key_padding_mask": xp},
              {**kw, "key_padding_mask": tp})
-    assert np.isfinite(xm(xx, xx, xx, key_padding_mask=xp)[0].numpy()).all()
+
+
+MASKED = [(nw, kind) for nw in (True, False)
+          for kind in ("padding-bool", "padding-float", "mask-bool", "mask-float")]
+
+
+@pytest.mark.parametrize("need_weights, kind", MASKED, ids=[f"nw={a}-{b}" for a, b in MASKED])
+def test_queries_with_every_key_masked_match_torch(xb, need_weights, kind):
+    """PyTorch's answer for a query that may see no key: NaN output and weights with
+    ``need_weights`` (its softmax of ``-inf`` only), zeros without (its SDPA path); xad gave
+    zeros both ways. Gradients compare NaN with NaN."""
+    torch.manual_seed(0)
+    tm, xm = torch.nn.MultiheadAttention(4, 2).double(), nn.MultiheadAttention(4, 2, dtype=f64)
+    _load(xm, tm)
+    x = np.random.default_rng(0).standard_normal((3, 2, 4))
+    if kind.startswith("padding"):  # the first sequence is all padding
+        name, m = "key_padding_mask", np.array([[True] * 3, [False, True, False]])
+    else:  # the second query may see no key
+        name, m = "attn_mask", np.array([[False, True, True], [True] * 3, [False] * 3])
+    if kind.endswith("float"):
+        m = np.where(m, -np.inf, 0.0)
+    (xx, tx), (xm_, tm_) = _both(x), _both(m)
+    kw = {"need_weights": need_weights}
+    _compare(xm, tm, (xx, xx, xx), (tx, tx, tx), {**kw, name: xm_}, {**kw, name: tm_})
+    out = xm(xx, xx, xx, **kw, **{name: xm_})[0].numpy()
+    assert np.isnan(out).any() == need_weights
 
 
 def test_multihead_attention_second_order(xb):

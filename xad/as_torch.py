@@ -41,7 +41,8 @@ _AS_METHOD = ("sum", "mean", "var", "std", "max", "min", "prod", "argmax", "argm
               "squeeze", "unsqueeze", "permute", "transpose", "t", "gather", "scatter_add",
               "index_select", "masked_fill", "clamp", "numel", "any", "all", "repeat",
               "split", "sort", "argsort", "nonzero", "equal", "clip", "atan2", "norm", "mm",
-              "narrow")
+              "narrow", "cumprod", "amax", "amin", "nansum", "nanmean", "median", "nanmedian",
+              "quantile", "nanquantile", "mode")
 _DTYPES = {"float": dtypes.float32, "float32": dtypes.float32, "double": dtypes.float64,
            "float64": dtypes.float64, "half": dtypes.float16, "float16": dtypes.float16,
            "long": dtypes.int64, "int64": dtypes.int64, "int": dtypes.int32,
@@ -96,6 +97,11 @@ def _matrix_norm(x: Any, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = 
         d = sorted(a % x.ndim for a in dim)
         out = xad.expand_dims(xad.expand_dims(out, axis=d[0]), axis=d[1])
     return out
+
+
+def _lstsq(a: Any, b: Any, rcond: float | None = None, *, driver: str | None = None) -> Any:
+    """``torch.linalg.lstsq``: its CPU default driver, ``"gelsy"`` (no residuals)."""
+    return sys.modules["xad"].linalg.lstsq(a, b, rcond, driver=driver or "gelsy")
 
 
 def _onnx_export(*args: Any, **kwargs: Any) -> None:
@@ -182,7 +188,7 @@ def namespace() -> dict[str, types.ModuleType]:
     # torch.linalg's norms give 0, not NaN, as gradient at 0 (PyTorch's convention)
     mods["torch.linalg"] = _module("torch.linalg", xad.linalg,
                                    vector_norm=_conventions.vector_norm,
-                                   matrix_norm=_matrix_norm)
+                                   matrix_norm=_matrix_norm, lstsq=_lstsq)
     mods["torch.fft"] = _module("torch.fft", torch_fft)
     amp = _module("torch.amp", autocast=_tf.autocast, GradScaler=_tf.GradScaler)
     mods["torch.amp"] = amp

@@ -25,6 +25,7 @@ from . import dtypes as _dt
 from .context import Context, context
 from .einsum_fallback import einsum_generic
 from .erf_fallback import erf_generic
+from .lu_fallback import lu_factor_generic
 from .tracing import host_call
 
 Site = TypeVar("Site", bound=Hashable)  # where a bounds check runs, handed back to its error
@@ -204,6 +205,20 @@ class Backend:
     def erf(self, x: Any) -> Any:
         """The error function, elementwise (the standard has none)."""
         return erf_generic(self.xp, x)
+
+    def lu_factor(self, x: Any) -> tuple[Any, Any, Any]:
+        """``(lu, perm, odd)`` of a (batch of) square matrices as LAPACK's ``getrf``
+        computes them (no error at a singular matrix): ``L`` and ``U`` in ``lu``,
+        ``x[..., perm, :] == L @ U``, whether the row swaps are odd; native where the
+        library has one."""
+        return lu_factor_generic(self.xp, x, self.device)
+
+    def solve_triangular(self, a: Any, b: Any, upper: bool) -> Any:
+        """``X`` with ``a @ X == b`` for a (batch of) triangular ``a`` with no zero on its
+        diagonal (upper or lower; the other triangle is ignored where native): LAPACK's
+        ``trsm`` where the library has it; ``solve`` here (which pivots no row of a
+        triangular matrix: the same substitution, at an LU's cost)."""
+        return self.xp.linalg.solve(a, b)
 
     # ----- optional fast paths: None means "run xad's standard-only reference" ------------
     def im2col(self, x: Any, kernel: tuple[int, int], stride: tuple[int, int],

@@ -11,7 +11,12 @@ tangents unless an outer ``grad`` asks for one.
 
 Tangents are looked up by the identity of the tensor's array (a saved output re-wrapped by
 a backward rule shares it), held weakly where the array type allows. ``None`` stands for a
-zero tangent and rules skip it.
+zero tangent and rules skip it. A ``detach()`` or ``.data`` tensor shares its base's array
+but has a tangent of its own, as PyTorch's forward AD (a non-differentiable view starts a
+tangent of its own): none at first, the value's tangent after an in-place write into it
+(``d = y.detach(); d.copy_(x)`` gives ``d`` the tangent of ``x``, ``y`` keeps its own).
+Those are held by tensor identity; the tensor's aliases (the old value an in-place change
+saves) share it.
 """
 
 from __future__ import annotations
@@ -44,18 +49,32 @@ class JVPLevel:
         self.fname = fname
         self.parent = context.transform
         self.tangents: dict[int, tuple] = {}
-        self.cut_ids: dict[int, weakref.ref] = {}  # detached tensors: no tangent
+        self.own: dict[int, tuple] = {}  # detach()/.data tensors: (weak ref, own tangent)
 
     def get(self, t: Any) -> Tensor | None:
         """The tangent of ``t`` at this level (``None``: zero, or not a tensor)."""
         if type(t) is not Tensor and not isinstance(t, Tensor):
             return None
+        if self.own:
+            o = self.own.get(id(t))
+            if o is not None and o[0]() is t:
+                return o[1]
+        return self._by_array(t)
+
+    def _by_array(self, t: Tensor) -> Tensor | None:
         e = self.tangents.get(id(t._array))
-        if e is None or (self.cut_ids and id(t) in self.cut_ids and
-                         self.cut_ids[id(t)]() is t):
+        if e is None:
             return None
         ref, tan = e
         return tan if (ref() if type(ref) is weakref.ref else ref) is t._array else None
+
+    def _owns(self, t: Tensor) -> bool:
+        o = self.own.get(id(t))
+        return o is not None and o[0]() is t
+
+    def _own(self, t: Tensor, tan: Tensor | None) -> None:
+        key = id(t)
+        self.own[key] = (weakref.ref(t, _pop_when_freed(self.own, key)), tan)
 
     def carries(self, t: Tensor) -> bool:
         """Whether ``t`` has a tangent here (an integer result never needs one)."""
@@ -63,6 +82,9 @@ class JVPLevel:
 
     def set(self, t: Tensor, tan: Tensor | None) -> None:
         """Give ``t`` the tangent ``tan`` at this level."""
+        if self.own and self._owns(t):
+            self._own(t, tan)
+            return
         if tan is None:
             return
         arr, key = t._array, id(t._array)
@@ -73,17 +95,48 @@ class JVPLevel:
         self.tangents[key] = (ref, tan)
 
     def cut(self, t: Tensor) -> None:
-        """``t`` (a ``detach``-ed tensor sharing a traced array) has no tangent, here and in
-        every level outside."""
-        key = id(t)
-        self.cut_ids[key] = weakref.ref(t, _pop_when_freed(self.cut_ids, key))
+        """``t`` (a ``detach``-ed tensor sharing a traced array) has a tangent of its own,
+        none yet, here and in every level outside."""
+        self._own(t, None)
         if self.parent is not None:
             self.parent.cut(t)
 
+    def rooted(self, t: Tensor, value: Tensor) -> None:
+        """``t`` (a ``detach()``/``.data`` tensor) was just set in place to ``value``: it
+        takes ``value``'s tangent, here and in every level outside; its base keeps its own."""
+        self._own(t, self.get(value))
+        if self.parent is not None:
+            self.parent.rooted(t, value)
+
+    def alias(self, t: Tensor, a: Tensor) -> None:
+        """``a`` is another tensor object for ``t``'s array (the old value an in-place change
+        saves): it shares ``t``'s tangent where ``t`` has one of its own."""
+        if self.own and self._owns(t):
+            self._own(a, self.own[id(t)][1])
+        if self.parent is not None:
+            self.parent.alias(t, a)
+
+    def follow(self, t: Tensor, fresh: Tensor) -> None:
+        """``t`` (a view) became ``fresh``, remade from its changed base: it takes fresh's
+        tangent where either holds one by identity."""
+        if self.own and (self._owns(t) or self._owns(fresh)):
+            self._own(t, self.get(fresh))
+        if self.parent is not None:
+            self.parent.follow(t, fresh)
+
+    def rebound(self, t: Tensor) -> None:
+        """``t`` took a new array by an in-place change of its own: where its tangent was its
+        own (``detach_()``), it is now the new array's."""
+        if self.own and self._owns(t):
+            self._own(t, self._by_array(t))
+        if self.parent is not None:
+            self.parent.rebound(t)
+
     def untracked(self, t: Tensor, write: Callable[[], None]) -> None:
         """Run ``write``, a change of ``t``'s values through ``detach()`` or ``.data``,
-        below this level: ``t`` keeps its tangent (a new array of ``t`` takes it)."""
-        tan = self.get(t)
+        below this level: ``t`` and every tensor sharing its storage keep their tangents (a
+        new array of each takes it: JAX replaces the arrays of a view's base and views)."""
+        kept = [(m, self.get(m)) for m in _storage(t)]
         context.transform = self.parent
         try:
             if self.parent is None:
@@ -92,7 +145,8 @@ class JVPLevel:
                 self.parent.untracked(t, write)
         finally:
             context.transform = self
-        self.set(t, tan)
+        for m, tan in kept:
+            self.set(m, tan)
 
     def random(self, fname: str, shape: tuple, make: Callable) -> Tensor:
         """A random draw: a constant here (no tangent), drawn as the levels below say."""
@@ -114,6 +168,9 @@ class JVPLevel:
         try:
             out = entry(op, *args, **params)
             if not op.differentiable or all(t is None for t in tans):
+                if self.own:  # (an output sharing an input's array has no tangent either)
+                    for o in out if type(out) is tuple else (out,):
+                        self._give(o, None, args)
                 return out
             rule = getattr(op, "jvp", None)
             if rule is None:
@@ -126,10 +183,32 @@ class JVPLevel:
             context.transform = self
         if type(out) is tuple:
             for o, t in zip(out, tout):
-                self.set(o, t)
+                self._give(o, t, args)
         else:
-            self.set(out, tout)
+            self._give(out, tout, args)
         return out
+
+    def _give(self, o: Tensor, tan: Tensor | None, args: tuple) -> None:
+        """``set``, except for an output that is an input's array object (a whole view on
+        JAX) while tensors hold tangents of their own: it holds its tangent by identity, so
+        the array's (its base's) is left alone."""
+        if self.own and any(isinstance(a, Tensor) and a._array is o._array for a in args):
+            self._own(o, tan)
+        else:
+            self.set(o, tan)
+
+
+def _storage(t: Tensor) -> list[Tensor]:
+    """``t``, the tensors it is a view of, and all their live views (and theirs)."""
+    root = t
+    while root._base is not None:
+        root = root._base
+    out, stack = [], [root]
+    while stack:
+        m = stack.pop()
+        out.append(m)
+        stack.extend(m._live_views())
+    return out
 
 
 def _enter(x: Tensor) -> Tensor:

@@ -8,17 +8,17 @@ described in docs/ARRAY_API.md.
 Example:
     >>> import xad
     >>> x = xad.tensor([[2.0, 1.0], [1.0, 3.0]], requires_grad=True)
-    >>> xad.linalg.det(x).backward(); [[round(v, 5) for v in r] for r in x.grad.tolist()]
+    >>> xad.linalg.det(x).backward(); x.grad.tolist()
     [[3.0, -1.0], [-1.0, 2.0]]
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import dtypes as _dt
-from .factories import arange, eye
+from .factories import arange, eye, zeros
 from .ops.decompositions import (
     EighResult,
     QRResult,
@@ -45,7 +45,8 @@ from .tensor import Tensor
 __all__ = ["cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul",
            "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose", "outer", "pinv",
            "qr", "slogdet", "solve", "svd", "svdvals", "tensordot", "trace", "vecdot",
-           "vector_norm", "EighResult", "QRResult", "SVDResult", "SlogdetResult"]
+           "vector_norm", "lstsq", "EighResult", "LstsqResult", "QRResult", "SVDResult",
+           "SlogdetResult"]
 
 
 def diagonal(x: Tensor, /, *, offset: int = 0) -> Tensor:
@@ -168,3 +169,59 @@ def matrix_norm(x: Tensor, /, *, keepdims: bool = False, ord: Any = "fro") -> Te
         sums = _sum(abs(x), axis=-2 if ord in (1, -1) else -1)
         out = (_max if ord > 0 else _min)(sums, axis=-1)
     return reshape(out, (*out.shape, 1, 1)) if keepdims else out
+
+
+class LstsqResult(NamedTuple):
+    solution: Tensor
+    residuals: Tensor
+    rank: Tensor
+    singular_values: Tensor
+
+
+_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
+
+
+def lstsq(x1: Tensor, x2: Tensor, /, rcond: float | None = None, *,
+          driver: str = "gelsd") -> LstsqResult:
+    """The least-squares solution ``X`` of ``x1 @ X = x2`` for a full-rank ``x1`` (M, N)
+    (and ``x2`` (M, K) or (M,)): the residual's minimiser when ``M >= N`` (through QR), the
+    least-norm solution when ``M < N``, differentiable in both. The other fields follow
+    LAPACK's ``driver`` as NumPy (``"gelsd"``, the default: ``np.linalg.lstsq``) and
+    ``torch.linalg.lstsq`` report them: squared residuals per column where ``M > N``
+    (``gels``, ``gelsd``, ``gelss``), the rank (all but ``gels``; singular values under
+    ``rcond`` times the largest do not count), the singular values (``gelsd``, ``gelss``);
+    empty where the driver gives none. A rank-deficient ``x1`` is not supported: its
+    solution raises or is inf/NaN (JAX), where LAPACK's rank-revealing drivers differ.
+
+    Example:
+        >>> import xad
+        >>> a = xad.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+        >>> r = xad.linalg.lstsq(a, xad.tensor([1.0, 1.0, 3.0]))
+        >>> [round(v, 4) for v in r.solution.tolist()], round(r.residuals.item(), 4)
+        ([1.3333, 1.3333], 0.3333)
+    """
+    _check("lstsq", x1, square=False)
+    if driver not in _DRIVERS:
+        raise ValueError(f"linalg.lstsq: driver must be one of {_DRIVERS}, got {driver!r}")
+    m, n = x1.shape[-2], x1.shape[-1]
+    vec = x2.ndim == 1
+    b = expand_dims(x2, axis=-1) if vec else x2
+    if b.ndim < 2 or b.shape[-2] != m:
+        raise ValueError(f"linalg.lstsq: x1 has shape {x1.shape} and x2 {x2.shape}; x2 must "
+                         f"be (..., M, K) or (M,) with M = {m}")
+    if m >= n:
+        q, r = qr(x1)
+        sol = solve(r, matmul(matrix_transpose(q), b))
+    else:
+        q, r = qr(matrix_transpose(x1))
+        sol = matmul(q, solve(matrix_transpose(r), b))
+    empty = zeros((0,), dtype=x1.dtype, backend=x1._backend)
+    res = empty
+    if m > n and driver != "gelsy":
+        res = _sum(abs2(matmul(x1, sol) - b), axis=-2)
+    rank = zeros((0,), dtype=_dt.int64, backend=x1._backend) if driver == "gels" else \
+        matrix_rank(x1.detach(), rtol=rcond)
+    sv = svdvals(x1.detach()) if driver in ("gelsd", "gelss") else empty
+    if vec:  # torch keeps the residual's (1,) of a one-column right side
+        sol = sol[..., 0]
+    return LstsqResult(sol, res, rank, sv)

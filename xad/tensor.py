@@ -173,8 +173,11 @@ class Tensor:
         again, so the alias counts its version alone)."""
         a = Tensor._result(self._array, self._backend, self._node, self._idx, [self._version])
         a.requires_grad = self.requires_grad
-        if context.recorder is not None:
-            context.recorder.created(a, "an in-place change")
+        if context.hooked:
+            if context.recorder is not None:
+                context.recorder.created(a, "an in-place change")
+            if context.transform is not None:  # a detach()'s own tangent (xad.jvp)
+                context.transform.alias(self, a)
         return a
 
     def _copy(self) -> Tensor:
@@ -229,6 +232,8 @@ class Tensor:
             self._node, self._idx, self.requires_grad = node, idx, True
             if self._retains:
                 self._keep_grad()
+        if context.transform is not None:  # a detach_()'s own tangent (xad.jvp)
+            context.transform.rebound(self)
 
     @property
     def grad(self) -> Tensor | None:
@@ -350,6 +355,8 @@ class Tensor:
         self._node, self._idx, self.requires_grad = fresh._node, fresh._idx, fresh.requires_grad
         if self._retains and self._node is not None:
             self._keep_grad()
+        if context.transform is not None:  # xad.jvp: fresh's tangent, where held by identity
+            context.transform.follow(self, fresh)
 
     def _follow_values(self, base: Tensor) -> None:
         """Take ``base``'s new array, as ``detach()`` and ``.data`` do: never its node (a
@@ -1599,6 +1606,51 @@ class Tensor:
         if not keepdim:
             v, i = _ops.squeeze(v, axis=dim), _ops.squeeze(i, axis=dim)
         return MaxMin((v, i) if self.ndim else (v.reshape(()), i.reshape(())))
+
+    # ----- PyTorch's reductions the standard lacks (xad/ops/torch_reductions.py,
+    # xad/ops/order_statistics.py) ---------------------------------------------------------
+    def cumprod(self, dim: int, *, dtype: Any = None) -> Tensor:
+        """PyTorch's ``cumprod`` (integer and bool tensors in int64); see :func:`xad.cumprod`."""
+        return _ops.cumprod(self, axis=dim, dtype=_int64_for(self, dtype))
+
+    def amax(self, dim: Any = (), keepdim: bool = False) -> Tensor:
+        """See :func:`xad.amax` (ties share the gradient)."""
+        return _ops.amax(self, axis=_ax(dim, None), keepdims=keepdim)
+
+    def amin(self, dim: Any = (), keepdim: bool = False) -> Tensor:
+        """See :func:`xad.amin` (ties share the gradient)."""
+        return _ops.amin(self, axis=_ax(dim, None), keepdims=keepdim)
+
+    def nansum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+        """See :func:`xad.nansum` (integer and bool tensors in int64)."""
+        return _ops.nansum(self, axis=_ax(dim, None), keepdims=keepdim,
+                           dtype=_int64_for(self, dtype))
+
+    def nanmean(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+        """See :func:`xad.nanmean`."""
+        return _ops.nanmean(self, axis=_ax(dim, None), keepdims=keepdim, dtype=dtype)
+
+    def median(self, dim: int | None = None, keepdim: bool = False) -> Any:
+        """PyTorch's lower ``median``; see :func:`xad.ops.order_statistics.median`."""
+        return _ops.median(self, dim, keepdim)
+
+    def nanmedian(self, dim: int | None = None, keepdim: bool = False) -> Any:
+        """See :func:`xad.ops.order_statistics.nanmedian`."""
+        return _ops.nanmedian(self, dim, keepdim)
+
+    def quantile(self, q: Any, dim: int | None = None, keepdim: bool = False, *,
+                 interpolation: str = "linear") -> Tensor:
+        """See :func:`xad.ops.order_statistics.quantile`."""
+        return _ops.quantile(self, q, dim, keepdim, interpolation=interpolation)
+
+    def nanquantile(self, q: Any, dim: int | None = None, keepdim: bool = False, *,
+                    interpolation: str = "linear") -> Tensor:
+        """See :func:`xad.ops.order_statistics.nanquantile`."""
+        return _ops.nanquantile(self, q, dim, keepdim, interpolation=interpolation)
+
+    def mode(self, dim: int = -1, keepdim: bool = False) -> MaxMin:
+        """See :func:`xad.ops.order_statistics.mode`."""
+        return _ops.mode(self, dim, keepdim)
 
     # ----- PyTorch's comparison names, casts and sizes ----------------------------------------
     def eq(self, o: Any) -> Tensor:

@@ -193,6 +193,28 @@ class BatchLevel:
         if self.parent is not None:
             self.parent.cut(t)
 
+    def rooted(self, t: Tensor, value: Tensor) -> None:
+        """A ``detach()`` tensor set in place: batched as its storage; levels outside may
+        give it a tangent of its own."""
+        if self.parent is not None:
+            self.parent.rooted(t, value)
+
+    def alias(self, t: Tensor, a: Tensor) -> None:
+        """``a`` shares ``t``'s array (and so its batch axis); levels outside may care."""
+        if self.parent is not None:
+            self.parent.alias(t, a)
+
+    def follow(self, t: Tensor, fresh: Tensor) -> None:
+        """A view remade from its base (batched as the base's result); levels outside may
+        care."""
+        if self.parent is not None:
+            self.parent.follow(t, fresh)
+
+    def rebound(self, t: Tensor) -> None:
+        """``t`` took a new array in place (marked by the operation that made it)."""
+        if self.parent is not None:
+            self.parent.rebound(t)
+
     def per_example(self, t: Tensor) -> Tensor:
         """``t`` with this level's batch axis (the argument of a ``grad`` inside this
         level): itself, or repeated over the batch when ``t`` is not batched (a view,

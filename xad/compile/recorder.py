@@ -341,7 +341,8 @@ class Recorder:
         the modules below it, as they are now."""
         if self.paused:
             return
-        if m._forward_pre_hooks or m._forward_hooks or m._backward_hooks:
+        if m._forward_pre_hooks or m._forward_hooks or m._backward_hooks or \
+                m._backward_pre_hooks:
             self.unsupported(f"{type(m).__name__} has forward/backward hooks (Python code a "
                              f"replay would skip)")
         if id(m) not in self.modules:  # else seen below a module called before

@@ -19,16 +19,26 @@ __all__ = ["ReLU", "Tanh", "Sigmoid", "GELU", "Softplus", "Softmax", "LogSoftmax
 
 
 class ReLU(Module):
-    """``max(x, 0)``.
+    """``max(x, 0)``; with ``inplace=True`` written into the input, which is returned
+    (PyTorch's meaning).
 
     Example:
         >>> import xad
         >>> xad.nn.ReLU()(xad.tensor([-1.0, 2.0])).tolist()
         [0.0, 2.0]
+        >>> x = xad.tensor([-1.0, 2.0]); _ = xad.nn.ReLU(inplace=True)(x); x.tolist()
+        [0.0, 2.0]
     """
 
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
     def forward(self, x: Tensor) -> Tensor:
-        return F.relu(x)
+        return F.relu(x, self.inplace)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
 
     def _as_activation(self) -> str | None:
         """The activation a preceding ``Linear`` may apply itself (``Linear._then``)."""
@@ -124,8 +134,8 @@ class Softmin(Softmax):
 
 
 class _Elementwise(Module):
-    """An activation without parameters: ``F.<fn>(x, **self._kw)``; ``inplace`` is accepted
-    for PyTorch's signatures (the result is always a new tensor)."""
+    """An activation without parameters: ``F.<fn>(x, **self._kw)``; with ``inplace=True``
+    written into the input, which is returned (PyTorch's meaning)."""
 
     _fn: Any = None
 
@@ -137,7 +147,8 @@ class _Elementwise(Module):
             object.__setattr__(self, k, v)
 
     def forward(self, x: Tensor) -> Tensor:
-        return type(self)._fn(x, **{k: getattr(self, k) for k in self._kw})
+        kw = {k: getattr(self, k) for k in self._kw}
+        return type(self)._fn(x, **kw, inplace=True) if self.inplace else type(self)._fn(x, **kw)
 
     def extra_repr(self) -> str:
         s = ", ".join(f"{k}={getattr(self, k)}" for k in self._kw)
@@ -235,17 +246,26 @@ class LogSigmoid(_Elementwise):
 
     _fn = staticmethod(F.logsigmoid)
 
+    def __init__(self) -> None:  # PyTorch's has no inplace
+        super().__init__()
+
 
 class Softsign(_Elementwise):
     """``x / (1 + |x|)``."""
 
     _fn = staticmethod(F.softsign)
 
+    def __init__(self) -> None:  # PyTorch's has no inplace
+        super().__init__()
+
 
 class Tanhshrink(_Elementwise):
     """``x - tanh(x)``."""
 
     _fn = staticmethod(F.tanhshrink)
+
+    def __init__(self) -> None:  # PyTorch's has no inplace
+        super().__init__()
 
 
 class GLU(Module):

@@ -33,7 +33,9 @@ class MultiheadAttention(Module):
     are boolean (True = *ignore* this key, PyTorch's MHA convention) or additive floats.
     ``forward`` returns ``(output, weights)``, the weights averaged over heads unless
     ``average_attn_weights=False``, or ``None`` when ``need_weights=False``. A query whose
-    keys are all masked gets zero output (PyTorch gives NaN on its ``need_weights`` path).
+    keys are all masked gets PyTorch's answer: NaN output and weights with ``need_weights``
+    (a softmax of ``-inf`` only), zero output without (its ``scaled_dot_product_attention``
+    path; docs/PORTING.md names the one PyTorch path that differs).
 
     Example:
         >>> import xad
@@ -122,7 +124,7 @@ class MultiheadAttention(Module):
         heads = None if need_weights or mask is not None or dropping \
             else fused_attention(q, k, v)
         if heads is None:  # the weights are needed, masked or dropped: composed
-            weights = attention_weights(q, k, mask)
+            weights = attention_weights(q, k, mask, empty_zero=not need_weights)
             if dropping:
                 weights = F.dropout(weights, self.dropout)
             heads = _ops.matmul(weights, v)

@@ -12,7 +12,7 @@ from ..context import context
 from ..factories import zeros
 from ..tensor import Tensor
 from . import functional as F
-from . import init
+from . import init, module_hooks
 from .module import Module, Parameter
 
 __all__ = ["Linear", "Identity", "Flatten", "Unflatten"]
@@ -79,7 +79,7 @@ class Linear(Module):
 
 
 def _hooked(m: Module) -> bool:
-    return bool(m._forward_pre_hooks or m._forward_hooks or m._backward_hooks)
+    return module_hooks.hooked(m)
 
 
 class Identity(Module):

@@ -104,17 +104,22 @@ class Module:
     _forward_pre_hooks: list | None = None
     _forward_hooks: list | None = None
     _backward_hooks: list | None = None
+    _backward_pre_hooks: list | None = None
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if context.recorder is not None:
             context.recorder.module(self)
-        if self._forward_pre_hooks or self._forward_hooks or self._backward_hooks:
+        if self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or \
+                self._backward_pre_hooks:
             return module_hooks.call_with_hooks(self, args, kwargs)
         return self.forward(*args, **kwargs)
 
-    def register_forward_pre_hook(self, hook: Callable) -> RemovableHandle:
+    def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> RemovableHandle:
         """Call ``hook(module, args)`` before ``forward``; a returned value replaces the
-        positional arguments (a non-tuple is wrapped in one).
+        positional arguments (a non-tuple is wrapped in one). With ``with_kwargs``,
+        ``hook(module, args, kwargs)`` returns ``None`` or ``(new_args, new_kwargs)``;
+        ``prepend`` puts it before the hooks already registered (PyTorch's keywords).
 
         Example:
             >>> import xad
@@ -125,11 +130,12 @@ class Module:
             >>> h.remove(); m(xad.ones(1)).tolist()
             [1.0]
         """
-        return module_hooks.register(self, "_forward_pre_hooks", hook)
+        return module_hooks.register(self, "_forward_pre_hooks", hook, prepend, with_kwargs)
 
-    def register_forward_hook(self, hook: Callable) -> RemovableHandle:
-        """Call ``hook(module, args, output)`` after ``forward``; a returned value replaces
-        the output.
+    def register_forward_hook(self, hook: Callable, *, prepend: bool = False,
+                              with_kwargs: bool = False) -> RemovableHandle:
+        """Call ``hook(module, args, output)`` after ``forward`` (``hook(module, args,
+        kwargs, output)`` with ``with_kwargs``); a returned value replaces the output.
 
         Example:
             >>> import xad
@@ -139,9 +145,25 @@ class Module:
             >>> _ = m(xad.ones(3)); seen
             [(3,)]
         """
-        return module_hooks.register(self, "_forward_hooks", hook)
+        return module_hooks.register(self, "_forward_hooks", hook, prepend, with_kwargs)
 
-    def register_full_backward_hook(self, hook: Callable) -> RemovableHandle:
+    def register_full_backward_pre_hook(self, hook: Callable, prepend: bool = False
+                                        ) -> RemovableHandle:
+        """Call ``hook(module, grad_output)`` when the gradients with respect to the
+        module's outputs are computed, before its own backward; a returned tuple replaces
+        ``grad_output`` (what flows on, and what the full backward hooks see).
+
+        Example:
+            >>> import xad
+            >>> m = xad.nn.Linear(2, 1)
+            >>> h = m.register_full_backward_pre_hook(lambda mod, go: (go[0] * 2,))
+            >>> m(xad.ones((1, 2))).sum().backward(); m.bias.grad.tolist()
+            [2.0]
+        """
+        return module_hooks.register(self, "_backward_pre_hooks", hook, prepend)
+
+    def register_full_backward_hook(self, hook: Callable, prepend: bool = False
+                                    ) -> RemovableHandle:
         """Call ``hook(module, grad_input, grad_output)`` when the gradients with respect to
         the module's tensor inputs are computed (tuples; ``grad_input`` has one entry per
         positional argument, ``None`` where it needs no gradient, as PyTorch's); a returned
@@ -156,7 +178,7 @@ class Module:
             >>> m(xad.ones((4, 2), requires_grad=True)).sum().backward(); seen
             [((4, 2), (4, 1))]
         """
-        return module_hooks.register(self, "_backward_hooks", hook)
+        return module_hooks.register(self, "_backward_hooks", hook, prepend)
 
     # ----- attribute registration -------------------------------------------------------
     def _check_init(self) -> None:

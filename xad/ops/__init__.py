@@ -40,6 +40,9 @@ from .namespace_info import *  # noqa: F403
 from .namespace_info import __all__ as _ni
 from .normalization import *  # noqa: F403
 from .normalization import __all__ as _no
+
+# Tensor's methods and torch.* under as_torch, not xad.*: NumPy's median is another number
+from .order_statistics import median, mode, nanmedian, nanquantile, quantile  # noqa: F401
 from .reduce import *  # noqa: F403
 from .reduce import __all__ as _r
 from .select import *  # noqa: F403
@@ -48,11 +51,13 @@ from .shape import *  # noqa: F403
 from .shape import __all__ as _s
 from .sorting import *  # noqa: F403
 from .sorting import __all__ as _so
+from .torch_reductions import *  # noqa: F403
+from .torch_reductions import __all__ as _tr
 from .transfer import *  # noqa: F403
 from .transfer import __all__ as _t
 
 __all__ = ["REGISTRY", "Op", "apply", *_b, *_c, *_dtf, *_e, *_em, *_i, *_ip, *_l, *_m, *_ni,
-           *_no, *_r, *_sel, *_s, *_so, *_t]
+           *_no, *_r, *_sel, *_s, *_so, *_t, *_tr]
 
 _tensor.install_operations(_sys.modules[__name__], binary, _elementwise)
 _graph.installed.sum_to = sum_to  # noqa: F405

@@ -10,6 +10,7 @@ operations (so it can itself be recorded). ``apply`` runs any primitive; ``unary
 from __future__ import annotations
 
 import math
+import struct
 from typing import Any
 
 from .. import dtypes as _dt
@@ -193,20 +194,44 @@ def _inexact(t: Any) -> bool:
 _HALF = {_dt.float16: (2.0**-14, 65504.0), _dt.bfloat16: (2.0**-126, 3.3895313892515355e38)}
 
 
-def _beyond_half(d: Any, s: Any) -> bool:
-    """Whether the Python number ``s`` is outside the normal range of the half-precision
-    dtype ``d`` (nonzero, finite, too large or too small for it)."""
+# PyTorch's CPU kernels of these read a Python number at float32 ("opmath", its own value,
+# not rounded to the tensor's half dtype first); its others (+ - ** % comparisons clamp
+# where, and ``s // t``) round it first, as the arrays do. ``s / t`` is PyTorch's
+# ``t.reciprocal() * s`` in every dtype (docs/PORTING.md).
+_OPMATH = ("multiply", "divide", "floor_divide")
+_OPMATH_REFLECTED = ("multiply",)
+
+
+def _exact_half(d: Any, s: Any) -> bool:
+    """Whether the finite number ``s``, in range, is exactly a value of ``d`` (a half)."""
+    f = float(s)
+    if d is _dt.float16:
+        return struct.unpack("e", struct.pack("e", f))[0] == f
+    return struct.unpack("<f", struct.pack("<f", f))[0] == f and \
+        struct.unpack("<I", struct.pack("<f", f))[0] & 0xFFFF == 0  # bfloat16: float32's top
+
+
+def _beyond_half(d: Any, s: Any, name: str = "", opmath: tuple = _OPMATH) -> bool:
+    """Whether the half-precision dtype ``d`` meets the Python number ``s`` in float32
+    (``_in_float32``): ``s`` is outside d's normal range (nonzero, finite, too large or too
+    small for it), or, for an operation ``name`` in ``opmath``, not exactly a value of ``d``
+    (PyTorch's float32 "opmath": ``x * 0.1`` rounds once, from float32); ``floor_divide``
+    always."""
     if type(s) not in (int, float) or d not in _HALF:
         return False
     lo, hi = _HALF[d]
     a = abs(s)
-    return a != 0 and (a < lo or hi < a < math.inf)
+    if a != 0 and (a < lo or hi < a < math.inf):
+        return True
+    return name in opmath and a < math.inf and (name == "floor_divide" or  # (JAX floors in
+                                                 not _exact_half(d, s))    # half otherwise)
 
 
 def _in_float32(op: type[Op], x: Any, y: Any) -> Tensor:
-    """``op`` of a half-precision tensor and a Python number outside its range, computed in
+    """``op`` of a half-precision tensor and a Python number (``_beyond_half``), computed in
     float32 and rounded back, as PyTorch's: the number rounded to float16 first made
-    ``mask * -1e9`` NaN where ``mask`` is 0 (``0 * -inf``) and ``x / 1e5`` zero."""
+    ``mask * -1e9`` NaN where ``mask`` is 0 (``0 * -inf``), ``x / 1e5`` zero, and ``x * 0.1``
+    differ from PyTorch's by an ulp in a quarter of the elements."""
     d = (x if isinstance(x, Tensor) else y).dtype
     out = binary(op, *(a.astype(_dt.float32) if isinstance(a, Tensor) else a for a in (x, y)))
     return out.astype(d) if out.dtype is _dt.float32 else out
@@ -280,7 +305,7 @@ def binary(op: type[Op], x: Any, y: Any) -> Tensor:
             needs = x.requires_grad or y.requires_grad
         elif type(y) in _SCALARS:
             d = b._from_native.get(x._array.dtype)
-            if d in _HALF and _beyond_half(d, y):
+            if d in _HALF and _beyond_half(d, y, op.name):
                 return _in_float32(op, x, y)
             if type(y) is not float or d is None or not d.is_floating:
                 x, y = _weak(x, y, op.name)  # (a float with a floating tensor: no change)
@@ -296,7 +321,7 @@ def binary(op: type[Op], x: Any, y: Any) -> Tensor:
     elif isinstance(y, Tensor) and type(x) in _SCALARS:
         b = y._backend
         d = b._from_native.get(y._array.dtype)
-        if d in _HALF and _beyond_half(d, x):
+        if d in _HALF and _beyond_half(d, x, op.name, _OPMATH_REFLECTED):
             return _in_float32(op, x, y)
         y, x = _weak(y, x, op.name)
         xa, ya = x, y._array

@@ -28,7 +28,7 @@ from .. import grad_mode
 from ..context import context
 from ..tensor import Tensor
 from . import elementwise_math as _em
-from ._apply import apply, unary
+from ._apply import _HALF, _beyond_half, apply, unary
 from .elementwise import add, divide, multiply, pow, subtract
 from .indexing import IndexPut, _get, _norm_key, _set
 from .layout import overlaps, region_overlaps
@@ -131,6 +131,8 @@ def _write_detached(x: Tensor, new: Tensor, fresh: bool) -> None:
     base = x._base
     assert base is not None  # a detach()/.data keeps the tensor it was taken from
     fresh = fresh or new._node is not None
+    if context.transform is not None:  # xad.jvp: x's tangent is new's (read before the write
+        context.transform.rooted(x, new)  # may give base new's array); base keeps its own
     _write_untracked(base, (...,), new.detach(), not x._data_of, fresh)
     x._follow_values(base)
     if x._data_of:
@@ -247,6 +249,8 @@ def _write_detached_expanded(d: Tensor, at: tuple, value: Any, what: str, fill: 
     assert base is not None  # d is a detach()/.data of an expanded view
     old, version = base._vc, base._version
     v = value.detach() if isinstance(value, Tensor) else value
+    if new is not None and context.transform is not None:
+        context.transform.rooted(d, new)
     _outside(base, lambda: _write_expanded(base, k, v, what, fill, checked=True))
     if d._data_of:
         base._untracked(old, version)
@@ -387,11 +391,14 @@ def assign_result(x: Tensor, out: Tensor, what: str) -> Tensor:
 def _keeps_dtype(x: Tensor, o: Any, op: str) -> bool:
     """Whether ``x op o`` computes in ``x``'s dtype, so the array's own operator gives
     xad's answer (otherwise the backend's promotion rules would decide it)."""
-    k = _kind(x.dtype)
+    d = x.dtype
+    k = _kind(d)
     if op == "divide" and k < 2:
         return False
     if isinstance(o, Tensor):
-        return o.dtype is x.dtype
+        return o.dtype is d
+    if d in _HALF and _beyond_half(d, o, op):  # PyTorch's float32 for x *= 0.1 (float16)
+        return False
     return (0 if type(o) is bool else 1 if type(o) is int else 2) <= k
 
 

@@ -108,10 +108,16 @@ class Solve(Op):
 
 
 class Cofactor(Op):
-    """The cofactor matrix ``adj(x)^T`` (``det(x) x^-T`` where ``x`` is invertible), through
-    the SVD: ``det(U) det(Vh) U diag(prod_{j != i} s_j) Vh``, finite and right at a singular
-    matrix (``[[1, 2], [2, 4]]``: ``[[4, -2], [-2, 1]]``, JAX's), where ``det * inv^T``
-    raised or gave NaN. Its own rule, ``<g, x^-T> C - C g^T x^-T``, needs the inverse."""
+    """The cofactor matrix ``adj(x)^T`` (``det(x) x^-T`` where ``x`` is invertible), JAX's
+    way: written out for 1x1 to 3x3 (its products of entries, exact on integers and at
+    every singular matrix); from 4x4 on through the LU factors (``_cofactor_solve``: ``L``
+    solved, every row but the last scaled by the determinant, ``U`` solved with its last
+    pivot replaced by the inverse of the others' product), to rounding where ``x`` is
+    invertible, and right at rank ``n - 1`` where one pivot is 0 (JAX's gives 0 when it is
+    not the last: ``diag(0, 1, 1, 1)``); 0 where two or more are (rank ``n - 2`` or less,
+    or, rarely, a rank-``n - 1`` matrix such as ``[[0, 1], [0, 0]]`` beside an identity,
+    whose cofactor the SVD gave). Its own rule,
+    ``<g, x^-T> C - C g^T x^-T``, needs the inverse."""
 
     name = "cofactor"
     library = True
@@ -120,14 +126,10 @@ class Cofactor(Op):
 
     @staticmethod
     def forward(b, x):
-        xp = b.xp
-        u, s, vh = _call("svd", b, x, full_matrices=False)
-        n = s.shape[-1]
-        i = xp.arange(n, dtype=xp.int64, device=b.device)
-        rows = xp.broadcast_to(s[..., None, :], tuple(s.shape) + (n,))
-        others = xp.prod(xp.where(i[:, None] == i[None, :], xp.ones_like(rows), rows), axis=-1)
-        sign = _call("det", b, u) * _call("det", b, vh)
-        return sign[..., None, None] * ((u * others[..., None, :]) @ vh)
+        n = x.shape[-1]
+        if n <= 3:
+            return _cofactor_small(b.xp, x)
+        return b.xp.matrix_transpose(_cofactor_lu(b, x))
 
     @staticmethod
     def backward(node, g):
@@ -141,6 +143,62 @@ class Cofactor(Op):
         bt = _mT(inv(primals[0]))
         return (_scalar_mat((bt * tangents[0]).sum(axis=(-2, -1))) * out
                 - matmul(out, matmul(_mT(tangents[0]), bt)))
+
+
+def _cofactor_small(xp: Any, x: Any) -> Any:
+    """The cofactor matrix of 1x1, 2x2 or 3x3 matrices from their entries."""
+    n = x.shape[-1]
+    if n == 1:
+        return xp.ones_like(x)
+    if n == 2:
+        a, c = x[..., 0, :], x[..., 1, :]
+        return xp.stack([xp.stack([c[..., 1], -c[..., 0]], axis=-1),
+                         xp.stack([-a[..., 1], a[..., 0]], axis=-1)], axis=-2)
+    r = [x[..., i, :] for i in range(3)]
+    return xp.stack([_cross(xp, r[1], r[2]), _cross(xp, r[2], r[0]), _cross(xp, r[0], r[1])],
+                    axis=-2)
+
+
+def _cross(xp: Any, a: Any, b: Any) -> Any:
+    return xp.stack([a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1],
+                     a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2],
+                     a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]], axis=-1)
+
+
+def _cofactor_lu(b: Any, x: Any) -> Any:
+    """``adj(x)`` of (a batch of) n x n matrices from their LU factors ``P^T L U``: JAX's
+    ``_cofactor_solve`` (``b = I``) where the pivots but the last are non-zero; where one
+    earlier pivot ``u_kk`` is 0 (rank ``n - 1``, a dependent column that comes first),
+    ``adj(U) = D_k w z^T`` with ``w``, ``z^T`` column and row ``k`` of the inverse of ``U``
+    with ``u_kk = 1`` and ``D_k`` the other pivots' product (``adj`` is continuous in
+    ``u_kk``: Sherman-Morrison); 0 where two or more pivots are 0. One LU and two
+    triangular solves (the backend's ``solve_triangular``; no zero reaches a diagonal)."""
+    xp, n = b.xp, x.shape[-1]
+    lu, perm, odd = b.lu_factor(x)
+    diag = xp.linalg.diagonal(lu)
+    zero = diag == 0
+    part = xp.prod(diag[..., :-1], axis=-1)
+    part = xp.where(odd, -part, part)
+    inv_part = 1.0 / xp.where(part == 0, 1.0, part)
+    jax_ok = (part != 0) & (inv_part != 0) & xp.isfinite(inv_part)
+    one_zero = ~jax_ok & (xp.sum(xp.astype(zero, xp.int32), axis=-1) == 1)
+    ar = xp.arange(n, dtype=perm.dtype, device=b.device)
+    col = xp.expand_dims(ar, axis=-1)
+    eye = xp.astype(col == ar, x.dtype)
+    u = xp.where((col == n - 1) & (ar == n - 1), inv_part[..., None, None], xp.triu(lu))
+    u = xp.where(jax_ok[..., None, None], u,
+                 xp.where(one_zero[..., None, None], xp.where(zero[..., None, :] & (col == ar),
+                                                              1.0, xp.triu(lu)), eye))
+    y = b.solve_triangular(xp.tril(lu, k=-1) + eye,
+                           xp.astype(xp.expand_dims(perm, axis=-1) == ar, x.dtype), upper=False)
+    scaled = xp.where(col < n - 1, y * (part * diag[..., -1])[..., None, None], y)
+    sol = b.solve_triangular(u, xp.concat([scaled, y, xp.astype(zero[..., None], x.dtype)],
+                                          axis=-1), upper=True)
+    d_k = xp.prod(xp.where(zero, 1.0, diag), axis=-1)
+    z_k = xp.sum(xp.where(zero[..., None], sol[..., n:2 * n], 0.0), axis=-2, keepdims=True)
+    rank1 = xp.where(odd, -d_k, d_k)[..., None, None] * sol[..., 2 * n:] * z_k
+    return xp.where(jax_ok[..., None, None], sol[..., :n],
+                    xp.where(one_zero[..., None, None], rank1, 0.0))
 
 
 def _scalar_mat(v: Tensor) -> Tensor:
@@ -180,13 +238,23 @@ class Slogdet(Op):
 
     @staticmethod
     def backward(node, gsign, glog):
-        return expand_dims(expand_dims(glog, axis=-1), axis=-1) * _mT(inv(node.inputs[0]))
+        return _scalar_mat(glog) * _inv_t(node.inputs[0])
 
     batch = classmethod(elementwise_batch)
 
     @staticmethod
     def jvp(primals, tangents, out):
-        return None, (_mT(inv(primals[0])) * tangents[0]).sum(axis=(-2, -1))
+        return None, (_inv_t(primals[0]) * tangents[0]).sum(axis=(-2, -1))
+
+
+def _inv_t(x: Tensor) -> Tensor:
+    """``x^-T``; where the backend's ``inv`` refuses a singular ``x`` (NumPy, torch,
+    array_api_strict: an error they raise on their own), ``adj(x)^T / det(x)``: inf and
+    NaN, as torch 2.13's ``slogdet`` gradient there (JAX's ``inv`` gives inf/NaN itself)."""
+    try:
+        return _mT(inv(x))
+    except ValueError:
+        return unary(Cofactor, x) / _scalar_mat(unary(Det, x))
 
 
 def inv(x: Tensor, /) -> Tensor:

@@ -74,12 +74,32 @@ def _accumulator(b: Any, x: Any) -> Any:
     return b.dtype(_dt.float32) if b.xad_dtype(x.dtype) in _HALF else None
 
 
+_WIDENED = {_dt.bool_: _dt.int64, _dt.uint8: _dt.uint64, _dt.uint16: _dt.uint64,
+            _dt.uint32: _dt.uint64, _dt.uint64: _dt.uint64}
+
+
+def _widened(b: Any, f: Any, x: Any, axis: Any, keepdims: bool) -> Any | None:
+    """``f`` (the namespace's ``sum`` or ``prod``) of a bool or unsigned integer array in
+    the standard's dtype (int64, uint64) on every backend, or None for another dtype:
+    through int64 (the same bits modulo 2**64), since PyTorch gave int64 and has no uint64
+    sum, and array_api_strict refuses bool."""
+    to = _WIDENED.get(b.xad_dtype(x.dtype))
+    if to is None:
+        return None
+    out = f(b.xp.astype(x, b.dtype(_dt.int64)), axis=axis, keepdims=keepdims)
+    return out if to is _dt.int64 else b.xp.astype(out, b.dtype(to))
+
+
 class Sum(Op):
     name = "sum"
 
     @staticmethod
     def forward(b, x, axis, keepdims, dtype=None):
         acc = dtype or _accumulator(b, x)
+        if acc is None:
+            out = _widened(b, b.xp.sum, x, axis, keepdims)
+            if out is not None:
+                return out
         out = b.xp.sum(x, axis=axis, dtype=acc, keepdims=keepdims)
         return out if dtype is not None or acc is None else b.xp.astype(out, x.dtype)
 
@@ -196,7 +216,8 @@ class Prod(Op):
 
     @staticmethod
     def forward(b, x, axis, keepdims, dtype=None):
-        return b.xp.prod(x, axis=axis, dtype=dtype, keepdims=keepdims)
+        out = None if dtype is not None else _widened(b, b.xp.prod, x, axis, keepdims)
+        return b.xp.prod(x, axis=axis, dtype=dtype, keepdims=keepdims) if out is None else out
 
     @staticmethod
     def backward(node, g):
@@ -255,8 +276,9 @@ class Cumsum(Op):
     @staticmethod
     def forward(b, x, axis):
         acc = _accumulator(b, x)
-        if acc is None:
-            return b.xp.cumulative_sum(x, axis=axis)
+        if acc is None:  # (the caller chose the dtype: PyTorch's scan of uint64 gave int64)
+            out = b.xp.cumulative_sum(x, axis=axis)
+            return out if out.dtype == x.dtype else b.xp.astype(out, x.dtype)
         return b.xp.astype(b.xp.cumulative_sum(x, axis=axis, dtype=acc), x.dtype)
 
     @staticmethod

@@ -9,12 +9,20 @@ clamped first, so no ``inf * 0`` reaches a gradient.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from ... import ops as _ops
 from ...tensor import Tensor
 
 __all__ = ["leaky_relu", "elu", "selu", "celu", "silu", "mish", "hardtanh", "relu6",
            "hardsigmoid", "hardswish", "prelu", "logsigmoid", "softsign", "tanhshrink", "glu"]
+
+def in_place(fn: Any, input: Tensor, name: str, *args: Any) -> Tensor:
+    """``fn(input, *args)`` written into ``input``, which is returned: PyTorch's
+    ``inplace=True`` (the input's values change and its version counts; a leaf that requires
+    grad refuses; the gradient is the function's, from the value before the change)."""
+    return _ops.assign_result(input, fn(input._alias(), *args), name)
+
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -29,6 +37,8 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
         >>> F.leaky_relu(xad.tensor([-2.0, 3.0]), 0.25).tolist()
         [-0.5, 3.0]
     """
+    if inplace:
+        return in_place(leaky_relu, input, "leaky_relu_", negative_slope)
     return _ops.where(input > 0, input, input * negative_slope)
 
 
@@ -41,6 +51,8 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
         >>> [round(v, 4) for v in F.elu(xad.tensor([-1.0, 2.0])).tolist()]
         [-0.6321, 2.0]
     """
+    if inplace:
+        return in_place(elu, input, "elu_", alpha)
     pos = input > 0
     return _ops.where(pos, input, _ops.expm1(_ops.where(pos, 0.0, input)) * alpha)
 
@@ -54,6 +66,8 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:
         >>> round(F.selu(xad.tensor([1.0])).item(), 4)
         1.0507
     """
+    if inplace:
+        return in_place(selu, input, "selu_")
     return elu(input, _SELU_ALPHA) * _SELU_SCALE
 
 
@@ -66,6 +80,8 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
         >>> round(F.celu(xad.tensor([-1.0]), 2.0).item(), 4)
         -0.7869
     """
+    if inplace:
+        return in_place(celu, input, "celu_", alpha)
     if alpha == 0:
         raise ValueError("celu: alpha must not be 0 (it divides the input)")
     pos = input > 0
@@ -81,6 +97,8 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
         >>> round(F.silu(xad.tensor([1.0])).item(), 4)
         0.7311
     """
+    if inplace:
+        return in_place(silu, input, "silu_")
     return input * _ops.sigmoid(input)
 
 
@@ -93,6 +111,8 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
         >>> round(F.mish(xad.tensor([1.0])).item(), 4)
         0.8651
     """
+    if inplace:
+        return in_place(mish, input, "mish_")
     return input * _ops.tanh(_ops.softplus(input))
 
 
@@ -107,6 +127,8 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
         >>> F.hardtanh(xad.tensor([-2.0, 0.5, 2.0])).tolist()
         [-1.0, 0.5, 1.0]
     """
+    if inplace:
+        return in_place(hardtanh, input, "hardtanh_", min_val, max_val)
     if min_val > max_val:
         raise ValueError(f"hardtanh: min_val {min_val} is greater than max_val {max_val}")
     inside = _ops.logical_and(input > min_val, input < max_val)
@@ -124,6 +146,8 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
         >>> F.relu6(xad.tensor([-1.0, 7.0])).tolist()
         [0.0, 6.0]
     """
+    if inplace:
+        return in_place(relu6, input, "relu6_")
     return hardtanh(input, 0.0, 6.0)
 
 
@@ -137,6 +161,8 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
         >>> F.hardsigmoid(xad.tensor([-4.0, 0.0, 4.0])).tolist()
         [0.0, 0.5, 1.0]
     """
+    if inplace:
+        return in_place(hardsigmoid, input, "hardsigmoid_")
     mid = _ops.logical_and(input > -3.0, input < 3.0)
     inner = _ops.where(mid, input, 0.0)  # no gradient from outside (-3, 3) reaches x
     return _ops.where(mid, inner / 6.0 + 0.5,
@@ -154,6 +180,8 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
         >>> [round(v, 4) for v in F.hardswish(xad.tensor([-1.0, 1.0, 4.0])).tolist()]
         [-0.3333, 0.6667, 4.0]
     """
+    if inplace:
+        return in_place(hardswish, input, "hardswish_")
     lo, hi = input <= -3.0, input >= 3.0
     inner = _ops.where(_ops.logical_or(lo, hi), 0.0, input)  # (NaN stays: NaN gradient)
     return _ops.where(lo, input * 0.0, _ops.where(hi, input, inner * (inner + 3.0) / 6.0))

@@ -71,9 +71,11 @@ def causal_mask(n_query: int, n_key: int, like: Tensor) -> Tensor:
     return rows.expand_dims(-1) >= cols
 
 
-def masked_softmax(scores: Tensor, mask: Tensor | None) -> Tensor:
+def masked_softmax(scores: Tensor, mask: Tensor | None, empty_zero: bool = True) -> Tensor:
     """Softmax over the last axis where ``mask`` is a boolean (True = take part) or additive
-    float mask. Rows with no finite score give zeros (PyTorch's CPU behaviour), not NaN.
+    float mask. Rows with no finite score give zeros (PyTorch's ``scaled_dot_product_attention``
+    on every device), or NaN without ``empty_zero`` (PyTorch's ``softmax``, as
+    ``MultiheadAttention`` with ``need_weights``).
 
     Example:
         >>> import xad
@@ -87,7 +89,7 @@ def masked_softmax(scores: Tensor, mask: Tensor | None) -> Tensor:
         scores = _ops.where(mask, scores, -math.inf)
     else:
         scores = scores + mask
-    return _ops.softmax(scores, axis=-1, empty_zero=True)
+    return _ops.softmax(scores, axis=-1, empty_zero=empty_zero)
 
 
 def fused_attention(query: Tensor, key: Tensor, value: Tensor,
@@ -103,9 +105,11 @@ def fused_attention(query: Tensor, key: Tensor, value: Tensor,
 
 
 def attention_weights(query: Tensor, key: Tensor, attn_mask: Tensor | None = None,
-                      is_causal: bool = False, scale: float | None = None) -> Tensor:
+                      is_causal: bool = False, scale: float | None = None,
+                      empty_zero: bool = True) -> Tensor:
     """``softmax(query @ key.T * scale + mask)``: the weights of
-    :func:`scaled_dot_product_attention` (before dropout), of shape ``(..., L, S)``.
+    :func:`scaled_dot_product_attention` (before dropout), of shape ``(..., L, S)``; a query
+    whose keys are all masked gets zeros, or NaN without ``empty_zero``.
 
     Example:
         >>> import xad
@@ -117,7 +121,7 @@ def attention_weights(query: Tensor, key: Tensor, attn_mask: Tensor | None = Non
     scores = _ops.matmul(query * s, _ops.matrix_transpose(key))
     if is_causal:
         attn_mask = causal_mask(query.shape[-2], key.shape[-2], query)
-    return masked_softmax(scores, attn_mask)
+    return masked_softmax(scores, attn_mask, empty_zero)
 
 
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
@@ -132,7 +136,8 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     query (top-left aligned); it cannot be combined with ``attn_mask``. ``scale`` defaults to
     ``1/sqrt(E)``. ``dropout_p > 0`` drops attention weights (always, as in PyTorch: pass
     ``0.0`` in evaluation) with the backend's seeded generator. A query whose keys are all
-    masked out gets zero output and zero gradient (PyTorch's CPU behaviour), not NaN.
+    masked out gets zero output and zero gradient, not NaN (PyTorch's since 2.5, bool and
+    float masks alike).
 
     Example:
         >>> import xad

@@ -18,6 +18,7 @@ from ...ops.linalg import linear_act
 from ...ops.normalization import layer_norm as layer_norm_op
 from ...tensor import Tensor
 from ...tracing import host_check
+from .activations import in_place
 
 __all__ = [
     "linear", "linear_activation", "relu", "tanh", "sigmoid", "gelu", "softplus", "softmax",
@@ -115,8 +116,10 @@ def linear_activation(x: Tensor, weight: Tensor, bias: Tensor | None, act: str) 
     return linear_act(x, weight, bias, act)
 
 
-def relu(x: Tensor) -> Tensor:
-    """``max(x, 0)``."""
+def relu(x: Tensor, inplace: bool = False) -> Tensor:
+    """``max(x, 0)``; with ``inplace``, written into ``x`` (PyTorch's ``inplace=True``)."""
+    if inplace:
+        return in_place(_ops.relu, x, "relu_")
     return _ops.relu(x)
 
 
