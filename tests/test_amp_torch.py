@@ -78,7 +78,7 @@ OPS = {
     "max_pool2d": lambda M, F, a, b, w, c, lo: F.max_pool2d(_image(M, a, b), 2),
     "group_norm, affine": lambda M, F, a, b, w, c, lo: F.group_norm((a @ b)[None], 2,
                                                                     c[:4], c[:4]),
-    "cosine_similarity": lambda M, F, a, b, w, c, lo: F.cosine_similarity(a @ b, b[0]),
+    "cosine_similarity": lambda M, F, a, b, w, c, lo: F.cosine_similarity(a @ b, (a @ b) * 2),
     "softmin": lambda M, F, a, b, w, c, lo: F.softmin(a @ b, dim=-1),
     "reflect pad": lambda M, F, a, b, w, c, lo: F.pad(_image(M, a, b), (1, 1, 1, 1), "reflect"),
     "replicate pad": lambda M, F, a, b, w, c, lo: F.pad(_image(M, a, b)[0], (1, 2), "replicate"),
