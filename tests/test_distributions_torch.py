@@ -217,7 +217,8 @@ def _check_kl(seed: int) -> None:
 
     for _ in range(20):
         qp = _params(rng, g, inner or name, batch)
-        if k(qp) == k(pp):
+        if k(qp) == k(pp) and (name != "Independent" or len(
+                np.broadcast_shapes(*(v.shape for v in qp.values()))) >= n):
             break
     else:
         return
