@@ -78,6 +78,10 @@ OPS = {
     "max_pool2d": lambda M, F, a, b, w, c, lo: F.max_pool2d(_image(M, a, b), 2),
     "group_norm, affine": lambda M, F, a, b, w, c, lo: F.group_norm((a @ b)[None], 2,
                                                                     c[:4], c[:4]),
+    "cosine_similarity": lambda M, F, a, b, w, c, lo: F.cosine_similarity(a @ b, (a @ b) * 2),
+    "softmin": lambda M, F, a, b, w, c, lo: F.softmin(a @ b, dim=-1),
+    "reflect pad": lambda M, F, a, b, w, c, lo: F.pad(_image(M, a, b), (1, 1, 1, 1), "reflect"),
+    "replicate pad": lambda M, F, a, b, w, c, lo: F.pad(_image(M, a, b)[0], (1, 2), "replicate"),
     "relu": lambda M, F, a, b, w, c, lo: M.relu(a @ b),
     "gelu": lambda M, F, a, b, w, c, lo: F.gelu(a @ b),
     "exp": lambda M, F, a, b, w, c, lo: M.exp(a @ b),
@@ -95,7 +99,10 @@ OPS = {
 # them in their input's low dtype (its CUDA lists put softmax, log_softmax, sum, cumsum,
 # logsumexp and layer_norm in float32 too)
 FLOAT32_HERE = {"softmax", "log_softmax", "sum", "mean", "var", "cumsum", "logsumexp",
-                "layer_norm", "batch_norm", "group_norm", "group_norm, affine"}
+                "layer_norm", "batch_norm", "group_norm", "group_norm, affine",
+                "cosine_similarity", "softmin"}  # the last two: their inner sum and softmax
+# and the reverse: PyTorch's CPU list runs these padding modes in float32 (CUDA's does not)
+LOW_HERE = {"reflect pad", "replicate pad"}
 
 
 def _image(M, a, b):
@@ -143,7 +150,8 @@ def test_autocast_dtypes_values_and_gradients_agree_with_pytorch(xb, low):
     for name in names:
         want, tleaves = _run(torch, name, low)
         got, xleaves = _run(T, name, low)
-        expect = "float32" if name in FLOAT32_HERE else _name(want.dtype)
+        expect = ("float32" if name in FLOAT32_HERE else low if name in LOW_HERE
+                  else _name(want.dtype))
         assert _name(got.dtype) == expect, f"{name}: {_name(got.dtype)}, PyTorch {want.dtype}"
         scale = max(1.0, float(np.abs(_np(want)).max()))
         np.testing.assert_allclose(_np(got), _np(want), rtol=tol, atol=tol * scale,

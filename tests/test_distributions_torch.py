@@ -47,36 +47,36 @@ def _sub(rng, batch):
 
 
 def _params(rng, g, name, batch):
-    """(constructor keyword -> numpy array, extra event shape) for family ``name``."""
+    """Constructor keyword -> numpy array, for family ``name``."""
     pos = lambda shape, lo=0.3, hi=3.0: g.uniform(lo, hi, shape)  # noqa: E731
     if name in ("Normal", "Uniform"):
         a, b = g.standard_normal(_sub(rng, batch)), pos(_sub(rng, batch))
-        return ({"loc": a, "scale": b} if name == "Normal" else {"low": a, "high": a + b}), ()
+        return {"loc": a, "scale": b} if name == "Normal" else {"low": a, "high": a + b}
     if name in ("Gamma", "Beta"):
         a, b = pos(_sub(rng, batch)), pos(_sub(rng, batch))
         if rng.random() < 0.5:  # concentration 1: the log-density is finite at 0
             a = np.where(g.random(a.shape) < 0.5, 1.0, a)
         keys = ("concentration", "rate") if name == "Gamma" else ("concentration1",
                                                                  "concentration0")
-        return dict(zip(keys, (a, b))), ()
+        return dict(zip(keys, (a, b)))
     k = rng.randint(1, 4)
     if name == "Dirichlet":
-        return {"concentration": pos(batch + (k,))}, (k,)
+        return {"concentration": pos(batch + (k,))}
     if name in ("Bernoulli", "Categorical"):
         shape = batch + ((k,) if name == "Categorical" else ())
         if rng.random() < 0.5:
-            return {"logits": 2 * g.standard_normal(shape)}, ()
+            return {"logits": 2 * g.standard_normal(shape)}
         p = g.uniform(0.0, 1.0, shape)
         p = np.where(g.random(shape) < 0.25, np.round(p), p)  # zeros (and ones)
         if name == "Categorical":
             p[..., 0] += 0.1  # not all zero
-        return {"probs": p}, ()
+        return {"probs": p}
     m = g.standard_normal((k, k)) * 0.4 + np.diag(g.uniform(1.0, 2.0, k))
     tril = np.tril(m)
     which = rng.choice(["covariance_matrix", "precision_matrix", "scale_tril"])
     mat = tril if which == "scale_tril" else tril @ tril.T
     mat = np.broadcast_to(mat, _sub(rng, batch) + (k, k)).copy()
-    return {"loc": g.standard_normal(_sub(rng, batch) + (k,)), which: mat}, (k,)
+    return {"loc": g.standard_normal(_sub(rng, batch) + (k,)), which: mat}
 
 
 FAMILIES = ["Normal", "Uniform", "Bernoulli", "Categorical", "Gamma", "Beta", "Dirichlet",
@@ -129,10 +129,10 @@ def _draw(rng: random.Random, g: np.random.Generator):
     if name == "Independent":
         inner = rng.choice(["Normal", "Gamma"])
         batch = batch or (2,)
-        params, _ = _params(rng, g, inner, batch)
+        params = _params(rng, g, inner, batch)
         n = rng.randint(0, len(np.broadcast_shapes(*(v.shape for v in params.values()))))
         return name, inner, n, params, batch
-    params, _ = _params(rng, g, name, batch)
+    params = _params(rng, g, name, batch)
     return name, inner, n, params, batch
 
 
@@ -203,6 +203,41 @@ def _check(seed: int) -> None:
         _compare(f"{what} d/d{k}", xts[k].grad, tts[k].grad, rtol=1e-7)
 
 
+def _check_kl(seed: int) -> None:
+    """``kl_divergence(p, q)`` for ``q`` a second draw of ``p``'s family and event shape
+    (its batch broadcast against ``p``'s), values (inf included) and finite entries'
+    gradients."""
+    rng, g = random.Random(seed), np.random.default_rng(seed + 10 ** 6)
+    name, inner, n, pp, batch = _draw(rng, g)
+    def k(params):  # the event size of the families that draw one
+        if name not in ("Categorical", "Dirichlet", "MultivariateNormal"):
+            return None
+        return next(params[c].shape[-1] for c in ("probs", "logits", "concentration", "loc")
+                    if c in params)
+
+    for _ in range(20):
+        qp = _params(rng, g, inner or name, batch)
+        if k(qp) == k(pp) and (name != "Independent" or len(
+                np.broadcast_shapes(*(v.shape for v in qp.values()))) >= n):
+            break
+    else:
+        return
+    what = f"seed {seed}: KL {name} {inner or ''} {n}"
+    out = {}
+    for lib in (torch, T):
+        dp, tp = _make(lib, name, pp, inner, n)
+        dq, tq = _make(lib, name, qp, inner, n)
+        kl = (TD if lib is torch else T.distributions).kl_divergence(dp, dq)
+        finite = lib.tensor(np.isfinite(_np(kl)))
+        w = lib.tensor(np.random.default_rng(seed).standard_normal(tuple(kl.shape)))
+        lib.where(finite, kl * w, 0.0).sum().backward()
+        out[lib] = kl, {**{"p." + k: v for k, v in tp.items()},
+                        **{"q." + k: v for k, v in tq.items()}}
+    _compare(what, out[T][0], out[torch][0])
+    for k, t in out[torch][1].items():
+        _compare(f"{what} d/d{k}", out[T][1][k].grad, t.grad, rtol=1e-7)
+
+
 class _GivenGamma(torch.autograd.Function):
     """Gamma(a, 1) "draws" that are given, with PyTorch's gradient of ``_standard_gamma``."""
 
@@ -261,6 +296,7 @@ def test_distributions_agree_with_pytorch(xb):
     for seed in range(SEED, SEED + n):
         _check(seed)
         _check_rsample(seed)
+        _check_kl(seed)
 
 
 def test_boundary_values_are_pytorchs(xb):

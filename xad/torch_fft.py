@@ -23,14 +23,12 @@ from . import fft as _fft
 from .factories import _on, arange
 from .ops.complex_parts import conj
 from .ops.elementwise import where
+from .ops.fourier import DUAL as _DUAL
 from .tensor import Tensor
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2",
            "hfft2", "ihfft2", "fftn", "ifftn", "rfftn", "irfftn", "hfftn", "ihfftn",
            "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
-
-_DUAL = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
-
 
 def _in(x: Tensor) -> Tensor:
     """An integer or bool input made floating (the default float dtype), as PyTorch's."""

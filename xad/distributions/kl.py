@@ -13,7 +13,7 @@ from .distribution import Distribution
 from .gamma import Beta, Dirichlet, Gamma
 from .independent import Independent
 from .multivariate_normal import MultivariateNormal, tril_solve
-from .normal import Normal
+from .normal import Normal, Uniform
 from .special import digamma, lgamma
 
 __all__ = ["kl_divergence", "register_kl"]
@@ -52,6 +52,12 @@ def _normal_normal(p: Normal, q: Normal) -> Tensor:
     var_ratio = (p.scale / q.scale) ** 2
     t1 = ((p.loc - q.loc) / q.scale) ** 2
     return 0.5 * (var_ratio + t1 - 1 - _ops.log(var_ratio))
+
+
+@register_kl(Uniform, Uniform)
+def _uniform(p: Uniform, q: Uniform) -> Tensor:
+    out = _ops.log((q.high - q.low) / (p.high - p.low))
+    return _ops.where((q.low > p.low) | (q.high < p.high), float("inf"), out)
 
 
 @register_kl(Categorical, Categorical)

@@ -105,7 +105,8 @@ def avg_pool2d(input: Tensor, kernel_size: IntPair, stride: IntPair | None = Non
     """
     cols = _windows(input, kernel_size, stride, padding, 1, ceil_mode, 0.0, "avg_pool2d")
     total = _ops.reshape(_ops.sum(_taps(cols), axis=1), (cols.shape[0], *cols.shape[3:]))
-    total = _ops.astype(total, input.dtype)  # autocast's float32 sum: back, as PyTorch's pool
+    # autocast's float32 sum back to the input's dtype, as PyTorch's pools (no copy without)
+    total = _ops.astype(total, input.dtype, copy=False)
     if divisor_override is not None:
         if divisor_override == 0:
             raise ValueError("avg_pool2d: divisor_override must not be zero (None: the "
