@@ -58,15 +58,15 @@ class Context(threading.local):
     autocast: Any = None          # the low DType of xad.amp.autocast, None outside it
     recorder: Any = None          # xad.compile's recorder while a first call records
     transform: Any = None         # the innermost xad.jvp / xad.vmap level, None outside
-    hooked: bool = False          # any of anomaly, recorder, transform set (kept below)
+    hooked: bool = False          # any of anomaly, recorder, transform, autocast set (below)
 
     def __setattr__(self, name: str, value: Any) -> None:
         # ``hooked`` lets the per-operation path test one attribute instead of three
         super().__setattr__(name, value)
         if name in _HOOKS:
             super().__setattr__("hooked", bool(self.anomaly) or self.recorder is not None
-                                or self.transform is not None)
+                                or self.transform is not None or self.autocast is not None)
 
 
-_HOOKS = frozenset({"anomaly", "recorder", "transform"})
+_HOOKS = frozenset({"anomaly", "recorder", "transform", "autocast"})
 context = Context()

@@ -6,7 +6,10 @@ Inside ``with autocast(dtype)`` (this thread only; the state is ``context.autoca
   (``@``), ``linear`` (``nn.Linear``), ``einsum``, ``tensordot``, and convolutions;
 * **float32** (float16/bfloat16 inputs cast up): ``softmax``, ``log_softmax``,
   ``logsumexp``, ``sum``, ``mean``, ``var``/``std``, ``prod``, ``cumsum``, ``layer_norm``,
-  ``batch_norm``, and every loss in ``xad.nn.functional``;
+  ``group_norm``, ``batch_norm``, every loss in ``xad.nn.functional``, and PyTorch's CUDA
+  list of elementwise functions: ``exp``, ``expm1``, ``log``, ``log1p``, ``log2``,
+  ``log10``, ``tan``, ``asin``, ``acos``, ``sinh``, ``cosh``, ``softplus``, ``pow`` (``**``)
+  and a number divided by a tensor (``2 / x``, ``reciprocal``);
 * **everything else** runs in its inputs' widest dtype (the array libraries' promotion,
   PyTorch's "promote").
 

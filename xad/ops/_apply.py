@@ -46,7 +46,10 @@ class Op:
     may run inside the capture, CuPy by a cuBLAS handle of xad's own);
     ``float_as_0d`` (a Python float operand beside a real floating tensor gives the same
     bits as that float in a 0-d array of the tensor's dtype, the standard's rule for
-    ``+ - * /``: the backend may pass it so, :meth:`xad.Backend.float_operand`).
+    ``+ - * /``: the backend may pass it so, :meth:`xad.Backend.float_operand`);
+    ``amp_float32`` (on autocast's float32 list, PyTorch's CUDA one: under
+    :class:`xad.amp.autocast` float16/bfloat16 tensor inputs are computed in float32;
+    ``"reflected"``: only where a Python number comes first, as ``2 / x``).
     An Op whose ``forward`` converts Python-scalar operands itself may also give
     ``array_forward``, the same computation as one expression for operands that are all
     arrays of one dtype: ``xad.compile`` writes that inline where it passes scalars as 0-d
@@ -62,6 +65,7 @@ class Op:
     library: bool | str = False  # "matmul": a matrix product (see xad/compile/cuda_graph.py)
     floating = False
     float_as_0d = False
+    amp_float32: bool | str = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -237,6 +241,13 @@ def _in_float32(op: type[Op], x: Any, y: Any) -> Tensor:
     return out.astype(d) if out.dtype is _dt.float32 else out
 
 
+def _up(t: Any) -> Any:
+    """A float16/bfloat16 tensor in float32 (autocast's float32 list), anything else as is."""
+    if isinstance(t, Tensor) and t._backend._from_native.get(t._array.dtype) in _HALF:
+        return t.astype(_dt.float32)
+    return t
+
+
 def _to_floating(t: Any) -> Any:
     """A bool or integer tensor in the default floating dtype (for ``Op.floating``)."""
     if not isinstance(t, Tensor) or _inexact(t):
@@ -256,7 +267,9 @@ def _plain(op: type[Op], out: Any, b: Any) -> Tensor:
 
 def unary(op: type[Op], x: Tensor, **params: Any) -> Tensor:
     """``apply`` for one tensor input."""
-    hooked = context.hooked  # anomaly, recorder or transform: one test for the three
+    hooked = context.hooked  # anomaly, recorder, transform or autocast: one test for all
+    if hooked and op.amp_float32 and context.autocast is not None:
+        x = _up(x)
     if hooked and context.transform is not None:
         return context.transform.process(unary, op, (x,), params)
     if not isinstance(x, Tensor):
@@ -290,6 +303,9 @@ def unary(op: type[Op], x: Tensor, **params: Any) -> Tensor:
 def binary(op: type[Op], x: Any, y: Any) -> Tensor:
     """``apply`` for two inputs, at least one a tensor, the other maybe a Python scalar."""
     hooked = context.hooked
+    if hooked and op.amp_float32 and context.autocast is not None and (
+            op.amp_float32 is True or not isinstance(x, Tensor)):
+        x, y = _up(x), _up(y)
     if hooked and context.transform is not None:
         return context.transform.process(binary, op, (x, y), {})
     if op.floating and not (_inexact(x) or _inexact(y)):  # (int8 / float16: float16)
@@ -354,7 +370,9 @@ def binary(op: type[Op], x: Any, y: Any) -> Tensor:
 
 def apply(op: type[Op], *args: Any, **params: Any) -> Any:
     """Run ``op`` on tensors and Python scalars; record a node when a gradient is needed."""
-    hooked = context.hooked  # anomaly, recorder or transform: one test for the three
+    hooked = context.hooked  # anomaly, recorder, transform or autocast: one test for all
+    if hooked and op.amp_float32 is True and context.autocast is not None:
+        args = tuple(_up(a) for a in args)
     if hooked and context.transform is not None:
         return context.transform.process(apply, op, args, params)
     backend = None

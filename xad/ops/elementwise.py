@@ -131,6 +131,7 @@ class Multiply(Op):
 @holomorphic
 class Divide(Op):
     name = "divide"
+    amp_float32 = "reflected"  # autocast: 2 / x in float32 (PyTorch's __rtruediv__)
     float_as_0d = True
     floating = True
     save_inputs = True
@@ -159,6 +160,7 @@ class Pow(Op):
     """``x ** y`` with a tensor exponent (it saves its result for the exponent's gradient)."""
 
     name = "pow"
+    amp_float32 = True  # autocast's float32 list (PyTorch's CUDA one)
     save_inputs = True
     save_output = True
 
@@ -224,6 +226,7 @@ class PowScalar(Op):
     """``x ** y`` with a Python-number exponent (in params): saves only ``x``."""
 
     name = "pow_scalar"
+    amp_float32 = True  # autocast's float32 list (PyTorch's CUDA one)
     save_inputs = True
 
     @staticmethod
@@ -263,6 +266,7 @@ class Negative(Op):
 @holomorphic
 class Exp(Op):
     name = "exp"
+    amp_float32 = True  # autocast's float32 list (PyTorch's CUDA one)
     floating = True
     save_output = True
 
@@ -284,6 +288,7 @@ class Exp(Op):
 @holomorphic
 class Log(Op):
     name = "log"
+    amp_float32 = True  # autocast's float32 list (PyTorch's CUDA one)
     floating = True
     save_inputs = True
 
@@ -305,6 +310,7 @@ class Log(Op):
 @holomorphic
 class Log1p(Op):
     name = "log1p"
+    amp_float32 = True  # autocast's float32 list (PyTorch's CUDA one)
     floating = True
     save_inputs = True
 
@@ -326,6 +332,7 @@ class Log1p(Op):
 @holomorphic
 class Expm1(Op):
     name = "expm1"
+    amp_float32 = True  # autocast's float32 list (PyTorch's CUDA one)
     floating = True
     save_output = True
 
@@ -447,6 +454,7 @@ class Cos(Op):
 @holomorphic
 class Tan(Op):
     name = "tan"
+    amp_float32 = True  # autocast's float32 list (PyTorch's CUDA one)
     floating = True
     save_output = True
 
@@ -549,6 +557,7 @@ class Relu(Op):
 
 class Softplus(Op):
     name = "softplus"
+    amp_float32 = True  # autocast's float32 list (PyTorch's CUDA one)
     floating = True
     save_inputs = True
 

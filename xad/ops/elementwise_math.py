@@ -27,27 +27,28 @@ __all__ = [
 ]
 
 
-def _smooth(name_: str, derivative: Any) -> type[Op]:
+def _smooth(name_: str, derivative: Any, amp_float32: bool = False) -> type[Op]:
     """A unary primitive: the backend's function ``name_`` forward, ``g * derivative(x)``
-    backward (``derivative`` in xad ops, so second order works)."""
+    backward (``derivative`` in xad ops, so second order works); ``amp_float32``: on
+    autocast's float32 list."""
     return holomorphic(type(name_.title(), (Op,), {
-        "name": name_, "save_inputs": True, "floating": True,
+        "name": name_, "save_inputs": True, "floating": True, "amp_float32": amp_float32,
         "forward": staticmethod(lambda b, x: getattr(b.xp, name_)(x)),
         "backward": staticmethod(lambda node, g: g * derivative(node.inputs[0])),
         "jvp": staticmethod(lambda primals, tangents, out: tangents[0] * derivative(primals[0])),
         "batch": classmethod(elementwise_batch)}))
 
 
-Asin = _smooth("asin", lambda x: 1 / sqrt(1 - x * x))
-Acos = _smooth("acos", lambda x: -1 / sqrt(1 - x * x))
+Asin = _smooth("asin", lambda x: 1 / sqrt(1 - x * x), True)
+Acos = _smooth("acos", lambda x: -1 / sqrt(1 - x * x), True)
 Atan = _smooth("atan", lambda x: 1 / (1 + x * x))
-Sinh = _smooth("sinh", lambda x: cosh(x))
-Cosh = _smooth("cosh", lambda x: sinh(x))
+Sinh = _smooth("sinh", lambda x: cosh(x), True)
+Cosh = _smooth("cosh", lambda x: sinh(x), True)
 Asinh = _smooth("asinh", lambda x: 1 / sqrt(x * x + 1))
 Acosh = _smooth("acosh", lambda x: 1 / sqrt(x * x - 1))
 Atanh = _smooth("atanh", lambda x: 1 / (1 - x * x))
-Log2 = _smooth("log2", lambda x: 1 / (x * math.log(2)))
-Log10 = _smooth("log10", lambda x: 1 / (x * math.log(10)))
+Log2 = _smooth("log2", lambda x: 1 / (x * math.log(2)), True)
+Log10 = _smooth("log10", lambda x: 1 / (x * math.log(10)), True)
 
 
 def _binary_forward(name_: str) -> Any:
