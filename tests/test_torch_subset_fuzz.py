@@ -417,9 +417,61 @@ def _activation_and_loss_cases() -> dict:
     return cases
 
 
+def _breadth_cases() -> dict:
+    """The functions and methods of custom optimisers and data code (issue 25's breadth
+    task); their gradients are checked against torch by tests/test_torch_breadth.py."""
+    srt = lambda m, g: m.sort(g.f((5,))).values  # noqa: E731  (sorted boundaries)
+    return {
+        "addcmul(value=), addcdiv": lambda m, g: [
+            m.addcmul(g.f(), g.f(), g.f(), value=0.3), m.addcdiv(g.f(), g.f(), g.f(lo=0.5)),
+            g.f().addcmul(g.f((1, 1)), g.f(), value=-2), g.f().addcdiv(g.f(), g.f(lo=0.5))],
+        "lerp(scalar), lerp(tensor)": lambda m, g: [
+            m.lerp(g.f(), g.f(), float(g.rng.uniform(-1, 2))), m.lerp(g.f(), g.f(), g.f(lo=-1)),
+            g.f().lerp(g.f(), 1.0)],
+        "x.addcmul_, addcdiv_, lerp_": lambda m, g: [
+            g.f().addcmul_(g.f(), g.f(), value=0.1), g.f().addcdiv_(g.f(), g.f(lo=0.5)),
+            g.f().lerp_(g.f(), 0.9), g.f().lerp_(g.f(), g.f(lo=0, hi=1))],
+        "logaddexp2, xlogy, x.hypot/logaddexp": lambda m, g: [
+            m.logaddexp2(g.f(), g.f()), m.xlogy(g.f() * g.b(), g.f(lo=0.0)),
+            g.f().logaddexp2(g.f()), g.f().xlogy(g.f(lo=0.1)), g.f().hypot(g.f()),
+            g.f().logaddexp(g.f()), m.xlogy(g.i(lo=0, hi=3), g.f(lo=0.1)), m.xlogy(2.0, g.f())],
+        "cross, x.cross(dim)": lambda m, g: [
+            m.cross(g.f((4, 3)), g.f((4, 3)), dim=1), g.f((3, 2)).cross(g.f((3, 1)), 0)],
+        "cdist(p)": lambda m, g: [m.cdist(g.f((4, 3)), g.f((2, 3))),
+                                  m.cdist(g.f((2, 4, 3)), g.f((2, 5, 3)), p=1.0)],
+        "bucketize(right, out_int32), searchsorted(side)": lambda m, g: [
+            m.bucketize(g.f(), srt(m, g)), m.bucketize(g.f(), srt(m, g), right=True,
+                                                     out_int32=True),
+            m.searchsorted(srt(m, g), g.f(), side="right")],
+        "histc(bins, min, max), x.histc": lambda m, g: [
+            m.histc(g.f(), 5), m.histc(g.f(), 4, -1, 1), g.f((6,)).histc(3)],
+        "nan_to_num(posinf, neginf), x.nan_to_num_": lambda m, g: [
+            m.nan_to_num(m.log(g.f()) / g.f()), m.nan_to_num(m.log(g.f()), posinf=1.0,
+                                                             neginf=-2.0),
+            (m.log(g.f()) / g.f()).nan_to_num_(nan=5.0), m.nan_to_num(g.i())],
+        "masked_select, masked_scatter, x.masked_scatter_": lambda m, g: [
+            m.masked_select(g.f(), g.b()), g.f((3, 4)).masked_select(g.b((4,))),
+            m.masked_scatter(g.f(), g.b(), g.f((12,))), g.f().masked_scatter_(g.b(), g.f())],
+        "take_along_dim, x.take_along_dim": lambda m, g: [
+            m.take_along_dim(g.f((3, 4)), g.idx((3, 2), 4), dim=1),
+            m.take_along_dim(g.f((3, 4)), g.idx((5,), 12)),
+            g.f((3, 4)).take_along_dim(g.idx((1, 4), 3), 0)],
+        "rot90, x.rot90(k, dims)": lambda m, g: [
+            m.rot90(g.f()), m.rot90(g.f((2, 3, 4)), 2, [1, 2]), g.f().rot90(-1, [1, 0]),
+            g.f().rot90(4)],
+        "tril_indices, triu_indices": lambda m, g: [
+            m.tril_indices(3, 4), m.tril_indices(4, 3, -1), m.triu_indices(3, 5, 2),
+            m.triu_indices(2, 2, dtype=m.int32)],
+        "block_diag, cartesian_prod": lambda m, g: [
+            m.block_diag(g.f((2, 3)), g.f((2,)), g.i((1, 1))), m.block_diag(g.f(())),
+            m.cartesian_prod(g.f((2,)), g.f((3,))), m.cartesian_prod(g.i((3,)))],
+        "meshgrid(indexing=xy)": lambda m, g: m.meshgrid(g.f((2,)), g.f((3,)), indexing="xy"),
+    }
+
+
 CASES = {**_unary_cases(), **_binary_cases(), **_reduction_cases(), **_shape_cases(),
          **_index_cases(), **_creation_cases(), **_method_cases(), **_functional_cases(),
-         **_activation_and_loss_cases()}
+         **_activation_and_loss_cases(), **_breadth_cases()}
 
 # cases that still differ, by name pattern, with why; reported, not failed. (PyTorch's
 # promotion of issue 26 item 1 is done: those cases are checked again.)

@@ -104,6 +104,11 @@ def _lstsq(a: Any, b: Any, rcond: float | None = None, *, driver: str | None = N
     return sys.modules["xad"].linalg.lstsq(a, b, rcond, driver=driver or "gelsy")
 
 
+def _linalg_cross(input: Any, other: Any, *, dim: int = -1) -> Any:  # noqa: A002
+    """``torch.linalg.cross``: PyTorch's keyword ``dim`` (default -1), inputs broadcast."""
+    return _ops.cross(input, other, dim)
+
+
 def _onnx_export(*args: Any, **kwargs: Any) -> None:
     raise NotImplementedError("torch.onnx.export: xad does not export ONNX graphs; save "
                               "model.state_dict() and export from PyTorch")
@@ -188,7 +193,8 @@ def namespace() -> dict[str, types.ModuleType]:
     # torch.linalg's norms give 0, not NaN, as gradient at 0 (PyTorch's convention)
     mods["torch.linalg"] = _module("torch.linalg", xad.linalg,
                                    vector_norm=_conventions.vector_norm,
-                                   matrix_norm=_matrix_norm, lstsq=_lstsq)
+                                   matrix_norm=_matrix_norm, lstsq=_lstsq,
+                                   cross=_linalg_cross)
     mods["torch.fft"] = _module("torch.fft", torch_fft)
     amp = _module("torch.amp", autocast=_tf.autocast, GradScaler=_tf.GradScaler)
     mods["torch.amp"] = amp

@@ -1509,6 +1509,100 @@ class Tensor:
         _ops.setitem_(self, (...,), _ops.masked_fill(self._alias(), mask, value))
         return self
 
+    # PyTorch's methods over :mod:`xad.ops.torch_compositions` (their docstrings there)
+    def addcmul(self, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
+        """See :func:`xad.addcmul`."""
+        return _ops.addcmul(self, tensor1, tensor2, value=value)
+
+    def addcdiv(self, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
+        """See :func:`xad.addcdiv`."""
+        return _ops.addcdiv(self, tensor1, tensor2, value=value)
+
+    def lerp(self, end: Tensor, weight: Any) -> Tensor:
+        """See :func:`xad.lerp`."""
+        return _ops.lerp(self, end, weight)
+
+    def addcmul_(self, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
+        """:meth:`addcmul`, in place (``exp_avg_sq.addcmul_(g, g, value=1 - beta2)``).
+
+        Example:
+            >>> import xad
+            >>> xad.ones(2).addcmul_(xad.ones(2), xad.tensor([2.0, 3.0]), value=2).tolist()
+            [5.0, 7.0]
+        """
+        return _ops.assign_result(self, _ops.addcmul(self._alias(), tensor1, tensor2,
+                                                     value=value), "addcmul_")
+
+    def addcdiv_(self, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
+        """:meth:`addcdiv`, in place (``p.addcdiv_(exp_avg, denom, value=-step_size)``)."""
+        return _ops.assign_result(self, _ops.addcdiv(self._alias(), tensor1, tensor2,
+                                                     value=value), "addcdiv_")
+
+    def lerp_(self, end: Tensor, weight: Any) -> Tensor:
+        """:meth:`lerp`, in place (``exp_avg.lerp_(grad, 1 - beta1)``)."""
+        return _ops.assign_result(self, _ops.lerp(self._alias(), end, weight), "lerp_")
+
+    def hypot(self, other: Any) -> Tensor:
+        """See :func:`xad.hypot`."""
+        return _ops.hypot(self, other)
+
+    def logaddexp(self, other: Any) -> Tensor:
+        """See :func:`xad.logaddexp`."""
+        return _ops.logaddexp(self, other)
+
+    def logaddexp2(self, other: Any) -> Tensor:
+        """See :func:`xad.logaddexp2`."""
+        return _ops.logaddexp2(self, other)
+
+    def xlogy(self, other: Any) -> Tensor:
+        """See :func:`xad.xlogy`."""
+        return _ops.xlogy(self, other)
+
+    def diff(self, n: int = 1, dim: int = -1, prepend: Any = None, append: Any = None,
+             ) -> Tensor:
+        """PyTorch's ``x.diff(n=1, dim=-1, prepend=None, append=None)``."""
+        return _ops.diff(self, axis=dim, n=n, prepend=prepend, append=append)
+
+    def cross(self, other: Tensor, dim: int | None = None) -> Tensor:
+        """See :func:`xad.cross`."""
+        return _ops.cross(self, other, dim)
+
+    def masked_select(self, mask: Tensor) -> Tensor:
+        """See :func:`xad.masked_select`."""
+        return _ops.masked_select(self, mask)
+
+    def masked_scatter(self, mask: Tensor, source: Tensor) -> Tensor:
+        """See :func:`xad.masked_scatter`."""
+        return _ops.masked_scatter(self, mask, source)
+
+    def masked_scatter_(self, mask: Tensor, source: Tensor) -> Tensor:
+        """:meth:`masked_scatter`, in place."""
+        return _ops.assign_result(self, _ops.masked_scatter(self._alias(), mask, source),
+                                  "masked_scatter_")
+
+    def take_along_dim(self, indices: Tensor, dim: int | None = None) -> Tensor:
+        """See :func:`xad.take_along_dim`."""
+        return _ops.take_along_dim(self, indices, dim)
+
+    def nan_to_num(self, nan: float = 0.0, posinf: float | None = None,
+                   neginf: float | None = None) -> Tensor:
+        """See :func:`xad.nan_to_num`."""
+        return _ops.nan_to_num(self, nan, posinf, neginf)
+
+    def nan_to_num_(self, nan: float = 0.0, posinf: float | None = None,
+                    neginf: float | None = None) -> Tensor:
+        """:meth:`nan_to_num`, in place."""
+        return _ops.assign_result(self, _ops.nan_to_num(self._alias(), nan, posinf, neginf),
+                                  "nan_to_num_")
+
+    def rot90(self, k: int = 1, dims: Any = (0, 1)) -> Tensor:
+        """See :func:`xad.rot90`."""
+        return _ops.rot90(self, k, dims)
+
+    def histc(self, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:
+        """See :func:`xad.histc`."""
+        return _ops.histc(self, bins, min, max)
+
     def scatter(self, dim: int, index: Tensor, src: Any = None, *, value: Any = None,
                 reduce: str | None = None) -> Tensor:
         """PyTorch's ``scatter``: ``src`` (a tensor or number, or ``value=``) written at

@@ -1,0 +1,345 @@
+"""PyTorch functions that training code calls and the standard lacks (``addcmul``, ``lerp``,
+``xlogy``, ``cdist``, ``masked_select``, ``rot90``, ``block_diag``, ...), composed from
+xad's primitives: their gradients come from the primitives' rules, with PyTorch's
+numbers (``lerp``'s two formulas, ``cdist``'s zero gradient at a zero distance)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .. import dtypes as _dt
+from ..factories import zeros
+from ..tensor import Tensor
+from .creation import asarray
+from .dtype_functions import finfo, result_type
+from .elementwise import astype, isfinite, isnan, log, where
+from .elementwise_math import floor, logaddexp
+from .manipulation import broadcast_arrays, meshgrid, take_along_axis
+from .reduce import cumsum
+from .select import index_add
+from .shape import concat, flip, reshape, stack
+from .torch_conventions import vector_norm
+
+__all__ = ["addcmul", "addcdiv", "lerp", "logaddexp2", "xlogy", "cross", "cdist",
+           "bucketize", "histc", "nan_to_num", "masked_select", "masked_scatter",
+           "take_along_dim", "rot90", "tril_indices", "triu_indices", "block_diag",
+           "cartesian_prod"]
+
+
+def addcmul(input: Tensor, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:  # noqa: A002
+    """PyTorch's ``addcmul``: ``input + value * tensor1 * tensor2`` (broadcast).
+
+    Example:
+        >>> import xad
+        >>> xad.addcmul(xad.ones(2), xad.tensor([1.0, 2.0]), xad.tensor([3.0, 4.0]),
+        ...             value=0.5).tolist()
+        [2.5, 5.0]
+    """
+    prod = tensor1 * tensor2
+    return input + (prod if value == 1 else prod * value)
+
+
+def addcdiv(input: Tensor, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:  # noqa: A002
+    """PyTorch's ``addcdiv``: ``input + value * tensor1 / tensor2`` (broadcast; integer
+    ``tensor1`` and ``tensor2`` refused, as PyTorch refuses them).
+
+    Example:
+        >>> import xad
+        >>> xad.addcdiv(xad.ones(2), xad.tensor([1.0, 2.0]), xad.tensor([4.0, 4.0]),
+        ...             value=2).tolist()
+        [1.5, 2.0]
+    """
+    if all(not (isinstance(t, Tensor) and t.dtype.is_floating) for t in (tensor1, tensor2)):
+        raise RuntimeError("addcdiv: integer division of tensors is not supported (as "
+                           "PyTorch); make tensor1 or tensor2 floating point")
+    quot = tensor1 / tensor2
+    return input + (quot if value == 1 else quot * value)
+
+
+def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:  # noqa: A002
+    """PyTorch's ``lerp``: ``input + weight * (end - input)`` where ``|weight| < 0.5``, else
+    ``end - (end - input) * (1 - weight)`` (PyTorch's two formulas: ``weight=1`` gives
+    ``end`` exactly); ``weight`` a number or a tensor.
+
+    Example:
+        >>> import xad
+        >>> xad.lerp(xad.tensor([0.0, 1e8]), xad.tensor([1.0, 1.0]), 1.0).tolist()
+        [1.0, 1.0]
+    """
+    d = end - input
+    if not isinstance(weight, Tensor):
+        return input + weight * d if abs(weight) < 0.5 else end - d * (1 - weight)
+    return where(abs(weight) < 0.5, input + weight * d, end - d * (1 - weight))
+
+
+def logaddexp2(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """``log2(2**input + 2**other)``, computed stably (PyTorch's ``logaddexp2``).
+
+    Example:
+        >>> import xad
+        >>> xad.logaddexp2(xad.tensor([1.0]), xad.tensor([1.0])).tolist()
+        [2.0]
+    """
+    ln2 = math.log(2.0)
+    return logaddexp(input * ln2, other * ln2) / ln2
+
+
+def xlogy(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """``input * log(other)``, 0 where ``input == 0`` (NaN where ``other`` is NaN), with
+    gradient 0 there too (PyTorch's ``xlogy``).
+
+    Example:
+        >>> import xad
+        >>> xad.xlogy(xad.tensor([0.0, 2.0]), xad.tensor([0.0, 1.0])).tolist()
+        [0.0, 0.0]
+    """
+    x, y = (asarray(v) if not isinstance(v, Tensor) else v for v in (input, other))
+    dt = result_type(x, y)
+    x, y = astype(x, dt if dt.is_floating else _dt.float32), astype(y, dt if dt.is_floating
+                                                                     else _dt.float32)
+    zero = x == 0
+    out = where(zero, 0.0, x * log(where(zero, 1.0, y)))  # log(1): no 0 * inf in backward
+    return where(isnan(y), y, out)
+
+
+def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:  # noqa: A002
+    """PyTorch's ``cross``: the cross product along ``dim`` (of length 3; ``None``: the
+    first dimension of length 3, as ``torch.cross``), inputs broadcast.
+
+    Example:
+        >>> import xad
+        >>> xad.cross(xad.tensor([1.0, 0, 0]), xad.tensor([0.0, 1, 0])).tolist()
+        [0.0, 0.0, 1.0]
+    """
+    a, b = broadcast_arrays(input, other)
+    if dim is None:
+        dim = next((i for i, n in enumerate(a.shape) if n == 3), -1)
+    if not -a.ndim <= dim < a.ndim or a.shape[dim] != 3:
+        raise ValueError(f"cross: dimension {dim} of the inputs (broadcast shape {a.shape}) "
+                         f"must have length 3")
+    c = [a.narrow(dim, i, 1) for i in range(3)]
+    e = [b.narrow(dim, i, 1) for i in range(3)]
+    parts = [c[1] * e[2] - c[2] * e[1], c[2] * e[0] - c[0] * e[2], c[0] * e[1] - c[1] * e[0]]
+    return concat(parts, axis=dim)
+
+
+def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: Any = None) -> Tensor:
+    """PyTorch's ``cdist``: the ``p``-norm distance between each row of ``x1``
+    ``(..., P, M)`` and each row of ``x2`` ``(..., R, M)``: ``(..., P, R)``; the gradient at
+    a zero distance is 0, as PyTorch's (``compute_mode`` is accepted and ignored: xad
+    computes the differences directly, PyTorch's exact mode).
+
+    Example:
+        >>> import xad
+        >>> xad.cdist(xad.tensor([[0.0, 0.0]]), xad.tensor([[3.0, 4.0], [0.0, 1.0]])).tolist()
+        [[5.0, 1.0]]
+    """
+    if x1.ndim < 2 or x2.ndim < 2 or x1.shape[-1] != x2.shape[-1]:
+        raise ValueError(f"cdist: x1 {x1.shape} and x2 {x2.shape} must be (..., P, M) and "
+                         f"(..., R, M) with the same M")
+    diff = x1[..., :, None, :] - x2[..., None, :, :]
+    return vector_norm(diff, p, -1)
+
+
+def bucketize(input: Any, boundaries: Tensor, *, out_int32: bool = False,  # noqa: A002
+              right: bool = False) -> Tensor:
+    """PyTorch's ``bucketize``: for each element, the index of its bucket in the sorted 1-D
+    ``boundaries`` (``right=False``: ``boundaries[i-1] < x <= boundaries[i]``).
+
+    Example:
+        >>> import xad
+        >>> xad.bucketize(xad.tensor([1, 5, 9]), xad.tensor([1, 3, 5, 7])).tolist()
+        [0, 2, 4]
+    """
+    from .sorting import searchsorted
+    if boundaries.ndim != 1:
+        raise ValueError(f"bucketize: boundaries must be 1-D, got shape {boundaries.shape}")
+    x = input if isinstance(input, Tensor) else asarray(input, dtype=boundaries.dtype)
+    out = searchsorted(boundaries, reshape(x, (-1,)), side="right" if right else "left")
+    return astype(reshape(out, x.shape), _dt.int32 if out_int32 else _dt.int64)
+
+
+def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:  # noqa: A002
+    """PyTorch's ``histc``: counts of ``input`` in ``bins`` equal bins over ``[min, max]``
+    (both 0: the data's range), in ``input``'s dtype; elements outside are ignored. Not
+    differentiable (as PyTorch's). A range of the data reads it to the host.
+
+    Example:
+        >>> import xad
+        >>> xad.histc(xad.tensor([0.0, 1.0, 2.0, 2.5]), bins=2, min=0, max=2).tolist()
+        [1.0, 2.0]
+    """
+    if not input.dtype.is_floating:
+        raise TypeError(f"histc: input must be floating point, got {input.dtype}")
+    x = reshape(input.detach(), (-1,))
+    lo, hi = float(min), float(max)
+    if lo == hi and x.shape[0]:
+        lo, hi = float(x.min().item()), float(x.max().item())
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    if not lo < hi or not (math.isfinite(lo) and math.isfinite(hi)):
+        raise ValueError(f"histc: max ({hi}) must be larger than min ({lo}) and both finite")
+    inside = (x >= lo) & (x <= hi)
+    pos = astype(floor((x - lo) * bins / (hi - lo)), _dt.int64)  # PyTorch's order of terms
+    pos = where(inside, where(pos >= bins, bins - 1, pos), 0)
+    return index_add(zeros(bins, dtype=input.dtype), 0, pos, astype(inside, input.dtype))
+
+
+def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None,  # noqa: A002
+               neginf: float | None = None) -> Tensor:
+    """NaN to ``nan``, +inf to ``posinf`` and -inf to ``neginf`` (default: the dtype's
+    largest and smallest finite values); gradient 1 where finite, else 0 (PyTorch's).
+
+    Example:
+        >>> import xad
+        >>> xad.nan_to_num(xad.tensor([float("nan"), float("inf"), 1.0]), posinf=9.0).tolist()
+        [0.0, 9.0, 1.0]
+    """
+    if not input.dtype.is_floating:
+        return input.clone()
+    info = finfo(input.dtype)
+    hi = info.max if posinf is None else posinf
+    lo = info.min if neginf is None else neginf
+    big = where(input > 0, hi, lo)
+    return where(isfinite(input), input, where(isnan(input), nan, big))
+
+
+def masked_select(input: Tensor, mask: Tensor) -> Tensor:  # noqa: A002
+    """The elements of ``input`` where ``mask`` is true (both broadcast), as a 1-D tensor
+    (its length reads the mask to the host).
+
+    Example:
+        >>> import xad
+        >>> x = xad.tensor([[1.0, 2.0], [3.0, 4.0]])
+        >>> xad.masked_select(x, xad.tensor([True, False])).tolist()
+        [1.0, 3.0]
+    """
+    x, m = broadcast_arrays(input, mask)
+    return x[m]
+
+
+def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:  # noqa: A002
+    """PyTorch's ``masked_scatter``: ``input`` with the places where ``mask`` (broadcast to
+    ``input``) is true filled, in order, from the first elements of ``source``.
+
+    Example:
+        >>> import xad
+        >>> x, m = xad.zeros(2, 2), xad.tensor([[True, False], [True, True]])
+        >>> xad.masked_scatter(x, m, xad.tensor([1.0, 2.0, 3.0, 4.0])).tolist()
+        [[1.0, 0.0], [2.0, 3.0]]
+    """
+    m = mask.broadcast_to(input.shape) if mask.shape != input.shape else mask
+    if mask.dtype is not _dt.bool_:
+        raise TypeError(f"masked_scatter: mask must be bool, got {mask.dtype}")
+    flat = reshape(m, (-1,))
+    pos = cumsum(astype(flat, _dt.int64), 0) - 1  # the source element each place takes
+    src = reshape(source, (-1,))[where(flat, pos, 0)]
+    return where(m, reshape(astype(src, input.dtype), input.shape), input)
+
+
+def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:  # noqa: A002
+    """PyTorch's ``take_along_dim``: :func:`take_along_axis` (``indices`` broadcast with
+    ``input`` on the other dimensions); ``dim=None`` indexes the flattened ``input``.
+
+    Example:
+        >>> import xad
+        >>> x = xad.tensor([[10.0, 30.0], [60.0, 20.0]])
+        >>> xad.take_along_dim(x, x.argmax(dim=1, keepdim=True), dim=1).tolist()
+        [[30.0], [60.0]]
+    """
+    if dim is None:
+        return take_along_axis(reshape(input, (-1,)), reshape(indices, (-1,)), axis=0)
+    return take_along_axis(input, indices, axis=dim)
+
+
+def rot90(input: Tensor, k: int = 1, dims: Any = (0, 1)) -> Tensor:  # noqa: A002
+    """Rotate by 90 degrees ``k`` times in the plane of ``dims``, from the first towards
+    the second (PyTorch's ``rot90``).
+
+    Example:
+        >>> import xad
+        >>> xad.rot90(xad.tensor([[1, 2], [3, 4]])).tolist()
+        [[2, 4], [1, 3]]
+    """
+    d0, d1 = (int(d) for d in dims)
+    if len(dims) != 2 or input.ndim < 2 or (d0 - d1) % input.ndim == 0:
+        raise ValueError(f"rot90: dims must be two different axes of the {input.ndim}-d "
+                         f"input, got {tuple(dims)}")
+    k %= 4
+    if k == 0:
+        return input.clone()
+    if k == 2:
+        return flip(input, axis=(d0, d1))
+    return flip(input, axis=d1 if k == 1 else d0).transpose(d0, d1)
+
+
+def _triangle(row: int, col: int, offset: int, lower: bool, dtype: Any) -> Tensor:
+    pairs = [(i, j) for i in range(row) for j in range(col)
+             if (j - i <= offset if lower else j - i >= offset)]
+    ij = [[p[0] for p in pairs], [p[1] for p in pairs]]
+    return asarray(ij, dtype=dtype or _dt.int64)
+
+
+def tril_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None) -> Tensor:
+    """The ``(2, N)`` row and column indices of the lower triangle of a ``row x col``
+    matrix (diagonal ``offset``), row by row (PyTorch's ``tril_indices``).
+
+    Example:
+        >>> import xad
+        >>> xad.tril_indices(2, 2).tolist()
+        [[0, 1, 1], [0, 0, 1]]
+    """
+    return _triangle(row, col, offset, True, dtype)
+
+
+def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None) -> Tensor:
+    """The ``(2, N)`` indices of the upper triangle (PyTorch's ``triu_indices``).
+
+    Example:
+        >>> import xad
+        >>> xad.triu_indices(2, 2).tolist()
+        [[0, 0, 1], [0, 1, 1]]
+    """
+    return _triangle(row, col, offset, False, dtype)
+
+
+def block_diag(*tensors: Tensor) -> Tensor:
+    """The tensors (0-, 1- or 2-d) on the diagonal of one matrix, zeros elsewhere, in their
+    promoted dtype (PyTorch's ``block_diag``).
+
+    Example:
+        >>> import xad
+        >>> xad.block_diag(xad.tensor([[1, 2]]), xad.tensor(3)).tolist()
+        [[1, 2, 0], [0, 0, 3]]
+    """
+    if not tensors:
+        return zeros(1, 0)
+    if any(t.ndim > 2 for t in tensors):
+        raise ValueError(f"block_diag: tensors must have at most 2 dimensions, got shapes "
+                         f"{[t.shape for t in tensors]}")
+    dt = result_type(*tensors)
+    mats = [reshape(astype(t, dt), (1, -1) if t.ndim < 2 else t.shape) for t in tensors]
+    width = sum(m.shape[1] for m in mats)
+    rows, left = [], 0
+    for m in mats:
+        r, c = m.shape
+        parts = [zeros(r, left, dtype=dt), m, zeros(r, width - left - c, dtype=dt)]
+        rows.append(concat(parts, axis=1))
+        left += c
+    return concat(rows, axis=0)
+
+
+def cartesian_prod(*tensors: Tensor) -> Tensor:
+    """Every combination of the 1-D tensors' elements, one per row (PyTorch's
+    ``cartesian_prod``; one tensor comes back as it is).
+
+    Example:
+        >>> import xad
+        >>> xad.cartesian_prod(xad.tensor([1, 2]), xad.tensor([3, 4])).tolist()
+        [[1, 3], [1, 4], [2, 3], [2, 4]]
+    """
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = meshgrid(*tensors, indexing="ij")
+    return stack([reshape(g, (-1,)) for g in grids], axis=1)
