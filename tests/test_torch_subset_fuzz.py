@@ -466,6 +466,16 @@ def _breadth_cases() -> dict:
             m.block_diag(g.f((2, 3)), g.f((2,)), g.i((1, 1))), m.block_diag(g.f(())),
             m.cartesian_prod(g.f((2,)), g.f((3,))), m.cartesian_prod(g.i((3,)))],
         "meshgrid(indexing=xy)": lambda m, g: m.meshgrid(g.f((2,)), g.f((3,)), indexing="xy"),
+        "searchsorted(batched, side vs right)": lambda m, g: [
+            m.searchsorted(m.sort(g.f((3, 4))).values, g.f((3, 2)), right=True),
+            m.searchsorted(m.sort(g.f((2, 1, 4))).values, g.f((2, 1, 3)), side="left")],
+        "searchsorted(side=left, right=True) refused": lambda m, g: m.searchsorted(
+            m.arange(3.0), g.f((2,)), side="left", right=True),
+        "diff(bool), x.diff(n=2)": lambda m, g: [m.diff(g.b((6,))), g.b((3, 5)).diff(n=2),
+                                                  g.b((2, 3)).diff(dim=0, prepend=g.b((1, 3)))],
+        "addcmul(int64, value=float)": lambda m, g: [
+            m.addcmul(g.i(), g.i(), g.i(), value=float(g.rng.uniform(-3, 3))),
+            g.i().addcmul_(g.i(), g.i(), value=-1.5)],
     }
 
 

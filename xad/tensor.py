@@ -1560,7 +1560,9 @@ class Tensor:
 
     def diff(self, n: int = 1, dim: int = -1, prepend: Any = None, append: Any = None,
              ) -> Tensor:
-        """PyTorch's ``x.diff(n=1, dim=-1, prepend=None, append=None)``."""
+        """PyTorch's ``x.diff(n=1, dim=-1, prepend=None, append=None)`` (of bools: ``!=``)."""
+        if self.dtype is _dt.bool_:
+            return _ops.torch_compositions.diff_bool(self, n, dim, prepend, append)
         return _ops.diff(self, axis=dim, n=n, prepend=prepend, append=append)
 
     def cross(self, other: Tensor, dim: int | None = None) -> Tensor:

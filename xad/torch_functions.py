@@ -219,15 +219,18 @@ def triu(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
 
 def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Any = None,  # noqa: A002
          append: Any = None) -> Tensor:
-    """``torch.diff(input, n=1, dim=-1, prepend=None, append=None)`` (``n`` comes first).
+    """``torch.diff(input, n=1, dim=-1, prepend=None, append=None)`` (``n`` comes first;
+    of bools, PyTorch's ``!=`` of neighbours).
 
     Example:
         >>> import xad
         >>> from xad.torch_functions import diff
         >>> diff(xad.tensor([1, 4, 9, 16]), 2).tolist()
         [2, 2]
+        >>> diff(xad.tensor([True, False, False])).tolist()
+        [True, False]
     """
-    return _ops.diff(input, axis=dim, n=n, prepend=prepend, append=append)
+    return input.diff(n, dim, prepend, append)
 
 
 def take(input: Tensor, index: Tensor) -> Tensor:  # noqa: A002
@@ -261,17 +264,42 @@ def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:  # no
 def searchsorted(sorted_sequence: Tensor, values: Any, *, out_int32: bool = False,
                  right: bool = False, side: str | None = None, sorter: Any = None) -> Tensor:
     """``torch.searchsorted(sorted_sequence, values, *, out_int32=False, right=False,
-    side=None, sorter=None)``.
+    side=None, sorter=None)``; an N-d ``sorted_sequence`` searches each of its last-axis
+    rows for the matching row of ``values`` (PyTorch's batched form).
 
     Example:
         >>> import xad
         >>> from xad.torch_functions import searchsorted
         >>> searchsorted(xad.tensor([1.0, 2.0, 3.0]), xad.tensor([2.0]), right=True).tolist()
         [2]
+        >>> searchsorted(xad.tensor([[1, 3], [0, 5]]), xad.tensor([[3], [3]])).tolist()
+        [[1], [1]]
     """
-    out = _ops.searchsorted(sorted_sequence, values, side=side or ("right" if right else "left"),
-                            sorter=sorter)
+    if side is not None and side not in ("left", "right"):
+        raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
+    if right and side == "left":
+        raise RuntimeError("searchsorted: side='left' and right=True ask for opposites; "
+                           "give one of them")
+    side = side or ("right" if right else "left")
+    if sorted_sequence.ndim > 1:
+        out = _batched_search(sorted_sequence, values, side, sorter)
+    else:
+        out = _ops.searchsorted(sorted_sequence, values, side=side, sorter=sorter)
     return _ops.astype(out, dtypes.int32 if out_int32 else dtypes.int64, copy=False)
+
+
+def _batched_search(seq: Tensor, values: Any, side: str, sorter: Any) -> Tensor:
+    """Per row of ``seq``: how many of its elements lie below each value (``<``, or ``<=``
+    for ``side='right'``): the insertion index, with no loop over rows."""
+    if not isinstance(values, Tensor) or values.shape[:-1] != seq.shape[:-1]:
+        raise ValueError(f"searchsorted: an N-d sorted_sequence {seq.shape} needs values with "
+                         f"the same leading dimensions, got "
+                         f"{getattr(values, 'shape', type(values).__name__)}")
+    if sorter is not None:
+        seq = _ops.take_along_axis(seq, sorter, axis=-1)
+    below = seq[..., None, :] < values[..., :, None] if side == "left" else \
+        seq[..., None, :] <= values[..., :, None]
+    return _ops.sum(_ops.astype(below, dtypes.int64), axis=-1)
 
 
 def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:

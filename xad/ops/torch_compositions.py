@@ -28,7 +28,8 @@ __all__ = ["addcmul", "addcdiv", "lerp", "logaddexp2", "xlogy", "cross", "cdist"
 
 
 def addcmul(input: Tensor, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:  # noqa: A002
-    """PyTorch's ``addcmul``: ``input + value * tensor1 * tensor2`` (broadcast).
+    """PyTorch's ``addcmul``: ``input + value * tensor1 * tensor2`` (broadcast; of integer
+    tensors, ``value`` truncated to an integer, as PyTorch's).
 
     Example:
         >>> import xad
@@ -37,6 +38,8 @@ def addcmul(input: Tensor, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Ten
         [2.5, 5.0]
     """
     prod = tensor1 * tensor2
+    if isinstance(value, float) and not result_type(input, prod).is_floating:
+        value = int(value)
     return input + (prod if value == 1 else prod * value)
 
 
@@ -101,6 +104,15 @@ def xlogy(input: Any, other: Any) -> Tensor:  # noqa: A002
     zero = x == 0
     out = where(zero, 0.0, x * log(where(zero, 1.0, y)))  # log(1): no 0 * inf in backward
     return where(isnan(y), y, out)
+
+
+def diff_bool(x: Tensor, n: int, dim: int, prepend: Any, append: Any) -> Tensor:
+    """PyTorch's ``diff`` of bools: ``!=`` of neighbours, ``n`` times (``Tensor.diff``)."""
+    x = concat([t for t in (prepend, x, append) if t is not None], axis=dim)
+    for _ in range(n):
+        k = x.shape[dim] - 1
+        x = x.narrow(dim, 1, k) != x.narrow(dim, 0, k)
+    return x
 
 
 def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:  # noqa: A002
