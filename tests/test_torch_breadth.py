@@ -64,6 +64,16 @@ CASES = [
     ("rot90(k=3)", lambda m, a: m.rot90(a, 3), [(3, 4)]),
     ("block_diag", lambda m, a, b, c: m.block_diag(a, b, c.sum()), [(2, 3), (4,), (2,)]),
     ("cartesian_prod", lambda m, a, b: m.cartesian_prod(a, b).prod(-1), [(3,), (2,)]),
+    ("rsqrt, exp2, logit", lambda m, a: m.rsqrt(a * a + 0.5) + m.exp2(a)
+     + m.logit(m.sigmoid(a), eps=0.2) + m.deg2rad(a), [(3, 4)]),
+    ("outer, dot, mv", lambda m, a, b, c: m.outer(a, b) * m.dot(a, c) + m.mv(m.outer(c, b), b)[:, None],
+     [(3,), (4,), (3,)]),
+    ("bmm, addmm", lambda m, a, b, c: m.bmm(a, b).sum(0) + m.addmm(c, a[0], b[1], beta=0.5,
+                                                                     alpha=-2),
+     [(2, 3, 4), (2, 4, 5), (5,)]),
+    ("trace, diagonal", lambda m, a: m.trace(a[0]) * m.diagonal(a, 1, 1, 2), [(2, 3, 4)]),
+    ("chunk, unbind", lambda m, a: m.chunk(a, 2, 1)[1] * m.unbind(a, 1)[2][:, None],
+     [(3, 5)]),
     ("meshgrid(xy)", lambda m, a, b: m.stack(m.meshgrid(a, b * a[0], indexing="xy")),
      [(3,), (2,)]),
 ]
@@ -117,7 +127,8 @@ def test_lerp_switches_formula_at_half(xb):
 
 
 @pytest.mark.parametrize("name", ["addcmul_", "addcdiv_", "lerp_", "nan_to_num_",
-                                  "masked_scatter_"])
+                                  "masked_scatter_", "sigmoid_", "pow_", "hypot_", "tril_",
+                                  "div"])
 def test_inplace_forms(xb, name):
     """Written into the tensor (same object, version + 1), the tensor's dtype kept, the
     same numbers as torch's; a leaf that requires grad refuses; a non-leaf's gradient
@@ -126,7 +137,10 @@ def test_inplace_forms(xb, name):
     arrs = [rng.standard_normal((3, 4)) for _ in range(3)]
     args = {"addcmul_": lambda m, b, c: (b, c), "addcdiv_": lambda m, b, c: (b, c * c + 1),
             "lerp_": lambda m, b, c: (b, 0.7), "nan_to_num_": lambda m, b, c: (),
-            "masked_scatter_": lambda m, b, c: (b > 0, c)}[name]
+            "masked_scatter_": lambda m, b, c: (b > 0, c), "sigmoid_": lambda m, b, c: (),
+            "pow_": lambda m, b, c: (2,), "hypot_": lambda m, b, c: (b,),
+            "tril_": lambda m, b, c: (1,), "div": lambda m, b, c: (b,)}[name]
+    name = "div_" if name == "div" else name  # xad's own, beside the generated ones
     xs = [xad.tensor(a, dtype=xad.float64, requires_grad=True) for a in arrs]
     ts = [torch.tensor(a, requires_grad=True) for a in arrs]
     x, t = xs[0] * 1.0, ts[0] * 1.0

@@ -479,9 +479,68 @@ def _breadth_cases() -> dict:
     }
 
 
+def _alias_cases() -> dict:
+    """PyTorch's other names and argument forms for xad's functions, and the in-place
+    methods ``x.f_()`` (each one's result and the tensor it wrote)."""
+    unit = "arccos arcsin arctan arctanh".split()
+    cases = {f"{n}, x.{n}()": lambda m, g, n=n: [getattr(m, n)(g.f(lo=-0.9, hi=0.9)),
+                                                 getattr(g.f(lo=-0.9, hi=0.9), n)()]
+             for n in unit}
+    cases["arccosh, arcsinh, x.absolute(), neg, x.neg(), x.bitwise_not()"] = lambda m, g: [
+        m.arccosh(g.f(lo=1.1, hi=3)), g.f().arcsinh(), m.absolute(g.f()), g.f().absolute(),
+        m.neg(g.i()), g.f().neg(), g.i().bitwise_not(), g.b().bitwise_not()]
+    cases["mul, sub(alpha), div(rounding_mode), true_divide, arctan2"] = lambda m, g: [
+        m.mul(g.f(), g.i()), m.sub(g.f(), g.f(), alpha=2), g.f().sub(g.f(), alpha=-1),
+        m.div(g.i(), g.i(lo=1), rounding_mode="trunc"), g.i().div(-3, rounding_mode="floor"),
+        m.div(g.f(), g.f(lo=0.5), rounding_mode="trunc"), g.f().div(g.f(lo=0.5)),
+        m.true_divide(g.i(), g.i(lo=1)), g.f().true_divide(2), g.f().mul(g.f()),
+        m.arctan2(g.f(), g.f()), g.f().arctan2(g.f())]
+    cases["rsqrt, exp2, logit(eps), deg2rad, rad2deg"] = lambda m, g: [
+        m.rsqrt(g.f(lo=0.1)), g.f(lo=0.1).rsqrt(), m.exp2(g.f()), g.i().exp2(),
+        m.logit(g.f(lo=0.01, hi=0.99)), g.f(lo=-0.5, hi=1.5).logit(eps=0.1), m.deg2rad(g.f()),
+        g.f().rad2deg()]
+    cases["outer, ger, dot, mv, bmm, addmm, trace"] = lambda m, g: [
+        m.outer(g.f((3,)), g.f((2,))), g.f((2,)).ger(g.f((3,))), m.dot(g.f((3,)), g.f((3,))),
+        g.f((4,)).dot(g.f((4,))), m.mv(g.f((2, 3)), g.f((3,))),
+        m.bmm(g.f((2, 3, 4)), g.f((2, 4, 1))),
+        m.addmm(g.f((3,)), g.f((2, 4)), g.f((4, 3)), beta=0.5, alpha=2),
+        m.trace(g.f((3, 4))), g.i((3, 3)).trace()]
+    cases["diagonal(offset, dim1, dim2), chunk, unbind"] = lambda m, g: [
+        m.diagonal(g.f((3, 4))), g.f((3, 4)).diagonal(1), m.diagonal(g.f((2, 3, 4)), -1, 2, 1),
+        m.chunk(g.f((5, 2)), 2), g.f((6, 2)).chunk(4), g.f((2, 7)).chunk(3, 1),
+        m.unbind(g.f((3, 2))), g.f((3, 2)).unbind(1)]
+    cases["isclose, allclose"] = lambda m, g: [
+        m.isclose(g.f(), g.f()), (lambda x: x.isclose(x + 1e-6))(g.f()),
+        m.allclose(g.f(), g.f()), (lambda x: x.allclose(x * (1 + 1e-7)))(g.f())]
+    cases["movedim, swapaxes, swapdims, x.movedim, x.reshape_as"] = lambda m, g: [
+        m.movedim(g.f((2, 3, 4)), 0, 2), g.f((2, 3, 4)).movedim([0, 1], [2, 0]),
+        m.swapaxes(g.f((2, 3, 4)), 0, 2), g.f((2, 3)).swapaxes(0, 1),
+        m.swapdims(g.f((2, 3)), 1, 0), g.f((2, 3)).swapdims(0, 1),
+        g.f((3, 4)).reshape_as(g.f((2, 6)))]
+    cases["clamp_min, clamp_max"] = lambda m, g: [m.clamp_min(g.f(), 0.5),
+                                                 m.clamp_max(g.f(), g.f())]
+    cases["rand_like, randn_like (shape, dtype)"] = lambda m, g: [
+        (lambda r: [r.shape, r.dtype])(m.rand_like(g.f(dtype="float64"))),
+        (lambda r: [r.shape, r.dtype])(m.randn_like(g.f()))]
+    cases["x.ndimension(), is_floating_point(), is_complex()"] = lambda m, g: [
+        g.f().ndimension(), g.f().is_floating_point(), g.i().is_floating_point(),
+        g.f().is_complex()]
+    pos = "sqrt log log2 log10 log1p rsqrt reciprocal".split()
+    for n in ("abs exp expm1 sigmoid tanh relu neg negative floor ceil round trunc sign sin cos "
+              "tan square".split() + pos):
+        cases[f"x.{n}_()"] = lambda m, g, n=n: (lambda x: [getattr(x, n + "_")(), x])(
+            g.f(lo=0.1) if n in pos else g.f())
+    cases["x.pow_, remainder_, floor_divide_, true_divide_, hypot_, xlogy_"] = lambda m, g: [
+        g.f(lo=0.1).pow_(1.5), g.f().remainder_(0.7), g.f().floor_divide_(g.f(lo=0.5)),
+        g.f().true_divide_(3), g.f().hypot_(g.f()), g.f().xlogy_(g.f(lo=0.1)),
+        g.i().pow_(2), g.i().remainder_(3)]
+    cases["x.tril_(1), x.triu_(-1)"] = lambda m, g: [g.f((3, 4)).tril_(1), g.f((3, 4)).triu_(-1)]
+    return cases
+
+
 CASES = {**_unary_cases(), **_binary_cases(), **_reduction_cases(), **_shape_cases(),
          **_index_cases(), **_creation_cases(), **_method_cases(), **_functional_cases(),
-         **_activation_and_loss_cases(), **_breadth_cases()}
+         **_activation_and_loss_cases(), **_breadth_cases(), **_alias_cases()}
 
 # cases that still differ, by name pattern, with why; reported, not failed. (PyTorch's
 # promotion of issue 26 item 1 is done: those cases are checked again.)

@@ -2015,3 +2015,77 @@ def install_operations(ops: Any, binary: Callable, elementwise: Any) -> None:
 _binary: Any = None
 _ew: Any = None
 _installed.tensor = Tensor
+
+
+# PyTorch's tensor methods that are xad's functions of the tensor (the same meaning; the
+# function's docstring tells): method name -> function in xad.ops
+_FUNCTION_METHODS = {n: n for n in (
+    "isnan isinf isfinite log2 log10 erf sinh cosh asin acos atan asinh acosh atanh square "
+    "reciprocal positive negative signbit logical_not logical_and logical_or logical_xor "
+    "bitwise_and bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift maximum "
+    "minimum copysign nextafter greater greater_equal less less_equal not_equal multiply "
+    "rsqrt exp2 logit deg2rad rad2deg outer dot trace diagonal chunk unbind isclose "
+    "allclose div").split()} | {
+    "mul": "multiply", "neg": "negative", "true_divide": "divide", "divide": "div",
+    "arccos": "acos", "arcsin": "asin", "arctan": "atan", "arctan2": "atan2",
+    "arccosh": "acosh", "arcsinh": "asinh", "arctanh": "atanh", "bitwise_not": "bitwise_invert",
+    "ger": "outer", "absolute": "abs"}
+# in place (``x.exp_()``): the method of that name, its result written into the tensor
+_INPLACE_METHODS = ("abs sqrt exp log log2 log10 log1p expm1 sigmoid tanh relu neg negative "
+                    "floor ceil round trunc sign sin cos tan reciprocal square rsqrt pow "
+                    "remainder floor_divide true_divide maximum minimum tril triu "
+                    "hypot xlogy").split()
+
+
+def _function_method(name: str, target: str) -> Callable:
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+        return getattr(_ops, target)(self, *args, **kwargs)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"PyTorch's ``x.{name}(...)``: :func:`xad.{target}` of ``x``."
+    return method
+
+
+def _inplace_method(name: str) -> Callable:
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        out = getattr(Tensor, name)(self._alias(), *args, **kwargs)
+        return _ops.assign_result(self, out, name + "_")
+    method.__name__ = method.__qualname__ = name + "_"
+    method.__doc__ = f"``x.{name}(...)`` written into ``x`` (PyTorch's ``x.{name}_``)."
+    return method
+
+
+def _torch_methods() -> dict[str, Any]:
+    """Those with PyTorch's arguments where xad's function has the standard's."""
+    return {
+        "add": lambda x, o, *, alpha=1: x + (o if alpha == 1 else o * alpha),
+        "sub": lambda x, o, *, alpha=1: x - (o if alpha == 1 else o * alpha),
+        "subtract": lambda x, o, *, alpha=1: x - (o if alpha == 1 else o * alpha),
+        "where": lambda x, condition, y: _ops.where(condition, x, y),
+        "roll": lambda x, shifts, dims=None: _ops.roll(
+            x, tuple(shifts) if isinstance(shifts, list) else shifts,
+            axis=tuple(dims) if isinstance(dims, list) else dims),
+        "tril": lambda x, diagonal=0: _ops.tril(x, k=diagonal),
+        "triu": lambda x, diagonal=0: _ops.triu(x, k=diagonal),
+        "take": lambda x, index: _ops.reshape(x, (-1,))[index],
+        "tile": lambda x, *dims: _ops.tile(x, _shape_arg(dims)),
+        "count_nonzero": lambda x, dim=None: _ops.count_nonzero(
+            x, axis=tuple(dim) if isinstance(dim, list) else dim),
+        "moveaxis": lambda x, s, d: _ops.moveaxis(x, *(tuple(v) if isinstance(v, list) else v
+                                                       for v in (s, d))),
+        "swapaxes": lambda x, a, b: x.transpose(a, b),
+        "reshape_as": lambda x, other: x.reshape(other.shape),
+        "ndimension": lambda x: x.ndim,
+        "is_floating_point": lambda x: x.dtype.is_floating,
+        "is_complex": lambda x: x.dtype.name.startswith("complex"),
+    }
+
+
+for _name, _target in _FUNCTION_METHODS.items():
+    setattr(Tensor, _name, _function_method(_name, _target))
+for _name, _f in _torch_methods().items():
+    _f.__name__ = _f.__qualname__ = _name
+    _f.__doc__ = f"PyTorch's ``x.{_name}(...)``."
+    setattr(Tensor, _name, _f)
+Tensor.movedim, Tensor.swapdims = Tensor.moveaxis, Tensor.swapaxes  # type: ignore[attr-defined]
+for _name in _INPLACE_METHODS:
+    setattr(Tensor, _name + "_", _inplace_method(_name))

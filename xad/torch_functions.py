@@ -13,13 +13,23 @@ from typing import Any
 from . import amp, dtypes
 from . import ops as _ops
 from .backend import get_backend
-from .factories import empty, tensor
+from .factories import empty, rand, randn, tensor, zeros_like
 from .factories import linspace as _linspace
 from .tensor import Tensor, on_cuda
 
+# PyTorch's other names for xad's elementwise functions (the same meaning)
+_ALIASES = {"mul": "multiply", "neg": "negative", "eq": "equal", "ne": "not_equal",
+            "gt": "greater", "ge": "greater_equal", "lt": "less", "le": "less_equal",
+            "true_divide": "divide", "absolute": "abs", "arccos": "acos", "arcsin": "asin",
+            "arctan": "atan", "arctan2": "atan2", "arccosh": "acosh", "arcsinh": "asinh",
+            "arctanh": "atanh", "ger": "outer"}
+
+
 __all__ = ["TorchTensor", "meshgrid", "autocast", "GradScaler", "set_printoptions",
            "cuda_usable", "count_nonzero", "roll", "tril", "triu", "diff", "take", "where",
-           "searchsorted", "tensordot", "linspace", "can_cast", "round"]
+           "searchsorted", "tensordot", "linspace", "can_cast", "round", *_ALIASES,
+           "add", "sub", "movedim", "swapaxes", "swapdims", "topk", "kthvalue", "bmm", "mv",
+           "addmm", "clamp_min", "clamp_max", "rand_like", "randn_like"]
 
 
 class _TensorType(type):
@@ -356,3 +366,136 @@ def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001, A002
 
 def _dims(d: Any) -> Any:
     return tuple(d) if isinstance(d, list) else d
+
+
+def _alias(name: str, target: str) -> Any:
+    f = getattr(_ops, target)
+
+    def alias(*args: Any, **kwargs: Any) -> Any:
+        return f(*args, **kwargs)
+    alias.__name__ = alias.__qualname__ = name
+    alias.__doc__ = f"``torch.{name}``: :func:`xad.{target}`."
+    return alias
+
+
+globals().update({n: _alias(n, t) for n, t in _ALIASES.items()})
+
+
+def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:  # noqa: A002
+    """``torch.add(input, other, *, alpha=1)``: ``input + alpha * other``.
+
+    Example:
+        >>> import xad
+        >>> from xad.torch_functions import add
+        >>> add(xad.ones(2), xad.ones(2), alpha=3).tolist()
+        [4.0, 4.0]
+    """
+    return input + (other if alpha == 1 else other * alpha)
+
+
+def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:  # noqa: A002
+    """``torch.sub(input, other, *, alpha=1)``: ``input - alpha * other``."""
+    return input - (other if alpha == 1 else other * alpha)
+
+
+def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:  # noqa: A002
+    """``torch.movedim`` (``moveaxis``): :func:`xad.moveaxis` with lists accepted."""
+    return _ops.moveaxis(input, _dims(source), _dims(destination))
+
+
+def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:  # noqa: A002
+    """``torch.swapaxes`` (``swapdims``): swap two dimensions.
+
+    Example:
+        >>> import xad
+        >>> from xad.torch_functions import swapaxes
+        >>> swapaxes(xad.zeros(2, 3, 4), 0, 2).shape
+        (4, 3, 2)
+    """
+    return input.transpose(axis0, axis1)
+
+
+swapdims = swapaxes
+
+
+def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True,  # noqa: A002
+         sorted: bool = True) -> Any:  # noqa: A002
+    """``torch.topk``: :meth:`xad.Tensor.topk` (``values``, ``indices``)."""
+    return input.topk(k, dim, largest, sorted)
+
+
+def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any:  # noqa: A002
+    """``torch.kthvalue``: :meth:`xad.Tensor.kthvalue` (``values``, ``indices``)."""
+    return input.kthvalue(k, dim, keepdim)
+
+
+def bmm(input: Tensor, mat2: Tensor) -> Tensor:  # noqa: A002
+    """``torch.bmm``: batched matrix products of two 3-d tensors (no broadcasting).
+
+    Example:
+        >>> import xad
+        >>> from xad.torch_functions import bmm
+        >>> bmm(xad.ones(2, 3, 4), xad.ones(2, 4, 5)).shape
+        (2, 3, 5)
+    """
+    if input.ndim != 3 or mat2.ndim != 3 or input.shape[0] != mat2.shape[0]:
+        raise ValueError(f"bmm: two 3-d tensors with one batch size, got {input.shape} and "
+                         f"{mat2.shape}")
+    return _ops.matmul(input, mat2)
+
+
+def mv(input: Tensor, vec: Tensor) -> Tensor:  # noqa: A002
+    """``torch.mv``: a matrix times a vector."""
+    if input.ndim != 2 or vec.ndim != 1:
+        raise ValueError(f"mv: a matrix and a vector, got {input.shape} and {vec.shape}")
+    return _ops.matmul(input, vec)
+
+
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1,  # noqa: A002
+          alpha: Any = 1) -> Tensor:
+    """``torch.addmm``: ``beta * input + alpha * (mat1 @ mat2)`` (``beta=0`` ignores
+    ``input``, NaN included, as PyTorch's).
+
+    Example:
+        >>> import xad
+        >>> from xad.torch_functions import addmm
+        >>> addmm(xad.ones(2), xad.ones(1, 3), xad.ones(3, 2), alpha=2).tolist()
+        [[7.0, 7.0]]
+    """
+    if mat1.ndim != 2 or mat2.ndim != 2:
+        raise ValueError(f"addmm: mat1 and mat2 must be matrices, got {mat1.shape} and "
+                         f"{mat2.shape}")
+    prod = _ops.matmul(mat1, mat2)
+    prod = prod if alpha == 1 else prod * alpha
+    if beta == 0:
+        return prod + zeros_like(input)
+    return (input if beta == 1 else input * beta) + prod
+
+
+def clamp_min(input: Tensor, min: Any) -> Tensor:  # noqa: A002
+    """``torch.clamp_min``: ``clamp(input, min=min)``."""
+    return input.clamp(min=min)
+
+
+def clamp_max(input: Tensor, max: Any) -> Tensor:  # noqa: A002
+    """``torch.clamp_max``: ``clamp(input, max=max)``."""
+    return input.clamp(max=max)
+
+
+def rand_like(input: Tensor, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:  # noqa: A002
+    """``torch.rand_like``: uniform samples of ``input``'s shape (and dtype, unless given).
+
+    Example:
+        >>> import xad
+        >>> from xad.torch_functions import rand_like
+        >>> rand_like(xad.zeros(2, 3, dtype=xad.float64)).dtype
+        xad.float64
+    """
+    return rand(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
+                backend=input._backend)
+
+
+def randn_like(input: Tensor, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:  # noqa: A002
+    """``torch.randn_like``: standard normal samples of ``input``'s shape and dtype."""
+    return randn(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
+                 backend=input._backend)

@@ -13,18 +13,20 @@ from ..factories import zeros
 from ..tensor import Tensor
 from .creation import asarray
 from .dtype_functions import finfo, result_type
-from .elementwise import astype, isfinite, isnan, log, where
-from .elementwise_math import floor, logaddexp
+from .elementwise import astype, clip, isfinite, isnan, log, sqrt, where
+from .elementwise_math import floor, floor_divide, logaddexp, trunc
+from .linalg import matmul
 from .manipulation import broadcast_arrays, meshgrid, take_along_axis
 from .reduce import cumsum
 from .select import index_add
-from .shape import concat, flip, reshape, stack
+from .shape import concat, flip, permute_dims, reshape, stack
 from .torch_conventions import vector_norm
 
 __all__ = ["addcmul", "addcdiv", "lerp", "logaddexp2", "xlogy", "cross", "cdist",
            "bucketize", "histc", "nan_to_num", "masked_select", "masked_scatter",
            "take_along_dim", "rot90", "tril_indices", "triu_indices", "block_diag",
-           "cartesian_prod"]
+           "cartesian_prod", "rsqrt", "exp2", "logit", "deg2rad", "rad2deg", "outer", "dot",
+           "trace", "diagonal", "chunk", "unbind", "isclose", "allclose", "div"]
 
 
 def addcmul(input: Tensor, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:  # noqa: A002
@@ -355,3 +357,210 @@ def cartesian_prod(*tensors: Tensor) -> Tensor:
         return tensors[0]
     grids = meshgrid(*tensors, indexing="ij")
     return stack([reshape(g, (-1,)) for g in grids], axis=1)
+
+
+def rsqrt(input: Tensor) -> Tensor:  # noqa: A002
+    """``1 / sqrt(input)`` (PyTorch's ``rsqrt``).
+
+    Example:
+        >>> import xad
+        >>> xad.rsqrt(xad.tensor([4.0])).tolist()
+        [0.5]
+    """
+    return 1.0 / sqrt(input if input.dtype.is_floating else astype(input, _dt.float32))
+
+
+def exp2(input: Tensor) -> Tensor:  # noqa: A002
+    """``2 ** input`` (PyTorch's ``exp2``; integers give float32).
+
+    Example:
+        >>> import xad
+        >>> xad.exp2(xad.tensor([3.0])).tolist()
+        [8.0]
+    """
+    return 2.0 ** (input if input.dtype.is_floating else astype(input, _dt.float32))
+
+
+def logit(input: Tensor, eps: float | None = None) -> Tensor:  # noqa: A002
+    """``log(p / (1 - p))``, ``p`` clamped to ``[eps, 1 - eps]`` when ``eps`` is given
+    (gradient 0 outside, as PyTorch's).
+
+    Example:
+        >>> import xad
+        >>> xad.logit(xad.tensor([0.5])).tolist()
+        [0.0]
+    """
+    p = input if eps is None else clip(input, eps, 1.0 - eps)
+    return log(p / (1.0 - p))
+
+
+def deg2rad(input: Tensor) -> Tensor:  # noqa: A002
+    """Degrees to radians.
+
+    Example:
+        >>> import xad
+        >>> round(xad.deg2rad(xad.tensor([180.0])).item(), 5)
+        3.14159
+    """
+    return input * (math.pi / 180.0)
+
+
+def rad2deg(input: Tensor) -> Tensor:  # noqa: A002
+    """Radians to degrees.
+
+    Example:
+        >>> import xad
+        >>> xad.rad2deg(xad.tensor([0.0])).tolist()
+        [0.0]
+    """
+    return input * (180.0 / math.pi)
+
+
+def outer(input: Tensor, vec2: Tensor) -> Tensor:  # noqa: A002
+    """The outer product of two 1-D tensors (PyTorch's ``outer``/``ger``).
+
+    Example:
+        >>> import xad
+        >>> xad.outer(xad.tensor([1, 2]), xad.tensor([3, 4])).tolist()
+        [[3, 4], [6, 8]]
+    """
+    if input.ndim != 1 or vec2.ndim != 1:
+        raise ValueError(f"outer: both inputs must be 1-D, got {input.shape} and {vec2.shape}")
+    return input[:, None] * vec2[None, :]
+
+
+def dot(input: Tensor, tensor: Tensor) -> Tensor:  # noqa: A002
+    """The dot product of two 1-D tensors of the same length (PyTorch's ``dot``).
+
+    Example:
+        >>> import xad
+        >>> xad.dot(xad.tensor([1.0, 2.0]), xad.tensor([3.0, 4.0])).item()
+        11.0
+    """
+    if input.ndim != 1 or tensor.ndim != 1 or input.shape != tensor.shape:
+        raise ValueError(f"dot: two 1-D tensors of one length, got {input.shape} and "
+                         f"{tensor.shape}")
+    return matmul(input, tensor)
+
+
+def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:  # noqa: A002
+    """PyTorch's ``diagonal``: the diagonal (``offset`` above the main one) of the planes
+    of ``dim1`` and ``dim2``, as the last dimension.
+
+    Example:
+        >>> import xad
+        >>> xad.diagonal(xad.tensor([[1, 2], [3, 4]]), 1).tolist()
+        [2]
+    """
+    n = input.ndim
+    d1, d2 = dim1 % n, dim2 % n
+    if d1 == d2:
+        raise ValueError(f"diagonal: dim1 and dim2 must differ, got {dim1} and {dim2}")
+    rest = [d for d in range(n) if d not in (d1, d2)]
+    x = permute_dims(input, (*rest, d1, d2))
+    rows, cols = x.shape[-2], x.shape[-1]
+    i0, j0 = (0, offset) if offset >= 0 else (-offset, 0)
+    k = max(0, min(rows - i0, cols - j0))
+    flat = reshape(x, (*x.shape[:-2], rows * cols))
+    return flat[..., [(i0 + t) * cols + j0 + t for t in range(k)]]
+
+
+
+def trace(input: Tensor) -> Tensor:  # noqa: A002
+    """The sum of a matrix's main diagonal (PyTorch's ``trace``; integers sum in int64).
+
+    Example:
+        >>> import xad
+        >>> xad.trace(xad.tensor([[1, 2], [3, 4]])).item()
+        5
+    """
+    if input.ndim != 2:
+        raise ValueError(f"trace: expected a matrix, got shape {input.shape}")
+    return diagonal(input).sum()
+
+
+def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
+    """PyTorch's ``chunk``: pieces of ``ceil(n / chunks)`` along ``dim`` (the last one
+    shorter; fewer than ``chunks`` pieces where they run out).
+
+    Example:
+        >>> import xad
+        >>> [c.tolist() for c in xad.chunk(xad.arange(5), 2)]
+        [[0, 1, 2], [3, 4]]
+    """
+    if chunks < 1:
+        raise ValueError(f"chunk: chunks must be at least 1, got {chunks}")
+    n = input.shape[dim]
+    size = max(1, -(-n // chunks))
+    return tuple(input.narrow(dim, i, min(size, n - i)) for i in range(0, n, size)) \
+        or (input,)
+
+
+def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
+    """The slices of ``input`` along ``dim``, that dimension removed (PyTorch's ``unbind``).
+
+    Example:
+        >>> import xad
+        >>> [r.tolist() for r in xad.unbind(xad.tensor([[1, 2], [3, 4]]), 1)]
+        [[1, 3], [2, 4]]
+    """
+    d = dim % input.ndim
+    return tuple(input[(slice(None),) * d + (i,)] for i in range(input.shape[d]))
+
+
+def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,  # noqa: A002
+            equal_nan: bool = False) -> Tensor:
+    """``|input - other| <= atol + rtol * |other|`` elementwise (infinities equal to
+    themselves; NaN equal to NaN with ``equal_nan``), as PyTorch's ``isclose``.
+
+    Example:
+        >>> import xad
+        >>> xad.isclose(xad.tensor([1.0, 2.0]), xad.tensor([1.0 + 1e-9, 2.1])).tolist()
+        [True, False]
+    """
+    a, b = input.detach(), other.detach() if isinstance(other, Tensor) else other
+    if isinstance(b, Tensor) and a.dtype is not b.dtype and not (a.dtype.is_floating and
+                                                                b.dtype.is_floating):
+        dt = result_type(a, b)
+        a, b = astype(a, dt), astype(b, dt)
+    if not a.dtype.is_floating:
+        return a == b
+    close = (a == b) | (isfinite(a) & isfinite(b) & (abs(a - b) <= atol + rtol * abs(b)))
+    return close | (isnan(a) & isnan(b)) if equal_nan else close
+
+
+def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,  # noqa: A002
+             equal_nan: bool = False) -> bool:
+    """Whether :func:`isclose` holds everywhere (a Python bool: reads one to the host).
+
+    Example:
+        >>> import xad
+        >>> xad.allclose(xad.tensor([1.0]), xad.tensor([1.0 + 1e-9]))
+        True
+    """
+    return bool(isclose(input, other, rtol, atol, equal_nan).all().item())
+
+
+def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:  # noqa: A002
+    """PyTorch's ``div``: true division, or rounded ``"trunc"`` (towards 0) or ``"floor"``
+    (Python's ``//``), exact for integers.
+
+    Example:
+        >>> import xad
+        >>> xad.div(xad.tensor([-7, 7]), 2, rounding_mode="trunc").tolist()
+        [-3, 3]
+    """
+    if rounding_mode is None:
+        return input / other
+    if rounding_mode == "floor":
+        return floor_divide(input, other)
+    if rounding_mode != "trunc":
+        raise ValueError(f"div: rounding_mode must be None, 'trunc' or 'floor', got "
+                         f"{rounding_mode!r}")
+    x = input if isinstance(input, Tensor) else asarray(input)
+    if result_type(x, other).is_floating:
+        return trunc(x / other)
+    q = floor_divide(x, other)
+    inexact = (q * other != x) & ((x < 0) != (asarray(other) < 0 if not isinstance(
+        other, Tensor) else other < 0))
+    return where(inexact, q + 1, q)
