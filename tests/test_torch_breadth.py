@@ -74,6 +74,13 @@ CASES = [
     ("trace, diagonal", lambda m, a: m.trace(a[0]) * m.diagonal(a, 1, 1, 2), [(2, 3, 4)]),
     ("chunk, unbind", lambda m, a: m.chunk(a, 2, 1)[1] * m.unbind(a, 1)[2][:, None],
      [(3, 5)]),
+    ("fmax, fmin, frac, float_power", lambda m, a, b: m.fmax(a, b) * m.fmin(a, b)
+     + m.frac(a * 3) + m.float_power(b, 3), [(3, 4), (4,)]),
+    ("std_mean, var_mean", lambda m, a: m.std_mean(a, 1)[0] * m.var_mean(a, 1)[1]
+     + m.var_mean(a, 1, correction=0)[0], [(3, 4)]),
+    ("hstack, vstack, unflatten, repeat_interleave", lambda m, a, b: m.vstack(
+        [m.hstack([a, b]), m.unflatten(m.repeat_interleave(a, 2, dim=0), 0, (1, 6))]),
+     [(3,), (3,)]),
     ("meshgrid(xy)", lambda m, a, b: m.stack(m.meshgrid(a, b * a[0], indexing="xy")),
      [(3,), (2,)]),
 ]

@@ -535,6 +535,28 @@ def _alias_cases() -> dict:
         g.f().true_divide_(3), g.f().hypot_(g.f()), g.f().xlogy_(g.f(lo=0.1)),
         g.i().pow_(2), g.i().remainder_(3)]
     cases["x.tril_(1), x.triu_(-1)"] = lambda m, g: [g.f((3, 4)).tril_(1), g.f((3, 4)).triu_(-1)]
+    cases["frac, x.frac_(), float_power, fmax, fmin, heaviside"] = lambda m, g: [
+        m.frac(g.f() * 3), g.f().frac_(), m.float_power(g.f(lo=0.1), 2), g.i().float_power(2),
+        m.fmax(m.log(g.f()), g.f()), g.f().fmin(m.log(g.f())), m.heaviside(
+            g.f() * g.b(), g.f()), g.f().heaviside(m.tensor(0.5))]
+    cases["std_mean, var_mean"] = lambda m, g: [
+        m.std_mean(g.f()), m.var_mean(g.f(), 1, keepdim=True), m.std_mean(g.f(), dim=0,
+                                                                          correction=0)]
+    cases["broadcast_tensors, hstack, vstack"] = lambda m, g: [
+        m.broadcast_tensors(g.f((3, 1)), g.f((4,))), m.hstack([g.f((2,)), g.f((3,))]),
+        m.hstack((g.f((2, 1)), g.f((2, 3)))), m.vstack([g.f((3,)), g.f((2, 3))])]
+    cases["unflatten, repeat_interleave"] = lambda m, g: [
+        m.unflatten(g.f((2, 6)), 1, (3, -1)), g.f((6, 2)).unflatten(0, (2, 3)),
+        m.repeat_interleave(g.f(), 2), g.f().repeat_interleave(2, dim=0),
+        g.f((3, 2)).repeat_interleave(m.tensor([1, 0, 2]), dim=0)]
+    cases["as_tensor, scalar_tensor, is_nonzero, logspace"] = lambda m, g: [
+        m.as_tensor([1.0, 2.0]), m.as_tensor(g.i(), dtype=m.float64), m.scalar_tensor(3),
+        m.is_nonzero(g.f((1,))), m.logspace(0, 2, 5), m.logspace(-1, 1, 3, base=2.0)]
+    cases["bernoulli, x.bernoulli_ (p 0 and 1)"] = lambda m, g: [
+        m.bernoulli(m.tensor([0.0, 1.0, 0.0])), g.f().bernoulli_(1.0), g.f().bernoulli_(0.0)]
+    cases["x.byte(), char(), short(), clamp_min_, clamp_max_"] = lambda m, g: [
+        g.i(lo=0).byte(), g.i().char(), g.i().short(), g.f().clamp_min_(0.0),
+        g.f().clamp_max_(0.5), g.f().clamp_min(g.f()), g.f().clamp_max(0.1)]
     return cases
 
 

@@ -2025,7 +2025,8 @@ _FUNCTION_METHODS = {n: n for n in (
     "bitwise_and bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift maximum "
     "minimum copysign nextafter greater greater_equal less less_equal not_equal multiply "
     "rsqrt exp2 logit deg2rad rad2deg outer dot trace diagonal chunk unbind isclose "
-    "allclose div").split()} | {
+    "allclose div bmm mv addmm frac float_power fmax fmin heaviside unflatten "
+    "repeat_interleave").split()} | {
     "mul": "multiply", "neg": "negative", "true_divide": "divide", "divide": "div",
     "arccos": "acos", "arcsin": "asin", "arctan": "atan", "arctan2": "atan2",
     "arccosh": "acosh", "arcsinh": "asinh", "arctanh": "atanh", "bitwise_not": "bitwise_invert",
@@ -2034,7 +2035,7 @@ _FUNCTION_METHODS = {n: n for n in (
 _INPLACE_METHODS = ("abs sqrt exp log log2 log10 log1p expm1 sigmoid tanh relu neg negative "
                     "floor ceil round trunc sign sin cos tan reciprocal square rsqrt pow "
                     "remainder floor_divide true_divide maximum minimum tril triu "
-                    "hypot xlogy").split()
+                    "hypot xlogy clamp_min clamp_max frac").split()
 
 
 def _function_method(name: str, target: str) -> Callable:
@@ -2077,6 +2078,14 @@ def _torch_methods() -> dict[str, Any]:
         "ndimension": lambda x: x.ndim,
         "is_floating_point": lambda x: x.dtype.is_floating,
         "is_complex": lambda x: x.dtype.name.startswith("complex"),
+        "clamp_min": lambda x, min: x.clamp(min=min),
+        "clamp_max": lambda x, max: x.clamp(max=max),
+        "bernoulli_": lambda x, p=0.5, *, generator=None: _ops.assign_result(
+            x, _ops.bernoulli(x.detach(), p, generator=generator), "bernoulli_"),
+        "byte": lambda x: _ops.astype(x, _dt.uint8),
+        "char": lambda x: _ops.astype(x, _dt.int8),
+        "short": lambda x: _ops.astype(x, _dt.int16),
+        "bfloat16": lambda x: _ops.astype(x, _dt.bfloat16),
     }
 
 

@@ -13,8 +13,9 @@ from typing import Any
 from . import amp, dtypes
 from . import ops as _ops
 from .backend import get_backend
-from .factories import empty, rand, randn, tensor, zeros_like
+from .factories import empty, rand, randn, tensor
 from .factories import linspace as _linspace
+from .nn import functional as _F
 from .tensor import Tensor, on_cuda
 
 # PyTorch's other names for xad's elementwise functions (the same meaning)
@@ -25,11 +26,18 @@ _ALIASES = {"mul": "multiply", "neg": "negative", "eq": "equal", "ne": "not_equa
             "arctanh": "atanh", "ger": "outer"}
 
 
+# torch.f that is torch.nn.functional.f (the same arguments in the same order)
+_NN_FUNCTIONS = ("dropout conv1d conv2d conv_transpose2d max_pool1d max_pool2d avg_pool1d "
+                 "adaptive_avg_pool1d adaptive_max_pool1d layer_norm group_norm "
+                 "pairwise_distance cosine_similarity pixel_shuffle pixel_unshuffle prelu "
+                 "selu celu bilinear").split()
 __all__ = ["TorchTensor", "meshgrid", "autocast", "GradScaler", "set_printoptions",
            "cuda_usable", "count_nonzero", "roll", "tril", "triu", "diff", "take", "where",
            "searchsorted", "tensordot", "linspace", "can_cast", "round", *_ALIASES,
-           "add", "sub", "movedim", "swapaxes", "swapdims", "topk", "kthvalue", "bmm", "mv",
-           "addmm", "clamp_min", "clamp_max", "rand_like", "randn_like"]
+           "add", "sub", "movedim", "swapaxes", "swapdims", "topk", "kthvalue",
+           "clamp_min", "clamp_max", "rand_like", "randn_like",
+           *_NN_FUNCTIONS, "as_tensor", "scalar_tensor", "is_floating_point", "is_complex",
+           "is_nonzero", "logspace"]
 
 
 class _TensorType(type):
@@ -379,6 +387,7 @@ def _alias(name: str, target: str) -> Any:
 
 
 globals().update({n: _alias(n, t) for n, t in _ALIASES.items()})
+globals().update({n: getattr(_F, n) for n in _NN_FUNCTIONS})
 
 
 def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:  # noqa: A002
@@ -429,49 +438,6 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any
     return input.kthvalue(k, dim, keepdim)
 
 
-def bmm(input: Tensor, mat2: Tensor) -> Tensor:  # noqa: A002
-    """``torch.bmm``: batched matrix products of two 3-d tensors (no broadcasting).
-
-    Example:
-        >>> import xad
-        >>> from xad.torch_functions import bmm
-        >>> bmm(xad.ones(2, 3, 4), xad.ones(2, 4, 5)).shape
-        (2, 3, 5)
-    """
-    if input.ndim != 3 or mat2.ndim != 3 or input.shape[0] != mat2.shape[0]:
-        raise ValueError(f"bmm: two 3-d tensors with one batch size, got {input.shape} and "
-                         f"{mat2.shape}")
-    return _ops.matmul(input, mat2)
-
-
-def mv(input: Tensor, vec: Tensor) -> Tensor:  # noqa: A002
-    """``torch.mv``: a matrix times a vector."""
-    if input.ndim != 2 or vec.ndim != 1:
-        raise ValueError(f"mv: a matrix and a vector, got {input.shape} and {vec.shape}")
-    return _ops.matmul(input, vec)
-
-
-def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1,  # noqa: A002
-          alpha: Any = 1) -> Tensor:
-    """``torch.addmm``: ``beta * input + alpha * (mat1 @ mat2)`` (``beta=0`` ignores
-    ``input``, NaN included, as PyTorch's).
-
-    Example:
-        >>> import xad
-        >>> from xad.torch_functions import addmm
-        >>> addmm(xad.ones(2), xad.ones(1, 3), xad.ones(3, 2), alpha=2).tolist()
-        [[7.0, 7.0]]
-    """
-    if mat1.ndim != 2 or mat2.ndim != 2:
-        raise ValueError(f"addmm: mat1 and mat2 must be matrices, got {mat1.shape} and "
-                         f"{mat2.shape}")
-    prod = _ops.matmul(mat1, mat2)
-    prod = prod if alpha == 1 else prod * alpha
-    if beta == 0:
-        return prod + zeros_like(input)
-    return (input if beta == 1 else input * beta) + prod
-
-
 def clamp_min(input: Tensor, min: Any) -> Tensor:  # noqa: A002
     """``torch.clamp_min``: ``clamp(input, min=min)``."""
     return input.clamp(min=min)
@@ -499,3 +465,54 @@ def randn_like(input: Tensor, *, dtype: Any = None, requires_grad: bool = False)
     """``torch.randn_like``: standard normal samples of ``input``'s shape and dtype."""
     return randn(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
                  backend=input._backend)
+
+
+def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
+    """``torch.as_tensor``: ``data`` itself where it is a tensor of that dtype, else a new
+    tensor (xad never shares a NumPy array's memory: a backend need not be NumPy).
+
+    Example:
+        >>> import xad
+        >>> from xad.torch_functions import as_tensor
+        >>> t = xad.ones(2); as_tensor(t) is t, as_tensor([1, 2]).dtype
+        (True, xad.int64)
+    """
+    if isinstance(data, Tensor):
+        return data if dtype is None or data.dtype is dtype else data.to(dtype)
+    return tensor(data, dtype=dtype)
+
+
+def scalar_tensor(s: Any, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    """``torch.scalar_tensor``: a 0-d tensor, float32 unless told."""
+    return tensor(s, dtype=dtype or dtypes.get_default_dtype(), requires_grad=requires_grad)
+
+
+def is_floating_point(input: Tensor) -> bool:  # noqa: A002
+    """``torch.is_floating_point``."""
+    return input.dtype.is_floating
+
+
+def is_complex(input: Tensor) -> bool:  # noqa: A002
+    """``torch.is_complex``."""
+    return input.dtype.name.startswith("complex")
+
+
+def is_nonzero(input: Tensor) -> bool:  # noqa: A002
+    """``torch.is_nonzero``: the truth of a one-element tensor (reads it to the host)."""
+    if input.size != 1:
+        raise RuntimeError(f"is_nonzero: a tensor of one element, got shape {input.shape}")
+    return bool(input.reshape(()).item())
+
+
+def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype: Any = None,
+             requires_grad: bool = False) -> Tensor:
+    """``torch.logspace``: ``base ** linspace(start, end, steps)``.
+
+    Example:
+        >>> from xad.torch_functions import logspace
+        >>> logspace(0, 2, 3).tolist()
+        [1.0, 10.0, 100.0]
+    """
+    exps = _linspace(start, end, steps, dtype=dtypes.float64)
+    out = (base ** exps).astype(dtype or dtypes.get_default_dtype())
+    return out.requires_grad_() if requires_grad else out

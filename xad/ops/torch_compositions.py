@@ -26,7 +26,10 @@ __all__ = ["addcmul", "addcdiv", "lerp", "logaddexp2", "xlogy", "cross", "cdist"
            "bucketize", "histc", "nan_to_num", "masked_select", "masked_scatter",
            "take_along_dim", "rot90", "tril_indices", "triu_indices", "block_diag",
            "cartesian_prod", "rsqrt", "exp2", "logit", "deg2rad", "rad2deg", "outer", "dot",
-           "trace", "diagonal", "chunk", "unbind", "isclose", "allclose", "div"]
+           "trace", "diagonal", "chunk", "unbind", "isclose", "allclose", "div",
+           "bmm", "mv", "addmm", "frac", "float_power", "fmax", "fmin", "heaviside",
+           "std_mean", "var_mean", "broadcast_tensors", "hstack", "vstack", "unflatten",
+           "repeat_interleave", "bernoulli"]
 
 
 def addcmul(input: Tensor, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:  # noqa: A002
@@ -564,3 +567,224 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor: 
     inexact = (q * other != x) & ((x < 0) != (asarray(other) < 0 if not isinstance(
         other, Tensor) else other < 0))
     return where(inexact, q + 1, q)
+
+
+def bmm(input: Tensor, mat2: Tensor) -> Tensor:  # noqa: A002
+    """``torch.bmm``: batched matrix products of two 3-d tensors (no broadcasting).
+
+    Example:
+        >>> import xad
+        >>> xad.bmm(xad.ones(2, 3, 4), xad.ones(2, 4, 5)).shape
+        (2, 3, 5)
+    """
+    if input.ndim != 3 or mat2.ndim != 3 or input.shape[0] != mat2.shape[0]:
+        raise ValueError(f"bmm: two 3-d tensors with one batch size, got {input.shape} and "
+                         f"{mat2.shape}")
+    return matmul(input, mat2)
+
+
+def mv(input: Tensor, vec: Tensor) -> Tensor:  # noqa: A002
+    """``torch.mv``: a matrix times a vector.
+
+    Example:
+        >>> import xad
+        >>> xad.mv(xad.ones(2, 3), xad.ones(3)).tolist()
+        [3.0, 3.0]
+    """
+    if input.ndim != 2 or vec.ndim != 1:
+        raise ValueError(f"mv: a matrix and a vector, got {input.shape} and {vec.shape}")
+    return matmul(input, vec)
+
+
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1,  # noqa: A002
+          alpha: Any = 1) -> Tensor:
+    """``torch.addmm``: ``beta * input + alpha * (mat1 @ mat2)`` (``beta=0`` ignores
+    ``input``, NaN included, as PyTorch's).
+
+    Example:
+        >>> import xad
+        >>> xad.addmm(xad.ones(2), xad.ones(1, 3), xad.ones(3, 2), alpha=2).tolist()
+        [[7.0, 7.0]]
+    """
+    if mat1.ndim != 2 or mat2.ndim != 2:
+        raise ValueError(f"addmm: mat1 and mat2 must be matrices, got {mat1.shape} and "
+                         f"{mat2.shape}")
+    prod = matmul(mat1, mat2)
+    prod = prod if alpha == 1 else prod * alpha
+    if beta == 0:
+        return prod
+    return (input if beta == 1 else input * beta) + prod
+
+
+def frac(input: Tensor) -> Tensor:  # noqa: A002
+    """``input - trunc(input)`` (exact), gradient 1.
+
+    Example:
+        >>> import xad
+        >>> xad.frac(xad.tensor([-1.25, 2.5])).tolist()
+        [-0.25, 0.5]
+    """
+    return input - input.detach().trunc()
+
+
+def float_power(input: Any, exponent: Any) -> Tensor:  # noqa: A002
+    """``input ** exponent`` in float64 (PyTorch's ``float_power``).
+
+    Example:
+        >>> import xad
+        >>> xad.float_power(xad.tensor([2]), 3).dtype
+        xad.float64
+    """
+    a, b = (astype(v, _dt.float64) if isinstance(v, Tensor) else v for v in (input, exponent))
+    return a ** b if isinstance(a, Tensor) else asarray(a, dtype=_dt.float64) ** b
+
+
+def fmax(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
+    """The larger of the two, ignoring a NaN (PyTorch's ``fmax``; ties give ``input`` the
+    gradient).
+
+    Example:
+        >>> import xad
+        >>> xad.fmax(xad.tensor([1.0, float("nan")]), xad.tensor([float("nan"), 2.0])).tolist()
+        [1.0, 2.0]
+    """
+    return where((input >= other) | isnan(other), input, other)
+
+
+def fmin(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
+    """The smaller of the two, ignoring a NaN (PyTorch's ``fmin``).
+
+    Example:
+        >>> import xad
+        >>> xad.fmin(xad.tensor([1.0, float("nan")]), xad.tensor([3.0, 2.0])).tolist()
+        [1.0, 2.0]
+    """
+    return where((input <= other) | isnan(other), input, other)
+
+
+def heaviside(input: Tensor, values: Any) -> Tensor:  # noqa: A002
+    """0 where ``input < 0``, 1 where ``> 0``, ``values`` where ``== 0`` (not
+    differentiable, as PyTorch's).
+
+    Example:
+        >>> import xad
+        >>> xad.heaviside(xad.tensor([-1.0, 0.0, 2.0]), xad.tensor(0.5)).tolist()
+        [0.0, 0.5, 1.0]
+    """
+    x = input.detach()
+    v = values.detach() if isinstance(values, Tensor) else values
+    return where(x == 0, astype(asarray(v), x.dtype) if not isinstance(v, Tensor) else v,
+                 astype(x > 0, x.dtype))
+
+
+def std_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False,  # noqa: A002
+             *, correction: Any = None) -> tuple[Tensor, Tensor]:
+    """``torch.std_mean``: ``(input.std(...), input.mean(...))``.
+
+    Example:
+        >>> import xad
+        >>> [t.item() for t in xad.std_mean(xad.tensor([1.0, 3.0]))]
+        [1.4142135381698608, 2.0]
+    """
+    return (input.std(dim, unbiased, keepdim, correction=correction),
+            input.mean(dim, keepdim))
+
+
+def var_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False,  # noqa: A002
+             *, correction: Any = None) -> tuple[Tensor, Tensor]:
+    """``torch.var_mean``: ``(input.var(...), input.mean(...))``.
+
+    Example:
+        >>> import xad
+        >>> [t.item() for t in xad.var_mean(xad.tensor([1.0, 3.0]))]
+        [2.0, 2.0]
+    """
+    return (input.var(dim, unbiased, keepdim, correction=correction),
+            input.mean(dim, keepdim))
+
+
+def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
+    """``torch.broadcast_tensors``: :func:`xad.broadcast_arrays`, as a tuple.
+
+    Example:
+        >>> import xad
+        >>> [t.shape for t in xad.broadcast_tensors(xad.ones(2, 1), xad.ones(3))]
+        [(2, 3), (2, 3)]
+    """
+    return tuple(broadcast_arrays(*tensors))
+
+
+def hstack(tensors: Any) -> Tensor:
+    """``torch.hstack``: along the first axis for 1-D tensors, else the second.
+
+    Example:
+        >>> import xad
+        >>> xad.hstack([xad.ones(2, 1), xad.zeros(2, 2)]).shape
+        (2, 3)
+    """
+    ts = [t.reshape((1,)) if t.ndim == 0 else t for t in tensors]
+    return concat(ts, axis=0 if ts[0].ndim == 1 else 1)
+
+
+def vstack(tensors: Any) -> Tensor:
+    """``torch.vstack``: 0-d and 1-D tensors as rows, joined along the first axis.
+
+    Example:
+        >>> import xad
+        >>> xad.vstack([xad.ones(3), xad.zeros(2, 3)]).shape
+        (3, 3)
+    """
+    return concat([t.reshape((1, -1)) if t.ndim < 2 else t for t in tensors], axis=0)
+
+
+def unflatten(input: Tensor, dim: int, sizes: Any) -> Tensor:  # noqa: A002
+    """``torch.unflatten``: dimension ``dim`` split into ``sizes`` (one may be -1).
+
+    Example:
+        >>> import xad
+        >>> xad.unflatten(xad.zeros(2, 6), 1, (2, -1)).shape
+        (2, 2, 3)
+    """
+    d = dim % input.ndim
+    return reshape(input, (*input.shape[:d], *sizes, *input.shape[d + 1:]))
+
+
+def repeat_interleave(input: Tensor, repeats: Any, dim: int | None = None) -> Tensor:  # noqa: A002
+    """``torch.repeat_interleave``: each element (or slice along ``dim``) ``repeats`` times
+    in a row; ``repeats`` a number or one count per element (a tensor: read to the host).
+
+    Example:
+        >>> import xad
+        >>> xad.repeat_interleave(xad.tensor([1, 2]), 2).tolist()
+        [1, 1, 2, 2]
+    """
+    x = reshape(input, (-1,)) if dim is None else input
+    d = 0 if dim is None else dim % x.ndim
+    n = x.shape[d]
+    if isinstance(repeats, Tensor):
+        counts = [int(c) for c in reshape(repeats, (-1,)).tolist()]
+    else:
+        counts = [int(repeats)]
+    if len(counts) == 1:
+        counts = counts * n
+    if len(counts) != n:
+        raise ValueError(f"repeat_interleave: {len(counts)} repeats for {n} elements along "
+                         f"dim {dim}")
+    index = asarray([i for i, c in enumerate(counts) for _ in range(c)], dtype=_dt.int64)
+    return x[(slice(None),) * d + (index,)]
+
+
+def bernoulli(input: Tensor, p: float | None = None, *, generator: Any = None) -> Tensor:  # noqa: A002
+    """``torch.bernoulli``: 1 with probability ``input`` (or ``p``), else 0, in ``input``'s
+    dtype (from the backend's seeded generator; not PyTorch's stream).
+
+    Example:
+        >>> import xad
+        >>> xad.bernoulli(xad.tensor([0.0, 1.0])).tolist()
+        [0.0, 1.0]
+    """
+    from ..factories import rand
+    u = rand(*input.shape, dtype=input.dtype if input.dtype.is_floating else None,
+             backend=input._backend, generator=generator)
+    prob = input.detach() if p is None else p
+    return astype(u < prob, input.dtype)
