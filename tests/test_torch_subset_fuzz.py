@@ -554,6 +554,23 @@ def _alias_cases() -> dict:
         m.is_nonzero(g.f((1,))), m.logspace(0, 2, 5), m.logspace(-1, 1, 3, base=2.0)]
     cases["bernoulli, x.bernoulli_ (p 0 and 1)"] = lambda m, g: [
         m.bernoulli(m.tensor([0.0, 1.0, 0.0])), g.f().bernoulli_(1.0), g.f().bernoulli_(0.0)]
+    cases["fliplr, flipud, ravel, diag, x.diag(k)"] = lambda m, g: [
+        m.fliplr(g.f()), g.f().fliplr(), m.flipud(g.f()), g.f().flipud(), m.ravel(g.f()),
+        g.f().ravel(), m.diag(g.f((3,)), -1), g.f((3, 4)).diag(1), g.f((4,)).diag()]
+    cases["atleast_1d, atleast_2d, atleast_3d, column_stack, dstack"] = lambda m, g: [
+        m.atleast_1d(g.f(())), m.atleast_2d(g.f((3,))), m.atleast_3d(g.f((3,))),
+        m.atleast_3d(g.f((2, 3))), m.atleast_2d(g.f(()), g.f((2,))), m.atleast_1d([g.f()]),
+        m.column_stack([g.f((3,)), g.f((3, 2))]), m.dstack([g.f((2, 3)), g.f((2, 3))])]
+    cases["det, inverse, slogdet, logdet"] = lambda m, g: [
+        m.det(g.f((3, 3), dtype="float64")), m.inverse(g.f((2, 3, 3), dtype="float64")),
+        list(m.slogdet(g.f((3, 3), dtype="float64"))), m.logdet(g.f((3, 3), dtype="float64"))]
+    cases["set_float32_matmul_precision, get_float32_matmul_precision, "
+          "use_deterministic_algorithms, are_deterministic_algorithms_enabled"] = lambda m, g: [
+        m.set_float32_matmul_precision("highest"), m.get_float32_matmul_precision(),
+        m.use_deterministic_algorithms(False), m.are_deterministic_algorithms_enabled()]
+    cases["x.element_size(), itemsize, nbytes, is_cuda, is_cpu"] = lambda m, g: [
+        g.f().element_size(), g.i().itemsize, g.f(dtype="float64").nbytes, g.b().nbytes,
+        g.f().is_cuda, g.f().is_cpu]
     cases["x.byte(), char(), short(), clamp_min_, clamp_max_"] = lambda m, g: [
         g.i(lo=0).byte(), g.i().char(), g.i().short(), g.f().clamp_min_(0.0),
         g.f().clamp_max_(0.5), g.f().clamp_min(g.f()), g.f().clamp_max(0.1)]

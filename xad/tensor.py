@@ -2026,7 +2026,7 @@ _FUNCTION_METHODS = {n: n for n in (
     "minimum copysign nextafter greater greater_equal less less_equal not_equal multiply "
     "rsqrt exp2 logit deg2rad rad2deg outer dot trace diagonal chunk unbind isclose "
     "allclose div bmm mv addmm frac float_power fmax fmin heaviside unflatten "
-    "repeat_interleave").split()} | {
+    "repeat_interleave fliplr flipud ravel diag").split()} | {
     "mul": "multiply", "neg": "negative", "true_divide": "divide", "divide": "div",
     "arccos": "acos", "arcsin": "asin", "arctan": "atan", "arctan2": "atan2",
     "arccosh": "acosh", "arcsinh": "asinh", "arctanh": "atanh", "bitwise_not": "bitwise_invert",
@@ -2053,6 +2053,11 @@ def _inplace_method(name: str) -> Callable:
     method.__name__ = method.__qualname__ = name + "_"
     method.__doc__ = f"``x.{name}(...)`` written into ``x`` (PyTorch's ``x.{name}_``)."
     return method
+
+
+def _itemsize(d: _dt.DType) -> int:
+    """Bytes per element: the width in the dtype's name (bool: 1)."""
+    return 1 if d is _dt.bool_ else int("".join(c for c in d.name if c.isdigit())) // 8
 
 
 def _torch_methods() -> dict[str, Any]:
@@ -2082,6 +2087,7 @@ def _torch_methods() -> dict[str, Any]:
         "clamp_max": lambda x, max: x.clamp(max=max),
         "bernoulli_": lambda x, p=0.5, *, generator=None: _ops.assign_result(
             x, _ops.bernoulli(x.detach(), p, generator=generator), "bernoulli_"),
+        "element_size": lambda x: _itemsize(x.dtype),
         "byte": lambda x: _ops.astype(x, _dt.uint8),
         "char": lambda x: _ops.astype(x, _dt.int8),
         "short": lambda x: _ops.astype(x, _dt.int16),
@@ -2096,5 +2102,9 @@ for _name, _f in _torch_methods().items():
     _f.__doc__ = f"PyTorch's ``x.{_name}(...)``."
     setattr(Tensor, _name, _f)
 Tensor.movedim, Tensor.swapdims = Tensor.moveaxis, Tensor.swapaxes  # type: ignore[attr-defined]
+Tensor.is_cuda = property(lambda x: on_cuda(x._backend))  # type: ignore[attr-defined]
+Tensor.is_cpu = property(lambda x: not on_cuda(x._backend))  # type: ignore[attr-defined]
+Tensor.itemsize = property(lambda x: _itemsize(x.dtype))  # type: ignore[attr-defined]
+Tensor.nbytes = property(lambda x: _itemsize(x.dtype) * x.numel())  # type: ignore[attr-defined]
 for _name in _INPLACE_METHODS:
     setattr(Tensor, _name + "_", _inplace_method(_name))

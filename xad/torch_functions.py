@@ -10,7 +10,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from . import amp, dtypes
+from . import amp, dtypes, linalg
 from . import ops as _ops
 from .backend import get_backend
 from .factories import empty, rand, randn, tensor
@@ -37,7 +37,9 @@ __all__ = ["TorchTensor", "meshgrid", "autocast", "GradScaler", "set_printoption
            "add", "sub", "movedim", "swapaxes", "swapdims", "topk", "kthvalue",
            "clamp_min", "clamp_max", "rand_like", "randn_like",
            *_NN_FUNCTIONS, "as_tensor", "scalar_tensor", "is_floating_point", "is_complex",
-           "is_nonzero", "logspace"]
+           "is_nonzero", "logspace", "det", "inverse", "slogdet", "logdet",
+           "set_float32_matmul_precision", "get_float32_matmul_precision",
+           "use_deterministic_algorithms", "are_deterministic_algorithms_enabled"]
 
 
 class _TensorType(type):
@@ -516,3 +518,68 @@ def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype:
     exps = _linspace(start, end, steps, dtype=dtypes.float64)
     out = (base ** exps).astype(dtype or dtypes.get_default_dtype())
     return out.requires_grad_() if requires_grad else out
+
+
+def det(input: Tensor) -> Tensor:  # noqa: A002
+    """``torch.det``: :func:`xad.linalg.det`."""
+    return linalg.det(input)
+
+
+def inverse(input: Tensor) -> Tensor:  # noqa: A002
+    """``torch.inverse``: :func:`xad.linalg.inv`."""
+    return linalg.inv(input)
+
+
+def slogdet(input: Tensor) -> Any:  # noqa: A002
+    """``torch.slogdet``: ``(sign, logabsdet)`` of :func:`xad.linalg.slogdet`."""
+    return linalg.slogdet(input)
+
+
+def logdet(input: Tensor) -> Tensor:  # noqa: A002
+    """``torch.logdet``: ``log(det)``, NaN for a negative determinant, -inf for 0.
+
+    Example:
+        >>> import xad
+        >>> from xad.torch_functions import logdet
+        >>> logdet(xad.tensor([[2.0, 0.0], [0.0, -1.0]])).tolist()
+        nan
+    """
+    sign, logabs = linalg.slogdet(input)
+    return _ops.where(sign < 0, float("nan"), logabs)
+
+
+_SETTINGS = {"float32_matmul_precision": "highest", "deterministic": False}
+
+
+def set_float32_matmul_precision(precision: str) -> None:
+    """``torch.set_float32_matmul_precision``: recorded (xad's float32 products are the
+    backend's, ``"highest"`` on NumPy); ``get_float32_matmul_precision`` returns it.
+
+    Example:
+        >>> from xad.torch_functions import (set_float32_matmul_precision,
+        ...                                  get_float32_matmul_precision)
+        >>> set_float32_matmul_precision("high"); get_float32_matmul_precision()
+        'high'
+        >>> set_float32_matmul_precision("highest")
+    """
+    if precision not in ("highest", "high", "medium"):
+        raise ValueError(f"set_float32_matmul_precision: 'highest', 'high' or 'medium', got "
+                         f"{precision!r}")
+    _SETTINGS["float32_matmul_precision"] = precision
+
+
+def get_float32_matmul_precision() -> str:
+    """``torch.get_float32_matmul_precision``."""
+    return str(_SETTINGS["float32_matmul_precision"])
+
+
+def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
+    """``torch.use_deterministic_algorithms``: recorded; xad's operations are deterministic
+    on the host backends already (a GPU backend's scatter-adds follow its library)."""
+    _SETTINGS["deterministic"] = bool(mode)
+
+
+def are_deterministic_algorithms_enabled() -> bool:
+    """``torch.are_deterministic_algorithms_enabled``: what
+    :func:`use_deterministic_algorithms` last set."""
+    return bool(_SETTINGS["deterministic"])

@@ -29,7 +29,8 @@ __all__ = ["addcmul", "addcdiv", "lerp", "logaddexp2", "xlogy", "cross", "cdist"
            "trace", "diagonal", "chunk", "unbind", "isclose", "allclose", "div",
            "bmm", "mv", "addmm", "frac", "float_power", "fmax", "fmin", "heaviside",
            "std_mean", "var_mean", "broadcast_tensors", "hstack", "vstack", "unflatten",
-           "repeat_interleave", "bernoulli"]
+           "repeat_interleave", "bernoulli", "fliplr", "flipud", "ravel", "atleast_1d",
+           "atleast_2d", "atleast_3d", "column_stack", "dstack", "diag"]
 
 
 def addcmul(input: Tensor, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:  # noqa: A002
@@ -788,3 +789,129 @@ def bernoulli(input: Tensor, p: float | None = None, *, generator: Any = None) -
              backend=input._backend, generator=generator)
     prob = input.detach() if p is None else p
     return astype(u < prob, input.dtype)
+
+
+def fliplr(input: Tensor) -> Tensor:  # noqa: A002
+    """Reverse the second dimension (PyTorch's ``fliplr``).
+
+    Example:
+        >>> import xad
+        >>> xad.fliplr(xad.tensor([[1, 2]])).tolist()
+        [[2, 1]]
+    """
+    if input.ndim < 2:
+        raise ValueError(f"fliplr: the input needs at least 2 dimensions, got {input.shape}")
+    return flip(input, axis=1)
+
+
+def flipud(input: Tensor) -> Tensor:  # noqa: A002
+    """Reverse the first dimension (PyTorch's ``flipud``).
+
+    Example:
+        >>> import xad
+        >>> xad.flipud(xad.tensor([1, 2])).tolist()
+        [2, 1]
+    """
+    if input.ndim < 1:
+        raise ValueError("flipud: the input needs at least 1 dimension, got a 0-d tensor")
+    return flip(input, axis=0)
+
+
+def ravel(input: Tensor) -> Tensor:  # noqa: A002
+    """The elements as one dimension (PyTorch's ``ravel``).
+
+    Example:
+        >>> import xad
+        >>> xad.ravel(xad.zeros(2, 3)).shape
+        (6,)
+    """
+    return reshape(input, (-1,))
+
+
+def _atleast(n: int, tensors: tuple) -> Any:
+    one = len(tensors) == 1 and not isinstance(tensors[0], (list, tuple))
+    ts = tensors[0] if len(tensors) == 1 and not one else tensors
+    out = []
+    for t in ts:
+        shape = t.shape
+        if t.ndim < n:
+            shape = {0: (1,) * n, 1: ((1,) + shape + (1,))[:n] if n > 1 else shape,
+                     2: shape + (1,)}[t.ndim]
+        out.append(reshape(t, shape))
+    return out[0] if one else tuple(out)
+
+
+def atleast_1d(*tensors: Any) -> Any:
+    """PyTorch's ``atleast_1d``: 0-d tensors as shape ``(1,)``; several in, a tuple out.
+
+    Example:
+        >>> import xad
+        >>> xad.atleast_1d(xad.tensor(3)).shape
+        (1,)
+    """
+    return _atleast(1, tensors)
+
+
+def atleast_2d(*tensors: Any) -> Any:
+    """PyTorch's ``atleast_2d``: 0-d as ``(1, 1)``, 1-D ``(n,)`` as ``(1, n)``.
+
+    Example:
+        >>> import xad
+        >>> xad.atleast_2d(xad.ones(3)).shape
+        (1, 3)
+    """
+    return _atleast(2, tensors)
+
+
+def atleast_3d(*tensors: Any) -> Any:
+    """PyTorch's ``atleast_3d``: ``(n,)`` as ``(1, n, 1)``, ``(m, n)`` as ``(m, n, 1)``.
+
+    Example:
+        >>> import xad
+        >>> xad.atleast_3d(xad.ones(2, 3)).shape
+        (2, 3, 1)
+    """
+    return _atleast(3, tensors)
+
+
+def column_stack(tensors: Any) -> Tensor:
+    """PyTorch's ``column_stack``: 0-d and 1-D tensors as columns, joined along dim 1.
+
+    Example:
+        >>> import xad
+        >>> xad.column_stack([xad.ones(2), xad.zeros(2, 2)]).shape
+        (2, 3)
+    """
+    return concat([reshape(t, (-1, 1)) if t.ndim < 2 else t for t in tensors], axis=1)
+
+
+def dstack(tensors: Any) -> Tensor:
+    """PyTorch's ``dstack``: :func:`atleast_3d` of each, joined along dim 2.
+
+    Example:
+        >>> import xad
+        >>> xad.dstack([xad.ones(2), xad.zeros(2)]).shape
+        (1, 2, 2)
+    """
+    return concat(list(atleast_3d(list(tensors))), axis=2)
+
+
+def diag(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
+    """PyTorch's ``diag``: a 1-D tensor on the ``diagonal``-th diagonal of a square matrix
+    (zeros elsewhere), or a matrix's ``diagonal``-th diagonal as a 1-D tensor.
+
+    Example:
+        >>> import xad
+        >>> xad.diag(xad.tensor([1, 2]), 1).tolist()
+        [[0, 1, 0], [0, 0, 2], [0, 0, 0]]
+    """
+    if input.ndim == 2:
+        return input.diagonal(diagonal)
+    if input.ndim != 1:
+        raise ValueError(f"diag: a 1-D or 2-D input, got shape {input.shape}")
+    k, n = abs(diagonal), input.shape[0] + abs(diagonal)
+    padded = concat([input, zeros(k, dtype=input.dtype)], axis=0)
+    i = asarray(list(range(n)))
+    on = (i[None, :] - i[:, None]) == diagonal
+    vals = padded[:, None] if diagonal >= 0 else padded[None, :]
+    return where(on, vals, zeros(1, dtype=input.dtype))
