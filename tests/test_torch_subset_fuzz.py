@@ -571,6 +571,10 @@ def _alias_cases() -> dict:
     cases["x.element_size(), itemsize, nbytes, is_cuda, is_cpu"] = lambda m, g: [
         g.f().element_size(), g.i().itemsize, g.f(dtype="float64").nbytes, g.b().nbytes,
         g.f().is_cuda, g.f().is_cpu]
+    cases["torch.index_add(alpha), torch.index_fill, torch.scatter"] = lambda m, g: [
+        m.index_add(g.f((3, 4)), 1, g.idx((2,), 4), g.f((3, 2)), alpha=2),
+        m.index_fill(g.f((3, 4)), 0, g.idx((2,), 3), -1.0),
+        m.scatter(g.f((3, 4)), 1, m.tensor([[0], [2], [1]]), g.f((3, 1)))]
     cases["x.byte(), char(), short(), clamp_min_, clamp_max_"] = lambda m, g: [
         g.i(lo=0).byte(), g.i().char(), g.i().short(), g.f().clamp_min_(0.0),
         g.f().clamp_max_(0.5), g.f().clamp_min(g.f()), g.f().clamp_max(0.1)]
