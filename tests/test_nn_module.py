@@ -156,7 +156,8 @@ def test_to_dtype():
 def test_repr():
     r = repr(nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Sequential(nn.Dropout(0.1))))
     assert r == ("Sequential(\n  (0): Linear(in_features=2, out_features=3, bias=True)\n"
-                 "  (1): ReLU()\n  (2): Sequential(\n    (0): Dropout(p=0.1)\n  )\n)")
+                 "  (1): ReLU()\n  (2): Sequential(\n    (0): Dropout(p=0.1, inplace=False)\n"
+                 "  )\n)")
     assert repr(nn.CrossEntropyLoss()) == "CrossEntropyLoss()"
 
 

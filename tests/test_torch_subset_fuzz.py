@@ -417,9 +417,173 @@ def _activation_and_loss_cases() -> dict:
     return cases
 
 
+def _breadth_cases() -> dict:
+    """The functions and methods of custom optimisers and data code (issue 25's breadth
+    task); their gradients are checked against torch by tests/test_torch_breadth.py."""
+    srt = lambda m, g: m.sort(g.f((5,))).values  # noqa: E731  (sorted boundaries)
+    return {
+        "addcmul(value=), addcdiv": lambda m, g: [
+            m.addcmul(g.f(), g.f(), g.f(), value=0.3), m.addcdiv(g.f(), g.f(), g.f(lo=0.5)),
+            g.f().addcmul(g.f((1, 1)), g.f(), value=-2), g.f().addcdiv(g.f(), g.f(lo=0.5))],
+        "lerp(scalar), lerp(tensor)": lambda m, g: [
+            m.lerp(g.f(), g.f(), float(g.rng.uniform(-1, 2))), m.lerp(g.f(), g.f(), g.f(lo=-1)),
+            g.f().lerp(g.f(), 1.0)],
+        "x.addcmul_, addcdiv_, lerp_": lambda m, g: [
+            g.f().addcmul_(g.f(), g.f(), value=0.1), g.f().addcdiv_(g.f(), g.f(lo=0.5)),
+            g.f().lerp_(g.f(), 0.9), g.f().lerp_(g.f(), g.f(lo=0, hi=1))],
+        "logaddexp2, xlogy, x.hypot/logaddexp": lambda m, g: [
+            m.logaddexp2(g.f(), g.f()), m.xlogy(g.f() * g.b(), g.f(lo=0.0)),
+            g.f().logaddexp2(g.f()), g.f().xlogy(g.f(lo=0.1)), g.f().hypot(g.f()),
+            g.f().logaddexp(g.f()), m.xlogy(g.i(lo=0, hi=3), g.f(lo=0.1)), m.xlogy(2.0, g.f())],
+        "cross, x.cross(dim)": lambda m, g: [
+            m.cross(g.f((4, 3)), g.f((4, 3)), dim=1), g.f((3, 2)).cross(g.f((3, 1)), 0)],
+        "cdist(p)": lambda m, g: [m.cdist(g.f((4, 3)), g.f((2, 3))),
+                                  m.cdist(g.f((2, 4, 3)), g.f((2, 5, 3)), p=1.0)],
+        "bucketize(right, out_int32), searchsorted(side)": lambda m, g: [
+            m.bucketize(g.f(), srt(m, g)), m.bucketize(g.f(), srt(m, g), right=True,
+                                                     out_int32=True),
+            m.searchsorted(srt(m, g), g.f(), side="right")],
+        "histc(bins, min, max), x.histc": lambda m, g: [
+            m.histc(g.f(), 5), m.histc(g.f(), 4, -1, 1), g.f((6,)).histc(3)],
+        "nan_to_num(posinf, neginf), x.nan_to_num_": lambda m, g: [
+            m.nan_to_num(m.log(g.f()) / g.f()), m.nan_to_num(m.log(g.f()), posinf=1.0,
+                                                             neginf=-2.0),
+            (m.log(g.f()) / g.f()).nan_to_num_(nan=5.0), m.nan_to_num(g.i())],
+        "masked_select, masked_scatter, x.masked_scatter_": lambda m, g: [
+            m.masked_select(g.f(), g.b()), g.f((3, 4)).masked_select(g.b((4,))),
+            m.masked_scatter(g.f(), g.b(), g.f((12,))), g.f().masked_scatter_(g.b(), g.f())],
+        "take_along_dim, x.take_along_dim": lambda m, g: [
+            m.take_along_dim(g.f((3, 4)), g.idx((3, 2), 4), dim=1),
+            m.take_along_dim(g.f((3, 4)), g.idx((5,), 12)),
+            g.f((3, 4)).take_along_dim(g.idx((1, 4), 3), 0)],
+        "rot90, x.rot90(k, dims)": lambda m, g: [
+            m.rot90(g.f()), m.rot90(g.f((2, 3, 4)), 2, [1, 2]), g.f().rot90(-1, [1, 0]),
+            g.f().rot90(4)],
+        "tril_indices, triu_indices": lambda m, g: [
+            m.tril_indices(3, 4), m.tril_indices(4, 3, -1), m.triu_indices(3, 5, 2),
+            m.triu_indices(2, 2, dtype=m.int32)],
+        "block_diag, cartesian_prod": lambda m, g: [
+            m.block_diag(g.f((2, 3)), g.f((2,)), g.i((1, 1))), m.block_diag(g.f(())),
+            m.cartesian_prod(g.f((2,)), g.f((3,))), m.cartesian_prod(g.i((3,)))],
+        "meshgrid(indexing=xy)": lambda m, g: m.meshgrid(g.f((2,)), g.f((3,)), indexing="xy"),
+        "searchsorted(batched, side vs right)": lambda m, g: [
+            m.searchsorted(m.sort(g.f((3, 4))).values, g.f((3, 2)), right=True),
+            m.searchsorted(m.sort(g.f((2, 1, 4))).values, g.f((2, 1, 3)), side="left")],
+        "searchsorted(side=left, right=True) refused": lambda m, g: m.searchsorted(
+            m.arange(3.0), g.f((2,)), side="left", right=True),
+        "diff(bool), x.diff(n=2)": lambda m, g: [m.diff(g.b((6,))), g.b((3, 5)).diff(n=2),
+                                                  g.b((2, 3)).diff(dim=0, prepend=g.b((1, 3)))],
+        "addcmul(int64, value=float)": lambda m, g: [
+            m.addcmul(g.i(), g.i(), g.i(), value=float(g.rng.uniform(-3, 3))),
+            g.i().addcmul_(g.i(), g.i(), value=-1.5)],
+    }
+
+
+def _alias_cases() -> dict:
+    """PyTorch's other names and argument forms for xad's functions, and the in-place
+    methods ``x.f_()`` (each one's result and the tensor it wrote)."""
+    unit = "arccos arcsin arctan arctanh".split()
+    cases = {f"{n}, x.{n}()": lambda m, g, n=n: [getattr(m, n)(g.f(lo=-0.9, hi=0.9)),
+                                                 getattr(g.f(lo=-0.9, hi=0.9), n)()]
+             for n in unit}
+    cases["arccosh, arcsinh, x.absolute(), neg, x.neg(), x.bitwise_not()"] = lambda m, g: [
+        m.arccosh(g.f(lo=1.1, hi=3)), g.f().arcsinh(), m.absolute(g.f()), g.f().absolute(),
+        m.neg(g.i()), g.f().neg(), g.i().bitwise_not(), g.b().bitwise_not()]
+    cases["mul, sub(alpha), div(rounding_mode), true_divide, arctan2"] = lambda m, g: [
+        m.mul(g.f(), g.i()), m.sub(g.f(), g.f(), alpha=2), g.f().sub(g.f(), alpha=-1),
+        m.div(g.i(), g.i(lo=1), rounding_mode="trunc"), g.i().div(-3, rounding_mode="floor"),
+        m.div(g.f(), g.f(lo=0.5), rounding_mode="trunc"), g.f().div(g.f(lo=0.5)),
+        m.true_divide(g.i(), g.i(lo=1)), g.f().true_divide(2), g.f().mul(g.f()),
+        m.arctan2(g.f(), g.f()), g.f().arctan2(g.f())]
+    cases["rsqrt, exp2, logit(eps), deg2rad, rad2deg"] = lambda m, g: [
+        m.rsqrt(g.f(lo=0.1)), g.f(lo=0.1).rsqrt(), m.exp2(g.f()), g.i().exp2(),
+        m.logit(g.f(lo=0.01, hi=0.99)), g.f(lo=-0.5, hi=1.5).logit(eps=0.1), m.deg2rad(g.f()),
+        g.f().rad2deg()]
+    cases["outer, ger, dot, mv, bmm, addmm, trace"] = lambda m, g: [
+        m.outer(g.f((3,)), g.f((2,))), g.f((2,)).ger(g.f((3,))), m.dot(g.f((3,)), g.f((3,))),
+        g.f((4,)).dot(g.f((4,))), m.mv(g.f((2, 3)), g.f((3,))),
+        m.bmm(g.f((2, 3, 4)), g.f((2, 4, 1))),
+        m.addmm(g.f((3,)), g.f((2, 4)), g.f((4, 3)), beta=0.5, alpha=2),
+        m.trace(g.f((3, 4))), g.i((3, 3)).trace()]
+    cases["diagonal(offset, dim1, dim2), chunk, unbind"] = lambda m, g: [
+        m.diagonal(g.f((3, 4))), g.f((3, 4)).diagonal(1), m.diagonal(g.f((2, 3, 4)), -1, 2, 1),
+        m.chunk(g.f((5, 2)), 2), g.f((6, 2)).chunk(4), g.f((2, 7)).chunk(3, 1),
+        m.unbind(g.f((3, 2))), g.f((3, 2)).unbind(1)]
+    cases["isclose, allclose"] = lambda m, g: [
+        m.isclose(g.f(), g.f()), (lambda x: x.isclose(x + 1e-6))(g.f()),
+        m.allclose(g.f(), g.f()), (lambda x: x.allclose(x * (1 + 1e-7)))(g.f())]
+    cases["movedim, swapaxes, swapdims, x.movedim, x.reshape_as"] = lambda m, g: [
+        m.movedim(g.f((2, 3, 4)), 0, 2), g.f((2, 3, 4)).movedim([0, 1], [2, 0]),
+        m.swapaxes(g.f((2, 3, 4)), 0, 2), g.f((2, 3)).swapaxes(0, 1),
+        m.swapdims(g.f((2, 3)), 1, 0), g.f((2, 3)).swapdims(0, 1),
+        g.f((3, 4)).reshape_as(g.f((2, 6)))]
+    cases["clamp_min, clamp_max"] = lambda m, g: [m.clamp_min(g.f(), 0.5),
+                                                 m.clamp_max(g.f(), g.f())]
+    cases["rand_like, randn_like (shape, dtype)"] = lambda m, g: [
+        (lambda r: [r.shape, r.dtype])(m.rand_like(g.f(dtype="float64"))),
+        (lambda r: [r.shape, r.dtype])(m.randn_like(g.f()))]
+    cases["x.ndimension(), is_floating_point(), is_complex()"] = lambda m, g: [
+        g.f().ndimension(), g.f().is_floating_point(), g.i().is_floating_point(),
+        g.f().is_complex()]
+    pos = "sqrt log log2 log10 log1p rsqrt reciprocal".split()
+    for n in ("abs exp expm1 sigmoid tanh relu neg negative floor ceil round trunc sign sin cos "
+              "tan square".split() + pos):
+        cases[f"x.{n}_()"] = lambda m, g, n=n: (lambda x: [getattr(x, n + "_")(), x])(
+            g.f(lo=0.1) if n in pos else g.f())
+    cases["x.pow_, remainder_, floor_divide_, true_divide_, hypot_, xlogy_"] = lambda m, g: [
+        g.f(lo=0.1).pow_(1.5), g.f().remainder_(0.7), g.f().floor_divide_(g.f(lo=0.5)),
+        g.f().true_divide_(3), g.f().hypot_(g.f()), g.f().xlogy_(g.f(lo=0.1)),
+        g.i().pow_(2), g.i().remainder_(3)]
+    cases["x.tril_(1), x.triu_(-1)"] = lambda m, g: [g.f((3, 4)).tril_(1), g.f((3, 4)).triu_(-1)]
+    cases["frac, x.frac_(), float_power, fmax, fmin, heaviside"] = lambda m, g: [
+        m.frac(g.f() * 3), g.f().frac_(), m.float_power(g.f(lo=0.1), 2), g.i().float_power(2),
+        m.fmax(m.log(g.f()), g.f()), g.f().fmin(m.log(g.f())), m.heaviside(
+            g.f() * g.b(), g.f()), g.f().heaviside(m.tensor(0.5))]
+    cases["std_mean, var_mean"] = lambda m, g: [
+        m.std_mean(g.f()), m.var_mean(g.f(), 1, keepdim=True), m.std_mean(g.f(), dim=0,
+                                                                          correction=0)]
+    cases["broadcast_tensors, hstack, vstack"] = lambda m, g: [
+        m.broadcast_tensors(g.f((3, 1)), g.f((4,))), m.hstack([g.f((2,)), g.f((3,))]),
+        m.hstack((g.f((2, 1)), g.f((2, 3)))), m.vstack([g.f((3,)), g.f((2, 3))])]
+    cases["unflatten, repeat_interleave"] = lambda m, g: [
+        m.unflatten(g.f((2, 6)), 1, (3, -1)), g.f((6, 2)).unflatten(0, (2, 3)),
+        m.repeat_interleave(g.f(), 2), g.f().repeat_interleave(2, dim=0),
+        g.f((3, 2)).repeat_interleave(m.tensor([1, 0, 2]), dim=0)]
+    cases["as_tensor, scalar_tensor, is_nonzero, logspace"] = lambda m, g: [
+        m.as_tensor([1.0, 2.0]), m.as_tensor(g.i(), dtype=m.float64), m.scalar_tensor(3),
+        m.is_nonzero(g.f((1,))), m.logspace(0, 2, 5), m.logspace(-1, 1, 3, base=2.0)]
+    cases["bernoulli, x.bernoulli_ (p 0 and 1)"] = lambda m, g: [
+        m.bernoulli(m.tensor([0.0, 1.0, 0.0])), g.f().bernoulli_(1.0), g.f().bernoulli_(0.0)]
+    cases["fliplr, flipud, ravel, diag, x.diag(k)"] = lambda m, g: [
+        m.fliplr(g.f()), g.f().fliplr(), m.flipud(g.f()), g.f().flipud(), m.ravel(g.f()),
+        g.f().ravel(), m.diag(g.f((3,)), -1), g.f((3, 4)).diag(1), g.f((4,)).diag()]
+    cases["atleast_1d, atleast_2d, atleast_3d, column_stack, dstack"] = lambda m, g: [
+        m.atleast_1d(g.f(())), m.atleast_2d(g.f((3,))), m.atleast_3d(g.f((3,))),
+        m.atleast_3d(g.f((2, 3))), m.atleast_2d(g.f(()), g.f((2,))), m.atleast_1d([g.f()]),
+        m.column_stack([g.f((3,)), g.f((3, 2))]), m.dstack([g.f((2, 3)), g.f((2, 3))])]
+    cases["det, inverse, slogdet, logdet"] = lambda m, g: [
+        m.det(g.f((3, 3), dtype="float64")), m.inverse(g.f((2, 3, 3), dtype="float64")),
+        list(m.slogdet(g.f((3, 3), dtype="float64"))), m.logdet(g.f((3, 3), dtype="float64"))]
+    cases["set_float32_matmul_precision, get_float32_matmul_precision, "
+          "use_deterministic_algorithms, are_deterministic_algorithms_enabled"] = lambda m, g: [
+        m.set_float32_matmul_precision("highest"), m.get_float32_matmul_precision(),
+        m.use_deterministic_algorithms(False), m.are_deterministic_algorithms_enabled()]
+    cases["x.element_size(), itemsize, nbytes, is_cuda, is_cpu"] = lambda m, g: [
+        g.f().element_size(), g.i().itemsize, g.f(dtype="float64").nbytes, g.b().nbytes,
+        g.f().is_cuda, g.f().is_cpu]
+    cases["torch.index_add(alpha), torch.index_fill, torch.scatter"] = lambda m, g: [
+        m.index_add(g.f((3, 4)), 1, g.idx((2,), 4), g.f((3, 2)), alpha=2),
+        m.index_fill(g.f((3, 4)), 0, g.idx((2,), 3), -1.0),
+        m.scatter(g.f((3, 4)), 1, m.tensor([[0], [2], [1]]), g.f((3, 1)))]
+    cases["x.byte(), char(), short(), clamp_min_, clamp_max_"] = lambda m, g: [
+        g.i(lo=0).byte(), g.i().char(), g.i().short(), g.f().clamp_min_(0.0),
+        g.f().clamp_max_(0.5), g.f().clamp_min(g.f()), g.f().clamp_max(0.1)]
+    return cases
+
+
 CASES = {**_unary_cases(), **_binary_cases(), **_reduction_cases(), **_shape_cases(),
          **_index_cases(), **_creation_cases(), **_method_cases(), **_functional_cases(),
-         **_activation_and_loss_cases()}
+         **_activation_and_loss_cases(), **_breadth_cases(), **_alias_cases()}
 
 # cases that still differ, by name pattern, with why; reported, not failed. (PyTorch's
 # promotion of issue 26 item 1 is done: those cases are checked again.)

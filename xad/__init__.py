@@ -83,6 +83,7 @@ from .ops.select import *  # noqa: F403
 from .ops.shape import *  # noqa: F403
 from .ops.sorting import *  # noqa: F403
 from .ops.torch_reductions import *  # noqa: F403
+from .ops.torch_compositions import *  # noqa: F403
 from .ops.transfer import *  # noqa: F403
 from .utils.anomaly import AnomalyError, detect_anomaly
 from .utils.gradcheck import GradcheckError, gradcheck, gradgradcheck

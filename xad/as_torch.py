@@ -42,7 +42,7 @@ _AS_METHOD = ("sum", "mean", "var", "std", "max", "min", "prod", "argmax", "argm
               "index_select", "masked_fill", "clamp", "numel", "any", "all", "repeat",
               "split", "sort", "argsort", "nonzero", "equal", "clip", "atan2", "norm", "mm",
               "narrow", "cumprod", "amax", "amin", "nansum", "nanmean", "median", "nanmedian",
-              "quantile", "nanquantile", "mode")
+              "quantile", "nanquantile", "mode", "index_add", "index_fill", "scatter")
 _DTYPES = {"float": dtypes.float32, "float32": dtypes.float32, "double": dtypes.float64,
            "float64": dtypes.float64, "half": dtypes.float16, "float16": dtypes.float16,
            "long": dtypes.int64, "int64": dtypes.int64, "int": dtypes.int32,
@@ -102,6 +102,11 @@ def _matrix_norm(x: Any, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = 
 def _lstsq(a: Any, b: Any, rcond: float | None = None, *, driver: str | None = None) -> Any:
     """``torch.linalg.lstsq``: its CPU default driver, ``"gelsy"`` (no residuals)."""
     return sys.modules["xad"].linalg.lstsq(a, b, rcond, driver=driver or "gelsy")
+
+
+def _linalg_cross(input: Any, other: Any, *, dim: int = -1) -> Any:  # noqa: A002
+    """``torch.linalg.cross``: PyTorch's keyword ``dim`` (default -1), inputs broadcast."""
+    return _ops.cross(input, other, dim)
 
 
 def _onnx_export(*args: Any, **kwargs: Any) -> None:
@@ -188,7 +193,8 @@ def namespace() -> dict[str, types.ModuleType]:
     # torch.linalg's norms give 0, not NaN, as gradient at 0 (PyTorch's convention)
     mods["torch.linalg"] = _module("torch.linalg", xad.linalg,
                                    vector_norm=_conventions.vector_norm,
-                                   matrix_norm=_matrix_norm, lstsq=_lstsq)
+                                   matrix_norm=_matrix_norm, lstsq=_lstsq,
+                                   cross=_linalg_cross)
     mods["torch.fft"] = _module("torch.fft", torch_fft)
     amp = _module("torch.amp", autocast=_tf.autocast, GradScaler=_tf.GradScaler)
     mods["torch.amp"] = amp

@@ -1509,6 +1509,102 @@ class Tensor:
         _ops.setitem_(self, (...,), _ops.masked_fill(self._alias(), mask, value))
         return self
 
+    # PyTorch's methods over :mod:`xad.ops.torch_compositions` (their docstrings there)
+    def addcmul(self, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
+        """See :func:`xad.addcmul`."""
+        return _ops.addcmul(self, tensor1, tensor2, value=value)
+
+    def addcdiv(self, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
+        """See :func:`xad.addcdiv`."""
+        return _ops.addcdiv(self, tensor1, tensor2, value=value)
+
+    def lerp(self, end: Tensor, weight: Any) -> Tensor:
+        """See :func:`xad.lerp`."""
+        return _ops.lerp(self, end, weight)
+
+    def addcmul_(self, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
+        """:meth:`addcmul`, in place (``exp_avg_sq.addcmul_(g, g, value=1 - beta2)``).
+
+        Example:
+            >>> import xad
+            >>> xad.ones(2).addcmul_(xad.ones(2), xad.tensor([2.0, 3.0]), value=2).tolist()
+            [5.0, 7.0]
+        """
+        return _ops.assign_result(self, _ops.addcmul(self._alias(), tensor1, tensor2,
+                                                     value=value), "addcmul_")
+
+    def addcdiv_(self, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
+        """:meth:`addcdiv`, in place (``p.addcdiv_(exp_avg, denom, value=-step_size)``)."""
+        return _ops.assign_result(self, _ops.addcdiv(self._alias(), tensor1, tensor2,
+                                                     value=value), "addcdiv_")
+
+    def lerp_(self, end: Tensor, weight: Any) -> Tensor:
+        """:meth:`lerp`, in place (``exp_avg.lerp_(grad, 1 - beta1)``)."""
+        return _ops.assign_result(self, _ops.lerp(self._alias(), end, weight), "lerp_")
+
+    def hypot(self, other: Any) -> Tensor:
+        """See :func:`xad.hypot`."""
+        return _ops.hypot(self, other)
+
+    def logaddexp(self, other: Any) -> Tensor:
+        """See :func:`xad.logaddexp`."""
+        return _ops.logaddexp(self, other)
+
+    def logaddexp2(self, other: Any) -> Tensor:
+        """See :func:`xad.logaddexp2`."""
+        return _ops.logaddexp2(self, other)
+
+    def xlogy(self, other: Any) -> Tensor:
+        """See :func:`xad.xlogy`."""
+        return _ops.xlogy(self, other)
+
+    def diff(self, n: int = 1, dim: int = -1, prepend: Any = None, append: Any = None,
+             ) -> Tensor:
+        """PyTorch's ``x.diff(n=1, dim=-1, prepend=None, append=None)`` (of bools: ``!=``)."""
+        if self.dtype is _dt.bool_:
+            return _ops.torch_compositions.diff_bool(self, n, dim, prepend, append)
+        return _ops.diff(self, axis=dim, n=n, prepend=prepend, append=append)
+
+    def cross(self, other: Tensor, dim: int | None = None) -> Tensor:
+        """See :func:`xad.cross`."""
+        return _ops.cross(self, other, dim)
+
+    def masked_select(self, mask: Tensor) -> Tensor:
+        """See :func:`xad.masked_select`."""
+        return _ops.masked_select(self, mask)
+
+    def masked_scatter(self, mask: Tensor, source: Tensor) -> Tensor:
+        """See :func:`xad.masked_scatter`."""
+        return _ops.masked_scatter(self, mask, source)
+
+    def masked_scatter_(self, mask: Tensor, source: Tensor) -> Tensor:
+        """:meth:`masked_scatter`, in place."""
+        return _ops.assign_result(self, _ops.masked_scatter(self._alias(), mask, source),
+                                  "masked_scatter_")
+
+    def take_along_dim(self, indices: Tensor, dim: int | None = None) -> Tensor:
+        """See :func:`xad.take_along_dim`."""
+        return _ops.take_along_dim(self, indices, dim)
+
+    def nan_to_num(self, nan: float = 0.0, posinf: float | None = None,
+                   neginf: float | None = None) -> Tensor:
+        """See :func:`xad.nan_to_num`."""
+        return _ops.nan_to_num(self, nan, posinf, neginf)
+
+    def nan_to_num_(self, nan: float = 0.0, posinf: float | None = None,
+                    neginf: float | None = None) -> Tensor:
+        """:meth:`nan_to_num`, in place."""
+        return _ops.assign_result(self, _ops.nan_to_num(self._alias(), nan, posinf, neginf),
+                                  "nan_to_num_")
+
+    def rot90(self, k: int = 1, dims: Any = (0, 1)) -> Tensor:
+        """See :func:`xad.rot90`."""
+        return _ops.rot90(self, k, dims)
+
+    def histc(self, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:
+        """See :func:`xad.histc`."""
+        return _ops.histc(self, bins, min, max)
+
     def scatter(self, dim: int, index: Tensor, src: Any = None, *, value: Any = None,
                 reduce: str | None = None) -> Tensor:
         """PyTorch's ``scatter``: ``src`` (a tensor or number, or ``value=``) written at
@@ -1919,3 +2015,96 @@ def install_operations(ops: Any, binary: Callable, elementwise: Any) -> None:
 _binary: Any = None
 _ew: Any = None
 _installed.tensor = Tensor
+
+
+# PyTorch's tensor methods that are xad's functions of the tensor (the same meaning; the
+# function's docstring tells): method name -> function in xad.ops
+_FUNCTION_METHODS = {n: n for n in (
+    "isnan isinf isfinite log2 log10 erf sinh cosh asin acos atan asinh acosh atanh square "
+    "reciprocal positive negative signbit logical_not logical_and logical_or logical_xor "
+    "bitwise_and bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift maximum "
+    "minimum copysign nextafter greater greater_equal less less_equal not_equal multiply "
+    "rsqrt exp2 logit deg2rad rad2deg outer dot trace diagonal chunk unbind isclose "
+    "allclose div bmm mv addmm frac float_power fmax fmin heaviside unflatten "
+    "repeat_interleave fliplr flipud ravel diag").split()} | {
+    "mul": "multiply", "neg": "negative", "true_divide": "divide", "divide": "div",
+    "arccos": "acos", "arcsin": "asin", "arctan": "atan", "arctan2": "atan2",
+    "arccosh": "acosh", "arcsinh": "asinh", "arctanh": "atanh", "bitwise_not": "bitwise_invert",
+    "ger": "outer", "absolute": "abs"}
+# in place (``x.exp_()``): the method of that name, its result written into the tensor
+_INPLACE_METHODS = ("abs sqrt exp log log2 log10 log1p expm1 sigmoid tanh relu neg negative "
+                    "floor ceil round trunc sign sin cos tan reciprocal square rsqrt pow "
+                    "remainder floor_divide true_divide maximum minimum tril triu "
+                    "hypot xlogy clamp_min clamp_max frac").split()
+
+
+def _function_method(name: str, target: str) -> Callable:
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+        return getattr(_ops, target)(self, *args, **kwargs)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"PyTorch's ``x.{name}(...)``: :func:`xad.{target}` of ``x``."
+    return method
+
+
+def _inplace_method(name: str) -> Callable:
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        out = getattr(Tensor, name)(self._alias(), *args, **kwargs)
+        return _ops.assign_result(self, out, name + "_")
+    method.__name__ = method.__qualname__ = name + "_"
+    method.__doc__ = f"``x.{name}(...)`` written into ``x`` (PyTorch's ``x.{name}_``)."
+    return method
+
+
+def _itemsize(d: _dt.DType) -> int:
+    """Bytes per element: the width in the dtype's name (bool: 1)."""
+    return 1 if d is _dt.bool_ else int("".join(c for c in d.name if c.isdigit())) // 8
+
+
+def _torch_methods() -> dict[str, Any]:
+    """Those with PyTorch's arguments where xad's function has the standard's."""
+    return {
+        "add": lambda x, o, *, alpha=1: x + (o if alpha == 1 else o * alpha),
+        "sub": lambda x, o, *, alpha=1: x - (o if alpha == 1 else o * alpha),
+        "subtract": lambda x, o, *, alpha=1: x - (o if alpha == 1 else o * alpha),
+        "where": lambda x, condition, y: _ops.where(condition, x, y),
+        "roll": lambda x, shifts, dims=None: _ops.roll(
+            x, tuple(shifts) if isinstance(shifts, list) else shifts,
+            axis=tuple(dims) if isinstance(dims, list) else dims),
+        "tril": lambda x, diagonal=0: _ops.tril(x, k=diagonal),
+        "triu": lambda x, diagonal=0: _ops.triu(x, k=diagonal),
+        "take": lambda x, index: _ops.reshape(x, (-1,))[index],
+        "tile": lambda x, *dims: _ops.tile(x, _shape_arg(dims)),
+        "count_nonzero": lambda x, dim=None: _ops.count_nonzero(
+            x, axis=tuple(dim) if isinstance(dim, list) else dim),
+        "moveaxis": lambda x, s, d: _ops.moveaxis(x, *(tuple(v) if isinstance(v, list) else v
+                                                       for v in (s, d))),
+        "swapaxes": lambda x, a, b: x.transpose(a, b),
+        "reshape_as": lambda x, other: x.reshape(other.shape),
+        "ndimension": lambda x: x.ndim,
+        "is_floating_point": lambda x: x.dtype.is_floating,
+        "is_complex": lambda x: x.dtype.name.startswith("complex"),
+        "clamp_min": lambda x, min: x.clamp(min=min),
+        "clamp_max": lambda x, max: x.clamp(max=max),
+        "bernoulli_": lambda x, p=0.5, *, generator=None: _ops.assign_result(
+            x, _ops.bernoulli(x.detach(), p, generator=generator), "bernoulli_"),
+        "element_size": lambda x: _itemsize(x.dtype),
+        "byte": lambda x: _ops.astype(x, _dt.uint8),
+        "char": lambda x: _ops.astype(x, _dt.int8),
+        "short": lambda x: _ops.astype(x, _dt.int16),
+        "bfloat16": lambda x: _ops.astype(x, _dt.bfloat16),
+    }
+
+
+for _name, _target in _FUNCTION_METHODS.items():
+    setattr(Tensor, _name, _function_method(_name, _target))
+for _name, _f in _torch_methods().items():
+    _f.__name__ = _f.__qualname__ = _name
+    _f.__doc__ = f"PyTorch's ``x.{_name}(...)``."
+    setattr(Tensor, _name, _f)
+Tensor.movedim, Tensor.swapdims = Tensor.moveaxis, Tensor.swapaxes  # type: ignore[attr-defined]
+Tensor.is_cuda = property(lambda x: on_cuda(x._backend))  # type: ignore[attr-defined]
+Tensor.is_cpu = property(lambda x: not on_cuda(x._backend))  # type: ignore[attr-defined]
+Tensor.itemsize = property(lambda x: _itemsize(x.dtype))  # type: ignore[attr-defined]
+Tensor.nbytes = property(lambda x: _itemsize(x.dtype) * x.numel())  # type: ignore[attr-defined]
+for _name in _INPLACE_METHODS:
+    setattr(Tensor, _name + "_", _inplace_method(_name))

@@ -10,16 +10,36 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from . import amp, dtypes
+from . import amp, dtypes, linalg
 from . import ops as _ops
 from .backend import get_backend
-from .factories import empty, tensor
+from .factories import empty, rand, randn, tensor
 from .factories import linspace as _linspace
+from .nn import functional as _F
 from .tensor import Tensor, on_cuda
 
+# PyTorch's other names for xad's elementwise functions (the same meaning)
+_ALIASES = {"mul": "multiply", "neg": "negative", "eq": "equal", "ne": "not_equal",
+            "gt": "greater", "ge": "greater_equal", "lt": "less", "le": "less_equal",
+            "true_divide": "divide", "absolute": "abs", "arccos": "acos", "arcsin": "asin",
+            "arctan": "atan", "arctan2": "atan2", "arccosh": "acosh", "arcsinh": "asinh",
+            "arctanh": "atanh", "ger": "outer"}
+
+
+# torch.f that is torch.nn.functional.f (the same arguments in the same order)
+_NN_FUNCTIONS = ("dropout conv1d conv2d conv_transpose2d max_pool1d max_pool2d avg_pool1d "
+                 "adaptive_avg_pool1d adaptive_max_pool1d layer_norm group_norm "
+                 "pairwise_distance cosine_similarity pixel_shuffle pixel_unshuffle prelu "
+                 "selu celu bilinear").split()
 __all__ = ["TorchTensor", "meshgrid", "autocast", "GradScaler", "set_printoptions",
            "cuda_usable", "count_nonzero", "roll", "tril", "triu", "diff", "take", "where",
-           "searchsorted", "tensordot", "linspace", "can_cast", "round"]
+           "searchsorted", "tensordot", "linspace", "can_cast", "round", *_ALIASES,
+           "add", "sub", "movedim", "swapaxes", "swapdims", "topk", "kthvalue",
+           "clamp_min", "clamp_max", "rand_like", "randn_like",
+           *_NN_FUNCTIONS, "as_tensor", "scalar_tensor", "is_floating_point", "is_complex",
+           "is_nonzero", "logspace", "det", "inverse", "slogdet", "logdet",
+           "set_float32_matmul_precision", "get_float32_matmul_precision",
+           "use_deterministic_algorithms", "are_deterministic_algorithms_enabled"]
 
 
 class _TensorType(type):
@@ -219,15 +239,18 @@ def triu(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
 
 def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Any = None,  # noqa: A002
          append: Any = None) -> Tensor:
-    """``torch.diff(input, n=1, dim=-1, prepend=None, append=None)`` (``n`` comes first).
+    """``torch.diff(input, n=1, dim=-1, prepend=None, append=None)`` (``n`` comes first;
+    of bools, PyTorch's ``!=`` of neighbours).
 
     Example:
         >>> import xad
         >>> from xad.torch_functions import diff
         >>> diff(xad.tensor([1, 4, 9, 16]), 2).tolist()
         [2, 2]
+        >>> diff(xad.tensor([True, False, False])).tolist()
+        [True, False]
     """
-    return _ops.diff(input, axis=dim, n=n, prepend=prepend, append=append)
+    return input.diff(n, dim, prepend, append)
 
 
 def take(input: Tensor, index: Tensor) -> Tensor:  # noqa: A002
@@ -261,17 +284,42 @@ def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:  # no
 def searchsorted(sorted_sequence: Tensor, values: Any, *, out_int32: bool = False,
                  right: bool = False, side: str | None = None, sorter: Any = None) -> Tensor:
     """``torch.searchsorted(sorted_sequence, values, *, out_int32=False, right=False,
-    side=None, sorter=None)``.
+    side=None, sorter=None)``; an N-d ``sorted_sequence`` searches each of its last-axis
+    rows for the matching row of ``values`` (PyTorch's batched form).
 
     Example:
         >>> import xad
         >>> from xad.torch_functions import searchsorted
         >>> searchsorted(xad.tensor([1.0, 2.0, 3.0]), xad.tensor([2.0]), right=True).tolist()
         [2]
+        >>> searchsorted(xad.tensor([[1, 3], [0, 5]]), xad.tensor([[3], [3]])).tolist()
+        [[1], [1]]
     """
-    out = _ops.searchsorted(sorted_sequence, values, side=side or ("right" if right else "left"),
-                            sorter=sorter)
+    if side is not None and side not in ("left", "right"):
+        raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
+    if right and side == "left":
+        raise RuntimeError("searchsorted: side='left' and right=True ask for opposites; "
+                           "give one of them")
+    side = side or ("right" if right else "left")
+    if sorted_sequence.ndim > 1:
+        out = _batched_search(sorted_sequence, values, side, sorter)
+    else:
+        out = _ops.searchsorted(sorted_sequence, values, side=side, sorter=sorter)
     return _ops.astype(out, dtypes.int32 if out_int32 else dtypes.int64, copy=False)
+
+
+def _batched_search(seq: Tensor, values: Any, side: str, sorter: Any) -> Tensor:
+    """Per row of ``seq``: how many of its elements lie below each value (``<``, or ``<=``
+    for ``side='right'``): the insertion index, with no loop over rows."""
+    if not isinstance(values, Tensor) or values.shape[:-1] != seq.shape[:-1]:
+        raise ValueError(f"searchsorted: an N-d sorted_sequence {seq.shape} needs values with "
+                         f"the same leading dimensions, got "
+                         f"{getattr(values, 'shape', type(values).__name__)}")
+    if sorter is not None:
+        seq = _ops.take_along_axis(seq, sorter, axis=-1)
+    below = seq[..., None, :] < values[..., :, None] if side == "left" else \
+        seq[..., None, :] <= values[..., :, None]
+    return _ops.sum(_ops.astype(below, dtypes.int64), axis=-1)
 
 
 def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
@@ -328,3 +376,210 @@ def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001, A002
 
 def _dims(d: Any) -> Any:
     return tuple(d) if isinstance(d, list) else d
+
+
+def _alias(name: str, target: str) -> Any:
+    f = getattr(_ops, target)
+
+    def alias(*args: Any, **kwargs: Any) -> Any:
+        return f(*args, **kwargs)
+    alias.__name__ = alias.__qualname__ = name
+    alias.__doc__ = f"``torch.{name}``: :func:`xad.{target}`."
+    return alias
+
+
+globals().update({n: _alias(n, t) for n, t in _ALIASES.items()})
+globals().update({n: getattr(_F, n) for n in _NN_FUNCTIONS})
+
+
+def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:  # noqa: A002
+    """``torch.add(input, other, *, alpha=1)``: ``input + alpha * other``.
+
+    Example:
+        >>> import xad
+        >>> from xad.torch_functions import add
+        >>> add(xad.ones(2), xad.ones(2), alpha=3).tolist()
+        [4.0, 4.0]
+    """
+    return input + (other if alpha == 1 else other * alpha)
+
+
+def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:  # noqa: A002
+    """``torch.sub(input, other, *, alpha=1)``: ``input - alpha * other``."""
+    return input - (other if alpha == 1 else other * alpha)
+
+
+def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:  # noqa: A002
+    """``torch.movedim`` (``moveaxis``): :func:`xad.moveaxis` with lists accepted."""
+    return _ops.moveaxis(input, _dims(source), _dims(destination))
+
+
+def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:  # noqa: A002
+    """``torch.swapaxes`` (``swapdims``): swap two dimensions.
+
+    Example:
+        >>> import xad
+        >>> from xad.torch_functions import swapaxes
+        >>> swapaxes(xad.zeros(2, 3, 4), 0, 2).shape
+        (4, 3, 2)
+    """
+    return input.transpose(axis0, axis1)
+
+
+swapdims = swapaxes
+
+
+def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True,  # noqa: A002
+         sorted: bool = True) -> Any:  # noqa: A002
+    """``torch.topk``: :meth:`xad.Tensor.topk` (``values``, ``indices``)."""
+    return input.topk(k, dim, largest, sorted)
+
+
+def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any:  # noqa: A002
+    """``torch.kthvalue``: :meth:`xad.Tensor.kthvalue` (``values``, ``indices``)."""
+    return input.kthvalue(k, dim, keepdim)
+
+
+def clamp_min(input: Tensor, min: Any) -> Tensor:  # noqa: A002
+    """``torch.clamp_min``: ``clamp(input, min=min)``."""
+    return input.clamp(min=min)
+
+
+def clamp_max(input: Tensor, max: Any) -> Tensor:  # noqa: A002
+    """``torch.clamp_max``: ``clamp(input, max=max)``."""
+    return input.clamp(max=max)
+
+
+def rand_like(input: Tensor, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:  # noqa: A002
+    """``torch.rand_like``: uniform samples of ``input``'s shape (and dtype, unless given).
+
+    Example:
+        >>> import xad
+        >>> from xad.torch_functions import rand_like
+        >>> rand_like(xad.zeros(2, 3, dtype=xad.float64)).dtype
+        xad.float64
+    """
+    return rand(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
+                backend=input._backend)
+
+
+def randn_like(input: Tensor, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:  # noqa: A002
+    """``torch.randn_like``: standard normal samples of ``input``'s shape and dtype."""
+    return randn(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
+                 backend=input._backend)
+
+
+def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
+    """``torch.as_tensor``: ``data`` itself where it is a tensor of that dtype, else a new
+    tensor (xad never shares a NumPy array's memory: a backend need not be NumPy).
+
+    Example:
+        >>> import xad
+        >>> from xad.torch_functions import as_tensor
+        >>> t = xad.ones(2); as_tensor(t) is t, as_tensor([1, 2]).dtype
+        (True, xad.int64)
+    """
+    if isinstance(data, Tensor):
+        return data if dtype is None or data.dtype is dtype else data.to(dtype)
+    return tensor(data, dtype=dtype)
+
+
+def scalar_tensor(s: Any, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    """``torch.scalar_tensor``: a 0-d tensor, float32 unless told."""
+    return tensor(s, dtype=dtype or dtypes.get_default_dtype(), requires_grad=requires_grad)
+
+
+def is_floating_point(input: Tensor) -> bool:  # noqa: A002
+    """``torch.is_floating_point``."""
+    return input.dtype.is_floating
+
+
+def is_complex(input: Tensor) -> bool:  # noqa: A002
+    """``torch.is_complex``."""
+    return input.dtype.name.startswith("complex")
+
+
+def is_nonzero(input: Tensor) -> bool:  # noqa: A002
+    """``torch.is_nonzero``: the truth of a one-element tensor (reads it to the host)."""
+    if input.size != 1:
+        raise RuntimeError(f"is_nonzero: a tensor of one element, got shape {input.shape}")
+    return bool(input.reshape(()).item())
+
+
+def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype: Any = None,
+             requires_grad: bool = False) -> Tensor:
+    """``torch.logspace``: ``base ** linspace(start, end, steps)``.
+
+    Example:
+        >>> from xad.torch_functions import logspace
+        >>> logspace(0, 2, 3).tolist()
+        [1.0, 10.0, 100.0]
+    """
+    exps = _linspace(start, end, steps, dtype=dtypes.float64)
+    out = (base ** exps).astype(dtype or dtypes.get_default_dtype())
+    return out.requires_grad_() if requires_grad else out
+
+
+def det(input: Tensor) -> Tensor:  # noqa: A002
+    """``torch.det``: :func:`xad.linalg.det`."""
+    return linalg.det(input)
+
+
+def inverse(input: Tensor) -> Tensor:  # noqa: A002
+    """``torch.inverse``: :func:`xad.linalg.inv`."""
+    return linalg.inv(input)
+
+
+def slogdet(input: Tensor) -> Any:  # noqa: A002
+    """``torch.slogdet``: ``(sign, logabsdet)`` of :func:`xad.linalg.slogdet`."""
+    return linalg.slogdet(input)
+
+
+def logdet(input: Tensor) -> Tensor:  # noqa: A002
+    """``torch.logdet``: ``log(det)``, NaN for a negative determinant, -inf for 0.
+
+    Example:
+        >>> import xad
+        >>> from xad.torch_functions import logdet
+        >>> logdet(xad.tensor([[2.0, 0.0], [0.0, -1.0]])).tolist()
+        nan
+    """
+    sign, logabs = linalg.slogdet(input)
+    return _ops.where(sign < 0, float("nan"), logabs)
+
+
+_SETTINGS = {"float32_matmul_precision": "highest", "deterministic": False}
+
+
+def set_float32_matmul_precision(precision: str) -> None:
+    """``torch.set_float32_matmul_precision``: recorded (xad's float32 products are the
+    backend's, ``"highest"`` on NumPy); ``get_float32_matmul_precision`` returns it.
+
+    Example:
+        >>> from xad.torch_functions import (set_float32_matmul_precision,
+        ...                                  get_float32_matmul_precision)
+        >>> set_float32_matmul_precision("high"); get_float32_matmul_precision()
+        'high'
+        >>> set_float32_matmul_precision("highest")
+    """
+    if precision not in ("highest", "high", "medium"):
+        raise ValueError(f"set_float32_matmul_precision: 'highest', 'high' or 'medium', got "
+                         f"{precision!r}")
+    _SETTINGS["float32_matmul_precision"] = precision
+
+
+def get_float32_matmul_precision() -> str:
+    """``torch.get_float32_matmul_precision``."""
+    return str(_SETTINGS["float32_matmul_precision"])
+
+
+def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
+    """``torch.use_deterministic_algorithms``: recorded; xad's operations are deterministic
+    on the host backends already (a GPU backend's scatter-adds follow its library)."""
+    _SETTINGS["deterministic"] = bool(mode)
+
+
+def are_deterministic_algorithms_enabled() -> bool:
+    """``torch.are_deterministic_algorithms_enabled``: what
+    :func:`use_deterministic_algorithms` last set."""
+    return bool(_SETTINGS["deterministic"])

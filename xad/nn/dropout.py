@@ -11,7 +11,8 @@ __all__ = ["Dropout", "Dropout2d"]
 
 class Dropout(Module):
     """In training, zero each element with probability ``p`` and scale the rest by
-    ``1/(1-p)``; in eval mode, the identity. Masks come from the input's backend's seeded
+    ``1/(1-p)``; in eval mode, the identity (``inplace=True``: written into the input, as
+    PyTorch's). Masks come from the input's backend's seeded
     generator (so ``xad.manual_seed`` and a restored RNG state reproduce them).
 
     Example:
@@ -21,17 +22,17 @@ class Dropout(Module):
         ([0.0, 2.0], [1.0, 1.0])
     """
 
-    def __init__(self, p: float = 0.5) -> None:
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         super().__init__()
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"Dropout: p must be in [0, 1], got {p}")
-        self.p = p
+        self.p, self.inplace = p, inplace
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.dropout(x, self.p, self.training)
+        return F.dropout(x, self.p, self.training, self.inplace)
 
     def extra_repr(self) -> str:
-        return f"p={self.p}"
+        return f"p={self.p}, inplace={self.inplace}"
 
 
 class Dropout2d(Dropout):
@@ -46,4 +47,4 @@ class Dropout2d(Dropout):
     """
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.dropout2d(x, self.p, self.training)
+        return F.dropout2d(x, self.p, self.training, self.inplace)

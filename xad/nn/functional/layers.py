@@ -162,30 +162,36 @@ def log_softmax(x: Tensor, axis: int | None = None, *, dim: int | None = None) -
     return _ops.log_softmax(x, axis=_softmax_axis("log_softmax", x, axis, dim))
 
 
-def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
+def dropout(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero each element with probability ``p`` and scale the rest by ``1/(1-p)``, when
-    ``training``. The mask is drawn from the backend's seeded generator.
+    ``training``. The mask is drawn from the backend's seeded generator. ``inplace=True``
+    writes the result into ``x`` (its version bumps; a leaf that requires grad refuses) and
+    returns ``x``, as PyTorch's.
 
     Example:
         >>> import xad
         >>> import xad.nn.functional as F
         >>> F.dropout(xad.ones(3), 0.5, training=False).tolist()
         [1.0, 1.0, 1.0]
+        >>> x = xad.ones(4); F.dropout(x, 1.0, inplace=True) is x, x.tolist()
+        (True, [0.0, 0.0, 0.0, 0.0])
     """
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout: p must be in [0, 1], got {p}")
     if not training or p == 0.0:
         return x
     if p == 1.0:
-        return x * 0.0
+        return x.mul_(0.0) if inplace else x * 0.0
     u = rand(*x.shape, dtype=x.dtype if x.dtype.is_floating else None, backend=x._backend)
     mask = dropout_mask(u, p)  # (u >= p) / (1 - p): one kernel on CuPy
-    return x * (mask if mask.dtype is x.dtype else mask.astype(x.dtype))
+    mask = mask if mask.dtype is x.dtype else mask.astype(x.dtype)
+    return x.mul_(mask) if inplace else x * mask
 
 
-def dropout2d(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
+def dropout2d(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False,
+              ) -> Tensor:
     """Zero whole channels of ``(N, C, H, W)`` (or ``(C, H, W)``) input with probability
-    ``p`` and scale the rest by ``1/(1-p)``, when ``training``.
+    ``p`` and scale the rest by ``1/(1-p)``, when ``training`` (``inplace``: into ``x``).
 
     Example:
         >>> import xad
@@ -201,7 +207,8 @@ def dropout2d(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
         return x
     mask_shape = x.shape[:-2] + (1, 1)
     u = rand(*mask_shape, dtype=x.dtype if x.dtype.is_floating else None, backend=x._backend)
-    return x * ((u >= p).astype(x.dtype) * (1.0 / (1.0 - p) if p < 1.0 else 0.0))
+    mask = (u >= p).astype(x.dtype) * (1.0 / (1.0 - p) if p < 1.0 else 0.0)
+    return x.mul_(mask) if inplace else x * mask
 
 
 def group_norm(x: Tensor, num_groups: int, weight: Tensor | None = None,
