@@ -7,8 +7,8 @@ meaning; docs/PORTING.md tables every name that differs."""
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar, cast
 
 from . import amp, dtypes, linalg
 from . import ops as _ops
@@ -18,7 +18,9 @@ from .factories import linspace as _linspace
 from .nn import functional as _F
 from .tensor import Tensor, on_cuda
 
-# PyTorch's other names for xad's elementwise functions (the same meaning)
+_Fn = TypeVar("_Fn", bound=Callable[..., Any])
+
+# PyTorch's other names for xad's elementwise functions (the same meaning), made below
 _ALIASES = {"mul": "multiply", "neg": "negative", "eq": "equal", "ne": "not_equal",
             "gt": "greater", "ge": "greater_equal", "lt": "less", "le": "less_equal",
             "true_divide": "divide", "absolute": "abs", "arccos": "acos", "arcsin": "asin",
@@ -26,7 +28,7 @@ _ALIASES = {"mul": "multiply", "neg": "negative", "eq": "equal", "ne": "not_equa
             "arctanh": "atanh", "ger": "outer"}
 
 
-# torch.f that is torch.nn.functional.f (the same arguments in the same order)
+# torch.f that is torch.nn.functional.f (the same arguments in the same order), below
 _NN_FUNCTIONS = ("dropout conv1d conv2d conv_transpose2d max_pool1d max_pool2d avg_pool1d "
                  "adaptive_avg_pool1d adaptive_max_pool1d layer_norm group_norm "
                  "pairwise_distance cosine_similarity pixel_shuffle pixel_unshuffle prelu "
@@ -378,18 +380,52 @@ def _dims(d: Any) -> Any:
     return tuple(d) if isinstance(d, list) else d
 
 
-def _alias(name: str, target: str) -> Any:
-    f = getattr(_ops, target)
-
+def _alias(name: str, f: _Fn) -> _Fn:
+    """``f`` under PyTorch's other name ``name`` (the same meaning, its signature kept)."""
     def alias(*args: Any, **kwargs: Any) -> Any:
         return f(*args, **kwargs)
     alias.__name__ = alias.__qualname__ = name
-    alias.__doc__ = f"``torch.{name}``: :func:`xad.{target}`."
-    return alias
+    alias.__doc__ = f"``torch.{name}``: :func:`xad.{f.__name__}`."
+    return cast(_Fn, alias)
 
 
-globals().update({n: _alias(n, t) for n, t in _ALIASES.items()})
-globals().update({n: getattr(_F, n) for n in _NN_FUNCTIONS})
+mul = _alias("mul", _ops.multiply)
+neg = _alias("neg", _ops.negative)
+eq = _alias("eq", _ops.equal)
+ne = _alias("ne", _ops.not_equal)
+gt = _alias("gt", _ops.greater)
+ge = _alias("ge", _ops.greater_equal)
+lt = _alias("lt", _ops.less)
+le = _alias("le", _ops.less_equal)
+true_divide = _alias("true_divide", _ops.divide)
+absolute = _alias("absolute", _ops.abs)
+arccos = _alias("arccos", _ops.acos)
+arcsin = _alias("arcsin", _ops.asin)
+arctan = _alias("arctan", _ops.atan)
+arctan2 = _alias("arctan2", _ops.atan2)
+arccosh = _alias("arccosh", _ops.acosh)
+arcsinh = _alias("arcsinh", _ops.asinh)
+arctanh = _alias("arctanh", _ops.atanh)
+ger = _alias("ger", _ops.outer)
+dropout = _F.dropout
+conv1d = _F.conv1d
+conv2d = _F.conv2d
+conv_transpose2d = _F.conv_transpose2d
+max_pool1d = _F.max_pool1d
+max_pool2d = _F.max_pool2d
+avg_pool1d = _F.avg_pool1d
+adaptive_avg_pool1d = _F.adaptive_avg_pool1d
+adaptive_max_pool1d = _F.adaptive_max_pool1d
+layer_norm = _F.layer_norm
+group_norm = _F.group_norm
+pairwise_distance = _F.pairwise_distance
+cosine_similarity = _F.cosine_similarity
+pixel_shuffle = _F.pixel_shuffle
+pixel_unshuffle = _F.pixel_unshuffle
+prelu = _F.prelu
+selu = _F.selu
+celu = _F.celu
+bilinear = _F.bilinear
 
 
 def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:  # noqa: A002

@@ -896,6 +896,9 @@ def dstack(tensors: Any) -> Tensor:
     return concat(list(atleast_3d(list(tensors))), axis=2)
 
 
+_diagonal_of = diagonal  # diag's argument takes the name (PyTorch's)
+
+
 def diag(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
     """PyTorch's ``diag``: a 1-D tensor on the ``diagonal``-th diagonal of a square matrix
     (zeros elsewhere), or a matrix's ``diagonal``-th diagonal as a 1-D tensor.
@@ -906,7 +909,7 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
         [[0, 1, 0], [0, 0, 2], [0, 0, 0]]
     """
     if input.ndim == 2:
-        return input.diagonal(diagonal)
+        return _diagonal_of(input, diagonal)
     if input.ndim != 1:
         raise ValueError(f"diag: a 1-D or 2-D input, got shape {input.shape}")
     k, n = abs(diagonal), input.shape[0] + abs(diagonal)
