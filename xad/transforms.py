@@ -277,6 +277,8 @@ def _grads(outs: list[Tensor], gouts: list[Tensor], ins: Sequence[Tensor], creat
         if level is not None:  # the recorded graph is one level down: run it there
             context.transform = level.parent
         try:
+            if level is not None:
+                pairs = [_batched_pair(level, o, g) for o, g in pairs]
             gs = _ag.grad([o for o, _ in pairs], list(ins), [g for _, g in pairs],
                           retain_graph=retain, create_graph=create, allow_unused=True)
         finally:
@@ -287,6 +289,16 @@ def _grads(outs: list[Tensor], gouts: list[Tensor], ins: Sequence[Tensor], creat
     else:
         gs = (None,) * len(ins)
     return [zeros_like(w) if g is None else g for g, w in zip(gs, ins)]
+
+
+def _batched_pair(level: Any, o: Tensor, g: Tensor) -> tuple[Tensor, Tensor]:
+    """An output and its cotangent inside ``vmap``, one level down: both per example when
+    either is (an unbatched cotangent of a batched output is the same for every example)."""
+    if level.has(o) and not level.has(g):
+        return o, level.per_example(g)
+    if level.has(g) and not level.has(o):
+        return level.per_example(o), g
+    return o, g
 
 
 def _scalar(fname: str, out: Any) -> Tensor:
@@ -357,7 +369,7 @@ def _value_and_grad(f: Callable, argnums: int | Sequence[int], has_aux: bool,
         ins, out, aux, record = _run(fname, f, args, nums, kwargs, has_aux)
         out = _scalar(fname, out)
         create = (record and _connected([out], ins)) or _carrying_tangents()
-        one = Tensor._constant(out._backend.full(tuple(out._array.shape), 1, out._array.dtype),
+        one = Tensor._constant(out._backend.full(tuple(out.shape), 1, out._array.dtype),
                                out._backend)
         gs = ins.split(_grads([out], [one], ins.flat, create, retain=create))
         g = gs[0] if single else tuple(gs)

@@ -189,7 +189,10 @@ class BatchLevel:
             context.transform = outer
 
     def cut(self, t: Tensor) -> None:
-        """A ``detach``-ed tensor stays batched; the levels outside may cut its tangent."""
+        """A ``detach``-ed tensor stays batched (with its logical shape); the levels outside
+        may cut its tangent."""
+        if type(t) is Tensor and self.has(t):
+            t.__class__ = BatchedTensor
         if self.parent is not None:
             self.parent.cut(t)
 
@@ -237,6 +240,27 @@ def _axes(fname: str, axes: Any, n: int) -> tuple:
                              f"{n} positional arguments")
         return tuple(axes)
     return (axes,) * n
+
+
+def _leaf_axes(fname: str, tree: Any, axes: Any, where: str) -> list:
+    """One axis per tensor of ``tree`` (in ``_flatten``'s order): ``axes`` is an int or
+    ``None`` for the whole subtree, or a tuple/list/dict matching its structure (a prefix
+    of the tree, as ``torch.func.vmap``'s ``in_dims`` and JAX's ``in_axes``)."""
+    if axes is None or (isinstance(axes, int) and not isinstance(axes, bool)):
+        return [axes] * len(_flatten(tree, where)[0])
+    if isinstance(axes, dict) and isinstance(tree, dict):
+        if set(axes) != set(tree):
+            raise ValueError(f"{fname}: the axes {axes!r} for {where} have keys "
+                             f"{sorted(map(str, axes))} but the argument has keys "
+                             f"{sorted(map(str, tree))}; give one axis per key")
+        return [a for k in tree for a in _leaf_axes(fname, tree[k], axes[k], f"{where}[{k!r}]")]
+    if isinstance(axes, (tuple, list)) and isinstance(tree, (tuple, list)) and \
+            len(axes) == len(tree):
+        return [a for i, (t, x) in enumerate(zip(tree, axes))
+                for a in _leaf_axes(fname, t, x, f"{where}[{i}]")]
+    raise ValueError(f"{fname}: the axes {axes!r} for {where} do not match its structure "
+                     f"({type(tree).__name__}{f' of {len(tree)}' if hasattr(tree, '__len__') and not isinstance(tree, Tensor) else ''}); give an int, None, or a "  # noqa: E501
+                     f"tuple/list/dict with one entry per element")
 
 
 def _enter(level: BatchLevel, x: Tensor, axis: int | None) -> Tensor:
@@ -288,7 +312,7 @@ def vmap(f: Callable, in_axes: Any = 0, out_axes: int | None = 0,
             leaves, spec = _flatten(a, f"vmap: argument {i}")
             flat.extend(leaves)
             specs.append((spec, len(leaves)))
-            per.extend([ax] * len(leaves))
+            per.extend(_leaf_axes("vmap", a, ax, f"argument {i}"))
         level = BatchLevel(_batch_size("vmap", flat, per), randomness)
         ins = [_enter(level, t, ax) for t, ax in zip(flat, per)]
         new, k = [], 0

@@ -1,0 +1,72 @@
+"""Defects the ``torch.func`` fuzzer (tests/test_func_torch_fuzz.py) found, each pinned
+against ``torch.func`` (torch 2.13) in float64."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import xad
+
+torch = pytest.importorskip("torch")
+tfunc = pytest.importorskip("torch.func")
+
+XS = np.arange(12.0).reshape(3, 4) / 7 - 0.5
+W = np.array([[0.3, -0.2, 0.5, 1.0], [0.1, 0.4, -0.6, 0.2], [-0.3, 0.8, 0.2, -0.1],
+              [0.5, 0.1, 0.1, 0.7]])
+
+
+def _np(t):
+    return np.asarray(t.tolist())
+
+
+def _both(f, *arrays):
+    return ([xad.tensor(a, dtype=xad.float64) for a in arrays],
+            [torch.tensor(a, dtype=torch.float64) for a in arrays])
+
+
+def test_detach_inside_vmap_keeps_the_logical_shape(xb):
+    """``x.detach()`` of a batched tensor had the physical shape (batch axis included), so
+    ``len``/``shape`` of it gave wrong numbers without an error."""
+    def f(x):
+        d = x.detach()
+        return x * len(d) + d.reshape(d.shape[0], 1).sum(1)
+    (x,), (t,) = _both(f, XS)
+    np.testing.assert_allclose(_np(xad.vmap(f)(x)), tfunc.vmap(f)(t).numpy(), rtol=1e-12)
+
+
+def test_linear_of_an_unbatched_input_with_a_batched_bias(xb):
+    """The batch rule of ``linear`` took the product of an unbatched ``x`` as batched: with
+    as many examples as rows of ``x`` it added example ``i``'s bias to row ``i``."""
+    f = lambda b, x, w: xad.nn.functional.linear(x, w, b)  # noqa: E731
+    g = lambda b, x, w: torch.nn.functional.linear(x, w, b)  # noqa: E731
+    (b, x, w), (tb, tx, tw) = _both(None, XS[:, :4] * 2, XS, W)
+    got = xad.vmap(f, in_axes=(0, None, None))(b, x, w)
+    np.testing.assert_allclose(_np(got), tfunc.vmap(g, in_dims=(0, None, None))(tb, tx, tw)
+                               .numpy(), rtol=1e-12)
+
+
+def test_vmap_of_jacrev_and_of_vjp(xb):
+    """``vmap(jacrev(f))`` raised: the unbatched cotangent rows did not match the batched
+    output, and ``vjp``'s detached output lost its logical shape."""
+    def f(lib):
+        return lambda x, w: (w * x).sin().sum(1)
+    (x, w), (tx, tw) = _both(None, XS, W[:3])
+    got = xad.vmap(xad.jacrev(f(xad), argnums=1), in_axes=(0, None))(x, w)
+    want = tfunc.vmap(tfunc.jacrev(f(torch), argnums=1), in_dims=(0, None))(tx, tw)
+    np.testing.assert_allclose(_np(got), want.numpy(), rtol=1e-12)
+    got = xad.vmap(lambda x: xad.vjp(xad.sin, x)[1](xad.ones(4, dtype=xad.float64))[0])(x)
+    np.testing.assert_allclose(_np(got), np.cos(XS), rtol=1e-12)
+
+
+def test_vmap_in_axes_per_leaf_of_a_nested_argument(xb):
+    """``in_axes=(0, (None, {"b": 0}))`` (a prefix of the arguments, as ``torch.func``'s
+    ``in_dims``) raised a TypeError."""
+    def f(x, p):
+        return x * p[1]["b"] + p[0].sum()
+    (x, w, b), (tx, tw, tb) = _both(None, XS, W, XS.T[:, :3].T)
+    got = xad.vmap(f, in_axes=(0, (None, {"b": 0})))(x, (w, {"b": b}))
+    want = tfunc.vmap(f, in_dims=(0, (None, {"b": 0})))(tx, (tw, {"b": tb}))
+    np.testing.assert_allclose(_np(got), want.numpy(), rtol=1e-12)
+    with pytest.raises(ValueError, match="do not match its structure"):
+        xad.vmap(f, in_axes=(0, (None,)))(x, (w, {"b": b}))
