@@ -17,7 +17,7 @@ W = np.array([[0.3, -0.2, 0.5, 1.0], [0.1, 0.4, -0.6, 0.2], [-0.3, 0.8, 0.2, -0.
 
 
 def _np(t):
-    return np.asarray(t.tolist())
+    return np.asarray(t.tolist()) if isinstance(t, xad.Tensor) else t.detach().numpy()
 
 
 def _both(f, *arrays):
@@ -70,3 +70,50 @@ def test_vmap_in_axes_per_leaf_of_a_nested_argument(xb):
     np.testing.assert_allclose(_np(got), want.numpy(), rtol=1e-12)
     with pytest.raises(ValueError, match="do not match its structure"):
         xad.vmap(f, in_axes=(0, (None,)))(x, (w, {"b": b}))
+
+
+def _tied_net(T):
+    class Net(T.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = T.nn.Linear(3, 3), T.nn.Linear(3, 3)
+            self.b.weight = self.a.weight
+            self.register_buffer("scale", T.ones(3) * 2)
+
+        def forward(self, x):
+            return self.b(self.a(x)) * self.scale
+    net = Net().double()
+    with T.no_grad():
+        for p in net.parameters():
+            p[...] = 0.1
+    return net
+
+
+@pytest.mark.parametrize("name", ["a.weight", "b.weight"])
+def test_functional_call_replaces_a_tied_weight_under_all_its_names(xb, name):
+    """``functional_call`` replaced a tied weight under the given name only, so the other
+    layer kept the old weight: a wrong number without an error (torch's ``tie_weights``)."""
+    w, x = np.arange(9.0).reshape(3, 3) / 10, np.array([1.0, 2.0, 3.0])
+    got = xad.nn.functional_call(_tied_net(xad), ({name: xad.tensor(w)}, {}),
+                                 (xad.tensor(x),))
+    want = tfunc.functional_call(_tied_net(torch), ({name: torch.tensor(w)}, {}),
+                                 (torch.tensor(x),))
+    np.testing.assert_allclose(_np(got), _np(want), rtol=1e-12)
+    net, tnet = _tied_net(xad), _tied_net(torch)
+    g = xad.grad(lambda p: xad.nn.functional_call(net, p, xad.tensor(x)).sum())(
+        {name: xad.tensor(w)})
+    tg = tfunc.grad(lambda p: tfunc.functional_call(tnet, p, torch.tensor(x)).sum())(
+        {name: torch.tensor(w)})
+    np.testing.assert_allclose(_np(g[name]), _np(tg[name]), rtol=1e-12)
+
+
+def test_functional_call_strict_and_tie_errors(xb):
+    net, w = _tied_net(xad), xad.tensor(np.eye(3))
+    x = xad.tensor([1.0, 2.0, 3.0], dtype=xad.float64)
+    with pytest.raises(RuntimeError, match=r"missing value\(s\) for \['a.bias', 'b.bias'"):
+        xad.nn.functional_call(net, {"a.weight": w}, (x,), strict=True)
+    with pytest.raises(ValueError, match="tied"):
+        xad.nn.functional_call(net, {"a.weight": w, "b.weight": w * 2}, (x,))
+    untied = xad.nn.functional_call(net, {"a.weight": w}, (x,), tie_weights=False)
+    want = ((np.array([1.0, 2.0, 3.0]) + 0.1) @ np.full((3, 3), 0.1) + 0.1) * 2  # b kept 0.1
+    np.testing.assert_allclose(_np(untied), want, rtol=1e-12)
