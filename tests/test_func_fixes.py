@@ -117,3 +117,18 @@ def test_functional_call_strict_and_tie_errors(xb):
     untied = xad.nn.functional_call(net, {"a.weight": w}, (x,), tie_weights=False)
     want = ((np.array([1.0, 2.0, 3.0]) + 0.1) @ np.full((3, 3), 0.1) + 0.1) * 2  # b kept 0.1
     np.testing.assert_allclose(_np(untied), want, rtol=1e-12)
+
+
+def test_vmap_of_hessian_and_a_clear_error_for_vmap_of_hvp(xb):
+    """``vmap(hessian(f))`` (forward over reverse inside vmap) raised a reshape error, and
+    ``vmap`` of ``jvp(grad(f))`` gave an output with the batch axis twice (no error)."""
+    f = lambda a, b: (a.sin() * b).sum() * a.sum()  # noqa: E731
+    (x, y), (tx, ty) = _both(None, XS, XS * 2)
+    got = xad.vmap(xad.hessian(f, argnums=(0, 1)))(x, y)
+    want = tfunc.vmap(tfunc.hessian(f, argnums=(0, 1)))(tx, ty)
+    for i in range(2):
+        for j in range(2):
+            np.testing.assert_allclose(_np(got[i][j]), _np(want[i][j]), rtol=1e-12)
+    hvp = lambda v: xad.hvp(lambda a: f(a, a), v, v)  # noqa: E731
+    with pytest.raises(NotImplementedError, match="inside jvp/jacfwd/hvp inside vmap"):
+        xad.vmap(hvp)(x)

@@ -156,6 +156,8 @@ class _Inputs:
                 else:
                     w = Tensor._make(t._array, t._backend, t)
                     w.requires_grad = True
+                if type(w) is Tensor and type(t) is not Tensor:  # batched (a vmap outside a
+                    w.__class__ = type(t)                          # jvp): its logical shape
                 new.append(w)
             self.args[i] = _unflatten(spec, new)
             self.specs.append(spec)
@@ -273,6 +275,8 @@ def _grads(outs: list[Tensor], gouts: list[Tensor], ins: Sequence[Tensor], creat
     """Gradients of ``outs`` (weighted by ``gouts``) for ``ins``; zeros where unused."""
     pairs = [(o, g) for o, g in zip(outs, gouts) if o.requires_grad]
     level = _batch_level()
+    if level is None:
+        _no_vmap_below([o for o, _ in pairs] + list(ins))
     if pairs:
         if level is not None:  # the recorded graph is one level down: run it there
             context.transform = level.parent
@@ -289,6 +293,20 @@ def _grads(outs: list[Tensor], gouts: list[Tensor], ins: Sequence[Tensor], creat
     else:
         gs = (None,) * len(ins)
     return [zeros_like(w) if g is None else g for g, w in zip(gs, ins)]
+
+
+def _no_vmap_below(ts: list[Tensor]) -> None:
+    """A reverse pass whose innermost transform is a ``jvp`` inside a ``vmap``, over tensors
+    batched there, would run the recorded per-batch graph through the ``vmap`` level
+    (shapes taken for logical ones): refuse it rather than give wrong shapes."""
+    lvl = context.transform
+    while lvl is not None:
+        if hasattr(lvl, "per_example") and any(lvl.has(t) for t in ts):
+            raise NotImplementedError(
+                "a reverse pass (grad/vjp/jacrev) inside jvp/jacfwd/hvp inside vmap is not "
+                "supported (vmap(hvp), vmap(jacfwd(jacrev(f)))); use reverse over reverse "
+                "(vmap(jacrev(jacrev(f))), as vmap(xad.hessian(f)) does) or jvp outside vmap")
+        lvl = lvl.parent
 
 
 def _batched_pair(level: Any, o: Tensor, g: Tensor) -> tuple[Tensor, Tensor]:
@@ -666,7 +684,19 @@ def hessian(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
         >>> xad.hessian(lambda x: (x ** 3).sum())(xad.tensor([1.0, 2.0])).tolist()
         [[6.0, 0.0], [0.0, 12.0]]
     """
-    return jacfwd(jacrev(f, argnums), argnums)
+    fwd, rev = jacfwd(jacrev(f, argnums), argnums), jacrev(jacrev(f, argnums), argnums)
+
+    def hess(*args: Any, **kwargs: Any) -> Any:
+        # inside vmap, reverse over reverse: a reverse pass may not run inside a jvp there
+        return (rev if _in_vmap() else fwd)(*args, **kwargs)
+    return hess
+
+
+def _in_vmap() -> bool:
+    lvl = context.transform
+    while lvl is not None and not hasattr(lvl, "per_example"):
+        lvl = lvl.parent
+    return lvl is not None
 
 
 def hvp(f: Callable, primals: Sequence | Tensor, tangents: Sequence | Tensor) -> Any:
