@@ -132,3 +132,21 @@ def test_vmap_of_hessian_and_a_clear_error_for_vmap_of_hvp(xb):
     hvp = lambda v: xad.hvp(lambda a: f(a, a), v, v)  # noqa: E731
     with pytest.raises(NotImplementedError, match="inside jvp/jacfwd/hvp inside vmap"):
         xad.vmap(hvp)(x)
+
+
+def test_vmap_chunk_size_kwargs_and_out_axes_per_output(xb):
+    """``chunk_size=``, keyword arguments (not mapped) and ``out_axes`` per output, as
+    ``torch.func.vmap``'s; each raised a TypeError."""
+    def f(x, k=1.0):
+        return x.sin() * k, {"s": x.sum(0)}
+    xs = np.arange(24.0).reshape(2, 3, 4) / 10
+    (x,), (t,) = _both(None, xs)
+    for chunk in (None, 1, 2, 5):
+        got = xad.vmap(f, in_axes=-1, out_axes=(1, {"s": -1}), chunk_size=chunk)(x, k=2.0)
+        want = tfunc.vmap(f, in_dims=-1, out_dims=(1, {"s": -1}), chunk_size=chunk)(t, k=2.0)
+        np.testing.assert_allclose(_np(got[0]), _np(want[0]), rtol=1e-12)
+        np.testing.assert_allclose(_np(got[1]["s"]), _np(want[1]["s"]), rtol=1e-12)
+    with pytest.raises(ValueError, match="chunk_size must be a positive int"):
+        xad.vmap(f, chunk_size=0)
+    got = xad.jacrev(xad.sin, chunk_size=2)(x[0, 0])
+    np.testing.assert_allclose(_np(got), np.diag(np.cos(xs[0, 0])), rtol=1e-12)

@@ -184,14 +184,15 @@ def _linearize_case(lib, f, d, _bits):
 
 def _jac_case(lib, f, d, bits):
     T, fn = (XT, xad) if lib == "xad" else (torch, tfunc)
-    rev, argnums, aux = bits
+    rev, argnums, aux, chunk = bits
     x, w, b = _args(T, d, "xwb")
 
     def g(x, b):
         out = f(x, (w, {"b": b}))
         return (out.sum(dim=1), out[2]) if not aux else (out.sum(dim=1), out.mean())
     jac = fn.jacrev if rev else fn.jacfwd
-    return jac(g, argnums=argnums, has_aux=aux)(x, b)
+    extra = {"chunk_size": chunk} if rev else {}  # torch.func.jacfwd has none
+    return jac(g, argnums=argnums, has_aux=aux, **extra)(x, b)
 
 
 def _hessian_case(lib, f, d, argnums):
@@ -208,15 +209,15 @@ def _hessian_case(lib, f, d, argnums):
     return block[0][0] if isinstance(argnums, int) else block
 
 
-def _vmap(lib, g, in_dims, out_dims=0):
+def _vmap(lib, g, in_dims, out_dims=0, chunk_size=None):
     if lib == "xad":
-        return xad.vmap(g, in_axes=in_dims, out_axes=out_dims)
-    return tfunc.vmap(g, in_dims=in_dims, out_dims=out_dims)
+        return xad.vmap(g, in_axes=in_dims, out_axes=out_dims, chunk_size=chunk_size)
+    return tfunc.vmap(g, in_dims=in_dims, out_dims=out_dims, chunk_size=chunk_size)
 
 
 def _vmap_case(lib, f, d, bits):
     T, fn = (XT, xad) if lib == "xad" else (torch, tfunc)
-    xdim, bdim, odim, kind = bits
+    xdim, bdim, odim, kind, chunk = bits
     if kind in ("grad", "jacrev"):  # torch.func gives a wrong shape for an unbatched
         odim = abs(odim)            # output at a negative out_dims (2.13)
     if xdim is None and bdim is None:
@@ -227,7 +228,8 @@ def _vmap_case(lib, f, d, bits):
     if kind == "plain":
         g = lambda x, p: f(x, p)  # noqa: E731
     elif kind == "two_out":
-        g = lambda x, p: (f(x, p), {"s": f(x, p).sum(dim=0)})  # noqa: E731
+        g = lambda x, p, k=1.0: (f(x, p) * k, {"s": f(x, p).sum(dim=0)})  # noqa: E731
+        odim = (odim, {"s": 0})
     elif kind == "grad":
         g = fn.grad(lambda x, p: f(x, p).sin().sum(), argnums=(0, 1))
     elif kind == "jacrev":
@@ -235,7 +237,8 @@ def _vmap_case(lib, f, d, bits):
     else:  # nested: an inner vmap over the rows of x
         g = lambda x, p: _vmap(lib, lambda r, bb: (r * bb).tanh() + bb, (0, None))(  # noqa
             f(x, p), p[1]["b"]).sum(dim=odim if odim is not None else 0)
-    return _vmap(lib, g, (xdim, (None, {"b": bdim})), odim)(xb, (w, {"b": bb}))
+    mapped = _vmap(lib, g, (xdim, (None, {"b": bdim})), odim, chunk)
+    return mapped(xb, (w, {"b": bb}), k=2.0) if kind == "two_out" else mapped(xb, (w, {"b": bb}))
 
 
 def _grad_of_vmap_case(lib, f, d, bits):
@@ -295,12 +298,12 @@ CASES = {"grad": (_grad_case, lambda r: (r.choice([0, 1, (0, 1), (1,)]), r.rando
          "jvp": (_jvp_case, lambda r: None),
          "linearize": (_linearize_case, lambda r: None),
          "jac": (_jac_case, lambda r: (r.random() < .5, r.choice([0, 1, (0, 1)]),
-                                       r.random() < .4)),
+                                       r.random() < .4, r.choice([None, 1, 3]))),
          "hessian": (_hessian_case, lambda r: r.choice([0, 1, (0, 1)])),
          "vmap": (_vmap_case, lambda r: (r.choice([0, 1, -1, 2, None]), r.choice([0, -1, None]),
                                          r.choice([0, 1, -1]),
                                          r.choice(["plain", "two_out", "grad", "jacrev",
-                                                   "nested"]))),
+                                                   "nested"]), r.choice([None, None, 1, 2]))),
          "grad_of_vmap": (_grad_of_vmap_case, lambda r: None),
          "functional_call": (_module_case, lambda r: (
              r.choice(["lin1.weight", "lin2.weight"]), r.random() < .5,

@@ -585,25 +585,40 @@ def jacobian(f: Callable, argnums: int | Sequence[int] = 0, mode: str = "rev",
     return jac
 
 
-def jacrev(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
+def jacrev(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+           chunk_size: int | None = None) -> Callable:
     """``jacobian(f, argnums, mode="rev")``, as JAX's ``jacrev``.
+
+    ``chunk_size`` (``torch.func``'s) is accepted and checked: xad builds the Jacobian one
+    row at a time already, so every chunk size gives the same numbers and memory.
 
     Example:
         >>> import xad
         >>> xad.jacrev(lambda x: x * 3)(xad.tensor([1.0])).tolist()
         [[3.0]]
     """
+    _chunk("jacrev", chunk_size)
     return jacobian(f, argnums, mode="rev", has_aux=has_aux)
 
 
-def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
+def _chunk(fname: str, chunk_size: Any) -> None:
+    if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
+        raise ValueError(f"{fname}: chunk_size must be a positive int or None, got "
+                         f"{chunk_size!r}")
+
+
+def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+           chunk_size: int | None = None) -> Callable:
     """``jacobian(f, argnums, mode="fwd")``, as JAX's ``jacfwd``: native forward mode.
+
+    ``chunk_size`` is accepted and checked, as :func:`jacrev`'s (one column at a time).
 
     Example:
         >>> import xad
         >>> xad.jacfwd(lambda x: x * 3)(xad.tensor([1.0])).tolist()
         [[3.0]]
     """
+    _chunk("jacfwd", chunk_size)
     return jacobian(f, argnums, mode="fwd", has_aux=has_aux)
 
 

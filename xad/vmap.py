@@ -20,7 +20,7 @@ from typing import Any
 from .context import context
 from .factories import batched_draw
 from .forward_mode import MissingRuleError, _pop_when_freed
-from .ops import broadcast_to, clone, moveaxis, reshape
+from .ops import broadcast_to, clone, concat, moveaxis, reshape
 from .tensor import Size, Tensor
 from .transforms import _flatten, _unflatten
 
@@ -284,17 +284,20 @@ def _batch_size(fname: str, flat: list, axes: list) -> int:
     return sizes.pop()
 
 
-def vmap(f: Callable, in_axes: Any = 0, out_axes: int | None = 0,
-         randomness: str = "error") -> Callable:
+def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0, randomness: str = "error",
+         chunk_size: int | None = None) -> Callable:
     """``f`` mapped over an axis of its arguments, without a Python loop.
 
     ``in_axes``: an int or ``None`` (not mapped) for every argument, or a tuple with one
-    entry per positional argument (each applies to every tensor in that argument's
-    list/tuple/dict). ``out_axes``: where the batch axis goes in every output. Compose with
-    ``grad`` (per-example gradients), ``jvp`` and ``vmap`` itself. ``randomness``, as
+    entry per positional argument, each an int, ``None`` or (for a nested argument) a
+    tuple/list/dict of them matching its structure, as ``torch.func.vmap``'s ``in_dims``.
+    Keyword arguments are not mapped. ``out_axes``: where the batch axis goes in every
+    output (an int, or a structure matching the outputs). Compose with ``grad``
+    (per-example gradients), ``jvp`` and ``vmap`` itself. ``randomness``, as
     ``torch.func.vmap``'s, says what a random function inside ``f`` (``rand``, ``randn``,
     ``randint``, ``dropout``) does: ``"error"`` raises, ``"different"`` draws independently
-    for each example, ``"same"`` draws once for the whole batch.
+    for each example, ``"same"`` draws once for the whole batch. ``chunk_size``: map that
+    many examples at a time (less memory, the same numbers).
 
     Example:
         >>> import xad
@@ -304,8 +307,10 @@ def vmap(f: Callable, in_axes: Any = 0, out_axes: int | None = 0,
     """
     if randomness not in _RANDOMNESS:
         raise ValueError(f"vmap: randomness must be one of {_RANDOMNESS}, got {randomness!r}")
+    if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
+        raise ValueError(f"vmap: chunk_size must be a positive int or None, got {chunk_size!r}")
 
-    def wrapped(*args: Any) -> Any:
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
         axes = _axes("vmap", in_axes, len(args))
         flat, specs, per = [], [], []
         for i, (a, ax) in enumerate(zip(args, axes)):
@@ -313,20 +318,49 @@ def vmap(f: Callable, in_axes: Any = 0, out_axes: int | None = 0,
             flat.extend(leaves)
             specs.append((spec, len(leaves)))
             per.extend(_leaf_axes("vmap", a, ax, f"argument {i}"))
-        level = BatchLevel(_batch_size("vmap", flat, per), randomness)
-        ins = [_enter(level, t, ax) for t, ax in zip(flat, per)]
-        new, k = [], 0
-        for spec, n in specs:
-            new.append(_unflatten(spec, ins[k:k + n]))
-            k += n
-        context.transform = level
-        try:
-            out = f(*new)
-        finally:
-            context.transform = level.parent
-        outs, out_spec = _flatten(out, "vmap: the function's output")
-        return _unflatten(out_spec, [_leave(level, o, out_axes) for o in outs])
+        size = _batch_size("vmap", flat, per)
+        if chunk_size is None or size <= chunk_size:
+            return _mapped(f, flat, specs, per, size, kwargs, out_axes, randomness)
+        parts = [_mapped(f, [_take(t, ax, k, chunk_size) for t, ax in zip(flat, per)], specs,
+                         per, min(chunk_size, size - k), kwargs, out_axes, randomness)
+                 for k in range(0, size, chunk_size)]
+        return _joined(parts, out_axes)
     return wrapped
+
+
+def _mapped(f: Callable, flat: list, specs: list, per: list, size: int, kwargs: dict,
+            out_axes: Any, randomness: str) -> Any:
+    """``f`` run once on the whole batch at a new level."""
+    level = BatchLevel(size, randomness)
+    ins = [_enter(level, t, ax) for t, ax in zip(flat, per)]
+    new, k = [], 0
+    for spec, n in specs:
+        new.append(_unflatten(spec, ins[k:k + n]))
+        k += n
+    context.transform = level
+    try:
+        out = f(*new, **kwargs)
+    finally:
+        context.transform = level.parent
+    outs, out_spec = _flatten(out, "vmap: the function's output")
+    axes = _leaf_axes("vmap", out, out_axes, "the output (out_axes)")
+    return _unflatten(out_spec, [_leave(level, o, ax) for o, ax in zip(outs, axes)])
+
+
+def _take(t: Tensor, axis: int | None, start: int, n: int) -> Tensor:
+    """Examples ``start:start + n`` of ``t`` along its mapped ``axis``."""
+    if axis is None:
+        return t
+    return t[(slice(None),) * (axis % t.ndim) + (slice(start, start + n),)]
+
+
+def _joined(parts: list, out_axes: Any) -> Any:
+    """The chunks' outputs joined along their batch axes (an unmapped output: the first)."""
+    outs, spec = _flatten(parts[0], "vmap: the function's output")
+    axes = _leaf_axes("vmap", parts[0], out_axes, "the output (out_axes)")
+    cols = zip(*[_flatten(p, "")[0] for p in parts])
+    return _unflatten(spec, [c[0] if ax is None else concat(list(c), axis=ax)
+                             for c, ax in zip(cols, axes)])
 
 
 def _leave(level: BatchLevel, o: Tensor, axis: int | None) -> Tensor:
