@@ -150,3 +150,16 @@ def test_vmap_chunk_size_kwargs_and_out_axes_per_output(xb):
         xad.vmap(f, chunk_size=0)
     got = xad.jacrev(xad.sin, chunk_size=2)(x[0, 0])
     np.testing.assert_allclose(_np(got), np.diag(np.cos(xs[0, 0])), rtol=1e-12)
+
+
+def test_torch_func_under_as_torch():
+    """``import torch.func`` under ``xad.as_torch`` gives xad's transforms with PyTorch's
+    signatures (it was missing)."""
+    from xad import as_torch
+    func = as_torch.namespace()["torch.func"]
+    x = xad.tensor([1.0, 2.0], dtype=xad.float64)
+    g, v = func.grad_and_value(lambda x: (x ** 3).sum())(x)
+    assert g.tolist() == [3.0, 12.0] and v.item() == 9.0
+    out, tan, aux = func.jvp(lambda x: (x.sin(), x.sum()), (x,), (x,), has_aux=True)
+    np.testing.assert_allclose(_np(tan), np.cos([1.0, 2.0]) * [1.0, 2.0], rtol=1e-12)
+    assert func.vmap(lambda r: r.sum(), in_dims=1)(xad.ones((2, 3))).tolist() == [2.0] * 3

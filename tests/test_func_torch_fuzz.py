@@ -1,7 +1,8 @@
 """A differential fuzzer of xad's function transforms against ``torch.func`` (torch 2.13),
 in float64: random programs of elementwise ops, reductions with dims, matmul, indexing,
 reshape/transpose, softmax, ``where`` and small layers (linear, layer norm, conv1d), written
-once against PyTorch's API (xad runs them through ``xad.as_torch``'s namespace), put through
+once against PyTorch's API (xad runs them, and ``torch.func``, through ``xad.as_torch``'s
+namespace), put through
 ``grad``/``grad_and_value`` (argnums, ``has_aux``), ``vjp`` (several outputs, ``has_aux``),
 ``jvp``, ``jacrev``/``jacfwd`` (argnums, ``has_aux``), ``hessian``, ``linearize``, ``vmap``
 (``in_dims`` with ``None`` and negative dims, nested arguments, ``out_dims``, nested
@@ -134,7 +135,7 @@ def _args(T, d, keys):
 
 # ----- the transforms, each as (xad's call, torch.func's call) over one program -----------
 def _grad_case(lib, f, d, rng_bits):
-    T, fn = (XT, xad) if lib == "xad" else (torch, tfunc)
+    T, fn = (XT, XT.func) if lib == "xad" else (torch, tfunc)
     argnums, aux, value = rng_bits
     x, w, b = _args(T, d, "xwb")
 
@@ -143,15 +144,12 @@ def _grad_case(lib, f, d, rng_bits):
         s = (out * out).sum() * 0.5 + out[0, 1]
         return (s, out.sum(dim=0)) if aux else s
     if value:
-        if lib == "xad":
-            v, gr = fn.value_and_grad(g, argnums=argnums, has_aux=aux)(x, (w, {"b": b}))
-            return gr, v
         return fn.grad_and_value(g, argnums=argnums, has_aux=aux)(x, (w, {"b": b}))
     return fn.grad(g, argnums=argnums, has_aux=aux)(x, (w, {"b": b}))
 
 
 def _vjp_case(lib, f, d, aux):
-    T, fn = (XT, xad) if lib == "xad" else (torch, tfunc)
+    T, fn = (XT, XT.func) if lib == "xad" else (torch, tfunc)
     x, w, b, v = _args(T, d, "xwbx")
 
     def g(x, w, b):
@@ -164,7 +162,7 @@ def _vjp_case(lib, f, d, aux):
 
 
 def _jvp_case(lib, f, d, _bits):
-    T, fn = (XT, xad) if lib == "xad" else (torch, tfunc)
+    T, fn = (XT, XT.func) if lib == "xad" else (torch, tfunc)
     x, w, b = _args(T, d, "xwb")
     tx, tw, tb = x * 0.7 - 0.1, w.flip(0), b * b
     return fn.jvp(lambda x, w, b: f(x, (w, {"b": b})), (x, w, b), (tx, tw, tb))
@@ -183,7 +181,7 @@ def _linearize_case(lib, f, d, _bits):
 
 
 def _jac_case(lib, f, d, bits):
-    T, fn = (XT, xad) if lib == "xad" else (torch, tfunc)
+    T, fn = (XT, XT.func) if lib == "xad" else (torch, tfunc)
     rev, argnums, aux, chunk = bits
     x, w, b = _args(T, d, "xwb")
 
@@ -210,13 +208,12 @@ def _hessian_case(lib, f, d, argnums):
 
 
 def _vmap(lib, g, in_dims, out_dims=0, chunk_size=None):
-    if lib == "xad":
-        return xad.vmap(g, in_axes=in_dims, out_axes=out_dims, chunk_size=chunk_size)
-    return tfunc.vmap(g, in_dims=in_dims, out_dims=out_dims, chunk_size=chunk_size)
+    fn = XT.func if lib == "xad" else tfunc  # torch.func under xad.as_torch
+    return fn.vmap(g, in_dims=in_dims, out_dims=out_dims, chunk_size=chunk_size)
 
 
 def _vmap_case(lib, f, d, bits):
-    T, fn = (XT, xad) if lib == "xad" else (torch, tfunc)
+    T, fn = (XT, XT.func) if lib == "xad" else (torch, tfunc)
     xdim, bdim, odim, kind, chunk = bits
     if kind in ("grad", "jacrev"):  # torch.func gives a wrong shape for an unbatched
         odim = abs(odim)            # output at a negative out_dims (2.13)
@@ -242,7 +239,7 @@ def _vmap_case(lib, f, d, bits):
 
 
 def _grad_of_vmap_case(lib, f, d, bits):
-    T, fn = (XT, xad) if lib == "xad" else (torch, tfunc)
+    T, fn = (XT, XT.func) if lib == "xad" else (torch, tfunc)
     xb, w, b = _args(T, d, ["xb", "w", "b"])
     vf = _vmap(lib, lambda x, w, b: f(x, (w, {"b": b})), (0, None, None))
     return fn.grad(lambda w, b: (vf(xb, w, b) ** 2).sum(), argnums=(0, 1))(w, b)
@@ -271,9 +268,9 @@ def _model(T):
 
 
 def _module_case(lib, f, d, bits):
-    T, fn = (XT, xad) if lib == "xad" else (torch, tfunc)
+    T, fn = (XT, XT.func) if lib == "xad" else (torch, tfunc)
     tied, strict, kind = bits
-    fcall = xad.nn.functional_call if lib == "xad" else tfunc.functional_call
+    fcall = fn.functional_call
     m = _model(T)
     rng = np.random.default_rng(len(str(bits)))
     p = {n: T.tensor(rng.uniform(-1, 1, tuple(v.shape)), dtype=T.float64)
