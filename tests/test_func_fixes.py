@@ -163,3 +163,16 @@ def test_torch_func_under_as_torch():
     out, tan, aux = func.jvp(lambda x: (x.sin(), x.sum()), (x,), (x,), has_aux=True)
     np.testing.assert_allclose(_np(tan), np.cos([1.0, 2.0]) * [1.0, 2.0], rtol=1e-12)
     assert func.vmap(lambda r: r.sum(), in_dims=1)(xad.ones((2, 3))).tolist() == [2.0] * 3
+
+
+def test_deliberate_differences_from_torch_func(xb):
+    """docs/PORTING.md's rows: an unbatched output at ``out_axes=1`` is broadcast (as JAX;
+    torch.func raises), an unknown ``functional_call`` name raises (torch ignores it)."""
+    x, y = xad.tensor(XS[0, :3], dtype=xad.float64), xad.tensor(XS[:2], dtype=xad.float64)
+    got = xad.vmap(lambda x, y: x * 2, in_axes=(None, 0), out_axes=1)(x, y)
+    np.testing.assert_allclose(_np(got), np.repeat(XS[0, :3, None] * 2, 2, axis=1))
+    with pytest.raises(RuntimeError):
+        tfunc.vmap(lambda x, y: x * 2, in_dims=(None, 0), out_dims=1)(
+            torch.tensor(XS[0, :3]), torch.tensor(XS[:2]))
+    with pytest.raises(KeyError, match="no parameter or buffer named 'no_such'"):
+        xad.nn.functional_call(xad.nn.Linear(2, 1), {"no_such": x}, (xad.ones(2),))
