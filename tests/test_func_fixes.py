@@ -176,3 +176,15 @@ def test_deliberate_differences_from_torch_func(xb):
             torch.tensor(XS[0, :3]), torch.tensor(XS[:2]))
     with pytest.raises(KeyError, match="no parameter or buffer named 'no_such'"):
         xad.nn.functional_call(xad.nn.Linear(2, 1), {"no_such": x}, (xad.ones(2),))
+
+
+def test_vmap_chunks_share_the_draw_of_randomness_same(xb):
+    """With ``randomness="same"`` every chunk draws what one unchunked call draws."""
+    x = xad.ones((5, 4), dtype=xad.float64)
+    f = lambda r: xad.nn.functional.dropout(r, 0.5, training=True) + xad.rand(4)  # noqa: E731
+    xad.manual_seed(3)
+    whole = _np(xad.vmap(f, randomness="same")(x))
+    xad.manual_seed(3)
+    chunked = _np(xad.vmap(f, randomness="same", chunk_size=2)(x))
+    np.testing.assert_array_equal(chunked, whole)
+    assert (whole == whole[0]).all()

@@ -17,6 +17,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from .backend import get_backend
 from .context import context
 from .factories import batched_draw
 from .forward_mode import MissingRuleError, _pop_when_freed
@@ -321,9 +322,16 @@ def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0, randomness: str = "er
         size = _batch_size("vmap", flat, per)
         if chunk_size is None or size <= chunk_size:
             return _mapped(f, flat, specs, per, size, kwargs, out_axes, randomness)
-        parts = [_mapped(f, [_take(t, ax, k, chunk_size) for t, ax in zip(flat, per)], specs,
-                         per, min(chunk_size, size - k), kwargs, out_axes, randomness)
-                 for k in range(0, size, chunk_size)]
+        # randomness="same": every chunk draws what the first did (one draw for the batch)
+        b = get_backend()
+        state = b.get_rng_state() if randomness == "same" else None
+        parts = []
+        for k in range(0, size, chunk_size):
+            if state is not None and k:
+                b.set_rng_state(state)
+            parts.append(_mapped(f, [_take(t, ax, k, chunk_size) for t, ax in zip(flat, per)],
+                                 specs, per, min(chunk_size, size - k), kwargs, out_axes,
+                                 randomness))
         return _joined(parts, out_axes)
     return wrapped
 
