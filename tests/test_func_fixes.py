@@ -188,3 +188,22 @@ def test_vmap_chunks_share_the_draw_of_randomness_same(xb):
     chunked = _np(xad.vmap(f, randomness="same", chunk_size=2)(x))
     np.testing.assert_array_equal(chunked, whole)
     assert (whole == whole[0]).all()
+
+
+@pytest.mark.parametrize("axes", [((0, 0), (0, 0)), ((0, None), (0, 0)), ((0, None), (None, 0)),
+                                  ((None, 0), (None, 0))])
+def test_vmap_of_vmap_of_grad(xb, axes):
+    """``vmap(vmap(grad(f)))`` raised: the reverse pass ran one level down, not below both
+    levels where the graph is recorded; per-example gradients of a shared argument are now
+    per example at both levels."""
+    inner, outer = axes
+    g = lambda a, b: ((a * b).tanh() * b).sum()  # noqa: E731
+    A, B = XS[:2, :3], np.arange(24.0).reshape(2, 3, 4)[..., 0] / 9 - 0.5
+    args = [A[0, 0] if inner[0] is None and outer[0] is None else
+            A[0] if outer[0] is None else A if inner[0] is not None else A[:, 0], B]
+    (a, b), (ta, tb) = _both(None, *args)
+    got = xad.vmap(xad.vmap(xad.grad(g, argnums=(0, 1)), in_axes=inner), in_axes=outer)(a, b)
+    want = tfunc.vmap(tfunc.vmap(tfunc.grad(g, argnums=(0, 1)), in_dims=inner),
+                      in_dims=outer)(ta, tb)
+    for x, y in zip(got, want):
+        np.testing.assert_allclose(_np(x), _np(y), rtol=1e-12)

@@ -187,14 +187,28 @@ def _batch_level() -> Any:
     return lvl if hasattr(lvl, "per_example") else None
 
 
+def _batch_chain() -> list:
+    """The ``vmap`` levels in progress, innermost first, down to the first other level:
+    a reverse pass inside them runs below all of them, where their graph is recorded."""
+    chain, lvl = [], context.transform
+    while hasattr(lvl, "per_example"):
+        chain.append(lvl)
+        lvl = lvl.parent
+    return chain
+
+
 def _per_example(level: Any, t: Tensor) -> tuple[Tensor, bool]:
-    """Inside ``vmap``: an input holding one copy of ``t`` per example (batched), so that
-    its gradient is per example and the reverse pass runs one level down, on whole arrays;
-    and whether it is tied to ``t``'s graph (``t`` requires grad: a gradient through
-    ``vmap``, as ``grad`` of a ``vmap(grad(f))``), else a fresh leaf."""
-    context.transform = level.parent
+    """Inside ``vmap``: an input holding one copy of ``t`` per example of every ``vmap``
+    level in progress (batched at each), so that its gradient is per example and the
+    reverse pass runs below them, on whole arrays; and whether it is tied to ``t``'s graph
+    (``t`` requires grad: a gradient through ``vmap``, as ``grad`` of a ``vmap(grad(f))``),
+    else a fresh leaf."""
+    chain = _batch_chain()
+    full = t
     try:
-        full = level.per_example(t)
+        for lvl in chain:  # innermost first: each level's batch axis goes in front
+            context.transform = lvl.parent
+            full = lvl.per_example(full)
         tied = t.requires_grad and _ag.is_grad_enabled()
         if tied:
             w = _alias_input(full)
@@ -203,7 +217,9 @@ def _per_example(level: Any, t: Tensor) -> tuple[Tensor, bool]:
             w.requires_grad = True
     finally:
         context.transform = level
-    return level.mark(w), tied
+    for lvl in chain:
+        lvl.mark(w)
+    return w, tied
 
 
 def _split(specs: Sequence, counts: Sequence[int], flat: Sequence) -> list:
@@ -274,22 +290,20 @@ def _grads(outs: list[Tensor], gouts: list[Tensor], ins: Sequence[Tensor], creat
            retain: bool) -> list[Tensor]:
     """Gradients of ``outs`` (weighted by ``gouts``) for ``ins``; zeros where unused."""
     pairs = [(o, g) for o, g in zip(outs, gouts) if o.requires_grad]
-    level = _batch_level()
-    if level is None:
+    level, chain = context.transform, _batch_chain()
+    if not chain:
         _no_vmap_below([o for o, _ in pairs] + list(ins))
     if pairs:
-        if level is not None:  # the recorded graph is one level down: run it there
-            context.transform = level.parent
-        try:
-            if level is not None:
-                pairs = [_batched_pair(level, o, g) for o, g in pairs]
+        try:  # inside vmap the recorded graph is below every vmap level: run it there
+            for lvl in chain:
+                context.transform = lvl.parent
+                pairs = [_batched_pair(lvl, o, g) for o, g in pairs]
             gs = _ag.grad([o for o, _ in pairs], list(ins), [g for _, g in pairs],
                           retain_graph=retain, create_graph=create, allow_unused=True)
         finally:
-            if level is not None:
-                context.transform = level
-        if level is not None:
-            gs = tuple(None if g is None else level.mark(g) for g in gs)
+            context.transform = level
+        for lvl in chain:
+            gs = tuple(None if g is None else lvl.mark(g) for g in gs)
     else:
         gs = (None,) * len(ins)
     return [zeros_like(w) if g is None else g for g, w in zip(gs, ins)]
