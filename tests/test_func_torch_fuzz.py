@@ -215,7 +215,7 @@ def _vmap(lib, g, in_dims, out_dims=0, chunk_size=None):
 def _vmap_case(lib, f, d, bits):
     T, fn = (XT, XT.func) if lib == "xad" else (torch, tfunc)
     xdim, bdim, odim, kind, chunk = bits
-    if kind in ("grad", "jacrev"):  # torch.func gives a wrong shape for an unbatched
+    if kind in ("grad", "jacrev", "nested_grad"):  # torch.func: a wrong shape for an unbatched
         odim = abs(odim)            # output at a negative out_dims (2.13)
     if xdim is None and bdim is None:
         xdim = 0
@@ -231,6 +231,9 @@ def _vmap_case(lib, f, d, bits):
         g = fn.grad(lambda x, p: f(x, p).sin().sum(), argnums=(0, 1))
     elif kind == "jacrev":
         g = fn.jacrev(lambda x, p: f(x, p).sum(dim=1), argnums=1)
+    elif kind == "nested_grad":  # per-row gradients, inside the per-example map
+        g = lambda x, p: _vmap(lib, fn.grad(lambda r, b: ((r * b).tanh() * r).sum(),  # noqa
+                                            argnums=(0, 1)), (0, None))(f(x, p), p[1]["b"])
     else:  # nested: an inner vmap over the rows of x
         g = lambda x, p: _vmap(lib, lambda r, bb: (r * bb).tanh() + bb, (0, None))(  # noqa
             f(x, p), p[1]["b"]).sum(dim=odim if odim is not None else 0)
@@ -300,7 +303,8 @@ CASES = {"grad": (_grad_case, lambda r: (r.choice([0, 1, (0, 1), (1,)]), r.rando
          "vmap": (_vmap_case, lambda r: (r.choice([0, 1, -1, 2, None]), r.choice([0, -1, None]),
                                          r.choice([0, 1, -1]),
                                          r.choice(["plain", "two_out", "grad", "jacrev",
-                                                   "nested"]), r.choice([None, None, 1, 2]))),
+                                                   "nested", "nested_grad"]),
+                                         r.choice([None, None, 1, 2]))),
          "grad_of_vmap": (_grad_of_vmap_case, lambda r: None),
          "functional_call": (_module_case, lambda r: (
              r.choice(["lin1.weight", "lin2.weight"]), r.random() < .5,
