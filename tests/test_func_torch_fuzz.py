@@ -292,6 +292,16 @@ def _module_case(lib, f, d, bits):
     return _vmap(lib, fn.grad(lambda p, x: run(p, x).sin().sum()), (None, 0))(p, xb)
 
 
+def _forward_vmap_case(lib, f, d, inner):
+    """``vmap`` of ``jvp`` (tangents per example) or ``jvp`` of ``vmap``."""
+    T, fn = (XT, XT.func) if lib == "xad" else (torch, tfunc)
+    xb, w, b = _args(T, d, ["xb", "w", "b"])
+    g = lambda x, b: f(x, (w, {"b": b}))  # noqa: E731
+    if inner:
+        return _vmap(lib, lambda x, t: fn.jvp(g, (x, b), (t, b * 0.5)), (0, 0))(xb, xb.cos())
+    return fn.jvp(_vmap(lib, g, (0, None)), (xb, b), (xb.cos(), b * 0.5))
+
+
 CASES = {"grad": (_grad_case, lambda r: (r.choice([0, 1, (0, 1), (1,)]), r.random() < .4,
                                          r.random() < .4)),
          "vjp": (_vjp_case, lambda r: r.random() < 0.5),
@@ -306,6 +316,7 @@ CASES = {"grad": (_grad_case, lambda r: (r.choice([0, 1, (0, 1), (1,)]), r.rando
                                                    "nested", "nested_grad"]),
                                          r.choice([None, None, 1, 2]))),
          "grad_of_vmap": (_grad_of_vmap_case, lambda r: None),
+         "forward_vmap": (_forward_vmap_case, lambda r: r.random() < 0.5),
          "functional_call": (_module_case, lambda r: (
              r.choice(["lin1.weight", "lin2.weight"]), r.random() < .5,
              r.choice(["grad", "vmap", "vmap_grad"])))}
