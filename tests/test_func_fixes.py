@@ -207,3 +207,16 @@ def test_vmap_of_vmap_of_grad(xb, axes):
                       in_dims=outer)(ta, tb)
     for x, y in zip(got, want):
         np.testing.assert_allclose(_np(x), _np(y), rtol=1e-12)
+
+
+@pytest.mark.parametrize("axis", [0, 2])
+def test_argmax_argmin_any_all_inside_vmap(xb, axis):
+    """``x.max(dim)`` (its indices), ``argmax``/``argmin``/``any``/``all`` had no batching
+    rule (a MissingRuleError inside vmap)."""
+    a = np.random.default_rng(0).uniform(-1, 1, (3, 4, 5))
+    f = lambda r: (r.argmax(), r.argmin(dim=1), r.max(dim=-1).indices,  # noqa: E731
+                   (r > 0.5).any(dim=1), (r > -0.9).all())
+    got = xad.vmap(f, in_axes=axis)(xad.tensor(a))
+    want = tfunc.vmap(f, in_dims=axis)(torch.tensor(a))
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(_np(g), _np(w))

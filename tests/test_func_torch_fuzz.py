@@ -29,7 +29,8 @@ SEED = int(os.environ.get("XAD_FUZZ_SEED", "0"))
 XT = as_torch.namespace()["torch"]
 UNARY = ["sin", "exp", "tanh", "sigmoid", "square", "center", "rownorm", "matmul", "gather",
          "reshape_t", "softmax", "log_softmax", "where", "linear", "layer_norm", "conv1d",
-         "mul_b", "div", "amax", "cumsum", "flip", "slice_set", "var", "logsumexp"]
+         "mul_b", "div", "amax", "cumsum", "flip", "slice_set", "var", "logsumexp", "clamp",
+         "norm", "maxval", "cat", "expand", "masked_fill", "index_select", "pow"]
 
 
 def _step(T, op, a, x, w, b, c):  # noqa: C901 - one branch per op, as a table
@@ -83,6 +84,22 @@ def _step(T, op, a, x, w, b, c):  # noqa: C901 - one branch per op, as a table
         return y
     if op == "var":
         return a * a.var(dim=0)
+    if op == "clamp":
+        return a.clamp(min=c * 0.5) + a.abs() * 0.3
+    if op == "norm":
+        return a / (1.0 + a.norm(dim=1, keepdim=True))
+    if op == "maxval":
+        return a * a.max(dim=0).values + a.min(dim=1, keepdim=True).values
+    if op == "cat":
+        return T.cat([a[:, :2], (a[:, 2:] * c).exp()], dim=1)
+    if op == "expand":
+        return a.unsqueeze(0).expand(2, 3, 4).sum(0) * 0.5 + b.expand(3, 4)
+    if op == "masked_fill":
+        return a.masked_fill(a < c, 0.5) * a
+    if op == "index_select":
+        return a.index_select(1, T.tensor([3, 3, 0, 1])) * a + T.stack([a, a * c]).mean(0)
+    if op == "pow":
+        return (a * a + 0.5).pow(1.5) - T.atan2(a, b + 2.0)
     return a - a.logsumexp(dim=1, keepdim=True)
 
 
