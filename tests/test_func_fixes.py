@@ -132,6 +132,9 @@ def test_vmap_of_hessian_and_a_clear_error_for_vmap_of_hvp(xb):
     hvp = lambda v: xad.hvp(lambda a: f(a, a), v, v)  # noqa: E731
     with pytest.raises(NotImplementedError, match="inside jvp/jacfwd/hvp inside vmap"):
         xad.vmap(hvp)(x)
+    inner = xad.vmap(xad.grad(lambda r: (r.sin() * r.sum()).sum()))  # a vmap between them
+    with pytest.raises(NotImplementedError, match="inside jvp/jacfwd/hvp inside vmap"):
+        xad.vmap(lambda m: xad.jvp(inner, (m,), (m,))[1])(xad.stack([x, y]))
 
 
 def test_vmap_chunk_size_kwargs_and_out_axes_per_output(xb):

@@ -291,8 +291,7 @@ def _grads(outs: list[Tensor], gouts: list[Tensor], ins: Sequence[Tensor], creat
     """Gradients of ``outs`` (weighted by ``gouts``) for ``ins``; zeros where unused."""
     pairs = [(o, g) for o, g in zip(outs, gouts) if o.requires_grad]
     level, chain = context.transform, _batch_chain()
-    if not chain:
-        _no_vmap_below([o for o, _ in pairs] + list(ins))
+    _no_vmap_below(chain[-1].parent if chain else level, [o for o, _ in pairs] + list(ins))
     if pairs:
         try:  # inside vmap the recorded graph is below every vmap level: run it there
             for lvl in chain:
@@ -309,11 +308,11 @@ def _grads(outs: list[Tensor], gouts: list[Tensor], ins: Sequence[Tensor], creat
     return [zeros_like(w) if g is None else g for g, w in zip(gs, ins)]
 
 
-def _no_vmap_below(ts: list[Tensor]) -> None:
-    """A reverse pass whose innermost transform is a ``jvp`` inside a ``vmap``, over tensors
-    batched there, would run the recorded per-batch graph through the ``vmap`` level
-    (shapes taken for logical ones): refuse it rather than give wrong shapes."""
-    lvl = context.transform
+def _no_vmap_below(start: Any, ts: list[Tensor]) -> None:
+    """A reverse pass run at ``start``, a ``jvp`` inside a ``vmap`` of tensors batched
+    there, would run the recorded per-batch graph through the ``vmap`` level (shapes taken
+    for logical ones): refuse it rather than give wrong shapes."""
+    lvl = start
     while lvl is not None:
         if hasattr(lvl, "per_example") and any(lvl.has(t) for t in ts):
             raise NotImplementedError(
