@@ -26,6 +26,7 @@ from typing import Any
 
 from . import autograd, data, dtypes, nn, optim, torch_fft
 from . import ops as _ops
+from . import torch_func as _func
 from . import torch_functions as _tf
 from . import torch_objects as _objects
 from .backend import set_backend
@@ -196,6 +197,7 @@ def namespace() -> dict[str, types.ModuleType]:
                                    matrix_norm=_matrix_norm, lstsq=_lstsq,
                                    cross=_linalg_cross)
     mods["torch.fft"] = _module("torch.fft", torch_fft)
+    mods["torch.func"] = _module("torch.func", _func)
     amp = _module("torch.amp", autocast=_tf.autocast, GradScaler=_tf.GradScaler)
     mods["torch.amp"] = amp
     torch: Any  # a module built here: its attributes are set below

@@ -156,6 +156,8 @@ class _Inputs:
                 else:
                     w = Tensor._make(t._array, t._backend, t)
                     w.requires_grad = True
+                if type(w) is Tensor and type(t) is not Tensor:  # batched (a vmap outside a
+                    w.__class__ = type(t)                          # jvp): its logical shape
                 new.append(w)
             self.args[i] = _unflatten(spec, new)
             self.specs.append(spec)
@@ -185,14 +187,28 @@ def _batch_level() -> Any:
     return lvl if hasattr(lvl, "per_example") else None
 
 
+def _batch_chain() -> list:
+    """The ``vmap`` levels in progress, innermost first, down to the first other level:
+    a reverse pass inside them runs below all of them, where their graph is recorded."""
+    chain, lvl = [], context.transform
+    while hasattr(lvl, "per_example"):
+        chain.append(lvl)
+        lvl = lvl.parent
+    return chain
+
+
 def _per_example(level: Any, t: Tensor) -> tuple[Tensor, bool]:
-    """Inside ``vmap``: an input holding one copy of ``t`` per example (batched), so that
-    its gradient is per example and the reverse pass runs one level down, on whole arrays;
-    and whether it is tied to ``t``'s graph (``t`` requires grad: a gradient through
-    ``vmap``, as ``grad`` of a ``vmap(grad(f))``), else a fresh leaf."""
-    context.transform = level.parent
+    """Inside ``vmap``: an input holding one copy of ``t`` per example of every ``vmap``
+    level in progress (batched at each), so that its gradient is per example and the
+    reverse pass runs below them, on whole arrays; and whether it is tied to ``t``'s graph
+    (``t`` requires grad: a gradient through ``vmap``, as ``grad`` of a ``vmap(grad(f))``),
+    else a fresh leaf."""
+    chain = _batch_chain()
+    full = t
     try:
-        full = level.per_example(t)
+        for lvl in chain:  # innermost first: each level's batch axis goes in front
+            context.transform = lvl.parent
+            full = lvl.per_example(full)
         tied = t.requires_grad and _ag.is_grad_enabled()
         if tied:
             w = _alias_input(full)
@@ -201,7 +217,9 @@ def _per_example(level: Any, t: Tensor) -> tuple[Tensor, bool]:
             w.requires_grad = True
     finally:
         context.transform = level
-    return level.mark(w), tied
+    for lvl in chain:
+        lvl.mark(w)
+    return w, tied
 
 
 def _split(specs: Sequence, counts: Sequence[int], flat: Sequence) -> list:
@@ -272,21 +290,46 @@ def _grads(outs: list[Tensor], gouts: list[Tensor], ins: Sequence[Tensor], creat
            retain: bool) -> list[Tensor]:
     """Gradients of ``outs`` (weighted by ``gouts``) for ``ins``; zeros where unused."""
     pairs = [(o, g) for o, g in zip(outs, gouts) if o.requires_grad]
-    level = _batch_level()
+    level, chain = context.transform, _batch_chain()
+    _no_vmap_below(chain[-1].parent if chain else level, [o for o, _ in pairs] + list(ins))
     if pairs:
-        if level is not None:  # the recorded graph is one level down: run it there
-            context.transform = level.parent
-        try:
+        try:  # inside vmap the recorded graph is below every vmap level: run it there
+            for lvl in chain:
+                context.transform = lvl.parent
+                pairs = [_batched_pair(lvl, o, g) for o, g in pairs]
             gs = _ag.grad([o for o, _ in pairs], list(ins), [g for _, g in pairs],
                           retain_graph=retain, create_graph=create, allow_unused=True)
         finally:
-            if level is not None:
-                context.transform = level
-        if level is not None:
-            gs = tuple(None if g is None else level.mark(g) for g in gs)
+            context.transform = level
+        for lvl in chain:
+            gs = tuple(None if g is None else lvl.mark(g) for g in gs)
     else:
         gs = (None,) * len(ins)
     return [zeros_like(w) if g is None else g for g, w in zip(gs, ins)]
+
+
+def _no_vmap_below(start: Any, ts: list[Tensor]) -> None:
+    """A reverse pass run at ``start``, a ``jvp`` inside a ``vmap`` of tensors batched
+    there, would run the recorded per-batch graph through the ``vmap`` level (shapes taken
+    for logical ones): refuse it rather than give wrong shapes."""
+    lvl = start
+    while lvl is not None:
+        if hasattr(lvl, "per_example") and any(lvl.has(t) for t in ts):
+            raise NotImplementedError(
+                "a reverse pass (grad/vjp/jacrev) inside jvp/jacfwd/hvp inside vmap is not "
+                "supported (vmap(hvp), vmap(jacfwd(jacrev(f)))); use reverse over reverse "
+                "(vmap(jacrev(jacrev(f))), as vmap(xad.hessian(f)) does) or jvp outside vmap")
+        lvl = lvl.parent
+
+
+def _batched_pair(level: Any, o: Tensor, g: Tensor) -> tuple[Tensor, Tensor]:
+    """An output and its cotangent inside ``vmap``, one level down: both per example when
+    either is (an unbatched cotangent of a batched output is the same for every example)."""
+    if level.has(o) and not level.has(g):
+        return o, level.per_example(g)
+    if level.has(g) and not level.has(o):
+        return level.per_example(o), g
+    return o, g
 
 
 def _scalar(fname: str, out: Any) -> Tensor:
@@ -357,7 +400,7 @@ def _value_and_grad(f: Callable, argnums: int | Sequence[int], has_aux: bool,
         ins, out, aux, record = _run(fname, f, args, nums, kwargs, has_aux)
         out = _scalar(fname, out)
         create = (record and _connected([out], ins)) or _carrying_tangents()
-        one = Tensor._constant(out._backend.full(tuple(out._array.shape), 1, out._array.dtype),
+        one = Tensor._constant(out._backend.full(tuple(out.shape), 1, out._array.dtype),
                                out._backend)
         gs = ins.split(_grads([out], [one], ins.flat, create, retain=create))
         g = gs[0] if single else tuple(gs)
@@ -555,25 +598,40 @@ def jacobian(f: Callable, argnums: int | Sequence[int] = 0, mode: str = "rev",
     return jac
 
 
-def jacrev(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
+def jacrev(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+           chunk_size: int | None = None) -> Callable:
     """``jacobian(f, argnums, mode="rev")``, as JAX's ``jacrev``.
+
+    ``chunk_size`` (``torch.func``'s) is accepted and checked: xad builds the Jacobian one
+    row at a time already, so every chunk size gives the same numbers and memory.
 
     Example:
         >>> import xad
         >>> xad.jacrev(lambda x: x * 3)(xad.tensor([1.0])).tolist()
         [[3.0]]
     """
+    _chunk("jacrev", chunk_size)
     return jacobian(f, argnums, mode="rev", has_aux=has_aux)
 
 
-def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
+def _chunk(fname: str, chunk_size: Any) -> None:
+    if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
+        raise ValueError(f"{fname}: chunk_size must be a positive int or None, got "
+                         f"{chunk_size!r}")
+
+
+def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+           chunk_size: int | None = None) -> Callable:
     """``jacobian(f, argnums, mode="fwd")``, as JAX's ``jacfwd``: native forward mode.
+
+    ``chunk_size`` is accepted and checked, as :func:`jacrev`'s (one column at a time).
 
     Example:
         >>> import xad
         >>> xad.jacfwd(lambda x: x * 3)(xad.tensor([1.0])).tolist()
         [[3.0]]
     """
+    _chunk("jacfwd", chunk_size)
     return jacobian(f, argnums, mode="fwd", has_aux=has_aux)
 
 
@@ -654,7 +712,19 @@ def hessian(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
         >>> xad.hessian(lambda x: (x ** 3).sum())(xad.tensor([1.0, 2.0])).tolist()
         [[6.0, 0.0], [0.0, 12.0]]
     """
-    return jacfwd(jacrev(f, argnums), argnums)
+    fwd, rev = jacfwd(jacrev(f, argnums), argnums), jacrev(jacrev(f, argnums), argnums)
+
+    def hess(*args: Any, **kwargs: Any) -> Any:
+        # inside vmap, reverse over reverse: a reverse pass may not run inside a jvp there
+        return (rev if _in_vmap() else fwd)(*args, **kwargs)
+    return hess
+
+
+def _in_vmap() -> bool:
+    lvl = context.transform
+    while lvl is not None and not hasattr(lvl, "per_example"):
+        lvl = lvl.parent
+    return lvl is not None
 
 
 def hvp(f: Callable, primals: Sequence | Tensor, tangents: Sequence | Tensor) -> Any:

@@ -17,10 +17,11 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from .backend import get_backend
 from .context import context
 from .factories import batched_draw
 from .forward_mode import MissingRuleError, _pop_when_freed
-from .ops import broadcast_to, clone, moveaxis, reshape
+from .ops import broadcast_to, clone, concat, moveaxis, reshape
 from .tensor import Size, Tensor
 from .transforms import _flatten, _unflatten
 
@@ -189,7 +190,10 @@ class BatchLevel:
             context.transform = outer
 
     def cut(self, t: Tensor) -> None:
-        """A ``detach``-ed tensor stays batched; the levels outside may cut its tangent."""
+        """A ``detach``-ed tensor stays batched (with its logical shape); the levels outside
+        may cut its tangent."""
+        if type(t) is Tensor and self.has(t):
+            t.__class__ = BatchedTensor
         if self.parent is not None:
             self.parent.cut(t)
 
@@ -239,6 +243,27 @@ def _axes(fname: str, axes: Any, n: int) -> tuple:
     return (axes,) * n
 
 
+def _leaf_axes(fname: str, tree: Any, axes: Any, where: str) -> list:
+    """One axis per tensor of ``tree`` (in ``_flatten``'s order): ``axes`` is an int or
+    ``None`` for the whole subtree, or a tuple/list/dict matching its structure (a prefix
+    of the tree, as ``torch.func.vmap``'s ``in_dims`` and JAX's ``in_axes``)."""
+    if axes is None or (isinstance(axes, int) and not isinstance(axes, bool)):
+        return [axes] * len(_flatten(tree, where)[0])
+    if isinstance(axes, dict) and isinstance(tree, dict):
+        if set(axes) != set(tree):
+            raise ValueError(f"{fname}: the axes {axes!r} for {where} have keys "
+                             f"{sorted(map(str, axes))} but the argument has keys "
+                             f"{sorted(map(str, tree))}; give one axis per key")
+        return [a for k in tree for a in _leaf_axes(fname, tree[k], axes[k], f"{where}[{k!r}]")]
+    if isinstance(axes, (tuple, list)) and isinstance(tree, (tuple, list)) and \
+            len(axes) == len(tree):
+        return [a for i, (t, x) in enumerate(zip(tree, axes))
+                for a in _leaf_axes(fname, t, x, f"{where}[{i}]")]
+    raise ValueError(f"{fname}: the axes {axes!r} for {where} do not match its structure "
+                     f"({type(tree).__name__}{f' of {len(tree)}' if hasattr(tree, '__len__') and not isinstance(tree, Tensor) else ''}); give an int, None, or a "  # noqa: E501
+                     f"tuple/list/dict with one entry per element")
+
+
 def _enter(level: BatchLevel, x: Tensor, axis: int | None) -> Tensor:
     if axis is None:
         return x
@@ -260,17 +285,20 @@ def _batch_size(fname: str, flat: list, axes: list) -> int:
     return sizes.pop()
 
 
-def vmap(f: Callable, in_axes: Any = 0, out_axes: int | None = 0,
-         randomness: str = "error") -> Callable:
+def vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0, randomness: str = "error",
+         chunk_size: int | None = None) -> Callable:
     """``f`` mapped over an axis of its arguments, without a Python loop.
 
     ``in_axes``: an int or ``None`` (not mapped) for every argument, or a tuple with one
-    entry per positional argument (each applies to every tensor in that argument's
-    list/tuple/dict). ``out_axes``: where the batch axis goes in every output. Compose with
-    ``grad`` (per-example gradients), ``jvp`` and ``vmap`` itself. ``randomness``, as
+    entry per positional argument, each an int, ``None`` or (for a nested argument) a
+    tuple/list/dict of them matching its structure, as ``torch.func.vmap``'s ``in_dims``.
+    Keyword arguments are not mapped. ``out_axes``: where the batch axis goes in every
+    output (an int, or a structure matching the outputs). Compose with ``grad``
+    (per-example gradients), ``jvp`` and ``vmap`` itself. ``randomness``, as
     ``torch.func.vmap``'s, says what a random function inside ``f`` (``rand``, ``randn``,
     ``randint``, ``dropout``) does: ``"error"`` raises, ``"different"`` draws independently
-    for each example, ``"same"`` draws once for the whole batch.
+    for each example, ``"same"`` draws once for the whole batch. ``chunk_size``: map that
+    many examples at a time (less memory, the same numbers).
 
     Example:
         >>> import xad
@@ -280,29 +308,67 @@ def vmap(f: Callable, in_axes: Any = 0, out_axes: int | None = 0,
     """
     if randomness not in _RANDOMNESS:
         raise ValueError(f"vmap: randomness must be one of {_RANDOMNESS}, got {randomness!r}")
+    if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
+        raise ValueError(f"vmap: chunk_size must be a positive int or None, got {chunk_size!r}")
 
-    def wrapped(*args: Any) -> Any:
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
         axes = _axes("vmap", in_axes, len(args))
         flat, specs, per = [], [], []
         for i, (a, ax) in enumerate(zip(args, axes)):
             leaves, spec = _flatten(a, f"vmap: argument {i}")
             flat.extend(leaves)
             specs.append((spec, len(leaves)))
-            per.extend([ax] * len(leaves))
-        level = BatchLevel(_batch_size("vmap", flat, per), randomness)
-        ins = [_enter(level, t, ax) for t, ax in zip(flat, per)]
-        new, k = [], 0
-        for spec, n in specs:
-            new.append(_unflatten(spec, ins[k:k + n]))
-            k += n
-        context.transform = level
-        try:
-            out = f(*new)
-        finally:
-            context.transform = level.parent
-        outs, out_spec = _flatten(out, "vmap: the function's output")
-        return _unflatten(out_spec, [_leave(level, o, out_axes) for o in outs])
+            per.extend(_leaf_axes("vmap", a, ax, f"argument {i}"))
+        size = _batch_size("vmap", flat, per)
+        if chunk_size is None or size <= chunk_size:
+            return _mapped(f, flat, specs, per, size, kwargs, out_axes, randomness)
+        # randomness="same": every chunk draws what the first did (one draw for the batch)
+        b = get_backend()
+        state = b.get_rng_state() if randomness == "same" else None
+        parts = []
+        for k in range(0, size, chunk_size):
+            if state is not None and k:
+                b.set_rng_state(state)
+            parts.append(_mapped(f, [_take(t, ax, k, chunk_size) for t, ax in zip(flat, per)],
+                                 specs, per, min(chunk_size, size - k), kwargs, out_axes,
+                                 randomness))
+        return _joined(parts, out_axes)
     return wrapped
+
+
+def _mapped(f: Callable, flat: list, specs: list, per: list, size: int, kwargs: dict,
+            out_axes: Any, randomness: str) -> Any:
+    """``f`` run once on the whole batch at a new level."""
+    level = BatchLevel(size, randomness)
+    ins = [_enter(level, t, ax) for t, ax in zip(flat, per)]
+    new, k = [], 0
+    for spec, n in specs:
+        new.append(_unflatten(spec, ins[k:k + n]))
+        k += n
+    context.transform = level
+    try:
+        out = f(*new, **kwargs)
+    finally:
+        context.transform = level.parent
+    outs, out_spec = _flatten(out, "vmap: the function's output")
+    axes = _leaf_axes("vmap", out, out_axes, "the output (out_axes)")
+    return _unflatten(out_spec, [_leave(level, o, ax) for o, ax in zip(outs, axes)])
+
+
+def _take(t: Tensor, axis: int | None, start: int, n: int) -> Tensor:
+    """Examples ``start:start + n`` of ``t`` along its mapped ``axis``."""
+    if axis is None:
+        return t
+    return t[(slice(None),) * (axis % t.ndim) + (slice(start, start + n),)]
+
+
+def _joined(parts: list, out_axes: Any) -> Any:
+    """The chunks' outputs joined along their batch axes (an unmapped output: the first)."""
+    outs, spec = _flatten(parts[0], "vmap: the function's output")
+    axes = _leaf_axes("vmap", parts[0], out_axes, "the output (out_axes)")
+    cols = zip(*[_flatten(p, "")[0] for p in parts])
+    return _unflatten(spec, [c[0] if ax is None else concat(list(c), axis=ax)
+                             for c, ax in zip(cols, axes)])
 
 
 def _leave(level: BatchLevel, o: Tensor, axis: int | None) -> Tensor:

@@ -147,7 +147,7 @@ class Linear(Op):
         y = _matmul_batch(x, matrix_transpose(w), fx, fw)  # a batch axis first stays first
         if bias is None:
             return y, True
-        y, bias = align((y, bias), (True, fb))
+        y, bias = align((y, bias), (fx or fw, fb))
         return y + bias, True
 
     @staticmethod

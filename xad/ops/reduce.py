@@ -13,7 +13,7 @@ from ._apply import Op, apply, unary
 from .amp_cast import HALF as _HALF
 from .amp_cast import autocast_float32, in_float32
 from .axes import normalize_axes, normalize_axis
-from .batching import axes_batch
+from .batching import axes_batch, shift_axes
 from .dtype_functions import finfo
 from .elementwise import (
     astype,
@@ -618,6 +618,16 @@ class _NoGradReduce(Op):
     @staticmethod
     def forward(b, x, fn, axis, keepdims):
         return getattr(b.xp, fn)(x, axis=axis, keepdims=keepdims)
+
+    @staticmethod
+    def batch(args, flags, fn, axis, keepdims):
+        x = args[0]
+        if axis is not None or fn in ("any", "all"):
+            return apply(_NoGradReduce, x, fn=fn, axis=shift_axes(axis, x.ndim),
+                         keepdims=keepdims), True
+        # argmax/argmin over every logical axis: of each example's flattened values
+        out = apply(_NoGradReduce, x.reshape((x.shape[0], -1)), fn=fn, axis=1, keepdims=False)
+        return (out.reshape((x.shape[0],) + (1,) * (x.ndim - 1)) if keepdims else out), True
 
 
 def argmax(x: Tensor, axis: int | None = None, keepdims: bool = False) -> Tensor:
