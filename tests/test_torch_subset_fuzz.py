@@ -680,8 +680,9 @@ AUDITED_ELSEWHERE = ("Generator Tensor amp autograd bfloat16 bool cuda compile c
                      "set_printoptions meshgrid split_copy from_dlpack GradScaler distributions "
                      # grad modes and hooks against torch (tests/test_autograd_parity.py)
                      "inference_mode detach_ register_post_accumulate_grad_hook "
-                     # transforms and thread pools (tests/test_vmap.py, xad.threads)
-                     "vmap set_num_threads "
+                     # transforms and thread pools (tests/test_vmap.py, xad.threads;
+                     # torch.func against torch's: tests/test_func_torch_fuzz.py)
+                     "vmap func set_num_threads "
                      # compared with torch by tests/test_nn_layers_more.py
                      "adaptive_avg_pool1d adaptive_max_pool1d adaptive_max_pool2d avg_pool1d "
                      "bilinear ctc_loss embedding_bag instance_norm interpolate max_pool1d "
