@@ -222,3 +222,33 @@ def test_an_object_whose_reads_raise_runs_eagerly(xb):
         _same(f, fn, _f64(1.0))
     odd.k = 3.0
     _same(f, fn, _f64(1.0))
+
+
+def test_a_library_imported_through_a_path_with_dots_is_not_guarded(xb, tmp_path, monkeypatch):
+    """A library directory registered with ``pyguards.library`` is skipped however its
+    modules were imported: ``ci/graph_step_gpu.py`` imports the CuPy emulator through
+    ``ci/../tests``, and the emulator's kernel counter (changed by every call) made every
+    compiled step run eagerly there."""
+    import importlib
+    import sys
+
+    from xad.compile import pyguards
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "counting_lib.py").write_text(
+        "CALLS = {'n': 0}\n\ndef scaled(x):\n    CALLS['n'] += 1\n    return x * 2.0\n")
+    (tmp_path / "other").mkdir()
+    monkeypatch.syspath_prepend(str(tmp_path / "other" / ".." / "lib"))
+    monkeypatch.setattr(pyguards, "_LIBRARIES", list(pyguards._LIBRARIES))  # restored after
+    monkeypatch.setattr(pyguards, "_SKIPPED", None)
+    pyguards.library(str(lib))
+    mod = importlib.import_module("counting_lib")
+    try:
+        f = xad.compile(lambda x: mod.scaled(x).sum())
+        x = xad.tensor([1.0, 2.0], backend=xb)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # "runs eagerly ...": the library's state guarded
+            got = [float(f(x).numpy()) for _ in range(3)]
+        assert got == [6.0] * 3
+    finally:
+        sys.modules.pop("counting_lib", None)

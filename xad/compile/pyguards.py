@@ -120,7 +120,8 @@ def _info(code: types.CodeType) -> _Code | None:
     seen = _INFO.get(code)  # code objects compare equal across files: check the file
     if seen is not None and seen[0] == code.co_filename:
         return seen[1]
-    info = None if code.co_filename.startswith(_skipped()) else _Code(code)
+    path = os.path.abspath(code.co_filename)  # (a sys.path entry with '..' in it)
+    info = None if path.startswith(_skipped()) else _Code(code)
     _INFO[code] = (code.co_filename, info)
     return info
 
@@ -311,7 +312,7 @@ class Reads:
 
 def _info_of_module(m: types.ModuleType) -> Any:
     f = getattr(m, "__file__", None)
-    return None if f is None or f.startswith(_skipped()) else f
+    return None if f is None or os.path.abspath(f).startswith(_skipped()) else f
 
 
 def _info_of_class(c: type) -> bool:
