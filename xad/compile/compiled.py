@@ -25,7 +25,6 @@ from __future__ import annotations
 import functools
 import gc
 import os
-import struct
 import sys
 import types
 import warnings
@@ -45,7 +44,7 @@ from .cuda_graph import CaptureFailed, GraphReplay, graph_backend
 from .fusion import fuse as fuse_regions
 from .fusion import launch as fused_launch
 from .program import Program, ShapeChanged, Unsupported
-from .pyguards import Reads, stale
+from .pyguards import Reads, scalar_key, stale
 from .recorder import ArgRef, Recorder, bases_of, recording
 
 __all__ = ["compile", "CompiledFunction"]
@@ -85,12 +84,8 @@ def _leaf_key(x: Any) -> Any:
         return ("tensor", tuple(a.shape), a.dtype, x._backend, x.requires_grad,
                 x._base is None, getattr(a, "strides", None))
     t = type(x)
-    if t is float:
-        return (float, struct.pack("<d", x))
-    if t is complex:
-        return (complex, struct.pack("<dd", x.real, x.imag))
-    if t in _SCALARS:
-        return (t, x)
+    if t is complex or t in _SCALARS:
+        return scalar_key(x)
     if hasattr(x, "__array_interface__") and hasattr(x, "tobytes"):  # a host array
         return ("host", t, x.shape, str(x.dtype), x.tobytes())
     if t is types.MethodType:  # made anew at each attribute access: its object and function

@@ -45,7 +45,7 @@ from typing import Any
 
 from ..tensor import Tensor
 
-__all__ = ["Reads", "stale", "library"]
+__all__ = ["Reads", "stale", "library", "scalar_key"]
 
 WHOLE = 64  # entries guarded of a container read with computed keys (or iterated)
 DEPTH = 3  # levels guarded below a global, a cell or an argument
@@ -126,8 +126,9 @@ def _info(code: types.CodeType) -> _Code | None:
     return info
 
 
-def _key(v: Any) -> Any:
-    """A Python scalar's (or a tuple of them) type and exact bits; None for other values."""
+def scalar_key(v: Any) -> Any:
+    """A Python scalar's (or a tuple of them) type and exact bits (``-0.0`` is not ``0.0``,
+    a NaN's payload counts); None for other values."""
     t = type(v)
     if t is float:
         return (float, struct.pack("<d", v))
@@ -136,7 +137,7 @@ def _key(v: Any) -> Any:
     if t in _SCALARS:
         return (t, v)
     if t is tuple:
-        keys = tuple(_key(x) for x in v)
+        keys = tuple(scalar_key(x) for x in v)
         return None if None in keys else (tuple, keys)
     return None
 
@@ -232,11 +233,11 @@ class Reads:
 
     def _guard(self, where: tuple, read: Callable[[], Any], v: Any, info: _Code, depth: int,
                what: str) -> None:
+        key = scalar_key(v)
         if where not in self._seen:
             self._seen[where] = len(self.guards)
             self.where.append(where)
             self.late = self.late or self._owned and self._hosted()
-            key = _key(v)
             weak = False
             exp = v
             if key is None:
@@ -245,7 +246,7 @@ class Reads:
                 except TypeError:
                     pass
             self.guards.append((read, exp, key, weak, what))
-        if depth < DEPTH and _key(v) is None:
+        if depth < DEPTH and key is None:
             self._note(v)
             self._entries(v, info, depth + 1, what)
 
@@ -328,6 +329,6 @@ def stale(guards: Any) -> str | None:
             o = exp()
             if o is None or o is not v:  # freed: never another object (or None) after it
                 return what
-        elif v is not exp and (key is None or _key(v) != key):
+        elif v is not exp and (key is None or scalar_key(v) != key):
             return what
     return None

@@ -268,10 +268,11 @@ def _plain(op: type[Op], out: Any, b: Any) -> Tensor:
 def unary(op: type[Op], x: Tensor, **params: Any) -> Tensor:
     """``apply`` for one tensor input."""
     hooked = context.hooked  # anomaly, recorder, transform or autocast: one test for all
-    if hooked and op.amp_float32 and context.autocast is not None:
-        x = _up(x)
-    if hooked and context.transform is not None:
-        return context.transform.process(unary, op, (x,), params)
+    if hooked:
+        if op.amp_float32 and context.autocast is not None:
+            x = _up(x)
+        if context.transform is not None:
+            return context.transform.process(unary, op, (x,), params)
     if not isinstance(x, Tensor):
         return apply(op, x, **params)
     b = x._backend
@@ -303,11 +304,12 @@ def unary(op: type[Op], x: Tensor, **params: Any) -> Tensor:
 def binary(op: type[Op], x: Any, y: Any) -> Tensor:
     """``apply`` for two inputs, at least one a tensor, the other maybe a Python scalar."""
     hooked = context.hooked
-    if hooked and op.amp_float32 and context.autocast is not None and (
-            op.amp_float32 is True or not isinstance(x, Tensor)):
-        x, y = _up(x), _up(y)
-    if hooked and context.transform is not None:
-        return context.transform.process(binary, op, (x, y), {})
+    if hooked:
+        if op.amp_float32 and context.autocast is not None and (
+                op.amp_float32 is True or not isinstance(x, Tensor)):
+            x, y = _up(x), _up(y)
+        if context.transform is not None:
+            return context.transform.process(binary, op, (x, y), {})
     if op.floating and not (_inexact(x) or _inexact(y)):  # (int8 / float16: float16)
         x, y = _to_floating(x), _to_floating(y)
     if isinstance(x, Tensor):
@@ -371,10 +373,11 @@ def binary(op: type[Op], x: Any, y: Any) -> Tensor:
 def apply(op: type[Op], *args: Any, **params: Any) -> Any:
     """Run ``op`` on tensors and Python scalars; record a node when a gradient is needed."""
     hooked = context.hooked  # anomaly, recorder, transform or autocast: one test for all
-    if hooked and op.amp_float32 is True and context.autocast is not None:
-        args = tuple(_up(a) for a in args)
-    if hooked and context.transform is not None:
-        return context.transform.process(apply, op, args, params)
+    if hooked:
+        if op.amp_float32 is True and context.autocast is not None:
+            args = tuple(_up(a) for a in args)
+        if context.transform is not None:
+            return context.transform.process(apply, op, args, params)
     backend = None
     needs = False
     datas = []

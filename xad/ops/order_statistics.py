@@ -55,13 +55,19 @@ def _put_back(v: Tensor, x: Tensor, dim: int | None, keepdim: bool) -> Tensor:
     return moveaxis(v, -1, dim) if keepdim else squeeze(v, axis=-1)
 
 
-def _median(x: Tensor, dim: int | None, keepdim: bool, skip_nan: bool, op: str) -> Any:
+def _sorted_along(x: Tensor, dim: int | None, op: str, what: str) -> tuple:
+    """``x`` with ``dim`` moved last (:func:`_last`), that dim, and its sorted values and
+    indices; an empty dim raises, naming ``what`` ``op`` takes."""
     y, d = _last(x, dim, op)
-    n = y.shape[-1]
-    if n == 0:
-        raise IndexError(f"{op}: cannot take the median of an empty dimension (shape "
+    if y.shape[-1] == 0:
+        raise IndexError(f"{op}: cannot take {what} of an empty dimension (shape "
                          f"{x.shape}, dim {dim})")
-    s, i = _sorted(y)
+    return (y, d, *_sorted(y))
+
+
+def _median(x: Tensor, dim: int | None, keepdim: bool, skip_nan: bool, op: str) -> Any:
+    y, d, s, i = _sorted_along(x, dim, op, "the median")
+    n = y.shape[-1]
     nan = astype(isnan(y.detach()), _dt.int64)
     nans = sum(nan, axis=-1, keepdims=True)
     if skip_nan:
@@ -131,12 +137,8 @@ def _quantile(x: Tensor, q: Any, dim: int | None, keepdim: bool, interpolation: 
     if interpolation not in _MODES:
         raise ValueError(f"{op}: interpolation must be one of {_MODES}, got {interpolation!r}")
     qt, scalar = _q_tensor(q, x, op)
-    y, d = _last(x, dim, op)
+    y, d, s, _ = _sorted_along(x, dim, op, "a quantile")
     n = y.shape[-1]
-    if n == 0:
-        raise IndexError(f"{op}: cannot take a quantile of an empty dimension (shape "
-                         f"{x.shape}, dim {dim})")
-    s, _ = _sorted(y)
     nan = isnan(y.detach())
     if skip_nan:
         ranks = qt * (sum(astype(logical_not(nan), x.dtype), axis=-1, keepdims=True) - 1)

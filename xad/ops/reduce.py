@@ -601,12 +601,18 @@ def cumsum(x: Tensor, axis: int | None = None) -> Tensor:
     """
     if context.autocast is not None:
         (x,) = autocast_float32(x, op="cumsum")
+    return cumulative(Cumsum, x, axis)
+
+
+def cumulative(op: type[Op], x: Tensor, axis: int | None) -> Tensor:
+    """The scan ``op`` along ``axis``: of the flattened tensor when ``None``, of a 0-d
+    tensor as one element (``cumsum``, ``cumprod``)."""
     if axis is None:
         x, axis = reshape(x, (-1,)), 0
     if x.ndim == 0:
-        normalize_axes(axis, 0, "cumsum", scalar_ok=True)
-        return cumsum(reshape(x, (1,)), axis=0)[0]
-    return unary(Cumsum, x, axis=normalize_axis(axis, x.ndim, "cumsum"))
+        normalize_axes(axis, 0, op.name, scalar_ok=True)
+        return unary(op, reshape(x, (1,)), axis=0)[0]
+    return unary(op, x, axis=normalize_axis(axis, x.ndim, op.name))
 
 
 class _NoGradReduce(Op):

@@ -9,13 +9,12 @@ from typing import Any
 
 from ..factories import arange
 from ..tensor import Tensor
-from ._apply import Op, unary
-from .axes import normalize_axes, normalize_axis
+from ._apply import Op
 from .batching import axes_batch
 from .elementwise import astype, isnan, logical_and, logical_not, where
 from .fused import recorded
 from .manipulation import moveaxis
-from .reduce import cumsum, max, min, sum
+from .reduce import cumsum, cumulative, max, min, sum
 from .shape import expand_dims, flip, reshape
 
 __all__ = ["cumprod", "amax", "amin", "nansum", "nanmean"]
@@ -90,12 +89,7 @@ def cumprod(x: Tensor, axis: int | None = None, *, dtype: Any = None) -> Tensor:
     """
     if dtype is not None:
         x = astype(x, dtype, copy=False)
-    if axis is None:
-        x, axis = reshape(x, (-1,)), 0
-    if x.ndim == 0:
-        normalize_axes(axis, 0, "cumprod", scalar_ok=True)
-        return cumprod(reshape(x, (1,)), axis=0)[0]
-    return unary(Cumprod, x, axis=normalize_axis(axis, x.ndim, "cumprod"))
+    return cumulative(Cumprod, x, axis)
 
 
 def amax(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
