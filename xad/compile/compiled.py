@@ -52,6 +52,9 @@ __all__ = ["compile", "CompiledFunction"]
 _SCALARS = (int, float, bool, str, type(None))
 
 
+_UNSET = object()  # a result not made yet
+
+
 def _flatten(tree: Any, leaves: list) -> Any:
     """The leaves of nested tuples (named ones too)/lists/dicts in order, and a structure
     to rebuild them."""
@@ -160,11 +163,12 @@ def _overlap(tensors: Any) -> bool:
 def _identities(rec: Recorder, outs: list) -> list | None:
     """Per result, how a replay gives it eager mode's identity, so that changing it in
     place changes what eager mode's would (also where arrays are immutable, JAX): None (a
-    new tensor), ``("is", src)`` (that very tensor) or ``("view", src, view_fn, data_of)``
-    (a new view of it), ``src`` being ``("arg", i)``, ``("out", k)`` (an earlier result),
-    ``("live", weakref)`` (a tensor from before the call) or ``("grad", holder)`` (the
-    ``.grad`` the call gave a leaf: eager mode returned that very tensor); None where all
-    are new."""
+    new tensor), ``("is", src)`` (that very tensor) or ``("view", src, steps)`` (a new view
+    of it, remade by ``steps``: ``(view_fn, data_of)`` from ``src`` down, a view of a view
+    included), ``src`` being ``("arg", i)``, ``("out", k)`` (another result, or a base
+    :func:`_shared_bases` added), ``("live", weakref)`` (a tensor from before the call) or
+    ``("grad", holder)`` (the ``.grad`` the call gave a leaf: eager mode returned that very
+    tensor); None where all are new."""
     def source(t: Tensor, j: int) -> tuple | None:
         if id(t) in rec.arg_of:
             return ("arg", rec.arg_of[id(t)])
@@ -179,11 +183,32 @@ def _identities(rec: Recorder, outs: list) -> list | None:
     same: list = []
     for j, o in enumerate(outs):
         src = source(o, j) if isinstance(o, Tensor) else None
-        base = None if src is not None or not isinstance(o, Tensor) or o._base is None \
-            else source(o._base, j)
+        steps: list = []
+        t, base = o, None
+        while src is None and base is None and isinstance(t, Tensor) and t._base is not None:
+            steps.append((t._view_fn, t._data_of))
+            t = t._base
+            base = source(t, len(outs))  # any result: the base may be returned after it
         same.append(("is", src) if src is not None else None if base is None else
-                    ("view", base, o._view_fn, o._data_of))
+                    ("view", base, tuple(reversed(steps))))
     return same if any(h is not None for h in same) else None
+
+
+def _shared_bases(rec: Recorder, outs: list) -> list:
+    """The tensors made in the call that two results are views of and that are not
+    returned (``y = x * 2; return y[0], y.T``): returned too, unseen by the caller, so a
+    replay remakes both results as views of one tensor, which share memory and a version
+    counter as eager mode's did (on JAX a write through one reaches the other)."""
+    roots: dict[int, list] = {}
+    for o in outs:
+        t = o
+        while isinstance(t, Tensor) and t._base is not None and id(t) not in rec.arg_of \
+                and id(t) not in rec.outside and all(r is not t for r in outs if r is not o):
+            t = t._base
+        if t is not o and isinstance(t, Tensor) and id(t) not in rec.arg_of \
+                and id(t) not in rec.outside and all(r is not t for r in outs):
+            roots.setdefault(id(t), [t, set()])[1].add(id(o))
+    return [t for t, users in roots.values() if len(users) > 1]
 
 
 def _grad_of(holder: Any, tensors: Any) -> Tensor | None:
@@ -193,14 +218,18 @@ def _grad_of(holder: Any, tensors: Any) -> Tensor | None:
     return None if leaf is None else leaf._grad
 
 
-def _view_of(t: Tensor, view_fn: tuple | None, data_of: bool) -> Tensor:
-    """Eager mode's view of ``t`` made again (``view_fn``: ``(op, params)``; None:
-    ``detach()``, or ``.data`` where ``data_of``): it shares ``t``'s memory and version, as
-    eager mode's did (a replay's own array may be a copy: CUDA graphs copy results out)."""
-    if view_fn is None:
-        return t.data if data_of else t.detach()
-    with no_grad():
-        return unary(view_fn[0], t, **view_fn[1])
+def _view_of(t: Tensor, steps: tuple) -> Tensor:
+    """Eager mode's view of ``t`` made again, step by step (``view_fn``: ``(op, params)``;
+    None: ``detach()``, or ``.data`` where ``data_of``): it shares ``t``'s memory and
+    version, as eager mode's did (a replay's own array may be a copy: CUDA graphs copy
+    results out)."""
+    for view_fn, data_of in steps:
+        if view_fn is None:
+            t = t.data if data_of else t.detach()
+        else:
+            with no_grad():
+                t = unary(view_fn[0], t, **view_fn[1])
+    return t
 
 
 def _kept_constants(rec: Recorder) -> bool:
@@ -320,19 +349,22 @@ class _Entry:
         return _unflatten(self.spec, iter(made))
 
     def _made(self, outs: tuple, tensors: Any) -> list:
-        """The results as tensors with eager mode's identities (see :func:`_identities`)."""
+        """The results as tensors with eager mode's identities (see :func:`_identities`),
+        each made after the result it is a view of."""
         assert self.same is not None and self.backends is not None  # replay checked both
-        res: list = []
-        for o, b, how in zip(outs, self.backends, self.same):
-            src = None if how is None else how[1]
-            t = None if src is None else tensors[src[1]] if src[0] == "arg" else \
-                res[src[1]] if src[0] == "out" else _grad_of(src[1], tensors) \
-                if src[0] == "grad" else src[1]()
-            if t is None:
-                res.append(o if b is None else Tensor._make(o, b))
-            else:
-                res.append(t if how[0] == "is" else _view_of(t, how[2], how[3]))
-        return res
+        res: list = [_UNSET] * len(outs)
+
+        def made(k: int) -> Any:
+            if res[k] is _UNSET:
+                o, b, how = outs[k], self.backends[k], self.same[k]
+                src = None if how is None else how[1]
+                t = None if src is None else tensors[src[1]] if src[0] == "arg" else \
+                    made(src[1]) if src[0] == "out" else _grad_of(src[1], tensors) \
+                    if src[0] == "grad" else src[1]()
+                res[k] = (o if b is None else Tensor._make(o, b)) if t is None else \
+                    t if how[0] == "is" else _view_of(t, how[2])
+            return res[k]
+        return [made(k) for k in range(len(outs))]
 
     def _run(self, arrays: list, warn: Callable[[str], None]) -> tuple:
         assert self.program is not None  # replay, the only caller, checked it
@@ -523,6 +555,7 @@ class CompiledFunction:
                                       f"change it under no_grad or use the result")
         if problem is not None:
             return _Entry(None, problem)
+        outs = outs + _shared_bases(rec, outs)  # returned unseen, to make views of
         try:
             program = Program(rec, outs, fuse_regions if self.fuse else None,
                               library_calls=bool(self.cuda_graphs))
