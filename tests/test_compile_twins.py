@@ -27,7 +27,8 @@ def _model(drop: float = 0.0) -> nn.Module:
 
 
 def _snapshot(outs: list, tensors: list) -> list:
-    got = [o.numpy() if isinstance(o, xad.Tensor) else o for o in outs]
+    got = [v for o in outs for v in ((o.numpy(), o._version) if isinstance(o, xad.Tensor)
+                                     else (o,))]
     for t in tensors:
         got += [t.numpy(), t._version, None if t.grad is None else t.grad.numpy()]
     return got
@@ -291,3 +292,26 @@ def test_results_that_share_a_tensor_stay_views_of_it(xb, which):
         for a, b in zip(run(f, k), run(fn, k)):
             np.testing.assert_array_equal(a, b)
 
+
+
+VERSIONED = {
+    # a change through .data, which eager mode writes but never counts (on JAX the replay
+    # wrote it with a counted _set_data: the weight's version grew by one per call)
+    "data_write": lambda m, x: (m[0].weight.data.__getitem__(0).mul_(0.5),
+                                (m(x) ** 2).sum().detach())[1],
+    # a result changed in place inside the call (through its detach()): eager mode returns
+    # it at version 1, the replay returned a new tensor at version 0
+    "result_changed": lambda m, x: (lambda y: (y.detach().mul_(2), y.detach())[1])(m(x)),
+}
+
+
+@pytest.mark.parametrize("which", sorted(VERSIONED))
+def test_versions_move_as_in_eager_mode(xb, which):
+    """The version counters of a parameter and of a result after a replay are eager mode's
+    (a graph saving either raises at backward exactly when eager mode's would)."""
+    def world(compiled):
+        m = _model()
+        fn = VERSIONED[which]
+        f = xad.compile(lambda x: fn(m, x)) if compiled else (lambda x: fn(m, x))
+        return lambda k: f(_data(k)[0]), lambda k: None, [m[0].weight]
+    _twins(world, calls=4)

@@ -373,6 +373,13 @@ class Tensor:
             if vc is not None:
                 vc[0] = version
 
+    def _replayed(self, how: str, array: Any) -> None:
+        """``self.how(array)`` (``_set_data``, ``_rebind``) as a compiled replay writes it:
+        uncounted, since the replay then adds the changes eager mode counted."""
+        version = self._version
+        getattr(self, how)(array)
+        self._untracked(None, version)
+
     def _join(self, node: _ag.Node, idx: int) -> None:
         """Point at ``node`` (a recorded change of a ``detach()`` or ``.data`` tensor)."""
         self._node, self._idx, self.requires_grad = node, idx, True

@@ -287,6 +287,7 @@ class _Entry:
         self.py: Any = ()  # guards on the Python values it read (pyguards.Reads)
         self.before: Any = ()  # provisional: what the next recording reads as it starts
         self.same: list | None = None  # per result, its identity (see _identities)
+        self.versions: list | None = None  # per new result, the changes eager mode counted
 
     def mismatch(self, tensors: Any) -> str | None:
         """Why this program does not fit the current state (None: it fits)."""
@@ -346,6 +347,10 @@ class _Entry:
             made = [o if b is None else Tensor._make(o, b) for o, b in zip(outs, backends)]
         else:
             made = self._made(outs, tensors)
+        if self.versions is not None:  # (y.detach().mul_(2) made inside: y's version is 1)
+            for t, version in zip(made, self.versions):
+                if version:
+                    t._catch_up(version)
         return _unflatten(self.spec, iter(made))
 
     def _made(self, outs: tuple, tensors: Any) -> list:
@@ -567,6 +572,9 @@ class CompiledFunction:
         entry = _Entry(program, None, spec, backends, scopes[0] if scopes else None,
                        None if b is None else GraphReplay(program, b))
         entry.same = _identities(rec, outs)
+        versions = [o._version if isinstance(o, Tensor) and (
+            entry.same is None or entry.same[k] is None) else 0 for k, o in enumerate(outs)]
+        entry.versions = versions if any(versions) else None
         return entry
 
     def _warn(self, message: str) -> None:

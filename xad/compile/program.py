@@ -622,9 +622,14 @@ def _holder(ins: Instr) -> str:
 
 def _write(t: Tensor | None, how: str, array: Any) -> None:
     """``t.how(array)`` (``_set_data``, ``_rebind``, ``_set_grad_array``), unless ``t``, a
-    tensor from before the call, no longer exists (nothing can read what it was given)."""
+    tensor from before the call, no longer exists (nothing can read what it was given).
+    Its version stays: the replay adds the changes eager mode counted once, after the run
+    (``version_changes``; a change through ``.data`` is written but never counted)."""
     if t is not None:
-        getattr(t, how)(array)
+        if how == "_set_grad_array":
+            t._set_grad_array(array)
+        else:
+            t._replayed(how, array)
 
 
 def _copy(b: Any, a: Any) -> Any:
