@@ -315,3 +315,34 @@ def test_versions_move_as_in_eager_mode(xb, which):
         f = xad.compile(lambda x: fn(m, x)) if compiled else (lambda x: fn(m, x))
         return lambda k: f(_data(k)[0]), lambda k: None, [m[0].weight]
     _twins(world, calls=4)
+
+
+def test_a_compiled_module_is_used_as_the_module(xb):
+    """``xad.compile(model)`` used as PyTorch's ``torch.compile(model)`` is: its
+    ``parameters()`` for the optimiser, ``train()``/``eval()``, ``state_dict()`` saved and
+    loaded between calls (it raised AttributeError); the numbers are eager mode's."""
+    def world(compiled):
+        m = _model(drop=0.5)
+        model = xad.compile(m) if compiled else m
+        opt = xad.optim.SGD(model.parameters(), lr=0.1)
+        saved = {}
+
+        def step(k):
+            x, y = _data(k)
+            opt.zero_grad()
+            loss = ((model(x) - y) ** 2).mean()
+            loss.backward()
+            opt.step()
+            with xad.no_grad():
+                model.eval()
+                val = model(x).sum()
+                model.train()
+            return loss.detach() + val
+
+        def between(k):
+            if k == 1:
+                saved.update({n: t.detach() * 1 for n, t in model.state_dict().items()})
+            if k == 3:
+                model.load_state_dict(saved)
+        return step, between, list(m.parameters())
+    _twins(world)

@@ -417,6 +417,14 @@ class CompiledFunction:
         self._warned: set[str] = set()
         functools.update_wrapper(self, fn, updated=())
 
+    def __getattr__(self, name: str) -> Any:
+        """What the compiled object has (a module's ``parameters()``, ``state_dict()``,
+        ``train()``, ``eval()``), as ``torch.compile``'s wrapper of a module gives."""
+        fn = self.__dict__.get("fn")
+        if fn is None or name.startswith("__"):
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return getattr(fn, name)
+
     @property
     def recordings(self) -> int:
         """How many programs have been recorded (a count of compilations)."""
