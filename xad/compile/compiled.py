@@ -194,11 +194,20 @@ def _identities(rec: Recorder, outs: list) -> list | None:
     return same if any(h is not None for h in same) else None
 
 
+def _own_counter(same: list | None, k: int) -> bool:
+    """Whether result ``k`` of a replay counts versions from 0 as it is made: a new tensor,
+    or a view through a ``.data`` (which starts a counter of its own)."""
+    how = None if same is None else same[k]
+    return how is None or how[0] == "view" and any(data_of for _, data_of in how[2])
+
+
 def _shared_bases(rec: Recorder, outs: list) -> list:
     """The tensors made in the call that two results are views of and that are not
     returned (``y = x * 2; return y[0], y.T``): returned too, unseen by the caller, so a
     replay remakes both results as views of one tensor, which share memory and a version
-    counter as eager mode's did (on JAX a write through one reaches the other)."""
+    counter as eager mode's did (on JAX a write through one reaches the other). Also the
+    base of one result that is an expanded view or a diagonal, whose array may be
+    read-only: eager mode writes through it into the base's positions."""
     roots: dict[int, list] = {}
     for o in outs:
         t = o
@@ -208,7 +217,8 @@ def _shared_bases(rec: Recorder, outs: list) -> list:
         if t is not o and isinstance(t, Tensor) and id(t) not in rec.arg_of \
                 and id(t) not in rec.outside and all(r is not t for r in outs):
             roots.setdefault(id(t), [t, set()])[1].add(id(o))
-    return [t for t, users in roots.values() if len(users) > 1]
+    return [t for t, users in roots.values() if len(users) > 1 or any(
+        o._expanded for o in outs if id(o) in users)]
 
 
 def _grad_of(holder: Any, tensors: Any) -> Tensor | None:
@@ -580,8 +590,8 @@ class CompiledFunction:
         entry = _Entry(program, None, spec, backends, scopes[0] if scopes else None,
                        None if b is None else GraphReplay(program, b))
         entry.same = _identities(rec, outs)
-        versions = [o._version if isinstance(o, Tensor) and (
-            entry.same is None or entry.same[k] is None) else 0 for k, o in enumerate(outs)]
+        versions = [o._version if isinstance(o, Tensor) and _own_counter(entry.same, k)
+                    else 0 for k, o in enumerate(outs)]
         entry.versions = versions if any(versions) else None
         return entry
 
