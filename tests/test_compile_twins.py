@@ -8,6 +8,8 @@ changed in place between calls; results that are views of one tensor, or views o
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -380,3 +382,26 @@ def test_an_index_out_of_range_raises_before_anything_is_written(xb):
                 return type(e).__name__
         return call, lambda k: None, [*m.parameters(), emb.weight]
     _twins(world)
+
+
+def test_a_step_through_a_diagonal_replays(xb):
+    """``trace`` and ``diagonal`` in a loss: the step replays (the gradient's indices are
+    constants of the program; the composition they replaced made the step run eagerly)
+    and trains as eager mode."""
+    def world(compiled):
+        w = xad.tensor(np.arange(9.0).reshape(3, 3) / 9, dtype=xad.float64,
+                       requires_grad=True)
+        opt = xad.optim.SGD([w], lr=0.01)
+
+        def step(x):
+            opt.zero_grad()
+            loss = xad.trace(w @ x) + xad.diagonal(w * x, 1).sum() + \
+                xad.linalg.diagonal(x @ w).pow(2).sum()
+            loss.backward()
+            opt.step()
+            return loss.detach()
+        f = xad.compile(step) if compiled else step
+        return lambda k: f(_data(k, n=3)[0][:, :3] * 1), lambda k: None, [w]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # no eager fallback
+        _twins(world)

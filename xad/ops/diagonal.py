@@ -3,6 +3,8 @@ through it reaches the matrix)."""
 
 from __future__ import annotations
 
+from .. import dtypes as _dt
+from ..factories import arange
 from ._apply import Op, apply, unary
 from .indexing import IndexAddInto
 from .tangent import linear_jvp
@@ -28,10 +30,8 @@ class Diagonal(Op):
         offset = node.params["offset"]
         i0, j0 = (0, offset) if offset >= 0 else (-offset, 0)
         k = max(0, min(rows - i0, cols - j0))
-        b = g._backend
-        idx = b.xp.int64
-        key = (..., b.asarray(list(range(i0, i0 + k)), dtype=idx),
-               b.asarray(list(range(j0, j0 + k)), dtype=idx))
+        rows, cols = (arange(s, s + k, dtype=_dt.int64, backend=g._backend) for s in (i0, j0))
+        key = (..., rows._array, cols._array)  # a factory's: constants of a compiled program
         return unary(IndexAddInto, g, shape=shape, key=key, advanced=True)
 
     @staticmethod
