@@ -405,3 +405,24 @@ def test_a_step_through_a_diagonal_replays(xb):
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)  # no eager fallback
         _twins(world)
+
+
+def test_a_held_grad_sees_the_sums_added_into_it(xb):
+    """Without ``zero_grad``, ``backward()`` adds into the ``.grad`` tensor there, as
+    PyTorch's: a reference to it taken after one call shows the sum after the next, and its
+    version moves (a replay, and the recording itself, gave a new tensor each call)."""
+    def world(compiled):
+        w = xad.tensor([1.0, 2.0], dtype=xad.float64, requires_grad=True)
+        held = []
+
+        def fn(x):
+            (w * x).sum().backward()
+            return x * 1
+        f = xad.compile(fn) if compiled else fn
+
+        def call(k):
+            f(xad.tensor([1.0, float(k)], dtype=xad.float64))
+            held.append(w.grad)
+            return w.grad._version
+        return call, lambda k: None, held
+    _twins(world, calls=4)

@@ -267,9 +267,12 @@ class Tensor:
             context.recorder.grad_set(self, g)
         self._grad = g
 
-    def _set_grad_array(self, array: Any) -> None:
+    def _set_grad_array(self, array: Any, keep: bool = False) -> None:
         """Set ``.grad`` to a new tensor holding ``array``, or to None (a compiled step's
-        replay)."""
+        replay); ``keep``: the ``.grad`` there takes ``array`` (a sum added into it)."""
+        if keep and self._grad is not None and array is not None:
+            self._grad._set_data(array)
+            return
         self._grad = None if array is None else Tensor._make(array, self._backend)
 
     @property
