@@ -418,14 +418,14 @@ def test_a_held_grad_sees_the_sums_added_into_it(xb):
         def fn(x):
             (w * x).sum().backward()
             return x * 1
-        f = xad.compile(fn) if compiled else fn
+        f = xad.compile(fn, cuda_graphs=True) if compiled else fn  # (CuPy: the graph's)
 
         def call(k):
             f(xad.tensor([1.0, float(k)], dtype=xad.float64))
             held.append(w.grad)
             return w.grad._version
         return call, lambda k: None, held
-    _twins(world, calls=4)
+    _twins(world, calls=5)
 
 
 def test_double_backward_and_retain_graph_inside(xb):
