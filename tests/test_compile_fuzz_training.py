@@ -5,9 +5,11 @@ eagerly in an identical one, while the caller changes a random part of the world
 calls: ``train()``/``eval()``, ``manual_seed``, ``requires_grad_`` of a parameter, a
 group's ``lr``/``weight_decay``/``momentum``/``betas``, ``zero_grad(set_to_none=...)``,
 ``p.data`` changed in place, a forward hook added or removed, the batch size, a dropout's
-``p``. Losses, parameters, gradients, buffers and versions must agree bit for bit, and a
-``.grad`` tensor held from an earlier call must show what eager mode's shows (a sum is
-added into it, as PyTorch's: a replay gave a new tensor each call).
+``p``. Compiled with ``cuda_graphs`` half the time (a flag only CuPy reads). Losses,
+parameters, gradients, buffers and versions must agree bit for bit, and a ``.grad`` tensor
+held from an earlier call must show what eager mode's shows (a sum is added into it, as
+PyTorch's: a replay gave a new tensor each call; not under CUDA graphs, whose ``.grad`` is
+the graph's buffer, as PyTorch's).
 ``XAD_FUZZ_N`` (and ``XAD_FUZZ_SEED``) for the long run."""
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ def _world(cfg: dict, compiled: bool) -> tuple:
         if cfg["sched_inside"]:
             sched.step()
         return loss.detach()
-    return m, opt, sched, (xad.compile(step) if compiled else step)
+    return m, opt, sched, (xad.compile(step, cuda_graphs=cfg["graphs"]) if compiled else step)
 
 
 def _change(kind: str, m: nn.Module, opt, hooks: list, k: int) -> None:
@@ -75,21 +77,30 @@ def _change(kind: str, m: nn.Module, opt, hooks: list, k: int) -> None:
         next(c for c in m if isinstance(c, nn.Dropout)).p = 0.25
 
 
-def _state(m: nn.Module) -> list:
+def _state(m: nn.Module, graphs: bool) -> list:
     out = []
     for t in (*m.parameters(), *m.buffers()):
         out += [np.array(t.numpy()), t._version, t.requires_grad]
-        if t.grad is not None:  # the .grad tensor itself: a sum is added into it
-            out += [t.grad, np.array(t.grad.numpy()), t.grad._version]
+        if t.grad is not None:  # the .grad tensor itself: a sum is added into it (under
+            # CUDA graphs a .grad is the graph's buffer, overwritten by the next call)
+            out += [None if graphs else t.grad, np.array(t.grad.numpy()), t.grad._version]
     return out
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, xad.Tensor):  # a .grad held from before: its values now
+        a, b = a.numpy(), b.numpy()
+    return np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b
 
 
 def _run(seed: int) -> str | None:
     rng = random.Random(seed)
     cfg = {"seed": seed % 7, "norm": rng.random() < 0.5, "act": rng.choice(("ReLU", "Tanh",
            "GELU")), "opt": rng.choice(sorted(OPTIMISERS)), "zero_inside": rng.random() < 0.7,
-           "clip": rng.random() < 0.3, "sched_inside": rng.random() < 0.3}
+           "clip": rng.random() < 0.3, "sched_inside": rng.random() < 0.3,
+           "graphs": rng.random() < 0.5}  # (a flag only CuPy reads)
     changes = [rng.choice(CHANGES) for _ in range(6)]
+    graphs = cfg["graphs"] and xad.get_backend().name.startswith("cupy")
     worlds = []
     for compiled in (True, False):
         m, opt, sched, f = _world(cfg, compiled)
@@ -102,15 +113,13 @@ def _run(seed: int) -> str | None:
             y = xad.tensor(g.standard_normal((n, 2)), dtype=xad.float64)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                got += [f(x, y).numpy(), *_state(m)]
+                got += [f(x, y).numpy(), *_state(m, graphs)]
             if not cfg["sched_inside"]:
                 sched.step()
             _change(kind, m, opt, hooks, k)
         worlds.append(got)
     for j, (a, b) in enumerate(zip(*worlds)):
-        if isinstance(a, xad.Tensor):  # a .grad held from before: its values now
-            a, b = a.numpy(), b.numpy()
-        if not (np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b):
+        if not _same(a, b):
             return f"seed {seed}: item {j}: compiled {a!r}, eager {b!r}\n  {cfg} {changes}"
     return None
 
