@@ -42,7 +42,7 @@ from typing import Any
 from . import autograd as _ag
 from .context import context
 from .factories import eye, zeros, zeros_like
-from .forward_mode import forward_pass
+from .forward_mode import _batch_chain, forward_pass
 from .graph import record
 from .ops import clone, reshape, stack
 from .tensor import Tensor
@@ -185,16 +185,6 @@ def _batch_level() -> Any:
     """The innermost transform when it is a ``vmap`` level, else ``None``."""
     lvl = context.transform
     return lvl if hasattr(lvl, "per_example") else None
-
-
-def _batch_chain() -> list:
-    """The ``vmap`` levels in progress, innermost first, down to the first other level:
-    a reverse pass inside them runs below all of them, where their graph is recorded."""
-    chain, lvl = [], context.transform
-    while hasattr(lvl, "per_example"):
-        chain.append(lvl)
-        lvl = lvl.parent
-    return chain
 
 
 def _per_example(level: Any, t: Tensor) -> tuple[Tensor, bool]:
