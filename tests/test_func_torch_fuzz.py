@@ -122,7 +122,7 @@ def _body(T, prog):
 def _np(t):
     if isinstance(t, xad.Tensor):
         return np.asarray(t.tolist(), dtype=np.float64)
-    return t.detach().numpy()
+    return t.detach().numpy(force=True)  # (force: torch.func may give a ZeroTensor)
 
 
 def _leaves(tree):
