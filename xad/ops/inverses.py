@@ -155,15 +155,17 @@ def _cofactor_small(xp: Any, x: Any) -> Any:
         a, c = x[..., 0, :], x[..., 1, :]
         return xp.stack([xp.stack([c[..., 1], -c[..., 0]], axis=-1),
                          xp.stack([-a[..., 1], a[..., 0]], axis=-1)], axis=-2)
-    r = [x[..., i, :] for i in range(3)]
-    return xp.stack([_cross(xp, r[1], r[2]), _cross(xp, r[2], r[0]), _cross(xp, r[0], r[1])],
-                    axis=-2)
+    # row i is cross(row i+1, row i+2) (indices mod 3): the rows, and within them the
+    # entries, rolled by one and by two, each product as the cross product writes it
+    a, b = _roll(xp, x, 1, -2), _roll(xp, x, 2, -2)
+    return _roll(xp, a, 1, -1) * _roll(xp, b, 2, -1) - _roll(xp, a, 2, -1) * _roll(xp, b, 1, -1)
 
 
-def _cross(xp: Any, a: Any, b: Any) -> Any:
-    return xp.stack([a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1],
-                     a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2],
-                     a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]], axis=-1)
+def _roll(xp: Any, x: Any, k: int, axis: int) -> Any:
+    """``x`` with index ``i`` of ``axis`` (of size 3) holding its ``i + k`` (mod 3)."""
+    head, tail = (slice(None),) * (x.ndim + axis), (slice(None),) * (-1 - axis)
+    return xp.concat([x[head + (slice(k, None),) + tail], x[head + (slice(None, k),) + tail]],
+                     axis=axis)
 
 
 def _cofactor_lu(b: Any, x: Any) -> Any:
