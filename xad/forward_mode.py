@@ -30,7 +30,7 @@ from .factories import batched_draw
 from .ops import clone, reshape
 from .tensor import Tensor
 
-__all__ = ["JVPLevel", "MissingRuleError", "forward_pass"]
+__all__ = ["JVPLevel", "MissingRuleError", "forward_pass", "unviewed"]
 
 
 class MissingRuleError(NotImplementedError):
@@ -291,14 +291,23 @@ def _below(chain: list, fname: str, f: Callable, primals: Sequence[Tensor],
     return out, lambda o: _logical(chain, o, level.get(o))
 
 
+def unviewed(t: Tensor) -> Tensor:
+    """``t``, made below the ``vmap`` levels, as a tensor that is no view, to be batched at
+    them (a view's strides are read from its base's shape, which is not batched there): a
+    new tensor on its array where nothing records it, else a recorded copy."""
+    if t._base is None:
+        return t
+    return clone(t) if t.requires_grad else Tensor._make(t._array, t._backend, t)
+
+
 def _logical(chain: list, o: Tensor, tan: Tensor | None) -> Tensor | None:
     """The tangent ``tan`` (a whole array) of ``o``, batched at the levels ``o`` is."""
     if tan is None:
         return None
-    if tan._base is not None:  # a view made below the vmap levels is no view inside them
+    if tan._base is not None:
         outer, context.transform = context.transform, chain[-1].parent
         try:
-            tan = clone(tan)
+            tan = unviewed(tan)
         finally:
             context.transform = outer
     for lvl in chain:

@@ -42,9 +42,9 @@ from typing import Any
 from . import autograd as _ag
 from .context import context
 from .factories import eye, zeros, zeros_like
-from .forward_mode import _batch_chain, forward_pass
+from .forward_mode import _batch_chain, forward_pass, unviewed
 from .graph import record
-from .ops import clone, reshape, stack
+from .ops import reshape, stack
 from .tensor import Tensor
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacobian", "jacrev", "jacfwd",
@@ -288,8 +288,8 @@ def _grads(outs: list[Tensor], gouts: list[Tensor], ins: Sequence[Tensor], creat
                 pairs = [_batched_pair(lvl, o, g) for o, g in pairs]
             gs = _ag.grad([o for o, _ in pairs], list(ins), [g for _, g in pairs],
                           retain_graph=retain, create_graph=create, allow_unused=True)
-            if chain:  # a view made below the vmap levels is no view inside them
-                gs = tuple(g if g is None or g._base is None else clone(g) for g in gs)
+            if chain:
+                gs = tuple(None if g is None else unviewed(g) for g in gs)
         finally:
             context.transform = level
         for lvl in chain:
