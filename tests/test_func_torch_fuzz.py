@@ -321,7 +321,7 @@ def _forward_vmap_case(lib, f, d, inner):
     return fn.jvp(_vmap(lib, g, (0, None)), (xb, b), (xb.cos(), b * 0.5))
 
 
-NEST = ["vmap", "jvp", "grad", "vjp", "jacfwd", "jacrev", "hessian"]
+NEST = ["vmap", "vmap_closure", "jvp", "grad", "vjp", "jacfwd", "jacrev", "hessian"]
 _JACS = {"jacfwd": 1, "jacrev": 1, "hessian": 2}  # passes per input element, as a power
 
 
@@ -330,6 +330,8 @@ def _nest_one(lib, fn, kind, h, scale):
     function of one (3, 4) tensor giving one."""
     if kind == "vmap":  # per-example inputs, the mean of the per-example outputs
         return lambda x: _vmap(lib, h, 0)(x * scale().reshape(-1, 1, 1)).mean(0)
+    if kind == "vmap_closure":  # x closed over, a batched scale per example
+        return lambda x: _vmap(lib, lambda s: h(x * s), 0)(scale()).mean(0)
     if kind == "jvp":
         def g(x):
             out, t = fn.jvp(h, (x,), (x.cos(),))
