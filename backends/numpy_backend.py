@@ -26,10 +26,24 @@ except ImportError:  # pragma: no cover - depends on the environment
     _scipy_erf = None
 try:  # LAPACK's getrf, batched; the generic (a loop over columns) is the fallback
     from scipy.linalg import LinAlgWarning as _LinAlgWarning
+    from scipy.linalg import get_lapack_funcs as _get_lapack_funcs
     from scipy.linalg import lu_factor as _scipy_lu_factor
     from scipy.linalg import solve_triangular as _scipy_solve_triangular
 except ImportError:  # pragma: no cover - depends on the environment
-    _scipy_lu_factor = _scipy_solve_triangular = None
+    _scipy_lu_factor = _scipy_solve_triangular = _get_lapack_funcs = None
+
+_LAPACK: dict[tuple[str, str], Any] = {}
+
+
+def _lapack(name: str, a: Any) -> Any:
+    """SciPy's LAPACK routine ``name`` for ``a``'s dtype, looked up once: called directly on
+    one matrix it costs ~1 us where ``scipy.linalg``'s batching wrappers cost 15-50 us (the
+    bulk of a small ``det`` backward)."""
+    key = (name, a.dtype.char)
+    f = _LAPACK.get(key)
+    if f is None:
+        f = _LAPACK[key] = _get_lapack_funcs((name,), (a,))[0]
+    return f
 
 
 def _swaps_to_permutation(piv: Any) -> Any:
@@ -289,9 +303,13 @@ class NumpyBackend(Backend):
     def lu_factor(self, x: Any) -> tuple[Any, Any, Any]:
         if _scipy_lu_factor is None or x.dtype.kind != "f" or x.itemsize < 4:
             return super().lu_factor(x)
-        with warnings.catch_warnings():  # a singular matrix is an answer here, not a warning
-            warnings.simplefilter("ignore", _LinAlgWarning)
-            lu, piv = _scipy_lu_factor(x, check_finite=False)
+        if x.ndim == 2:  # one matrix: LAPACK's getrf itself (0-based pivots, no warning)
+            lu, piv, _ = _lapack("getrf", x)(x)
+            piv = piv.astype(np.int64)
+        else:
+            with warnings.catch_warnings():  # a singular matrix is an answer, not a warning
+                warnings.simplefilter("ignore", _LinAlgWarning)
+                lu, piv = _scipy_lu_factor(x, check_finite=False)
         n = piv.shape[-1]
         flat = piv.reshape(-1, n)
         odd = np.count_nonzero(flat != np.arange(n), axis=-1).reshape(piv.shape[:-1]) % 2 == 1
@@ -300,6 +318,10 @@ class NumpyBackend(Backend):
     def solve_triangular(self, a: Any, b: Any, upper: bool) -> Any:
         if _scipy_solve_triangular is None or a.dtype.kind != "f" or a.itemsize < 4:
             return super().solve_triangular(a, b, upper)
+        if a.ndim == 2 and b.ndim == 2 and a.dtype == b.dtype:  # LAPACK's trtrs itself
+            out, info = _lapack("trtrs", a)(a, b, lower=not upper)
+            if info == 0:
+                return out
         return _scipy_solve_triangular(a, b, lower=not upper, check_finite=False)
 
     def float_operand(self, value: float, dtype: Any) -> Any:

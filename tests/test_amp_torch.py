@@ -101,7 +101,7 @@ OPS = {
 FLOAT32_HERE = {"softmax", "log_softmax", "sum", "mean", "var", "cumsum", "logsumexp",
                 "layer_norm", "batch_norm", "group_norm", "group_norm, affine",
                 "cosine_similarity", "softmin",  # these two: their inner sum and softmax
-                "exp", "pow"}  # CUDA's elementwise float32 list (tests/test_amp_float32_list.py)
+                "exp", "pow", "vector_norm"}  # CUDA's float32 list (tests/test_amp_float32_list.py)
 # and the reverse: PyTorch's CPU list runs these padding modes in float32 (CUDA's does not)
 LOW_HERE = {"reflect pad", "replicate pad"}
 

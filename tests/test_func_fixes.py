@@ -119,9 +119,10 @@ def test_functional_call_strict_and_tie_errors(xb):
     np.testing.assert_allclose(_np(untied), want, rtol=1e-12)
 
 
-def test_vmap_of_hessian_and_a_clear_error_for_vmap_of_hvp(xb):
-    """``vmap(hessian(f))`` (forward over reverse inside vmap) raised a reshape error, and
-    ``vmap`` of ``jvp(grad(f))`` gave an output with the batch axis twice (no error)."""
+def test_vmap_of_hessian_hvp_and_jvp_of_grad_match_torch(xb):
+    """``vmap(hessian(f))`` (forward over reverse inside vmap) raised a reshape error;
+    ``vmap`` of ``jvp(grad(f))`` gave an output with the batch axis twice, then raised
+    NotImplementedError: the jvp's level now goes below the vmap levels."""
     f = lambda a, b: (a.sin() * b).sum() * a.sum()  # noqa: E731
     (x, y), (tx, ty) = _both(None, XS, XS * 2)
     got = xad.vmap(xad.hessian(f, argnums=(0, 1)))(x, y)
@@ -129,12 +130,19 @@ def test_vmap_of_hessian_and_a_clear_error_for_vmap_of_hvp(xb):
     for i in range(2):
         for j in range(2):
             np.testing.assert_allclose(_np(got[i][j]), _np(want[i][j]), rtol=1e-12)
-    hvp = lambda v: xad.hvp(lambda a: f(a, a), v, v)  # noqa: E731
-    with pytest.raises(NotImplementedError, match="inside jvp/jacfwd/hvp inside vmap"):
-        xad.vmap(hvp)(x)
-    inner = xad.vmap(xad.grad(lambda r: (r.sin() * r.sum()).sum()))  # a vmap between them
-    with pytest.raises(NotImplementedError, match="inside jvp/jacfwd/hvp inside vmap"):
-        xad.vmap(lambda m: xad.jvp(inner, (m,), (m,))[1])(xad.stack([x, y]))
+    g = lambda a: (a.sin() * a.sum()).sum()  # noqa: E731
+    got = xad.vmap(lambda v: xad.hvp(g, v, v.cos()))(x)
+    want = tfunc.vmap(lambda v: tfunc.jvp(tfunc.grad(g), (v,), (v.cos(),))[1])(tx)
+    np.testing.assert_allclose(_np(got), _np(want), rtol=1e-12)
+    got, want = _jvp_between_vmaps(xad, xad.stack([x, y])), \
+        _jvp_between_vmaps(tfunc, torch.stack([tx, ty]))
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(_np(a), _np(b), rtol=1e-12)
+
+
+def _jvp_between_vmaps(fn, m):
+    inner = fn.vmap(fn.grad(lambda r: (r.sin() * r.sum()).sum()))  # a vmap between them
+    return fn.vmap(lambda m: fn.jvp(inner, (m,), (m.cos(),)))(m)
 
 
 def test_vmap_chunk_size_kwargs_and_out_axes_per_output(xb):

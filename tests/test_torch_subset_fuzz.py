@@ -695,6 +695,8 @@ AUDITED_ELSEWHERE = ("Generator Tensor amp autograd bfloat16 bool cuda compile c
                      # reductions compared with torch by tests/test_torch_reductions.py
                      "cumprod amax amin median nanmedian quantile nanquantile mode nansum "
                      "nanmean "
+                     # distances compared with torch by tests/test_torch_distances.py
+                     "dist pdist renorm "
                      # modules that PyTorch's examples import (tests/test_pytorch_examples.py)
                      "accelerator onnx serialization").split()
 

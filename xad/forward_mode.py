@@ -30,7 +30,7 @@ from .factories import batched_draw
 from .ops import clone, reshape
 from .tensor import Tensor
 
-__all__ = ["JVPLevel", "MissingRuleError", "forward_pass"]
+__all__ = ["JVPLevel", "MissingRuleError", "forward_pass", "unviewed"]
 
 
 class MissingRuleError(NotImplementedError):
@@ -220,9 +220,19 @@ def _enter(x: Tensor) -> Tensor:
 
 
 def forward_pass(fname: str, f: Callable, primals: Sequence[Tensor],
-                 tangents: Sequence[Tensor | None], rebuild: Callable) -> tuple[Any, JVPLevel]:
+                 tangents: Sequence[Tensor | None], rebuild: Callable
+                 ) -> tuple[Any, Callable[[Tensor], Tensor | None]]:
     """Run ``f(*rebuild(inputs))`` with ``tangents`` on the flat ``primals``; return the
-    output and the level, whose ``get`` gives each output tensor's tangent (``None``: zero)."""
+    output and a function giving each output tensor's tangent (``None``: zero).
+
+    Inside ``vmap`` the new level goes below the ``vmap`` levels in progress (a ``vmap`` of
+    a ``jvp`` is the ``jvp`` of the ``vmap``, tangents per example): its inputs and tangents
+    are made per example, and the tangents it computes are physical arrays, batched as
+    their primals. So a reverse pass inside (``vmap(jvp(grad(f)))``, ``vmap(hvp)``), which
+    runs below the ``vmap`` levels on whole arrays, is seen by this level as well."""
+    chain = _batch_chain()
+    if chain:
+        return _below(chain, fname, f, primals, tangents, rebuild)
     ins = [_enter(p) for p in primals]
     level = JVPLevel(fname)
     for x, t in zip(ins, tangents):
@@ -232,4 +242,75 @@ def forward_pass(fname: str, f: Callable, primals: Sequence[Tensor],
         out = f(*rebuild(ins))
     finally:
         context.transform = level.parent
-    return out, level
+    return out, level.get
+
+
+def _batch_chain() -> list:
+    """The ``vmap`` levels in progress above any other level, innermost first."""
+    chain, lvl = [], context.transform
+    while hasattr(lvl, "per_example"):
+        chain.append(lvl)
+        lvl = lvl.parent
+    return chain
+
+
+def _physical(chain: list, t: Tensor) -> Tensor:
+    """``t`` per example at every level of ``chain`` (innermost first): the whole array,
+    as the level below them sees it. Called at the innermost level; returns below all."""
+    for lvl in chain:
+        context.transform = lvl.parent
+        t = lvl.per_example(t)
+    return t
+
+
+def _below(chain: list, fname: str, f: Callable, primals: Sequence[Tensor],
+           tangents: Sequence[Tensor | None], rebuild: Callable
+           ) -> tuple[Any, Callable[[Tensor], Tensor | None]]:
+    """:func:`forward_pass` with its level put below the ``vmap`` levels of ``chain``."""
+    top, bottom = chain[0], chain[-1]
+    level = JVPLevel(fname)
+    level.parent = bottom.parent
+    ins = []
+    try:
+        for p, t in zip(primals, tangents):
+            ins.append(_enter(_physical(chain, p)))  # (_enter runs below the chain)
+            context.transform = top
+            level.set(ins[-1], None if t is None else _physical(chain, t))
+            context.transform = top
+    finally:
+        context.transform = top
+    for x in ins:
+        for lvl in chain:
+            lvl.mark(x)
+    bottom.parent = level
+    try:
+        out = f(*rebuild(ins))
+    finally:
+        bottom.parent = level.parent
+        context.transform = top
+    return out, lambda o: _logical(chain, o, level.get(o))
+
+
+def unviewed(t: Tensor) -> Tensor:
+    """``t``, made below the ``vmap`` levels, as a tensor that is no view, to be batched at
+    them (a view's strides are read from its base's shape, which is not batched there): a
+    new tensor on its array where nothing records it, else a recorded copy."""
+    if t._base is None:
+        return t
+    return clone(t) if t.requires_grad else Tensor._make(t._array, t._backend, t)
+
+
+def _logical(chain: list, o: Tensor, tan: Tensor | None) -> Tensor | None:
+    """The tangent ``tan`` (a whole array) of ``o``, batched at the levels ``o`` is."""
+    if tan is None:
+        return None
+    if tan._base is not None:
+        outer, context.transform = context.transform, chain[-1].parent
+        try:
+            tan = unviewed(tan)
+        finally:
+            context.transform = outer
+    for lvl in chain:
+        if lvl.has(o):
+            lvl.mark(tan)
+    return tan

@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 from . import dtypes as _dt
 from .factories import eye, zeros
 from .ops._apply import unary
+from .ops.amp_cast import autocast_float32
 from .ops.decompositions import (
     EighResult,
     QRResult,
@@ -159,6 +160,7 @@ def matrix_norm(x: Tensor, /, *, keepdims: bool = False, ord: Any = "fro") -> Te
     _check("matrix_norm", x, square=False, grad=False)
     if ord not in _MATRIX_ORDS:
         raise ValueError(f"linalg.matrix_norm: ord must be one of {_MATRIX_ORDS}, got {ord!r}")
+    (x,) = autocast_float32(x, op="matrix_norm")  # (autocast's float32 list)
     if ord == "fro":
         out = sqrt(_sum(abs2(x), axis=(-2, -1)))
     elif ord in ("nuc", 2, -2):

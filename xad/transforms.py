@@ -42,7 +42,7 @@ from typing import Any
 from . import autograd as _ag
 from .context import context
 from .factories import eye, zeros, zeros_like
-from .forward_mode import forward_pass
+from .forward_mode import _batch_chain, forward_pass, unviewed
 from .graph import record
 from .ops import reshape, stack
 from .tensor import Tensor
@@ -187,16 +187,6 @@ def _batch_level() -> Any:
     return lvl if hasattr(lvl, "per_example") else None
 
 
-def _batch_chain() -> list:
-    """The ``vmap`` levels in progress, innermost first, down to the first other level:
-    a reverse pass inside them runs below all of them, where their graph is recorded."""
-    chain, lvl = [], context.transform
-    while hasattr(lvl, "per_example"):
-        chain.append(lvl)
-        lvl = lvl.parent
-    return chain
-
-
 def _per_example(level: Any, t: Tensor) -> tuple[Tensor, bool]:
     """Inside ``vmap``: an input holding one copy of ``t`` per example of every ``vmap``
     level in progress (batched at each), so that its gradient is per example and the
@@ -291,7 +281,6 @@ def _grads(outs: list[Tensor], gouts: list[Tensor], ins: Sequence[Tensor], creat
     """Gradients of ``outs`` (weighted by ``gouts``) for ``ins``; zeros where unused."""
     pairs = [(o, g) for o, g in zip(outs, gouts) if o.requires_grad]
     level, chain = context.transform, _batch_chain()
-    _no_vmap_below(chain[-1].parent if chain else level, [o for o, _ in pairs] + list(ins))
     if pairs:
         try:  # inside vmap the recorded graph is below every vmap level: run it there
             for lvl in chain:
@@ -299,6 +288,8 @@ def _grads(outs: list[Tensor], gouts: list[Tensor], ins: Sequence[Tensor], creat
                 pairs = [_batched_pair(lvl, o, g) for o, g in pairs]
             gs = _ag.grad([o for o, _ in pairs], list(ins), [g for _, g in pairs],
                           retain_graph=retain, create_graph=create, allow_unused=True)
+            if chain:
+                gs = tuple(None if g is None else unviewed(g) for g in gs)
         finally:
             context.transform = level
         for lvl in chain:
@@ -306,20 +297,6 @@ def _grads(outs: list[Tensor], gouts: list[Tensor], ins: Sequence[Tensor], creat
     else:
         gs = (None,) * len(ins)
     return [zeros_like(w) if g is None else g for g, w in zip(gs, ins)]
-
-
-def _no_vmap_below(start: Any, ts: list[Tensor]) -> None:
-    """A reverse pass run at ``start``, a ``jvp`` inside a ``vmap`` of tensors batched
-    there, would run the recorded per-batch graph through the ``vmap`` level (shapes taken
-    for logical ones): refuse it rather than give wrong shapes."""
-    lvl = start
-    while lvl is not None:
-        if hasattr(lvl, "per_example") and any(lvl.has(t) for t in ts):
-            raise NotImplementedError(
-                "a reverse pass (grad/vjp/jacrev) inside jvp/jacfwd/hvp inside vmap is not "
-                "supported (vmap(hvp), vmap(jacfwd(jacrev(f)))); use reverse over reverse "
-                "(vmap(jacrev(jacrev(f))), as vmap(xad.hessian(f)) does) or jvp outside vmap")
-        lvl = lvl.parent
 
 
 def _batched_pair(level: Any, o: Tensor, g: Tensor) -> tuple[Tensor, Tensor]:
@@ -449,7 +426,7 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     """
     ins, out, aux, record = _run("vjp", f, primals, range(len(primals)), {}, has_aux)
     outs, out_spec = _flatten(out, "vjp: the function's output")
-    nested = record and _connected(outs, ins)
+    nested = (record and _connected(outs, ins)) or _carrying_tangents()
 
     def vjp_fn(cotangent: Any) -> tuple:
         cts, spec = _flatten(cotangent, "vjp_fn: the cotangent")
@@ -478,12 +455,12 @@ def _forward(fname: str, f: Callable, primals: Sequence, flat_tangents: Sequence
         specs.append(spec)
         counts.append(len(leaves))
         flat.extend(leaves)
-    out, level = forward_pass(fname, f, flat, flat_tangents,
-                              lambda ins: _split(specs, counts, ins))
+    out, tangent = forward_pass(fname, f, flat, flat_tangents,
+                                lambda ins: _split(specs, counts, ins))
     outs, out_spec = _flatten(out, f"{fname}: the function's output")
     tans = []
     for o in outs:
-        t = level.get(o)
+        t = tangent(o)
         tans.append(zeros_like(o) if t is None else t)
     return out, out_spec, outs, tans
 
@@ -712,19 +689,7 @@ def hessian(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
         >>> xad.hessian(lambda x: (x ** 3).sum())(xad.tensor([1.0, 2.0])).tolist()
         [[6.0, 0.0], [0.0, 12.0]]
     """
-    fwd, rev = jacfwd(jacrev(f, argnums), argnums), jacrev(jacrev(f, argnums), argnums)
-
-    def hess(*args: Any, **kwargs: Any) -> Any:
-        # inside vmap, reverse over reverse: a reverse pass may not run inside a jvp there
-        return (rev if _in_vmap() else fwd)(*args, **kwargs)
-    return hess
-
-
-def _in_vmap() -> bool:
-    lvl = context.transform
-    while lvl is not None and not hasattr(lvl, "per_example"):
-        lvl = lvl.parent
-    return lvl is not None
+    return jacfwd(jacrev(f, argnums), argnums)
 
 
 def hvp(f: Callable, primals: Sequence | Tensor, tangents: Sequence | Tensor) -> Any:

@@ -21,7 +21,7 @@ from .backend import get_backend
 from .context import context
 from .factories import batched_draw
 from .forward_mode import MissingRuleError, _pop_when_freed
-from .ops import broadcast_to, clone, concat, moveaxis, reshape
+from .ops import broadcast_to, clone, concat, expand_dims, moveaxis, reshape
 from .tensor import Size, Tensor
 from .transforms import _flatten, _unflatten
 
@@ -95,21 +95,28 @@ class BatchLevel:
 
     def mark(self, t: Tensor) -> Tensor:
         """Make ``t`` (batch axis first, one level down) batched at this level."""
-        arr, key = t._array, id(t._array)
+        self.hold(t._array)
+        if type(t) is Tensor:
+            t.__class__ = BatchedTensor
+        return t
+
+    def hold(self, arr: Any) -> None:
+        """Make the array ``arr`` (batch axis first) batched at this level."""
+        key = id(arr)
         try:
             ref: Any = weakref.ref(arr, _pop_when_freed(self.arrays, key))
         except TypeError:
             ref = arr
         self.arrays[key] = ref
-        if type(t) is Tensor:
-            t.__class__ = BatchedTensor
-        return t
 
     def process(self, entry: Callable, op: Any, args: tuple, params: dict) -> Any:
         """Run ``op`` one level down, through its batching rule when an input is batched."""
         held = self.has_array
         flags = tuple([isinstance(a, Tensor) and held(a._array) for a in args])
         bp = self._batched_params(params) if params else None
+        if params and isinstance(self.parent, BatchLevel) and _outer_params(self, params) \
+                and not (op.view and op.is_view(params)):
+            return _joined_levels(self, entry, op, args, params)
         context.transform = self.parent
         try:
             if not any(flags) and not bp:
@@ -226,6 +233,76 @@ class BatchLevel:
         if self.has(t):
             return t
         return broadcast_to(t, (self.size,) + tuple(t.shape))  # a view: nothing copied
+
+
+def _outer_params(level: BatchLevel, params: dict) -> bool:
+    """Whether an array parameter (an index, a condition) is batched at a ``vmap`` level
+    outside ``level``: its raw array then carries their batch axes too."""
+    arrays = [e for v in params.values() for e in (v if type(v) is tuple else (v,))]
+    lvl = level.parent
+    while isinstance(lvl, BatchLevel):
+        if any(lvl.has_array(a) for a in arrays):
+            return True
+        lvl = lvl.parent
+    return False
+
+
+def _joined_levels(level: BatchLevel, entry: Callable, op: Any, args: tuple,
+                   params: dict) -> Any:
+    """``op`` at ``level`` with array parameters batched at the ``vmap`` levels outside it:
+    a batching rule sees a parameter's raw array, with every level's batch axis, so for
+    this call those levels are joined into one over their product (every batched input and
+    parameter made per example at each of them, their batch axes merged), and the results
+    split back. Runs below the levels."""
+    chain, below = [], level
+    while isinstance(below, BatchLevel):
+        chain.insert(0, below)  # outermost first: the order of the batch axes
+        below = below.parent
+    sizes = tuple(lvl.size for lvl in chain)
+    b = next((a._backend for a in args if isinstance(a, Tensor)), None) or get_backend()
+    context.transform = below
+    try:
+        joined = BatchLevel(math.prod(sizes), level.randomness)
+        new = tuple(_join(chain, joined, a, b) for a in args)
+        kw = {k: tuple(_join(chain, joined, e, b) for e in v) if type(v) is tuple else
+              _join(chain, joined, v, b) for k, v in params.items()}
+        context.transform = joined
+        out = entry(op, *new, **kw)
+        context.transform = below
+        res = tuple(_split_joined(chain, joined, o) for o in
+                    (out if type(out) is tuple else (out,)))
+    finally:
+        context.transform = level
+    return res if type(out) is tuple else res[0]
+
+
+def _join(chain: list, joined: BatchLevel, v: Any, b: Any) -> Any:
+    """``v`` (a tensor, or an array parameter) batched at ``joined`` when a level of
+    ``chain`` batches it: broadcast over the levels that do not, their axes merged."""
+    t = v if isinstance(v, Tensor) else Tensor._make(v, b) if \
+        any(lvl.has_array(v) for lvl in chain) else None
+    if t is None or not any(lvl.has(t) for lvl in chain):
+        return v
+    y = t
+    for i, lvl in enumerate(chain):
+        if not lvl.has(t):
+            y = expand_dims(y, axis=i)
+    shape = tuple(y.shape)
+    n = len(chain)
+    y = reshape(broadcast_to(y, tuple(c.size for c in chain) + shape[n:]),
+                (joined.size,) + shape[n:])
+    joined.mark(y)
+    return y if isinstance(v, Tensor) else y._array
+
+
+def _split_joined(chain: list, joined: BatchLevel, o: Any) -> Any:
+    """A result batched at ``joined`` with the batch axes of ``chain`` again."""
+    if not isinstance(o, Tensor) or not joined.has(o):
+        return o
+    y = reshape(o, tuple(c.size for c in chain) + tuple(o.shape)[1:], copy=True)
+    for lvl in chain:  # (a copy: a view of ``o``, batched at ``joined`` only, is no view here)
+        lvl.mark(y)
+    return y
 
 
 def _random_error(fname: str) -> str:

@@ -243,8 +243,8 @@ def _in_float32(op: type[Op], x: Any, y: Any) -> Tensor:
 
 def _up(t: Any) -> Any:
     """A float16/bfloat16 tensor in float32 (autocast's float32 list), anything else as is."""
-    if isinstance(t, Tensor) and t._backend._from_native.get(t._array.dtype) in _HALF:
-        return t.astype(_dt.float32)
+    if isinstance(t, Tensor) and t._backend.xad_dtype(t._array.dtype) in _HALF:
+        return t.astype(_dt.float32)  # (xad_dtype: its cache may not hold this dtype yet)
     return t
 
 
@@ -322,7 +322,7 @@ def binary(op: type[Op], x: Any, y: Any) -> Tensor:
             xa, ya = x._array, y._array
             needs = x.requires_grad or y.requires_grad
         elif type(y) in _SCALARS:
-            d = b._from_native.get(x._array.dtype)
+            d = b._from_native.get(x._array.dtype) or b.xad_dtype(x._array.dtype)
             if d in _HALF and _beyond_half(d, y, op.name):
                 return _in_float32(op, x, y)
             if type(y) is not float or d is None or not d.is_floating:
@@ -338,13 +338,13 @@ def binary(op: type[Op], x: Any, y: Any) -> Tensor:
             return binary(op, x, _operand(op, y, x))
     elif isinstance(y, Tensor) and type(x) in _SCALARS:
         b = y._backend
-        d = b._from_native.get(y._array.dtype)
+        d = b._from_native.get(y._array.dtype) or b.xad_dtype(y._array.dtype)
         if d in _HALF and _beyond_half(d, x, op.name, _OPMATH_REFLECTED):
             return _in_float32(op, x, y)
         y, x = _weak(y, x, op.name)
         xa, ya = x, y._array
         if type(x) is float and op.float_as_0d:
-            d = b._from_native.get(ya.dtype)  # (after _weak: an integer y is floating now)
+            d = b.xad_dtype(ya.dtype)  # (after _weak: an integer y is floating now)
             xa = x if d is None or not d.is_floating else b.float_operand(x, d)
         needs = y.requires_grad
     else:

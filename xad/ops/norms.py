@@ -7,8 +7,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..context import context
 from ..tensor import Tensor
-from .amp_cast import HALF, in_float32
+from .amp_cast import HALF, autocast_float32, in_float32
 from .elementwise import abs, sqrt, where
 from .reduce import max, min, sum
 
@@ -50,6 +51,8 @@ def vector_norm(x: Tensor, ord: float = 2, axis: Any = None, keepdims: bool = Fa
         >>> vector_norm(x, zero_grad=True).backward(); x.grad.tolist()
         [0.0, 0.0]
     """
+    if context.autocast is not None:  # autocast's float32 list (PyTorch's CUDA one)
+        (x,) = autocast_float32(x, op="vector_norm")
     if x.dtype in HALF:  # half precision: summed in float32, as PyTorch's
         return in_float32(vector_norm, x, ord, axis, keepdims, zero_grad=zero_grad)
     if ord == 2:

@@ -10,9 +10,10 @@ import operator
 from typing import Any
 
 from .. import dtypes as _dt
-from ..factories import zeros
+from ..factories import tensor, zeros
 from ..tensor import Tensor
 from ._apply import unary
+from .amp_cast import autocast_float32
 from .creation import asarray
 from .diagonal import Diagonal
 from .dtype_functions import finfo, result_type
@@ -25,7 +26,8 @@ from .select import index_add
 from .shape import concat, flip, permute_dims, reshape, stack
 from .torch_conventions import vector_norm
 
-__all__ = ["addcmul", "addcdiv", "lerp", "logaddexp2", "xlogy", "cross", "cdist",
+__all__ = ["addcmul", "addcdiv", "lerp", "logaddexp2", "xlogy", "cross", "cdist", "dist",
+           "pdist", "renorm",
            "bucketize", "histc", "nan_to_num", "masked_select", "masked_scatter",
            "take_along_dim", "rot90", "tril_indices", "triu_indices", "block_diag",
            "cartesian_prod", "rsqrt", "exp2", "logit", "deg2rad", "rad2deg", "outer", "dot",
@@ -159,8 +161,60 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: Any = None) -> T
     if x1.ndim < 2 or x2.ndim < 2 or x1.shape[-1] != x2.shape[-1]:
         raise ValueError(f"cdist: x1 {x1.shape} and x2 {x2.shape} must be (..., P, M) and "
                          f"(..., R, M) with the same M")
+    x1, x2 = autocast_float32(x1, x2, op="cdist")  # (autocast's float32 list)
     diff = x1[..., :, None, :] - x2[..., None, :, :]
     return vector_norm(diff, p, -1)
+
+
+def dist(input: Tensor, other: Any, p: float = 2.0) -> Tensor:  # noqa: A002
+    """PyTorch's ``dist``: the ``p``-norm of ``input - other`` (broadcast) over every
+    element; gradient 0 where they are equal, as PyTorch's.
+
+    Example:
+        >>> import xad
+        >>> xad.dist(xad.tensor([3.0, 0.0]), xad.tensor([0.0, 4.0])).item()
+        5.0
+    """
+    input, other = autocast_float32(input, other, op="dist")  # (autocast's float32 list)
+    return vector_norm(input - other, p)
+
+
+def pdist(input: Tensor, p: float = 2.0) -> Tensor:  # noqa: A002
+    """PyTorch's ``pdist``: the ``p``-norm distance between rows ``i < j`` of an ``(N, M)``
+    input, ``N (N - 1) / 2`` values in the order of ``triu_indices(N, N, 1)``; gradient 0 at
+    a zero distance.
+
+    Example:
+        >>> import xad
+        >>> xad.pdist(xad.tensor([[0.0, 0.0], [3.0, 4.0], [0.0, 1.0]])).tolist()
+        [5.0, 1.0, 4.242640495300293]
+    """
+    if input.ndim != 2:
+        raise ValueError(f"pdist: input must be a matrix (N, M), got shape {input.shape}")
+    (input,) = autocast_float32(input, op="pdist")  # (autocast's float32 list)
+    n = input.shape[0]
+    if n < 2:
+        return zeros((0,), dtype=input.dtype, backend=input._backend)
+    i, j = (tensor(k, dtype=_dt.int64, backend=input._backend)
+            for k in zip(*[(a, b) for a in range(n) for b in range(a + 1, n)]))
+    return vector_norm(input[i] - input[j], p, -1)
+
+
+def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:  # noqa: A002
+    """PyTorch's ``renorm``: each slice ``input.select(dim, k)`` whose ``p``-norm exceeds
+    ``maxnorm`` scaled by ``maxnorm / (norm + 1e-7)``, the others kept.
+
+    Example:
+        >>> import xad
+        >>> xad.renorm(xad.tensor([[3.0, 4.0], [0.3, 0.4]]), 2, 0, 1.0).tolist()
+        [[0.6000000238418579, 0.800000011920929], [0.30000001192092896, 0.4000000059604645]]
+    """
+    if input.ndim < 2:
+        raise ValueError(f"renorm: input needs at least 2 dimensions, got shape {input.shape}")
+    (input,) = autocast_float32(input, op="renorm")  # (autocast's float32 list)
+    d = dim % input.ndim
+    norm = vector_norm(input, p, tuple(a for a in range(input.ndim) if a != d), True)
+    return input * where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
 
 
 def bucketize(input: Any, boundaries: Tensor, *, out_int32: bool = False,  # noqa: A002
@@ -374,6 +428,7 @@ def rsqrt(input: Tensor) -> Tensor:  # noqa: A002
         >>> xad.rsqrt(xad.tensor([4.0])).tolist()
         [0.5]
     """
+    (input,) = autocast_float32(input, op="rsqrt")  # (autocast's float32 list)
     return 1.0 / sqrt(input if input.dtype.is_floating else astype(input, _dt.float32))
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from ..factories import arange
 from ..tensor import Tensor
 from ._apply import Op
+from .amp_cast import autocast_float32
 from .batching import axes_batch
 from .elementwise import astype, isnan, logical_and, logical_not, where
 from .fused import recorded
@@ -89,6 +90,8 @@ def cumprod(x: Tensor, axis: int | None = None, *, dtype: Any = None) -> Tensor:
     """
     if dtype is not None:
         x = astype(x, dtype, copy=False)
+    else:  # (autocast's float32 list, as cumsum)
+        (x,) = autocast_float32(x, op="cumprod")
     return cumulative(Cumprod, x, axis)
 
 

@@ -5,11 +5,13 @@ pairwise_distance``."""
 from __future__ import annotations
 
 from ... import ops as _ops
+from ...ops.amp_cast import autocast_float32 as _f32  # (autocast's float32 list: losses)
 from ...ops.norms import vector_norm
+from ...ops.torch_compositions import pdist  # (F.pdist, beside pairwise_distance)
 from ...tensor import Tensor
 from .losses import _reduce
 
-__all__ = ["margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss",
+__all__ = ["pdist", "margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss",
            "triplet_margin_loss", "pairwise_distance"]
 
 
@@ -29,6 +31,7 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
         >>> F.margin_ranking_loss(x1, x2, y).item()
         1.0
     """
+    input1, input2, target = _f32(input1, input2, target, op="margin_ranking_loss")
     return _reduce(_hinge(-target * (input1 - input2) + margin), reduction,
                    "margin_ranking_loss")
 
@@ -44,6 +47,7 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
         >>> F.hinge_embedding_loss(x, y, reduction="none").tolist()
         [0.25, 0.75]
     """
+    input, target = _f32(input, target, op="hinge_embedding_loss")  # noqa: A001
     loss = (_ops.where(target != 1, _hinge(margin - input), 0.0)
             + _ops.where(target != -1, input, 0.0))
     return _reduce(loss, reduction, "hinge_embedding_loss")
@@ -62,6 +66,7 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
         0.0
     """
     eps = 1e-12
+    input1, input2 = _f32(input1, input2, op="cosine_embedding_loss")
     dot = (input1 * input2).sum(axis=-1)
     norms = ((input1 * input1).sum(axis=-1) + eps) * ((input2 * input2).sum(axis=-1) + eps)
     cos = dot / _ops.sqrt(norms)
@@ -100,6 +105,7 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
     """
     if margin <= 0:
         raise ValueError(f"triplet_margin_loss: margin must be positive, got {margin}")
+    anchor, positive, negative = _f32(anchor, positive, negative, op="triplet_margin_loss")
     d_pos = pairwise_distance(anchor, positive, p, eps)
     d_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ... import ops as _ops
+from ...ops.amp_cast import autocast_float32
 from ...ops.torch_conventions import vector_norm as _norm
 from ...tensor import Tensor
 from .layers import _softmax_axis
@@ -51,7 +52,7 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     if x1.ndim == 0 and x2.ndim == 0:
         raise ValueError("cosine_similarity: expected tensors with at least one axis, got "
                          "two 0-d tensors")
-    x1, x2 = _ops.broadcast_arrays(x1, x2)
+    x1, x2 = autocast_float32(*_ops.broadcast_arrays(x1, x2), op="cosine_similarity")
     n1 = _at_least(_norm(x1, 2, dim, keepdim=True), eps)
     n2 = _at_least(_norm(x2, 2, dim, keepdim=True), eps)
     return _ops.sum((x1 / n1) * (x2 / n2), axis=dim)
