@@ -21,7 +21,7 @@ FUNCS = {
     "acos": xad.acos, "sinh": xad.sinh, "cosh": xad.cosh, "softplus": F.softplus,
     "square by **": lambda x: x ** 2, "2 ** x": lambda x: 2.0 ** x,
     "x ** x": lambda x: x ** x, "2 / x": lambda x: 2.0 / x, "reciprocal": xad.reciprocal,
-    "exp method": lambda x: x.exp(),
+    "exp method": lambda x: x.exp(), "erfinv": xad.erfinv,
 }
 
 

@@ -82,6 +82,7 @@ from .ops.reduce import *  # noqa: F403
 from .ops.select import *  # noqa: F403
 from .ops.shape import *  # noqa: F403
 from .ops.sorting import *  # noqa: F403
+from .ops.special_functions import *  # noqa: F403
 from .ops.torch_reductions import *  # noqa: F403
 from .ops.torch_compositions import *  # noqa: F403
 from .ops.transfer import *  # noqa: F403

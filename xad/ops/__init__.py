@@ -51,6 +51,8 @@ from .shape import *  # noqa: F403
 from .shape import __all__ as _s
 from .sorting import *  # noqa: F403
 from .sorting import __all__ as _so
+from .special_functions import *  # noqa: F403
+from .special_functions import __all__ as _sf
 from .torch_compositions import *  # noqa: F403
 from .torch_compositions import __all__ as _tc
 from .torch_reductions import *  # noqa: F403
@@ -59,7 +61,7 @@ from .transfer import *  # noqa: F403
 from .transfer import __all__ as _t
 
 __all__ = ["REGISTRY", "Op", "apply", *_b, *_c, *_dtf, *_e, *_em, *_i, *_ip, *_l, *_m, *_ni,
-           *_no, *_r, *_sel, *_s, *_so, *_t, *_tc, *_tr]
+           *_no, *_r, *_sel, *_s, *_so, *_sf, *_t, *_tc, *_tr]
 
 _tensor.install_operations(_sys.modules[__name__], binary, _elementwise)
 _graph.installed.sum_to = sum_to  # noqa: F405
