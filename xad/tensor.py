@@ -2026,7 +2026,9 @@ _FUNCTION_METHODS = {n: n for n in (
     "minimum copysign nextafter greater greater_equal less less_equal not_equal multiply "
     "rsqrt exp2 logit deg2rad rad2deg outer dot trace diagonal chunk unbind isclose "
     "allclose div bmm mv addmm frac float_power fmax fmin heaviside unflatten "
-    "repeat_interleave fliplr flipud ravel diag erfc erfinv lgamma digamma fmod").split()} | {
+    "repeat_interleave fliplr flipud ravel diag erfc erfinv lgamma digamma fmod unique "
+    "unique_consecutive bincount tensor_split unfold cummax cummin logcumsumexp "
+    "scatter_reduce index_put index_put_").split()} | {
     "mul": "multiply", "neg": "negative", "true_divide": "divide", "divide": "div",
     "arccos": "acos", "arcsin": "asin", "arctan": "atan", "arctan2": "atan2",
     "arccosh": "acosh", "arcsinh": "asinh", "arctanh": "atanh", "bitwise_not": "bitwise_invert",
