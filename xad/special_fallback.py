@@ -36,9 +36,20 @@ _K = 2.0 / math.sqrt(math.pi)  # erf'(x) = K exp(-x^2)
 
 
 def _floating(xp: Any, x: Any) -> Any:
+    """``x`` as the floating array the functions compute on: integers and bools in
+    float64, half precision in float32 (their ranges and constants need it); the caller
+    casts back with :func:`_narrow`."""
     if xp.isdtype(x.dtype, "complex floating"):
         raise TypeError("special functions: complex input is not supported")
-    return x if xp.isdtype(x.dtype, "real floating") else xp.astype(x, xp.float64)
+    if not xp.isdtype(x.dtype, "real floating"):
+        return xp.astype(x, xp.float64)
+    return x if x.dtype in (xp.float32, xp.float64) else xp.astype(x, xp.float32)
+
+
+def _narrow(xp: Any, out: Any, x: Any) -> Any:
+    """``out`` back in ``x``'s dtype where that is a half-precision floating one."""
+    keep = not xp.isdtype(x.dtype, "real floating") or x.dtype in (xp.float32, xp.float64)
+    return out if keep else xp.astype(out, x.dtype)
 
 
 def _exp_minus_square(xp: Any, x: Any) -> Any:
@@ -90,7 +101,7 @@ def erfc_generic(xp: Any, x: Any) -> Any:
         >>> f"{float(erfc_generic(xp, xp.asarray([10.0]))[0]):.12e}"
         '2.088487583763e-45'
     """
-    x = _floating(xp, x)
+    x0, x = x, _floating(xp, x)
     ax = xp.abs(x)
     small, mid = ax < _LOW, ax < _HIGH
     xl = xp.where(mid, _HIGH, xp.minimum(ax, 30.0))  # erfc(27.3) is 0 already
@@ -100,7 +111,8 @@ def erfc_generic(xp: Any, x: Any) -> Any:
     tail = _exp_minus_square(xp, xl) / (f * math.sqrt(math.pi))
     tail = xp.where(mid, _erfc_middle(xp, xp.where(mid, ax, _LOW)), tail)
     far = xp.where(x < 0, 2.0 - tail, tail)
-    return xp.where(small, 1.0 - erf_generic(xp, xp.where(small, x, 0.0)), far)
+    return _narrow(xp, xp.where(small, 1.0 - erf_generic(xp, xp.where(small, x, 0.0)), far),
+                   x0)
 
 
 def _giles(xp: Any, y: Any) -> Any:
@@ -127,7 +139,7 @@ def erfinv_generic(xp: Any, y: Any) -> Any:
         >>> round(float(erfinv_generic(xp, xp.asarray([0.5]))[0]), 12)
         0.476936276204
     """
-    y = _floating(xp, y)
+    y0, y = y, _floating(xp, y)
     ay = xp.abs(y)
     inside = ay < 1.0
     a = xp.where(inside, ay, 0.0)
@@ -139,7 +151,7 @@ def erfinv_generic(xp: Any, y: Any) -> Any:
         d = xp.where(near, erf_generic(xp, x) - a, (xp.log(t) - xp.log(c)) * c)
         x = x - d / (_K * _exp_minus_square(xp, x))
     x = xp.where(y < 0, -x, x)
-    return xp.where(inside, x, xp.where(ay == 1.0, y * math.inf, math.nan))
+    return _narrow(xp, xp.where(inside, x, xp.where(ay == 1.0, y * math.inf, math.nan)), y0)
 
 
 def _series(w: Any, coeffs: tuple[float, ...]) -> Any:
@@ -183,7 +195,7 @@ def lgamma_generic(xp: Any, x: Any) -> Any:
         >>> round(float(lgamma_generic(xp, xp.asarray([-2.5]))[0]), 12)
         -0.056243716498
     """
-    x = _floating(xp, x)
+    x0, x = x, _floating(xp, x)
     neg = x < 0.0
     z = xp.where(neg, 1.0 - x, x)
     shift = xp.zeros_like(z)
@@ -201,7 +213,7 @@ def lgamma_generic(xp: Any, x: Any) -> Any:
     h = xp.where(one, d1, xp.where(two, d2, 0.0))
     near = _lgamma_near_one(xp, h) + xp.where(two, xp.log1p(h), 0.0)
     out = xp.where(one | two, near, out)
-    return xp.where(xp.isinf(x), math.inf, out)
+    return _narrow(xp, xp.where(xp.isinf(x), math.inf, out), x0)
 
 
 def digamma_generic(xp: Any, x: Any) -> Any:
@@ -212,7 +224,7 @@ def digamma_generic(xp: Any, x: Any) -> Any:
         >>> round(float(digamma_generic(xp, xp.asarray([1.0]))[0]), 12)
         -0.577215664902
     """
-    x = _floating(xp, x)
+    x0, x = x, _floating(xp, x)
     neg = x < 0.0
     z = xp.where(neg, 1.0 - x, x)
     shift = xp.zeros_like(z)
@@ -226,7 +238,7 @@ def digamma_generic(xp: Any, x: Any) -> Any:
     out = xp.where(neg, xp.where(t == 0.0, math.nan, reflected), pos)
     zero = x == 0.0  # -inf at +0, inf at -0 (PyTorch's)
     out = xp.where(zero, -1.0 / x, out)
-    return xp.where(x == -math.inf, math.nan, out)
+    return _narrow(xp, xp.where(x == -math.inf, math.nan, out), x0)
 
 
 def _pow2(xp: Any, k: Any) -> Any:

@@ -77,13 +77,13 @@ def _per_group(x: Tensor, src: Tensor, groups: tuple, combine: Any = None,
     """Each target's ``combine``-scan over its sources in ``groups``' order (``None``: no
     scan, its last source), read at each target (anything where it has none)."""
     order, ps, slots, _ = groups
-    v = reshape(src, (-1,))[order]
+    v = getitem_raw(reshape(src, (-1,)), (order._array,))  # in range: no check, no read
     n, s = v.shape[0], 1
     while s < n and combine is not None:
         same = ps[s:] == ps[:n - s]
         v = concat([v[:s], combine(v[s:], where(same, v[:n - s], identity))], axis=0)
         s *= 2
-    return reshape(v[slots], tuple(x.shape))
+    return reshape(getitem_raw(v, (slots._array,)), tuple(x.shape))
 
 
 def _extremum(x: Tensor, src: Tensor, key: tuple, groups: tuple, hit: Tensor,
