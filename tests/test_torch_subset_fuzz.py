@@ -697,6 +697,8 @@ AUDITED_ELSEWHERE = ("Generator Tensor amp autograd bfloat16 bool cuda compile c
                      # reductions compared with torch by tests/test_torch_reductions.py
                      "cumprod amax amin median nanmedian quantile nanquantile mode nansum "
                      "nanmean "
+                     # torch.special's functions against torch's (tests/test_torch_special.py)
+                     "special "
                      # modules that PyTorch's examples import (tests/test_pytorch_examples.py)
                      "accelerator onnx serialization").split()
 

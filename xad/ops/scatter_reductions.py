@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..factories import full
+from .. import dtypes as _dt
+from ..factories import arange, full
 from ..tensor import Tensor
 from ._apply import apply
 from .axes import normalize_axis
@@ -151,8 +152,9 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor,  # noqa:
 def index_put(input: Tensor, indices: Any, values: Any,  # noqa: A002
               accumulate: bool = False) -> Tensor:
     """PyTorch's ``index_put``: ``input`` with ``values`` written at ``input[indices]``
-    (``indices`` a tuple of integer or bool tensors, as in ``x[i, j]``), or added there
-    with repeated indices adding up (``accumulate=True``).
+    (``indices`` a tuple of integer or bool tensors, as in ``x[i, j]``; a place named
+    twice takes the last value, as PyTorch's on the CPU), or added there with repeated
+    indices adding up (``accumulate=True``).
 
     Example:
         >>> import xad
@@ -169,9 +171,18 @@ def index_put(input: Tensor, indices: Any, values: Any,  # noqa: A002
     v = broadcast_to(astype(v, x.dtype) if v.dtype is not x.dtype else v, shape)
     if accumulate:
         return x + apply(IndexAddInto, v, shape=tuple(x.shape), key=k, advanced=advanced)
-    out = x.clone()
-    out[key] = v
-    return out
+    if not advanced:  # each place once: the plain write
+        out = x.clone()
+        out[key] = v
+        return out
+    # repeated places: the last value lands (PyTorch's CPU order), never a mix of them
+    m = int(x.size)
+    pos = getitem_raw(reshape(arange(m, dtype=_dt.int64, backend=x.backend), tuple(x.shape)),
+                      k)
+    groups = _call(_sorted_targets, "index_put", pos.detach(), pos._array, size=m,
+                   strides=(1,), descending=False)
+    counts = reshape(groups[3], tuple(x.shape))
+    return where(counts > 0, _per_group(x, v, groups), x)
 
 
 def index_put_(input: Tensor, indices: Any, values: Any,  # noqa: A002
