@@ -30,6 +30,9 @@ def _data_dependent() -> dict:
             m.unique(g.i(lo=0, hi=3), sorted=True, return_counts=True),
             g.i(lo=0, hi=2).unique(dim=0, return_inverse=True, return_counts=True),
             g.i(lo=0, hi=2).unique(dim=1), m.unique(g.f())],
+        "unique(bool), cummax(bool), cummin(bool)": lambda m, g: [
+            m.unique(g.b(), return_inverse=True, return_counts=True),
+            g.b().unique(dim=1), tuple(m.cummax(g.b(), 1)), tuple(m.cummin(g.b(), 0))],
         "unique_consecutive, x.unique_consecutive(dim=0)": lambda m, g: [
             m.unique_consecutive(g.i(lo=0, hi=2), return_inverse=True, return_counts=True),
             g.i(lo=0, hi=2).unique_consecutive(dim=0, return_counts=True)],

@@ -33,6 +33,8 @@ def _rows(xp: Any, x: Any, axis: int | None) -> Any:
 
 def _lexsort(xp: Any, rows: Any) -> Any:
     """The stable order that sorts ``rows`` lexicographically (first column first)."""
+    if rows.dtype == xp.bool:  # the standard sorts numbers only
+        rows = xp.astype(rows, xp.int8)
     order = xp.argsort(rows[:, -1], stable=True)
     for c in range(rows.shape[1] - 2, -1, -1):
         order = xp.take(order, xp.argsort(xp.take(rows[:, c], order), stable=True))
