@@ -677,6 +677,9 @@ def _case_list() -> list[Case]:
     add(Case("getitem:split_indices", _split_indices, ((4, 2),)))
     add(Case("flip:axis", lambda m, x: m.flip(x, axis=1) * x, ((3, 4),)))
     add(Case("flip:all", lambda m, x: m.flip(x), ((2, 3),)))
+    add(Case("diagonal", lambda m, x: m.diagonal(x, -1, -2, -1) * 2.0, ((2, 4, 3),)))
+    add(Case("diagonal:planes", lambda m, x: m.diagonal(x, 1, 0, 2), ((3, 2, 4),),
+             prims=("diagonal", "permute_dims")))
     # ----- indexing --------------------------------------------------------------------
     gi = ("getitem", "index_add")
     for tag, f in [("slice", lambda m, x: x[1:3, ::2]), ("int", lambda m, x: x[1]),

@@ -147,9 +147,10 @@ def _store(leaf: Any, g: Any, create_graph: bool) -> None:
     old = leaf.grad
     if old is None:
         leaf.grad = g
-    elif (create_graph or context.recorder is not None or old.requires_grad
-          or old._array.dtype != g._array.dtype):
+    elif create_graph or old.requires_grad or old._array.dtype != g._array.dtype:
         leaf.grad = old + g
+    elif context.recorder is not None:  # the sum's own array, given to the same tensor
+        old._set_data((old + g)._array)
     else:
         old += g  # recording is off here (no create_graph): a plain in-place add
         leaf.grad = old

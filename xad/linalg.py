@@ -15,10 +15,12 @@ Example:
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any, NamedTuple
 
 from . import dtypes as _dt
-from .factories import arange, eye, zeros
+from .factories import eye, zeros
+from .ops._apply import unary
 from .ops.decompositions import (
     EighResult,
     QRResult,
@@ -30,10 +32,11 @@ from .ops.decompositions import (
     svd,
     svdvals,
 )
+from .ops.diagonal import Diagonal
 from .ops.elementwise import abs, sqrt
 from .ops.inverses import SlogdetResult, _check, det, inv, matrix_rank, pinv, slogdet, solve
 from .ops.linalg import matmul, tensordot
-from .ops.manipulation import moveaxis, take, vecdot
+from .ops.manipulation import moveaxis, vecdot
 from .ops.norms import abs2
 from .ops.norms import vector_norm as _vector_norm
 from .ops.reduce import max as _max
@@ -50,7 +53,7 @@ __all__ = ["cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "m
 
 
 def diagonal(x: Tensor, /, *, offset: int = 0) -> Tensor:
-    """Diagonal ``offset`` of each matrix (the last two axes); gradient by scatter-add.
+    """Diagonal ``offset`` of each matrix (the last two axes), a view of it (as PyTorch's).
 
     Example:
         >>> import xad
@@ -58,11 +61,7 @@ def diagonal(x: Tensor, /, *, offset: int = 0) -> Tensor:
         [2.0]
     """
     _check("diagonal", x, square=False, grad=False)
-    m, n = x.shape[-2], x.shape[-1]
-    count = max(0, min(m, n - offset) if offset >= 0 else min(m + offset, n))
-    start = offset if offset >= 0 else -offset * n
-    idx = arange(count, dtype=_dt.int64, backend=x._backend) * (n + 1) + start
-    return take(reshape(x, (*x.shape[:-2], m * n)), idx, axis=-1)
+    return unary(Diagonal, x, offset=operator.index(offset))  # a view, as PyTorch's
 
 
 def trace(x: Tensor, /, *, offset: int = 0, dtype: Any = None) -> Tensor:

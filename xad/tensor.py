@@ -105,7 +105,8 @@ class Tensor:
     _base: Tensor | None = None  # the tensor a view was taken from
     _view_fn: tuple | None = None  # (op, params) that remake a view from its base
     _views: list | None = None  # weak references to views that must follow this tensor
-    _expanded = False  # a broadcast_to view, or a view of one (elements may share memory)
+    _expanded = False  # a broadcast_to view (elements may share memory), a diagonal (its
+    # array may be read-only), or a view of one: changes go to the storage's positions
     _hooks: list[Callable] | None = None
     _post_hooks: list[Callable] | None = None  # register_post_accumulate_grad_hook's
     _retains = False  # retain_grad() was called: .grad keeps the gradient after backward
@@ -266,9 +267,12 @@ class Tensor:
             context.recorder.grad_set(self, g)
         self._grad = g
 
-    def _set_grad_array(self, array: Any) -> None:
+    def _set_grad_array(self, array: Any, keep: bool = False) -> None:
         """Set ``.grad`` to a new tensor holding ``array``, or to None (a compiled step's
-        replay)."""
+        replay); ``keep``: the ``.grad`` there takes ``array`` (a sum added into it)."""
+        if keep and self._grad is not None and array is not None:
+            self._grad._set_data(array)
+            return
         self._grad = None if array is None else Tensor._make(array, self._backend)
 
     @property
@@ -335,7 +339,7 @@ class Tensor:
         view._view = True
         view._base = self
         view._view_fn = None if op is None else (op, params)
-        if self._expanded or (op is not None and op.name == "broadcast_to"):
+        if self._expanded or (op is not None and op.name in ("broadcast_to", "diagonal")):
             view._expanded = True
         if self._views is None:
             self._views = []
@@ -371,6 +375,13 @@ class Tensor:
         for vc in (old, self._vc):
             if vc is not None:
                 vc[0] = version
+
+    def _replayed(self, how: str, array: Any) -> None:
+        """``self.how(array)`` (``_set_data``, ``_rebind``) as a compiled replay writes it:
+        uncounted, since the replay then adds the changes eager mode counted."""
+        version = self._version
+        getattr(self, how)(array)
+        self._untracked(None, version)
 
     def _join(self, node: _ag.Node, idx: int) -> None:
         """Point at ``node`` (a recorded change of a ``detach()`` or ``.data`` tensor)."""

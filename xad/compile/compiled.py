@@ -52,6 +52,9 @@ __all__ = ["compile", "CompiledFunction"]
 _SCALARS = (int, float, bool, str, type(None))
 
 
+_UNSET = object()  # a result not made yet
+
+
 def _flatten(tree: Any, leaves: list) -> Any:
     """The leaves of nested tuples (named ones too)/lists/dicts in order, and a structure
     to rebuild them."""
@@ -160,11 +163,12 @@ def _overlap(tensors: Any) -> bool:
 def _identities(rec: Recorder, outs: list) -> list | None:
     """Per result, how a replay gives it eager mode's identity, so that changing it in
     place changes what eager mode's would (also where arrays are immutable, JAX): None (a
-    new tensor), ``("is", src)`` (that very tensor) or ``("view", src, view_fn, data_of)``
-    (a new view of it), ``src`` being ``("arg", i)``, ``("out", k)`` (an earlier result),
-    ``("live", weakref)`` (a tensor from before the call) or ``("grad", holder)`` (the
-    ``.grad`` the call gave a leaf: eager mode returned that very tensor); None where all
-    are new."""
+    new tensor), ``("is", src)`` (that very tensor) or ``("view", src, steps)`` (a new view
+    of it, remade by ``steps``: ``(view_fn, data_of)`` from ``src`` down, a view of a view
+    included), ``src`` being ``("arg", i)``, ``("out", k)`` (another result, or a base
+    :func:`_shared_bases` added), ``("live", weakref)`` (a tensor from before the call) or
+    ``("grad", holder)`` (the ``.grad`` the call gave a leaf: eager mode returned that very
+    tensor); None where all are new."""
     def source(t: Tensor, j: int) -> tuple | None:
         if id(t) in rec.arg_of:
             return ("arg", rec.arg_of[id(t)])
@@ -179,11 +183,42 @@ def _identities(rec: Recorder, outs: list) -> list | None:
     same: list = []
     for j, o in enumerate(outs):
         src = source(o, j) if isinstance(o, Tensor) else None
-        base = None if src is not None or not isinstance(o, Tensor) or o._base is None \
-            else source(o._base, j)
+        steps: list = []
+        t, base = o, None
+        while src is None and base is None and isinstance(t, Tensor) and t._base is not None:
+            steps.append((t._view_fn, t._data_of))
+            t = t._base
+            base = source(t, len(outs))  # any result: the base may be returned after it
         same.append(("is", src) if src is not None else None if base is None else
-                    ("view", base, o._view_fn, o._data_of))
+                    ("view", base, tuple(reversed(steps))))
     return same if any(h is not None for h in same) else None
+
+
+def _own_counter(same: list | None, k: int) -> bool:
+    """Whether result ``k`` of a replay counts versions from 0 as it is made: a new tensor,
+    or a view through a ``.data`` (which starts a counter of its own)."""
+    how = None if same is None else same[k]
+    return how is None or how[0] == "view" and any(data_of for _, data_of in how[2])
+
+
+def _shared_bases(rec: Recorder, outs: list) -> list:
+    """The tensors made in the call that two results are views of and that are not
+    returned (``y = x * 2; return y[0], y.T``): returned too, unseen by the caller, so a
+    replay remakes both results as views of one tensor, which share memory and a version
+    counter as eager mode's did (on JAX a write through one reaches the other). Also the
+    base of one result that is an expanded view or a diagonal, whose array may be
+    read-only: eager mode writes through it into the base's positions."""
+    roots: dict[int, list] = {}
+    for o in outs:
+        t = o
+        while isinstance(t, Tensor) and t._base is not None and id(t) not in rec.arg_of \
+                and id(t) not in rec.outside and all(r is not t for r in outs if r is not o):
+            t = t._base
+        if t is not o and isinstance(t, Tensor) and id(t) not in rec.arg_of \
+                and id(t) not in rec.outside and all(r is not t for r in outs):
+            roots.setdefault(id(t), [t, set()])[1].add(id(o))
+    return [t for t, users in roots.values() if len(users) > 1 or any(
+        o._expanded for o in outs if id(o) in users)]
 
 
 def _grad_of(holder: Any, tensors: Any) -> Tensor | None:
@@ -193,14 +228,18 @@ def _grad_of(holder: Any, tensors: Any) -> Tensor | None:
     return None if leaf is None else leaf._grad
 
 
-def _view_of(t: Tensor, view_fn: tuple | None, data_of: bool) -> Tensor:
-    """Eager mode's view of ``t`` made again (``view_fn``: ``(op, params)``; None:
-    ``detach()``, or ``.data`` where ``data_of``): it shares ``t``'s memory and version, as
-    eager mode's did (a replay's own array may be a copy: CUDA graphs copy results out)."""
-    if view_fn is None:
-        return t.data if data_of else t.detach()
-    with no_grad():
-        return unary(view_fn[0], t, **view_fn[1])
+def _view_of(t: Tensor, steps: tuple) -> Tensor:
+    """Eager mode's view of ``t`` made again, step by step (``view_fn``: ``(op, params)``;
+    None: ``detach()``, or ``.data`` where ``data_of``): it shares ``t``'s memory and
+    version, as eager mode's did (a replay's own array may be a copy: CUDA graphs copy
+    results out)."""
+    for view_fn, data_of in steps:
+        if view_fn is None:
+            t = t.data if data_of else t.detach()
+        else:
+            with no_grad():
+                t = unary(view_fn[0], t, **view_fn[1])
+    return t
 
 
 def _kept_constants(rec: Recorder) -> bool:
@@ -258,6 +297,7 @@ class _Entry:
         self.py: Any = ()  # guards on the Python values it read (pyguards.Reads)
         self.before: Any = ()  # provisional: what the next recording reads as it starts
         self.same: list | None = None  # per result, its identity (see _identities)
+        self.versions: list | None = None  # per new result, the changes eager mode counted
 
     def mismatch(self, tensors: Any) -> str | None:
         """Why this program does not fit the current state (None: it fits)."""
@@ -317,22 +357,29 @@ class _Entry:
             made = [o if b is None else Tensor._make(o, b) for o, b in zip(outs, backends)]
         else:
             made = self._made(outs, tensors)
+        if self.versions is not None:  # (y.detach().mul_(2) made inside: y's version is 1)
+            for t, version in zip(made, self.versions):
+                if version:
+                    t._catch_up(version)
         return _unflatten(self.spec, iter(made))
 
     def _made(self, outs: tuple, tensors: Any) -> list:
-        """The results as tensors with eager mode's identities (see :func:`_identities`)."""
+        """The results as tensors with eager mode's identities (see :func:`_identities`),
+        each made after the result it is a view of."""
         assert self.same is not None and self.backends is not None  # replay checked both
-        res: list = []
-        for o, b, how in zip(outs, self.backends, self.same):
-            src = None if how is None else how[1]
-            t = None if src is None else tensors[src[1]] if src[0] == "arg" else \
-                res[src[1]] if src[0] == "out" else _grad_of(src[1], tensors) \
-                if src[0] == "grad" else src[1]()
-            if t is None:
-                res.append(o if b is None else Tensor._make(o, b))
-            else:
-                res.append(t if how[0] == "is" else _view_of(t, how[2], how[3]))
-        return res
+        res: list = [_UNSET] * len(outs)
+
+        def made(k: int) -> Any:
+            if res[k] is _UNSET:
+                o, b, how = outs[k], self.backends[k], self.same[k]
+                src = None if how is None else how[1]
+                t = None if src is None else tensors[src[1]] if src[0] == "arg" else \
+                    made(src[1]) if src[0] == "out" else _grad_of(src[1], tensors) \
+                    if src[0] == "grad" else src[1]()
+                res[k] = (o if b is None else Tensor._make(o, b)) if t is None else \
+                    t if how[0] == "is" else _view_of(t, how[2])
+            return res[k]
+        return [made(k) for k in range(len(outs))]
 
     def _run(self, arrays: list, warn: Callable[[str], None]) -> tuple:
         assert self.program is not None  # replay, the only caller, checked it
@@ -379,6 +426,14 @@ class CompiledFunction:
         self._last: _Entry | None = None
         self._warned: set[str] = set()
         functools.update_wrapper(self, fn, updated=())
+
+    def __getattr__(self, name: str) -> Any:
+        """What the compiled object has (a module's ``parameters()``, ``state_dict()``,
+        ``train()``, ``eval()``), as ``torch.compile``'s wrapper of a module gives."""
+        fn = self.__dict__.get("fn")
+        if fn is None or name.startswith("__"):
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return getattr(fn, name)
 
     @property
     def recordings(self) -> int:
@@ -523,6 +578,7 @@ class CompiledFunction:
                                       f"change it under no_grad or use the result")
         if problem is not None:
             return _Entry(None, problem)
+        outs = outs + _shared_bases(rec, outs)  # returned unseen, to make views of
         try:
             program = Program(rec, outs, fuse_regions if self.fuse else None,
                               library_calls=bool(self.cuda_graphs))
@@ -534,6 +590,9 @@ class CompiledFunction:
         entry = _Entry(program, None, spec, backends, scopes[0] if scopes else None,
                        None if b is None else GraphReplay(program, b))
         entry.same = _identities(rec, outs)
+        versions = [o._version if isinstance(o, Tensor) and _own_counter(entry.same, k)
+                    else 0 for k, o in enumerate(outs)]
+        entry.versions = versions if any(versions) else None
         return entry
 
     def _warn(self, message: str) -> None:

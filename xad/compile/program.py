@@ -287,7 +287,8 @@ class Program:
         if ins.kind == "bind":
             return f"_write(h{i}(), {ins.fn!r}, {args})"
         if ins.kind == "grad":
-            return f"_write(h{i}(), '_set_grad_array', {args or 'None'})"
+            how = "_keep_grad" if ins.params.get("keep") else "_set_grad_array"
+            return f"_write(h{i}(), '{how}', {args or 'None'})"
         self.ns[f"f{i}"] = _again(ins)
         if ins.kind == "host":
             return f"f{i}({args})"
@@ -622,9 +623,14 @@ def _holder(ins: Instr) -> str:
 
 def _write(t: Tensor | None, how: str, array: Any) -> None:
     """``t.how(array)`` (``_set_data``, ``_rebind``, ``_set_grad_array``), unless ``t``, a
-    tensor from before the call, no longer exists (nothing can read what it was given)."""
+    tensor from before the call, no longer exists (nothing can read what it was given).
+    Its version stays: the replay adds the changes eager mode counted once, after the run
+    (``version_changes``; a change through ``.data`` is written but never counted)."""
     if t is not None:
-        getattr(t, how)(array)
+        if how in ("_set_grad_array", "_keep_grad"):
+            t._set_grad_array(array, how == "_keep_grad")
+        else:
+            t._replayed(how, array)
 
 
 def _copy(b: Any, a: Any) -> Any:

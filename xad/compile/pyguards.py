@@ -142,6 +142,13 @@ def scalar_key(v: Any) -> Any:
     return None
 
 
+def _data(seq: list | tuple) -> bool:
+    """Whether ``seq`` holds Python data only (scalars, lists and tuples): code outside the
+    user's that it is passed to (``xad.tensor(vals)``, ``x.reshape(shape)``) reads every
+    item, so every item is guarded, as where the user's code iterates it."""
+    return all(type(x) in _SCALARS or type(x) in (list, tuple) for x in seq[:WHOLE])
+
+
 def _cell(cell: Any) -> Any:
     try:
         return cell.cell_contents
@@ -273,7 +280,7 @@ class Reads:
                 self._guard(("n", id(v)), functools.partial(len, v), len(v), info, DEPTH,
                             f"len({what})")
             idx = {k for k in info.consts if type(k) is int and -len(v) <= k < len(v)}
-            idx.update(range(min(len(v), WHOLE)) if info.whole else ())
+            idx.update(range(min(len(v), WHOLE)) if info.whole or _data(v) else ())
             for k in idx:
                 self._guard(("i", id(v), k), functools.partial(_item, v, k), v[k], info,
                             depth, f"{what}[{k}]")

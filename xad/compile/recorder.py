@@ -259,7 +259,8 @@ class Recorder:
         leaf = self._grad_holder(t)
         if leaf is not None:  # a leaf's .grad changed (JAX: g.zero_()): the current call's
             self.held.add(s)
-            self.instrs.append(Instr("grad", None, (s,), holder=leaf, label="grad"))
+            self.instrs.append(Instr("grad", None, (s,), params={"keep": True}, holder=leaf,
+                                     label="grad"))  # the same .grad tensor takes it
             return
         holder = self.holder(t)
         if holder is None:

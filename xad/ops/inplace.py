@@ -219,7 +219,8 @@ def _write_expanded(x: Tensor, key: tuple, value: Any, what: str, fill: bool = F
                    for k in key)
     with b.on_device():
         sel = _get(b, p, key) if advanced else p[key]
-    repeats = not checked and (advanced or region_overlaps(x, key, tuple(sel.shape)))
+    repeats = not checked and (overlaps(x) if advanced  # (a diagonal's elements never do)
+                               else region_overlaps(x, key, tuple(sel.shape)))
     number = isinstance(value, (int, float, bool))
     if repeats and not (fill and number):
         raise _overlap_error(x, what)

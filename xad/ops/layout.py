@@ -81,7 +81,8 @@ def _reshape(shape: tuple, st: tuple, params: dict, out: tuple) -> tuple:
 _RULES = {"getitem": _getitem,
           "permute_dims": lambda shape, st, p, out: tuple(st[a] for a in p["axes"]),
           "reshape": _reshape,
-          "broadcast_to": _broadcast}
+          "broadcast_to": _broadcast,
+          "diagonal": lambda shape, st, p, out: st[:-2] + (st[-2] + st[-1],)}
 
 
 def strides(t: Tensor) -> tuple[int, ...]:

@@ -6,12 +6,15 @@ numbers (``lerp``'s two formulas, ``cdist``'s zero gradient at a zero distance).
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any
 
 from .. import dtypes as _dt
 from ..factories import zeros
 from ..tensor import Tensor
+from ._apply import unary
 from .creation import asarray
+from .diagonal import Diagonal
 from .dtype_functions import finfo, result_type
 from .elementwise import astype, clip, isfinite, isnan, log, sqrt, where
 from .elementwise_math import floor, floor_divide, logaddexp, trunc
@@ -461,13 +464,8 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
     if d1 == d2:
         raise ValueError(f"diagonal: dim1 and dim2 must differ, got {dim1} and {dim2}")
     rest = [d for d in range(n) if d not in (d1, d2)]
-    x = permute_dims(input, (*rest, d1, d2))
-    rows, cols = x.shape[-2], x.shape[-1]
-    i0, j0 = (0, offset) if offset >= 0 else (-offset, 0)
-    k = max(0, min(rows - i0, cols - j0))
-    flat = reshape(x, (*x.shape[:-2], rows * cols))
-    return flat[..., [(i0 + t) * cols + j0 + t for t in range(k)]]
-
+    x = input if (d1, d2) == (n - 2, n - 1) else permute_dims(input, (*rest, d1, d2))
+    return unary(Diagonal, x, offset=operator.index(offset))  # a view, as PyTorch's
 
 
 def trace(input: Tensor) -> Tensor:  # noqa: A002

@@ -1,0 +1,130 @@
+"""A differential fuzzer of compiled training steps: a random model (Linear, BatchNorm,
+Dropout, an activation), optimiser and step (``zero_grad`` inside or not, gradient
+clipping, a scheduler inside or outside), called six times compiled in one world and
+eagerly in an identical one, while the caller changes a random part of the world between
+calls: ``train()``/``eval()``, ``manual_seed``, ``requires_grad_`` of a parameter, a
+group's ``lr``/``weight_decay``/``momentum``/``betas``, ``zero_grad(set_to_none=...)``,
+``p.data`` changed in place, a forward hook added or removed, the batch size, a dropout's
+``p``. Compiled with ``cuda_graphs`` half the time (a flag only CuPy reads). Losses,
+parameters, gradients, buffers and versions must agree bit for bit, and a ``.grad`` tensor
+held from an earlier call must show what eager mode's shows (a sum is added into it, as
+PyTorch's: a replay gave a new tensor each call; not under CUDA graphs, whose ``.grad`` is
+the graph's buffer, as PyTorch's).
+``XAD_FUZZ_N`` (and ``XAD_FUZZ_SEED``) for the long run."""
+
+from __future__ import annotations
+
+import os
+import random
+import warnings
+
+import numpy as np
+
+import xad
+from xad import nn
+
+N = int(os.environ.get("XAD_FUZZ_N", "6"))
+SEED = int(os.environ.get("XAD_FUZZ_SEED", "0"))
+OPTIMISERS = {"SGD": {"lr": 0.1, "momentum": 0.9}, "Adam": {"lr": 0.05},
+              "AdamW": {"lr": 0.05}, "RMSprop": {"lr": 0.01, "momentum": 0.5}}
+CHANGES = ("train", "eval", "seed", "requires_grad", "lr", "weight_decay", "momentum",
+           "zero_grad", "data", "hook", "unhook", "batch", "dropout_p", "nothing")
+
+
+def _world(cfg: dict, compiled: bool) -> tuple:
+    xad.manual_seed(cfg["seed"])
+    layers = [nn.Linear(4, 6)]
+    if cfg["norm"]:
+        layers.append(nn.BatchNorm1d(6))
+    layers += [nn.Dropout(0.5), getattr(nn, cfg["act"])(), nn.Linear(6, 2)]
+    m = nn.Sequential(*layers).double()
+    opt = getattr(xad.optim, cfg["opt"])(m.parameters(), **OPTIMISERS[cfg["opt"]])
+    sched = xad.optim.lr_scheduler.StepLR(opt, 2, gamma=0.5)
+
+    def step(x, y):
+        if cfg["zero_inside"]:
+            opt.zero_grad()
+        loss = ((m(x) - y) ** 2).mean()
+        loss.backward()
+        if cfg["clip"]:
+            nn.utils.clip_grad_norm_(m.parameters(), 0.5)
+        opt.step()
+        if cfg["sched_inside"]:
+            sched.step()
+        return loss.detach()
+    return m, opt, sched, (xad.compile(step, cuda_graphs=cfg["graphs"]) if compiled else step)
+
+
+def _change(kind: str, m: nn.Module, opt, hooks: list, k: int) -> None:
+    g = opt.param_groups[0]
+    if kind in ("train", "eval"):
+        getattr(m, kind)()
+    elif kind == "seed":
+        xad.manual_seed(k)
+    elif kind == "requires_grad":
+        m[0].weight.requires_grad_(not m[0].weight.requires_grad)
+    elif kind in ("lr", "weight_decay") or kind == "momentum" and "momentum" in g:
+        g[kind] = g[kind] * 0.5 + 0.01
+    elif kind == "zero_grad":
+        opt.zero_grad(set_to_none=k % 2 == 0)
+    elif kind == "data":
+        m[-1].weight.data.mul_(0.9)
+    elif kind == "hook":
+        hooks.append(m[0].register_forward_hook(lambda mod, i, o: o * 0.5))
+    elif kind == "unhook" and hooks:
+        hooks.pop().remove()
+    elif kind == "dropout_p":
+        next(c for c in m if isinstance(c, nn.Dropout)).p = 0.25
+
+
+def _state(m: nn.Module, graphs: bool) -> list:
+    out = []
+    for t in (*m.parameters(), *m.buffers()):
+        out += [np.array(t.numpy()), t._version, t.requires_grad]
+        if t.grad is not None:  # the .grad tensor itself: a sum is added into it (under
+            # CUDA graphs a .grad is the graph's buffer, overwritten by the next call)
+            out += [None if graphs else t.grad, np.array(t.grad.numpy()), t.grad._version]
+    return out
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, xad.Tensor):  # a .grad held from before: its values now
+        a, b = a.numpy(), b.numpy()
+    return np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b
+
+
+def _run(seed: int) -> str | None:
+    rng = random.Random(seed)
+    cfg = {"seed": seed % 7, "norm": rng.random() < 0.5, "act": rng.choice(("ReLU", "Tanh",
+           "GELU")), "opt": rng.choice(sorted(OPTIMISERS)), "zero_inside": rng.random() < 0.7,
+           "clip": rng.random() < 0.3, "sched_inside": rng.random() < 0.3,
+           "graphs": rng.random() < 0.5}  # (a flag only CuPy reads)
+    changes = [rng.choice(CHANGES) for _ in range(6)]
+    graphs = cfg["graphs"] and xad.get_backend().name.startswith("cupy")
+    worlds = []
+    for compiled in (True, False):
+        m, opt, sched, f = _world(cfg, compiled)
+        hooks: list = []
+        got = []
+        for k, kind in enumerate(changes):
+            g = np.random.default_rng(k)
+            n = 3 if any(c == "batch" for c in changes[:k]) else 5
+            x = xad.tensor(g.standard_normal((n, 4)), dtype=xad.float64)
+            y = xad.tensor(g.standard_normal((n, 2)), dtype=xad.float64)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                got += [f(x, y).numpy(), *_state(m, graphs)]
+            if not cfg["sched_inside"]:
+                sched.step()
+            _change(kind, m, opt, hooks, k)
+        worlds.append(got)
+    for j, (a, b) in enumerate(zip(*worlds)):
+        if not _same(a, b):
+            return f"seed {seed}: item {j}: compiled {a!r}, eager {b!r}\n  {cfg} {changes}"
+    return None
+
+
+def test_compiled_training_agrees_with_eager_as_the_world_changes(xb):
+    n = N if xb.name != "jax" or "XAD_FUZZ_N" in os.environ else 2
+    failures = [d for k in range(n) if (d := _run(SEED * 1_000_003 + k)) is not None]
+    assert not failures, "\n".join(failures[:5]) + f"\n({len(failures)} of {n})"
