@@ -203,6 +203,7 @@ class CupyBackend(Backend):
         self._cp = cp
         self._scatter_add = _scatter_add_fn(cp, cupyx)
         self._erf = cupyx.scipy.special.erf
+        self._scipy_special = cupyx.scipy.special
         self.array_type = cp.ndarray
         dev = cp.cuda.Device(_device_id(device))
         # xad runs each operation with its device made current; with one visible GPU it
@@ -561,6 +562,27 @@ class CupyBackend(Backend):
         float64, as its ``types`` say: ``e->d``)."""
         r = self._erf(x)
         return r if r.dtype == x.dtype else r.astype(x.dtype)
+
+    def _special(self, name: str, x: Any) -> Any:
+        """``cupyx.scipy.special``'s function, cast back to ``x``'s dtype as :meth:`erf`."""
+        r = getattr(self._scipy_special, name)(x)
+        return r if r.dtype == x.dtype else r.astype(x.dtype)
+
+    def erfc(self, x: Any) -> Any:
+        return self._special("erfc", x)
+
+    def erfinv(self, x: Any) -> Any:
+        return self._special("erfinv", x)
+
+    def lgamma(self, x: Any) -> Any:
+        r = self._special("gammaln", x)
+        return self._cp.where(r == -self._cp.inf, self._cp.inf, r)  # scipy's -inf at -inf
+
+    def digamma(self, x: Any) -> Any:
+        return self._special("digamma", x)
+
+    def fmod(self, x: Any, y: Any) -> Any:
+        return self._cp.fmod(x, y)
 
     # ----- random numbers ----------------------------------------------------------------
     def manual_seed(self, seed: int) -> None:

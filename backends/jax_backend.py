@@ -111,6 +111,23 @@ class JaxBackend(Backend):
     def erf(self, x: Any) -> Any:
         return jsp.erf(x)
 
+    def erfc(self, x: Any) -> Any:
+        return jsp.erfc(x)
+
+    def erfinv(self, x: Any) -> Any:
+        return jsp.erfinv(x)
+
+    def lgamma(self, x: Any) -> Any:
+        return jsp.gammaln(x)
+
+    def digamma(self, x: Any) -> Any:
+        """``jax.scipy.special.digamma``, with PyTorch's values at 0 (JAX gives NaN)."""
+        r = jsp.digamma(x)
+        return jnp.where(x == 0, -1.0 / x, r)
+
+    def fmod(self, x: Any, y: Any) -> Any:
+        return jnp.fmod(x, y)
+
     def lu_factor(self, x: Any) -> tuple[Any, Any, Any]:
         lu, piv, perm = jax.lax.linalg.lu(x)
         return lu, perm, jnp.count_nonzero(piv != jnp.arange(piv.shape[-1]), axis=-1) % 2 == 1

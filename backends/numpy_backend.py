@@ -21,9 +21,12 @@ from . import numexpr_kernels
 cnp: Any = _compat_numpy
 
 try:  # scipy's erf is fast and exact; the generic one is the fallback
+    import scipy.special as _scipy_special
     from scipy.special import erf as _scipy_erf
 except ImportError:  # pragma: no cover - depends on the environment
-    _scipy_erf = None
+    _scipy_erf = _scipy_special = None
+# xad's special functions -> scipy.special's (the generic ones without scipy)
+_SCIPY_SPECIAL = {"erfc": "erfc", "erfinv": "erfinv", "lgamma": "gammaln", "digamma": "psi"}
 try:  # LAPACK's getrf, batched; the generic (a loop over columns) is the fallback
     from scipy.linalg import LinAlgWarning as _LinAlgWarning
     from scipy.linalg import get_lapack_funcs as _get_lapack_funcs
@@ -299,6 +302,27 @@ class NumpyBackend(Backend):
         if _scipy_erf is not None:
             return _scipy_erf(x).astype(x.dtype, copy=False)
         return super().erf(x)
+
+    def _special(self, name: str, x: Any) -> Any:
+        if _scipy_special is None or x.dtype.kind != "f":
+            return getattr(super(), name)(x)
+        return getattr(_scipy_special, _SCIPY_SPECIAL[name])(x).astype(x.dtype, copy=False)
+
+    def erfc(self, x: Any) -> Any:
+        return self._special("erfc", x)
+
+    def erfinv(self, x: Any) -> Any:
+        return self._special("erfinv", x)
+
+    def lgamma(self, x: Any) -> Any:
+        r = self._special("lgamma", x)
+        return np.where(r == -np.inf, np.inf, r)  # scipy: -inf at -inf; C and torch: inf
+
+    def digamma(self, x: Any) -> Any:
+        return self._special("digamma", x)
+
+    def fmod(self, x: Any, y: Any) -> Any:
+        return np.fmod(x, y)
 
     def lu_factor(self, x: Any) -> tuple[Any, Any, Any]:
         if _scipy_lu_factor is None or x.dtype.kind != "f" or x.itemsize < 4:

@@ -96,6 +96,21 @@ class TorchBackend(Backend):
     def erf(self, x: Any) -> Any:
         return torch.special.erf(x)
 
+    def erfc(self, x: Any) -> Any:
+        return torch.special.erfc(x)
+
+    def erfinv(self, x: Any) -> Any:
+        return torch.special.erfinv(x)
+
+    def lgamma(self, x: Any) -> Any:
+        return torch.lgamma(x)
+
+    def digamma(self, x: Any) -> Any:
+        return torch.special.digamma(x)
+
+    def fmod(self, x: Any, y: Any) -> Any:
+        return torch.fmod(x, y)
+
     def lu_factor(self, x: Any) -> tuple[Any, Any, Any]:
         lu, piv, _ = torch.linalg.lu_factor_ex(x)  # no error (nor host read) when singular
         p, _, _ = torch.lu_unpack(lu, piv, unpack_data=False)  # x = P L U

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import scipy.special
 
 import xad
 
@@ -119,6 +120,10 @@ class _N:
 
     const = staticmethod(np.asarray)
     erf = staticmethod(_erf)
+    erfc = staticmethod(scipy.special.erfc)
+    erfinv = staticmethod(scipy.special.erfinv)
+    lgamma = staticmethod(scipy.special.gammaln)
+    digamma = staticmethod(scipy.special.psi)
 
     @staticmethod
     def mse_mean(x: Any, t: Any) -> Any:
@@ -638,6 +643,7 @@ def _case_list() -> list[Case]:
              ((3, 2, 4), (2, 5, 3)), prims=("einsum",)))
     c.extend(_linalg_cases())
     c.extend(_complex_cases())
+    c.extend(_torch_breadth_cases())
     # ----- sliding windows (convolution, pooling) -----------------------------------------
     win = ((2, 3), (2, 1), (1, 2), (1, 0, 2, 1))  # kernel, stride, dilation, pads
     add(Case("im2col", lambda m, x: m.im2col(x, (2, 2)) * 2.0, ((2, 3, 3, 4),)))
@@ -721,6 +727,22 @@ def _case_list() -> list[Case]:
     add(Case("mlp", lambda m, x, w, b: m.sum(m.tanh(x @ w + b) ** 2, axis=1),
              ((5, 3), (3, 4), (4,)), prims=("matmul", "add", "tanh", "sum")))
     return c
+
+
+def _torch_breadth_cases() -> list[Case]:
+    """PyTorch's special functions and data-dependent operations (tests/test_torch_missing.py
+    checks them against torch)."""
+    return [
+        Case("erfc", lambda m, x: m.erfc(x * 2.0), ((2, 3),)),
+        Case("erfinv", lambda m, x: m.erfinv(x), ((2, 3),), "unit"),
+        Case("lgamma", lambda m, x: m.lgamma(x), ((2, 3),), "pos", prims=("lgamma", "digamma")),
+        Case("lgamma:negative", lambda m, x: m.lgamma(x), ((2, 3),), "halfgrid"),
+        Case("digamma", lambda m, x: m.digamma(x), ((2, 3),), "pos"),
+        Case("digamma:negative", lambda m, x: m.digamma(x), ((2, 3),), "halfgrid"),
+        Case("fmod", lambda m, x, y: m.fmod(x, y + 3.0), ((2, 3), (3,)), ("halfgrid", "pos")),
+        Case("fmod:negative", lambda m, x, y: m.fmod(x, -y - 3.0), ((2, 3), (3,)),
+             ("halfgrid", "pos")),
+    ]
 
 
 CASES: list[Case] = _case_list()

@@ -21,7 +21,7 @@ FUNCS = {
     "acos": xad.acos, "sinh": xad.sinh, "cosh": xad.cosh, "softplus": F.softplus,
     "square by **": lambda x: x ** 2, "2 ** x": lambda x: 2.0 ** x,
     "x ** x": lambda x: x ** x, "2 / x": lambda x: 2.0 / x, "reciprocal": xad.reciprocal,
-    "exp method": lambda x: x.exp(),
+    "exp method": lambda x: x.exp(), "erfinv": xad.erfinv,
 }
 # composed functions on the list (their whole computation in float32, not only a last step)
 X2 = np.array([[0.25, 0.5, 0.75, 0.125], [1.5, -0.5, 0.25, 2.0], [0.5, 0.5, -1.0, 0.75]],

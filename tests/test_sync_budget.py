@@ -233,3 +233,39 @@ def test_indexing_along_an_axis_makes_no_transfer(device):
             assert state.transfers == [], f"{name}: {state.transfers}"
             with pytest.raises(IndexError, match=f"{name}: index 5 is out of bounds"):
                 bad.tolist()
+
+
+@pytest.mark.parametrize("device", ["cuda:0", "cuda:1"])
+def test_data_dependent_sizes_read_the_device_once_explicitly(device):
+    """unique, unique_consecutive and bincount make one explicit read each (the result's
+    size: the number of groups, or the largest value), as PyTorch's CUDA versions
+    synchronise; index_put one (its indices' range check, as ``x[i]``); isin and the
+    cumulative, scatter and window functions read nothing."""
+    b = xad.resolve_backend("cupy-sim", device)
+    state = cupy_sim.STATE
+    with xad.use_backend(b):
+        x = xad.tensor([3, 1, 3, 2, 2])
+        f = xad.randn(3, 4, requires_grad=True)
+        one = {"unique": lambda: xad.unique(x, return_inverse=True, return_counts=True),
+               "unique dim": lambda: xad.unique(x.reshape(5, 1), dim=0),
+               "unique_consecutive": lambda: xad.unique_consecutive(x, return_counts=True),
+               "bincount": lambda: xad.bincount(x, minlength=2),
+               # the indices' range check of x[i] (xad's indexing reads it at once)
+               "index_put": lambda: f.index_put((xad.tensor([0, 0]),), f[1:] * 2,
+                                                accumulate=True).sum().backward()}
+        none = {"isin": lambda: xad.isin(x, xad.tensor([2, 5])),
+                "cummax": lambda: xad.cummax(f, 1).values.sum().backward(),
+                "logcumsumexp": lambda: xad.logcumsumexp(f, 0).sum().backward(),
+                "scatter_reduce": lambda: f.scatter_reduce(
+                    0, xad.tensor([[0, 2, 0, 1]]), f[:1] * 2, "amax").sum().backward(),
+                "unfold": lambda: f.unfold(1, 2, 1).sum().backward()}
+        for name, run in {**one, **none}.items():
+            state.reset()
+            state.strict = True
+            try:
+                run()
+            finally:
+                state.strict = False
+            want = 1 if name in one else 0
+            assert len(state.transfers) == want and all(e for _, e in state.transfers), \
+                (name, state.transfers)

@@ -17,6 +17,7 @@ import os
 import re
 import zlib
 
+import fuzz_torch_missing
 import numpy as np
 import pytest
 
@@ -584,6 +585,7 @@ def _alias_cases() -> dict:
 CASES = {**_unary_cases(), **_binary_cases(), **_reduction_cases(), **_shape_cases(),
          **_index_cases(), **_creation_cases(), **_method_cases(), **_functional_cases(),
          **_activation_and_loss_cases(), **_breadth_cases(), **_alias_cases()}
+CASES.update(fuzz_torch_missing.cases())  # names added for porting (tests/fuzz_torch_missing.py)
 
 # cases that still differ, by name pattern, with why; reported, not failed. (PyTorch's
 # promotion of issue 26 item 1 is done: those cases are checked again.)
@@ -697,6 +699,8 @@ AUDITED_ELSEWHERE = ("Generator Tensor amp autograd bfloat16 bool cuda compile c
                      "nanmean "
                      # distances compared with torch by tests/test_torch_distances.py
                      "dist pdist renorm "
+                     # torch.special's functions against torch's (tests/test_torch_special.py)
+                     "special "
                      # modules that PyTorch's examples import (tests/test_pytorch_examples.py)
                      "accelerator onnx serialization").split()
 

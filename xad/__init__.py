@@ -82,6 +82,11 @@ from .ops.reduce import *  # noqa: F403
 from .ops.select import *  # noqa: F403
 from .ops.shape import *  # noqa: F403
 from .ops.sorting import *  # noqa: F403
+from .ops.special_functions import *  # noqa: F403
+from .ops.unique_and_counts import *  # noqa: F403
+from .ops.cumulative_extrema import *  # noqa: F403
+from .ops.splits_and_windows import *  # noqa: F403
+from .ops.scatter_reductions import *  # noqa: F403
 from .ops.torch_reductions import *  # noqa: F403
 from .ops.torch_compositions import *  # noqa: F403
 from .ops.transfer import *  # noqa: F403

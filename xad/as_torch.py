@@ -197,6 +197,10 @@ def namespace() -> dict[str, types.ModuleType]:
                                    matrix_norm=_matrix_norm, lstsq=_lstsq,
                                    cross=_linalg_cross)
     mods["torch.fft"] = _module("torch.fft", torch_fft)
+    mods["torch.special"] = _module("torch.special", **{  # torch.special's usual names
+        n: getattr(xad, n) for n in ("erf", "erfc", "erfinv", "digamma", "log1p", "expm1",
+                                     "exp2", "xlogy", "logit")},
+        gammaln=xad.lgamma, psi=xad.digamma, expit=xad.sigmoid, logsumexp=fns["logsumexp"])
     mods["torch.func"] = _module("torch.func", _func)
     amp = _module("torch.amp", autocast=_tf.autocast, GradScaler=_tf.GradScaler)
     mods["torch.amp"] = amp

@@ -26,6 +26,13 @@ from .context import Context, context
 from .einsum_fallback import einsum_generic
 from .erf_fallback import erf_generic
 from .lu_fallback import lu_factor_generic
+from .special_fallback import (
+    digamma_generic,
+    erfc_generic,
+    erfinv_generic,
+    fmod_generic,
+    lgamma_generic,
+)
 from .tracing import host_call
 
 Site = TypeVar("Site", bound=Hashable)  # where a bounds check runs, handed back to its error
@@ -205,6 +212,27 @@ class Backend:
     def erf(self, x: Any) -> Any:
         """The error function, elementwise (the standard has none)."""
         return erf_generic(self.xp, x)
+
+    # special functions the standard lacks (xad.special_fallback's; native where there is one)
+    def erfc(self, x: Any) -> Any:
+        """``1 - erf(x)``, exact in the tail, elementwise."""
+        return erfc_generic(self.xp, x)
+
+    def erfinv(self, x: Any) -> Any:
+        """The inverse error function on ``[-1, 1]``, elementwise."""
+        return erfinv_generic(self.xp, x)
+
+    def lgamma(self, x: Any) -> Any:
+        """``log |Gamma(x)|`` for every real ``x``, elementwise."""
+        return lgamma_generic(self.xp, x)
+
+    def digamma(self, x: Any) -> Any:
+        """``d/dx log Gamma(x)``, elementwise (PyTorch's values at poles)."""
+        return digamma_generic(self.xp, x)
+
+    def fmod(self, x: Any, y: Any) -> Any:
+        """C's ``fmod`` (the remainder of truncated division, exact; sign of ``x``)."""
+        return fmod_generic(self.xp, x, y)
 
     def lu_factor(self, x: Any) -> tuple[Any, Any, Any]:
         """``(lu, perm, odd)`` of a (batch of) square matrices as LAPACK's ``getrf``

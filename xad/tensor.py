@@ -2037,7 +2037,9 @@ _FUNCTION_METHODS = {n: n for n in (
     "minimum copysign nextafter greater greater_equal less less_equal not_equal multiply "
     "rsqrt exp2 logit deg2rad rad2deg outer dot trace diagonal chunk unbind isclose "
     "allclose div bmm mv addmm frac float_power fmax fmin heaviside unflatten "
-    "repeat_interleave fliplr flipud ravel diag").split()} | {
+    "repeat_interleave fliplr flipud ravel diag erfc erfinv lgamma digamma fmod unique "
+    "unique_consecutive bincount tensor_split unfold cummax cummin logcumsumexp "
+    "scatter_reduce index_put index_put_").split()} | {
     "mul": "multiply", "neg": "negative", "true_divide": "divide", "divide": "div",
     "arccos": "acos", "arcsin": "asin", "arctan": "atan", "arctan2": "atan2",
     "arccosh": "acosh", "arcsinh": "asinh", "arctanh": "atanh", "bitwise_not": "bitwise_invert",
@@ -2046,7 +2048,7 @@ _FUNCTION_METHODS = {n: n for n in (
 _INPLACE_METHODS = ("abs sqrt exp log log2 log10 log1p expm1 sigmoid tanh relu neg negative "
                     "floor ceil round trunc sign sin cos tan reciprocal square rsqrt pow "
                     "remainder floor_divide true_divide maximum minimum tril triu "
-                    "hypot xlogy clamp_min clamp_max frac").split()
+                    "hypot xlogy clamp_min clamp_max frac erfc erfinv lgamma digamma fmod").split()
 
 
 def _function_method(name: str, target: str) -> Callable:

@@ -163,6 +163,20 @@ def _erf(x: Any) -> Any:
     return core.call("cupyx.scipy.special", "erf", f, (x,), {})
 
 
+def _special(name: str) -> Any:
+    """One of ``cupyx.scipy.special``'s ufuncs (``erfc erfinv gammaln digamma``), by SciPy's,
+    with float16 computed in float64 as :func:`_erf`'s loops."""
+    import scipy.special
+
+    fn = getattr(scipy.special, {"digamma": "psi"}.get(name, name))
+
+    def f(a: np.ndarray) -> np.ndarray:
+        return fn(a.astype(np.float64)) if a.dtype == np.float16 else fn(a)
+
+    f.ufunc = True
+    return lambda x: core.call("cupyx.scipy.special", name, f, (x,), {})
+
+
 def _np_sign(a: np.ndarray) -> np.ndarray:
     """CuPy 14's ``sign`` kernel: a complex ``x`` gives ``x / abs(x)`` (NumPy's own
     complex sign rounds differently), 0 at 0; NaN stays NaN."""
@@ -225,7 +239,9 @@ cupy = _Namespace("cupy", np, ndarray=ndarray, cuda=cuda, random=random, asnumpy
 cupy.__name__ = "cupy"
 
 cupyx = _Namespace("cupyx", types.SimpleNamespace(), scatter_add=_scatter_add,
-                   scipy=types.SimpleNamespace(special=types.SimpleNamespace(erf=_erf)))
+                   scipy=types.SimpleNamespace(special=types.SimpleNamespace(
+                       erf=_erf, **{n: _special(n) for n in ("erfc", "erfinv", "gammaln",
+                                                            "digamma")})))
 
 
 # ----- array_api_compat.cupy ----------------------------------------------------------------

@@ -22,6 +22,8 @@ from .broadcast import *  # noqa: F403
 from .broadcast import __all__ as _b
 from .creation import *  # noqa: F403
 from .creation import __all__ as _c
+from .cumulative_extrema import *  # noqa: F403
+from .cumulative_extrema import __all__ as _ce
 from .dtype_functions import *  # noqa: F403
 from .dtype_functions import __all__ as _dtf
 from .elementwise import *  # noqa: F403
@@ -45,21 +47,30 @@ from .normalization import __all__ as _no
 from .order_statistics import median, mode, nanmedian, nanquantile, quantile  # noqa: F401
 from .reduce import *  # noqa: F403
 from .reduce import __all__ as _r
+from .scatter_reductions import *  # noqa: F403
+from .scatter_reductions import __all__ as _sr
 from .select import *  # noqa: F403
 from .select import __all__ as _sel
 from .shape import *  # noqa: F403
 from .shape import __all__ as _s
 from .sorting import *  # noqa: F403
 from .sorting import __all__ as _so
+from .special_functions import *  # noqa: F403
+from .special_functions import __all__ as _sf
+from .splits_and_windows import *  # noqa: F403
+from .splits_and_windows import __all__ as _sw
 from .torch_compositions import *  # noqa: F403
 from .torch_compositions import __all__ as _tc
 from .torch_reductions import *  # noqa: F403
 from .torch_reductions import __all__ as _tr
 from .transfer import *  # noqa: F403
 from .transfer import __all__ as _t
+from .unique_and_counts import *  # noqa: F403
+from .unique_and_counts import __all__ as _uc
 
 __all__ = ["REGISTRY", "Op", "apply", *_b, *_c, *_dtf, *_e, *_em, *_i, *_ip, *_l, *_m, *_ni,
-           *_no, *_r, *_sel, *_s, *_so, *_t, *_tc, *_tr]
+           *_no, *_r, *_sel, *_s, *_so, *_sf, *_t, *_tc, *_tr, *_uc, *_ce,
+           *_sw, *_sr]
 
 _tensor.install_operations(_sys.modules[__name__], binary, _elementwise)
 _graph.installed.sum_to = sum_to  # noqa: F405

@@ -1,0 +1,150 @@
+"""Special functions PyTorch has and the standard lacks, each a primitive whose forward is
+the backend's (the library's own where it has one, :mod:`xad.special_fallback` otherwise):
+``erfc`` (exact in the tail, not ``1 - erf``), ``erfinv``, ``lgamma`` (``log |Gamma|`` for
+every real argument, PyTorch's convention), ``digamma`` and ``fmod`` (C's, exact). Their
+gradients are PyTorch's; ``digamma``'s (the trigamma function) is composed of xad's
+operations, so every order differentiates."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..tensor import Tensor
+from ._apply import Op, binary, unary
+from .batching import elementwise_batch
+from .elementwise import _arr, exp, sin, where
+from .elementwise_math import _no_zero_divisor, trunc
+from .tangent import total
+
+__all__ = ["erfc", "erfinv", "lgamma", "digamma", "fmod"]
+
+_K = 2.0 / math.sqrt(math.pi)
+_SHIFT = 10
+# trigamma(z) ~ 1/z + 1/(2 z^2) + sum B_2k / z^(2k+1)
+_TRIGAMMA = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6)
+
+
+def trigamma(x: Tensor) -> Tensor:
+    """``d digamma(x) / dx`` for every real ``x`` (digamma's gradient), composed: Stirling's
+    series after a shift of ten, ``pi^2 / sin^2(pi x) - trigamma(1 - x)`` below 0."""
+    neg = x < 0
+    z = where(neg, 1.0 - x, x)
+    shift = 1.0 / (z * z)
+    for k in range(1, _SHIFT):
+        shift = shift + 1.0 / ((z + k) * (z + k))
+    s = z + _SHIFT
+    w = 1.0 / s
+    w2 = w * w
+    acc = w2 * _TRIGAMMA[-1]
+    for c in reversed(_TRIGAMMA[:-1]):
+        acc = (acc + c) * w2
+    pos = shift + w + 0.5 * w2 + acc * w
+    r = sin(where(neg, x, 0.5) * math.pi)  # 0.5 where unused: no 1/0 in its gradient
+    return where(neg, math.pi ** 2 / (r * r) - pos, pos)
+
+
+def _unary(name_: str, derivative: Any, amp_float32: bool = False,
+           from_output: bool = False) -> type[Op]:
+    """A unary primitive: ``b.<name_>`` forward, ``g * derivative(x)`` backward (of the
+    output where ``from_output``)."""
+    def rule(node: Any) -> Tensor:
+        return derivative(node.output() if from_output else node.inputs[0])
+
+    def jvp(primals: Any, tangents: Any, out: Any) -> Tensor:
+        return tangents[0] * derivative(out if from_output else primals[0])
+
+    return type(name_.title(), (Op,), {
+        "name": name_, "save_inputs": not from_output, "save_output": from_output,
+        "floating": True, "amp_float32": amp_float32,
+        "forward": staticmethod(lambda b, x: getattr(b, name_)(x)),
+        "backward": staticmethod(lambda node, g: g * rule(node)),
+        "jvp": staticmethod(jvp), "batch": classmethod(elementwise_batch)})
+
+
+Erfc = _unary("erfc", lambda x: exp(-(x * x)) * -_K)
+# autocast: erfinv is on PyTorch's CUDA float32 list
+Erfinv = _unary("erfinv", lambda y: exp(y * y) * (math.sqrt(math.pi) / 2), amp_float32=True,
+                from_output=True)
+Digamma = _unary("digamma", trigamma)
+Lgamma = _unary("lgamma", lambda x: digamma(x))
+
+
+class Fmod(Op):
+    name = "fmod"
+    save_inputs = True
+
+    @staticmethod
+    def forward(b, x, y):
+        _no_zero_divisor(b, x, y, "fmod")
+        like = x if not isinstance(x, (int, float)) else y
+        return b.fmod(_arr(b, x, like), _arr(b, y, like))
+
+    @staticmethod
+    def backward(node, g):  # PyTorch's: 1 and -trunc(x / y)
+        x, y = node.inputs
+        return g, (-g * trunc(x / y) if node.needs_grad(1) else None)
+
+    batch = classmethod(elementwise_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        (x, y), (tx, ty) = primals, tangents
+        return total(out, tx, None if ty is None else -(ty * trunc(x / y)))
+
+
+def erfc(x: Tensor) -> Tensor:
+    """``1 - erf(x)``, computed directly: exact in the tail, where ``1 - erf`` is 0.
+
+    Example:
+        >>> import xad
+        >>> f"{xad.erfc(xad.tensor([10.0], dtype=xad.float64)).item():.12e}"
+        '2.088487583763e-45'
+    """
+    return unary(Erfc, x)
+
+
+def erfinv(x: Tensor) -> Tensor:
+    """The inverse error function (``+-inf`` at ``+-1``, NaN beyond).
+
+    Example:
+        >>> import xad
+        >>> round(xad.erfinv(xad.tensor([0.5], dtype=xad.float64)).item(), 12)
+        0.476936276204
+    """
+    return unary(Erfinv, x)
+
+
+def lgamma(x: Tensor) -> Tensor:
+    """``log |Gamma(x)|`` for every real ``x`` (PyTorch's and C's convention: ``inf`` at the
+    non-positive integers); gradient ``digamma(x)``.
+
+    Example:
+        >>> import xad
+        >>> round(xad.lgamma(xad.tensor([-2.5], dtype=xad.float64)).item(), 10)
+        -0.0562437165
+    """
+    return unary(Lgamma, x)
+
+
+def digamma(x: Tensor) -> Tensor:
+    """``d/dx log Gamma(x)`` (PyTorch's: ``-inf`` at ``+0``, NaN at negative integers).
+
+    Example:
+        >>> import xad
+        >>> round(xad.digamma(xad.tensor([1.0], dtype=xad.float64)).item(), 12)
+        -0.577215664902
+    """
+    return unary(Digamma, x)
+
+
+def fmod(x1: Any, x2: Any) -> Tensor:
+    """C's ``fmod``: ``x1 - trunc(x1 / x2) * x2`` exactly, the sign of ``x1`` (PyTorch's;
+    :func:`xad.remainder` takes the sign of ``x2``); gradients 1 and ``-trunc(x1 / x2)``.
+
+    Example:
+        >>> import xad
+        >>> xad.fmod(xad.tensor([5.5, -5.5]), 2.0).tolist()
+        [1.5, -1.5]
+    """
+    return binary(Fmod, x1, x2)
