@@ -105,8 +105,9 @@ class MultiheadAttention(Module):
                 is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
         batched = query.ndim == 3
         self._check_inputs(query, key, value, batched)
-        if not batched:
-            query, key, value = (t.expand_dims(1) for t in (query, key, value))
+        batch_axis = 0 if self.batch_first else 1
+        if not batched:  # (L, E) is one sequence whatever batch_first says, as in PyTorch
+            query, key, value = (t.expand_dims(batch_axis) for t in (query, key, value))
             if key_padding_mask is not None:
                 key_padding_mask = key_padding_mask.expand_dims(0)
         if self.batch_first:  # heads want (N, H, L, D): from (N, L, E) or (L, N, E)
@@ -134,7 +135,7 @@ class MultiheadAttention(Module):
         if need_weights:  # then composed above
             attn = weights.mean(axis=1) if average_attn_weights else weights
         if not batched:
-            out = out.squeeze(1)
+            out = out.squeeze(batch_axis)
             attn = None if attn is None else attn.squeeze(0)
         return out, attn
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from ..tensor import Tensor
 from . import functional as F
@@ -28,14 +29,13 @@ class MaxPool2d(Module):
                  dilation: Size = 1, return_indices: bool = False,
                  ceil_mode: bool = False) -> None:
         super().__init__()
-        if return_indices:
-            raise NotImplementedError("MaxPool2d: return_indices=True is not supported")
         self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
         self.dilation, self.ceil_mode = dilation, ceil_mode
+        self.return_indices = return_indices
 
-    def forward(self, x: Tensor) -> Tensor:
+    def forward(self, x: Tensor) -> Any:
         return F.max_pool2d(x, self.kernel_size, self.stride, self.padding, self.dilation,
-                            self.ceil_mode)
+                            self.ceil_mode, self.return_indices)
 
     def extra_repr(self) -> str:
         return (f"kernel_size={self.kernel_size}, stride={self.stride}, "
@@ -100,14 +100,13 @@ class MaxPool1d(Module):
                  dilation: int = 1, return_indices: bool = False,
                  ceil_mode: bool = False) -> None:
         super().__init__()
-        if return_indices:
-            raise NotImplementedError("MaxPool1d: return_indices=True is not supported")
         self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
         self.dilation, self.ceil_mode = dilation, ceil_mode
+        self.return_indices = return_indices
 
-    def forward(self, x: Tensor) -> Tensor:
+    def forward(self, x: Tensor) -> Any:
         return F.max_pool1d(x, self.kernel_size, self.stride, self.padding, self.dilation,
-                            self.ceil_mode)
+                            self.ceil_mode, self.return_indices)
 
     def extra_repr(self) -> str:
         return (f"kernel_size={self.kernel_size}, stride={self.stride}, "
@@ -142,12 +141,11 @@ class _Adaptive(Module):
 
     def __init__(self, output_size: int | tuple, return_indices: bool = False) -> None:
         super().__init__()
-        if return_indices:
-            raise NotImplementedError(f"{type(self).__name__}: return_indices=True is not "
-                                      f"supported")
-        self.output_size = output_size
+        self.output_size, self.return_indices = output_size, return_indices
 
-    def forward(self, x: Tensor) -> Tensor:
+    def forward(self, x: Tensor) -> Any:
+        if self.return_indices:  # the max pools' (output, indices)
+            return type(self)._fn(x, self.output_size, True)
         return type(self)._fn(x, self.output_size)
 
     def extra_repr(self) -> str:

@@ -9,8 +9,9 @@ transposed convolution ``(in, out/groups, kh, kw)``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Literal, overload
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, overload
 
 from ... import ops as _ops
 from ...ops.amp_cast import autocast_low
@@ -65,10 +66,21 @@ def _check(x: Tensor, w: Tensor, groups: int, cin: int, where: str) -> None:
                          f"the weight of shape {w.shape} with groups={groups} expects {cin}")
 
 
+def _one_sample(f: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """Let ``f`` take unbatched input (one axis fewer than its weight), as PyTorch's."""
+    @functools.wraps(f)
+    def g(input: Tensor, weight: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        if input.ndim == weight.ndim - 1:
+            return _ops.squeeze(f(_ops.expand_dims(input, 0), weight, *args, **kwargs), axis=0)
+        return f(input, weight, *args, **kwargs)
+    return g
+
+
+@_one_sample
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: IntPair = 1,
            padding: str | IntPair = 0, dilation: IntPair = 1, groups: int = 1) -> Tensor:
-    """2-d convolution (cross-correlation, as PyTorch) of ``(N, C, H, W)`` by ``(O, C/groups,
-    kh, kw)``, giving ``(N, O, Ho, Wo)``.
+    """2-d convolution (cross-correlation, as PyTorch) of ``(N, C, H, W)`` (or ``(C, H, W)``)
+    by ``(O, C/groups, kh, kw)``, giving ``(N, O, Ho, Wo)``.
 
     Example:
         >>> import xad
@@ -92,6 +104,7 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: In
     return _ops.permute_dims(out, (3, 0, 1, 2))  # a view: the next im2col reads it as is
 
 
+@_one_sample
 def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: IntPair = 1,
            padding: str | IntPair = 0, dilation: IntPair = 1, groups: int = 1) -> Tensor:
     """1-d convolution of ``(N, C, L)`` by ``(O, C/groups, k)``, giving ``(N, O, Lo)``.
@@ -113,6 +126,7 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: In
     return _ops.squeeze(out, axis=2)
 
 
+@_one_sample
 def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
                      stride: IntPair = 1, padding: IntPair = 0, output_padding: IntPair = 0,
                      groups: int = 1, dilation: IntPair = 1) -> Tensor:
@@ -159,7 +173,7 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
 def unfold(input: Tensor, kernel_size: IntPair, dilation: IntPair = 1, padding: IntPair = 0,
            stride: IntPair = 1) -> Tensor:
     """PyTorch's ``unfold`` (im2col): the sliding blocks of ``(N, C, H, W)`` as
-    ``(N, C*kh*kw, L)``.
+    ``(N, C*kh*kw, L)`` (of ``(C, H, W)`` as ``(C*kh*kw, L)``).
 
     Example:
         >>> import xad
@@ -167,6 +181,9 @@ def unfold(input: Tensor, kernel_size: IntPair, dilation: IntPair = 1, padding: 
         >>> F.unfold(xad.ones((2, 3, 4, 4)), 2).shape
         (2, 12, 9)
     """
+    if input.ndim == 3:  # one (C, H, W) sample: (C*kh*kw, L)
+        return _ops.squeeze(unfold(_ops.expand_dims(input, 0), kernel_size, dilation,
+                                   padding, stride), axis=0)
     k = _pair(kernel_size, "kernel_size", "unfold")
     ph, pw = _pair(padding, "padding", "unfold")
     cols = im2col(input, k, _pair(stride, "stride", "unfold"),

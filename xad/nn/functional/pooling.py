@@ -8,6 +8,8 @@ each window, as PyTorch's (ties are common after a ReLU).
 
 from __future__ import annotations
 
+from typing import Any
+
 from ... import ops as _ops
 from ...factories import tensor
 from ...ops.convolution import im2col
@@ -74,11 +76,29 @@ def max_pool2d(input: Tensor, kernel_size: IntPair, stride: IntPair | None = Non
         >>> F.max_pool2d(xad.arange(16.0).reshape(1, 1, 4, 4), 2).tolist()
         [[[[5.0, 7.0], [13.0, 15.0]]]]
     """
-    if return_indices:
-        raise NotImplementedError("max_pool2d: return_indices=True is not supported")
     cols = _windows(input, kernel_size, stride, padding, dilation, ceil_mode, -float("inf"),
                     "max_pool2d")
-    return _image(_ops.reduce.max_indexed(_taps(cols), 1), cols, input)
+    y = _image(_ops.reduce.max_indexed(_taps(cols), 1), cols, input)
+    if not return_indices:
+        return y
+    w = "max_pool2d"
+    s = None if stride is None or stride == () else _pair(stride, "stride", w)
+    return y, _image(_max_index(cols, input.shape[-1], s, _pair(padding, "padding", w),
+                                _pair(dilation, "dilation", w)), cols, input)
+
+
+def _max_index(cols: Tensor, width: int, stride: tuple[int, int] | None,
+               padding: tuple[int, int], dilation: tuple[int, int]) -> Tensor:
+    """PyTorch's ``return_indices``: where in its ``(H, W)`` plane each window's first
+    maximum sits (``h * W + w``), as ``(C, Ho*Wo*N)`` beside the windows' maxima."""
+    c, kh, kw, ho, wo, n = cols.shape
+    sh, sw = (kh, kw) if stride is None else stride
+    t = _ops.reshape(_ops.reduce.argmax(_taps(cols), axis=1), (c, ho, wo, n))
+    b = cols._backend
+    hb = _ops.reshape(tensor(list(range(0, ho * sh, sh)), backend=b), (1, ho, 1, 1))
+    wb = _ops.reshape(tensor(list(range(0, wo * sw, sw)), backend=b), (1, 1, wo, 1))
+    h = hb - padding[0] + (t // kw) * dilation[0]
+    return _ops.reshape(h * width + wb - padding[1] + (t % kw) * dilation[1], (c, -1))
 
 
 def _divisor(n: int, k: int, s: int, p: int, o: int, include_pad: bool) -> list[int]:
@@ -191,6 +211,13 @@ def max_pool1d(input: Tensor, kernel_size: IntPair, stride: IntPair | None = Non
     y = max_pool2d(_as_image(input, w), _one(kernel_size, 1, "kernel_size", w),
                    _one_stride(stride, w), _one(padding, 0, "padding", w),
                    _one(dilation, 1, "dilation", w), ceil_mode, return_indices)
+    return _squeezed(y)
+
+
+def _squeezed(y: Tensor | tuple[Tensor, Tensor]) -> Any:
+    """A 2-d pool's result (and indices) over a height-1 image, back to 1-d."""
+    if isinstance(y, tuple):
+        return tuple(_ops.squeeze(t, axis=-2) for t in y)
     return _ops.squeeze(y, axis=-2)
 
 
@@ -245,8 +272,6 @@ def adaptive_max_pool2d(input: Tensor, output_size: int | tuple[int | None, int 
         >>> F.adaptive_max_pool2d(xad.arange(9.0).reshape(1, 3, 3), 2).tolist()
         [[[4.0, 5.0], [7.0, 8.0]]]
     """
-    if return_indices:
-        raise NotImplementedError("adaptive_max_pool2d: return_indices=True is not supported")
     if input.ndim not in (3, 4):
         raise ValueError(f"adaptive_max_pool2d: expected (N, C, H, W) or (C, H, W) input, "
                          f"got {input.shape}")
@@ -265,7 +290,12 @@ def adaptive_max_pool2d(input: Tensor, output_size: int | tuple[int | None, int 
     cols = _ops.permute_dims(cols, (*range(len(lead)), len(lead), len(lead) + 2,
                                     len(lead) + 1, len(lead) + 3))
     cols = _ops.reshape(cols, (*lead, ho, wo, kh * kw))
-    return _ops.reduce.max_indexed(cols, -1)
+    y = _ops.reduce.max_indexed(cols, -1)
+    if not return_indices:
+        return y
+    t = _ops.reduce.argmax(cols, axis=-1)  # PyTorch's index: h * W + w of the first maximum
+    rows = _ops.reshape(tensor(list(range(ho)), backend=b), (ho, 1))
+    return y, ih[rows, t // kw] * w + iw[tensor(list(range(wo)), backend=b), t % kw]
 
 
 def adaptive_max_pool1d(input: Tensor, output_size: int | tuple[int],
@@ -280,4 +310,4 @@ def adaptive_max_pool1d(input: Tensor, output_size: int | tuple[int],
     """
     o = output_size[0] if isinstance(output_size, (tuple, list)) else output_size
     y = adaptive_max_pool2d(_as_image(input, "adaptive_max_pool1d"), (1, o), return_indices)
-    return _ops.squeeze(y, axis=-2)
+    return _squeezed(y)

@@ -110,6 +110,8 @@ def interpolate(input: Tensor, size: int | Sequence[int] | None = None,
                          f"{input.shape})")
     y = input
     for axis, (n, o, s) in enumerate(zip(input.shape[2:], outs, steps)):
+        if n == o and _DIMS[mode]:  # PyTorch (CPU) copies such an axis, whatever the scale
+            continue
         m = tensor(_matrix(n, o, s, mode, bool(align_corners)), dtype=input.dtype,
                    backend=input._backend)
         y = _ops.matmul(y, _ops.matrix_transpose(m)) if axis == len(outs) - 1 else \
