@@ -259,10 +259,13 @@ def embedding(rng):
     idx = rng.integers(0, n, size=tuple(int(rng.integers(1, 4)) for _ in range(
         int(rng.integers(1, 3))))).tolist()
 
+    kw = dict(padding_idx=pidx, max_norm=_pick(rng, [None, None, 0.5, 1.5]),
+              norm_type=_pick(rng, [2.0, 1.0, 3.0]), scale_grad_by_freq=bool(rng.random() < 0.4))
+
     def make(lib, dt):
-        return lib.nn.Embedding(n, d, padding_idx=pidx, dtype=dt)
-    return Mod(f"Embedding({n}, {d}, padding_idx={pidx}) on {idx}", make, [],
-               call=lambda m, lib: m(lib.tensor(idx)), modes=("train", "train"))
+        return lib.nn.Embedding(n, d, dtype=dt, **kw)
+    return Mod(f"Embedding({n}, {d}, {kw}) on {idx}", make, [],
+               call=lambda m, lib: m(lib.tensor(idx)), modes=("train", "train", "eval"))
 
 
 def embedding_bag(rng):
@@ -283,7 +286,9 @@ def embedding_bag(rng):
             offs = offs + [m]
     psw = mode == "sum" and rng.random() < 0.5
     arrays = [_n(rng, *((len(idx), len(idx[0])) if two_d else (m,)))] if psw else []
-    kw = dict(mode=mode, padding_idx=pidx, include_last_offset=last)
+    kw = dict(mode=mode, padding_idx=pidx, include_last_offset=last,
+              max_norm=_pick(rng, [None, None, 0.5, 1.5]), norm_type=_pick(rng, [2.0, 1.0]))
+    # scale_grad_by_freq: PyTorch's bag divides by another row's count (docs/PORTING.md)
 
     def make(lib, dt):
         return lib.nn.EmbeddingBag(n, d, dtype=dt, **kw)
@@ -428,7 +433,9 @@ def transformer(rng):
               norm_first=bool(rng.random() < 0.5), bias=bool(rng.random() < 0.8),
               layer_norm_eps=_pick(rng, [1e-5, 0.1]))
     b, s, t = int(rng.integers(1, 3)), int(rng.integers(1, 4)), int(rng.integers(1, 4))
-    seq = (lambda n: (b, n, d)) if kw["batch_first"] else (lambda n: (n, b, d))
+    unbatched = rng.random() < 0.2
+    seq = (lambda n: (n, d)) if unbatched else (
+        (lambda n: (b, n, d)) if kw["batch_first"] else (lambda n: (n, b, d)))
     mk = _pick(rng, [None, "bool", "float"])
     kpm = rng.random() < 0.4
     state = np.random.default_rng(int(rng.integers(1 << 30)))
@@ -439,8 +446,8 @@ def transformer(rng):
         am = None if mk is None else _mask(r, lib, q, k, mk)
         pm = None
         if kpm:
-            p = r.random((b, k)) < 0.3
-            p[:, 0] = False
+            p = r.random((k,) if unbatched else (b, k)) < 0.3
+            p[..., 0] = False
             pm = lib.tensor(p.tolist())
         return am, pm
 
@@ -560,8 +567,27 @@ def norm_functions(rng):
               f"{momentum}) on {shape}", arrays, fn)
 
 
+def upsample(rng):
+    kind = _pick(rng, ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"])
+    shape = (int(rng.integers(1, 5)), int(rng.integers(1, 5)))
+    if rng.random() < 0.5:
+        kw: dict = {"size": (int(rng.integers(1, 8)), int(rng.integers(1, 8)))}
+    else:
+        kw = {"scale_factor": _pick(rng, [2, 1.5, 3.0, (2.0, 1.25)])}
+    if kind == "Upsample":
+        kw["mode"] = _pick(rng, ["nearest", "bilinear", "nearest-exact"])
+        if kw["mode"] == "bilinear":
+            kw["align_corners"] = _pick(rng, [None, True, False])
+        if "scale_factor" in kw and rng.random() < 0.5:
+            kw["recompute_scale_factor"] = bool(rng.random() < 0.5)
+
+    def make(lib, dt):
+        return getattr(lib.nn, kind)(**kw)
+    return Mod(f"{kind}({kw}) on {shape}", make, [_n(rng, 2, 2, *shape)], modes=("train",))
+
+
 FAMILIES = {f.__name__: f for f in (
-    attention, sdpa, norm_functions,
+    upsample, attention, sdpa, norm_functions,
     conv, conv_transpose, max_pool, avg_pool, adaptive_pool, interpolate, pad, batch_norm,
     instance_norm, group_norm, layer_norm, embedding, embedding_bag, recurrent,
     pixel_shuffle, unfold, distances, one_hot, transformer)}

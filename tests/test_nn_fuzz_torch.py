@@ -176,6 +176,14 @@ REGRESSIONS = {
                                                  (3, None), return_indices=True)(x)),
     "conv1d_unbatched": Fn("", [np.sin(np.arange(10.0)).reshape(2, 5), np.ones((3, 2, 2))],
                            lambda lib, x, w: lib.nn.functional.conv1d(x, w, padding=1)),
+    "embedding_max_norm_scale_grad_by_freq": Mod(
+        "", lambda lib, dt: lib.nn.Embedding(5, 3, max_norm=1.2, norm_type=3.0,
+                                             scale_grad_by_freq=True, dtype=dt), [],
+        call=lambda m, lib: m(lib.tensor([[1, 3, 3], [0, 1, 1]])), modes=("train", "eval")),
+    "embedding_bag_max_norm": Mod(
+        "", lambda lib, dt: lib.nn.EmbeddingBag(5, 2, max_norm=0.7, mode="max", dtype=dt), [],
+        call=lambda m, lib: m(lib.tensor([4, 1, 1, 0, 2]), lib.tensor([0, 2])),
+        modes=("train",)),
     "unfold_unbatched": Fn("", [np.sin(np.arange(24.0)).reshape(2, 3, 4)],
                            lambda lib, x: lib.nn.functional.unfold(x, 2, padding=1)),
 }
@@ -191,6 +199,26 @@ def test_regression(xb, name):
 
 # JAX compiles each new shape (seconds per case): its default run takes these families only
 ON_JAX = ("distances", "interpolate", "layer_norm", "pad", "pixel_shuffle", "sdpa")
+
+
+def test_embedding_bag_scale_grad_by_freq_divides_by_the_rows_count(xb):
+    """docs/PORTING.md: PyTorch's CPU ``embedding_bag`` divides a row's gradient by another
+    row's count (``[1, 1, 2]`` gives row 2 half its gradient); xad by how often the row is
+    picked, as PyTorch's ``embedding`` and both documentations say."""
+    w0 = np.linspace(-1.0, 1.0, 12).reshape(4, 3)
+    idx, offs = [1, 1, 2, 0, 0, 0, 3], [0, 1, 3]
+    tw = torch.tensor(w0, requires_grad=True)
+    rows = torch.nn.functional.embedding(torch.tensor(idx), tw, scale_grad_by_freq=True)
+    (rows[:1].sum() + rows[1:3].sum() + rows[3:].sum()).backward()
+    bag = torch.tensor(w0, requires_grad=True)
+    torch.nn.functional.embedding_bag(torch.tensor(idx), bag, torch.tensor(offs), mode="sum",
+                                      scale_grad_by_freq=True).sum().backward()
+    assert not torch.equal(bag.grad, tw.grad)  # the artefact, while PyTorch has it
+    xw = xad.tensor(w0, dtype=xad.float64, requires_grad=True)
+    xad.nn.functional.embedding_bag(xad.tensor(idx), xw, xad.tensor(offs), mode="sum",
+                                    scale_grad_by_freq=True).sum().backward()
+    _close(xw.grad, tw.grad, "gradient")
+    np.testing.assert_allclose(xw.grad.numpy()[:, 0], [1.0, 1.0, 1.0, 1.0])
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))
