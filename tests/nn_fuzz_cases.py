@@ -18,6 +18,7 @@ class Fn:
     desc: str
     arrays: list
     fn: Callable
+    atol: float = 1e-9  # for gradients: near-zero rows give terms of 1e5 that cancel
 
 
 @dataclass
@@ -155,8 +156,10 @@ def adaptive_pool(rng):
 
 
 def interpolate(rng):
-    mode = _pick(rng, ["nearest", "nearest-exact", "linear", "bilinear"])
-    dim = {"linear": 1, "bilinear": 2}.get(mode, int(rng.integers(1, 3)))
+    mode = _pick(rng, ["nearest", "nearest-exact", "area", "linear", "bilinear", "bicubic",
+                       "trilinear"])
+    dim = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}.get(
+        mode, int(rng.integers(1, 4)))
     shape = tuple(int(rng.integers(1, 8)) for _ in range(dim))
     kw: dict = {"mode": mode}
     if rng.random() < 0.5:
@@ -170,8 +173,17 @@ def interpolate(rng):
         shape = (shape[0],) * dim if isinstance(kw["scale_factor"], float) else shape
         if rng.random() < 0.5:
             kw["recompute_scale_factor"] = bool(rng.random() < 0.5)
-    if mode in ("linear", "bilinear") and rng.random() < 0.6:
+    if mode in ("linear", "bilinear", "bicubic", "trilinear") and rng.random() < 0.6:
         kw["align_corners"] = bool(rng.random() < 0.5)
+    sz = kw.get("size", 0)
+    sf = kw.get("scale_factor", 1.0)
+    last = (sz if isinstance(sz, int) else sz[-1]) if "size" in kw else int(
+        shape[-1] * (sf if isinstance(sf, float) else sf[-1]))
+    # with an output width of 1 PyTorch's antialiased rows all equal the first (PORTING.md)
+    if mode in ("bilinear", "bicubic") and rng.random() < 0.5 and last > 1:
+        kw["antialias"] = True  # (with "size": an axis that keeps its size has no scale)
+        if "scale_factor" in kw:  # its backward filters an axis its forward copies
+            kw["recompute_scale_factor"] = True
 
     def fn(lib, x):
         return lib.nn.functional.interpolate(x, **kw)
@@ -402,7 +414,7 @@ def distances(rng):
 
     def fn(lib, x):
         return lib.nn.functional.normalize(x, p=p, dim=dim, eps=eps)
-    return Fn(f"normalize(p={p}, dim={dim}, eps={eps}) on {shape}", [a], fn)
+    return Fn(f"normalize(p={p}, dim={dim}, eps={eps}) on {shape}", [a], fn, atol=1e-7)
 
 
 def one_hot(rng):

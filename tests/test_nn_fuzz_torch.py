@@ -37,7 +37,7 @@ def _to_np(t):
     return t.numpy() if isinstance(t, xad.Tensor) else t.detach().numpy()
 
 
-def _close(a, b, what):
+def _close(a, b, what, atol=ATOL):
     if isinstance(a, str) or isinstance(b, str):
         assert a == b, f"{what}: {a!r}, torch {b!r}"
         return
@@ -47,7 +47,7 @@ def _close(a, b, what):
         assert a.dtype.kind == b.dtype.kind, f"{what}: dtype {a.dtype} != torch's {b.dtype}"
         np.testing.assert_array_equal(a, b, err_msg=what)
     else:
-        np.testing.assert_allclose(a, b, rtol=RTOL, atol=ATOL, err_msg=what)
+        np.testing.assert_allclose(a, b, rtol=RTOL, atol=atol, err_msg=what)
 
 
 def _seed_loss(ys, rng, lib):
@@ -77,7 +77,7 @@ def _run_fn(case: Fn, seed: int):
     for k, (a, b) in enumerate(zip(gx, gt)):
         b = torch.zeros_like(ts[k]) if b is None else b
         a = xad.zeros_like(xs[k]) if a is None else a
-        _close(a, b, f"gradient of input {k}")
+        _close(a, b, f"gradient of input {k}", case.atol)
 
 
 def _run_mod(case: Mod, seed: int):
@@ -159,6 +159,16 @@ REGRESSIONS = {
     "interpolate_same_size_axis": Fn("", [np.arange(12.0).reshape(1, 1, 3, 4)],
                                      lambda lib, x: lib.nn.functional.interpolate(
                                          x, scale_factor=(1.2, 1.5), mode="bilinear")),
+    "interpolate_trilinear_align_corners": Fn(
+        "", [np.sin(np.arange(24.0)).reshape(1, 2, 2, 3, 2)],
+        lambda lib, x: lib.nn.functional.interpolate(x, size=(3, 2, 4), mode="trilinear",
+                                                     align_corners=True)),
+    "interpolate_area_3d": Fn("", [np.sin(np.arange(60.0)).reshape(1, 2, 5, 3, 2)],
+                              lambda lib, x: lib.nn.functional.interpolate(
+                                  x, size=(2, 3, 3), mode="area")),
+    "upsampling_nearest2d_same_size_axis": Fn(
+        "", [np.sin(np.arange(12.0)).reshape(2, 1, 2, 3)],
+        lambda lib, x: lib.nn.UpsamplingNearest2d(scale_factor=(2.0, 1.25))(x)),
     "interpolate_linear_scale_same_size": Fn("", [np.arange(8.0).reshape(2, 1, 4)],
                                              lambda lib, x: lib.nn.functional.interpolate(
                                                  x, scale_factor=1.2, mode="linear")),
@@ -219,6 +229,41 @@ def test_embedding_bag_scale_grad_by_freq_divides_by_the_rows_count(xb):
                                     scale_grad_by_freq=True).sum().backward()
     _close(xw.grad, tw.grad, "gradient")
     np.testing.assert_allclose(xw.grad.numpy()[:, 0], [1.0, 1.0, 1.0, 1.0])
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+def test_interpolate_antialias_to_width_one(xb, mode):
+    """docs/PORTING.md: torch 2.13's antialiased resize to an output width of 1 gives every
+    row the first row's value; xad resizes each axis, as PyTorch does for the transposed
+    input (height 1)."""
+    a = np.arange(12.0).reshape(1, 1, 3, 4) ** 2 % 7
+    f = torch.nn.functional.interpolate
+    t = f(torch.tensor(a), size=(6, 1), mode=mode, antialias=True)
+    assert torch.all(t == t[0, 0, 0, 0])  # the artefact, while PyTorch has it
+    want = f(torch.tensor(a).transpose(2, 3), size=(1, 6), mode=mode,
+             antialias=True).transpose(2, 3)
+    got = xad.nn.functional.interpolate(xad.tensor(a, dtype=xad.float64), size=(6, 1),
+                                        mode=mode, antialias=True)
+    _close(got, want, "output")
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+def test_interpolate_antialias_same_size_axis_gradient(xb, mode):
+    """docs/PORTING.md: torch 2.13's antialiased backward filters an axis its forward copied;
+    xad's gradient is that of the forward both compute (the map is linear: exact columns).
+    The forward copied that axis in PyTorch, and xad filtered it before."""
+    a = np.arange(15.0).reshape(1, 1, 5, 3) ** 2 % 7
+    g = np.random.default_rng(0).standard_normal((1, 1, 6, 3))
+
+    def f(v):
+        return torch.nn.functional.interpolate(torch.tensor(v), scale_factor=1.3,
+                                               mode=mode, antialias=True).numpy()
+    want = np.array([(g * f(np.eye(15)[i].reshape(a.shape))).sum() for i in range(15)])
+    x = xad.tensor(a, dtype=xad.float64, requires_grad=True)
+    y = xad.nn.functional.interpolate(x, scale_factor=1.3, mode=mode, antialias=True)
+    _close(y, torch.tensor(f(a)), "output")
+    (y * xad.tensor(g)).sum().backward()
+    _close(x.grad, torch.tensor(want.reshape(a.shape)), "gradient")
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))
