@@ -485,7 +485,8 @@ def transformer(rng):
 def attention(rng):
     heads = int(rng.integers(1, 3))
     e = heads * int(rng.integers(1, 3))
-    kw = dict(bias=bool(rng.random() < 0.7), batch_first=bool(rng.random() < 0.5))
+    kw = dict(bias=bool(rng.random() < 0.7), add_bias_kv=bool(rng.random() < 0.3),
+              add_zero_attn=bool(rng.random() < 0.3), batch_first=bool(rng.random() < 0.5))
     if rng.random() < 0.4:
         kw.update(kdim=int(rng.integers(1, 4)), vdim=int(rng.integers(1, 4)))
     b, s, t = int(rng.integers(1, 3)), int(rng.integers(1, 4)), int(rng.integers(1, 4))
@@ -567,8 +568,8 @@ def norm_functions(rng):
         elif which == "instance_norm":
             y = F.instance_norm(x, m, v, wt, bt, use_input_stats=training or not stats,
                                 momentum=momentum)
-        elif which == "group_norm":
-            y = F.group_norm(x, 1, wt, bt)
+        elif which == "group_norm":  # (torch's backward fails with a bias and no weight)
+            y = F.group_norm(x, 1, wt, None if wt is None else bt)
             return y
         else:
             y = F.layer_norm(x, (shape[-1],), None if wt is None else x[0, 0] * 0 + 1.5,

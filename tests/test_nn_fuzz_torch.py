@@ -175,6 +175,13 @@ REGRESSIONS = {
     # (L, E) is one sequence also with batch_first=True (was L batches of one token)
     "mha_unbatched_batch_first": Mod("", _mha_unbatched, [np.linspace(-1, 1, 12).reshape(3, 4)],
                                      call=lambda m, lib, x: m(x, x, x), modes=("train",)),
+    "mha_add_bias_kv_add_zero_attn_masks": Mod(
+        "", lambda lib, dt: lib.nn.MultiheadAttention(4, 2, add_bias_kv=True,
+                                                      add_zero_attn=True, dtype=dt),
+        [np.sin(np.arange(16.0)).reshape(2, 2, 4), np.cos(np.arange(24.0)).reshape(3, 2, 4)],
+        call=lambda m, lib, q, kv: m(q, kv, kv, key_padding_mask=lib.tensor(
+            [[False, True, False], [False, False, True]]), attn_mask=lib.tensor(
+                [[0.0, -1.0, 0.5], [0.2, 0.0, -2.0]], dtype=q.dtype)), modes=("train",)),
     "max_pool2d_return_indices": Fn("", [np.round(3 * np.sin(np.arange(60.0))).reshape(
         1, 3, 4, 5)], lambda lib, x: lib.nn.functional.max_pool2d(
             x, (2, 3), (1, 2), (1, 1), (2, 1), ceil_mode=True, return_indices=True)),
