@@ -64,7 +64,7 @@ def conv(rng):
                                                        for _ in range(dim)),
            "same": "same", "valid": "valid"}[pk]
     shape = tuple(int(max(s + 1, rng.integers(3, 9))) for s in span)
-    if mode in ("reflect", "circular") and pk in ("int", "tuple"):
+    if mode in ("reflect", "circular") and pk in ("int", "tuple") and rng.random() < 0.9:
         pad = tuple(min(p, s - 1) for p, s in zip(_tup(pad, dim), shape))
     bias = bool(rng.random() < 0.7)
     kw = dict(stride=stride, padding=pad, dilation=dil, groups=g, bias=bias, padding_mode=mode)
@@ -196,9 +196,12 @@ def pad(rng):
     shape = tuple(int(rng.integers(2, 6)) for _ in range(dim))
     p = []
     for s in reversed(shape):
-        lim = s - 1 if mode == "reflect" else s
-        lo = -1 if mode in ("constant",) else 0
-        p += [int(rng.integers(lo, lim + 1)), int(rng.integers(lo, lim + 1))]
+        lim = (s - 1 if mode == "reflect" else s) + int(rng.random() < 0.1)  # over: refused
+        lo = -1 if mode == "constant" or rng.random() < 0.2 else 0
+        a, b = int(rng.integers(lo, lim + 1)), int(rng.integers(lo, lim + 1))
+        if mode == "circular" and min(a, b) < 0:  # wrapping past a cropped axis: torch
+            a, b = min(a, s + min(a, b)), min(b, s + min(a, b))  # errs or reads garbage
+        p += [a, b] if s + a + b >= 1 else [max(a, 0), max(b, 0)]  # (cropped to nothing)
     kw = {"value": float(rng.standard_normal())} if mode == "constant" else {}
     lead = (2, 2) if mode == "constant" or rng.random() < 0.7 else (2,)
 
@@ -212,7 +215,8 @@ def batch_norm(rng):
     c = int(rng.integers(1, 4))
     kw = dict(momentum=_pick(rng, [0.1, None, 0.5]), affine=bool(rng.random() < 0.6),
               track_running_stats=bool(rng.random() < 0.7), eps=_pick(rng, [1e-5, 0.1]))
-    shape = (3, c) + ((int(rng.integers(1, 4)),) * int(rng.integers(0, 2)) if dim == 1 else
+    shape = (int(_pick(rng, [3, 3, 2, 1])), c) + (
+        (int(rng.integers(1, 4)),) * int(rng.integers(0, 2)) if dim == 1 else
                       (int(rng.integers(1, 4)), int(rng.integers(1, 4))))
     name = f"BatchNorm{dim}d"
 
@@ -391,6 +395,8 @@ def distances(rng):
         a, b = _tiny_rows(rng, _n(rng, *shape), dim), _tiny_rows(rng, _n(rng, *shape), dim)
         if rng.random() < 0.3:  # broadcasting
             b = b[:1] if dim in (1, -1) else b[:, :1]
+        elif rng.random() < 0.2 and dim in (1, -1):  # fewer axes
+            b = b[0]
 
         def fn(lib, x, y):
             return lib.nn.functional.cosine_similarity(x, y, dim=dim, eps=eps)

@@ -182,6 +182,11 @@ REGRESSIONS = {
         call=lambda m, lib, q, kv: m(q, kv, kv, key_padding_mask=lib.tensor(
             [[False, True, False], [False, False, True]]), attn_mask=lib.tensor(
                 [[0.0, -1.0, 0.5], [0.2, 0.0, -2.0]], dtype=q.dtype)), modes=("train",)),
+    "pad_negative_reflect_replicate_circular": Fn(
+        "", [np.sin(np.arange(30.0)).reshape(1, 2, 3, 5)],
+        lambda lib, x: [lib.nn.functional.pad(x, p, mode=m) for m, p in (
+            ("reflect", (-1, 2, 2, -1)), ("replicate", (3, -2, -1, 1)),
+            ("circular", (-1, 2, 2, -1)), ("circular", (3, -2, 0, 0)))]),
     "max_pool2d_return_indices": Fn("", [np.round(3 * np.sin(np.arange(60.0))).reshape(
         1, 3, 4, 5)], lambda lib, x: lib.nn.functional.max_pool2d(
             x, (2, 3), (1, 2), (1, 1), (2, 1), ceil_mode=True, return_indices=True)),
