@@ -605,8 +605,58 @@ def upsample(rng):
     return Mod(f"{kind}({kw}) on {shape}", make, [_n(rng, 2, 2, *shape)], modes=("train",))
 
 
+def fold(rng):
+    k, dil, stride = _size(rng, 2, 1, 3), _size(rng, 2, 1, 2), _size(rng, 2, 1, 3)
+    pad = _size(rng, 2, 0, 2)
+    span = [d * (kk - 1) + 1 for d, kk in zip(_tup(dil, 2), _tup(k, 2))]
+    out = tuple(int(max(sp, rng.integers(2, 7))) for sp in span)
+    blocks = [(o + 2 * p - sp) // st + 1 for o, p, sp, st in zip(out, _tup(pad, 2), span,
+                                                                  _tup(stride, 2))]
+    c = int(rng.integers(1, 3))
+    shape = ((2,) if rng.random() < 0.7 else ()) + (c * int(np.prod(_tup(k, 2))),
+                                                   int(np.prod(blocks)))
+
+    def fn(lib, x):
+        return lib.nn.functional.fold(x, out, k, dilation=dil, padding=pad, stride=stride)
+    return Fn(f"fold({out}, k={k}, d={dil}, p={pad}, s={stride}) on {shape}",
+              [_n(rng, *shape)], fn)
+
+
+def lp_pool(rng):
+    dim = int(rng.integers(1, 3))
+    k = _size(rng, dim, 1, 3)
+    stride = _pick(rng, [None, _size(rng, dim, 1, 3)])
+    p, ceil = _pick(rng, [1.0, 2.0, 3.0, 1.5]), bool(rng.random() < 0.5)
+    shape = tuple(int(max(kk, rng.integers(2, 7))) for kk in _tup(k, dim))
+    a = _n(rng, 2, 2, *shape)
+    a = np.abs(a) + 0.1 if p == 1.5 else a  # a fractional power of a negative: NaN in both
+    name = f"LPPool{dim}d"
+
+    def fn(lib, x):
+        return getattr(lib.nn, name)(p, k, stride, ceil_mode=ceil)(x)
+    return Fn(f"{name}({p}, {k}, {stride}, ceil={ceil}) on {shape}", [a], fn)
+
+
+def max_unpool(rng):
+    dim = int(rng.integers(1, 3))
+    k = _size(rng, dim, 1, 4)
+    stride = _pick(rng, [None, _size(rng, dim, 1, 3)])
+    pad = tuple(int(rng.integers(0, kk // 2 + 1)) for kk in _tup(k, dim))
+    shape = tuple(int(max(kk, rng.integers(2, 8))) for kk in _tup(k, dim))
+    given = rng.random() < 0.5
+    x = _ties(rng, _n(rng, 2, 2, *shape))
+
+    def fn(lib, x):
+        y, i = getattr(lib.nn.functional, f"max_pool{dim}d")(x, k, stride, pad,
+                                                             return_indices=True)
+        size = list(shape) if given else None
+        return getattr(lib.nn, f"MaxUnpool{dim}d")(k, stride, pad)(y, i, size)
+    return Fn(f"MaxUnpool{dim}d(k={k}, s={stride}, p={pad}) after max_pool, output_size "
+              f"{given} on {shape}", [x], fn)
+
+
 FAMILIES = {f.__name__: f for f in (
-    upsample, attention, sdpa, norm_functions,
+    fold, lp_pool, max_unpool, upsample, attention, sdpa, norm_functions,
     conv, conv_transpose, max_pool, avg_pool, adaptive_pool, interpolate, pad, batch_norm,
     instance_norm, group_norm, layer_norm, embedding, embedding_bag, recurrent,
     pixel_shuffle, unfold, distances, one_hot, transformer)}

@@ -187,6 +187,15 @@ REGRESSIONS = {
         lambda lib, x: [lib.nn.functional.pad(x, p, mode=m) for m, p in (
             ("reflect", (-1, 2, 2, -1)), ("replicate", (3, -2, -1, 1)),
             ("circular", (-1, 2, 2, -1)), ("circular", (3, -2, 0, 0)))]),
+    "fold_unbatched_dilated": Fn("", [np.sin(np.arange(72.0)).reshape(8, 9)],
+                                 lambda lib, x: lib.nn.functional.fold(
+                                     x, (5, 5), 2, dilation=2, padding=1, stride=2)),
+    "lp_pool2d_ceil": Fn("", [np.cos(np.arange(60.0)).reshape(2, 2, 3, 5)],
+                         lambda lib, x: lib.nn.LPPool2d(3, (2, 3), (1, 2), ceil_mode=True)(x)),
+    "max_unpool2d_overlapping": Fn(
+        "", [np.round(2 * np.sin(np.arange(60.0))).reshape(1, 3, 4, 5)],
+        lambda lib, x: lib.nn.functional.max_unpool2d(
+            *lib.nn.functional.max_pool2d(x, 3, 1, 1, return_indices=True), 3, 1, 1)),
     "max_pool2d_return_indices": Fn("", [np.round(3 * np.sin(np.arange(60.0))).reshape(
         1, 3, 4, 5)], lambda lib, x: lib.nn.functional.max_pool2d(
             x, (2, 3), (1, 2), (1, 1), (2, 1), ceil_mode=True, return_indices=True)),

@@ -8,16 +8,19 @@ each window, as PyTorch's (ties are common after a ReLU).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ... import ops as _ops
-from ...factories import tensor
+from ...factories import ones_like, tensor, zeros
 from ...ops.convolution import im2col
 from ...tensor import Tensor
 from .conv import IntPair, _pair
+from .layers import _check_in_range as check_in_range
 
 __all__ = ["max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "max_pool1d", "avg_pool1d",
-           "adaptive_avg_pool1d", "adaptive_max_pool2d", "adaptive_max_pool1d"]
+           "adaptive_avg_pool1d", "adaptive_max_pool2d", "adaptive_max_pool1d", "lp_pool1d",
+           "lp_pool2d", "max_unpool1d", "max_unpool2d"]
 
 
 def _out(n: int, k: int, s: int, p: int, d: int, ceil: bool) -> int:
@@ -311,3 +314,93 @@ def adaptive_max_pool1d(input: Tensor, output_size: int | tuple[int],
     o = output_size[0] if isinstance(output_size, (tuple, list)) else output_size
     y = adaptive_max_pool2d(_as_image(input, "adaptive_max_pool1d"), (1, o), return_indices)
     return _squeezed(y)
+
+
+def lp_pool2d(input: Tensor, norm_type: float, kernel_size: IntPair,
+              stride: IntPair | None = None, ceil_mode: bool = False) -> Tensor:
+    """The ``norm_type``-norm of each window, PyTorch's formula: the average of ``x**p``
+    times the kernel's size, then ``sign(s) * |s| ** (1/p)``.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.lp_pool2d(xad.full((1, 1, 2, 2), 2.0), 2, 2).tolist()
+        [[[[4.0]]]]
+    """
+    kh, kw = _pair(kernel_size, "kernel_size", "lp_pool2d")
+    out = avg_pool2d(input ** norm_type, (kh, kw), stride, 0, ceil_mode)
+    return (_ops.sign(out) * _ops.relu(_ops.abs(out)) * (kh * kw)) ** (1.0 / norm_type)
+
+
+def lp_pool1d(input: Tensor, norm_type: float, kernel_size: IntPair,
+              stride: IntPair | None = None, ceil_mode: bool = False) -> Tensor:
+    """:func:`lp_pool2d` over ``(N, C, L)`` input.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.lp_pool1d(xad.tensor([[[3.0, 4.0]]]), 2, 2).tolist()
+        [[[5.0]]]
+    """
+    (k,) = _pair(kernel_size, "kernel_size", "lp_pool1d", 1)
+    out = avg_pool1d(input ** norm_type, k, stride, 0, ceil_mode)
+    return (_ops.sign(out) * _ops.relu(_ops.abs(out)) * k) ** (1.0 / norm_type)
+
+
+def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: IntPair,
+                 stride: IntPair | None = None, padding: IntPair = 0,
+                 output_size: Sequence[int] | None = None) -> Tensor:
+    """The inverse of :func:`max_pool2d` with ``return_indices``: each value put at its
+    index in a zero ``(N, C, H, W)`` (by default ``(Hin - 1) * stride - 2 * padding +
+    kernel``); a place named twice keeps the value (equal, from overlapping windows), and
+    each gets the gradient there, as PyTorch's.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> y, i = F.max_pool2d(xad.tensor([[[[1.0, 3.0], [2.0, 0.0]]]]), 2,
+        ...                     return_indices=True)
+        >>> F.max_unpool2d(y, i, 2).tolist()
+        [[[[0.0, 3.0], [0.0, 0.0]]]]
+    """
+    w = "max_unpool2d"
+    k = _pair(kernel_size, "kernel_size", w)
+    s = k if stride is None or stride == () else _pair(stride, "stride", w)
+    p = _pair(padding, "padding", w)
+    if output_size is None:
+        size = tuple((n - 1) * st - 2 * pa + ke for n, st, pa, ke in
+                     zip(input.shape[-2:], s, p, k))
+    else:
+        size = tuple(int(v) for v in tuple(output_size)[-2:])
+    if indices.shape != input.shape or input.ndim not in (3, 4):
+        raise ValueError(f"{w}: expected (N, C, H, W) or (C, H, W) input and indices of its "
+                         f"shape, got {input.shape} and {indices.shape}")
+    lead = input.shape[:-2]
+    x, idx = _ops.reshape(input, (*lead, -1)), _ops.reshape(indices, (*lead, -1))
+    check_in_range(idx, size[0] * size[1], w, "index", f"the output's {size[0]}x{size[1]}")
+    empty = zeros((*lead, size[0] * size[1]), dtype=input.dtype, backend=input._backend)
+    count = _ops.scatter_add(empty, -1, idx, ones_like(x))
+    total = _ops.scatter_add(empty, -1, idx, x.detach())
+    value = total / _ops.maximum(count, 1.0)  # equal values named twice: that value
+    y = value + _ops.scatter_add(empty, -1, idx, x - x.detach())  # + 0: each its gradient
+    return _ops.reshape(y, (*lead, *size))
+
+
+def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: IntPair,
+                 stride: IntPair | None = None, padding: IntPair = 0,
+                 output_size: Sequence[int] | None = None) -> Tensor:
+    """:func:`max_unpool2d` over ``(N, C, L)`` input.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> y, i = F.max_pool1d(xad.tensor([[[1.0, 3.0, 2.0, 0.0]]]), 2, return_indices=True)
+        >>> F.max_unpool1d(y, i, 2).tolist()
+        [[[0.0, 3.0, 2.0, 0.0]]]
+    """
+    w = "max_unpool1d"
+    size = None if output_size is None else (1, int(tuple(output_size)[-1]))
+    y = max_unpool2d(_as_image(input, w), _ops.expand_dims(indices, -2),
+                     _one(kernel_size, 1, "kernel_size", w), _one_stride(stride, w),
+                     _one(padding, 0, "padding", w), size)
+    return _ops.squeeze(y, axis=-2)
