@@ -655,8 +655,21 @@ def max_unpool(rng):
               f"{given} on {shape}", [x], fn)
 
 
+def rms_norm(rng):
+    shape = tuple(int(rng.integers(1, 4)) for _ in range(int(rng.integers(1, 4))))
+    k = int(rng.integers(1, len(shape) + 1))
+    ns = shape[-k:]
+    ns = ns[0] if k == 1 and rng.random() < 0.5 else list(ns)
+    kw = dict(eps=_pick(rng, [None, 1e-6, 0.3]), elementwise_affine=bool(rng.random() < 0.7))
+    a = _tiny_rows(rng, _n(rng, *shape), -1) if rng.random() < 0.3 else _n(rng, *shape)
+
+    def make(lib, dt):
+        return lib.nn.RMSNorm(ns, dtype=dt, **kw)
+    return Mod(f"RMSNorm({ns}, {kw}) on {shape}", make, [a])
+
+
 FAMILIES = {f.__name__: f for f in (
-    fold, lp_pool, max_unpool, upsample, attention, sdpa, norm_functions,
+    rms_norm, fold, lp_pool, max_unpool, upsample, attention, sdpa, norm_functions,
     conv, conv_transpose, max_pool, avg_pool, adaptive_pool, interpolate, pad, batch_norm,
     instance_norm, group_norm, layer_norm, embedding, embedding_bag, recurrent,
     pixel_shuffle, unfold, distances, one_hot, transformer)}

@@ -196,6 +196,9 @@ REGRESSIONS = {
         "", [np.round(2 * np.sin(np.arange(60.0))).reshape(1, 3, 4, 5)],
         lambda lib, x: lib.nn.functional.max_unpool2d(
             *lib.nn.functional.max_pool2d(x, 3, 1, 1, return_indices=True), 3, 1, 1)),
+    "rms_norm_default_eps_zero_row": Fn(
+        "", [np.vstack([np.zeros((1, 2, 3)), np.sin(np.arange(6.0)).reshape(1, 2, 3)])],
+        lambda lib, x: lib.nn.functional.rms_norm(x, (2, 3), x[1] * 0.5)),
     "max_pool2d_return_indices": Fn("", [np.round(3 * np.sin(np.arange(60.0))).reshape(
         1, 3, 4, 5)], lambda lib, x: lib.nn.functional.max_pool2d(
             x, (2, 3), (1, 2), (1, 1), (2, 1), ceil_mode=True, return_indices=True)),

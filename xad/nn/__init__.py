@@ -67,7 +67,7 @@ from .losses import (
                          TripletMarginLoss,
 )
 from .module import IncompatibleKeys, Module, ModuleList, Parameter, Sequential
-from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
+from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm, RMSNorm
 from .pooling import (
                          AdaptiveAvgPool1d,
                          AdaptiveAvgPool2d,
@@ -112,7 +112,7 @@ __all__ = [
     "ModuleDict", "ParameterList", "ParameterDict", "Upsample", "UpsamplingNearest2d",
     "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle", "MaxPool1d", "AvgPool1d",
     "AdaptiveAvgPool1d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "LPPool1d", "LPPool2d",
-    "MaxUnpool1d", "MaxUnpool2d", "InstanceNorm1d",
+    "MaxUnpool1d", "MaxUnpool2d", "RMSNorm", "InstanceNorm1d",
     "InstanceNorm2d", "EmbeddingBag", "Bilinear", "TransformerDecoderLayer",
     "TransformerDecoder", "Transformer", "CTCLoss", "Softmin", "CosineSimilarity",
     "PairwiseDistance",
