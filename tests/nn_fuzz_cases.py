@@ -643,7 +643,11 @@ def max_unpool(rng):
     stride = _pick(rng, [None, _size(rng, dim, 1, 3)])
     pad = tuple(int(rng.integers(0, kk // 2 + 1)) for kk in _tup(k, dim))
     shape = tuple(int(max(kk, rng.integers(2, 8))) for kk in _tup(k, dim))
-    given = rng.random() < 0.5
+    st = _tup(k, dim) if stride is None else _tup(stride, dim)
+    default = [((n + 2 * p - kk) // ss) * ss - 2 * p + kk
+               for n, p, kk, ss in zip(shape, pad, _tup(k, dim), st)]
+    # an empty default output: torch's backward raises there
+    given = rng.random() < 0.5 or min(default) < 1
     x = _ties(rng, _n(rng, 2, 2, *shape))
 
     def fn(lib, x):

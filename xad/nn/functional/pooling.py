@@ -377,6 +377,8 @@ def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: IntPair,
                          f"shape, got {input.shape} and {indices.shape}")
     lead = input.shape[:-2]
     x, idx = _ops.reshape(input, (*lead, -1)), _ops.reshape(indices, (*lead, -1))
+    if 0 in size:  # nothing to place: PyTorch returns the empty output, unchecked
+        return _ops.reshape(x[..., :0], (*lead, *size))
     check_in_range(idx, size[0] * size[1], w, "index", f"the output's {size[0]}x{size[1]}")
     empty = zeros((*lead, size[0] * size[1]), dtype=input.dtype, backend=input._backend)
     count = _ops.scatter_add(empty, -1, idx, ones_like(x))
