@@ -67,7 +67,7 @@ from .losses import (
                          TripletMarginLoss,
 )
 from .module import IncompatibleKeys, Module, ModuleList, Parameter, Sequential
-from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
+from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm, RMSNorm
 from .pooling import (
                          AdaptiveAvgPool1d,
                          AdaptiveAvgPool2d,
@@ -75,8 +75,12 @@ from .pooling import (
                          AdaptiveMaxPool2d,
                          AvgPool1d,
                          AvgPool2d,
+                         LPPool1d,
+                         LPPool2d,
                          MaxPool1d,
                          MaxPool2d,
+                         MaxUnpool1d,
+                         MaxUnpool2d,
 )
 from .recurrent import GRU, LSTM, RNN, RNNBase
 from .resampling import (
@@ -107,7 +111,8 @@ __all__ = [
     "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
     "ModuleDict", "ParameterList", "ParameterDict", "Upsample", "UpsamplingNearest2d",
     "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle", "MaxPool1d", "AvgPool1d",
-    "AdaptiveAvgPool1d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "InstanceNorm1d",
+    "AdaptiveAvgPool1d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "LPPool1d", "LPPool2d",
+    "MaxUnpool1d", "MaxUnpool2d", "RMSNorm", "InstanceNorm1d",
     "InstanceNorm2d", "EmbeddingBag", "Bilinear", "TransformerDecoderLayer",
     "TransformerDecoder", "Transformer", "CTCLoss", "Softmin", "CosineSimilarity",
     "PairwiseDistance",

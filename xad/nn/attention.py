@@ -7,7 +7,7 @@ import math
 from .. import dtypes as _dt
 from .. import ops as _ops
 from ..backend import Backend
-from ..factories import zeros
+from ..factories import zeros, zeros_like
 from ..ops.attention import split_heads
 from ..tensor import Tensor
 from . import functional as F
@@ -27,6 +27,9 @@ class MultiheadAttention(Module):
     ``kdim`` or ``vdim`` differ from ``embed_dim``), ``in_proj_bias`` ``(3 * embed_dim,)``
     and ``out_proj`` (a ``Linear``), initialised as in PyTorch (Xavier-uniform projections,
     zero biases), so a PyTorch ``state_dict`` converted to arrays loads unchanged.
+
+    ``add_bias_kv`` adds a learnt key and value (``bias_k``, ``bias_v``, ``(1, 1, E)``) and
+    ``add_zero_attn`` a zero one after the given keys, as PyTorch's.
 
     Inputs are ``(L, N, E)`` (``(N, L, E)`` with ``batch_first``) or unbatched ``(L, E)``.
     ``key_padding_mask`` ``(N, S)`` and ``attn_mask`` ``(L, S)`` or ``(N * num_heads, L, S)``
@@ -53,9 +56,6 @@ class MultiheadAttention(Module):
         if embed_dim <= 0 or num_heads <= 0 or embed_dim % num_heads:
             raise ValueError(f"MultiheadAttention: embed_dim ({embed_dim}) must be a positive "
                              f"multiple of num_heads ({num_heads})")
-        if add_bias_kv or add_zero_attn:
-            raise NotImplementedError("MultiheadAttention: add_bias_kv and add_zero_attn are "
-                                      "not supported")
         if not 0.0 <= dropout <= 1.0:
             raise ValueError(f"MultiheadAttention: dropout must be in [0, 1], got {dropout}")
         self.embed_dim, self.num_heads, self.dropout = embed_dim, num_heads, dropout
@@ -77,6 +77,13 @@ class MultiheadAttention(Module):
         else:
             self.register_parameter("in_proj_bias", None)
         self.out_proj = Linear(embed_dim, embed_dim, bias=bias, dtype=dtype, backend=b)
+        if add_bias_kv:  # one more key and value, learnt, after the given ones
+            self.bias_k = Parameter(zeros(1, 1, embed_dim, dtype=dtype, backend=b))
+            self.bias_v = Parameter(zeros(1, 1, embed_dim, dtype=dtype, backend=b))
+        else:
+            self.register_parameter("bias_k", None)
+            self.register_parameter("bias_v", None)
+        self.add_zero_attn = add_zero_attn
         self._reset_parameters()
 
     def _reset_parameters(self) -> None:
@@ -88,6 +95,9 @@ class MultiheadAttention(Module):
         if self.in_proj_bias is not None:
             init.zeros_(self.in_proj_bias)
             init.zeros_(self.out_proj.bias)
+        if self.bias_k is not None:
+            init.xavier_normal_(self.bias_k)
+            init.xavier_normal_(self.bias_v)
 
     def _projections(self) -> list[tuple[Tensor, Tensor | None]]:
         """(weight, bias) of the query, key and value projections."""
@@ -105,8 +115,9 @@ class MultiheadAttention(Module):
                 is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
         batched = query.ndim == 3
         self._check_inputs(query, key, value, batched)
-        if not batched:
-            query, key, value = (t.expand_dims(1) for t in (query, key, value))
+        batch_axis = 0 if self.batch_first else 1
+        if not batched:  # (L, E) is one sequence whatever batch_first says, as in PyTorch
+            query, key, value = (t.expand_dims(batch_axis) for t in (query, key, value))
             if key_padding_mask is not None:
                 key_padding_mask = key_padding_mask.expand_dims(0)
         if self.batch_first:  # heads want (N, H, L, D): from (N, L, E) or (L, N, E)
@@ -120,6 +131,7 @@ class MultiheadAttention(Module):
                              "the causal mask; pass attn_mask too")
         mask = self._merged_mask(attn_mask, key_padding_mask, n, lq, s, query.dtype)
         q, k, v = self._project(query, key, value, to_heads)
+        k, v, mask = self._extra_keys(k, v, mask)
         dropping = self.training and self.dropout > 0.0
         heads = None if need_weights or mask is not None or dropping \
             else fused_attention(q, k, v)
@@ -134,7 +146,7 @@ class MultiheadAttention(Module):
         if need_weights:  # then composed above
             attn = weights.mean(axis=1) if average_attn_weights else weights
         if not batched:
-            out = out.squeeze(1)
+            out = out.squeeze(batch_axis)
             attn = None if attn is None else attn.squeeze(0)
         return out, attn
 
@@ -156,6 +168,23 @@ class MultiheadAttention(Module):
         q, k, v = (_ops.permute_dims(y.reshape(x.shape[:2] + split), to_heads)
                    for x, y in zip((query, key, value), ys))
         return q, k, v
+
+    def _extra_keys(self, k: Tensor, v: Tensor, mask: Tensor | None
+                    ) -> tuple[Tensor, Tensor, Tensor | None]:
+        """PyTorch's ``add_bias_kv`` (a learnt key and value) and ``add_zero_attn`` (a zero
+        key and value) after the given ones, each never masked."""
+        added = 0
+        if self.bias_k is not None:
+            shape = (k.shape[0], self.num_heads, 1, self.head_dim)
+            k, v = (_ops.concat([t, _ops.broadcast_to(b.reshape(shape[1:]), shape)], axis=2)
+                    for t, b in ((k, self.bias_k), (v, self.bias_v)))
+            added += 1
+        if self.add_zero_attn:
+            k, v = (_ops.concat([t, zeros_like(t[:, :, :1])], axis=2) for t in (k, v))
+            added += 1
+        if mask is not None and added:
+            mask = F.pad(mask, (0, added))
+        return k, v, mask
 
     def _check_inputs(self, query: Tensor, key: Tensor, value: Tensor, batched: bool) -> None:
         shapes = f"query {query.shape}, key {key.shape}, value {value.shape}"

@@ -67,11 +67,12 @@ class _ConvNd(Module):
         init._default_reset(self.weight, self.bias)
 
     def _check(self, x: Tensor) -> None:
-        if x.ndim != self._dims + 2 or x.shape[1] != self.in_channels:
+        if x.ndim not in (self._dims + 1, self._dims + 2) or \
+                x.shape[-self._dims - 1] != self.in_channels:  # (N, C, ...) or (C, ...)
             axes = ", ".join("HW"[:self._dims] if self._dims == 2 else "L")
             raise ValueError(f"{type(self).__name__}({self.in_channels}, {self.out_channels}): "
                              f"expected input of shape (N, {self.in_channels}, {axes}), got "
-                             f"{x.shape}")
+                             f"{x.shape} (one sample may be ({self.in_channels}, {axes}))")
 
     def _padded(self, x: Tensor) -> tuple[Tensor, str | int | tuple[int, ...]]:
         """The input padded by ``padding_mode`` (then the convolution pads no more); with zero

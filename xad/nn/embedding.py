@@ -18,7 +18,8 @@ __all__ = ["Embedding"]
 class Embedding(Module):
     """A lookup table: integer indices of any shape give rows of ``weight``
     (``(num_embeddings, embedding_dim)``, initialised from ``N(0, 1)``). The gradient
-    scatter-adds into the rows used, so repeated indices accumulate.
+    scatter-adds into the rows used, so repeated indices accumulate. ``max_norm`` rescales
+    the rows looked up, in place, as PyTorch's (:func:`~xad.nn.functional.embedding`).
 
     Example:
         >>> import xad
@@ -28,6 +29,8 @@ class Embedding(Module):
     """
 
     def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
+                 max_norm: float | None = None, norm_type: float = 2.0,
+                 scale_grad_by_freq: bool = False, sparse: bool = False,
                  dtype: _dt.DType | None = None, backend: Backend | str | None = None
                  ) -> None:
         super().__init__()
@@ -37,6 +40,8 @@ class Embedding(Module):
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
         self.padding_idx = None if padding_idx is None else padding_idx % num_embeddings
+        self.max_norm, self.norm_type = max_norm, norm_type
+        self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
         self.weight = Parameter(zeros(num_embeddings, embedding_dim, dtype=dtype,
                                       backend=_resolve(backend)))
         self.reset_parameters()
@@ -49,7 +54,8 @@ class Embedding(Module):
                 self.weight[self.padding_idx] = 0.0
 
     def forward(self, indices: Tensor) -> Tensor:
-        return F.embedding(indices, self.weight, self.padding_idx)
+        return F.embedding(indices, self.weight, self.padding_idx, self.max_norm,
+                           self.norm_type, self.scale_grad_by_freq)
 
     def extra_repr(self) -> str:
         s = f"{self.num_embeddings}, {self.embedding_dim}"

@@ -14,7 +14,7 @@ from . import functional as F
 from .linear import _hooked, _resolve
 from .module import Module, Parameter
 
-__all__ = ["LayerNorm", "BatchNorm1d", "BatchNorm2d", "GroupNorm"]
+__all__ = ["LayerNorm", "BatchNorm1d", "BatchNorm2d", "GroupNorm", "RMSNorm"]
 
 
 
@@ -90,6 +90,38 @@ class LayerNorm(Module):
             return self(x + (t if c is None else t + c))
         return add_layer_norm(x, t, tuple(range(x.ndim - len(shape), x.ndim)), w, bias,
                               self.eps, c)
+
+    def extra_repr(self) -> str:
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}")
+
+
+class RMSNorm(Module):
+    """Root-mean-square normalisation over the trailing ``normalized_shape`` axes, then a
+    scale by ``weight`` (ones); ``eps=None`` is the input dtype's machine epsilon, as
+    PyTorch's.
+
+    Example:
+        >>> import xad
+        >>> xad.nn.RMSNorm(4)(xad.randn(2, 4)).shape
+        (2, 4)
+    """
+
+    def __init__(self, normalized_shape: int | Sequence[int], eps: float | None = None,
+                 elementwise_affine: bool = True, dtype: _dt.DType | None = None,
+                 backend: Backend | str | None = None) -> None:
+        super().__init__()
+        shape = (normalized_shape,) if isinstance(normalized_shape, int) else \
+            tuple(normalized_shape)
+        self.normalized_shape, self.eps = shape, eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(ones(shape, dtype=dtype, backend=_resolve(backend)))
+        else:
+            self.register_parameter("weight", None)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
 
     def extra_repr(self) -> str:
         return (f"{self.normalized_shape}, eps={self.eps}, "

@@ -9,8 +9,9 @@ transposed convolution ``(in, out/groups, kh, kw)``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Literal, overload
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, overload
 
 from ... import ops as _ops
 from ...ops.amp_cast import autocast_low
@@ -18,7 +19,7 @@ from ...ops.convolution import col2im, im2col
 from ...tensor import Tensor
 from .padding import pad
 
-__all__ = ["conv1d", "conv2d", "conv_transpose2d", "unfold"]
+__all__ = ["conv1d", "conv2d", "conv_transpose2d", "unfold", "fold"]
 
 IntPair = int | Sequence[int]
 
@@ -65,10 +66,21 @@ def _check(x: Tensor, w: Tensor, groups: int, cin: int, where: str) -> None:
                          f"the weight of shape {w.shape} with groups={groups} expects {cin}")
 
 
+def _one_sample(f: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """Let ``f`` take unbatched input (one axis fewer than its weight), as PyTorch's."""
+    @functools.wraps(f)
+    def g(input: Tensor, weight: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        if input.ndim == weight.ndim - 1:
+            return _ops.squeeze(f(_ops.expand_dims(input, 0), weight, *args, **kwargs), axis=0)
+        return f(input, weight, *args, **kwargs)
+    return g
+
+
+@_one_sample
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: IntPair = 1,
            padding: str | IntPair = 0, dilation: IntPair = 1, groups: int = 1) -> Tensor:
-    """2-d convolution (cross-correlation, as PyTorch) of ``(N, C, H, W)`` by ``(O, C/groups,
-    kh, kw)``, giving ``(N, O, Ho, Wo)``.
+    """2-d convolution (cross-correlation, as PyTorch) of ``(N, C, H, W)`` (or ``(C, H, W)``)
+    by ``(O, C/groups, kh, kw)``, giving ``(N, O, Ho, Wo)``.
 
     Example:
         >>> import xad
@@ -92,6 +104,7 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: In
     return _ops.permute_dims(out, (3, 0, 1, 2))  # a view: the next im2col reads it as is
 
 
+@_one_sample
 def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: IntPair = 1,
            padding: str | IntPair = 0, dilation: IntPair = 1, groups: int = 1) -> Tensor:
     """1-d convolution of ``(N, C, L)`` by ``(O, C/groups, k)``, giving ``(N, O, Lo)``.
@@ -113,6 +126,7 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: In
     return _ops.squeeze(out, axis=2)
 
 
+@_one_sample
 def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
                      stride: IntPair = 1, padding: IntPair = 0, output_padding: IntPair = 0,
                      groups: int = 1, dilation: IntPair = 1) -> Tensor:
@@ -159,7 +173,7 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
 def unfold(input: Tensor, kernel_size: IntPair, dilation: IntPair = 1, padding: IntPair = 0,
            stride: IntPair = 1) -> Tensor:
     """PyTorch's ``unfold`` (im2col): the sliding blocks of ``(N, C, H, W)`` as
-    ``(N, C*kh*kw, L)``.
+    ``(N, C*kh*kw, L)`` (of ``(C, H, W)`` as ``(C*kh*kw, L)``).
 
     Example:
         >>> import xad
@@ -167,6 +181,9 @@ def unfold(input: Tensor, kernel_size: IntPair, dilation: IntPair = 1, padding: 
         >>> F.unfold(xad.ones((2, 3, 4, 4)), 2).shape
         (2, 12, 9)
     """
+    if input.ndim == 3:  # one (C, H, W) sample: (C*kh*kw, L)
+        return _ops.squeeze(unfold(_ops.expand_dims(input, 0), kernel_size, dilation,
+                                   padding, stride), axis=0)
     k = _pair(kernel_size, "kernel_size", "unfold")
     ph, pw = _pair(padding, "padding", "unfold")
     cols = im2col(input, k, _pair(stride, "stride", "unfold"),
@@ -174,3 +191,37 @@ def unfold(input: Tensor, kernel_size: IntPair, dilation: IntPair = 1, padding: 
     c, n = input.shape[1], input.shape[0]
     cols = _ops.permute_dims(cols, (5, 0, 1, 2, 3, 4))
     return _ops.reshape(cols, (n, c * k[0] * k[1], cols.shape[4] * cols.shape[5]))
+
+
+def fold(input: Tensor, output_size: IntPair, kernel_size: IntPair, dilation: IntPair = 1,
+         padding: IntPair = 0, stride: IntPair = 1) -> Tensor:
+    """PyTorch's ``fold`` (col2im), the adjoint of :func:`unfold`: blocks ``(N, C*kh*kw, L)``
+    (or ``(C*kh*kw, L)``) summed into ``(N, C) + output_size``; overlaps add up.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.fold(xad.ones((1, 4, 4)), (3, 3), 2)[0, 0].tolist()
+        [[1.0, 2.0, 1.0], [2.0, 4.0, 2.0], [1.0, 2.0, 1.0]]
+    """
+    w = "fold"
+    if input.ndim == 2:
+        return _ops.squeeze(fold(_ops.expand_dims(input, 0), output_size, kernel_size,
+                                 dilation, padding, stride), axis=0)
+    k, out = _pair(kernel_size, "kernel_size", w), _pair(output_size, "output_size", w)
+    ph, pw = _pair(padding, "padding", w)
+    if input.ndim != 3 or input.shape[1] % (k[0] * k[1]):
+        raise ValueError(f"fold: expected (N, C*kh*kw, L) input with C*kh*kw divisible by "
+                         f"the kernel's {k[0] * k[1]} elements, got shape {input.shape}")
+    n, c = input.shape[0], input.shape[1] // (k[0] * k[1])
+    cols = _ops.reshape(input, (n, c, k[0], k[1], -1))
+    s, d = _pair(stride, "stride", w), _pair(dilation, "dilation", w)
+    ho = (out[0] + 2 * ph - d[0] * (k[0] - 1) - 1) // s[0] + 1
+    wo = (out[1] + 2 * pw - d[1] * (k[1] - 1) - 1) // s[1] + 1
+    if ho < 1 or wo < 1 or ho * wo != input.shape[2]:
+        raise ValueError(f"fold: {input.shape[2]} blocks do not tile output_size {out} with "
+                         f"kernel {k}, dilation {d}, padding {(ph, pw)}, stride {s} "
+                         f"({max(ho, 0) * max(wo, 0)} expected)")
+    cols = _ops.permute_dims(_ops.reshape(cols, (n, c, k[0], k[1], ho, wo)),
+                             (1, 2, 3, 4, 5, 0))
+    return col2im(cols, (n, c, *out), k, s, d, (ph, ph, pw, pw))

@@ -43,7 +43,8 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
                   padding_idx: int | None = None) -> Tensor:
     """The sum, mean or max of each bag of embedding rows: rows of 2-d ``input`` are bags,
     or 1-d ``input`` is cut into bags at ``offsets``. Entries equal to ``padding_idx`` are
-    left out; an empty bag gives zeros; ``per_sample_weights`` scale rows (``sum`` only).
+    left out; an empty bag gives zeros; ``per_sample_weights`` scale rows (``sum`` only);
+    ``max_norm`` and ``scale_grad_by_freq`` as in :func:`embedding`.
 
     Example:
         >>> import xad
@@ -54,16 +55,14 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
     """
     if mode not in _MODES:
         raise ValueError(f"embedding_bag: mode must be one of {_MODES}, got {mode!r}")
-    if max_norm is not None or scale_grad_by_freq:
-        raise NotImplementedError("embedding_bag: max_norm and scale_grad_by_freq are not "
-                                  "supported")
     if per_sample_weights is not None and mode != "sum":
         raise ValueError(f"embedding_bag: per_sample_weights needs mode='sum', got {mode!r}")
     member = _membership(input, offsets, include_last_offset)
     flat = input.reshape(-1)
     if padding_idx is not None:
         member = member & (flat != padding_idx % weight.shape[0]).reshape(1, -1)
-    rows = embedding(flat, weight)  # (L, D)
+    rows = embedding(flat, weight, max_norm=max_norm, norm_type=norm_type,
+                     scale_grad_by_freq=scale_grad_by_freq)  # (L, D)
     if mode == "max":
         big = _ops.where(member.expand_dims(-1), rows.expand_dims(0), -float("inf"))
         out = _ops.reduce.max_indexed(big, 1)

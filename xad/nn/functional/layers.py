@@ -10,12 +10,13 @@ from ... import autograd as _ag
 from ... import dtypes as _dt
 from ... import ops as _ops
 from ...context import context
-from ...factories import arange, rand
+from ...factories import arange, ones_like, rand, zeros_like
 from ...ops.amp_cast import autocast_float32
 from ...ops.fused import dropout_mask, range_ends
 from ...ops.indexing import getitem_raw
 from ...ops.linalg import linear_act
 from ...ops.normalization import layer_norm as layer_norm_op
+from ...ops.norms import vector_norm
 from ...tensor import Tensor
 from ...tracing import host_check
 from .activations import in_place
@@ -23,7 +24,8 @@ from .activations import in_place
 __all__ = [
     "linear", "linear_activation", "relu", "tanh", "sigmoid", "gelu", "softplus", "softmax",
     "log_softmax",
-    "dropout", "dropout2d", "layer_norm", "batch_norm", "group_norm", "embedding", "one_hot",
+    "dropout", "dropout2d", "layer_norm", "batch_norm", "group_norm", "embedding",
+    "embedding_renorm_", "one_hot",
     "flatten",
 ]
 
@@ -325,11 +327,16 @@ def batch_norm(x: Tensor, running_mean: Tensor | None, running_var: Tensor | Non
     return y
 
 
-def embedding(indices: Tensor, weight: Tensor, padding_idx: int | None = None) -> Tensor:
+def embedding(indices: Tensor, weight: Tensor, padding_idx: int | None = None,
+              max_norm: float | None = None, norm_type: float = 2.0,
+              scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
     """Rows of ``weight`` picked by integer ``indices`` (output ``indices.shape + (dim,)``);
     the gradient scatter-adds into the picked rows (repeated indices accumulate). The row at
     ``padding_idx`` is looked up as any other (``Embedding`` starts it at zeros) but receives
-    no gradient (PyTorch's).
+    no gradient (PyTorch's). ``max_norm`` first rescales, in place, the picked rows whose
+    ``norm_type``-norm exceeds it (:func:`embedding_renorm_`); ``scale_grad_by_freq``
+    divides each row's gradient by how often ``indices`` picks it. ``sparse`` changes
+    nothing: the gradient is dense, with the same numbers.
 
     Example:
         >>> import xad
@@ -343,6 +350,8 @@ def embedding(indices: Tensor, weight: Tensor, padding_idx: int | None = None) -
     if indices.dtype.is_floating or indices.dtype is _dt.bool_:
         raise TypeError(f"embedding: indices must be an integer tensor, got {indices.dtype}")
     _check_in_range(indices, weight.shape[0], "embedding", "index", "num_embeddings")
+    if max_norm is not None:
+        embedding_renorm_(weight, indices, max_norm, norm_type)
     # every axis indexed by an integer array: the form the Array API standard guarantees;
     # the indices were checked just above, so indexing need not read them back again
     cols = arange(weight.shape[1], dtype=indices.dtype, backend=weight._backend)
@@ -351,7 +360,34 @@ def embedding(indices: Tensor, weight: Tensor, padding_idx: int | None = None) -
         pad = padding_idx % weight.shape[0]
         keep = (indices != pad).expand_dims(-1)
         out = _ops.where(keep, out, out.detach())
+    if scale_grad_by_freq:  # the value exactly as it is; the gradient divided by the count
+        flat = indices.reshape(-1)
+        ones = ones_like(flat, dtype=weight.dtype)
+        counts = zeros_like(weight[:, 0]).index_add(0, flat, ones)
+        out = out.detach() + (out - out.detach()) * (1.0 / counts[indices]).expand_dims(-1)
     return out
+
+
+def embedding_renorm_(weight: Tensor, indices: Tensor, max_norm: float,
+                      norm_type: float = 2.0) -> Tensor:
+    """PyTorch's ``max_norm``: each row of ``weight`` that ``indices`` picks whose
+    ``norm_type``-norm exceeds ``max_norm`` is scaled, in place and without gradient, by
+    ``max_norm / (norm + 1e-7)``.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> w = xad.tensor([[3.0, 4.0], [6.0, 8.0]])
+        >>> F.embedding_renorm_(w, xad.tensor([1]), 5.0).tolist()
+        [[3.0, 4.0], [3.0, 4.0]]
+    """
+    with _ag.no_grad():
+        used = zeros_like(weight[:, 0])
+        used[indices.reshape(-1)] = 1.0
+        norms = vector_norm(weight, norm_type, axis=1)
+        scale = _ops.where((used > 0) & (norms > max_norm), max_norm / (norms + 1e-7), 1.0)
+        weight *= scale.expand_dims(-1)
+    return weight
 
 
 def one_hot(indices: Tensor, num_classes: int = -1, dtype: _dt.DType | None = None) -> Tensor:

@@ -1,15 +1,17 @@
 """Instance normalisation as a function: each sample's channel normalised over its own
-spatial axes (PyTorch's ``instance_norm``)."""
+spatial axes (PyTorch's ``instance_norm``); root-mean-square normalisation (``rms_norm``)."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from ... import autograd as _ag
 from ... import ops as _ops
+from ...ops.dtype_functions import finfo
 from ...tensor import Tensor
 
-__all__ = ["instance_norm"]
+__all__ = ["instance_norm", "rms_norm"]
 
 
 def _update(running: Tensor, batch: Tensor, m: float) -> None:
@@ -62,3 +64,28 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
     if bias is not None:
         y = y + bias.reshape(shape)
     return y
+
+
+def rms_norm(input: Tensor, normalized_shape: int | Sequence[int],
+             weight: Tensor | None = None, eps: float | None = None) -> Tensor:
+    """``x / sqrt(mean(x**2) + eps) * weight`` over the trailing ``normalized_shape`` axes;
+    ``eps=None`` is the machine epsilon of ``input``'s dtype (PyTorch's).
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> [round(v, 4) for v in F.rms_norm(xad.tensor([[3.0, 4.0]]), 2, eps=0.0).tolist()[0]]
+        [0.8485, 1.1314]
+    """
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else \
+        tuple(normalized_shape)
+    if not shape or tuple(input.shape[input.ndim - len(shape):]) != shape:
+        raise ValueError(f"rms_norm: normalized_shape {shape} must be the trailing axes of "
+                         f"the input (shape {input.shape})")
+    if weight is not None and tuple(weight.shape) != shape:
+        raise ValueError(f"rms_norm: weight of shape {weight.shape} must have "
+                         f"normalized_shape {shape}")
+    axes = tuple(range(input.ndim - len(shape), input.ndim))
+    e = finfo(input.dtype).eps if eps is None else eps
+    y = input / _ops.sqrt(_ops.mean(input * input, axis=axes, keepdims=True) + e)
+    return y if weight is None else y * weight

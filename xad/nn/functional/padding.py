@@ -20,11 +20,21 @@ def _along(x: Tensor, axis: int, start: int | None, stop: int | None) -> Tensor:
 
 
 def _pad_axis(x: Tensor, axis: int, lo: int, hi: int, mode: str, value: float) -> Tensor:
+    """Negative amounts crop: before padding with constants or wrapping around, after
+    reflecting or replicating (PyTorch's order: ``reflect`` of ``(-1, 2)`` mirrors about the
+    uncropped end)."""
+    crop = (max(-lo, 0), max(-hi, 0))
+    if mode in ("reflect", "replicate") and any(crop):
+        y = _pad_axis(x, axis, max(lo, 0), max(hi, 0), mode, value)
+        return _along(y, axis, crop[0], y.shape[axis] - crop[1])
     n = x.shape[axis]
-    if mode == "constant" and (lo < 0 or hi < 0):  # negative padding crops
-        x = _along(x, axis, max(-lo, 0), n - max(-hi, 0))
+    if any(crop):
+        x = _along(x, axis, crop[0], n - crop[1])
         lo, hi = max(lo, 0), max(hi, 0)
         n = x.shape[axis]
+        if mode == "circular" and max(lo, hi) > n:
+            raise ValueError(f"pad: circular padding of {max(lo, hi)} would wrap around the "
+                             f"cropped axis {axis} ({n} left) more than once")
     parts: list[Tensor | None] = []  # (before, after); None: no padding on that side
     for side, k in ((0, lo), (1, hi)):
         if k == 0:
@@ -48,7 +58,7 @@ def _pad_axis(x: Tensor, axis: int, lo: int, hi: int, mode: str, value: float) -
 def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float = 0.0
         ) -> Tensor:
     """Pad the trailing axes: ``pad = (last_lo, last_hi, second_last_lo, ...)`` as in
-    PyTorch. ``mode``: ``"constant"`` (``value``; negative amounts crop), ``"reflect"``
+    PyTorch; negative amounts crop. ``mode``: ``"constant"`` (``value``), ``"reflect"``
     (mirror without the edge), ``"replicate"`` (repeat the edge) or ``"circular"`` (wrap
     around).
 
@@ -68,9 +78,12 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
     for i in range(len(pad) // 2):
         axis, lo, hi = input.ndim - 1 - i, pad[2 * i], pad[2 * i + 1]
         n = input.shape[axis]
-        if mode != "constant" and (lo < 0 or hi < 0 or n == 0):
-            raise ValueError(f"pad: {mode} padding needs non-negative amounts and a non-empty "
-                             f"axis, got {pad} for shape {input.shape}")
+        if mode != "constant" and n == 0:
+            raise ValueError(f"pad: {mode} padding needs a non-empty axis, got {pad} for "
+                             f"shape {input.shape}")
+        if n + lo + hi < 0 or (mode != "constant" and n + lo + hi < 1):
+            raise ValueError(f"pad: the amounts {pad} crop axis {axis} of shape "
+                             f"{input.shape} to nothing")
         if mode == "reflect" and max(lo, hi) >= n:
             raise ValueError(f"pad: reflect padding of {max(lo, hi)} must be smaller than the "
                              f"axis it pads (axis {axis} of shape {input.shape} has {n})")

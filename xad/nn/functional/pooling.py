@@ -8,14 +8,19 @@ each window, as PyTorch's (ties are common after a ReLU).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from ... import ops as _ops
-from ...factories import tensor
+from ...factories import ones_like, tensor, zeros
 from ...ops.convolution import im2col
 from ...tensor import Tensor
 from .conv import IntPair, _pair
+from .layers import _check_in_range as check_in_range
 
 __all__ = ["max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "max_pool1d", "avg_pool1d",
-           "adaptive_avg_pool1d", "adaptive_max_pool2d", "adaptive_max_pool1d"]
+           "adaptive_avg_pool1d", "adaptive_max_pool2d", "adaptive_max_pool1d", "lp_pool1d",
+           "lp_pool2d", "max_unpool1d", "max_unpool2d"]
 
 
 def _out(n: int, k: int, s: int, p: int, d: int, ceil: bool) -> int:
@@ -74,11 +79,29 @@ def max_pool2d(input: Tensor, kernel_size: IntPair, stride: IntPair | None = Non
         >>> F.max_pool2d(xad.arange(16.0).reshape(1, 1, 4, 4), 2).tolist()
         [[[[5.0, 7.0], [13.0, 15.0]]]]
     """
-    if return_indices:
-        raise NotImplementedError("max_pool2d: return_indices=True is not supported")
     cols = _windows(input, kernel_size, stride, padding, dilation, ceil_mode, -float("inf"),
                     "max_pool2d")
-    return _image(_ops.reduce.max_indexed(_taps(cols), 1), cols, input)
+    y = _image(_ops.reduce.max_indexed(_taps(cols), 1), cols, input)
+    if not return_indices:
+        return y
+    w = "max_pool2d"
+    s = None if stride is None or stride == () else _pair(stride, "stride", w)
+    return y, _image(_max_index(cols, input.shape[-1], s, _pair(padding, "padding", w),
+                                _pair(dilation, "dilation", w)), cols, input)
+
+
+def _max_index(cols: Tensor, width: int, stride: tuple[int, int] | None,
+               padding: tuple[int, int], dilation: tuple[int, int]) -> Tensor:
+    """PyTorch's ``return_indices``: where in its ``(H, W)`` plane each window's first
+    maximum sits (``h * W + w``), as ``(C, Ho*Wo*N)`` beside the windows' maxima."""
+    c, kh, kw, ho, wo, n = cols.shape
+    sh, sw = (kh, kw) if stride is None else stride
+    t = _ops.reshape(_ops.reduce.argmax(_taps(cols), axis=1), (c, ho, wo, n))
+    b = cols._backend
+    hb = _ops.reshape(tensor(list(range(0, ho * sh, sh)), backend=b), (1, ho, 1, 1))
+    wb = _ops.reshape(tensor(list(range(0, wo * sw, sw)), backend=b), (1, 1, wo, 1))
+    h = hb - padding[0] + (t // kw) * dilation[0]
+    return _ops.reshape(h * width + wb - padding[1] + (t % kw) * dilation[1], (c, -1))
 
 
 def _divisor(n: int, k: int, s: int, p: int, o: int, include_pad: bool) -> list[int]:
@@ -191,6 +214,13 @@ def max_pool1d(input: Tensor, kernel_size: IntPair, stride: IntPair | None = Non
     y = max_pool2d(_as_image(input, w), _one(kernel_size, 1, "kernel_size", w),
                    _one_stride(stride, w), _one(padding, 0, "padding", w),
                    _one(dilation, 1, "dilation", w), ceil_mode, return_indices)
+    return _squeezed(y)
+
+
+def _squeezed(y: Tensor | tuple[Tensor, Tensor]) -> Any:
+    """A 2-d pool's result (and indices) over a height-1 image, back to 1-d."""
+    if isinstance(y, tuple):
+        return tuple(_ops.squeeze(t, axis=-2) for t in y)
     return _ops.squeeze(y, axis=-2)
 
 
@@ -245,8 +275,6 @@ def adaptive_max_pool2d(input: Tensor, output_size: int | tuple[int | None, int 
         >>> F.adaptive_max_pool2d(xad.arange(9.0).reshape(1, 3, 3), 2).tolist()
         [[[4.0, 5.0], [7.0, 8.0]]]
     """
-    if return_indices:
-        raise NotImplementedError("adaptive_max_pool2d: return_indices=True is not supported")
     if input.ndim not in (3, 4):
         raise ValueError(f"adaptive_max_pool2d: expected (N, C, H, W) or (C, H, W) input, "
                          f"got {input.shape}")
@@ -265,7 +293,12 @@ def adaptive_max_pool2d(input: Tensor, output_size: int | tuple[int | None, int 
     cols = _ops.permute_dims(cols, (*range(len(lead)), len(lead), len(lead) + 2,
                                     len(lead) + 1, len(lead) + 3))
     cols = _ops.reshape(cols, (*lead, ho, wo, kh * kw))
-    return _ops.reduce.max_indexed(cols, -1)
+    y = _ops.reduce.max_indexed(cols, -1)
+    if not return_indices:
+        return y
+    t = _ops.reduce.argmax(cols, axis=-1)  # PyTorch's index: h * W + w of the first maximum
+    rows = _ops.reshape(tensor(list(range(ho)), backend=b), (ho, 1))
+    return y, ih[rows, t // kw] * w + iw[tensor(list(range(wo)), backend=b), t % kw]
 
 
 def adaptive_max_pool1d(input: Tensor, output_size: int | tuple[int],
@@ -280,4 +313,96 @@ def adaptive_max_pool1d(input: Tensor, output_size: int | tuple[int],
     """
     o = output_size[0] if isinstance(output_size, (tuple, list)) else output_size
     y = adaptive_max_pool2d(_as_image(input, "adaptive_max_pool1d"), (1, o), return_indices)
+    return _squeezed(y)
+
+
+def lp_pool2d(input: Tensor, norm_type: float, kernel_size: IntPair,
+              stride: IntPair | None = None, ceil_mode: bool = False) -> Tensor:
+    """The ``norm_type``-norm of each window, PyTorch's formula: the average of ``x**p``
+    times the kernel's size, then ``sign(s) * |s| ** (1/p)``.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.lp_pool2d(xad.full((1, 1, 2, 2), 2.0), 2, 2).tolist()
+        [[[[4.0]]]]
+    """
+    kh, kw = _pair(kernel_size, "kernel_size", "lp_pool2d")
+    out = avg_pool2d(input ** norm_type, (kh, kw), stride, 0, ceil_mode)
+    return (_ops.sign(out) * _ops.relu(_ops.abs(out)) * (kh * kw)) ** (1.0 / norm_type)
+
+
+def lp_pool1d(input: Tensor, norm_type: float, kernel_size: IntPair,
+              stride: IntPair | None = None, ceil_mode: bool = False) -> Tensor:
+    """:func:`lp_pool2d` over ``(N, C, L)`` input.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.lp_pool1d(xad.tensor([[[3.0, 4.0]]]), 2, 2).tolist()
+        [[[5.0]]]
+    """
+    (k,) = _pair(kernel_size, "kernel_size", "lp_pool1d", 1)
+    out = avg_pool1d(input ** norm_type, k, stride, 0, ceil_mode)
+    return (_ops.sign(out) * _ops.relu(_ops.abs(out)) * k) ** (1.0 / norm_type)
+
+
+def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: IntPair,
+                 stride: IntPair | None = None, padding: IntPair = 0,
+                 output_size: Sequence[int] | None = None) -> Tensor:
+    """The inverse of :func:`max_pool2d` with ``return_indices``: each value put at its
+    index in a zero ``(N, C, H, W)`` (by default ``(Hin - 1) * stride - 2 * padding +
+    kernel``); a place named twice keeps the value (equal, from overlapping windows), and
+    each gets the gradient there, as PyTorch's.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> y, i = F.max_pool2d(xad.tensor([[[[1.0, 3.0], [2.0, 0.0]]]]), 2,
+        ...                     return_indices=True)
+        >>> F.max_unpool2d(y, i, 2).tolist()
+        [[[[0.0, 3.0], [0.0, 0.0]]]]
+    """
+    w = "max_unpool2d"
+    k = _pair(kernel_size, "kernel_size", w)
+    s = k if stride is None or stride == () else _pair(stride, "stride", w)
+    p = _pair(padding, "padding", w)
+    if output_size is None:
+        size = tuple((n - 1) * st - 2 * pa + ke for n, st, pa, ke in
+                     zip(input.shape[-2:], s, p, k))
+    else:
+        size = tuple(int(v) for v in tuple(output_size)[-2:])
+    if indices.shape != input.shape or input.ndim not in (3, 4):
+        raise ValueError(f"{w}: expected (N, C, H, W) or (C, H, W) input and indices of its "
+                         f"shape, got {input.shape} and {indices.shape}")
+    lead = input.shape[:-2]
+    x, idx = _ops.reshape(input, (*lead, -1)), _ops.reshape(indices, (*lead, -1))
+    if 0 in size:  # nothing to place: PyTorch returns the empty output, unchecked
+        return _ops.reshape(x[..., :0], (*lead, *size))
+    check_in_range(idx, size[0] * size[1], w, "index", f"the output's {size[0]}x{size[1]}")
+    empty = zeros((*lead, size[0] * size[1]), dtype=input.dtype, backend=input._backend)
+    count = _ops.scatter_add(empty, -1, idx, ones_like(x))
+    total = _ops.scatter_add(empty, -1, idx, x.detach())
+    value = total / _ops.maximum(count, 1.0)  # equal values named twice: that value
+    y = value + _ops.scatter_add(empty, -1, idx, x - x.detach())  # + 0: each its gradient
+    return _ops.reshape(y, (*lead, *size))
+
+
+def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: IntPair,
+                 stride: IntPair | None = None, padding: IntPair = 0,
+                 output_size: Sequence[int] | None = None) -> Tensor:
+    """:func:`max_unpool2d` over ``(N, C, L)`` input.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> y, i = F.max_pool1d(xad.tensor([[[1.0, 3.0, 2.0, 0.0]]]), 2, return_indices=True)
+        >>> F.max_unpool1d(y, i, 2).tolist()
+        [[[0.0, 3.0, 2.0, 0.0]]]
+    """
+    w = "max_unpool1d"
+    size = None if output_size is None else (1, int(tuple(output_size)[-1]))
+    y = max_unpool2d(_as_image(input, w), _ops.expand_dims(indices, -2),
+                     _one(kernel_size, 1, "kernel_size", w), _one_stride(stride, w),
+                     _one(padding, 0, "padding", w), size)
     return _ops.squeeze(y, axis=-2)
