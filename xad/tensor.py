@@ -151,12 +151,10 @@ class Tensor:
         t = _new(cls)
         t._array = array
         t._backend = backend
-        if node is not None:
-            t._node = node
-            t._idx = idx
-            t.requires_grad = True
-        if vc is not None:
-            t._vc = vc
+        t._node = node
+        t._idx = idx
+        t.requires_grad = node is not None
+        t._vc = vc
         return t
 
     def _accumulate(self, g: Tensor) -> None:
