@@ -256,21 +256,21 @@ class LinearGrad(Op):
             x2 = x if x.ndim == 2 else xp.reshape(x, (-1, x.shape[-1]))
             out.append(Matmul.forward(b, xp.matrix_transpose(g2), x2))
         if needs[2]:
-            out.append(_bias_sum(b, g, g2))
+            out.append(LinearGrad.bias(b, g, g2))
         return tuple(out)
 
-
-def _bias_sum(b: Any, g: Any, g2: Any) -> Any:
-    """:func:`_bias_grad` on arrays (``g`` of at least 2 dimensions): its choice of a
-    product with ones, the sum's float32 accumulation of half precision."""
-    xp, d = b.xp, b.xad_dtype(g.dtype)
-    if b.sums_by_product and math.prod(g.shape) >= 1 << 17 and d in _BY_PRODUCT:
-        row = b.full((1, g2.shape[0]), 1, g.dtype)
-        return xp.reshape(Matmul.forward(b, row, g2), (g.shape[-1],))
-    axes = 0 if g.ndim == 2 else tuple(range(g.ndim - 1))
-    if d in (_dt.float16, _dt.bfloat16):
-        return xp.astype(xp.sum(g, axis=axes, dtype=b.dtype(_dt.float32)), g.dtype)
-    return xp.sum(g, axis=axes)
+    @staticmethod
+    def bias(b, g, g2):
+        """:func:`_bias_grad` on arrays (``g`` of at least 2 dimensions): its choice of a
+        product with ones, the sum's float32 accumulation of half precision."""
+        xp, d = b.xp, b.xad_dtype(g.dtype)
+        if b.sums_by_product and math.prod(g.shape) >= 1 << 17 and d in _BY_PRODUCT:
+            row = b.full((1, g2.shape[0]), 1, g.dtype)
+            return xp.reshape(Matmul.forward(b, row, g2), (g.shape[-1],))
+        axes = 0 if g.ndim == 2 else tuple(range(g.ndim - 1))
+        if d in (_dt.float16, _dt.bfloat16):
+            return xp.astype(xp.sum(g, axis=axes, dtype=b.dtype(_dt.float32)), g.dtype)
+        return xp.sum(g, axis=axes)
 
 
 def _bias_grad(g: Tensor, g2: Tensor) -> Tensor:
