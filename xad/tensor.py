@@ -118,6 +118,8 @@ class Tensor:
             data = b.asarray(data)
         self._array = data
         self._backend = b
+        self._node = None
+        self._vc = None
         if requires_grad:
             self.requires_grad_()
         if context.recorder is not None:
@@ -130,6 +132,8 @@ class Tensor:
         t = _new(cls)
         t._array = data
         t._backend = backend
+        t._node = None  # (the per-operation path reads these: instance attributes are
+        t._vc = None    # read faster than class defaults)
         if context.recorder is not None:
             context.recorder.created(t, source=source)
         return t
