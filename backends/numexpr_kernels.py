@@ -188,7 +188,7 @@ def _compile(make: Callable[[Any], Callable], arrays: tuple) -> tuple | None:
     return progs, consts
 
 
-def kernel(make: Callable[[Any], Callable], xp: Any) -> Callable:
+def kernel(make: Callable[[Any], Callable], xp: Any) -> _Kernel:
     """``make``'s elementwise function: numexpr over float arrays of :data:`MIN_SIZE`
-    elements and more (where installed), ``make(xp)`` otherwise."""
-    return _Kernel(make, make(xp)) if _ne is not None else make(xp)
+    elements and more (where installed), ``make(xp)`` (its ``plain``) otherwise."""
+    return _Kernel(make, make(xp))

@@ -372,11 +372,12 @@ class NumpyBackend(Backend):
         :data:`numexpr_kernels.MIN_SIZE` elements where the ``fast`` extra is installed
         (``backends/numexpr_kernels.py``; ``XAD_NUMEXPR=n`` sets the size, off by default:
         measured to lose to NumPy on the development machine); as NumPy calls
-        otherwise. Made once per ``name``."""
+        otherwise (then the plain function itself: one call fewer per kernel). Made once
+        per ``name``."""
         fn = self._elementwise.get(name)
         if fn is None:
             fn = self._elementwise[name] = numexpr_kernels.kernel(make, self.xp)
-        return fn
+        return fn.plain if numexpr_kernels.MIN_SIZE is None else fn
 
     def manual_seed(self, seed: int) -> None:
         self._rng = np.random.default_rng(seed)

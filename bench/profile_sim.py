@@ -15,8 +15,16 @@ the older estimate (each backend's time times the share of own time cProfile put
 ``xad/`` and ``backends/``, median of three profiles), whose shares move by about 5 points
 between runs, and the functions that take the time.
 
-Run: ``python bench/profile_sim.py [--repeat 15] [--devices 1] [--profile]`` (``--devices
-1``: the emulator shows one GPU, as a one-GPU machine: no device scope per operation).
+``--instructions`` counts instead of timing: the same subtraction in instructions, each
+program run under valgrind's callgrind for 10 and 60 chains (the difference over 50:
+without the start, imports and set-up; Python's hash seed fixed). Counts are not moved by
+other processes or by caches, so the emulator slowing xad's own Python beside it (cache
+pollution) drops out; what the emulator's Python adds to xad's calls that are not kernels
+(attribute reads that are Cython on CuPy) still counts as xad's.
+
+Run: ``python bench/profile_sim.py [--repeat 15] [--devices 1] [--profile | --instructions]``
+(``--devices 1``: the emulator shows one GPU, as a one-GPU machine: no device scope per
+operation).
 """
 
 from __future__ import annotations
@@ -25,7 +33,10 @@ import argparse
 import cProfile
 import os
 import pstats
+import re
+import subprocess
 import sys
+import tempfile
 import time
 from typing import Any
 
@@ -121,10 +132,15 @@ def kernels(run) -> int:
     return COUNTS.kernels
 
 
+def _programs() -> dict[str, tuple[Any, Any]]:
+    """Per backend: the chain through xad and its kernels called directly."""
+    return {"numpy": (chain("numpy"), raw_chain(np, lambda f: f)),
+            "cupy-sim": (chain("cupy-sim"), raw_chain(cupy_sim.cupy, _fused))}
+
+
 def subtracted(repeat: int) -> None:
     """Print xad's own time per operation on each backend by subtraction, and their ratio."""
-    runs = {"numpy": (chain("numpy"), raw_chain(np, lambda f: f)),
-            "cupy-sim": (chain("cupy-sim"), raw_chain(cupy_sim.cupy, _fused))}
+    runs = _programs()
     best: dict[tuple[str, int], float] = {}
     for _ in range(3):  # interleaved, so a change of load reaches every figure alike
         for name, pair in runs.items():
@@ -140,6 +156,36 @@ def subtracted(repeat: int) -> None:
     print(f"cupy-sim kernels per chain: xad {xad_k}, written out {raw_k}")
     print(f"xad's own time on cupy-sim / on numpy: {own['cupy-sim'] / own['numpy']:.2f}x "
           f"(target <= 1.3x)")
+
+
+def _instructions(name: str, i: int, n: int, devices: int) -> int:
+    """Instructions of a process running program ``i`` of backend ``name`` ``n`` times."""
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    with tempfile.TemporaryDirectory() as tmp:
+        done = subprocess.run(
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp}/out",
+             sys.executable, os.path.abspath(__file__), "--devices", str(devices),
+             "--inner", f"{name}:{i}:{n}"], env=env, capture_output=True, text=True,
+            check=True)
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    if found is None:
+        raise SystemExit(f"callgrind printed no count:\n{done.stderr[-2000:]}")
+    return int(found.group(1))
+
+
+def counted(devices: int, lo: int = 10, hi: int = 60) -> None:
+    """Print xad's own instructions per operation on each backend by subtraction."""
+    per_op = {}
+    for name in ("numpy", "cupy-sim"):
+        for i in (0, 1):
+            n = [_instructions(name, i, k, devices) for k in (lo, hi)]
+            per_op[name, i] = (n[1] - n[0]) / (hi - lo) / N_CHAIN
+    own = {name: per_op[name, 0] - per_op[name, 1] for name in ("numpy", "cupy-sim")}
+    for name in own:
+        print(f"{name}: xad {per_op[name, 0]:,.0f} instructions/op, its kernels called "
+              f"directly {per_op[name, 1]:,.0f}: xad's own {own[name]:,.0f}")
+    print(f"xad's own instructions on cupy-sim / on numpy: "
+          f"{own['cupy-sim'] / own['numpy']:.2f}x (target <= 1.3x)")
 
 
 def shares(run, calls: int = 40) -> tuple[dict[str, float], pstats.Stats]:
@@ -163,9 +209,21 @@ def main() -> None:
     p.add_argument("--profile", action="store_true", help="also the cProfile estimate")
     p.add_argument("--devices", type=int, default=2, choices=(1, 2),
                    help="the emulator's GPU count (1: no device scope per operation)")
+    p.add_argument("--instructions", action="store_true",
+                   help="count instructions under callgrind instead of timing")
+    p.add_argument("--inner", default=None, help=argparse.SUPPRESS)
     args = p.parse_args()
     cupy_sim.core.N_DEVICES = args.devices
     cupy_sim.register()
+    if args.inner is not None:  # a counted process: backend:program:runs
+        name, i, n = args.inner.split(":")
+        run = _programs()[name][int(i)]
+        for _ in range(int(n) + 1):
+            run()
+        return
+    if args.instructions:
+        counted(args.devices)
+        return
     subtracted(args.repeat)
     if args.profile:
         profiled()

@@ -136,3 +136,13 @@ def test_per_example_bench_agrees():
     assert per_example.agreement(calls) < 1e-5
     times = per_example.time_interleaved(calls, 2, per_example.time.perf_counter)
     assert all(len(ts) == 2 for ts in times.values())
+
+
+def test_instruction_counter_runs_its_steps():
+    """bench/instructions.py's counted process (what runs under callgrind) builds the
+    workload as run.py does and runs its steps; the count needs valgrind, not this."""
+    import instructions
+
+    assert instructions.main(["overhead", "--size", "tiny", "--inner", "2"]) == 0
+    with pytest.raises(SystemExit):
+        instructions.main(["no-such-workload", "--inner", "1"])

@@ -494,3 +494,25 @@ def test_emulated_fused_reduction_is_one_kernel_and_refuses_what_cupy_would_not_
 
         with pytest.raises(NotImplementedError, match="write into its arguments"):
             cp.fuse(write)(x, t)
+
+
+@pytest.mark.parametrize("shape,out", [((5, 3), 4), ((2, 4, 3), 1), ((2048, 8), 64)])
+def test_linear_first_order_rule_gives_the_recorded_rules_bits(xb, shape, out):
+    """LinearGrad (one operation) gives the bits of the xad operations ``create_graph``
+    records: N-d inputs, an output of width 1 (outer products), a bias summed as a product
+    with ones (2**17 gradient elements on NumPy), float16's float32 accumulation (where the
+    backend has float16); with and without the input's and the bias's gradients."""
+    halves = [xad.float16] if xb._dtypes.get(xad.float16) is not None else []
+    for dt in [xad.float32, xad.float64, *halves]:
+        x, w, b = _arrays(xb, dt, shape, (out, shape[-1]), (out,))
+        for wanted in ([x, w, b], [w, b], [x, w]):
+            for t in wanted:
+                t.requires_grad = True
+            bias = b if any(t is b for t in wanted) else None
+            first, again = _first_and_recorded(
+                lambda *_, x=x, w=w, bias=bias: xad.nn.functional.linear(x, w, bias), *wanted)
+            assert [g._node for g in first] == [None] * len(wanted)
+            for a, c in zip(first, again):
+                assert_same_numbers(xb, a.numpy(), c.detach().numpy())
+            for t in wanted:
+                t.requires_grad = False

@@ -22,6 +22,17 @@ def test_out_of_range_class_target_raises_instead_of_dropping_the_sample(xb, bad
             loss().item()  # on CuPy the check runs on the device and is read here
 
 
+@pytest.mark.parametrize("targets,ignore,bad", [([-100, 0, 5], -100, 5), ([-100, -3], -100, -3),
+                                                ([1, 7, 1], 1, 7), ([-100, 2, -100], -9, -100)])
+def test_an_ignored_target_beside_an_out_of_range_one(xb, targets, ignore, bad):
+    """The ignored class is read as 0 by the range check (NumPy reads the targets on the
+    host at once, other backends reduce them on the device): the bad value is named."""
+    x = xad.randn(len(targets), 3)
+    with pytest.raises(IndexError, match=f"target {bad} is out of bounds for the number of "
+                                         f"classes = 3 \\(ignore_index is {ignore}\\)"):
+        F.cross_entropy(x, xad.tensor(targets), ignore_index=ignore).item()
+
+
 def test_ignore_index_still_drops_its_samples(xb):
     x = xad.randn(2, 3, dtype=xad.float64)
     full = F.cross_entropy(x[:1], xad.tensor([2]))

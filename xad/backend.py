@@ -180,16 +180,25 @@ class Backend:
         return xp.reshape(flat, x.shape)
 
     def scatter_add_flat(self, target: Any, index: Any, values: Any) -> Any:
-        """1-D scatter-add with the standard alone: sort, prefix sums, ``searchsorted``."""
+        """1-D scatter-add with the standard alone: sort, sums per index, ``searchsorted``.
+        Integers are summed as differences of prefix sums (exact); floating values by a
+        segmented scan, so that a value is never the difference of two large sums (``1.0``
+        beside ``1e20`` at another index came out 0)."""
         xp = self.xp
         order = xp.argsort(index)
         sidx = xp.take(index, order)
         svals = xp.take(values, order)
-        csum = xp.cumulative_sum(svals, include_initial=True)
         slots = xp.arange(target.shape[0], dtype=sidx.dtype, device=self.device)
         lo = xp.searchsorted(sidx, slots, side="left")
         hi = xp.searchsorted(sidx, slots, side="right")
-        return target + (xp.take(csum, hi) - xp.take(csum, lo))
+        if not xp.isdtype(svals.dtype, ("real floating", "complex floating")):
+            csum = xp.cumulative_sum(svals, include_initial=True)
+            return target + (xp.take(csum, hi) - xp.take(csum, lo))
+        if svals.shape[0] == 0:
+            return target
+        run = _segmented_sums(xp, sidx, svals)  # run[k]: the sum of k's index up to k
+        last = xp.take(run, xp.clip(hi - 1, 0, None))
+        return target + xp.where(hi > lo, last, xp.zeros_like(last))
 
     def set_at(self, x: Any, key: Any, values: Any) -> Any:
         """Return ``x`` with ``x[key] = values``: written in place where arrays are mutable,
@@ -523,3 +532,17 @@ def manual_seed(seed: int) -> None:
     _seed = int(seed)
     for b in set(_instances.values()):
         b.manual_seed(_seed)
+
+
+def _segmented_sums(xp: Any, keys: Any, values: Any) -> Any:
+    """Inclusive sums of ``values`` within runs of equal sorted ``keys`` (1-d), by doubling:
+    each step adds the partial sum ``k`` places back where the key is the same."""
+    n, k = values.shape[0], 1
+    while k < n:
+        back = xp.concat([xp.zeros((k,), dtype=values.dtype, device=values.device),
+                          values[:-k]])
+        same = xp.concat([xp.zeros((k,), dtype=xp.bool, device=keys.device),
+                          keys[k:] == keys[:-k]])
+        values = xp.where(same, values + back, values)
+        k *= 2
+    return values

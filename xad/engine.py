@@ -241,7 +241,7 @@ def _loop(roots: list[Node], pending: dict[int, tuple], plan: _Plan, leaves: _Le
                     s = p[1]
                 s[i] = g if s[i] is None else s[i] + g
             else:  # a Function's rule may return a tensor the user holds: never add into it
-                add_leaf(e, g, (g,) if getattr(node.op, "user_rule", False) else slots)
+                add_leaf(e, g, (g,) if node.op.user_rule else slots)
         del grads, slots
 
 

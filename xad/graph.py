@@ -74,6 +74,13 @@ class Node:
         self.edges = edges
         self.in_shapes = in_shapes
         self.backend = backend
+        self.saved = ()
+        self.out = None
+        self.n_out = 1
+        self.hooks = None
+        self.ctx = None
+        self.out_vc = None
+        self.params = None
 
     @property
     def name(self) -> str:

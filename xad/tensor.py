@@ -119,6 +119,8 @@ class Tensor:
             data = b.asarray(data)
         self._array = data
         self._backend = b
+        self._node = None
+        self._vc = None
         if requires_grad:
             self.requires_grad_()
         if context.recorder is not None:
@@ -131,6 +133,8 @@ class Tensor:
         t = _new(cls)
         t._array = data
         t._backend = backend
+        t._node = None  # (the per-operation path reads these: instance attributes are
+        t._vc = None    # read faster than class defaults)
         if context.recorder is not None:
             context.recorder.created(t, source=source)
         return t
@@ -152,12 +156,10 @@ class Tensor:
         t = _new(cls)
         t._array = array
         t._backend = backend
-        if node is not None:
-            t._node = node
-            t._idx = idx
-            t.requires_grad = True
-        if vc is not None:
-            t._vc = vc
+        t._node = node
+        t._idx = idx
+        t.requires_grad = node is not None
+        t._vc = vc
         return t
 
     def _accumulate(self, g: Tensor) -> None:

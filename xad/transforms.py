@@ -99,6 +99,7 @@ class _AliasOp:
     name = "alias"
     save_inputs = False
     save_output = False
+    user_rule = False
 
     @staticmethod
     def backward(node: _ag.Node, g: Tensor) -> Tensor:

@@ -49,7 +49,9 @@ class Op:
     ``+ - * /``: the backend may pass it so, :meth:`xad.Backend.float_operand`);
     ``amp_float32`` (on autocast's float32 list, PyTorch's CUDA one: under
     :class:`xad.amp.autocast` float16/bfloat16 tensor inputs are computed in float32;
-    ``"reflected"``: only where a Python number comes first, as ``2 / x``).
+    ``"reflected"``: only where a Python number comes first, as ``2 / x``);
+    ``user_rule`` (False: the rule's gradients are the engine's own, never tensors a user
+    holds; :class:`xad.Function` adapters set it).
     An Op whose ``forward`` converts Python-scalar operands itself may also give
     ``array_forward``, the same computation as one expression for operands that are all
     arrays of one dtype: ``xad.compile`` writes that inline where it passes scalars as 0-d
@@ -66,6 +68,7 @@ class Op:
     floating = False
     float_as_0d = False
     amp_float32: bool | str = False
+    user_rule = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

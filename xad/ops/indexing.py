@@ -4,6 +4,7 @@ assignment (``index_put``), on every backend, with the standard alone where need
 from __future__ import annotations
 
 import builtins
+import math
 import operator
 from typing import Any
 
@@ -247,8 +248,9 @@ def _index_add(b: Any, z: Any, key: tuple, g: Any) -> Any:
 
 def _set(b: Any, x: Any, key: tuple, v: Any) -> Any:
     """``x`` with ``x[key] = v`` (in place where the library can); a position set more than
-    once by the fallback gets the mean of its values. A value with extra leading 1-dims
-    (``z[0] = v`` with ``v`` of shape ``(1, n)``) loses them, as NumPy allows."""
+    once gets the last of its values, as NumPy's and PyTorch's (CPU) assignments. A value
+    with extra leading 1-dims (``z[0] = v`` with ``v`` of shape ``(1, n)``) loses them, as
+    NumPy allows."""
     if not isinstance(v, (int, float, bool)) and v.ndim and v.shape[0] == 1:
         slot = tuple(_get(b, x, key).shape)
         if v.ndim > len(slot):
@@ -283,15 +285,16 @@ def _set_raw(b: Any, x: Any, key: tuple, v: Any) -> Any:
     xp = b.xp
     p = xp.reshape(pos, (-1,))
     vals = xp.broadcast_to(xp.asarray(v, dtype=x.dtype, device=b.device), pos.shape)
-    n = p.shape[0]
-    m = 1
-    for s in x.shape:
-        m *= s
-    zeros = xp.zeros((m,), dtype=x.dtype, device=b.device)
-    hits = b.scatter_add_flat(zeros, p, xp.ones((n,), dtype=x.dtype, device=b.device))
-    total = b.scatter_add_flat(zeros, p, xp.reshape(vals, (-1,)))
-    flat = xp.where(hits > 0, total / xp.where(hits > 0, hits, 1), xp.reshape(x, (-1,)))
-    return xp.reshape(flat, x.shape)
+    if p.shape[0] == 0:
+        return x
+    order = xp.argsort(p, stable=True)  # a position's writes in order: the last one wins
+    sp = xp.take(p, order)
+    slots = xp.arange(math.prod(x.shape), dtype=sp.dtype, device=b.device)
+    lo = xp.searchsorted(sp, slots, side="left")
+    hi = xp.searchsorted(sp, slots, side="right")
+    last = xp.take(order, xp.clip(hi - 1, 0, None))
+    new = xp.take(xp.reshape(vals, (-1,)), last)
+    return xp.reshape(xp.where(hi > lo, new, xp.reshape(x, (-1,))), x.shape)
 
 
 class GetItem(Op):

@@ -16,11 +16,13 @@ from ._apply import Op, apply
 from .amp_cast import autocast_low
 from .batching import align
 from .elementwise import relu
-from .fused import bias_gelu, bias_relu, gelu, gelu_grad, relu_grad
+from .fused import bias_gelu, bias_relu, gelu, gelu_grad, recorded, relu_grad
 from .shape import PermuteDims, broadcast_to, matrix_transpose, reshape
 from .tangent import total
 
 __all__ = ["matmul", "linear", "einsum", "tensordot"]
+
+_BY_PRODUCT = (_dt.float32, _dt.float64)  # the dtypes summed as products with ones
 
 
 class Matmul(Op):
@@ -158,8 +160,13 @@ class Linear(Op):
 
 
 def _linear_grads(node: Any, g: Tensor) -> tuple:
-    """The gradients of ``x @ w.T + bias`` (a node's inputs ``x, w, bias``) for ``g``."""
+    """The gradients of ``x @ w.T + bias`` (a node's inputs ``x, w, bias``) for ``g``: one
+    operation first order (:class:`LinearGrad`), xad operations when recorded or batched."""
     x, w, _ = node.inputs
+    if g.ndim >= 2 and not context.hooked and not recorded(g, x, w):
+        needs = (node.needs_grad(0), node.needs_grad(1), node.needs_grad(2))
+        out = iter(apply(LinearGrad, g, x, w, needs=needs))
+        return tuple(next(out) if n else None for n in needs)
     g2 = reshape(g, (-1, g.shape[-1])) if g.ndim != 2 else g
     gx = gw = gb = None
     if node.needs_grad(0):  # N-d as one 2-D product: NumPy loops over a batch's matrices
@@ -227,6 +234,45 @@ def linear_act(x: Tensor, weight: Tensor, bias: Tensor, act: str) -> Tensor:
     return out if act == "relu" else out[0]
 
 
+class LinearGrad(Op):
+    """:class:`Linear`'s first-order rule on arrays, for a gradient of at least 2 dimensions
+    and a backward pass that is not itself recorded: the gradients of ``x``, ``w`` and the
+    bias that ``needs`` asks for, each computed as :func:`_linear_grads`'s xad operations
+    compute it (the same bits), as one operation."""
+
+    name = "linear_grad"
+    library = "matmul"
+    differentiable = False
+
+    @staticmethod
+    def forward(b, g, x, w, needs):
+        xp = b.xp
+        g2 = g if g.ndim == 2 else xp.reshape(g, (-1, g.shape[-1]))
+        out = []
+        if needs[0]:
+            gx = Matmul.forward(b, g2, w)
+            out.append(gx if g.ndim == 2 else xp.reshape(gx, x.shape))
+        if needs[1]:
+            x2 = x if x.ndim == 2 else xp.reshape(x, (-1, x.shape[-1]))
+            out.append(Matmul.forward(b, xp.matrix_transpose(g2), x2))
+        if needs[2]:
+            out.append(LinearGrad.bias(b, g, g2))
+        return tuple(out)
+
+    @staticmethod
+    def bias(b, g, g2):
+        """:func:`_bias_grad` on arrays (``g`` of at least 2 dimensions): its choice of a
+        product with ones, the sum's float32 accumulation of half precision."""
+        xp, d = b.xp, b.xad_dtype(g.dtype)
+        if b.sums_by_product and math.prod(g.shape) >= 1 << 17 and d in _BY_PRODUCT:
+            row = b.full((1, g2.shape[0]), 1, g.dtype)
+            return xp.reshape(Matmul.forward(b, row, g2), (g.shape[-1],))
+        axes = 0 if g.ndim == 2 else tuple(range(g.ndim - 1))
+        if d in (_dt.float16, _dt.bfloat16):
+            return xp.astype(xp.sum(g, axis=axes, dtype=b.dtype(_dt.float32)), g.dtype)
+        return xp.sum(g, axis=axes)
+
+
 def _bias_grad(g: Tensor, g2: Tensor) -> Tensor:
     """``g`` summed over all but its last axis (``g2``: ``g`` as 2-D); on NumPy
     (``Backend.sums_by_product``), float32/float64 from 2**17 elements as ``ones @ g2``,
@@ -245,7 +291,8 @@ def _sum_pays(x: Tensor, least: int) -> bool:
     """Whether a sum of ``x`` is better as a product with ones: a float32/float64 tensor of
     ``least`` elements or more on a backend with ``sums_by_product`` (NumPy)."""
     return x._backend.sums_by_product and math.prod(x.shape) >= least and \
-        x.dtype in (_dt.float32, _dt.float64)
+        x.dtype in _BY_PRODUCT
+
 
 
 def by_product(x: Tensor, axes: tuple[int, ...]) -> bool:

@@ -55,8 +55,26 @@ def _check_in_range(t: Tensor, n: int, where: str, what: str, bound: str,
     once on the CPU and at the next host read on CuPy (no sync inside a training step)."""
     if 0 in t.shape:
         return
+    site = (where, what, bound, n, ignore)
+    b = t._backend
+    if b.is_host and not context.hooked:  # nothing records or maps: the host reads at once
+        exc = _range_message(site, *_host_range(b, t._array, ignore, n))
+        if exc is not None:
+            raise exc
+        return
     worst = range_ends(t, ignore).astype(_dt.int64)  # [-min, max], ignore read as 0
-    _report_range(worst, (where, what, bound, n, ignore))
+    _report_range(worst, site)
+
+
+def _host_range(b: Any, a: Any, ignore: int | None, n: int) -> tuple[int, int]:
+    """``(min, max)`` of the host integer array ``a``, each ``ignore`` read as 0 (which
+    matters only when it is out of ``[0, n)``: looked at only then)."""
+    xp = b.xp
+    lo, hi = b.item(xp.min(a)), b.item(xp.max(a))
+    if ignore is not None and not (0 <= lo and hi < n):
+        a = xp.where(a == ignore, xp.zeros_like(a), a)
+        lo, hi = b.item(xp.min(a)), b.item(xp.max(a))
+    return int(lo), int(hi)
 
 
 @host_check
@@ -68,9 +86,15 @@ def _report_range(worst: Tensor, site: tuple) -> None:
 
 
 def _range_error(site: tuple, worst: Any) -> IndexError | None:
-    """The error of :func:`_check_in_range` for the host values ``[-min, max]``, if any."""
+    """The error of :func:`_check_in_range` for the host values ``[-min, max]`` (shape
+    ``(..., 2)``: vmap's batch), if any."""
+    return _range_message(site, -int(worst[..., 0].max()), int(worst[..., 1].max()))
+
+
+def _range_message(site: tuple, lo: int, hi: int) -> IndexError | None:
+    """The error for targets from ``lo`` to ``hi``, if any (``site``: as for
+    :func:`_range_error`)."""
     where, what, bound, n, ignore = site
-    lo, hi = -int(worst[..., 0].max()), int(worst[..., 1].max())  # (..., 2): vmap's batch
     if 0 <= lo and hi < n:
         return None
     return IndexError(f"{where}: {what} {hi if hi >= n else lo} is out of bounds for {bound} "
