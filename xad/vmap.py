@@ -254,7 +254,8 @@ def _joined_levels(level: BatchLevel, entry: Callable, op: Any, args: tuple,
     this call those levels are joined into one over their product (every batched input and
     parameter made per example at each of them, their batch axes merged), and the results
     split back. Runs below the levels."""
-    chain, below = [], level
+    chain: list[BatchLevel] = []
+    below = level
     while isinstance(below, BatchLevel):
         chain.insert(0, below)  # outermost first: the order of the batch axes
         below = below.parent

@@ -367,11 +367,12 @@ class _Entry:
         """The results as tensors with eager mode's identities (see :func:`_identities`),
         each made after the result it is a view of."""
         assert self.same is not None and self.backends is not None  # replay checked both
+        backends, same = self.backends, self.same
         res: list = [_UNSET] * len(outs)
 
         def made(k: int) -> Any:
             if res[k] is _UNSET:
-                o, b, how = outs[k], self.backends[k], self.same[k]
+                o, b, how = outs[k], backends[k], same[k]
                 src = None if how is None else how[1]
                 t = None if src is None else tensors[src[1]] if src[0] == "arg" else \
                     made(src[1]) if src[0] == "out" else _grad_of(src[1], tensors) \

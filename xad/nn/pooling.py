@@ -138,7 +138,7 @@ class AvgPool1d(Module):
 
 
 class _Adaptive(Module):
-    _fn: Callable[..., Tensor] = staticmethod(F.adaptive_avg_pool1d)
+    _fn: Callable[..., Any] = staticmethod(F.adaptive_avg_pool1d)
 
     def __init__(self, output_size: int | tuple, return_indices: bool = False) -> None:
         super().__init__()

@@ -6,6 +6,7 @@ hides memory layouts, so they are worked out from the chain of view operations."
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..tensor import Tensor
@@ -78,11 +79,12 @@ def _reshape(shape: tuple, st: tuple, params: dict, out: tuple) -> tuple:
     return new
 
 
-_RULES = {"getitem": _getitem,
-          "permute_dims": lambda shape, st, p, out: tuple(st[a] for a in p["axes"]),
-          "reshape": _reshape,
-          "broadcast_to": _broadcast,
-          "diagonal": lambda shape, st, p, out: st[:-2] + (st[-2] + st[-1],)}
+_RULES: dict[str, Callable[..., Any]] = {
+    "getitem": _getitem,
+    "permute_dims": lambda shape, st, p, out: tuple(st[a] for a in p["axes"]),
+    "reshape": _reshape,
+    "broadcast_to": _broadcast,
+    "diagonal": lambda shape, st, p, out: st[:-2] + (st[-2] + st[-1],)}
 
 
 def strides(t: Tensor) -> tuple[int, ...]:

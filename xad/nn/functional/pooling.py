@@ -70,8 +70,9 @@ def _image(y: Tensor, cols: Tensor, x: Tensor) -> Tensor:
 
 def max_pool2d(input: Tensor, kernel_size: IntPair, stride: IntPair | None = None,
                padding: IntPair = 0, dilation: IntPair = 1, ceil_mode: bool = False,
-               return_indices: bool = False) -> Tensor:
-    """The maximum of each window (padding never wins).
+               return_indices: bool = False) -> Tensor | tuple[Tensor, Tensor]:
+    """The maximum of each window (padding never wins); with ``return_indices``, also
+    PyTorch's flat index of each maximum.
 
     Example:
         >>> import xad
@@ -265,7 +266,7 @@ def _window_index(n: int, o: int) -> list[list[int]]:
 
 
 def adaptive_max_pool2d(input: Tensor, output_size: int | tuple[int | None, int | None],
-                        return_indices: bool = False) -> Tensor:
+                        return_indices: bool = False) -> Tensor | tuple[Tensor, Tensor]:
     """Max pooling to a fixed ``output_size`` (``None`` keeps that axis), with PyTorch's
     windows; the gradient goes to the first maximum of each window, as PyTorch's.
 
