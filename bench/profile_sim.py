@@ -173,7 +173,7 @@ def _instructions(name: str, i: int, n: int, devices: int) -> int:
     return int(found.group(1))
 
 
-def counted(devices: int, lo: int = 10, hi: int = 60) -> None:
+def counted(devices: int, lo: int = 10, hi: int = 110) -> None:
     """Print xad's own instructions per operation on each backend by subtraction."""
     per_op = {}
     for name in ("numpy", "cupy-sim"):

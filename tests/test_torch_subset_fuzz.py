@@ -701,6 +701,8 @@ AUDITED_ELSEWHERE = ("Generator Tensor amp autograd bfloat16 bool cuda compile c
                      "dist pdist renorm "
                      # torch.special's functions against torch's (tests/test_torch_special.py)
                      "special "
+                     # layers' functions fuzzed against torch by tests/test_nn_fuzz_torch.py
+                     "fold lp_pool1d lp_pool2d max_unpool1d max_unpool2d rms_norm "
                      # modules that PyTorch's examples import (tests/test_pytorch_examples.py)
                      "accelerator onnx serialization").split()
 
