@@ -187,6 +187,18 @@ def _lgamma_near_one(xp: Any, h: Any) -> Any:
     return acc
 
 
+def _shifted(xp: Any, x: Any, term: Any) -> tuple[Any, Any, Any]:
+    """For ``lgamma``/``digamma`` of ``x``: where ``x < 0``, the sum of ``term(z + k)`` for
+    ``k < _SHIFT`` with ``z = 1 - x`` there (the reflection's argument), else ``z = x``, and
+    ``z + _SHIFT`` (where the asymptotic series is accurate)."""
+    neg = x < 0.0
+    z = xp.where(neg, 1.0 - x, x)
+    shift = xp.zeros_like(z)
+    for k in range(_SHIFT):
+        shift = shift + term(z + float(k))
+    return neg, shift, z + float(_SHIFT)
+
+
 def lgamma_generic(xp: Any, x: Any) -> Any:
     """``log |Gamma(x)|`` for every real ``x`` (``inf`` at the non-positive integers).
 
@@ -196,12 +208,7 @@ def lgamma_generic(xp: Any, x: Any) -> Any:
         -0.056243716498
     """
     x0, x = x, _floating(xp, x)
-    neg = x < 0.0
-    z = xp.where(neg, 1.0 - x, x)
-    shift = xp.zeros_like(z)
-    for k in range(_SHIFT):
-        shift = shift + xp.log(z + float(k))
-    s = z + float(_SHIFT)
+    neg, shift, s = _shifted(xp, x, xp.log)
     w = 1.0 / s
     pos = (s - 0.5) * xp.log(s) - s + 0.5 * math.log(2 * math.pi) + w * _series(
         w * w, _LGAMMA) - shift
@@ -225,12 +232,7 @@ def digamma_generic(xp: Any, x: Any) -> Any:
         -0.577215664902
     """
     x0, x = x, _floating(xp, x)
-    neg = x < 0.0
-    z = xp.where(neg, 1.0 - x, x)
-    shift = xp.zeros_like(z)
-    for k in range(_SHIFT):
-        shift = shift + 1.0 / (z + float(k))
-    s = z + float(_SHIFT)
+    neg, shift, s = _shifted(xp, x, lambda v: 1.0 / v)
     w2 = 1.0 / (s * s)
     pos = xp.log(s) - 0.5 / s - w2 * _series(w2, _DIGAMMA) - shift
     t, sin_t = _sin_pi_reduced(xp, xp.where(neg, x, 0.5))
