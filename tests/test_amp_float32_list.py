@@ -55,9 +55,16 @@ def _low(xb) -> list:
 
 @pytest.mark.parametrize("name", sorted(FUNCS))
 def test_listed_functions_run_in_float32_under_autocast(xb, name):
-    fn = FUNCS[name]
+    for h in _in_float32(xb, FUNCS[name], name, X):
+        assert FUNCS[name](h.detach()).dtype is h.dtype, f"{name} outside autocast"
+
+
+def _in_float32(xb, fn, name, data):
+    """Check ``fn`` of each low-precision ``data`` under autocast: float32, the bits of
+    ``fn`` of the input in float32, the gradient in the input's dtype; the inputs back."""
+    inputs = []
     for low in _low(xb):
-        h = xad.tensor(X, backend=xb).astype(low).requires_grad_()
+        h = xad.tensor(data, backend=xb).astype(low).requires_grad_()
         with xad.amp.autocast(low):
             y = fn(h)
         assert y.dtype is xad.float32, f"{name} of {low.name}: {y.dtype}"
@@ -65,7 +72,8 @@ def test_listed_functions_run_in_float32_under_autocast(xb, name):
         np.testing.assert_array_equal(y.detach().numpy(), want.numpy(), err_msg=name)
         y.sum().backward()
         assert h.grad.dtype is low, f"{name}: gradient {h.grad.dtype}"
-        assert fn(h.detach()).dtype is low, f"{name} outside autocast"  # unchanged there
+        inputs.append(h)
+    return inputs
 
 
 @pytest.mark.parametrize("name", sorted(COMPOSED))
@@ -76,16 +84,7 @@ def test_composed_functions_on_the_list_compute_in_float32(xb, name):
     sum, and so did the margin losses before their float32 mean; ``dist``, ``pdist``,
     ``renorm`` were missing. PyTorch's CUDA autocast computes each
     in float32: the same bits as on the input cast to float32, here."""
-    fn = COMPOSED[name]
-    for low in _low(xb):
-        h = xad.tensor(X2, backend=xb).astype(low).requires_grad_()
-        with xad.amp.autocast(low):
-            y = fn(h)
-        assert y.dtype is xad.float32, f"{name} of {low.name}: {y.dtype}"
-        want = fn(h.detach().astype(xad.float32))
-        np.testing.assert_array_equal(y.detach().numpy(), want.numpy(), err_msg=name)
-        y.sum().backward()
-        assert h.grad.dtype is low, f"{name}: gradient {h.grad.dtype}"
+    _in_float32(xb, COMPOSED[name], name, X2)
 
 
 def test_exp_no_longer_overflows_and_other_operations_stay_low(xb):
