@@ -93,8 +93,9 @@ class Tensor:
         tensor([2., 4.], dtype=xad.float32, backend=numpy)
     """
 
-    # Defaults live on the class, so making a tensor sets only ``data`` and ``_backend``
-    # (this is on the per-operation path).
+    # Defaults live on the class; the fields every operation reads (``_node``, ``_vc``, and
+    # a result's ``_idx``/``requires_grad``) are also set when a tensor is made: an
+    # instance attribute is read faster than a class default (the per-operation path).
     requires_grad = False
     _data_of = False  # made by .data: in-place changes reach the base outside any graph
     _grad: Tensor | None = None

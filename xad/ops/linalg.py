@@ -23,6 +23,7 @@ from .tangent import total
 __all__ = ["matmul", "linear", "einsum", "tensordot"]
 
 _BY_PRODUCT = (_dt.float32, _dt.float64)  # the dtypes summed as products with ones
+_BIAS_BY_PRODUCT = 1 << 17  # a bias gradient of this many elements: a product with ones
 
 
 class Matmul(Op):
@@ -264,7 +265,8 @@ class LinearGrad(Op):
         """:func:`_bias_grad` on arrays (``g`` of at least 2 dimensions): its choice of a
         product with ones, the sum's float32 accumulation of half precision."""
         xp, d = b.xp, b.xad_dtype(g.dtype)
-        if b.sums_by_product and math.prod(g.shape) >= 1 << 17 and d in _BY_PRODUCT:
+        if b.sums_by_product and math.prod(g.shape) >= _BIAS_BY_PRODUCT \
+                and d in _BY_PRODUCT:
             row = b.full((1, g2.shape[0]), 1, g.dtype)
             return xp.reshape(Matmul.forward(b, row, g2), (g.shape[-1],))
         axes = 0 if g.ndim == 2 else tuple(range(g.ndim - 1))
@@ -280,7 +282,7 @@ def _bias_grad(g: Tensor, g2: Tensor) -> Tensor:
     gain less than the two extra operations cost)."""
     if g.ndim == 1:
         return g
-    if _sum_pays(g, 1 << 17):
+    if _sum_pays(g, _BIAS_BY_PRODUCT):
         row = ones((1, g2.shape[0]), dtype=g.dtype, backend=g._backend)
         return reshape(apply(Matmul, row, g2), (g.shape[-1],))
     return g.sum(axis=0 if g.ndim == 2 else tuple(range(g.ndim - 1)))  # the method:
