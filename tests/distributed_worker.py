@@ -137,16 +137,23 @@ class TwoHeads(nn.Module):
     def __init__(self):
         super().__init__()
         self.a, self.b = nn.Linear(3, 1), nn.Linear(3, 1)
+        self.use_b = False
 
     def forward(self, x):
-        return self.a(x)
+        return self.a(x) + self.b(x) if self.use_b else self.a(x)
 
 
 def check_unused():
+    """A head unused on every rank keeps ``.grad`` None (before: zeros, which momentum and
+    weight decay then applied); one used on rank 0 only averages with the others' zeros."""
     ddp = dist.DataParallel(TwoHeads(), find_unused_parameters=True)
     ddp(xad.ones(2, 3)).sum().backward()
-    assert ddp.module.b.weight.grad.tolist() == [[0.0, 0.0, 0.0]]
+    assert ddp.module.b.weight.grad is None
     np.testing.assert_allclose(ddp.module.a.bias.grad.numpy(), [2.0])
+    ddp.module.zero_grad()
+    ddp.module.use_b = R == 0
+    ddp(xad.ones(2, 3)).sum().backward()
+    np.testing.assert_allclose(ddp.module.b.bias.grad.numpy(), [2.0 / N])
     strict = dist.DataParallel(TwoHeads())
     try:
         strict(xad.ones(2, 3)).sum().backward()
@@ -182,6 +189,30 @@ def check_sampler():
             for v in b.tolist()]
     every = [v for part in W.allgather(mine) for v in part]
     assert len(every) == N * -(-10 // N) and set(every) == set(map(float, range(10))), every
+
+
+def check_half(backend):
+    """bfloat16 travels as float32 and comes back bfloat16 (before: torch's came back
+    float32 and the gradient hook refused it; JAX's made MPI raise BufferError)."""
+    xad.set_backend(backend)
+    bf = xad.bfloat16
+    t = xad.tensor([R + 0.5, 2.0]).astype(bf)
+    got = dist.all_reduce(t)
+    assert got.dtype == bf and got.tolist() == [N * N / 2, 2.0 * N], got.tolist()
+    t = xad.tensor([R + 0.5, 2.0]).astype(bf)
+    assert dist.broadcast(t, root=N - 1).tolist() == [N - 0.5, 2.0]
+    assert [g.tolist()[0] for g in dist.all_gather(t)] == [N - 0.5] * N
+    (x, _), = batches(1)
+    ddp = dist.DataParallel(make_model(R).to(bf), bucket_mb=1e-4)
+    ref = make_model(99).to(bf)
+    ref.load_state_dict(ddp.module.state_dict())
+    (ddp(xad.tensor(shard(x)).astype(bf)) ** 2).sum().backward()
+    (ref(xad.tensor(x).astype(bf)) ** 2).sum().backward()
+    for p, q in zip(ddp.parameters(), ref.parameters()):
+        assert p.grad.dtype == bf
+        a, b = (v.grad.astype(xad.float32).numpy() for v in (p, q))
+        np.testing.assert_allclose(a * N, b, rtol=0.05, atol=0.05 * np.abs(b).max())
+    xad.set_backend("numpy")
 
 
 def check_broadcast_buffers():
@@ -289,6 +320,9 @@ def main(mode):
     check_sampler()
     check_unused()
     check_broadcast_buffers()
+    if mode == "mpi":
+        check_half("torch")
+        check_half("jax")
     if mode == "nccl":
         import nccl_standin
         names = {name for name, _ in nccl_standin.nccl.calls}

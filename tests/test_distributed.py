@@ -93,7 +93,7 @@ def test_data_parallel_unused_parameter_is_named(xb):
         ddp(xad.ones(1, 2)).sum().backward()
     ddp = dist.DataParallel(TwoHeads(), find_unused_parameters=True)
     ddp(xad.ones(1, 2)).sum().backward()
-    assert ddp.module.b.bias.grad.tolist() == [0.0]
+    assert ddp.module.b.bias.grad is None  # unused on every rank: untouched, as PyTorch
     with pytest.raises(TypeError, match="DataParallel wraps an xad.nn.Module"):
         dist.DataParallel(lambda x: x)
 
@@ -206,3 +206,64 @@ def test_data_parallel_keeps_gradient_shares_outside_its_forward(xb):
 def test_init_checks_its_timeout():
     with pytest.raises(ValueError, match="timeout must be a positive number of seconds"):
         dist.init(timeout=0)
+
+
+class _Heads(nn.Module):
+    """Two heads; ``forward`` uses the second only when ``both``."""
+
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = nn.Linear(3, 2).double(), nn.Linear(3, 2).double()
+        self.both = False
+
+    def forward(self, x):
+        return self.a(x) + (self.b(x) if self.both else 0)
+
+
+@pytest.mark.parametrize("opt", ["sgd", "adamw"])
+def test_data_parallel_unused_head_trains_as_one_process(xb, opt):
+    """A head unused on every rank keeps ``.grad`` None, so the optimiser skips it as with
+    one process; before, it got a zero gradient and momentum / weight decay moved it."""
+    xad.manual_seed(3)
+    model, ref = _Heads(), _Heads()
+    ref.load_state_dict(model.state_dict())
+    ddp = dist.DataParallel(model, find_unused_parameters=True, bucket_mb=1e-5)
+    make = {"sgd": lambda ps: xad.optim.SGD(ps, lr=0.1, momentum=0.9, weight_decay=0.1),
+            "adamw": lambda ps: xad.optim.AdamW(ps, lr=0.1)}[opt]
+    opts = [make(model.parameters()), make(ref.parameters())]
+    x = xad.randn(4, 3).astype(xad.float64)
+    for step in range(4):
+        for m, o, net in ((ddp, opts[0], model), (ref, opts[1], ref)):
+            net.both = step == 1  # the second head trains once, then idles
+            o.zero_grad()
+            (m(x) ** 2).sum().backward()
+            o.step()
+    assert model.b.weight.grad is None
+    for p, q in zip(model.parameters(), ref.parameters()):
+        np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_data_parallel_half_precision_gradients_keep_their_dtype(xb, dtype):
+    """bfloat16 on torch and JAX: the gradient came back float32 (torch) or MPI refused
+    the buffer (JAX); both raised in backward."""
+    d = getattr(xad, dtype)
+    try:
+        xb.dtype(d)
+    except TypeError:
+        pytest.skip(f"{xb.name} has no {dtype}")
+    xad.manual_seed(4)
+    model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1)).to(d)
+    ref = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1)).to(d)
+    ref.load_state_dict(model.state_dict())
+    x = xad.randn(5, 3).astype(d)
+    (dist.DataParallel(model, bucket_mb=1e-5)(x) ** 2).sum().backward()
+    (ref(x) ** 2).sum().backward()
+    for p, q in zip(model.parameters(), ref.parameters()):
+        assert p.grad.dtype == d
+        np.testing.assert_array_equal(p.grad.astype(xad.float32).numpy(),
+                                      q.grad.astype(xad.float32).numpy())
+    for op in ("sum", "mean", "max"):  # the collectives too
+        t = xad.tensor([1.5, -2.0]).astype(d)
+        assert dist.all_reduce(t, op=op).dtype == d
+    assert dist.broadcast(t).dtype == d and dist.all_gather(t)[0].dtype == d

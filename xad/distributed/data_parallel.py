@@ -40,7 +40,7 @@ from .world import comm, world_size
 
 __all__ = ["DataParallel"]
 
-_ITEMSIZE = {"float16": 2, "float32": 4, "float64": 8}
+_ITEMSIZE = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8}
 
 
 class _Ready(Function):
@@ -67,6 +67,19 @@ class _Bucket:
         self.missing = len(params)
         self.pending: Any = None
         self.numel = sum(p.size for p in params)
+
+
+class _Done:
+    """A world of one rank's all-reduce: the bucket itself, nothing moved."""
+
+    def __init__(self, flat: Any) -> None:
+        self.flat = flat
+
+    def test(self) -> bool:
+        return True
+
+    def wait(self) -> Any:
+        return self.flat
 
 
 def _make_buckets(params: list[Tensor], limit: int) -> list[_Bucket]:
@@ -163,7 +176,7 @@ class _Reducer:
             bk = self.buckets[self.next]
             b = bk.params[0]._backend
             flat = b.xp.concat([b.xp.reshape(v._array, (-1,)) for v in bk.values])
-            bk.pending = self.comm.iallreduce(flat, b)
+            bk.pending = self.comm.iallreduce(flat, b) if self.comm.size > 1 else _Done(flat)
             self.next += 1
 
     def finish(self) -> None:
@@ -184,6 +197,7 @@ class _Reducer:
                 Tensor._make(p._backend.zeros(p.shape, p._array.dtype), p._backend)
         start = time.perf_counter()
         self._launch(lambda k: True)
+        idle = self._idle(unused) if self.find_unused else set()
         self.reduced = {}
         for bk in self.buckets:
             flat = self._average(bk.pending.wait(), bk.params[0]._backend)
@@ -195,7 +209,20 @@ class _Reducer:
                 offset += p.size
         self.wait_seconds += time.perf_counter() - start
         for p in unused:  # their leaf hooks may not run: store here
-            p.grad = self.reduced.pop(id(p))
+            averaged = self.reduced.pop(id(p))
+            if self.slot[id(p)] not in idle:
+                p.grad = averaged
+
+    def _idle(self, unused: list[Tensor]) -> set[tuple[int, int]]:
+        """The slots of the parameters that no rank gave a gradient, in this step or
+        accumulated: their ``.grad`` stays ``None``, as with one process (and as PyTorch's
+        DDP leaves a globally unused parameter's gradient untouched), so an optimiser skips
+        them instead of applying momentum or weight decay to a zero gradient. One small
+        exchange per step, after every bucket has started (the same order on every rank)."""
+        mine = {self.slot[id(p)] for p in unused if p.grad is None}
+        if self.comm.size == 1:
+            return mine
+        return set.intersection(*map(set, self.comm.gather_objects(sorted(mine))))
 
     def _average(self, flat: Any, b: Any) -> Any:
         """The summed bucket divided by the world size (in place where arrays allow)."""
@@ -285,11 +312,13 @@ class DataParallel(Module):
     """Data-parallel training: wrap the model, train as usual, every rank on its own shard.
 
     ``bucket_mb``: the size of a gradient bucket in MiB; ``find_unused_parameters``: allow
-    parameters that get no gradient in a step (they count as zeros; without it such a step
-    raises, naming them); ``broadcast_buffers`` (as PyTorch's, on by default) copies rank 0's
-    buffers (BatchNorm's running statistics) to every rank at the start of each forward in
-    training mode, so the replicas stay identical; ``overlap=False`` starts the all-reduces
-    only after the backward (to measure what overlapping gains). ``wait_seconds`` adds up
+    parameters that get no gradient in a step (a rank without one adds zeros to the
+    average; one unused on every rank keeps its ``.grad``, ``None`` after ``zero_grad``, as
+    with one process; without the flag such a step raises, naming them);
+    ``broadcast_buffers`` (as PyTorch's, on by default) copies rank 0's buffers (BatchNorm's
+    running statistics) to every rank at the start of each forward in training mode, so
+    the replicas stay identical; ``overlap=False`` starts the all-reduces only after the
+    backward (to measure what overlapping gains). ``wait_seconds`` adds up
     the time this rank spent blocked on them. The gradients are averaged, so a loss that is a
     mean over the local shard gives the global mean gradient when the shards have equal
     sizes. Several forwards may precede one backward (their gradients add up, as with one

@@ -3,8 +3,10 @@
 MPI reads and writes host buffers, so each array goes through its backend's explicit host
 path: ``Backend.to_numpy`` (a view on NumPy, a copy on torch, JAX and array_api_strict) and
 ``Backend.from_numpy`` back. ``mpi4py`` infers the MPI datatype from the buffer; booleans
-reduce with a logical or. ``iallreduce`` starts a non-blocking ``Iallreduce`` and returns a
-handle whose ``wait()`` gives the result.
+reduce with a logical or. bfloat16, which MPI cannot name (and NumPy only through
+``ml_dtypes``), travels as float32 (which holds every value) and comes back as bfloat16.
+``iallreduce`` starts a non-blocking ``Iallreduce`` and returns a handle whose ``wait()``
+gives the result.
 
 A collective that waits longer than ``timeout`` seconds ends the job: MPI has no timeout
 of its own, and polling a non-blocking call from Python slowed DataParallel's all-reduces
@@ -59,11 +61,18 @@ class _Watchdog:
                 os._exit(1)  # the launcher then stops the other ranks
 
 
+def _back(b: Backend, h: Any, dtype: Any) -> Any:
+    """The host array ``h`` on ``b``'s device, in the native ``dtype`` it left with (torch
+    hands bfloat16 out as float32, and :meth:`MpiComm._host` turns JAX's into float32)."""
+    out = b.from_numpy(h)
+    return out if out.dtype == dtype else b.xp.astype(out, dtype)
+
+
 class _Pending:
     """A started ``Iallreduce``: ``wait()`` returns the reduced array on its backend."""
 
-    def __init__(self, comm: MpiComm, request: Any, host: Any, b: Backend) -> None:
-        self.comm, self.request, self.host, self.b = comm, request, host, b
+    def __init__(self, comm: MpiComm, request: Any, host: Any, b: Backend, dtype: Any) -> None:
+        self.comm, self.request, self.host, self.b, self.dtype = comm, request, host, b, dtype
 
     def test(self) -> bool:
         """Give MPI a chance to progress; True once done."""
@@ -71,7 +80,7 @@ class _Pending:
 
     def wait(self) -> Any:
         self.comm.call("DataParallel backward", self.request.Wait)
-        return self.b.from_numpy(self.host)
+        return _back(self.b, self.host, self.dtype)
 
 
 class MpiComm:
@@ -125,6 +134,8 @@ class MpiComm:
         """``a`` as a writable, contiguous NumPy array (the backend's explicit host path);
         a private copy unless ``private`` is False and NumPy already gave one."""
         h = b.to_numpy(a)
+        if h.dtype.kind == "V":  # bfloat16 on JAX (ml_dtypes): MPI has no datatype for it
+            return h.astype("float32")
         if private or h is not a or not h.flags.c_contiguous or not h.flags.writeable:
             h = h.copy()
         return h
@@ -136,30 +147,30 @@ class MpiComm:
     def allreduce(self, a: Any, b: Backend, op: str) -> Any:
         h = self._host(b, a)
         self.call("all_reduce", self.comm.Allreduce, self.MPI.IN_PLACE, h, op=self._op(op, h))
-        return b.from_numpy(h)
+        return _back(b, h, a.dtype)
 
     def iallreduce(self, a: Any, b: Backend) -> _Pending:
         """Start summing ``a`` (a fresh array the caller gives up) across ranks."""
         h = self._host(b, a, private=False)
         return _Pending(self, self.comm.Iallreduce(self.MPI.IN_PLACE, h, op=self._op("sum", h)),
-                        h, b)
+                        h, b, a.dtype)
 
     def broadcast(self, a: Any, b: Backend, root: int) -> Any:
         h = self._host(b, a)
         self.call("broadcast", self.comm.Bcast, h, root=root)
-        return b.from_numpy(h)
+        return _back(b, h, a.dtype)
 
     def all_gather(self, a: Any, b: Backend) -> Any:
         h = self._host(b, a)
         out = self._host(b, b.zeros((self.size, *a.shape), a.dtype))
         self.call("all_gather", self.comm.Allgather, h, out)
-        return b.from_numpy(out)
+        return _back(b, out, a.dtype)
 
     def reduce_scatter(self, a: Any, b: Backend, op: str) -> Any:
         h = self._host(b, a)
         out = self._host(b, b.zeros((a.shape[0] // self.size, *a.shape[1:]), a.dtype))
         self.call("reduce_scatter", self.comm.Reduce_scatter_block, h, out, op=self._op(op, h))
-        return b.from_numpy(out)
+        return _back(b, out, a.dtype)
 
     def barrier(self) -> None:
         self.call("barrier", self.comm.Barrier)
