@@ -191,6 +191,28 @@ def check_sampler():
     assert len(every) == N * -(-10 // N) and set(every) == set(map(float, range(10))), every
 
 
+class Checkpointed(nn.Module):
+    def __init__(self, seed):
+        super().__init__()
+        self.inner, self.head = make_model(seed), nn.Linear(1, 1).double()
+
+    def forward(self, x):
+        return self.head(xad.checkpoint(self.inner, x))
+
+
+def check_checkpoint():
+    """A checkpointed region in the wrapper's forward trains as one process (before, the
+    re-run in backward raised: it built a graph without the wrapper's identities)."""
+    (x, y), = batches(1)
+    ddp = dist.DataParallel(Checkpointed(R), bucket_mb=5e-4)
+    ref = Checkpointed(99)
+    ref.load_state_dict(ddp.module.state_dict())
+    for m, xs, ys, scale in ((ddp, shard(x), shard(y), N / 10), (ref, x, y, 1 / 10)):
+        ((m(xad.tensor(xs)) - xad.tensor(ys)) ** 2).sum().mul(scale).backward()
+    for a, b in zip(params_grads(ddp), params_grads(ref)):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-15)
+
+
 def check_half(backend):
     """bfloat16 travels as float32 and comes back bfloat16 (before: torch's came back
     float32 and the gradient hook refused it; JAX's made MPI raise BufferError)."""
@@ -320,6 +342,7 @@ def main(mode):
     check_sampler()
     check_unused()
     check_broadcast_buffers()
+    check_checkpoint()
     if mode == "mpi":
         check_half("torch")
         check_half("jax")

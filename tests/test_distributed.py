@@ -267,3 +267,31 @@ def test_data_parallel_half_precision_gradients_keep_their_dtype(xb, dtype):
         t = xad.tensor([1.5, -2.0]).astype(d)
         assert dist.all_reduce(t, op=op).dtype == d
     assert dist.broadcast(t).dtype == d and dist.all_gather(t)[0].dtype == d
+
+
+class _Checkpointed(nn.Module):
+    """A checkpointed region holding the first layer and a tied use of it."""
+
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = nn.Linear(3, 3).double(), nn.Linear(3, 1).double()
+
+    def forward(self, x):
+        inner = xad.checkpoint(lambda z: xad.tanh(self.a(xad.tanh(self.a(z)))), x)
+        return self.b(inner)
+
+
+@pytest.mark.parametrize("find_unused", [False, True])
+def test_data_parallel_with_a_checkpointed_region(xb, find_unused):
+    """Backward re-runs the region without the wrapper's identities: before, checkpoint
+    raised "the function built a different graph"."""
+    xad.manual_seed(5)
+    model, ref = _Checkpointed(), _Checkpointed()
+    ref.load_state_dict(model.state_dict())
+    ddp = dist.DataParallel(model, bucket_mb=1e-5, find_unused_parameters=find_unused)
+    x = xad.randn(4, 3).astype(xad.float64)
+    for _ in range(2):
+        for m in (ddp, ref):
+            (m(x) ** 2).sum().backward()
+    _same_grads(model, ref)
+    assert all(type(p) is nn.Parameter for p in model.parameters())

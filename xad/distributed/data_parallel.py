@@ -34,6 +34,7 @@ from ..function import Function
 from ..grad_mode import is_grad_enabled, no_grad
 from ..nn.module import Module
 from ..tensor import Tensor
+from ..utils.checkpoint import recomputing
 from .agreement import Disagreement, agree, describe, layout_code
 from .collectives import all_reduce, broadcast_from_first
 from .world import comm, world_size
@@ -47,15 +48,16 @@ class _Ready(Function):
     """Identity on a parameter; its backward reports the parameter's complete gradient."""
 
     @staticmethod
-    def forward(ctx: Any, reducer: _Reducer, p: Tensor) -> Tensor:
+    def forward(ctx: Any, reducer: _Reducer, p: Tensor, counted: bool = True) -> Tensor:
         ctx.reducer, ctx.param, ctx.step = reducer, p, reducer.step
-        reducer.expect(p)
+        if counted:  # not when a checkpointed region re-runs: it replaces a counted one
+            reducer.expect(p)
         return p
 
     @staticmethod  # one output, so one gradient: narrower than Function's *grads, as documented
     def backward(ctx: Any, g: Tensor) -> tuple:  # type: ignore[override]
         ctx.reducer.ready(ctx.param, g, ctx.step)
-        return None, g
+        return None, g, None
 
 
 class _Bucket:
@@ -354,6 +356,7 @@ class DataParallel(Module):
         for m in module.modules():
             if any(id(p) in self._reducer.slot for p in m._parameters.values()):
                 m.register_forward_pre_hook(self._see_parameters)
+                m.register_forward_hook(self._restore)
 
     @property
     def wait_seconds(self) -> float:
@@ -361,17 +364,36 @@ class DataParallel(Module):
         return self._reducer.wait_seconds
 
     def _see_parameters(self, m: Module, args: tuple) -> None:
-        """Pre-hook: ``m`` sees its parameters through :class:`_Ready` for this forward."""
+        """Pre-hook: ``m`` sees its parameters through :class:`_Ready` for this forward, and
+        when backward re-runs a checkpointed region of it (``xad.checkpoint``), so that the
+        re-run builds the first run's graph (its identities replace, uncounted, the first
+        run's, whose nodes checkpointing stripped)."""
         r = self._reducer
-        if not (self._tracking and is_grad_enabled()):
-            return  # outside a synced forward of the wrapper, or a no_grad block inside it
+        if not is_grad_enabled():
+            return  # a no_grad block
+        if self._tracking:
+            seen, counted = self._seen, True
+        elif recomputing() and r.armed and r.reduced is None:
+            seen, counted = {}, False
+        else:
+            return  # outside a synced forward of the wrapper
         for name, p in list(m._parameters.items()):
             if p is not None and id(p) in r.slot:
-                seen = self._seen.get(id(p))  # a shared (tied) parameter: one identity
-                if seen is None:
-                    seen = self._seen[id(p)] = _Ready.apply(r, p)
-                m._parameters[name] = seen
+                same = seen.get(id(p))  # a shared (tied) parameter: one identity
+                if same is None:
+                    same = seen[id(p)] = _Ready.apply(r, p, counted)
+                m._parameters[name] = same
                 self._swapped.append((m, name, p))
+
+    def _restore(self, m: Module, args: tuple, out: Any) -> None:
+        """Post-hook: after a checkpointed re-run's call, ``m`` holds its parameters again
+        (the wrapper's forward restores every module at its end)."""
+        if self._tracking or not self._swapped:
+            return
+        for mod, name, p in self._swapped:
+            if mod is m:
+                m._parameters[name] = p
+        self._swapped = [e for e in self._swapped if e[0] is not m]
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         if self.broadcast_buffers and self.training and world_size() > 1:

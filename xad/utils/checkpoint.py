@@ -17,6 +17,7 @@ The nodes made inside ``f`` are told apart from older ones by their creation num
 
 from __future__ import annotations
 
+import threading
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -28,7 +29,21 @@ from ..graph import Node, producer, walk
 from ..tensor import Tensor
 from ..tracing import host_call
 
-__all__ = ["checkpoint"]
+_depth = threading.local()  # how many re-runs are in progress in this thread
+
+__all__ = ["checkpoint", "recomputing"]
+
+
+def recomputing() -> bool:
+    """Whether a checkpointed function is being re-run by backward now (in this thread), so
+    a module hook that changes the graph (DataParallel's) can build the first run's again.
+
+    Example:
+        >>> import xad
+        >>> xad.utils.checkpoint.recomputing()
+        False
+    """
+    return getattr(_depth, "n", 0) > 0
 
 
 def _outputs(out: Any) -> list[Tensor]:
@@ -134,10 +149,12 @@ class _Refill:
         self.check_versions()
         cast, context.autocast = context.autocast, self.autocast
         self.restore()
+        _depth.n = getattr(_depth, "n", 0) + 1
         try:
             with _ag.enable_grad():
                 new = _outputs(self.f(*self.args, **self.kwargs))
         finally:
+            _depth.n -= 1
             context.autocast = cast
             self.resume()
         if len(self.old) != len(new):
