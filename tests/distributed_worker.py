@@ -213,6 +213,19 @@ def check_checkpoint():
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-15)
 
 
+def check_float16_range():
+    """Each rank's float16 gradient is 40000, the average too; summed before dividing it
+    overflowed to inf (float16 stops at 65504): PyTorch's DDP divides first, and so now."""
+    lin = nn.Linear(1, 1, bias=False).to(xad.float16)
+    ddp = dist.DataParallel(lin)
+    ddp(xad.tensor([[40000.0]]).astype(xad.float16)).sum().backward()
+    assert lin.weight.grad.tolist() == [[40000.0]], lin.weight.grad.tolist()
+    big = xad.tensor([40000.0]).astype(xad.float16)
+    assert dist.all_reduce(big, op="mean").tolist() == [40000.0]
+    big = xad.full((N,), 40000.0).astype(xad.float16)
+    assert dist.reduce_scatter(big, op="mean").tolist() == [40000.0]
+
+
 def check_half(backend):
     """bfloat16 travels as float32 and comes back bfloat16 (before: torch's came back
     float32 and the gradient hook refused it; JAX's made MPI raise BufferError)."""
@@ -343,6 +356,7 @@ def main(mode):
     check_unused()
     check_broadcast_buffers()
     check_checkpoint()
+    check_float16_range()
     if mode == "mpi":
         check_half("torch")
         check_half("jax")

@@ -59,11 +59,11 @@ def all_reduce(t: Tensor, op: str = "sum") -> Tensor:
     """
     _check("all_reduce", t, op)
     c = _comm("all_reduce", t, op)
-    a = c.allreduce(t._array, t._backend, "sum" if op == "mean" else op)
-    if op == "mean":
+    a = t._array
+    if op == "mean":  # divided first, as NCCL's average: a float16 sum may overflow
         with t._backend.on_device():
             a = a / c.size
-    return _write_back(t, a)
+    return _write_back(t, c.allreduce(a, t._backend, "sum" if op == "mean" else op))
 
 
 def broadcast(t: Tensor, root: int = 0) -> Tensor:
@@ -126,5 +126,9 @@ def reduce_scatter(t: Tensor, op: str = "sum") -> Tensor:
         raise ValueError(f"xad.distributed.reduce_scatter: the first axis of a tensor of "
                          f"shape {t.shape} must split into {c.size} equal blocks (one per "
                          f"rank); pad it to a multiple of {c.size}")
-    a = c.reduce_scatter(t._array, t._backend, "sum" if op == "mean" else op)
-    return Tensor._make(a / c.size if op == "mean" else a, t._backend)
+    a = t._array
+    if op == "mean":  # divided first, as all_reduce's
+        with t._backend.on_device():
+            a = a / c.size
+    return Tensor._make(c.reduce_scatter(a, t._backend, "sum" if op == "mean" else op),
+                        t._backend)

@@ -177,7 +177,8 @@ class _Reducer:
                                count=sum(bk.numel for bk in self.buckets), code=self.layout))
             bk = self.buckets[self.next]
             b = bk.params[0]._backend
-            flat = b.xp.concat([b.xp.reshape(v._array, (-1,)) for v in bk.values])
+            flat = self._share(b.xp.concat([b.xp.reshape(v._array, (-1,)) for v in bk.values]),
+                               b)
             bk.pending = self.comm.iallreduce(flat, b) if self.comm.size > 1 else _Done(flat)
             self.next += 1
 
@@ -202,7 +203,7 @@ class _Reducer:
         idle = self._idle(unused) if self.find_unused else set()
         self.reduced = {}
         for bk in self.buckets:
-            flat = self._average(bk.pending.wait(), bk.params[0]._backend)
+            flat = bk.pending.wait()
             offset = 0
             for p in bk.params:
                 b = p._backend
@@ -226,8 +227,10 @@ class _Reducer:
             return mine
         return set.intersection(*map(set, self.comm.gather_objects(sorted(mine))))
 
-    def _average(self, flat: Any, b: Any) -> Any:
-        """The summed bucket divided by the world size (in place where arrays allow)."""
+    def _share(self, flat: Any, b: Any) -> Any:
+        """The fresh bucket ``flat`` divided by the world size, before the sum (in place
+        where arrays allow), as PyTorch's DDP: N float16 gradients can overflow their sum
+        where their average does not."""
         n = self.comm.size
         if n == 1:
             return flat
