@@ -295,3 +295,26 @@ def test_data_parallel_with_a_checkpointed_region(xb, find_unused):
             (m(x) ** 2).sum().backward()
     _same_grads(model, ref)
     assert all(type(p) is nn.Parameter for p in model.parameters())
+
+
+def test_data_parallel_model_on_two_backends(xb):
+    """One rank's model split over two backends (devices): a bucket mixed them and the
+    concatenation raised a bare TypeError from the first backend's library."""
+    class Split(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = nn.Linear(3, 2).double().to("array_api_strict")
+            self.b = nn.Linear(2, 1).double()
+
+        def forward(self, x):
+            return self.b(self.a(x.to("array_api_strict")).to(xb))
+
+    xad.manual_seed(6)
+    model, ref = Split(), Split()
+    ref.load_state_dict(model.state_dict())
+    x = xad.randn(4, 3).astype(xad.float64)
+    (dist.DataParallel(model)(x) ** 2).sum().backward()
+    (ref(x) ** 2).sum().backward()
+    _same_grads(model, ref)
+    assert model.a.weight.grad.backend.name == "array_api_strict"
+    assert model.b.weight.grad.backend is xb

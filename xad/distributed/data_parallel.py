@@ -61,7 +61,7 @@ class _Ready(Function):
 
 
 class _Bucket:
-    """Parameters of one dtype whose gradients are all-reduced as one flat array."""
+    """Parameters of one dtype and backend (device), all-reduced as one flat array."""
 
     def __init__(self, params: list[Tensor]) -> None:
         self.params = params
@@ -89,7 +89,9 @@ def _make_buckets(params: list[Tensor], limit: int) -> list[_Bucket]:
     size = 0
     for p in reversed(params):
         nbytes = p.size * _ITEMSIZE.get(p.dtype.name, 8)
-        if not buckets or size + nbytes > limit or buckets[-1][0].dtype != p.dtype:
+        last = buckets[-1][0] if buckets else None
+        if last is None or size + nbytes > limit or last.dtype != p.dtype or \
+                last._backend is not p._backend:  # one dtype and device per bucket
             buckets.append([])
             size = 0
         buckets[-1].append(p)
