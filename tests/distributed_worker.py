@@ -336,7 +336,23 @@ def leave(mode):
     dist.barrier()  # would wait forever for rank 1 without the abort
 
 
+def fuzz(first, count):
+    """``count`` cases of distributed_fuzz_cases from seed ``first``, on NumPy."""
+    import distributed_fuzz_cases as cases
+    dist.init("mpi")
+    for seed in range(first, first + count):
+        mine, ref = cases.run(cases.draw(seed, N), dist, R, N)
+        for k, (a, b) in enumerate(zip(mine, ref)):
+            np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12, err_msg=(
+                f"case {seed}: {cases.draw(seed, N)}, parameter {k}"))
+        every = W.allgather(mine)
+        assert all(np.array_equal(a, b) for other in every for a, b in zip(other, mine))
+    print(f"rank {R}/{N} fuzz: {count} cases OK", flush=True)
+
+
 def main(mode):
+    if mode.startswith("fuzz:"):
+        return fuzz(*map(int, mode.split(":")[1:]))
     if mode == "nccl":
         import nccl_standin
         xad.get_backend().nccl_transport = nccl_standin.Transport
