@@ -213,6 +213,40 @@ def check_checkpoint():
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-15)
 
 
+def bn_model(seed, conv):
+    xad.manual_seed(seed)
+    if conv:
+        return nn.Sequential(nn.Conv2d(2, 3, 3), nn.BatchNorm2d(3, momentum=None), nn.Tanh(),
+                             nn.Flatten(), nn.Linear(12, 1)).double()
+    return nn.Sequential(nn.Linear(4, 5), nn.BatchNorm1d(5), nn.Tanh(),
+                         nn.Linear(5, 1)).double()
+
+
+def check_sync_batchnorm():
+    """DataParallel over SyncBatchNorm trains as one process's BatchNorm on the global batch
+    (parameters and running statistics), uneven shards included; eval mode agrees too."""
+    rng = np.random.default_rng(8)
+    for conv in (False, True):
+        ddp = dist.DataParallel(dist.SyncBatchNorm.convert_sync_batchnorm(bn_model(R, conv)))
+        ref = bn_model(99, conv)
+        ref.load_state_dict(ddp.module.state_dict())
+        opts = [xad.optim.SGD(m.parameters(), lr=0.1, momentum=0.9) for m in (ddp, ref)]
+        for _ in range(3):
+            x = rng.standard_normal((10, 2, 4, 4) if conv else (10, 4))
+            for m, o, xs, scale in ((ddp, opts[0], shard(x), N / 10), (ref, opts[1], x, 0.1)):
+                o.zero_grad()
+                (m(xad.tensor(xs)) ** 2).sum().mul(scale).backward()
+                o.step()
+        got, want = ddp.module.state_dict(), ref.state_dict()
+        for k in want:
+            np.testing.assert_allclose(got[k].numpy(), want[k].numpy(), rtol=1e-9,
+                                       atol=1e-12, err_msg=k)
+        ddp.eval()
+        ref.eval()
+        np.testing.assert_allclose(ddp(xad.tensor(shard(x))).numpy(),
+                                   ref(xad.tensor(shard(x))).numpy(), rtol=1e-12)
+
+
 def check_float16_range():
     """Each rank's float16 gradient is 40000, the average too; summed before dividing it
     overflowed to inf (float16 stops at 65504): PyTorch's DDP divides first, and so now."""
@@ -373,6 +407,7 @@ def main(mode):
     check_broadcast_buffers()
     check_checkpoint()
     check_float16_range()
+    check_sync_batchnorm()
     if mode == "mpi":
         check_half("torch")
         check_half("jax")

@@ -318,3 +318,31 @@ def test_data_parallel_model_on_two_backends(xb):
     _same_grads(model, ref)
     assert model.a.weight.grad.backend.name == "array_api_strict"
     assert model.b.weight.grad.backend is xb
+
+
+@pytest.mark.parametrize("conv", [False, True])
+def test_sync_batchnorm_of_one_rank_is_batchnorm(xb, conv):
+    """One rank: SyncBatchNorm (converted in place of BatchNorm) trains as BatchNorm; the
+    ranks' case is tests/distributed_worker.py's check_sync_batchnorm."""
+    def make():
+        xad.manual_seed(7)
+        if conv:
+            return nn.Sequential(nn.Conv2d(2, 3, 3), nn.BatchNorm2d(3), nn.Flatten(),
+                                 nn.Linear(12, 1)).double()
+        return nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4, momentum=None),
+                             nn.Linear(4, 1)).double()
+
+    model, ref = dist.SyncBatchNorm.convert_sync_batchnorm(make()), make()
+    assert type(model[1]) is dist.SyncBatchNorm and model[1].num_features == ref[1].num_features
+    ddp = dist.DataParallel(model)
+    x = xad.randn(*((5, 2, 4, 4) if conv else (5, 3))).astype(xad.float64)
+    for m in (ddp, ref):
+        opt = xad.optim.SGD(m.parameters(), lr=0.1)
+        for _ in range(2):
+            opt.zero_grad()
+            (m(x) ** 2).sum().backward()
+            opt.step()
+    for (k, a), b in zip(model.state_dict().items(), ref.state_dict().values()):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12, err_msg=k)
+    with pytest.raises(ValueError, match=r"SyncBatchNorm\(4\): expected input of shape"):
+        dist.SyncBatchNorm(4)(xad.ones(2, 3))
