@@ -2,10 +2,11 @@
 backend) and tests/distributed_worker.py's ``fuzz`` mode (``mpiexec -n 2``/``-n 3``).
 
 A case trains a small model for a few steps under ``DataParallel`` on this rank's shard and,
-in the same process, a copy on every rank's shard (one process, one backward per step over
-the summed loss): the parameters must agree to rounding. What a case draws: layer widths, a
+in the same process, a copy on the concatenation of every rank's shard (one process): the
+parameters and buffers must agree to rounding. What a case draws: layer widths, a
 tied pair of layers, a frozen parameter, a head used on some ranks only or on none
-(``find_unused_parameters``), a checkpointed layer, an L2 term outside the forward,
+(``find_unused_parameters``), a checkpointed layer, a BatchNorm (SyncBatchNorm under
+DataParallel; running statistics compared too), an L2 term outside the forward,
 gradient accumulation under ``no_sync``, uneven shards (a global batch of ``n`` to 13),
 ``bucket_mb`` (one bucket per parameter up to one for all), ``overlap``, ranks starting from
 different weights, and SGD (momentum, Nesterov, weight decay), Adam or AdamW.
@@ -18,24 +19,34 @@ import numpy as np
 import xad
 from xad import nn
 
+# Agreement: relative 1e-9, and absolute 1e-8 because a bias before a BatchNorm has a
+# gradient that is rounding noise (1e-17), which Adam scales by lr / eps into steps of 1e-11.
+ATOL = 1e-8
+
 
 class Net(nn.Module):
-    """``layers`` (tanh between), an optional ``head`` added where ``use_head``."""
+    """``layers`` (tanh between, a BatchNorm after the first where ``bn``), an optional
+    ``head`` added on the rows where ``use_head`` (a bool, or one 0/1 per row)."""
 
-    def __init__(self, widths: list[int], tie: bool, head: bool, ckpt: int) -> None:
+    def __init__(self, widths: list[int], tie: bool, head: bool, ckpt: int,
+                 bn: bool) -> None:
         super().__init__()
         self.layers = nn.ModuleList([nn.Linear(a, b) for a, b in zip(widths, widths[1:])])
         if tie:  # one Parameter in two layers of the same shape
             self.layers[1].weight = self.layers[0].weight
         self.head = nn.Linear(widths[0], widths[-1]) if head else None
+        self.norm = nn.BatchNorm1d(widths[1], momentum=None if tie else 0.3) if bn else None
         self.ckpt, self.use_head = ckpt, False
 
     def forward(self, x):
         h = x
         for i, layer in enumerate(self.layers):
             h = xad.checkpoint(layer, h) if i == self.ckpt else layer(h)
+            h = self.norm(h) if i == 0 and self.norm is not None else h
             h = xad.tanh(h) if i < len(self.layers) - 1 else h
-        return h + self.head(x) if self.use_head else h
+        if isinstance(self.use_head, bool):
+            return h + self.head(x) if self.use_head else h
+        return h + self.head(x) * self.use_head
 
 
 def draw(seed: int, n: int) -> dict:
@@ -54,8 +65,9 @@ def draw(seed: int, n: int) -> dict:
                for _ in range(steps)],
         ckpt=int(rng.integers(-1, len(widths) - 1)) if rng.random() < 0.3 else -1,
         frozen=bool(rng.random() < 0.3), l2=float(rng.choice([0.0, 0.0, 0.05])),
+        bn=bool(rng.random() < 0.3),
         accum=[int(rng.integers(1, 3)) for _ in range(steps)],
-        batch=[[int(rng.integers(n, 14)) for _ in range(2)] for _ in range(steps)],
+        batch=[[int(rng.integers(max(n, 2), 14)) for _ in range(2)] for _ in range(steps)],
         bucket_mb=float(rng.choice([1e-7, 1e-4, 25.0])), overlap=bool(rng.random() < 0.7),
         opt=str(rng.choice(["sgd", "nesterov", "adam", "adamw"])), seed=seed)
 
@@ -72,7 +84,7 @@ def _optimizer(kind: str, params):
 
 def _model(case: dict, seed: int) -> Net:
     xad.manual_seed(seed)
-    m = Net(case["widths"], case["tie"], case["head"], case["ckpt"]).double()
+    m = Net(case["widths"], case["tie"], case["head"], case["ckpt"], case["bn"]).double()
     if case["frozen"]:
         m.layers[-1].bias.requires_grad_(False)
     return m
@@ -82,6 +94,7 @@ def run(case: dict, dist, rank: int, n: int) -> tuple[list, list]:
     """Train ``case`` with DataParallel (this rank) and as one process; both parameter
     lists (as float64 NumPy arrays)."""
     ddp_net = _model(case, 1000 + rank)  # ranks start apart: the wrapper broadcasts rank 0's
+    dist.SyncBatchNorm.convert_sync_batchnorm(ddp_net)
     ddp = dist.DataParallel(ddp_net, bucket_mb=case["bucket_mb"], overlap=case["overlap"],
                             find_unused_parameters=case["head"])
     ref = _model(case, 7)
@@ -101,8 +114,8 @@ def run(case: dict, dist, rank: int, n: int) -> tuple[list, list]:
             _ref_backward(ref, shards, heads, 1 / B, case["l2"])
         for o in opts:
             o.step()
-    return ([p.numpy().astype("float64") for p in ddp_net.parameters()],
-            [p.numpy().astype("float64") for p in ref.parameters()])
+    return ([t.numpy().astype("float64") for t in ddp_net.state_dict().values()],
+            [t.numpy().astype("float64") for t in ref.state_dict().values()])
 
 
 def _loss(model, net, x, use_head, scale, l2):
@@ -123,9 +136,8 @@ def _ddp_backward(ddp, net, x, use_head, scale, l2, last):
 
 
 def _ref_backward(ref, shards, heads, scale, l2):
-    """One process: every rank's shard, its own head choice, one backward (the L2 term once
-    per rank's loss, averaged: once)."""
-    total = sum(_loss(ref, ref, x, h, scale, 0.0) for x, h in zip(shards, heads))
-    if l2:
-        total = total + sum((p ** 2).sum() for p in ref.layers[0].parameters()) * l2
-    total.backward()
+    """One process on the concatenated batch, the head on each rank's rows where that rank
+    uses it, one backward (the L2 term once per rank's loss, averaged: once)."""
+    rows = np.concatenate([np.full((len(x), 1), float(h)) for x, h in zip(shards, heads)])
+    use = xad.tensor(rows) if any(heads) else False
+    _loss(ref, ref, np.concatenate(shards), use, scale, l2).backward()

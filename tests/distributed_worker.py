@@ -377,7 +377,7 @@ def fuzz(first, count):
     for seed in range(first, first + count):
         mine, ref = cases.run(cases.draw(seed, N), dist, R, N)
         for k, (a, b) in enumerate(zip(mine, ref)):
-            np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12, err_msg=(
+            np.testing.assert_allclose(a, b, rtol=1e-9, atol=cases.ATOL, err_msg=(
                 f"case {seed}: {cases.draw(seed, N)}, parameter {k}"))
         every = W.allgather(mine)
         assert all(np.array_equal(a, b) for other in every for a, b in zip(other, mine))

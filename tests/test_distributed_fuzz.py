@@ -6,6 +6,7 @@ per launch; the long run: ``XAD_FUZZ_N=300``); ``XAD_FUZZ_SEED`` the first seed.
 
 import os
 
+import distributed_fuzz_cases as cases
 import numpy as np
 import pytest
 from distributed_fuzz_cases import draw, run
@@ -21,7 +22,7 @@ SEED = int(os.environ.get("XAD_FUZZ_SEED", "0"))
 
 def same(mine, ref, seed):
     for k, (a, b) in enumerate(zip(mine, ref)):
-        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12,
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=cases.ATOL,
                                    err_msg=f"case {seed}: {draw(seed, 1)}, parameter {k}")
 
 
