@@ -71,19 +71,6 @@ class _Bucket:
         self.numel = sum(p.size for p in params)
 
 
-class _Done:
-    """A world of one rank's all-reduce: the bucket itself, nothing moved."""
-
-    def __init__(self, flat: Any) -> None:
-        self.flat = flat
-
-    def test(self) -> bool:
-        return True
-
-    def wait(self) -> Any:
-        return self.flat
-
-
 def _make_buckets(params: list[Tensor], limit: int) -> list[_Bucket]:
     buckets: list[list[Tensor]] = []
     size = 0
@@ -181,7 +168,7 @@ class _Reducer:
             b = bk.params[0]._backend
             flat = self._share(b.xp.concat([b.xp.reshape(v._array, (-1,)) for v in bk.values]),
                                b)
-            bk.pending = self.comm.iallreduce(flat, b) if self.comm.size > 1 else _Done(flat)
+            bk.pending = self.comm.iallreduce(flat, b)
             self.next += 1
 
     def finish(self) -> None:
