@@ -118,6 +118,9 @@ class _Reducer:
         self.arrived: dict[int, int] = {}
         self.local: dict[int, Tensor] = {}
         self.wait_seconds = 0.0
+        self.hooks = {id(p): self.leaf_hook(p) for p in params}
+        for p in params:
+            p.register_hook(self.hooks[id(p)])
 
     def is_open(self) -> bool:
         """Whether a step has been prepared and none of its buckets started yet."""
@@ -130,6 +133,12 @@ class _Reducer:
         self.armed, self.reduced, self.next = True, None, 0
         self.step += 1
         self.expected, self.arrived, self.local = {}, {}, {}
+        for bk in self.buckets:  # hooks registered after the wrapper see the local gradient
+            for p in bk.params:
+                hooks, mine = p._hooks, self.hooks[id(p)]
+                if hooks is not None and hooks[-1] is not mine and mine in hooks:
+                    hooks.remove(mine)
+                    hooks.append(mine)
 
     def expect(self, p: Tensor) -> None:
         """One more identity on ``p`` in this step."""
@@ -236,7 +245,9 @@ class _Reducer:
         """At the end of backward: ``p``'s averaged gradient replaces the local one. A
         share that did not pass through this step's identities (``p`` used outside the
         wrapper's forward, e.g. a regulariser in the loss, or before its module's first
-        call) is averaged on its own, at once."""
+        call) is averaged on its own, at once; so is what a user's hook on ``p`` changed
+        (it runs first, on the local gradient, as in PyTorch: ``prepare`` keeps this hook
+        last)."""
         def hook(g: Tensor) -> Tensor | None:
             if not self.armed:
                 return None  # no_sync, or a backward not through the wrapper
@@ -343,8 +354,6 @@ class DataParallel(Module):
         self._swapped: list[tuple[Module, str, Tensor]] = []
         self._tracking = False
         self._seen: dict[int, Tensor] = {}
-        for _, p in named:
-            p.register_hook(self._reducer.leaf_hook(p))
         for m in module.modules():
             if any(id(p) in self._reducer.slot for p in m._parameters.values()):
                 m.register_forward_pre_hook(self._see_parameters)
