@@ -315,6 +315,32 @@ def check_against_torch_ddp():
         np.testing.assert_allclose(final[1][k], final[0][k], rtol=1e-9, atol=1e-12, err_msg=k)
 
 
+def check_compiled_step():
+    """xad.compile of a whole DataParallel training step: the wrapper's hooks make it run
+    eagerly (a replay would skip the all-reduces and train each rank alone), so it trains
+    as one process."""
+    import warnings
+    data_ = batches(4)
+    ddp = dist.DataParallel(make_model(R), bucket_mb=5e-4)
+    ref = make_model(99)
+    ref.load_state_dict(ddp.module.state_dict())
+    opt = xad.optim.SGD(ddp.parameters(), lr=0.05, momentum=0.9)
+
+    @xad.compile
+    def step(x, y):
+        opt.zero_grad()
+        ((ddp(x) - y) ** 2).sum().mul(N / 10).backward()
+        opt.step()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for x, y in data_:
+            step(xad.tensor(shard(x)), xad.tensor(shard(y)))
+    train(ref, xad.optim.SGD(ref.parameters(), lr=0.05, momentum=0.9), data_, 1 / 10)
+    for a, b in zip(params(ddp), params(ref)):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+
+
 def check_float16_range():
     """Each rank's float16 gradient is 40000, the average too; summed before dividing it
     overflowed to inf (float16 stops at 65504): PyTorch's DDP divides first, and so now."""
@@ -475,6 +501,7 @@ def main(mode):
     check_broadcast_buffers()
     check_checkpoint()
     check_float16_range()
+    check_compiled_step()
     check_sync_batchnorm()
     if mode == "mpi":
         check_against_torch_ddp()
