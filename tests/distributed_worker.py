@@ -3,8 +3,11 @@
 ``python distributed_worker.py MODE``: ``mpi`` and ``nccl`` (the stand-in NCCL
 communicator of nccl_standin.py) check every collective against its definition, DataParallel
 training against one process on the concatenated batches, ``no_sync``, unused parameters,
-checkpoint resume, DistributedSampler, and that ranks which disagree (dtype, shape, op, root,
-call, model) all get an error naming them. The other modes end the job early, each its own
+checkpoint resume, DistributedSampler, a checkpointed region, float16 near its top,
+SyncBatchNorm, a compiled step, and that ranks which disagree (dtype, shape, op, root, call,
+model) all get an error naming them; ``mpi`` also trains against torch's
+DistributedDataParallel (gloo) and checks bfloat16 on torch and JAX. ``fuzz:FIRST:COUNT``
+runs tests/distributed_fuzz_cases.py's cases. The other modes end the job early, each its own
 way, and must not hang: ``fail`` (rank 1 raises), ``exit`` (rank 1 calls ``sys.exit(0)``
 while rank 0 waits in a barrier), ``uneven`` (rank 1 has one batch fewer and ends normally)
 and ``timeout`` (rank 1 sleeps past rank 0's ``init(timeout=1)``: the watchdog ends it).

@@ -324,6 +324,9 @@ def test_data_parallel_model_on_two_backends(xb):
 def test_sync_batchnorm_of_one_rank_is_batchnorm(xb, conv):
     """One rank: SyncBatchNorm (converted in place of BatchNorm) trains as BatchNorm; the
     ranks' case is tests/distributed_worker.py's check_sync_batchnorm."""
+    if conv and xb.name == "jax":
+        pytest.skip("JAX compiles the convolution's shapes (10 s); the 1-d case runs here")
+
     def make():
         xad.manual_seed(7)
         if conv:
@@ -338,10 +341,8 @@ def test_sync_batchnorm_of_one_rank_is_batchnorm(xb, conv):
     x = xad.randn(*((5, 2, 4, 4) if conv else (5, 3))).astype(xad.float64)
     for m in (ddp, ref):
         opt = xad.optim.SGD(m.parameters(), lr=0.1)
-        for _ in range(2):
-            opt.zero_grad()
-            (m(x) ** 2).sum().backward()
-            opt.step()
+        (m(x) ** 2).sum().backward()
+        opt.step()
     for (k, a), b in zip(model.state_dict().items(), ref.state_dict().values()):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12, err_msg=k)
     with pytest.raises(ValueError, match=r"SyncBatchNorm\(4\): expected input of shape"):
