@@ -248,6 +248,13 @@ def check_sync_batchnorm():
         ref.eval()
         np.testing.assert_allclose(ddp(xad.tensor(shard(x))).numpy(),
                                    ref(xad.tensor(shard(x))).numpy(), rtol=1e-12)
+    sync, plain = dist.SyncBatchNorm(4), nn.BatchNorm1d(4)  # autocast: float32, as BatchNorm
+    x = rng.standard_normal((9, 4))
+    with xad.amp.autocast(dtype=xad.float16):
+        got = sync(xad.tensor(shard(x)).astype(xad.float16))
+        want = plain(xad.tensor(x).astype(xad.float16))
+    assert got.dtype == want.dtype == xad.float32, (got.dtype, want.dtype)
+    np.testing.assert_allclose(got.numpy(), shard(want.numpy()), rtol=1e-5, atol=1e-5)
 
 
 def _torch_ddp():

@@ -4,7 +4,8 @@ As PyTorch's ``torch.nn.SyncBatchNorm``: in training, each channel's mean and va
 those of the global batch (the concatenation of every rank's), through a differentiable
 sum over the ranks (:class:`_SumOverRanks`: its backward sums the ranks' gradients too),
 so a model trained with :class:`~xad.distributed.DataParallel` normalises and learns as one
-process on the global batch. Evaluation uses the running statistics, as ``BatchNorm``.
+process on the global batch. Evaluation uses the running statistics, as ``BatchNorm``;
+under ``xad.amp.autocast`` it computes in float32, as ``batch_norm``.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from ..function import Function
 from ..grad_mode import no_grad
 from ..nn.module import Module
 from ..nn.normalization import BatchNorm1d
+from ..ops.amp_cast import autocast_float32
 from ..tensor import Tensor
 from .collectives import all_reduce
 from .world import comm, is_initialized
@@ -56,6 +58,7 @@ class SyncBatchNorm(BatchNorm1d):
                 or comm().size == 1:
             return super().forward(x)
         self._check_input(x)
+        x, weight, bias = autocast_float32(x, self.weight, self.bias, op="SyncBatchNorm")
         axes = (0, *range(2, x.ndim))
         shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
         n = sum(comm().gather_objects(math.prod(x.shape[a] for a in axes)))
@@ -69,8 +72,8 @@ class SyncBatchNorm(BatchNorm1d):
         if self.track_running_stats:
             self._update(mu, var, n)
         y = d / (var + self.eps).sqrt()
-        if self.weight is not None:
-            y = y * self.weight.reshape(shape) + self.bias.reshape(shape)
+        if weight is not None:
+            y = y * weight.reshape(shape) + bias.reshape(shape)
         return y
 
     def _update(self, mu: Tensor, var: Tensor, n: int) -> None:
