@@ -2,7 +2,7 @@
 draws): trained under DataParallel, each case's parameters equal one process's on every
 rank's shard. One process on every backend, and ``mpiexec -n 2``/``-n 3`` on NumPy.
 ``XAD_FUZZ_N`` sets the cases per run (default: in one process 3 on NumPy, 1 elsewhere; 4
-per launch; the long run: ``XAD_FUZZ_N=300``); ``XAD_FUZZ_SEED`` the first seed."""
+per launch; the long run: ``XAD_FUZZ_N=500``); ``XAD_FUZZ_SEED`` the first seed."""
 
 import os
 
