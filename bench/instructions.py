@@ -8,9 +8,10 @@ while other processes run; this moves by about 0.3%).
 The workload runs twice under callgrind, for each of the two step counts (after building it
 and one warm-up step); the difference of the two totals over the difference of the counts is
 the cost of one step, without the interpreter's start, the imports and the build. Python's
-hash seed is fixed (``PYTHONHASHSEED=0``): with random seeds, dictionary layouts change the
-counts of whole runs by about 3%. Needs ``valgrind`` on the PATH (Debian: ``apt install
-valgrind``); runs about 50x slower than natively.
+hash seed is fixed (``PYTHONHASHSEED=0``) and address-space randomisation is off
+(``setarch -R``): otherwise dictionary layouts change the counts of whole runs by about
+3%. Needs ``valgrind`` on the PATH (Debian: ``apt install valgrind``); runs about 50x
+slower than natively.
 """
 
 from __future__ import annotations
@@ -37,20 +38,28 @@ def _steps(name: str, impl: str, size: str, n: int) -> None:
         runner.step()
 
 
-def _count(name: str, impl: str, size: str, n: int) -> int:
-    """Instructions of a whole process running ``n`` steps."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}
-    env["PYTHONHASHSEED"] = "0"
+def callgrind_count(argv: list[str], env: dict[str, str] | None = None) -> int:
+    """Instructions of the whole process ``argv`` under callgrind, with Python's hash seed
+    fixed and address-space randomisation off (``setarch -R`` where present): dictionaries
+    keyed by ``id`` otherwise lay out differently per run, moving whole counts by ~3%."""
+    env = dict(os.environ if env is None else env, PYTHONHASHSEED="0")
+    fixed = ["setarch", os.uname().machine, "-R"] if shutil.which("setarch") else []
     with tempfile.TemporaryDirectory() as tmp:
-        cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp}/out",
-               sys.executable, os.path.abspath(__file__), name, "--impl", impl,
-               "--size", size, "--inner", str(n)]
+        cmd = [*fixed, "valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp}/out",
+               *argv]
         done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
     found = re.search(r"Collected : (\d+)", done.stderr)
     if found is None:
         raise SystemExit(f"callgrind printed no count:\n{done.stderr[-2000:]}")
     return int(found.group(1))
+
+
+def _count(name: str, impl: str, size: str, n: int) -> int:
+    """Instructions of a whole process running ``n`` steps."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}
+    return callgrind_count([sys.executable, os.path.abspath(__file__), name, "--impl", impl,
+                            "--size", size, "--inner", str(n)], env)
 
 
 def main(argv: list[str] | None = None) -> int:

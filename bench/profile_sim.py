@@ -33,10 +33,7 @@ import argparse
 import cProfile
 import os
 import pstats
-import re
-import subprocess
 import sys
-import tempfile
 import time
 from typing import Any
 
@@ -48,6 +45,7 @@ for _p in (os.path.dirname(_HERE), os.path.join(os.path.dirname(_HERE), "tests")
 import cupy_sim  # noqa: E402
 import numpy as np  # noqa: E402
 from cupy_sim.streams import COUNTS  # noqa: E402
+from instructions import callgrind_count  # noqa: E402
 
 import xad  # noqa: E402
 
@@ -160,17 +158,8 @@ def subtracted(repeat: int) -> None:
 
 def _instructions(name: str, i: int, n: int, devices: int) -> int:
     """Instructions of a process running program ``i`` of backend ``name`` ``n`` times."""
-    env = {**os.environ, "PYTHONHASHSEED": "0"}
-    with tempfile.TemporaryDirectory() as tmp:
-        done = subprocess.run(
-            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp}/out",
-             sys.executable, os.path.abspath(__file__), "--devices", str(devices),
-             "--inner", f"{name}:{i}:{n}"], env=env, capture_output=True, text=True,
-            check=True)
-    found = re.search(r"Collected : (\d+)", done.stderr)
-    if found is None:
-        raise SystemExit(f"callgrind printed no count:\n{done.stderr[-2000:]}")
-    return int(found.group(1))
+    return callgrind_count([sys.executable, os.path.abspath(__file__), "--devices",
+                            str(devices), "--inner", f"{name}:{i}:{n}"])
 
 
 def counted(devices: int, lo: int = 10, hi: int = 110) -> None:

@@ -143,6 +143,43 @@ def test_grad_mode_is_thread_local():
     assert seen == {"enabled": True, "records": True}
 
 
+def _in_thread_while(setting, body):
+    """Run ``body()`` here while another thread holds ``setting`` (a context manager)."""
+    entered, leave = threading.Event(), threading.Event()
+
+    def worker():
+        with setting():
+            entered.set()
+            leave.wait(10)
+
+    t = threading.Thread(target=worker)
+    t.start()
+    entered.wait(10)
+    try:
+        return body()
+    finally:
+        leave.set()
+        t.join()
+
+
+def test_a_threads_settings_never_reach_the_others_operations():
+    # the per-operation path skips the thread's settings while no thread has any: a
+    # thread's no_grad or autocast must leave this thread recording in float32
+    from xad.context import quiet
+    x = xad.ones(2, requires_grad=True)
+    assert quiet.on
+    y = _in_thread_while(xad.no_grad, lambda: (quiet.on, x * 2.0, xad.tanh(x), x.sum()))
+    assert y[0] is False and all(t.requires_grad and t._node is not None for t in y[1:])
+    half = _in_thread_while(lambda: xad.amp.autocast(dtype=xad.float16), lambda: x * x)
+    assert half.dtype == xad.float32 and half.requires_grad
+    assert quiet.on  # every thread back at the defaults
+    with xad.no_grad():
+        assert not quiet.on and not (x * 2.0).requires_grad
+        inner = _in_thread_while(xad.enable_grad, lambda: (x * 2.0).requires_grad)
+        assert inner is False
+    assert quiet.on and (x * 2.0).requires_grad
+
+
 # ----- hooks and retain_grad ----------------------------------------------------------------
 def test_hooks_on_leaf_and_non_leaf(xb):
     x = xad.tensor([1.0, 2.0], requires_grad=True)

@@ -18,11 +18,12 @@ import itertools
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from .context import context
+from . import dtypes as _dt
+from .context import context, quiet
 from .hooks import RemovableHandle
 
 __all__ = ["Node", "GraphFreedError", "record", "producer", "walk", "sequence_mark",
-           "installed"]
+           "installed", "complex_twins"]
 
 
 class GraphFreedError(RuntimeError):
@@ -42,6 +43,12 @@ class _Installed:
 
 
 installed = _Installed()
+
+# op -> its twin whose rule is the complex one (``xad.ops.elementwise.holomorphic`` fills
+# it): ``record`` gives a node the twin where the result is complex, so a real gradient
+# runs the op's own rule without a dtype test per node
+complex_twins: dict[Any, Any] = {}
+_COMPLEX = (_dt.complex64, _dt.complex128)
 _sequence = itertools.count()
 
 
@@ -231,6 +238,11 @@ def record(op: Any, args: tuple, out: Any, backend: Any, params: Any = None,
     else:
         edges = tuple(_edge(a) if isinstance(a, T) else None for a in args)
         shapes = tuple(a._array.shape if isinstance(a, T) else () for a in args)
+    twin = complex_twins.get(op)
+    if twin is not None and type(out) is not tuple:
+        d = backend._from_native.get(out.dtype) or backend.xad_dtype(out.dtype)
+        if d in _COMPLEX:
+            op = twin
     node = Node(op, edges, shapes, backend)
     if params:
         node.params = params
@@ -246,7 +258,7 @@ def record(op: Any, args: tuple, out: Any, backend: Any, params: Any = None,
             node.out = out
             vc = node.out_vc = [0]
         res = T._result(out, backend, node, 0, vc)
-        if context.hooked:  # anomaly or a recorder: one test on the per-operation path
+        if not quiet.on and context.hooked:  # anomaly or a recorder: the per-op path
             if context.anomaly:
                 installed.check_forward(op.name, backend, out, node)
             if context.recorder is not None:

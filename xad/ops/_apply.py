@@ -15,7 +15,7 @@ from typing import Any
 
 from .. import dtypes as _dt
 from ..backend import get_backend
-from ..context import context
+from ..context import HOOKED, NO_GRAD, context, quiet
 from ..factories import tensor
 from ..graph import installed, record
 from ..tensor import Tensor
@@ -270,7 +270,8 @@ def _plain(op: type[Op], out: Any, b: Any) -> Tensor:
 
 def unary(op: type[Op], x: Tensor, **params: Any) -> Tensor:
     """``apply`` for one tensor input."""
-    hooked = context.hooked  # anomaly, recorder, transform or autocast: one test for all
+    mode = 0 if quiet.on else context.mode  # one read for all of the thread's settings
+    hooked = mode & HOOKED  # anomaly, recorder, transform or autocast
     if hooked:
         if op.amp_float32 and context.autocast is not None:
             x = _up(x)
@@ -293,7 +294,7 @@ def unary(op: type[Op], x: Tensor, **params: Any) -> Tensor:
         out = b.ensure_array(out)
     if hooked and context.recorder is not None:
         context.recorder.op(op, b, (x,), params, out, out is not raw)
-    if x.requires_grad and context.grad_enabled and op.differentiable:
+    if x.requires_grad and not mode & NO_GRAD and op.differentiable:
         t = record(op, (x,), out, b, params)
     elif hooked:
         t = _plain(op, out, b)
@@ -306,7 +307,8 @@ def unary(op: type[Op], x: Tensor, **params: Any) -> Tensor:
 
 def binary(op: type[Op], x: Any, y: Any) -> Tensor:
     """``apply`` for two inputs, at least one a tensor, the other maybe a Python scalar."""
-    hooked = context.hooked
+    mode = 0 if quiet.on else context.mode  # one read for all of the thread's settings
+    hooked = mode & HOOKED  # anomaly, recorder, transform or autocast
     if hooked:
         if op.amp_float32 and context.autocast is not None and (
                 op.amp_float32 is True or not isinstance(x, Tensor)):
@@ -368,14 +370,15 @@ def binary(op: type[Op], x: Any, y: Any) -> Tensor:
         out = b.ensure_array(out)
     if hooked and context.recorder is not None:
         context.recorder.op(op, b, (x, y), {}, out, out is not raw)
-    if needs and context.grad_enabled and op.differentiable:
+    if needs and not mode & NO_GRAD and op.differentiable:
         return record(op, (x, y), out, b)
     return _plain(op, out, b) if hooked else _result(out, b)
 
 
 def apply(op: type[Op], *args: Any, **params: Any) -> Any:
     """Run ``op`` on tensors and Python scalars; record a node when a gradient is needed."""
-    hooked = context.hooked  # anomaly, recorder, transform or autocast: one test for all
+    mode = 0 if quiet.on else context.mode  # one read for all of the thread's settings
+    hooked = mode & HOOKED  # anomaly, recorder, transform or autocast
     if hooked:
         if op.amp_float32 is True and context.autocast is not None:
             args = tuple(_up(a) for a in args)
@@ -416,7 +419,7 @@ def apply(op: type[Op], *args: Any, **params: Any) -> Any:
         changed = out is not raw
     if hooked and context.recorder is not None:
         context.recorder.op(op, backend, args, params, out, changed)
-    if needs and context.grad_enabled and op.differentiable:
+    if needs and not mode & NO_GRAD and op.differentiable:
         return record(op, args, out, backend, params)
     if type(out) is tuple:
         return tuple(_plain(op, o, backend) if hooked else _result(o, backend) for o in out)

@@ -8,6 +8,7 @@ from typing import Any
 
 from .. import dtypes as _dt
 from ..factories import tensor
+from ..graph import complex_twins
 from ..tensor import Tensor
 from ._apply import Op, _operand, _promote, _weak, apply, binary, unary
 from .batching import align, elementwise_batch
@@ -87,21 +88,21 @@ def holomorphic(cls: type[Op]) -> type[Op]:
     """Complex gradients for an operation whose rule is written ``g * f'(z)`` and that is
     holomorphic in its inputs: PyTorch's convention (the gradient of a complex ``z`` is
     ``dL/dRe z + i dL/dIm z``) asks for ``g * conj(f'(z))``, which is
-    ``conj(rule(conj(g)))``; a real input's gradient is its real part. Real gradients run
-    the rule as it is."""
+    ``conj(rule(conj(g)))``; a real input's gradient is its real part. The complex rule is
+    a twin subclass that :func:`xad.graph.record` gives the nodes of complex results; real
+    ones run the rule as it is."""
     rule = cls.backward
 
     def backward(node: Any, g: Any) -> Any:
-        d = g._backend._from_native.get(g._array.dtype)  # g.dtype, read inline (per node)
-        if (d or g.dtype) not in _COMPLEX:
-            return rule(node, g)
         grads = rule(node, conj(g))
         if type(grads) is not tuple:
             return conj(grads)
         return _real_inputs_real(node.saved, [None if d is None else conj(d) for d in grads])
 
-    # the class's rule, wrapped once it exists (a decorator's job, dynamic for mypy)
-    cls.backward = staticmethod(backward)  # type: ignore[method-assign,assignment]
+    complex_twins[cls] = type(cls.__name__, (cls,), {
+        "__module__": cls.__module__, "__qualname__": f"{cls.__qualname__}.complex_twin",
+        "__doc__": f"{cls.__name__} with its complex rule.",
+        "backward": staticmethod(backward)})
     return cls
 
 
@@ -488,7 +489,8 @@ class Tanh(Op):
     def forward(b, x):
         xp = b.xp
         out = xp.tanh(x)
-        if b.xad_dtype(x.dtype) not in _COMPLEX:  # (xp.isdtype costs 0.6 us on NumPy)
+        # (xad_dtype's cache read inline; xp.isdtype costs 0.6 us on NumPy)
+        if (b._from_native.get(x.dtype) or b.xad_dtype(x.dtype)) not in _COMPLEX:
             return out
         # the standard's tanh(+-inf + iy), y finite: +-1 + 0j with the sign of y on the zero
         # (C99, hence NumPy and PyTorch, give it sin(2y)'s): flip that zero's sign
@@ -499,7 +501,7 @@ class Tanh(Op):
     @staticmethod
     def backward(node, g):
         y = node.output()
-        if y.dtype in _COMPLEX:
+        if node.op is not Tanh:  # the complex twin (holomorphic): the rule composed
             return g * (1 - y * y)
         return tanh_grad(y, g)  # the same, one kernel on CuPy
 
@@ -525,7 +527,7 @@ class Sigmoid(Op):
     @staticmethod
     def backward(node, g):
         y = node.output()
-        if y.dtype in _COMPLEX:
+        if node.op is not Sigmoid:  # the complex twin (holomorphic): the rule composed
             return g * y * (1 - y)
         return sigmoid_grad(y, g)  # the same, one kernel on CuPy
 
