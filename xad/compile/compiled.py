@@ -119,17 +119,29 @@ class _Same:
 
 
 def _aliases(tensors: Any) -> tuple:
-    """Which earlier argument each tensor argument's array (and the tensor itself) is, as
-    ``((array's first position, tensor's first position), ...)``; () where none repeats."""
+    """Which earlier argument each tensor argument's array, the tensor itself, and the tensor
+    it is a view of (its chain's first) is, as ``((array's first position, tensor's, root's),
+    ...)``; () where none repeats and none is a view. ``f(x, y.T)`` and ``f(x, x.T)`` are
+    other programs: where arrays are immutable (JAX) the view is another array, which a
+    program recorded for ``y.T`` reads before the call changes ``x``."""
     if len(tensors) == 2:  # the common case, quickly
-        if tensors[0]._array is not tensors[1]._array:
+        a, b = tensors
+        if a._array is not b._array and a._base is None and b._base is None:
             return ()
-    elif len({id(t._array) for t in tensors}) == len(tensors):
+    elif all(t._base is None for t in tensors) and \
+            len({id(t._array) for t in tensors}) == len(tensors):
         return ()
     arrays: dict[int, int] = {}
     objs: dict[int, int] = {}
-    return tuple((arrays.setdefault(id(t._array), i), objs.setdefault(id(t), i))
-                 for i, t in enumerate(tensors))
+    roots: dict[int, int] = {}
+    return tuple((arrays.setdefault(id(t._array), i), objs.setdefault(id(t), i),
+                  roots.setdefault(id(_root(t)), i)) for i, t in enumerate(tensors))
+
+
+def _root(t: Tensor) -> Tensor:
+    while t._base is not None:
+        t = t._base
+    return t
 
 
 def _escapes(t: Tensor, rec: Recorder) -> bool:
@@ -152,11 +164,7 @@ def _overlap(tensors: Any) -> bool:
     would not reach the other."""
     if len(tensors) < 2:
         return False
-    roots = set()
-    for t in tensors:
-        while t._base is not None:
-            t = t._base
-        roots.add(id(t))
+    roots = {id(_root(t)) for t in tensors}
     return len(roots) < len(tensors) or len({id(t._array) for t in tensors}) < len(tensors)
 
 

@@ -268,6 +268,16 @@ class Recorder:
         self.held.add(s)
         self.instrs.append(Instr("bind", how, (s,), holder=holder, label=how))
 
+    def refreshed(self, t: Tensor) -> None:
+        """Eager mode remade the views of ``t`` after setting its data (an immutable backend,
+        a non-leaf): the replay of that write remakes them too, since views that the caller
+        holds of an argument (``v = x[0]; f(x)``) are other tensors at every call."""
+        last = self.instrs[-1] if self.instrs and not self.paused else None
+        if last is not None and last.kind == "bind" and (
+                self.arg_of.get(id(t), -1) == last.holder.index if type(last.holder) is ArgRef
+                else last.holder() is t):
+            last.params["views"] = True
+
     def _grad_holder(self, t: Tensor) -> Any:
         """The holder of the leaf whose ``.grad`` ``t`` is now (read in this call), or None."""
         owner = self.grad_owner.get(id(t))
