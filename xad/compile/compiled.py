@@ -134,14 +134,30 @@ def _aliases(tensors: Any) -> tuple:
     arrays: dict[int, int] = {}
     objs: dict[int, int] = {}
     roots: dict[int, int] = {}
-    return tuple((arrays.setdefault(id(t._array), i), objs.setdefault(id(t), i),
-                  roots.setdefault(id(_root(t)), i)) for i, t in enumerate(tensors))
+    out = tuple((arrays.setdefault(id(t._array), i), objs.setdefault(id(t), i),
+                 roots.setdefault(id(_root(t)), i)) for i, t in enumerate(tensors))
+    if len(roots) == len(tensors):
+        return out
+    return out + tuple(_chain(t) for t in tensors)  # views of one tensor: which views
 
 
 def _root(t: Tensor) -> Tensor:
     while t._base is not None:
         t = t._base
     return t
+
+
+def _chain(t: Tensor) -> tuple:
+    """How ``t`` is a view of its root: per step its view function (name and parameters)
+    and whether it is a ``.data``. ``f(x, x[0])`` and ``f(x, x[1])`` are other programs (on
+    JAX a program made ``x[0]`` again after writing ``x``); a change through ``.data`` is
+    not counted."""
+    out = []
+    while t._base is not None:
+        fn = t._view_fn
+        out.append((None if fn is None else (fn[0].name, repr(fn[1])), t._data_of))
+        t = t._base
+    return tuple(out)
 
 
 def _escapes(t: Tensor, rec: Recorder) -> bool:
