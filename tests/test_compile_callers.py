@@ -153,3 +153,34 @@ def test_other_views_of_one_argument(xb, views):
             _same(f(x, b), _write_first(x2, b2), f"call {k}: result")
             _same(x, x2, f"call {k}: x")
             _same(b, b2, f"call {k}: the view")
+
+
+def _write_row(c: xad.Tensor) -> xad.Tensor:
+    with xad.no_grad():
+        c[1] = c[0] * 2.0 + 1.0
+    return c * 1.0
+
+
+def test_an_expanded_argument_after_a_plain_view(xb):
+    """``f(y.T)`` recorded, then ``f(broadcast_to(y[0:1], (3, 3)))``: where arrays have no
+    strides (array_api_strict, torch, JAX) the key saw two views of one shape, and the
+    replay wrote the broadcast array itself (read-only: a ``ValueError`` on
+    array_api_strict), not its base's row as eager mode does."""
+    for compile_ in _compilers(xb):
+        f = compile_(_write_row)
+        for k in range(6):
+            y, y2 = _t(np.arange(9.0).reshape(3, 3) + k), _t(np.arange(9.0).reshape(3, 3) + k)
+            view = (lambda t: t.T) if k < 3 else (lambda t: xad.broadcast_to(t[0:1], (3, 3)))
+            c, c2 = view(y), view(y2)
+            outs = []
+            for g, arg in ((f, c), (_write_row, c2)):
+                try:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore", RuntimeWarning)
+                        outs.append(g(arg).numpy())
+                except Exception as e:  # noqa: BLE001 -- both must raise alike
+                    outs.append(type(e).__name__)
+            assert type(outs[0]) is type(outs[1]), f"call {k}: {outs}"
+            if not isinstance(outs[0], str):
+                np.testing.assert_array_equal(outs[0], outs[1], err_msg=f"call {k}")
+            _same(y, y2, f"call {k}: y")

@@ -79,13 +79,14 @@ def _unflatten(spec: Any, leaves: Any) -> Any:
 
 def _leaf_key(x: Any) -> Any:
     """What a replay depends on in argument leaf ``x``: a tensor's shape, dtype, backend,
-    ``requires_grad``, whether it is a view and its strides (where its array has them:
+    ``requires_grad``, whether it is a view (and an expanded one: ``broadcast_to``,
+    ``diagonal``, whose writes go to its base) and its strides (where its array has them:
     ``out=`` buffers are chosen for the recorded layout); a Python number's type and exact bits
     (``-0.0`` is not ``0.0``, a NaN's payload counts); a host (NumPy) array's contents."""
     if isinstance(x, Tensor):
         a = x._array
         return ("tensor", tuple(a.shape), a.dtype, x._backend, x.requires_grad,
-                x._base is None, getattr(a, "strides", None))
+                None if x._base is None else x._expanded, getattr(a, "strides", None))
     t = type(x)
     if t is complex or t in _SCALARS:
         return scalar_key(x)
@@ -494,8 +495,8 @@ class CompiledFunction:
             tensors: Any = args
             spec: Any = len(args)
             sig: Any = tuple((a._array.shape, a._array.dtype, a._backend, a.requires_grad,
-                              a._base is None, getattr(a._array, "strides", None))
-                             for a in args)
+                              None if a._base is None else a._expanded,
+                              getattr(a._array, "strides", None)) for a in args)
         else:
             leaves = []
             spec = _flatten((args, kwargs), leaves)
