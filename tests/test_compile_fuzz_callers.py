@@ -4,15 +4,17 @@ arguments anew from a tensor the caller keeps (the same tensor twice, ``x`` and 
 fresh tensor), passes a Python number whose type changes (``2``, ``2.0``, ``True``,
 ``-0.0``) by position or by keyword or leaves the default, and holds views of its tensor
 across the call; the function computes from its arguments, writes some of them in place
-(under ``no_grad``), and returns a random selection (an argument as it is, one result twice, a dict). Compiled (one
-world; on CuPy also with ``cuda_graphs=True``) and eager (an identical one) must agree bit
-for bit on every result, argument, held view and version counter, after each of six calls
-(about half of them replays), and raise alike. ``XAD_FUZZ_N`` (and ``XAD_FUZZ_SEED``) for
-the long run.
+(under ``no_grad``), and returns a random selection (an argument as it is, one result
+twice, a dict). Compiled (one world; on CuPy also with ``cuda_graphs=True``) and eager (an
+identical one) must agree bit for bit on every result, argument, held view and version
+counter, after each of six calls (about half of them replays), and raise alike.
+``XAD_FUZZ_N`` (and ``XAD_FUZZ_SEED``) for the long run.
 
 Before: on JAX a program recorded for unrelated arguments read ``x.T`` before the call
-wrote ``x``, and the caller's views of a written argument kept the old values; with CUDA
-graphs a written argument was left holding the graph's buffer (tests/test_compile_callers.py)."""
+wrote ``x``, one recorded for ``x[0]`` replayed for ``x[1]``, and the caller's views of a
+written argument kept the old values; where arrays have no strides a broadcast argument
+replayed a program for a plain view; with CUDA graphs a written argument was left holding
+the graph's buffer (tests/test_compile_callers.py)."""
 
 from __future__ import annotations
 
