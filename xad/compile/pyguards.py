@@ -243,10 +243,13 @@ class Reads:
     def _defaults(self, f: types.FunctionType, info: _Code) -> None:
         """Guard ``f``'s default values (``f.__defaults__ = (3.0,)`` between calls: a replay
         kept the first call's), as closure cells: the tuple and the keyword dict by identity,
-        each value as a cell's."""
+        each value as a cell's. None (no defaults) needs no guard: every call passes those
+        arguments."""
         name = f.__qualname__
         for attr in ("__defaults__", "__kwdefaults__"):
             v = getattr(f, attr)
+            if v is None:
+                continue
             read = functools.partial(getattr, f, attr)
             self._guard(("d", id(f), attr), read, v, info, DEPTH, f"{name}.{attr}")
             for k in (range(len(v)) if type(v) is tuple else list(v) if v else ()):
