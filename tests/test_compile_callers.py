@@ -184,3 +184,24 @@ def test_an_expanded_argument_after_a_plain_view(xb):
             if not isinstance(outs[0], str):
                 np.testing.assert_array_equal(outs[0], outs[1], err_msg=f"call {k}")
             _same(y, y2, f"call {k}: y")
+
+
+def test_gradients_of_earlier_arguments_keep_their_values(xb):
+    """An argument's ``.grad`` under CUDA graphs was the graph's buffer, so the next call
+    changed every earlier call's input gradient (a parameter's ``.grad`` is documented to
+    be the buffer, as PyTorch's)."""
+    for compile_ in _compilers(xb):
+        w = xad.nn.Parameter(_t([1.0, 2.0]))
+
+        def step(x, w=w):
+            xad.tanh(x * w).sum().backward()
+            return x.grad.detach() * 1.0
+
+        f = compile_(step)
+        kept = []
+        for k in range(5):
+            x = xad.tensor([0.1 * k, 0.5], dtype=xad.float64, requires_grad=True)
+            f(x)
+            kept.append((x, x.grad.numpy().copy()))
+        for k, (x, g) in enumerate(kept):
+            np.testing.assert_array_equal(x.grad.numpy(), g, err_msg=f"call {k}")

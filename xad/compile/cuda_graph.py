@@ -176,6 +176,9 @@ class _BindNote:
             static = self._static
             return lambda *args: self._binds.append(
                 (self._ref, None, lambda t: _into_argument(t, *args, static)))
+        if self._static is not None and name == "_set_grad_array":  # (as _into_argument)
+            return lambda a, keep: self._binds.append(
+                (self._ref, None, lambda t: t._set_grad_array(_copied(t._backend, a), keep)))
         return lambda *args: self._binds.append((self._ref, name, args))
 
     def then(self, fn: Callable[[Any], None]) -> None:
