@@ -1,14 +1,15 @@
 """A differential fuzzer of xad.compile over how the caller calls: each call wires the
 arguments anew from a tensor the caller keeps (the same tensor twice, ``x`` and ``x.T``,
 ``x[:, :]``, ``.data``, ``detach()``, a Fortran-ordered or sliced copy, a broadcast view, a
-fresh tensor), passes a Python number whose type changes (``2``, ``2.0``, ``True``,
-``-0.0``) by position or by keyword or leaves the default, and holds views of its tensor
-across the call; the function computes from its arguments, writes some of them in place
-(under ``no_grad``), and returns a random selection (an argument as it is, one result
-twice, a dict). Compiled (one world; on CuPy also with ``cuda_graphs=True``) and eager (an
-identical one) must agree bit for bit on every result, argument, held view and version
-counter, after each of six calls (about half of them replays), and raise alike.
-``XAD_FUZZ_N`` (and ``XAD_FUZZ_SEED``) for the long run.
+fresh tensor, a leaf that requires grad: the call then returns its gradient), passes a
+Python number whose type changes (``2``, ``2.0``, ``True``, ``-0.0``) by position or by
+keyword or leaves the default, and holds views of its tensor across the call; the function
+computes from its arguments, writes some of them in place (under ``no_grad``), and returns
+a random selection (an argument as it is, one result twice, a dict). Compiled (one world;
+on CuPy also with ``cuda_graphs=True``) and eager (an identical one) must agree bit for bit
+on every result, argument, held view and version counter, after each of six calls (about
+half of them replays), and raise alike. ``XAD_FUZZ_N`` (and ``XAD_FUZZ_SEED``) for the
+long run.
 
 Before: on JAX a program recorded for unrelated arguments read ``x.T`` before the call
 wrote ``x``, one recorded for ``x[0]`` replayed for ``x[1]``, and the caller's views of a
@@ -28,7 +29,7 @@ import xad
 
 N = int(os.environ.get("XAD_FUZZ_N", "6"))
 SEED = int(os.environ.get("XAD_FUZZ_SEED", "0"))
-WIRES = ("base", "T", "rows", "detach", "fresh", "fortran", "slice", "expand", "data")
+WIRES = ("base", "T", "rows", "detach", "fresh", "fortran", "slice", "expand", "data", "leaf")
 NUMBERS = (2, 2.0, True, -0.0, 0.5, 3)
 CALLS = 6
 
@@ -48,6 +49,8 @@ def _wire(base: xad.Tensor, kind: str, k: int) -> xad.Tensor:
     if kind == "expand":
         return xad.broadcast_to(base[0:1], (3, 3))
     a = np.arange(9.0).reshape(3, 3) * 0.5 - k
+    if kind == "leaf":
+        return xad.tensor(a, dtype=xad.float64, requires_grad=True)
     if kind == "fortran":
         return xad.tensor(np.asfortranarray(a), dtype=xad.float64)
     if kind == "slice":
@@ -91,6 +94,9 @@ def _function(steps: list, outs: list, form: str):
                 else:
                     p.copy_(q.T)
         got = [pool[k] for k in outs]
+        if a.requires_grad:  # an input gradient (the results detached: a replay's are)
+            sum((t * t).sum() for t in pool[3:] + [a]).backward()
+            got = [t.detach() for t in got] + [a.grad]
         return got[0] if form == "one" else {str(k): v for k, v in enumerate(got)} \
             if form == "dict" else tuple(got)
     return fn
