@@ -205,3 +205,23 @@ def test_gradients_of_earlier_arguments_keep_their_values(xb):
             kept.append((x, x.grad.numpy().copy()))
         for k, (x, g) in enumerate(kept):
             np.testing.assert_array_equal(x.grad.numpy(), g, err_msg=f"call {k}")
+
+
+def test_views_left_by_a_data_assignment(xb):
+    """``a.data = a * 3`` inside: eager mode leaves the caller's ``x[0:1]`` and
+    ``x.detach()`` with the old storage; on JAX the replay kept them views of ``x``, so
+    the caller's later ``x.add_`` remade them from ``x`` and ``v.mul_`` doubled ``x[0]``."""
+    for compile_ in _compilers(xb):
+        f = compile_(_rebind_data)
+        for k in range(5):
+            got = []
+            for g in (f, _rebind_data):
+                x = _t([1.0 + k, 2.0])
+                v, d = x[0:1], x.detach()
+                g(x)
+                with xad.no_grad():
+                    x.add_(10.0)
+                    v.mul_(2.0)
+                got.append((x, v, d))
+            for j, (a, b) in enumerate(zip(*got)):
+                _same(a, b, f"call {k}: tensor {j}")

@@ -61,7 +61,7 @@ class Program:
         self._check_dynamic()
         if fuse is not None:  # fusion.fuse: elementwise regions become one kernel each
             self.instrs = fuse(self)
-        self.ns: dict[str, Any] = {"_Tensor": Tensor, "_write": _write,
+        self.ns: dict[str, Any] = {"_Tensor": Tensor, "_write": _write, "_leave": _leave,
                                    "_ShapeChanged": ShapeChanged}
         self.grad_reads: set[str] = set()  # the ``t{s}`` names whose ``.grad`` is read
         self.source = self._generate()
@@ -286,6 +286,8 @@ class Program:
             return f"{outs} = {call}"
         self.ns[f"h{i}"] = self.resolve(ins.holder)
         if ins.kind == "bind":
+            if ins.params.get("leave"):  # ``t.data = ...``: its views keep the old storage
+                return f"_leave(h{i}()); _write(h{i}(), {ins.fn!r}, {args})"
             views = ", True" if ins.params.get("views") else ""
             return f"_write(h{i}(), {ins.fn!r}, {args}{views})"
         if ins.kind == "grad":
@@ -637,6 +639,12 @@ def _write(t: Tensor | None, how: str, array: Any, views: bool = False) -> None:
             t._replayed(how, array)
             if views:  # (a CUDA graph's dry run notes it for after each launch)
                 _refresh_views(t) if isinstance(t, Tensor) else t.then(_refresh_views)
+
+
+def _leave(t: Tensor | None) -> None:
+    """``t._leave_views()``, unless ``t``, from before the call, no longer exists."""
+    if t is not None:
+        t._leave_views()
 
 
 def _copy(b: Any, a: Any) -> Any:

@@ -268,15 +268,16 @@ class Recorder:
         self.held.add(s)
         self.instrs.append(Instr("bind", how, (s,), holder=holder, label=how))
 
-    def refreshed(self, t: Tensor) -> None:
+    def refreshed(self, t: Tensor, how: str = "views") -> None:
         """Eager mode remade the views of ``t`` after setting its data (an immutable backend,
-        a non-leaf): the replay of that write remakes them too, since views that the caller
-        holds of an argument (``v = x[0]; f(x)``) are other tensors at every call."""
+        a non-leaf; ``how="leave"``: left them with the old storage, ``t.data = ...``): the
+        replay of that write does too, since views that the caller holds of an argument
+        (``v = x[0]; f(x)``) are other tensors at every call."""
         last = self.instrs[-1] if self.instrs and not self.paused else None
         if last is not None and last.kind == "bind" and (
                 self.arg_of.get(id(t), -1) == last.holder.index if type(last.holder) is ArgRef
                 else last.holder() is t):
-            last.params["views"] = True
+            last.params[how] = True
 
     def _grad_holder(self, t: Tensor) -> Any:
         """The holder of the leaf whose ``.grad`` ``t`` is now (read in this call), or None."""
