@@ -4,11 +4,12 @@ arguments anew from a tensor the caller keeps (the same tensor twice, ``x`` and 
 fresh tensor, a leaf that requires grad: the call then returns its gradient), passes a
 Python number whose type changes (``2``, ``2.0``, ``True``, ``-0.0``) by position or by
 keyword or leaves the default, and holds views of its tensor across the call; the function
-computes from its arguments, writes some of them in place (under ``no_grad``), and returns
-a random selection (an argument as it is, one result twice, a dict). Compiled (one world;
-on CuPy also with ``cuda_graphs=True``) and eager (an identical one) must agree bit for bit
-on every result, argument, held view and version counter, after each of six calls (about
-half of them replays), and raise alike. ``XAD_FUZZ_N`` (and ``XAD_FUZZ_SEED``) for the
+computes from its arguments, writes some of them in place (under ``no_grad``; also
+``.data = ...``), and returns a random selection (an argument as it is, one result twice,
+a dict). Compiled (one world; on CuPy also with ``cuda_graphs=True``) and eager (an
+identical one) must agree bit for bit on every result, argument, held view and version
+counter, after each of six calls (about half of them replays) and again after the caller
+writes through its views, and raise alike. ``XAD_FUZZ_N`` (and ``XAD_FUZZ_SEED``) for the
 long run.
 
 Before: on JAX a program recorded for unrelated arguments read ``x.T`` before the call
@@ -66,7 +67,7 @@ def _program(rng: random.Random) -> tuple:
     for _ in range(rng.randint(2, 6)):
         if rng.random() < 0.4:
             steps.append(("write", rng.randrange(3), rng.randrange(n),
-                          rng.choice(("add", "mul", "row", "copy"))))
+                          rng.choice(("add", "mul", "row", "copy", "data"))))
         else:
             steps.append(("op", rng.randrange(n), rng.randrange(n),
                           rng.choice(("mix", "tanh", "sum", "T"))))
@@ -91,6 +92,8 @@ def _function(steps: list, outs: list, form: str):
                     p.mul_(s)
                 elif how == "row":
                     p[1] = q[0] * s
+                elif how == "data":
+                    p.data = q * s
                 else:
                     p.copy_(q.T)
         got = [pool[k] for k in outs]
@@ -138,6 +141,10 @@ def _world(fn, calls: list, compile_) -> list:
                 warnings.simplefilter("ignore")
                 res = f(*args, *pos, **kw)
             got += _state(res, [*args, *held])
+            with xad.no_grad():  # the caller writes through what it holds
+                held[1].mul_(2.0)
+                base.add_(1.0)
+            got += [v for t in (*args, *held) for v in (t.numpy().copy(), t._version)]
         except Exception as e:  # noqa: BLE001 -- both worlds must raise alike
             got.append(f"raised {type(e).__name__}")
     return got
