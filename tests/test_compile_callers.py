@@ -225,3 +225,27 @@ def test_views_left_by_a_data_assignment(xb):
                 got.append((x, v, d))
             for j, (a, b) in enumerate(zip(*got)):
                 _same(a, b, f"call {k}: tensor {j}")
+
+
+def _replace_then_write_view(a: xad.Tensor, b: xad.Tensor) -> xad.Tensor:
+    with xad.no_grad():
+        a.data = a * 2.0
+        b[1] = a[0] * 0.5
+    return b * 1.0
+
+
+def test_an_argument_view_of_a_tensor_whose_data_is_replaced(xb):
+    """``f(x, x.T)`` doing ``a.data = ...`` then writing through ``b``: eager mode leaves
+    ``b`` with ``x``'s old storage (a tensor the call made), and on JAX the replay lost the
+    write through ``b``; such a call now runs eagerly (one warning)."""
+    for compile_ in _compilers(xb):
+        f = compile_(_replace_then_write_view)
+        for k in range(4):
+            x, x2 = _t(np.arange(9.0).reshape(3, 3) + k), _t(np.arange(9.0).reshape(3, 3) + k)
+            b, b2 = x.T, x2.T
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                got = f(x, b)
+            _same(got, _replace_then_write_view(x2, b2), f"call {k}: result")
+            _same(x, x2, f"call {k}: x")
+            _same(b, b2, f"call {k}: b")
