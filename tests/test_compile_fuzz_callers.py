@@ -16,7 +16,8 @@ Before: on JAX a program recorded for unrelated arguments read ``x.T`` before th
 wrote ``x``, one recorded for ``x[0]`` replayed for ``x[1]``, and the caller's views of a
 written argument kept the old values; where arrays have no strides a broadcast argument
 replayed a program for a plain view; with CUDA graphs a written argument was left holding
-the graph's buffer (tests/test_compile_callers.py)."""
+the graph's buffer; on JAX a replayed ``x.data = ...`` kept the caller's views tied to ``x``
+and lost the writes through an argument view of ``x`` (tests/test_compile_callers.py)."""
 
 from __future__ import annotations
 
