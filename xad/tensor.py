@@ -319,6 +319,8 @@ class Tensor:
                             f"got {type(value).__name__}")
         self._leave_views()
         self._set_data(value._array)
+        if context.recorder is not None:  # a compiled replay leaves the views there too
+            context.recorder.refreshed(self, "leave")
 
     def _leave_views(self) -> None:
         """Leave this tensor's views (and ``detach()``/``.data`` tensors) with its current

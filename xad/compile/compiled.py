@@ -79,13 +79,14 @@ def _unflatten(spec: Any, leaves: Any) -> Any:
 
 def _leaf_key(x: Any) -> Any:
     """What a replay depends on in argument leaf ``x``: a tensor's shape, dtype, backend,
-    ``requires_grad``, whether it is a view and its strides (where its array has them:
+    ``requires_grad``, whether it is a view (and an expanded one: ``broadcast_to``,
+    ``diagonal``, whose writes go to its base) and its strides (where its array has them:
     ``out=`` buffers are chosen for the recorded layout); a Python number's type and exact bits
     (``-0.0`` is not ``0.0``, a NaN's payload counts); a host (NumPy) array's contents."""
     if isinstance(x, Tensor):
         a = x._array
         return ("tensor", tuple(a.shape), a.dtype, x._backend, x.requires_grad,
-                x._base is None, getattr(a, "strides", None))
+                None if x._base is None else x._expanded, getattr(a, "strides", None))
     t = type(x)
     if t is complex or t in _SCALARS:
         return scalar_key(x)
@@ -119,17 +120,45 @@ class _Same:
 
 
 def _aliases(tensors: Any) -> tuple:
-    """Which earlier argument each tensor argument's array (and the tensor itself) is, as
-    ``((array's first position, tensor's first position), ...)``; () where none repeats."""
+    """Which earlier argument each tensor argument's array, the tensor itself, and the tensor
+    it is a view of (its chain's first) is, as ``((array's first position, tensor's, root's),
+    ...)``; () where none repeats and none is a view. ``f(x, y.T)`` and ``f(x, x.T)`` are
+    other programs: where arrays are immutable (JAX) the view is another array, which a
+    program recorded for ``y.T`` reads before the call changes ``x``."""
     if len(tensors) == 2:  # the common case, quickly
-        if tensors[0]._array is not tensors[1]._array:
+        a, b = tensors
+        if a._array is not b._array and a._base is None and b._base is None:
             return ()
-    elif len({id(t._array) for t in tensors}) == len(tensors):
+    elif all(t._base is None for t in tensors) and \
+            len({id(t._array) for t in tensors}) == len(tensors):
         return ()
     arrays: dict[int, int] = {}
     objs: dict[int, int] = {}
-    return tuple((arrays.setdefault(id(t._array), i), objs.setdefault(id(t), i))
-                 for i, t in enumerate(tensors))
+    roots: dict[int, int] = {}
+    out = tuple((arrays.setdefault(id(t._array), i), objs.setdefault(id(t), i),
+                 roots.setdefault(id(_root(t)), i)) for i, t in enumerate(tensors))
+    if len(roots) == len(tensors):
+        return out
+    return out + tuple(_chain(t) for t in tensors)  # views of one tensor: which views
+
+
+def _root(t: Tensor) -> Tensor:
+    while t._base is not None:
+        t = t._base
+    return t
+
+
+def _chain(t: Tensor) -> tuple:
+    """How ``t`` is a view of its root: per step its view function (name and parameters)
+    and whether it is a ``.data``. ``f(x, x[0])`` and ``f(x, x[1])`` are other programs (on
+    JAX a program made ``x[0]`` again after writing ``x``); a change through ``.data`` is
+    not counted."""
+    out = []
+    while t._base is not None:
+        fn = t._view_fn
+        out.append((None if fn is None else (fn[0].name, repr(fn[1])), t._data_of))
+        t = t._base
+    return tuple(out)
 
 
 def _escapes(t: Tensor, rec: Recorder) -> bool:
@@ -152,11 +181,7 @@ def _overlap(tensors: Any) -> bool:
     would not reach the other."""
     if len(tensors) < 2:
         return False
-    roots = set()
-    for t in tensors:
-        while t._base is not None:
-            t = t._base
-        roots.add(id(t))
+    roots = {id(_root(t)) for t in tensors}
     return len(roots) < len(tensors) or len({id(t._array) for t in tensors}) < len(tensors)
 
 
@@ -470,8 +495,8 @@ class CompiledFunction:
             tensors: Any = args
             spec: Any = len(args)
             sig: Any = tuple((a._array.shape, a._array.dtype, a._backend, a.requires_grad,
-                              a._base is None, getattr(a._array, "strides", None))
-                             for a in args)
+                              None if a._base is None else a._expanded,
+                              getattr(a._array, "strides", None)) for a in args)
         else:
             leaves = []
             spec = _flatten((args, kwargs), leaves)

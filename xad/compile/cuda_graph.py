@@ -36,9 +36,11 @@ from __future__ import annotations
 
 import contextlib
 import re
+from collections.abc import Callable
 from typing import Any
 
 from .program import Program
+from .recorder import ArgRef
 
 __all__ = ["CaptureFailed", "GraphReplay", "graph_backend"]
 
@@ -99,7 +101,7 @@ class _Segment:
         for ref, name, args in self.binds:
             t = ref()
             if t is not None:
-                getattr(t, name)(*args)
+                getattr(t, name)(*args) if name is not None else args(t)
 
 
 class _Host:
@@ -162,20 +164,46 @@ def _copied(b: Any, a: Any) -> Any:
 
 
 class _BindNote:
-    """Stands in for a tensor whose data or ``.grad`` a program line sets: notes the call."""
+    """Stands in for a tensor whose data or ``.grad`` a program line sets: notes the call.
+    ``static``: the argument's buffer, where the tensor is an argument (see
+    :func:`_into_argument`)."""
 
-    def __init__(self, ref: Any, binds: list) -> None:
-        self._ref, self._binds = ref, binds
+    def __init__(self, ref: Any, binds: list, static: Any = None) -> None:
+        self._ref, self._binds, self._static = ref, binds, static
 
     def __getattr__(self, name: str) -> Any:
+        if self._static is not None and name == "_replayed":
+            static = self._static
+            return lambda *args: self._binds.append(
+                (self._ref, None, lambda t: _into_argument(t, *args, static)))
+        if self._static is not None and name == "_set_grad_array":  # (as _into_argument)
+            return lambda a, keep: self._binds.append(
+                (self._ref, None, lambda t: t._set_grad_array(_copied(t._backend, a), keep)))
         return lambda *args: self._binds.append((self._ref, name, args))
+
+    def then(self, fn: Callable[[Any], None]) -> None:
+        """Note ``fn(tensor)`` (remaking its views) for after the write."""
+        self._binds.append((self._ref, None, fn))
+
+
+def _into_argument(t: Any, how: str, array: Any, static: Any) -> None:
+    """Redo ``t.how(array)`` for an argument ``t`` (another tensor at each call) with a
+    graph's array: never that array itself, which the next call overwrites (an argument of
+    an earlier call changed with it). A write in place (the argument's own buffer, a
+    ``_set_data`` of its ``static`` buffer) is copied into the argument's array, so the
+    views the caller holds see it, as in eager mode; another array is bound as a copy."""
+    b = t._backend
+    if how == "_set_data" and array is static and t._array is not array:
+        b.copy_into(t._array, array)
+        return
+    t._replayed(how, _copied(b, array))
 
 
 class _DryRun:
     """Runs a program once with stubs, capturing each segment that has kernels."""
 
-    def __init__(self, program: Program, b: Any, shapes: dict) -> None:
-        self.b, self.shapes = b, shapes
+    def __init__(self, program: Program, b: Any, shapes: dict, statics: list) -> None:
+        self.b, self.shapes, self.statics = b, shapes, statics
         self.kernels = [False]  # per segment: whether it has kernels
         self.library = {i for i, ins in enumerate(program.instrs) if program.is_library(ins)
                         and not self._captures(ins, i)}
@@ -225,7 +253,10 @@ class _DryRun:
                 stubs[name] = self._reader(ref, name in grads, name in written)
         for i, ins in enumerate(program.instrs):
             if ins.kind in ("bind", "grad"):
-                stubs[f"h{i}"] = (lambda r: lambda: _BindNote(r, self.binds))(ns[f"h{i}"])
+                h = ins.holder
+                arg = self.statics[h.index] if type(h) is ArgRef else None
+                stubs[f"h{i}"] = (lambda r, a: lambda: _BindNote(r, self.binds, a))(
+                    ns[f"h{i}"], arg)
             elif self._captured_check(ins) or self._captured_draw(ins):
                 continue  # it runs inside the capture (see the two methods)
             elif _upload(ins):
@@ -326,7 +357,7 @@ class GraphReplay:
         p, b = self.program, self.b
         statics = [b.xp.asarray(a, copy=True) for a in arrays]
         pool = b.graph_pool()
-        dry = _DryRun(p, b, shapes)
+        dry = _DryRun(p, b, shapes, statics)
         try:
             with b.graph_capture(pool), _patched(p.ns, dry.stubs(p)):
                 dry.open()

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..backend import takes_out
+from ..ops.inplace import _refresh_views
 from ..tensor import Tensor
 from .recorder import ArgRef, Instr, Recorder, Slot
 from .simplify import memory_owner, simplify
@@ -60,7 +61,7 @@ class Program:
         self._check_dynamic()
         if fuse is not None:  # fusion.fuse: elementwise regions become one kernel each
             self.instrs = fuse(self)
-        self.ns: dict[str, Any] = {"_Tensor": Tensor, "_write": _write,
+        self.ns: dict[str, Any] = {"_Tensor": Tensor, "_write": _write, "_leave": _leave,
                                    "_ShapeChanged": ShapeChanged}
         self.grad_reads: set[str] = set()  # the ``t{s}`` names whose ``.grad`` is read
         self.source = self._generate()
@@ -285,7 +286,10 @@ class Program:
             return f"{outs} = {call}"
         self.ns[f"h{i}"] = self.resolve(ins.holder)
         if ins.kind == "bind":
-            return f"_write(h{i}(), {ins.fn!r}, {args})"
+            if ins.params.get("leave"):  # ``t.data = ...``: its views keep the old storage
+                return f"_leave(h{i}()); _write(h{i}(), {ins.fn!r}, {args})"
+            views = ", True" if ins.params.get("views") else ""
+            return f"_write(h{i}(), {ins.fn!r}, {args}{views})"
         if ins.kind == "grad":
             how = "_keep_grad" if ins.params.get("keep") else "_set_grad_array"
             return f"_write(h{i}(), '{how}', {args or 'None'})"
@@ -621,16 +625,26 @@ def _holder(ins: Instr) -> str:
     return "<dead tensor>" if t is None else f"tensor{tuple(t.shape)}"
 
 
-def _write(t: Tensor | None, how: str, array: Any) -> None:
+def _write(t: Tensor | None, how: str, array: Any, views: bool = False) -> None:
     """``t.how(array)`` (``_set_data``, ``_rebind``, ``_set_grad_array``), unless ``t``, a
     tensor from before the call, no longer exists (nothing can read what it was given).
     Its version stays: the replay adds the changes eager mode counted once, after the run
-    (``version_changes``; a change through ``.data`` is written but never counted)."""
+    (``version_changes``; a change through ``.data`` is written but never counted).
+    ``views``: eager mode then remade ``t``'s views (JAX: ``v = x[0]`` held by the caller
+    kept ``x``'s old values under replay before)."""
     if t is not None:
         if how in ("_set_grad_array", "_keep_grad"):
             t._set_grad_array(array, how == "_keep_grad")
         else:
             t._replayed(how, array)
+            if views:  # (a CUDA graph's dry run notes it for after each launch)
+                _refresh_views(t) if isinstance(t, Tensor) else t.then(_refresh_views)
+
+
+def _leave(t: Tensor | None) -> None:
+    """``t._leave_views()``, unless ``t``, from before the call, no longer exists."""
+    if t is not None:
+        t._leave_views()
 
 
 def _copy(b: Any, a: Any) -> Any:

@@ -34,6 +34,7 @@ from __future__ import annotations
 import dis
 import functools
 import importlib.util
+import operator
 import os
 import struct
 import sys
@@ -232,11 +233,28 @@ class Reads:
             if all(_cell(c) is local.get(n, _MISSING) for n, c in zip(info.free, cells)):
                 for n, c in zip(info.free, cells):
                     self._guard(("c", id(c)), functools.partial(_cell, c), _cell(c), info, 0, n)
+                self._defaults(f, info)
                 break
         for name in info.args:  # ``self``: an object reached before, a module called
             v = local.get(name, _MISSING)
             if self._known.get(id(v), _MISSING) is v or self._called(v):
                 self._entries(v, info, 1, name)
+
+    def _defaults(self, f: types.FunctionType, info: _Code) -> None:
+        """Guard ``f``'s default values (``f.__defaults__ = (3.0,)`` between calls: a replay
+        kept the first call's), as closure cells: the tuple and the keyword dict by identity,
+        each value as a cell's. None (no defaults) needs no guard: every call passes those
+        arguments."""
+        name = f.__qualname__
+        for attr in ("__defaults__", "__kwdefaults__"):
+            v = getattr(f, attr)
+            if v is None:
+                continue
+            read = functools.partial(getattr, f, attr)
+            self._guard(("d", id(f), attr), read, v, info, DEPTH, f"{name}.{attr}")
+            for k in (range(len(v)) if type(v) is tuple else list(v) if v else ()):
+                self._guard(("d", id(f), attr, k), functools.partial(operator.getitem, v, k),
+                            v[k], info, 0, f"{name}.{attr}[{k!r}]")
 
     def _guard(self, where: tuple, read: Callable[[], Any], v: Any, info: _Code, depth: int,
                what: str) -> None:

@@ -268,6 +268,23 @@ class Recorder:
         self.held.add(s)
         self.instrs.append(Instr("bind", how, (s,), holder=holder, label=how))
 
+    def refreshed(self, t: Tensor, how: str = "views") -> None:
+        """Eager mode remade the views of ``t`` after setting its data (an immutable backend,
+        a non-leaf; ``how="leave"``: left them with the old storage, ``t.data = ...``): the
+        replay of that write does too, since views that the caller holds of an argument
+        (``v = x[0]; f(x)``) are other tensors at every call."""
+        if how == "leave" and not self.paused and any(
+                isinstance(a, Tensor) and a is not t and a._base is not None
+                and id(_root(a)) in self.fresh for a in self.args):
+            self.unsupported(f"an argument is a view of a tensor (shape {tuple(t.shape)}) "
+                             f"whose data the call replaces (.data = ...); pass that tensor")
+            return
+        last = self.instrs[-1] if self.instrs and not self.paused else None
+        if last is not None and last.kind == "bind" and (
+                self.arg_of.get(id(t), -1) == last.holder.index if type(last.holder) is ArgRef
+                else last.holder() is t):
+            last.params[how] = True
+
     def _grad_holder(self, t: Tensor) -> Any:
         """The holder of the leaf whose ``.grad`` ``t`` is now (read in this call), or None."""
         owner = self.grad_owner.get(id(t))
@@ -413,6 +430,12 @@ class Recorder:
             return fn(*args, **kwargs)
         finally:
             self.paused = False
+
+
+def _root(t: Tensor) -> Tensor:
+    while t._base is not None:
+        t = t._base
+    return t
 
 
 def bases_of(t: Tensor) -> list[int]:

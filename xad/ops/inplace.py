@@ -163,6 +163,8 @@ def _write_view(x: Tensor, new: Tensor, what: str, fresh: bool = False) -> None:
 
 def _refresh_views(x: Tensor) -> None:
     """Remake the views of ``x`` (and theirs) after ``x``'s array was replaced."""
+    if context.recorder is not None:  # a replay remakes the views its caller holds then
+        context.recorder.refreshed(x)
     if not x._views:  # the common case (an optimiser's step on JAX): nothing to remake
         return
     stack = [x]

@@ -26,7 +26,7 @@ from .fused import (
     sum_product,
 )
 from .linalg import _bias_grad, by_product, keep_sum, keep_sum_array
-from .shape import reshape
+from .shape import broadcast_to, reshape
 from .tangent import total
 
 __all__ = ["standardize"]  # layer_norm: through xad.nn.functional.layer_norm
@@ -119,6 +119,8 @@ class AddLayerNorm(Op):
         ts = None
         for part in (tx, tt, tc):
             ts = part if ts is None else ts if part is None else ts + part
+        if ts is not None and ts.shape != x.shape:  # only the bias moves (``t_bias``)
+            ts = broadcast_to(ts, x.shape)
         return LayerNorm.jvp((x, w, bias), (ts, tw, tb), out, axes, eps, product)
 
 
