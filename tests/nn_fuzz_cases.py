@@ -50,8 +50,8 @@ def _n(rng, *shape):
     return rng.standard_normal(shape)
 
 
-def conv(rng):
-    dim = int(rng.integers(1, 3))
+def conv(rng, dim=None):
+    dim = int(rng.integers(1, 3)) if dim is None else dim
     g = int(_pick(rng, [1, 1, 2, 3]))
     cin, cout = g * int(rng.integers(1, 3)), g * int(rng.integers(1, 3))
     k = _size(rng, dim, 1, 4)
@@ -63,7 +63,7 @@ def conv(rng):
     pad = {"int": int(rng.integers(0, 3)), "tuple": tuple(int(rng.integers(0, 3))
                                                        for _ in range(dim)),
            "same": "same", "valid": "valid"}[pk]
-    shape = tuple(int(max(s + 1, rng.integers(3, 9))) for s in span)
+    shape = tuple(int(max(s + 1, rng.integers(3, 9 if dim < 3 else 6))) for s in span)
     if mode in ("reflect", "circular") and pk in ("int", "tuple") and rng.random() < 0.9:
         pad = tuple(min(p, s - 1) for p, s in zip(_tup(pad, dim), shape))
     bias = bool(rng.random() < 0.7)
@@ -77,22 +77,32 @@ def conv(rng):
                [_n(rng, *lead, cin, *shape)], modes=("train",))
 
 
-def conv_transpose(rng):
+def conv_transpose(rng, dim=2):
     g = int(_pick(rng, [1, 1, 2]))
     cin, cout = g * int(rng.integers(1, 3)), g * int(rng.integers(1, 3))
-    k, stride, dil = _size(rng, 2, 1, 4), _size(rng, 2, 1, 3), _size(rng, 2, 1, 2)
-    pad = _size(rng, 2, 0, 2)
-    opad = tuple(int(rng.integers(0, max(s, d))) for s, d in zip(_tup(stride, 2), _tup(dil, 2)))
+    k, stride, dil = _size(rng, dim, 1, 4), _size(rng, dim, 1, 3), _size(rng, dim, 1, 2)
+    pad = _size(rng, dim, 0, 2)
+    opad = tuple(int(rng.integers(0, max(s, d)))
+                 for s, d in zip(_tup(stride, dim), _tup(dil, dim)))
     opad = opad if rng.random() < 0.5 else 0
     kw = dict(stride=stride, padding=pad, output_padding=opad, groups=g,
               bias=bool(rng.random() < 0.7), dilation=dil)
-    shape = (int(rng.integers(2, 6)), int(rng.integers(2, 6)))
+    shape = tuple(int(rng.integers(2, 6 if dim < 3 else 4)) for _ in range(dim))
+    name = f"ConvTranspose{dim}d"
 
     def make(lib, dt):
-        return lib.nn.ConvTranspose2d(cin, cout, k, dtype=dt, **kw)
+        return getattr(lib.nn, name)(cin, cout, k, dtype=dt, **kw)
     lead = (2,) if rng.random() < 0.8 else ()
-    return Mod(f"ConvTranspose2d({cin}, {cout}, {k}, {kw}) on {lead + (cin,) + shape}", make,
+    return Mod(f"{name}({cin}, {cout}, {k}, {kw}) on {lead + (cin,) + shape}", make,
                [_n(rng, *lead, cin, *shape)], modes=("train",))
+
+
+def conv3d(rng):
+    return conv(rng, 3)
+
+
+def conv_transpose_1d_3d(rng):
+    return conv_transpose(rng, _pick(rng, [1, 3]))
 
 
 def max_pool(rng):
@@ -673,6 +683,7 @@ def rms_norm(rng):
 
 
 FAMILIES = {f.__name__: f for f in (
+    conv3d, conv_transpose_1d_3d,
     rms_norm, fold, lp_pool, max_unpool, upsample, attention, sdpa, norm_functions,
     conv, conv_transpose, max_pool, avg_pool, adaptive_pool, interpolate, pad, batch_norm,
     instance_norm, group_norm, layer_norm, embedding, embedding_bag, recurrent,

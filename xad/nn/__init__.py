@@ -39,7 +39,7 @@ from .activation import (
 )
 from .attention import MultiheadAttention
 from .containers import ModuleDict, ParameterDict, ParameterList
-from .conv import Conv1d, Conv2d, ConvTranspose2d
+from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .ctc import CTCLoss
 from .distance import CosineSimilarity, PairwiseDistance
 from .dropout import Dropout, Dropout2d
@@ -116,6 +116,7 @@ __all__ = [
     "InstanceNorm2d", "EmbeddingBag", "Bilinear", "TransformerDecoderLayer",
     "TransformerDecoder", "Transformer", "CTCLoss", "Softmin", "CosineSimilarity",
     "PairwiseDistance",
+    "Conv3d", "ConvTranspose1d", "ConvTranspose3d",
     "functional", "init", "utils",
 ]
 
