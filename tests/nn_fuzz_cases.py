@@ -97,6 +97,42 @@ def conv_transpose(rng, dim=2):
                [_n(rng, *lead, cin, *shape)], modes=("train",))
 
 
+def norm3d(rng):
+    return _pick(rng, [batch_norm, instance_norm])(rng, 3)
+
+
+def pool3d(rng):
+    """max_pool3d, avg_pool3d, the adaptive pools and MaxUnpool3d over (D, H, W)."""
+    kind = _pick(rng, ["max", "avg", "adaptive_avg", "adaptive_max", "unpool"])
+    k = _size(rng, 3, 1, 3)
+    stride = _pick(rng, [None, _size(rng, 3, 1, 3)])
+    pad = tuple(int(rng.integers(0, kk // 2 + 1)) for kk in _tup(k, 3))
+    dil = _size(rng, 3, 1, 2) if rng.random() < 0.3 and kind == "max" else 1
+    ceil, flag = bool(rng.random() < 0.5), bool(rng.random() < 0.5)
+    span = [d * (kk - 1) + 1 for d, kk in zip(_tup(dil, 3), _tup(k, 3))]
+    shape = tuple(int(max(s, rng.integers(2, 6))) for s in span)
+    out = tuple(None if rng.random() < 0.2 else int(rng.integers(1, 4)) for _ in range(3))
+    over = int(rng.integers(1, 7)) if kind == "avg" and rng.random() < 0.3 else None
+    lead = (2, 2) if rng.random() < 0.8 else (2,)
+
+    def fn(lib, x):
+        F = lib.nn.functional
+        if kind == "max":
+            return F.max_pool3d(x, k, stride, pad, dil, ceil_mode=ceil, return_indices=flag)
+        if kind == "avg":
+            return F.avg_pool3d(x, k, stride, pad, ceil_mode=ceil, count_include_pad=flag,
+                                divisor_override=over)
+        if kind == "adaptive_avg":
+            return lib.nn.AdaptiveAvgPool3d(out)(x)
+        if kind == "adaptive_max":
+            return F.adaptive_max_pool3d(x, out, return_indices=flag)
+        y, i = F.max_pool3d(x, k, stride, pad, return_indices=True)
+        return lib.nn.MaxUnpool3d(k, stride, pad)(y, i, shape if flag else None)
+    return Fn(f"{kind} pool3d(k={k}, s={stride}, p={pad}, d={dil}, ceil={ceil}, flag={flag}, "
+              f"out={out}, override={over}) on {lead + shape}",
+              [_ties(rng, _n(rng, *lead, *shape))], fn)
+
+
 def conv3d(rng):
     return conv(rng, 3)
 
@@ -220,14 +256,14 @@ def pad(rng):
     return Fn(f"pad({p}, {mode!r}, {kw}) on {lead + shape}", [_n(rng, *lead, *shape)], fn)
 
 
-def batch_norm(rng):
-    dim = int(rng.integers(1, 3))
+def batch_norm(rng, dim=None):
+    dim = int(rng.integers(1, 3)) if dim is None else dim
     c = int(rng.integers(1, 4))
     kw = dict(momentum=_pick(rng, [0.1, None, 0.5]), affine=bool(rng.random() < 0.6),
               track_running_stats=bool(rng.random() < 0.7), eps=_pick(rng, [1e-5, 0.1]))
     shape = (int(_pick(rng, [3, 3, 2, 1])), c) + (
         (int(rng.integers(1, 4)),) * int(rng.integers(0, 2)) if dim == 1 else
-                      (int(rng.integers(1, 4)), int(rng.integers(1, 4))))
+                      tuple(int(rng.integers(1, 4)) for _ in range(dim)))
     name = f"BatchNorm{dim}d"
 
     def make(lib, dt):
@@ -237,8 +273,8 @@ def batch_norm(rng):
                modes=modes)
 
 
-def instance_norm(rng):
-    dim = int(rng.integers(1, 3))
+def instance_norm(rng, dim=None):
+    dim = int(rng.integers(1, 3)) if dim is None else dim
     c = int(rng.integers(1, 4))
     kw = dict(momentum=_pick(rng, [0.1, None, 0.5]), affine=bool(rng.random() < 0.5),
               track_running_stats=bool(rng.random() < 0.6))
@@ -683,7 +719,7 @@ def rms_norm(rng):
 
 
 FAMILIES = {f.__name__: f for f in (
-    conv3d, conv_transpose_1d_3d,
+    conv3d, conv_transpose_1d_3d, pool3d, norm3d,
     rms_norm, fold, lp_pool, max_unpool, upsample, attention, sdpa, norm_functions,
     conv, conv_transpose, max_pool, avg_pool, adaptive_pool, interpolate, pad, batch_norm,
     instance_norm, group_norm, layer_norm, embedding, embedding_bag, recurrent,

@@ -31,6 +31,8 @@ from .padding import *  # noqa: F403
 from .padding import __all__ as _padding
 from .pooling import *  # noqa: F403
 from .pooling import __all__ as _pooling
+from .pooling3d import *  # noqa: F403
+from .pooling3d import __all__ as _pooling3d
 from .resampling import *  # noqa: F403
 from .resampling import __all__ as _resampling
 from .unit_scaling import *  # noqa: F403
@@ -38,4 +40,4 @@ from .unit_scaling import __all__ as _unit_scaling
 
 __all__ = [*_layers, *_losses, *_conv, *_pooling, *_padding, *_attention, *_activations,
            *_likelihood_losses, *_margin_losses, *_resampling,
-           *_embedding_bag, *_normalization, *_ctc, *_unit_scaling]
+           *_embedding_bag, *_normalization, *_ctc, *_unit_scaling, *_pooling3d]
