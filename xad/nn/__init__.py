@@ -60,10 +60,13 @@ from .losses import (
                          L1Loss,
                          MarginRankingLoss,
                          MSELoss,
+                         MultiLabelMarginLoss,
                          MultiLabelSoftMarginLoss,
+                         MultiMarginLoss,
                          NLLLoss,
                          PoissonNLLLoss,
                          SmoothL1Loss,
+                         SoftMarginLoss,
                          TripletMarginLoss,
 )
 from .module import IncompatibleKeys, Module, ModuleList, Parameter, Sequential
@@ -125,6 +128,7 @@ __all__ = [
     "PairwiseDistance",
     "Conv3d", "ConvTranspose1d", "ConvTranspose3d", "MaxPool3d", "AvgPool3d",
     "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "MaxUnpool3d", "BatchNorm3d", "InstanceNorm3d",
+    "SoftMarginLoss", "MultiMarginLoss", "MultiLabelMarginLoss",
     "functional", "init", "utils",
 ]
 
