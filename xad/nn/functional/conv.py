@@ -57,9 +57,8 @@ def _padding(padding: str | IntPair, kernel: tuple[int, ...], dilation: tuple[in
     return tuple((p, p) for p in ps)
 
 
-def _check(x: Tensor, w: Tensor, groups: int, cin: int, where: str) -> None:
-    nd = w.ndim - 2
-    if x.ndim != w.ndim or nd < 1:
+def _check(x: Tensor, w: Tensor, groups: int, cin: int, where: str, nd: int = 2) -> None:
+    if x.ndim != nd + 2 or w.ndim != nd + 2:
         raise ValueError(f"{where}: expected a {nd + 2}-d input (N, C, {_AXES[nd]}) and a "
                          f"{nd + 2}-d weight, got shapes {x.shape} and {w.shape}")
     if groups < 1 or x.shape[1] % groups or w.shape[0] % groups:
@@ -103,11 +102,11 @@ def _columns(x: Tensor, k: tuple[int, ...], s: tuple[int, ...], d: tuple[int, ..
 
 
 def _conv(input: Tensor, weight: Tensor, bias: Tensor | None, stride: IntPair,
-          padding: str | IntPair, dilation: IntPair, groups: int, where: str) -> Tensor:
-    """An N-d (N >= 2) convolution: :func:`_columns` and one (grouped) matrix product."""
-    _check(input, weight, groups, weight.shape[1] * groups, where)
+          padding: str | IntPair, dilation: IntPair, groups: int, nd: int, where: str) -> Tensor:
+    """An ``nd``-d (2 or more) convolution: :func:`_columns` and one (grouped) matrix
+    product."""
+    _check(input, weight, groups, weight.shape[1] * groups, where, nd)
     o, cg, *k = weight.shape
-    nd = len(k)
     s, d = _pair(stride, "stride", where, nd), _pair(dilation, "dilation", where, nd)
     pads = _padding(padding, tuple(k), d, s, where)
     sizes = [(n + lo + hi - di * (ke - 1) - 1) // st + 1
@@ -142,7 +141,7 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: In
         >>> F.conv2d(xad.ones((1, 2, 5, 5)), xad.ones((4, 2, 3, 3)), padding=1).shape
         (1, 4, 5, 5)
     """
-    return _conv(input, weight, bias, stride, padding, dilation, groups, "conv2d")
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
 
 
 @_one_sample
@@ -157,7 +156,7 @@ def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: In
         >>> F.conv3d(xad.ones((1, 2, 4, 5, 5)), xad.ones((3, 2, 3, 3, 3)), padding=1).shape
         (1, 3, 4, 5, 5)
     """
-    return _conv(input, weight, bias, stride, padding, dilation, groups, "conv3d")
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
 
 
 @_one_sample
@@ -287,7 +286,7 @@ def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
         (1, 4, 4, 6, 6)
     """
     where = "conv_transpose3d"
-    _check(input, weight, groups, weight.shape[0], where)
+    _check(input, weight, groups, weight.shape[0], where, 3)
     cin, og, *k = weight.shape
     s, d = _pair(stride, "stride", where, 3), _pair(dilation, "dilation", where, 3)
     p = _pair(padding, "padding", where, 3)
