@@ -133,6 +133,28 @@ def pool3d(rng):
               [_ties(rng, _n(rng, *lead, *shape))], fn)
 
 
+def grid_sampling(rng):
+    """grid_sample (every mode, padding mode, align_corners; 4-d and 5-d) on a grid that
+    reaches past [-1, 1], or on affine_grid's grid from random matrices."""
+    nd = int(_pick(rng, [2, 2, 3]))
+    kw = dict(mode=_pick(rng, ["bilinear", "nearest"]),
+              padding_mode=_pick(rng, ["zeros", "border", "reflection"]),
+              align_corners=bool(rng.random() < 0.5))
+    spatial = tuple(int(rng.integers(1, 6 if nd == 2 else 4)) for _ in range(nd))
+    out = tuple(int(rng.integers(1, 5 if nd == 2 else 3)) for _ in range(nd))
+    n, c = int(rng.integers(1, 3)), int(rng.integers(1, 3))
+    affine = rng.random() < 0.3
+    g = _n(rng, n, nd, nd + 1) if affine else rng.uniform(-1.5, 1.5, (n, *out, nd))
+
+    def fn(lib, x, g):
+        F = lib.nn.functional
+        if affine:
+            g = F.affine_grid(g, (n, c, *out), align_corners=kw["align_corners"])
+        return F.grid_sample(x, g, **kw)
+    return Fn(f"grid_sample({kw}) of {(n, c, *spatial)}, {'affine' if affine else 'grid'} "
+              f"{g.shape}", [_n(rng, n, c, *spatial), g], fn)
+
+
 def conv3d(rng):
     return conv(rng, 3)
 
@@ -719,7 +741,7 @@ def rms_norm(rng):
 
 
 FAMILIES = {f.__name__: f for f in (
-    conv3d, conv_transpose_1d_3d, pool3d, norm3d,
+    conv3d, conv_transpose_1d_3d, pool3d, norm3d, grid_sampling,
     rms_norm, fold, lp_pool, max_unpool, upsample, attention, sdpa, norm_functions,
     conv, conv_transpose, max_pool, avg_pool, adaptive_pool, interpolate, pad, batch_norm,
     instance_norm, group_norm, layer_norm, embedding, embedding_bag, recurrent,

@@ -710,7 +710,8 @@ AUDITED_ELSEWHERE = ("Generator Tensor amp autograd bfloat16 bool cuda compile c
                      # layers' functions fuzzed against torch by tests/test_nn_fuzz_torch.py
                      "fold lp_pool1d lp_pool2d max_unpool1d max_unpool2d rms_norm "
                      "conv3d conv_transpose1d conv_transpose3d max_pool3d avg_pool3d "
-                     "adaptive_avg_pool3d adaptive_max_pool3d max_unpool3d "
+                     "adaptive_avg_pool3d adaptive_max_pool3d max_unpool3d grid_sample "
+                     "affine_grid "
                      # modules that PyTorch's examples import (tests/test_pytorch_examples.py)
                      "accelerator onnx serialization").split()
 
