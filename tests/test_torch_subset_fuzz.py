@@ -712,6 +712,8 @@ AUDITED_ELSEWHERE = ("Generator Tensor amp autograd bfloat16 bool cuda compile c
                      "conv3d conv_transpose1d conv_transpose3d max_pool3d avg_pool3d "
                      "adaptive_avg_pool3d adaptive_max_pool3d max_unpool3d grid_sample "
                      "affine_grid "
+                     # refused with its reason (tests/test_torch_missing_layers.py)
+                     "as_strided "
                      # modules that PyTorch's examples import (tests/test_pytorch_examples.py)
                      "accelerator onnx serialization").split()
 
