@@ -127,7 +127,12 @@ def pool3d(rng):
         if kind == "adaptive_max":
             return F.adaptive_max_pool3d(x, out, return_indices=flag)
         y, i = F.max_pool3d(x, k, stride, pad, return_indices=True)
-        return lib.nn.MaxUnpool3d(k, stride, pad)(y, i, shape if flag else None)
+        st = _tup(k, 3) if stride is None else _tup(stride, 3)
+        default = [(n - 1) * ss - 2 * p + kk
+                   for n, ss, p, kk in zip(y.shape[-3:], st, pad, _tup(k, 3))]
+        # an empty default output: torch's backward raises there (as in max_unpool)
+        given = flag or min(default) < 1
+        return lib.nn.MaxUnpool3d(k, stride, pad)(y, i, shape if given else None)
     return Fn(f"{kind} pool3d(k={k}, s={stride}, p={pad}, d={dil}, ceil={ceil}, flag={flag}, "
               f"out={out}, override={over}) on {lead + shape}",
               [_ties(rng, _n(rng, *lead, *shape))], fn)
