@@ -50,8 +50,8 @@ def _n(rng, *shape):
     return rng.standard_normal(shape)
 
 
-def conv(rng):
-    dim = int(rng.integers(1, 3))
+def conv(rng, dim=None):
+    dim = int(rng.integers(1, 3)) if dim is None else dim
     g = int(_pick(rng, [1, 1, 2, 3]))
     cin, cout = g * int(rng.integers(1, 3)), g * int(rng.integers(1, 3))
     k = _size(rng, dim, 1, 4)
@@ -63,7 +63,7 @@ def conv(rng):
     pad = {"int": int(rng.integers(0, 3)), "tuple": tuple(int(rng.integers(0, 3))
                                                        for _ in range(dim)),
            "same": "same", "valid": "valid"}[pk]
-    shape = tuple(int(max(s + 1, rng.integers(3, 9))) for s in span)
+    shape = tuple(int(max(s + 1, rng.integers(3, 9 if dim < 3 else 6))) for s in span)
     if mode in ("reflect", "circular") and pk in ("int", "tuple") and rng.random() < 0.9:
         pad = tuple(min(p, s - 1) for p, s in zip(_tup(pad, dim), shape))
     bias = bool(rng.random() < 0.7)
@@ -77,22 +77,95 @@ def conv(rng):
                [_n(rng, *lead, cin, *shape)], modes=("train",))
 
 
-def conv_transpose(rng):
+def conv_transpose(rng, dim=2):
     g = int(_pick(rng, [1, 1, 2]))
     cin, cout = g * int(rng.integers(1, 3)), g * int(rng.integers(1, 3))
-    k, stride, dil = _size(rng, 2, 1, 4), _size(rng, 2, 1, 3), _size(rng, 2, 1, 2)
-    pad = _size(rng, 2, 0, 2)
-    opad = tuple(int(rng.integers(0, max(s, d))) for s, d in zip(_tup(stride, 2), _tup(dil, 2)))
+    k, stride, dil = _size(rng, dim, 1, 4), _size(rng, dim, 1, 3), _size(rng, dim, 1, 2)
+    pad = _size(rng, dim, 0, 2)
+    opad = tuple(int(rng.integers(0, max(s, d)))
+                 for s, d in zip(_tup(stride, dim), _tup(dil, dim)))
     opad = opad if rng.random() < 0.5 else 0
     kw = dict(stride=stride, padding=pad, output_padding=opad, groups=g,
               bias=bool(rng.random() < 0.7), dilation=dil)
-    shape = (int(rng.integers(2, 6)), int(rng.integers(2, 6)))
+    shape = tuple(int(rng.integers(2, 6 if dim < 3 else 4)) for _ in range(dim))
+    name = f"ConvTranspose{dim}d"
 
     def make(lib, dt):
-        return lib.nn.ConvTranspose2d(cin, cout, k, dtype=dt, **kw)
+        return getattr(lib.nn, name)(cin, cout, k, dtype=dt, **kw)
     lead = (2,) if rng.random() < 0.8 else ()
-    return Mod(f"ConvTranspose2d({cin}, {cout}, {k}, {kw}) on {lead + (cin,) + shape}", make,
+    return Mod(f"{name}({cin}, {cout}, {k}, {kw}) on {lead + (cin,) + shape}", make,
                [_n(rng, *lead, cin, *shape)], modes=("train",))
+
+
+def norm3d(rng):
+    return _pick(rng, [batch_norm, instance_norm])(rng, 3)
+
+
+def pool3d(rng):
+    """max_pool3d, avg_pool3d, the adaptive pools and MaxUnpool3d over (D, H, W)."""
+    kind = _pick(rng, ["max", "avg", "adaptive_avg", "adaptive_max", "unpool"])
+    k = _size(rng, 3, 1, 3)
+    stride = _pick(rng, [None, _size(rng, 3, 1, 3)])
+    pad = tuple(int(rng.integers(0, kk // 2 + 1)) for kk in _tup(k, 3))
+    dil = _size(rng, 3, 1, 2) if rng.random() < 0.3 and kind == "max" else 1
+    ceil, flag = bool(rng.random() < 0.5), bool(rng.random() < 0.5)
+    span = [d * (kk - 1) + 1 for d, kk in zip(_tup(dil, 3), _tup(k, 3))]
+    shape = tuple(int(max(s, rng.integers(2, 6))) for s in span)
+    out = tuple(None if rng.random() < 0.2 else int(rng.integers(1, 4)) for _ in range(3))
+    over = int(rng.integers(1, 7)) if kind == "avg" and rng.random() < 0.3 else None
+    lead = (2, 2) if rng.random() < 0.8 else (2,)
+
+    def fn(lib, x):
+        F = lib.nn.functional
+        if kind == "max":
+            return F.max_pool3d(x, k, stride, pad, dil, ceil_mode=ceil, return_indices=flag)
+        if kind == "avg":
+            return F.avg_pool3d(x, k, stride, pad, ceil_mode=ceil, count_include_pad=flag,
+                                divisor_override=over)
+        if kind == "adaptive_avg":
+            return lib.nn.AdaptiveAvgPool3d(out)(x)
+        if kind == "adaptive_max":
+            return F.adaptive_max_pool3d(x, out, return_indices=flag)
+        y, i = F.max_pool3d(x, k, stride, pad, return_indices=True)
+        st = _tup(k, 3) if stride is None else _tup(stride, 3)
+        default = [(n - 1) * ss - 2 * p + kk
+                   for n, ss, p, kk in zip(y.shape[-3:], st, pad, _tup(k, 3))]
+        # an empty default output: torch's backward raises there (as in max_unpool)
+        given = flag or min(default) < 1
+        return lib.nn.MaxUnpool3d(k, stride, pad)(y, i, shape if given else None)
+    return Fn(f"{kind} pool3d(k={k}, s={stride}, p={pad}, d={dil}, ceil={ceil}, flag={flag}, "
+              f"out={out}, override={over}) on {lead + shape}",
+              [_ties(rng, _n(rng, *lead, *shape))], fn)
+
+
+def grid_sampling(rng):
+    """grid_sample (every mode, padding mode, align_corners; 4-d and 5-d) on a grid that
+    reaches past [-1, 1], or on affine_grid's grid from random matrices."""
+    nd = int(_pick(rng, [2, 2, 3]))
+    kw = dict(mode=_pick(rng, ["bilinear", "nearest"]),
+              padding_mode=_pick(rng, ["zeros", "border", "reflection"]),
+              align_corners=bool(rng.random() < 0.5))
+    spatial = tuple(int(rng.integers(1, 6 if nd == 2 else 4)) for _ in range(nd))
+    out = tuple(int(rng.integers(1, 5 if nd == 2 else 3)) for _ in range(nd))
+    n, c = int(rng.integers(1, 3)), int(rng.integers(1, 3))
+    affine = rng.random() < 0.3
+    g = _n(rng, n, nd, nd + 1) if affine else rng.uniform(-1.5, 1.5, (n, *out, nd))
+
+    def fn(lib, x, g):
+        F = lib.nn.functional
+        if affine:
+            g = F.affine_grid(g, (n, c, *out), align_corners=kw["align_corners"])
+        return F.grid_sample(x, g, **kw)
+    return Fn(f"grid_sample({kw}) of {(n, c, *spatial)}, {'affine' if affine else 'grid'} "
+              f"{g.shape}", [_n(rng, n, c, *spatial), g], fn)
+
+
+def conv3d(rng):
+    return conv(rng, 3)
+
+
+def conv_transpose_1d_3d(rng):
+    return conv_transpose(rng, _pick(rng, [1, 3]))
 
 
 def max_pool(rng):
@@ -210,14 +283,14 @@ def pad(rng):
     return Fn(f"pad({p}, {mode!r}, {kw}) on {lead + shape}", [_n(rng, *lead, *shape)], fn)
 
 
-def batch_norm(rng):
-    dim = int(rng.integers(1, 3))
+def batch_norm(rng, dim=None):
+    dim = int(rng.integers(1, 3)) if dim is None else dim
     c = int(rng.integers(1, 4))
     kw = dict(momentum=_pick(rng, [0.1, None, 0.5]), affine=bool(rng.random() < 0.6),
               track_running_stats=bool(rng.random() < 0.7), eps=_pick(rng, [1e-5, 0.1]))
     shape = (int(_pick(rng, [3, 3, 2, 1])), c) + (
         (int(rng.integers(1, 4)),) * int(rng.integers(0, 2)) if dim == 1 else
-                      (int(rng.integers(1, 4)), int(rng.integers(1, 4))))
+                      tuple(int(rng.integers(1, 4)) for _ in range(dim)))
     name = f"BatchNorm{dim}d"
 
     def make(lib, dt):
@@ -227,8 +300,8 @@ def batch_norm(rng):
                modes=modes)
 
 
-def instance_norm(rng):
-    dim = int(rng.integers(1, 3))
+def instance_norm(rng, dim=None):
+    dim = int(rng.integers(1, 3)) if dim is None else dim
     c = int(rng.integers(1, 4))
     kw = dict(momentum=_pick(rng, [0.1, None, 0.5]), affine=bool(rng.random() < 0.5),
               track_running_stats=bool(rng.random() < 0.6))
@@ -673,6 +746,7 @@ def rms_norm(rng):
 
 
 FAMILIES = {f.__name__: f for f in (
+    conv3d, conv_transpose_1d_3d, pool3d, norm3d, grid_sampling,
     rms_norm, fold, lp_pool, max_unpool, upsample, attention, sdpa, norm_functions,
     conv, conv_transpose, max_pool, avg_pool, adaptive_pool, interpolate, pad, batch_norm,
     instance_norm, group_norm, layer_norm, embedding, embedding_bag, recurrent,

@@ -46,6 +46,10 @@ COMPOSED = {
     "margin_ranking_loss": lambda x: F.margin_ranking_loss(x[0], x[1], x[2]),
     "hinge_embedding_loss": lambda x: F.hinge_embedding_loss(x, xad.sign(x)),
     "cosine_embedding_loss": lambda x: F.cosine_embedding_loss(x, x * x, xad.sign(x[:, 0])),
+    "soft_margin_loss": lambda x: F.soft_margin_loss(x, xad.sign(x.flip(0))),
+    "multi_margin_loss": lambda x: F.multi_margin_loss(x, xad.tensor([0, 2, 3]), p=2),
+    "multilabel_margin_loss": lambda x: F.multilabel_margin_loss(
+        x, xad.tensor([[1, -1, 0, 0], [3, 0, 2, 1], [2, 2, -1, 3]])),
 }
 
 

@@ -408,6 +408,12 @@ def _activation_and_loss_cases() -> dict:
         "F.multilabel_soft_margin_loss": lambda m, g: F(m).multilabel_soft_margin_loss(
             g.f(), g.t((g.rng.random(g.shape) > 0.5).astype("float32"))),
         "F.pairwise_distance": lambda m, g: F(m).pairwise_distance(g.f(), g.f()),
+        "F.soft_margin_loss": lambda m, g: F(m).soft_margin_loss(g.f(), pm(g)),
+        "F.multi_margin_loss": lambda m, g: F(m).multi_margin_loss(
+            g.f((3, 4)), g.idx((3,), 4), p=int(g.rng.integers(1, 3)), margin=0.5,
+            weight=g.f((4,), lo=0.1)),
+        "F.multilabel_margin_loss": lambda m, g: F(m).multilabel_margin_loss(
+            g.f((3, 4)), g.i((3, 4), lo=-1, hi=4), reduction="none"),
         "F.normalize, F.cosine_similarity, F.softmin": lambda m, g: [
             F(m).normalize(g.f((3, 4))), F(m).normalize(g.f((3, 4)), p=1.0, dim=0),
             F(m).cosine_similarity(g.f((3, 4)), g.f((1, 4))), F(m).softmin(g.f((3, 4)), 1)],
@@ -703,6 +709,11 @@ AUDITED_ELSEWHERE = ("Generator Tensor amp autograd bfloat16 bool cuda compile c
                      "special "
                      # layers' functions fuzzed against torch by tests/test_nn_fuzz_torch.py
                      "fold lp_pool1d lp_pool2d max_unpool1d max_unpool2d rms_norm "
+                     "conv3d conv_transpose1d conv_transpose3d max_pool3d avg_pool3d "
+                     "adaptive_avg_pool3d adaptive_max_pool3d max_unpool3d grid_sample "
+                     "affine_grid "
+                     # refused with its reason (tests/test_torch_missing_layers.py)
+                     "as_strided "
                      # modules that PyTorch's examples import (tests/test_pytorch_examples.py)
                      "accelerator onnx serialization").split()
 

@@ -86,6 +86,7 @@ from .ops.special_functions import *  # noqa: F403
 from .ops.unique_and_counts import *  # noqa: F403
 from .ops.cumulative_extrema import *  # noqa: F403
 from .ops.splits_and_windows import *  # noqa: F403
+from .ops.strided import *  # noqa: F403
 from .ops.scatter_reductions import *  # noqa: F403
 from .ops.torch_reductions import *  # noqa: F403
 from .ops.torch_compositions import *  # noqa: F403

@@ -39,14 +39,14 @@ from .activation import (
 )
 from .attention import MultiheadAttention
 from .containers import ModuleDict, ParameterDict, ParameterList
-from .conv import Conv1d, Conv2d, ConvTranspose2d
+from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .ctc import CTCLoss
 from .distance import CosineSimilarity, PairwiseDistance
 from .dropout import Dropout, Dropout2d
 from .embedding import Embedding
 from .embedding_bag import Bilinear, EmbeddingBag
 from .functional_call import functional_call
-from .instancenorm import InstanceNorm1d, InstanceNorm2d
+from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .linear import Flatten, Identity, Linear, Unflatten
 from .losses import (
                          BCELoss,
@@ -60,14 +60,17 @@ from .losses import (
                          L1Loss,
                          MarginRankingLoss,
                          MSELoss,
+                         MultiLabelMarginLoss,
                          MultiLabelSoftMarginLoss,
+                         MultiMarginLoss,
                          NLLLoss,
                          PoissonNLLLoss,
                          SmoothL1Loss,
+                         SoftMarginLoss,
                          TripletMarginLoss,
 )
 from .module import IncompatibleKeys, Module, ModuleList, Parameter, Sequential
-from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm, RMSNorm
+from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, LayerNorm, RMSNorm
 from .pooling import (
                          AdaptiveAvgPool1d,
                          AdaptiveAvgPool2d,
@@ -81,6 +84,13 @@ from .pooling import (
                          MaxPool2d,
                          MaxUnpool1d,
                          MaxUnpool2d,
+)
+from .pooling3d import (
+    AdaptiveAvgPool3d,
+    AdaptiveMaxPool3d,
+    AvgPool3d,
+    MaxPool3d,
+    MaxUnpool3d,
 )
 from .recurrent import GRU, LSTM, RNN, RNNBase
 from .resampling import (
@@ -116,6 +126,9 @@ __all__ = [
     "InstanceNorm2d", "EmbeddingBag", "Bilinear", "TransformerDecoderLayer",
     "TransformerDecoder", "Transformer", "CTCLoss", "Softmin", "CosineSimilarity",
     "PairwiseDistance",
+    "Conv3d", "ConvTranspose1d", "ConvTranspose3d", "MaxPool3d", "AvgPool3d",
+    "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "MaxUnpool3d", "BatchNorm3d", "InstanceNorm3d",
+    "SoftMarginLoss", "MultiMarginLoss", "MultiLabelMarginLoss",
     "functional", "init", "utils",
 ]
 

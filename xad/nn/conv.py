@@ -1,4 +1,4 @@
-"""``Conv1d``, ``Conv2d`` and ``ConvTranspose2d``: PyTorch's parameter shapes, state_dict
+"""``Conv1d/2d/3d`` and ``ConvTranspose1d/2d/3d``: PyTorch's parameter shapes, state_dict
 keys and default initialisation (Kaiming-uniform with ``a = sqrt(5)``, bias from
 ``U(-1/sqrt(fan_in), 1/sqrt(fan_in))``)."""
 
@@ -15,7 +15,8 @@ from . import init
 from .linear import _resolve
 from .module import Module, Parameter
 
-__all__ = ["Conv1d", "Conv2d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+           "ConvTranspose3d"]
 
 _PAD_MODES = {"zeros": None, "reflect": "reflect", "replicate": "replicate",
               "circular": "circular"}
@@ -69,7 +70,7 @@ class _ConvNd(Module):
     def _check(self, x: Tensor) -> None:
         if x.ndim not in (self._dims + 1, self._dims + 2) or \
                 x.shape[-self._dims - 1] != self.in_channels:  # (N, C, ...) or (C, ...)
-            axes = ", ".join("HW"[:self._dims] if self._dims == 2 else "L")
+            axes = {1: "L", 2: "H, W", 3: "D, H, W"}[self._dims]
             raise ValueError(f"{type(self).__name__}({self.in_channels}, {self.out_channels}): "
                              f"expected input of shape (N, {self.in_channels}, {axes}), got "
                              f"{x.shape} (one sample may be ({self.in_channels}, {axes}))")
@@ -138,6 +139,25 @@ class Conv1d(_ConvNd):
                         self.groups)
 
 
+class Conv3d(_ConvNd):
+    """3-d convolution of ``(N, in_channels, D, H, W)`` input; ``weight`` is
+    ``(out_channels, in_channels/groups, kd, kh, kw)``.
+
+    Example:
+        >>> import xad
+        >>> xad.nn.Conv3d(2, 4, 3, padding=1)(xad.ones((1, 2, 4, 5, 5))).shape
+        (1, 4, 4, 5, 5)
+    """
+
+    _dims = 3
+
+    def forward(self, x: Tensor) -> Tensor:
+        self._check(x)
+        x, padding = self._padded(x)
+        return F.conv3d(x, self.weight, self.bias, self.stride, padding, self.dilation,
+                        self.groups)
+
+
 class ConvTranspose2d(_ConvNd):
     """Transposed 2-d convolution; ``weight`` is ``(in_channels, out_channels/groups, kh,
     kw)`` as in PyTorch.
@@ -158,13 +178,39 @@ class ConvTranspose2d(_ConvNd):
                  dilation: int | Sequence[int] = 1, padding_mode: str = "zeros",
                  dtype: _dt.DType | None = None, backend: Backend | str | None = None) -> None:
         if padding_mode != "zeros":
-            raise ValueError(f"ConvTranspose2d: only padding_mode='zeros' is supported, got "
-                             f"{padding_mode!r}")
+            raise ValueError(f"{type(self).__name__}: only padding_mode='zeros' is supported, "
+                             f"got {padding_mode!r}")
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
                          groups, bias, padding_mode, dtype, backend)
-        self.output_padding = _tuple(output_padding, 2)
+        self.output_padding = _tuple(output_padding, self._dims)
 
     def forward(self, x: Tensor) -> Tensor:
         self._check(x)
-        return F.conv_transpose2d(x, self.weight, self.bias, self.stride, self.padding,
-                                  self.output_padding, self.groups, self.dilation)
+        fn = {1: F.conv_transpose1d, 2: F.conv_transpose2d, 3: F.conv_transpose3d}[self._dims]
+        return fn(x, self.weight, self.bias, self.stride, self.padding, self.output_padding,
+                  self.groups, self.dilation)
+
+
+class ConvTranspose1d(ConvTranspose2d):
+    """Transposed 1-d convolution; ``weight`` is ``(in_channels, out_channels/groups, k)``.
+
+    Example:
+        >>> import xad
+        >>> xad.nn.ConvTranspose1d(4, 2, 3, stride=2)(xad.ones((1, 4, 5))).shape
+        (1, 2, 11)
+    """
+
+    _dims = 1
+
+
+class ConvTranspose3d(ConvTranspose2d):
+    """Transposed 3-d convolution; ``weight`` is ``(in_channels, out_channels/groups, kd, kh,
+    kw)``.
+
+    Example:
+        >>> import xad
+        >>> xad.nn.ConvTranspose3d(4, 2, 2, stride=2)(xad.ones((1, 4, 2, 3, 3))).shape
+        (1, 2, 4, 6, 6)
+    """
+
+    _dims = 3

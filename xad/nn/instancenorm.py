@@ -1,5 +1,5 @@
-"""``InstanceNorm1d`` and ``InstanceNorm2d``: per-sample, per-channel normalisation over the
-spatial axes (PyTorch's defaults: no affine parameters, no running statistics)."""
+"""``InstanceNorm1d/2d/3d``: per-sample, per-channel normalisation over the spatial axes
+(PyTorch's defaults: no affine parameters, no running statistics)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from . import functional as F
 from .module import Module
 from .normalization import channel_state
 
-__all__ = ["InstanceNorm1d", "InstanceNorm2d"]
+__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
 
 
 class _InstanceNorm(Module):
@@ -68,3 +68,15 @@ class InstanceNorm2d(_InstanceNorm):
     """
 
     _spatial = 2
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Instance normalisation of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input.
+
+    Example:
+        >>> import xad
+        >>> xad.nn.InstanceNorm3d(3)(xad.randn(2, 3, 2, 4, 4)).shape
+        (2, 3, 2, 4, 4)
+    """
+
+    _spatial = 3

@@ -1,6 +1,7 @@
 """Loss layers: ``MSELoss L1Loss HuberLoss CrossEntropyLoss NLLLoss BCEWithLogitsLoss BCELoss
 KLDivLoss SmoothL1Loss PoissonNLLLoss GaussianNLLLoss MarginRankingLoss HingeEmbeddingLoss
-CosineEmbeddingLoss TripletMarginLoss MultiLabelSoftMarginLoss``.
+CosineEmbeddingLoss TripletMarginLoss MultiLabelSoftMarginLoss SoftMarginLoss MultiMarginLoss
+MultiLabelMarginLoss``.
 
 Each takes ``reduction`` (``"mean"``, ``"sum"`` or ``"none"``) and PyTorch's other keywords;
 class weights are buffers, so ``.to()`` moves them with the model.
@@ -15,7 +16,8 @@ from .module import Module
 __all__ = ["MSELoss", "L1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss",
            "BCEWithLogitsLoss", "BCELoss", "KLDivLoss", "SmoothL1Loss", "PoissonNLLLoss",
            "GaussianNLLLoss", "MarginRankingLoss", "HingeEmbeddingLoss", "CosineEmbeddingLoss",
-           "TripletMarginLoss", "MultiLabelSoftMarginLoss"]
+           "TripletMarginLoss", "MultiLabelSoftMarginLoss", "SoftMarginLoss", "MultiMarginLoss",
+           "MultiLabelMarginLoss"]
 
 
 class _Loss(Module):
@@ -249,3 +251,53 @@ class MultiLabelSoftMarginLoss(_Loss):
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.multilabel_soft_margin_loss(input, target, self.weight, self.reduction)
+
+
+class SoftMarginLoss(_Loss):
+    """``log(1 + exp(-y x))`` for targets of 1 or -1.
+
+    Example:
+        >>> import xad
+        >>> round(xad.nn.SoftMarginLoss()(xad.zeros(2), xad.ones(2)).item(), 4)
+        0.6931
+    """
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.soft_margin_loss(input, target, self.reduction)
+
+
+class MultiMarginLoss(_Loss):
+    """The multi-class hinge loss of ``(N, C)`` logits and class targets.
+
+    Example:
+        >>> import xad
+        >>> x = xad.tensor([[0.1, 0.2, 0.4, 0.8]])
+        >>> round(xad.nn.MultiMarginLoss()(x, xad.tensor([3])).item(), 4)
+        0.325
+    """
+
+    def __init__(self, p: int = 1, margin: float = 1.0, weight: Tensor | None = None,
+                 reduction: str = "mean") -> None:
+        super().__init__(reduction)
+        if p not in (1, 2):
+            raise ValueError(f"MultiMarginLoss: only p == 1 and p == 2 are supported, got {p}")
+        self.p, self.margin = p, margin
+        self.register_buffer("weight", weight)
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.multi_margin_loss(input, target, self.p, self.margin, self.weight,
+                                   self.reduction)
+
+
+class MultiLabelMarginLoss(_Loss):
+    """The multi-label hinge loss; each target row lists classes up to its first -1.
+
+    Example:
+        >>> import xad
+        >>> x, y = xad.tensor([[0.1, 0.2, 0.4, 0.8]]), xad.tensor([[3, 0, -1, 1]])
+        >>> round(xad.nn.MultiLabelMarginLoss()(x, y).item(), 4)
+        0.85
+    """
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.multilabel_margin_loss(input, target, self.reduction)

@@ -207,6 +207,22 @@ class BatchNorm2d(BatchNorm1d):
                              f"(N, {self.num_features}, H, W), got {x.shape}")
 
 
+class BatchNorm3d(BatchNorm1d):
+    """Batch normalisation of ``(N, C, D, H, W)`` input per channel ``C``; otherwise as
+    :class:`BatchNorm1d`.
+
+    Example:
+        >>> import xad
+        >>> xad.nn.BatchNorm3d(3)(xad.randn(2, 3, 2, 4, 4)).shape
+        (2, 3, 2, 4, 4)
+    """
+
+    def _check_input(self, x: Tensor) -> None:
+        if x.ndim != 5 or x.shape[1] != self.num_features:
+            raise ValueError(f"BatchNorm3d({self.num_features}): expected input of shape "
+                             f"(N, {self.num_features}, D, H, W), got {x.shape}")
+
+
 class GroupNorm(Module):
     """Normalise each of ``num_groups`` groups of channels of ``(N, C, ...)`` input, then
     scale by ``weight`` (ones) and shift by ``bias`` (zeros) per channel.

@@ -59,6 +59,8 @@ from .special_functions import *  # noqa: F403
 from .special_functions import __all__ as _sf
 from .splits_and_windows import *  # noqa: F403
 from .splits_and_windows import __all__ as _sw
+from .strided import *  # noqa: F403
+from .strided import __all__ as _st
 from .torch_compositions import *  # noqa: F403
 from .torch_compositions import __all__ as _tc
 from .torch_reductions import *  # noqa: F403
@@ -70,7 +72,7 @@ from .unique_and_counts import __all__ as _uc
 
 __all__ = ["REGISTRY", "Op", "apply", *_b, *_c, *_dtf, *_e, *_em, *_i, *_ip, *_l, *_m, *_ni,
            *_no, *_r, *_sel, *_s, *_so, *_sf, *_t, *_tc, *_tr, *_uc, *_ce,
-           *_sw, *_sr]
+           *_sw, *_sr, *_st]
 
 _tensor.install_operations(_sys.modules[__name__], binary, _elementwise)
 _graph.installed.sum_to = sum_to  # noqa: F405

@@ -17,6 +17,8 @@ from .ctc import *  # noqa: F403
 from .ctc import __all__ as _ctc
 from .embedding_bag import *  # noqa: F403
 from .embedding_bag import __all__ as _embedding_bag
+from .grid_sampling import *  # noqa: F403
+from .grid_sampling import __all__ as _grid_sampling
 from .layers import *  # noqa: F403
 from .layers import __all__ as _layers
 from .likelihood_losses import *  # noqa: F403
@@ -31,6 +33,8 @@ from .padding import *  # noqa: F403
 from .padding import __all__ as _padding
 from .pooling import *  # noqa: F403
 from .pooling import __all__ as _pooling
+from .pooling3d import *  # noqa: F403
+from .pooling3d import __all__ as _pooling3d
 from .resampling import *  # noqa: F403
 from .resampling import __all__ as _resampling
 from .unit_scaling import *  # noqa: F403
@@ -38,4 +42,5 @@ from .unit_scaling import __all__ as _unit_scaling
 
 __all__ = [*_layers, *_losses, *_conv, *_pooling, *_padding, *_attention, *_activations,
            *_likelihood_losses, *_margin_losses, *_resampling,
-           *_embedding_bag, *_normalization, *_ctc, *_unit_scaling]
+           *_embedding_bag, *_normalization, *_ctc, *_unit_scaling, *_pooling3d,
+           *_grid_sampling]

@@ -8,6 +8,7 @@ each window, as PyTorch's (ties are common after a ReLU).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -364,24 +365,31 @@ def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: IntPair,
         >>> F.max_unpool2d(y, i, 2).tolist()
         [[[[0.0, 3.0], [0.0, 0.0]]]]
     """
-    w = "max_unpool2d"
-    k = _pair(kernel_size, "kernel_size", w)
-    s = k if stride is None or stride == () else _pair(stride, "stride", w)
-    p = _pair(padding, "padding", w)
+    return _unpool(input, indices, kernel_size, stride, padding, output_size, 2, "max_unpool2d")
+
+
+def _unpool(input: Tensor, indices: Tensor, kernel_size: IntPair, stride: IntPair | None,
+            padding: IntPair, output_size: Sequence[int] | None, nd: int, w: str) -> Tensor:
+    """:func:`max_unpool2d` over the last ``nd`` axes (indices flat over them)."""
+    k = _pair(kernel_size, "kernel_size", w, nd)
+    s = k if stride is None or stride == () else _pair(stride, "stride", w, nd)
+    p = _pair(padding, "padding", w, nd)
     if output_size is None:
         size = tuple((n - 1) * st - 2 * pa + ke for n, st, pa, ke in
-                     zip(input.shape[-2:], s, p, k))
+                     zip(input.shape[-nd:], s, p, k))
     else:
-        size = tuple(int(v) for v in tuple(output_size)[-2:])
-    if indices.shape != input.shape or input.ndim not in (3, 4):
-        raise ValueError(f"{w}: expected (N, C, H, W) or (C, H, W) input and indices of its "
-                         f"shape, got {input.shape} and {indices.shape}")
-    lead = input.shape[:-2]
+        size = tuple(int(v) for v in tuple(output_size)[-nd:])
+    if indices.shape != input.shape or input.ndim not in (nd + 1, nd + 2):
+        axes = {2: "H, W", 3: "D, H, W"}[nd]
+        raise ValueError(f"{w}: expected (N, C, {axes}) or (C, {axes}) input and indices of "
+                         f"its shape, got {input.shape} and {indices.shape}")
+    lead = input.shape[:-nd]
     x, idx = _ops.reshape(input, (*lead, -1)), _ops.reshape(indices, (*lead, -1))
     if 0 in size:  # nothing to place: PyTorch returns the empty output, unchecked
         return _ops.reshape(x[..., :0], (*lead, *size))
-    check_in_range(idx, size[0] * size[1], w, "index", f"the output's {size[0]}x{size[1]}")
-    empty = zeros((*lead, size[0] * size[1]), dtype=input.dtype, backend=input._backend)
+    total_size = math.prod(size)
+    check_in_range(idx, total_size, w, "index", f"the output's {'x'.join(map(str, size))}")
+    empty = zeros((*lead, total_size), dtype=input.dtype, backend=input._backend)
     count = _ops.scatter_add(empty, -1, idx, ones_like(x))
     total = _ops.scatter_add(empty, -1, idx, x.detach())
     value = total / _ops.maximum(count, 1.0)  # equal values named twice: that value
