@@ -968,19 +968,25 @@ class Tensor:
             >>> xad.ones(2).add_(xad.ones(2), alpha=-0.5).tolist()
             [0.5, 0.5]
         """
-        return _ops.inplace(self, o if alpha == 1 else o * alpha, "add")
+        return _ops.inplace(self, _ops.torch_compositions.alpha_scaled(self, o, alpha, "add_"),
+                            "add")
 
     def sub_(self, o: Any, *, alpha: float = 1) -> Tensor:
         """PyTorch's ``x.sub_(o, alpha=a)``: ``x -= a * o``."""
-        return _ops.inplace(self, o if alpha == 1 else o * alpha, "subtract")
+        return _ops.inplace(self, _ops.torch_compositions.alpha_scaled(self, o, alpha, "sub_"),
+                            "subtract")
 
     def mul_(self, o: Any) -> Tensor:
         """``x *= o``."""
         return _ops.inplace(self, o, "multiply")
 
-    def div_(self, o: Any) -> Tensor:
-        """``x /= o``."""
-        return _ops.inplace(self, o, "divide")
+    def div_(self, o: Any, *, rounding_mode: str | None = None) -> Tensor:
+        """``x /= o``; with ``rounding_mode`` (``"trunc"``, ``"floor"``) :func:`xad.div`'s
+        rounded quotient, in place."""
+        if rounding_mode is None:
+            return _ops.inplace(self, o, "divide")
+        return _ops.assign_result(self, _ops.div(self._alias(), o, rounding_mode=rounding_mode),
+                                  "div_")
 
     def zero_(self) -> Tensor:
         """Set every element to zero, in place.
@@ -1074,9 +1080,10 @@ class Tensor:
         return _ops.sum(self, axis=_ax(dim, axis), keepdims=keepdim or keepdims,
                         dtype=_int64_for(self, dtype))
 
-    def mean(self, dim=None, keepdim=False, *, axis=None, keepdims=False) -> Tensor:
-        """See :func:`xad.mean`."""
-        return _ops.mean(self, axis=_ax(dim, axis), keepdims=keepdim or keepdims)
+    def mean(self, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=False) -> Tensor:
+        """See :func:`xad.mean` (``dtype``: PyTorch's, the tensor cast to it first)."""
+        x = self if dtype is None else _ops.astype(self, dtype, copy=False)
+        return _ops.mean(x, axis=_ax(dim, axis), keepdims=keepdim or keepdims)
 
     def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None,
             keepdims=False) -> Tensor:
@@ -1637,7 +1644,7 @@ class Tensor:
         if reduce is not None:
             raise NotImplementedError(f"scatter: reduce={reduce!r} is not supported (None or "
                                       f"'add')")
-        return _ops.select.scatter(self, dim, index, src)
+        return _ops.scatter_reductions.scatter(self, dim, index, src)
 
     def scatter_(self, dim: int, index: Tensor, src: Any = None, *, value: Any = None,
                  reduce: str | None = None) -> Tensor:

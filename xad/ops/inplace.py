@@ -410,6 +410,9 @@ def inplace(x: Tensor, other: Any, op: str) -> Tensor:
     if x._expanded and overlaps(x) and op != "fill":
         raise _overlap_error(x, f"in-place {op}")
     if op in ("copy", "fill"):  # x.copy_(src), x.fill_(number)
+        if op == "fill" and type(other) in (bool, float) and x.dtype is not _dt.bool_ and (
+                type(other) is bool or not x.dtype.is_floating and math.isfinite(other)):
+            other = int(other)  # PyTorch's cast of the number (True is 1, 2.5 is 2 in ints)
         if op == "fill" and x._expanded:
             _write_expanded(x, (...,), _value(x, other, "fill_"), "fill_", fill=True)
         else:

@@ -39,7 +39,7 @@ def max_dim(x: Tensor, dim: int, keepdim: bool = False, *,
     where_ = "max" if largest else "min"
     if x.ndim == 0:
         normalize_axis(dim, 1, where_)  # PyTorch's 0-d rule: dim 0 or -1
-        return x * 1, (x * 0).astype("int64")
+        return x * 1, (x.detach() == x.detach()).astype("int64") * 0  # (inf * 0 is NaN)
     a = normalize_axis(dim, x.ndim, where_)
     idx = (argmax if largest else argmin)(x, axis=a, keepdims=keepdim)
     return max_indexed(x, a, keepdim, largest), idx
