@@ -111,8 +111,9 @@ def _inplace(g, make, op):
         v0 = x._version
         r = op(x)
         return [r is x, x, view, x._version > v0]
-    base = g.m.cat([make(), make()]) if make().ndim else g.m.stack([make(), make()])
-    x = base[1:]  # a view: the write must reach the base
+    first = make()
+    base = g.m.cat([first, make()]) if first.ndim else g.m.stack([first, make()])
+    x = base[first.shape[0]:] if first.ndim else base[1]  # a view: the write reaches base
     v0 = base._version
     r = op(x)
     return [r is x, x, base, base._version > v0]
@@ -168,8 +169,9 @@ def _inplace_cases() -> dict:
         g.pick([g.scalar(), g.any_t(())]))
     c["x.masked_scatter_(mask, src)"] = lambda m, g: (lambda d, mask, s: _inplace(
         g, lambda: g.t(None, d), lambda x: x.masked_scatter_(mask, s)))(
-        g.pick((*INTS, *FLOATS)), g.t(g.pick([g.shape, g.shape[-1:]]), "bool"),
-        g.t((int(np.prod(g.shape)) + 2,), g.pick((*INTS, *FLOATS))))
+        *(lambda d: (d, g.t(g.pick([g.shape, g.shape[-1:]]), "bool"),
+                     g.t((int(np.prod(g.shape)) + 2,), g.pick([d, d, d, *FLOATS]))))(
+            g.pick((*INTS, *FLOATS))))
     c["x.copy_(src) broadcast, cast"] = lambda m, g: (lambda d, s: _inplace(
         g, lambda: g.t(None, d), lambda x: x.copy_(s)))(
         g.pick(("bool", *INTS, *FLOATS)), g.any_t(g.pick([g.shape, g.shape[-1:], ()]),
@@ -194,27 +196,30 @@ def _index_inplace_cases() -> dict:
     def mat(g, d):
         return lambda: g.t((3, 4), d)
 
-    def pick_d(g):
-        return g.pick((*INTS, *FLOATS))
+    def pick_d(g, like=None):
+        """A dtype; with ``like``, mostly ``like`` (a source of another dtype raises)."""
+        d = g.pick((*INTS, *FLOATS))
+        return like if like is not None and g.rng.random() < 0.75 else d
     c = {
         "x.index_add_(dim, idx, src, alpha)": lambda m, g: (lambda d, dim, a, sd: _inplace(
             g, mat(g, d), lambda x: x.index_add_(
                 dim, g.idx((3,), x.shape[dim]), g.t((3, 4) if dim == 0 else (3, 3), sd),
-                alpha=a)))(pick_d(g), g.pick([0, 1]), g.scalar(("int", "float")), pick_d(g)),
+                alpha=a)))(*(lambda d: (d, g.pick([0, 1]), g.scalar(("int", "float")),
+                              pick_d(g, d)))(pick_d(g))),
         "x.index_fill_(dim, idx, v)": lambda m, g: (lambda d, dim, v: _inplace(
             g, mat(g, d), lambda x: x.index_fill_(dim, g.idx((2,), x.shape[dim]), v)))(
             pick_d(g), g.pick([0, 1, -1]), g.pick([g.scalar(), g.any_t((), special=False)])),
         "x.scatter_(dim, idx, src/value, reduce)": lambda m, g: (lambda d, dim, src, red:
             _inplace(g, mat(g, d), lambda x: x.scatter_(
                 dim, g.idx((2, 3), x.shape[dim]), src, **red)))(
-            pick_d(g), g.pick([0, 1]), g.pick([g.scalar(("int", "float")),
-                                               g.t((2, 3), "float32", False),
-                                               g.t((3, 4), "int64", False)]),
-            g.pick([{}, {"reduce": "add"}])),
+            *(lambda d: (d, g.pick([0, 1]), g.pick([g.scalar(("int", "float")),
+                                                    g.t((2, 3), pick_d(g, d), False),
+                                                    g.t((3, 4), pick_d(g, d), False)]),
+                         g.pick([{}, {"reduce": "add"}])))(pick_d(g))),
         "x.scatter_add_(dim, idx, src)": lambda m, g: (lambda d, dim, sd: _inplace(
             g, mat(g, d), lambda x: x.scatter_add_(dim, g.idx((2, 3), x.shape[dim]),
                                                   g.t((2, 3), sd, False))))(
-            pick_d(g), g.pick([0, 1]), pick_d(g)),
+            *(lambda d: (d, g.pick([0, 1]), pick_d(g, d)))(pick_d(g))),
         "scatter_reduce(dim, idx, src, reduce, include_self)": lambda m, g: (
             lambda d, dim, how: m.scatter_reduce(
                 g.t((3, 4), d), dim, g.idx((2, 3), 3 if dim == 0 else 4), g.t((2, 3), d, False),
@@ -371,6 +376,33 @@ def _gradient_cases() -> dict:
     return c
 
 
+def _inplace_gradient_cases() -> dict:
+    """Gradients through in-place methods on a non-leaf (``x * 1``), to ``x`` and to the
+    operands, as PyTorch's autograd gives them."""
+    idx = lambda m: m.tensor([[0, 2, 0], [1, 1, 2]])  # noqa: E731  (a repeat in row 0)
+    ops = {
+        "add_(alpha)": lambda m, x, o: x.add_(o, alpha=-2.5),
+        "sub_(alpha)": lambda m, x, o: x.sub_(o.flip(0), alpha=3),
+        "mul_, div_": lambda m, x, o: x.mul_(o).div_(o * o + 1),
+        "addcmul_, addcdiv_": lambda m, x, o: x.addcmul_(o, o.flip(1), value=0.5).addcdiv_(
+            o, o * o + 1, value=-2),
+        "clamp_(tensors)": lambda m, x, o: x.clamp_(o, o + 0.5),
+        "masked_fill_": lambda m, x, o: x.masked_fill_(o > 0, 2.0),
+        "index_add_": lambda m, x, o: x.index_add_(1, m.tensor([2, 0, 2, 2]), o, alpha=2),
+        "scatter_add_": lambda m, x, o: x.scatter_add_(1, idx(m), o[:, :3]),
+        "masked_scatter_": lambda m, x, o: x.masked_scatter_(o > 0, o * 3),
+        "copy_": lambda m, x, o: x.copy_(o[:1] * 2),
+        "lerp_": lambda m, x, o: x.lerp_(o, 0.3),
+        "pow_": lambda m, x, o: x.abs().add_(0.5).pow_(o),
+        "index_fill_": lambda m, x, o: x.index_fill_(0, m.tensor([1]), -1.0) * o,
+    }
+
+    def case(f):
+        return lambda m, g: _grads(m, lambda x, o: f(m, x * 1, o),
+                                   g.t((2, 4), "float64", False), g.t((2, 4), "float64", False))
+    return {f"grad x.{n} on a non-leaf": case(f) for n, f in ops.items()}
+
+
 # ---------------------------------------------------------------- creation, rounding
 def _creation_cases() -> dict:
     def nested(g):
@@ -409,7 +441,7 @@ def _creation_cases() -> dict:
 
 
 CASES = {**_inplace_cases(), **_integer_cases(), **_promotion_cases(), **_reduction_cases(),
-         **_gradient_cases(), **_creation_cases()}
+         **_gradient_cases(), **_inplace_gradient_cases(), **_creation_cases()}
 # PyTorch's refusals that xad answers instead, each on purpose (docs/PORTING.md): a zero
 # inside an integer divisor tensor (looking for it is a host read), arithmetic on bools,
 # the mean of integers, a number where PyTorch's signature wants a tensor, operands of
