@@ -1077,20 +1077,20 @@ class Tensor:
             >>> xad.tensor([200, 100], dtype=xad.uint8).sum().tolist()
             300
         """
-        return _ops.sum(self, axis=_ax(dim, axis), keepdims=keepdim or keepdims,
+        return _ops.sum(self, axis=_over(dim, axis), keepdims=keepdim or keepdims,
                         dtype=_int64_for(self, dtype))
 
     def mean(self, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=False) -> Tensor:
         """See :func:`xad.mean` (``dtype``: PyTorch's, the tensor cast to it first)."""
         x = self if dtype is None else _ops.astype(self, dtype, copy=False)
-        return _ops.mean(x, axis=_ax(dim, axis), keepdims=keepdim or keepdims)
+        return _ops.mean(x, axis=_over(dim, axis), keepdims=keepdim or keepdims)
 
     def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None,
             keepdims=False) -> Tensor:
         """PyTorch's ``var``: unbiased (``correction=1``) unless told; :func:`xad.var` (the
         standard's) defaults to ``correction=0``."""
         c = correction if correction is not None else 0 if unbiased is False else 1
-        return _ops.torch_conventions.var(self, axis=_ax(dim, axis), correction=c,
+        return _ops.torch_conventions.var(self, axis=_over(dim, axis), correction=c,
                                           keepdims=keepdim or keepdims)
 
     def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None,
@@ -1099,7 +1099,7 @@ class Tensor:
         not NaN, for a constant; :func:`xad.std` (the standard's) defaults to
         ``correction=0`` and gives NaN there, as JAX."""
         c = correction if correction is not None else 0 if unbiased is False else 1
-        return _ops.torch_conventions.std(self, axis=_ax(dim, axis), correction=c,
+        return _ops.torch_conventions.std(self, axis=_over(dim, axis), correction=c,
                                           keepdims=keepdim or keepdims)
 
     def norm(self, p="fro", dim=None, keepdim=False) -> Tensor:
@@ -1740,12 +1740,12 @@ class Tensor:
 
     def nansum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
         """See :func:`xad.nansum` (integer and bool tensors in int64)."""
-        return _ops.nansum(self, axis=_ax(dim, None), keepdims=keepdim,
+        return _ops.nansum(self, axis=_over(dim, None), keepdims=keepdim,
                            dtype=_int64_for(self, dtype))
 
     def nanmean(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
         """See :func:`xad.nanmean`."""
-        return _ops.nanmean(self, axis=_ax(dim, None), keepdims=keepdim, dtype=dtype)
+        return _ops.nanmean(self, axis=_over(dim, None), keepdims=keepdim, dtype=dtype)
 
     def median(self, dim: int | None = None, keepdim: bool = False) -> Any:
         """PyTorch's lower ``median``; see :func:`xad.ops.order_statistics.median`."""
@@ -1970,6 +1970,14 @@ def _int64_for(x: Tensor, dtype: Any) -> Any:
     int64 for integer and bool tensors, else ``None`` (the tensor's own)."""
     exact = x.dtype.name.startswith(("int", "uint", "bool"))
     return _dt.int64 if dtype is None and exact else dtype
+
+
+def _over(dim: Any, axis: Any) -> Any:
+    """:func:`_ax` for PyTorch's ``sum``/``mean``/``var``/``std``/``nansum``/``nanmean``,
+    where an empty ``dim`` (``dim=()``, ``dim=[]``) reduces every axis; the standard's
+    ``axis=()`` reduces none."""
+    a = _ax(dim, axis)
+    return None if dim is not None and a == () else a
 
 
 def _ax(dim: Any, axis: Any) -> Any:

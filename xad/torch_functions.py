@@ -201,7 +201,8 @@ def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:  # noqa: A002 (PyTo
         >>> count_nonzero(xad.tensor([[0, 1], [2, 3]]), 0).tolist()
         [1, 2]
     """
-    return _ops.count_nonzero(input, axis=_dims(dim))
+    empty = isinstance(dim, (tuple, list)) and not dim  # PyTorch's: every dimension
+    return _ops.count_nonzero(input, axis=None if empty else _dims(dim))
 
 
 def roll(input: Tensor, shifts: Any, dims: Any = None) -> Tensor:  # noqa: A002

@@ -99,6 +99,8 @@ def norm(x: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> T
     if isinstance(p, str):
         raise ValueError(f"norm: p={p!r} is not supported; use 'fro' or a number "
                          f"(xad.linalg.matrix_norm for 'nuc')")
+    if isinstance(dim, (tuple, list)) and not dim:
+        dim = None  # PyTorch's: an empty dim is every dimension
     return vector_norm(x, p, dim, keepdim)
 
 
