@@ -1527,8 +1527,8 @@ class Tensor:
 
     def masked_fill_(self, mask: Any, value: Any) -> Tensor:
         """:meth:`masked_fill`, in place."""
-        _ops.setitem_(self, (...,), _ops.masked_fill(self._alias(), mask, value))
-        return self
+        return _ops.assign_result(self, _ops.masked_fill(self._alias(), mask, value),
+                                  "masked_fill_")
 
     # PyTorch's methods over :mod:`xad.ops.torch_compositions` (their docstrings there)
     def addcmul(self, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
@@ -1638,8 +1638,8 @@ class Tensor:
         """
         src = value if src is None else src
         if reduce == "add":
-            if not isinstance(src, Tensor):
-                src = _ops.astype(index, self.dtype) * 0 + src
+            if not isinstance(src, Tensor):  # the number in the tensor's dtype (PyTorch's)
+                src = _ops.astype(_ops.astype(index, self.dtype) * 0 + src, self.dtype)
             return _ops.scatter_add(self, dim, index, src)
         if reduce is not None:
             raise NotImplementedError(f"scatter: reduce={reduce!r} is not supported (None or "
