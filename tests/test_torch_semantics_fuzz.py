@@ -435,6 +435,9 @@ def _creation_cases() -> dict:
         "tensor(nested lists of bool/int/float)": lambda m, g: m.tensor(nested(g)),
         "tensor(mixed 0-d tensors / numbers)": lambda m, g: m.tensor(
             g.pick([[1, 2.0], [True, 2], [True, False], 3, 3.5, True, [[1], [2]]])),
+        "cat/stack of mixed dtypes": lambda m, g: (lambda a, b: [
+            m.cat([a, b]), m.stack([a, b], dim=-1), m.cat([b, a, b], dim=-1)])(
+            g.any_t(g.shape or (3,)), g.any_t(g.shape or (3,))),
         "tensor(numpy scalars, 0-d tensors, empty)": lambda m, g: [
             m.tensor(np.float64(1.5)), m.tensor(np.int32(3)), m.tensor(np.bool_(True)),
             m.tensor([]), m.tensor([[]]), m.tensor([m.tensor(1.5), 2]),
@@ -758,5 +761,15 @@ def test_scatter_add_reduce_of_a_number_in_the_tensor_dtype(xb):
     def f(m):
         return m.zeros(2, 3, dtype=m.int32).scatter_(1, m.tensor([[0, 0], [1, 2]]), 2.5,
                                                      reduce="add")
+    got, want = _both(f)
+    assert got == want
+
+
+def test_cat_and_stack_promote_as_xad_does(xb):
+    """``cat``/``stack`` of int64 and float32 tensors is float32 (xad's and PyTorch's
+    promotion); NumPy's concatenate made it float64."""
+    def f(m):
+        i, x = m.tensor([1, 2]), m.tensor([1.5, 2.5])
+        return [m.cat([i, x]), m.stack([x, i]), m.cat([m.tensor([True]), i.to(m.uint8)])]
     got, want = _both(f)
     assert got == want
