@@ -446,7 +446,9 @@ def _creation_cases() -> dict:
             m.as_tensor([1, 2], dtype=m.float16), m.tensor([np.float32(0.1), 1])],
         "x op numpy scalar": lambda m, g: (lambda x, s: [x * s, x + s, s - x, x / s, x < s])(
             g.any_t(g.shape or (2, 3), kinds=("int64", "int32", "uint8", *FLOATS)),
-            g.pick([np.float64(0.1), np.float32(2.5), np.int64(2), np.int32(-3), np.bool_(True),
+            # (not np.bool_: PyTorch takes it as a float, int64 * np.bool_(True) is float32;
+            # xad as a Python bool, docs/PORTING.md)
+            g.pick([np.float64(0.1), np.float32(2.5), np.int64(2), np.int32(-3),
                     np.float16(1.5)])),
         "arange(float steps) length": lambda m, g: m.arange(
             *g.pick([(0, 1, 0.1), (1, 2.5, 0.5), (0.0, 1.0, 0.3), (-1, 1, 0.2), (0, 10, 3),
@@ -773,5 +775,14 @@ def test_cat_and_stack_promote_as_xad_does(xb):
     def f(m):
         i, x = m.tensor([1, 2]), m.tensor([1.5, 2.5])
         return [m.cat([i, x]), m.stack([x, i]), m.cat([m.tensor([True]), i.to(m.uint8)])]
+    got, want = _both(f)
+    assert got == want
+
+
+def test_tensor_of_a_list_holding_tensors(xb):
+    """``torch.tensor([t0d, 2])``: the values of the 0-d tensors (the torch backend raised
+    ``len() of a 0-d tensor``)."""
+    def f(m):
+        return [m.tensor([m.tensor(1.5), 2]), m.tensor([m.tensor(3), m.tensor(4)])]
     got, want = _both(f)
     assert got == want
