@@ -489,7 +489,7 @@ ANSWERED = "|".join([
     r"mean\(\): could not infer output dtype", r"must be Tensor, not",
     r"invalid combination of arguments", r"expected dtype \w+ for `end`",
     r"\"round_cpu\" not implemented", r"cannot be converted to type \w+ without overflow",
-    r"refer to a single memory location"])
+    r"refer to a single memory location", r"not implemented for 'Bool'"])
 # xad's refusal where PyTorch wraps (docs/PORTING.md): a Python int outside an integer
 # tensor's range
 REFUSED = r"is outside the range|Python integer -?\d+ out of bounds for"
