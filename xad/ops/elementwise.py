@@ -1022,6 +1022,9 @@ def clamp(x: Tensor, min: Any = None, max: Any = None) -> Tensor:
     if min is None and max is None:
         raise ValueError("clamp: give min or max (or both), as PyTorch requires; "
                          "clip(x) with neither returns x unchanged")
+    min, max = (int(v) if type(v) is bool else v for v in (min, max))
+    if isinstance(min, (int, float)) and isinstance(max, (int, float)) and min > max:
+        min = max  # PyTorch's min(max(x, min), max): max everywhere (the standard refuses)
     x, min, max = _clip_args(x, min, max)
     if not (isinstance(min, Tensor) or isinstance(max, Tensor)):
         return apply(Clip, x, min, max, tie=1)
