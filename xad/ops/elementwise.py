@@ -1024,7 +1024,10 @@ def clamp(x: Tensor, min: Any = None, max: Any = None) -> Tensor:
                          "clip(x) with neither returns x unchanged")
     min, max = (int(v) if type(v) is bool else v for v in (min, max))
     if isinstance(min, (int, float)) and isinstance(max, (int, float)) and min > max:
-        min = max  # PyTorch's min(max(x, min), max): max everywhere (the standard refuses)
+        # PyTorch's min(max(x, min), max): max everywhere but at NaN, no gradient to x (the
+        # standard's clip refuses min > max); a float bound makes integers float
+        v = float(max) if float in (type(min), type(max)) else max
+        return where(x == x, v, x)
     x, min, max = _clip_args(x, min, max)
     if not (isinstance(min, Tensor) or isinstance(max, Tensor)):
         return apply(Clip, x, min, max, tie=1)
