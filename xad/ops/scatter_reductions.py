@@ -25,7 +25,7 @@ from .elementwise_math import floor_divide
 from .indexing import IndexAddInto, _norm_key, getitem_raw
 from .inplace import assign_result
 from .manipulation import broadcast_to
-from .select import _grid, same_dtype
+from .select import _grid, fill_value, same_dtype
 from .shape import concat, reshape
 from .sorting import _call
 
@@ -133,7 +133,7 @@ def scatter(x: Tensor, dim: int, index: Tensor, src: Any) -> Tensor:
     ones = full(tuple(index.shape), 1, dtype=_dt.int32, backend=x._backend)
     hit = _placed(x, key, ones) > 0
     if not isinstance(src, Tensor):
-        return where(hit, src, x)
+        return where(hit, fill_value(x, src), x)
     if src.shape != index.shape:
         src = getitem_raw(src, tuple(slice(0, n) for n in index.shape))
     last = _call(_last_writes, "scatter", index, *key, strides=_strides(tuple(x.shape)))

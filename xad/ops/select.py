@@ -137,10 +137,19 @@ def masked_fill(x: Tensor, mask: Any, value: Any) -> Tensor:
         >>> xad.masked_fill(xad.ones(3), xad.tensor([True, False, True]), 0.0).tolist()
         [0.0, 1.0, 0.0]
     """
-    if isinstance(value, Tensor) and value.dtype != x.dtype:
-        value = value.astype(x.dtype)
-    out = where(mask, value, x)  # in x's dtype, as PyTorch's (int x with 0.5: was float32)
+    out = where(mask, fill_value(x, value), x)  # in x's dtype, as PyTorch's
     return out if out.dtype is x.dtype else out.astype(x.dtype)
+
+
+def fill_value(x: Tensor, value: Any) -> Any:
+    """``value`` in ``x``'s dtype before it meets ``x`` (PyTorch's fills cast the value):
+    a float beside an int64 tensor made the whole result float, rounding its large
+    integers (``2**63 - 1`` came back as ``-2**63``)."""
+    if isinstance(value, Tensor):
+        return value if value.dtype is x.dtype else value.astype(x.dtype)
+    if type(value) is float and not x.dtype.is_floating and x.dtype.name != "bool":
+        return int(value)  # truncated, as PyTorch's; NaN and infinities raise
+    return value
 
 
 def _along(index: Tensor, axis: int, ndim: int, where_: str) -> Tensor:
@@ -202,6 +211,4 @@ def index_fill(x: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     hit = _any(reshape(pos, (n, 1)) == reshape(k, (1, -1)), axis=1)
     shape = [1] * x.ndim
     shape[axis] = n
-    if isinstance(value, Tensor) and value.dtype != x.dtype:
-        value = value.astype(x.dtype)
-    return where(reshape(hit, tuple(shape)), value, x)
+    return where(reshape(hit, tuple(shape)), fill_value(x, value), x)
