@@ -830,3 +830,13 @@ def test_filling_int64_with_a_float_keeps_large_integers(xb, how):
                 "scatter": lambda: [x.scatter(0, m.tensor([2]), 2.5)]}[how]()
     got, want = _both(f)
     assert got == want
+
+
+def test_any_all_along_dim_of_a_0d_tensor_and_fill_of_bools(xb):
+    """``x.all(dim=0)`` of a 0-d tensor (JAX raised: axis out of bounds), ``fill_(2.5)`` of
+    a bool tensor (array_api_strict refused the float)."""
+    def f(m):
+        z = m.tensor(3.0)
+        return [z.all(dim=0), z.any(dim=-1, keepdim=True), m.zeros(2, dtype=m.bool).fill_(2.5)]
+    got, want = _both(f)
+    assert got == want

@@ -424,7 +424,9 @@ def inplace(x: Tensor, other: Any, op: str) -> Tensor:
     if isinstance(other, Tensor):
         _fits(x, tuple(other.shape), f"in-place {op}")
     if op in ("copy", "fill"):  # x.copy_(src), x.fill_(number)
-        if op == "fill" and type(other) in (bool, float) and x.dtype is not _dt.bool_ and (
+        if op == "fill" and x.dtype is _dt.bool_ and type(other) in (int, float):
+            other = bool(other)  # PyTorch's cast of the number (2.5 is True in bools)
+        elif op == "fill" and type(other) in (bool, float) and x.dtype is not _dt.bool_ and (
                 type(other) is bool or not x.dtype.is_floating and math.isfinite(other)):
             other = int(other)  # PyTorch's cast of the number (True is 1, 2.5 is 2 in ints)
         if op == "fill" and x._expanded:
