@@ -840,3 +840,12 @@ def test_any_all_along_dim_of_a_0d_tensor_and_fill_of_bools(xb):
         return [z.all(dim=0), z.any(dim=-1, keepdim=True), m.zeros(2, dtype=m.bool).fill_(2.5)]
     got, want = _both(f)
     assert got == want
+
+
+def test_clamp_of_integers_with_a_bound_outside_the_dtype_raises(xb):
+    """``uint8.clamp(max=-3)``: OverflowError on every backend, as xad's other operations
+    with a Python int outside the tensor's range (array_api_strict wrapped -3 to 253 and
+    returned 253 everywhere)."""
+    with pytest.raises(OverflowError, match="clamp"):
+        T.tensor([0, 6, 5], dtype=T.uint8).clamp(max=-3)
+    assert T.tensor([0, 6, 5], dtype=T.uint8).clamp(1, 5).tolist() == [1, 5, 5]
