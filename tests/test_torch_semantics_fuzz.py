@@ -499,7 +499,8 @@ ANSWERED = "|".join([
     r"refer to a single memory location", r"not implemented for 'Bool'"])
 # xad's refusal where PyTorch wraps (docs/PORTING.md): a Python int outside an integer
 # tensor's range
-REFUSED = r"is outside the range|Python integer -?\d+ out of bounds for"
+REFUSED = (r"is outside the range|Python integer -?\d+ out of bounds for|"
+           r"must be within the bounds of the dtype")
 # PyTorch artefacts xad does not copy (docs/PORTING.md), by case name: reported, not failed
 KNOWN = {
     r"^sign\(NaN\)$": "PyTorch's sign(NaN) is 0 on the CPU; xad keeps NaN (NumPy's, JAX's)",
