@@ -94,12 +94,18 @@ def tensor(data: Any, dtype: _dt.DType | str | None = None, requires_grad: bool 
             t = t.astype(d)
         return _finish(t._array, b, requires_grad) if requires_grad else t
     arr: Any
+    static = False  # (made of Python numbers only: a constant of an xad.compile recording)
     if isinstance(data, Tensor):
         data = data._backend.to_numpy(data._array)
         arr = b.asarray(data) if not isinstance(data, b.array_type) else data
     elif isinstance(data, b.array_type):
         arr = b.xp.asarray(data, copy=True)
     else:
+        static = _static(data)
+        if isinstance(data, (list, tuple)) and any(isinstance(v, Tensor) for v in data):
+            # tensors in a list: their values, read explicitly (PyTorch's torch.tensor([t0,
+            # 1]) reads them too; a backend's asarray would call len() on a 0-d tensor)
+            data = [v.tolist() if isinstance(v, Tensor) else v for v in data]
         arr = b.asarray(data, dtype=None if d is None else b.dtype(d))
         if d is None and not hasattr(data, "dtype"):
             d = _python_default(b.xad_dtype(arr.dtype))  # Python floats: float32 by default
@@ -107,7 +113,7 @@ def tensor(data: Any, dtype: _dt.DType | str | None = None, requires_grad: bool 
                 arr = b.asarray(data, dtype=b.dtype(d))
     if d is not None and b.dtype(d) != arr.dtype:
         arr = b.xp.astype(arr, b.dtype(d))
-    return _finish(arr, b, requires_grad, static=_static(data))
+    return _finish(arr, b, requires_grad, static=static)
 
 
 def zeros(shape: int | Sequence[int] = (), *more: int, dtype: Any = None,

@@ -970,19 +970,25 @@ class Tensor:
             >>> xad.ones(2).add_(xad.ones(2), alpha=-0.5).tolist()
             [0.5, 0.5]
         """
-        return _ops.inplace(self, o if alpha == 1 else o * alpha, "add")
+        return _ops.inplace(self, _ops.torch_compositions.alpha_scaled(self, o, alpha, "add_"),
+                            "add")
 
     def sub_(self, o: Any, *, alpha: float = 1) -> Tensor:
         """PyTorch's ``x.sub_(o, alpha=a)``: ``x -= a * o``."""
-        return _ops.inplace(self, o if alpha == 1 else o * alpha, "subtract")
+        return _ops.inplace(self, _ops.torch_compositions.alpha_scaled(self, o, alpha, "sub_"),
+                            "subtract")
 
     def mul_(self, o: Any) -> Tensor:
         """``x *= o``."""
         return _ops.inplace(self, o, "multiply")
 
-    def div_(self, o: Any) -> Tensor:
-        """``x /= o``."""
-        return _ops.inplace(self, o, "divide")
+    def div_(self, o: Any, *, rounding_mode: str | None = None) -> Tensor:
+        """``x /= o``; with ``rounding_mode`` (``"trunc"``, ``"floor"``) :func:`xad.div`'s
+        rounded quotient, in place."""
+        if rounding_mode is None:
+            return _ops.inplace(self, o, "divide")
+        return _ops.assign_result(self, _ops.div(self._alias(), o, rounding_mode=rounding_mode),
+                                  "div_")
 
     def zero_(self) -> Tensor:
         """Set every element to zero, in place.
@@ -1073,19 +1079,20 @@ class Tensor:
             >>> xad.tensor([200, 100], dtype=xad.uint8).sum().tolist()
             300
         """
-        return _ops.sum(self, axis=_ax(dim, axis), keepdims=keepdim or keepdims,
+        return _ops.sum(self, axis=_over(dim, axis), keepdims=keepdim or keepdims,
                         dtype=_int64_for(self, dtype))
 
-    def mean(self, dim=None, keepdim=False, *, axis=None, keepdims=False) -> Tensor:
-        """See :func:`xad.mean`."""
-        return _ops.mean(self, axis=_ax(dim, axis), keepdims=keepdim or keepdims)
+    def mean(self, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=False) -> Tensor:
+        """See :func:`xad.mean` (``dtype``: PyTorch's, the tensor cast to it first)."""
+        x = self if dtype is None else _ops.astype(self, dtype, copy=False)
+        return _ops.mean(x, axis=_over(dim, axis), keepdims=keepdim or keepdims)
 
     def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None,
             keepdims=False) -> Tensor:
         """PyTorch's ``var``: unbiased (``correction=1``) unless told; :func:`xad.var` (the
         standard's) defaults to ``correction=0``."""
         c = correction if correction is not None else 0 if unbiased is False else 1
-        return _ops.torch_conventions.var(self, axis=_ax(dim, axis), correction=c,
+        return _ops.torch_conventions.var(self, axis=_over(dim, axis), correction=c,
                                           keepdims=keepdim or keepdims)
 
     def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None,
@@ -1094,7 +1101,7 @@ class Tensor:
         not NaN, for a constant; :func:`xad.std` (the standard's) defaults to
         ``correction=0`` and gives NaN there, as JAX."""
         c = correction if correction is not None else 0 if unbiased is False else 1
-        return _ops.torch_conventions.std(self, axis=_ax(dim, axis), correction=c,
+        return _ops.torch_conventions.std(self, axis=_over(dim, axis), correction=c,
                                           keepdims=keepdim or keepdims)
 
     def norm(self, p="fro", dim=None, keepdim=False) -> Tensor:
@@ -1522,8 +1529,8 @@ class Tensor:
 
     def masked_fill_(self, mask: Any, value: Any) -> Tensor:
         """:meth:`masked_fill`, in place."""
-        _ops.setitem_(self, (...,), _ops.masked_fill(self._alias(), mask, value))
-        return self
+        return _ops.assign_result(self, _ops.masked_fill(self._alias(), mask, value),
+                                  "masked_fill_")
 
     # PyTorch's methods over :mod:`xad.ops.torch_compositions` (their docstrings there)
     def addcmul(self, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
@@ -1633,13 +1640,13 @@ class Tensor:
         """
         src = value if src is None else src
         if reduce == "add":
-            if not isinstance(src, Tensor):
-                src = _ops.astype(index, self.dtype) * 0 + src
+            if not isinstance(src, Tensor):  # the number in the tensor's dtype (PyTorch's)
+                src = _ops.astype(_ops.astype(index, self.dtype) * 0 + src, self.dtype)
             return _ops.scatter_add(self, dim, index, src)
         if reduce is not None:
             raise NotImplementedError(f"scatter: reduce={reduce!r} is not supported (None or "
                                       f"'add')")
-        return _ops.select.scatter(self, dim, index, src)
+        return _ops.scatter_reductions.scatter(self, dim, index, src)
 
     def scatter_(self, dim: int, index: Tensor, src: Any = None, *, value: Any = None,
                  reduce: str | None = None) -> Tensor:
@@ -1735,12 +1742,12 @@ class Tensor:
 
     def nansum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
         """See :func:`xad.nansum` (integer and bool tensors in int64)."""
-        return _ops.nansum(self, axis=_ax(dim, None), keepdims=keepdim,
+        return _ops.nansum(self, axis=_over(dim, None), keepdims=keepdim,
                            dtype=_int64_for(self, dtype))
 
     def nanmean(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
         """See :func:`xad.nanmean`."""
-        return _ops.nanmean(self, axis=_ax(dim, None), keepdims=keepdim, dtype=dtype)
+        return _ops.nanmean(self, axis=_over(dim, None), keepdims=keepdim, dtype=dtype)
 
     def median(self, dim: int | None = None, keepdim: bool = False) -> Any:
         """PyTorch's lower ``median``; see :func:`xad.ops.order_statistics.median`."""
@@ -1965,6 +1972,14 @@ def _int64_for(x: Tensor, dtype: Any) -> Any:
     int64 for integer and bool tensors, else ``None`` (the tensor's own)."""
     exact = x.dtype.name.startswith(("int", "uint", "bool"))
     return _dt.int64 if dtype is None and exact else dtype
+
+
+def _over(dim: Any, axis: Any) -> Any:
+    """:func:`_ax` for PyTorch's ``sum``/``mean``/``var``/``std``/``nansum``/``nanmean``,
+    where an empty ``dim`` (``dim=()``, ``dim=[]``) reduces every axis; the standard's
+    ``axis=()`` reduces none."""
+    a = _ax(dim, axis)
+    return None if dim is not None and a == () else a
 
 
 def _ax(dim: Any, axis: Any) -> Any:

@@ -13,6 +13,7 @@ from typing import Any, TypeVar, cast
 from . import amp, dtypes, linalg
 from . import ops as _ops
 from .backend import get_backend
+from .factories import arange as _arange
 from .factories import empty, rand, randn, tensor
 from .factories import linspace as _linspace
 from .nn import functional as _F
@@ -35,7 +36,7 @@ _NN_FUNCTIONS = ("dropout conv1d conv2d conv_transpose2d max_pool1d max_pool2d a
                  "selu celu bilinear").split()
 __all__ = ["TorchTensor", "meshgrid", "autocast", "GradScaler", "set_printoptions",
            "cuda_usable", "count_nonzero", "roll", "tril", "triu", "diff", "take", "where",
-           "searchsorted", "tensordot", "linspace", "can_cast", "round", *_ALIASES,
+           "searchsorted", "tensordot", "arange", "linspace", "can_cast", "round", *_ALIASES,
            "add", "sub", "movedim", "swapaxes", "swapdims", "topk", "kthvalue",
            "clamp_min", "clamp_max", "rand_like", "randn_like",
            *_NN_FUNCTIONS, "as_tensor", "scalar_tensor", "is_floating_point", "is_complex",
@@ -200,7 +201,8 @@ def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:  # noqa: A002 (PyTo
         >>> count_nonzero(xad.tensor([[0, 1], [2, 3]]), 0).tolist()
         [1, 2]
     """
-    return _ops.count_nonzero(input, axis=_dims(dim))
+    empty = isinstance(dim, (tuple, list)) and not dim  # PyTorch's: every dimension
+    return _ops.count_nonzero(input, axis=None if empty else _dims(dim))
 
 
 def roll(input: Tensor, shifts: Any, dims: Any = None) -> Tensor:  # noqa: A002
@@ -348,6 +350,27 @@ def linspace(start: float, end: float, steps: int, *, dtype: Any = None,
     return _linspace(start, end, steps, dtype=dtype, requires_grad=requires_grad)
 
 
+def arange(start: float, end: float | None = None, step: float = 1, *, dtype: Any = None,
+           requires_grad: bool = False) -> Tensor:
+    """``torch.arange(start, end, step, *, dtype=None, requires_grad=False)``: with an
+    integer ``dtype``, ``start``, ``end`` and ``step`` are truncated to integers first (as
+    PyTorch's; ``arange(0, 5, 1.5, dtype=torch.long)`` is 0..4, and a step that truncates
+    to 0 raises), where the standard's :func:`xad.arange` counts in floats.
+
+    Example:
+        >>> import xad
+        >>> from xad.torch_functions import arange
+        >>> arange(0, 5, 1.5, dtype=xad.int64).tolist(), arange(0, 1, 0.25).tolist()
+        ([0, 1, 2, 3, 4], [0.0, 0.25, 0.5, 0.75])
+    """
+    if dtype is not None and not dtypes.as_dtype(dtype).is_floating:
+        start, end, step = (None if v is None else int(v) for v in (start, end, step))
+    if step == 0:
+        raise ValueError(f"arange: step must be nonzero (got {step!r}; with dtype {dtype} "
+                         f"PyTorch truncates it to an integer first)")
+    return _arange(start, end, step, dtype=dtype, requires_grad=requires_grad)
+
+
 def can_cast(from_: Any, to: Any) -> bool:
     """PyTorch's ``can_cast``: its casting rule ("same kind": an integer may become a
     float, not the other way; bool becomes anything) where the standard's
@@ -437,12 +460,12 @@ def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:  # noqa: A002
         >>> add(xad.ones(2), xad.ones(2), alpha=3).tolist()
         [4.0, 4.0]
     """
-    return input + (other if alpha == 1 else other * alpha)
+    return input + _ops.torch_compositions.alpha_scaled(input, other, alpha, "add")
 
 
 def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:  # noqa: A002
     """``torch.sub(input, other, *, alpha=1)``: ``input - alpha * other``."""
-    return input - (other if alpha == 1 else other * alpha)
+    return input - _ops.torch_compositions.alpha_scaled(input, other, alpha, "sub")
 
 
 def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:  # noqa: A002

@@ -156,6 +156,19 @@ class Divide(Op):
         return fit(num / y, out)
 
 
+def _int_pow(b: Any, x: Any, y: Any) -> Any:
+    """Signed integers to integer powers, PyTorch's answers at negative exponents on every
+    backend: 1 and -1 for bases 1 and -1 (by the exponent's parity), else 0 (NumPy raised,
+    JAX returned garbage)."""
+    xp = b.xp
+    neg = y < 0
+    p = x ** xp.where(neg, xp.zeros_like(y), y)
+    one = xp.ones_like(p)
+    small = xp.where(x == one, one, xp.where((x == -one) & ((y & 1) == 0), one,
+                                             xp.where(x == -one, -one, xp.zeros_like(p))))
+    return xp.where(neg, small, p)
+
+
 @holomorphic
 class Pow(Op):
     """``x ** y`` with a tensor exponent (it saves its result for the exponent's gradient)."""
@@ -168,7 +181,10 @@ class Pow(Op):
     @staticmethod
     def forward(b, x, y):
         # a Python-number base in the exponent's dtype (JAX's 1 ** int32[] is int64)
-        return _arr(b, x, y) ** y
+        x = _arr(b, x, y)
+        if b.xad_dtype(x.dtype).name.startswith("int"):
+            return _int_pow(b, x, _arr(b, y, x))
+        return x ** y
 
     @staticmethod
     def backward(node, g):
@@ -232,6 +248,10 @@ class PowScalar(Op):
 
     @staticmethod
     def forward(b, x, exponent):
+        if type(exponent) is int and exponent < 0 and not b.xad_dtype(x.dtype).is_floating:
+            raise ValueError(f"pow: an integer tensor to the negative integer power "
+                             f"{exponent} (PyTorch and NumPy refuse it too); cast to a float "
+                             f"dtype first (x.float() ** {exponent})")
         return x ** exponent
 
     @staticmethod
@@ -1001,12 +1021,27 @@ def clamp(x: Tensor, min: Any = None, max: Any = None) -> Tensor:
         >>> xad.clamp(x, 0.0, 1.0).sum().backward(); x.grad.tolist()
         [1.0, 1.0]
     """
+    if min is None and max is None:
+        raise ValueError("clamp: give min or max (or both), as PyTorch requires; "
+                         "clip(x) with neither returns x unchanged")
+    min, max = (int(v) if type(v) is bool else v for v in (min, max))
+    if isinstance(min, (int, float)) and isinstance(max, (int, float)) and min > max:
+        # PyTorch's min(max(x, min), max): max everywhere but at NaN, no gradient to x (the
+        # standard's clip refuses min > max); a float bound makes integers float
+        v = float(max) if float in (type(min), type(max)) else max
+        return where(x == x, v, x)
     x, min, max = _clip_args(x, min, max)
     if not (isinstance(min, Tensor) or isinstance(max, Tensor)):
         return apply(Clip, x, min, max, tie=1)
+    # x where it is kept, else the bound (its gradient goes there); NaN (in x or in a
+    # bound) stays NaN, as PyTorch's min(max(x, min), max)
+    nan = isnan(x) if x.dtype.is_floating else None
     if min is not None:
-        x = where(x >= min, x, min)  # x where it is kept, else min: its gradient goes there
-    return where(x <= max, x, max) if max is not None else x
+        x = where(x >= min if nan is None else logical_or(x >= min, nan), x, min)
+        nan = isnan(x) if nan is not None else None
+    if max is None:
+        return x
+    return where(x <= max if nan is None else logical_or(x <= max, nan), x, max)
 
 
 def _clip_args(x: Tensor, lo: Any, hi: Any) -> tuple:
@@ -1021,6 +1056,8 @@ def _clip_args(x: Tensor, lo: Any, hi: Any) -> tuple:
             x, _ = _promote(x, bound)
         elif type(bound) is float:
             x, _ = _weak(x, bound)
+        elif type(bound) is int and x.dtype is not _dt.bool_:  # outside an integer dtype's
+            _weak(x, bound, "clamp")  # range: OverflowError, as elsewhere (strict wrapped it)
     lo, hi = (_promote(b_, x)[0] if isinstance(b_, Tensor) else b_ for b_ in (lo, hi))
     return x, lo, hi
 

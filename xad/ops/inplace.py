@@ -385,8 +385,20 @@ def _cast_back(x: Tensor, out: Tensor, what: str) -> Tensor:
     return out.astype(x.dtype)
 
 
+def _fits(x: Tensor, shape: tuple, what: str) -> None:
+    """Refuse an in-place result of another shape than ``x``'s (PyTorch's "output with
+    shape [] doesn't match the broadcast shape [1]"): written back, it would be cut or
+    broadcast into ``x`` without a word."""
+    t = tuple(x.shape)
+    if shape != t and (len(shape) > len(t) or any(
+            a not in (1, b) for a, b in zip(reversed(shape), reversed(t)))):
+        raise ValueError(f"{what}: the result's shape {shape} is not the tensor's {t} (an "
+                         f"operand broadcasts beyond it); write x = x op y for a new tensor")
+
+
 def assign_result(x: Tensor, out: Tensor, what: str) -> Tensor:
     """Set ``x`` to ``out`` (computed from ``x``), in ``x``'s dtype (``x.clamp_(...)``)."""
+    _fits(x, tuple(out.shape), what)
     setitem_(x, (...,), _cast_back(x, out, what))
     return x
 
@@ -411,7 +423,14 @@ def inplace(x: Tensor, other: Any, op: str) -> Tensor:
     result keeps ``x``'s dtype (an error where it cannot, as PyTorch's)."""
     if x._expanded and overlaps(x) and op != "fill":
         raise _overlap_error(x, f"in-place {op}")
+    if isinstance(other, Tensor):
+        _fits(x, tuple(other.shape), f"in-place {op}")
     if op in ("copy", "fill"):  # x.copy_(src), x.fill_(number)
+        if op == "fill" and x.dtype is _dt.bool_ and type(other) in (int, float):
+            other = bool(other)  # PyTorch's cast of the number (2.5 is True in bools)
+        elif op == "fill" and type(other) in (bool, float) and x.dtype is not _dt.bool_ and (
+                type(other) is bool or not x.dtype.is_floating and math.isfinite(other)):
+            other = int(other)  # PyTorch's cast of the number (True is 1, 2.5 is 2 in ints)
         if op == "fill" and x._expanded:
             _write_expanded(x, (...,), _value(x, other, "fill_"), "fill_", fill=True)
         else:

@@ -85,6 +85,8 @@ def _split_evenly(y: Tensor, v: Tensor, ndim: int, keepdim: bool) -> Tensor:
     """``v`` (of the flat ``y``) with its gradient split evenly among the elements equal to
     it (NaNs where it is NaN: PyTorch's ``evenly_distribute_backward``): for a finite
     ``v``, the max of those elements (the same number); else their mean (inf or NaN)."""
+    if not y.dtype.is_floating:  # no gradient to split; the mean below is a float
+        return reshape(v, (1,) * ndim if keepdim else ())
     a, w = y.detach(), v.detach()
     hit = logical_or(a == w, logical_and(isnan(a), isnan(w)))
     top = max(where(logical_and(hit, isfinite(a)), y, -math.inf), axis=-1, keepdims=True)

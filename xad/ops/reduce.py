@@ -636,24 +636,32 @@ class _NoGradReduce(Op):
         return (out.reshape((x.shape[0],) + (1,) * (x.ndim - 1)) if keepdims else out), True
 
 
+def _arg(x: Tensor, fn: str, axis: Any, keepdims: bool) -> Tensor:
+    if x.ndim == 0 and axis not in (None, ()):  # axis 0 or -1 of a 0-d tensor (JAX refuses)
+        normalize_axes(axis, 0, fn, scalar_ok=True)
+        return reshape(unary(_NoGradReduce, reshape(x, (1,)), fn=fn, axis=0, keepdims=False),
+                       ())
+    return unary(_NoGradReduce, x, fn=fn, axis=axis, keepdims=keepdims)
+
+
 def argmax(x: Tensor, axis: int | None = None, keepdims: bool = False) -> Tensor:
     """Index of the maximum (no gradient)."""
-    return unary(_NoGradReduce, x, fn="argmax", axis=axis, keepdims=keepdims)
+    return _arg(x, "argmax", axis, keepdims)
 
 
 def argmin(x: Tensor, axis: int | None = None, keepdims: bool = False) -> Tensor:
     """Index of the minimum (no gradient)."""
-    return unary(_NoGradReduce, x, fn="argmin", axis=axis, keepdims=keepdims)
+    return _arg(x, "argmin", axis, keepdims)
 
 
 def any(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
     """Whether any element is true."""
-    return unary(_NoGradReduce, x, fn="any", axis=axis, keepdims=keepdims)
+    return _arg(x, "any", axis, keepdims)
 
 
 def all(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
     """Whether every element is true."""
-    return unary(_NoGradReduce, x, fn="all", axis=axis, keepdims=keepdims)
+    return _arg(x, "all", axis, keepdims)
 
 
 

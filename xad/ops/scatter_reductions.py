@@ -25,7 +25,7 @@ from .elementwise_math import floor_divide
 from .indexing import IndexAddInto, _norm_key, getitem_raw
 from .inplace import assign_result
 from .manipulation import broadcast_to
-from .select import _grid
+from .select import _grid, fill_value, same_dtype
 from .shape import concat, reshape
 from .sorting import _call
 
@@ -104,6 +104,40 @@ def _extremum(x: Tensor, src: Tensor, key: tuple, groups: tuple, hit: Tensor,
     c = (x * eq_self + _placed(x, key, src * eq_src)) / where(hit, count, 1)
     cd = c.detach()
     return where(hit, m + where(isfinite(cd), c - cd, 0), x)  # m's value, c's gradient
+
+
+def _last_writes(b: Any, index: Any, *key: Any, strides: tuple) -> Any:
+    """Whether each source is the last one (in order along ``dim``) written to its place."""
+    xp = b.xp
+    p = xp.reshape(sum(k * s for k, s in zip(key, strides)), (-1,))
+    order = xp.argsort(p, stable=True)
+    ps = xp.take(p, order)
+    last = xp.concat([ps[1:] != ps[:-1], xp.ones((1,), dtype=xp.bool, device=b.device)])
+    return xp.reshape(xp.take(last, xp.argsort(order, stable=True)), index.shape)
+
+
+def scatter(x: Tensor, dim: int, index: Tensor, src: Any) -> Tensor:
+    """``x`` with ``src`` (a tensor of ``x``'s dtype, or one number) written at the places
+    ``index`` names along ``dim``: PyTorch's out-of-place ``scatter``; where an index
+    repeats, the last write along ``dim`` stays (PyTorch's CPU order; its GPU leaves it
+    unspecified), and only it gets a gradient.
+
+    Example:
+        >>> import xad
+        >>> xad.zeros(3).scatter(0, xad.tensor([2, 0, 2]), xad.tensor([5.0, 6.0, 7.0])).tolist()
+        [6.0, 0.0, 7.0]
+    """
+    axis = normalize_axis(dim, x.ndim, "scatter")
+    same_dtype(x, src, "scatter", "src")
+    key = _grid(x, axis, index, "scatter")
+    ones = full(tuple(index.shape), 1, dtype=_dt.int32, backend=x._backend)
+    hit = _placed(x, key, ones) > 0
+    if not isinstance(src, Tensor):
+        return where(hit, fill_value(x, src), x)
+    if src.shape != index.shape:
+        src = getitem_raw(src, tuple(slice(0, n) for n in index.shape))
+    last = _call(_last_writes, "scatter", index, *key, strides=_strides(tuple(x.shape)))
+    return where(hit, _placed(x, key, where(last, src, 0)), x)
 
 
 def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor,  # noqa: A002

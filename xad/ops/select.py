@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..dtypes import int64
-from ..factories import arange, full
+from ..factories import arange
 from ..tensor import Tensor
 from ..tracing import host_check
 from ._apply import apply
@@ -107,6 +107,7 @@ def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
         [2.0, 0.0, 1.0]
     """
     axis = normalize_axis(dim, x.ndim, "scatter_add")
+    same_dtype(x, src, "scatter_add", "src")
     key = _grid(x, axis, index, "scatter_add")
     if src.shape != index.shape:
         src = getitem_raw(src, tuple(slice(0, n) for n in index.shape))
@@ -136,33 +137,19 @@ def masked_fill(x: Tensor, mask: Any, value: Any) -> Tensor:
         >>> xad.masked_fill(xad.ones(3), xad.tensor([True, False, True]), 0.0).tolist()
         [0.0, 1.0, 0.0]
     """
-    if isinstance(value, Tensor) and value.dtype != x.dtype:
-        value = value.astype(x.dtype)
-    out = where(mask, value, x)  # in x's dtype, as PyTorch's (int x with 0.5: was float32)
+    out = where(mask, fill_value(x, value), x)  # in x's dtype, as PyTorch's
     return out if out.dtype is x.dtype else out.astype(x.dtype)
 
 
-def scatter(x: Tensor, dim: int, index: Tensor, src: Any) -> Tensor:
-    """``x`` with ``src`` (a tensor, or one number) written at the places ``index`` names
-    along ``dim``: PyTorch's out-of-place ``scatter`` (repeated indices: one of the values
-    lands, as PyTorch leaves unspecified which).
-
-    Example:
-        >>> import xad
-        >>> xad.zeros(3).scatter(0, xad.tensor([2, 0]), xad.tensor([5.0, 6.0])).tolist()
-        [6.0, 0.0, 5.0]
-    """
-    axis = normalize_axis(dim, x.ndim, "scatter")
-    key = _grid(x, axis, index, "scatter")
-    ones = full(index.shape, 1.0, dtype=x.dtype, backend=x._backend)
-    hit = apply(IndexAddInto, ones, shape=x.shape, key=key, advanced=True) > 0
-    if not isinstance(src, Tensor):
-        return where(hit, src, x)
-    if src.shape != index.shape:
-        src = getitem_raw(src, tuple(slice(0, n) for n in index.shape))
-    placed = apply(IndexAddInto, src.astype(x.dtype), shape=x.shape, key=key, advanced=True)
-    count = apply(IndexAddInto, ones, shape=x.shape, key=key, advanced=True)
-    return where(hit, placed / where(hit, count, 1.0), x)
+def fill_value(x: Tensor, value: Any) -> Any:
+    """``value`` in ``x``'s dtype before it meets ``x`` (PyTorch's fills cast the value):
+    a float beside an int64 tensor made the whole result float, rounding its large
+    integers (``2**63 - 1`` came back as ``-2**63``)."""
+    if isinstance(value, Tensor):
+        return value if value.dtype is x.dtype else value.astype(x.dtype)
+    if type(value) is float and not x.dtype.is_floating and x.dtype.name != "bool":
+        return int(value)  # truncated, as PyTorch's; NaN and infinities raise
+    return value
 
 
 def _along(index: Tensor, axis: int, ndim: int, where_: str) -> Tensor:
@@ -172,6 +159,15 @@ def _along(index: Tensor, axis: int, ndim: int, where_: str) -> Tensor:
     shape = [1] * ndim
     shape[axis] = index.size
     return reshape(index, tuple(shape))
+
+
+def same_dtype(x: Tensor, src: Any, op: str, name: str = "source") -> None:
+    """Refuse a ``src`` tensor of another dtype than ``x``'s, as PyTorch's ``index_add``,
+    ``scatter``, ``scatter_add`` and ``masked_scatter`` refuse it (a cast would truncate
+    floats written into an integer tensor, or wrap negatives into uint8, silently)."""
+    if isinstance(src, Tensor) and src.dtype is not x.dtype:
+        raise TypeError(f"{op}: the tensor is {x.dtype} and {name} is {src.dtype}; PyTorch "
+                        f"requires one dtype: cast {name} first ({name}.to({x.dtype}))")
 
 
 def index_add(x: Tensor, dim: int, index: Tensor, source: Tensor, alpha: Any = 1) -> Tensor:
@@ -184,12 +180,15 @@ def index_add(x: Tensor, dim: int, index: Tensor, source: Tensor, alpha: Any = 1
         [2.0, 0.0, 1.0]
     """
     axis = normalize_axis(dim, x.ndim, "index_add")
+    same_dtype(x, source, "index_add")
     k = _along(index, axis, x.ndim, "index_add")
     want = tuple(index.size if d == axis else n for d, n in enumerate(x.shape))
     if tuple(source.shape) != want:
         raise ValueError(f"index_add: source of shape {source.shape} must have shape {want} "
                          f"(x {x.shape}, {index.size} indices along dim {axis})")
     key = _grid(x, axis, broadcast_to(k, want), "index_add")
+    if isinstance(alpha, float) and not x.dtype.is_floating:
+        alpha = int(alpha)  # PyTorch's: alpha in the tensor's dtype (2.0 is 2, -1.5 is -1)
     src = source if alpha == 1 else source * alpha
     return x + apply(IndexAddInto, src.astype(x.dtype), shape=x.shape, key=key, advanced=True)
 
@@ -212,6 +211,4 @@ def index_fill(x: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     hit = _any(reshape(pos, (n, 1)) == reshape(k, (1, -1)), axis=1)
     shape = [1] * x.ndim
     shape[axis] = n
-    if isinstance(value, Tensor) and value.dtype != x.dtype:
-        value = value.astype(x.dtype)
-    return where(reshape(hit, tuple(shape)), value, x)
+    return where(reshape(hit, tuple(shape)), fill_value(x, value), x)

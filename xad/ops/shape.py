@@ -11,6 +11,7 @@ from ..tensor import Tensor
 from ._apply import Op, apply, unary
 from .axes import normalize_axes, normalize_axis
 from .batching import align, axes_batch, shift_axes
+from .dtype_functions import result_type
 from .layout import strides, view_strides
 from .tangent import linear_jvp
 
@@ -267,6 +268,10 @@ def concat(tensors: Sequence[Tensor], axis: int | None = 0) -> Tensor:
         raise ValueError("concat: need at least one tensor")
     if axis is None:  # the standard's: flatten each first
         tensors, axis = tuple(reshape(t, (-1,)) for t in tensors), 0
+    d = tensors[0].dtype
+    if any(t.dtype is not d for t in tensors):  # xad's promotion, not the backend's (NumPy's
+        d = result_type(*tensors)  # int64 with float32 is float64; xad's, PyTorch's float32)
+        tensors = tuple(t if t.dtype is d else t.astype(d) for t in tensors)
     return apply(Concat, *tensors, axis=normalize_axis(axis, tensors[0].ndim, "concat"))
 
 

@@ -22,7 +22,7 @@ from .elementwise_math import floor, floor_divide, logaddexp, trunc
 from .linalg import matmul
 from .manipulation import broadcast_arrays, meshgrid, take_along_axis
 from .reduce import cumsum
-from .select import index_add
+from .select import index_add, same_dtype
 from .shape import concat, flip, permute_dims, reshape, stack
 from .torch_conventions import vector_norm
 
@@ -48,10 +48,41 @@ def addcmul(input: Tensor, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Ten
         ...             value=0.5).tolist()
         [2.5, 5.0]
     """
+    tensor1, tensor2 = _in_result_dtype(input, tensor1, tensor2)
     prod = tensor1 * tensor2
     if isinstance(value, float) and not result_type(input, prod).is_floating:
         value = int(value)
     return input + (prod if value == 1 else prod * value)
+
+
+def _in_result_dtype(input: Any, tensor1: Any, tensor2: Any) -> tuple[Any, Any]:  # noqa: A002
+    """``tensor1`` and ``tensor2`` in the dtype of the whole expression (PyTorch's: a
+    float32 product added to a float64 ``input`` is taken in float64, an int8 one added
+    to int64 does not wrap at 127)."""
+    d = result_type(*(t for t in (input, tensor1, tensor2) if isinstance(t, Tensor)))
+    return tuple(astype(t, d) if isinstance(t, Tensor) and t.dtype is not d else t
+                 for t in (tensor1, tensor2))
+
+
+def alpha_scaled(input: Any, other: Any, alpha: Any, op: str) -> Any:  # noqa: A002
+    """``alpha * other`` for PyTorch's ``input + alpha * other`` (``add``, ``sub``,
+    ``add_``, ``sub_``): in the dtype of ``input + other``, not ``other``'s own (a uint8
+    ``other`` times -1, or times 2 past 255, does not wrap); a float ``alpha`` with an
+    integral result refused, as PyTorch refuses it."""
+    if not isinstance(input, Tensor):
+        return other if alpha == 1 else other * alpha
+    d = result_type(input, other)
+    if isinstance(alpha, float) and not d.is_floating:
+        raise TypeError(f"{op}: alpha={alpha!r} is a float and the result is {d} (PyTorch "
+                        f"refuses a floating alpha for integral tensors); pass an integer "
+                        f"alpha or cast to a floating dtype first")
+    if alpha == 1:
+        return other
+    if d is _dt.bool_:  # PyTorch's: alpha taken as a bool (x or alpha * y)
+        return other if alpha else other & False
+    if isinstance(other, Tensor) and other.dtype is not d:
+        other = astype(other, d)
+    return other * alpha
 
 
 def addcdiv(input: Tensor, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:  # noqa: A002
@@ -67,6 +98,7 @@ def addcdiv(input: Tensor, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Ten
     if all(not (isinstance(t, Tensor) and t.dtype.is_floating) for t in (tensor1, tensor2)):
         raise RuntimeError("addcdiv: integer division of tensors is not supported (as "
                            "PyTorch); make tensor1 or tensor2 floating point")
+    tensor1, tensor2 = _in_result_dtype(input, tensor1, tensor2)
     quot = tensor1 / tensor2
     return input + (quot if value == 1 else quot * value)
 
@@ -305,6 +337,7 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:  # no
         [[1.0, 0.0], [2.0, 3.0]]
     """
     m = mask.broadcast_to(input.shape) if mask.shape != input.shape else mask
+    same_dtype(input, source, "masked_scatter")
     if mask.dtype is not _dt.bool_:
         raise TypeError(f"masked_scatter: mask must be bool, got {mask.dtype}")
     flat = reshape(m, (-1,))

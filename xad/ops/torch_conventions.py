@@ -39,7 +39,7 @@ def max_dim(x: Tensor, dim: int, keepdim: bool = False, *,
     where_ = "max" if largest else "min"
     if x.ndim == 0:
         normalize_axis(dim, 1, where_)  # PyTorch's 0-d rule: dim 0 or -1
-        return x * 1, (x * 0).astype("int64")
+        return x * 1, (x.detach() == x.detach()).astype("int64") * 0  # (inf * 0 is NaN)
     a = normalize_axis(dim, x.ndim, where_)
     idx = (argmax if largest else argmin)(x, axis=a, keepdims=keepdim)
     return max_indexed(x, a, keepdim, largest), idx
@@ -99,6 +99,8 @@ def norm(x: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> T
     if isinstance(p, str):
         raise ValueError(f"norm: p={p!r} is not supported; use 'fro' or a number "
                          f"(xad.linalg.matrix_norm for 'nuc')")
+    if isinstance(dim, (tuple, list)) and not dim:
+        dim = None  # PyTorch's: an empty dim is every dimension
     return vector_norm(x, p, dim, keepdim)
 
 

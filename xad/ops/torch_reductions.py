@@ -34,7 +34,7 @@ class Cumprod(Op):
 
     @staticmethod
     def forward(b, x, axis):
-        return b.xp.cumulative_prod(x, axis=axis)
+        return b.xp.cumulative_prod(x, axis=axis, dtype=x.dtype)  # (NumPy's widens int32)
 
     @staticmethod
     def backward(node, g):
