@@ -194,11 +194,11 @@ class Module:
         d = self.__dict__
         if isinstance(value, Parameter):
             self._check_init()
-            self._forget(name)
+            self._forget(name, "_parameters")
             d["_parameters"][name] = value
         elif isinstance(value, Module):
             self._check_init()
-            self._forget(name)
+            self._forget(name, "_modules")
             d["_modules"][name] = value
         elif "_parameters" in d and name in d["_parameters"]:
             if value is not None:
@@ -219,11 +219,14 @@ class Module:
         else:
             object.__setattr__(self, name, value)
 
-    def _forget(self, name: str) -> None:
+    def _forget(self, name: str, keep: str = "") -> None:
+        """Drop ``name`` from every store but ``keep`` (re-assigning there keeps its place
+        in the order, as PyTorch's dict update does: state_dict and parameters() order)."""
         self._changed()  # register_parameter/_buffer, add_module
         self.__dict__.pop(name, None)
         for key in ("_parameters", "_buffers", "_modules"):
-            self.__dict__[key].pop(name, None)
+            if key != keep:
+                self.__dict__[key].pop(name, None)
         self.__dict__["_non_persistent"].discard(name)
 
     def __getattr__(self, name: str) -> Any:
@@ -248,7 +251,7 @@ class Module:
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(f"register_parameter({name!r}): expected a Parameter or None, "
                             f"got {type(param).__name__}")
-        self._forget(name)
+        self._forget(name, "_parameters")
         self._parameters[name] = param
 
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True
@@ -265,7 +268,7 @@ class Module:
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"register_buffer({name!r}): expected a tensor or None, got "
                             f"{type(tensor).__name__}")
-        self._forget(name)
+        self._forget(name, "_buffers")
         self._buffers[name] = tensor
         if not persistent:
             self._non_persistent.add(name)
@@ -276,17 +279,26 @@ class Module:
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"add_module({name!r}): expected a Module, got "
                             f"{type(module).__name__}")
-        self._forget(name)
+        self._forget(name, "_modules")
         self._modules[name] = module
 
     # ----- traversal --------------------------------------------------------------------
-    def named_modules(self, prefix: str = "") -> Iterator[tuple[str, Module]]:
-        """This module and every module below it, each once, with dotted names."""
+    def named_modules(self, prefix: str = "", remove_duplicate: bool = True
+                      ) -> Iterator[tuple[str, Module]]:
+        """This module and every module below it with dotted names: each once, or with
+        ``remove_duplicate=False`` a shared module under each of its names (PyTorch's).
+
+        Example:
+            >>> import xad
+            >>> lin = xad.nn.Linear(1, 1); net = xad.nn.Sequential(lin, lin)
+            >>> [n for n, _ in net.named_modules(remove_duplicate=False)]
+            ['', '0', '1']
+        """
         seen: set[int] = set()
         stack = [(prefix, self)]
         while stack:
             name, m = stack.pop()
-            if id(m) in seen:
+            if remove_duplicate and id(m) in seen:
                 continue
             seen.add(id(m))
             yield name, m
@@ -300,9 +312,11 @@ class Module:
             yield m
 
     def named_children(self) -> Iterator[tuple[str, Module]]:
-        """The direct sub-modules with their names."""
+        """The direct sub-modules with their names (a module held twice: once)."""
+        seen: set[int] = set()
         for k, m in self._modules.items():
-            if m is not None:
+            if m is not None and id(m) not in seen:
+                seen.add(id(m))
                 yield k, m
 
     def children(self) -> Iterator[Module]:
@@ -310,26 +324,30 @@ class Module:
         for _, m in self.named_children():
             yield m
 
-    def _named(self, kind: str, prefix: str, recurse: bool) -> Iterator[tuple[str, Tensor]]:
+    def _named(self, kind: str, prefix: str, recurse: bool, remove_duplicate: bool = True
+               ) -> Iterator[tuple[str, Tensor]]:
         seen: set[int] = set()
-        mods = self.named_modules(prefix) if recurse else iter([(prefix, self)])
+        mods = self.named_modules(prefix, remove_duplicate) if recurse else \
+            iter([(prefix, self)])
         for mname, m in mods:
             for k, t in m.__dict__[kind].items():
-                if t is None or id(t) in seen:
+                if t is None or (remove_duplicate and id(t) in seen):
                     continue
                 seen.add(id(t))
                 yield (f"{mname}.{k}" if mname else k), t
 
-    def named_parameters(self, prefix: str = "", recurse: bool = True
-                         ) -> Iterator[tuple[str, Parameter]]:
-        """Every parameter (each once, shared ones too) with its dotted name.
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:
+        """Every parameter with its dotted name: each once (shared ones too), or with
+        ``remove_duplicate=False`` under each name it has.
 
         Example:
             >>> import xad
             >>> [n for n, _ in xad.nn.Sequential(xad.nn.Linear(2, 2)).named_parameters()]
             ['0.weight', '0.bias']
         """
-        yield from self._named("_parameters", prefix, recurse)  # type: ignore[misc]
+        yield from self._named("_parameters", prefix, recurse,  # type: ignore[misc]
+                               remove_duplicate)
 
     def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
         """Every parameter, for an optimiser.
@@ -342,10 +360,10 @@ class Module:
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 
-    def named_buffers(self, prefix: str = "", recurse: bool = True
-                      ) -> Iterator[tuple[str, Tensor]]:
-        """Every buffer with its dotted name."""
-        yield from self._named("_buffers", prefix, recurse)
+    def named_buffers(self, prefix: str = "", recurse: bool = True,
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
+        """Every buffer with its dotted name (each once unless ``remove_duplicate=False``)."""
+        yield from self._named("_buffers", prefix, recurse, remove_duplicate)
 
     def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
         """Every buffer."""
@@ -361,9 +379,13 @@ class Module:
 
     # ----- modes, gradients, moving -----------------------------------------------------
     def train(self, mode: bool = True) -> Module:
-        """Set training mode (Dropout active, BatchNorm uses batch statistics) recursively."""
-        for m in self.modules():
-            object.__setattr__(m, "training", bool(mode))
+        """Set training mode (Dropout active, BatchNorm uses batch statistics) here, and
+        through each child's own ``train`` (an override in a sub-module runs, as PyTorch's)."""
+        if not isinstance(mode, bool):
+            raise ValueError(f"train: training mode is expected to be boolean, got {mode!r}")
+        object.__setattr__(self, "training", mode)
+        for m in self.children():
+            m.train(mode)
         return self
 
     def eval(self) -> Module:
@@ -383,10 +405,20 @@ class Module:
         return self
 
     def zero_grad(self, set_to_none: bool = True) -> None:
-        """Forget every parameter's gradient (``None``, or zeros if ``set_to_none=False``)."""
+        """Forget every parameter's gradient: ``None``, or with ``set_to_none=False`` zeros
+        written into the gradient in place (detached; a NaN or inf in it becomes 0 too)."""
         for p in self.parameters():
-            if p.grad is not None:
-                p.grad = None if set_to_none else p.grad * 0
+            g = p.grad
+            if g is None:
+                continue
+            if set_to_none:
+                p.grad = None
+                continue
+            with _ag.no_grad():
+                if g.requires_grad:  # a create_graph gradient: cut it, as PyTorch's
+                    g = g.detach() if g._base is not None else g.detach_()
+                g.zero_()
+            p.grad = g
 
     def to(self, target: str | Backend | _dt.DType | Any, device: Any = None) -> Module:
         """Move every parameter and buffer to a backend or device (``"cupy"``, a Backend,
@@ -399,6 +431,11 @@ class Module:
             >>> m.weight.backend.name, m.weight.is_leaf, m.weight.requires_grad
             ('array_api_strict', True, True)
         """
+        if isinstance(target, _dt.DType) and not (target.is_floating or target.name in
+                                                  ("complex64", "complex128")):
+            raise TypeError(f"Module.to only accepts floating point or complex dtypes, but "
+                            f"got desired dtype={target}; integer and bool buffers keep "
+                            f"their dtype under a floating cast")
         if device is not None and not isinstance(target, _dt.DType):
             target = resolve_backend(target, device)
         for m in self.modules():
@@ -424,9 +461,18 @@ class Module:
         """Cast floating parameters and buffers to float32."""
         return self.to(_dt.float32)
 
+    def half(self) -> Module:
+        """Cast floating parameters and buffers to float16 (integer buffers stay)."""
+        return self.to(_dt.float16)
+
+    def bfloat16(self) -> Module:
+        """Cast floating parameters and buffers to bfloat16 (where the backend has it)."""
+        return self.to(_dt.bfloat16)
+
     # ----- state ------------------------------------------------------------------------
     def state_dict(self, prefix: str = "") -> OrderedDict[str, Tensor]:
-        """Parameters and persistent buffers by dotted name, detached (sharing arrays).
+        """Parameters and persistent buffers by dotted name, detached (sharing arrays); a
+        module held under two names gives its keys under both (PyTorch's).
 
         Example:
             >>> import xad
@@ -434,7 +480,7 @@ class Module:
             ['0.weight', '0.bias']
         """
         out: OrderedDict[str, Tensor] = OrderedDict()
-        for mname, m in self.named_modules(prefix):
+        for mname, m in self.named_modules(prefix, remove_duplicate=False):
             pre = f"{mname}." if mname else ""
             for k, p in m._parameters.items():
                 if p is not None:
@@ -446,7 +492,7 @@ class Module:
 
     def _state_targets(self) -> OrderedDict[str, Tensor]:
         out: OrderedDict[str, Tensor] = OrderedDict()
-        for mname, m in self.named_modules():
+        for mname, m in self.named_modules(remove_duplicate=False):
             pre = f"{mname}." if mname else ""
             for k, p in m._parameters.items():
                 if p is not None:

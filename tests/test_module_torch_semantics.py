@@ -1,0 +1,158 @@
+"""nn.Module API meanings against PyTorch: shared modules in state_dict and traversal,
+remove_duplicate, zero_grad(set_to_none=False), train recursion, dtype casts; nn.init's
+deterministic parts (gains, fans, the bound a kaiming/xavier draw is scaled to)."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import xad
+import xad.nn as nn
+
+torch = pytest.importorskip("torch")
+
+
+def _shared(lib):
+    class Net(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            lin = lib.nn.Linear(2, 2)
+            self.a, self.b = lin, lin
+            self.c = lib.nn.Linear(2, 1)
+            self.c.weight = self.a.weight  # a tied parameter across two modules
+            self.register_buffer("steps", lib.zeros(()))
+            self.register_buffer("cache", lib.zeros(2), persistent=False)
+    return Net()
+
+
+def test_shared_module_keys_and_traversal_match_torch():
+    ours, theirs = _shared(xad), _shared(torch)
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    assert [n for n, _ in ours.named_children()] == [n for n, _ in theirs.named_children()]
+    for kw in ({}, {"remove_duplicate": False}):
+        assert [n for n, _ in ours.named_modules(**kw)] == \
+            [n for n, _ in theirs.named_modules(**kw)]
+        assert [n for n, _ in ours.named_parameters(**kw)] == \
+            [n for n, _ in theirs.named_parameters(**kw)]
+        assert [n for n, _ in ours.named_buffers(**kw)] == \
+            [n for n, _ in theirs.named_buffers(**kw)]
+    assert len(list(ours.parameters())) == len(list(theirs.parameters())) == 3
+    calls, tcalls = [], []
+    ours.apply(lambda m: calls.append(type(m).__name__))
+    theirs.apply(lambda m: tcalls.append(type(m).__name__))
+    assert calls == tcalls  # the shared Linear once, children before the parent
+
+
+def test_load_state_dict_with_shared_modules_reports_as_torch():
+    ours, theirs = _shared(xad), _shared(torch)
+    sd = {k: v.detach().numpy() for k, v in theirs.state_dict().items()}
+    assert ours.load_state_dict(sd) == ([], [])
+    assert np.array_equal(ours.b.bias.numpy(), theirs.b.bias.detach().numpy())
+    partial = {k: v for k, v in sd.items() if not k.startswith("b.")}
+    partial["extra"] = np.zeros(1)
+    r = ours.load_state_dict(partial, strict=False)
+    t = theirs.load_state_dict({k: torch.tensor(v) for k, v in partial.items()},
+                               strict=False)
+    assert (r.missing_keys, r.unexpected_keys) == (t.missing_keys, t.unexpected_keys)
+    assert "cache" not in ours.state_dict()
+
+
+def test_zero_grad_keep_writes_zeros_in_place(xb):
+    lin = nn.Linear(2, 1)
+    g = xad.tensor([[float("nan"), float("inf")]], dtype=lin.weight.dtype)
+    lin.weight.grad = g
+    lin.zero_grad(set_to_none=False)
+    assert lin.weight.grad is g and lin.weight.grad.tolist() == [[0.0, 0.0]]
+    lin.zero_grad()
+    assert lin.weight.grad is None
+
+
+def test_train_runs_each_childs_own_train():
+    class Frozen(nn.Module):
+        def train(self, mode=True):
+            return super().train(False)  # e.g. a frozen BatchNorm backbone
+
+    net = nn.Sequential(nn.Linear(1, 1), Frozen())
+    net.train()
+    assert net.training and net[0].training and not net[1].training
+    with pytest.raises(ValueError, match="boolean"):
+        net.train(1)
+
+
+def test_dtype_casts_leave_integer_buffers_and_refuse_integer_targets(xb):
+    bn = nn.BatchNorm1d(3)
+    bn.double()
+    assert bn.weight.dtype == xad.float64 and bn.num_batches_tracked.dtype == xad.int64
+    if xb.name in ("numpy", "torch", "jax"):
+        bn.half()
+        assert bn.running_mean.dtype == xad.float16
+        assert bn.num_batches_tracked.dtype == xad.int64
+    with pytest.raises(TypeError, match="floating point or complex"):
+        bn.to(xad.int64)
+    assert bn.num_batches_tracked.dtype == xad.int64
+
+
+def test_requires_grad_on_a_module():
+    net = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 1))
+    net.requires_grad_(False)
+    assert not any(p.requires_grad for p in net.parameters())
+    net[1].requires_grad_()
+    assert [p.requires_grad for p in net.parameters()] == [False, False, True, True]
+
+
+_NONLINEAR = ["linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+              "conv_transpose3d", "sigmoid", "tanh", "relu", "leaky_relu", "selu"]
+
+
+@pytest.mark.parametrize("nonlinearity", _NONLINEAR)
+def test_calculate_gain_matches_torch(nonlinearity):
+    for param in (None, 0, 0.2, 1, 3.5):
+        assert nn.init.calculate_gain(nonlinearity, param) == \
+            pytest.approx(torch.nn.init.calculate_gain(nonlinearity, param), rel=1e-15)
+    for bad in (True, "x"):
+        with pytest.raises(ValueError):
+            torch.nn.init.calculate_gain("leaky_relu", bad)
+        with pytest.raises(ValueError):
+            nn.init.calculate_gain("leaky_relu", bad)
+    with pytest.raises(ValueError):
+        nn.init.calculate_gain("gelu")
+
+
+_SHAPES = [(5, 3), (4, 3, 2), (6, 2, 3, 3), (2, 4, 1, 2, 3), (7, 1)]
+
+
+@pytest.mark.parametrize("shape", _SHAPES)
+def test_init_scales_follow_torchs_fans(shape):
+    """Uniform draws scaled to torch's bound: the largest |value| over many draws sits just
+    under the bound torch's formula gives (fan_in/fan_out from the same shape)."""
+    tfan_in, tfan_out = torch.nn.init._calculate_fan_in_and_fan_out(torch.empty(shape))
+    assert nn.init._fans(xad.zeros(*shape)) == (tfan_in, tfan_out)
+    cases = [(nn.init.xavier_uniform_, {"gain": 0.7},
+              0.7 * math.sqrt(6 / (tfan_in + tfan_out)))]
+    for mode in ("fan_in", "fan_out"):
+        fan = tfan_in if mode == "fan_in" else tfan_out
+        for nl, a in (("relu", 0), ("leaky_relu", 0.3), ("leaky_relu", math.sqrt(5)),
+                      ("tanh", 0), ("selu", 0), ("linear", 0)):
+            gain = torch.nn.init.calculate_gain(nl, a)
+            cases.append((nn.init.kaiming_uniform_, {"a": a, "mode": mode, "nonlinearity": nl},
+                          gain * math.sqrt(3 / fan)))
+    for fn, kw, bound in cases:
+        w = xad.zeros(*shape, dtype=xad.float64)
+        m = max(float(fn(w, **kw).abs().max().item()) for _ in range(40))
+        t = torch.zeros(shape, dtype=torch.float64)
+        tm = max(float(getattr(torch.nn.init, fn.__name__)(t, **kw).abs().max())
+                 for _ in range(40))
+        assert m <= bound and tm <= bound and m > 0.8 * bound, (fn.__name__, kw)
+
+
+def test_zero_element_init_warns_and_is_a_no_op():
+    w = xad.zeros(0, 3)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        nn.init.kaiming_uniform_(w)
+        nn.init.xavier_normal_(w)
+    assert len(rec) == 2 and w.shape == (0, 3)
