@@ -156,3 +156,12 @@ def test_zero_element_init_warns_and_is_a_no_op():
         nn.init.kaiming_uniform_(w)
         nn.init.xavier_normal_(w)
     assert len(rec) == 2 and w.shape == (0, 3)
+
+
+def test_state_dict_prefix_and_keep_vars_match_torch():
+    ours = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2))
+    theirs = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.BatchNorm1d(2))
+    assert list(ours.state_dict(prefix="enc.")) == list(theirs.state_dict(prefix="enc."))
+    kept = ours.state_dict(keep_vars=True)
+    assert kept["0.weight"] is ours[0].weight and kept["0.weight"].requires_grad
+    assert not ours.state_dict()["0.weight"].requires_grad

@@ -470,30 +470,29 @@ class Module:
         return self.to(_dt.bfloat16)
 
     # ----- state ------------------------------------------------------------------------
-    def state_dict(self, prefix: str = "") -> OrderedDict[str, Tensor]:
-        """Parameters and persistent buffers by dotted name, detached (sharing arrays); a
-        module held under two names gives its keys under both (PyTorch's).
+    def state_dict(self, prefix: str = "", keep_vars: bool = False
+                   ) -> OrderedDict[str, Tensor]:
+        """Parameters and persistent buffers by dotted name, detached (sharing arrays; the
+        tensors themselves with ``keep_vars``); ``prefix`` is put before every key as given
+        (``"enc."``); a module held under two names gives its keys under both (PyTorch's).
 
         Example:
             >>> import xad
             >>> list(xad.nn.Sequential(xad.nn.Linear(2, 3), xad.nn.ReLU()).state_dict())
             ['0.weight', '0.bias']
+            >>> list(xad.nn.Linear(2, 3).state_dict(prefix="enc."))
+            ['enc.weight', 'enc.bias']
         """
-        out: OrderedDict[str, Tensor] = OrderedDict()
-        for mname, m in self.named_modules(prefix, remove_duplicate=False):
-            pre = f"{mname}." if mname else ""
-            for k, p in m._parameters.items():
-                if p is not None:
-                    out[pre + k] = p.detach()
-            for k, b in m._buffers.items():
-                if b is not None and k not in m._non_persistent:
-                    out[pre + k] = b.detach()
+        out = self._state_targets(prefix)
+        if not keep_vars:
+            for k, t in out.items():
+                out[k] = t.detach()
         return out
 
-    def _state_targets(self) -> OrderedDict[str, Tensor]:
+    def _state_targets(self, prefix: str = "") -> OrderedDict[str, Tensor]:
         out: OrderedDict[str, Tensor] = OrderedDict()
         for mname, m in self.named_modules(remove_duplicate=False):
-            pre = f"{mname}." if mname else ""
+            pre = prefix + (f"{mname}." if mname else "")
             for k, p in m._parameters.items():
                 if p is not None:
                     out[pre + k] = p
