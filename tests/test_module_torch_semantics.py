@@ -165,3 +165,17 @@ def test_state_dict_prefix_and_keep_vars_match_torch():
     kept = ours.state_dict(keep_vars=True)
     assert kept["0.weight"] is ours[0].weight and kept["0.weight"].requires_grad
     assert not ours.state_dict()["0.weight"].requires_grad
+
+
+def test_module_list_edits_keep_torchs_keys():
+    def edit(lib):
+        ml = lib.nn.ModuleList([lib.nn.Linear(1, 1), lib.nn.Tanh()])
+        ml.extend([lib.nn.Linear(1, 2)])
+        ml.insert(1, lib.nn.Linear(2, 2))
+        ml[0] = lib.nn.Linear(3, 3)
+        del ml[2]
+        return ml, [(k, tuple(v.shape)) for k, v in ml.state_dict().items()]
+    (ours, keys), (theirs, tkeys) = edit(xad), edit(torch)
+    assert keys == tkeys and [type(m).__name__ for m in ours] == \
+        [type(m).__name__ for m in theirs]
+    assert type(ours[1:]).__name__ == "ModuleList" and len(ours[1:]) == len(theirs[1:])

@@ -630,17 +630,36 @@ class ModuleList(Module):
         >>> layers = xad.nn.ModuleList([xad.nn.Linear(2, 2) for _ in range(3)])
         >>> len(list(layers.parameters()))
         6
+        >>> del layers[0]; layers.insert(1, xad.nn.ReLU()); [k for k, _ in layers.named_children()]
+        ['0', '1', '2']
     """
 
     def __init__(self, modules: Iterable[Module] = ()) -> None:
         super().__init__()
-        for m in modules:
-            self.append(m)
+        self.extend(modules)
 
     def append(self, module: Module) -> ModuleList:
         """Add ``module`` at the end."""
         self.add_module(str(len(self)), module)
         return self
+
+    def extend(self, modules: Iterable[Module]) -> ModuleList:
+        """Add ``modules`` at the end, in order."""
+        for m in modules:
+            self.append(m)
+        return self
+
+    def insert(self, index: int, module: Module) -> None:
+        """Put ``module`` before position ``index`` (keys renumbered ``"0"``, ``"1"``, ...)."""
+        mods = list(self._modules.values())
+        mods.insert(index, module)
+        self._renumber(mods)
+
+    def _renumber(self, mods: list[Module]) -> None:
+        for k in list(self._modules):
+            self._forget(k)
+        for i, m in enumerate(mods):
+            self.add_module(str(i), m)
 
     def __len__(self) -> int:
         return len(self._modules)
@@ -648,5 +667,15 @@ class ModuleList(Module):
     def __iter__(self) -> Iterator[Module]:
         return iter(self._modules.values())
 
-    def __getitem__(self, i: int) -> Module:
-        return list(self._modules.values())[i]
+    def __getitem__(self, i: int | slice) -> Any:
+        mods = list(self._modules.values())
+        return ModuleList(mods[i]) if isinstance(i, slice) else mods[i]
+
+    def __setitem__(self, i: int, module: Module) -> None:
+        keys = list(self._modules)
+        self.add_module(keys[i], module)  # the key keeps its place
+
+    def __delitem__(self, i: int | slice) -> None:
+        mods = list(self._modules.values())
+        del mods[i]
+        self._renumber(mods)  # PyTorch renumbers the keys too
