@@ -196,3 +196,48 @@ def test_loader_with_a_random_sampler_cuts_tensor_batches(xb):
     for x, y in batches:
         assert x.dtype == xad.float64 and y.dtype == xad.int64
         assert x.tolist() == [float(v) for v in y.tolist()]
+
+
+class _Stream:
+    """An iterable dataset class for either library (its base given)."""
+
+    @staticmethod
+    def make(base, n=7, sized=False):
+        class S(base):
+            def __iter__(self):
+                return iter(range(n))
+        if sized:
+            S.__len__ = lambda self: n
+        return S()
+
+
+@pytest.mark.parametrize("kw", [{"batch_size": 3}, {"batch_size": 3, "drop_last": True},
+                                {"batch_size": None}, {"batch_size": 2, "collate_fn": sum}])
+def test_iterable_dataset_batches_match_torch(kw):
+    ours = [_norm(b) for b in data.DataLoader(_Stream.make(data.IterableDataset), **kw)]
+    theirs = [_norm(b) for b in tud.DataLoader(_Stream.make(tud.IterableDataset), **kw)]
+    assert ours == theirs
+    sized = (_Stream.make(data.IterableDataset, sized=True),
+             _Stream.make(tud.IterableDataset, sized=True))
+    if kw.get("batch_size"):
+        assert len(data.DataLoader(sized[0], **kw)) == len(tud.DataLoader(sized[1], **kw))
+    for lib in (data, tud):
+        with pytest.raises(TypeError):
+            len(lib.DataLoader(_Stream.make(lib.IterableDataset), **kw))
+        with pytest.raises(ValueError, match="shuffle"):
+            lib.DataLoader(_Stream.make(lib.IterableDataset), shuffle=True)
+
+
+def test_custom_sampler_subclass():
+    class Evens(data.Sampler):
+        def __init__(self, n):
+            self.n = n
+
+        def __iter__(self):
+            return iter(range(0, self.n, 2))
+
+        def __len__(self):
+            return -(-self.n // 2)
+
+    loader = data.DataLoader(_Items(lambda i: i), batch_size=2, sampler=Evens(7))
+    assert [b.tolist() for b in loader] == [[0, 2], [4, 6]] and len(loader) == 2

@@ -24,14 +24,15 @@ from .samplers import (
     BatchSampler,
     DistributedSampler,
     RandomSampler,
+    Sampler,
     SequentialSampler,
     SubsetRandomSampler,
     WeightedRandomSampler,
 )
 from .tensor import Tensor
 
-__all__ = ["Dataset", "TensorDataset", "DataLoader", "Subset", "ConcatDataset", "random_split",
-           "default_collate", "DistributedSampler", "SequentialSampler", "RandomSampler",
+__all__ = ["Dataset", "IterableDataset", "TensorDataset", "DataLoader", "Subset",
+           "ConcatDataset", "random_split", "default_collate", "Sampler", "DistributedSampler", "SequentialSampler", "RandomSampler",
            "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler"]
 
 
@@ -43,6 +44,30 @@ class Dataset:
 
     def __getitem__(self, index: int) -> Any:
         raise NotImplementedError
+
+
+class IterableDataset(Dataset):
+    """A dataset read as a stream: ``__iter__`` gives its items (PyTorch's); a
+    :class:`DataLoader` groups them ``batch_size`` at a time (no shuffle, no sampler).
+
+    Example:
+        >>> import xad
+        >>> class Count(xad.data.IterableDataset):
+        ...     def __iter__(self):
+        ...         return iter(range(5))
+        >>> [b.tolist() for b in xad.data.DataLoader(Count(), batch_size=2)]
+        [[0, 1], [2, 3], [4]]
+    """
+
+    def __iter__(self) -> Iterator[Any]:
+        raise NotImplementedError
+
+    def __len__(self) -> int:
+        raise TypeError(f"{type(self).__name__} (an IterableDataset) has no len(); define "
+                        f"__len__ for len(loader)")
+
+    def __getitem__(self, index: int) -> Any:
+        raise TypeError(f"{type(self).__name__} is an IterableDataset: iterate it")
 
 
 class TensorDataset(Dataset):
@@ -117,9 +142,14 @@ class DataLoader:
         _check_batching(batch_size, shuffle, drop_last, sampler, batch_sampler)
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
             raise TypeError(f"DataLoader: seed must be an int or None, got {seed!r}")
-        if not hasattr(dataset, "__len__") or not hasattr(dataset, "__getitem__"):
+        if isinstance(dataset, IterableDataset):
+            if shuffle or sampler is not None or batch_sampler is not None:
+                raise ValueError("DataLoader with IterableDataset: expected unspecified "
+                                 "shuffle, sampler and batch_sampler options (the dataset "
+                                 "gives the order)")
+        elif not hasattr(dataset, "__len__") or not hasattr(dataset, "__getitem__"):
             raise TypeError(f"DataLoader: the dataset ({type(dataset).__name__}) needs "
-                            f"__len__ and __getitem__")
+                            f"__len__ and __getitem__ (or subclass IterableDataset)")
         if sampler is not None and shuffle:
             raise ValueError("DataLoader: sampler and shuffle=True are exclusive (the sampler "
                              "gives the order; DistributedSampler shuffles itself)")
@@ -170,7 +200,7 @@ class DataLoader:
 
     def __iter__(self) -> Iterator[Any]:
         if self.batch_sampler is not None or self.batch_size is None or \
-                self.collate_fn is not None:
+                self.collate_fn is not None or isinstance(self.dataset, IterableDataset):
             yield from self._by_item()
             return
         if self.sampler is not None:
@@ -211,6 +241,9 @@ class DataLoader:
         """PyTorch's general path: items read one by one and made a batch by collate_fn
         (each item on its own when ``batch_size`` is None)."""
         collate = self.collate_fn
+        if isinstance(self.dataset, IterableDataset):
+            yield from self._streamed()
+            return
         if self.batch_sampler is not None:
             batches: Any = iter(self.batch_sampler)
         elif self.batch_size is None:
@@ -221,6 +254,22 @@ class DataLoader:
             batches = BatchSampler(self._order(), self.batch_size, self.drop_last)
         for idx in batches:
             yield (collate or default_collate)([self.dataset[k] for k in idx])
+
+    def _streamed(self) -> Iterator[Any]:
+        """An IterableDataset's items, in groups of ``batch_size`` (or one by one)."""
+        collate, bs = self.collate_fn, self.batch_size
+        if bs is None:
+            for item in self.dataset:
+                yield item if collate is None else collate(item)
+            return
+        batch: list = []
+        for item in self.dataset:
+            batch.append(item)
+            if len(batch) == bs:
+                yield (collate or default_collate)(batch)
+                batch = []
+        if batch and not self.drop_last:
+            yield (collate or default_collate)(batch)
 
     def _sampled(self) -> Iterator[tuple[Tensor, ...]]:
         """Batches in the sampler's order (indices on the host, cut on the backend)."""

@@ -22,7 +22,7 @@ from .dtypes import float64
 from .factories import multinomial, randint, randperm, tensor
 from .generator import Generator
 
-__all__ = ["DistributedSampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
+__all__ = ["Sampler", "DistributedSampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
            "WeightedRandomSampler", "BatchSampler"]
 
 
@@ -39,7 +39,18 @@ def _flag(name: str, what: str, v: Any) -> bool:
     return v
 
 
-class SequentialSampler:
+class Sampler:
+    """Base class of samplers (PyTorch's): subclass it with ``__iter__`` (indices) and,
+    for ``len(loader)``, ``__len__``."""
+
+    def __init__(self, data_source: Any = None) -> None:
+        pass
+
+    def __iter__(self) -> Iterator[Any]:
+        raise NotImplementedError
+
+
+class SequentialSampler(Sampler):
     """``0, 1, ..., len(data_source) - 1``.
 
     Example:
@@ -58,7 +69,7 @@ class SequentialSampler:
         return len(self.data_source)
 
 
-class RandomSampler:
+class RandomSampler(Sampler):
     """Indices in random order: without ``replacement``, whole permutations (``num_samples``
     beyond ``len`` start a new one, as PyTorch's); with it, ``num_samples`` uniform draws.
 
@@ -94,7 +105,7 @@ class RandomSampler:
         return self.num_samples
 
 
-class SubsetRandomSampler:
+class SubsetRandomSampler(Sampler):
     """The given ``indices`` in random order (without replacement).
 
     Example:
@@ -114,7 +125,7 @@ class SubsetRandomSampler:
         return len(self.indices)
 
 
-class WeightedRandomSampler:
+class WeightedRandomSampler(Sampler):
     """``num_samples`` indices of ``range(len(weights))`` drawn with probability in
     proportion to ``weights`` (with or without ``replacement``).
 
@@ -143,7 +154,7 @@ class WeightedRandomSampler:
         return self.num_samples
 
 
-class BatchSampler:
+class BatchSampler(Sampler):
     """Lists of ``batch_size`` indices from ``sampler`` (the last one shorter unless
     ``drop_last``), for ``DataLoader(batch_sampler=...)``.
 
@@ -175,7 +186,7 @@ class BatchSampler:
 installed_world: Callable[[], tuple[int, int]] | None = None  # (world size, rank)
 
 
-class DistributedSampler:
+class DistributedSampler(Sampler):
     """The indices of this rank's share of a dataset, as PyTorch's ``DistributedSampler``.
 
     Shuffled (when ``shuffle``) by ``seed + epoch``; padded by repeating indices from the
