@@ -32,8 +32,9 @@ from .samplers import (
 from .tensor import Tensor
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "DataLoader", "Subset",
-           "ConcatDataset", "random_split", "default_collate", "Sampler", "DistributedSampler", "SequentialSampler", "RandomSampler",
-           "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler"]
+           "ConcatDataset", "random_split", "default_collate", "Sampler", "DistributedSampler",
+           "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler",
+           "BatchSampler"]
 
 
 class Dataset:

@@ -22,8 +22,8 @@ from .dtypes import float64
 from .factories import multinomial, randint, randperm, tensor
 from .generator import Generator
 
-__all__ = ["Sampler", "DistributedSampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
-           "WeightedRandomSampler", "BatchSampler"]
+__all__ = ["Sampler", "DistributedSampler", "SequentialSampler", "RandomSampler",
+           "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler"]
 
 
 def _positive(name: str, what: str, v: Any) -> int:
