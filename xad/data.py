@@ -200,9 +200,11 @@ class DataLoader:
         return perm
 
     def __iter__(self) -> Iterator[Any]:
-        if self.batch_sampler is not None or self.batch_size is None or \
-                self.collate_fn is not None or isinstance(self.dataset, IterableDataset):
-            yield from self._by_item()
+        tensors = getattr(self.dataset, "tensors", None)
+        if not isinstance(self.dataset, TensorDataset) or tensors is None or \
+                self.batch_sampler is not None or self.batch_size is None or \
+                self.collate_fn is not None:
+            yield from self._by_item()  # items read one by one, collated
             return
         if self.sampler is not None:
             yield from self._sampled()
@@ -211,22 +213,15 @@ class DataLoader:
         bs = self.batch_size
         stop = n - n % bs if self.drop_last else n
         perm = self._permutation(n) if self.shuffle else None
-        tensors = getattr(self.dataset, "tensors", None)
-        if isinstance(self.dataset, TensorDataset) and tensors is not None:
-            from .ops import clone
-            from .ops.indexing import getitem_raw
-            for i in range(0, stop, bs):
-                j = min(i + bs, n)
-                if perm is None:  # a slice is a view: copy it, so a batch is the caller's
-                    yield tuple(clone(t[i:j]) for t in tensors)
-                else:  # integer-array indexing copies already; a permutation is in range,
-                    key = (perm[i:j], ...)  # so no bounds check (a host read on a GPU)
-                    yield tuple(getitem_raw(t, key) for t in tensors)
-            return
-        order = list(range(n)) if perm is None else \
-            [int(i) for i in self._backend().to_numpy(perm).tolist()]  # explicit host read
+        from .ops import clone
+        from .ops.indexing import getitem_raw
         for i in range(0, stop, bs):
-            yield default_collate([self.dataset[k] for k in order[i:min(i + bs, n)]])
+            j = min(i + bs, n)
+            if perm is None:  # a slice is a view: copy it, so a batch is the caller's
+                yield tuple(clone(t[i:j]) for t in tensors)
+            else:  # integer-array indexing copies already; a permutation is in range,
+                key = (perm[i:j], ...)  # so no bounds check (a host read on a GPU)
+                yield tuple(getitem_raw(t, key) for t in tensors)
 
     def _order(self) -> list[int]:
         """This epoch's indices on the host: the sampler's, a permutation, or in order."""
@@ -273,17 +268,12 @@ class DataLoader:
             yield (collate or default_collate)(batch)
 
     def _sampled(self) -> Iterator[tuple[Tensor, ...]]:
-        """Batches in the sampler's order (indices on the host, cut on the backend)."""
-        order, bs = list(self.sampler), self.batch_size
-        stop = len(order) - len(order) % bs if self.drop_last else len(order)
-        for i in range(0, stop, bs):
-            idx = order[i:i + bs]
-            if isinstance(self.dataset, TensorDataset):
-                b = self.dataset.backend
-                key = Tensor._make(b.asarray(idx, dtype=b.xp.int64), b)
-                yield tuple(t[key] for t in self.dataset.tensors)
-            else:
-                yield default_collate([self.dataset[k] for k in idx])
+        """A TensorDataset's batches in the sampler's order (indices on the host, cut on
+        the backend)."""
+        b = self.dataset.backend
+        for idx in BatchSampler(list(self.sampler), self.batch_size, self.drop_last):
+            key = Tensor._make(b.asarray(idx, dtype=b.xp.int64), b)
+            yield tuple(t[key] for t in self.dataset.tensors)
 
 
 def _check_batching(batch_size: Any, shuffle: bool, drop_last: bool, sampler: Any,
