@@ -405,20 +405,15 @@ class Module:
         return self
 
     def zero_grad(self, set_to_none: bool = True) -> None:
-        """Forget every parameter's gradient: ``None``, or with ``set_to_none=False`` zeros
-        written into the gradient in place (detached; a NaN or inf in it becomes 0 too)."""
+        """Forget every parameter's gradient: ``None``, or with ``set_to_none=False`` new
+        zero tensors (a NaN or inf in the old gradient gives 0 too). As the optimisers'
+        ``zero_grad``, never writes into a gradient's array (gradients may alias others)."""
         for p in self.parameters():
             g = p.grad
             if g is None:
                 continue
-            if set_to_none:
-                p.grad = None
-                continue
-            with _ag.no_grad():
-                if g.requires_grad:  # a create_graph gradient: cut it, as PyTorch's
-                    g = g.detach() if g._base is not None else g.detach_()
-                g.zero_()
-            p.grad = g
+            b = g._backend
+            p.grad = None if set_to_none else Tensor._make(b.xp.zeros_like(g._array), b)
 
     def to(self, target: str | Backend | _dt.DType | Any, device: Any = None) -> Module:
         """Move every parameter and buffer to a backend or device (``"cupy"``, a Backend,
