@@ -6,6 +6,8 @@ generator): only what does not depend on them is compared."""
 from __future__ import annotations
 
 import collections
+import os
+import random
 
 import numpy as np
 import pytest
@@ -241,3 +243,24 @@ def test_custom_sampler_subclass():
 
     loader = data.DataLoader(_Items(lambda i: i), batch_size=2, sampler=Evens(7))
     assert [b.tolist() for b in loader] == [[0, 2], [4, 6]] and len(loader) == 2
+
+
+def test_random_loader_index_sequences_match_torch():
+    """XAD_FUZZ_N loaders (default 150) over an index-valued dataset: batch_size (None too),
+    drop_last, a sampler (sequential, or a list with negative indices) or a batch_sampler."""
+    rng = random.Random(0)
+    for _ in range(int(os.environ.get("XAD_FUZZ_N", "150"))):
+        n, bs = rng.randint(1, 20), rng.choice([None, 1, 2, 3, 5, 7, 25])
+        kw = {"batch_size": bs, "drop_last": bs is not None and rng.random() < 0.5}
+        kind = rng.choice(["none", "seq", "list", "batch"])
+        if kind == "list":
+            kw["sampler"] = [rng.randrange(-n, n) for _ in range(rng.randint(0, 12))]
+        if kind == "batch":
+            kw = {"batch_sampler": [[rng.randrange(n) for _ in range(rng.randint(1, 4))]
+                                    for _ in range(rng.randint(0, 4))]}
+
+        def run(lib, kw=kw, n=n, kind=kind):
+            k = dict(kw, sampler=lib.SequentialSampler(range(n))) if kind == "seq" else kw
+            loader = lib.DataLoader(_Items(lambda i: i, n), **k)
+            return [b.tolist() if hasattr(b, "tolist") else b for b in loader], len(loader)
+        assert run(data) == run(tud), (n, kw, kind)

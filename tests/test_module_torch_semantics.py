@@ -5,6 +5,8 @@ deterministic parts (gains, fans, the bound a kaiming/xavier draw is scaled to).
 from __future__ import annotations
 
 import math
+import os
+import random
 import warnings
 
 import numpy as np
@@ -182,3 +184,58 @@ def test_module_list_edits_keep_torchs_keys():
     assert keys == tkeys and [type(m).__name__ for m in ours] == \
         [type(m).__name__ for m in theirs]
     assert type(ours[1:]).__name__ == "ModuleList" and len(ours[1:]) == len(theirs[1:])
+
+
+def _random_tree(lib, seed):
+    """A random module tree (shared sub-modules and parameters, None parameters, persistent
+    and non-persistent buffers, re-assigned names), the same for either library."""
+    rng, pool, params = random.Random(seed), [], []
+
+    def grow(depth):
+        m = lib.nn.Module()
+        for j in range(rng.randint(0, 4)):
+            r, name = rng.random(), f"n{j}"
+            if r < 0.3:
+                p = rng.choice(params) if params and rng.random() < 0.3 else \
+                    lib.nn.Parameter(lib.zeros(2))
+                params.append(p)
+                setattr(m, name, p)
+            elif r < 0.45:
+                m.register_buffer(name, lib.zeros(1), persistent=rng.random() < 0.6)
+            elif r < 0.55 and pool:
+                setattr(m, name, rng.choice(pool))
+            elif r < 0.6:
+                m.register_parameter(name, None)
+            elif depth < 3:
+                pool.append(grow(depth + 1))
+                setattr(m, name, pool[-1])
+        names = [k for k, v in m._parameters.items() if v is not None]
+        if names and rng.random() < 0.3:
+            setattr(m, rng.choice(names), rng.choice(params))
+        return m
+    return grow(0)
+
+
+def _tree_facts(m, lib, seed):
+    calls = []
+    m.apply(lambda mm: calls.append(1))
+    facts = [list(m.state_dict()), list(m.state_dict(prefix="p.")), len(calls),
+             len(list(m.parameters())), [n for n, _ in m.named_children()]]
+    for kw in ({}, {"remove_duplicate": False}):
+        facts += [[n for n, _ in f(**kw)] for f in (m.named_modules, m.named_parameters,
+                                                     m.named_buffers)]
+    rng = random.Random(seed)
+    sd = {k: lib.zeros(*v.shape) for k, v in m.state_dict().items() if rng.random() < 0.7}
+    if rng.random() < 0.5:
+        sd["zz.extra"] = lib.zeros(1)
+    r = m.load_state_dict(sd, strict=False)
+    return facts + [r.missing_keys, r.unexpected_keys]
+
+
+def test_random_module_trees_match_torch():
+    """XAD_FUZZ_N trees (default 60): keys, traversal and load_state_dict's report."""
+    rng = random.Random(0)
+    for _ in range(int(os.environ.get("XAD_FUZZ_N", "60"))):
+        seed = rng.randrange(10 ** 9)
+        assert _tree_facts(_random_tree(xad, seed), xad, seed) == \
+            _tree_facts(_random_tree(torch, seed), torch, seed), seed
