@@ -264,3 +264,14 @@ def test_random_loader_index_sequences_match_torch():
             loader = lib.DataLoader(_Items(lambda i: i, n), **k)
             return [b.tolist() if hasattr(b, "tolist") else b for b in loader], len(loader)
         assert run(data) == run(tud), (n, kw, kind)
+
+
+def test_positional_arguments_mean_what_they_mean_in_torch():
+    """torch's fourth positional argument is the sampler (xad's was drop_last: a sampler
+    passed there dropped the last batch and was ignored)."""
+    sampler = [4, 3, 2, 1, 0]
+    ours = [b.tolist() for b in data.DataLoader(_Items(lambda i: i, 5), 2, False, sampler)]
+    theirs = [b.tolist() for b in tud.DataLoader(_Items(lambda i: i, 5), 2, False, sampler)]
+    assert ours == theirs == [[4, 3], [2, 1], [0]]
+    with pytest.raises(TypeError):
+        data.DataLoader(_Items(lambda i: i, 5), 2, False, None, None)

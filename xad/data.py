@@ -137,9 +137,11 @@ class DataLoader:
     """
 
     def __init__(self, dataset: Any, batch_size: int | None = 1, shuffle: bool = False,
-                 drop_last: bool = False, seed: int | None = None, sampler: Any = None,
-                 generator: Generator | None = None, *, batch_sampler: Any = None,
-                 collate_fn: Callable[[list], Any] | None = None) -> None:
+                 sampler: Any = None, *, batch_sampler: Any = None,
+                 collate_fn: Callable[[list], Any] | None = None, drop_last: bool = False,
+                 generator: Generator | None = None, seed: int | None = None) -> None:
+        # positional as PyTorch's up to ``sampler``; the rest by keyword (PyTorch's fifth to
+        # eighth positions are options xad does not take: an error, not another meaning)
         _check_batching(batch_size, shuffle, drop_last, sampler, batch_sampler)
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
             raise TypeError(f"DataLoader: seed must be an int or None, got {seed!r}")
