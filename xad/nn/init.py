@@ -41,6 +41,10 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
     if nonlinearity == "relu":
         return math.sqrt(2.0)
     if nonlinearity == "leaky_relu":
+        if param is not None and (isinstance(param, bool) or
+                                  not isinstance(param, (int, float))):
+            raise ValueError(f"calculate_gain: negative_slope {param!r} is not a valid number "
+                             f"(leaky_relu takes an int or float slope, as PyTorch's)")
         slope = 0.01 if param is None else float(param)
         return math.sqrt(2.0 / (1 + slope ** 2))
     if nonlinearity == "selu":

@@ -194,11 +194,11 @@ class Module:
         d = self.__dict__
         if isinstance(value, Parameter):
             self._check_init()
-            self._forget(name)
+            self._forget(name, "_parameters")
             d["_parameters"][name] = value
         elif isinstance(value, Module):
             self._check_init()
-            self._forget(name)
+            self._forget(name, "_modules")
             d["_modules"][name] = value
         elif "_parameters" in d and name in d["_parameters"]:
             if value is not None:
@@ -219,11 +219,14 @@ class Module:
         else:
             object.__setattr__(self, name, value)
 
-    def _forget(self, name: str) -> None:
+    def _forget(self, name: str, keep: str = "") -> None:
+        """Drop ``name`` from every store but ``keep`` (re-assigning there keeps its place
+        in the order, as PyTorch's dict update does: state_dict and parameters() order)."""
         self._changed()  # register_parameter/_buffer, add_module
         self.__dict__.pop(name, None)
         for key in ("_parameters", "_buffers", "_modules"):
-            self.__dict__[key].pop(name, None)
+            if key != keep:
+                self.__dict__[key].pop(name, None)
         self.__dict__["_non_persistent"].discard(name)
 
     def __getattr__(self, name: str) -> Any:
@@ -248,7 +251,7 @@ class Module:
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(f"register_parameter({name!r}): expected a Parameter or None, "
                             f"got {type(param).__name__}")
-        self._forget(name)
+        self._forget(name, "_parameters")
         self._parameters[name] = param
 
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True
@@ -265,7 +268,7 @@ class Module:
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"register_buffer({name!r}): expected a tensor or None, got "
                             f"{type(tensor).__name__}")
-        self._forget(name)
+        self._forget(name, "_buffers")
         self._buffers[name] = tensor
         if not persistent:
             self._non_persistent.add(name)
@@ -276,17 +279,26 @@ class Module:
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"add_module({name!r}): expected a Module, got "
                             f"{type(module).__name__}")
-        self._forget(name)
+        self._forget(name, "_modules")
         self._modules[name] = module
 
     # ----- traversal --------------------------------------------------------------------
-    def named_modules(self, prefix: str = "") -> Iterator[tuple[str, Module]]:
-        """This module and every module below it, each once, with dotted names."""
+    def named_modules(self, prefix: str = "", remove_duplicate: bool = True
+                      ) -> Iterator[tuple[str, Module]]:
+        """This module and every module below it with dotted names: each once, or with
+        ``remove_duplicate=False`` a shared module under each of its names (PyTorch's).
+
+        Example:
+            >>> import xad
+            >>> lin = xad.nn.Linear(1, 1); net = xad.nn.Sequential(lin, lin)
+            >>> [n for n, _ in net.named_modules(remove_duplicate=False)]
+            ['', '0', '1']
+        """
         seen: set[int] = set()
         stack = [(prefix, self)]
         while stack:
             name, m = stack.pop()
-            if id(m) in seen:
+            if remove_duplicate and id(m) in seen:
                 continue
             seen.add(id(m))
             yield name, m
@@ -300,9 +312,11 @@ class Module:
             yield m
 
     def named_children(self) -> Iterator[tuple[str, Module]]:
-        """The direct sub-modules with their names."""
+        """The direct sub-modules with their names (a module held twice: once)."""
+        seen: set[int] = set()
         for k, m in self._modules.items():
-            if m is not None:
+            if m is not None and id(m) not in seen:
+                seen.add(id(m))
                 yield k, m
 
     def children(self) -> Iterator[Module]:
@@ -310,26 +324,30 @@ class Module:
         for _, m in self.named_children():
             yield m
 
-    def _named(self, kind: str, prefix: str, recurse: bool) -> Iterator[tuple[str, Tensor]]:
+    def _named(self, kind: str, prefix: str, recurse: bool, remove_duplicate: bool = True
+               ) -> Iterator[tuple[str, Tensor]]:
         seen: set[int] = set()
-        mods = self.named_modules(prefix) if recurse else iter([(prefix, self)])
+        mods = self.named_modules(prefix, remove_duplicate) if recurse else \
+            iter([(prefix, self)])
         for mname, m in mods:
             for k, t in m.__dict__[kind].items():
-                if t is None or id(t) in seen:
+                if t is None or (remove_duplicate and id(t) in seen):
                     continue
                 seen.add(id(t))
                 yield (f"{mname}.{k}" if mname else k), t
 
-    def named_parameters(self, prefix: str = "", recurse: bool = True
-                         ) -> Iterator[tuple[str, Parameter]]:
-        """Every parameter (each once, shared ones too) with its dotted name.
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:
+        """Every parameter with its dotted name: each once (shared ones too), or with
+        ``remove_duplicate=False`` under each name it has.
 
         Example:
             >>> import xad
             >>> [n for n, _ in xad.nn.Sequential(xad.nn.Linear(2, 2)).named_parameters()]
             ['0.weight', '0.bias']
         """
-        yield from self._named("_parameters", prefix, recurse)  # type: ignore[misc]
+        yield from self._named("_parameters", prefix, recurse,  # type: ignore[misc]
+                               remove_duplicate)
 
     def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
         """Every parameter, for an optimiser.
@@ -342,10 +360,10 @@ class Module:
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 
-    def named_buffers(self, prefix: str = "", recurse: bool = True
-                      ) -> Iterator[tuple[str, Tensor]]:
-        """Every buffer with its dotted name."""
-        yield from self._named("_buffers", prefix, recurse)
+    def named_buffers(self, prefix: str = "", recurse: bool = True,
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
+        """Every buffer with its dotted name (each once unless ``remove_duplicate=False``)."""
+        yield from self._named("_buffers", prefix, recurse, remove_duplicate)
 
     def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
         """Every buffer."""
@@ -361,9 +379,13 @@ class Module:
 
     # ----- modes, gradients, moving -----------------------------------------------------
     def train(self, mode: bool = True) -> Module:
-        """Set training mode (Dropout active, BatchNorm uses batch statistics) recursively."""
-        for m in self.modules():
-            object.__setattr__(m, "training", bool(mode))
+        """Set training mode (Dropout active, BatchNorm uses batch statistics) here, and
+        through each child's own ``train`` (an override in a sub-module runs, as PyTorch's)."""
+        if not isinstance(mode, bool):
+            raise ValueError(f"train: training mode is expected to be boolean, got {mode!r}")
+        object.__setattr__(self, "training", mode)
+        for m in self.children():
+            m.train(mode)
         return self
 
     def eval(self) -> Module:
@@ -383,10 +405,15 @@ class Module:
         return self
 
     def zero_grad(self, set_to_none: bool = True) -> None:
-        """Forget every parameter's gradient (``None``, or zeros if ``set_to_none=False``)."""
+        """Forget every parameter's gradient: ``None``, or with ``set_to_none=False`` new
+        zero tensors (a NaN or inf in the old gradient gives 0 too). As the optimisers'
+        ``zero_grad``, never writes into a gradient's array (gradients may alias others)."""
         for p in self.parameters():
-            if p.grad is not None:
-                p.grad = None if set_to_none else p.grad * 0
+            g = p.grad
+            if g is None:
+                continue
+            b = g._backend
+            p.grad = None if set_to_none else Tensor._make(b.xp.zeros_like(g._array), b)
 
     def to(self, target: str | Backend | _dt.DType | Any, device: Any = None) -> Module:
         """Move every parameter and buffer to a backend or device (``"cupy"``, a Backend,
@@ -399,6 +426,11 @@ class Module:
             >>> m.weight.backend.name, m.weight.is_leaf, m.weight.requires_grad
             ('array_api_strict', True, True)
         """
+        if isinstance(target, _dt.DType) and not (target.is_floating or target.name in
+                                                  ("complex64", "complex128")):
+            raise TypeError(f"Module.to only accepts floating point or complex dtypes, but "
+                            f"got desired dtype={target}; integer and bool buffers keep "
+                            f"their dtype under a floating cast")
         if device is not None and not isinstance(target, _dt.DType):
             target = resolve_backend(target, device)
         for m in self.modules():
@@ -424,30 +456,38 @@ class Module:
         """Cast floating parameters and buffers to float32."""
         return self.to(_dt.float32)
 
+    def half(self) -> Module:
+        """Cast floating parameters and buffers to float16 (integer buffers stay)."""
+        return self.to(_dt.float16)
+
+    def bfloat16(self) -> Module:
+        """Cast floating parameters and buffers to bfloat16 (where the backend has it)."""
+        return self.to(_dt.bfloat16)
+
     # ----- state ------------------------------------------------------------------------
-    def state_dict(self, prefix: str = "") -> OrderedDict[str, Tensor]:
-        """Parameters and persistent buffers by dotted name, detached (sharing arrays).
+    def state_dict(self, prefix: str = "", keep_vars: bool = False
+                   ) -> OrderedDict[str, Tensor]:
+        """Parameters and persistent buffers by dotted name, detached (sharing arrays; the
+        tensors themselves with ``keep_vars``); ``prefix`` is put before every key as given
+        (``"enc."``); a module held under two names gives its keys under both (PyTorch's).
 
         Example:
             >>> import xad
             >>> list(xad.nn.Sequential(xad.nn.Linear(2, 3), xad.nn.ReLU()).state_dict())
             ['0.weight', '0.bias']
+            >>> list(xad.nn.Linear(2, 3).state_dict(prefix="enc."))
+            ['enc.weight', 'enc.bias']
         """
-        out: OrderedDict[str, Tensor] = OrderedDict()
-        for mname, m in self.named_modules(prefix):
-            pre = f"{mname}." if mname else ""
-            for k, p in m._parameters.items():
-                if p is not None:
-                    out[pre + k] = p.detach()
-            for k, b in m._buffers.items():
-                if b is not None and k not in m._non_persistent:
-                    out[pre + k] = b.detach()
+        out = self._state_targets(prefix)
+        if not keep_vars:
+            for k, t in out.items():
+                out[k] = t.detach()
         return out
 
-    def _state_targets(self) -> OrderedDict[str, Tensor]:
+    def _state_targets(self, prefix: str = "") -> OrderedDict[str, Tensor]:
         out: OrderedDict[str, Tensor] = OrderedDict()
-        for mname, m in self.named_modules():
-            pre = f"{mname}." if mname else ""
+        for mname, m in self.named_modules(remove_duplicate=False):
+            pre = prefix + (f"{mname}." if mname else "")
             for k, p in m._parameters.items():
                 if p is not None:
                     out[pre + k] = p
@@ -585,17 +625,36 @@ class ModuleList(Module):
         >>> layers = xad.nn.ModuleList([xad.nn.Linear(2, 2) for _ in range(3)])
         >>> len(list(layers.parameters()))
         6
+        >>> del layers[0]; layers.insert(1, xad.nn.ReLU()); [k for k, _ in layers.named_children()]
+        ['0', '1', '2']
     """
 
     def __init__(self, modules: Iterable[Module] = ()) -> None:
         super().__init__()
-        for m in modules:
-            self.append(m)
+        self.extend(modules)
 
     def append(self, module: Module) -> ModuleList:
         """Add ``module`` at the end."""
         self.add_module(str(len(self)), module)
         return self
+
+    def extend(self, modules: Iterable[Module]) -> ModuleList:
+        """Add ``modules`` at the end, in order."""
+        for m in modules:
+            self.append(m)
+        return self
+
+    def insert(self, index: int, module: Module) -> None:
+        """Put ``module`` before position ``index`` (keys renumbered ``"0"``, ``"1"``, ...)."""
+        mods = list(self._modules.values())
+        mods.insert(index, module)
+        self._renumber(mods)
+
+    def _renumber(self, mods: list[Module]) -> None:
+        for k in list(self._modules):
+            self._forget(k)
+        for i, m in enumerate(mods):
+            self.add_module(str(i), m)
 
     def __len__(self) -> int:
         return len(self._modules)
@@ -603,5 +662,15 @@ class ModuleList(Module):
     def __iter__(self) -> Iterator[Module]:
         return iter(self._modules.values())
 
-    def __getitem__(self, i: int) -> Module:
-        return list(self._modules.values())[i]
+    def __getitem__(self, i: int | slice) -> Any:
+        mods = list(self._modules.values())
+        return ModuleList(mods[i]) if isinstance(i, slice) else mods[i]
+
+    def __setitem__(self, i: int, module: Module) -> None:
+        keys = list(self._modules)
+        self.add_module(keys[i], module)  # the key keeps its place
+
+    def __delitem__(self, i: int | slice) -> None:
+        mods = list(self._modules.values())
+        del mods[i]
+        self._renumber(mods)  # PyTorch renumbers the keys too
