@@ -225,14 +225,9 @@ REGRESSIONS = {
 
 @pytest.mark.parametrize("name", sorted(REGRESSIONS))
 def test_regression(xb, name):
-    if xb.name == "jax":
-        pytest.skip("slow on JAX (compiles each shape); the layers' logic is the same")
     case = REGRESSIONS[name]
     (_run_fn if isinstance(case, Fn) else _run_mod)(case, 0)
 
-
-# JAX compiles each new shape (seconds per case): its default run takes these families only
-ON_JAX = ("distances", "interpolate", "layer_norm", "pad", "pixel_shuffle", "sdpa")
 
 
 def test_embedding_bag_scale_grad_by_freq_divides_by_the_rows_count(xb):
@@ -292,8 +287,6 @@ def test_interpolate_antialias_same_size_axis_gradient(xb, mode):
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_layers_match_torch(xb, family):
-    if xb.name == "jax" and family not in ON_JAX:
-        pytest.skip("slow on JAX (compiles each shape); the numpy run covers the options")
     seeds = range(DEFAULT_SEEDS) if xb.name == "numpy" else [0]
     for seed in seeds:
         _check(family, seed)

@@ -17,14 +17,6 @@ torch = pytest.importorskip("torch")
 import torch.nn.functional as TF  # noqa: E402
 from torch_check import check_against_torch  # noqa: E402
 
-
-def _fewer_on_jax(xb, first: bool) -> None:
-    """JAX compiles each new shape (seconds a case): there, only a family's first case runs;
-    the options are covered on the other backends and by the fuzzer."""
-    if xb.name == "jax" and not first:
-        pytest.skip("slow on JAX (compiles each shape); the other backends cover the options")
-
-
 CONV = [  # (name, input shape, weight shape, keywords)
     ("conv3d", (2, 4, 4, 5, 3), (6, 2, 2, 3, 2), dict(stride=(1, 2, 1), padding=(1, 0, 1),
                                                       dilation=(2, 1, 1), groups=2)),
@@ -43,7 +35,6 @@ CONV = [  # (name, input shape, weight shape, keywords)
 @pytest.mark.parametrize("name, xs, ws, kw", CONV, ids=[f"{c[0]}-{i}" for i, c in
                                                         enumerate(CONV)])
 def test_convolutions_match_torch(xb, name, xs, ws, kw):
-    _fewer_on_jax(xb, CONV.index((name, xs, ws, kw)) in (0, 3))
     out = ws[1] * kw.get("groups", 1) if "transpose" in name else ws[0]
     check_against_torch(lambda x, w, b: getattr(F, name)(x, w, b, **kw),
                         lambda x, w, b: getattr(TF, name)(x, w, b, **kw),
@@ -68,13 +59,11 @@ POOLS = {
 
 @pytest.mark.parametrize("name", sorted(POOLS))
 def test_3d_pools_match_torch(xb, name):
-    _fewer_on_jax(xb, name == "max_pool3d")
     f, shape = POOLS[name]
     check_against_torch(lambda x: f(F, x), lambda x: f(TF, x), [shape], name)
 
 
 def test_3d_pool_indices_match_torch_with_ties(xb):
-    _fewer_on_jax(xb, False)
     a = np.round(np.random.default_rng(0).standard_normal((2, 2, 5, 6, 4)))  # many ties
     for kw in (dict(kernel_size=2), dict(kernel_size=(3, 2, 2), stride=1, padding=1,
                                          ceil_mode=True)):
@@ -98,7 +87,6 @@ def test_grid_sample_matches_torch(xb, nd, mode, pad, align):
     """Gradients reach the input and the grid (zero for ``nearest``, as PyTorch's); the
     grid reaches past [-1, 1], so every padding mode's clip and reflection is used. The
     fuzzer (tests/test_nn_fuzz_torch.py, family ``grid_sampling``) draws every combination."""
-    _fewer_on_jax(xb, SAMPLE.index((nd, mode, pad, align)) == 0)
     spatial, out = ((4, 3), (3, 2)) if nd == 2 else ((3, 2, 3), (2, 2, 2))
     kw = dict(mode=mode, padding_mode=pad, align_corners=align)
     # standard normal grids: |g| > 1 for a third of the points
@@ -111,7 +99,6 @@ def test_grid_sample_matches_torch(xb, nd, mode, pad, align):
 @pytest.mark.parametrize("size", [(2, 3, 4, 5), (2, 1, 1, 3), (2, 3, 2, 4, 3)])
 @pytest.mark.parametrize("align", [False, True])
 def test_affine_grid_matches_torch(xb, size, align):
-    _fewer_on_jax(xb, len(size) == 5 and align)
     nd = len(size) - 2
     check_against_torch(lambda t: F.affine_grid(t, size, align),
                         lambda t: TF.affine_grid(t, size, align), [(2, nd, nd + 1)],
@@ -162,7 +149,6 @@ def test_margin_losses_match_torch(xb, name):
 
 
 def test_margin_loss_layers_and_one_row(xb):
-    _fewer_on_jax(xb, False)
     x = np.random.default_rng(1).standard_normal(4)
     for xm, tm, target in ((xad.nn.MultiMarginLoss(p=2), torch.nn.MultiMarginLoss(p=2), 2),
                            (xad.nn.MultiLabelMarginLoss(), torch.nn.MultiLabelMarginLoss(),

@@ -272,8 +272,9 @@ class DataLoader:
     def _sampled(self) -> Iterator[tuple[Tensor, ...]]:
         """A TensorDataset's batches in the sampler's order (indices on the host, cut on
         the backend)."""
-        b = self.dataset.backend
-        for idx in BatchSampler(list(self.sampler), self.batch_size, self.drop_last):
+        b, size = self.dataset.backend, self.batch_size
+        assert size is not None  # (batching on: __iter__ takes this path only then)
+        for idx in BatchSampler(list(self.sampler), size, self.drop_last):
             key = Tensor._make(b.asarray(idx, dtype=b.xp.int64), b)
             yield tuple(t[key] for t in self.dataset.tensors)
 

@@ -364,7 +364,8 @@ def arange(start: float, end: float | None = None, step: float = 1, *, dtype: An
         ([0, 1, 2, 3, 4], [0.0, 0.25, 0.5, 0.75])
     """
     if dtype is not None and not dtypes.as_dtype(dtype).is_floating:
-        start, end, step = (None if v is None else int(v) for v in (start, end, step))
+        start, step = int(start), int(step)
+        end = None if end is None else int(end)
     if step == 0:
         raise ValueError(f"arange: step must be nonzero (got {step!r}; with dtype {dtype} "
                          f"PyTorch truncates it to an integer first)")

@@ -174,8 +174,8 @@ class _BindNote:
     def __getattr__(self, name: str) -> Any:
         if self._static is not None and name == "_replayed":
             static = self._static
-            return lambda *args: self._binds.append(
-                (self._ref, None, lambda t: _into_argument(t, *args, static)))
+            return lambda how, array: self._binds.append(
+                (self._ref, None, lambda t: _into_argument(t, how, array, static)))
         if self._static is not None and name == "_set_grad_array":  # (as _into_argument)
             return lambda a, keep: self._binds.append(
                 (self._ref, None, lambda t: t._set_grad_array(_copied(t._backend, a), keep)))

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..tensor import Tensor
 from . import functional as F
-from .pooling import AdaptiveMaxPool2d, AvgPool2d, MaxPool2d, MaxUnpool2d
+from .pooling import AdaptiveMaxPool2d, AvgPool2d, MaxPool2d, MaxUnpool2d, _Adaptive
 
 __all__ = ["MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "MaxUnpool3d"]
 
@@ -40,7 +40,7 @@ class AvgPool3d(AvgPool2d):
                             self.count_include_pad, self.divisor_override)
 
 
-class AdaptiveAvgPool3d(AdaptiveMaxPool2d):
+class AdaptiveAvgPool3d(_Adaptive):
     """Average pooling of ``(N, C, D, H, W)`` input to ``output_size``.
 
     Example:

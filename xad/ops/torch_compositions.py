@@ -60,8 +60,9 @@ def _in_result_dtype(input: Any, tensor1: Any, tensor2: Any) -> tuple[Any, Any]:
     float32 product added to a float64 ``input`` is taken in float64, an int8 one added
     to int64 does not wrap at 127)."""
     d = result_type(*(t for t in (input, tensor1, tensor2) if isinstance(t, Tensor)))
-    return tuple(astype(t, d) if isinstance(t, Tensor) and t.dtype is not d else t
-                 for t in (tensor1, tensor2))
+    a, b = (astype(t, d) if isinstance(t, Tensor) and t.dtype is not d else t
+            for t in (tensor1, tensor2))
+    return a, b
 
 
 def alpha_scaled(input: Any, other: Any, alpha: Any, op: str) -> Any:  # noqa: A002

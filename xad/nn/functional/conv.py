@@ -89,7 +89,7 @@ def _columns(x: Tensor, k: tuple[int, ...], s: tuple[int, ...], d: tuple[int, ..
     (``M = D1o * N``, recursively ``D2o * D1o * N``...) so the GEMM stays one plain matrix
     product over ``C * prod(k)``."""
     if len(k) == 2:
-        return im2col(x, k, s, d, pads[0] + pads[1])
+        return im2col(x, (k[0], k[1]), (s[0], s[1]), (d[0], d[1]), pads[0] + pads[1])
     if pads[0] != (0, 0):
         x = pad(x, (0, 0) * (len(k) - 1) + pads[0])
     n, c, o = x.shape[0], x.shape[1], sizes[0]

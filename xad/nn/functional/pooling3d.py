@@ -62,6 +62,7 @@ def _separable(x: Tensor, plane: Callable[[Tensor], Any], depth: Callable[[Tenso
     if not indices:
         return volume(r)
     y, at = r
+    assert i2 is not None  # (the plane pool gave indices: ``indices``)
     plane_index = _ops.take_along_axis(rows(i2), at, axis=-1)
     return volume(y), volume(at * (h * w) + plane_index)
 
