@@ -23,6 +23,10 @@ already running (as ``torch.set_default_dtype``). Everything scoped by a ``with`
 ``set_grad_enabled`` belongs to the calling thread only. A new thread starts from the
 process defaults with recording on and anomaly detection off (as PyTorch's grad mode).
 
+**The per-operation path** reads ``mode`` (the ``HOOKED`` and ``NO_GRAD`` bits of the
+settings above, kept by ``Context.__setattr__``) once, and not at all while ``quiet.on``:
+no thread has recording off or anything hooked, so every thread has the defaults.
+
 This module is the ground of the package: it imports nothing from xad.
 
 Example:
