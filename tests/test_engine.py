@@ -180,6 +180,60 @@ def test_a_threads_settings_never_reach_the_others_operations():
     assert quiet.on and (x * 2.0).requires_grad
 
 
+def test_settings_stay_per_thread_under_constant_switching():
+    # threads entering and leaving no_grad and autocast while others train, switching
+    # threads every microsecond: the fast path's process-wide flag must never let one
+    # thread's settings reach another's operations
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    errors, done = [], threading.Event()
+
+    def toggle(setting, check):
+        while not done.is_set():
+            with setting():
+                check()
+
+    def no_grad_check():
+        if (xad.ones(2, requires_grad=True) * 2.0).requires_grad:
+            errors.append("recorded under no_grad")
+
+    def amp_check():
+        if (xad.ones(2) @ xad.ones(2)).dtype is not xad.float16:
+            errors.append("autocast lost")
+
+    def train():
+        x = xad.ones(2, requires_grad=True)
+        for _ in range(1500):
+            y = xad.tanh(x * 2.0 + x)
+            if y._node is None or (x @ x).dtype is not xad.float32:
+                errors.append("a setting of another thread reached this one")
+            y.sum().backward()
+
+    def noting(fn, *args):  # an exception in a thread is an error here, not a warning
+        def run():
+            try:
+                fn(*args)
+            except Exception as e:
+                errors.append(repr(e))
+        return threading.Thread(target=run)
+
+    togglers = [noting(toggle, xad.no_grad, no_grad_check),
+                noting(toggle, lambda: xad.amp.autocast(dtype=xad.float16), amp_check)]
+    workers = [noting(train) for _ in range(2)]
+    try:
+        for t in togglers + workers:
+            t.start()
+        for t in workers:
+            t.join()
+    finally:
+        done.set()
+        for t in togglers:
+            t.join()
+        sys.setswitchinterval(old)
+    from xad.context import quiet
+    assert errors == [] and quiet.on
+
+
 # ----- hooks and retain_grad ----------------------------------------------------------------
 def test_hooks_on_leaf_and_non_leaf(xb):
     x = xad.tensor([1.0, 2.0], requires_grad=True)
