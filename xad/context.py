@@ -65,19 +65,20 @@ class Context(threading.local):
     autocast: Any = None          # the low DType of xad.amp.autocast, None outside it
     recorder: Any = None          # xad.compile's recorder while a first call records
     transform: Any = None         # the innermost xad.jvp / xad.vmap level, None outside
-    hooked: bool = False          # any of anomaly, recorder, transform, autocast set (below)
-    mode: int = 0                 # HOOKED | NO_GRAD bits of the above (below)
+    mode: int = 0                 # HOOKED | NO_GRAD: any of anomaly, recorder, transform,
+    #                               autocast set; recording off (kept by __setattr__)
 
     def __setattr__(self, name: str, value: Any) -> None:
-        # ``hooked`` and ``mode`` let the per-operation path read one attribute, not five
+        # ``mode`` lets the per-operation path read one attribute, not five
+        was = self.mode
         super().__setattr__(name, value)
         if name in _MODAL:
             hooked = (bool(self.anomaly) or self.recorder is not None
                       or self.transform is not None or self.autocast is not None)
             mode = (HOOKED if hooked else 0) | (0 if self.grad_enabled else NO_GRAD)
-            super().__setattr__("hooked", hooked)
             super().__setattr__("mode", mode)
-            quiet.note(self, mode)
+            if (was == 0) != (mode == 0):
+                quiet.count(mode != 0)
 
 
 class _Quiet:
@@ -92,14 +93,10 @@ class _Quiet:
         self._moded = 0  # threads whose mode is not 0
         self._lock = threading.Lock()
 
-    def note(self, ctx: Context, mode: int) -> None:
-        """``ctx``'s thread has ``mode`` now."""
-        busy = mode != 0
-        if busy == ctx.__dict__.get("_busy", False):
-            return
-        ctx.__dict__["_busy"] = busy
+    def count(self, moded: bool) -> None:
+        """One thread's mode left 0 (``moded``) or came back to it."""
         with self._lock:
-            self._moded += 1 if busy else -1
+            self._moded += 1 if moded else -1
             self.on = self._moded == 0
 
 

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from . import dtypes as _dt
-from .context import context, quiet
+from .context import HOOKED, context, quiet
 from .hooks import RemovableHandle
 
 __all__ = ["Node", "GraphFreedError", "record", "producer", "walk", "sequence_mark",
@@ -258,7 +258,7 @@ def record(op: Any, args: tuple, out: Any, backend: Any, params: Any = None,
             node.out = out
             vc = node.out_vc = [0]
         res = T._result(out, backend, node, 0, vc)
-        if not quiet.on and context.hooked:  # anomaly or a recorder: the per-op path
+        if not quiet.on and context.mode & HOOKED:  # anomaly or a recorder: the per-op path
             if context.anomaly:
                 installed.check_forward(op.name, backend, out, node)
             if context.recorder is not None:

@@ -14,7 +14,7 @@ from typing import Any
 from . import autograd as _ag
 from . import dtypes as _dt
 from .backend import Backend, get_backend
-from .context import context
+from .context import HOOKED, context
 from .generator import Generator, drawing
 from .graph import installed as _installed
 from .hooks import RemovableHandle
@@ -177,7 +177,7 @@ class Tensor:
         again, so the alias counts its version alone)."""
         a = Tensor._result(self._array, self._backend, self._node, self._idx, [self._version])
         a.requires_grad = self.requires_grad
-        if context.hooked:
+        if context.mode & HOOKED:
             if context.recorder is not None:
                 context.recorder.created(a, "an in-place change")
             if context.transform is not None:  # a detach()'s own tangent (xad.jvp)

@@ -34,7 +34,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import hooks as _hooks
-from ..context import context
+from ..context import HOOKED, context
 from ..grad_mode import no_grad
 from ..graph import walk
 from ..ops._apply import unary
@@ -488,7 +488,7 @@ class CompiledFunction:
         return e.program.text() if e.program is not None else f"(eager: {e.reason})"
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if context.hooked:  # inside a recording, anomaly detection, vmap or jvp
+        if context.mode & HOOKED:  # inside a recording, anomaly detection, vmap or jvp
             return self.fn(*args, **kwargs)  # traced through
         if not kwargs and all(type(a) is Tensor for a in args):  # the common case, fast
             leaves: Any = args

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import dtypes as _dt
-from ..context import context
+from ..context import HOOKED, context
 from ..factories import eye, ones
 from ..tensor import Tensor
 from ._apply import Op, apply
@@ -164,7 +164,7 @@ def _linear_grads(node: Any, g: Tensor) -> tuple:
     """The gradients of ``x @ w.T + bias`` (a node's inputs ``x, w, bias``) for ``g``: one
     operation first order (:class:`LinearGrad`), xad operations when recorded or batched."""
     x, w, _ = node.inputs
-    if g.ndim >= 2 and not context.hooked and not recorded(g, x, w):
+    if g.ndim >= 2 and not context.mode & HOOKED and not recorded(g, x, w):
         needs = (node.needs_grad(0), node.needs_grad(1), node.needs_grad(2))
         out = iter(apply(LinearGrad, g, x, w, needs=needs))
         return tuple(next(out) if n else None for n in needs)
