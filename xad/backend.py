@@ -78,6 +78,9 @@ class Backend:
                         for d in _dt.ALL.values()}
         self._from_native = {v: k for k, v in self._dtypes.items() if v is not None}
         self._seed = 0
+        # read by every operation: as instance attributes, which Python 3.11 reads by a
+        # specialised instruction (a class attribute read through an instance is looked up)
+        self.array_type, self.scope, self.mutable = self.array_type, self.scope, self.mutable
 
     # ----- identity -------------------------------------------------------------------
     def __deepcopy__(self, memo: dict) -> Backend:
