@@ -498,9 +498,10 @@ class Module:
 
     def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True
                         ) -> IncompatibleKeys:
-        """Copy values into this module's parameters and buffers (they keep their backend
-        and dtype). With ``strict``, missing or unexpected keys are an error; a shape
-        mismatch always is, naming the key and both shapes.
+        """Copy values into this module's parameters and buffers (they keep their storage,
+        backend and dtype: their views see the values, as PyTorch's). With ``strict``,
+        missing or unexpected keys are an error; a shape mismatch always is, naming the key
+        and both shapes.
 
         Example:
             >>> import xad
@@ -539,15 +540,12 @@ class Module:
                                + "\n  ".join(errors)
                                + ("\n(pass strict=False to ignore missing and unexpected "
                                   "keys)" if strict and (missing or unexpected) else ""))
-        with _ag.no_grad():
+        with _ag.no_grad():  # into the storage, as PyTorch's copy_: views see the values
             for k, v in values.items():
                 t = targets[k]
                 if v._backend is not t._backend:
                     v = v.to(t._backend)
-                v = v.detach().clone()
-                if v.dtype != t.dtype:
-                    v = v.astype(t.dtype)
-                t._set_data(v._array)
+                t.copy_(v.detach() if v.dtype == t.dtype else v.detach().astype(t.dtype))
         return IncompatibleKeys(missing, unexpected)
 
     # ----- printing ---------------------------------------------------------------------
