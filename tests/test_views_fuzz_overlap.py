@@ -119,6 +119,39 @@ def test_deepcopy_keeps_sharing_among_what_it_copies(xb):
         np.testing.assert_array_equal(a, b)
 
 
+def test_no_grad_updates_through_views_of_leaves(xb):
+    """An optimiser-style update of a leaf through a view under ``no_grad``: a graph that
+    saved the leaf raises at backward, one that did not runs; a tied weight trained by SGD
+    with momentum follows PyTorch's trajectory."""
+    def run(lib):
+        m = _lib(lib)
+        w = m.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True, dtype=m.float64)
+        loss = (w * w).sum()
+        with m.no_grad():
+            w[0].sub_(0.5)
+        with pytest.raises(RuntimeError):
+            loss.backward()
+        loss = w.exp().sum()
+        w.detach()[1].mul_(2)
+        loss.backward()
+        out = [_np(w), _np(w.grad), w._version]
+        m.manual_seed(0)
+        tied = _tied(m)
+        with m.no_grad():
+            tied.a.weight.copy_(m.tensor(np.arange(9.0).reshape(3, 3) / 10))
+            tied.a.bias.fill_(0.2)
+            tied.b.bias.fill_(-0.1)
+        opt = m.optim.SGD(tied.parameters(), lr=0.1, momentum=0.9)
+        x = m.tensor(np.ones((2, 3)) / 3, dtype=m.float32)
+        for _ in range(3):
+            opt.zero_grad()
+            tied.b(tied.a(x)).pow(2).sum().backward()
+            opt.step()
+        return out + [_np(tied.a.weight), _np(tied.b.bias), len(list(tied.parameters()))]
+    for a, b in zip(run("xad"), run("torch")):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
 # ----- in-place changes whose operand overlaps what they write -----------------------------
 SHAPES = ((4, 4), (3, 4), (2, 3, 3), (6,), (4, 1, 4))
 OPS = ("add_", "sub_", "mul_", "div_", "copy_", "iadd", "setitem", "lerp_", "clamp_",
@@ -301,4 +334,211 @@ def test_overlapping_changes_agree_with_torch_on_a_clone(xb):
             failures.append(f"seed {SEED * 1_000_003 + k}: {diff}")
     if "XAD_FUZZ_N" in os.environ:
         print(f"\n{xb.name}: {n} programs, {kinds}, {len(failures)} differences")
+    assert not failures, "\n".join(failures[:5]) + f"\n({len(failures)} of {n})"
+
+
+# ----- view-or-copy chains, written through either end -------------------------------------
+CHAIN_SHAPES = ((2, 3, 4), (4, 6), (1, 4, 3), (6,))
+
+
+def _link(rng: random.Random, shape: tuple) -> tuple[str, tuple]:
+    """One operation that PyTorch makes a view in some cases and a copy in others."""
+    nd = len(shape)
+    kinds = ["reshape", "flatten", "contiguous", "unsqueeze", "clone", "detach", "view"]
+    if nd >= 1:
+        kinds += ["tensor_split", "split", "unfold", "narrow", "select", "flip", "squeeze"]
+    if nd >= 2:
+        kinds += ["transpose", "transpose", "movedim", "unflatten"]
+    kind = rng.choice(kinds)
+    d = rng.randrange(nd) if nd else 0
+    n = shape[d] if nd else 1
+    if kind in ("reshape", "view"):
+        sizes = [f for f in range(1, int(np.prod(shape)) + 1) if int(np.prod(shape)) % f == 0]
+        f = rng.choice(sizes)
+        return kind, ((f, -1) if rng.random() < 0.7 else (-1,))
+    if kind == "flatten":
+        a = rng.randrange(max(nd, 1))
+        return kind, (a, rng.randrange(a, max(nd, 1)))
+    if kind in ("unsqueeze", "squeeze"):
+        return kind, (rng.randint(0, nd) if kind == "unsqueeze" else d,)
+    if kind in ("tensor_split", "split"):
+        k = rng.randint(1, max(n, 1))
+        pieces = len(np.array_split(np.empty(n), k)) if kind == "tensor_split" else -(-n // k)
+        return kind, (k, d, rng.randrange(pieces))
+    if kind == "unfold":  # windows that tile the axis (overlapping ones copy: PORTING.md)
+        size = rng.choice([f for f in range(1, n + 1) if n % f == 0] or [1])
+        return kind, (d, size, size)
+    if kind == "narrow":
+        a = rng.randrange(n)
+        return kind, (d, a, rng.randint(1, n - a))
+    if kind == "select":
+        return kind, (d, rng.randrange(n))
+    if kind in ("transpose", "movedim"):
+        return kind, (d, rng.randrange(nd))
+    if kind == "unflatten":
+        f = rng.choice([f for f in range(1, n + 1) if n % f == 0])
+        return kind, (d, (f, n // f))
+    if kind == "flip":
+        return kind, (d,)
+    return kind, ()
+
+
+def _follow_link(t, kind: str, args: tuple):
+    if kind in ("tensor_split", "split"):
+        k, d, j = args
+        return getattr(t, kind)(k, d)[j]
+    if kind == "select":
+        return t.select(*args) if hasattr(t, "select") else t[(slice(None),) * args[0]
+                                                            + (args[1],)]
+    if kind == "view":
+        return t.view(*args)
+    return getattr(t, kind)(*args)
+
+
+def _root(lib: str, t):
+    if lib == "torch":
+        return t.untyped_storage().data_ptr()
+    while t._base is not None:
+        t = t._base
+    return id(t)
+
+
+def _chain_program(seed: int) -> str | None:
+    rng = random.Random(seed)
+    shape = rng.choice(CHAIN_SHAPES)
+    a = np.arange(np.prod(shape), dtype=np.float64).reshape(shape) + 1
+    graph = rng.random() < 0.3
+    ts: dict[str, list] = {}
+    for lib in ("xad", "torch"):
+        m = _lib(lib)
+        w = m.tensor(a, requires_grad=graph, dtype=m.float64)
+        ts[lib] = [w, w * 1.0]
+    steps: list[str] = []
+    for _ in range(6):
+        j = rng.randrange(1, len(ts["torch"]))
+        if rng.random() < 0.6:
+            kind, args = _link(rng, tuple(ts["torch"][j].shape))
+            steps.append(f"t{len(ts['torch'])} = t{j}.{kind}{args}")
+            out, err = {}, {}
+            for lib in ("xad", "torch"):
+                try:
+                    out[lib] = _follow_link(ts[lib][j], kind, args)
+                except Exception as e:  # noqa: BLE001 -- which library raises is compared
+                    err[lib] = e
+            if list(err) == ["torch"] and "returns multiple views" in str(err["torch"]):
+                return None  # a split piece in a graph whose base changed: PORTING.md
+            if len(err) == 1:
+                return f"{steps}: raised only in {list(err)}: {list(err.values())[0]!r}"
+            if not err:
+                for lib in ("xad", "torch"):
+                    ts[lib].append(out[lib])
+            continue
+        c = round(rng.uniform(-2, 2), 2)
+        nograd = not graph or rng.random() < 0.3
+        where = rng.choice(["mul_", "setitem", "add_"])
+        steps.append(f"t{j}.{where}({c})" + (" no_grad" if nograd else ""))
+        err = {}
+        for lib in ("xad", "torch"):
+            t, m = ts[lib][j], _lib(lib)
+            try:
+                with m.no_grad() if nograd else m.enable_grad():
+                    if where == "setitem":
+                        t[(0,) * min(t.ndim, 1)] = c
+                    else:
+                        getattr(t, where)(c)
+            except Exception as e:  # noqa: BLE001 -- which library raises is compared
+                err[lib] = e
+        if list(err) == ["torch"] and "returns multiple views" in str(err["torch"]):
+            return None  # a split piece changed in a graph: docs/PORTING.md
+        if len(err) == 1:
+            return f"{steps}: raised only in {list(err)}: {list(err.values())[0]!r}"
+        if err:
+            return None
+        for k, (tx, tt) in enumerate(zip(ts["xad"], ts["torch"])):
+            if not np.array_equal(_np(tx), _np(tt)):
+                return f"{steps}: t{k} differs: xad {_np(tx)} torch {_np(tt)}"
+            if tx._version != tt._version:
+                return f"{steps}: t{k}'s version: xad {tx._version} torch {tt._version}"
+            same_x = _root("xad", tx) == _root("xad", ts["xad"][1])
+            if k and same_x != (_root("torch", tt) == _root("torch", ts["torch"][1])):
+                return f"{steps}: t{k} shares t1's storage in one library only"
+    return None
+
+
+def test_view_or_copy_chains_agree_with_torch(xb):
+    """Chains of operations that are views in some cases and copies in others (reshape of a
+    transpose, flatten, contiguous, unfold, tensor_split...), then writes through any of
+    them: every value, version and storage relation is PyTorch's."""
+    n = N if xb.name != "jax" or "XAD_FUZZ_N" in os.environ else 4
+    failures = [f"seed {SEED * 1_000_003 + k}: {d}" for k in range(n)
+                if (d := _chain_program(SEED * 1_000_003 + k))]
+    if "XAD_FUZZ_N" in os.environ:
+        print(f"\n{xb.name}: {n} chain programs, {len(failures)} differences")
+    assert not failures, "\n".join(failures[:5]) + f"\n({len(failures)} of {n})"
+
+
+# ----- second derivatives through in-place changes of views --------------------------------
+def _narrowed(t, kind: str, args: tuple):
+    """``_follow_link`` in torch, a piece of ``split``/``tensor_split`` taken by ``narrow``
+    (the same view, which torch lets a graph change: docs/PORTING.md)."""
+    if kind not in ("split", "tensor_split"):
+        return _follow_link(t, kind, args)
+    k, d, j = args
+    n = t.shape[d]
+    if kind == "split":
+        return t.narrow(d, j * k, min(k, n - j * k))
+    sizes = [len(p) for p in np.array_split(np.empty(n), k)]
+    return t.narrow(d, sum(sizes[:j]), sizes[j])
+
+
+def _second_order_program(seed: int) -> tuple[str | None, bool]:
+    """Views of a tensor in a graph changed in place (by numbers and by other tensors of the
+    graph), then a gradient with ``create_graph=True`` and the gradient of its square."""
+    rng = random.Random(seed)
+    shape = rng.choice(((3, 4), (4, 4), (2, 3, 2)))
+    a = np.random.default_rng(seed).uniform(0.5, 1.5, shape)
+    plan = [(_link(rng, shape), rng.choice(["mul_", "add_", "mul_t", "div_t", "setitem",
+                                            "pow_", "addcmul_"]), round(rng.uniform(0.5, 1.5), 2))
+            for _ in range(3)]
+    res: dict[str, list] = {}
+    for lib in ("xad", "torch"):
+        m = _lib(lib)
+        w = m.tensor(a, requires_grad=True, dtype=m.float64)
+        y = w * w
+        try:
+            for (kind, args), op, c in plan:
+                v = _follow_link(y, kind, args) if lib == "xad" else _narrowed(y, kind, args)
+                other = (v.detach() * 0 + c) * w.reshape(-1)[0]  # a tensor in the graph
+                if op in ("mul_t", "div_t"):
+                    getattr(v, op[:3] + "_")(other)
+                elif op == "setitem":
+                    v[(0,) * min(v.ndim, 1)] = other.reshape(-1)[0] if v.ndim else other
+                elif op == "addcmul_":
+                    v.addcmul_(other, other, value=0.5)
+                else:
+                    getattr(v, op)(c)
+            (g,) = m.autograd.grad((y * y.sin()).sum(), w, create_graph=True)
+            (h,) = m.autograd.grad((g * g).sum(), w)
+            res[lib] = [_np(y), _np(g), _np(h)]
+        except Exception as e:  # noqa: BLE001 -- which library raises is compared
+            res[lib] = [type(e).__name__]
+    x, t = res["xad"], res["torch"]
+    if len(x) != len(t):
+        return f"{plan}: xad {x[0] if len(x) == 1 else 'ran'}, torch " \
+               f"{t[0] if len(t) == 1 else 'ran'}", False
+    if len(x) == 3 and not all(np.allclose(p, q, rtol=1e-10, equal_nan=True)
+                               for p, q in zip(x, t)):
+        return f"{plan}: values or derivatives differ: xad {x} torch {t}", True
+    return None, len(x) == 3
+
+
+def test_second_derivatives_through_inplace_changes_of_views(xb):
+    """Values, gradients (``create_graph=True``) and second derivatives after in-place
+    changes of views of a tensor in a graph are PyTorch's."""
+    n = max(N // 4, 10) if xb.name != "jax" or "XAD_FUZZ_N" in os.environ else 2
+    runs = [_second_order_program(SEED * 1_000_003 + k) for k in range(n)]
+    failures = [f"seed {SEED * 1_000_003 + k}: {d}" for k, (d, _) in enumerate(runs) if d]
+    if "XAD_FUZZ_N" in os.environ:
+        print(f"\n{xb.name}: {n} second-order programs ({sum(r for _, r in runs)} ran in "
+              f"both, the others raised in both), {len(failures)} differences")
     assert not failures, "\n".join(failures[:5]) + f"\n({len(failures)} of {n})"
