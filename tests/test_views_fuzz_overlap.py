@@ -88,6 +88,24 @@ def test_save_load_keeps_sharing_within_a_file(xb, tmp_path):
         np.testing.assert_array_equal(a, b)
 
 
+def test_saved_views_of_a_leaf_load_as_leaves_sharing_its_storage(xb, tmp_path):
+    """Views of a leaf that requires grad, saved with it, load as leaves that require grad
+    and share its storage; its ``detach()`` loads as a view that does not, as torch's."""
+    def run(lib):
+        m = _lib(lib)
+        path = str(tmp_path / f"leaf.{lib}")
+        w = m.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True, dtype=m.float64)
+        m.save([w[0], w[1], w, w.detach()], path)
+        a, b, c, d = m.load(path)
+        flags = [(t.requires_grad, t.is_leaf) for t in (a, b, c, d)]
+        (a * 2).sum().backward()
+        with m.no_grad():
+            c[0, 0] = 100.0
+        return [flags, _np(a.grad), c.grad is None, _np(a), _np(d)]
+    for a, b in zip(run("xad"), run("torch")):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_save_load_of_one_view_saves_its_values(xb, tmp_path):
     """A view alone in a file loads with its own values and shape (no storage to share)."""
     x = xad.arange(12.0).reshape(3, 4)

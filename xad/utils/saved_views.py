@@ -76,10 +76,11 @@ def encode_chain(chain: list) -> list | None:
 
 
 def remake(storage: Tensor, chain: list, requires_grad: bool) -> Tensor:
-    """The view ``chain`` (as :func:`encode_chain` wrote it) of ``storage``; ``KeyError``,
-    ``TypeError`` or ``ValueError`` for a malformed one."""
+    """The view ``chain`` (as :func:`encode_chain` wrote it) of ``storage``, a leaf that
+    requires grad where ``requires_grad`` (as ``torch.load`` gives a saved view);
+    ``KeyError``, ``TypeError`` or ``ValueError`` for a malformed chain."""
     t = storage
-    with grad_mode.set_grad_enabled(requires_grad or not storage.requires_grad):
+    with grad_mode.no_grad():
         for step in chain:
             if step == ["detach"]:
                 t = t.detach()
@@ -88,4 +89,6 @@ def remake(storage: Tensor, chain: list, requires_grad: bool) -> Tensor:
             else:
                 name, params = step
                 t = unary(_OPS[name], t, **{k: _unjson(v) for k, v in params.items()})
+    if requires_grad and not t.requires_grad and t.dtype.is_floating:
+        t.requires_grad_()
     return t

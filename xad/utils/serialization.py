@@ -130,7 +130,8 @@ def _share(met: list[tuple[Tensor, dict]]) -> tuple[list[tuple[Tensor, dict]], l
             entry is e for _, e, _ in shared)]
         if shared:
             storage = {"$": "tensor", "dtype": root.dtype.name, "shape": list(root.shape),
-                       "requires_grad": bool(root.requires_grad)}
+                       "requires_grad": any(t is root and t.requires_grad
+                                            for t, _, _ in shared)}
             stored.append((root, storage))
             first: dict[int, int] = {}  # one tensor met twice loads as one tensor
             for k, (t, entry, chain) in enumerate(shared):
