@@ -48,6 +48,8 @@ class Parameter(Tensor):
             raise TypeError(f"Parameter: requires_grad=True needs a floating dtype, got "
                             f"{data.dtype}; pass requires_grad=False or cast with .astype()")
         Tensor.__init__(self, data._array, requires_grad=requires_grad, backend=data._backend)
+        data._share_version(self)  # one memory, one counter (PyTorch's): a change of either
+        # raises at the backward of a graph that saved the other
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
