@@ -86,6 +86,21 @@ def test_a_parameter_made_from_a_tensor_counts_versions_with_it(xb):
     assert run("xad") == run("torch")
 
 
+def test_ravel_of_a_vector_is_a_new_view(xb):
+    """``x.ravel()`` of a 1-d tensor is a new view, as PyTorch's (it was ``x`` itself, so a
+    hook on it saw every gradient of ``x``: 3 where 1 flows through it)."""
+    def run(lib):
+        m = _lib(lib)
+        x = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        seen = []
+        r = x.ravel()
+        r.register_hook(lambda g: seen.append(_np(g)))
+        (x * 2 + r).sum().backward()
+        return [r is x, seen[0], _np(x.grad)]
+    for a, b in zip(run("xad"), run("torch")):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_save_load_keeps_sharing_within_a_file(xb, tmp_path):
     """Tensors that share storage in one file share it after loading (a tensor, its row,
     its transpose; the tied weight of a state dict; one tensor twice), as ``torch.save``'s;
