@@ -86,17 +86,18 @@ def test_a_parameter_made_from_a_tensor_counts_versions_with_it(xb):
     assert run("xad") == run("torch")
 
 
-def test_ravel_of_a_vector_is_a_new_view(xb):
-    """``x.ravel()`` of a 1-d tensor is a new view, as PyTorch's (it was ``x`` itself, so a
-    hook on it saw every gradient of ``x``: 3 where 1 flows through it)."""
+def test_ravel_and_unflatten_to_the_same_shape_are_new_views(xb):
+    """``x.ravel()`` of a 1-d tensor and ``x.unflatten(0, (n,))`` are new views, as
+    PyTorch's (they were ``x`` itself, so a hook on one saw every gradient of ``x``)."""
     def run(lib):
         m = _lib(lib)
         x = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
         seen = []
-        r = x.ravel()
+        r, u = x.ravel(), x.unflatten(0, (3,))
         r.register_hook(lambda g: seen.append(_np(g)))
-        (x * 2 + r).sum().backward()
-        return [r is x, seen[0], _np(x.grad)]
+        u.register_hook(lambda g: seen.append(_np(g)))
+        (x * 2 + r + u * 3).sum().backward()
+        return [r is x, u is x, *seen, _np(x.grad)]
     for a, b in zip(run("xad"), run("torch")):
         np.testing.assert_array_equal(a, b)
 

@@ -834,7 +834,8 @@ def unflatten(input: Tensor, dim: int, sizes: Any) -> Tensor:  # noqa: A002
         (2, 2, 3)
     """
     d = dim % input.ndim
-    return reshape(input, (*input.shape[:d], *sizes, *input.shape[d + 1:]))
+    out = reshape(input, (*input.shape[:d], *sizes, *input.shape[d + 1:]))
+    return view_of(input) if out is input else out  # never input itself, as PyTorch's
 
 
 def repeat_interleave(input: Tensor, repeats: Any, dim: int | None = None) -> Tensor:  # noqa: A002
