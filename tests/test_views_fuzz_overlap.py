@@ -102,6 +102,35 @@ def test_ravel_and_unflatten_to_the_same_shape_are_new_views(xb):
         np.testing.assert_array_equal(a, b)
 
 
+def test_an_optimisers_state_dict_is_a_snapshot(xb):
+    """xad's optimiser ``state_dict()`` holds copies, where PyTorch's hands out the live
+    buffers (docs/PORTING.md): the trajectory is PyTorch's, and a dict taken before a step
+    keeps the state it had (PyTorch's shows the later step's)."""
+    def run(lib):
+        m = _lib(lib)
+        w = m.nn.Parameter(m.ones(2))
+        opt = m.optim.SGD([w], lr=0.1, momentum=0.9)
+        w.grad = m.ones(2)
+        opt.step()
+        sd = opt.state_dict()
+        opt2 = m.optim.SGD([w], lr=0.1, momentum=0.9)
+        opt2.load_state_dict(copy.deepcopy(sd))
+        w.grad = m.ones(2)
+        opt2.step()
+        return _np(w), _np(sd["state"][0]["momentum_buffer"])
+    (wx, bx), (wt, bt) = run("xad"), run("torch")
+    np.testing.assert_allclose(wx, wt, rtol=1e-6)
+    np.testing.assert_array_equal(bx, bt)  # deepcopy'd: 1.0 in both
+    w = xad.nn.Parameter(xad.ones(2))
+    opt = xad.optim.SGD([w], lr=0.1, momentum=0.9)
+    w.grad = xad.ones(2)
+    opt.step()
+    sd = opt.state_dict()
+    w.grad = xad.ones(2)
+    opt.step()
+    assert sd["state"][0]["momentum_buffer"].tolist() == [1.0, 1.0]  # torch: 1.9
+
+
 def test_save_load_keeps_sharing_within_a_file(xb, tmp_path):
     """Tensors that share storage in one file share it after loading (a tensor, its row,
     its transpose; the tied weight of a state dict; one tensor twice), as ``torch.save``'s;
