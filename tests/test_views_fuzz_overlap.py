@@ -426,6 +426,20 @@ def _overlap_program(seed: int) -> tuple[str | None, str]:
     return None, what
 
 
+@pytest.mark.parametrize("key", ["ints", "mask"])
+def test_a_tensor_written_into_itself_at_other_places(xb, key):
+    """``x[idx] = x`` reads ``x`` from before the write on every backend (on the torch
+    backend it raised torch's "refer to a single memory location"; CuPy's scatter would
+    read elements it had already written)."""
+    a = np.arange(4.0)
+    idx = {"ints": [3, 2, 1, 0], "mask": a > -1}[key]
+    x = xad.tensor(a, dtype=xad.float64)
+    x[xad.tensor(idx)] = x
+    want = a.copy()
+    want[idx] = a.copy()
+    np.testing.assert_array_equal(x.numpy(), want)
+
+
 def test_overlapping_changes_agree_with_torch_on_a_clone(xb):
     """Every program's values, versions and gradients are PyTorch's with the operand cloned
     (its own where it defines one); it raises where that raises (an expanded target)."""
