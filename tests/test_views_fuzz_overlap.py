@@ -68,6 +68,28 @@ def _tied(m):
     return Tied()
 
 
+def test_a_deep_copied_model_has_no_gradients(xb):
+    """``copy.deepcopy`` of a model after backward gives parameters without ``.grad``, as
+    PyTorch's ``Parameter.__deepcopy__`` (xad copied the gradients, so an optimiser of the
+    copy stepped by the original's: the copy moved where PyTorch's stays); a plain tensor
+    keeps its ``.grad`` in both."""
+    def run(lib):
+        m = _lib(lib)
+        lin = m.nn.Linear(2, 2)
+        with m.no_grad():
+            lin.weight.fill_(0.5)
+            lin.bias.fill_(0.1)
+        lin(m.ones(1, 2)).sum().backward()
+        twin = copy.deepcopy(lin)
+        m.optim.SGD(twin.parameters(), lr=1.0).step()
+        t = m.ones(2, requires_grad=True)
+        (t * 2).sum().backward()
+        return [twin.weight.grad is None, _np(twin.weight), _np(copy.deepcopy(t).grad),
+                type(twin.weight).__name__]
+    for a, b in zip(run("xad"), run("torch")):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_a_parameter_made_from_a_tensor_counts_versions_with_it(xb):
     """``nn.Parameter(x)`` shares ``x``'s memory and version counter, as PyTorch's: a change
     of the parameter raises at the backward of a graph that saved ``x`` (xad counted them

@@ -51,6 +51,15 @@ class Parameter(Tensor):
         data._share_version(self)  # one memory, one counter (PyTorch's): a change of either
         # raises at the backward of a graph that saved the other
 
+    def __deepcopy__(self, memo: dict) -> Parameter:
+        """``copy.deepcopy``: a parameter of a copy of the values, with ``requires_grad`` and
+        without ``.grad``, as PyTorch's (a copied model's optimiser must not step by the
+        original's gradients)."""
+        if id(self) not in memo:
+            with _ag.no_grad():
+                memo[id(self)] = type(self)(self.detach().clone(), self.requires_grad)
+        return memo[id(self)]
+
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
 
