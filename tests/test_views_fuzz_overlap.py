@@ -90,6 +90,24 @@ def test_a_deep_copied_model_has_no_gradients(xb):
         np.testing.assert_array_equal(a, b)
 
 
+def test_copy_copy_shares_the_storage(xb):
+    """``copy.copy`` of a tensor, a view or a parameter shares its storage, as PyTorch's,
+    on every backend (on JAX it gave a tensor with values of its own)."""
+    def run(lib):
+        m = _lib(lib)
+        x = m.arange(4.0, dtype=m.float64)
+        c, v = copy.copy(x), copy.copy(x[1:])
+        p = m.nn.Parameter(m.ones(2))
+        q = copy.copy(p)
+        with m.no_grad():
+            x.add_(1)
+            c[0] = -5.0
+            q.mul_(3)
+        return [_np(x), _np(c), _np(v), _np(p), type(q).__name__, q.requires_grad, q.is_leaf]
+    for a, b in zip(run("xad"), run("torch")):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_a_parameter_made_from_a_tensor_counts_versions_with_it(xb):
     """``nn.Parameter(x)`` shares ``x``'s memory and version counter, as PyTorch's: a change
     of the parameter raises at the backward of a graph that saved ``x`` (xad counted them

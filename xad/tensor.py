@@ -185,6 +185,16 @@ class Tensor:
                 context.transform.alias(self, a)
         return a
 
+    def __copy__(self) -> Tensor:
+        """``copy.copy``: a tensor of this one's class on its storage, outside any graph,
+        with a version counter of its own (PyTorch's rebuilt tensor): a change of either is
+        seen by the other on every backend (on JAX the copy had values of its own)."""
+        t = self.data
+        t.__class__ = type(self)
+        if self.requires_grad:
+            t.requires_grad_()
+        return t
+
     def __deepcopy__(self, memo: dict) -> Tensor:
         """``copy.deepcopy``: a new storage, shared by the copies (made by the same call) of
         the tensors that share this one's, as PyTorch's: a copied view stays a view of its
