@@ -466,6 +466,22 @@ def _overlap_program(seed: int) -> tuple[str | None, str]:
     return None, what
 
 
+def test_a_write_through_a_reshape_of_a_result_laid_out_by_its_input(xb, request):
+    """OPEN (found by this fuzzer's probes, not fixed): xad takes every operation's result
+    as row-major, so ``y.reshape(-1)`` of ``y = x.T.exp()`` is a view; but NumPy, CuPy and
+    torch lay such a result out as its input (``x.T``'s order), their ``reshape`` then
+    copies, and a write through the "view" is lost on those backends (JAX, which remakes
+    views from their base, writes it). Pinned so that a fix shows as an XPASS."""
+    if xb.mutable:
+        request.applymarker(pytest.mark.xfail(strict=True, reason="an open defect: the "
+                                              "backend's reshape copies a transposed layout"))
+    x = xad.tensor(np.arange(12.0).reshape(3, 4), dtype=xad.float64)
+    y = x.T.exp()
+    r = y.reshape(-1)
+    r[0] = 100.0
+    assert y[0, 0].item() == 100.0
+
+
 @pytest.mark.parametrize("key", ["ints", "mask"])
 def test_a_tensor_written_into_itself_at_other_places(xb, key):
     """``x[idx] = x`` reads ``x`` from before the write on every backend (on the torch
@@ -585,6 +601,8 @@ def _chain_program(seed: int) -> str | None:
                     err[lib] = e
             if list(err) == ["torch"] and "returns multiple views" in str(err["torch"]):
                 return None  # a split piece in a graph whose base changed: PORTING.md
+            if list(err) == ["torch"] and "view size is not compatible" in str(err["torch"]):
+                return None  # a copy keeps its input's layout in torch: PORTING.md
             if len(err) == 1:
                 return f"{steps}: raised only in {list(err)}: {list(err.values())[0]!r}"
             if not err:
