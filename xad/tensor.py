@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import copy
 import itertools
 import math
 import re
@@ -183,6 +184,42 @@ class Tensor:
             if context.transform is not None:  # a detach()'s own tangent (xad.jvp)
                 context.transform.alias(self, a)
         return a
+
+    def __copy__(self) -> Tensor:
+        """``copy.copy``: a tensor of this one's class on its storage, outside any graph,
+        with a version counter of its own (PyTorch's rebuilt tensor): a change of either is
+        seen by the other on every backend (on JAX the copy had values of its own)."""
+        t = self.data
+        t.__class__ = type(self)
+        if self.requires_grad:
+            t.requires_grad_()
+        return t
+
+    def __deepcopy__(self, memo: dict) -> Tensor:
+        """``copy.deepcopy``: a new storage, shared by the copies (made by the same call) of
+        the tensors that share this one's, as PyTorch's: a copied view stays a view of its
+        copied base (the default copy gave it an array of its own, and left the copy's list
+        of views naming the original's)."""
+        new = _new(type(self))
+        memo[id(self)] = new
+        base = self._base
+        for k, v in self.__dict__.items():
+            if k not in ("_array", "_base", "_views"):
+                setattr(new, k, copy.deepcopy(v, memo))
+        if base is None:
+            new._array = copy.deepcopy(self._array, memo)
+            return new
+        new._base = b = copy.deepcopy(base, memo)
+        if self._view_fn is None:  # detach(), .data
+            new._array = b._array
+        else:
+            op, params = self._view_fn
+            with b._backend.on_device():
+                new._array = op.forward(b._backend, b._array, **params)
+        if b._views is None:
+            b._views = []
+        b._views.append(weakref.ref(new))
+        return new
 
     def _copy(self) -> Tensor:
         """A tensor with a fresh copy of the array (not recorded)."""
