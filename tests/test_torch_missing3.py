@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import xad
+import xad.nn.functional as F
 from xad.nn import init
 
 torch = pytest.importorskip("torch")
@@ -289,3 +290,38 @@ def test_sparse_dirac_and_eye_match_torch(xb):
         _same(init.eye_(xad.zeros(*shape)), torch.nn.init.eye_(torch.zeros(shape)))
     with pytest.raises(ValueError, match="2 dimensions"):
         init.eye_(xad.zeros(3))
+
+
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+def test_grid_sample_bicubic_matches_torch(xb, padding_mode):
+    rng = np.random.default_rng(7)
+    img, grid = rng.normal(size=(2, 2, 4, 5)), rng.uniform(-1.3, 1.3, (2, 3, 2, 2))
+    for align in (False, True):
+        x, xt = _pair(img)
+        g, gt = _pair(grid)
+        y = F.grid_sample(x, g, mode="bicubic", padding_mode=padding_mode, align_corners=align)
+        yt = torch.nn.functional.grid_sample(xt, gt, mode="bicubic", padding_mode=padding_mode,
+                                             align_corners=align)
+        np.testing.assert_allclose(y.detach().numpy(), yt.detach().numpy(), atol=1e-13)
+        w = rng.normal(size=tuple(yt.shape))
+        _backward_both(y, yt, w)
+        np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), atol=1e-13)
+        np.testing.assert_allclose(g.grad.numpy(), gt.grad.numpy(), atol=1e-12)
+    x = xad.tensor(img[:1, :1, :3, :3], dtype=F64)
+    g = xad.tensor([[[[0.31, -0.42], [0.77, 0.05]]]], dtype=F64, requires_grad=True)
+    assert xad.gradcheck(lambda g: F.grid_sample(x, g, mode="bicubic",
+                                                 padding_mode=padding_mode), [g])
+
+
+def test_interpolate_bicubic_gradients(xb):
+    img = np.random.default_rng(8).normal(size=(1, 2, 3, 4))
+    for align in (False, True):
+        x, xt = _pair(img)
+        y = F.interpolate(x, size=(5, 3), mode="bicubic", align_corners=align)
+        yt = torch.nn.functional.interpolate(xt, size=(5, 3), mode="bicubic",
+                                             align_corners=align)
+        _same(y, yt)
+        _backward_both(y, yt, np.arange(15.0).reshape(1, 1, 5, 3) - 4)
+        np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), atol=1e-13)
+    x = xad.tensor(img, dtype=F64, requires_grad=True)
+    assert xad.gradcheck(lambda x: F.interpolate(x, scale_factor=1.5, mode="bicubic"), [x])
