@@ -76,6 +76,16 @@ class Broken(Dataset):
         return i
 
 
+class Dies(Dataset):
+    def __len__(self) -> int:
+        return 4
+
+    def __getitem__(self, i: int):
+        if i == 1:
+            os._exit(3)  # a worker killed (out of memory, a crash in native code)
+        return i
+
+
 def _batches(loader):
     return [[t.tolist() if hasattr(t, "tolist") else t for t in b] for b in loader]
 
@@ -166,6 +176,8 @@ def test_errors_and_timeout(xb):
 def test_tensor_dataset_on_numpy_spawn_pickling_and_timeout():
     with pytest.raises(RuntimeError, match="timed out after 0.3 seconds"):
         list(DataLoader(Slow(), num_workers=2, timeout=0.3))
+    with pytest.raises(RuntimeError, match=r"worker \(pid\(s\) \[\d+\]\) exited unexpectedly"):
+        list(DataLoader(Dies(), num_workers=2))
     ds = TensorDataset(xad.arange(6.0, backend=xad.resolve_backend("numpy")))
     assert _batches(DataLoader(ds, batch_size=4, num_workers=2)) == [[[0, 1, 2, 3]], [[4, 5]]]
     # under spawn each worker gets a pickled copy (and imports xad: ~2 s)

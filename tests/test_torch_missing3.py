@@ -325,3 +325,27 @@ def test_interpolate_bicubic_gradients(xb):
         np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), atol=1e-13)
     x = xad.tensor(img, dtype=F64, requires_grad=True)
     assert xad.gradcheck(lambda x: F.interpolate(x, scale_factor=1.5, mode="bicubic"), [x])
+
+
+_INPLACE_INDEX = {
+    "index_copy_": lambda y: y.index_copy_(0, xad.tensor([1]), xad.ones(1, 3, dtype=F64)),
+    "put_": lambda y: y.put_(xad.tensor([4]), xad.ones(1, dtype=F64), accumulate=True),
+    "scatter_reduce_": lambda y: y.scatter_reduce_(0, xad.tensor([[0, 1, 0]]),
+                                                   xad.ones(1, 3, dtype=F64), "amax"),
+    "index_reduce_": lambda y: y.index_reduce_(1, xad.tensor([2]), xad.ones(2, 1, dtype=F64),
+                                               "mean"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_INPLACE_INDEX))
+def test_index_inplace_rules(xb, name):
+    """As torch's: the version counts the change, a saved tensor changed in place fails at
+    backward, a leaf that requires grad is refused."""
+    x = xad.tensor([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]], dtype=F64, requires_grad=True)
+    y = x.exp()
+    v0 = y._version
+    assert _INPLACE_INDEX[name](y) is y and y._version == v0 + 1
+    with pytest.raises(RuntimeError, match="in place|in-place|version"):
+        y.sum().backward()
+    with pytest.raises(RuntimeError, match="leaf"):
+        _INPLACE_INDEX[name](x)
