@@ -41,7 +41,7 @@ class WhoAmI(Dataset):
     def __getitem__(self, i: int):
         info = get_worker_info()
         return (info.id, info.num_workers, info.seed, os.getpid(), random.random(),
-                float(xad.rand(1).item()))
+                float(xad.rand(1).item()), float(np.random.random()))
 
 
 class Range(IterableDataset):
@@ -119,8 +119,8 @@ def test_worker_info_seeds_and_init_fn(xb):
     assert len({r[3] for r in rows}) == 2 and os.getpid() not in {r[3] for r in rows}
     r0 = random.Random(100)
     assert [r[4] for r in rows if r[0] == 0] == [r0.random() for _ in range(3)]
-    draws = {r[5] for r in rows}
-    assert len(draws) == 6  # xad's generator seeded differently per worker
+    assert len({r[5] for r in rows}) == 6  # xad's generator seeded differently per worker
+    assert len({r[6] for r in rows}) == 6  # and NumPy's global one (PyTorch's too)
     xad.manual_seed(5)
     first = [tuple(t.tolist()[0] for t in b)[5] for b in DataLoader(WhoAmI(), num_workers=2)]
     xad.manual_seed(5)

@@ -4,9 +4,9 @@ library's ``multiprocessing``.
 Batch ``k`` of an epoch goes to worker ``k % num_workers`` (the next one still running, for
 an :class:`IterableDataset`), at most ``prefetch_factor`` batches per worker are in flight,
 and batches come back in the order of ``num_workers=0`` whatever order the workers finish
-in. Each worker is seeded with ``base_seed + worker_id`` (xad's generator of its backend and
-Python's ``random``; ``base_seed`` is drawn from the loader's generator once per epoch, or
-once for ``persistent_workers``), runs ``worker_init_fn(worker_id)``, and sees its
+in. Each worker is seeded with ``base_seed + worker_id`` (xad's generator of its backend,
+Python's ``random`` and, where it is loaded, NumPy's global ``np.random``; ``base_seed`` is
+drawn from the loader's generator once per epoch, or once for ``persistent_workers``), runs ``worker_init_fn(worker_id)``, and sees its
 :func:`get_worker_info` (an IterableDataset shards itself by it). An exception in a worker is
 raised in the main process, with the worker's traceback, when its batch's turn comes.
 
@@ -28,6 +28,7 @@ import multiprocessing
 import pickle
 import queue
 import random
+import sys
 import time
 import traceback
 from collections.abc import Callable, Iterator
@@ -172,6 +173,9 @@ def _worker_loop(dataset: Any, spec: _Spec, tasks: Any, results: Any) -> None:
     with use_backend("numpy") as b:
         b.manual_seed(spec.seed)
         random.seed(spec.seed)
+        np = sys.modules.get("numpy")  # PyTorch reseeds NumPy's global generator too (the
+        if np is not None:             # same augmentations in every worker otherwise)
+            np.random.seed([spec.seed & 0xFFFFFFFF, spec.seed >> 32])
         _info = WorkerInfo(spec.worker_id, spec.num_workers, spec.seed, dataset)
         broken = None
         if spec.init_fn is not None:
