@@ -59,6 +59,10 @@ def test_float_inplace_values_gradients_and_rules(xb, name):
         getattr(xad.tensor([1, 2]), name + "_")(xad.tensor([0.5, 1.0]))
     with pytest.raises(ValueError, match="shape"):  # the other operand broadcasts beyond x
         getattr(xad.zeros(3), name + "_")(xad.zeros(2, 3))
+    if name == "copysign":  # torch's forward-mode tangent is 0 at x == 0 too
+        _, t = xad.jvp(lambda v: v.copysign(-1.0), (xad.tensor([0.0, 2.0, -3.0], dtype=F64),),
+                       (xad.ones(3, dtype=F64),))
+        assert t.tolist() == [0.0, -1.0, 1.0]
 
 
 @pytest.mark.parametrize("name", ["bitwise_and", "bitwise_or", "bitwise_xor",
