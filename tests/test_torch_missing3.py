@@ -7,6 +7,8 @@ float64, gradients against finite differences, on every backend; the in-place ru
 from __future__ import annotations
 
 import math
+import os
+import zlib
 
 import numpy as np
 import pytest
@@ -356,3 +358,68 @@ def test_index_inplace_rules(xb, name):
         y.sum().backward()
     with pytest.raises(RuntimeError, match="leaf"):
         _INPLACE_INDEX[name](x)
+
+
+FUZZ_N = int(os.environ.get("XAD_FUZZ_N", "0"))
+
+
+def _fuzz_case(seed: int):
+    """A random index write (op, shapes, dim, index, reduce, include_self) as
+    ``(name, f(lib, x, src))`` with float64 inputs of distinct values (no ties)."""
+    rng = np.random.default_rng(seed)
+    shape = tuple(int(v) for v in rng.integers(1, 5, int(rng.integers(1, 4))))
+    dim = int(rng.integers(len(shape)))
+    op = str(rng.choice(["index_copy", "put", "index_reduce", "scatter_reduce_"]))
+    reduce = str(rng.choice(["prod", "mean", "amax", "amin"]))
+    incl, acc = bool(rng.random() < 0.5), bool(rng.random() < 0.5)
+    n = shape[dim]
+    if op == "index_copy":
+        idx = rng.permutation(n)[:int(rng.integers(1, n + 1))]  # no repeats: torch's is undefined
+    elif op == "put":
+        size = int(np.prod(shape))
+        idx = rng.integers(-size, size, int(rng.integers(1, 6))) if acc else \
+            rng.permutation(size)[:int(rng.integers(1, size + 1))]
+    elif op == "index_reduce":
+        idx = rng.integers(0, n, int(rng.integers(1, 6)))
+    else:
+        idx = rng.integers(0, n, tuple(int(rng.integers(1, s + 1)) for s in shape))
+    src_shape = (idx.shape if op == "put" else idx.shape if op == "scatter_reduce_" else
+                 tuple(len(idx) if d == dim else s for d, s in enumerate(shape)))
+    reduce = "sum" if op == "scatter_reduce_" and rng.random() < 0.2 else reduce
+
+    def f(lib, x, src):
+        i = lib.tensor(idx)
+        y = x * 1
+        if op == "index_copy":
+            return y.index_copy_(dim, i, src)
+        if op == "put":
+            return y.put_(i, src, accumulate=acc)
+        if op == "index_reduce":
+            return y.index_reduce_(dim, i, src, reduce, include_self=incl)
+        return y.scatter_reduce_(dim, i, src, reduce, include_self=incl)
+    name = f"{op}(shape={shape}, dim={dim}, idx={idx.tolist()}, {reduce}, self={incl}, acc={acc})"
+    return name, f, shape, src_shape, rng
+
+
+@pytest.mark.filterwarnings("ignore:index_reduce")
+def test_index_writes_fuzz_against_torch(xb):
+    """Seeded random index writes against torch: values and both gradients, float64.
+    Default: 12 draws on NumPy, one elsewhere (a draw per backend: each new shape is a
+    compile on JAX); ``XAD_FUZZ_N=2000`` for the long run."""
+    seeds = range(FUZZ_N) if FUZZ_N else range(12) if xb.name == "numpy" else [
+        12 + zlib.crc32(xb.label.encode()) % 100]
+    for seed in seeds:
+        name, f, shape, src_shape, rng = _fuzz_case(seed)
+        a = rng.uniform(0.5, 2.0, shape) * rng.choice([-1, 1], shape)
+        s = rng.uniform(0.5, 2.0, src_shape) * rng.choice([-1, 1], src_shape)
+        x, xt = _pair(a)
+        src, srct = _pair(s)
+        y, yt = f(xad, x, src), f(torch, xt, srct)
+        np.testing.assert_allclose(y.detach().numpy(), yt.detach().numpy(), rtol=1e-12,
+                                   err_msg=name)
+        w = rng.uniform(-1, 1, shape)
+        _backward_both(y, yt, w)
+        np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-10, atol=1e-12,
+                                   err_msg=name)
+        np.testing.assert_allclose(src.grad.numpy(), srct.grad.numpy(), rtol=1e-10,
+                                   atol=1e-12, err_msg=name)
