@@ -16,7 +16,8 @@ t0=$SECONDS
 bash ci/typecheck.sh
 bash ci/docs.sh
 echo "test: type check, docs site and browser check took $((SECONDS - t0)) s"
-"$VENV/bin/python" -m pytest -p no:cacheprovider -n auto tests --doctest-modules xad "$@"
+# -rs: every skip with its reason (a skip is only for a backend that cannot run here)
+"$VENV/bin/python" -m pytest -p no:cacheprovider -n auto -rs tests --doctest-modules xad "$@"
 # the compiled tests again with every replay through CUDA graphs on the CuPy emulator, whose
 # capture models CuPy's block reuse: where a GPU's graphs would give other numbers than eager
 XAD_CUDA_GRAPHS=1 "$VENV/bin/python" -m pytest -p no:cacheprovider -q -n auto -k cupy-sim \

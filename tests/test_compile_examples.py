@@ -30,23 +30,24 @@ RUNS = {
     "transformer_addition": ["--epochs", "2", "--batch-size", "32"],
 }
 TRAIN, TEST = 300, 100
+# on JAX, which compiles each operation anew for each shape it meets, whole batches only:
+# one recording and fewer shapes to compile (the other backends test the second recording)
+TRAIN_JAX, TEST_JAX = 256, 64
 NEEDS_SKLEARN = ("digits", "cnn_digits")
-# JAX compiles each operation anew for each shape it meets: these take 10-50 s each there
-# (the two small regressions run, 5-20 s); tests/test_compile.py covers compile on JAX
-SLOW_ON_JAX = ("digits", "cnn_digits", "transformer_addition")
 CASES = list(RUNS)
 
 
 def _subset(mod, monkeypatch: pytest.MonkeyPatch) -> None:
     """Make the example load ``TRAIN`` training and ``TEST`` test samples only."""
+    train, test = (TRAIN_JAX, TEST_JAX) if xad.get_backend().name == "jax" else (TRAIN, TEST)
     if hasattr(mod, "load"):  # digits, cnn_digits: (xtr, ytr, xte, yte)
         load = mod.load
         monkeypatch.setattr(mod, "load", lambda seed: tuple(
-            t[:n] for t, n in zip(load(seed), (TRAIN, TRAIN, TEST, TEST))))
+            t[:n] for t, n in zip(load(seed), (train, train, test, test))))
     if hasattr(mod, "dataset"):  # transformer_addition: (train, held out)
         dataset = mod.dataset
         monkeypatch.setattr(mod, "dataset", lambda: tuple(
-            a[:n] for a, n in zip(dataset(), (TRAIN, TEST))))
+            a[:n] for a, n in zip(dataset(), (train, test))))
 
 
 def _train(name: str, compiled: bool, monkeypatch: pytest.MonkeyPatch):
@@ -78,9 +79,6 @@ def test_compiled_example_matches_eager(xb, name, monkeypatch):
         pytest.importorskip("sklearn")
     if name.endswith("-amp") and xb.label.startswith("array_api_strict"):
         pytest.skip("array_api_strict has no float16")
-    if name.startswith(SLOW_ON_JAX) and xb.label.startswith("jax"):
-        pytest.skip("jax: compiling every operation for every shape makes this example too "
-                    "slow for the suite (tests/test_compile.py covers compile on jax)")
     result, step, arrays = _train(name, True, monkeypatch)
     ref_result, _, ref_arrays = _train(name, False, monkeypatch)
     assert 1 <= step.recordings <= 2  # a full batch, and a smaller last one where there is one

@@ -324,8 +324,6 @@ def test_data_parallel_model_on_two_backends(xb):
 def test_sync_batchnorm_of_one_rank_is_batchnorm(xb, conv):
     """One rank: SyncBatchNorm (converted in place of BatchNorm) trains as BatchNorm; the
     ranks' case is tests/distributed_worker.py's check_sync_batchnorm."""
-    if conv and xb.name == "jax":
-        pytest.skip("JAX compiles the convolution's shapes (10 s); the 1-d case runs here")
 
     def make():
         xad.manual_seed(7)

@@ -25,6 +25,7 @@ import zlib
 
 import numpy as np
 import pytest
+from torch_compare import run, same
 
 from xad import as_torch
 
@@ -509,53 +510,14 @@ KNOWN = {
 }
 
 
-def _norm(r):
-    if isinstance(r, (T.Tensor, torch.Tensor)):
-        d = str(r.dtype).rsplit(".", 1)[-1]
-        a = r.detach().cpu().numpy() if isinstance(r, torch.Tensor) else r.detach().numpy()
-        return ("tensor", tuple(r.shape), d, np.asarray(a))
-    if isinstance(r, (tuple, list)):
-        return ["seq", *[_norm(v) for v in r]]
-    if isinstance(r, (T.DType, torch.dtype)):
-        return ("dtype", str(r).rsplit(".", 1)[-1])
-    if isinstance(r, (bool, int, float, str)) or r is None:
-        return r
-    return ("other", str(type(r).__name__))
-
-
-def _same(a, b, signed_zeros: bool = False) -> bool:
-    if isinstance(a, tuple) and a and a[0] == "tensor" and isinstance(b, tuple):
-        if a[:3] != b[:3]:
-            return False
-        x, y = a[3], b[3]
-        if a[2].startswith("float"):
-            tol = 1e-3 if a[2] == "float16" else 1e-5 if a[2] == "float32" else 1e-12
-            if not np.allclose(x, y, rtol=tol, atol=tol, equal_nan=True):
-                return False
-            if not signed_zeros:
-                return True
-            zero = (x == 0) & (y == 0)
-            return bool(np.array_equal(np.signbit(x[zero]), np.signbit(y[zero])))
-        return bool(np.array_equal(x, y))
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_same(x, y, signed_zeros) for x, y in zip(a, b))
-    if isinstance(a, float) and isinstance(b, float):
-        return math.isclose(a, b, rel_tol=1e-6) or (math.isnan(a) and math.isnan(b))
-    return type(a) is type(b) and a == b
-
-
-def _run(m, name, seed):
-    try:
-        return "ok", _norm(CASES[name](m, Draw(m, seed)))
-    except Exception as e:  # a refusal is a result: both must refuse
-        return "raised", type(e).__name__ + ": " + str(e)[:160]
+TOLS = {"float16": 1e-3, "float32": 1e-5, "float64": 1e-12}
 
 
 def divergence(name: str, seed: int) -> str | None:
     """``None`` when xad's torch and PyTorch agree on ``name`` with inputs from ``seed``."""
-    ref, got = _run(torch, name, seed), _run(T, name, seed)
-    if ref[0] == got[0] == "raised" or (ref[0] == got[0] == "ok" and _same(
-            got[1], ref[1], "signed zeros" in name)):
+    ref, got = (run(CASES[name], Draw, m, seed) for m in (torch, T))
+    if ref[0] == got[0] == "raised" or (ref[0] == got[0] == "ok" and same(
+            got[1], ref[1], TOLS, "signed zeros" in name)):
         return None
     if ref[0] == "raised" and got[0] == "ok" and re.search(ANSWERED, ref[1]):
         return None

@@ -20,6 +20,7 @@ import zlib
 import fuzz_torch_missing
 import numpy as np
 import pytest
+from torch_compare import run, same
 
 import xad
 from xad import as_torch
@@ -622,47 +623,13 @@ def known(name: str, backend: str = "numpy") -> str | None:
     return next((why for pat, why in KNOWN.items() if re.search(pat, name)), None)
 
 
-def _norm(r):
-    if isinstance(r, (T.Tensor, torch.Tensor)):
-        d = str(r.dtype).rsplit(".", 1)[-1]
-        return ("tensor", tuple(r.shape), d, np.asarray(r.detach().cpu().numpy()
-                                                         if isinstance(r, torch.Tensor)
-                                                         else r.detach().numpy()))
-    if isinstance(r, (tuple, list)):
-        return [type(r).__name__ if isinstance(r, list) else "tuple", *[_norm(v) for v in r]]
-    if isinstance(r, (T.DType, torch.dtype)):
-        return ("dtype", str(r).rsplit(".", 1)[-1])
-    if isinstance(r, (bool, int, float, str)) or r is None:
-        return r
-    return ("other", tuple(r) if isinstance(r, tuple) else str(type(r)))
-
-
-def _same(a, b) -> bool:
-    if isinstance(a, tuple) and a and a[0] == "tensor" and isinstance(b, tuple):
-        if a[:3] != b[:3]:
-            return False
-        tol = 1e-4 if a[2] in ("float32", "float16", "bfloat16") else 1e-9
-        if a[2] in ("float32", "float64", "float16"):
-            return np.allclose(a[3], b[3], rtol=tol, atol=tol, equal_nan=True)
-        return np.array_equal(a[3], b[3])
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    if isinstance(a, float) and isinstance(b, float):
-        return math.isclose(a, b, rel_tol=1e-6) or (math.isnan(a) and math.isnan(b))
-    return type(a) is type(b) and a == b
-
-
-def _run(m, name, seed):
-    try:
-        return "ok", _norm(CASES[name](m, Draw(m, seed)))
-    except Exception as e:  # a refusal is a result: both must refuse
-        return "raised", type(e).__name__ + ": " + str(e)[:200]
+TOLS = {"float16": 1e-4, "float32": 1e-4, "float64": 1e-9}
 
 
 def divergence(name: str, seed: int) -> str | None:
     """``None`` when xad's torch and PyTorch agree on ``name`` with inputs from ``seed``."""
-    ref, got = _run(torch, name, seed), _run(T, name, seed)
-    if ref[0] == got[0] == "raised" or (ref[0] == got[0] == "ok" and _same(got[1], ref[1])):
+    ref, got = (run(CASES[name], Draw, m, seed) for m in (torch, T))
+    if ref[0] == got[0] == "raised" or (ref[0] == got[0] == "ok" and same(got[1], ref[1], TOLS)):
         return None
     return f"{name} (seed {seed}): xad {got}, torch {ref}"
 

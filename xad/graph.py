@@ -31,12 +31,14 @@ class GraphFreedError(RuntimeError):
 
 
 class _Installed:
-    """What the layers above put here: ``tensor`` (the Tensor class, by xad.tensor),
+    """What the layers above put here: ``tensor`` (the Tensor class) and ``result`` (its
+    ``_result``, bound once), by xad.tensor,
     ``sum_to`` (the reverse of broadcasting, by xad.ops), ``check_forward`` and
     ``check_backward`` (by xad.utils.anomaly, read only while anomaly detection is on).
-    ``import xad`` installs all four before any user code runs, so they carry no default."""
+    ``import xad`` installs all five before any user code runs, so they carry no default."""
 
     tensor: Any
+    result: Callable[..., Any]
     sum_to: Callable[..., Any]
     check_forward: Callable[..., None]
     check_backward: Callable[..., None]
@@ -50,6 +52,7 @@ installed = _Installed()
 complex_twins: dict[Any, Any] = {}
 _COMPLEX = (_dt.complex64, _dt.complex128)
 _sequence = itertools.count()
+_new = object.__new__
 
 
 def sequence_mark() -> int:
@@ -61,28 +64,27 @@ class Node:
     """One recorded operation: its rule (``op``), input edges, saved values, output hooks.
 
     The rule is ``op.backward(node, *grads)`` and returns one gradient (or ``None``) per
-    input. The fields the engine reads for every node are set here (an instance attribute
-    is read faster than a class default in Python 3.11: this is the per-operation path);
-    rarely-set ones (``versions``, ``out_meta``, ``trace``) are class defaults.
+    input. :func:`record` makes every node and sets the fields the engine reads for every
+    node there, without an ``__init__`` frame (an instance attribute is read faster than a
+    class default in Python 3.11: this is the per-operation path); rarely-set ones
+    (``versions``, ``out_meta``, ``trace``) are class defaults.
     """
 
+    seq: int  # creation number: consumers are made after their inputs (a topological key)
+    op: Any
+    edges: tuple  # per input: None (no gradient wanted), a leaf tensor, or (node, index)
+    in_shapes: tuple
+    backend: Any
+    saved: tuple | None  # None once released
+    out: Any
+    n_out: int
+    hooks: dict[int, list[Callable]] | None
+    ctx: Any
+    out_vc: list[int] | None  # the saved result's version counter
+    params: Any
     versions: tuple = ()
     out_meta: Any = None
     trace: Any = None
-
-    def __init__(self, op: Any, edges: tuple, in_shapes: tuple, backend: Any) -> None:
-        self.seq = next(_sequence)  # consumers are made after their inputs: a topological key
-        self.op = op
-        self.edges = edges
-        self.in_shapes = in_shapes
-        self.backend = backend
-        self.saved: tuple | None = ()
-        self.out: Any = None
-        self.n_out = 1
-        self.hooks: dict[int, list[Callable]] | None = None
-        self.ctx: Any = None
-        self.out_vc: list[int] | None = None  # the saved result's version counter
-        self.params: Any = None
 
     @property
     def name(self) -> str:
@@ -139,8 +141,8 @@ class Node:
                 f"{self.out_vc[0]}, saved at version 0). Change a copy instead (.clone()).")
         data = self.out if self.n_out == 1 else self.out[index]
         if context.grad_enabled:
-            return installed.tensor._result(data, self.backend, self, index)
-        return installed.tensor._result(data, self.backend)
+            return installed.result(data, self.backend, self, index)
+        return installed.result(data, self.backend)
 
     def release(self) -> None:
         """Drop what was saved for backward (the rule cannot run again)."""
@@ -243,11 +245,19 @@ def record(op: Any, args: tuple, out: Any, backend: Any, params: Any = None,
         d = backend._from_native.get(out.dtype) or backend.xad_dtype(out.dtype)
         if d in _COMPLEX:
             op = twin
-    node = Node(op, edges, shapes, backend)
-    if params:
-        node.params = params
-    if ctx is not None:
-        node.ctx = ctx
+    node = _new(Node)  # (Node's fields, set here: no __init__ frame on the per-op path)
+    node.seq = next(_sequence)
+    node.op = op
+    node.edges = edges
+    node.in_shapes = shapes
+    node.backend = backend
+    node.saved = ()
+    node.out = None
+    node.n_out = 1
+    node.hooks = None
+    node.ctx = ctx
+    node.out_vc = None
+    node.params = params or None
     if op.save_inputs:
         node.saved = args
         node.versions = versions or tuple(_version(a) if isinstance(a, T) else None
@@ -257,7 +267,7 @@ def record(op: Any, args: tuple, out: Any, backend: Any, params: Any = None,
         if op.save_output:  # the saved result is checked against in-place changes
             node.out = out
             vc = node.out_vc = [0]
-        res = T._result(out, backend, node, 0, vc)
+        res = installed.result(out, backend, node, 0, vc)
         if not quiet.on and context.mode & HOOKED:  # anomaly or a recorder: the per-op path
             if context.anomaly:
                 installed.check_forward(op.name, backend, out, node)
@@ -271,7 +281,7 @@ def record(op: Any, args: tuple, out: Any, backend: Any, params: Any = None,
     if context.anomaly:
         for o in out:
             installed.check_forward(op.name, backend, o, node)
-    results = tuple(T._result(o, backend, node, i) for i, o in enumerate(out))
+    results = tuple(installed.result(o, backend, node, i) for i, o in enumerate(out))
     if context.recorder is not None:
         for r in results:
             context.recorder.result(r)

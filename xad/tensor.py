@@ -2051,6 +2051,7 @@ def install_operations(ops: Any, binary: Callable, elementwise: Any) -> None:
 _binary: Any = None
 _ew: Any = None
 _installed.tensor = Tensor
+_installed.result = Tensor._result
 
 
 # PyTorch's tensor methods that are xad's functions of the tensor (the same meaning; the

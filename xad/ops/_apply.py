@@ -51,7 +51,9 @@ class Op:
     :class:`xad.amp.autocast` float16/bfloat16 tensor inputs are computed in float32;
     ``"reflected"``: only where a Python number comes first, as ``2 / x``);
     ``user_rule`` (False: the rule's gradients are the engine's own, never tensors a user
-    holds; :class:`xad.Function` adapters set it).
+    holds; :class:`xad.Function` adapters set it); ``operator`` (a binary ``forward`` that
+    is exactly one built-in call on the two arrays, ``operator.mul`` for ``x * y``: the
+    per-operation path calls it, one Python frame fewer).
     An Op whose ``forward`` converts Python-scalar operands itself may also give
     ``array_forward``, the same computation as one expression for operands that are all
     arrays of one dtype: ``xad.compile`` writes that inline where it passes scalars as 0-d
@@ -69,6 +71,7 @@ class Op:
     float_as_0d = False
     amp_float32: bool | str = False
     user_rule = False
+    operator: Any = None  # (Any: mypy reads a Callable class attribute as a method)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -361,7 +364,8 @@ def binary(op: type[Op], x: Any, y: Any) -> Tensor:
             return apply(op, x, y)
         return binary(op, x, y)
     if b.scope is None:
-        out = op.forward(b, xa, ya)
+        f = op.operator
+        out = op.forward(b, xa, ya) if f is None else f(xa, ya)
     else:  # the device made current (CuPy), written out: this is the per-operation path
         with b.scope:
             out = op.forward(b, xa, ya)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import operator as _operator
 from collections.abc import Callable
 from typing import Any
 
@@ -42,6 +43,8 @@ class Add(Op):
     name = "add"
     float_as_0d = True
 
+    operator = _operator.add
+
     @staticmethod
     def forward(b, x, y):
         return x + y
@@ -60,6 +63,8 @@ class Add(Op):
 class Subtract(Op):
     name = "subtract"
     float_as_0d = True
+
+    operator = _operator.sub
 
     @staticmethod
     def forward(b, x, y):
@@ -112,6 +117,8 @@ class Multiply(Op):
     float_as_0d = True
     save_inputs = True
 
+    operator = _operator.mul
+
     @staticmethod
     def forward(b, x, y):
         return x * y
@@ -137,6 +144,8 @@ class Divide(Op):
     float_as_0d = True
     floating = True
     save_inputs = True
+
+    operator = _operator.truediv
 
     @staticmethod
     def forward(b, x, y):
