@@ -101,11 +101,17 @@ def test_same_batches_in_the_same_order_on_the_backend(xb):
             x, sq, half = got[0]
             assert x.backend is xb and sq.backend is xb  # moved there by the main process
             assert x.dtype == xad.float64 and sq.dtype == xad.int64 and half.dtype == xad.float64
-    xad.manual_seed(3)
-    want = _batches(DataLoader(ds, batch_size=2, shuffle=True))
-    xad.manual_seed(3)
-    assert _batches(DataLoader(ds, batch_size=2, shuffle=True, num_workers=2,
-                               prefetch_factor=1)) == want
+    for seeded in ({}, {"seed": 4}, {"generator": xad.Generator().manual_seed(4)}):
+        xad.manual_seed(3)
+        one = DataLoader(ds, batch_size=2, shuffle=True, **seeded)
+        want = [_batches(one) for _ in range(2)] + [xad.rand(2).tolist()]
+        xad.manual_seed(3)
+        if "generator" in seeded:
+            seeded = {"generator": xad.Generator().manual_seed(4)}
+        two = DataLoader(ds, batch_size=2, shuffle=True, num_workers=2, prefetch_factor=1,
+                         **seeded)
+        # every epoch's shuffle, and the global stream after them, as num_workers=0's
+        assert [_batches(two) for _ in range(2)] + [xad.rand(2).tolist()] == want
 
 
 def test_worker_info_seeds_and_init_fn(xb):
@@ -126,6 +132,8 @@ def test_worker_info_seeds_and_init_fn(xb):
     xad.manual_seed(5)
     again = [tuple(t.tolist()[0] for t in b)[5] for b in DataLoader(WhoAmI(), num_workers=2)]
     assert first == again  # the base seed comes from xad's seeded stream
+    loader = DataLoader(WhoAmI(), num_workers=2)
+    assert [b[2].item() for b in loader][0] != [b[2].item() for b in loader][0]  # per epoch
     assert get_worker_info() is None
 
 

@@ -184,6 +184,7 @@ class DataLoader:
         self.pin_memory = pin_memory  # accepted: batches reach the backend in one copy anyway
         self._pool: _workers.WorkerPool | None = None
         self._rng_state: Any = None
+        self._epochs = 0  # epochs read by worker processes (their seeds differ by it)
         if shuffle and seed is not None:
             b = self._backend()
             saved = b.get_rng_state()
@@ -261,10 +262,19 @@ class DataLoader:
         return list(BatchSampler(self._order(), self.batch_size, self.drop_last))
 
     def _base_seed(self) -> int:
-        """The workers' base seed, drawn from the loader's stream (as PyTorch's)."""
-        u = self._draw(lambda b: b.rand((2,), b.dtype(_dt.float64)))
-        hi, lo = (int(v * 2 ** 31) for v in self._backend().to_numpy(u).tolist())  # explicit
-        return hi * 2 ** 31 + lo
+        """The workers' base seed: read from the loader's stream without moving it (so the
+        shuffles, and any later draw, are those of ``num_workers=0``), mixed with the
+        epoch's number (PyTorch draws one per epoch)."""
+        def peek(b: Backend) -> Any:
+            state = b.get_rng_state()
+            try:
+                return b.rand((2,), b.dtype(_dt.float64))
+            finally:
+                b.set_rng_state(state)
+        u = self._backend().to_numpy(self._draw(peek)).tolist()  # an explicit host read
+        self._epochs += 1
+        return (int(u[0] * 2 ** 31) * 2 ** 31 + int(u[1] * 2 ** 31)
+                + self._epochs * 0x9E3779B97F4A7C15) % 2 ** 62
 
     def _order(self) -> list[int]:
         """This epoch's indices on the host: the sampler's, a permutation, or in order."""

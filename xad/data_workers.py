@@ -6,7 +6,8 @@ an :class:`IterableDataset`), at most ``prefetch_factor`` batches per worker are
 and batches come back in the order of ``num_workers=0`` whatever order the workers finish
 in. Each worker is seeded with ``base_seed + worker_id`` (xad's generator of its backend,
 Python's ``random`` and, where it is loaded, NumPy's global ``np.random``; ``base_seed`` is
-drawn from the loader's generator once per epoch, or once for ``persistent_workers``),
+read from the loader's generator without moving it, mixed with the epoch's number, once per
+epoch or once for ``persistent_workers``),
 runs ``worker_init_fn(worker_id)``, and sees its :func:`get_worker_info` (an
 IterableDataset shards itself by it). An exception in a worker is raised in the main
 process, with the worker's traceback, when its batch's turn comes.
