@@ -1157,6 +1157,11 @@ class Tensor:
         JAX)."""
         return _ops.torch_conventions.atan2(self, other)
 
+    def copysign(self, other) -> Tensor:
+        """PyTorch's ``copysign`` (gradient 0 where ``self`` is 0; :func:`xad.copysign`
+        gives +-1 there, as JAX)."""
+        return _ops.torch_conventions.copysign(self, other)
+
     def max(self, dim=None, keepdim=False, *, axis=None, keepdims=False) -> Any:
         """The largest element; with ``dim`` (PyTorch's) ``(values, indices)``; with
         ``axis=`` (the standard's) the values only; with a tensor, :func:`xad.maximum`.
@@ -2092,12 +2097,12 @@ _FUNCTION_METHODS = {n: n for n in (
     "isnan isinf isfinite log2 log10 erf sinh cosh asin acos atan asinh acosh atanh square "
     "reciprocal positive negative signbit logical_not logical_and logical_or logical_xor "
     "bitwise_and bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift maximum "
-    "minimum copysign nextafter greater greater_equal less less_equal not_equal multiply "
+    "minimum nextafter greater greater_equal less less_equal not_equal multiply "
     "rsqrt exp2 logit deg2rad rad2deg outer dot trace diagonal chunk unbind isclose "
     "allclose div bmm mv addmm frac float_power fmax fmin heaviside unflatten "
     "repeat_interleave fliplr flipud ravel diag erfc erfinv lgamma digamma fmod unique "
     "unique_consecutive bincount tensor_split unfold cummax cummin logcumsumexp "
-    "scatter_reduce index_put index_put_ as_strided").split()} | {
+    "scatter_reduce index_put index_put_ as_strided index_copy index_reduce put").split()} | {
     "mul": "multiply", "neg": "negative", "true_divide": "divide", "divide": "div",
     "arccos": "acos", "arcsin": "asin", "arctan": "atan", "arctan2": "atan2",
     "arccosh": "acosh", "arcsinh": "asinh", "arctanh": "atanh", "bitwise_not": "bitwise_invert",
@@ -2106,7 +2111,10 @@ _FUNCTION_METHODS = {n: n for n in (
 _INPLACE_METHODS = ("abs sqrt exp log log2 log10 log1p expm1 sigmoid tanh relu neg negative "
                     "floor ceil round trunc sign sin cos tan reciprocal square rsqrt pow "
                     "remainder floor_divide true_divide maximum minimum tril triu "
-                    "hypot xlogy clamp_min clamp_max frac erfc erfinv lgamma digamma fmod").split()
+                    "hypot xlogy clamp_min clamp_max frac erfc erfinv lgamma digamma fmod atan2 "
+                    "copysign bitwise_and bitwise_or bitwise_xor bitwise_not "
+                    "bitwise_left_shift bitwise_right_shift index_copy index_reduce put "
+                    "scatter_reduce").split()
 
 
 def _function_method(name: str, target: str) -> Callable:
