@@ -272,3 +272,31 @@ def test_a_draw_per_example_inside_vmap_replays_one_per_example(xb, which):
                               xad.rand(2, dtype=xad.float64))])
     for a, b in zip(*got):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("how", ["append", "pop", "dict", "replace"])
+def test_a_call_that_changes_the_lists_it_was_passed_runs_eagerly(xb, how):
+    """``xs.append(y)`` on a list argument: a replay ran the kernels but not the append,
+    so the caller's list stayed as it was (eager mode's grew), silently."""
+    def fn(xs, d):
+        y = xs[0] * 2.0
+        if how == "append":
+            xs.append(y)
+        elif how == "pop":
+            xs.pop()
+        elif how == "dict":
+            d["y"] = y
+        else:
+            xs[-1] = y
+        return y + 1.0
+
+    got = []
+    for f in (fn, xad.compile(fn)):
+        lists = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for k in range(3):
+                xs, d = [xad.tensor([float(k)]), xad.tensor([1.0])], {"a": xad.tensor([2.0])}
+                lists.append([f(xs, d).tolist(), [x.tolist() for x in xs], sorted(d)])
+        got.append(lists)
+    assert got[0] == got[1]
