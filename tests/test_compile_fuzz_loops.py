@@ -198,13 +198,19 @@ def _call(w: dict, kind: str, k: int) -> list:
 
 
 def _same(a, b, close: bool) -> bool:
+    """Equal, bit for bit; or, where the optimiser's numbers are on the device (``close``:
+    within an ulp of the host's), within 1e-9: a parameter whose gradient is rounding noise
+    (a bias before BatchNorm) takes an Adam step of ``lr`` in the noise's direction, which
+    turns an ulp into ~1e-11."""
     if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
         if close:
-            return a.shape == b.shape and np.allclose(a, b, rtol=1e-12, atol=1e-15,
+            return a.shape == b.shape and np.allclose(a, b, rtol=1e-9, atol=1e-9,
                                                       equal_nan=True)
         return a.shape == b.shape and np.array_equal(a, b, equal_nan=True)
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(_same(x, y, close) for x, y in zip(a, b))
+    if close and type(a) is float and type(b) is float:
+        return bool(np.isclose(a, b, rtol=1e-9, atol=1e-9, equal_nan=True))
     return type(a) is type(b) and (a == b or a != a and b != b)
 
 
@@ -265,13 +271,14 @@ def test_a_draw_per_example_inside_vmap_replays_one_per_example(xb, which):
         return inner(x)
 
     got = []
-    for f in (fn, xad.compile(fn)):
+    for f in (fn, xad.compile(fn), xad.compile(fn, cuda_graphs=True)):  # (CuPy's flag)
         xad.manual_seed(0)
-        got.append([np.array(a.numpy()) for k in range(3)
+        got.append([np.array(a.numpy()) for k in range(4)
                     for a in (f(xad.zeros(4, 3, dtype=xad.float64)),
                               xad.rand(2, dtype=xad.float64))])
-    for a, b in zip(*got):
+    for a, b, c in zip(*got):
         np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(a, c)
 
 
 @pytest.mark.parametrize("how", ["append", "pop", "dict", "replace"])
