@@ -8,9 +8,10 @@ an identical one while the caller changes the world between calls: a scheduler's
 ``train()``/``eval()``, a parameter frozen or its data replaced, ``add_param_group``,
 ``load_state_dict`` of an earlier state, ``manual_seed``, a global the step reads, an
 infinite gradient (a skipped ``GradScaler`` step) and a call that raises (a target of the
-wrong shape). Results, raised errors, parameters, gradients, buffers, every optimiser
-state entry and the random stream after each call must agree (bit for bit but for the
-last bits of the device numbers of ``capturable``). ``XAD_FUZZ_N`` (and ``XAD_FUZZ_SEED``)
+wrong shape, or a check that fails on the same guards). Results, raised errors,
+parameters, gradients, buffers, every optimiser state entry and the random stream after
+each call must agree (bit for bit, but within 1e-9 where the optimiser's numbers are on
+the device: ``capturable``, CUDA graphs). ``XAD_FUZZ_N`` (and ``XAD_FUZZ_SEED``)
 for the long run."""
 
 from __future__ import annotations
@@ -51,8 +52,8 @@ OPTIMISERS = {
 INSIDE = ("plain", "grad", "vmap", "jvp", "checkpoint", "function", "hook", "no_grad")
 CHANGES = ("sched", "zero_none", "zero_keep", "accumulate", "train", "eval", "freeze",
            "thaw", "data", "add_group", "save", "load", "seed", "global", "inf", "raise",
-           "nothing")
-SETTINGS = {"scale": 1.0}  # a global the step reads
+           "fail", "nothing")
+SETTINGS = {"scale": 1.0, "fail": False}  # globals the step reads
 
 
 class _Twice(xad.Function):
@@ -115,6 +116,8 @@ def _world(cfg: dict, compiled: bool) -> dict:
         for r in rest[1:]:  # *args of any length
             loss = loss + r.sum() * 0.0
         (loss if scaler is None else scaler.scale(loss)).backward()
+        if SETTINGS["fail"]:  # (a check of the caller's, on the same guards)
+            raise ValueError("a failing step")
         if stepping:
             if scaler is not None:
                 scaler.unscale_(opt)
@@ -188,6 +191,7 @@ def _state(w: dict) -> list:
 
 def _call(w: dict, kind: str, k: int) -> list:
     args = _inputs(kind, k)
+    SETTINGS["fail"] = kind == "fail"
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -307,3 +311,40 @@ def test_a_call_that_changes_the_lists_it_was_passed_runs_eagerly(xb, how):
                 lists.append([f(xs, d).tolist(), [x.tolist() for x in xs], sorted(d)])
         got.append(lists)
     assert got[0] == got[1]
+
+
+def _momentum_world(fail: dict) -> tuple:
+    xad.manual_seed(0)
+    m = nn.Linear(4, 2).double()
+    opt = xad.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+
+    def step(x):
+        if fail["on"]:
+            raise ValueError("a bad first batch")
+        opt.zero_grad()
+        loss = m(x).pow(2).mean()
+        loss.backward()
+        opt.step()
+        return loss.detach()
+    return m, step
+
+
+def test_a_first_call_that_raises_leaves_the_next_a_first_call(xb):
+    """A first call that raised left its guards' (empty) list of programs behind, and the
+    next call was taken for a second recording, which keeps what a first call does once:
+    with CUDA graphs, SGD's first momentum step (``b = g``) was replayed at every step."""
+    fail = {"on": False}
+    got = []
+    for compiled in (False, True):
+        m, step = _momentum_world(fail)
+        f = xad.compile(step, cuda_graphs=True) if compiled else step  # (CuPy's flag)
+        out: list = []
+        for k in range(6):
+            fail["on"] = k == 0
+            try:
+                out.append(f(xad.tensor(np.random.default_rng(k).standard_normal((3, 4)))).item())
+            except ValueError:
+                out.append("raised")
+        got.append(out + [_np(m.weight)])
+    assert got[0][:-1] == got[1][:-1]
+    np.testing.assert_array_equal(got[0][-1], got[1][-1])

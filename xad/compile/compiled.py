@@ -543,7 +543,12 @@ class CompiledFunction:
         again = entries is not None and not entries
         if entries is None:
             entries = self._cache[key] = []
-        return self._record(entries, args, kwargs, tensors, again, before)
+        try:
+            return self._record(entries, args, kwargs, tensors, again, before)
+        except BaseException:
+            if not entries and self._cache.get(key) is entries:  # nothing recorded: the
+                del self._cache[key]  # next call is a first call, not a second recording
+            raise
 
     def _room(self, why: str) -> bool:
         """Whether a new recording may be kept: at ``cache_size`` programs the least
