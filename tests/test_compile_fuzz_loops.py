@@ -27,7 +27,7 @@ import pytest
 import xad
 from xad import nn
 
-N = int(os.environ.get("XAD_FUZZ_N", "4"))
+N = int(os.environ.get("XAD_FUZZ_N", "3"))
 SEED = int(os.environ.get("XAD_FUZZ_SEED", "0"))
 CALLS = 8
 OPTIMISERS = {
