@@ -679,6 +679,10 @@ AUDITED_ELSEWHERE = ("Generator Tensor amp autograd bfloat16 bool cuda compile c
                      "conv3d conv_transpose1d conv_transpose3d max_pool3d avg_pool3d "
                      "adaptive_avg_pool3d adaptive_max_pool3d max_unpool3d grid_sample "
                      "affine_grid "
+                     # in place, index writes against torch (tests/test_torch_missing3.py)
+                     "atan2_ copysign_ bitwise_and_ bitwise_or_ bitwise_xor_ bitwise_not_ "
+                     "bitwise_left_shift_ bitwise_right_shift_ index_copy index_copy_ put "
+                     "put_ scatter_reduce_ index_reduce index_reduce_ "
                      # refused with its reason (tests/test_torch_missing_layers.py)
                      "as_strided "
                      # modules that PyTorch's examples import (tests/test_pytorch_examples.py)

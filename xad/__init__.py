@@ -72,6 +72,7 @@ from .ops.creation import *  # noqa: F403
 from .ops.dtype_functions import *  # noqa: F403
 from .ops.elementwise import *  # noqa: F403
 from .ops.elementwise_math import *  # noqa: F403
+from .ops.index_writes import *  # noqa: F403
 from .ops.indexing import *  # noqa: F403
 from .ops.inplace import *  # noqa: F403
 from .ops.linalg import *  # noqa: F403

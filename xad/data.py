@@ -15,8 +15,10 @@ import math
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from . import data_workers as _workers
 from . import dtypes as _dt
 from .backend import Backend, get_backend
+from .data_workers import WorkerInfo, get_worker_info
 from .factories import randperm, tensor
 from .generator import Generator, drawing
 from .ops import stack
@@ -34,7 +36,7 @@ from .tensor import Tensor
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "DataLoader", "Subset",
            "ConcatDataset", "random_split", "default_collate", "Sampler", "DistributedSampler",
            "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler",
-           "BatchSampler"]
+           "BatchSampler", "get_worker_info", "WorkerInfo"]
 
 
 class Dataset:
@@ -127,6 +129,11 @@ class DataLoader:
     stacked (its indices are then host integers). As PyTorch's: ``collate_fn`` makes a batch
     of a list of items (then every dataset is read item by item); ``batch_size=None`` turns
     batching off (items one by one); ``batch_sampler`` gives each batch's indices.
+    ``num_workers > 0`` reads items in worker processes (``worker_init_fn``,
+    ``prefetch_factor``, ``persistent_workers``, ``timeout``, ``multiprocessing_context``
+    and :func:`get_worker_info` as PyTorch's; the same batches in the same order as
+    ``num_workers=0``): workers read on the host and the main process moves each batch to
+    the backend (:mod:`xad.data_workers` says why).
 
     Example:
         >>> import xad
@@ -139,7 +146,11 @@ class DataLoader:
     def __init__(self, dataset: Any, batch_size: int | None = 1, shuffle: bool = False,
                  sampler: Any = None, *, batch_sampler: Any = None,
                  collate_fn: Callable[[list], Any] | None = None, drop_last: bool = False,
-                 generator: Generator | None = None, seed: int | None = None) -> None:
+                 generator: Generator | None = None, seed: int | None = None,
+                 num_workers: int = 0, worker_init_fn: Callable[[int], Any] | None = None,
+                 prefetch_factor: int | None = None, persistent_workers: bool = False,
+                 timeout: float = 0, multiprocessing_context: Any = None,
+                 pin_memory: bool = False) -> None:
         # positional as PyTorch's up to ``sampler``; the rest by keyword (PyTorch's fifth to
         # eighth positions are options xad does not take: an error, not another meaning)
         _check_batching(batch_size, shuffle, drop_last, sampler, batch_sampler)
@@ -165,7 +176,15 @@ class DataLoader:
         self.drop_last = bool(drop_last)
         self.seed = seed
         self.generator = generator  # PyTorch's spelling of a private shuffling stream
+        self.prefetch_factor = _workers.check_options(
+            num_workers, prefetch_factor, persistent_workers, timeout, multiprocessing_context)
+        self.num_workers, self.worker_init_fn, self.timeout = num_workers, worker_init_fn, timeout
+        self.persistent_workers, self.multiprocessing_context = (persistent_workers,
+                                                                 multiprocessing_context)
+        self.pin_memory = pin_memory  # accepted: batches reach the backend in one copy anyway
+        self._pool: _workers.WorkerPool | None = None
         self._rng_state: Any = None
+        self._epochs = 0  # epochs read by worker processes (their seeds differ by it)
         if shuffle and seed is not None:
             b = self._backend()
             saved = b.get_rng_state()
@@ -187,21 +206,30 @@ class DataLoader:
             return n
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
 
-    def _permutation(self, n: int) -> Any:
+    def _draw(self, draw: Callable[[Backend], Any]) -> Any:
+        """``draw(backend)`` from the loader's stream: its ``seed``'s, its ``generator``, or
+        the backend's global one."""
         b = self._backend()
         if self._rng_state is None:
             with drawing(self.generator, b):
-                return b.permutation(n)
+                return draw(b)
         saved = b.get_rng_state()
         try:
             b.set_rng_state(self._rng_state)
-            perm = b.permutation(n)
+            out = draw(b)
             self._rng_state = b.get_rng_state()
         finally:
             b.set_rng_state(saved)
-        return perm
+        return out
+
+    def _permutation(self, n: int) -> Any:
+        return self._draw(lambda b: b.permutation(n))
 
     def __iter__(self) -> Iterator[Any]:
+        if self.num_workers > 0:
+            yield from _workers.load(self, default_collate,
+                                     isinstance(self.dataset, IterableDataset))
+            return
         tensors = getattr(self.dataset, "tensors", None)
         if not isinstance(self.dataset, TensorDataset) or tensors is None or \
                 self.batch_sampler is not None or self.batch_size is None or \
@@ -224,6 +252,29 @@ class DataLoader:
             else:  # integer-array indexing copies already; a permutation is in range,
                 key = (perm[i:j], ...)  # so no bounds check (a host read on a GPU)
                 yield tuple(getitem_raw(t, key) for t in tensors)
+
+    def _tasks(self) -> Any:
+        """This epoch's index lists (single indices with ``batch_size=None``)."""
+        if self.batch_sampler is not None:
+            return list(self.batch_sampler)
+        if self.batch_size is None:
+            return self._order()
+        return list(BatchSampler(self._order(), self.batch_size, self.drop_last))
+
+    def _base_seed(self) -> int:
+        """The workers' base seed: read from the loader's stream without moving it (so the
+        shuffles, and any later draw, are those of ``num_workers=0``), mixed with the
+        epoch's number (PyTorch draws one per epoch)."""
+        def peek(b: Backend) -> Any:
+            state = b.get_rng_state()
+            try:
+                return b.rand((2,), b.dtype(_dt.float64))
+            finally:
+                b.set_rng_state(state)
+        u = self._backend().to_numpy(self._draw(peek)).tolist()  # an explicit host read
+        self._epochs += 1
+        return (int(u[0] * 2 ** 31) * 2 ** 31 + int(u[1] * 2 ** 31)
+                + self._epochs * 0x9E3779B97F4A7C15) % 2 ** 62
 
     def _order(self) -> list[int]:
         """This epoch's indices on the host: the sampler's, a permutation, or in order."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import copy
 import itertools
 import math
 import re
@@ -183,6 +184,42 @@ class Tensor:
             if context.transform is not None:  # a detach()'s own tangent (xad.jvp)
                 context.transform.alias(self, a)
         return a
+
+    def __copy__(self) -> Tensor:
+        """``copy.copy``: a tensor of this one's class on its storage, outside any graph,
+        with a version counter of its own (PyTorch's rebuilt tensor): a change of either is
+        seen by the other on every backend (on JAX the copy had values of its own)."""
+        t = self.data
+        t.__class__ = type(self)
+        if self.requires_grad:
+            t.requires_grad_()
+        return t
+
+    def __deepcopy__(self, memo: dict) -> Tensor:
+        """``copy.deepcopy``: a new storage, shared by the copies (made by the same call) of
+        the tensors that share this one's, as PyTorch's: a copied view stays a view of its
+        copied base (the default copy gave it an array of its own, and left the copy's list
+        of views naming the original's)."""
+        new = _new(type(self))
+        memo[id(self)] = new
+        base = self._base
+        for k, v in self.__dict__.items():
+            if k not in ("_array", "_base", "_views"):
+                setattr(new, k, copy.deepcopy(v, memo))
+        if base is None:
+            new._array = copy.deepcopy(self._array, memo)
+            return new
+        new._base = b = copy.deepcopy(base, memo)
+        if self._view_fn is None:  # detach(), .data
+            new._array = b._array
+        else:
+            op, params = self._view_fn
+            with b._backend.on_device():
+                new._array = op.forward(b._backend, b._array, **params)
+        if b._views is None:
+            b._views = []
+        b._views.append(weakref.ref(new))
+        return new
 
     def _copy(self) -> Tensor:
         """A tensor with a fresh copy of the array (not recorded)."""
@@ -1120,6 +1157,11 @@ class Tensor:
         JAX)."""
         return _ops.torch_conventions.atan2(self, other)
 
+    def copysign(self, other) -> Tensor:
+        """PyTorch's ``copysign`` (gradient 0 where ``self`` is 0; :func:`xad.copysign`
+        gives +-1 there, as JAX)."""
+        return _ops.torch_conventions.copysign(self, other)
+
     def max(self, dim=None, keepdim=False, *, axis=None, keepdims=False) -> Any:
         """The largest element; with ``dim`` (PyTorch's) ``(values, indices)``; with
         ``axis=`` (the standard's) the values only; with a tensor, :func:`xad.maximum`.
@@ -2055,12 +2097,12 @@ _FUNCTION_METHODS = {n: n for n in (
     "isnan isinf isfinite log2 log10 erf sinh cosh asin acos atan asinh acosh atanh square "
     "reciprocal positive negative signbit logical_not logical_and logical_or logical_xor "
     "bitwise_and bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift maximum "
-    "minimum copysign nextafter greater greater_equal less less_equal not_equal multiply "
+    "minimum nextafter greater greater_equal less less_equal not_equal multiply "
     "rsqrt exp2 logit deg2rad rad2deg outer dot trace diagonal chunk unbind isclose "
     "allclose div bmm mv addmm frac float_power fmax fmin heaviside unflatten "
     "repeat_interleave fliplr flipud ravel diag erfc erfinv lgamma digamma fmod unique "
     "unique_consecutive bincount tensor_split unfold cummax cummin logcumsumexp "
-    "scatter_reduce index_put index_put_ as_strided").split()} | {
+    "scatter_reduce index_put index_put_ as_strided index_copy index_reduce put").split()} | {
     "mul": "multiply", "neg": "negative", "true_divide": "divide", "divide": "div",
     "arccos": "acos", "arcsin": "asin", "arctan": "atan", "arctan2": "atan2",
     "arccosh": "acosh", "arcsinh": "asinh", "arctanh": "atanh", "bitwise_not": "bitwise_invert",
@@ -2069,7 +2111,10 @@ _FUNCTION_METHODS = {n: n for n in (
 _INPLACE_METHODS = ("abs sqrt exp log log2 log10 log1p expm1 sigmoid tanh relu neg negative "
                     "floor ceil round trunc sign sin cos tan reciprocal square rsqrt pow "
                     "remainder floor_divide true_divide maximum minimum tril triu "
-                    "hypot xlogy clamp_min clamp_max frac erfc erfinv lgamma digamma fmod").split()
+                    "hypot xlogy clamp_min clamp_max frac erfc erfinv lgamma digamma fmod atan2 "
+                    "copysign bitwise_and bitwise_or bitwise_xor bitwise_not "
+                    "bitwise_left_shift bitwise_right_shift index_copy index_reduce put "
+                    "scatter_reduce").split()
 
 
 def _function_method(name: str, target: str) -> Callable:

@@ -267,6 +267,14 @@ def _view_of(t: Tensor, steps: tuple) -> Tensor:
     return t
 
 
+def _changed(layout: tuple, tree: Any) -> bool:
+    """Whether the call changed the containers of its arguments (``xs.append(y)``,
+    ``d["out"] = y``): ``layout`` is their structure and leaves before it."""
+    leaves: list = []
+    return _flatten(tree, leaves) != layout[0] or any(
+        a is not b for a, b in zip(leaves, layout[1]))
+
+
 def _kept_constants(rec: Recorder) -> bool:
     """Whether a constant the call made (``zeros(...)`` stored as a cache, a GradScaler's
     scale) outlives it: then it is state a later call reads and may change, so the call is
@@ -535,7 +543,12 @@ class CompiledFunction:
         again = entries is not None and not entries
         if entries is None:
             entries = self._cache[key] = []
-        return self._record(entries, args, kwargs, tensors, again, before)
+        try:
+            return self._record(entries, args, kwargs, tensors, again, before)
+        except BaseException:
+            if not entries and self._cache.get(key) is entries:  # nothing recorded: the
+                del self._cache[key]  # next call is a first call, not a second recording
+            raise
 
     def _room(self, why: str) -> bool:
         """Whether a new recording may be kept: at ``cache_size`` programs the least
@@ -555,7 +568,7 @@ class CompiledFunction:
                 tensors: list[Tensor], again: bool = False, before: Any = ()) -> Any:
         rec = Recorder(list(tensors), graphs=self.cuda_graphs)
         roots: list = []
-        _flatten((args, kwargs), roots)
+        layout = _flatten((args, kwargs), roots), list(roots)
         reads = Reads(self.fn, roots, lambda: rec.paused, lambda: rec.hosts > 0,
                       functools.partial(_called, rec), before)
         prev = recording(rec)
@@ -570,7 +583,11 @@ class CompiledFunction:
         if self.check and entry.program is not None:
             entry.trace = trace(rec, [o if isinstance(o, Tensor) else None for o in outs])
         moved = reads.changed() if entry.program is not None else None
-        if reads.failed is not None and entry.program is not None:
+        if entry.program is not None and _changed(layout, (args, kwargs)):
+            entry = _Entry(None, "it changes the lists or dicts it was passed (an item "
+                                 "added, removed or replaced), which a replay would not; "
+                                 "return the new values instead")
+        elif reads.failed is not None and entry.program is not None:
             entry = _Entry(None, f"the Python values it reads could not be guarded "
                                  f"({reads.failed})")
         elif moved is not None and again:

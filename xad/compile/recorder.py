@@ -22,6 +22,7 @@ such as ``.item()``, a hook's Python code, a draw outside the factories) makes t
 
 from __future__ import annotations
 
+import inspect
 import sys
 import weakref
 from dataclasses import dataclass, field
@@ -420,6 +421,8 @@ class Recorder:
         inputs = [a for a in (*args, *kwargs.values()) if isinstance(a, Tensor)]
         refs = self._refs(tuple(inputs))
         out = self._paused(fn, args, kwargs)
+        if context.transform is not None:  # inside vmap: the array drawn is the batch's
+            args, kwargs = _physical(fn, args, kwargs, tuple(out._array.shape))
         self.instrs.append(Instr("draw", fn, refs, self._outs(out._array, len(self.instrs)),
                                  {"args": args, "kwargs": kwargs}, label=fn.__name__))
         return out
@@ -430,6 +433,22 @@ class Recorder:
             return fn(*args, **kwargs)
         finally:
             self.paused = False
+
+
+def _physical(fn: Any, args: tuple, kwargs: dict, shape: tuple) -> tuple[tuple, dict]:
+    """The arguments that draw ``shape``, the array a random factory drew inside
+    ``vmap(randomness="different")`` (one draw per example: the batch's shape first),
+    where a replay, outside the transform, would draw the logical shape and broadcast one
+    draw to every example."""
+    if fn.__name__ in ("rand", "randn"):
+        return shape, kwargs
+    if fn.__name__ == "randint":
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+        a = bound.arguments
+        low, high = (a["low"], a["high"]) if a.get("size") is not None else (0, a["low"])
+        rest = {k: v for k, v in a.items() if k not in ("low", "high", "size")}
+        return (low, high, shape), rest
+    return args, kwargs  # (the others draw no per-example batch: vmap refuses them)
 
 
 def _root(t: Tensor) -> Tensor:

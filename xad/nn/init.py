@@ -10,12 +10,16 @@ import math
 import warnings
 
 from .. import autograd as _ag
-from ..factories import full, rand, randn
+from .. import dtypes as _dt
+from .. import linalg as _linalg
+from .. import ops as _ops
+from ..factories import eye, full, rand, randn
 from ..generator import Generator
 from ..tensor import Tensor
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_",
-           "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_"]
+           "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_",
+           "trunc_normal_", "orthogonal_", "sparse_", "dirac_", "eye_"]
 
 
 def _fill(t: Tensor, values: Tensor) -> Tensor:
@@ -183,3 +187,126 @@ def _default_reset(weight: Tensor, bias: Tensor | None) -> None:
         fan_in = _fans(weight)[0]
         bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0.0
         uniform_(bias, -bound, bound)
+
+
+def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
+                  b: float = 2.0, generator: Generator | None = None) -> Tensor:
+    """Fill with samples from ``N(mean, std**2)`` truncated to ``[a, b]`` (PyTorch's inverse
+    CDF method: a uniform draw between the bounds' CDF values mapped through ``erfinv``,
+    then clamped to ``[a, b]`` against rounding).
+
+    Example:
+        >>> import xad
+        >>> w = xad.nn.init.trunc_normal_(xad.zeros(1000), std=2.0, a=-1.0, b=3.0)
+        >>> bool(((w >= -1.0) & (w <= 3.0)).all())
+        True
+    """
+    if mean < a - 2 * std or mean > b + 2 * std:
+        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The "
+                      "distribution of values may be incorrect.", stacklevel=2)
+
+    def cdf(v: float) -> float:
+        return (1.0 + math.erf((v - mean) / std / math.sqrt(2.0))) / 2.0
+
+    lo, hi = 2 * cdf(a) - 1, 2 * cdf(b) - 1
+    u = rand(*tensor.shape, dtype=tensor.dtype, backend=tensor._backend, generator=generator)
+    with _ag.no_grad():
+        v = _ops.erfinv(u * (hi - lo) + lo) * (std * math.sqrt(2.0)) + mean
+        return _fill(tensor, _ops.clip(v, a, b))
+
+
+def orthogonal_(tensor: Tensor, gain: float = 1.0,
+                generator: Generator | None = None) -> Tensor:
+    """Fill with a (semi-)orthogonal matrix times ``gain``: the Q of a Gaussian matrix's QR
+    (signs fixed by R's diagonal, so Q is uniformly distributed), the tensor seen as
+    ``(shape[0], rest)``; rows orthonormal for a wide shape, columns for a tall one.
+
+    Example:
+        >>> import xad
+        >>> q = xad.nn.init.orthogonal_(xad.zeros(4, 3, dtype=xad.float64))
+        >>> bool(xad.allclose(q.T @ q, xad.eye(3, dtype=xad.float64)))
+        True
+    """
+    if tensor.ndim < 2:
+        raise ValueError(f"orthogonal_: only tensors with 2 or more dimensions are supported "
+                         f"(got shape {tensor.shape})")
+    if tensor.size == 0:
+        return tensor  # PyTorch's: nothing to fill
+    rows = tensor.shape[0]
+    cols = tensor.size // rows
+    flat = randn(rows, cols, dtype=tensor.dtype, backend=tensor._backend, generator=generator)
+    with _ag.no_grad():
+        if rows < cols:
+            flat = _ops.matrix_transpose(flat)
+        q, r = _linalg.qr(flat)
+        q = q * _ops.sign(_ops.diagonal(r))
+        if rows < cols:
+            q = _ops.matrix_transpose(q)
+        return _fill(tensor, _ops.reshape(q * gain, tuple(tensor.shape)))
+
+
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01,
+            generator: Generator | None = None) -> Tensor:
+    """Fill a 2-d tensor from ``N(0, std**2)`` with ``ceil(sparsity * rows)`` zeros in each
+    column, at rows drawn at random (PyTorch's ``sparse_``).
+
+    Example:
+        >>> import xad
+        >>> w = xad.nn.init.sparse_(xad.zeros(4, 3), sparsity=0.5)
+        >>> (w == 0).sum(axis=0).tolist()
+        [2, 2, 2]
+    """
+    if tensor.ndim != 2:
+        raise ValueError(f"sparse_: only tensors with 2 dimensions are supported (got shape "
+                         f"{tensor.shape})")
+    rows, cols = tensor.shape
+    zeros = math.ceil(sparsity * rows)
+    z = randn(rows, cols, dtype=tensor.dtype, backend=tensor._backend, generator=generator)
+    u = rand(rows, cols, dtype=_dt.float64, backend=tensor._backend, generator=generator)
+    with _ag.no_grad():
+        rank = _ops.argsort(_ops.argsort(u, axis=0), axis=0)  # a random permutation per column
+        return _fill(tensor, _ops.where(rank < zeros, 0.0, z * std))
+
+
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """Fill a 3-, 4- or 5-d convolution weight with the Dirac delta: each of the first
+    ``min(out_channels // groups, in_channels)`` output channels of every group passes its
+    input channel through unchanged (PyTorch's ``dirac_``).
+
+    Example:
+        >>> import xad
+        >>> w = xad.nn.init.dirac_(xad.zeros(2, 2, 3))
+        >>> w[:, :, 1].tolist(), float(w.sum())
+        ([[1.0, 0.0], [0.0, 1.0]], 2.0)
+    """
+    if tensor.ndim not in (3, 4, 5):
+        raise ValueError(f"dirac_: only tensors with 3, 4, or 5 dimensions are supported "
+                         f"(got shape {tensor.shape})")
+    out, inp = tensor.shape[:2]
+    if groups < 1 or out % groups:
+        raise ValueError(f"dirac_: dim 0 ({out}) must be divisible by groups ({groups})")
+    per = out // groups
+    n = min(per, inp)
+    rows = [g * per + d for g in range(groups) for d in range(n)]
+    centre = tuple([s // 2] * len(rows) for s in tensor.shape[2:])
+    key = (rows, [d for _ in range(groups) for d in range(n)], *centre)
+    w = full(tuple(tensor.shape), 0, dtype=tensor.dtype, backend=tensor._backend)
+    with _ag.no_grad():
+        if rows:
+            w[key] = 1
+        return _fill(tensor, w)
+
+
+def eye_(tensor: Tensor) -> Tensor:
+    """Fill a 2-d tensor with the identity (ones on the main diagonal).
+
+    Example:
+        >>> import xad
+        >>> xad.nn.init.eye_(xad.zeros(2, 3)).tolist()
+        [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
+    """
+    if tensor.ndim != 2:
+        raise ValueError(f"eye_: only tensors with 2 dimensions are supported (got shape "
+                         f"{tensor.shape})")
+    n, m = tensor.shape
+    return _fill(tensor, eye(n, m, dtype=tensor.dtype, backend=tensor._backend))

@@ -48,6 +48,17 @@ class Parameter(Tensor):
             raise TypeError(f"Parameter: requires_grad=True needs a floating dtype, got "
                             f"{data.dtype}; pass requires_grad=False or cast with .astype()")
         Tensor.__init__(self, data._array, requires_grad=requires_grad, backend=data._backend)
+        data._share_version(self)  # one memory, one counter (PyTorch's): a change of either
+        # raises at the backward of a graph that saved the other
+
+    def __deepcopy__(self, memo: dict) -> Parameter:
+        """``copy.deepcopy``: a parameter of a copy of the values, with ``requires_grad`` and
+        without ``.grad``, as PyTorch's (a copied model's optimiser must not step by the
+        original's gradients)."""
+        if id(self) not in memo:
+            with _ag.no_grad():
+                memo[id(self)] = type(self)(self.detach().clone(), self.requires_grad)
+        return memo[id(self)]
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
@@ -498,9 +509,10 @@ class Module:
 
     def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True
                         ) -> IncompatibleKeys:
-        """Copy values into this module's parameters and buffers (they keep their backend
-        and dtype). With ``strict``, missing or unexpected keys are an error; a shape
-        mismatch always is, naming the key and both shapes.
+        """Copy values into this module's parameters and buffers (they keep their storage,
+        backend and dtype: their views see the values, as PyTorch's). With ``strict``,
+        missing or unexpected keys are an error; a shape mismatch always is, naming the key
+        and both shapes.
 
         Example:
             >>> import xad
@@ -539,15 +551,12 @@ class Module:
                                + "\n  ".join(errors)
                                + ("\n(pass strict=False to ignore missing and unexpected "
                                   "keys)" if strict and (missing or unexpected) else ""))
-        with _ag.no_grad():
+        with _ag.no_grad():  # into the storage, as PyTorch's copy_: views see the values
             for k, v in values.items():
                 t = targets[k]
                 if v._backend is not t._backend:
                     v = v.to(t._backend)
-                v = v.detach().clone()
-                if v.dtype != t.dtype:
-                    v = v.astype(t.dtype)
-                t._set_data(v._array)
+                t.copy_(v.detach() if v.dtype == t.dtype else v.detach().astype(t.dtype))
         return IncompatibleKeys(missing, unexpected)
 
     # ----- printing ---------------------------------------------------------------------

@@ -30,6 +30,8 @@ from .elementwise import *  # noqa: F403
 from .elementwise import __all__ as _e
 from .elementwise_math import *  # noqa: F403
 from .elementwise_math import __all__ as _em
+from .index_writes import *  # noqa: F403
+from .index_writes import __all__ as _iw
 from .indexing import *  # noqa: F403
 from .indexing import __all__ as _i
 from .inplace import *  # noqa: F403
@@ -72,7 +74,7 @@ from .unique_and_counts import __all__ as _uc
 
 __all__ = ["REGISTRY", "Op", "apply", *_b, *_c, *_dtf, *_e, *_em, *_i, *_ip, *_l, *_m, *_ni,
            *_no, *_r, *_sel, *_s, *_so, *_sf, *_t, *_tc, *_tr, *_uc, *_ce,
-           *_sw, *_sr, *_st]
+           *_sw, *_sr, *_st, *_iw]
 
 _tensor.install_operations(_sys.modules[__name__], binary, _elementwise)
 _graph.installed.sum_to = sum_to  # noqa: F405

@@ -295,7 +295,7 @@ def _setitem(x: Tensor, key: Any, value: Any, fresh: bool) -> None:
         return
     b = x._backend
     fresh = fresh or x._node is not None  # never write into an array a node may have saved
-    out = _raw_call(_store, b, x, _apart(x, v), key=k, fresh=fresh, label="setitem")
+    out = _raw_call(_store, b, x, _apart(x, v, k), key=k, fresh=fresh, label="setitem")
     if not fresh and b.mutable and out is not x._array:
         _replaced(x, out)  # the library could not write this key in place
     elif fresh:
@@ -307,12 +307,16 @@ def _setitem(x: Tensor, key: Any, value: Any, fresh: bool) -> None:
             _refresh_views(x)
 
 
-def _apart(x: Tensor, o: Any) -> Any:
+def _apart(x: Tensor, o: Any, key: tuple = (...,)) -> Any:
     """``o``, or a copy of it where it is another view of ``x``'s storage (``x += x.T``,
-    ``x[1:] = x[:-1]``): a change written into ``x``'s array then reads ``o``'s values from
-    before it on every backend (NumPy's meaning; CuPy's kernels would race, torch's raise)."""
-    if not isinstance(o, Tensor) or o is x or not x._backend.mutable:
+    ``x[1:] = x[:-1]``), or ``x`` itself written at other places (``x[idx] = x``): a change
+    written into ``x``'s array then reads ``o``'s values from before it on every backend
+    (NumPy's meaning; CuPy's kernels would race, torch's raise)."""
+    if not isinstance(o, Tensor) or not x._backend.mutable:
         return o
+    if o is x:
+        whole = all(k is Ellipsis or (isinstance(k, slice) and k == slice(None)) for k in key)
+        return o if whole else o._copy()
     a, c = x, o
     while a._base is not None:
         a = a._base

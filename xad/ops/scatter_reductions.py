@@ -161,8 +161,7 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor,  # noqa:
     key = _grid(x, axis, index, "scatter_reduce")
     if src.shape != index.shape:
         src = getitem_raw(src, tuple(slice(0, n) for n in index.shape))
-    if src.dtype is not x.dtype:
-        src = astype(src, x.dtype)
+    same_dtype(x, src, "scatter_reduce", "src")  # a cast would truncate floats into ints
     if index.size == 0:
         return x * 1
     groups = _groups(x, src, key, descending=reduce == "amin")

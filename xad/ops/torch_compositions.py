@@ -23,7 +23,7 @@ from .linalg import matmul
 from .manipulation import broadcast_arrays, meshgrid, take_along_axis
 from .reduce import cumsum
 from .select import index_add, same_dtype
-from .shape import concat, flip, permute_dims, reshape, stack
+from .shape import concat, flip, permute_dims, reshape, stack, view_of
 from .torch_conventions import vector_norm
 
 __all__ = ["addcmul", "addcdiv", "lerp", "logaddexp2", "xlogy", "cross", "cdist", "dist",
@@ -834,7 +834,8 @@ def unflatten(input: Tensor, dim: int, sizes: Any) -> Tensor:  # noqa: A002
         (2, 2, 3)
     """
     d = dim % input.ndim
-    return reshape(input, (*input.shape[:d], *sizes, *input.shape[d + 1:]))
+    out = reshape(input, (*input.shape[:d], *sizes, *input.shape[d + 1:]))
+    return view_of(input) if out is input else out  # never input itself, as PyTorch's
 
 
 def repeat_interleave(input: Tensor, repeats: Any, dim: int | None = None) -> Tensor:  # noqa: A002
@@ -905,14 +906,16 @@ def flipud(input: Tensor) -> Tensor:  # noqa: A002
 
 
 def ravel(input: Tensor) -> Tensor:  # noqa: A002
-    """The elements as one dimension (PyTorch's ``ravel``).
+    """The elements as one dimension (PyTorch's ``ravel``: a new view where one exists,
+    never ``input`` itself, so a hook on it sees only what flows through it).
 
     Example:
         >>> import xad
         >>> xad.ravel(xad.zeros(2, 3)).shape
         (6,)
     """
-    return reshape(input, (-1,))
+    out = reshape(input, (-1,))
+    return view_of(input) if out is input else out
 
 
 def _atleast(n: int, tensors: tuple) -> Any:

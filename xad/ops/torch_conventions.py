@@ -15,12 +15,13 @@ from typing import Any
 from ..tensor import Tensor
 from ._apply import binary
 from .axes import normalize_axis
-from .elementwise_math import Atan2
+from .elementwise import where
+from .elementwise_math import Atan2, Copysign
 from .norms import sqrt_zero_grad
 from .norms import vector_norm as _vector_norm
 from .reduce import argmax, argmin, max_indexed, variance
 
-__all__ = ["max_dim", "var", "std", "norm", "vector_norm", "atan2"]
+__all__ = ["max_dim", "var", "std", "norm", "vector_norm", "atan2", "copysign"]
 
 
 def max_dim(x: Tensor, dim: int, keepdim: bool = False, *,
@@ -121,3 +122,31 @@ def atan2(input: Any, other: Any) -> Tensor:
         [0.0]
     """
     return binary(_Atan2ZeroOrigin, input, other)
+
+
+class _CopysignZeroGrad(Copysign):
+    """``copysign`` whose gradient at ``x1 == 0`` is 0 (PyTorch's ``result / self`` with
+    0 where ``self`` is 0), not the sign's +-1."""
+
+    @staticmethod
+    def backward(node, g):
+        gx, _ = Copysign.backward(node, g)
+        return where(node.inputs[0] == 0, 0, gx), None
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        t = Copysign.jvp(primals, tangents, out)
+        return None if t is None else where(primals[0] == 0, 0, t)
+
+
+def copysign(input: Any, other: Any) -> Tensor:
+    """PyTorch's ``torch.copysign``: gradient 0 where ``input`` is 0 (:func:`xad.copysign`
+    gives the sign's +-1 there).
+
+    Example:
+        >>> import xad
+        >>> x = xad.tensor([0.0, 2.0], requires_grad=True)
+        >>> x.copysign(-1.0).sum().backward(); x.grad.tolist()
+        [0.0, -1.0]
+    """
+    return binary(_CopysignZeroGrad, input, other)

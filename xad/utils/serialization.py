@@ -36,12 +36,13 @@ from typing import Any, BinaryIO, TypeGuard, cast
 from .. import backend as _backend
 from .. import dtypes as _dt
 from ..tensor import Tensor
+from .saved_views import encode_chain, remake, root_and_chain
 
 __all__ = ["save", "load", "CheckpointError"]
 
 MAGIC = b"\x89XADCKP\n"
-VERSION = 2
-_READS = (1, 2)
+VERSION = 3  # 3: storages shared by several tensors (written only where some are)
+_READS = (1, 2, 3)
 ALIGN = 64
 _PREFIX = len(MAGIC) + 8
 _MAX_DEPTH = 256
@@ -94,22 +95,50 @@ def save(obj: Any, path: str | os.PathLike[str] | BinaryIO) -> None:
 
 
 def _serialize(obj: Any) -> tuple[bytes, list[bytes]]:
-    """The padded header and each tensor's bytes."""
-    tensors: list[Tensor] = []
-    encoded = _encode(obj, tensors, "obj", 0)
-    entries = []  # (tensor, offset, nbytes)
-    offset = 0
-    for t in tensors:
+    """The padded header and each tensor's bytes (tensors that share storage: once)."""
+    met: list[tuple[Tensor, dict]] = []
+    encoded = _encode(obj, met, "obj", 0)
+    stored, storages = _share(met)
+    offset, datas = 0, []
+    for t, entry in stored:
         nbytes = math.prod(t.shape) * _ITEMSIZE[t.dtype.name]
-        entries.append((t, offset, nbytes))
+        datas.append(_tensor_bytes(t, nbytes))
+        entry.update(offset=offset, nbytes=nbytes, crc32=zlib.crc32(datas[-1]))
         offset += _padded(nbytes)
-    _set_offsets(encoded, iter(entries))
-    datas = [_tensor_bytes(t, nbytes) for t, _, nbytes in entries]
-    _set_checksums(encoded, iter(datas))
-    fields = {"format": "xad", "version": VERSION, "data_bytes": offset, "object": encoded}
+    fields = {"format": "xad", "version": VERSION if storages else 2, "data_bytes": offset,
+              "object": encoded, **({"storages": storages} if storages else {})}
     header = _compact({"crc32": zlib.crc32(_compact(fields)), **fields})
     header += b" " * (_padded(_PREFIX + len(header)) - _PREFIX - len(header))
     return header, datas
+
+
+def _share(met: list[tuple[Tensor, dict]]) -> tuple[list[tuple[Tensor, dict]], list[dict]]:
+    """The tensors whose bytes are written, with their entries, and the storages: the
+    tensors of ``met`` that share one storage with another of ``met`` become views of it
+    (``{"$": "view", "storage": j, "chain": [...]}``), as ``torch.save`` keeps them."""
+    groups: dict[int, list] = {}
+    for t, entry in met:
+        root, chain = root_and_chain(t)
+        groups.setdefault(id(root), [root]).append((t, entry, encode_chain(chain)))
+    stored: list[tuple[Tensor, dict]] = []
+    storages: list[dict] = []
+    for root, *members in groups.values():
+        shared = [m for m in members if m[2] is not None]
+        if len(shared) < 2:
+            shared = []
+        stored += [(t, entry) for t, entry, _ in members if not any(
+            entry is e for _, e, _ in shared)]
+        if shared:
+            storage = {"$": "tensor", "dtype": root.dtype.name, "shape": list(root.shape),
+                       "requires_grad": any(t is root and t.requires_grad
+                                            for t, _, _ in shared)}
+            stored.append((root, storage))
+            first: dict[int, int] = {}  # one tensor met twice loads as one tensor
+            for k, (t, entry, chain) in enumerate(shared):
+                entry.update({"$": "view", "storage": len(storages), "chain": chain,
+                              "object": first.setdefault(id(t), k)})
+            storages.append(storage)
+    return stored, storages
 
 
 def _write(f: BinaryIO, header: bytes, datas: list[bytes]) -> None:
@@ -125,7 +154,7 @@ def _padded(n: int) -> int:
     return -(-n // ALIGN) * ALIGN
 
 
-def _encode(obj: Any, tensors: list[Tensor], where: str, depth: int) -> Any:
+def _encode(obj: Any, tensors: list[tuple[Tensor, dict]], where: str, depth: int) -> Any:
     if depth > _MAX_DEPTH:
         raise ValueError(f"xad.save: the object nests deeper than {_MAX_DEPTH} levels at "
                          f"{where}")
@@ -139,9 +168,10 @@ def _encode(obj: Any, tensors: list[Tensor], where: str, depth: int) -> Any:
         if obj.dtype.name not in _ITEMSIZE:
             raise TypeError(f"xad.save: the tensor at {where} has dtype {obj.dtype}, which "
                             f"checkpoints do not support")
-        tensors.append(obj)
-        return {"$": "tensor", "dtype": obj.dtype.name, "shape": list(obj.shape),
-                "requires_grad": bool(obj.requires_grad)}
+        entry = {"$": "tensor", "dtype": obj.dtype.name, "shape": list(obj.shape),
+                 "requires_grad": bool(obj.requires_grad)}
+        tensors.append((obj, entry))
+        return entry
     if isinstance(obj, dict):
         keys, values = [], []
         for k, v in obj.items():
@@ -174,21 +204,6 @@ def _as_backend_tensor(obj: Any) -> Tensor | None:
     return None
 
 
-def _set_offsets(node: Any, entries: Any) -> None:
-    """Fill in offsets and byte counts, in the order ``_encode`` met the tensors."""
-    if not isinstance(node, dict):
-        return
-    kind = node["$"]
-    if kind == "tensor":
-        _, node["offset"], node["nbytes"] = next(entries)
-    elif kind == "dict":
-        for v in node["values"]:
-            _set_offsets(v, entries)
-    elif kind in ("list", "tuple"):
-        for v in node["items"]:
-            _set_offsets(v, entries)
-
-
 def _tensor_bytes(t: Tensor, nbytes: int) -> bytes:
     host = t._backend.to_numpy(t._array)  # an explicit host copy: saving asked for it
     if sys.byteorder == "big":
@@ -202,17 +217,6 @@ def _tensor_bytes(t: Tensor, nbytes: int) -> bytes:
 
 def _compact(obj: Any) -> bytes:
     return json.dumps(obj, separators=(",", ":"), allow_nan=False).encode("utf-8")
-
-
-def _set_checksums(node: Any, datas: Any) -> None:
-    """Add each tensor's CRC-32, in the order ``_encode`` met the tensors."""
-    if not isinstance(node, dict):
-        return
-    kind = node["$"]
-    if kind == "tensor":
-        node["crc32"] = zlib.crc32(next(datas))
-    for v in node["values"] if "values" in node else node.get("items", ()):
-        _set_checksums(v, datas)
 
 
 def _new_temp(path: str) -> tuple[str, int]:
@@ -347,6 +351,11 @@ class _Reader:
         self.data_bytes = data_bytes
         if "object" not in header:
             raise self.fail("the header has no 'object' entry")
+        self.storages = header.get("storages", [])
+        if not isinstance(self.storages, list):
+            raise self.fail("the header's storages entry is not a list")
+        self.loaded: dict[int, Tensor] = {}
+        self.loaded_views: dict[tuple, Tensor] = {}
         obj = self.decode(header["object"], "obj", 0)
         if self.checked:
             crc = header.pop("crc32", None)
@@ -388,7 +397,29 @@ class _Reader:
             return d
         if kind == "tensor":
             return self.tensor(node, where)
+        if kind == "view":
+            return self.view(node, where)
         raise self.fail(f"unknown entry type {kind!r} at {where}")
+
+    def view(self, node: dict[str, Any], where: str) -> Tensor:
+        """A tensor that shares a storage of the file with others (``saved_views``)."""
+        j, chain = node.get("storage"), node.get("chain")
+        if not _is_count(j) or j >= len(self.storages) or not isinstance(chain, list):
+            raise self.fail(f"the view at {where} names no storage of the file")
+        if j not in self.loaded:
+            self.loaded[j] = self.tensor(self.storages[j], f"storage {j}")
+        key = (j, node.get("object"))
+        if key in self.loaded_views:
+            return self.loaded_views[key]
+        try:
+            t = remake(self.loaded[j], chain, node.get("requires_grad") is True)
+        except (KeyError, TypeError, ValueError, IndexError) as e:
+            raise self.fail(f"the view at {where} has a malformed chain {chain!r} "
+                            f"({type(e).__name__})") from None
+        if list(t.shape) != node.get("shape") or t.dtype.name != node.get("dtype"):
+            raise self.fail(f"the view at {where} does not have its declared shape/dtype")
+        self.loaded_views[key] = t
+        return t
 
     def tensor(self, node: dict[str, Any], where: str) -> Tensor:
         dtype, shape = node.get("dtype"), node.get("shape")

@@ -5,8 +5,9 @@
 clipped or reflected by ``padding_mode``, with PyTorch's gradient at the borders: zero on
 and past them), the corner pixels gathered with ``take_along_axis`` and blended by weights
 that are differentiable in the grid, so the gradients reach both the input and the grid, to
-any order. ``mode``: ``"bilinear"`` (trilinear on 5-d input) or ``"nearest"`` (no gradient
-to the grid, as PyTorch's); ``"bicubic"`` is not implemented.
+any order. ``mode``: ``"bilinear"`` (trilinear on 5-d input), ``"nearest"`` (no gradient
+to the grid, as PyTorch's) or ``"bicubic"`` (4-d input: PyTorch's 4x4 taps with ``A = -0.75``,
+``padding_mode`` applied to each tap's pixel, not to the sample point, as PyTorch's).
 """
 
 from __future__ import annotations
@@ -116,6 +117,46 @@ def _gather(flat: Tensor, at: list[Tensor], sizes: Sequence[int]) -> Tensor:
     return _ops.where(inside[:, None, :], taken, 0.0)
 
 
+def _cubic_weights(t: Tensor) -> list[Tensor]:
+    """PyTorch's cubic convolution weights (``A = -0.75``) of the taps at ``-1, 0, 1, 2``
+    from a fraction ``t`` in ``[0, 1)``."""
+    a = -0.75
+
+    def near(x: Tensor) -> Tensor:  # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x: Tensor) -> Tensor:  # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    return [far(t + 1.0), near(t), near(1.0 - t), far(2.0 - t)]
+
+
+def _tap(c: Tensor, n: int, padding_mode: str, align: bool) -> Tensor:
+    """An integer tap coordinate moved by ``padding_mode`` (PyTorch's ``compute_coordinates``
+    on each bicubic tap)."""
+    if padding_mode == "border":
+        return _clip(c, n)
+    if padding_mode == "reflection":
+        c = _reflect(c, 0, 2 * (n - 1)) if align else _reflect(c, -1, 2 * n - 1)
+        return _clip(c, n)
+    return c
+
+
+def _bicubic(flat: Tensor, g: Tensor, sizes: Sequence[int], padding_mode: str,
+             align: bool) -> Tensor:
+    """``flat`` ``(N, C, H*W)`` sampled bicubically at the normalised points ``g`` ``(N, L,
+    2)``: 16 taps around each point, weighted by cubic functions of its fractions (the
+    gradient reaches the grid through them)."""
+    h, w = sizes
+    ix, iy = _unnormalize(g[..., 0], w, align), _unnormalize(g[..., 1], h, align)
+    x0, y0 = _ops.floor(ix).detach(), _ops.floor(iy).detach()
+    wx, wy = _cubic_weights(ix - x0), _cubic_weights(iy - y0)
+    xs = [_tap(x0 + (k - 1), w, padding_mode, align) for k in range(4)]
+    ys = [_tap(y0 + (k - 1), h, padding_mode, align) for k in range(4)]
+    terms = [_gather(flat, [xs[i], ys[j]], sizes) * (wx[i] * wy[j])[:, None, :]
+             for j in range(4) for i in range(4)]
+    return functools.reduce(operator.add, terms)
+
+
 def _check(input: Tensor, grid: Tensor, mode: str, padding_mode: str) -> int:
     nd = input.ndim - 2
     if nd not in (2, 3) or grid.ndim != input.ndim or grid.shape[-1] != nd \
@@ -123,9 +164,12 @@ def _check(input: Tensor, grid: Tensor, mode: str, padding_mode: str) -> int:
         raise ValueError(f"grid_sample: expected input (N, C, H, W) with grid (N, Ho, Wo, 2), "
                          f"or input (N, C, D, H, W) with grid (N, Do, Ho, Wo, 3); got input "
                          f"{input.shape} and grid {grid.shape}")
-    if mode not in ("bilinear", "nearest"):
-        raise ValueError(f"grid_sample: mode must be 'bilinear' or 'nearest' ('bicubic' is not "
-                         f"implemented), got {mode!r}")
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError(f"grid_sample: mode must be 'bilinear', 'nearest' or 'bicubic', got "
+                         f"{mode!r}")
+    if mode == "bicubic" and nd != 2:
+        raise ValueError(f"grid_sample: bicubic interpolation only supports 4-d input (N, C, "
+                         f"H, W), got input {input.shape}")
     if padding_mode not in _PADDING:
         raise ValueError(f"grid_sample: padding_mode must be one of {_PADDING}, got "
                          f"{padding_mode!r}")
@@ -156,6 +200,8 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
     g = _ops.reshape(grid, (n, -1, nd))
     src = [_source(g[..., k], sizes[nd - 1 - k], padding_mode, align) for k in range(nd)]
     flat = _ops.reshape(input, (n, c, -1))
+    if mode == "bicubic":
+        return _ops.reshape(_bicubic(flat, g, sizes, padding_mode, align), (n, c, *out))
     if mode == "nearest":
         y = _gather(flat, [_ops.round(s).detach() for s in src], sizes)
         # the grid's gradient is 0 (PyTorch's), not absent: a finite zero term keeps it used
