@@ -466,20 +466,29 @@ def _overlap_program(seed: int) -> tuple[str | None, str]:
     return None, what
 
 
-def test_a_write_through_a_reshape_of_a_result_laid_out_by_its_input(xb, request):
-    """OPEN (found by this fuzzer's probes, not fixed): xad takes every operation's result
-    as row-major, so ``y.reshape(-1)`` of ``y = x.T.exp()`` is a view; but NumPy, CuPy and
-    torch lay such a result out as its input (``x.T``'s order), their ``reshape`` then
-    copies, and a write through the "view" is lost on those backends (JAX, which remakes
-    views from their base, writes it). Pinned so that a fix shows as an XPASS."""
-    if xb.mutable:
-        request.applymarker(pytest.mark.xfail(strict=True, reason="an open defect: the "
-                                              "backend's reshape copies a transposed layout"))
+def test_a_reshape_of_a_result_laid_out_by_its_input_copies_where_the_layout_needs_it(xb):
+    """``y = x.T.exp()`` keeps ``x.T``'s layout on NumPy, CuPy and torch, as in PyTorch, so
+    ``y.reshape(-1)`` copies there and ``y.view(-1)`` raises, as PyTorch's. Before, xad
+    took every result as row-major: the copy was counted as a view (``y``'s version moved)
+    and a write through it was lost, and ``(x.T * 2).contiguous()`` returned the product
+    itself, whose ``view(-1)`` was then a copy. JAX has no layouts: xad's row-major model
+    makes ``y.reshape(-1)`` a view there (docs/PORTING.md)."""
     x = xad.tensor(np.arange(12.0).reshape(3, 4), dtype=xad.float64)
+    h = (x.T * 2).contiguous()  # row-major (a copy where the product kept x.T's layout)
+    h.view(-1)[1] = -1.0  # a view of it on every backend: the write reaches h
+    assert h[0, 1].item() == -1.0
     y = x.T.exp()
     r = y.reshape(-1)
     r[0] = 100.0
-    assert y[0, 0].item() == 100.0
+    if not xb.mutable:
+        assert y[0, 0].item() == 100.0 and y._version == 1
+        return
+    assert y[0, 0].item() == 1.0 and y._version == 0 and r._version == 1
+    with pytest.raises(ValueError, match="without a copy"):
+        y.view(-1)
+    z = x.exp()  # a row-major result stays a view both ways
+    z.reshape(-1)[0] = 100.0
+    assert z[0, 0].item() == 100.0 and z._version == 1
 
 
 @pytest.mark.parametrize("key", ["ints", "mask"])

@@ -96,6 +96,18 @@ class Backend:
         """``name`` or ``name:device`` for messages."""
         return self.name if self.device is None or self.is_host else f"{self.name}:{self.device}"
 
+    def reshapes_in_place(self, a: Any, shape: tuple[int, ...]) -> bool:
+        """Whether ``reshape(a, shape)`` can share ``a``'s memory. A mutable backend's
+        result keeps its input's layout, as PyTorch's (NumPy's ``exp(x.T)`` is in ``x.T``'s
+        order, and its reshape to one axis copies); an immutable one has no layout."""
+        if not self.mutable:
+            return True
+        try:
+            self.xp.reshape(a, shape, copy=False)
+        except (ValueError, AttributeError, RuntimeError):  # (the libraries' three errors)
+            return False
+        return True
+
     def on_device(self) -> Any:
         """``scope`` as a ``with`` block: this backend's device made current, or a no-op."""
         return _NO_SCOPE if self.scope is None else self.scope

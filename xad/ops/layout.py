@@ -6,6 +6,7 @@ hides memory layouts, so they are worked out from the chain of view operations."
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -114,7 +115,12 @@ def region_overlaps(t: Any, key: tuple, shape: tuple[int, ...]) -> bool:
 
 def is_contiguous(t: Tensor) -> bool:
     """Whether ``t``'s elements lie in row-major order in its storage (PyTorch's
-    ``is_contiguous``: axes of length one do not count)."""
-    if t._base is None or 0 in t.shape:
+    ``is_contiguous``: axes of length one do not count), by its strides and, where the
+    backend keeps layouts, its array's own (``x.T.exp()`` keeps ``x.T``'s, as PyTorch's)."""
+    if 0 in t.shape:
         return True
-    return all(n == 1 or s == c for n, s, c in zip(t.shape, strides(t), contiguous(t.shape)))
+    a = t._array
+    if a.shape == t.shape and not t._backend.reshapes_in_place(a, (math.prod(t.shape),)):
+        return False
+    return t._base is None or all(n == 1 or s == c for n, s, c in
+                                  zip(t.shape, strides(t), contiguous(t.shape)))

@@ -26,7 +26,11 @@ class Reshape(Op):
 
     @staticmethod
     def forward(b, x, shape, copy=None):
-        return b.xp.reshape(x, shape) if copy is None else b.xp.reshape(x, shape, copy=copy)
+        if copy is not True:
+            return b.xp.reshape(x, shape) if copy is None else b.xp.reshape(x, shape, copy=copy)
+        # a copy in row-major order (a library's copy may keep a transposed layout, and
+        # xad's views of the copy are of row-major strides): flat, then shaped (a view)
+        return b.xp.reshape(b.xp.reshape(x, (-1,), copy=True), shape)
 
     @classmethod
     def is_view(cls, params: dict) -> bool:
@@ -159,9 +163,9 @@ class Flip(Op):
 
 def reshape(x: Tensor, /, shape: Sequence[int] | int, *, copy: bool | None = None) -> Tensor:
     """The same elements in a new shape (one entry may be -1): a view exactly where
-    PyTorch's is (the elements' strides allow it: ``x.T.reshape(-1)`` copies), whatever the
-    backend; ``copy=True`` always copies, ``copy=False`` raises where a view cannot be
-    made.
+    PyTorch's is (the elements' strides allow it: ``x.T.reshape(-1)`` copies, and so, where
+    the backend keeps layouts as PyTorch does, does ``x.T.exp().reshape(-1)``);
+    ``copy=True`` always copies, ``copy=False`` raises where a view cannot be made.
 
     Example:
         >>> import xad
@@ -181,14 +185,17 @@ def reshape(x: Tensor, /, shape: Sequence[int] | int, *, copy: bool | None = Non
                          f"({size} elements) into {shape}")
     if shape == x.shape and copy is not True:
         return x
-    viewable = x._base is None or view_strides(x.shape, strides(x), shape) is not None
+    if copy is True:
+        return unary(Reshape, x, shape=shape, copy=True)
+    a = x._array  # its own layout decides too, where it is this tensor's (under vmap it
+    viewable = (x._base is None or view_strides(x.shape, strides(x), shape) is not None) \
+        and (a.shape != x.shape or x._backend.reshapes_in_place(a, shape))  # holds a batch)
     if copy is False and not viewable:
         raise ValueError(f"reshape: a tensor of shape {x.shape} cannot become {shape} "
-                         f"without a copy (its elements' strides {strides(x)} allow no view, "
-                         f"as in PyTorch); reshape with copy=None copies")
-    if copy is not True:
-        return unary(Reshape, x, shape=shape, copy=None if viewable else True)
-    return unary(Reshape, x, shape=shape, copy=True)
+                         f"without a copy (its elements' strides {strides(x)}, or the layout "
+                         f"an operation's result keeps from its input, allow no view, as in "
+                         f"PyTorch); reshape with copy=None copies")
+    return unary(Reshape, x, shape=shape, copy=None if viewable else True)
 
 
 def view_of(x: Tensor) -> Tensor:
