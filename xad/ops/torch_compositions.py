@@ -454,6 +454,11 @@ def cartesian_prod(*tensors: Tensor) -> Tensor:
     return stack([reshape(g, (-1,)) for g in grids], axis=1)
 
 
+def _inexact(x: Tensor) -> bool:
+    """Whether ``x`` is floating or complex (what PyTorch's float functions keep)."""
+    return x.dtype.is_floating or x.dtype in (_dt.complex64, _dt.complex128)
+
+
 def rsqrt(input: Tensor) -> Tensor:  # noqa: A002
     """``1 / sqrt(input)`` (PyTorch's ``rsqrt``).
 
@@ -463,7 +468,7 @@ def rsqrt(input: Tensor) -> Tensor:  # noqa: A002
         [0.5]
     """
     (input,) = autocast_float32(input, op="rsqrt")  # (autocast's float32 list)
-    return 1.0 / sqrt(input if input.dtype.is_floating else astype(input, _dt.float32))
+    return 1.0 / sqrt(input if _inexact(input) else astype(input, _dt.float32))
 
 
 def exp2(input: Tensor) -> Tensor:  # noqa: A002
@@ -474,7 +479,7 @@ def exp2(input: Tensor) -> Tensor:  # noqa: A002
         >>> xad.exp2(xad.tensor([3.0])).tolist()
         [8.0]
     """
-    return 2.0 ** (input if input.dtype.is_floating else astype(input, _dt.float32))
+    return 2.0 ** (input if _inexact(input) else astype(input, _dt.float32))
 
 
 def logit(input: Tensor, eps: float | None = None) -> Tensor:  # noqa: A002
