@@ -2,12 +2,14 @@
 oracle): random chains of elementwise functions, powers (integer, real, complex, tensor
 exponents; Python-number bases), mixed real/complex promotion with Python complex scalars,
 reductions (``sum mean prod cumsum cumprod var``, ``linalg.vector_norm``), ``matmul``/
-``einsum``, ``where`` and the ``torch.fft`` transforms (every ``norm``; the real ones'
-Hermitian gradients) over complex tensors made of real leaves. The result's values and
-dtype, and the gradients of a real loss of it (``backward()`` of real and imaginary parts
-and ``|y|^2``: PyTorch's convention, the conjugate Wirtinger derivative) and their dtypes
-must agree, in complex128 tightly and in complex64 loosely. Regression cases below pin
-each divergence the fuzzer found, and PyTorch's choices at ``0`` (``abs``' subgradient).
+``einsum``, ``where``, ``angle sgn polar complex`` and the ``torch.fft`` transforms (every
+``norm``; the real ones' Hermitian gradients) over complex tensors made of real leaves. The
+result's values and dtype, and the gradients of a real loss of it (``backward()`` of real
+and imaginary parts and ``|y|^2``: PyTorch's convention, the conjugate Wirtinger
+derivative) and their dtypes must agree, in complex128 tightly and in complex64 loosely.
+Regression cases below pin each divergence the fuzzer found, and PyTorch's choices at ``0``
+(``abs``, ``angle``, ``sgn``: subgradient 0). ``view_as_real``/``view_as_complex`` are not in
+xad (their views share memory, which xad's ``real``/``imag`` copies do not).
 
 ``XAD_FUZZ_N`` sets the chains (default 40 on NumPy, 8 on the other backends; the long run:
 5000). A failure names its seed: replay it with ``XAD_FUZZ_SEED=<seed> XAD_FUZZ_N=1``.
@@ -57,6 +59,9 @@ UNARY = {
     "rsqrt": lambda L, x: L.rsqrt(x), "square": lambda L, x: L.square(x),
     "abs": lambda L, x: L.abs(x), "real": lambda L, x: L.real(x),
     "imag": lambda L, x: L.imag(x), "conj": lambda L, x: L.conj(x), "neg": lambda L, x: -x,
+    "angle": lambda L, x: L.angle(x), "sgn": lambda L, x: L.sgn(x),
+    "polar": lambda L, x: L.polar(L.abs(x), L.real(x)),
+    "complex": lambda L, x: L.complex(L.imag(x), L.real(x) * 2.0),
     "pow2": lambda L, x: x ** 2, "pow3": lambda L, x: x ** 3, "pow-1": lambda L, x: x ** -1,
     "pow0.5": lambda L, x: x ** 0.5, "pow1.5": lambda L, x: x ** 1.5,
     "powc": lambda L, x: x ** (0.5 + 0.75j), "rpow": lambda L, x: 2.0 ** x,
@@ -84,8 +89,8 @@ UNARY = {
     "rfft2": lambda L, x: L.fft.rfft2(L.imag(x), s=(SIZE, 2 * SIZE - 1)),
     "fftshift": lambda L, x: L.fft.fftshift(x, dim=1),
 }
-KINKED = {"abs", "sqrt", "rsqrt", "log", "pow0.5", "pow1.5", "powc", "std", "var", "norm1",
-          "norm2", "norm3", "norminf"}  # a derivative that jumps (or is infinite) at 0
+KINKED = {"abs", "angle", "sgn", "polar", "sqrt", "rsqrt", "log", "pow0.5", "pow1.5", "powc",
+          "std", "var", "norm1", "norm2", "norm3", "norminf"}  # a derivative that jumps at 0
 BINARY = {
     "add": lambda L, x, y: x + y, "sub": lambda L, x, y: x - y,
     "mul": lambda L, x, y: x * y, "div": lambda L, x, y: x / y,
@@ -222,6 +227,11 @@ REGRESSIONS = {
     "negative integer power (raised)": lambda L, z, w: z ** -2 + w,
     "complex Python base (was complex64)": lambda L, z, w: (1 + 1j) ** z,
     "repeated index (CuPy's scatter_add refused complex)": lambda L, z, w: z[[0, 0, 2]] * w,
+    "angle at 0 (new)": lambda L, z, w: L.angle(z) * L.real(w),
+    "sgn at 0 (new)": lambda L, z, w: L.sgn(z) * w,
+    "angle of real (new)": lambda L, z, w: L.angle(L.real(z) - 0.5),
+    "polar, complex (new)": lambda L, z, w: L.polar(L.abs(w), L.imag(z)) * L.complex(
+        L.real(z), L.imag(w)),
 }
 
 
