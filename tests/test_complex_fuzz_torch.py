@@ -2,14 +2,15 @@
 oracle): random chains of elementwise functions, powers (integer, real, complex, tensor
 exponents; Python-number bases), mixed real/complex promotion with Python complex scalars,
 reductions (``sum mean prod cumsum cumprod var``, ``linalg.vector_norm``), ``matmul``/
-``einsum``, ``where``, ``angle sgn polar complex`` and the ``torch.fft`` transforms (every
-``norm``; the real ones' Hermitian gradients) over complex tensors made of real leaves. The
-result's values and dtype, and the gradients of a real loss of it (``backward()`` of real
-and imaginary parts and ``|y|^2``: PyTorch's convention, the conjugate Wirtinger
-derivative) and their dtypes must agree, in complex128 tightly and in complex64 loosely.
-Regression cases below pin each divergence the fuzzer found, and PyTorch's choices at ``0``
-(``abs``, ``angle``, ``sgn``: subgradient 0). ``view_as_real``/``view_as_complex`` are not in
-xad (their views share memory, which xad's ``real``/``imag`` copies do not).
+``einsum``/``F.linear``, ``addcmul addcdiv add(alpha) masked_fill where``, ``angle sgn polar
+complex`` and the ``torch.fft`` transforms (every ``norm``; the real ones' Hermitian
+gradients) over complex tensors made of real leaves. The result's values and dtype, and the
+gradients of a real loss of it (``backward()`` of real and imaginary parts and ``|y|^2``:
+PyTorch's convention, the conjugate Wirtinger derivative) and their dtypes must agree, in
+complex128 tightly and in complex64 loosely. Regression cases below pin each divergence the
+fuzzer found, and PyTorch's choices at ``0`` (``abs``, ``angle``, ``sgn``: subgradient 0).
+``view_as_real``/``view_as_complex`` are not in xad (their views share memory, which xad's
+``real``/``imag`` copies do not).
 
 ``XAD_FUZZ_N`` sets the chains (default 40 on NumPy, 8 on the other backends; the long run:
 5000). A failure names its seed: replay it with ``XAD_FUZZ_SEED=<seed> XAD_FUZZ_N=1``.
@@ -88,6 +89,7 @@ UNARY = {
     "irfftn": lambda L, x: L.fft.irfftn(x, s=(SIZE, SIZE), norm="forward"),
     "rfft2": lambda L, x: L.fft.rfft2(L.imag(x), s=(SIZE, 2 * SIZE - 1)),
     "fftshift": lambda L, x: L.fft.fftshift(x, dim=1),
+    "masked_fill": lambda L, x: x.masked_fill(L.tensor([[True, False, True]] * SIZE), 0.5),
 }
 KINKED = {"abs", "angle", "sgn", "polar", "sqrt", "rsqrt", "log", "pow0.5", "pow1.5", "powc",
           "std", "var", "norm1", "norm2", "norm3", "norminf"}  # a derivative that jumps at 0
@@ -98,6 +100,10 @@ BINARY = {
     "einsum": lambda L, x, y: L.einsum("ij,kj->ik", x, y),
     "where": lambda L, x, y: L.where(L.abs(x) > 1.0, x, y),
     "mul_real": lambda L, x, y: x * L.real(y), "div_real": lambda L, x, y: L.imag(y) / x,
+    "linear": lambda L, x, y: L.nn.functional.linear(x, y, y[0]),
+    "addcmul": lambda L, x, y: L.addcmul(x, x, y, value=0.5),
+    "addcdiv": lambda L, x, y: L.addcdiv(y, x, y, value=-1.5),
+    "add_alpha": lambda L, x, y: L.add(x, y, alpha=0.5),
 }
 
 
@@ -227,6 +233,11 @@ REGRESSIONS = {
     "negative integer power (raised)": lambda L, z, w: z ** -2 + w,
     "complex Python base (was complex64)": lambda L, z, w: (1 + 1j) ** z,
     "repeated index (CuPy's scatter_add refused complex)": lambda L, z, w: z[[0, 0, 2]] * w,
+    "F.linear (unconjugated gradients)": lambda L, z, w: L.nn.functional.linear(z, w, w[1]),
+    "addcmul float value (was truncated to 0)": lambda L, z, w: L.addcmul(z, z, w, value=0.5),
+    "addcdiv (raised: 'integer division')": lambda L, z, w: L.addcdiv(z, z, w + 3, value=0.5),
+    "add float alpha (raised)": lambda L, z, w: L.add(z, w, alpha=0.5),
+    "masked_fill float (filled 0)": lambda L, z, w: z.masked_fill(L.real(w) > 0, 0.5),
     "angle at 0 (new)": lambda L, z, w: L.angle(z) * L.real(w),
     "sgn at 0 (new)": lambda L, z, w: L.sgn(z) * w,
     "angle of real (new)": lambda L, z, w: L.angle(L.real(z) - 0.5),

@@ -124,6 +124,7 @@ def matmul(x: Tensor, y: Tensor) -> Tensor:
     return reshape(out, shape)
 
 
+@holomorphic
 class Linear(Op):
     """``x @ w.T + bias`` as one node (PyTorch's addmm): the weight's gradient comes out
     contiguous, in the weight's own layout, and the bias gradient is one sum."""
