@@ -130,19 +130,29 @@ def _rounded_zero(x) -> bool:
     return bool(np.any((a > 0) & (a < 1e-9 * max(1.0, float(a.max(initial=0.0))))))
 
 
+def _on_cut(x) -> bool:
+    """Whether ``x`` holds a negative real number with a zero imaginary part: on the
+    branch cut of ``log``, ``sqrt`` and powers, where the sign of that zero (which an FFT's
+    DC bin or a negation leaves as rounding and each library chooses) picks the side."""
+    z = _numpy(x)
+    return bool(np.any((np.imag(z) == 0) & (np.real(z) < 0)))
+
+
 def _run(L, steps, parts, dtype, rounded=None):
     """The leaves (real, imaginary of two complex inputs) and the chain's result; appends
-    to ``rounded`` whether a kinked op met a rounded zero."""
+    to ``rounded`` whether a kinked op met a rounded zero or a cut."""
     leaves = [L.tensor(p, dtype=dtype, requires_grad=True) for p in parts]
     zs = [_complex(L, leaves[0], leaves[1]), _complex(L, leaves[2], leaves[3])]
     y = zs[0]
     for name, k in steps:
         if k == 0:
             if rounded is not None and name in KINKED:
-                rounded.append(_rounded_zero(y))
+                rounded.append(_rounded_zero(y) or _on_cut(y))
             y = UNARY[name](L, y)
         else:
             other = zs[abs(k) - 1]
+            if rounded is not None and name == "pow":
+                rounded.append(_on_cut(y if k > 0 else other))
             y = BINARY[name](L, y, other) if k > 0 else BINARY[name](L, other, y)
         if not _is_complex(y):
             y = y * (1 + 0.5j)
