@@ -550,8 +550,17 @@ class CupyBackend(Backend):
         """``x[key] += values`` with repeats accumulating, in place and in ``x``'s own layout
         (``cupyx.scatter_add`` takes any key ``__setitem__`` takes): no flat-position array,
         no contiguous copy."""
+        cp = self._cp
         with x.device:
-            self._scatter_add(x, key, self._cp.asarray(values, dtype=x.dtype))
+            if x.dtype.kind != "c":
+                self._scatter_add(x, key, cp.asarray(values, dtype=x.dtype))
+                return x
+            v = cp.asarray(values, dtype=x.dtype)  # atomicAdd has no complex type (CuPy
+            part = x.dtype.type(0).real.dtype  # raises): the parts, each a real scatter
+            re, im = cp.zeros(x.shape, dtype=part), cp.zeros(x.shape, dtype=part)
+            self._scatter_add(re, key, cp.real(v))
+            self._scatter_add(im, key, cp.imag(v))
+            x += re + 1j * im
         return x
 
     def einsum(self, subscripts: str, *operands: Any) -> Any:

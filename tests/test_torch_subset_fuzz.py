@@ -658,6 +658,8 @@ AUDITED_ELSEWHERE = ("Generator Tensor amp autograd bfloat16 bool cuda compile c
                      # transforms and thread pools (tests/test_vmap.py, xad.threads;
                      # torch.func against torch's: tests/test_func_torch_fuzz.py)
                      "vmap func set_num_threads "
+                     # complex numbers against torch (tests/test_complex_fuzz_torch.py)
+                     "complex polar angle sgn "
                      # compared with torch by tests/test_nn_layers_more.py
                      "adaptive_avg_pool1d adaptive_max_pool1d adaptive_max_pool2d avg_pool1d "
                      "bilinear ctc_loss embedding_bag instance_norm interpolate max_pool1d "

@@ -22,6 +22,7 @@ from . import dtypes as _dt
 from .factories import eye, zeros
 from .ops._apply import unary
 from .ops.amp_cast import autocast_float32
+from .ops.complex_parts import conj
 from .ops.decompositions import (
     EighResult,
     QRResult,
@@ -34,7 +35,7 @@ from .ops.decompositions import (
     svdvals,
 )
 from .ops.diagonal import Diagonal
-from .ops.elementwise import abs, sqrt
+from .ops.elementwise import abs, sqrt, where
 from .ops.inverses import SlogdetResult, _check, det, inv, matrix_rank, pinv, slogdet, solve
 from .ops.linalg import matmul, tensordot
 from .ops.manipulation import moveaxis, vecdot
@@ -120,7 +121,10 @@ def matrix_power(x: Tensor, n: int, /) -> Tensor:
     if n < 0:
         return matrix_power(inv(x), -n)
     if n == 0:
-        return broadcast_to(eye(x.shape[-1], dtype=x.dtype, backend=x._backend), x.shape)
+        e = broadcast_to(eye(x.shape[-1], dtype=x.dtype, backend=x._backend), x.shape)
+        if not x.requires_grad:
+            return e  # below: in the graph, its gradient 0 (PyTorch's; backward raised)
+        return where(zeros(x.shape, dtype=_dt.bool_, backend=x._backend), x, e)
     out, sq = None, x
     while True:
         if n & 1:
@@ -210,12 +214,12 @@ def lstsq(x1: Tensor, x2: Tensor, /, rcond: float | None = None, *,
     if b.ndim < 2 or b.shape[-2] != m:
         raise ValueError(f"linalg.lstsq: x1 has shape {x1.shape} and x2 {x2.shape}; x2 must "
                          f"be (..., M, K) or (M,) with M = {m}")
-    if m >= n:
+    if m >= n:  # (conjugate transposes: a complex x1's solution was another's)
         q, r = qr(x1)
-        sol = solve(r, matmul(matrix_transpose(q), b))
+        sol = solve(r, matmul(conj(matrix_transpose(q)), b))
     else:
-        q, r = qr(matrix_transpose(x1))
-        sol = matmul(q, solve(matrix_transpose(r), b))
+        q, r = qr(conj(matrix_transpose(x1)))
+        sol = matmul(q, solve(conj(matrix_transpose(r)), b))
     empty = zeros((0,), dtype=x1.dtype, backend=x1._backend)
     res = empty
     if m > n and driver != "gelsy":

@@ -6,6 +6,7 @@ meaning; docs/PORTING.md tables every name that differs."""
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, cast
@@ -40,6 +41,7 @@ __all__ = ["TorchTensor", "meshgrid", "autocast", "GradScaler", "set_printoption
            "add", "sub", "movedim", "swapaxes", "swapdims", "topk", "kthvalue",
            "clamp_min", "clamp_max", "rand_like", "randn_like",
            *_NN_FUNCTIONS, "as_tensor", "scalar_tensor", "is_floating_point", "is_complex",
+           "complex", "polar", "angle", "sgn",
            "is_nonzero", "logspace", "det", "inverse", "slogdet", "logdet",
            "set_float32_matmul_precision", "get_float32_matmul_precision",
            "use_deterministic_algorithms", "are_deterministic_algorithms_enabled"]
@@ -557,6 +559,66 @@ def is_floating_point(input: Tensor) -> bool:  # noqa: A002
 def is_complex(input: Tensor) -> bool:  # noqa: A002
     """``torch.is_complex``."""
     return input.dtype.name.startswith("complex")
+
+
+def complex(real: Tensor, imag: Tensor) -> Tensor:  # noqa: A001
+    """``torch.complex``: ``real + i imag`` from two float32 or two float64 tensors
+    (:func:`xad.complex_from_parts`); differentiable in both.
+
+    Example:
+        >>> from xad import as_torch
+        >>> t = as_torch.namespace()["torch"]
+        >>> t.complex(t.tensor([1.0]), t.tensor([2.0])).dtype
+        xad.complex64
+    """
+    return _ops.complex_from_parts(real, imag)
+
+
+def polar(abs: Tensor, angle: Tensor) -> Tensor:  # noqa: A002
+    """``torch.polar``: ``abs * (cos(angle) + i sin(angle))``; differentiable in both.
+
+    Example:
+        >>> from xad import as_torch
+        >>> t = as_torch.namespace()["torch"]
+        >>> t.real(t.polar(t.tensor([2.0]), t.tensor([0.0]))).tolist()
+        [2.0]
+    """
+    return _ops.complex_from_parts(abs * _ops.cos(angle), abs * _ops.sin(angle))
+
+
+def angle(input: Tensor) -> Tensor:  # noqa: A002
+    """``torch.angle``: the argument of a complex tensor (gradient 0 at 0, PyTorch's); of a
+    real one ``pi`` below 0, else 0 (NaN kept; gradient 0).
+
+    Example:
+        >>> from xad import as_torch
+        >>> t = as_torch.namespace()["torch"]
+        >>> t.angle(t.tensor([-1.0, 2.0], dtype=t.float64)).tolist()
+        [3.141592653589793, 0.0]
+    """
+    if is_complex(input):  # at 0: atan2(0, 1), and where's mask stops even an inf gradient
+        zero = input == 0
+        return _ops.atan2(_ops.where(zero, 0.0, _ops.imag(input)),
+                          _ops.where(zero, 1.0, _ops.real(input)))
+    x = input if input.dtype.is_floating else _ops.astype(input, dtypes.float32)
+    return _ops.where(x < 0, math.pi, _ops.where(x == x, 0.0, x))  # (x: in the graph)
+
+
+def sgn(input: Tensor) -> Tensor:  # noqa: A002
+    """``torch.sgn``: ``z / |z|`` of a complex tensor (0 at 0, and its gradient 0 there, as
+    PyTorch's); ``sign`` of a real one.
+
+    Example:
+        >>> from xad import as_torch
+        >>> t = as_torch.namespace()["torch"]
+        >>> t.sgn(t.tensor([-3.0, 0.0])).tolist()
+        [-1.0, 0.0]
+    """
+    if not is_complex(input):
+        return _ops.sign(input)
+    a = _ops.abs(input)
+    zero = a == 0
+    return _ops.where(zero, 0.0, input / _ops.where(zero, 1.0, a))
 
 
 def is_nonzero(input: Tensor) -> bool:  # noqa: A002

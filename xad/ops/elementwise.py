@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import cmath
 import math
 import operator as _operator
 from collections.abc import Callable
@@ -28,6 +29,7 @@ __all__ = [
 
 
 _COMPLEX = (_dt.complex64, _dt.complex128)
+_INEXACT = (_dt.float16, _dt.bfloat16, _dt.float32, _dt.float64, *_COMPLEX)
 
 
 def _arr(b: Any, s: Any, like: Any) -> Any:
@@ -222,11 +224,13 @@ class Pow(Op):
 def _pow_exponent_grad(x: Any, y: Tensor, g: Tensor, out: Tensor) -> Tensor:
     """``d(x ** y)/dy = x ** y * log(x)``, 0 where ``x == 0`` and ``y >= 0`` (PyTorch's
     convention: the limit along positive bases); NaN for a negative base."""
-    if isinstance(x, (int, float)):  # a Python-number base: its log is a Python number
+    if isinstance(x, (int, float, complex)):  # a Python-number base: its log a Python number
+        if x == 0:  # (complex too: a complex scalar made a complex64 log of a complex128 y)
+            return where(real(y) >= 0, 0.0, g * out * -math.inf)
+        if isinstance(x, complex) or x < 0 and y.dtype in _COMPLEX:
+            return g * out * cmath.log(x)
         if x > 0:
             return g * out * math.log(x)
-        if x == 0:
-            return where(y >= 0, 0.0, g * out * -math.inf)
         return g * out * math.nan
     mask = (x == 0) & (real(y) >= 0)  # a complex exponent: by its real part
     return where(mask, 0.0, g * out * log(where(mask, 1.0, x)))  # no 0 * log(0) either way
@@ -258,7 +262,7 @@ class PowScalar(Op):
 
     @staticmethod
     def forward(b, x, exponent):
-        if type(exponent) is int and exponent < 0 and not b.xad_dtype(x.dtype).is_floating:
+        if type(exponent) is int and exponent < 0 and b.xad_dtype(x.dtype) not in _INEXACT:
             raise ValueError(f"pow: an integer tensor to the negative integer power "
                              f"{exponent} (PyTorch and NumPy refuse it too); cast to a float "
                              f"dtype first (x.float() ** {exponent})")
@@ -427,7 +431,8 @@ class Abs(Op):
         x = node.inputs[0]
         if x.dtype.is_floating:
             return g * sign(x)
-        s = g / abs(x)  # complex x: g x / |x|, in real arithmetic so second order is right
+        a = abs(x)  # complex x: g x / |x| (0 at 0: PyTorch's sgn), in real arithmetic so
+        s = g / where(a == 0, 1.0, a)  # second order is right
         return complex_from_parts(real(x) * s, imag(x) * s)
 
     batch = classmethod(elementwise_batch)

@@ -15,7 +15,7 @@ from ..tensor import Tensor
 from ._apply import Op, apply
 from .amp_cast import autocast_low
 from .batching import align
-from .elementwise import relu
+from .elementwise import holomorphic, relu
 from .fused import bias_gelu, bias_relu, gelu, gelu_grad, recorded, relu_grad
 from .shape import PermuteDims, broadcast_to, matrix_transpose, reshape
 from .tangent import total
@@ -26,6 +26,7 @@ _BY_PRODUCT = (_dt.float32, _dt.float64)  # the dtypes summed as products with o
 _BIAS_BY_PRODUCT = 1 << 17  # a bias gradient of this many elements: a product with ones
 
 
+@holomorphic
 class Matmul(Op):
     name = "matmul"
     library = "matmul"  # cuBLAS on CuPy, by a handle that captures where it can
@@ -123,6 +124,7 @@ def matmul(x: Tensor, y: Tensor) -> Tensor:
     return reshape(out, shape)
 
 
+@holomorphic
 class Linear(Op):
     """``x @ w.T + bias`` as one node (PyTorch's addmm): the weight's gradient comes out
     contiguous, in the weight's own layout, and the bias gradient is one sum."""
@@ -341,6 +343,7 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 
 
 # ----- einsum ---------------------------------------------------------------------------
+@holomorphic
 class Einsum(Op):
     name = "einsum"
     library = True

@@ -14,11 +14,13 @@ from .amp_cast import HALF as _HALF
 from .amp_cast import autocast_float32, in_float32
 from .axes import normalize_axes, normalize_axis
 from .batching import axes_batch, shift_axes
+from .complex_parts import imag, real
 from .dtype_functions import finfo
 from .elementwise import (
     astype,
     clip,
     exp,
+    holomorphic,
     isfinite,
     log,
     logical_and,
@@ -210,6 +212,7 @@ def _extreme_jvp(x: Tensor, t: Tensor, out: Tensor, axis: Any, keepdims: bool) -
     return sum(where(hit, t, 0.0), axis=axis, keepdims=keepdims) / count
 
 
+@holomorphic
 class Prod(Op):
     name = "prod"
     save_inputs = True
@@ -264,8 +267,9 @@ def _others_nonfinite(x: Tensor, nf: Tensor, axes: tuple[int, ...]) -> Tensor:
     nan = x != x
     inf = logical_and(nf, logical_not(nan))
     sgn = where(inf, sign(x), 1.0)
-    n_nan = sum(astype(nan, x.dtype), axes, keepdims=True) - astype(nan, x.dtype)
-    n_inf = sum(astype(inf, x.dtype), axes, keepdims=True) - astype(inf, x.dtype)
+    d = real(x).dtype  # counts in a real dtype (complex ones have no order)
+    n_nan = sum(astype(nan, d), axes, keepdims=True) - astype(nan, d)
+    n_inf = sum(astype(inf, d), axes, keepdims=True) - astype(inf, d)
     s = prod(sgn, axes, keepdims=True) * sgn  # (sgn is +-1: times is divided by)
     return where(n_nan > 0, math.nan, where(n_inf > 0, s * math.inf, 1.0))
 
@@ -400,7 +404,11 @@ def var(x: Tensor, axis: Any = None, correction: float = 0, keepdims: bool = Fal
 
 
 def variance(x: Tensor, axis: Any, correction: float, keepdims: bool, pytorch: bool) -> Tensor:
-    """:func:`var`; ``pytorch``: inf, not NaN, where ``N - correction <= 0`` (``Var``)."""
+    """:func:`var`; ``pytorch``: inf, not NaN, where ``N - correction <= 0`` (``Var``). A
+    complex ``x``'s is real, ``var(real(x)) + var(imag(x))`` (PyTorch's; was complex)."""
+    if x.dtype in (_dt.complex64, _dt.complex128):
+        return (variance(real(x), axis, correction, keepdims, pytorch)
+                + variance(imag(x), axis, correction, keepdims, pytorch))
     if context.autocast is not None:  # float32 under autocast, as its sums were
         (x,) = autocast_float32(x, op="var")
     return unary(Var, x, axis=_axes(axis, x.ndim, "var"), correction=correction,

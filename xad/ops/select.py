@@ -141,13 +141,16 @@ def masked_fill(x: Tensor, mask: Any, value: Any) -> Tensor:
     return out if out.dtype is x.dtype else out.astype(x.dtype)
 
 
+_INTEGERS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+
+
 def fill_value(x: Tensor, value: Any) -> Any:
     """``value`` in ``x``'s dtype before it meets ``x`` (PyTorch's fills cast the value):
     a float beside an int64 tensor made the whole result float, rounding its large
     integers (``2**63 - 1`` came back as ``-2**63``)."""
     if isinstance(value, Tensor):
         return value if value.dtype is x.dtype else value.astype(x.dtype)
-    if type(value) is float and not x.dtype.is_floating and x.dtype.name != "bool":
+    if type(value) is float and not x.dtype.is_floating and x.dtype.name in _INTEGERS:
         return int(value)  # truncated, as PyTorch's; NaN and infinities raise
     return value
 

@@ -50,7 +50,7 @@ def addcmul(input: Tensor, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Ten
     """
     tensor1, tensor2 = _in_result_dtype(input, tensor1, tensor2)
     prod = tensor1 * tensor2
-    if isinstance(value, float) and not result_type(input, prod).is_floating:
+    if isinstance(value, float) and not _inexact_dtype(result_type(input, prod)):
         value = int(value)
     return input + (prod if value == 1 else prod * value)
 
@@ -73,7 +73,7 @@ def alpha_scaled(input: Any, other: Any, alpha: Any, op: str) -> Any:  # noqa: A
     if not isinstance(input, Tensor):
         return other if alpha == 1 else other * alpha
     d = result_type(input, other)
-    if isinstance(alpha, float) and not d.is_floating:
+    if isinstance(alpha, float) and not _inexact_dtype(d):
         raise TypeError(f"{op}: alpha={alpha!r} is a float and the result is {d} (PyTorch "
                         f"refuses a floating alpha for integral tensors); pass an integer "
                         f"alpha or cast to a floating dtype first")
@@ -96,7 +96,7 @@ def addcdiv(input: Tensor, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Ten
         ...             value=2).tolist()
         [1.5, 2.0]
     """
-    if all(not (isinstance(t, Tensor) and t.dtype.is_floating) for t in (tensor1, tensor2)):
+    if all(not (isinstance(t, Tensor) and _inexact(t)) for t in (tensor1, tensor2)):
         raise RuntimeError("addcdiv: integer division of tensors is not supported (as "
                            "PyTorch); make tensor1 or tensor2 floating point")
     tensor1, tensor2 = _in_result_dtype(input, tensor1, tensor2)
@@ -454,6 +454,17 @@ def cartesian_prod(*tensors: Tensor) -> Tensor:
     return stack([reshape(g, (-1,)) for g in grids], axis=1)
 
 
+def _inexact(x: Tensor) -> bool:
+    """Whether ``x`` is floating or complex (what PyTorch's float functions keep)."""
+    return _inexact_dtype(x.dtype)
+
+
+def _inexact_dtype(d: Any) -> bool:
+    """Whether ``d`` is floating or complex (``is_floating`` is False for complex: a float
+    ``value``/``alpha`` was truncated to an integer, or refused, for complex tensors)."""
+    return d.is_floating or d in (_dt.complex64, _dt.complex128)
+
+
 def rsqrt(input: Tensor) -> Tensor:  # noqa: A002
     """``1 / sqrt(input)`` (PyTorch's ``rsqrt``).
 
@@ -463,7 +474,7 @@ def rsqrt(input: Tensor) -> Tensor:  # noqa: A002
         [0.5]
     """
     (input,) = autocast_float32(input, op="rsqrt")  # (autocast's float32 list)
-    return 1.0 / sqrt(input if input.dtype.is_floating else astype(input, _dt.float32))
+    return 1.0 / sqrt(input if _inexact(input) else astype(input, _dt.float32))
 
 
 def exp2(input: Tensor) -> Tensor:  # noqa: A002
@@ -474,7 +485,7 @@ def exp2(input: Tensor) -> Tensor:  # noqa: A002
         >>> xad.exp2(xad.tensor([3.0])).tolist()
         [8.0]
     """
-    return 2.0 ** (input if input.dtype.is_floating else astype(input, _dt.float32))
+    return 2.0 ** (input if _inexact(input) else astype(input, _dt.float32))
 
 
 def logit(input: Tensor, eps: float | None = None) -> Tensor:  # noqa: A002

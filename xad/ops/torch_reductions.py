@@ -12,7 +12,7 @@ from ..tensor import Tensor
 from ._apply import Op
 from .amp_cast import autocast_float32
 from .batching import axes_batch
-from .elementwise import astype, isnan, logical_and, logical_not, where
+from .elementwise import astype, holomorphic, isnan, logical_and, logical_not, where
 from .fused import recorded
 from .manipulation import moveaxis
 from .reduce import cumsum, cumulative, max, min, sum
@@ -21,6 +21,7 @@ from .shape import expand_dims, flip, reshape
 __all__ = ["cumprod", "amax", "amin", "nansum", "nanmean"]
 
 
+@holomorphic
 class Cumprod(Op):
     """``y_j = x_0 ... x_j`` along ``axis``. Its rule (and tangent), exact with zeros:
     before a slice's first zero ``x_k``, ``d y_j / d x_i = y_j / x_i``; at ``x_k``, the
