@@ -568,6 +568,10 @@ def _compare(case: dict, ours: list, ref: list, nudged: list) -> None:
             assert same, f"seed {case['seed']}: xad {a}; torch {b}; {_describe(case)}"
             continue
         c = b if not isinstance(c, dict) else c
+        if any(np.max(np.abs(y - z), initial=0.0) > 1e-6 for y, z in zip(b["params"],
+                                                                       c["params"])):
+            break  # a 1e-14 nudge moved PyTorch's own run by 1e-6: chaos (LBFGS's line
+            # search taking another branch) from here on, and no step that follows can agree
         where = f"seed {case['seed']}, step {i} ({case['plan'][i]}): {_describe(case)}"
         _close(a["loss"], b["loss"], c["loss"], f"loss; {where}")
         assert (a["clipped"] == "raised") == (b["clipped"] == "raised"), f"clip; {where}"
@@ -589,7 +593,8 @@ def _compare(case: dict, ours: list, ref: list, nudged: list) -> None:
             _close(a["last_lr"], b["last_lr"], c["last_lr"], f"get_last_lr(); {where}")
         assert a["scale"] == b["scale"], f"scale, growth tracker {a['scale']} {b['scale']}; " \
                                          f"{where}"
-    assert len(ours) == len(ref)
+    else:
+        assert len(ours) == len(ref)
 
 
 def _seeds(default: int) -> range:
