@@ -657,3 +657,17 @@ def test_fused_optimisers_under_a_scaler_unscale_as_pytorchs_other_paths(xb):
     scaler.scale((w * float("inf")).sum()).backward()
     scaler.step(opt)
     assert w.tolist() == [1.0, -2.0] and w not in opt.state
+
+
+def test_adagrad_makes_a_late_groups_state_at_its_first_gradient(xb):
+    """A group added by add_param_group has no state until its parameter has a gradient, as
+    PyTorch's (xad made it at once: state dicts listed a parameter PyTorch's do not)."""
+    keys = {}
+    for lib in (torch, xad):
+        a, b = lib.ones(2, requires_grad=True), lib.ones(2, requires_grad=True)
+        opt = lib.optim.Adagrad([a], lr=0.1)
+        opt.add_param_group({"params": [b]})
+        (a * a).sum().backward()
+        opt.step()
+        keys[lib] = (sorted(opt.state_dict()["state"]), b in opt.state)
+    assert keys[xad] == keys[torch] == ([0], False)
