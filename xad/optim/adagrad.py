@@ -59,6 +59,7 @@ class Adagrad(Optimizer):
                                       initial_accumulator_value=initial_accumulator_value,
                                       eps=eps, **_torch_flags("Adagrad", foreach, maximize,
                                                               differentiable, fused=fused)))
+        self._made = True  # a group added later gets its state at its first gradient
 
     def _validate(self, group: dict[str, Any]) -> None:
         lr, lr_decay, wd = group["lr"], group["lr_decay"], group["weight_decay"]
@@ -71,7 +72,10 @@ class Adagrad(Optimizer):
         _check(_is_number(eps) and eps >= 0, f"Invalid epsilon value: {eps}")
 
     def _init_group_state(self, group: dict[str, Any]) -> None:
-        # as PyTorch: the state exists from the start (so a fresh state_dict lists it)
+        # as PyTorch: the state of the constructor's groups exists from the start (so a
+        # fresh state_dict lists it); a group added by add_param_group makes it lazily
+        if getattr(self, "_made", False):
+            return
         for p in group["params"]:
             self.state[p] = {"step": 0,
                              "sum": _full_like(p, group["initial_accumulator_value"])}

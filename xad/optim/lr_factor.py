@@ -110,6 +110,11 @@ class MultiStepLR(LRScheduler):
             return groups
         return [lr * self.gamma ** self.milestones[self.last_epoch] for lr in groups]
 
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        super().load_state_dict(state_dict)
+        # a state dict written by xad.save holds the milestones' Counter as a plain dict
+        self.milestones = Counter(self.milestones)
+
     def _get_closed_form_lr(self) -> list[float]:
         ms = sorted(self.milestones.elements())
         return [b * self.gamma ** bisect_right(ms, self.last_epoch) for b in self.base_lrs]
