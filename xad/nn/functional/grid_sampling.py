@@ -93,13 +93,7 @@ def _reflect(c: Tensor, lo2: int, hi2: int) -> Tensor:
 
 def _source(c: Tensor, n: int, padding_mode: str, align: bool) -> Tensor:
     """Pixel coordinates along an axis of ``n`` from normalised ones, by ``padding_mode``."""
-    c = _unnormalize(c, n, align)
-    if padding_mode == "border":
-        return _clip(c, n)
-    if padding_mode == "reflection":
-        c = _reflect(c, 0, 2 * (n - 1)) if align else _reflect(c, -1, 2 * n - 1)
-        return _clip(c, n)
-    return c
+    return _tap(_unnormalize(c, n, align), n, padding_mode, align)
 
 
 def _gather(flat: Tensor, at: list[Tensor], sizes: Sequence[int]) -> Tensor:
@@ -131,8 +125,8 @@ def _cubic_weights(t: Tensor) -> list[Tensor]:
 
 
 def _tap(c: Tensor, n: int, padding_mode: str, align: bool) -> Tensor:
-    """An integer tap coordinate moved by ``padding_mode`` (PyTorch's ``compute_coordinates``
-    on each bicubic tap)."""
+    """A pixel coordinate moved by ``padding_mode`` (PyTorch's ``compute_coordinates``: of
+    the source point, and of each bicubic tap)."""
     if padding_mode == "border":
         return _clip(c, n)
     if padding_mode == "reflection":
