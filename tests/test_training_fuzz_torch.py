@@ -25,7 +25,6 @@ failure names its seed: replay it with ``XAD_FUZZ_SEED=<seed> XAD_FUZZ_N=1``.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import math
 import os
@@ -33,6 +32,7 @@ import random
 
 import numpy as np
 import pytest
+from test_optim_more import torch_float64
 
 import xad
 
@@ -520,18 +520,6 @@ def _lbfgs_step(lib, case, model, extra, opt, sched, params, i, trace) -> None:
     trace.append(_snapshot(opt, sched, None, params, losses, None))
 
 
-@contextlib.contextmanager
-def _torch_float64():
-    """PyTorch with float64 as its default dtype: its per-parameter numbers (ASGD's eta and
-    mu, NAdam's mu_product, a step count) are then float64, as xad's Python floats."""
-    before = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)
-    try:
-        yield
-    finally:
-        torch.set_default_dtype(before)
-
-
 @functools.lru_cache(maxsize=64)
 def _reference(seed: int) -> tuple:
     """The case, PyTorch's run, and PyTorch's run from weights perturbed by 1e-14 (relative):
@@ -539,7 +527,7 @@ def _reference(seed: int) -> tuple:
     minimum, is then compared within that distance)."""
     case = _case(seed)
     nudged = dict(case, weights=[w * (1 + 1e-14) for w in case["weights"]])
-    with _torch_float64():
+    with torch_float64():  # (float64 per-parameter numbers, as xad's Python floats)
         return case, _run(torch, case), _run(torch, nudged)
 
 
