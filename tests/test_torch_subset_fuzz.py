@@ -687,6 +687,8 @@ AUDITED_ELSEWHERE = ("Generator Tensor amp autograd bfloat16 bool cuda compile c
                      "put_ scatter_reduce_ index_reduce index_reduce_ "
                      # refused with its reason (tests/test_torch_missing_layers.py)
                      "as_strided "
+                     # with out= against torch (tests/test_torch_out.py)
+                     "resize_ "
                      # modules that PyTorch's examples import (tests/test_pytorch_examples.py)
                      "accelerator onnx serialization").split()
 

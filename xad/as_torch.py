@@ -33,6 +33,7 @@ from .backend import set_backend
 from .nn import functional, init
 from .ops import torch_conventions as _conventions
 from .optim import lr_scheduler
+from .torch_out import accepting_out
 
 __all__ = ["install", "uninstall", "namespace", "main"]
 
@@ -226,7 +227,16 @@ def namespace() -> dict[str, types.ModuleType]:
     mods["torch.cuda"], mods["torch.cuda.amp"] = torch.cuda, cuda_amp
     torch.device = str
     mods["torch"] = torch
+    for full in ("torch", "torch.linalg", "torch.special", "torch.fft"):
+        _take_out(mods[full])
     return mods
+
+
+def _take_out(module: types.ModuleType) -> None:
+    """PyTorch's ``out=`` on the module's functions (:mod:`xad.torch_out`)."""
+    for k, v in vars(module).items():
+        if isinstance(v, (types.FunctionType, functools.partial)) and not k.startswith("_"):
+            setattr(module, k, accepting_out(k, v))
 
 
 def _import(name: str, globals: Any = None, locals: Any = None, fromlist: Any = (),

@@ -1930,6 +1930,35 @@ class Tensor:
 
     nelement = numel
 
+    def resize_(self, *sizes: Any) -> Tensor:
+        """PyTorch's ``x.resize_(*sizes)``: this tensor takes the new shape in place, its
+        elements in order as far as they go and zeros after them (PyTorch leaves those
+        uninitialised). Refused for a tensor that requires grad (as PyTorch), and for a view
+        or a tensor with live views where the shape changes: xad gives the resized tensor a
+        new storage, where PyTorch's may stay shared with them.
+
+        Example:
+            >>> import xad
+            >>> xad.tensor([1.0, 2.0, 3.0]).resize_(2, 2).tolist()
+            [[1.0, 2.0], [3.0, 0.0]]
+        """
+        shape = tuple(builtins.int(d) for d in _size_arg(sizes))
+        if shape == tuple(self._array.shape):
+            return self
+        what = f"resize_ of a tensor of shape {tuple(self._array.shape)} to {shape}"
+        if self.requires_grad:
+            raise RuntimeError(f"{what}: cannot resize a tensor that requires grad; "
+                               "resize x.detach() or make a new tensor")
+        if self._base is not None or self._live_views():
+            raise RuntimeError(f"{what}: the tensor is a view or has views, which would no "
+                               "longer share its storage in xad; make a new tensor instead")
+        n, size = math.prod(shape), self.numel()
+        flat = _ops.reshape(Tensor._make(self._array, self._backend), (-1,))[:n]
+        if n > size:
+            flat = _ops.concat([flat, self.new_zeros(n - size)])
+        self._set_data(_ops.reshape(flat, shape)._array)
+        return self
+
     def dim(self) -> builtins.int:
         """The number of dimensions (``ndim``)."""
         return self._array.ndim
