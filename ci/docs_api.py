@@ -48,6 +48,8 @@ MODULES: dict[str, str] = {
     "xad.viz": "api/viz.md",
     "xad.as_torch": "api/as_torch.md",
     "xad.torch_functions": "api/torch_functions.md",
+    "xad.torch_linalg": "api/torch_linalg.md",
+    "xad.torch_out": "api/torch_out.md",
 }
 
 # the top-level page groups names by the module that defines them

@@ -28,6 +28,7 @@ from . import autograd, data, dtypes, nn, optim, torch_fft
 from . import ops as _ops
 from . import torch_func as _func
 from . import torch_functions as _tf
+from . import torch_linalg as _linalg
 from . import torch_objects as _objects
 from .backend import set_backend
 from .nn import functional, init
@@ -86,30 +87,6 @@ def _factory(name: str) -> Any:
     f.__name__ = name
     f.__doc__ = xf.__doc__
     return f
-
-
-def _matrix_norm(x: Any, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = False,
-                 ) -> Any:
-    """``torch.linalg.matrix_norm``: PyTorch's keywords; ``"fro"`` with gradient 0, not NaN,
-    at a zero matrix (as its ``vector_norm``), the other ``ord`` as ``xad.linalg``'s."""
-    xad = sys.modules["xad"]
-    if ord == "fro":
-        return _conventions.vector_norm(x, 2, tuple(dim), keepdim)
-    out = xad.linalg.matrix_norm(xad.moveaxis(x, tuple(dim), (-2, -1)), ord=ord)
-    if keepdim:
-        d = sorted(a % x.ndim for a in dim)
-        out = xad.expand_dims(xad.expand_dims(out, axis=d[0]), axis=d[1])
-    return out
-
-
-def _lstsq(a: Any, b: Any, rcond: float | None = None, *, driver: str | None = None) -> Any:
-    """``torch.linalg.lstsq``: its CPU default driver, ``"gelsy"`` (no residuals)."""
-    return sys.modules["xad"].linalg.lstsq(a, b, rcond, driver=driver or "gelsy")
-
-
-def _linalg_cross(input: Any, other: Any, *, dim: int = -1) -> Any:  # noqa: A002
-    """``torch.linalg.cross``: PyTorch's keyword ``dim`` (default -1), inputs broadcast."""
-    return _ops.cross(input, other, dim)
 
 
 def _onnx_export(*args: Any, **kwargs: Any) -> None:
@@ -194,10 +171,8 @@ def namespace() -> dict[str, types.ModuleType]:
         "torch.accelerator", is_available=_tf.cuda_usable,
         current_accelerator=lambda: "cuda" if _tf.cuda_usable() else None)
     # torch.linalg's norms give 0, not NaN, as gradient at 0 (PyTorch's convention)
-    mods["torch.linalg"] = _module("torch.linalg", xad.linalg,
-                                   vector_norm=_conventions.vector_norm,
-                                   matrix_norm=_matrix_norm, lstsq=_lstsq,
-                                   cross=_linalg_cross)
+    mods["torch.linalg"] = _module("torch.linalg", xad.linalg, _linalg,
+                                   vector_norm=_conventions.vector_norm)
     mods["torch.fft"] = _module("torch.fft", torch_fft)
     mods["torch.special"] = _module("torch.special", **{  # torch.special's usual names
         n: getattr(xad, n) for n in ("erf", "erfc", "erfinv", "digamma", "log1p", "expm1",

@@ -1,0 +1,108 @@
+"""``torch.linalg``'s own names under ``xad.as_torch`` (xad/torch_linalg.py) against torch
+2.13 in float64: values and the gradients of a weighted sum of the result, every backend."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from torch_compare import T, torch
+
+_RNG = np.random.default_rng(1)
+SQ = _RNG.standard_normal((2, 3, 3)) + 2 * np.eye(3)
+RECT = _RNG.standard_normal((3, 4))
+B = _RNG.standard_normal((2, 3, 2))
+V = _RNG.standard_normal((2, 4))
+TI = _RNG.standard_normal((6, 2, 3))
+TS = _RNG.standard_normal((2, 3, 6))
+
+CASES = {
+    "norm": (lambda L, a: L.norm(a), (RECT,)),
+    "norm_keepdim": (lambda L, a: L.norm(a, keepdim=True), (RECT,)),
+    "norm_dim": (lambda L, a: L.norm(a, dim=1), (RECT,)),
+    "norm_ord1_dim0": (lambda L, a: L.norm(a, 1, dim=0, keepdim=True), (RECT,)),
+    "norm_inf_vector": (lambda L, a: L.norm(a[0], float("inf")), (RECT,)),
+    "norm_matrix_2": (lambda L, a: L.norm(a, 2), (RECT,)),
+    "norm_matrix_nuc": (lambda L, a: L.norm(a, "nuc"), (RECT,)),
+    "norm_matrix_inf": (lambda L, a: L.norm(a, float("inf")), (RECT,)),
+    "norm_dims_keepdim": (lambda L, a: L.norm(a, -1, dim=(2, 1), keepdim=True), (SQ,)),
+    "norm_3d_flat": (lambda L, a: L.norm(a), (SQ,)),
+    "cond": (lambda L, a: L.cond(a), (SQ,)),
+    "cond_rect": (lambda L, a: L.cond(a), (RECT,)),
+    "cond_-2": (lambda L, a: L.cond(a, -2), (SQ,)),
+    "cond_fro": (lambda L, a: L.cond(a, "fro"), (SQ,)),
+    "cond_1": (lambda L, a: L.cond(a, 1), (SQ,)),
+    "solve_triangular_upper": (lambda L, a, b: L.solve_triangular(a, b, upper=True), (SQ, B)),
+    "solve_triangular_lower": (lambda L, a, b: L.solve_triangular(a, b, upper=False), (SQ, B)),
+    "solve_triangular_unit": (lambda L, a, b: L.solve_triangular(
+        a, b, upper=False, unitriangular=True), (SQ, B)),
+    "solve_triangular_right": (lambda L, a, b: L.solve_triangular(
+        a, b.mT, upper=True, left=False), (SQ, B)),
+    "tensorinv": (lambda L, a: L.tensorinv(a, ind=1), (TI,)),
+    "tensorsolve": (lambda L, a, b: L.tensorsolve(a, b), (TS, TS[:, :, 0])),
+    "tensorsolve_dims": (lambda L, a, b: L.tensorsolve(a, b, dims=(0,)), (TI, TI[0])),
+    "vander": (lambda L, x: L.vander(x), (V,)),
+    "vander_N": (lambda L, x: L.vander(x, N=6), (V,)),
+}
+
+
+# torch 2.13's cond in a norm other than 2 changes its inverse in place and cannot give a
+# gradient: xad's is checked against central differences there
+_NO_TORCH_GRAD = ("cond_fro", "cond_1")
+
+
+def _run(m, name, arrays=None):
+    fn, default = CASES[name]
+    xs = [m.tensor(a, requires_grad=True) for a in (arrays or default)]
+    out = fn(m.linalg, *xs)
+    w = m.tensor(np.linspace(0.5, 1.5, out.numel()).reshape(tuple(out.shape)))
+    loss = (out * w).sum()
+    if m is torch and name in _NO_TORCH_GRAD:
+        return out.detach().numpy(), None, loss.item()
+    grads = m.autograd.grad(loss, xs, allow_unused=True)
+    return out.detach().numpy(), [None if g is None else g.numpy() for g in grads], loss.item()
+
+
+def _differences(name) -> list:
+    """Central differences of the weighted sum by each element of the first input."""
+    arrays = [a.copy() for a in CASES[name][1]]
+    g = np.zeros_like(arrays[0])
+    def at(i, h):
+        moved = [arrays[0].copy(), *arrays[1:]]
+        moved[0][i] += h
+        return _run(T, name, moved)[2]
+    for i in np.ndindex(g.shape):
+        g[i] = (at(i, 1e-6) - at(i, -1e-6)) / 2e-6
+    return [g]
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_torch_linalg_agrees_with_pytorch(xb, name):
+    want, want_g, _ = _run(torch, name)
+    got, got_g, _ = _run(T, name)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    if want_g is None:
+        np.testing.assert_allclose(got_g[0], _differences(name)[0], rtol=1e-5, atol=1e-7)
+        return
+    for g, h in zip(got_g, want_g):
+        assert (g is None) == (h is None) or not np.any(h if g is None else g)
+        if g is not None and h is not None:
+            np.testing.assert_allclose(g, h, rtol=1e-8, atol=1e-10)
+
+
+def test_norm_at_zero_has_gradient_zero_as_pytorch(xb):
+    x = T.zeros(2, 3, dtype=T.float64, requires_grad=True)
+    T.linalg.norm(x).backward()
+    assert not x.grad.numpy().any()
+
+
+def test_refusals_name_the_shapes(xb):
+    with pytest.raises(RuntimeError, match="1-d or 2-d"):
+        T.linalg.norm(T.ones(2, 2, 2), ord=2)
+    with pytest.raises(RuntimeError, match="not square"):
+        T.linalg.tensorinv(T.ones(2, 3, 4), ind=1)
+    with pytest.raises(RuntimeError, match="does not start"):
+        T.linalg.tensorsolve(T.ones(2, 3, 6), T.ones(3, 2))
+    for m in (torch, T):  # PyTorch's own refusal
+        with pytest.raises(RuntimeError, match="N must be greater than 1"):
+            m.linalg.vander(m.ones(3), N=1)

@@ -1,0 +1,196 @@
+"""``torch.linalg``'s own names and keywords, for ``python -m xad.as_torch``
+(:mod:`xad.linalg` holds the Array API standard's): ``norm``, ``cond``,
+``solve_triangular``, ``tensorinv``, ``tensorsolve``, ``vander``, and PyTorch's
+``matrix_norm``, ``lstsq`` and ``cross``. Each is built from xad's differentiable
+operations, so gradients, ``vmap`` and ``jvp`` come with them.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from . import dtypes as _dt
+from . import linalg as _la
+from . import ops as _ops
+from .factories import eye, ones_like
+from .ops import torch_conventions as _conventions
+from .tensor import Tensor
+
+__all__ = ["norm", "cond", "solve_triangular", "tensorinv", "tensorsolve", "vander",
+           "matrix_norm", "lstsq", "cross"]
+
+
+def norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *,
+         dtype: Any = None) -> Tensor:
+    """``torch.linalg.norm``: a vector norm over one axis (``dim`` an int), a matrix norm
+    over two, the 2-norm of all elements when neither ``ord`` nor ``dim`` is given; gradient
+    0 at a zero input, as PyTorch's.
+
+    Example:
+        >>> import xad
+        >>> from xad import torch_linalg
+        >>> torch_linalg.norm(xad.tensor([[3.0, 0.0], [0.0, -4.0]]), ord=2).item()
+        4.0
+    """
+    if dtype is not None:
+        A = _ops.astype(A, dtype)
+    if isinstance(dim, int):
+        dim = (dim,)
+    if dim is None:
+        if ord is None:
+            return _conventions.vector_norm(A, 2, None, keepdim)
+        if A.ndim not in (1, 2):
+            raise RuntimeError(f"linalg.norm: if dim is not given but ord is, the input must "
+                               f"be 1-d or 2-d, got shape {tuple(A.shape)}; pass dim")
+        dim = tuple(range(A.ndim))
+    dim = tuple(dim)
+    if len(dim) == 1:
+        return _conventions.vector_norm(A, 2 if ord is None else ord, dim, keepdim)
+    if len(dim) == 2:
+        return matrix_norm(A, "fro" if ord is None else ord, dim, keepdim)
+    raise RuntimeError(f"linalg.norm: dim must be an int or a pair, got {dim}")
+
+
+def matrix_norm(x: Tensor, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = False,
+                ) -> Tensor:
+    """``torch.linalg.matrix_norm``: PyTorch's keywords; ``"fro"`` with gradient 0, not NaN,
+    at a zero matrix (as its ``vector_norm``), the other ``ord`` as ``xad.linalg``'s.
+
+    Example:
+        >>> import xad
+        >>> from xad import torch_linalg
+        >>> torch_linalg.matrix_norm(xad.ones(2, 2)).item()
+        2.0
+    """
+    if ord == "fro":
+        return _conventions.vector_norm(x, 2, tuple(dim), keepdim)
+    out = _la.matrix_norm(_ops.moveaxis(x, tuple(dim), (-2, -1)), ord=ord)
+    if keepdim:
+        d = sorted(a % x.ndim for a in dim)
+        out = _ops.expand_dims(_ops.expand_dims(out, axis=d[0]), axis=d[1])
+    return out
+
+
+def cond(A: Tensor, p: Any = None) -> Tensor:
+    """``torch.linalg.cond``: the condition number in the norm ``p`` (``None``/``2``: the
+    ratio of the extreme singular values, ``-2`` its inverse; otherwise
+    ``norm(A, p) * norm(inv(A), p)``, square ``A`` only).
+
+    Example:
+        >>> import xad
+        >>> from xad import torch_linalg
+        >>> torch_linalg.cond(xad.tensor([[2.0, 0.0], [0.0, 0.5]])).item()
+        4.0
+    """
+    if p in (None, 2, -2):
+        s = _la.svdvals(A)
+        hi, lo = s[..., 0], s[..., -1]
+        return hi / lo if p != -2 else lo / hi
+    return matrix_norm(A, p) * matrix_norm(_la.inv(A), p)
+
+
+def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
+                     unitriangular: bool = False) -> Tensor:
+    """``torch.linalg.solve_triangular``: ``X`` with ``A X = B`` (``left``) or ``X A = B``,
+    reading only ``A``'s upper or lower triangle (its diagonal taken as ones with
+    ``unitriangular``); the gradient reaches that triangle only, as PyTorch's.
+
+    Example:
+        >>> import xad
+        >>> from xad import torch_linalg
+        >>> a = xad.tensor([[2.0, 9.0], [1.0, 4.0]])
+        >>> torch_linalg.solve_triangular(a, xad.tensor([[2.0], [4.0]]), upper=False).tolist()
+        [[1.0], [0.75]]
+    """
+    t = _ops.triu(A) if upper else _ops.tril(A)
+    if unitriangular:
+        n = A.shape[-1]
+        t = _ops.where(eye(n, dtype=_dt.bool_, backend=A.backend), ones_like(t), t)
+    if left:
+        return _la.solve(t, B)
+    return _ops.matrix_transpose(_la.solve(_ops.matrix_transpose(t),
+                                           _ops.matrix_transpose(B)))
+
+
+def tensorinv(A: Tensor, ind: int = 2) -> Tensor:
+    """``torch.linalg.tensorinv``: the inverse of ``A`` read as a square matrix of its first
+    ``ind`` axes by the rest; shape ``A.shape[ind:] + A.shape[:ind]``.
+
+    Example:
+        >>> import xad
+        >>> from xad import torch_linalg
+        >>> torch_linalg.tensorinv(xad.eye(4).reshape(4, 2, 2), ind=1).shape
+        (2, 2, 4)
+    """
+    rows, cols = tuple(A.shape[:ind]), tuple(A.shape[ind:])
+    if ind <= 0 or math.prod(rows) != math.prod(cols):
+        raise RuntimeError(f"linalg.tensorinv: A of shape {tuple(A.shape)} with ind={ind} is "
+                           f"not square: {rows} against {cols}")
+    inv = _la.inv(_ops.reshape(A, (math.prod(rows), math.prod(cols))))
+    return _ops.reshape(inv, cols + rows)
+
+
+def tensorsolve(A: Tensor, B: Tensor, dims: Any = None) -> Tensor:
+    """``torch.linalg.tensorsolve``: ``X`` with ``tensordot(A, X, X.ndim) == B``; ``dims``
+    moves those axes of ``A`` to the end first.
+
+    Example:
+        >>> import xad
+        >>> from xad import torch_linalg
+        >>> torch_linalg.tensorsolve(2 * xad.eye(4).reshape(2, 2, 4), xad.ones(2, 2)).tolist()
+        [0.5, 0.5, 0.5, 0.5]
+    """
+    if dims is not None:
+        dims = tuple(d % A.ndim for d in dims)
+        A = _ops.moveaxis(A, dims, tuple(range(A.ndim - len(dims), A.ndim)))
+    rest = tuple(A.shape[B.ndim:])
+    if tuple(A.shape[:B.ndim]) != tuple(B.shape) or math.prod(rest) != B.numel():
+        raise RuntimeError(f"linalg.tensorsolve: A of shape {tuple(A.shape)} does not start "
+                           f"with B's shape {tuple(B.shape)} followed by as many elements")
+    x = _la.solve(_ops.reshape(A, (B.numel(), B.numel())), _ops.reshape(B, (-1, 1)))
+    return _ops.reshape(x, rest)
+
+
+def vander(x: Tensor, *, N: int | None = None) -> Tensor:
+    """``torch.linalg.vander``: the powers ``x**0, x**1, ..., x**(N-1)`` along a new last
+    axis (``N`` defaults to ``x.shape[-1]``; at least 2).
+
+    Example:
+        >>> import xad
+        >>> from xad import torch_linalg
+        >>> torch_linalg.vander(xad.tensor([1.0, 2.0, 3.0])).tolist()
+        [[1.0, 1.0, 1.0], [1.0, 2.0, 4.0], [1.0, 3.0, 9.0]]
+    """
+    n = x.shape[-1] if N is None else N
+    if n <= 1:  # (PyTorch's refusal)
+        raise RuntimeError(f"linalg.vander: N must be greater than 1, got {n}")
+    powers = [ones_like(x), x]
+    while len(powers) < n:
+        powers.append(powers[-1] * x)
+    return _ops.stack(powers, axis=-1)
+
+
+def lstsq(a: Tensor, b: Tensor, rcond: float | None = None, *,
+          driver: str | None = None) -> _la.LstsqResult:
+    """``torch.linalg.lstsq``: its CPU default driver, ``"gelsy"`` (no residuals).
+
+    Example:
+        >>> import xad
+        >>> from xad import torch_linalg
+        >>> torch_linalg.lstsq(xad.eye(2), xad.ones(2, 1)).solution.tolist()
+        [[1.0], [1.0]]
+    """
+    return _la.lstsq(a, b, rcond, driver=driver or "gelsy")
+
+
+def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:  # noqa: A002
+    """``torch.linalg.cross``: PyTorch's keyword ``dim`` (default -1), inputs broadcast.
+
+    Example:
+        >>> import xad
+        >>> from xad import torch_linalg
+        >>> torch_linalg.cross(xad.tensor([1.0, 0, 0]), xad.tensor([0.0, 1, 0])).tolist()
+        [0.0, 0.0, 1.0]
+    """
+    return _ops.cross(input, other, dim)
