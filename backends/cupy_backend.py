@@ -149,6 +149,33 @@ class _OnDevice:
                 out = fn(out, bound)
             return x.copy() if out is x else out
 
+    def reshape(self, x: Any, /, shape: tuple[int, ...], *, copy: bool | None = None) -> Any:
+        """``reshape``: the array's own method where no ``copy`` is asked (the compat
+        layer's wrapper adds Python frames to a call that is most often a view)."""
+        with self._device:
+            if copy is None:
+                return x.reshape(shape)
+            return self._xp.reshape(x, shape, copy=copy)
+
+    def permute_dims(self, x: Any, /, axes: tuple[int, ...]) -> Any:
+        """``permute_dims``: the array's ``transpose`` (a view, no kernel)."""
+        return x.transpose(axes)
+
+    def matrix_transpose(self, x: Any, /) -> Any:
+        """``matrix_transpose``: the array's ``swapaxes`` (a view, no kernel)."""
+        if x.ndim < 2:
+            return self._xp.matrix_transpose(x)  # (its error)
+        return x.swapaxes(-1, -2)
+
+    def sum(self, x: Any, /, *, axis: Any = None, dtype: Any = None,
+            keepdims: bool = False) -> Any:
+        """``sum``: the array's own method for a floating array in its own dtype (the
+        compat layer's wrapper is for integer promotion)."""
+        with self._device:
+            if dtype is None and x.dtype.kind == "f":
+                return x.sum(axis=axis, keepdims=keepdims)
+            return self._xp.sum(x, axis=axis, dtype=dtype, keepdims=keepdims)
+
     def asarray(self, obj: Any, /, *, dtype: Any = None, device: Any = None,
                 copy: Any = None) -> Any:
         """``asarray``; a Python scalar becomes a 0-d array by a fill kernel (its value a
@@ -263,6 +290,10 @@ class CupyBackend(Backend):
     def asarray(self, obj: Any, dtype: Any = None) -> Any:
         with self.device:
             return self._cp.asarray(obj, dtype=dtype)
+
+    def reshapes_in_place(self, a: Any, shape: tuple[int, ...]) -> bool:
+        """A row-major array reshapes to any shape as a view (no trial reshape)."""
+        return a.flags.c_contiguous or super().reshapes_in_place(a, shape)
 
     def zeros(self, shape: tuple[int, ...], dtype: Any) -> Any:
         with self.device:

@@ -73,7 +73,8 @@ class _Namespace:
     NumPy: floating sums and real maxima/minima to the ufunc reductions,
     ``arange``/``astype``/``permute_dims``/``matrix_transpose`` past the compat wrappers
     (each wrapper costs about a microsecond a call, which a small model pays many times a step; the
-    results are the same). Everything else is the compat namespace's own.
+    results are the same; ``reshape`` too where no ``copy`` is asked). Everything else is the
+    compat namespace's own.
     """
 
     def __getattr__(self, name: str) -> Any:
@@ -101,6 +102,12 @@ class _Namespace:
     @staticmethod
     def permute_dims(x: Any, /, axes: tuple[int, ...]) -> Any:
         return np.transpose(x, axes)
+
+    @staticmethod
+    def reshape(x: Any, /, shape: tuple[int, ...], *, copy: bool | None = None) -> Any:
+        if copy is None:
+            return x.reshape(shape)
+        return cnp.reshape(x, shape, copy=copy)
 
     @staticmethod
     def matrix_transpose(x: Any, /) -> Any:
@@ -207,6 +214,10 @@ class NumpyBackend(Backend):
 
     def ensure_array(self, x: Any) -> Any:
         return np.asarray(x)
+
+    def reshapes_in_place(self, a: Any, shape: tuple[int, ...]) -> bool:
+        """A row-major array reshapes to any shape as a view (no trial reshape)."""
+        return a.flags.c_contiguous or super().reshapes_in_place(a, shape)
 
     def zeros(self, shape: tuple[int, ...], dtype: Any) -> Any:
         return np.zeros(shape, dtype=dtype)
