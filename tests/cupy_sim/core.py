@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import operator
 import weakref
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -501,14 +502,14 @@ class ndarray:  # noqa: N801 - CuPy's name
         self._a = a
         self._dev = dev
 
-    # metadata: no kernel, no device check
-    shape = property(lambda self: self._a.shape)
-    dtype = property(lambda self: self._a.dtype)
-    ndim = property(lambda self: self._a.ndim)
-    size = property(lambda self: self._a.size)
-    nbytes = property(lambda self: self._a.nbytes)
-    itemsize = property(lambda self: self._a.itemsize)
-    strides = property(lambda self: self._a.strides)
+    # metadata: no kernel, no device check; read in C (attrgetter), as CuPy's Cython properties
+    shape = property(attrgetter("_a.shape"))
+    dtype = property(attrgetter("_a.dtype"))
+    ndim = property(attrgetter("_a.ndim"))
+    size = property(attrgetter("_a.size"))
+    nbytes = property(attrgetter("_a.nbytes"))
+    itemsize = property(attrgetter("_a.itemsize"))
+    strides = property(attrgetter("_a.strides"))
     flags = property(lambda self: _Flags(self._a))
     device = property(lambda self: Device(self._dev))
     data = property(lambda self: MemoryPointer(self._a))
