@@ -117,13 +117,14 @@ class _OnDevice:
         self._blas: Any = None  # xad's own cuBLAS handle while a graph captures
 
     def matmul(self, x1: Any, x2: Any, /) -> Any:
-        """``matmul``; while a CUDA graph captures, by xad's own cuBLAS handle, which
-        captures (CuPy refuses its own then: backends/cupy_blas.py)."""
+        """``matmul`` (CuPy's own, past the compat layer's wrapper); while a CUDA graph
+        captures, by xad's own cuBLAS handle, which captures (CuPy refuses its own then:
+        backends/cupy_blas.py)."""
         with self._device:
             blas = self._blas
             if blas is not None and blas.takes(x1, x2):
                 return blas.matmul(x1, x2)
-            return self._xp.matmul(x1, x2)
+            return self._cp.matmul(x1, x2)
 
     def sign(self, x: Any, /) -> Any:
         """CuPy's ``sign``, one kernel: the standard's (since CuPy 13 NaN stays NaN and a
