@@ -128,6 +128,9 @@ class JaxBackend(Backend):
     def fmod(self, x: Any, y: Any) -> Any:
         return jnp.fmod(x, y)
 
+    def complex(self, re: Any, im: Any, dtype: Any) -> Any:
+        return jax.lax.complex(*jnp.broadcast_arrays(re, im))
+
     def lu_factor(self, x: Any) -> tuple[Any, Any, Any]:
         lu, piv, perm = jax.lax.linalg.lu(x)
         return lu, perm, jnp.count_nonzero(piv != jnp.arange(piv.shape[-1]), axis=-1) % 2 == 1
