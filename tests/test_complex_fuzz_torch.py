@@ -43,14 +43,6 @@ def _vnorm(L, x, ord):  # noqa: A002
     return L.linalg.vector_norm(x, ord, dim=1, keepdim=True)
 
 
-def _spread(L, x):
-    """``x`` times distinct numbers: a constant slice (a broadcast keepdim sum) is not
-    constant, where PyTorch's exact mean gives ``std`` the gradient 0 and xad's
-    ``sum * (1 / n)`` may leave a spread of 1e-17 whose gradient is O(1) (not fixed here)."""
-    ramp = np.arange(1.0, 1.0 + SIZE * SIZE).reshape(SIZE, SIZE) / SIZE
-    return x * L.tensor(ramp, dtype=L.real(x).dtype)
-
-
 # name -> f(L, x): complex in; a real result goes on as ``r * (1 + 0.5j)`` (promotion)
 UNARY = {
     "exp": lambda L, x: L.exp(x * 0.5), "log": lambda L, x: L.log(x),
@@ -74,8 +66,8 @@ UNARY = {
     "sum_all": lambda L, x: L.sum(x, (0, 1), keepdim=True),
     "prod": lambda L, x: L.prod(x, 1, keepdim=True),
     "cumsum": lambda L, x: L.cumsum(x, 0), "cumprod": lambda L, x: L.cumprod(x, 1),
-    "var": lambda L, x: L.var(_spread(L, x), 0, keepdim=True),
-    "std": lambda L, x: L.std(_spread(L, x), 1, keepdim=True),
+    "var": lambda L, x: L.var(x, 0, keepdim=True),
+    "std": lambda L, x: L.std(x, 1, keepdim=True),
     "norm2": lambda L, x: _vnorm(L, x, 2), "norm1": lambda L, x: _vnorm(L, x, 1),
     "norm3": lambda L, x: _vnorm(L, x, 3), "norminf": lambda L, x: _vnorm(L, x, float("inf")),
     "transpose": lambda L, x: x.transpose(0, 1), "flip": lambda L, x: L.flip(x, [1]),
