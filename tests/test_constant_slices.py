@@ -40,7 +40,8 @@ def _pair(a, fx, ft, std):
 STATS = {
     "std": (lambda x: x.std(1), lambda t: t.std(1)),
     "std_dim": (lambda x: x.std(1, keepdim=True), lambda t: t.std(1, keepdim=True)),
-    "std_biased": (lambda x: x.std((0, 2), unbiased=False), lambda t: t.std((0, 2), unbiased=False)),
+    "std_biased": (lambda x: x.std((0, 2), unbiased=False),
+                   lambda t: t.std((0, 2), unbiased=False)),
     "torch.std": (lambda x: T.std(x, dim=-1, correction=2),
                   lambda t: torch.std(t, dim=-1, correction=2)),
     "std_mean": (lambda x: T.std_mean(x, -1)[0], lambda t: torch.std_mean(t, -1)[0]),

@@ -572,6 +572,9 @@ def _alias_cases() -> dict:
     cases["det, inverse, slogdet, logdet"] = lambda m, g: [
         m.det(g.f((3, 3), dtype="float64")), m.inverse(g.f((2, 3, 3), dtype="float64")),
         list(m.slogdet(g.f((3, 3), dtype="float64"))), m.logdet(g.f((3, 3), dtype="float64"))]
+    cases["matrix_exp, x.matrix_exp()"] = lambda m, g: [
+        m.matrix_exp(g.f((3, 3), dtype="float64")), g.f((2, 4, 4), dtype="float64").matrix_exp(),
+        (g.f((2, 2)) * 4).matrix_exp()]
     cases["set_float32_matmul_precision, get_float32_matmul_precision, "
           "use_deterministic_algorithms, are_deterministic_algorithms_enabled"] = lambda m, g: [
         m.set_float32_matmul_precision("highest"), m.get_float32_matmul_precision(),

@@ -110,6 +110,44 @@ def _lstsq(a: Any, b: Any, rcond: float | None = None, *, driver: str | None = N
     return sys.modules["xad"].linalg.lstsq(a, b, rcond, driver=driver or "gelsy")
 
 
+def _linalg_solve(A: Any, B: Any, *, left: bool = True) -> Any:  # noqa: N803
+    """``torch.linalg.solve``: ``X`` with ``A X = B``, or with ``left=False`` ``X A = B``
+    (``A^T X^T = B^T``; ``B`` a (batch of) matrices, as PyTorch's)."""
+    la = sys.modules["xad"].linalg
+    if left:
+        return la.solve(A, B)
+    if B.ndim < 2:
+        raise ValueError(f"torch.linalg.solve(left=False): B must be a (batch of) matrices "
+                         f"(..., K, N) for X A = B, got shape {B.shape}; for a vector b, "
+                         f"solve(A.mT, b)")
+    return la.matrix_transpose(la.solve(la.matrix_transpose(A), la.matrix_transpose(B)))
+
+
+def _lower(A: Any, UPLO: str, name: str) -> Any:  # noqa: N803
+    """``A`` with the triangle ``UPLO`` names in its lower one (``"U"``: ``A``'s conjugate
+    transpose, the same Hermitian matrix read from the other side)."""
+    if UPLO not in ("L", "U"):
+        raise ValueError(f"torch.linalg.{name}: UPLO must be 'L' or 'U', got {UPLO!r}")
+    return A if UPLO == "L" else _ops.conj(_ops.matrix_transpose(A))
+
+
+def _cholesky(A: Any, *, upper: bool = False) -> Any:  # noqa: N803
+    """``torch.linalg.cholesky``: ``upper=True`` reads the upper triangle (PyTorch's
+    ``U^H U``); :func:`xad.linalg.cholesky` reads the lower one either way."""
+    return sys.modules["xad"].linalg.cholesky(_lower(A, "U" if upper else "L", "cholesky"),
+                                              upper=upper)
+
+
+def _eigh(A: Any, UPLO: str = "L") -> Any:  # noqa: N803
+    """``torch.linalg.eigh``: ``UPLO="U"`` reads the upper triangle."""
+    return sys.modules["xad"].linalg.eigh(_lower(A, UPLO, "eigh"))
+
+
+def _eigvalsh(A: Any, UPLO: str = "L") -> Any:  # noqa: N803
+    """``torch.linalg.eigvalsh``: ``UPLO="U"`` reads the upper triangle."""
+    return sys.modules["xad"].linalg.eigvalsh(_lower(A, UPLO, "eigvalsh"))
+
+
 def _linalg_cross(input: Any, other: Any, *, dim: int = -1) -> Any:  # noqa: A002
     """``torch.linalg.cross``: PyTorch's keyword ``dim`` (default -1), inputs broadcast."""
     return _ops.cross(input, other, dim)
@@ -200,7 +238,8 @@ def namespace() -> dict[str, types.ModuleType]:
     mods["torch.linalg"] = _module("torch.linalg", xad.linalg,
                                    vector_norm=_conventions.vector_norm,
                                    matrix_norm=_matrix_norm, lstsq=_lstsq,
-                                   cross=_linalg_cross)
+                                   cross=_linalg_cross, solve=_linalg_solve, eigh=_eigh,
+                                   eigvalsh=_eigvalsh, cholesky=_cholesky)
     mods["torch.fft"] = _module("torch.fft", torch_fft)
     mods["torch.special"] = _module("torch.special", **{  # torch.special's usual names
         n: getattr(xad, n) for n in ("erf", "erfc", "erfinv", "digamma", "log1p", "expm1",

@@ -267,11 +267,10 @@ class Backend:
         ``+`` adds part by part (NumPy, CuPy, JAX; torch's multiplies by ``alpha``); the
         second is ``-conj(1j * |im|)`` (real part ``-0``), conjugated where ``im``'s sign
         bit is set, with constants where ``im`` is not finite."""
-        xp, c = self.xp, lambda v: xp.asarray(v, dtype=dtype, device=self.device)
-        fin = xp.isfinite(im)
+        xp, fin = self.xp, self.xp.isfinite(im)
         b = -xp.conj(1j * xp.astype(xp.where(fin, xp.abs(im), 0.0), dtype))
-        b = xp.where(fin, b, xp.where(xp.isnan(im), c(complex(-0.0, math.nan)),
-                                      c(complex(-0.0, math.inf))))
+        b = xp.where(fin, b, xp.where(xp.isnan(im), self.full((), complex(-0.0, math.nan), dtype),
+                                      self.full((), complex(-0.0, math.inf), dtype)))
         return xp.conj(xp.astype(re, dtype)) + xp.where(xp.signbit(im), xp.conj(b), b)
 
     def lu_factor(self, x: Any) -> tuple[Any, Any, Any]:
