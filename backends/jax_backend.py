@@ -9,6 +9,7 @@ Random numbers come from a ``jax.random`` key held by the backend and split for 
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import jax
@@ -42,15 +43,35 @@ def _nan_kept(reduce: Any) -> Any:
     return nan_kept
 
 
+class _Linalg:
+    """``jax.numpy.linalg`` whose ``eigh``, ``eigvalsh`` and ``cholesky`` read the lower
+    triangle only, as LAPACK's (NumPy, torch, CuPy) and xad's documentation: JAX's
+    symmetrize the input by default (``(x + x^H) / 2``), other numbers for a
+    non-symmetric matrix (seen 2026-11-27: ``eigvalsh`` and ``cholesky`` of an SPD matrix
+    with one upper element moved differed from NumPy's in the second digit)."""
+
+    __name__ = jnp.linalg.__name__
+    eigh = staticmethod(functools.partial(jnp.linalg.eigh, symmetrize_input=False))
+    eigvalsh = staticmethod(functools.partial(jnp.linalg.eigvalsh, symmetrize_input=False))
+    cholesky = staticmethod(functools.partial(jnp.linalg.cholesky, symmetrize_input=False))
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(jnp.linalg, name)
+        setattr(self, name, value)  # found once
+        return value
+
+
 class _Namespace:
     """``jax.numpy`` with ``max`` and ``min`` that give NaN for a slice holding one at every
     size: XLA's CPU reductions drop the NaN from about a thousand rows on (JAX 0.10.2, seen
     2026-11-26: ``jnp.max`` of a (2048, 8) array with one NaN is finite), where NumPy, PyTorch
-    and the standard give NaN. Everything else is ``jax.numpy``'s own."""
+    and the standard give NaN; and :class:`_Linalg`. Everything else is ``jax.numpy``'s
+    own."""
 
     __name__ = jnp.__name__  # (array_api_compat and xad tell namespaces by name)
     max = staticmethod(_nan_kept(jnp.max))
     min = staticmethod(_nan_kept(jnp.min))
+    linalg = _Linalg()
 
     def __getattr__(self, name: str) -> Any:
         value = getattr(jnp, name)
@@ -127,6 +148,9 @@ class JaxBackend(Backend):
 
     def fmod(self, x: Any, y: Any) -> Any:
         return jnp.fmod(x, y)
+
+    def complex(self, re: Any, im: Any, dtype: Any) -> Any:
+        return jax.lax.complex(*jnp.broadcast_arrays(re, im))
 
     def lu_factor(self, x: Any) -> tuple[Any, Any, Any]:
         lu, piv, perm = jax.lax.linalg.lu(x)

@@ -335,6 +335,11 @@ class NumpyBackend(Backend):
     def fmod(self, x: Any, y: Any) -> Any:
         return np.fmod(x, y)
 
+    def complex(self, re: Any, im: Any, dtype: Any) -> Any:
+        out = np.empty(np.broadcast_shapes(re.shape, im.shape), dtype=dtype)
+        out.real, out.imag = re, im  # each part copied as it is (no 0 * inf)
+        return out
+
     def lu_factor(self, x: Any) -> tuple[Any, Any, Any]:
         if _scipy_lu_factor is None or x.dtype.kind != "f" or x.itemsize < 4:
             return super().lu_factor(x)

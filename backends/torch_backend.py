@@ -111,6 +111,9 @@ class TorchBackend(Backend):
     def fmod(self, x: Any, y: Any) -> Any:
         return torch.fmod(x, y)
 
+    def complex(self, re: Any, im: Any, dtype: Any) -> Any:
+        return torch.complex(re, im)
+
     def lu_factor(self, x: Any) -> tuple[Any, Any, Any]:
         lu, piv, _ = torch.linalg.lu_factor_ex(x)  # no error (nor host read) when singular
         p, _, _ = torch.lu_unpack(lu, piv, unpack_data=False)  # x = P L U

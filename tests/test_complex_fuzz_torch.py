@@ -43,14 +43,6 @@ def _vnorm(L, x, ord):  # noqa: A002
     return L.linalg.vector_norm(x, ord, dim=1, keepdim=True)
 
 
-def _spread(L, x):
-    """``x`` times distinct numbers: a constant slice (a broadcast keepdim sum) is not
-    constant, where PyTorch's exact mean gives ``std`` the gradient 0 and xad's
-    ``sum * (1 / n)`` may leave a spread of 1e-17 whose gradient is O(1) (not fixed here)."""
-    ramp = np.arange(1.0, 1.0 + SIZE * SIZE).reshape(SIZE, SIZE) / SIZE
-    return x * L.tensor(ramp, dtype=L.real(x).dtype)
-
-
 # name -> f(L, x): complex in; a real result goes on as ``r * (1 + 0.5j)`` (promotion)
 UNARY = {
     "exp": lambda L, x: L.exp(x * 0.5), "log": lambda L, x: L.log(x),
@@ -74,8 +66,8 @@ UNARY = {
     "sum_all": lambda L, x: L.sum(x, (0, 1), keepdim=True),
     "prod": lambda L, x: L.prod(x, 1, keepdim=True),
     "cumsum": lambda L, x: L.cumsum(x, 0), "cumprod": lambda L, x: L.cumprod(x, 1),
-    "var": lambda L, x: L.var(_spread(L, x), 0, keepdim=True),
-    "std": lambda L, x: L.std(_spread(L, x), 1, keepdim=True),
+    "var": lambda L, x: L.var(x, 0, keepdim=True),
+    "std": lambda L, x: L.std(x, 1, keepdim=True),
     "norm2": lambda L, x: _vnorm(L, x, 2), "norm1": lambda L, x: _vnorm(L, x, 1),
     "norm3": lambda L, x: _vnorm(L, x, 3), "norminf": lambda L, x: _vnorm(L, x, float("inf")),
     "transpose": lambda L, x: x.transpose(0, 1), "flip": lambda L, x: L.flip(x, [1]),
@@ -279,3 +271,34 @@ def test_complex_regressions(name, xb):
     assert len(gg) == len(wg), name
     for a, b in zip(gg, wg):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10, err_msg=f"{name}: gradient")
+
+
+_EDGES = [0.0, -0.0, 1.5, -2.0, float("inf"), -float("inf"), float("nan")]
+
+
+def _bits(z):
+    """Each part's value, with the sign of a zero and NaN as one value."""
+    return [(p, np.signbit(p)) if p == p else "nan" for p in (z.real, z.imag)]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_complex_from_parts_keeps_each_part(dtype, xb):
+    """``complex_from_parts``/``torch.complex`` (and ``torch.polar``, through it) keep each
+    part as given, as PyTorch's: ``re + 1j * im`` made ``(0, inf)`` ``nan+infj`` (``0 *
+    inf`` in the real part) and dropped the sign of a zero imaginary part (``angle`` of
+    ``(-1, -0)`` is then ``pi``, not ``-pi``)."""
+    re = np.array([r for r in _EDGES for _ in _EDGES])
+    im = np.array([i for _ in _EDGES for i in _EDGES])
+    td, xd = getattr(torch, dtype), getattr(xad, dtype)
+    want = torch.complex(torch.tensor(re, dtype=td), torch.tensor(im, dtype=td)).numpy()
+    for f in (xad.complex_from_parts, T.complex):
+        got = f(xad.tensor(re, dtype=xd), xad.tensor(im, dtype=xd)).numpy()
+        assert got.dtype == want.dtype
+        assert [_bits(z) for z in got] == [_bits(z) for z in want], f
+    with np.errstate(all="ignore"):
+        want = torch.polar(torch.tensor(np.abs(re), dtype=td), torch.tensor(im, dtype=td))
+        got = T.polar(xad.tensor(np.abs(re), dtype=xd), xad.tensor(im, dtype=xd))
+    for part in (np.real, np.imag):  # (NaNs and infinities where PyTorch's; cos's ulp)
+        np.testing.assert_allclose(part(got.numpy()), part(want.numpy()), rtol=1e-6)
+    a = T.angle(T.complex(xad.tensor([-1.0], dtype=xd), xad.tensor([-0.0], dtype=xd)))
+    assert a.item() == float(getattr(np, dtype)(-np.pi))

@@ -33,8 +33,18 @@ def _svd_parts(xp, a):
     return u * u, s, vh * vh  # free signs of singular vectors cancel
 
 
+def _expm(xp, a):
+    """``matrix_exp``: xad's, or JAX's ``jax.scipy.linalg.expm`` (not in ``jnp.linalg``)."""
+    return jax.scipy.linalg.expm(a) if xp is jnp else xp.linalg.matrix_exp(a)
+
+
 # name: (function of (xp, *inputs) returning arrays, input shapes)
 CASES = {
+    "matrix_exp": (lambda xp, a: _expm(xp, a * 0.5), [(2, 3, 3)]),
+    "matrix_exp_squared": (lambda xp, a: _expm(xp, a * 4.0), [(3, 3)]),  # (s = 1 or 2)
+    "multi_dot": (lambda xp, a, b, c: xp.linalg.multi_dot([a, b, c]), [(3,), (3, 4), (4, 2)]),
+    "multi_dot_4": (lambda xp, a, b, c, d: xp.linalg.multi_dot([a, b, c, d]),
+                    [(5, 2), (2, 6), (6, 3), (3,)]),
     "cholesky": (lambda xp, a: xp.linalg.cholesky(_spd(xp, a)), [(2, 3, 3)]),
     "cholesky_upper": (lambda xp, a: xp.linalg.cholesky(_spd(xp, a), upper=True), [(3, 3)]),
     "cross": (lambda xp, a, b: xp.linalg.cross(a, b), [(4, 3), (4, 3)]),
@@ -207,3 +217,73 @@ def test_namespace_reaches_linalg(xb):
     xp = x.__array_namespace__()
     assert xp.linalg is xad.linalg
     assert xp.linalg.solve(x, xad.tensor([2.0, 2.0])).tolist() == [1.0, 0.5]
+
+
+@pytest.mark.parametrize("name, f, shapes", [
+    ("matrix_exp", lambda a: xad.linalg.matrix_exp(a * 3.0), [(2, 3, 3)]),
+    ("Tensor.matrix_exp", lambda a: (a * 0.2).matrix_exp(), [(4, 4)]),
+    ("multi_dot", lambda a, b, c: xad.linalg.multi_dot([a, b, c]), [(3,), (3, 2), (2, 4)]),
+])
+def test_new_linalg_gradients_match_finite_differences(name, f, shapes, xb):
+    """``matrix_exp`` (through its Padé approximant and squarings) and ``multi_dot``:
+    first and second derivatives against central differences in float64."""
+    rng = np.random.default_rng(3)
+    xs = [xad.tensor(rng.standard_normal(s), dtype=xad.float64, requires_grad=True)
+          for s in shapes]
+    assert xad.gradcheck(f, xs) and xad.gradgradcheck(f, xs)
+
+
+@pytest.mark.parametrize("scale", [1e-3, 0.5, 3.0, 40.0])
+def test_matrix_exp_values_match_pytorch(scale, xb):
+    """Against ``torch.linalg.matrix_exp`` in float64 and float32 (norms that need 0 to 7
+    squarings), a nilpotent matrix (its finite series), a rotation generator, and an empty
+    batch."""
+    torch = pytest.importorskip("torch")
+    a = np.random.default_rng(int(scale * 10)).standard_normal((2, 4, 4)) * scale
+    for dt, tol in ((xad.float64, 1e-12), (xad.float32, 2e-5)):
+        want = torch.linalg.matrix_exp(torch.tensor(a, dtype=getattr(torch, dt.name)))
+        got = xad.linalg.matrix_exp(xad.tensor(a, dtype=dt))
+        assert got.dtype is dt
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=tol,
+                                   atol=tol * float(np.abs(want.numpy()).max()))
+    n = xad.tensor([[0.0, 1.0, 2.0], [0.0, 0.0, 3.0], [0.0, 0.0, 0.0]], dtype=xad.float64)
+    np.testing.assert_allclose(xad.linalg.matrix_exp(n).numpy(),
+                               [[1.0, 1.0, 3.5], [0.0, 1.0, 3.0], [0.0, 0.0, 1.0]], atol=1e-15)
+    r = xad.linalg.matrix_exp(xad.tensor([[0.0, -np.pi], [np.pi, 0.0]], dtype=xad.float64))
+    np.testing.assert_allclose(r.numpy(), -np.eye(2), atol=1e-14)
+    assert xad.linalg.matrix_exp(xad.zeros((0, 3, 3), dtype=xad.float64)).shape == (0, 3, 3)
+
+
+def test_new_linalg_errors_name_the_call(xb):
+    x = xad.ones((2, 3))
+    with pytest.raises(ValueError, match=r"linalg\.matrix_exp: needs .* got shape \(2, 3\)"):
+        xad.linalg.matrix_exp(x)
+    with pytest.raises(TypeError, match=r"linalg\.matrix_exp: needs a floating"):
+        xad.linalg.matrix_exp(xad.ones((2, 2), dtype=xad.int64))
+    with pytest.raises(ValueError, match=r"multi_dot: needs at least 2 tensors, got 1"):
+        xad.linalg.multi_dot([x])
+    with pytest.raises(ValueError, match=r"multi_dot: tensor 1 must be 2-d, got shape \(3,\)"):
+        xad.linalg.multi_dot([x, xad.ones(3), x])
+    with pytest.raises(ValueError, match=r"tensors 0 and 1 of shapes \(2, 3\) and \(2, 3\)"):
+        xad.linalg.multi_dot([x, x])
+    with pytest.raises(TypeError, match=r"one dtype, got xad\.float32 .* xad\.float64"):
+        xad.linalg.multi_dot([x, xad.ones((3, 2), dtype=xad.float64)])
+
+
+def test_symmetric_decompositions_read_the_lower_triangle(xb):
+    """``eigh``, ``eigvalsh`` and ``cholesky`` (``upper`` too) of a matrix whose upper
+    triangle differs: LAPACK's numbers, from the lower triangle, on every backend (JAX's
+    symmetrised the input, ``(x + x^T) / 2``: other eigenvalues and factors, no error)."""
+    a = np.random.default_rng(5).standard_normal((2, 4, 4))
+    s = a @ np.swapaxes(a, -1, -2) + 4 * np.eye(4)
+    s[..., 0, 2] += 0.9  # upper triangle only
+    x = xad.tensor(s, dtype=xad.float64)
+    np.testing.assert_allclose(xad.linalg.eigvalsh(x).numpy(), np.linalg.eigvalsh(s),
+                               rtol=1e-12)
+    w, v = xad.linalg.eigh(x)
+    np.testing.assert_allclose(w.numpy(), np.linalg.eigvalsh(s), rtol=1e-12)
+    np.testing.assert_allclose(np.abs(v.numpy()), np.abs(np.linalg.eigh(s)[1]), atol=1e-12)
+    low = np.linalg.cholesky(s)
+    np.testing.assert_allclose(xad.linalg.cholesky(x).numpy(), low, atol=1e-12)
+    np.testing.assert_allclose(xad.linalg.cholesky(x, upper=True).numpy(),
+                               np.swapaxes(low, -1, -2), atol=1e-12)

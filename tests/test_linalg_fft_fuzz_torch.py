@@ -72,6 +72,13 @@ def _svd(L, x):
     return s, (u * s[..., None, :]) @ vh, L.abs(u) ** 2
 
 
+def _eigh_upper(L, x):
+    """``eigh`` reading the upper triangle of a non-symmetric ``x``: PyTorch's gauge-free
+    parts, as :func:`_eigh`."""
+    w, v = L.linalg.eigh(x, UPLO="U")
+    return w, L.abs(v) ** 2, (v * L.exp(w * 0.1)[..., None, :]) @ _mH(L, v)
+
+
 def _qr(L, x, mode):
     q, r = L.linalg.qr(x, mode=mode)
     return q @ r, r
@@ -95,6 +102,18 @@ CASES = {
                 False),
     "qr": (lambda L, a: _qr(L, a, "reduced"), lambda r, bt, n: [bt + (n + 1, n)], False),
     "qr_complete": (lambda L, a: _qr(L, a, "complete"), lambda r, bt, n: [bt + (n, n)], False),
+    "solve_left_false": (lambda L, a, b: L.linalg.solve(_well(L, a), b, left=False),
+                         lambda r, bt, n: [bt + (n, n), bt + (r.randint(1, 3), n)], False),
+    "eigh_upper": (_eigh_upper, lambda r, bt, n: [bt + (n, n)], False),
+    "cholesky_upper_triangle": (
+        lambda L, a, b: L.linalg.cholesky(_spd(L, a) + L.triu(b, 1) * 0.3, upper=True),
+        lambda r, bt, n: [bt + (n, n), bt + (n, n)], False),
+    "eigvalsh_upper": (lambda L, a: L.linalg.eigvalsh(a, UPLO="U"),
+                       lambda r, bt, n: [bt + (n, n)], False),
+    "matrix_exp": (lambda L, a: L.linalg.matrix_exp(a * 0.7), lambda r, bt, n: [bt + (n, n)],
+                   False),
+    "multi_dot": (lambda L, a, b, c: L.linalg.multi_dot([a, b, c]),
+                  lambda r, bt, n: [(n,), (n, n + 1), (n + 1, r.randint(1, 3))], True),
     "cholesky": (lambda L, a: L.linalg.cholesky(_spd(L, a)), lambda r, bt, n: [bt + (n, n)],
                  False),
     "cholesky_upper": (lambda L, a: L.linalg.cholesky(_spd(L, a), upper=True),
@@ -175,9 +194,9 @@ def _result(L, case, dtype, grad):
                             for g, a in zip(gs, arrays)]
 
 
-def _case(seed: int):
+def _case(seed: int, name: str | None = None):
     rng = random.Random(seed)
-    name = rng.choice(sorted(CASES))
+    name = rng.choice(sorted(CASES)) if name is None else name
     _, shapes, cgrad = CASES[name]
     batch = rng.choice([(), (), (2,), (1, 2)])
     n = rng.randint(1, 4) if name not in ("cross",) else rng.randint(1, 3)
@@ -197,8 +216,8 @@ def _close(got, want, tol, what):
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol * scale, err_msg=what)
 
 
-def _check(seed: int) -> None:
-    case, values_only, g = _case(seed)
+def _check(seed: int, name: str | None = None) -> None:
+    case, values_only, g = _case(seed, name)
     name, arrays, cplx, extra, _ = case
     what = f"seed {seed}: {name}{extra} of {[a.shape for a in arrays]}, complex={cplx}"
     want = _result(torch, case, torch.float64, False)
@@ -218,6 +237,17 @@ def test_linalg_agrees_with_pytorch(xb):
     n = N or (40 if xb.name == "numpy" else 8)
     for seed in range(SEED, SEED + n):
         _check(seed)
+
+
+@pytest.mark.parametrize("name", ["solve_left_false", "eigh_upper", "eigvalsh_upper",
+                                  "cholesky_upper_triangle", "matrix_exp", "multi_dot"])
+def test_new_linalg_names_agree_with_pytorch(name, xb):
+    """The names added beside the rest (``solve(left=False)``, ``UPLO="U"``,
+    ``matrix_exp``, ``multi_dot``) and ``cholesky(upper=True)`` of a non-symmetric matrix
+    (PyTorch's reads the upper triangle), each on every backend: eight draws apiece, real
+    and complex, float64 and float32."""
+    for seed in range(8):
+        _check(seed, name)
 
 
 @pytest.mark.parametrize("m, n", [(5, 3), (3, 3), (2, 4)])

@@ -440,3 +440,21 @@ def test_softmax_without_dim_is_pytorchs_or_an_error(xb, name):
     with pytest.raises(ValueError, match="would be dim=1"):
         xad.nn.Softmax()(xad.zeros(2, 3, 4, 5))
     assert xad.nn.Softmax()(xad.zeros(2, 3)).shape == (2, 3)
+
+
+@pytest.mark.parametrize("call", ["copysign(2.0, t)", "copysign(2, t)", "atan2(1.0, t)",
+                                  "sum(3.0)", "clamp(1.0, 0.0)"])
+def test_a_number_as_first_argument_is_refused_as_pytorch(call, xb):
+    """``torch.copysign(2.0, t)`` and the other functions that are tensor methods take a
+    tensor first, as PyTorch's (a ``TypeError`` both; xad's was ``AttributeError: 'float'
+    object has no attribute 'copysign'``); ``t.copysign(2.0)`` and ``xad.copysign(2.0, t)``
+    (the standard's, which takes a Python number on either side) give PyTorch's values."""
+    with pytest.raises(TypeError):
+        eval(call, {"t": torch.tensor([1.0, -2.0])}, vars(torch))
+    with pytest.raises(TypeError, match=r"torch\.\w+: its first argument must be a tensor"):
+        eval(call, {"t": T.tensor([1.0, -2.0])}, vars(T))
+    t = xad.tensor([1.0, -2.0, -0.0], dtype=xad.float64)
+    want = torch.tensor([1.0, -2.0, -0.0], dtype=torch.float64).copysign(-2.0)
+    assert t.copysign(-2.0).tolist() == T.copysign(t, -2.0).tolist() == want.tolist()
+    assert xad.copysign(2.0, t).tolist() == torch.tensor(2.0).copysign(
+        torch.tensor([1.0, -2.0, -0.0])).tolist()

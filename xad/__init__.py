@@ -77,6 +77,7 @@ from .ops.indexing import *  # noqa: F403
 from .ops.inplace import *  # noqa: F403
 from .ops.linalg import *  # noqa: F403
 from .ops.manipulation import *  # noqa: F403
+from .ops.matrix_exponential import *  # noqa: F403
 from .ops.namespace_info import *  # noqa: F403
 from .ops.normalization import *  # noqa: F403
 from .ops.reduce import *  # noqa: F403

@@ -68,6 +68,10 @@ _real_import = builtins.__import__
 
 def _method(name: str) -> Any:
     def f(x: Any, *args: Any, **kwargs: Any) -> Any:
+        if not isinstance(x, sys.modules["xad"].Tensor):  # (was "'float' has no attribute")
+            raise TypeError(f"torch.{name}: its first argument must be a tensor, got "
+                            f"{type(x).__name__} (PyTorch refuses it too); make it one with "
+                            f"torch.tensor(...)")
         return getattr(x, name)(*args, **kwargs)
     f.__name__ = name
     f.__doc__ = f"``torch.{name}(x, ...)``: ``x.{name}(...)`` (PyTorch's keywords)."

@@ -258,6 +258,21 @@ class Backend:
         """C's ``fmod`` (the remainder of truncated division, exact; sign of ``x``)."""
         return fmod_generic(self.xp, x, y)
 
+    def complex(self, re: Any, im: Any, dtype: Any) -> Any:
+        """The complex array ``re + i im`` of ``dtype`` (``re`` and ``im`` real, of its
+        precision, broadcast), each part exactly the one given: infinities, NaNs and signed
+        zeros included (``re + 1j * im`` made ``0 * inf``, NaN, of ``(0, inf)``'s real
+        part); native where the library has it. The standard has no such function: here
+        ``conj(re + 0j) + (-0 + i im)``, whose parts add to ``re`` and ``im`` exactly where
+        ``+`` adds part by part (NumPy, CuPy, JAX; torch's multiplies by ``alpha``); the
+        second is ``-conj(1j * |im|)`` (real part ``-0``), conjugated where ``im``'s sign
+        bit is set, with constants where ``im`` is not finite."""
+        xp, fin = self.xp, self.xp.isfinite(im)
+        b = -xp.conj(1j * xp.astype(xp.where(fin, xp.abs(im), 0.0), dtype))
+        b = xp.where(fin, b, xp.where(xp.isnan(im), self.full((), complex(-0.0, math.nan), dtype),
+                                      self.full((), complex(-0.0, math.inf), dtype)))
+        return xp.conj(xp.astype(re, dtype)) + xp.where(xp.signbit(im), xp.conj(b), b)
+
     def lu_factor(self, x: Any) -> tuple[Any, Any, Any]:
         """``(lu, perm, odd)`` of a (batch of) square matrices as LAPACK's ``getrf``
         computes them (no error at a singular matrix): ``L`` and ``U`` in ``lu``,

@@ -39,6 +39,7 @@ from .ops.elementwise import abs, sqrt, where
 from .ops.inverses import SlogdetResult, _check, det, inv, matrix_rank, pinv, slogdet, solve
 from .ops.linalg import matmul, tensordot
 from .ops.manipulation import moveaxis, vecdot
+from .ops.matrix_exponential import matrix_exp
 from .ops.norms import abs2
 from .ops.norms import vector_norm as _vector_norm
 from .ops.reduce import max as _max
@@ -48,7 +49,8 @@ from .ops.shape import broadcast_to, expand_dims, matrix_transpose, reshape, sta
 from .tensor import Tensor
 
 __all__ = ["cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul",
-           "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose", "outer", "pinv",
+           "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose",
+           "multi_dot", "outer", "pinv",
            "qr", "slogdet", "solve", "svd", "svdvals", "tensordot", "trace", "vecdot",
            "vector_norm", "lstsq", "EighResult", "LstsqResult", "QRResult", "SVDResult",
            "SlogdetResult"]
@@ -230,3 +232,56 @@ def lstsq(x1: Tensor, x2: Tensor, /, rcond: float | None = None, *,
     if vec:  # torch keeps the residual's (1,) of a one-column right side
         sol = sol[..., 0]
     return LstsqResult(sol, res, rank, sv)
+
+
+def _chain_order(dims: list[int]) -> list[list[int]]:
+    """``split[i][j]``: where the cheapest product of matrices ``i..j`` (matrix ``k`` of
+    shape ``dims[k], dims[k + 1]``) splits (the textbook dynamic programme)."""
+    n = len(dims) - 1
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j], split[i][j] = min(
+                (cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1], k)
+                for k in range(i, j))
+    return split
+
+
+def multi_dot(tensors: Any, /) -> Tensor:
+    """The product of two or more matrices in the cheapest order (NumPy's and PyTorch's
+    ``multi_dot``); the first may be 1-d (a row vector) and the last 1-d (a column), whose
+    axis the result then drops.
+
+    Example:
+        >>> import xad
+        >>> a, b = xad.ones((2, 3)), xad.ones((3, 4))
+        >>> xad.linalg.multi_dot([a, b, xad.ones(4)]).tolist()
+        [12.0, 12.0]
+    """
+    ts = list(tensors)
+    if len(ts) < 2:
+        raise ValueError(f"linalg.multi_dot: needs at least 2 tensors, got {len(ts)}")
+    for i, t in enumerate(ts):
+        end = i in (0, len(ts) - 1)
+        if t.ndim != 2 and not (end and t.ndim == 1):
+            raise ValueError(f"linalg.multi_dot: tensor {i} must be 2-d"
+                             f"{' or 1-d' if end else ''}, got shape {t.shape} (batches: "
+                             f"use matmul)")
+        if t.dtype is not ts[0].dtype:
+            raise TypeError(f"linalg.multi_dot: every tensor must have one dtype, got "
+                            f"{ts[0].dtype} (tensor 0) and {t.dtype} (tensor {i})")
+    row, col = ts[0].ndim == 1, ts[-1].ndim == 1
+    ms = [expand_dims(ts[0], axis=0)] * row + ts[row:len(ts) - col] + \
+        [expand_dims(ts[-1], axis=1)] * col
+    for i in range(len(ms) - 1):
+        if ms[i].shape[1] != ms[i + 1].shape[0]:
+            raise ValueError(f"linalg.multi_dot: tensors {i} and {i + 1} of shapes "
+                             f"{ts[i].shape} and {ts[i + 1].shape} cannot be multiplied")
+    split = _chain_order([m.shape[0] for m in ms] + [ms[-1].shape[1]])
+
+    def product(i: int, j: int) -> Tensor:
+        return ms[i] if i == j else matmul(product(i, split[i][j]), product(split[i][j] + 1, j))
+    out = product(0, len(ms) - 1)
+    return out[0, 0] if row and col else out[0] if row else out[:, 0] if col else out

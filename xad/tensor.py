@@ -2131,7 +2131,8 @@ _FUNCTION_METHODS = {n: n for n in (
     "allclose div bmm mv addmm frac float_power fmax fmin heaviside unflatten "
     "repeat_interleave fliplr flipud ravel diag erfc erfinv lgamma digamma fmod unique "
     "unique_consecutive bincount tensor_split unfold cummax cummin logcumsumexp "
-    "scatter_reduce index_put index_put_ as_strided index_copy index_reduce put").split()} | {
+    "scatter_reduce index_put index_put_ as_strided index_copy index_reduce put "
+    "matrix_exp").split()} | {
     "mul": "multiply", "neg": "negative", "true_divide": "divide", "divide": "div",
     "arccos": "acos", "arcsin": "asin", "arctan": "atan", "arctan2": "atan2",
     "arccosh": "acosh", "arcsinh": "asinh", "arctanh": "atanh", "bitwise_not": "bitwise_invert",

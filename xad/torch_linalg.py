@@ -1,7 +1,8 @@
 """``torch.linalg``'s own names and keywords, for ``python -m xad.as_torch``
 (:mod:`xad.linalg` holds the Array API standard's): ``norm``, ``cond``,
 ``solve_triangular``, ``tensorinv``, ``tensorsolve``, ``vander``, and PyTorch's
-``matrix_norm``, ``lstsq`` and ``cross``. Each is built from xad's differentiable
+``matrix_norm``, ``lstsq``, ``cross``, ``solve`` (``left=``), ``cholesky`` (``upper=``),
+``eigh`` and ``eigvalsh`` (``UPLO=``). Each is built from xad's differentiable
 operations, so gradients, ``vmap`` and ``jvp`` come with them.
 """
 
@@ -18,7 +19,7 @@ from .ops import torch_conventions as _conventions
 from .tensor import Tensor
 
 __all__ = ["norm", "cond", "solve_triangular", "tensorinv", "tensorsolve", "vander",
-           "matrix_norm", "lstsq", "cross"]
+           "matrix_norm", "lstsq", "cross", "solve", "cholesky", "eigh", "eigvalsh"]
 
 
 def norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *,
@@ -194,3 +195,68 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:  # noqa: A0
         [0.0, 0.0, 1.0]
     """
     return _ops.cross(input, other, dim)
+
+
+def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:  # noqa: N803
+    """``torch.linalg.solve``: ``X`` with ``A X = B``, or with ``left=False`` ``X A = B``
+    (``A^T X^T = B^T``; ``B`` a (batch of) matrices, as PyTorch's).
+
+    Example:
+        >>> import xad
+        >>> from xad import torch_linalg
+        >>> a = xad.tensor([[2.0, 0.0], [0.0, 4.0]])
+        >>> torch_linalg.solve(a, xad.tensor([[2.0, 4.0]]), left=False).tolist()
+        [[1.0, 1.0]]
+    """
+    if left:
+        return _la.solve(A, B)
+    if B.ndim < 2:
+        raise ValueError(f"torch.linalg.solve(left=False): B must be a (batch of) matrices "
+                         f"(..., K, N) for X A = B, got shape {B.shape}; for a vector b, "
+                         f"solve(A.mT, b)")
+    return _la.matrix_transpose(_la.solve(_la.matrix_transpose(A), _la.matrix_transpose(B)))
+
+
+def _lower(A: Tensor, UPLO: str, name: str) -> Tensor:  # noqa: N803
+    """``A`` with the triangle ``UPLO`` names in its lower one (``"U"``: ``A``'s conjugate
+    transpose, the same Hermitian matrix read from the other side)."""
+    if UPLO not in ("L", "U"):
+        raise ValueError(f"torch.linalg.{name}: UPLO must be 'L' or 'U', got {UPLO!r}")
+    return A if UPLO == "L" else _ops.conj(_ops.matrix_transpose(A))
+
+
+def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:  # noqa: N803
+    """``torch.linalg.cholesky``: ``upper=True`` reads the upper triangle (PyTorch's
+    ``U^H U``); :func:`xad.linalg.cholesky` reads the lower one either way.
+
+    Example:
+        >>> import xad
+        >>> from xad import torch_linalg
+        >>> torch_linalg.cholesky(xad.tensor([[4.0, 2.0], [99.0, 2.0]]), upper=True).tolist()
+        [[2.0, 1.0], [0.0, 1.0]]
+    """
+    return _la.cholesky(_lower(A, "U" if upper else "L", "cholesky"), upper=upper)
+
+
+def eigh(A: Tensor, UPLO: str = "L") -> _la.EighResult:  # noqa: N803
+    """``torch.linalg.eigh``: ``UPLO="U"`` reads the upper triangle.
+
+    Example:
+        >>> import xad
+        >>> from xad import torch_linalg
+        >>> torch_linalg.eigh(xad.tensor([[2.0, 0.0], [9.0, 3.0]]), UPLO="U").eigenvalues.tolist()
+        [2.0, 3.0]
+    """
+    return _la.eigh(_lower(A, UPLO, "eigh"))
+
+
+def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:  # noqa: N803
+    """``torch.linalg.eigvalsh``: ``UPLO="U"`` reads the upper triangle.
+
+    Example:
+        >>> import xad
+        >>> from xad import torch_linalg
+        >>> torch_linalg.eigvalsh(xad.tensor([[2.0, 9.0], [0.0, 3.0]])).tolist()
+        [2.0, 3.0]
+    """
+    return _la.eigvalsh(_lower(A, UPLO, "eigvalsh"))

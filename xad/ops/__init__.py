@@ -40,6 +40,8 @@ from .linalg import *  # noqa: F403
 from .linalg import __all__ as _l
 from .manipulation import *  # noqa: F403
 from .manipulation import __all__ as _m
+from .matrix_exponential import *  # noqa: F403
+from .matrix_exponential import __all__ as _me
 from .namespace_info import *  # noqa: F403
 from .namespace_info import __all__ as _ni
 from .normalization import *  # noqa: F403
@@ -72,7 +74,7 @@ from .transfer import __all__ as _t
 from .unique_and_counts import *  # noqa: F403
 from .unique_and_counts import __all__ as _uc
 
-__all__ = ["REGISTRY", "Op", "apply", *_b, *_c, *_dtf, *_e, *_em, *_i, *_ip, *_l, *_m, *_ni,
+__all__ = ["REGISTRY", "Op", "apply", *_b, *_c, *_dtf, *_e, *_em, *_i, *_ip, *_l, *_m, *_me, *_ni,
            *_no, *_r, *_sel, *_s, *_so, *_sf, *_t, *_tc, *_tr, *_uc, *_ce,
            *_sw, *_sr, *_st, *_iw]
 

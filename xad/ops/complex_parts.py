@@ -75,7 +75,7 @@ class ComplexFromParts(Op):
 
     @staticmethod
     def forward(b, re, im, dtype):
-        return b.xp.astype(re, dtype) + 1j * b.xp.astype(im, dtype)
+        return b.complex(re, im, dtype)  # (``re + 1j * im`` made NaN of ``0 * inf``)
 
     @staticmethod
     def backward(node, g):

@@ -70,7 +70,8 @@ class Cholesky(Op):
 
     @staticmethod
     def forward(b, x, upper):
-        return _call("cholesky", b, x, upper=upper)
+        low = _call("cholesky", b, x)  # (torch's upper=True reads the upper triangle)
+        return b.xp.conj(b.xp.matrix_transpose(low)) if upper else low
 
     @staticmethod
     def backward(node, g):

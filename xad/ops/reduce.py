@@ -347,7 +347,10 @@ class Var(Op):
     point, to every element's gradient: ``[1e30, -1e30, 3, 0]`` gave ``[.., 1.25, -0.75]``
     for ``[.., 1.5, -0.5]``. At ``n - correction <= 0`` the value is NaN (the standard's
     special case) or, with ``pytorch``, PyTorch's ``sum / max(n - correction, 0)`` (inf,
-    NaN for no spread) and its rule's unclamped divisor."""
+    NaN for no spread) and its rule's unclamped divisor. The forward shifts each slice by
+    its first element (``var(x - x[0])``, one more elementwise pass): a constant slice's
+    variance is exactly 0 (``sum * (1/n)`` misses the constant for ~38% of them: ``std`` was
+    1e-16 and PyTorch's ``std`` gradient, masked only at exactly 0, O(1))."""
 
     name = "var"
     save_inputs = True
@@ -358,6 +361,8 @@ class Var(Op):
         acc = _accumulator(b, x)  # half precision: in float32, as PyTorch's
         xw = x if acc is None else b.xp.astype(x, acc)
         n = math.prod(x.shape[a] for a in axis)
+        if n:  # shifted by the first element: a constant slice's deviations are exactly 0
+            xw = xw - xw[_first(xw.ndim, axis)]
         d = xw - b.xp.sum(xw, axis=axis, keepdims=True) * (1.0 / n if n else math.nan)
         scale = _var_scale(n, correction, pytorch)
         out = b.xp.sum(d * d, axis=axis, keepdims=keepdims) * scale
@@ -374,6 +379,11 @@ class Var(Op):
     def jvp(primals, tangents, out, axis, correction, keepdims, pytorch):
         return sum(tangents[0] * _var_grad(primals[0], axis, correction, pytorch), axis,
                    keepdims)
+
+
+def _first(ndim: int, axes: tuple[int, ...]) -> tuple[slice, ...]:
+    """The key of each slice's first element over ``axes`` (kept dims)."""
+    return tuple(slice(0, 1) if a in axes else slice(None) for a in range(ndim))
 
 
 def _var_scale(n: int, correction: float, pytorch: bool = False, rule: bool = False) -> float:
