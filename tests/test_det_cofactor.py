@@ -76,8 +76,9 @@ def test_a_batch_mixing_singular_and_invertible_matrices(xb):
                                [[1.0, 2.0, 3.0], [2.0, 4.0, 5.0], [3.0, 6.0, 7.0]]])
 def test_slogdet_gradient_at_a_singular_matrix_is_not_finite_as_torch(a, xb):
     """It raised on NumPy, torch and array_api_strict (their ``inv`` refuses); torch 2.13
-    gives inf/NaN, and xad's is not finite at least where torch's is infinite (where the
-    rest is NaN or finite is each library's order of operations in its solve)."""
+    gives inf/NaN, and xad's is not finite, or of the size of one over rounding, at least
+    where torch's is infinite (where the rest is NaN or finite is each library's order of
+    operations in its solve)."""
     import torch
     t = torch.tensor(a, dtype=torch.float64, requires_grad=True)
     torch.linalg.slogdet(t)[1].backward()
@@ -85,7 +86,10 @@ def test_slogdet_gradient_at_a_singular_matrix_is_not_finite_as_torch(a, xb):
     with np.errstate(all="ignore"):
         xad.linalg.slogdet(x).logabsdet.backward()
     bad = np.isinf(t.grad.numpy())
-    assert bad.any() and not np.isfinite(x.grad.numpy()[bad]).any()
+    g = x.grad.numpy()[bad]
+    # a pole: inf/NaN, or (where the elimination's rounding left a pivot of ~1e-16 rather
+    # than 0, which varies with the machine's LAPACK kernels) beyond any real gradient
+    assert bad.any() and (~np.isfinite(g) | (np.abs(g) > 1e12)).all(), g
 
 
 def test_slogdet_gradient_of_an_invertible_matrix_matches_torch(xb):
@@ -115,5 +119,12 @@ def test_native_lu_and_triangular_solves_match_the_generic_ones(xb):
         u = b.xp.triu(glu) + b.xp.eye(a.shape[-1], dtype=arr.dtype, device=b.device) * 3.0
         pairs = [(lu, glu), (perm, gperm), (odd, godd),
                  (b.solve_triangular(u, rhs, upper=True), b.xp.linalg.solve(u, rhs))]
-    for got, want in pairs:
-        np.testing.assert_allclose(b.to_numpy(got), b.to_numpy(want), rtol=1e-10, atol=1e-12)
+    n = len(SINGULAR)  # (below a pivot that rounding left at ~1e-16 instead of 0, L's entry
+    for got, want in pairs:  # is that noise over noise: it varies with the LAPACK kernels)
+        got, want = b.to_numpy(got), b.to_numpy(want)
+        np.testing.assert_allclose(got[n:], want[n:], rtol=1e-10, atol=1e-12)
+    for f, p in ((lu, perm), (glu, gperm)):  # the singular ones: x[perm] == L @ U
+        f, p = b.to_numpy(f)[:n], b.to_numpy(p)[:n]
+        low = np.tril(f, -1) + np.eye(f.shape[-1])
+        np.testing.assert_allclose(low @ np.triu(f), np.take_along_axis(a[:n], p[..., None], 1),
+                                   atol=1e-12)
