@@ -279,3 +279,20 @@ def test_complex_regressions(name, xb):
     assert len(gg) == len(wg), name
     for a, b in zip(gg, wg):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10, err_msg=f"{name}: gradient")
+
+
+def test_complex_views_are_refused_or_documented_copies(xb):
+    """``view_as_real``, ``view_as_complex`` and ``z.real``/``z.imag`` are PyTorch's views
+    of ``z``'s memory; xad has none of them (docs/PORTING.md, the row on ``view_as_real``):
+    each refuses, so no write through one goes nowhere. ``torch.real(z)``/``imag(z)`` are
+    documented copies there: a write into one leaves ``z`` as it was (PyTorch's writes ``z``)."""
+    z = T.complex(T.tensor([1.0, 2.0]), T.tensor([3.0, 4.0]))
+    for name in ("view_as_real", "view_as_complex"):
+        with pytest.raises(AttributeError, match=f"torch.{name} is not part of the PyTorch"):
+            getattr(T, name)
+    for part in ("real", "imag"):
+        with pytest.raises(AttributeError, match=f"has no attribute '{part}'"):
+            getattr(z, part)
+    r = T.real(z)
+    r.mul_(2.0)
+    assert z.tolist() == [1 + 3j, 2 + 4j] and r.tolist() == [2.0, 4.0]
