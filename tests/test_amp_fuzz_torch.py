@@ -31,6 +31,7 @@ import random
 
 import numpy as np
 import pytest
+from test_amp_torch import _off, _on  # autocast off / on again around fn()
 
 import xad
 from xad import as_torch
@@ -145,16 +146,6 @@ KINKS = {"relu": (0,), "relu_": (0,), "abs": (0,), "hardtanh": (-0.5, 0.75),
          "relu6": (0, 1.5), "hardsigmoid": (-3, 3), "hardswish": (-3, 3),
          "leaky_relu": (0,), "clamp": (-1, 0.5), "clamp_": (-1, 1), "prelu": (0,),
          "sqrt": (0,), "elu": (0,), "selu": (0,), "celu": (0,)}
-
-
-def _off(M, fn):
-    with M.autocast("cpu", enabled=False):
-        return fn()
-
-
-def _on(M, lo, fn):
-    with M.autocast("cpu", dtype=lo):
-        return fn()
 
 
 def _name(t) -> str:
