@@ -15,9 +15,10 @@ tensor). The result's dtype must be PyTorch's exactly, its value agree within th
 dtype's rounding, and the gradients of the float32 leaves (a ``.float()`` loss) too, with
 ``.grad`` in float32 and ``None`` where PyTorch's is.
 
-Where xad's autocast lists differ from PyTorch's CPU lists on purpose (docs/PORTING.md,
-"Mixed precision"), the step is in ``FLOAT32_HERE``/``TORCH_FLOAT32``: PyTorch's result is
-cast to xad's dtype and the chain goes on; the values still agree to the low rounding.
+Where xad's autocast lists differ from PyTorch's CPU lists on purpose (docs/PORTING.md, the
+``torch.autocast("cpu")`` rows), the step is in ``FLOAT32_HERE`` or ``LOW_HERE``: PyTorch's
+result is cast to xad's dtype and the chain goes on; the values still agree to the low
+rounding.
 
 ``XAD_FUZZ_N`` sets the programs (default 30 on NumPy and torch, 8 on the other backends;
 the long run: 3000). A failure names its seed: replay it with ``XAD_FUZZ_SEED=<seed>
@@ -59,7 +60,7 @@ SOURCES = {
     "addmm": lambda M, F, L, lo: M.addmm(L["c"], L["a"], L["w"].T),
     "vecdot": lambda M, F, L, lo: M.linalg.vecdot(L["a"][:, None, :], L["w"][None]),
     "dot": lambda M, F, L, lo: M.dot(L["c"], L["f"][0]) * L["f"],
-    "mv": lambda M, F, L, lo: M.broadcast_to(M.mv(L["w"], L["a"][0]), (4, 5)),
+    "mv": lambda M, F, L, lo: M.stack([M.mv(L["w"], L["a"][i]) for i in range(4)]),
     "low cast": lambda M, F, L, lo: L["f"].to(lo),
     "float32": lambda M, F, L, lo: L["f"] * 1.0,
 }
@@ -123,20 +124,21 @@ STEPS = {
     "l1_loss": lambda M, F, y, L, lo: F.l1_loss(y, L["f"] * 0.5) + y,
 }
 # xad's results are float32 where PyTorch's CPU autocast gives the low dtype, on purpose
-# (docs/PORTING.md): its float32 list is CUDA's on every device ("Mixed precision": softmax,
-# log_softmax, layer_norm, sum, mean, exp, pow); a 0-d float32 tensor with a low one promotes
-# by the standard's rule, as the 0-d integer row of the dtype table ("l1_loss" adds its 0-d
-# loss to the low value)
+# (docs/PORTING.md, the ``torch.autocast("cpu")`` rows): its float32 list is CUDA's on every
+# device (softmax, log_softmax, layer_norm, sum, mean, exp, pow); a 0-d float32 tensor with a
+# low one promotes by the standard's rule (the ``float16[3] * float32[]`` row of the dtype
+# table; "l1_loss" adds its 0-d loss to the low value)
 FLOAT32_HERE = {"softmax", "log_softmax", "layer_norm", "sum keepdim", "mean", "exp", "pow",
                 "times 0-d float32", "l1_loss"}
-# and the reverse: xad's low list is CUDA's, which has mv (PyTorch's CPU one has not)
+# and the reverse: xad's low list is CUDA's, which has mv (PyTorch's CPU one has not; the
+# ``mv`` row)
 LOW_HERE = {"mv"}
 # PyTorch refuses a product of float16/bfloat16 and float32 outside autocast; xad promotes
-# (the standard's rule; docs/PORTING.md, "Mixed precision")
+# (the standard's rule; docs/PORTING.md, the row of ``@`` with float16 and float32)
 MIXED_PRODUCT = "expected m1 and m2 to have the same dtype"
 # PyTorch's relu_ keeps its result for backward, so a later in-place change raises there;
-# xad's keeps what it reads and gives the exact gradient (docs/PORTING.md, the rule that
-# reads its own result)
+# xad's keeps what it reads and gives the exact gradient (docs/PORTING.md, the row of an
+# in-place operation whose rule reads its own result)
 OWN_RESULT = ("relu_", "one of the variables needed for gradient computation has been "
                        "modified by an inplace operation")
 # the points where a step's derivative jumps (as functions of its input): a low-precision
