@@ -16,9 +16,9 @@ dtype's rounding, and the gradients of the float32 leaves (a ``.float()`` loss) 
 ``.grad`` in float32 and ``None`` where PyTorch's is.
 
 Where xad's autocast lists differ from PyTorch's CPU lists on purpose (docs/PORTING.md, the
-``torch.autocast("cpu")`` rows), the step is in ``FLOAT32_HERE`` or ``LOW_HERE``: PyTorch's
-result is cast to xad's dtype and the chain goes on; the values still agree to the low
-rounding.
+``torch.autocast("cpu")`` rows), the step is in ``FLOAT32_HERE`` (PyTorch's step gets its
+input in float32, as xad computes it) or ``LOW_HERE`` (PyTorch's result is cast to the low
+dtype), and the chain goes on.
 
 ``XAD_FUZZ_N`` sets the programs (default 30 on NumPy and torch, 8 on the other backends;
 the long run: 3000). A failure names its seed: replay it with ``XAD_FUZZ_SEED=<seed>
@@ -169,10 +169,10 @@ def _run(M, prog, data, low, weights):
             if M is torch and prog[0] in LOW_HERE:
                 y = y.to(lo)
             for name in prog[1:]:
-                was_low, kinked = y.dtype == lo, kinked or _near(y, KINKS.get(name, ()), low)
+                kinked = kinked or _near(y, KINKS.get(name, ()), low)
+                if M is torch and name in FLOAT32_HERE and y.dtype == lo:
+                    y = y.float()  # PyTorch computes it as xad does: from float32
                 y = STEPS[name](M, F, y, leaves, lo)
-                if was_low and name in FLOAT32_HERE:  # PyTorch's value in xad's dtype,
-                    y = y.float() if M is torch else y.clone()  # a new tensor in both
         value = _float(y)
         (y.float() * M.tensor(weights)).sum().backward()
     except (RuntimeError, TypeError, ValueError) as e:
