@@ -12,8 +12,9 @@ float32 matrix, a product inside a nested ``autocast(enabled=False)`` (with and 
 (``add_`` of a float32 tensor, ``mul_``, ``relu_``, ``clamp_``: PyTorch's refusals, after an
 op that saved its output, must be xad's), and losses (their float32 result scales a float32
 tensor). The result's dtype must be PyTorch's exactly, its value agree within the low
-dtype's rounding, and the gradients of the float32 leaves (a ``.float()`` loss) too, with
-``.grad`` in float32 and ``None`` where PyTorch's is.
+dtype's rounding, and the gradients of the float32 leaves (a ``.float()`` loss, at times
+scaled by ``GradScaler.scale``: a low gradient that overflows is inf where PyTorch's is) too,
+with ``.grad`` in float32 and ``None`` where PyTorch's is.
 
 Where xad's autocast lists differ from PyTorch's CPU lists on purpose (docs/PORTING.md, the
 ``torch.autocast("cpu")`` rows), the step is in ``FLOAT32_HERE`` (PyTorch's step gets its
@@ -154,13 +155,16 @@ def _name(t) -> str:
     return str(t.dtype).split(".")[-1]
 
 
-def _program(rng: random.Random) -> list[str]:
-    return [rng.choice(sorted(SOURCES))] + [rng.choice(sorted(STEPS))
-                                            for _ in range(rng.randint(1, 4))]
+def _program(rng: random.Random) -> tuple[list[str], float]:
+    """The steps, and the ``GradScaler`` scale of the loss (1: no scaler)."""
+    steps = [rng.choice(sorted(SOURCES))] + [rng.choice(sorted(STEPS))
+                                             for _ in range(rng.randint(1, 4))]
+    return steps, rng.choice([1.0, 1.0, 1024.0, 2.0 ** 16])
 
 
-def _run(M, prog, data, low, weights):
-    """(result dtype, value, gradients) of ``prog`` on ``M``, or ``("raised", message)``."""
+def _run(M, prog, data, low, weights, scale=1.0):
+    """(result dtype, value, gradients, kinked) of ``prog`` on ``M``, or ``("raised",
+    message)``; the loss scaled by a ``GradScaler`` unless ``scale`` is 1."""
     F, lo, kinked = M.nn.functional, getattr(M, low), False
     leaves = {k: M.tensor(v, dtype=M.float32, requires_grad=True) for k, v in data.items()}
     try:
@@ -174,10 +178,13 @@ def _run(M, prog, data, low, weights):
                     y = y.float()  # PyTorch computes it as xad does: from float32
                 y = STEPS[name](M, F, y, leaves, lo)
         value = _float(y)
-        (y.float() * M.tensor(weights)).sum().backward()
+        loss = (y.float() * M.tensor(weights)).sum()
+        if scale != 1.0:  # the gradients scaled (inf where a low one overflows), as PyTorch's
+            loss = M.amp.GradScaler("cpu", init_scale=scale).scale(loss)
+        loss.backward()
     except (RuntimeError, TypeError, ValueError) as e:
         return ("raised", type(e).__name__ + ": " + str(e)[:120])
-    grads = {k: None if t.grad is None else (_name(t.grad), _numpy(t.grad))
+    grads = {k: None if t.grad is None else (_name(t.grad), _numpy(t.grad) / scale)
              for k, t in leaves.items()}
     return _name(y), value, grads, kinked
 
@@ -205,12 +212,14 @@ def _numpy(t):
 
 def _check(seed: int, low: str) -> None:
     rng = random.Random(seed)
-    prog = _program(rng)
+    prog, scale = _program(rng)
+    scale = 1.0 if prog[0] in LOW_HERE else scale  # (PyTorch's mv backward is float32)
     g = np.random.default_rng(seed)
     data = {k: g.standard_normal(s).astype(np.float32) for k, s in SHAPES.items()}
     weights = g.standard_normal((4, 5)).astype(np.float32)
-    what = f"seed {seed}, {low}: {prog}"
-    want, got = _run(torch, prog, data, low, weights), _run(T, prog, data, low, weights)
+    what = f"seed {seed}, {low}: {prog}, scale {scale}"
+    want = _run(torch, prog, data, low, weights, scale)
+    got = _run(T, prog, data, low, weights, scale)
     if want[0] == "raised" and (MIXED_PRODUCT in want[1] or (
             OWN_RESULT[0] in prog and OWN_RESULT[1] in want[1])):
         return
@@ -222,6 +231,12 @@ def _check(seed: int, low: str) -> None:
     _close(got[1], want[1], tol, f"{what}: value")
     if got[3] or want[3]:
         return  # a kink met an ulp away: the gradients differ by its jump
+    if scale != 1.0:  # GradScaler's question: whether any gradient overflowed (where, and
+        found = [not all(np.isfinite(t[1]).all() for t in r[2].values() if t is not None)
+                 for r in (got, want)]  # inf or NaN, is each backward kernel's rounding)
+        assert found[0] == found[1], f"{what}: an overflow {found[0]}, PyTorch's {found[1]}"
+        if found[1]:
+            return
     for k, w in want[2].items():
         gk = got[2][k]
         assert (gk is None) == (w is None), f"{what}: gradient of {k} {gk}, PyTorch {w}"
