@@ -302,3 +302,20 @@ def test_complex_from_parts_keeps_each_part(dtype, xb):
         np.testing.assert_allclose(part(got.numpy()), part(want.numpy()), rtol=1e-6)
     a = T.angle(T.complex(xad.tensor([-1.0], dtype=xd), xad.tensor([-0.0], dtype=xd)))
     assert a.item() == float(getattr(np, dtype)(-np.pi))
+
+
+def test_complex_views_are_refused_or_documented_copies(xb):
+    """``view_as_real``, ``view_as_complex`` and ``z.real``/``z.imag`` are PyTorch's views
+    of ``z``'s memory; xad has none of them (docs/PORTING.md, the row on ``view_as_real``):
+    each refuses, so no write through one goes nowhere. ``torch.real(z)``/``imag(z)`` are
+    documented copies there: a write into one leaves ``z`` as it was (PyTorch's writes ``z``)."""
+    z = T.complex(T.tensor([1.0, 2.0]), T.tensor([3.0, 4.0]))
+    for name in ("view_as_real", "view_as_complex"):
+        with pytest.raises(AttributeError, match=f"torch.{name} is not part of the PyTorch"):
+            getattr(T, name)
+    for part in ("real", "imag"):
+        with pytest.raises(AttributeError, match=f"has no attribute '{part}'"):
+            getattr(z, part)
+    r = T.real(z)
+    r.mul_(2.0)
+    assert z.tolist() == [1 + 3j, 2 + 4j] and r.tolist() == [2.0, 4.0]

@@ -64,7 +64,7 @@ def diagonal(x: Tensor, /, *, offset: int = 0) -> Tensor:
         >>> xad.linalg.diagonal(xad.tensor([[1.0, 2.0], [3.0, 4.0]]), offset=1).tolist()
         [2.0]
     """
-    _check("diagonal", x, square=False, grad=False)
+    _check("diagonal", x, square=False)
     return unary(Diagonal, x, offset=operator.index(offset))  # a view, as PyTorch's
 
 
@@ -119,7 +119,7 @@ def matrix_power(x: Tensor, n: int, /) -> Tensor:
         >>> xad.linalg.matrix_power(xad.tensor([[1.0, 1.0], [0.0, 1.0]]), 3).tolist()
         [[1.0, 3.0], [0.0, 1.0]]
     """
-    _check("matrix_power", x, grad=False)
+    _check("matrix_power", x)
     if n < 0:
         return matrix_power(inv(x), -n)
     if n == 0:
@@ -163,7 +163,7 @@ def matrix_norm(x: Tensor, /, *, keepdims: bool = False, ord: Any = "fro") -> Te
         >>> xad.linalg.matrix_norm(xad.tensor([[3.0, 0.0], [0.0, -4.0]]), ord=2).item()
         4.0
     """
-    _check("matrix_norm", x, square=False, grad=False)
+    _check("matrix_norm", x, square=False)
     if ord not in _MATRIX_ORDS:
         raise ValueError(f"linalg.matrix_norm: ord must be one of {_MATRIX_ORDS}, got {ord!r}")
     (x,) = autocast_float32(x, op="matrix_norm")  # (autocast's float32 list)

@@ -11,7 +11,10 @@ Inside ``with autocast(dtype)`` (this thread only; the state is ``context.autoca
   ``log10``, ``tan``, ``asin``, ``acos``, ``sinh``, ``cosh``, ``softplus``, ``pow`` (``**``)
   and a number divided by a tensor (``2 / x``, ``reciprocal``);
 * **everything else** runs in its inputs' widest dtype (the array libraries' promotion,
-  PyTorch's "promote").
+  PyTorch's "promote"); a composition on neither list whose parts are on one (``elu``,
+  ``mish``, ``dot``) runs with autocast off (:func:`xad.ops.amp_cast.autocast_off`).
+
+``F.prelu``, ``addmm`` and ``linalg.vecdot`` are on the low list too.
 
 float64 tensors are never cast. Casts are recorded through ``astype``, so every gradient
 comes back in its input's dtype: a float32 parameter gets a float32 ``.grad``. Backward

@@ -20,15 +20,19 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
 
 from .. import dtypes as _dt
 from ..context import context
 from ..tensor import Tensor
 from .elementwise import astype
 
-__all__ = ["autocast_low", "autocast_float32", "in_float32", "HALF"]
+__all__ = ["autocast_low", "autocast_float32", "in_float32", "autocast_off", "unlisted",
+           "HALF"]
 
+_F = TypeVar("_F", bound=Callable[..., Any])
 _TO_LOW = (_dt.float32, _dt.float16, _dt.bfloat16)
 HALF = (_dt.float16, _dt.bfloat16)  # the half-precision dtypes
 _TO_FLOAT32 = HALF
@@ -78,3 +82,34 @@ def in_float32(fn: Any, *xs: Any, **params: Any) -> Any:
     d = xs[0].dtype
     out = fn(*(astype(x, _dt.float32) if isinstance(x, Tensor) else x for x in xs), **params)
     return astype(out, d)
+
+
+def autocast_off(fn: Callable, *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)`` with autocast off: the body of an operation on neither list
+    (or past its own casts) made of listed parts, which PyTorch runs as one kernel in its
+    inputs' dtypes (``elu`` of a float16 tensor is float16, though ``expm1`` is listed).
+
+    Example:
+        >>> import xad
+        >>> from xad.ops.amp_cast import autocast_off
+        >>> h = xad.ones(2, dtype=xad.float16)
+        >>> with xad.amp.autocast(xad.float16):
+        ...     xad.exp(h).dtype, autocast_off(xad.exp, h).dtype
+        (xad.float32, xad.float16)
+    """
+    d = context.autocast
+    if d is None:
+        return fn(*args, **kwargs)
+    context.autocast = None
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        context.autocast = d
+
+
+def unlisted(fn: _F) -> _F:
+    """Decorator: ``fn`` runs through :func:`autocast_off` (an unlisted composition)."""
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        return autocast_off(fn, *args, **kwargs)
+    return cast(_F, wrapper)

@@ -2,8 +2,10 @@
 symmetric eigendecomposition, the SVD and QR, each forward through the backend's own
 ``xp.linalg`` and with its gradient written in xad operations (second order works).
 
-Gradients are for real matrices. Those of ``eigh``/``cholesky`` are symmetric (the input is
-read as symmetric, as JAX's and PyTorch's are); at repeated eigenvalues or singular values
+Gradients are for real and complex matrices (PyTorch's convention for complex ones, to
+first order; their tangents are for real matrices and refuse complex ones). Those of
+``eigh``/``cholesky`` are symmetric (Hermitian: the input is read so, as JAX's and
+PyTorch's are); at repeated eigenvalues or singular values
 the eigenvector/singular-vector gradients are inf/NaN, as JAX's (the values alone, by
 ``eigvalsh``, ``svdvals`` or unused vectors, stay finite there).
 """
@@ -16,8 +18,9 @@ from ..factories import eye, zeros_like
 from ..tensor import Tensor
 from ._apply import Op, apply, unary
 from .batching import elementwise_batch
+from .complex_parts import _is_complex, complex_from_parts, imag, real
 from .elementwise_math import reciprocal
-from .inverses import _call, _check, solve
+from .inverses import _call, _check, _mH, _real_only, solve
 from .linalg import matmul
 from .manipulation import tril
 from .shape import expand_dims
@@ -49,7 +52,8 @@ def _diag(v: Tensor) -> Tensor:
 
 
 def _sym(a: Tensor) -> Tensor:
-    return (a + _mT(a)) * 0.5
+    """The Hermitian (symmetric) part."""
+    return (a + _mH(a)) * 0.5
 
 
 def _diagonal(a: Tensor) -> Tensor:
@@ -77,11 +81,11 @@ class Cholesky(Op):
     def backward(node, g):
         low, gl = node.output(), g
         if node.params["upper"]:
-            low, gl = _mT(low), _mT(g)
-        lt = _mT(low)
-        p = matmul(lt, gl)
+            low, gl = _mH(low), _mH(g)
+        lh = _mH(low)
+        p = matmul(lh, gl)
         p = tril(p) - 0.5 * p * eye(p.shape[-1], dtype=p.dtype, backend=p._backend)
-        s = _mT(solve(lt, _mT(solve(lt, p))))  # L^-T P L^-1
+        s = _mH(solve(lh, _mH(solve(lh, p))))  # L^-H P L^-1
         return _sym(s)
 
     batch = classmethod(elementwise_batch)
@@ -89,6 +93,7 @@ class Cholesky(Op):
     @staticmethod
     def jvp(primals, tangents, out, upper):
         """``dL = L phi(L^-1 dA L^-T)``, ``phi``: the lower triangle, its diagonal halved."""
+        _real_only("cholesky's tangent", out)
         low = _mT(out) if upper else out
         x = solve(low, _mT(solve(low, _sym(tangents[0]))))
         dl = matmul(low, tril(x) - 0.5 * x * eye(x.shape[-1], dtype=x.dtype,
@@ -133,10 +138,10 @@ class Eigh(Op):
     def backward(node, gw, gv):
         w, v = node.output(0), node.output(1)
         if gv is None:
-            return _sym(_spectral(v, gw, _mT(v)))
-        inner = _gap_inverse(w) * matmul(_mT(v), gv)
+            return _sym(_spectral(v, gw, _mH(v)))
+        inner = _gap_inverse(w) * matmul(_mH(v), gv)
         inner = inner if gw is None else inner + _diag(gw)
-        return _sym(matmul(matmul(v, inner), _mT(v)))
+        return _sym(matmul(matmul(v, inner), _mH(v)))
 
     batch = classmethod(elementwise_batch)
 
@@ -144,6 +149,7 @@ class Eigh(Op):
     def jvp(primals, tangents, out):
         """``X = V^T dA V``: ``dw = diag(X)``, ``dV = V (F * X)``."""
         w, v = out
+        _real_only("eigh's tangent", v)
         x = matmul(matmul(_mT(v), _sym(tangents[0])), v)
         return _diagonal(x), matmul(v, _gap_inverse(w) * x)
 
@@ -173,12 +179,13 @@ class Eigvalsh(Op):
     @staticmethod
     def backward(node, g):
         v = eigh(node.inputs[0]).eigenvectors
-        return matmul(v * expand_dims(g, axis=-2), _mT(v))
+        return matmul(v * expand_dims(g, axis=-2), _mH(v))
 
     batch = classmethod(elementwise_batch)
 
     @staticmethod
     def jvp(primals, tangents, out):
+        _real_only("eigvalsh's tangent", primals[0])
         v = eigh(primals[0]).eigenvectors
         return (v * matmul(tangents[0], v)).sum(axis=-2)  # diag(V^T dA V)
 
@@ -227,6 +234,7 @@ class Svd(Op):
     @staticmethod
     def jvp(primals, tangents, out, full_matrices):
         u, s, vh = out
+        _real_only("svd's tangent", u)
         _full_check("tangent", u, s, vh)
         return _svd_tangent(u, s, vh, tangents[0])
 
@@ -261,17 +269,22 @@ def _svd_tangent(u: Tensor, s: Tensor, vh: Tensor, da: Tensor) -> tuple:
 
 def _svd_grad(u: Tensor, s: Tensor, vh: Tensor, gu: Tensor, gs: Tensor,
               gvh: Tensor) -> Tensor:
-    """The reduced SVD's gradient (Townsend, "Differentiating the SVD", 2016)."""
+    """The reduced SVD's gradient (Townsend, "Differentiating the SVD", 2016); for complex
+    matrices with conjugate transposes and PyTorch's term for the phases of ``U`` and ``V``
+    (``i Im diag(U^H gU - V^H gV) / 2S``; a loss that depends on them is ill-defined)."""
     m, n, k = u.shape[-2], vh.shape[-1], s.shape[-1]
     f = _gap_inverse(s * s)
-    su, sv = matmul(_mT(u), gu), matmul(vh, _mT(gvh))
+    su, sv = matmul(_mH(u), gu), matmul(vh, _mH(gvh))
     rows, cols = expand_dims(s, axis=-1), expand_dims(s, axis=-2)
-    inner = f * (su - _mT(su)) * cols + _diag(gs) + rows * (f * (sv - _mT(sv)))
+    inner = f * (su - _mH(su)) * cols + _diag(gs) + rows * (f * (sv - _mH(sv)))
+    if _is_complex(su):
+        phase = imag(_diagonal(su) - _diagonal(sv)) / (2 * s)
+        inner = inner + _diag(complex_from_parts(zeros_like(phase), phase))
     ga = matmul(matmul(u, inner), vh)
     if m > k:
         ga = ga + matmul((gu - matmul(u, su)) / cols, vh)
     if n > k:
-        ga = ga + matmul(u, (gvh - matmul(_mT(sv), vh)) / rows)
+        ga = ga + matmul(u, (gvh - matmul(_mH(sv), vh)) / rows)
     return ga
 
 
@@ -306,6 +319,7 @@ class Svdvals(Op):
 
     @staticmethod
     def jvp(primals, tangents, out):
+        _real_only("svdvals' tangent", primals[0])
         u, _, vh = svd(primals[0], full_matrices=False)
         return (u * matmul(tangents[0], _mT(vh))).sum(axis=-2)  # diag(U^T dA V)
 
@@ -336,10 +350,10 @@ class Qr(Op):
     def backward(node, gq, gr):
         q, r = node.output(0), node.output(1)
         n = _qr_check("backward", q, r)
-        mm = matmul(r, _mT(gr)) - matmul(_mT(gq), q)
-        low = tril(mm, k=-1)
-        sym = low + _mT(low) + mm * eye(n, dtype=mm.dtype, backend=mm._backend)
-        return _mT(solve(r, _mT(gq + matmul(q, sym))))  # (gQ + Q sym) R^-T
+        mm = matmul(r, _mH(gr)) - matmul(_mH(gq), q)
+        low = tril(mm, k=-1)  # (R's diagonal is real: only the real part of mm's counts)
+        sym = low + _mH(low) + real(mm) * eye(n, dtype=real(mm).dtype, backend=mm._backend)
+        return _mH(solve(r, _mH(gq + matmul(q, sym))))  # (gQ + Q sym) R^-H
 
     batch = classmethod(elementwise_batch)
 
@@ -349,6 +363,7 @@ class Qr(Op):
         skew-symmetric part of its strict lower triangle, ``dQ = Q (O - C) + dA R^-1``,
         ``dR = (C - O) R``."""
         q, r = out
+        _real_only("qr's tangent", q)
         _qr_check("tangent", q, r)
         dx_rinv = _mT(solve(_mT(r), _mT(tangents[0])))
         c = matmul(_mT(q), dx_rinv)

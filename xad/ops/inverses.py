@@ -1,6 +1,9 @@
 """Inverses and determinants (``xad.linalg``'s primitives, with ops/decompositions.py): each
 runs the backend's own ``xp.linalg`` function forward and has its gradient beside it, written
-in xad operations so that second order works. Gradients are for real matrices.
+in xad operations so that second order works. Complex matrices get PyTorch's gradients
+(``dL/dRe x + i dL/dIm x``: each rule with conjugate transposes, ``_mH``) to first order;
+their second order and their tangents raise where the rule is written for real matrices
+(``_real_only``).
 
 Degenerate inputs (see docs/ARRAY_API.md): where the backend's forward raises (NumPy, torch,
 array_api_strict, CuPy on a singular or non-positive-definite matrix) xad raises a
@@ -13,10 +16,11 @@ from __future__ import annotations
 import functools
 from typing import Any, NamedTuple
 
-from ..factories import eye
+from ..factories import eye, zeros_like
 from ..tensor import Tensor
 from ._apply import Op, apply, unary
 from .batching import elementwise_batch
+from .complex_parts import _is_complex, complex_from_parts, conj, imag, real
 from .elementwise import _nograd
 from .linalg import matmul
 from .manipulation import _broadcast_shapes
@@ -44,14 +48,25 @@ def _call(name: str, b: Any, *arrays: Any, **kw: Any) -> Any:
                          f"linalg.pinv / linalg.lstsq-style formulas.") from e
 
 
-def _check(name: str, x: Tensor, square: bool = True, grad: bool = True) -> None:
+def _check(name: str, x: Tensor, square: bool = True) -> None:
     if not isinstance(x, Tensor) or x.ndim < 2 or (square and x.shape[-1] != x.shape[-2]):
         what = "a (batch of) square matrices" if square else "at least 2 dimensions"
         raise ValueError(f"linalg.{name}: needs {what} (..., M, {'M' if square else 'N'}), "
                          f"got shape {getattr(x, 'shape', type(x).__name__)}")
-    if grad and x.requires_grad and x.dtype.name.startswith("complex"):
-        raise NotImplementedError(f"linalg.{name}: gradients of complex matrices (dtype "
-                                  f"{x.dtype}) are not implemented; detach() the input")
+
+
+def _mH(x: Tensor) -> Tensor:
+    """The conjugate transpose of (a batch of) matrices (the transpose of real ones)."""
+    return conj(_mT(x))
+
+
+def _real_only(what: str, x: Tensor) -> None:
+    """Refuse a rule written for real matrices (a tangent, a second derivative) on a
+    complex ``x``: its numbers would be wrong without an error."""
+    if _is_complex(x):
+        raise NotImplementedError(f"linalg.{what} of complex matrices (dtype {x.dtype}) is "
+                                  f"not implemented (first-order gradients are); use real "
+                                  f"and imaginary parts as separate real matrices")
 
 
 class Inv(Op):
@@ -65,8 +80,8 @@ class Inv(Op):
 
     @staticmethod
     def backward(node, g):
-        yt = _mT(node.output())
-        return -matmul(matmul(yt, g), yt)
+        yh = _mH(node.output())
+        return -matmul(matmul(yh, g), yh)
 
     batch = classmethod(elementwise_batch)
 
@@ -95,8 +110,8 @@ class Solve(Op):
     @staticmethod
     def backward(node, g):
         a, _ = node.inputs
-        gb = solve(_mT(a), g)
-        ga = -matmul(gb, _mT(node.output())) if node.needs_grad(0) else None
+        gb = solve(_mH(a), g)
+        ga = -matmul(gb, _mH(node.output())) if node.needs_grad(0) else None
         return ga, gb
 
     batch = classmethod(elementwise_batch)
@@ -134,6 +149,7 @@ class Cofactor(Op):
 
     @staticmethod
     def backward(node, g):
+        _real_only("det's second derivative", node.inputs[0])
         c, bt = node.output(), _mT(inv(node.inputs[0]))
         return _scalar_mat((g * bt).sum(axis=(-2, -1))) * c - matmul(c, matmul(_mT(g), bt))
 
@@ -253,7 +269,7 @@ class Det(Op):
 
     @staticmethod
     def backward(node, g):
-        return reshape(g, tuple(g.shape) + (1, 1)) * unary(Cofactor, node.inputs[0])
+        return reshape(g, tuple(g.shape) + (1, 1)) * conj(unary(Cofactor, node.inputs[0]))
 
     batch = classmethod(elementwise_batch)
 
@@ -266,6 +282,7 @@ class Slogdet(Op):
     name = "slogdet"
     library = True
     save_inputs = True
+    save_output = True
 
     @staticmethod
     def forward(b, x):
@@ -273,13 +290,21 @@ class Slogdet(Op):
 
     @staticmethod
     def backward(node, gsign, glog):
-        return _scalar_mat(glog) * _inv_t(node.inputs[0])
+        x = node.inputs[0]
+        if not _is_complex(x):
+            return _scalar_mat(glog) * _inv_t(x)
+        # log det x = logabsdet + i angle, sign = exp(i angle): dL/dangle from the sign's
+        angle = -imag(conj(gsign) * node.output(0))
+        return _scalar_mat(complex_from_parts(glog, angle)) * conj(_inv_t(x))
 
     batch = classmethod(elementwise_batch)
 
     @staticmethod
     def jvp(primals, tangents, out):
-        return None, (_inv_t(primals[0]) * tangents[0]).sum(axis=(-2, -1))
+        t = (_inv_t(primals[0]) * tangents[0]).sum(axis=(-2, -1))
+        if not _is_complex(t):
+            return None, t
+        return out[0] * complex_from_parts(zeros_like(real(t)), imag(t)), real(t)
 
 
 def _inv_t(x: Tensor) -> Tensor:
@@ -359,7 +384,7 @@ class Pinv(Op):
     @staticmethod
     def backward(node, g):
         a, p = node.inputs[0], node.output()
-        pt, gt = _mT(p), _mT(g)
+        pt, gt = _mH(p), _mH(g)
         m, n = a.shape[-2], a.shape[-1]
         left = eye(m, dtype=a.dtype, backend=a._backend) - matmul(a, p)  # I - A P
         right = eye(n, dtype=a.dtype, backend=a._backend) - matmul(p, a)  # I - P A
@@ -371,6 +396,7 @@ class Pinv(Op):
     @staticmethod
     def jvp(primals, tangents, out, rtol):
         """JAX's ``pinv_jvp``: ``-P dA P + (I - P A) dA^T P^T P + P P^T dA^T (I - A P)``."""
+        _real_only("pinv's tangent", primals[0])
         a, p, dat = primals[0], out, _mT(tangents[0])
         s = matmul(matmul(p, _mT(p)), dat)
         t = matmul(matmul(dat, _mT(p)), p)
@@ -409,5 +435,5 @@ def matrix_rank(x: Tensor, /, *, rtol: float | Tensor | None = None) -> Tensor:
         >>> xad.linalg.matrix_rank(xad.tensor([[1.0, 2.0], [2.0, 4.0]])).item()
         1
     """
-    _check("matrix_rank", x, square=False, grad=False)
+    _check("matrix_rank", x, square=False)
     return unary(MatrixRank, x, rtol=_rtol(rtol))

@@ -12,6 +12,7 @@ from typing import Any
 from .. import dtypes as _dt
 from ..factories import full
 from ..tensor import Tensor
+from .amp_cast import autocast_low, autocast_off
 from .axes import normalize_axis
 from .complex_parts import conj
 from .dtype_functions import result_type
@@ -317,8 +318,9 @@ def vecdot(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
         raise ValueError(f"vecdot: axis {axis} must name an axis of equal length in both "
                          f"inputs (shapes {x1.shape} and {x2.shape}); pass axis= counted "
                          f"from the end")
+    x1, x2 = autocast_low(x1, x2, op="vecdot")  # on autocast's low list: its sum too
     if x1.dtype in (_dt.complex64, _dt.complex128):
         x1 = conj(x1)
-    out = sum(x1 * x2, axis=a)
+    out = autocast_off(sum, x1 * x2, axis=a)
     return out if out.dtype.is_floating else out.astype(result_type(x1, x2))
 

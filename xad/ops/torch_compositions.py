@@ -13,7 +13,7 @@ from .. import dtypes as _dt
 from ..factories import tensor, zeros
 from ..tensor import Tensor
 from ._apply import unary
-from .amp_cast import autocast_float32
+from .amp_cast import autocast_float32, autocast_low, autocast_off
 from .creation import asarray
 from .diagonal import Diagonal
 from .dtype_functions import finfo, result_type
@@ -547,7 +547,7 @@ def dot(input: Tensor, tensor: Tensor) -> Tensor:  # noqa: A002
     if input.ndim != 1 or tensor.ndim != 1 or input.shape != tensor.shape:
         raise ValueError(f"dot: two 1-D tensors of one length, got {input.shape} and "
                          f"{tensor.shape}")
-    return matmul(input, tensor)
+    return autocast_off(matmul, input, tensor)  # (on neither of autocast's lists)
 
 
 def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:  # noqa: A002
@@ -708,6 +708,7 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1,  # noqa: 
     if mat1.ndim != 2 or mat2.ndim != 2:
         raise ValueError(f"addmm: mat1 and mat2 must be matrices, got {mat1.shape} and "
                          f"{mat2.shape}")
+    input, mat1, mat2 = autocast_low(input, mat1, mat2, op="addmm")  # (the low list)
     prod = matmul(mat1, mat2)
     prod = prod if alpha == 1 else prod * alpha
     if beta == 0:

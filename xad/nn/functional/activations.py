@@ -3,7 +3,9 @@
 softsign tanhshrink glu``), each composed from xad's primitives.
 
 Branches that would overflow where they are not selected (``exp`` of a large input) are
-clamped first, so no ``inf * 0`` reaches a gradient.
+clamped first, so no ``inf * 0`` reaches a gradient. Each keeps its input's dtype, under
+autocast too (none is on its lists; PyTorch runs each as one kernel): those made of listed
+parts (``expm1``, ``softplus``) run with autocast off.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import math
 from typing import Any
 
 from ... import ops as _ops
+from ...factories import full_like
+from ...ops.amp_cast import autocast_low, unlisted
 from ...tensor import Tensor
 
 __all__ = ["leaky_relu", "elu", "selu", "celu", "silu", "mish", "hardtanh", "relu6",
@@ -42,6 +46,7 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
     return _ops.where(input > 0, input, input * negative_slope)
 
 
+@unlisted
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``x`` where ``x > 0``, else ``alpha * (exp(x) - 1)``.
 
@@ -71,6 +76,7 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:
     return elu(input, _SELU_ALPHA) * _SELU_SCALE
 
 
+@unlisted
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``x`` where ``x > 0``, else ``alpha * (exp(x / alpha) - 1)``.
 
@@ -102,6 +108,7 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
     return input * _ops.sigmoid(input)
 
 
+@unlisted
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * tanh(softplus(x))``.
 
@@ -132,8 +139,8 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
     if min_val > max_val:
         raise ValueError(f"hardtanh: min_val {min_val} is greater than max_val {max_val}")
     inside = _ops.logical_and(input > min_val, input < max_val)
-    outside = _ops.where(input <= min_val, float(min_val),
-                         _ops.where(input >= max_val, float(max_val), math.nan))
+    outside = _ops.where(input <= min_val, float(min_val),  # (NaN in the input's dtype)
+                         _ops.where(input >= max_val, float(max_val), full_like(input, math.nan)))
     return _ops.where(inside, input, outside)
 
 
@@ -166,7 +173,8 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     mid = _ops.logical_and(input > -3.0, input < 3.0)
     inner = _ops.where(mid, input, 0.0)  # no gradient from outside (-3, 3) reaches x
     return _ops.where(mid, inner / 6.0 + 0.5,
-                      _ops.where(input <= -3.0, 0.0, _ops.where(input >= 3.0, 1.0, math.nan)))
+                      _ops.where(input <= -3.0, 0.0,
+                                 _ops.where(input >= 3.0, 1.0, full_like(input, math.nan))))
 
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
@@ -197,6 +205,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
         >>> F.prelu(xad.tensor([[-1.0, -1.0]]), xad.tensor([0.5, 0.25])).tolist()
         [[-0.5, -0.25]]
     """
+    input, weight = autocast_low(input, weight, op="prelu")  # (autocast's low list)
     n = weight.size
     if n != 1:
         if input.ndim < 2 and not (input.ndim == 1 and input.shape[0] == n):
@@ -213,6 +222,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     return _ops.where(input > 0, input, weight * input)
 
 
+@unlisted
 def logsigmoid(input: Tensor) -> Tensor:
     """``log(sigmoid(x)) = -softplus(-x)``, stably.
 
