@@ -91,11 +91,15 @@ from .ops.strided import *  # noqa: F403
 from .ops.scatter_reductions import *  # noqa: F403
 from .ops.torch_reductions import *  # noqa: F403
 from .ops.torch_compositions import *  # noqa: F403
+from .ops.torch_elementwise import *  # noqa: F403
+from .ops.torch_placement import *  # noqa: F403
+from .ops.torch_products import *  # noqa: F403
 from .ops.transfer import *  # noqa: F403
 from .utils.anomaly import AnomalyError, detect_anomaly
 from .utils.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from . import data, nn, optim, viz
 from . import fft, linalg
+from . import torch_linalg as _torch_linalg  # noqa: F401  (Tensor's x.svd(), x.det(), ...)
 from . import amp
 from . import distributed
 from . import distributions

@@ -269,7 +269,17 @@ class Tanhshrink(_Elementwise):
         super().__init__()
 
 
-class Softshrink(_Elementwise):
+class _Shrink(_Elementwise):
+    """A shrinking activation of one parameter, ``lambd`` (PyTorch's have no inplace)."""
+
+    def __init__(self, lambd: float = 0.5) -> None:
+        super().__init__(lambd=lambd)
+
+    def extra_repr(self) -> str:
+        return f"{self.lambd}"
+
+
+class Softshrink(_Shrink):
     """``x -+ lambd`` outside ``[-lambd, lambd]``, else 0.
 
     Example:
@@ -280,14 +290,8 @@ class Softshrink(_Elementwise):
 
     _fn = staticmethod(F.softshrink)
 
-    def __init__(self, lambd: float = 0.5) -> None:  # PyTorch's has no inplace
-        super().__init__(lambd=lambd)
 
-    def extra_repr(self) -> str:
-        return f"{self.lambd}"
-
-
-class Hardshrink(_Elementwise):
+class Hardshrink(_Shrink):
     """``x`` outside ``[-lambd, lambd]``, else 0.
 
     Example:
@@ -297,12 +301,6 @@ class Hardshrink(_Elementwise):
     """
 
     _fn = staticmethod(F.hardshrink)
-
-    def __init__(self, lambd: float = 0.5) -> None:  # PyTorch's has no inplace
-        super().__init__(lambd=lambd)
-
-    def extra_repr(self) -> str:
-        return f"{self.lambd}"
 
 
 class Threshold(_Elementwise):

@@ -102,8 +102,8 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
     Example:
         >>> import xad
         >>> import xad.nn.functional as F
-        >>> F.local_response_norm(xad.full((1, 1, 1), 2.0), 1, alpha=1.0, beta=1.0).tolist()
-        [[[0.4]]]
+        >>> F.local_response_norm(xad.ones(1, 1, 1), 1, alpha=1.0, beta=1.0).tolist()
+        [[[0.5]]]
     """
     if input.ndim < 3 or size < 1:
         raise ValueError(f"local_response_norm: expected (N, C, *) input and a positive "
