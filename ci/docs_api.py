@@ -49,6 +49,7 @@ MODULES: dict[str, str] = {
     "xad.as_torch": "api/as_torch.md",
     "xad.torch_functions": "api/torch_functions.md",
     "xad.torch_linalg": "api/torch_linalg.md",
+    "xad.torch_matrix_functions": "api/torch_matrix_functions.md",
     "xad.torch_out": "api/torch_out.md",
 }
 

@@ -689,6 +689,23 @@ AUDITED_ELSEWHERE = ("Generator Tensor amp autograd bfloat16 bool cuda compile c
                      "atan2_ copysign_ bitwise_and_ bitwise_or_ bitwise_xor_ bitwise_not_ "
                      "bitwise_left_shift_ bitwise_right_shift_ index_copy index_copy_ put "
                      "put_ scatter_reduce_ index_reduce index_reduce_ "
+                     # layers' functions against torch (tests/test_torch_missing4.py)
+                     "softshrink hardshrink threshold threshold_ dropout1d dropout3d "
+                     "alpha_dropout local_response_norm channel_shuffle "
+                     # functions and methods against torch (tests/test_torch_missing4.py)
+                     "kron inner vdot diag_embed diagflat cov corrcoef argwhere select "
+                     "vsplit hsplit dsplit split_with_sizes adjoint baddbmm addmv addr addbmm "
+                     "trapezoid gcd lcm frexp ldexp sinc fix select_scatter slice_scatter "
+                     "diagonal_scatter randint_like normal svd qr cholesky matrix_power "
+                     "pinverse isneginf isposinf isreal aminmax msort is_signed is_same_size "
+                     "H mH cdouble cfloat fill_diagonal_ fix_ get_device is_inference "
+                     "resize_as_ retains_grad sum_to_size baddbmm_ addmv_ addr_ addbmm_ "
+                     "addmm_ acos_ asin_ atan_ cosh_ sinh_ acosh_ asinh_ atanh_ arccos_ "
+                     "arcsin_ arctan_ arccosh_ arcsinh_ arctanh_ erf_ exp2_ logit_ sinc_ sgn_ "
+                     "deg2rad_ rad2deg_ heaviside_ float_power_ nextafter_ ldexp_ gcd_ lcm_ "
+                     "eq_ ne_ lt_ le_ gt_ ge_ greater_ greater_equal_ less_ less_equal_ "
+                     "not_equal_ logical_and_ logical_or_ logical_xor_ logical_not_ cumsum_ "
+                     "cumprod_ multiply_ subtract_ divide_ "
                      # refused with its reason (tests/test_torch_missing_layers.py)
                      "as_strided "
                      # with out= against torch (tests/test_torch_out.py)

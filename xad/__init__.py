@@ -92,11 +92,15 @@ from .ops.strided import *  # noqa: F403
 from .ops.scatter_reductions import *  # noqa: F403
 from .ops.torch_reductions import *  # noqa: F403
 from .ops.torch_compositions import *  # noqa: F403
+from .ops.torch_elementwise import *  # noqa: F403
+from .ops.torch_placement import *  # noqa: F403
+from .ops.torch_products import *  # noqa: F403
 from .ops.transfer import *  # noqa: F403
 from .utils.anomaly import AnomalyError, detect_anomaly
 from .utils.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from . import data, nn, optim, viz
 from . import fft, linalg
+from . import torch_matrix_functions as _torch_matrix_functions  # noqa: F401  (x.svd(), x.det(), ...)
 from . import amp
 from . import distributed
 from . import distributions

@@ -46,7 +46,8 @@ _AS_METHOD = ("sum", "mean", "var", "std", "max", "min", "prod", "argmax", "argm
               "split", "sort", "argsort", "nonzero", "equal", "clip", "atan2", "norm", "mm",
               "narrow", "cumprod", "amax", "amin", "nansum", "nanmean", "median", "nanmedian",
               "quantile", "nanquantile", "mode", "index_add", "index_fill", "scatter",
-              "copysign")
+              "copysign", "select", "aminmax", "msort", "isneginf", "isposinf", "isreal",
+              "is_signed", "is_same_size")
 _DTYPES = {"float": dtypes.float32, "float32": dtypes.float32, "double": dtypes.float64,
            "float64": dtypes.float64, "half": dtypes.float16, "float16": dtypes.float16,
            "long": dtypes.int64, "int64": dtypes.int64, "int": dtypes.int32,

@@ -2114,6 +2114,14 @@ def install_operations(ops: Any, binary: Callable, elementwise: Any) -> None:
     _ops, _binary, _ew = ops, binary, elementwise
 
 
+def install_methods(methods: dict[str, Callable]) -> None:
+    """Give Tensor PyTorch's methods that a higher layer defines
+    (:mod:`xad.torch_matrix_functions`'s ``x.svd()``, ``x.det()``, ...), each the function of
+    that name."""
+    for name, f in methods.items():
+        setattr(Tensor, name, f)
+
+
 _binary: Any = None
 _ew: Any = None
 _installed.tensor = Tensor
@@ -2124,15 +2132,16 @@ _installed.result = Tensor._result
 # function's docstring tells): method name -> function in xad.ops
 _FUNCTION_METHODS = {n: n for n in (
     "isnan isinf isfinite log2 log10 erf sinh cosh asin acos atan asinh acosh atanh square "
-    "reciprocal positive negative signbit logical_not logical_and logical_or logical_xor "
+    "reciprocal positive negative signbit "
     "bitwise_and bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift maximum "
     "minimum nextafter greater greater_equal less less_equal not_equal multiply "
     "rsqrt exp2 logit deg2rad rad2deg outer dot trace diagonal chunk unbind isclose "
     "allclose div bmm mv addmm frac float_power fmax fmin heaviside unflatten "
     "repeat_interleave fliplr flipud ravel diag erfc erfinv lgamma digamma fmod unique "
     "unique_consecutive bincount tensor_split unfold cummax cummin logcumsumexp "
-    "scatter_reduce index_put index_put_ as_strided index_copy index_reduce put "
-    "matrix_exp").split()} | {
+    "scatter_reduce index_put index_put_ as_strided index_copy index_reduce put kron inner "
+    "vdot diag_embed diagflat cov corrcoef argwhere baddbmm addmv addr addbmm gcd lcm frexp "
+    "ldexp sinc fix sgn adjoint dist renorm matrix_exp").split()} | {
     "mul": "multiply", "neg": "negative", "true_divide": "divide", "divide": "div",
     "arccos": "acos", "arcsin": "asin", "arctan": "atan", "arctan2": "atan2",
     "arccosh": "acosh", "arcsinh": "asinh", "arctanh": "atanh", "bitwise_not": "bitwise_invert",
@@ -2144,7 +2153,12 @@ _INPLACE_METHODS = ("abs sqrt exp log log2 log10 log1p expm1 sigmoid tanh relu n
                     "hypot xlogy clamp_min clamp_max frac erfc erfinv lgamma digamma fmod atan2 "
                     "copysign bitwise_and bitwise_or bitwise_xor bitwise_not "
                     "bitwise_left_shift bitwise_right_shift index_copy index_reduce put "
-                    "scatter_reduce").split()
+                    "scatter_reduce acos asin atan cosh sinh acosh asinh atanh arccos arcsin "
+                    "arctan arccosh arcsinh arctanh erf exp2 logit sinc sgn deg2rad rad2deg "
+                    "heaviside ldexp gcd lcm fix eq ne lt le gt ge greater "
+                    "greater_equal less less_equal not_equal logical_and logical_or "
+                    "logical_xor logical_not cumsum cumprod addmm addmv addr baddbmm "
+                    "addbmm").split()
 
 
 def _function_method(name: str, target: str) -> Callable:
@@ -2204,9 +2218,140 @@ def _torch_methods() -> dict[str, Any]:
     }
 
 
+class Aminmax(tuple):
+    """PyTorch's ``(min, max)`` result of ``aminmax``."""
+
+    __slots__ = ()
+
+    @property
+    def min(self) -> Tensor:
+        return self[0]
+
+    @property
+    def max(self) -> Tensor:
+        return self[1]
+
+
+def _select(x: Tensor, dim: int, index: int) -> Tensor:
+    if not -x.ndim <= dim < x.ndim or not -x.shape[dim] <= index < x.shape[dim]:
+        raise IndexError(f"select: dim {dim}, index {index} out of range for a tensor of "
+                         f"shape {x.shape}")
+    return x[(slice(None),) * (dim % x.ndim) + (index,)]
+
+
+def _float_power_(x: Tensor, exponent: Any) -> Tensor:
+    if x.dtype not in (_dt.float64, _dt.complex128):
+        raise TypeError(f"float_power_: the result is float64 (or complex128) and the tensor "
+                        f"is {x.dtype.name} (PyTorch refuses too); cast it with .double() "
+                        f"first, or write x = x.float_power(e)")
+    return _ops.assign_result(x, _ops.float_power(x._alias(), exponent), "float_power_")
+
+
+def _nextafter_(x: Tensor, other: Any) -> Tensor:
+    if _ag.is_grad_enabled() and (x.requires_grad or getattr(other, "requires_grad", False)):
+        raise NotImplementedError("nextafter_: xad's nextafter has no gradient (PyTorch's is "
+                                  "1 to the input), so a recorded change would drop it; "
+                                  "change x.detach() or work under xad.no_grad()")
+    return _ops.assign_result(x, _ops.nextafter(x._alias(), other), "nextafter_")
+
+
+def _fill_diagonal_(x: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
+    """PyTorch's ``fill_diagonal_``: the main diagonal (``[i, i, ...]``) set to
+    ``fill_value``; a tall matrix's restarts below a gap of one row when ``wrap``."""
+    if x.ndim < 2 or (x.ndim > 2 and len(set(x.shape)) != 1):
+        raise ValueError(f"fill_diagonal_: a matrix, or a tensor of equal axes, got shape "
+                         f"{x.shape}")
+    n = builtins.min(x.shape)
+    if x.ndim == 2:
+        rows, cols = x.shape
+        step, end = cols + 1, (rows * cols if wrap else n * cols)
+    else:
+        step, end = builtins.sum(n ** k for k in range(x.ndim)), n ** x.ndim
+    flat = range(0, end, step)
+    if not flat:
+        return x
+    index, stride = [], math.prod(x.shape)
+    for size in x.shape:  # the positions' indices, on the host (they depend on shapes only)
+        stride //= size
+        index.append([(f // stride) % size for f in flat])
+    _ops.setitem_(x, tuple(index), fill_value)
+    return x
+
+
+def _sum_to_size(x: Tensor, *size: Any) -> Tensor:
+    shape = _shape_arg(size)
+    if len(shape) > x.ndim or any(s not in (1, t) for s, t in
+                                  zip(reversed(shape), reversed(x.shape))):
+        raise ValueError(f"sum_to_size: size {shape} does not expand to the tensor's shape "
+                         f"{x.shape}")
+    return _ops.reshape(_ops.sum_to(x, shape), shape)
+
+
+def _resize_as_(x: Tensor, other: Tensor) -> Tensor:
+    if tuple(other.shape) != tuple(x.shape):
+        raise NotImplementedError(f"resize_as_: xad tensors do not change shape in place "
+                                  f"({x.shape} to {other.shape}); write x = "
+                                  f"other.new_empty(other.shape) or x = other.clone()")
+    return x
+
+
+def _get_device(x: Tensor) -> int:
+    return int(getattr(x._backend.device, "id", 0)) if on_cuda(x._backend) else -1
+
+
+def _truth(v: Any) -> Any:
+    """PyTorch's truth of a logical operand: non-zero (the standard's take bools only)."""
+    return v if not isinstance(v, Tensor) or v.dtype is _dt.bool_ else v != 0
+
+
+def _logical(name: str) -> Callable:
+    def method(x: Tensor, *other: Any) -> Tensor:
+        return getattr(_ops, name)(_truth(x), *(_truth(o) for o in other))
+    return method
+
+
+def _is_nonzero(x: Tensor) -> bool:
+    if x.numel() != 1:
+        raise RuntimeError(f"is_nonzero: a tensor of one element, got shape {x.shape}")
+    return builtins.bool(_ops.reshape(x, ()).item())
+
+
+def _matrix_h(x: Tensor) -> Tensor:
+    if x.ndim != 2:
+        raise ValueError(f"H: a matrix (2-d), got shape {x.shape}; use .mH for batches")
+    return _ops.adjoint(x)
+
+
+def _torch_methods_more() -> dict[str, Any]:
+    """More of PyTorch's methods (fourth round): selection, queries, dtypes."""
+    unsigned = (_dt.bool_, _dt.uint8, _dt.uint16, _dt.uint32, _dt.uint64)
+    return {
+        "select": _select, "float_power_": _float_power_, "fill_diagonal_": _fill_diagonal_,
+        "nextafter_": _nextafter_,
+        "sum_to_size": _sum_to_size, "resize_as_": _resize_as_, "get_device": _get_device,
+        "is_nonzero": _is_nonzero,
+        "multiply_": Tensor.mul_, "subtract_": Tensor.sub_, "divide_": Tensor.div_,
+        **{n: _logical(n) for n in ("logical_not", "logical_and", "logical_or",
+                                    "logical_xor")},
+        "isposinf": lambda x: _ops.logical_and(_ops.isinf(x), x > 0),
+        "isneginf": lambda x: _ops.logical_and(_ops.isinf(x), x < 0),
+        "isreal": lambda x: (_ops.imag(x) == 0) if x.dtype.name.startswith("complex")
+        else _ops.logical_or(_ops.isnan(x), x == x),  # every real element, NaN too
+        "aminmax": lambda x, *, dim=None, keepdim=False: Aminmax(
+            (x.amin(dim, keepdim) if dim is not None else x.amin(),
+             x.amax(dim, keepdim) if dim is not None else x.amax())),
+        "msort": lambda x: x.sort(dim=0)[0],
+        "is_signed": lambda x: x.dtype not in unsigned,
+        "is_same_size": lambda x, other: tuple(x.shape) == tuple(other.shape),
+        "is_inference": lambda x: False,
+        "cdouble": lambda x: _ops.astype(x, _dt.complex128),
+        "cfloat": lambda x: _ops.astype(x, _dt.complex64),
+    }
+
+
 for _name, _target in _FUNCTION_METHODS.items():
     setattr(Tensor, _name, _function_method(_name, _target))
-for _name, _f in _torch_methods().items():
+for _name, _f in (_torch_methods() | _torch_methods_more()).items():
     _f.__name__ = _f.__qualname__ = _name
     _f.__doc__ = f"PyTorch's ``x.{_name}(...)``."
     setattr(Tensor, _name, _f)
@@ -2215,5 +2360,9 @@ Tensor.is_cuda = property(lambda x: on_cuda(x._backend))  # type: ignore[attr-de
 Tensor.is_cpu = property(lambda x: not on_cuda(x._backend))  # type: ignore[attr-defined]
 Tensor.itemsize = property(lambda x: _itemsize(x.dtype))  # type: ignore[attr-defined]
 Tensor.nbytes = property(lambda x: _itemsize(x.dtype) * x.numel())  # type: ignore[attr-defined]
+Tensor.H = property(_matrix_h)  # type: ignore[attr-defined]
+Tensor.mH = property(lambda x: _ops.adjoint(x))  # type: ignore[attr-defined]
+Tensor.retains_grad = property(  # type: ignore[attr-defined]
+    lambda x: x._node is not None and x._retains)
 for _name in _INPLACE_METHODS:
     setattr(Tensor, _name + "_", _inplace_method(_name))

@@ -11,14 +11,26 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, cast
 
-from . import amp, dtypes, linalg
+from . import amp, dtypes
 from . import ops as _ops
 from .backend import get_backend
 from .factories import arange as _arange
-from .factories import empty, rand, randn, tensor
+from .factories import empty, rand, randint, randn, tensor
 from .factories import linspace as _linspace
 from .nn import functional as _F
+from .ops.torch_elementwise import sgn
 from .tensor import Tensor, on_cuda
+from .torch_matrix_functions import (
+    cholesky,
+    det,
+    inverse,
+    logdet,
+    matrix_power,
+    pinverse,
+    qr,
+    slogdet,
+    svd,
+)
 
 _Fn = TypeVar("_Fn", bound=Callable[..., Any])
 
@@ -43,6 +55,7 @@ __all__ = ["TorchTensor", "meshgrid", "autocast", "GradScaler", "set_printoption
            *_NN_FUNCTIONS, "as_tensor", "scalar_tensor", "is_floating_point", "is_complex",
            "complex", "polar", "angle", "sgn",
            "is_nonzero", "logspace", "det", "inverse", "slogdet", "logdet",
+           "svd", "qr", "cholesky", "matrix_power", "pinverse", "randint_like", "normal",
            "set_float32_matmul_precision", "get_float32_matmul_precision",
            "use_deterministic_algorithms", "are_deterministic_algorithms_enabled"]
 
@@ -604,28 +617,9 @@ def angle(input: Tensor) -> Tensor:  # noqa: A002
     return _ops.where(x < 0, math.pi, _ops.where(x == x, 0.0, x))  # (x: in the graph)
 
 
-def sgn(input: Tensor) -> Tensor:  # noqa: A002
-    """``torch.sgn``: ``z / |z|`` of a complex tensor (0 at 0, and its gradient 0 there, as
-    PyTorch's); ``sign`` of a real one.
-
-    Example:
-        >>> from xad import as_torch
-        >>> t = as_torch.namespace()["torch"]
-        >>> t.sgn(t.tensor([-3.0, 0.0])).tolist()
-        [-1.0, 0.0]
-    """
-    if not is_complex(input):
-        return _ops.sign(input)
-    a = _ops.abs(input)
-    zero = a == 0
-    return _ops.where(zero, 0.0, input / _ops.where(zero, 1.0, a))
-
-
 def is_nonzero(input: Tensor) -> bool:  # noqa: A002
-    """``torch.is_nonzero``: the truth of a one-element tensor (reads it to the host)."""
-    if input.size != 1:
-        raise RuntimeError(f"is_nonzero: a tensor of one element, got shape {input.shape}")
-    return bool(input.reshape(()).item())
+    """``torch.is_nonzero``: :meth:`xad.Tensor.is_nonzero`."""
+    return cast(Any, input).is_nonzero()
 
 
 def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype: Any = None,
@@ -642,32 +636,50 @@ def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype:
     return out.requires_grad_() if requires_grad else out
 
 
-def det(input: Tensor) -> Tensor:  # noqa: A002
-    """``torch.det``: :func:`xad.linalg.det`."""
-    return linalg.det(input)
-
-
-def inverse(input: Tensor) -> Tensor:  # noqa: A002
-    """``torch.inverse``: :func:`xad.linalg.inv`."""
-    return linalg.inv(input)
-
-
-def slogdet(input: Tensor) -> Any:  # noqa: A002
-    """``torch.slogdet``: ``(sign, logabsdet)`` of :func:`xad.linalg.slogdet`."""
-    return linalg.slogdet(input)
-
-
-def logdet(input: Tensor) -> Tensor:  # noqa: A002
-    """``torch.logdet``: ``log(det)``, NaN for a negative determinant, -inf for 0.
+def randint_like(input: Tensor, low: int, high: int | None = None, *,  # noqa: A002
+                 dtype: Any = None) -> Tensor:
+    """``torch.randint_like``: integers in ``[low, high)`` (``[0, low)`` with one bound) of
+    ``input``'s shape, in ``input``'s dtype unless ``dtype`` is given.
 
     Example:
         >>> import xad
-        >>> from xad.torch_functions import logdet
-        >>> logdet(xad.tensor([[2.0, 0.0], [0.0, -1.0]])).tolist()
-        nan
+        >>> from xad.torch_functions import randint_like
+        >>> randint_like(xad.zeros(2, dtype=xad.float64), 3).dtype
+        xad.float64
     """
-    sign, logabs = linalg.slogdet(input)
-    return _ops.where(sign < 0, float("nan"), logabs)
+    low, high = (0, low) if high is None else (low, high)
+    out = randint(low, high, tuple(input.shape), backend=input._backend)
+    return out.astype(dtype or input.dtype)
+
+
+def normal(mean: Any, std: Any = 1.0, size: Any = None, *, generator: Any = None,
+           dtype: Any = None) -> Tensor:
+    """``torch.normal``: samples of mean ``mean`` and standard deviation ``std`` (tensors
+    broadcast, or numbers with ``size``). As PyTorch's, the gradient to ``mean`` and
+    ``std`` is 0: write ``mean + std * randn_like(mean)`` for a reparameterised sample.
+
+    Example:
+        >>> import xad
+        >>> from xad.torch_functions import normal
+        >>> normal(xad.zeros(2, 3), 1.0).shape, normal(0.0, 1.0, (4,)).shape
+        ((2, 3), (4,))
+    """
+    ts = [t for t in (mean, std) if isinstance(t, Tensor)]
+    if not ts:
+        if size is None:
+            raise TypeError("normal: give a tensor mean or std, or numbers and a size")
+        return randn(*size, dtype=dtype, generator=generator) * std + mean
+    if size is not None:
+        raise TypeError("normal: size goes with a number mean and std only (tensors give "
+                        "the shape)")
+    shape = tuple(_ops.broadcast_arrays(*ts)[0].shape)
+    z = randn(*shape, dtype=_ops.result_type(*ts), backend=ts[0]._backend,
+              generator=generator)
+    m, s = (v.detach() if isinstance(v, Tensor) else v for v in (mean, std))
+    sample = z * s + m
+    for t in ts:  # in the graph with gradient 0, as PyTorch's
+        sample = _ops.where(True, sample, t)
+    return sample
 
 
 _SETTINGS = {"float32_matmul_precision": "highest", "deterministic": False}

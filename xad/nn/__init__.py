@@ -18,6 +18,7 @@ from .activation import (
                          GELU,
                          GLU,
                          SELU,
+                         Hardshrink,
                          Hardsigmoid,
                          Hardswish,
                          Hardtanh,
@@ -31,20 +32,24 @@ from .activation import (
                          Sigmoid,
                          SiLU,
                          Softmax,
+                         Softmax2d,
                          Softmin,
                          Softplus,
+                         Softshrink,
                          Softsign,
                          Tanh,
                          Tanhshrink,
+                         Threshold,
 )
 from .attention import MultiheadAttention
 from .containers import ModuleDict, ParameterDict, ParameterList
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .ctc import CTCLoss
 from .distance import CosineSimilarity, PairwiseDistance
-from .dropout import Dropout, Dropout2d
+from .dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d
 from .embedding import Embedding
 from .embedding_bag import Bilinear, EmbeddingBag
+from .fold import Fold, Unfold
 from .functional_call import functional_call
 from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .linear import Flatten, Identity, Linear, Unflatten
@@ -70,7 +75,32 @@ from .losses import (
                          TripletMarginLoss,
 )
 from .module import IncompatibleKeys, Module, ModuleList, Parameter, Sequential
-from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, LayerNorm, RMSNorm
+from .normalization import (
+    BatchNorm1d,
+    BatchNorm2d,
+    BatchNorm3d,
+    GroupNorm,
+    LayerNorm,
+    LocalResponseNorm,
+    RMSNorm,
+)
+from .padding import (
+    CircularPad1d,
+    CircularPad2d,
+    CircularPad3d,
+    ConstantPad1d,
+    ConstantPad2d,
+    ConstantPad3d,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReflectionPad3d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    ReplicationPad3d,
+    ZeroPad1d,
+    ZeroPad2d,
+    ZeroPad3d,
+)
 from .pooling import (
                          AdaptiveAvgPool1d,
                          AdaptiveAvgPool2d,
@@ -94,6 +124,7 @@ from .pooling3d import (
 )
 from .recurrent import GRU, LSTM, RNN, RNNBase
 from .resampling import (
+                         ChannelShuffle,
                          PixelShuffle,
                          PixelUnshuffle,
                          Upsample,
@@ -129,6 +160,11 @@ __all__ = [
     "Conv3d", "ConvTranspose1d", "ConvTranspose3d", "MaxPool3d", "AvgPool3d",
     "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "MaxUnpool3d", "BatchNorm3d", "InstanceNorm3d",
     "SoftMarginLoss", "MultiMarginLoss", "MultiLabelMarginLoss",
+    "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
+    "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
+    "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d",
+    "Softshrink", "Hardshrink", "Threshold", "Softmax2d", "Dropout1d", "Dropout3d",
+    "AlphaDropout", "Unfold", "Fold", "LocalResponseNorm", "ChannelShuffle",
     "functional", "init", "utils",
 ]
 

@@ -15,7 +15,8 @@ from .module import Module, Parameter
 
 __all__ = ["ReLU", "Tanh", "Sigmoid", "GELU", "Softplus", "Softmax", "LogSoftmax", "Softmin",
            "LeakyReLU", "ELU", "CELU", "SELU", "SiLU", "Mish", "Hardtanh", "ReLU6",
-           "Hardsigmoid", "Hardswish", "LogSigmoid", "Softsign", "Tanhshrink", "GLU", "PReLU"]
+           "Hardsigmoid", "Hardswish", "LogSigmoid", "Softsign", "Tanhshrink", "GLU", "PReLU",
+           "Softshrink", "Hardshrink", "Threshold", "Softmax2d"]
 
 
 class ReLU(Module):
@@ -266,6 +267,71 @@ class Tanhshrink(_Elementwise):
 
     def __init__(self) -> None:  # PyTorch's has no inplace
         super().__init__()
+
+
+class _Shrink(_Elementwise):
+    """A shrinking activation of one parameter, ``lambd`` (PyTorch's have no inplace)."""
+
+    def __init__(self, lambd: float = 0.5) -> None:
+        super().__init__(lambd=lambd)
+
+    def extra_repr(self) -> str:
+        return f"{self.lambd}"
+
+
+class Softshrink(_Shrink):
+    """``x -+ lambd`` outside ``[-lambd, lambd]``, else 0.
+
+    Example:
+        >>> import xad
+        >>> xad.nn.Softshrink(1.0)(xad.tensor([-3.0, 0.5, 2.0])).tolist()
+        [-2.0, 0.0, 1.0]
+    """
+
+    _fn = staticmethod(F.softshrink)
+
+
+class Hardshrink(_Shrink):
+    """``x`` outside ``[-lambd, lambd]``, else 0.
+
+    Example:
+        >>> import xad
+        >>> xad.nn.Hardshrink(1.0)(xad.tensor([-3.0, 0.5, 2.0])).tolist()
+        [-3.0, 0.0, 2.0]
+    """
+
+    _fn = staticmethod(F.hardshrink)
+
+
+class Threshold(_Elementwise):
+    """``x`` where ``x > threshold``, else ``value``.
+
+    Example:
+        >>> import xad
+        >>> xad.nn.Threshold(0.5, -1.0)(xad.tensor([0.0, 2.0])).tolist()
+        [-1.0, 2.0]
+    """
+
+    _fn = staticmethod(F.threshold)
+
+    def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
+        super().__init__(inplace, threshold=threshold, value=value)
+
+
+class Softmax2d(Module):
+    """Softmax over the channels of ``(N, C, H, W)`` or ``(C, H, W)`` input (axis -3).
+
+    Example:
+        >>> import xad
+        >>> xad.nn.Softmax2d()(xad.zeros(1, 2, 1, 1)).flatten().tolist()
+        [0.5, 0.5]
+    """
+
+    def forward(self, x: Tensor) -> Tensor:
+        if x.ndim not in (3, 4):
+            raise ValueError(f"Softmax2d: expected (N, C, H, W) or (C, H, W) input, got "
+                             f"shape {x.shape}")
+        return F.softmax(x, axis=-3)
 
 
 class GLU(Module):

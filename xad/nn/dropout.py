@@ -1,4 +1,5 @@
-"""``Dropout`` and ``Dropout2d``."""
+"""``Dropout``, the channel-wise ``Dropout1d``/``Dropout2d``/``Dropout3d``, and
+``AlphaDropout``."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from ..tensor import Tensor
 from . import functional as F
 from .module import Module
 
-__all__ = ["Dropout", "Dropout2d"]
+__all__ = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout"]
 
 
 class Dropout(Module):
@@ -48,3 +49,46 @@ class Dropout2d(Dropout):
 
     def forward(self, x: Tensor) -> Tensor:
         return F.dropout2d(x, self.p, self.training, self.inplace)
+
+
+class Dropout1d(Dropout):
+    """In training, zero whole channels of ``(N, C, L)`` (or ``(C, L)``) input with
+    probability ``p`` and scale the rest by ``1/(1-p)``; in eval mode, the identity.
+
+    Example:
+        >>> import xad
+        >>> y = xad.nn.Dropout1d(0.5)(xad.ones(1, 8, 3))
+        >>> sorted(set(y.tolist()[0][0])) in ([0.0], [2.0])
+        True
+    """
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.dropout1d(x, self.p, self.training, self.inplace)
+
+
+class Dropout3d(Dropout):
+    """In training, zero whole channels of ``(N, C, D, H, W)`` (or ``(C, D, H, W)``) input
+    with probability ``p`` and scale the rest by ``1/(1-p)``; in eval mode, the identity.
+
+    Example:
+        >>> import xad
+        >>> xad.nn.Dropout3d(0.5).eval()(xad.ones(1, 2, 1, 1, 1)).flatten().tolist()
+        [1.0, 1.0]
+    """
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.dropout3d(x, self.p, self.training, self.inplace)
+
+
+class AlphaDropout(Dropout):
+    """In training, :func:`xad.nn.functional.alpha_dropout` (dropout that keeps the mean and
+    variance of SELU activations); in eval mode, the identity.
+
+    Example:
+        >>> import xad
+        >>> xad.nn.AlphaDropout(0.2).eval()(xad.ones(2)).tolist()
+        [1.0, 1.0]
+    """
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.alpha_dropout(x, self.p, self.training, self.inplace)

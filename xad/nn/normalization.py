@@ -1,4 +1,5 @@
-"""``LayerNorm``, ``BatchNorm1d``, ``BatchNorm2d`` and ``GroupNorm``."""
+"""``LayerNorm``, ``RMSNorm``, ``BatchNorm1d/2d/3d``, ``GroupNorm`` and
+``LocalResponseNorm``."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from . import functional as F
 from .linear import _hooked, _resolve
 from .module import Module, Parameter
 
-__all__ = ["LayerNorm", "BatchNorm1d", "BatchNorm2d", "GroupNorm", "RMSNorm"]
+__all__ = ["LayerNorm", "BatchNorm1d", "BatchNorm2d", "GroupNorm", "RMSNorm",
+           "LocalResponseNorm"]
 
 
 
@@ -258,3 +260,25 @@ class GroupNorm(Module):
 
     def extra_repr(self) -> str:
         return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+
+
+class LocalResponseNorm(Module):
+    """Normalise each channel of ``(N, C, *)`` input by the squares of its ``size``
+    neighbouring channels: :func:`xad.nn.functional.local_response_norm`.
+
+    Example:
+        >>> import xad
+        >>> xad.nn.LocalResponseNorm(2)(xad.ones(1, 3, 2)).shape
+        (1, 3, 2)
+    """
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0
+                 ) -> None:
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.local_response_norm(x, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

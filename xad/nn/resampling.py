@@ -1,5 +1,5 @@
 """``Upsample`` (and ``UpsamplingNearest2d`` / ``UpsamplingBilinear2d``), ``PixelShuffle``
-and ``PixelUnshuffle`` (no parameters)."""
+``PixelUnshuffle`` and ``ChannelShuffle`` (no parameters)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from . import functional as F
 from .module import Module
 
 __all__ = ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle",
-           "PixelUnshuffle"]
+           "PixelUnshuffle", "ChannelShuffle"]
 
 
 class Upsample(Module):
@@ -95,3 +95,23 @@ class PixelUnshuffle(Module):
 
     def extra_repr(self) -> str:
         return f"downscale_factor={self.downscale_factor}"
+
+
+class ChannelShuffle(Module):
+    """Interleave the channels of ``(N, C, *)`` input from ``groups`` groups.
+
+    Example:
+        >>> import xad
+        >>> xad.nn.ChannelShuffle(2)(xad.arange(4.0).reshape(1, 4, 1)).flatten().tolist()
+        [0.0, 2.0, 1.0, 3.0]
+    """
+
+    def __init__(self, groups: int) -> None:
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.channel_shuffle(x, self.groups)
+
+    def extra_repr(self) -> str:
+        return f"groups={self.groups}"

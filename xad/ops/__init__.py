@@ -67,6 +67,12 @@ from .strided import *  # noqa: F403
 from .strided import __all__ as _st
 from .torch_compositions import *  # noqa: F403
 from .torch_compositions import __all__ as _tc
+from .torch_elementwise import *  # noqa: F403
+from .torch_elementwise import __all__ as _te
+from .torch_placement import *  # noqa: F403
+from .torch_placement import __all__ as _tp
+from .torch_products import *  # noqa: F403
+from .torch_products import __all__ as _tpr
 from .torch_reductions import *  # noqa: F403
 from .torch_reductions import __all__ as _tr
 from .transfer import *  # noqa: F403
@@ -76,7 +82,7 @@ from .unique_and_counts import __all__ as _uc
 
 __all__ = ["REGISTRY", "Op", "apply", *_b, *_c, *_dtf, *_e, *_em, *_i, *_ip, *_l, *_m, *_me, *_ni,
            *_no, *_r, *_sel, *_s, *_so, *_sf, *_t, *_tc, *_tr, *_uc, *_ce,
-           *_sw, *_sr, *_st, *_iw]
+           *_sw, *_sr, *_st, *_iw, *_te, *_tp, *_tpr]
 
 _tensor.install_operations(_sys.modules[__name__], binary, _elementwise)
 _graph.installed.sum_to = sum_to  # noqa: F405

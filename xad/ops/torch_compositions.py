@@ -709,7 +709,12 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1,  # noqa: 
         raise ValueError(f"addmm: mat1 and mat2 must be matrices, got {mat1.shape} and "
                          f"{mat2.shape}")
     input, mat1, mat2 = autocast_low(input, mat1, mat2, op="addmm")  # (the low list)
-    prod = matmul(mat1, mat2)
+    return beta_plus_alpha(input, matmul(mat1, mat2), beta, alpha)
+
+
+def beta_plus_alpha(input: Tensor, prod: Tensor, beta: Any, alpha: Any) -> Tensor:  # noqa: A002
+    """``beta * input + alpha * prod`` (``addmm`` and its kin); ``beta=0`` ignores ``input``,
+    NaN included, as PyTorch's."""
     prod = prod if alpha == 1 else prod * alpha
     if beta == 0:
         return prod

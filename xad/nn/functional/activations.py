@@ -1,6 +1,6 @@
 """More activations as functions, with PyTorch's names, defaults and gradients at the kinks
 (``leaky_relu elu selu celu silu mish hardtanh relu6 hardsigmoid hardswish prelu logsigmoid
-softsign tanhshrink glu``), each composed from xad's primitives.
+softsign tanhshrink glu softshrink hardshrink threshold``), each composed from xad's primitives.
 
 Branches that would overflow where they are not selected (``exp`` of a large input) are
 clamped first, so no ``inf * 0`` reaches a gradient. Each keeps its input's dtype, under
@@ -19,7 +19,8 @@ from ...ops.amp_cast import autocast_low, unlisted
 from ...tensor import Tensor
 
 __all__ = ["leaky_relu", "elu", "selu", "celu", "silu", "mish", "hardtanh", "relu6",
-           "hardsigmoid", "hardswish", "prelu", "logsigmoid", "softsign", "tanhshrink", "glu"]
+           "hardsigmoid", "hardswish", "prelu", "logsigmoid", "softsign", "tanhshrink", "glu",
+           "softshrink", "hardshrink", "threshold", "threshold_"]
 
 def in_place(fn: Any, input: Tensor, name: str, *args: Any) -> Tensor:
     """``fn(input, *args)`` written into ``input``, which is returned: PyTorch's
@@ -277,3 +278,66 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
                          f"size {n}; it must split into two halves")
     a, b = _ops.split(input, 2, axis=axis)
     return a * _ops.sigmoid(b)
+
+
+def _check_lambd(name: str, lambd: float) -> None:
+    if lambd < 0:
+        raise ValueError(f"{name}: lambd must be at least 0, got {lambd}")
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, else 0 (gradient 0 on
+    ``[-lambd, lambd]``, PyTorch's).
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.softshrink(xad.tensor([-2.0, 0.25, 1.5])).tolist()
+        [-1.5, 0.0, 1.0]
+    """
+    _check_lambd("softshrink", lambd)
+    shift = _ops.where(input > lambd, -float(lambd), float(lambd))
+    return _ops.where(_ops.abs(input) <= lambd, 0.0, input + shift)
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """``x`` where ``|x| > lambd``, else 0 (0 and gradient 0 at ``|x| == lambd``).
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.hardshrink(xad.tensor([-2.0, 0.25, 0.5])).tolist()
+        [-2.0, 0.0, 0.0]
+    """
+    return _ops.where(_ops.logical_and(input >= -lambd, input <= lambd), 0.0, input)
+
+
+def _threshold(input: Tensor, threshold: float, value: float) -> Tensor:
+    v = value if input.dtype.is_floating else int(value)  # torch keeps integer dtypes
+    return _ops.where(input <= threshold, v, input)
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """``x`` where ``x > threshold``, else ``value`` (gradient 0 there); NaN stays NaN.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.threshold(xad.tensor([-1.0, 0.5, 2.0]), 0.5, -9.0).tolist()
+        [-9.0, -9.0, 2.0]
+    """
+    if inplace:
+        return in_place(_threshold, input, "threshold_", threshold, value)
+    return _threshold(input, threshold, value)
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    """:func:`threshold` written into ``input``, which is returned.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> x = xad.tensor([0.0, 2.0]); F.threshold_(x, 1.0, 5.0) is x, x.tolist()
+        (True, [5.0, 2.0])
+    """
+    return in_place(_threshold, input, "threshold_", threshold, value)

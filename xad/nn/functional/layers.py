@@ -24,7 +24,8 @@ from .activations import in_place
 __all__ = [
     "linear", "linear_activation", "relu", "tanh", "sigmoid", "gelu", "softplus", "softmax",
     "log_softmax",
-    "dropout", "dropout2d", "layer_norm", "batch_norm", "group_norm", "embedding",
+    "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "layer_norm",
+    "batch_norm", "group_norm", "embedding",
     "embedding_renorm_", "one_hot",
     "flatten",
 ]
@@ -214,6 +215,38 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = Fa
     return x.mul_(mask) if inplace else x * mask
 
 
+def _feature_dropout(name: str, x: Tensor, p: float, training: bool, inplace: bool,
+                     spatial: int) -> Tensor:
+    """Zero whole channels (the ``spatial`` trailing axes at once) of batched or unbatched
+    input with probability ``p``; scale the rest by ``1/(1-p)``."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"{name}: p must be in [0, 1], got {p}")
+    if x.ndim not in (spatial + 1, spatial + 2):
+        what = ("L", "H, W", "D, H, W")[spatial - 1]
+        raise ValueError(f"{name}: expected (N, C, {what}) or (C, {what}) input, got "
+                         f"shape {x.shape}")
+    if not training or p == 0.0:
+        return x
+    mask_shape = x.shape[:-spatial] + (1,) * spatial
+    u = rand(*mask_shape, dtype=x.dtype if x.dtype.is_floating else None, backend=x._backend)
+    mask = (u >= p).astype(x.dtype) * (1.0 / (1.0 - p) if p < 1.0 else 0.0)
+    return x.mul_(mask) if inplace else x * mask
+
+
+def dropout1d(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False,
+              ) -> Tensor:
+    """Zero whole channels of ``(N, C, L)`` (or ``(C, L)``) input with probability ``p`` and
+    scale the rest by ``1/(1-p)``, when ``training`` (``inplace``: into ``x``).
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.dropout1d(xad.ones((1, 2, 3)), 0.5, training=False).shape
+        (1, 2, 3)
+    """
+    return _feature_dropout("dropout1d", x, p, training, inplace, 1)
+
+
 def dropout2d(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False,
               ) -> Tensor:
     """Zero whole channels of ``(N, C, H, W)`` (or ``(C, H, W)``) input with probability
@@ -225,16 +258,49 @@ def dropout2d(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = 
         >>> F.dropout2d(xad.ones((1, 2, 2, 2)), 0.5, training=False).shape
         (1, 2, 2, 2)
     """
+    return _feature_dropout("dropout2d", x, p, training, inplace, 2)
+
+
+def dropout3d(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False,
+              ) -> Tensor:
+    """Zero whole channels of ``(N, C, D, H, W)`` (or ``(C, D, H, W)``) input with
+    probability ``p`` and scale the rest by ``1/(1-p)``, when ``training``.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.dropout3d(xad.ones((1, 2, 1, 2, 2)), 0.5, training=False).shape
+        (1, 2, 1, 2, 2)
+    """
+    return _feature_dropout("dropout3d", x, p, training, inplace, 3)
+
+
+_ALPHA = 1.7580993408473766  # SELU's scale * alpha: the value a dropped unit takes, negated
+
+
+def alpha_dropout(x: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False,
+                  ) -> Tensor:
+    """Dropout for SELU networks, when ``training`` (PyTorch's default here is ``False``):
+    each element is dropped to SELU's negative saturation with probability ``p``, then an
+    affine map ``a * y + b`` keeps a zero-mean, unit-variance input's mean and variance.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.alpha_dropout(xad.ones(3), 0.5).tolist()
+        [1.0, 1.0, 1.0]
+    """
     if not 0.0 <= p <= 1.0:
-        raise ValueError(f"dropout2d: p must be in [0, 1], got {p}")
-    if x.ndim not in (3, 4):
-        raise ValueError(f"dropout2d: expected (N, C, H, W) or (C, H, W) input, got {x.shape}")
+        raise ValueError(f"alpha_dropout: p must be in [0, 1], got {p}")
     if not training or p == 0.0:
         return x
-    mask_shape = x.shape[:-2] + (1, 1)
-    u = rand(*mask_shape, dtype=x.dtype if x.dtype.is_floating else None, backend=x._backend)
-    mask = (u >= p).astype(x.dtype) * (1.0 / (1.0 - p) if p < 1.0 else 0.0)
-    return x.mul_(mask) if inplace else x * mask
+    if p == 1.0:  # PyTorch's: everything zero
+        return x.mul_(0.0) if inplace else x * 0.0
+    u = rand(*x.shape, dtype=x.dtype if x.dtype.is_floating else None, backend=x._backend)
+    keep = (u >= p).astype(x.dtype)
+    a = 1.0 / math.sqrt((_ALPHA * _ALPHA * p + 1.0) * (1.0 - p))
+    b = (keep - 1.0) * (_ALPHA * a) + _ALPHA * a * p
+    return x.mul_(keep * a).add_(b) if inplace else x * (keep * a) + b
 
 
 def group_norm(x: Tensor, num_groups: int, weight: Tensor | None = None,

@@ -1,5 +1,6 @@
 """Instance normalisation as a function: each sample's channel normalised over its own
-spatial axes (PyTorch's ``instance_norm``); root-mean-square normalisation (``rms_norm``)."""
+spatial axes (PyTorch's ``instance_norm``); root-mean-square normalisation (``rms_norm``);
+local response normalisation across channels (``local_response_norm``)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from ... import autograd as _ag
 from ... import ops as _ops
 from ...ops.dtype_functions import finfo
 from ...tensor import Tensor
+from .padding import pad
 
-__all__ = ["instance_norm", "rms_norm"]
+__all__ = ["instance_norm", "rms_norm", "local_response_norm"]
 
 
 def _update(running: Tensor, batch: Tensor, m: float) -> None:
@@ -89,3 +91,26 @@ def rms_norm(input: Tensor, normalized_shape: int | Sequence[int],
     e = finfo(input.dtype).eps if eps is None else eps
     y = input / _ops.sqrt(_ops.mean(input * input, axis=axes, keepdims=True) + e)
     return y if weight is None else y * weight
+
+
+def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75,
+                        k: float = 1.0) -> Tensor:
+    """Divide ``(N, C, *)`` input by ``(k + alpha / size * s) ** beta``, ``s`` the sum of
+    squares over ``size`` neighbouring channels (zeros past the ends; ``size // 2`` before,
+    ``(size - 1) // 2`` after), as PyTorch's.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.local_response_norm(xad.ones(1, 1, 1), 1, alpha=1.0, beta=1.0).tolist()
+        [[[0.5]]]
+    """
+    if input.ndim < 3 or size < 1:
+        raise ValueError(f"local_response_norm: expected (N, C, *) input and a positive "
+                         f"size, got shape {input.shape} and size {size}")
+    c = input.shape[1]
+    sq = pad(input * input, (0, 0) * (input.ndim - 2) + (size // 2, (size - 1) // 2))
+    window = sq[:, :c]
+    for j in range(1, size):
+        window = window + sq[:, j:j + c]
+    return input / (window * (alpha / size) + k) ** beta

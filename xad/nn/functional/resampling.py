@@ -1,5 +1,6 @@
 """Resizing images and feature maps: ``interpolate`` (nearest, area, linear, bilinear,
-bicubic, trilinear, antialiased) and ``pixel_shuffle`` / ``pixel_unshuffle``.
+bicubic, trilinear, antialiased), ``pixel_shuffle`` / ``pixel_unshuffle`` and
+``channel_shuffle``.
 
 ``interpolate`` multiplies each spatial axis by a constant ``(out, in)`` resampling matrix
 (one-hot rows for ``nearest``, two weights per row for the linear modes, four for
@@ -16,7 +17,8 @@ from ... import ops as _ops
 from ...factories import tensor
 from ...tensor import Tensor
 
-__all__ = ["interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle"]
+__all__ = ["interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle",
+           "channel_shuffle"]
 
 # mode: the spatial axes it needs (None: any of 1, 2, 3)
 _DIMS = {"nearest": None, "nearest-exact": None, "area": None, "linear": 1, "bilinear": 2,
@@ -253,3 +255,21 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     y = _ops.reshape(input, (*lead, c, h // r, r, w // r, r))
     y = _ops.permute_dims(y, (*range(k + 1), k + 2, k + 4, k + 1, k + 3))
     return _ops.reshape(y, (*lead, c * r * r, h // r, w // r))
+
+
+def channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """Interleave the channels of ``(N, C, *)`` input from ``groups`` groups: channel
+    ``g * (C // groups) + i`` moves to ``i * groups + g`` (ShuffleNet's, PyTorch's).
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.channel_shuffle(xad.arange(4.0).reshape(1, 4, 1), 2).flatten().tolist()
+        [0.0, 2.0, 1.0, 3.0]
+    """
+    if input.ndim < 3 or groups < 1 or input.shape[1] % groups:
+        raise ValueError(f"channel_shuffle: expected (N, C, *) input whose C divides into "
+                         f"{groups} groups (a positive number), got shape {input.shape}")
+    n, c, *rest = input.shape
+    y = _ops.reshape(input, (n, groups, c // groups, *rest))
+    return _ops.reshape(_ops.moveaxis(y, 1, 2), input.shape)

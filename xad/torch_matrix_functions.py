@@ -1,0 +1,105 @@
+"""PyTorch's older linear-algebra spellings, ``torch.svd`` (``V``, not ``Vh``),
+``torch.qr``, ``torch.cholesky``, ``torch.inverse``, ``torch.det``, ``torch.slogdet``,
+``torch.logdet``, ``torch.matrix_power`` and ``torch.pinverse``, over :mod:`xad.linalg`;
+and the tensor methods of those names (``x.svd()``, ``x.det()``, ...), given to
+:class:`xad.Tensor` here because it sits below ``linalg``."""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from . import linalg
+from .factories import zeros
+from .ops.complex_parts import conj
+from .ops.elementwise import where
+from .tensor import Tensor, install_methods
+
+__all__ = ["SVD", "svd", "qr", "cholesky", "inverse", "det", "slogdet", "logdet",
+           "matrix_power", "pinverse"]
+
+
+def det(input: Tensor) -> Tensor:  # noqa: A002
+    """``torch.det``: :func:`xad.linalg.det`."""
+    return linalg.det(input)
+
+
+def inverse(input: Tensor) -> Tensor:  # noqa: A002
+    """``torch.inverse``: :func:`xad.linalg.inv`."""
+    return linalg.inv(input)
+
+
+def slogdet(input: Tensor) -> Any:  # noqa: A002
+    """``torch.slogdet``: ``(sign, logabsdet)`` of :func:`xad.linalg.slogdet`."""
+    return linalg.slogdet(input)
+
+
+def logdet(input: Tensor) -> Tensor:  # noqa: A002
+    """``torch.logdet``: ``log(det)``, NaN for a negative determinant, -inf for 0.
+
+    Example:
+        >>> import xad
+        >>> from xad.torch_matrix_functions import logdet
+        >>> logdet(xad.tensor([[2.0, 0.0], [0.0, -1.0]])).tolist()
+        nan
+    """
+    sign, logabs = linalg.slogdet(input)
+    return where(sign < 0, float("nan"), logabs)
+
+
+class SVD(NamedTuple):
+    """``torch.svd``'s result: ``V``, not ``Vh``."""
+
+    U: Tensor
+    S: Tensor
+    V: Tensor
+
+
+def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> SVD:  # noqa: A002
+    """``torch.svd``: ``(U, S, V)`` with ``input = U diag(S) V^H`` (``V``, not
+    :func:`xad.linalg.svd`'s ``Vh``); ``some=False``: the full ``U`` and ``V``;
+    ``compute_uv=False``: ``U`` and ``V`` zero-filled, of shapes ``(m, m)`` and ``(n, n)``.
+
+    Example:
+        >>> import xad
+        >>> from xad.torch_matrix_functions import svd
+        >>> u, s, v = svd(xad.tensor([[3.0, 0.0], [0.0, -4.0]])); s.tolist()
+        [4.0, 3.0]
+    """
+    if not compute_uv:
+        *lead, m, n = input.shape
+        z = [zeros((*lead, k, k), dtype=input.dtype, backend=input._backend)
+             for k in (m, n)]
+        return SVD(z[0], linalg.svdvals(input), z[1])
+    u, s_, vh = linalg.svd(input, full_matrices=not some)
+    return SVD(u, s_, conj(vh).mT)
+
+
+def qr(input: Tensor, some: bool = True) -> Any:  # noqa: A002
+    """``torch.qr``: :func:`xad.linalg.qr`, ``some=False`` its ``mode="complete"``.
+
+    Example:
+        >>> import xad
+        >>> from xad.torch_matrix_functions import qr
+        >>> qr(xad.eye(2)).R.tolist()
+        [[1.0, 0.0], [0.0, 1.0]]
+    """
+    return linalg.qr(input, mode="reduced" if some else "complete")
+
+
+def cholesky(input: Tensor, upper: bool = False) -> Tensor:  # noqa: A002
+    """``torch.cholesky``: :func:`xad.linalg.cholesky` (``upper=True``: ``L^H``)."""
+    return linalg.cholesky(input, upper=upper)
+
+
+def matrix_power(input: Tensor, n: int) -> Tensor:  # noqa: A002
+    """``torch.matrix_power``: :func:`xad.linalg.matrix_power`."""
+    return linalg.matrix_power(input, n)
+
+
+def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:  # noqa: A002
+    """``torch.pinverse``: :func:`xad.linalg.pinv` dropping singular values below ``rcond``
+    times the largest."""
+    return linalg.pinv(input, rtol=rcond)
+
+
+install_methods({n: globals()[n] for n in __all__[1:]})
