@@ -108,10 +108,7 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
     if unitriangular:
         n = A.shape[-1]
         t = _ops.where(eye(n, dtype=_dt.bool_, backend=A.backend), ones_like(t), t)
-    if left:
-        return _la.solve(t, B)
-    return _ops.matrix_transpose(_la.solve(_ops.matrix_transpose(t),
-                                           _ops.matrix_transpose(B)))
+    return solve(t, B, left=left)
 
 
 def tensorinv(A: Tensor, ind: int = 2) -> Tensor:
