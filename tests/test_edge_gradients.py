@@ -85,6 +85,28 @@ def test_pow_by_a_number_through_an_operator(xb):
     assert x.grad.tolist() == [3.0, 12.0, 27.0]
 
 
+_INF, _NAN = math.inf, math.nan
+_SQRT_POINTS = [-_INF, -0.0, 0.0, 4.0, _INF, -1.0]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("exponent,values,grads", [  # torch 2.13's (CPU and CUDA)
+    (0.5, [_NAN, -0.0, 0.0, 2.0, _INF, _NAN], [_NAN, -_INF, _INF, 0.25, 0.0, _NAN]),
+    (-0.5, [_NAN, -_INF, _INF, 0.5, 0.0, _NAN], [-0.0, -_INF, -_INF, -0.0625, -0.0, _NAN])])
+def test_pow_by_a_half_is_pytorchs_square_root(exponent, values, grads, dtype, xb):
+    # found by the semantics fuzzer (x.pow_(y), seed 991821): (-0.0) ** -0.5 was inf (C's
+    # pow), where PyTorch takes 1 / sqrt(-0.0) = -inf; (-inf) ** -0.5 was 0 (NaN there)
+    x = xad.tensor(_SQRT_POINTS, dtype=getattr(xad, dtype), requires_grad=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        y = x ** exponent
+        y.backward(xad.ones_like(y))
+    for got, want in ((y, values), (x.grad, grads)):
+        got = got.numpy().astype(np.float64)
+        np.testing.assert_array_equal(got, want)
+        signed = ~np.isnan(want)  # -0.0 and -inf (a NaN's sign bit is the machine's)
+        assert (np.signbit(got) == np.signbit(want))[signed].all(), (got, want)
+
+
 # ----- where -------------------------------------------------------------------------------
 def test_where_keeps_only_the_condition(xb):
     x = _t([1.0, -2.0, 3.0])

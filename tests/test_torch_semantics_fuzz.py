@@ -93,7 +93,7 @@ class Draw:
         shape = self.shape if shape is None else shape
         # (1,), not (): a 0-d tensor of another dtype promotes as the standard says, not as
         # PyTorch's "dimensionless" rule (docs/PORTING.md's table, pinned elsewhere)
-        shape = self.pick([shape, shape[-1:] or (1,), (1,)])
+        shape = self.pick([shape or (1,), shape[-1:] or (1,), (1,)])
         return self.any_t(shape)
 
     def finite(self, v):

@@ -266,6 +266,12 @@ class PowScalar(Op):
             raise ValueError(f"pow: an integer tensor to the negative integer power "
                              f"{exponent} (PyTorch and NumPy refuse it too); cast to a float "
                              f"dtype first (x.float() ** {exponent})")
+        if exponent in (0.5, -0.5) and b.xad_dtype(x.dtype) in (_dt.float32, _dt.float64):
+            # PyTorch's square root and its reciprocal, on every backend: C's pow differs
+            # at -0.0 and -inf ((-0.0) ** -0.5 is -inf in PyTorch, inf in C); PyTorch's CPU
+            # takes C's pow for the half dtypes, and so does xad (the backend's pow)
+            r = b.xp.sqrt(x)
+            return r if exponent > 0 else 1.0 / r
         return x ** exponent
 
     @staticmethod
