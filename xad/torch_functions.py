@@ -56,7 +56,8 @@ __all__ = ["TorchTensor", "meshgrid", "autocast", "GradScaler", "set_printoption
            *_NN_FUNCTIONS, "as_tensor", "scalar_tensor", "is_floating_point", "is_complex",
            "complex", "polar", "angle", "sgn",
            "is_nonzero", "logspace", "det", "inverse", "slogdet", "logdet",
-           "svd", "qr", "cholesky", "matrix_power", "pinverse", "lu_unpack", "randint_like", "normal",
+           "svd", "qr", "cholesky", "matrix_power", "pinverse", "lu_unpack",
+           "randint_like", "normal",
            "set_float32_matmul_precision", "get_float32_matmul_precision",
            "use_deterministic_algorithms", "are_deterministic_algorithms_enabled"]
 

@@ -16,8 +16,8 @@ from . import linalg as _la
 from . import ops as _ops
 from .factories import eye, ones_like, zeros
 from .ops import lu as _lu
-from .ops.inverses import _check
 from .ops import torch_conventions as _conventions
+from .ops.inverses import _check
 from .tensor import Tensor
 
 __all__ = ["norm", "cond", "solve_triangular", "tensorinv", "tensorsolve", "vander",
