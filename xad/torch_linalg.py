@@ -2,8 +2,11 @@
 (:mod:`xad.linalg` holds the Array API standard's): ``norm``, ``cond``,
 ``solve_triangular``, ``tensorinv``, ``tensorsolve``, ``vander``, and PyTorch's
 ``matrix_norm``, ``lstsq``, ``cross``, ``solve`` (``left=``), ``cholesky`` (``upper=``),
-``eigh`` and ``eigvalsh`` (``UPLO=``). Each is built from xad's differentiable
-operations, so gradients, ``vmap`` and ``jvp`` come with them.
+``eigh`` and ``eigvalsh`` (``UPLO=``); the LU family (``lu``, ``lu_factor``,
+``lu_solve``, and ``lu_unpack``, served as ``torch.lu_unpack``) over the LU primitive of
+:mod:`xad.ops.lu`; the ``_ex`` forms (``lu_factor_ex``, ``inv_ex``, ``solve_ex``,
+``cholesky_ex``) with LAPACK's ``info`` computed on the device. Each is built from xad's
+differentiable operations, so gradients, ``vmap`` and ``jvp`` come with them.
 """
 
 from __future__ import annotations
@@ -346,8 +349,8 @@ def lu(A: Tensor, *, pivot: bool = True) -> LUResult:  # noqa: N803
     Example:
         >>> import xad
         >>> from xad import torch_linalg
-        >>> torch_linalg.lu(xad.tensor([[1.0, 2.0], [3.0, 4.0]])).U.tolist()
-        [[3.0, 4.0], [0.0, 0.6666666865348816]]
+        >>> torch_linalg.lu(xad.tensor([[1.0, 2.0], [4.0, 4.0]])).L.tolist()
+        [[1.0, 0.0], [0.25, 1.0]]
     """
     _pivoting(pivot, "lu")
     packed, perm = _lu.lu_factor(A, "lu")
