@@ -341,7 +341,7 @@ class NumpyBackend(Backend):
         return out
 
     def lu_factor(self, x: Any) -> tuple[Any, Any, Any]:
-        if _scipy_lu_factor is None or x.dtype.kind != "f" or x.itemsize < 4:
+        if _scipy_lu_factor is None or x.dtype.kind not in "fc" or x.itemsize < 4:
             return super().lu_factor(x)
         if x.ndim == 2:  # one matrix: LAPACK's getrf itself (0-based pivots, no warning)
             lu, piv, _ = _lapack("getrf", x)(x)

@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 from torch_compare import T, torch
 
+import xad
+
 _RNG = np.random.default_rng(1)
 SQ = _RNG.standard_normal((2, 3, 3)) + 2 * np.eye(3)
 RECT = _RNG.standard_normal((3, 4))
@@ -201,10 +203,57 @@ def test_lu_refusals_name_the_problem(xb):
         T.linalg.lu(T.tensor(SQ), pivot=False)
     with pytest.raises(NotImplementedError, match=r"square matrices only.*\(3, 4\)"):
         T.linalg.lu(T.tensor(RECT))
-    with pytest.raises(NotImplementedError, match="real floating.*complex"):
-        T.linalg.lu_factor(T.tensor(SQ).to(T.complex128))
+    with pytest.raises(RuntimeError, match="floating point or complex.*int64"):
+        T.linalg.lu_factor(T.ones(3, 3, dtype=T.int64))
+    z = T.complex(T.tensor(SQ), T.tensor(SQ))
+    with pytest.raises(NotImplementedError, match="lu_factor's tangent of complex"):
+        xad.jvp(lambda a: T.linalg.lu_factor(a).LU, (z,), (z,))
     with pytest.raises(RuntimeError, match=r"singular \(info = \[3, 1, 2, 1, 0, 2\]"):
         T.linalg.inv_ex(T.tensor(SINGULAR), check_errors=True)
     with pytest.raises(RuntimeError, match="not positive definite"):
         T.linalg.cholesky_ex(T.tensor(NOT_PD[1]), check_errors=True)
     assert T.linalg.solve_ex(T.tensor(SQ), T.tensor(B), check_errors=True).info.tolist() == [0, 0]
+
+
+COMPLEX_LU = {  # the LU family of a complex matrix made from two real ones
+    "lu_factor": lambda L, m, z, b: L.linalg.lu_factor(z).LU,
+    "lu": lambda L, m, z, b: (lambda r: r.P + r.L * 2.0 + r.U)(L.linalg.lu(z)),
+    "lu_solve": lambda L, m, z, b: L.linalg.lu_solve(*L.linalg.lu_factor(z), b),
+    "lu_solve_adjoint_right": lambda L, m, z, b: L.linalg.lu_solve(
+        *L.linalg.lu_factor(z), b.mT, left=False, adjoint=True),
+    "pivots": lambda L, m, z, b: L.linalg.lu_factor_ex(z).pivots,
+    "info": lambda L, m, z, b: L.linalg.lu_factor_ex(z * m.tensor([1.0, 1.0, 0.0])).info,
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMPLEX_LU))
+def test_complex_lu_agrees_with_pytorch(xb, name):
+    """Complex matrices: pivots chosen by ``|Re| + |Im|`` as LAPACK's, values and the
+    gradients (to the real and imaginary parts) as PyTorch's."""
+    g = np.random.default_rng(7)
+    re, im = g.standard_normal((2, 2, 3, 3)), g.standard_normal((2, 2, 3, 3))
+    b = g.standard_normal((2, 3, 2)) + 1j * g.standard_normal((2, 3, 2))
+    res = []
+    for m in (torch, T):
+        x, y = m.tensor(re, requires_grad=True), m.tensor(im, requires_grad=True)
+        out = COMPLEX_LU[name](m, m, m.complex(x, y), m.tensor(b))
+        if out.dtype in (m.int32, m.int64):
+            res.append((out.numpy(),))
+            continue
+        w = m.tensor(np.linspace(0.5, 1.5, out.numel()).reshape(tuple(out.shape)))
+        loss = (m.real(out) * w + m.imag(out) * w * w).sum()
+        out = out.detach().resolve_conj() if m is torch else out.detach()
+        res.append((out.numpy(), *(v.numpy() for v in m.autograd.grad(loss, (x, y)))))
+    for got, want in zip(res[1], res[0]):
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-11)
+
+
+def test_complex_pivot_is_lapacks(xb):
+    """The pivot is the largest ``|Re| + |Im|`` (LAPACK's ``izamax``), not the largest
+    ``|z|``: ``2 + 1.9j`` (3.9, ``|z|`` 2.76) before ``3`` (3, ``|z|`` 3)."""
+    z = np.array([[3.0, 1, 2], [2 + 1.9j, 4, 1], [1, 2, 5j]])
+    want = torch.linalg.lu_factor(torch.tensor(z))
+    got = T.linalg.lu_factor(T.tensor(z))
+    np.testing.assert_array_equal(got.pivots.numpy(), want.pivots.numpy())
+    np.testing.assert_allclose(got.LU.numpy(), want.LU.numpy(), rtol=1e-12, atol=1e-14)
+    assert want.pivots.tolist()[0] == 2

@@ -5,9 +5,9 @@ LAPACK's 1-based row interchanges from a permutation and back, and the ``info`` 
 factorisation (its first zero pivot; for Cholesky the first leading minor that is not
 positive definite), each computed on the device without reading a value back.
 
-Square real matrices only: a rectangular or complex one is refused by name (the backends'
-``lu_factor`` is for square matrices, and its pivot choice for complex ones, by ``|z|``
-where LAPACK's ``izamax`` compares ``|Re z| + |Im z|``, would not be PyTorch's).
+Square matrices only (the backends' ``lu_factor`` is for square ones): a rectangular one is
+refused by name. Complex matrices get PyTorch's gradients (its rule, with conjugate
+transposes); their tangents are refused, as the other decompositions' (``_real_only``).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from ._apply import Op, apply, unary
 from .batching import elementwise_batch
 from .complex_parts import _is_complex
 from .elementwise import _nograd, astype
-from .inverses import _mH, solve
+from .inverses import _mH, _real_only, solve
 from .linalg import matmul
 from .manipulation import tril, triu
 from .shape import matrix_transpose as _mT
@@ -76,6 +76,7 @@ class LuFactor(Op):
         """PyTorch's ``linalg_lu_jvp``: with ``X = L^-1 P^T dA U^-1``,
         ``dL = L tril(X, -1)``, ``dU = triu(X) U``; the packed tangent is their sum."""
         lu, perm = out
+        _real_only("lu_factor's tangent", lu)
         low, up = lu_factors(lu)
         p = permutation_matrix(perm, lu.dtype)
         x = solve(low, matmul(_mT(p), tangents[0]))
@@ -84,17 +85,16 @@ class LuFactor(Op):
 
 
 def lu_factor(x: Tensor, name: str = "lu_factor") -> tuple[Tensor, Tensor]:
-    """``(lu, perm)`` of a (batch of) square real matrices (:class:`LuFactor`); ``perm``
+    """``(lu, perm)`` of a (batch of) square matrices (:class:`LuFactor`); ``perm``
     is an integer tensor without gradient. ``name`` is the caller's, for errors."""
     if not isinstance(x, Tensor) or x.ndim < 2 or x.shape[-1] != x.shape[-2]:
         raise NotImplementedError(
             f"torch.linalg.{name}: xad factors (batches of) square matrices only, got shape "
             f"{getattr(x, 'shape', type(x).__name__)}; for a rectangular one, pad it to "
             f"square or use linalg.qr")
-    if _is_complex(x) or not x.dtype.is_floating:
-        raise NotImplementedError(
-            f"torch.linalg.{name}: xad factors real floating matrices only, got dtype "
-            f"{x.dtype}; use float32/float64 (complex LU is not implemented)")
+    if not (x.dtype.is_floating or _is_complex(x)):
+        raise RuntimeError(f"torch.linalg.{name}: expected a floating point or complex "
+                           f"tensor as input, got {x.dtype}")
     lu, perm = apply(LuFactor, x)
     return lu, perm.detach()
 
