@@ -441,6 +441,8 @@ def _linalg_cases() -> list[Case]:
         # rows swapped (the largest entry of each column comes last) and not
         Case("lu_factor", lambda m, x: m.lu_packed(x), ((2, 3, 3),)),
         Case("lu_factor:no_swap", lambda m, x: m.lu_packed(well(m, x)), ((3, 3),)),
+        Case("lu_factor:tall", lambda m, x: m.lu_packed(x), ((2, 4, 3),)),
+        Case("lu_factor:wide", lambda m, x: m.lu_packed(x), ((3, 5),)),
     ]
 
 

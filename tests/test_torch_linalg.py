@@ -52,6 +52,12 @@ CASES = {
     "lu_L": (lambda L, a: L.lu(a).L, (SQ,)),
     "lu_U": (lambda L, a: L.lu(a).U, (SQ,)),
     "lu_LU": (lambda L, a: L.lu(a).L * 2.0 + L.lu(a).U, (SQ[0],)),
+    "lu_factor_tall": (lambda L, a: L.lu_factor(a.mT).LU, (TS[:, :, :4],)),
+    "lu_factor_wide": (lambda L, a: L.lu_factor(a).LU, (TS[:, :, :4],)),
+    "lu_tall": (lambda L, a: (lambda r: r.L * r.L.sum(-1, keepdim=True)
+                              + r.U.sum(-2, keepdim=True))(L.lu(a.mT)), (TS[:, :, :4],)),
+    "lu_wide": (lambda L, a: (lambda r: r.U * r.U.sum(-1, keepdim=True)
+                              + r.L.sum(-2, keepdim=True).mT)(L.lu(a)), (TS[:, :, :4],)),
     "lu_solve": (lambda L, a, b: L.lu_solve(*L.lu_factor(a), b), (SQ, B)),
     "lu_solve_adjoint": (lambda L, a, b: L.lu_solve(*L.lu_factor(a), b, adjoint=True),
                          (SQ, B)),
@@ -143,6 +149,11 @@ def test_lu_unpack_agrees_with_pytorch(xb):
         res.append((p.numpy(), low.detach().numpy(), up.detach().numpy(), a.grad.numpy()))
     for got, want in zip(res[1], res[0]):
         np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    for a in (RECT, RECT.T):  # wide and tall
+        want = torch.lu_unpack(*torch.linalg.lu_factor(torch.tensor(a)))
+        got = T.lu_unpack(*T.linalg.lu_factor(T.tensor(a)))
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-10, atol=1e-12)
     p, low, up = T.lu_unpack(*T.linalg.lu_factor(T.tensor(SQ)), unpack_data=False)
     assert tuple(low.shape) == tuple(up.shape) == (0,) and tuple(p.shape) == (2, 3, 3)
 
@@ -189,7 +200,8 @@ def test_ex_info_agrees_with_pytorch(xb, name):
 
 def test_lu_pivots_agree_with_pytorch(xb):
     """LAPACK's 1-based int32 interchanges, singular matrices included."""
-    for a in (SQ, SINGULAR, SPD, np.eye(4)[[2, 0, 3, 1]]):
+    for a in (SQ, SINGULAR, SPD, np.eye(4)[[2, 0, 3, 1]], TS, TS.transpose(0, 2, 1),
+              SINGULAR[:, :2], SINGULAR[..., :2]):
         want = torch.linalg.lu_factor_ex(torch.tensor(a)).pivots
         got = T.linalg.lu_factor(T.tensor(a)).pivots
         assert got.dtype == T.int32
@@ -201,8 +213,8 @@ def test_lu_refusals_name_the_problem(xb):
         T.linalg.lu_factor(T.tensor(SQ), pivot=False)
     with pytest.raises(RuntimeError, match="without pivoting"):
         T.linalg.lu(T.tensor(SQ), pivot=False)
-    with pytest.raises(NotImplementedError, match=r"square matrices only.*\(3, 4\)"):
-        T.linalg.lu(T.tensor(RECT))
+    with pytest.raises(RuntimeError, match=r"a \(batch of\) matrices, got shape \(3,\)"):
+        T.linalg.lu(T.ones(3))
     with pytest.raises(RuntimeError, match="floating point or complex.*int64"):
         T.linalg.lu_factor(T.ones(3, 3, dtype=T.int64))
     z = T.complex(T.tensor(SQ), T.tensor(SQ))

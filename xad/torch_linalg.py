@@ -311,8 +311,8 @@ def _pivoting(pivot: bool, name: str) -> None:
 def lu_factor(A: Tensor, *, pivot: bool = True) -> LUFactorResult:  # noqa: N803
     """``torch.linalg.lu_factor``: the packed ``LU`` (``L`` unit lower below the diagonal,
     ``U`` on and above it) and LAPACK's 1-based int32 row interchanges ``pivots``, for a
-    (batch of) square real matrices; differentiable in ``LU``. A singular matrix gives its
-    factors (PyTorch raises: see ``lu_factor_ex``'s ``info``).
+    (batch of) m x n real or complex matrices; differentiable in ``LU``. A singular matrix
+    gives its factors (PyTorch raises: see ``lu_factor_ex``'s ``info``).
 
     Example:
         >>> import xad
@@ -322,7 +322,7 @@ def lu_factor(A: Tensor, *, pivot: bool = True) -> LUFactorResult:  # noqa: N803
     """
     _pivoting(pivot, "lu_factor")
     lu, perm = _lu.lu_factor(A, "lu_factor")
-    return LUFactorResult(lu, _lu.pivots_from_permutation(perm))
+    return LUFactorResult(lu, _lu.pivots_from_permutation(perm, min(A.shape[-2:])))
 
 
 def lu_factor_ex(A: Tensor, *, pivot: bool = True,  # noqa: N803
@@ -343,7 +343,7 @@ def lu_factor_ex(A: Tensor, *, pivot: bool = True,  # noqa: N803
 
 
 def lu(A: Tensor, *, pivot: bool = True) -> LUResult:  # noqa: N803
-    """``torch.linalg.lu``: ``P, L, U`` with ``A = P @ L @ U`` for a (batch of) square real
+    """``torch.linalg.lu``: ``P, L, U`` with ``A = P @ L @ U`` for a (batch of) m x n
     matrices; gradients (to ``L`` and ``U``) as PyTorch's.
 
     Example:
@@ -361,7 +361,7 @@ def lu(A: Tensor, *, pivot: bool = True) -> LUResult:  # noqa: N803
 def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True,  # noqa: N803
               unpack_pivots: bool = True) -> LUResult:
     """``torch.lu_unpack``: ``P, L, U`` from :func:`lu_factor`'s ``LU`` and ``pivots``
-    (square matrices); a part not unpacked is an empty tensor, as PyTorch's.
+    (m x n factors); a part not unpacked is an empty tensor, as PyTorch's.
 
     Example:
         >>> import xad
@@ -370,14 +370,12 @@ def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True,  # n
         >>> torch_linalg.lu_unpack(LU, piv).P.tolist()
         [[0.0, 1.0], [1.0, 0.0]]
     """
-    if LU_data.ndim < 2 or LU_data.shape[-1] != LU_data.shape[-2]:
-        raise NotImplementedError(f"torch.lu_unpack: xad unpacks square factors only, got "
-                                  f"LU_data of shape {tuple(LU_data.shape)}")
     none = zeros((0,), dtype=LU_data.dtype, backend=LU_data.backend)
     low, up = _lu.lu_factors(LU_data) if unpack_data else (none, none)
     p = none
     if unpack_pivots:
-        p = _lu.permutation_matrix(_lu.permutation_from_pivots(LU_pivots), LU_data.dtype)
+        perm = _lu.permutation_from_pivots(LU_pivots, LU_data.shape[-2])
+        p = _lu.permutation_matrix(perm, LU_data.dtype)
     return LUResult(p, low, up)
 
 

@@ -5,9 +5,9 @@ LAPACK's 1-based row interchanges from a permutation and back, and the ``info`` 
 factorisation (its first zero pivot; for Cholesky the first leading minor that is not
 positive definite), each computed on the device without reading a value back.
 
-Square matrices only (the backends' ``lu_factor`` is for square ones): a rectangular one is
-refused by name. Complex matrices get PyTorch's gradients (its rule, with conjugate
-transposes); their tangents are refused, as the other decompositions' (``_real_only``).
+Square, tall and wide matrices (PyTorch's three forms of each rule). Complex matrices get
+PyTorch's gradients (its rule, with conjugate transposes); their tangents are refused, as
+the other decompositions' (``_real_only``).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from .elementwise import _nograd, astype
 from .inverses import _mH, _real_only, solve
 from .linalg import matmul
 from .manipulation import tril, triu
+from .shape import concat
 from .shape import matrix_transpose as _mT
 
 _COMPLEX = (_dt.complex64, _dt.complex128)
@@ -32,8 +33,12 @@ __all__ = ["lu_factor", "packed_lu", "lu_factors", "permutation_matrix", "pivots
 
 
 def lu_factors(lu: Tensor) -> tuple[Tensor, Tensor]:
-    """The unit-lower ``L`` and upper ``U`` held in a packed square ``lu``."""
-    return tril(lu, k=-1) + eye(lu.shape[-1], dtype=lu.dtype, backend=lu._backend), triu(lu)
+    """The unit-lower ``L`` (m x k) and upper ``U`` (k x n) held in a packed m x n ``lu``
+    (``k = min(m, n)``)."""
+    m, n = lu.shape[-2], lu.shape[-1]
+    k = min(m, n)
+    low = tril(lu[..., :, :k], k=-1) + eye(m, k, dtype=lu.dtype, backend=lu._backend)
+    return low, triu(lu[..., :k, :])
 
 
 def permutation_matrix(perm: Tensor, dtype: Any) -> Tensor:
@@ -42,12 +47,18 @@ def permutation_matrix(perm: Tensor, dtype: Any) -> Tensor:
     return astype(perm[..., None, :] == rows[:, None], dtype)
 
 
+def _right_solve(x: Tensor, a: Tensor) -> Tensor:
+    """``x a^-1``."""
+    return _mT(solve(_mT(a), _mT(x)))
+
+
 class LuFactor(Op):
     """``(lu, perm)`` with ``x[..., perm, :] == L @ U`` (``L`` unit lower below ``lu``'s
-    diagonal, ``U`` on and above it), LAPACK's ``getrf`` through the backend (no error at a
-    singular matrix). The gradient is PyTorch's ``linalg_lu_backward`` for square matrices,
-    ``P L^-H [tril(L^H gL, -1) + triu(gU U^H)] U^-H`` (``gL = gU = g``: the packed factor's),
-    inf/NaN where ``U`` is singular, as PyTorch's."""
+    diagonal, ``U`` on and above it) for m x n matrices, LAPACK's ``getrf`` through the
+    backend (no error at a singular matrix). The gradient is PyTorch's
+    ``linalg_lu_backward`` (``gL``, ``gU``: the packed factor's ``g``), for square
+    matrices ``P L^-H [tril(L^H gL, -1) + triu(gU U^H)] U^-H``; inf/NaN where ``U`` is
+    singular, as PyTorch's."""
 
     name = "lu_factor"
     library = True
@@ -64,34 +75,60 @@ class LuFactor(Op):
         if g is None:
             return None
         lu, perm = node.output(0), node.output(1)
-        low, up = lu_factors(lu)
-        inner = tril(matmul(_mH(low), g), k=-1) + triu(matmul(g, _mH(up)))
-        right = _mH(solve(up, _mH(inner)))  # inner U^-H
-        return matmul(permutation_matrix(perm, g.dtype), solve(_mH(low), right))
+        return matmul(permutation_matrix(perm, g.dtype), _lu_grad(lu, g))
 
     batch = classmethod(elementwise_batch)
 
     @staticmethod
     def jvp(primals, tangents, out):
-        """PyTorch's ``linalg_lu_jvp``: with ``X = L^-1 P^T dA U^-1``,
-        ``dL = L tril(X, -1)``, ``dU = triu(X) U``; the packed tangent is their sum."""
+        """PyTorch's ``linalg_lu_jvp``: with ``X = L1^-1 (P^T dA)1 U1^-1`` (the leading
+        k x k blocks), ``dL1 = L1 tril(X, -1)``, ``dU1 = triu(X) U1``; a wide matrix's
+        ``dU2 = L^-1 ((P^T dA)2 - dL U2)``, a tall one's ``dL2 = ((P^T dA)2 - L2 dU) U^-1``;
+        the packed tangent is their sum."""
         lu, perm = out
         _real_only("lu_factor's tangent", lu)
         low, up = lu_factors(lu)
-        p = permutation_matrix(perm, lu.dtype)
-        x = solve(low, matmul(_mT(p), tangents[0]))
-        x = _mT(solve(_mT(up), _mT(x)))
-        return matmul(low, tril(x, k=-1)) + matmul(triu(x), up), None
+        m, n = lu.shape[-2], lu.shape[-1]
+        k = min(m, n)
+        pda = matmul(_mT(permutation_matrix(perm, lu.dtype)), tangents[0])
+        low1, up1 = low[..., :k, :], up[..., :, :k]
+        x = _right_solve(solve(low1, pda[..., :k, :k]), up1)
+        dl, du = matmul(low1, tril(x, k=-1)), matmul(triu(x), up1)
+        if m < n:
+            du2 = solve(low, pda[..., :, k:] - matmul(dl, up[..., :, k:]))
+            return concat([dl + du, du2], axis=-1), None
+        if m > n:
+            dl2 = _right_solve(pda[..., k:, :] - matmul(low[..., k:, :], du), up)
+            return concat([dl + du, dl2], axis=-2), None
+        return dl + du, None
+
+
+def _lu_grad(lu: Tensor, g: Tensor) -> Tensor:
+    """``P^T`` times the gradient of ``x`` from that of its packed LU factor ``g``
+    (PyTorch's ``linalg_lu_backward``, square, wide and tall)."""
+    low, up = lu_factors(lu)
+    m, n = lu.shape[-2], lu.shape[-1]
+    k = min(m, n)
+    gl, gu = g[..., :, :k], g[..., :k, :]
+    if m == n:
+        inner = tril(matmul(_mH(low), gl), k=-1) + triu(matmul(gu, _mH(up)))
+        return solve(_mH(low), _mH(solve(up, _mH(inner))))  # L^-H inner U^-H
+    if m < n:
+        inner = tril(matmul(_mH(low), gl) - matmul(triu(gu), _mH(up)), k=-1)
+        inner = _mH(solve(up[..., :, :k], _mH(inner)))  # inner U1^-H
+        return solve(_mH(low), concat([inner + triu(gu[..., :, :k]), gu[..., :, k:]], axis=-1))
+    inner = triu(matmul(gu, _mH(up)) - matmul(_mH(low), tril(gl, k=-1)))
+    inner = solve(_mH(low[..., :k, :]), inner)  # L1^-H inner
+    inner = concat([inner + tril(gl[..., :k, :], k=-1), gl[..., k:, :]], axis=-2)
+    return _mH(solve(up, _mH(inner)))  # inner U^-H
 
 
 def lu_factor(x: Tensor, name: str = "lu_factor") -> tuple[Tensor, Tensor]:
-    """``(lu, perm)`` of a (batch of) square matrices (:class:`LuFactor`); ``perm``
+    """``(lu, perm)`` of a (batch of) m x n matrices (:class:`LuFactor`); ``perm``
     is an integer tensor without gradient. ``name`` is the caller's, for errors."""
-    if not isinstance(x, Tensor) or x.ndim < 2 or x.shape[-1] != x.shape[-2]:
-        raise NotImplementedError(
-            f"torch.linalg.{name}: xad factors (batches of) square matrices only, got shape "
-            f"{getattr(x, 'shape', type(x).__name__)}; for a rectangular one, pad it to "
-            f"square or use linalg.qr")
+    if not isinstance(x, Tensor) or x.ndim < 2:
+        raise RuntimeError(f"torch.linalg.{name}: expected a (batch of) matrices, got shape "
+                           f"{getattr(x, 'shape', type(x).__name__)}")
     if not (x.dtype.is_floating or _is_complex(x)):
         raise RuntimeError(f"torch.linalg.{name}: expected a floating point or complex "
                            f"tensor as input, got {x.dtype}")
@@ -111,14 +148,14 @@ def _swap_source(xp: Any, rows: Any, k: int, p: Any) -> Any:
     return xp.where(rows == k, p, xp.where(rows == p, k, rows))
 
 
-def _pivots(b: Any, perm: Any) -> Any:
+def _pivots(b: Any, perm: Any, steps: int) -> Any:
     """LAPACK's 1-based int32 row interchanges that take the rows in order to ``perm``:
     at step ``k``, the position where row ``perm[k]`` then stands."""
     xp, n = b.xp, perm.shape[-1]
     rows = xp.arange(n, dtype=perm.dtype, device=b.device)
     cur = xp.broadcast_to(rows, tuple(perm.shape))
     pivs = []
-    for k in range(n):
+    for k in range(steps):
         here = xp.where(rows >= k, xp.astype(cur == perm[..., k:k + 1], xp.int32), -1)
         p = xp.astype(xp.argmax(here, axis=-1, keepdims=True), perm.dtype)
         pivs.append(p)
@@ -126,12 +163,13 @@ def _pivots(b: Any, perm: Any) -> Any:
     return xp.astype(xp.concat(pivs, axis=-1) + 1, xp.int32)
 
 
-def _permutation(b: Any, piv: Any) -> Any:
-    """The permutation (int64) LAPACK's 1-based row interchanges ``piv`` make."""
-    xp, n = b.xp, piv.shape[-1]
-    rows = xp.arange(n, dtype=xp.int64, device=b.device)
-    perm = xp.broadcast_to(rows, tuple(piv.shape))
-    for k in range(n):
+def _permutation(b: Any, piv: Any, m: int) -> Any:
+    """The permutation (int64) of ``m`` rows LAPACK's 1-based row interchanges ``piv``
+    make."""
+    xp = b.xp
+    rows = xp.arange(m, dtype=xp.int64, device=b.device)
+    perm = xp.broadcast_to(rows, tuple(piv.shape[:-1]) + (m,))
+    for k in range(piv.shape[-1]):
         p = xp.astype(piv[..., k:k + 1], xp.int64) - 1
         perm = xp.take_along_axis(perm, _swap_source(xp, rows, k, p), axis=-1)
     return perm
@@ -178,14 +216,15 @@ CholeskyInfo = _nograd("cholesky_info", _cholesky_info)
 CholeskyInfo.library = True  # (matrix products)
 
 
-def pivots_from_permutation(perm: Tensor) -> Tensor:
-    """LAPACK's 1-based int32 pivots (``torch.linalg.lu_factor``'s) for ``perm``."""
-    return unary(PivotsFromPermutation, perm)
+def pivots_from_permutation(perm: Tensor, steps: int) -> Tensor:
+    """LAPACK's 1-based int32 pivots (``torch.linalg.lu_factor``'s) for ``perm``: its
+    first ``steps`` (``min(m, n)``) row interchanges."""
+    return unary(PivotsFromPermutation, perm, steps=steps)
 
 
-def permutation_from_pivots(piv: Tensor) -> Tensor:
-    """The int64 permutation that LAPACK's 1-based pivots ``piv`` make."""
-    return unary(PermutationFromPivots, piv)
+def permutation_from_pivots(piv: Tensor, m: int) -> Tensor:
+    """The int64 permutation of ``m`` rows that LAPACK's 1-based pivots ``piv`` make."""
+    return unary(PermutationFromPivots, piv, m=m)
 
 
 def first_zero_pivot(lu: Tensor) -> Tensor:
