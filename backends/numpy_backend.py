@@ -49,18 +49,19 @@ def _lapack(name: str, a: Any) -> Any:
     return f
 
 
-def _swaps_to_permutation(piv: Any) -> Any:
-    """The permutation LAPACK's row swaps ``piv`` (rows of 0-based pivots) make: swapped in
-    Python lists up to 8192 pivots (the common few matrices), else column by column."""
+def _swaps_to_permutation(piv: Any, m: int) -> Any:
+    """The permutation of ``m`` rows LAPACK's row swaps ``piv`` (rows of 0-based pivots)
+    make: swapped in Python lists up to 8192 pivots (the common few matrices), else column
+    by column."""
     if piv.size <= 8192:
         out = []
         for row in piv.tolist():
-            q = list(range(len(row)))
+            q = list(range(m))
             for i, p in enumerate(row):
                 q[i], q[p] = q[p], q[i]
             out.append(q)
-        return np.array(out, dtype=np.int64).reshape(piv.shape)
-    perm = np.tile(np.arange(piv.shape[1]), (piv.shape[0], 1))
+        return np.array(out, dtype=np.int64).reshape(piv.shape[0], m)
+    perm = np.tile(np.arange(m), (piv.shape[0], 1))
     rows = np.arange(piv.shape[0])
     for i in range(piv.shape[1]):
         p = piv[:, i]
@@ -341,7 +342,7 @@ class NumpyBackend(Backend):
         return out
 
     def lu_factor(self, x: Any) -> tuple[Any, Any, Any]:
-        if _scipy_lu_factor is None or x.dtype.kind != "f" or x.itemsize < 4:
+        if _scipy_lu_factor is None or x.dtype.kind not in "fc" or x.itemsize < 4:
             return super().lu_factor(x)
         if x.ndim == 2:  # one matrix: LAPACK's getrf itself (0-based pivots, no warning)
             lu, piv, _ = _lapack("getrf", x)(x)
@@ -353,7 +354,8 @@ class NumpyBackend(Backend):
         n = piv.shape[-1]
         flat = piv.reshape(-1, n)
         odd = np.count_nonzero(flat != np.arange(n), axis=-1).reshape(piv.shape[:-1]) % 2 == 1
-        return lu, _swaps_to_permutation(flat).reshape(piv.shape), odd
+        m = x.shape[-2]
+        return lu, _swaps_to_permutation(flat, m).reshape(piv.shape[:-1] + (m,)), odd
 
     def solve_triangular(self, a: Any, b: Any, upper: bool) -> Any:
         if _scipy_solve_triangular is None or a.dtype.kind != "f" or a.itemsize < 4:

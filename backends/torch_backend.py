@@ -118,7 +118,7 @@ class TorchBackend(Backend):
         lu, piv, _ = torch.linalg.lu_factor_ex(x)  # no error (nor host read) when singular
         p, _, _ = torch.lu_unpack(lu, piv, unpack_data=False)  # x = P L U
         odd = (piv != torch.arange(1, piv.shape[-1] + 1, device=piv.device)).sum(-1) % 2 == 1
-        return lu, p.argmax(dim=-2), odd
+        return lu, p.real.argmax(dim=-2), odd  # (argmax refuses complex: P is 0 or 1)
 
     def solve_triangular(self, a: Any, b: Any, upper: bool) -> Any:
         return torch.linalg.solve_triangular(a, b, upper=upper)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import scipy.linalg
 import scipy.special
 
 import xad
@@ -58,6 +59,10 @@ class _X:
         q, k, v = xad.ops.attention.split_heads(y, lead, heads, to_heads)
         return q * 1.0 + k * 2.0 - v * v
     max_indexed = staticmethod(xad.ops.reduce.max_indexed)
+
+    @staticmethod
+    def lu_packed(x: Any) -> Any:
+        return xad.ops.lu.lu_factor(x)[0]
 
     @staticmethod
     def recurrent(gx: Any, h0: Any, c0: Any, w: Any, mode: str, reverse: bool = False) -> Any:
@@ -140,6 +145,12 @@ class _N:
     @staticmethod
     def cube(x: Any) -> Any:
         return x * x * x
+
+    @staticmethod
+    def lu_packed(x: Any) -> Any:
+        """SciPy's (LAPACK's) packed LU factor of each matrix."""
+        flat = x.reshape((-1,) + x.shape[-2:])
+        return np.stack([scipy.linalg.lu_factor(m)[0] for m in flat]).reshape(x.shape)
 
     @staticmethod
     def max_indexed(x: Any, axis: int, keepdims: bool = False, largest: bool = True) -> Any:
@@ -427,6 +438,11 @@ def _linalg_cases() -> list[Case]:
              ((3, 3),)),
         Case("svdvals", lambda m, x: la(m).svdvals(x), ((2, 4, 3),)),
         Case("qr", lambda m, x: (lambda r: (r.Q ** 2, r.R ** 2))(la(m).qr(x)), ((4, 3),)),
+        # rows swapped (the largest entry of each column comes last) and not
+        Case("lu_factor", lambda m, x: m.lu_packed(x), ((2, 3, 3),)),
+        Case("lu_factor:no_swap", lambda m, x: m.lu_packed(well(m, x)), ((3, 3),)),
+        Case("lu_factor:tall", lambda m, x: m.lu_packed(x), ((2, 4, 3),)),
+        Case("lu_factor:wide", lambda m, x: m.lu_packed(x), ((3, 5),)),
     ]
 
 

@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 from torch_compare import T, torch
 
+import xad
+
 _RNG = np.random.default_rng(1)
 SQ = _RNG.standard_normal((2, 3, 3)) + 2 * np.eye(3)
 RECT = _RNG.standard_normal((3, 4))
@@ -14,6 +16,7 @@ B = _RNG.standard_normal((2, 3, 2))
 V = _RNG.standard_normal((2, 4))
 TI = _RNG.standard_normal((6, 2, 3))
 TS = _RNG.standard_normal((2, 3, 6))
+SPD = SQ @ SQ.transpose(0, 2, 1) + np.eye(3)
 
 CASES = {
     "norm": (lambda L, a: L.norm(a), (RECT,)),
@@ -42,6 +45,32 @@ CASES = {
     "tensorsolve_dims": (lambda L, a, b: L.tensorsolve(a, b, dims=(0,)), (TI, TI[0])),
     "vander": (lambda L, x: L.vander(x), (V,)),
     "vander_N": (lambda L, x: L.vander(x, N=6), (V,)),
+    # the LU family (rows swapped in SQ's factorisations) and the _ex forms
+    "lu_factor": (lambda L, a: L.lu_factor(a).LU, (SQ,)),
+    "lu_factor_ex": (lambda L, a: L.lu_factor_ex(a).LU, (SQ,)),
+    "lu_P": (lambda L, a: (lambda r: r.P * 3.0 + r.U)(L.lu(a)), (SQ,)),
+    "lu_L": (lambda L, a: L.lu(a).L, (SQ,)),
+    "lu_U": (lambda L, a: L.lu(a).U, (SQ,)),
+    "lu_LU": (lambda L, a: L.lu(a).L * 2.0 + L.lu(a).U, (SQ[0],)),
+    "lu_factor_tall": (lambda L, a: L.lu_factor(a.mT).LU, (TS[:, :, :4],)),
+    "lu_factor_wide": (lambda L, a: L.lu_factor(a).LU, (TS[:, :, :4],)),
+    "lu_tall": (lambda L, a: (lambda r: r.L * r.L.sum(-1, keepdim=True)
+                              + r.U.sum(-2, keepdim=True))(L.lu(a.mT)), (TS[:, :, :4],)),
+    "lu_wide": (lambda L, a: (lambda r: r.U * r.U.sum(-1, keepdim=True)
+                              + r.L.sum(-2, keepdim=True).mT)(L.lu(a)), (TS[:, :, :4],)),
+    "lu_solve": (lambda L, a, b: L.lu_solve(*L.lu_factor(a), b), (SQ, B)),
+    "lu_solve_adjoint": (lambda L, a, b: L.lu_solve(*L.lu_factor(a), b, adjoint=True),
+                         (SQ, B)),
+    "lu_solve_right": (lambda L, a, b: L.lu_solve(*L.lu_factor(a), b.mT, left=False),
+                       (SQ, B)),
+    "lu_solve_right_adjoint": (lambda L, a, b: L.lu_solve(
+        *L.lu_factor(a), b.mT, left=False, adjoint=True), (SQ, B)),
+    "inv_ex": (lambda L, a: L.inv_ex(a).inverse, (SQ,)),
+    "solve_ex": (lambda L, a, b: L.solve_ex(a, b).result, (SQ, B)),
+    "solve_ex_vector": (lambda L, a, b: L.solve_ex(a, b).result, (SQ, B[0, :, 0])),
+    "solve_ex_right": (lambda L, a, b: L.solve_ex(a, b.mT, left=False).result, (SQ, B)),
+    "cholesky_ex": (lambda L, a: L.cholesky_ex(a).L, (SPD,)),
+    "cholesky_ex_upper": (lambda L, a: L.cholesky_ex(a, upper=True).L, (SPD,)),
 }
 
 
@@ -106,3 +135,137 @@ def test_refusals_name_the_shapes(xb):
     for m in (torch, T):  # PyTorch's own refusal
         with pytest.raises(RuntimeError, match="N must be greater than 1"):
             m.linalg.vander(m.ones(3), N=1)
+
+
+def test_lu_unpack_agrees_with_pytorch(xb):
+    """``torch.lu_unpack`` of ``lu_factor``'s factors: values, and the gradient to ``LU``."""
+    res = []
+    for m in (torch, T):
+        a = m.tensor(SQ, requires_grad=True)
+        lu, piv = m.linalg.lu_factor(a)
+        p, low, up = m.lu_unpack(lu, piv)
+        w = m.tensor(np.linspace(0.5, 1.5, 9).reshape(3, 3))
+        (low * w + up * w * w).sum().backward()
+        res.append((p.numpy(), low.detach().numpy(), up.detach().numpy(), a.grad.numpy()))
+    for got, want in zip(res[1], res[0]):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    for a in (RECT, RECT.T):  # wide and tall
+        want = torch.lu_unpack(*torch.linalg.lu_factor(torch.tensor(a)))
+        got = T.lu_unpack(*T.linalg.lu_factor(T.tensor(a)))
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-10, atol=1e-12)
+    p, low, up = T.lu_unpack(*T.linalg.lu_factor(T.tensor(SQ)), unpack_data=False)
+    assert tuple(low.shape) == tuple(up.shape) == (0,) and tuple(p.shape) == (2, 3, 3)
+
+
+# singular matrices (a zero pivot at 1, 2 or 3; a zero column first; all zero), and
+# symmetric ones that are not positive definite at the leading minor of order 1, 2 or 3
+SINGULAR = np.stack([np.array([[1.0, 2, 3], [2, 4, 6], [1, 0, 1]]),
+                     np.array([[0.0, 1, 2], [0, 3, 4], [0, 5, 7]]),
+                     np.array([[1.0, 1, 1], [2, 2, 3], [1, 1, 5]]),
+                     np.zeros((3, 3)), np.array([[2.0, 1, 0], [1, 3, 1], [0, 1, 4]]),
+                     np.array([[1.0, 1, 0], [1, 1, 0], [0, 0, 0]])])
+NOT_PD = np.stack([np.array([[-1.0, 0, 0], [0, 2, 0], [0, 0, 3]]),
+                   np.array([[4.0, 2, 0], [2, 1, 0], [0, 0, 1]]),
+                   np.array([[4.0, 2, 0], [2, 5, 0], [0, 0, -1]]),
+                   np.array([[1.0, 2, 3], [2, 1, 0], [3, 0, 1]]),
+                   np.array([[2.0, 1, 0], [1, 3, 1], [0, 1, 4]]),
+                   np.array([[0.0, 0, 0], [0, 1, 0], [0, 0, 1]])])
+
+
+@pytest.mark.parametrize("name", ["inv_ex", "lu_factor_ex", "solve_ex", "cholesky_ex",
+                                  "cholesky_ex_upper"])
+def test_ex_info_agrees_with_pytorch(xb, name):
+    """``info`` (int32) as PyTorch's on singular and not positive-definite matrices, batched
+    and one by one; the result where ``info`` is 0 as PyTorch's."""
+    mats = NOT_PD if name.startswith("cholesky") else SINGULAR
+    if name == "cholesky_ex_upper":
+        mats = mats.copy()
+        mats[3] = np.triu(mats[3]) + np.triu(mats[3], 1).T * 7  # only the upper one is read
+    def call(m, a):
+        f = getattr(m.linalg, name.replace("_upper", ""))
+        if name == "solve_ex":
+            return f(a, m.ones(a.shape[:-1] + (2,), dtype=a.dtype))
+        return f(a, upper=True) if name.endswith("upper") else f(a)
+    for batch in (mats, *mats):
+        want = call(torch, torch.tensor(batch))
+        got = call(T, T.tensor(batch))
+        assert got[-1].dtype == T.int32 and tuple(got[-1].shape) == tuple(want[-1].shape)
+        np.testing.assert_array_equal(got[-1].numpy(), want[-1].numpy())
+        ok = want[-1].numpy() == 0
+        np.testing.assert_allclose(got[0].numpy()[ok], want[0].numpy()[ok], atol=1e-12)
+        if name == "lu_factor_ex":
+            np.testing.assert_array_equal(got[1].numpy(), want[1].numpy())
+
+
+def test_lu_pivots_agree_with_pytorch(xb):
+    """LAPACK's 1-based int32 interchanges, singular matrices included."""
+    for a in (SQ, SINGULAR, SPD, np.eye(4)[[2, 0, 3, 1]], TS, TS.transpose(0, 2, 1),
+              SINGULAR[:, :2], SINGULAR[..., :2]):
+        want = torch.linalg.lu_factor_ex(torch.tensor(a)).pivots
+        got = T.linalg.lu_factor(T.tensor(a)).pivots
+        assert got.dtype == T.int32
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_lu_refusals_name_the_problem(xb):
+    with pytest.raises(RuntimeError, match="without pivoting"):
+        T.linalg.lu_factor(T.tensor(SQ), pivot=False)
+    with pytest.raises(RuntimeError, match="without pivoting"):
+        T.linalg.lu(T.tensor(SQ), pivot=False)
+    with pytest.raises(RuntimeError, match=r"a \(batch of\) matrices, got shape \(3,\)"):
+        T.linalg.lu(T.ones(3))
+    with pytest.raises(RuntimeError, match="floating point or complex.*int64"):
+        T.linalg.lu_factor(T.ones(3, 3, dtype=T.int64))
+    z = T.complex(T.tensor(SQ), T.tensor(SQ))
+    with pytest.raises(NotImplementedError, match="lu_factor's tangent of complex"):
+        xad.jvp(lambda a: T.linalg.lu_factor(a).LU, (z,), (z,))
+    with pytest.raises(RuntimeError, match=r"singular \(info = \[3, 1, 2, 1, 0, 2\]"):
+        T.linalg.inv_ex(T.tensor(SINGULAR), check_errors=True)
+    with pytest.raises(RuntimeError, match="not positive definite"):
+        T.linalg.cholesky_ex(T.tensor(NOT_PD[1]), check_errors=True)
+    assert T.linalg.solve_ex(T.tensor(SQ), T.tensor(B), check_errors=True).info.tolist() == [0, 0]
+
+
+COMPLEX_LU = {  # the LU family of a complex matrix made from two real ones
+    "lu_factor": lambda L, m, z, b: L.linalg.lu_factor(z).LU,
+    "lu": lambda L, m, z, b: (lambda r: r.P + r.L * 2.0 + r.U)(L.linalg.lu(z)),
+    "lu_solve": lambda L, m, z, b: L.linalg.lu_solve(*L.linalg.lu_factor(z), b),
+    "lu_solve_adjoint_right": lambda L, m, z, b: L.linalg.lu_solve(
+        *L.linalg.lu_factor(z), b.mT, left=False, adjoint=True),
+    "pivots": lambda L, m, z, b: L.linalg.lu_factor_ex(z).pivots,
+    "info": lambda L, m, z, b: L.linalg.lu_factor_ex(z * m.tensor([1.0, 1.0, 0.0])).info,
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMPLEX_LU))
+def test_complex_lu_agrees_with_pytorch(xb, name):
+    """Complex matrices: pivots chosen by ``|Re| + |Im|`` as LAPACK's, values and the
+    gradients (to the real and imaginary parts) as PyTorch's."""
+    g = np.random.default_rng(7)
+    re, im = g.standard_normal((2, 2, 3, 3)), g.standard_normal((2, 2, 3, 3))
+    b = g.standard_normal((2, 3, 2)) + 1j * g.standard_normal((2, 3, 2))
+    res = []
+    for m in (torch, T):
+        x, y = m.tensor(re, requires_grad=True), m.tensor(im, requires_grad=True)
+        out = COMPLEX_LU[name](m, m, m.complex(x, y), m.tensor(b))
+        if out.dtype in (m.int32, m.int64):
+            res.append((out.numpy(),))
+            continue
+        w = m.tensor(np.linspace(0.5, 1.5, out.numel()).reshape(tuple(out.shape)))
+        loss = (m.real(out) * w + m.imag(out) * w * w).sum()
+        out = out.detach().resolve_conj() if m is torch else out.detach()
+        res.append((out.numpy(), *(v.numpy() for v in m.autograd.grad(loss, (x, y)))))
+    for got, want in zip(res[1], res[0]):
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-11)
+
+
+def test_complex_pivot_is_lapacks(xb):
+    """The pivot is the largest ``|Re| + |Im|`` (LAPACK's ``izamax``), not the largest
+    ``|z|``: ``2 + 1.9j`` (3.9, ``|z|`` 2.76) before ``3`` (3, ``|z|`` 3)."""
+    z = np.array([[3.0, 1, 2], [2 + 1.9j, 4, 1], [1, 2, 5j]])
+    want = torch.linalg.lu_factor(torch.tensor(z))
+    got = T.linalg.lu_factor(T.tensor(z))
+    np.testing.assert_array_equal(got.pivots.numpy(), want.pivots.numpy())
+    np.testing.assert_allclose(got.LU.numpy(), want.LU.numpy(), rtol=1e-12, atol=1e-14)
+    assert want.pivots.tolist()[0] == 2

@@ -689,6 +689,8 @@ AUDITED_ELSEWHERE = ("Generator Tensor amp autograd bfloat16 bool cuda compile c
                      "atan2_ copysign_ bitwise_and_ bitwise_or_ bitwise_xor_ bitwise_not_ "
                      "bitwise_left_shift_ bitwise_right_shift_ index_copy index_copy_ put "
                      "put_ scatter_reduce_ index_reduce index_reduce_ "
+                     # torch.lu_unpack against torch (tests/test_torch_linalg.py)
+                     "lu_unpack "
                      # layers' functions against torch (tests/test_torch_missing4.py)
                      "softshrink hardshrink threshold threshold_ dropout1d dropout3d "
                      "alpha_dropout local_response_norm channel_shuffle "

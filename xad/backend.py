@@ -274,10 +274,10 @@ class Backend:
         return xp.conj(xp.astype(re, dtype)) + xp.where(xp.signbit(im), xp.conj(b), b)
 
     def lu_factor(self, x: Any) -> tuple[Any, Any, Any]:
-        """``(lu, perm, odd)`` of a (batch of) square matrices as LAPACK's ``getrf``
+        """``(lu, perm, odd)`` of a (batch of) m x n matrices as LAPACK's ``getrf``
         computes them (no error at a singular matrix): ``L`` and ``U`` in ``lu``,
-        ``x[..., perm, :] == L @ U``, whether the row swaps are odd; native where the
-        library has one."""
+        ``x[..., perm, :] == L @ U`` (``perm`` of all m rows), whether the row swaps are
+        odd; native where the library has one."""
         return lu_factor_generic(self.xp, x, self.device)
 
     def solve_triangular(self, a: Any, b: Any, upper: bool) -> Any:

@@ -2,24 +2,30 @@
 (:mod:`xad.linalg` holds the Array API standard's): ``norm``, ``cond``,
 ``solve_triangular``, ``tensorinv``, ``tensorsolve``, ``vander``, and PyTorch's
 ``matrix_norm``, ``lstsq``, ``cross``, ``solve`` (``left=``), ``cholesky`` (``upper=``),
-``eigh`` and ``eigvalsh`` (``UPLO=``). Each is built from xad's differentiable
-operations, so gradients, ``vmap`` and ``jvp`` come with them.
+``eigh`` and ``eigvalsh`` (``UPLO=``); the LU family (``lu``, ``lu_factor``,
+``lu_solve``, and ``lu_unpack``, served as ``torch.lu_unpack``) over the LU primitive of
+:mod:`xad.ops.lu`; the ``_ex`` forms (``lu_factor_ex``, ``inv_ex``, ``solve_ex``,
+``cholesky_ex``) with LAPACK's ``info`` computed on the device. Each is built from xad's
+differentiable operations, so gradients, ``vmap`` and ``jvp`` come with them.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import dtypes as _dt
 from . import linalg as _la
 from . import ops as _ops
-from .factories import eye, ones_like
+from .factories import eye, ones_like, zeros
+from .ops import lu as _lu
 from .ops import torch_conventions as _conventions
+from .ops.inverses import _check
 from .tensor import Tensor
 
 __all__ = ["norm", "cond", "solve_triangular", "tensorinv", "tensorsolve", "vander",
-           "matrix_norm", "lstsq", "cross", "solve", "cholesky", "eigh", "eigvalsh"]
+           "matrix_norm", "lstsq", "cross", "solve", "cholesky", "eigh", "eigvalsh", "lu",
+           "lu_factor", "lu_factor_ex", "lu_solve", "inv_ex", "solve_ex", "cholesky_ex"]
 
 
 def norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *,
@@ -219,7 +225,12 @@ def _lower(A: Tensor, UPLO: str, name: str) -> Tensor:  # noqa: N803
     transpose, the same Hermitian matrix read from the other side)."""
     if UPLO not in ("L", "U"):
         raise ValueError(f"torch.linalg.{name}: UPLO must be 'L' or 'U', got {UPLO!r}")
-    return A if UPLO == "L" else _ops.conj(_ops.matrix_transpose(A))
+    return A if UPLO == "L" else _mH(A)
+
+
+def _mH(x: Tensor) -> Tensor:  # noqa: N802
+    """The conjugate transpose of (a batch of) matrices."""
+    return _ops.conj(_ops.matrix_transpose(x))
 
 
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:  # noqa: N803
@@ -257,3 +268,211 @@ def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:  # noqa: N803
         [2.0, 3.0]
     """
     return _la.eigvalsh(_lower(A, UPLO, "eigvalsh"))
+
+
+class LUResult(NamedTuple):
+    P: Tensor
+    L: Tensor
+    U: Tensor
+
+
+class LUFactorResult(NamedTuple):
+    LU: Tensor
+    pivots: Tensor
+
+
+class LUFactorExResult(NamedTuple):
+    LU: Tensor
+    pivots: Tensor
+    info: Tensor
+
+
+class InvExResult(NamedTuple):
+    inverse: Tensor
+    info: Tensor
+
+
+class CholeskyExResult(NamedTuple):
+    L: Tensor
+    info: Tensor
+
+
+class SolveExResult(NamedTuple):
+    result: Tensor
+    info: Tensor
+
+
+def _pivoting(pivot: bool, name: str) -> None:
+    if not pivot:  # (PyTorch's own refusal on the CPU; no backend of xad's has it)
+        raise RuntimeError(f"linalg.{name}: LU without pivoting is not implemented on the CPU "
+                           f"(nor on any xad backend); use pivot=True")
+
+
+def lu_factor(A: Tensor, *, pivot: bool = True) -> LUFactorResult:  # noqa: N803
+    """``torch.linalg.lu_factor``: the packed ``LU`` (``L`` unit lower below the diagonal,
+    ``U`` on and above it) and LAPACK's 1-based int32 row interchanges ``pivots``, for a
+    (batch of) m x n real or complex matrices; differentiable in ``LU``. A singular matrix
+    gives its factors (PyTorch raises: see ``lu_factor_ex``'s ``info``).
+
+    Example:
+        >>> import xad
+        >>> from xad import torch_linalg
+        >>> torch_linalg.lu_factor(xad.tensor([[1.0, 2.0], [3.0, 4.0]])).pivots.tolist()
+        [2, 2]
+    """
+    _pivoting(pivot, "lu_factor")
+    lu, perm = _lu.lu_factor(A, "lu_factor")
+    return LUFactorResult(lu, _lu.pivots_from_permutation(perm, min(A.shape[-2:])))
+
+
+def lu_factor_ex(A: Tensor, *, pivot: bool = True,  # noqa: N803
+                 check_errors: bool = False) -> LUFactorExResult:
+    """``torch.linalg.lu_factor_ex``: :func:`lu_factor` and ``info`` (int32), the 1-based
+    index of ``U``'s first zero pivot (0: none), computed without reading the device
+    (``check_errors=True`` reads it and raises where it is not 0).
+
+    Example:
+        >>> import xad
+        >>> from xad import torch_linalg
+        >>> torch_linalg.lu_factor_ex(xad.tensor([[1.0, 2.0], [2.0, 4.0]])).info.item()
+        2
+    """
+    lu, piv = lu_factor(A, pivot=pivot)
+    return LUFactorExResult(lu, piv, _checked(_lu.first_zero_pivot(lu), check_errors,
+                                              "lu_factor_ex", "U has a zero pivot"))
+
+
+def lu(A: Tensor, *, pivot: bool = True) -> LUResult:  # noqa: N803
+    """``torch.linalg.lu``: ``P, L, U`` with ``A = P @ L @ U`` for a (batch of) m x n
+    matrices; gradients (to ``L`` and ``U``) as PyTorch's.
+
+    Example:
+        >>> import xad
+        >>> from xad import torch_linalg
+        >>> torch_linalg.lu(xad.tensor([[1.0, 2.0], [4.0, 4.0]])).L.tolist()
+        [[1.0, 0.0], [0.25, 1.0]]
+    """
+    _pivoting(pivot, "lu")
+    packed, perm = _lu.lu_factor(A, "lu")
+    low, up = _lu.lu_factors(packed)
+    return LUResult(_lu.permutation_matrix(perm, A.dtype), low, up)
+
+
+def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True,  # noqa: N803
+              unpack_pivots: bool = True) -> LUResult:
+    """``torch.lu_unpack``: ``P, L, U`` from :func:`lu_factor`'s ``LU`` and ``pivots``
+    (m x n factors); a part not unpacked is an empty tensor, as PyTorch's.
+
+    Example:
+        >>> import xad
+        >>> from xad import torch_linalg
+        >>> LU, piv = torch_linalg.lu_factor(xad.tensor([[1.0, 2.0], [3.0, 4.0]]))
+        >>> torch_linalg.lu_unpack(LU, piv).P.tolist()
+        [[0.0, 1.0], [1.0, 0.0]]
+    """
+    none = zeros((0,), dtype=LU_data.dtype, backend=LU_data.backend)
+    low, up = _lu.lu_factors(LU_data) if unpack_data else (none, none)
+    p = none
+    if unpack_pivots:
+        perm = _lu.permutation_from_pivots(LU_pivots, LU_data.shape[-2])
+        p = _lu.permutation_matrix(perm, LU_data.dtype)
+    return LUResult(p, low, up)
+
+
+def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True,  # noqa: N803
+             adjoint: bool = False) -> Tensor:
+    """``torch.linalg.lu_solve``: ``X`` with ``A X = B`` from :func:`lu_factor`'s factors
+    of ``A`` (``adjoint``: ``A^H X = B``; ``left=False``: ``X A = B``); gradients to ``LU``
+    and ``B``.
+
+    Example:
+        >>> import xad
+        >>> from xad import torch_linalg
+        >>> LU, piv = torch_linalg.lu_factor(xad.tensor([[2.0, 0.0], [0.0, 4.0]]))
+        >>> torch_linalg.lu_solve(LU, piv, xad.tensor([[2.0], [4.0]])).tolist()
+        [[1.0], [1.0]]
+    """
+    if not left:  # X A = B, X A^H = B: the left solve of A^H (A) with B^H
+        return _mH(lu_solve(LU, pivots, _mH(B), adjoint=not adjoint))
+    P, L, U = lu_unpack(LU, pivots)  # noqa: N806
+    if adjoint:  # A^H = U^H L^H P^T
+        y = _la.solve(_mH(L), _la.solve(_mH(U), B))
+        return _ops.matmul(P, y)
+    return _la.solve(U, _la.solve(L, _ops.matmul(_ops.matrix_transpose(P), B)))
+
+
+def _checked(info: Tensor, check: bool, name: str, what: str) -> Tensor:
+    """``info``; with ``check``, read from the device (an explicit copy, PyTorch's sync) and
+    an error where any is not 0."""
+    if check and bool(_ops.any(info != 0).item()):
+        raise RuntimeError(f"linalg.{name}: {what} (info = {info.tolist()}, the 1-based "
+                           f"index of the failure per matrix); check_errors=False returns "
+                           f"info without raising")
+    return info
+
+
+def _guarded(info: Tensor, A: Tensor, fn: Any) -> Tensor:  # noqa: N803
+    """``fn`` of ``A`` where ``info`` is 0, of the identity (then NaN) where it is not: the
+    backend's own function never meets the matrix it would refuse."""
+    bad = _ops.expand_dims(info != 0, axis=-1)
+    ident = eye(A.shape[-1], dtype=A.dtype, backend=A.backend)
+    out = fn(_ops.where(_ops.expand_dims(bad, axis=-1), ident, A))
+    return _ops.where(bad if out.ndim < A.ndim else _ops.expand_dims(bad, axis=-1), math.nan,
+                      out)
+
+
+def _lu_info(A: Tensor) -> Tensor:  # noqa: N803
+    """``getrf``'s ``info`` for ``A`` (no gradient)."""
+    return _lu.first_zero_pivot(_lu.packed_lu(A.detach()))
+
+
+def inv_ex(A: Tensor, *, check_errors: bool = False) -> InvExResult:  # noqa: N803
+    """``torch.linalg.inv_ex``: the inverse and ``info`` (int32: the 1-based index of the
+    first zero pivot of ``A``'s LU, 0 when invertible), computed without reading the device.
+    Where ``info`` is not 0 the inverse is NaN (PyTorch's holds inf/NaN).
+
+    Example:
+        >>> import xad
+        >>> from xad import torch_linalg
+        >>> torch_linalg.inv_ex(xad.tensor([[1.0, 2.0], [2.0, 4.0]])).info.item()
+        2
+    """
+    _check("inv_ex", A)
+    info = _checked(_lu_info(A), check_errors, "inv_ex", "the matrix is singular")
+    return InvExResult(_guarded(info, A, _la.inv), info)
+
+
+def solve_ex(A: Tensor, B: Tensor, *, left: bool = True,  # noqa: N803
+             check_errors: bool = False) -> SolveExResult:
+    """``torch.linalg.solve_ex``: :func:`solve` and ``info`` as :func:`inv_ex`'s; the result
+    is NaN where ``info`` is not 0.
+
+    Example:
+        >>> import xad
+        >>> from xad import torch_linalg
+        >>> a = xad.tensor([[2.0, 0.0], [0.0, 4.0]])
+        >>> torch_linalg.solve_ex(a, xad.tensor([[2.0], [4.0]])).result.tolist()
+        [[1.0], [1.0]]
+    """
+    _check("solve_ex", A)
+    info = _checked(_lu_info(A), check_errors, "solve_ex", "the matrix is singular")
+    return SolveExResult(_guarded(info, A, lambda a: solve(a, B, left=left)), info)
+
+
+def cholesky_ex(A: Tensor, *, upper: bool = False,  # noqa: N803
+                check_errors: bool = False) -> CholeskyExResult:
+    """``torch.linalg.cholesky_ex``: :func:`cholesky` and ``info`` (int32: the order of the
+    first leading minor of ``A`` that is not positive definite, 0 when all are), computed
+    without reading the device. The factor is NaN where ``info`` is not 0.
+
+    Example:
+        >>> import xad
+        >>> from xad import torch_linalg
+        >>> torch_linalg.cholesky_ex(xad.tensor([[4.0, 2.0], [2.0, 1.0]])).info.item()
+        2
+    """
+    _check("cholesky_ex", A)
+    low = _lower(A, "U" if upper else "L", "cholesky_ex")
+    info = _checked(_lu.cholesky_info(low.detach()), check_errors, "cholesky_ex",
+                    "the matrix is not positive definite")
+    return CholeskyExResult(_guarded(info, low, lambda a: _la.cholesky(a, upper=upper)), info)

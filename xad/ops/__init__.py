@@ -13,6 +13,7 @@ from . import attention as _attention  # noqa: F401  (registers attention, atten
 from . import convolution as _convolution  # noqa: F401  (registers im2col, col2im)
 from . import cross_entropy as _cross_entropy  # noqa: F401  (registers cross_entropy_mean)
 from . import elementwise as _elementwise
+from . import lu as _lu  # noqa: F401  (registers lu_factor, lu_pivots, lu_info, ...)
 from . import mse as _mse  # noqa: F401  (registers mse_mean, mse_mean_grad)
 from . import nll as _nll  # noqa: F401  (registers nll_rows, nll_rows_grad, count_targets)
 from . import recurrent as _recurrent  # noqa: F401  (registers recurrent, recurrent_grad)
