@@ -177,6 +177,16 @@ class _OnDevice:
                 return x.sum(axis=axis, keepdims=keepdims)
             return self._xp.sum(x, axis=axis, dtype=dtype, keepdims=keepdims)
 
+    def astype(self, x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Any:
+        """``astype``, with floats cast to 8- and 16-bit integers through int64, as PyTorch's
+        CUDA casts (``-2.5`` to ``uint8`` is 254 and ``300.0`` is 44, as on NumPy): CUDA's
+        own conversion saturates (0 and 255)."""
+        with self._device:
+            if x.dtype.kind == "f" and np.dtype(dtype).kind in "iu" and \
+                    np.dtype(dtype).itemsize < 4:
+                x = x.astype(np.int64)
+            return self._xp.astype(x, dtype, copy=copy, device=device)
+
     def asarray(self, obj: Any, /, *, dtype: Any = None, device: Any = None,
                 copy: Any = None) -> Any:
         """``asarray``; a Python scalar becomes a 0-d array by a fill kernel (its value a

@@ -43,6 +43,38 @@ def _nan_kept(reduce: Any) -> Any:
     return nan_kept
 
 
+@jax.jit
+def _int_power(x1: Any, x2: Any) -> Any:
+    """Integer powers by squaring over every bit of the exponent, wrapping in the result's
+    dtype as NumPy's and PyTorch's: ``jnp.power`` reads only an exponent's low six bits
+    (JAX 0.10: ``2 ** 70`` is 64, ``int16(3) ** 127`` is ``3 ** 63``). Negative exponents
+    are the caller's (``xad.ops.elementwise._int_pow``)."""
+    dtype = jnp.result_type(x1, x2)
+    base, e = x1.astype(dtype), x2.astype(dtype)
+    acc = jnp.ones_like(base)
+    for _ in range(8 * jnp.dtype(dtype).itemsize):
+        acc = jnp.where((e & 1) == 1, acc * base, acc)
+        base, e = base * base, e >> 1
+    return acc
+
+
+def _power(x1: Any, x2: Any, /) -> Any:
+    """``jnp.power``, with :func:`_int_power` for two integer arrays."""
+    if all(isinstance(a, jax.Array) and jnp.issubdtype(a.dtype, jnp.integer) for a in (x1, x2)):
+        return _int_power(x1, x2)
+    return jnp.power(x1, x2)
+
+
+def _astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Any:
+    """``jnp.astype``, with floats cast to 8- and 16-bit integers through int64, as
+    PyTorch's (``-2.5`` to ``uint8`` is 254 and ``300.0`` is 44, as on NumPy): XLA's
+    conversion saturates (0 and 255)."""
+    if (jnp.issubdtype(x.dtype, jnp.floating) and jnp.issubdtype(dtype, jnp.integer)
+            and jnp.dtype(dtype).itemsize < 4):
+        x = x.astype(jnp.int64)
+    return jnp.astype(x, dtype, copy=copy, device=device)
+
+
 class _Linalg:
     """``jax.numpy.linalg`` whose ``eigh``, ``eigvalsh`` and ``cholesky`` read the lower
     triangle only, as LAPACK's (NumPy, torch, CuPy) and xad's documentation: JAX's
@@ -65,12 +97,15 @@ class _Namespace:
     """``jax.numpy`` with ``max`` and ``min`` that give NaN for a slice holding one at every
     size: XLA's CPU reductions drop the NaN from about a thousand rows on (JAX 0.10.2, seen
     2026-11-26: ``jnp.max`` of a (2048, 8) array with one NaN is finite), where NumPy, PyTorch
-    and the standard give NaN; and :class:`_Linalg`. Everything else is ``jax.numpy``'s
+    and the standard give NaN; integer powers and float-to-small-integer casts that wrap
+    as NumPy's and PyTorch's; and :class:`_Linalg`. Everything else is ``jax.numpy``'s
     own."""
 
     __name__ = jnp.__name__  # (array_api_compat and xad tell namespaces by name)
     max = staticmethod(_nan_kept(jnp.max))
     min = staticmethod(_nan_kept(jnp.min))
+    pow = staticmethod(_power)
+    astype = staticmethod(_astype)
     linalg = _Linalg()
 
     def __getattr__(self, name: str) -> Any:

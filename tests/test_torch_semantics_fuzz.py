@@ -527,10 +527,11 @@ def divergence(name: str, seed: int) -> str | None:
 
 
 # what a backend lacks (not a meaning): CuPy's scatter-add (CUDA's atomicAdd) has no int64
-# or int8; array_api_strict has no float16, no arithmetic on bools, no argsort of bools
+# or int8; array_api_strict has no float16, no arithmetic on bools, no argsort or ordering
+# comparison of bools
 CUPY_GAP = "scatter_add only supports"
 STRICT_GAP = (r"has no dtype xad.float16|Only numeric dtypes are allowed in|"
-              r"Only real numeric dtypes are allowed in argsort")
+              r"Only real numeric dtypes are allowed in (argsort|__[lg][te]__)")
 
 
 def known(name: str) -> str | None:

@@ -174,7 +174,7 @@ def _int_pow(b: Any, x: Any, y: Any) -> Any:
     JAX returned garbage)."""
     xp = b.xp
     neg = y < 0
-    p = x ** xp.where(neg, xp.zeros_like(y), y)
+    p = xp.pow(x, xp.where(neg, xp.zeros_like(y), y))
     one = xp.ones_like(p)
     small = xp.where(x == one, one, xp.where((x == -one) & ((y & 1) == 0), one,
                                              xp.where(x == -one, -one, xp.zeros_like(p))))
@@ -194,9 +194,10 @@ class Pow(Op):
     def forward(b, x, y):
         # a Python-number base in the exponent's dtype (JAX's 1 ** int32[] is int64)
         x = _arr(b, x, y)
-        if b.xad_dtype(x.dtype).name.startswith("int"):
+        kind = b.xad_dtype(x.dtype).name
+        if kind.startswith("int"):
             return _int_pow(b, x, _arr(b, y, x))
-        return x ** y
+        return b.xp.pow(x, y) if kind.startswith("uint") else x ** y  # (JAX's, all bits)
 
     @staticmethod
     def backward(node, g):
