@@ -723,6 +723,8 @@ def _case_list() -> list[Case]:
              prims=("copysign", "multiply")))
     add(Case("remainder", lambda m, x, y: m.remainder(x, y + 3.0), ((2, 3), (3,)),
              ("halfgrid", "pos")))
+    add(Case("nextafter:bcast", lambda m, x, y: m.nextafter(x, y) * y, ((2, 3), (3,)),
+             prims=("nextafter", "multiply")))
     # ----- compositions ----------------------------------------------------------------
     add(Case("mlp", lambda m, x, w, b: m.sum(m.tanh(x @ w + b) ** 2, axis=1),
              ((5, 3), (3, 4), (4,)), prims=("matmul", "add", "tanh", "sum")))
