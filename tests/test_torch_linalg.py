@@ -14,6 +14,8 @@ B = _RNG.standard_normal((2, 3, 2))
 V = _RNG.standard_normal((2, 4))
 TI = _RNG.standard_normal((6, 2, 3))
 TS = _RNG.standard_normal((2, 3, 6))
+CUBE = _RNG.standard_normal((3, 3, 3)) + 2 * np.eye(3)  # (3, 3) right-hand sides: vectors
+RHS = _RNG.standard_normal((3, 3))
 
 CASES = {
     "norm": (lambda L, a: L.norm(a), (RECT,)),
@@ -37,6 +39,15 @@ CASES = {
         a, b, upper=False, unitriangular=True), (SQ, B)),
     "solve_triangular_right": (lambda L, a, b: L.solve_triangular(
         a, b.mT, upper=True, left=False), (SQ, B)),
+    # B a (batch of) vectors where B.ndim == A.ndim - 1 and B.shape == A.shape[:-1]
+    "solve_vector": (lambda L, a, b: L.solve(a[0], b[0]), (SQ, RHS)),
+    "solve_vector_batch": (lambda L, a, b: L.solve(a, b[:2]), (SQ, RHS)),
+    "solve_vector_broadcast": (lambda L, a, b: L.solve(a, b[0]), (SQ, RHS)),
+    "solve_vectors_of_a_cube": (lambda L, a, b: L.solve(a, b), (CUBE, RHS)),
+    "solve_matrix_broadcast": (lambda L, a, b: L.solve(a, b), (SQ, RHS)),
+    "solve_right_matrix": (lambda L, a, b: L.solve(a, b, left=False), (SQ, RHS)),
+    "solve_triangular_cube": (lambda L, a, b: L.solve_triangular(a, b, upper=True),
+                              (CUBE, RHS)),  # matrices, where solve reads vectors
     "tensorinv": (lambda L, a: L.tensorinv(a, ind=1), (TI,)),
     "tensorsolve": (lambda L, a, b: L.tensorsolve(a, b), (TS, TS[:, :, 0])),
     "tensorsolve_dims": (lambda L, a, b: L.tensorsolve(a, b, dims=(0,)), (TI, TI[0])),
@@ -106,3 +117,19 @@ def test_refusals_name_the_shapes(xb):
     for m in (torch, T):  # PyTorch's own refusal
         with pytest.raises(RuntimeError, match="N must be greater than 1"):
             m.linalg.vander(m.ones(3), N=1)
+
+
+@pytest.mark.parametrize("a, b", [(SQ, RHS[:2]), (CUBE, RHS), (SQ[0], RHS[0])])
+def test_solve_refuses_vectors_on_the_right_as_pytorch(xb, a, b):
+    """``left=False`` with ``B`` a (batch of) vectors: PyTorch raises; xad solved ``B`` as
+    one matrix (``A`` (3, 3, 3), ``B`` (3, 3)): a number where PyTorch has none."""
+    for m in (torch, T):
+        with pytest.raises(RuntimeError, match="linalg.solve"):
+            m.linalg.solve(m.tensor(a), m.tensor(b), left=False)
+    for b1 in (RHS[:1], RHS[:2, :2]):  # (1, 3), (2, 2): neither vectors nor fitting matrices
+        for m in (torch, T):
+            with pytest.raises((RuntimeError, ValueError)):
+                m.linalg.solve(m.tensor(SQ), m.tensor(b1))
+    for m in (torch, T):  # solve_triangular: matrices only, always
+        with pytest.raises(RuntimeError, match="solve_triangular"):
+            m.linalg.solve_triangular(m.tensor(SQ[0]), m.tensor(RHS[0]), upper=True)
