@@ -58,6 +58,7 @@ class _X:
         q, k, v = xad.ops.attention.split_heads(y, lead, heads, to_heads)
         return q * 1.0 + k * 2.0 - v * v
     max_indexed = staticmethod(xad.ops.reduce.max_indexed)
+    torch_cholesky = staticmethod(xad.ops.torch_conventions.cholesky)
 
     @staticmethod
     def recurrent(gx: Any, h0: Any, c0: Any, w: Any, mode: str, reverse: bool = False) -> Any:
@@ -148,6 +149,12 @@ class _N:
     @staticmethod
     def scale_shift(x: Any, y: Any) -> Any:
         return x * y + y
+
+    @staticmethod
+    def torch_cholesky(x: Any, upper: bool = False) -> Any:
+        if not upper:
+            return np.linalg.cholesky(x)
+        return np.linalg.cholesky(x.conj().swapaxes(-1, -2)).conj().swapaxes(-1, -2)
 
     @staticmethod
     def roundtrip(x: Any) -> Any:
@@ -416,6 +423,8 @@ def _linalg_cases() -> list[Case]:
         Case("pinv:wide", lambda m, x: la(m).pinv(x), ((2, 4),)),
         Case("cholesky", lambda m, x: la(m).cholesky(_spd(m, x)), ((2, 3, 3),)),
         Case("cholesky:upper", lambda m, x: la(m).cholesky(_spd(m, x), upper=True), ((3, 3),)),
+        Case("torch_cholesky:upper", lambda m, x: m.torch_cholesky(_spd(m, x), upper=True),
+             ((2, 3, 3),)),
         Case("eigh", lambda m, x: (lambda r: (r.eigenvalues, r.eigenvectors ** 2))(
             la(m).eigh(x + x.mT)), ((3, 3),)),
         Case("eigvalsh", lambda m, x: la(m).eigvalsh(x + x.mT), ((2, 3, 3),)),

@@ -133,3 +133,37 @@ def test_solve_refuses_vectors_on_the_right_as_pytorch(xb, a, b):
     for m in (torch, T):  # solve_triangular: matrices only, always
         with pytest.raises(RuntimeError, match="solve_triangular"):
             m.linalg.solve_triangular(m.tensor(SQ[0]), m.tensor(RHS[0]), upper=True)
+
+
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("cplx", [False, True])
+def test_cholesky_tangent_is_pytorchs(xb, upper, cplx):
+    """``torch.func.jvp`` of ``cholesky`` takes the whole tangent ``dA`` (its
+    ``cholesky_jvp``), not its symmetric part as :func:`xad.linalg.cholesky`'s; a tangent
+    that is not symmetric gave other numbers without an error, and a complex one raised."""
+    g = np.random.default_rng(3)
+    a = g.standard_normal((2, 3, 3)) + (1j * g.standard_normal((2, 3, 3)) if cplx else 0)
+    a = a @ a.conj().swapaxes(-1, -2) + 3 * np.eye(3) + np.triu(a, 1)
+    t = g.standard_normal((2, 3, 3)) + (1j * g.standard_normal((2, 3, 3)) if cplx else 0)
+    _, want = torch.func.jvp(lambda m: torch.linalg.cholesky(m, upper=upper),
+                             (torch.tensor(a),), (torch.tensor(t),))
+    _, got = T.func.jvp(lambda m: T.linalg.cholesky(m, upper=upper), (T.tensor(a),),
+                        (T.tensor(t),))
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("upper", [False, True])
+def test_old_cholesky_reads_the_triangle_it_returns(xb, upper):
+    """``torch.cholesky(A, upper=True)`` and ``A.cholesky(upper=True)`` read ``A``'s upper
+    triangle, as ``torch.linalg.cholesky``: xad read the lower one (a positive-definite lower
+    triangle gave another factor without an error)."""
+    a = np.array([[4.0, 2.0], [1.0, 2.0]])
+    got, want = [], []
+    for m, out in ((T, got), (torch, want)):
+        for f in (lambda x: m.cholesky(x, upper=upper), lambda x: x.cholesky(upper=upper)):
+            x = m.tensor(a, requires_grad=True)
+            y = f(x)
+            (g,) = m.autograd.grad((y * m.tensor([[1.0, 2.0], [3.0, 4.0]])).sum(), (x,))
+            out += [y.detach().numpy(), g.numpy()]
+    for u, v in zip(got, want):
+        np.testing.assert_allclose(u, v, rtol=1e-12, atol=1e-12)

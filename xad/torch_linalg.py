@@ -240,7 +240,8 @@ def _lower(A: Tensor, UPLO: str, name: str) -> Tensor:  # noqa: N803
 
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:  # noqa: N803
     """``torch.linalg.cholesky``: ``upper=True`` reads the upper triangle (PyTorch's
-    ``U^H U``); :func:`xad.linalg.cholesky` reads the lower one either way.
+    ``U^H U``); :func:`xad.linalg.cholesky` reads the lower one either way. The gradient is
+    PyTorch's also for complex matrices (:func:`xad.ops.torch_conventions.cholesky`).
 
     Example:
         >>> import xad
@@ -248,7 +249,7 @@ def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:  # noqa: N803
         >>> torch_linalg.cholesky(xad.tensor([[4.0, 2.0], [99.0, 2.0]]), upper=True).tolist()
         [[2.0, 1.0], [0.0, 1.0]]
     """
-    return _la.cholesky(_lower(A, "U" if upper else "L", "cholesky"), upper=upper)
+    return _conventions.cholesky(A, upper=upper)
 
 
 def eigh(A: Tensor, UPLO: str = "L") -> _la.EighResult:  # noqa: N803
