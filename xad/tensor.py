@@ -1971,6 +1971,29 @@ class Tensor:
     def mT(self) -> Tensor:
         return _ops.matrix_transpose(self)
 
+    @property
+    def real(self) -> Tensor:
+        """PyTorch's ``z.real``: the real part, a view of a complex tensor (a write into it
+        changes ``z``); a real tensor itself.
+
+        Example:
+            >>> import xad
+            >>> z = xad.complex_from_parts(xad.tensor([1.0]), xad.tensor([2.0]))
+            >>> _ = z.real.mul_(3.0); z.tolist()
+            [(3+2j)]
+        """
+        return _ops.real(self)
+
+    @property
+    def imag(self) -> Tensor:
+        """PyTorch's ``z.imag``: the imaginary part, a view of a complex tensor; a real
+        tensor has none (PyTorch raises too: ``xad.imag`` gives its zeros, a new tensor)."""
+        if not self.dtype.name.startswith("complex"):
+            raise RuntimeError(f"imag: the tensor (shape {self.shape}) has the real dtype "
+                               f"{self.dtype.name}, whose imaginary part is no view of it "
+                               f"(PyTorch refuses too); use xad.imag(x) for its zeros")
+        return _ops.imag(self)
+
 
 def _fresh_view(x: Tensor, out: Tensor) -> Tensor:
     """``out``, a view method's result, or a new view of ``x`` where it is ``x`` itself."""

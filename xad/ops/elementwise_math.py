@@ -1,7 +1,7 @@
 """The rest of the Array API's elementwise functions: inverse trigonometric and hyperbolic
 functions, ``log2``/``log10``, ``atan2``, ``hypot``, ``logaddexp``, ``copysign``,
-``remainder``, ``nextafter`` (each a primitive with its gradient written in xad ops), the ones composed
-from other operations (``reciprocal``, ``positive``), and those without a derivative
+``remainder``, ``nextafter`` (each a primitive with its gradient written in xad ops), the
+ones composed from other operations (``reciprocal``, ``positive``), and those without a derivative
 (rounding, ``floor_divide``, ``signbit``, ``isinf``, bitwise and logical ``xor``), whose
 results do not require grad."""
 
@@ -11,12 +11,12 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from ..factories import zeros_like
 from ..tensor import Tensor
 from ._apply import Op, binary, unary
 from .batching import elementwise_batch
 from .complex_parts import complex_from_parts, conj, imag, real
 from .elementwise import _arr, _nograd, clone, divide, holomorphic, sigmoid, sqrt, where
-from ..factories import zeros_like
 from .tangent import total
 
 __all__ = [

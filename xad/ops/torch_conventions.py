@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..tensor import Tensor
 from ..factories import eye
+from ..tensor import Tensor
 from ._apply import binary, unary
 from .axes import normalize_axis
 from .batching import elementwise_batch
