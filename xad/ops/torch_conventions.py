@@ -18,7 +18,7 @@ from ..tensor import Tensor
 from ._apply import binary, unary
 from .axes import normalize_axis
 from .batching import elementwise_batch
-from .decompositions import Cholesky
+from .decompositions import Cholesky, _cholesky_grad
 from .elementwise import where
 from .elementwise_math import Atan2, Copysign
 from .inverses import _call, _check, _mH, solve
@@ -176,15 +176,7 @@ class _TorchCholesky(Cholesky):
         low = _call("cholesky", b, x)
         return xp.conj(xp.matrix_transpose(low)) if upper else low
 
-    @staticmethod
-    def backward(node, g):
-        low, gl = node.output(), g
-        if node.params["upper"]:
-            low, gl = _mH(low), _mH(g)
-        lh = _mH(low)
-        p = tril(matmul(lh, gl))
-        p = 0.5 * (p + _mH(tril(p, k=-1)))
-        return _mH(solve(lh, _mH(solve(lh, p))))  # L^-H P L^-1
+    backward = staticmethod(_cholesky_grad)
 
     batch = classmethod(elementwise_batch)
 
