@@ -59,6 +59,7 @@ class _X:
         q, k, v = xad.ops.attention.split_heads(y, lead, heads, to_heads)
         return q * 1.0 + k * 2.0 - v * v
     max_indexed = staticmethod(xad.ops.reduce.max_indexed)
+    torch_cholesky = staticmethod(xad.ops.torch_conventions.cholesky)
 
     @staticmethod
     def lu_packed(x: Any) -> Any:
@@ -159,6 +160,12 @@ class _N:
     @staticmethod
     def scale_shift(x: Any, y: Any) -> Any:
         return x * y + y
+
+    @staticmethod
+    def torch_cholesky(x: Any, upper: bool = False) -> Any:
+        if not upper:
+            return np.linalg.cholesky(x)
+        return np.linalg.cholesky(x.conj().swapaxes(-1, -2)).conj().swapaxes(-1, -2)
 
     @staticmethod
     def roundtrip(x: Any) -> Any:
@@ -427,6 +434,8 @@ def _linalg_cases() -> list[Case]:
         Case("pinv:wide", lambda m, x: la(m).pinv(x), ((2, 4),)),
         Case("cholesky", lambda m, x: la(m).cholesky(_spd(m, x)), ((2, 3, 3),)),
         Case("cholesky:upper", lambda m, x: la(m).cholesky(_spd(m, x), upper=True), ((3, 3),)),
+        Case("torch_cholesky:upper", lambda m, x: m.torch_cholesky(_spd(m, x), upper=True),
+             ((2, 3, 3),)),
         Case("eigh", lambda m, x: (lambda r: (r.eigenvalues, r.eigenvectors ** 2))(
             la(m).eigh(x + x.mT)), ((3, 3),)),
         Case("eigvalsh", lambda m, x: la(m).eigvalsh(x + x.mT), ((2, 3, 3),)),
@@ -739,6 +748,8 @@ def _case_list() -> list[Case]:
              prims=("copysign", "multiply")))
     add(Case("remainder", lambda m, x, y: m.remainder(x, y + 3.0), ((2, 3), (3,)),
              ("halfgrid", "pos")))
+    add(Case("nextafter:bcast", lambda m, x, y: m.nextafter(x, y) * y, ((2, 3), (3,)),
+             prims=("nextafter", "multiply")))
     # ----- compositions ----------------------------------------------------------------
     add(Case("mlp", lambda m, x, w, b: m.sum(m.tanh(x @ w + b) ** 2, axis=1),
              ((5, 3), (3, 4), (4,)), prims=("matmul", "add", "tanh", "sum")))

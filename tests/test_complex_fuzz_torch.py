@@ -304,18 +304,43 @@ def test_complex_from_parts_keeps_each_part(dtype, xb):
     assert a.item() == float(getattr(np, dtype)(-np.pi))
 
 
-def test_complex_views_are_refused_or_documented_copies(xb):
-    """``view_as_real``, ``view_as_complex`` and ``z.real``/``z.imag`` are PyTorch's views
-    of ``z``'s memory; xad has none of them (docs/PORTING.md, the row on ``view_as_real``):
-    each refuses, so no write through one goes nowhere. ``torch.real(z)``/``imag(z)`` are
-    documented copies there: a write into one leaves ``z`` as it was (PyTorch's writes ``z``)."""
-    z = T.complex(T.tensor([1.0, 2.0]), T.tensor([3.0, 4.0]))
+def test_complex_views_are_refused_or_pytorchs(xb):
+    """``view_as_real`` and ``view_as_complex`` are PyTorch's views of ``z``'s memory, which
+    xad does not have (docs/PORTING.md): each refuses, so no write through one goes nowhere.
+    ``z.real``, ``z.imag``, ``torch.real(z)`` and ``torch.imag(z)`` are views as PyTorch's:
+    a write into one reaches ``z``, a later change of ``z`` is seen through it, and gradients
+    through the writes are PyTorch's (they were copies: every such write was lost)."""
     for name in ("view_as_real", "view_as_complex"):
         with pytest.raises(AttributeError, match=f"torch.{name} is not part of the PyTorch"):
             getattr(T, name)
-    for part in ("real", "imag"):
-        with pytest.raises(AttributeError, match=f"has no attribute '{part}'"):
-            getattr(z, part)
-    r = T.real(z)
-    r.mul_(2.0)
-    assert z.tolist() == [1 + 3j, 2 + 4j] and r.tolist() == [2.0, 4.0]
+    g = np.random.default_rng(2)
+    re0, im0, w0 = (g.standard_normal(3) for _ in range(3))
+    writes = [lambda L, z, w: z.real.mul_(w), lambda L, z, w: z.imag.__setitem__(1, w[0] * 3),
+              lambda L, z, w: L.real(z).zero_(), lambda L, z, w: L.imag(z).add_(w),
+              lambda L, z, w: z.imag[::2].sub_(L.real(z)[::2] * 0 + w[:2])]
+    for write in writes:
+        got, want = ([m.numpy() for m in _through_a_part(L, write, re0, im0, w0)]
+                     for L in (T, torch))
+        for a, b in zip(got, want):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+    z = T.complex(T.tensor([1.0, 2.0]), T.tensor([3.0, 4.0]))
+    r, i = z.real, T.imag(z)
+    z.mul_(2.0)  # seen through the views
+    assert r.tolist() == [2.0, 4.0] and i.tolist() == [6.0, 8.0]
+    for m in (T, torch):  # a real tensor's imaginary part: no view to write into
+        with pytest.raises(RuntimeError, match="imag"):
+            m.ones(2).imag  # noqa: B018
+        with pytest.raises(RuntimeError, match="imag"):
+            m.imag(m.ones(2))
+
+
+def _through_a_part(L, write, *arrays):
+    """The values of ``z`` after ``write`` into a part of it, and the float64 gradients of
+    a real loss of ``z`` by the leaves (``re``, ``im``, ``w``), with PyTorch's calls."""
+    re, im, w = (L.tensor(a, dtype=L.float64, requires_grad=True) for a in arrays)
+    z = L.complex(re, im) * 1
+    write(L, z, w)
+    out = L.abs(z) ** 2 + L.real(z) * 2 + L.imag(z) * 3
+    gs = L.autograd.grad(out.sum(), (re, im, w), allow_unused=True)
+    zero = L.zeros(3, dtype=L.float64)
+    return [z.detach(), *(zero if v is None else v for v in gs)]

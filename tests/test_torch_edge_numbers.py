@@ -62,6 +62,33 @@ def test_nextafter_of_an_integer_and_a_float_promotes(xb):
     assert y.tolist() == np.nextafter(np.float32([1, 2]), np.float32([0, 3])).tolist()
 
 
+def test_nextafter_gradient_is_torchs(xb):
+    """torch 2.13: gradient 1 to ``self`` (0 where ``self == other``, NaN included as
+    unequal) and 0 to ``other``; the double backward is ``where``'s. xad recorded nothing
+    (the result did not require grad); ``nextafter_`` in a graph raised."""
+    a = [1.0, 2.0, 3.0, NAN, 1.0, INF, 0.0, -0.0]
+    b = [0.0, 5.0, 3.0, 1.0, NAN, 0.0, -0.0, 0.0]
+    want_a = [1.0, 2.0, 0.0, 4.0, 5.0, 6.0, 0.0, 0.0]  # torch's, for the weights 1..8
+    w = xad.arange(1.0, 9.0, dtype=F64)
+    for inplace in (False, True):
+        x, y = (xad.tensor(v, dtype=F64, requires_grad=True) for v in (a, b))
+        out = (x * 1).nextafter_(y) if inplace else xad.nextafter(x, y)
+        assert out.requires_grad
+        _same(out.tolist(), np.nextafter(a, b))
+        v = xad.tensor(w.tolist(), dtype=F64, requires_grad=True)
+        gx, gy = xad.autograd.grad(out, (x, y), v, create_graph=True)
+        _same(gx.tolist(), want_a)
+        _same(gy.tolist(), [0.0] * 8)
+        (gv,) = xad.autograd.grad(gx.sum(), (v,))
+        _same(gv.tolist(), [1.0, 1.0, 0.0, 1.0, 1.0, 1.0, 0.0, 0.0])
+    y = xad.tensor([2.0, 2.0], dtype=F64, requires_grad=True)  # only other requires grad
+    (gy,) = xad.autograd.grad(xad.nextafter(xad.tensor([1.0, 3.0], dtype=F64), y).sum(), (y,))
+    _same(gy.tolist(), [0.0, 0.0])
+    x = xad.tensor([1.0, 2.0], dtype=F64, requires_grad=True)
+    _, t = xad.jvp(lambda u: xad.nextafter(u, 2.0), (x.detach(),), (xad.ones(2, dtype=F64),))
+    _same(t.tolist(), [1.0, 0.0])  # torch.func.jvp's
+
+
 # ----- topk / kthvalue at ties ----------------------------------------------------------------
 def test_topk_and_kthvalue_ties_in_ascending_index_order(xb):
     """torch 2.13 CPU is deterministic at ties but in its introselect's order (topk smallest 3

@@ -17,6 +17,8 @@ V = _RNG.standard_normal((2, 4))
 TI = _RNG.standard_normal((6, 2, 3))
 TS = _RNG.standard_normal((2, 3, 6))
 SPD = SQ @ SQ.transpose(0, 2, 1) + np.eye(3)
+CUBE = _RNG.standard_normal((3, 3, 3)) + 2 * np.eye(3)  # (3, 3) right-hand sides: vectors
+RHS = _RNG.standard_normal((3, 3))
 
 CASES = {
     "norm": (lambda L, a: L.norm(a), (RECT,)),
@@ -40,6 +42,15 @@ CASES = {
         a, b, upper=False, unitriangular=True), (SQ, B)),
     "solve_triangular_right": (lambda L, a, b: L.solve_triangular(
         a, b.mT, upper=True, left=False), (SQ, B)),
+    # B a (batch of) vectors where B.ndim == A.ndim - 1 and B.shape == A.shape[:-1]
+    "solve_vector": (lambda L, a, b: L.solve(a[0], b[0]), (SQ, RHS)),
+    "solve_vector_batch": (lambda L, a, b: L.solve(a, b[:2]), (SQ, RHS)),
+    "solve_vector_broadcast": (lambda L, a, b: L.solve(a, b[0]), (SQ, RHS)),
+    "solve_vectors_of_a_cube": (lambda L, a, b: L.solve(a, b), (CUBE, RHS)),
+    "solve_matrix_broadcast": (lambda L, a, b: L.solve(a, b), (SQ, RHS)),
+    "solve_right_matrix": (lambda L, a, b: L.solve(a, b, left=False), (SQ, RHS)),
+    "solve_triangular_cube": (lambda L, a, b: L.solve_triangular(a, b, upper=True),
+                              (CUBE, RHS)),  # matrices, where solve reads vectors
     "tensorinv": (lambda L, a: L.tensorinv(a, ind=1), (TI,)),
     "tensorsolve": (lambda L, a, b: L.tensorsolve(a, b), (TS, TS[:, :, 0])),
     "tensorsolve_dims": (lambda L, a, b: L.tensorsolve(a, b, dims=(0,)), (TI, TI[0])),
@@ -269,3 +280,51 @@ def test_complex_pivot_is_lapacks(xb):
     np.testing.assert_array_equal(got.pivots.numpy(), want.pivots.numpy())
     np.testing.assert_allclose(got.LU.numpy(), want.LU.numpy(), rtol=1e-12, atol=1e-14)
     assert want.pivots.tolist()[0] == 2
+@pytest.mark.parametrize("a, b", [(SQ, RHS[:2]), (CUBE, RHS), (SQ[0], RHS[0])])
+def test_solve_refuses_vectors_on_the_right_as_pytorch(xb, a, b):
+    """``left=False`` with ``B`` a (batch of) vectors: PyTorch raises; xad solved ``B`` as
+    one matrix (``A`` (3, 3, 3), ``B`` (3, 3)): a number where PyTorch has none."""
+    for m in (torch, T):
+        with pytest.raises(RuntimeError, match="linalg.solve"):
+            m.linalg.solve(m.tensor(a), m.tensor(b), left=False)
+    for b1 in (RHS[:1], RHS[:2, :2]):  # (1, 3), (2, 2): neither vectors nor fitting matrices
+        for m in (torch, T):
+            with pytest.raises((RuntimeError, ValueError)):
+                m.linalg.solve(m.tensor(SQ), m.tensor(b1))
+    for m in (torch, T):  # solve_triangular: matrices only, always
+        with pytest.raises(RuntimeError, match="solve_triangular"):
+            m.linalg.solve_triangular(m.tensor(SQ[0]), m.tensor(RHS[0]), upper=True)
+
+
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("cplx", [False, True])
+def test_cholesky_tangent_is_pytorchs(xb, upper, cplx):
+    """``torch.func.jvp`` of ``cholesky`` takes the whole tangent ``dA`` (its
+    ``cholesky_jvp``), not its symmetric part as :func:`xad.linalg.cholesky`'s; a tangent
+    that is not symmetric gave other numbers without an error, and a complex one raised."""
+    g = np.random.default_rng(3)
+    a = g.standard_normal((2, 3, 3)) + (1j * g.standard_normal((2, 3, 3)) if cplx else 0)
+    a = a @ a.conj().swapaxes(-1, -2) + 3 * np.eye(3) + np.triu(a, 1)
+    t = g.standard_normal((2, 3, 3)) + (1j * g.standard_normal((2, 3, 3)) if cplx else 0)
+    _, want = torch.func.jvp(lambda m: torch.linalg.cholesky(m, upper=upper),
+                             (torch.tensor(a),), (torch.tensor(t),))
+    _, got = T.func.jvp(lambda m: T.linalg.cholesky(m, upper=upper), (T.tensor(a),),
+                        (T.tensor(t),))
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("upper", [False, True])
+def test_old_cholesky_reads_the_triangle_it_returns(xb, upper):
+    """``torch.cholesky(A, upper=True)`` and ``A.cholesky(upper=True)`` read ``A``'s upper
+    triangle, as ``torch.linalg.cholesky``: xad read the lower one (a positive-definite lower
+    triangle gave another factor without an error)."""
+    a = np.array([[4.0, 2.0], [1.0, 2.0]])
+    got, want = [], []
+    for m, out in ((T, got), (torch, want)):
+        for method in (False, True):
+            x = m.tensor(a, requires_grad=True)
+            y = x.cholesky(upper=upper) if method else m.cholesky(x, upper=upper)
+            (g,) = m.autograd.grad((y * m.tensor([[1.0, 2.0], [3.0, 4.0]])).sum(), (x,))
+            out += [y.detach().numpy(), g.numpy()]
+    for u, v in zip(got, want):
+        np.testing.assert_allclose(u, v, rtol=1e-12, atol=1e-12)

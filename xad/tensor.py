@@ -1971,6 +1971,29 @@ class Tensor:
     def mT(self) -> Tensor:
         return _ops.matrix_transpose(self)
 
+    @property
+    def real(self) -> Tensor:
+        """PyTorch's ``z.real``: the real part, a view of a complex tensor (a write into it
+        changes ``z``); a real tensor itself.
+
+        Example:
+            >>> import xad
+            >>> z = xad.complex_from_parts(xad.tensor([1.0]), xad.tensor([2.0]))
+            >>> _ = z.real.mul_(3.0); z.tolist()
+            [(3+2j)]
+        """
+        return _ops.real(self)
+
+    @property
+    def imag(self) -> Tensor:
+        """PyTorch's ``z.imag``: the imaginary part, a view of a complex tensor; a real
+        tensor has none (PyTorch raises too: ``xad.imag`` gives its zeros, a new tensor)."""
+        if not self.dtype.name.startswith("complex"):
+            raise RuntimeError(f"imag: the tensor (shape {self.shape}) has the real dtype "
+                               f"{self.dtype.name}, whose imaginary part is no view of it "
+                               f"(PyTorch refuses too); use xad.imag(x) for its zeros")
+        return _ops.imag(self)
+
 
 def _fresh_view(x: Tensor, out: Tensor) -> Tensor:
     """``out``, a view method's result, or a new view of ``x`` where it is ``x`` itself."""
@@ -2155,7 +2178,7 @@ _INPLACE_METHODS = ("abs sqrt exp log log2 log10 log1p expm1 sigmoid tanh relu n
                     "bitwise_left_shift bitwise_right_shift index_copy index_reduce put "
                     "scatter_reduce acos asin atan cosh sinh acosh asinh atanh arccos arcsin "
                     "arctan arccosh arcsinh arctanh erf exp2 logit sinc sgn deg2rad rad2deg "
-                    "heaviside ldexp gcd lcm fix eq ne lt le gt ge greater "
+                    "heaviside ldexp nextafter gcd lcm fix eq ne lt le gt ge greater "
                     "greater_equal less less_equal not_equal logical_and logical_or "
                     "logical_xor logical_not cumsum cumprod addmm addmv addr baddbmm "
                     "addbmm").split()
@@ -2247,14 +2270,6 @@ def _float_power_(x: Tensor, exponent: Any) -> Tensor:
     return _ops.assign_result(x, _ops.float_power(x._alias(), exponent), "float_power_")
 
 
-def _nextafter_(x: Tensor, other: Any) -> Tensor:
-    if _ag.is_grad_enabled() and (x.requires_grad or getattr(other, "requires_grad", False)):
-        raise NotImplementedError("nextafter_: xad's nextafter has no gradient (PyTorch's is "
-                                  "1 to the input), so a recorded change would drop it; "
-                                  "change x.detach() or work under xad.no_grad()")
-    return _ops.assign_result(x, _ops.nextafter(x._alias(), other), "nextafter_")
-
-
 def _fill_diagonal_(x: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
     """PyTorch's ``fill_diagonal_``: the main diagonal (``[i, i, ...]``) set to
     ``fill_value``; a tall matrix's restarts below a gap of one row when ``wrap``."""
@@ -2327,7 +2342,6 @@ def _torch_methods_more() -> dict[str, Any]:
     unsigned = (_dt.bool_, _dt.uint8, _dt.uint16, _dt.uint32, _dt.uint64)
     return {
         "select": _select, "float_power_": _float_power_, "fill_diagonal_": _fill_diagonal_,
-        "nextafter_": _nextafter_,
         "sum_to_size": _sum_to_size, "resize_as_": _resize_as_, "get_device": _get_device,
         "is_nonzero": _is_nonzero,
         "multiply_": Tensor.mul_, "subtract_": Tensor.sub_, "divide_": Tensor.div_,

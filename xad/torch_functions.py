@@ -54,7 +54,7 @@ __all__ = ["TorchTensor", "meshgrid", "autocast", "GradScaler", "set_printoption
            "add", "sub", "movedim", "swapaxes", "swapdims", "topk", "kthvalue",
            "clamp_min", "clamp_max", "rand_like", "randn_like",
            *_NN_FUNCTIONS, "as_tensor", "scalar_tensor", "is_floating_point", "is_complex",
-           "complex", "polar", "angle", "sgn",
+           "complex", "polar", "angle", "sgn", "imag",
            "is_nonzero", "logspace", "det", "inverse", "slogdet", "logdet",
            "svd", "qr", "cholesky", "matrix_power", "pinverse", "lu_unpack",
            "randint_like", "normal",
@@ -617,6 +617,20 @@ def angle(input: Tensor) -> Tensor:  # noqa: A002
                           _ops.where(zero, 1.0, _ops.real(input)))
     x = input if input.dtype.is_floating else _ops.astype(input, dtypes.float32)
     return _ops.where(x < 0, math.pi, _ops.where(x == x, 0.0, x))  # (x: in the graph)
+
+
+def imag(input: Tensor) -> Tensor:  # noqa: A002
+    """``torch.imag``: the imaginary part of a complex tensor, a view (``input.imag``); a real
+    tensor refuses, as PyTorch's (:func:`xad.imag` gives its zeros, a new tensor that a
+    write would not reach).
+
+    Example:
+        >>> from xad import as_torch
+        >>> t = as_torch.namespace()["torch"]
+        >>> t.imag(t.complex(t.tensor([1.0]), t.tensor([2.0]))).tolist()
+        [2.0]
+    """
+    return input.imag
 
 
 def is_nonzero(input: Tensor) -> bool:  # noqa: A002

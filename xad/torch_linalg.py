@@ -110,11 +110,15 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
         >>> torch_linalg.solve_triangular(a, xad.tensor([[2.0], [4.0]]), upper=False).tolist()
         [[1.0], [0.75]]
     """
+    if B.ndim < 2:
+        raise RuntimeError(f"linalg.solve_triangular: B must be a (batch of) matrices, got "
+                           f"shape {tuple(B.shape)} (PyTorch refuses it too); for a vector b, "
+                           f"pass b[..., None] and take [..., 0]")
     t = _ops.triu(A) if upper else _ops.tril(A)
     if unitriangular:
         n = A.shape[-1]
         t = _ops.where(eye(n, dtype=_dt.bool_, backend=A.backend), ones_like(t), t)
-    return solve(t, B, left=left)
+    return _solve_matrices(t, B, left)
 
 
 def tensorinv(A: Tensor, ind: int = 2) -> Tensor:
@@ -202,21 +206,33 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:  # noqa: A0
 
 def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:  # noqa: N803
     """``torch.linalg.solve``: ``X`` with ``A X = B``, or with ``left=False`` ``X A = B``
-    (``A^T X^T = B^T``; ``B`` a (batch of) matrices, as PyTorch's).
+    (``A^T X^T = B^T``). ``B`` is a (batch of) vectors where PyTorch reads one: 1-d, or of
+    shape ``A.shape[:-1]`` (``A`` (2, 3, 3) and ``B`` (2, 3): a vector per matrix, where
+    :func:`xad.linalg.solve`, the standard's, reads ``B`` as one matrix); else matrices.
+    ``left=False`` needs matrices, as PyTorch's.
 
     Example:
         >>> import xad
         >>> from xad import torch_linalg
-        >>> a = xad.tensor([[2.0, 0.0], [0.0, 4.0]])
-        >>> torch_linalg.solve(a, xad.tensor([[2.0, 4.0]]), left=False).tolist()
-        [[1.0, 1.0]]
+        >>> a = xad.tensor([[[2.0, 0.0], [0.0, 4.0]], [[1.0, 0.0], [0.0, 1.0]]])
+        >>> torch_linalg.solve(a, xad.tensor([[2.0, 4.0], [5.0, 6.0]])).tolist()
+        [[1.0, 1.0], [5.0, 6.0]]
     """
+    vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
+    if vector and not left:
+        raise RuntimeError(f"linalg.solve(left=False): B of shape {tuple(B.shape)} is a "
+                           f"(batch of) vectors for A of shape {tuple(A.shape)}, and X A = B "
+                           f"needs matrices (..., K, N) (PyTorch refuses it too); for vectors "
+                           f"b, solve(A.mT, b)")
+    if vector:
+        return _la.solve(A, _ops.expand_dims(B, axis=-1))[..., 0]
+    return _solve_matrices(A, B, left)
+
+
+def _solve_matrices(A: Tensor, B: Tensor, left: bool) -> Tensor:  # noqa: N803
+    """``X`` with ``A X = B`` (``left``) or ``X A = B``, ``B`` a (batch of) matrices."""
     if left:
         return _la.solve(A, B)
-    if B.ndim < 2:
-        raise ValueError(f"torch.linalg.solve(left=False): B must be a (batch of) matrices "
-                         f"(..., K, N) for X A = B, got shape {B.shape}; for a vector b, "
-                         f"solve(A.mT, b)")
     return _la.matrix_transpose(_la.solve(_la.matrix_transpose(A), _la.matrix_transpose(B)))
 
 
@@ -235,7 +251,8 @@ def _mH(x: Tensor) -> Tensor:  # noqa: N802
 
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:  # noqa: N803
     """``torch.linalg.cholesky``: ``upper=True`` reads the upper triangle (PyTorch's
-    ``U^H U``); :func:`xad.linalg.cholesky` reads the lower one either way.
+    ``U^H U``); :func:`xad.linalg.cholesky` reads the lower one either way. The gradient is
+    PyTorch's also for complex matrices (:func:`xad.ops.torch_conventions.cholesky`).
 
     Example:
         >>> import xad
@@ -243,7 +260,7 @@ def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:  # noqa: N803
         >>> torch_linalg.cholesky(xad.tensor([[4.0, 2.0], [99.0, 2.0]]), upper=True).tolist()
         [[2.0, 1.0], [0.0, 1.0]]
     """
-    return _la.cholesky(_lower(A, "U" if upper else "L", "cholesky"), upper=upper)
+    return _conventions.cholesky(A, upper=upper)
 
 
 def eigh(A: Tensor, UPLO: str = "L") -> _la.EighResult:  # noqa: N803

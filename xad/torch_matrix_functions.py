@@ -10,6 +10,7 @@ from typing import Any, NamedTuple
 
 from . import linalg
 from .factories import zeros
+from .ops import torch_conventions as _conventions
 from .ops.complex_parts import conj
 from .ops.elementwise import where
 from .tensor import Tensor, install_methods
@@ -87,8 +88,9 @@ def qr(input: Tensor, some: bool = True) -> Any:  # noqa: A002
 
 
 def cholesky(input: Tensor, upper: bool = False) -> Tensor:  # noqa: A002
-    """``torch.cholesky``: :func:`xad.linalg.cholesky` (``upper=True``: ``L^H``)."""
-    return linalg.cholesky(input, upper=upper)
+    """``torch.cholesky``: ``torch.linalg.cholesky`` (``upper=True`` reads the upper
+    triangle and gives ``U``; PyTorch's gradient, :func:`xad.ops.torch_conventions.cholesky`)."""
+    return _conventions.cholesky(input, upper=upper)
 
 
 def matrix_power(input: Tensor, n: int) -> Tensor:  # noqa: A002

@@ -22,12 +22,25 @@ def _is_complex(x: Tensor) -> bool:
     return x.dtype.name.startswith("complex")
 
 
+def _part(b, x, which: str):
+    """The backend's ``real``/``imag`` of a complex array: a view of its memory on NumPy,
+    torch, CuPy and array_api_strict. (Another dtype's array, the element numbers that
+    ``inplace._positions`` maps through a chain of views, passes as it is.)"""
+    if not b.xad_dtype(x.dtype).name.startswith("complex"):
+        return x
+    return getattr(b.xp, which)(x)
+
+
 class Real(Op):
+    """The real part, a view as PyTorch's: a write into it reaches the complex tensor
+    (``inplace._onto_base``), whose later changes it sees."""
+
     name = "real"
+    view = True
 
     @staticmethod
     def forward(b, x):
-        return b.xp.asarray(b.xp.real(x), copy=True)  # NumPy's, torch's: a view of x
+        return _part(b, x, "real")
 
     @staticmethod
     def backward(node, g):
@@ -39,11 +52,14 @@ class Real(Op):
 
 
 class Imag(Op):
+    """The imaginary part, a view as :class:`Real`."""
+
     name = "imag"
+    view = True
 
     @staticmethod
     def forward(b, x):
-        return b.xp.asarray(b.xp.imag(x), copy=True)
+        return _part(b, x, "imag")
 
     @staticmethod
     def backward(node, g):
@@ -87,8 +103,8 @@ class ComplexFromParts(Op):
 
 
 def real(x: Tensor, /) -> Tensor:
-    """The real part (a real tensor itself); differentiable. A copy, not a view as
-    PyTorch's ``x.real`` (xad's views are the shape and slicing operations).
+    """The real part (a real tensor itself); differentiable. Of a complex tensor, a view as
+    PyTorch's ``z.real``: a write into it changes ``z``, and it sees later changes of ``z``.
 
     Example:
         >>> import xad
@@ -99,7 +115,8 @@ def real(x: Tensor, /) -> Tensor:
 
 
 def imag(x: Tensor, /) -> Tensor:
-    """The imaginary part (zeros for a real tensor); differentiable.
+    """The imaginary part (zeros for a real tensor); differentiable. Of a complex tensor, a
+    view as :func:`real`.
 
     Example:
         >>> import xad

@@ -67,6 +67,19 @@ def _gap_inverse(w: Tensor) -> Tensor:
     return reciprocal(expand_dims(w, axis=-2) - expand_dims(w, axis=-1) + i) - i
 
 
+def _cholesky_grad(node, g: Tensor) -> Tensor:
+    """PyTorch's ``cholesky_backward``: ``L^-H P L^-1``, ``P`` the lower triangle of
+    ``L^H gL`` halved and mirrored into the upper one (its diagonal halved, imaginary part
+    kept), for the factor ``L`` (``U^H`` with ``upper``) a Cholesky node made."""
+    low, gl = node.output(), g
+    if node.params["upper"]:
+        low, gl = _mH(low), _mH(g)
+    lh = _mH(low)
+    p = tril(matmul(lh, gl))
+    p = 0.5 * (p + _mH(tril(p, k=-1)))
+    return _mH(solve(lh, _mH(solve(lh, p))))  # L^-H P L^-1
+
+
 class Cholesky(Op):
     name = "cholesky"
     library = True
@@ -79,14 +92,7 @@ class Cholesky(Op):
 
     @staticmethod
     def backward(node, g):
-        low, gl = node.output(), g
-        if node.params["upper"]:
-            low, gl = _mH(low), _mH(g)
-        lh = _mH(low)
-        p = matmul(lh, gl)
-        p = tril(p) - 0.5 * p * eye(p.shape[-1], dtype=p.dtype, backend=p._backend)
-        s = _mH(solve(lh, _mH(solve(lh, p))))  # L^-H P L^-1
-        return _sym(s)
+        return _sym(_cholesky_grad(node, g))  # (P's Hermitian part: its diagonal real)
 
     batch = classmethod(elementwise_batch)
 

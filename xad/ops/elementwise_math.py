@@ -1,7 +1,7 @@
 """The rest of the Array API's elementwise functions: inverse trigonometric and hyperbolic
 functions, ``log2``/``log10``, ``atan2``, ``hypot``, ``logaddexp``, ``copysign``,
-``remainder`` (each a primitive with its gradient written in xad ops), the ones composed
-from other operations (``reciprocal``, ``positive``), and those without a derivative
+``remainder``, ``nextafter`` (each a primitive with its gradient written in xad ops), the
+ones composed from other operations (``reciprocal``, ``positive``), and those without a derivative
 (rounding, ``floor_divide``, ``signbit``, ``isinf``, bitwise and logical ``xor``), whose
 results do not require grad."""
 
@@ -11,6 +11,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from ..factories import zeros_like
 from ..tensor import Tensor
 from ._apply import Op, binary, unary
 from .batching import elementwise_batch
@@ -236,8 +237,28 @@ def _nextafter(b: Any, x: Any, y: Any) -> Any:
     return b.xp.nextafter(x, y)
 
 
-nextafter = _no_grad_fn("nextafter", 2, "The next representable value after x toward y",
-                        _nextafter)
+class Nextafter(Op):
+    """``nextafter(x, y)``: gradient 1 to ``x`` (0 where ``x == y``, whose result is ``y``)
+    and 0 to ``y``, as PyTorch's."""
+
+    name = "nextafter"
+    save_inputs = True
+    forward = staticmethod(_nextafter)
+
+    @staticmethod
+    def backward(node, g):
+        x, y = node.inputs
+        return where(x == y, 0.0, g), zeros_like(g)
+
+    batch = classmethod(elementwise_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        (x, y), tx = primals, tangents[0]
+        return None if tx is None else where(x == y, 0.0, tx)
+
+
+
 logical_xor = _no_grad_fn("logical_xor", 2, "Elementwise exclusive or")
 bitwise_and = _no_grad_fn("bitwise_and", 2, "Bitwise and")
 bitwise_or = _no_grad_fn("bitwise_or", 2, "Bitwise or")
@@ -295,6 +316,19 @@ def copysign(x1: Any, x2: Any) -> Tensor:
 def remainder(x1: Any, x2: Any) -> Tensor:
     """``x1 - x2 * floor(x1 / x2)``, the sign of ``x2`` (gradients 1 and ``-floor(x1/x2)``)."""
     return binary(Remainder, x1, x2)
+
+
+def nextafter(x1: Any, x2: Any) -> Tensor:
+    """The next representable value after ``x1`` toward ``x2``; gradient 1 to ``x1`` (0
+    where ``x1 == x2``) and 0 to ``x2``, as PyTorch's.
+
+    Example:
+        >>> import xad
+        >>> x = xad.tensor([1.0, 2.0], requires_grad=True)
+        >>> xad.nextafter(x, xad.tensor([3.0, 2.0])).sum().backward(); x.grad.tolist()
+        [1.0, 0.0]
+    """
+    return binary(Nextafter, x1, x2)
 
 
 def reciprocal(x: Tensor) -> Tensor:

@@ -29,6 +29,7 @@ from ..context import context
 from ..tensor import Tensor
 from . import elementwise_math as _em
 from ._apply import _HALF, _beyond_half, apply, unary
+from .complex_parts import complex_from_parts, imag, real
 from .elementwise import add, divide, multiply, pow, subtract
 from .indexing import IndexPut, _get, _norm_key, _set
 from .layout import overlaps, region_overlaps
@@ -92,6 +93,10 @@ def _onto_base(op: Any, params: dict, new: Tensor, base: Tensor) -> tuple | None
         return params["key"], new
     if op.name == "reshape":
         return ..., reshape(new, base.shape)
+    if op.name == "real":  # the complex base's other part unchanged
+        return ..., complex_from_parts(new, imag(base))
+    if op.name == "imag":
+        return ..., complex_from_parts(real(base), new)
     if op.name == "permute_dims":
         inverse = [0] * len(params["axes"])
         for i, a in enumerate(params["axes"]):

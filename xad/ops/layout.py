@@ -85,7 +85,9 @@ _RULES: dict[str, Callable[..., Any]] = {
     "permute_dims": lambda shape, st, p, out: tuple(st[a] for a in p["axes"]),
     "reshape": _reshape,
     "broadcast_to": _broadcast,
-    "diagonal": lambda shape, st, p, out: st[:-2] + (st[-2] + st[-1],)}
+    "diagonal": lambda shape, st, p, out: st[:-2] + (st[-2] + st[-1],),
+    "real": lambda shape, st, p, out: st,  # (in complex elements: one part of each)
+    "imag": lambda shape, st, p, out: st}
 
 
 def strides(t: Tensor) -> tuple[int, ...]:

@@ -5,23 +5,30 @@
 ``xad.atan2(0, 0)`` give NaN gradients). Tensor methods, ``nn.functional`` and everything
 ``python -m xad.as_torch`` reaches follow PyTorch's, which live here: ``max(dim)`` gives
 all of the gradient to the index it returns; ``std``, ``norm`` and ``atan2`` give 0, not
-NaN, where their derivative is 0/0. docs/PORTING.md tables each difference.
+NaN, where their derivative is 0/0; ``cholesky``'s complex gradient keeps PyTorch's
+non-Hermitian part. docs/PORTING.md tables each difference.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..factories import eye
 from ..tensor import Tensor
-from ._apply import binary
+from ._apply import binary, unary
 from .axes import normalize_axis
+from .batching import elementwise_batch
+from .decompositions import Cholesky, _cholesky_grad
 from .elementwise import where
 from .elementwise_math import Atan2, Copysign
+from .inverses import _call, _check, _mH, solve
+from .linalg import matmul
+from .manipulation import tril
 from .norms import sqrt_zero_grad
 from .norms import vector_norm as _vector_norm
 from .reduce import argmax, argmin, max_indexed, variance
 
-__all__ = ["max_dim", "var", "std", "norm", "vector_norm", "atan2", "copysign"]
+__all__ = ["max_dim", "var", "std", "norm", "vector_norm", "atan2", "copysign", "cholesky"]
 
 
 def max_dim(x: Tensor, dim: int, keepdim: bool = False, *,
@@ -150,3 +157,47 @@ def copysign(input: Any, other: Any) -> Tensor:
         [0.0, -1.0]
     """
     return binary(_CopysignZeroGrad, input, other)
+
+
+class _TorchCholesky(Cholesky):
+    """PyTorch's ``linalg.cholesky``: ``upper`` reads the upper triangle and gives ``U``
+    (``A = U^H U``); its gradient ``L^-H P L^-1``, ``P`` the lower triangle of ``L^H gL``
+    halved and mirrored (its diagonal's imaginary part kept: :class:`Cholesky`'s Hermitian
+    gradient drops it), the same matrix for either triangle; its tangent ``L phi(L^-1 dA
+    L^-H)`` of the whole ``dA``, as PyTorch's ``cholesky_jvp``."""
+
+    name = "torch_cholesky"
+
+    @staticmethod
+    def forward(b, x, upper):
+        xp = b.xp
+        if upper:
+            x = xp.conj(xp.matrix_transpose(x))
+        low = _call("cholesky", b, x)
+        return xp.conj(xp.matrix_transpose(low)) if upper else low
+
+    backward = staticmethod(_cholesky_grad)
+
+    batch = classmethod(elementwise_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out, upper):
+        low = _mH(out) if upper else out
+        x = solve(low, _mH(solve(low, _mH(tangents[0]))))  # L^-1 dA L^-H
+        dl = matmul(low, tril(x) - 0.5 * x * eye(x.shape[-1], dtype=x.dtype,
+                                                  backend=x._backend))
+        return _mH(dl) if upper else dl
+
+
+def cholesky(A: Tensor, upper: bool = False) -> Tensor:  # noqa: N803
+    """PyTorch's ``torch.linalg.cholesky``: ``upper=True`` reads the upper triangle and
+    gives ``U`` with ``A = U^H U``; PyTorch's gradient and tangent (:class:`_TorchCholesky`).
+
+    Example:
+        >>> import xad
+        >>> from xad.ops import torch_conventions as tc
+        >>> tc.cholesky(xad.tensor([[4.0, 2.0], [99.0, 2.0]]), upper=True).tolist()
+        [[2.0, 1.0], [0.0, 1.0]]
+    """
+    _check("cholesky", A)
+    return unary(_TorchCholesky, A, upper=upper)
