@@ -194,3 +194,21 @@ def test_concatenate_counts_as_cupy_14(n, nbytes, dtypes, kernels, uploads):
             with pytest.raises(RuntimeError, match="host-to-device"):
                 cp.concatenate(arrays)
             stream.end_capture()
+
+
+def test_a_kernel_with_a_numpy_scalar_argument_and_a_scalar_result_counts():
+    """A 0-d device array times a NumPy scalar is one kernel (NumPy gives a scalar, which
+    the emulator makes a 0-d device array). The emulator once counted none: it told a
+    fresh result from a view of an argument by ``id``, and the scalar argument's temporary
+    array, freed before the result's was made, lent it the same ``id``."""
+    import cupy_sim
+    from cupy_sim.streams import COUNTS
+
+    cp = cupy_sim.cupy
+    x = cp.asarray(np.float32(2))
+    for other in (3.0, np.float32(3), np.float64(3)):
+        COUNTS.reset()
+        y = x * other
+        z = cp.multiply(x, other)
+        assert COUNTS.kernels == 2, type(other)
+        assert float(y) == float(z) == 6

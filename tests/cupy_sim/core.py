@@ -390,8 +390,8 @@ def _join(name: str, fn: Any, a: tuple, k: dict, dev: int, cap: Any) -> Any:
 def _fresh(out: Any, a: tuple, k: dict) -> bool:
     """Whether the result ``out`` of kernel ``fn(*a, **k)`` has memory of its own (is not a
     view of an argument). Walked in line for one array out of flat arguments."""
-    if type(out) is not np.ndarray:
-        return _fresh_nested(out, (a, k))
+    if type(out) is not np.ndarray:  # a NumPy scalar is new memory (a 0-d array, wrapped)
+        return isinstance(out, np.generic) or _fresh_nested(out, (a, k))
     root = out if out.base is None else _root(out)
     for x in (*a, *k.values()) if k else a:
         if type(x) is np.ndarray:
@@ -406,8 +406,10 @@ _NESTED = (tuple, list, dict, np.ndarray)
 
 
 def _fresh_nested(out: Any, inputs: Any) -> bool:
-    """:func:`_fresh` for any nest of results and arguments."""
-    roots = {id(_root(x)) for x in _flat(inputs)}
+    """:func:`_fresh` for any nest of results and arguments. The arguments' arrays are held
+    until the end: a NumPy scalar's is a temporary, whose ``id`` a result's could reuse."""
+    arrays = _flat(inputs)
+    roots = {id(_root(x)) for x in arrays}
     return any(id(_root(x)) not in roots for x in _flat(out))
 
 
