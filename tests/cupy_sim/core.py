@@ -205,7 +205,7 @@ def _wrap(r: Any, dev: int, cap: Any) -> Any:
     """:func:`wrap` where the current stream's capture ``cap`` (or None) is known."""
     t = type(r)
     if t is np.ndarray:
-        pool = POOLS[dev] if _local.allocator is None else current_pool(POOLS[dev])
+        pool = current_pool(POOLS[dev])
         if cap is None:
             pool._alloc(r if r.base is None else _root(r))
             return ndarray(r, dev)

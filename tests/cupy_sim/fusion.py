@@ -112,12 +112,12 @@ class Fusion:
         return out
 
     def _kernel(self, *args: Any) -> Any:
-        shape = _broadcast_shape([a.shape for a in args if isinstance(a, np.ndarray)])
+        shape = np.broadcast_shapes(*(a.shape for a in args if isinstance(a, np.ndarray)))
         trace = core._local.fusing = _Trace(shape)
         try:
-            result = self.func(*[FusionVar(a, trace.writes) if isinstance(a, np.ndarray) else
+            result = self.func(*(FusionVar(a, trace.writes) if isinstance(a, np.ndarray) else
                                  FusionVar(a) if isinstance(a, np.generic) else a
-                                 for a in args])
+                                 for a in args))
         finally:
             core._local.fusing = None
         if trace.reduced is not None:
@@ -133,16 +133,8 @@ class Fusion:
         for o in outs:
             if type(o) is not FusionVar:
                 raise TypeError(f"Fusion function can't return {type(o)}")
-        arrays = tuple(np.array(o._a if o._a.shape == shape else np.broadcast_to(o._a, shape),
-                                order="C") for o in outs)
+        arrays = tuple(np.array(np.broadcast_to(o._a, shape), order="C") for o in outs)
         return arrays if type(result) is tuple else arrays[0]
-
-
-def _broadcast_shape(shapes: list[tuple[int, ...]]) -> tuple[int, ...]:
-    """``np.broadcast_shapes(*shapes)``, without its cost where they are all one shape."""
-    if shapes.count(shapes[0]) == len(shapes):
-        return shapes[0]
-    return np.broadcast_shapes(*shapes)
 
 
 _NEW_FUSION = ("CuPy's old fusion gives up there and hands the function to its experimental "
@@ -226,12 +218,11 @@ def _apply(fn: Any, operands: tuple) -> FusionVar:
     """``fn`` of the operands' values: a pre-map value before the reduction, a post-map one
     after it, where it may read no pre-map value (CuPy's ``Shape mismatch``)."""
     post = core._local.fusing.reduced is not None
-    for o in operands:
-        if type(o) is FusionVar and o._post != post:
-            raise NotImplementedError(f"cupy.fuse: after its reduction a fused function reads "
-                                      f"only the reduced value and number literals, not an "
-                                      f"argument or a value made before ({_NEW_FUSION})")
-    return FusionVar(fn(*[_operand(o) for o in operands]), post=post)
+    if any(type(o) is FusionVar and o._post != post for o in operands):
+        raise NotImplementedError(f"cupy.fuse: after its reduction a fused function reads "
+                                  f"only the reduced value and number literals, not an "
+                                  f"argument or a value made before ({_NEW_FUSION})")
+    return FusionVar(fn(*(_operand(o) for o in operands)), post=post)
 
 
 class FusionVar:
