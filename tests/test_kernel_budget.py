@@ -150,8 +150,10 @@ def test_fused_paths_are_one_kernel_each_on_cupy_sim():
 def test_clip_grad_norm_reads_nothing_and_reduces_each_gradient_once():
     """``clip_grad_norm_`` of six gradients on cupy-sim: a product and a reduction per
     gradient, the stack (one copy kernel per array, as CuPy joins at most 8) and its sum,
-    the norm and the factor (3 kernels), one product per gradient (was 31: ``abs``, ``**``
-    and a sum per gradient, the stack counted as one kernel); no host read."""
+    the norm and the factor (4 kernels: ``**``, ``+``, ``/``, ``minimum``), one product per
+    gradient (was 31: ``abs``, ``**`` and a sum per gradient, the stack counted as one
+    kernel; 28 while the emulator missed ``minimum`` of a 0-d array and a NumPy scalar);
+    no host read."""
     import cupy_sim
     from cupy_sim.streams import COUNTS
 
@@ -162,7 +164,7 @@ def test_clip_grad_norm_reads_nothing_and_reduces_each_gradient_once():
         COUNTS.reset()
         cupy_sim.STATE.reset()
         xad.nn.utils.clip_grad_norm_(ps, 0.1)
-        assert COUNTS.kernels <= 28 and cupy_sim.STATE.transfers == []
+        assert COUNTS.kernels <= 29 and cupy_sim.STATE.transfers == []
 
 
 @pytest.mark.parametrize("n,nbytes,dtypes,kernels,uploads", [
@@ -194,3 +196,21 @@ def test_concatenate_counts_as_cupy_14(n, nbytes, dtypes, kernels, uploads):
             with pytest.raises(RuntimeError, match="host-to-device"):
                 cp.concatenate(arrays)
             stream.end_capture()
+
+
+def test_a_kernel_with_a_numpy_scalar_argument_and_a_scalar_result_counts():
+    """A 0-d device array times a NumPy scalar is one kernel (NumPy gives a scalar, which
+    the emulator makes a 0-d device array). The emulator once counted none: it told a
+    fresh result from a view of an argument by ``id``, and the scalar argument's temporary
+    array, freed before the result's was made, lent it the same ``id``."""
+    import cupy_sim
+    from cupy_sim.streams import COUNTS
+
+    cp = cupy_sim.cupy
+    x = cp.asarray(np.float32(2))
+    for other in (3.0, np.float32(3), np.float64(3)):
+        COUNTS.reset()
+        y = x * other
+        z = cp.multiply(x, other)
+        assert COUNTS.kernels == 2, type(other)
+        assert float(y) == float(z) == 6

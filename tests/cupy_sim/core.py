@@ -61,7 +61,7 @@ N_DEVICES = 2
 
 
 def current_device() -> int:
-    return getattr(_local, "dev", 0)
+    return _local.dev
 
 
 @contextlib.contextmanager
@@ -93,6 +93,20 @@ def record(ns: str, name: str, args: tuple, kwargs: dict) -> None:
 
 
 # ----- memory pool ------------------------------------------------------------------------
+class _Block(weakref.ref):
+    """A block of ``pool`` held by a root array (``key``: its id), a weak reference to that
+    array: when the array dies, :func:`_released` gives the block back to its pool."""
+
+    __slots__ = ("key", "pool", "size")
+
+
+def _released(block: _Block) -> None:
+    OWNER.pop(block.key, None)
+    pool, size = block.pool, block.size
+    pool._used -= size
+    pool._free[size] = pool._free.get(size, 0) + 1
+
+
 class MemoryPool:
     """CuPy's pool of one device, counted: blocks of 512-byte-rounded sizes are reused after
     they are freed; ``mallocs`` counts the allocations that found no free block of their
@@ -100,7 +114,6 @@ class MemoryPool:
 
     def __init__(self) -> None:
         self._free: dict[int, int] = {}
-        self._owners: dict[int, Any] = {}
         self.mallocs = 0
         self._used = 0
         self._total = 0
@@ -109,21 +122,16 @@ class MemoryPool:
         key = id(root)
         if key in OWNER or root.nbytes == 0:
             return
-        OWNER[key] = self
         size = -(-root.nbytes // 512) * 512
-        if self._free.get(size):
-            self._free[size] -= 1
+        free = self._free.get(size)
+        if free:
+            self._free[size] = free - 1
         else:
             self.mallocs += 1
             self._total += size
         self._used += size
-        self._owners[key] = weakref.finalize(root, self._release, key, size)
-
-    def _release(self, key: int, size: int) -> None:
-        self._owners.pop(key, None)
-        OWNER.pop(key, None)
-        self._used -= size
-        self._free[size] = self._free.get(size, 0) + 1
+        block = OWNER[key] = _Block(root, _released)
+        block.key, block.pool, block.size = key, self, size
 
     def malloc(self, size: int) -> Any:
         """CuPy's allocator entry point: here only a handle for ``using_allocator``."""
@@ -147,7 +155,7 @@ class MemoryPool:
 
 
 POOLS = tuple(MemoryPool() for _ in range(N_DEVICES))  # one per device, as in CuPy
-OWNER: dict[int, MemoryPool] = {}  # id(root) -> the pool whose block holds it
+OWNER: dict[int, _Block] = {}  # id(root) -> the pool block it holds
 
 
 # ----- wrapping -------------------------------------------------------------------------
@@ -158,34 +166,57 @@ def _device_error(dev: int) -> ValueError:
 
 
 def unwrap(x: Any, dev: int) -> Any:
+    """``x`` with its device arrays (in tuples and lists too) replaced by their NumPy data;
+    each must live on device ``dev``."""
     t = type(x)
     if t is ndarray:
         if x._dev != dev:
             raise _device_error(x._dev)
         return x._a
     if t is tuple or t is list:
-        return t(unwrap(v, dev) for v in x)
+        return t(_unwrap_each(x, dev))
     if t is Device:
         raise TypeError("a cupy.cuda.Device is not an array argument")
     return x
 
 
+def _unwrap_each(xs: Any, dev: int) -> list:
+    """:func:`unwrap` of each of ``xs``, done in line for a device array on ``dev`` and for
+    a value that is not a device array, a sequence or a device."""
+    out = []
+    for x in xs:
+        t = type(x)
+        if t is ndarray and x._dev == dev:
+            out.append(x._a)
+        elif t is ndarray or t is tuple or t is list or t is Device:
+            out.append(unwrap(x, dev))
+        else:
+            out.append(x)
+    return out
+
+
 def wrap(r: Any, dev: int) -> Any:
+    """A kernel's NumPy result ``r`` as device arrays on ``dev`` (a new block of its pool
+    where ``r`` is not a view of another device array's)."""
+    return _wrap(r, dev, capturing())
+
+
+def _wrap(r: Any, dev: int, cap: Any) -> Any:
+    """:func:`wrap` where the current stream's capture ``cap`` (or None) is known."""
     t = type(r)
     if t is np.ndarray:
         pool = current_pool(POOLS[dev])
-        cap = capturing()
         if cap is None:
-            pool._alloc(_root(r))
+            pool._alloc(r if r.base is None else _root(r))
             return ndarray(r, dev)
         cap.allocated(pool)
         return _captured(r, dev, pool, cap)
     if isinstance(r, np.generic):
-        return wrap(np.asarray(r), dev)
+        return _wrap(np.asarray(r), dev, cap)
     if t is tuple or t is list:
-        return t(wrap(v, dev) for v in r)
+        return t([_wrap(v, dev, cap) for v in r])
     if isinstance(r, tuple):  # a named tuple (linalg's EighResult, SVDResult, ...)
-        return t(*(wrap(v, dev) for v in r))
+        return t(*(_wrap(v, dev, cap) for v in r))
     return r
 
 
@@ -245,18 +276,18 @@ def call(ns: str, name: str, fn: Any, args: tuple, kwargs: dict) -> Any:
     """Run a NumPy function as a kernel on the current device (a view of a single array
     argument, which CuPy makes without a kernel, stays on that array's device); inside a
     ``cupy.fuse`` trace, hand it to the trace (:mod:`.fusion`)."""
-    trace = getattr(_local, "fusing", None)
+    trace = _local.fusing
     if trace is not None:
         return trace(ns, name, fn, args, kwargs)
-    record(ns, name, args, kwargs)
+    if STATE.record:
+        record(ns, name, args, kwargs)
     if name in SYNCING:
         transfer(f"{name}: data-dependent output size", inherent=True)
-    dev = current_device()
+    dev = _local.dev
     if args and type(args[0]) is ndarray and args[0]._dev != dev:
         return args[0]._view_or_fail(fn, args[1:], kwargs)
-    a = unwrap(args, dev)
     k = {n: unwrap(v, dev) for n, v in kwargs.items()} if kwargs else kwargs
-    return launch(name, fn, a, k, dev)
+    return launch(name, fn, tuple(_unwrap_each(args, dev)), k, dev)
 
 
 def _flat(x: Any) -> list:
@@ -278,23 +309,28 @@ def launch(name: str, fn: Any, a: tuple, k: dict, dev: int) -> Any:
     in-place kernel is not run now; a new output is allocated and filled at end_capture
     with garbage, see :mod:`.streams`). Outside a capture, a kernel that writes memory (a
     new array, or in place) counts one launch in ``COUNTS.kernels``; a view counts none."""
-    if getattr(_local, "fusing", None) is not None:  # a cupy.ndarray inside cupy.fuse
+    if _local.fusing is not None:  # a cupy.ndarray inside cupy.fuse
         raise TypeError(f"Unsupported type {ndarray!r} inside a fused function ({name}): "
                         f"pass arrays to it as arguments")
     cap = capturing()
-    if cap is not None and name in _NO_KERNEL:  # an allocation: nothing a launch redoes
-        return wrap(fn(*a, **k), dev)
     if name in _JOINS:
         return _join(name, fn, a, k, dev, cap)
-    if cap is not None and name in LIBRARY:
+    if cap is not None:
+        return _record(name, fn, a, k, dev, cap)
+    out = fn(*a, **k)
+    if name not in _NO_KERNEL and (name in _INPLACE or name.startswith("fuse:")
+                                   or k.get("out") is not None or _fresh(out, a, k)):
+        streams.COUNTS.kernels += 1
+    return _wrap(out, dev, None)
+
+
+def _record(name: str, fn: Any, a: tuple, k: dict, dev: int, cap: Any) -> Any:
+    """:func:`launch` while the current stream captures into ``cap``."""
+    if name in _NO_KERNEL:  # an allocation: nothing a launch redoes
+        return _wrap(fn(*a, **k), dev, cap)
+    if name in LIBRARY:
         raise NotImplementedError(f"calling {LIBRARY[name]} API during stream capture is "
                                   f"currently unsupported")
-    if cap is None:
-        out = fn(*a, **k)
-        if name not in _NO_KERNEL and (name in _INPLACE or name.startswith("fuse:")
-                                       or k.get("out") is not None or _fresh(out, (a, k))):
-            streams.COUNTS.kernels += 1
-        return wrap(out, dev)
     if name in _INPLACE or k.get("out") is not None:
         cap.kernels.append(lambda: fn(*a, **k))
         return None
@@ -303,7 +339,7 @@ def launch(name: str, fn: Any, a: tuple, k: dict, dev: int) -> Any:
         # nothing it writes lands before a launch (its outputs are only shaped)
         now = tuple(x.copy() if type(x) is np.ndarray else x for x in a) \
             if name.startswith("fuse:") else a
-        out = wrap(fn(*now, **k), dev)
+        out = _wrap(fn(*now, **k), dev, cap)
     inputs = {id(_root(x)) for x in _flat((a, k))}
     bufs = [x._a for x in _flat_wrapped(out)]
     fresh = [i for i, x in enumerate(bufs) if id(_root(x)) not in inputs]
@@ -351,9 +387,29 @@ def _join(name: str, fn: Any, a: tuple, k: dict, dev: int, cap: Any) -> Any:
     return wrap(out, dev)
 
 
-def _fresh(out: Any, inputs: Any) -> bool:
-    """Whether a kernel's result has memory of its own (not a view of an input)."""
-    roots = {id(_root(x)) for x in _flat(inputs)}
+def _fresh(out: Any, a: tuple, k: dict) -> bool:
+    """Whether the result ``out`` of kernel ``fn(*a, **k)`` has memory of its own (is not a
+    view of an argument). Walked in line for one array out of flat arguments."""
+    if type(out) is not np.ndarray:  # a NumPy scalar is new memory (a 0-d array, wrapped)
+        return isinstance(out, np.generic) or _fresh_nested(out, (a, k))
+    root = out if out.base is None else _root(out)
+    for x in (*a, *k.values()) if k else a:
+        if type(x) is np.ndarray:
+            if (x if x.base is None else _root(x)) is root:
+                return False
+        elif isinstance(x, _NESTED):  # a sequence, a dict or an ndarray subclass
+            return _fresh_nested(out, (a, k))
+    return True
+
+
+_NESTED = (tuple, list, dict, np.ndarray)
+
+
+def _fresh_nested(out: Any, inputs: Any) -> bool:
+    """:func:`_fresh` for any nest of results and arguments. The arguments' arrays are held
+    until the end: a NumPy scalar's is a temporary, whose ``id`` a result's could reuse."""
+    arrays = _flat(inputs)
+    roots = {id(_root(x)) for x in arrays}
     return any(id(_root(x)) not in roots for x in _flat(out))
 
 
@@ -533,15 +589,15 @@ class ndarray:  # noqa: N801 - CuPy's name
         return view_of(r, self._dev)
 
     def _k(self, name: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        record("ndarray", name, args, kwargs)
-        dev = current_device()
+        if STATE.record:
+            record("ndarray", name, args, kwargs)
+        dev = _local.dev
         if self._dev != dev:
             if name == "__setitem__" or name.startswith("__i"):
                 raise _device_error(self._dev)
             return self._view_or_fail(fn, args, kwargs)
-        a = unwrap(args, dev)
-        return launch(name, fn, (self._a, *a), {n: unwrap(v, dev) for n, v in kwargs.items()},
-                      dev)
+        k = {n: unwrap(v, dev) for n, v in kwargs.items()} if kwargs else kwargs
+        return launch(name, fn, (self._a, *_unwrap_each(args, dev)), k, dev)
 
     def __getitem__(self, key: Any) -> Any:
         if _has_mask(key):
@@ -636,22 +692,26 @@ class ndarray:  # noqa: N801 - CuPy's name
 
 def _binary(name: str) -> None:
     fn = getattr(operator, name if name not in ("and", "or") else name + "_")
+    dunder, rdunder, idunder = f"__{name}__", f"__r{name}__", f"__i{name}__"
+
+    def rfn(a: Any, b: Any) -> Any:
+        return fn(b, a)
 
     def op(self: ndarray, other: Any) -> Any:
-        return self._k(f"__{name}__", fn, other)
+        return self._k(dunder, fn, other)
 
     def rop(self: ndarray, other: Any) -> Any:
-        return self._k(f"__r{name}__", lambda a, b: fn(b, a), other)
+        return self._k(rdunder, rfn, other)
 
     def iop(self: ndarray, other: Any) -> Any:
         ifn = getattr(operator, f"i{name}")  # (iand, ior: no underscore)
-        self._k(f"__i{name}__", ifn, other)
+        self._k(idunder, ifn, other)
         return self
 
-    setattr(ndarray, f"__{name}__", op)
+    setattr(ndarray, dunder, op)
     if name not in ("lt", "le", "gt", "ge", "eq", "ne"):
-        setattr(ndarray, f"__r{name}__", rop)
-        setattr(ndarray, f"__i{name}__", iop)
+        setattr(ndarray, rdunder, rop)
+        setattr(ndarray, idunder, iop)
 
 
 for _n in _BINARY:

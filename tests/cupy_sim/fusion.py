@@ -97,7 +97,7 @@ class Fusion:
         return f"<Fusion '{self.name}'>"
 
     def __call__(self, *args: Any) -> Any:
-        if getattr(core._local, "fusing", None) is not None:  # a fused function inside one
+        if core._local.fusing is not None:  # a fused function inside one
             return self.func(*args)
         if not any(type(a) is core.ndarray for a in args):
             return self.func(*args)

@@ -30,7 +30,19 @@ from typing import Any
 
 import numpy as np
 
-_local = threading.local()
+
+class _Local(threading.local):
+    """Per thread: the current device, the stack of current streams, ``using_allocator``'s
+    allocator and the ``cupy.fuse`` trace being built; the class holds the defaults, so each
+    is a plain attribute read (the emulator reads them at every kernel)."""
+
+    dev = 0
+    streams: list | None = None
+    allocator: Any = None
+    fusing: Any = None
+
+
+_local = _Local()
 _ptrs = itertools.count(0x7F0000)
 STREAMS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # ptr -> Stream
 
@@ -124,7 +136,7 @@ class Stream:
                  priority: Any = None) -> None:
         self.ptr = 0 if null else next(_ptrs)
         STREAMS[self.ptr] = self
-        self.device_id = -1 if null else getattr(_local, "dev", 0)
+        self.device_id = -1 if null else _local.dev
         self._capture: _Capture | None = None
 
     def __enter__(self) -> Stream:
@@ -195,7 +207,7 @@ class Event:
 
 
 def _stack() -> list[Stream]:
-    stack = getattr(_local, "streams", None)
+    stack = _local.streams
     if stack is None:
         stack = _local.streams = []
     return stack
@@ -209,7 +221,7 @@ def get_current_stream(device_id: int = -1) -> Stream:
 
 def capturing() -> _Capture | None:
     """The capture the current stream records into, or None (kernels run)."""
-    stack = getattr(_local, "streams", None)
+    stack = _local.streams
     return stack[-1]._capture if stack else None
 
 
@@ -252,7 +264,7 @@ class Graph:
 def using_allocator(allocator: Any = None):
     """``cupy.cuda.using_allocator``: new arrays inside come from ``allocator``'s pool (the
     emulator accepts a ``MemoryPool``'s bound ``malloc``)."""
-    prev = getattr(_local, "allocator", None)
+    prev = _local.allocator
     _local.allocator = allocator
     try:
         yield
@@ -262,5 +274,5 @@ def using_allocator(allocator: Any = None):
 
 def current_pool(default: Any) -> Any:
     """The pool new arrays are charged to: ``using_allocator``'s, else ``default``."""
-    alloc = getattr(_local, "allocator", None)
+    alloc = _local.allocator
     return default if alloc is None else alloc.__self__
