@@ -62,6 +62,18 @@ def test_nextafter_of_an_integer_and_a_float_promotes(xb):
     assert y.tolist() == np.nextafter(np.float32([1, 2]), np.float32([0, 3])).tolist()
 
 
+def test_copysign_gradient_to_other_is_zeros(xb):
+    """torch 2.13 gives ``other`` a zero gradient; xad gave none, so ``autograd.grad`` to it
+    raised ("not used") and ``other.grad`` stayed None."""
+    x = xad.tensor([1.0, -2.0, 3.0], dtype=F64, requires_grad=True)
+    y = xad.tensor([-1.0], dtype=F64, requires_grad=True)  # broadcast over x
+    gx, gy = xad.autograd.grad(xad.copysign(x, y).sum(), (x, y))
+    _same(gx.tolist(), [-1.0, 1.0, -1.0])
+    _same(gy.tolist(), [0.0])
+    xad.copysign(x, y).sum().backward()
+    _same(y.grad.tolist(), [0.0])
+
+
 def test_nextafter_gradient_is_torchs(xb):
     """torch 2.13: gradient 1 to ``self`` (0 where ``self == other``, NaN included as
     unequal) and 0 to ``other``; the double backward is ``where``'s. xad recorded nothing

@@ -139,7 +139,7 @@ class Copysign(Op):
     def backward(node, g):
         x, y = node.inputs
         same = signbit(x) == signbit(y if isinstance(y, Tensor) else x * 0 + y)
-        return where(same, g, -g), None
+        return where(same, g, -g), zeros_like(g)  # other: zeros, as PyTorch's
 
     batch = classmethod(elementwise_batch)
 
