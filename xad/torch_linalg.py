@@ -20,7 +20,7 @@ from . import ops as _ops
 from .factories import eye, ones_like, zeros
 from .ops import lu as _lu
 from .ops import torch_conventions as _conventions
-from .ops.inverses import _check
+from .ops.inverses import _check, _mH
 from .tensor import Tensor
 
 __all__ = ["norm", "cond", "solve_triangular", "tensorinv", "tensorsolve", "vander",
@@ -242,11 +242,6 @@ def _lower(A: Tensor, UPLO: str, name: str) -> Tensor:  # noqa: N803
     if UPLO not in ("L", "U"):
         raise ValueError(f"torch.linalg.{name}: UPLO must be 'L' or 'U', got {UPLO!r}")
     return A if UPLO == "L" else _mH(A)
-
-
-def _mH(x: Tensor) -> Tensor:  # noqa: N802
-    """The conjugate transpose of (a batch of) matrices."""
-    return _ops.conj(_ops.matrix_transpose(x))
 
 
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:  # noqa: N803

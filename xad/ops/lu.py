@@ -138,7 +138,7 @@ def lu_factor(x: Tensor, name: str = "lu_factor") -> tuple[Tensor, Tensor]:
 
 def packed_lu(x: Tensor) -> Tensor:
     """The packed factor of :class:`LuFactor` for any floating or complex square ``x``,
-    unchecked (for ``info``; complex pivots chosen by ``|z|``)."""
+    unchecked (for ``info``)."""
     return apply(LuFactor, x)[0]
 
 
@@ -194,6 +194,8 @@ def _cholesky_info(b: Any, a: Any) -> Any:
     (a failed pivot is taken as 1 so that later steps stay finite)."""
     xp, n = b.xp, a.shape[-1]
     low = xp.zeros_like(a)
+    cols = xp.arange(n, device=b.device)
+    rows = cols[:, None]
     bad = []
     for k in range(n):
         row = low[..., k:k + 1, :]
@@ -203,9 +205,8 @@ def _cholesky_info(b: Any, a: Any) -> Any:
         ok = d > 0
         bad.append(~ok[..., 0])
         piv = xp.astype(xp.sqrt(xp.where(ok, d, 1.0)), a.dtype)
-        rows = xp.arange(n, device=b.device)[:, None]
         new = xp.where(rows > k, col / piv, xp.where(rows == k, piv, 0.0))
-        low = xp.where(xp.arange(n, device=b.device) == k, new, low)
+        low = xp.where(cols == k, new, low)
     return _first_zero(b, xp.concat(bad, axis=-1))
 
 
