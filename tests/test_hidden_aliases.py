@@ -42,6 +42,21 @@ def test_real_and_imag_of_a_complex_tensor_are_counted_views(xb, part):
         y.backward()
 
 
+@pytest.mark.parametrize("part", ["real", "imag"])
+def test_contiguous_of_a_complex_tensors_part_is_a_copy(xb, part):
+    """A part of a complex tensor takes every other number of its storage, so PyTorch's
+    ``z.real.contiguous()`` is a copy: xad returned the view itself, and ``y += 1`` then
+    silently changed ``z``. A one-element part is contiguous (PyTorch's rule: axes of
+    length one do not count)."""
+    z = xad.zeros(2, 3, dtype=xad.complex128)
+    y = getattr(z, part).contiguous()
+    y += 1.0
+    assert z.tolist() == [[0j] * 3] * 2 and y.tolist() == [[1.0] * 3] * 2
+    assert getattr(z, part).t().contiguous().view(-1).tolist() == [0.0] * 6
+    one = getattr(z[0, :1], part)
+    assert one.contiguous() is one
+
+
 @pytest.mark.parametrize("cast,dtype", [("float", xad.float32), ("double", F64),
                                         ("long", xad.int64), ("int", xad.int32),
                                         ("bool", xad.bool)])

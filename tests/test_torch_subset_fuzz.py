@@ -305,6 +305,10 @@ def _method_cases() -> dict:
         "x.sub_, mul_, div_": lambda m, g: g.f().sub_(g.f()).mul_(2).div_(4),
         "x.copy_": lambda m, g: g.f().copy_(g.f()),
         "x.detach(), contiguous": lambda m, g: [g.f().detach(), g.f().contiguous()],
+        "x.is_contiguous()": lambda m, g: [
+            g.f().is_contiguous(), g.f((2, 3)).t().is_contiguous(),
+            g.f((2, 4))[:, ::2].is_contiguous(), g.f((3, 1)).expand(3, 2).is_contiguous(),
+            g.f((1, 3))[:, :1].expand(4, 1).is_contiguous(), g.f((2, 3))[1:].is_contiguous()],
         "x.matmul": lambda m, g: g.f((2, 3)).matmul(g.f((3,))),
         "x.requires_grad_()": lambda m, g: g.f().requires_grad_().requires_grad,
         "format(x0, '.3f')": lambda m, g: f"{g.f(()):.3f}",
@@ -576,9 +580,9 @@ def _alias_cases() -> dict:
           "use_deterministic_algorithms, are_deterministic_algorithms_enabled"] = lambda m, g: [
         m.set_float32_matmul_precision("highest"), m.get_float32_matmul_precision(),
         m.use_deterministic_algorithms(False), m.are_deterministic_algorithms_enabled()]
-    cases["x.element_size(), itemsize, nbytes, is_cuda, is_cpu"] = lambda m, g: [
-        g.f().element_size(), g.i().itemsize, g.f(dtype="float64").nbytes, g.b().nbytes,
-        g.f().is_cuda, g.f().is_cpu]
+    cases["x.element_size(), itemsize, nbytes"] = lambda m, g: [
+        g.f().element_size(), g.i().itemsize, g.f(dtype="float64").nbytes, g.b().nbytes]
+    cases["x.is_cuda, is_cpu"] = lambda m, g: [g.f().is_cuda, g.f().is_cpu]
     cases["torch.index_add(alpha), torch.index_fill, torch.scatter"] = lambda m, g: [
         m.index_add(g.f((3, 4)), 1, g.idx((2,), 4), g.f((3, 2)), alpha=2),
         m.index_fill(g.f((3, 4)), 0, g.idx((2,), 3), -1.0),
@@ -624,6 +628,8 @@ def known(name: str, backend: str = "numpy") -> str | None:
     """Why ``name`` may still differ from PyTorch on ``backend`` (``None``: it must not)."""
     if backend in GAPS.get(name, ()):
         return f"{backend} lacks a dtype or an operation the case needs"
+    if name == "x.is_cuda, is_cpu" and backend.startswith("cupy"):
+        return "CuPy's tensors are on a CUDA device; PyTorch's reference runs on the CPU"
     return next((why for pat, why in KNOWN.items() if re.search(pat, name)), None)
 
 

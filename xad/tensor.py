@@ -1522,6 +1522,18 @@ class Tensor:
             f"(xad.set_backend('cupy'), or python -m xad.as_torch --backend cupy) or move "
             f"this one with .to('cupy') (it is on {self._backend.label})")
 
+    def is_contiguous(self) -> bool:
+        """Whether the elements lie in row-major order in their storage, PyTorch's rule
+        (axes of length one do not count; a transpose, a strided slice, an expanded axis or
+        a complex tensor's ``real`` are not contiguous).
+
+        Example:
+            >>> import xad
+            >>> x = xad.zeros(2, 3); x.is_contiguous(), x.t().is_contiguous()
+            (True, False)
+        """
+        return _ops.layout.is_contiguous(self)
+
     def contiguous(self) -> Tensor:
         """The tensor itself where its elements lie in order in its storage, else a copy
         whose elements do, as PyTorch's (``x.t().contiguous().view(-1)``).
@@ -1531,7 +1543,7 @@ class Tensor:
             >>> x = xad.zeros(2, 3); x.contiguous() is x, x.t().contiguous().view(-1).shape
             (True, (6,))
         """
-        if _ops.layout.is_contiguous(self):
+        if self.is_contiguous():
             return self
         return _ops.reshape(self, self.shape, copy=True)
 

@@ -86,8 +86,8 @@ _RULES: dict[str, Callable[..., Any]] = {
     "reshape": _reshape,
     "broadcast_to": _broadcast,
     "diagonal": lambda shape, st, p, out: st[:-2] + (st[-2] + st[-1],),
-    "real": lambda shape, st, p, out: st,  # (in complex elements: one part of each)
-    "imag": lambda shape, st, p, out: st}
+    "real": lambda shape, st, p, out: tuple(2 * s for s in st),  # (in the real dtype's
+    "imag": lambda shape, st, p, out: tuple(2 * s for s in st)}  # elements: every other)
 
 
 def strides(t: Tensor) -> tuple[int, ...]:
