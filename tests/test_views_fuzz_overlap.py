@@ -524,10 +524,12 @@ def test_overlapping_changes_agree_with_torch_on_a_clone(xb):
 CHAIN_SHAPES = ((2, 3, 4), (4, 6), (1, 4, 3), (6,))
 
 
-def _link(rng: random.Random, shape: tuple) -> tuple[str, tuple]:
-    """One operation that PyTorch makes a view in some cases and a copy in others."""
+def _link(rng: random.Random, shape: tuple, cplx: bool = False) -> tuple[str, tuple]:
+    """One operation that PyTorch makes a view in some cases and a copy in others (of a
+    complex tensor also its real or imaginary part: every other number of the storage)."""
     nd = len(shape)
     kinds = ["reshape", "flatten", "contiguous", "unsqueeze", "clone", "detach", "view"]
+    kinds += ["real", "imag"] * 2 if cplx else []
     if nd >= 1:
         kinds += ["tensor_split", "split", "unfold", "narrow", "select", "flip", "squeeze"]
     if nd >= 2:
@@ -567,6 +569,8 @@ def _link(rng: random.Random, shape: tuple) -> tuple[str, tuple]:
 
 
 def _follow_link(t, kind: str, args: tuple):
+    if kind in ("real", "imag"):
+        return getattr(t, kind)
     if kind in ("tensor_split", "split"):
         k, d, j = args
         return getattr(t, kind)(k, d)[j]
@@ -590,17 +594,18 @@ def _chain_program(seed: int) -> str | None:
     rng = random.Random(seed)
     shape = rng.choice(CHAIN_SHAPES)
     a = np.arange(np.prod(shape), dtype=np.float64).reshape(shape) + 1
+    factor = 1 - 2j if rng.random() < 0.25 else 1.0  # complex: real and imag links
     graph = rng.random() < 0.3
     ts: dict[str, list] = {}
     for lib in ("xad", "torch"):
         m = _lib(lib)
         w = m.tensor(a, requires_grad=graph, dtype=m.float64)
-        ts[lib] = [w, w * 1.0]
+        ts[lib] = [w, w * factor]
     steps: list[str] = []
     for _ in range(6):
         j = rng.randrange(1, len(ts["torch"]))
         if rng.random() < 0.6:
-            kind, args = _link(rng, tuple(ts["torch"][j].shape))
+            kind, args = _link(rng, tuple(ts["torch"][j].shape), ts["torch"][j].is_complex())
             steps.append(f"t{len(ts['torch'])} = t{j}.{kind}{args}")
             out, err = {}, {}
             for lib in ("xad", "torch"):
