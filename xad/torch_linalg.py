@@ -289,7 +289,8 @@ def householder_product(A: Tensor, tau: Tensor) -> Tensor:  # noqa: N803
     ``H_1 ... H_k``, ``H_i = I - tau_i v_i v_i^H``, where ``v_i`` is column ``i`` of ``A``
     (m x n, ``m >= n >= k``) below the diagonal with a 1 on it (LAPACK's ``orgqr``/``ungqr``
     layout); real or complex, batched. Composed from xad operations: its gradient (to ``A``
-    and ``tau``) comes from theirs.
+    and ``tau``) comes from theirs (0 to ``A`` for an empty ``tau``, where PyTorch's is
+    ``None``).
 
     Example:
         >>> import xad
@@ -302,6 +303,8 @@ def householder_product(A: Tensor, tau: Tensor) -> Tensor:  # noqa: N803
     m, n, k = A.shape[-2], A.shape[-1], tau.shape[-1]
     v = _ops.tril(A[..., :k], k=-1) + eye(m, k, dtype=A.dtype, backend=A.backend)
     q = _ops.broadcast_to(eye(m, n, dtype=A.dtype, backend=A.backend), tuple(A.shape))
+    if k == 0 and A.requires_grad:  # in the graph, gradient 0 (PyTorch's: None, no error)
+        return _ops.where(zeros(tuple(A.shape), dtype=_dt.bool_, backend=A.backend), A, q)
     for i in reversed(range(k)):  # H_i (H_i+1 ... H_k I)
         vi = v[..., i:i + 1]
         q = q - _ops.expand_dims(tau[..., i:i + 1], axis=-1) * (vi @ (_mH(vi) @ q))

@@ -95,6 +95,7 @@ def _eig_grad(w: Tensor, v: Tensor, gw: Tensor | None, gv: Tensor | None) -> Ten
     unit-norm columns); with ``gV`` unused, ``V^-H diag(gL) V^H``."""
     vh = _mH(v)
     if gv is None:
+        assert gw is not None  # the engine calls the rule with at least one gradient
         return solve(vh, expand_dims(gw, axis=-1) * vh)
     vhgv = matmul(vh, gv)
     d = _diagonal(vhgv)
