@@ -221,3 +221,22 @@ def test_householder_product_refuses_what_torch_refuses(name):
         T.linalg.householder_product(T.zeros(sa), T.zeros(st))
     with pytest.raises(RuntimeError, match="tau's dtype xad.float64 does not match"):
         T.linalg.householder_product(T.zeros(4, 3), T.zeros(2, dtype=T.float64))
+
+
+def test_compiled_gradient_keeps_the_phase_check(xb):
+    """Under ``xad.compile`` the gradient is eager's, and the phase check runs again at each
+    replay on that call's values (a host check, as index range checks; with CUDA graphs on
+    CuPy, ``eig`` runs between them and the check inside one): a matrix whose
+    eigenvectors are real passes (the phase's first-order effect is 0 there), one with a
+    complex pair raises."""
+    good = xad.compile(xad.grad(lambda m: _free(T, *xad.linalg.eig(m))), cuda_graphs=True)
+    bad = xad.compile(xad.grad(lambda m: xad.real(xad.linalg.eig(m)[1]).sum()),
+                      cuda_graphs=True)
+    x = xad.tensor(REAL[0], dtype=xad.float64)
+    for _ in range(3):
+        np.testing.assert_allclose(good(x).numpy(), _grads(torch, REAL[0], LOSSES["eig"])[0],
+                                   rtol=1e-9, atol=1e-10)
+        bad(xad.tensor(REAL[1], dtype=xad.float64)).numpy()
+    with pytest.raises(RuntimeError, match="depends on that phase"):
+        bad(x).numpy()
+    assert (good.graphs > 0) == xb.name.startswith("cupy")
