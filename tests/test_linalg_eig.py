@@ -7,6 +7,8 @@ differences, tangents against ``torch.func.jvp``, ``vmap``, the phase check, and
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 from torch_compare import T, torch
@@ -29,11 +31,12 @@ def _leaves(L, a):
 
 def _free(L, w, v):
     """A real loss free of the order of ``w`` and of the phases of ``v``'s columns: sums of
-    functions of the eigenvalues, ``|V|^2`` weighted by them, ``V diag(e^(w/2)) V^-1``."""
+    functions of the eigenvalues, ``|V|^2`` weighted by them and by its rows,
+    ``V diag(e^(w/2)) V^-1``."""
     f = v @ (L.exp(w * 0.5)[..., None] * L.linalg.inv(v))
+    rows = L.tensor([1.0, -2.0, 0.5, 1.5][:v.shape[-1]], dtype=L.float64)[:, None]
     return ((L.real(w) ** 2).sum() + (L.imag(w) ** 2 * 0.7).sum()
-            + (L.abs(v) ** 2 * L.real(w)[..., None, :] * L.tensor([1.0, -2.0, 0.5],
-                                                                  dtype=L.float64)[:, None]).sum()
+            + (L.abs(v) ** 2 * L.real(w)[..., None, :] * rows).sum()
             + (L.real(f) * 0.3 + L.imag(f) ** 2).sum())
 
 
@@ -126,6 +129,47 @@ def test_eig_tangents_are_torchs(a, xb):
     for g, w in zip(got, want):
         assert g.dtype == xad.complex128
         np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-9, atol=1e-10)
+
+
+N = int(os.environ.get("XAD_FUZZ_N", "0")) or None
+SEED = int(os.environ.get("XAD_FUZZ_SEED", "0"))
+
+
+def _fuzz_case(seed: int) -> None:
+    """One draw: a (batch of) 1x1 to 4x4 real or complex matrices; the eigenvalues as sets,
+    the gradient of :func:`_free` and the tangent of the eigenvalues' and ``|V|^2``'s sums
+    against torch's, relative to their size (a close pair of eigenvalues magnifies the two
+    LAPACKs' rounding by the inverse gap)."""
+    g = np.random.default_rng(seed)
+    shape = [(), (2,)][int(g.integers(2))] + (int(g.integers(1, 5)),) * 2
+    a = g.standard_normal(shape) + (1j * g.standard_normal(shape) if g.random() < 0.5 else 0)
+    da = g.standard_normal(shape) * (1 + 1j if np.iscomplexobj(a) else 1)
+    what = f"seed {seed}: shape {shape}, complex={np.iscomplexobj(a)}"
+    w, wt = (L.linalg.eigvals(L.tensor(a)).numpy().reshape(-1, shape[-1]) for L in (T, torch))
+    for k in range(w.shape[0]):
+        _close(w[k][_matched(w[k], wt[k])], wt[k], what)
+    for got, want in zip(*(_grads(L, a, LOSSES["eig"]) for L in (T, torch))):
+        _close(got, want, what + ", gradient")
+
+    def f(L, m):
+        w, v = L.linalg.eig(m)
+        return w.sum(-1), (L.abs(v) ** 2 * w[..., None, :]).sum(-1)
+
+    _, want = torch.func.jvp(lambda m: f(torch, m), (torch.tensor(a),), (torch.tensor(da),))
+    _, got = xad.jvp(lambda m: f(T, m), (xad.tensor(a),), (xad.tensor(da),))
+    for x, y in zip(got, want):
+        _close(x.numpy(), y.numpy(), what + ", tangent")
+
+
+def _close(got, want, what):
+    scale = max(1.0, float(np.abs(want).max(initial=0.0)))
+    np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-7 * scale, err_msg=what)
+
+
+def test_eig_fuzz_against_torch(xb):
+    """Seeded draws (default 6 on NumPy, 2 elsewhere; ``XAD_FUZZ_N``, ``XAD_FUZZ_SEED``)."""
+    for seed in range(SEED, SEED + (N or (6 if xb.name == "numpy" else 2))):
+        _fuzz_case(seed)
 
 
 def test_eig_vmap(xb):
