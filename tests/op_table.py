@@ -419,6 +419,15 @@ def _spd(m, x):
     return m.matmul(x, x.mT) + m.eye(x.shape[-1], dtype=m.float64)
 
 
+def _eig_invariants(m, r):
+    """What of ``eig``'s result is free of the eigenvalues' order and the eigenvectors'
+    phases: sums over the eigenvalues, ``|V|^2`` weighted by them, ``V diag(e^(w/2)) V^-1``."""
+    w, v = r
+    f = v @ (m.exp(w * 0.5)[..., None] * m.linalg.inv(v))
+    return ((m.real(w) ** 2).sum(axis=-1), (m.imag(w) ** 2).sum(axis=-1),
+            (m.abs(v) ** 2 * m.real(w)[..., None, :]).sum(axis=-1), m.real(f), m.imag(f))
+
+
 def _linalg_cases() -> list[Case]:
     """xad.linalg's primitives (sign-invariant losses where a decomposition's vectors have a
     free sign); tests/test_linalg.py checks them against JAX."""
@@ -439,6 +448,13 @@ def _linalg_cases() -> list[Case]:
         Case("eigh", lambda m, x: (lambda r: (r.eigenvalues, r.eigenvectors ** 2))(
             la(m).eigh(x + x.mT)), ((3, 3),)),
         Case("eigvalsh", lambda m, x: la(m).eigvalsh(x + x.mT), ((2, 3, 3),)),
+        Case("eig", lambda m, x: _eig_invariants(m, la(m).eig(x)), ((3, 3),)),
+        Case("eig:batch", lambda m, x: _eig_invariants(m, la(m).eig(x)), ((2, 3, 3),)),
+        Case("eig:complex", lambda m, x, y: _eig_invariants(
+            m, la(m).eig(m.complex_from_parts(x, y))), ((3, 3), (3, 3))),
+        Case("eig:eigvals", lambda m, x, y: (lambda w: (m.real(w * w).sum(axis=-1),
+                                                        (m.imag(w) ** 3).sum(axis=-1)))(
+            la(m).eigvals(m.complex_from_parts(x, y))), ((3, 3), (3, 3))),
         Case("svd:tall", lambda m, x: (lambda r: (r.U ** 2, r.S, r.Vh ** 2))(
             la(m).svd(x, full_matrices=False)), ((4, 3),)),
         Case("svd:wide", lambda m, x: (lambda r: (r.U ** 2, r.S, r.Vh ** 2))(

@@ -58,6 +58,7 @@ def _workload(b: xad.Backend) -> None:
         b.einsum("ij,jk->ik", x._array, x._array.mT)
         b.erf(x._array)
         b.item(b.asarray([2.5]))
+        xad.linalg.eigvals(x[:3])  # (no gradient asked for: the eigenvalues-only call)
         for read in (b.to_numpy, b.item, lambda a: b.synchronize()):  # with a queued check
             xad.nn.functional.embedding(xad.tensor([1]), xad.eye(2))
             read(b.from_numpy(np.ones(1)))

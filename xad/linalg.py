@@ -35,6 +35,7 @@ from .ops.decompositions import (
     svdvals,
 )
 from .ops.diagonal import Diagonal
+from .ops.eig import EigResult, eig, eigvals
 from .ops.elementwise import abs, sqrt, where
 from .ops.inverses import SlogdetResult, _check, det, inv, matrix_rank, pinv, slogdet, solve
 from .ops.linalg import matmul, tensordot
@@ -48,12 +49,12 @@ from .ops.reduce import sum as _sum
 from .ops.shape import broadcast_to, expand_dims, matrix_transpose, reshape, stack
 from .tensor import Tensor
 
-__all__ = ["cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul",
-           "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose",
+__all__ = ["cholesky", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv",
+           "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose",
            "multi_dot", "outer", "pinv",
            "qr", "slogdet", "solve", "svd", "svdvals", "tensordot", "trace", "vecdot",
-           "vector_norm", "lstsq", "EighResult", "LstsqResult", "QRResult", "SVDResult",
-           "SlogdetResult"]
+           "vector_norm", "lstsq", "EigResult", "EighResult", "LstsqResult", "QRResult",
+           "SVDResult", "SlogdetResult"]
 
 
 def diagonal(x: Tensor, /, *, offset: int = 0) -> Tensor:

@@ -20,6 +20,7 @@ from .factories import linspace as _linspace
 from .nn import functional as _F
 from .ops.torch_elementwise import sgn
 from .tensor import Tensor, on_cuda
+from .torch_linalg import householder_product as orgqr
 from .torch_linalg import lu_unpack
 from .torch_matrix_functions import (
     cholesky,
@@ -56,7 +57,7 @@ __all__ = ["TorchTensor", "meshgrid", "autocast", "GradScaler", "set_printoption
            *_NN_FUNCTIONS, "as_tensor", "scalar_tensor", "is_floating_point", "is_complex",
            "complex", "polar", "angle", "sgn", "imag",
            "is_nonzero", "logspace", "det", "inverse", "slogdet", "logdet",
-           "svd", "qr", "cholesky", "matrix_power", "pinverse", "lu_unpack",
+           "svd", "qr", "cholesky", "matrix_power", "pinverse", "lu_unpack", "orgqr",
            "randint_like", "normal",
            "set_float32_matmul_precision", "get_float32_matmul_precision",
            "use_deterministic_algorithms", "are_deterministic_algorithms_enabled"]

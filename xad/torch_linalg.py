@@ -2,7 +2,8 @@
 (:mod:`xad.linalg` holds the Array API standard's): ``norm``, ``cond``,
 ``solve_triangular``, ``tensorinv``, ``tensorsolve``, ``vander``, and PyTorch's
 ``matrix_norm``, ``lstsq``, ``cross``, ``solve`` (``left=``), ``cholesky`` (``upper=``),
-``eigh`` and ``eigvalsh`` (``UPLO=``); the LU family (``lu``, ``lu_factor``,
+``eigh`` and ``eigvalsh`` (``UPLO=``), ``householder_product`` (also ``torch.orgqr``); the LU
+family (``lu``, ``lu_factor``,
 ``lu_solve``, and ``lu_unpack``, served as ``torch.lu_unpack``) over the LU primitive of
 :mod:`xad.ops.lu`; the ``_ex`` forms (``lu_factor_ex``, ``inv_ex``, ``solve_ex``,
 ``cholesky_ex``) with LAPACK's ``info`` computed on the device. Each is built from xad's
@@ -24,8 +25,9 @@ from .ops.inverses import _check, _mH
 from .tensor import Tensor
 
 __all__ = ["norm", "cond", "solve_triangular", "tensorinv", "tensorsolve", "vander",
-           "matrix_norm", "lstsq", "cross", "solve", "cholesky", "eigh", "eigvalsh", "lu",
-           "lu_factor", "lu_factor_ex", "lu_solve", "inv_ex", "solve_ex", "cholesky_ex"]
+           "matrix_norm", "lstsq", "cross", "solve", "cholesky", "eigh", "eigvalsh",
+           "householder_product", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "inv_ex",
+           "solve_ex", "cholesky_ex"]
 
 
 def norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *,
@@ -280,6 +282,52 @@ def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:  # noqa: N803
         [2.0, 3.0]
     """
     return _la.eigvalsh(_lower(A, UPLO, "eigvalsh"))
+
+
+def householder_product(A: Tensor, tau: Tensor) -> Tensor:  # noqa: N803
+    """``torch.linalg.householder_product`` (``torch.orgqr``): the first ``n`` columns of
+    ``H_1 ... H_k``, ``H_i = I - tau_i v_i v_i^H``, where ``v_i`` is column ``i`` of ``A``
+    (m x n, ``m >= n >= k``) below the diagonal with a 1 on it (LAPACK's ``orgqr``/``ungqr``
+    layout); real or complex, batched. Composed from xad operations: its gradient (to ``A``
+    and ``tau``) comes from theirs (0 to ``A`` for an empty ``tau``, where PyTorch's is
+    ``None``).
+
+    Example:
+        >>> import xad
+        >>> from xad import torch_linalg
+        >>> a = xad.tensor([[1.0, 0.0], [1.0, 1.0]])
+        >>> torch_linalg.householder_product(a, xad.tensor([1.0])).tolist()
+        [[0.0, -1.0], [-1.0, 0.0]]
+    """
+    _householder_check(A, tau)
+    m, n, k = A.shape[-2], A.shape[-1], tau.shape[-1]
+    v = _ops.tril(A[..., :k], k=-1) + eye(m, k, dtype=A.dtype, backend=A.backend)
+    q = _ops.broadcast_to(eye(m, n, dtype=A.dtype, backend=A.backend), tuple(A.shape))
+    if k == 0 and A.requires_grad:  # in the graph, gradient 0 (PyTorch's: None, no error)
+        return _ops.where(zeros(tuple(A.shape), dtype=_dt.bool_, backend=A.backend), A, q)
+    for i in reversed(range(k)):  # H_i (H_i+1 ... H_k I)
+        vi = v[..., i:i + 1]
+        q = q - _ops.expand_dims(tau[..., i:i + 1], axis=-1) * (vi @ (_mH(vi) @ q))
+    return q
+
+
+def _householder_check(A: Tensor, tau: Tensor) -> None:  # noqa: N803
+    """PyTorch's refusals, in its order."""
+    name = "linalg.householder_product"
+    if A.ndim < 2:
+        raise RuntimeError(f"{name}: A must have at least 2 dimensions, got shape "
+                           f"{tuple(A.shape)}")
+    if A.shape[-2] < A.shape[-1] or A.shape[-1] < tau.shape[-1]:
+        raise RuntimeError(f"{name}: needs A of shape (..., m, n) with m >= n and tau of shape "
+                           f"(..., k) with n >= k, got A {tuple(A.shape)}, tau "
+                           f"{tuple(tau.shape)}")
+    if tuple(tau.shape[:-1]) != tuple(A.shape[:-2]):
+        raise RuntimeError(f"{name}: tau's batch shape {tuple(tau.shape[:-1])} must equal A's "
+                           f"{tuple(A.shape[:-2])} (A {tuple(A.shape)}, tau {tuple(tau.shape)}; "
+                           f"PyTorch does not broadcast them either)")
+    if tau.dtype != A.dtype:
+        raise RuntimeError(f"{name}: tau's dtype {tau.dtype} does not match A's {A.dtype}; "
+                           f"cast one (tau.to(A.dtype))")
 
 
 class LUResult(NamedTuple):

@@ -225,8 +225,8 @@ def _wrap(r: Any, dev: int, cap: Any) -> Any:
 LIBRARY = {**dict.fromkeys(("matmul", "__matmul__", "__rmatmul__", "dot", "vdot", "inner",
                             "tensordot", "einsum", "matrix_power"), "cuBLAS"),
            **dict.fromkeys(("inv", "solve", "det", "slogdet", "pinv", "matrix_rank",
-                            "cholesky", "eigh", "eigvalsh", "svd", "svdvals", "qr", "lstsq"),
-                           "cuSOLVER")}
+                            "cholesky", "eigh", "eigvalsh", "eig", "eigvals", "svd", "svdvals",
+                            "qr", "lstsq"), "cuSOLVER")}
 
 _JOINS = frozenset(("concat", "concatenate", "stack", "hstack", "vstack", "dstack"))
 
