@@ -32,6 +32,13 @@ CASES = [
     ("softsign", lambda x: F.softsign(x * 3), lambda x: TF.softsign(x * 3)),
     ("tanhshrink", lambda x: F.tanhshrink(x * 3), lambda x: TF.tanhshrink(x * 3)),
     ("glu", lambda x: F.glu(x, 1), lambda x: TF.glu(x, 1)),
+    ("softplus(beta, threshold)", lambda x: F.softplus(x * 3, 2.0, 4.0),
+     lambda x: TF.softplus(x * 3, 2.0, 4.0)),
+    ("rrelu (evaluation)", lambda x: F.rrelu(x * 3, 0.1, 0.4), lambda x: TF.rrelu(x * 3, 0.1, 0.4)),
+    ("softmax(dtype)", lambda x: F.softmax(x.float(), dim=1, dtype=f64) * x,
+     lambda x: TF.softmax(x.float(), dim=1, dtype=torch.float64) * x),
+    ("log_softmax(dtype)", lambda x: x.float().log_softmax(0, f64) * x,
+     lambda x: x.float().log_softmax(0, torch.float64) * x),
 ]
 
 
@@ -75,7 +82,7 @@ def test_gradient_at_the_kinks_is_torchs(xb, name, kw):
 MODULES = [("LeakyReLU", ()), ("ELU", (0.5,)), ("CELU", ()), ("SELU", ()), ("SiLU", ()),
            ("Mish", ()), ("Hardtanh", (-0.5, 2.0)), ("ReLU6", ()), ("Hardsigmoid", ()),
            ("Hardswish", ()), ("LogSigmoid", ()), ("Softsign", ()), ("Tanhshrink", ()),
-           ("GLU", (0,)), ("PReLU", (3,))]
+           ("GLU", (0,)), ("PReLU", (3,)), ("Softplus", (2.0, 3.0))]
 
 
 @pytest.mark.parametrize("name,args", MODULES, ids=[m[0] for m in MODULES])

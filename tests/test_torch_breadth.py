@@ -66,6 +66,9 @@ CASES = [
     ("cartesian_prod", lambda m, a, b: m.cartesian_prod(a, b).prod(-1), [(3,), (2,)]),
     ("rsqrt, exp2, logit", lambda m, a: m.rsqrt(a * a + 0.5) + m.exp2(a)
      + m.logit(m.sigmoid(a), eps=0.2) + m.deg2rad(a), [(3, 4)]),
+    # eps above a half: PyTorch's order (below eps first) gives eps itself (xad's clip gave
+    # 1 - eps: logit(0.5, eps=0.6) was -0.405, PyTorch's +0.405)
+    ("logit(eps > 0.5)", lambda m, a: m.logit(m.sigmoid(a), eps=0.6) * a, [(3, 4)]),
     ("outer, dot, mv", lambda m, a, b, c: m.outer(a, b) * m.dot(a, c)
      + m.mv(m.outer(c, b), b)[:, None], [(3,), (4,), (3,)]),
     ("bmm, addmm", lambda m, a, b, c: m.bmm(a, b).sum(0) + m.addmm(c, a[0], b[1], beta=0.5,

@@ -344,6 +344,18 @@ def _functional_cases() -> dict:
         "F.relu, F.gelu, F.tanh, F.sigmoid, F.softplus": lambda m, g: [
             getattr(F(m), n)(g.f()) for n in ("relu", "gelu", "tanh", "sigmoid", "softplus")],
         "F.gelu(tanh)": lambda m, g: F(m).gelu(g.f(), approximate="tanh"),
+        "F.softplus(beta, threshold), nn.Softplus": lambda m, g: [
+            F(m).softplus(g.f(), beta=2.0, threshold=1.5), F(m).softplus(g.f(), 0.5),
+            m.nn.Softplus(beta=3.0, threshold=2.0)(g.f())],
+        "F.softmax, log_softmax, x.softmax with dtype": lambda m, g: [
+            F(m).softmax(g.f(), dim=0, dtype=m.float64), F(m).log_softmax(g.f(), 0,
+                                                                         dtype=m.float64),
+            g.f().softmax(-1, m.float64), m.log_softmax(g.f(), -1, dtype=m.float64)],
+        "F.rrelu(training=False), nn.RReLU in eval, logit(eps)": lambda m, g: [
+            F(m).rrelu(g.f()), F(m).rrelu(g.f(), 0.2, 0.4, False),
+            m.nn.RReLU(0.1, 0.5).eval()(g.f()), m.logit(g.f(lo=0.0), eps=0.3),
+            m.logit(g.f(lo=0.0), eps=0.7)],
+        "torch.bitwise_not": lambda m, g: [m.bitwise_not(g.b()), m.bitwise_not(g.i())],
         "F.softmax(dim)": lambda m, g: F(m).softmax(g.f(), dim=0),
         "F.log_softmax(x, 1)": lambda m, g: F(m).log_softmax(g.f(), 1),
         "F.linear": lambda m, g: F(m).linear(g.f((2, 3)), g.f((4, 3)), g.f((4,))),
@@ -718,6 +730,8 @@ AUDITED_ELSEWHERE = ("Generator Tensor amp autograd bfloat16 bool cuda compile c
                      "cumprod_ multiply_ subtract_ divide_ "
                      # refused with its reason (tests/test_torch_missing_layers.py)
                      "as_strided "
+                     # random draws: their distributions, tests/test_random_activations.py
+                     "gumbel_softmax "
                      # with out= against torch (tests/test_torch_out.py)
                      "resize_ "
                      # modules that PyTorch's examples import (tests/test_pytorch_examples.py)

@@ -1209,13 +1209,15 @@ class Tensor:
         return _ops.cumsum(self if d is None else _ops.astype(self, d, copy=False),
                            axis=_ax(dim, axis))
 
-    def softmax(self, dim=-1, *, axis=None) -> Tensor:
-        """See :func:`xad.softmax`."""
-        return _ops.softmax(self, axis=_ax(dim, axis))
+    def softmax(self, dim=-1, dtype=None, *, axis=None) -> Tensor:
+        """See :func:`xad.softmax`; ``dtype`` casts first (PyTorch's)."""
+        x = self if dtype is None else self.astype(dtype)
+        return _ops.softmax(x, axis=_ax(dim, axis))
 
-    def log_softmax(self, dim=-1, *, axis=None) -> Tensor:
-        """See :func:`xad.log_softmax`."""
-        return _ops.log_softmax(self, axis=_ax(dim, axis))
+    def log_softmax(self, dim=-1, dtype=None, *, axis=None) -> Tensor:
+        """See :func:`xad.log_softmax`; ``dtype`` casts first (PyTorch's)."""
+        x = self if dtype is None else self.astype(dtype)
+        return _ops.log_softmax(x, axis=_ax(dim, axis))
 
     def exp(self) -> Tensor:
         """See :func:`xad.exp`."""

@@ -14,7 +14,7 @@ from . import init as _init
 from .module import Module, Parameter
 
 __all__ = ["ReLU", "Tanh", "Sigmoid", "GELU", "Softplus", "Softmax", "LogSoftmax", "Softmin",
-           "LeakyReLU", "ELU", "CELU", "SELU", "SiLU", "Mish", "Hardtanh", "ReLU6",
+           "LeakyReLU", "RReLU", "ELU", "CELU", "SELU", "SiLU", "Mish", "Hardtanh", "ReLU6",
            "Hardsigmoid", "Hardswish", "LogSigmoid", "Softsign", "Tanhshrink", "GLU", "PReLU",
            "Softshrink", "Hardshrink", "Threshold", "Softmax2d"]
 
@@ -61,10 +61,23 @@ class Sigmoid(Module):
 
 
 class Softplus(Module):
-    """``log(1 + exp(x))``."""
+    """``log(1 + exp(beta x)) / beta``; ``x`` where ``beta x > threshold``.
+
+    Example:
+        >>> import xad
+        >>> round(xad.nn.Softplus(beta=2.0)(xad.tensor([0.0])).item(), 4)
+        0.3466
+    """
+
+    def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
+        super().__init__()
+        self.beta, self.threshold = beta, threshold
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.softplus(x)
+        return F.softplus(x, self.beta, self.threshold)
+
+    def extra_repr(self) -> str:
+        return f"beta={self.beta}, threshold={self.threshold}"
 
 
 class GELU(Module):
@@ -170,6 +183,29 @@ class LeakyReLU(_Elementwise):
 
     def __init__(self, negative_slope: float = 1e-2, inplace: bool = False) -> None:
         super().__init__(inplace, negative_slope=negative_slope)
+
+
+class RReLU(Module):
+    """Randomized leaky ReLU (:func:`xad.nn.functional.rrelu`): a random negative slope
+    in ``[lower, upper]`` per element in training, their mean in evaluation.
+
+    Example:
+        >>> import xad
+        >>> xad.nn.RReLU(0.25, 0.75).eval()(xad.tensor([-2.0, 1.0])).tolist()
+        [-1.0, 1.0]
+    """
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+                 inplace: bool = False) -> None:
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.rrelu(x, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace
+                                                           else "")
 
 
 class ELU(_Elementwise):

@@ -17,7 +17,7 @@ from .amp_cast import autocast_float32, autocast_low, autocast_off
 from .creation import asarray
 from .diagonal import Diagonal
 from .dtype_functions import finfo, result_type
-from .elementwise import astype, clip, isfinite, isnan, log, sqrt, where
+from .elementwise import astype, isfinite, isnan, log, sqrt, where
 from .elementwise_math import floor, floor_divide, logaddexp, trunc
 from .linalg import matmul
 from .manipulation import broadcast_arrays, meshgrid, take_along_axis
@@ -497,7 +497,9 @@ def logit(input: Tensor, eps: float | None = None) -> Tensor:  # noqa: A002
         >>> xad.logit(xad.tensor([0.5])).tolist()
         [0.0]
     """
-    p = input if eps is None else clip(input, eps, 1.0 - eps)
+    p = input
+    if eps is not None:  # PyTorch's order: below eps first (so eps > 0.5 gives eps)
+        p = where(input < eps, eps, where(input > 1.0 - eps, 1.0 - eps, input))
     return log(p / (1.0 - p))
 
 

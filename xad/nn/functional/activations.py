@@ -1,6 +1,7 @@
 """More activations as functions, with PyTorch's names, defaults and gradients at the kinks
-(``leaky_relu elu selu celu silu mish hardtanh relu6 hardsigmoid hardswish prelu logsigmoid
-softsign tanhshrink glu softshrink hardshrink threshold``), each composed from xad's primitives.
+(``leaky_relu rrelu elu selu celu silu mish hardtanh relu6 hardsigmoid hardswish prelu
+logsigmoid softsign tanhshrink glu softshrink hardshrink threshold``, and ``gumbel_softmax``),
+each composed from xad's primitives.
 
 Branches that would overflow where they are not selected (``exp`` of a large input) are
 clamped first, so no ``inf * 0`` reaches a gradient. Each keeps its input's dtype, under
@@ -11,16 +12,17 @@ parts (``expm1``, ``softplus``) run with autocast off.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 from ... import ops as _ops
-from ...factories import full_like
+from ...factories import arange, full_like, rand
 from ...ops.amp_cast import autocast_low, unlisted
 from ...tensor import Tensor
 
-__all__ = ["leaky_relu", "elu", "selu", "celu", "silu", "mish", "hardtanh", "relu6",
-           "hardsigmoid", "hardswish", "prelu", "logsigmoid", "softsign", "tanhshrink", "glu",
-           "softshrink", "hardshrink", "threshold", "threshold_"]
+__all__ = ["leaky_relu", "rrelu", "gumbel_softmax", "elu", "selu", "celu", "silu", "mish",
+           "hardtanh", "relu6", "hardsigmoid", "hardswish", "prelu", "logsigmoid", "softsign",
+           "tanhshrink", "glu", "softshrink", "hardshrink", "threshold", "threshold_"]
 
 def in_place(fn: Any, input: Tensor, name: str, *args: Any) -> Tensor:
     """``fn(input, *args)`` written into ``input``, which is returned: PyTorch's
@@ -45,6 +47,57 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
     if inplace:
         return in_place(leaky_relu, input, "leaky_relu_", negative_slope)
     return _ops.where(input > 0, input, input * negative_slope)
+
+
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+          training: bool = False, inplace: bool = False) -> Tensor:
+    """Randomized leaky ReLU: ``x`` where ``x > 0``, else ``a x`` with ``a`` drawn uniformly
+    from ``[lower, upper]`` per element when ``training`` (the gradient is ``a`` there), and
+    ``a = (lower + upper) / 2`` otherwise (PyTorch's; the draws are xad's generator's).
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.rrelu(xad.tensor([-3.0, 2.0]), 0.25, 0.75).tolist()
+        [-1.5, 2.0]
+    """
+    if lower > upper:
+        raise ValueError(f"rrelu: lower bound {lower} must be at most the upper bound {upper}")
+    if inplace:
+        return in_place(rrelu, input, "rrelu_", lower, upper, training)
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2)
+    u = rand(*input.shape, dtype=input.dtype, backend=input._backend)
+    return _ops.where(input > 0, input, input * (u * (upper - lower) + lower))
+
+
+def gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False, eps: float = 1e-10,
+                   dim: int = -1) -> Tensor:
+    """A sample of the Gumbel-softmax distribution: ``softmax((logits + g) / tau)`` along
+    ``dim``, ``g`` standard Gumbel noise from xad's generator; with ``hard=True`` the one-hot
+    of its first largest entry, with the soft sample's gradient (PyTorch's straight-through
+    ``y_hard - y_soft.detach() + y_soft``). ``eps`` has no effect (deprecated in PyTorch).
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> y = F.gumbel_softmax(xad.zeros(2, 3), hard=True)
+        >>> y.sum(dim=-1).tolist()
+        [1.0, 1.0]
+    """
+    if eps != 1e-10:
+        warnings.warn("gumbel_softmax: `eps` has no effect (deprecated, as in PyTorch)",
+                      stacklevel=2)
+    u = rand(*logits.shape, dtype=logits.dtype, backend=logits._backend)
+    gumbels = -_ops.log(-_ops.log1p(-u))  # -log of an Exponential(1) draw
+    y = _ops.softmax((logits + gumbels) / tau, axis=dim)
+    if not hard:
+        return y
+    d = dim % y.ndim
+    classes = arange(y.shape[d], backend=y._backend).reshape(
+        (-1,) + (1,) * (y.ndim - 1 - d))
+    one_hot = (_ops.argmax(y, axis=d, keepdims=True) == classes).astype(y.dtype)
+    return one_hot - y.detach() + y
 
 
 @unlisted

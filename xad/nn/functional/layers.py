@@ -165,14 +165,27 @@ def gelu(x: Tensor, approximate: str = "none") -> Tensor:
     return _ops.gelu(x, approximate=approximate)
 
 
-def softplus(x: Tensor) -> Tensor:
-    """``log(1 + exp(x))``, stably."""
-    return _ops.softplus(x)
+def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """``log(1 + exp(beta x)) / beta``, stably; ``x`` itself where ``beta x > threshold``
+    (PyTorch's; with the defaults the stable form alone, equal to rounding there).
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> [round(v, 4) for v in F.softplus(xad.tensor([-1.0, 30.0]), beta=2.0).tolist()]
+        [0.0635, 30.0]
+    """
+    if beta == 1.0 and threshold == 20.0:
+        return _ops.softplus(x)
+    bx = x * beta
+    return _ops.where(bx > threshold, x, _ops.softplus(bx) / beta)
 
 
-def softmax(x: Tensor, axis: int | None = None, *, dim: int | None = None) -> Tensor:
+def softmax(x: Tensor, axis: int | None = None, *, dim: int | None = None,
+            dtype: Any = None) -> Tensor:
     """Softmax along ``axis`` (or PyTorch's ``dim``; given neither, the last axis of an
-    input of at most 2 dimensions, and an error for more: PyTorch's implicit choice differs).
+    input of at most 2 dimensions, and an error for more: PyTorch's implicit choice differs);
+    ``dtype`` casts the input first, as PyTorch's.
 
     Example:
         >>> import xad
@@ -180,12 +193,15 @@ def softmax(x: Tensor, axis: int | None = None, *, dim: int | None = None) -> Te
         >>> F.softmax(xad.zeros(1, 2), axis=-1).tolist()
         [[0.5, 0.5]]
     """
+    x = x if dtype is None else x.astype(dtype)
     return _ops.softmax(x, axis=_softmax_axis("softmax", x, axis, dim))
 
 
-def log_softmax(x: Tensor, axis: int | None = None, *, dim: int | None = None) -> Tensor:
+def log_softmax(x: Tensor, axis: int | None = None, *, dim: int | None = None,
+                dtype: Any = None) -> Tensor:
     """Log of the softmax along ``axis`` (``dim``; the default as :func:`softmax`'s),
-    computed stably."""
+    computed stably; ``dtype`` casts the input first."""
+    x = x if dtype is None else x.astype(dtype)
     return _ops.log_softmax(x, axis=_softmax_axis("log_softmax", x, axis, dim))
 
 
