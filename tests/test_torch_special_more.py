@@ -57,7 +57,7 @@ def test_ndtr_is_relatively_accurate_in_the_lower_tail(xb):
             5.725571222524577e-300]  # mpmath.ncdf, 30 digits
     # rtol: the rounding of x / sqrt(2) costs x^2 ulps (as in torch's and scipy's)
     np.testing.assert_allclose(xad.ndtr(x).numpy(), want, rtol=3e-13)
-    np.testing.assert_allclose(xad.ndtr(x.float()).numpy()[:2], want[:2], rtol=2e-6)
+    np.testing.assert_allclose(xad.ndtr(x.float()).numpy()[:2], want[:2], rtol=1e-5)
 
 
 _GRAD = {

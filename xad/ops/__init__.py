@@ -68,8 +68,6 @@ from .strided import *  # noqa: F403
 from .strided import __all__ as _st
 from .torch_compositions import *  # noqa: F403
 from .torch_compositions import __all__ as _tc
-from .torch_special import *  # noqa: F403
-from .torch_special import __all__ as _tsp
 from .torch_elementwise import *  # noqa: F403
 from .torch_elementwise import __all__ as _te
 from .torch_placement import *  # noqa: F403
@@ -78,6 +76,8 @@ from .torch_products import *  # noqa: F403
 from .torch_products import __all__ as _tpr
 from .torch_reductions import *  # noqa: F403
 from .torch_reductions import __all__ as _tr
+from .torch_special import *  # noqa: F403
+from .torch_special import __all__ as _tsp
 from .transfer import *  # noqa: F403
 from .transfer import __all__ as _t
 from .unique_and_counts import *  # noqa: F403
