@@ -59,7 +59,7 @@ def erfcx(input: Tensor) -> Tensor:  # noqa: A002
     Example:
         >>> import xad
         >>> round(xad.erfcx(xad.tensor([100.0], dtype=xad.float64)).item(), 16)
-        0.0056416006013218
+        0.0056416137829894
     """
     x = _floating(input)
     far = x >= _ERFCX_SPLIT
@@ -80,7 +80,7 @@ def log_ndtr(input: Tensor) -> Tensor:  # noqa: A002
     Example:
         >>> import xad
         >>> round(xad.log_ndtr(xad.tensor([-100.0], dtype=xad.float64)).item(), 6)
-        -5005.524128
+        -5005.524209
     """
     x = _floating(input)
     low = x < -1.0
@@ -185,7 +185,7 @@ def i0e(input: Tensor) -> Tensor:  # noqa: A002
     Example:
         >>> import xad
         >>> round(xad.i0e(xad.tensor([1000.0], dtype=xad.float64)).item(), 12)
-        0.012617240455
+        0.012617240456
     """
     return _bessel(input, 0, True)
 
@@ -207,6 +207,6 @@ def i1e(input: Tensor) -> Tensor:  # noqa: A002
     Example:
         >>> import xad
         >>> round(xad.i1e(xad.tensor([1000.0], dtype=xad.float64)).item(), 12)
-        0.012610930256
+        0.012610930257
     """
     return _bessel(input, 1, True)
