@@ -130,3 +130,4 @@ def test_exposed_under_as_torch(xb):
                                       getattr(xad, n)(x).numpy(), n)
     np.testing.assert_array_equal(special.xlog1py(x, x).numpy(), xad.xlog1py(x, x).numpy())
     np.testing.assert_array_equal(top.i0(x).numpy(), xad.i0(x).numpy())  # torch.i0 too
+    np.testing.assert_array_equal(x.i0().numpy(), xad.i0(x).numpy())  # and Tensor.i0
