@@ -131,3 +131,47 @@ def test_exposed_under_as_torch(xb):
     np.testing.assert_array_equal(special.xlog1py(x, x).numpy(), xad.xlog1py(x, x).numpy())
     np.testing.assert_array_equal(top.i0(x).numpy(), xad.i0(x).numpy())  # torch.i0 too
     np.testing.assert_array_equal(x.i0().numpy(), xad.i0(x).numpy())  # and Tensor.i0
+
+
+_PG = np.array([-3.7, -2.5, -0.3, 0.2, 0.5, 1.0, 2.0, 4.3, 9.0, 40.0, 1e3, 0.0, -2.0, _INF,
+                _NAN])
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 6])
+def test_polygamma_matches_torch(xb, n):
+    x = xad.tensor(_PG, dtype=xad.float64, requires_grad=True)
+    xt = torch.tensor(_PG, requires_grad=True)
+    y, yt = xad.polygamma(n, x), torch.special.polygamma(n, xt)
+    # torch's polygamma(1) (trigamma) is 5e-10 off (mpmath: tests/test_torch_special.py)
+    # and below 0 the series in (x + k)^-(n+1) cancels, in torch's as in xad's (1e-12)
+    got, want = y.detach().numpy(), yt.detach().numpy()
+    pos = ~(_PG < 0)
+    _compare(got[pos], want[pos], 1e-9 if n == 1 else 1e-13, f"polygamma {n}")
+    _compare(got[~pos], want[~pos], 1e-9, f"polygamma {n} below 0")
+    fin = np.isfinite(_PG) & ~((_PG <= 0) & (_PG == np.floor(_PG)))
+    w = xad.tensor(fin, dtype=xad.float64)
+    (g,) = xad.autograd.grad((y * w).sum(), x)
+    want = torch.special.polygamma(n + 1, xt.detach()).numpy()  # PyTorch's gradient
+    np.testing.assert_allclose(g.numpy()[fin], want[fin], rtol=1e-9 if n == 0 else 1e-12)
+    f32 = xad.polygamma(n, xad.tensor(_PG[3:10], dtype=xad.float32)).numpy()  # x > 0
+    want32 = torch.special.polygamma(n, torch.tensor(_PG[3:10], dtype=torch.float32)).numpy()
+    np.testing.assert_allclose(f32, want32, rtol=5e-5 if n else 2e-6)
+
+
+def test_zeta_matches_torch(xb):
+    x = np.array([1.0, 1.5, 2.0, 3.0, 5.0, 11.0, 0.5, 1.0, 2.0, -1.0, 2.5, 4.0, 60.0])
+    q = np.array([1.0, 0.5, -2.5, 2.0, 1e3, 0.1, 1.0, 0.0, -3.0, 2.0, -1.5, 1e9, 1.0])
+    xa = xad.tensor(x, dtype=xad.float64)
+    qa = xad.tensor(q, dtype=xad.float64, requires_grad=True)
+    qt = torch.tensor(q, requires_grad=True)
+    y, yt = xad.zeta(xa, qa), torch.special.zeta(torch.tensor(x), qt)
+    _compare(y.detach().numpy(), yt.detach().numpy(), 1e-13, "zeta")
+    fin = np.isfinite(yt.detach().numpy())
+    w = xad.tensor(fin, dtype=xad.float64)
+    (g,) = xad.autograd.grad((y * w).sum(), qa)
+    (gt,) = torch.autograd.grad((yt * torch.tensor(fin, dtype=torch.float64)).sum(), qt)
+    np.testing.assert_allclose(g.numpy()[fin], gt.numpy()[fin], rtol=1e-12)
+    with pytest.raises(NotImplementedError, match="zeta: the derivative"):
+        xad.zeta(xad.tensor([2.0], requires_grad=True), 1.0)  # torch's not_implemented
+    with pytest.raises(ValueError, match="polygamma: n must be"):
+        xad.polygamma(-1, xa)

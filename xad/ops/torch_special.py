@@ -16,17 +16,20 @@ argument, so no ``0 * inf`` reaches a backward pass.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Any
 
 from .. import dtypes as _dt
+from ..context import context
 from ..tensor import Tensor
 from .creation import asarray
 from .dtype_functions import result_type
 from .elementwise import abs, astype, exp, isnan, log, log1p, sign, sqrt, where
 from .elementwise_math import floor, isinf
-from .special_functions import erfc
+from .special_functions import digamma, erfc, trigamma
 
-__all__ = ["ndtr", "log_ndtr", "erfcx", "xlog1py", "entr", "i0", "i0e", "i1", "i1e"]
+__all__ = ["ndtr", "log_ndtr", "erfcx", "xlog1py", "entr", "i0", "i0e", "i1", "i1e", "zeta",
+           "polygamma"]
 
 _SQRT_HALF = math.sqrt(0.5)
 _ERFCX_SPLIT, _N_FRACTION = 3.0, 60  # continued fraction from 3: 1e-16 relative
@@ -210,3 +213,73 @@ def i1e(input: Tensor) -> Tensor:  # noqa: A002
         0.012610930257
     """
     return _bessel(input, 1, True)
+
+
+# B_2j / (2j)! for Euler-Maclaurin's tail of the Hurwitz zeta function (Cephes' 12 terms)
+_BERNOULLI = (Fraction(1, 6), Fraction(-1, 30), Fraction(1, 42), Fraction(-1, 30),
+              Fraction(5, 66), Fraction(-691, 2730), Fraction(7, 6), Fraction(-3617, 510),
+              Fraction(43867, 798), Fraction(-174611, 330), Fraction(854513, 138),
+              Fraction(-236364091, 2730))
+_EM = tuple(float(b / math.factorial(2 * j + 2)) for j, b in enumerate(_BERNOULLI))
+_ZETA_SHIFT = 9
+
+
+def _zeta_sum(x: Tensor, q: Tensor) -> Tensor:
+    """``sum_k (q + k)^-x`` by Euler-Maclaurin: nine terms, then the integral, half the
+    next term and twelve Bernoulli corrections (Cephes' ``zeta``)."""
+    total = (q * 0.0) + 0.0
+    for k in range(_ZETA_SHIFT):
+        total = total + (q + k) ** -x
+    a = q + _ZETA_SHIFT
+    total = total + a ** (1.0 - x) / (x - 1.0) + 0.5 * a ** -x
+    rising, power = x, a ** (-x - 1.0)  # x (x+1) ... (x+2j-2) and a^(-x-2j+1)
+    w = 1.0 / (a * a)
+    for j, c in enumerate(_EM):
+        total = total + c * rising * power
+        rising = rising * (x + 2 * j + 1) * (x + 2 * j + 2)
+        power = power * w
+    return total
+
+
+def zeta(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """The Hurwitz zeta function ``sum_k (other + k)^-input`` (PyTorch's ``special.zeta``:
+    ``inf`` at ``input == 1`` and at non-positive integer ``other``, NaN for ``input < 1``);
+    gradient ``-input * zeta(input + 1, other)`` to ``other``. Like PyTorch, none to
+    ``input``: a tensor ``input`` that requires grad is refused.
+
+    Example:
+        >>> import xad
+        >>> round(xad.zeta(xad.tensor([2.0], dtype=xad.float64), 1.0).item(), 12)
+        1.644934066848
+    """
+    x, q = (v if isinstance(v, Tensor) else asarray(v) for v in (input, other))
+    if x.requires_grad and context.grad_enabled:
+        raise NotImplementedError("zeta: the derivative with respect to input (the exponent) "
+                                  "is not implemented, as in PyTorch; pass input.detach()")
+    dt = result_type(x, q)
+    dt = dt if dt.is_floating else _dt.float32
+    x, q = astype(x, dt), astype(q, dt)
+    pole = (q <= 0) & (q == floor(q))
+    out = _zeta_sum(x, where(pole, 1.0, q))
+    out = where((q < 0) & (x != floor(x)), math.nan, out)  # (q + k)^-x is not real
+    out = where(pole | (x == 1), math.inf, out)
+    return where(x < 1, math.nan, out)
+
+
+def polygamma(n: int, input: Tensor) -> Tensor:  # noqa: A002
+    """The ``n``-th derivative of ``digamma`` (``digamma`` for ``n = 0``; beyond,
+    ``(-1)^(n+1) n! zeta(n + 1, x)``); gradient ``polygamma(n + 1, x)``.
+
+    Example:
+        >>> import xad
+        >>> round(xad.polygamma(1, xad.tensor([1.0], dtype=xad.float64)).item(), 12)
+        1.644934066848
+    """
+    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+        raise ValueError(f"polygamma: n must be a non-negative integer, got {n!r}")
+    x = _floating(input)
+    if n == 0:
+        return digamma(x)
+    if n == 1:
+        return trigamma(x)
+    return zeta(float(n + 1), x) * ((-1) ** (n + 1) * math.factorial(n))
