@@ -42,6 +42,14 @@ def _floating(x: Any) -> Tensor:
     return x if x.dtype.is_floating else astype(x, _dt.float32)
 
 
+def _floating_pair(a: Any, b: Any) -> tuple[Tensor, Tensor]:
+    """``a`` and ``b`` as tensors of their floating result dtype (integers: float32)."""
+    a, b = (v if isinstance(v, Tensor) else asarray(v) for v in (a, b))
+    dt = result_type(a, b)
+    dt = dt if dt.is_floating else _dt.float32
+    return astype(a, dt), astype(b, dt)
+
+
 def ndtr(input: Tensor) -> Tensor:  # noqa: A002
     """The standard normal CDF ``(1 + erf(x / sqrt 2)) / 2``, computed as
     ``erfc(-x / sqrt 2) / 2`` (relative accuracy in the lower tail).
@@ -103,10 +111,7 @@ def xlog1py(input: Any, other: Any) -> Tensor:  # noqa: A002
         >>> xad.xlog1py(xad.tensor([0.0, 2.0]), xad.tensor([-1.0, 0.0])).tolist()
         [0.0, 0.0]
     """
-    x, y = (v if isinstance(v, Tensor) else asarray(v) for v in (input, other))
-    dt = result_type(x, y)
-    dt = dt if dt.is_floating else _dt.float32
-    x, y = astype(x, dt), astype(y, dt)
+    x, y = _floating_pair(input, other)
     zero = x == 0
     lost = zero & ((y <= -1) | isinf(y))  # 0 * log1p(-1): log1p(0) there, no 0 * inf
     out = x * log1p(where(lost, 0.0, y))  # at x == 0 the gradient is still log1p(y)
@@ -252,13 +257,10 @@ def zeta(input: Any, other: Any) -> Tensor:  # noqa: A002
         >>> round(xad.zeta(xad.tensor([2.0], dtype=xad.float64), 1.0).item(), 12)
         1.644934066848
     """
-    x, q = (v if isinstance(v, Tensor) else asarray(v) for v in (input, other))
-    if x.requires_grad and context.grad_enabled:
+    if isinstance(input, Tensor) and input.requires_grad and context.grad_enabled:
         raise NotImplementedError("zeta: the derivative with respect to input (the exponent) "
                                   "is not implemented, as in PyTorch; pass input.detach()")
-    dt = result_type(x, q)
-    dt = dt if dt.is_floating else _dt.float32
-    x, q = astype(x, dt), astype(q, dt)
+    x, q = _floating_pair(input, other)
     pole = (q <= 0) & (q == floor(q))
     out = _zeta_sum(x, where(pole, 1.0, q))
     out = where((q < 0) & (x != floor(x)), math.nan, out)  # (q + k)^-x is not real
