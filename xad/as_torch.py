@@ -181,7 +181,9 @@ def namespace() -> dict[str, types.ModuleType]:
     mods["torch.fft"] = _module("torch.fft", torch_fft)
     mods["torch.special"] = _module("torch.special", **{  # torch.special's usual names
         n: getattr(xad, n) for n in ("erf", "erfc", "erfinv", "digamma", "log1p", "expm1",
-                                     "exp2", "xlogy", "logit")},
+                                     "exp2", "xlogy", "logit", "ndtr", "log_ndtr",
+                                     "erfcx", "xlog1py", "entr", "i0", "i0e", "i1",
+                                     "i1e", "zeta", "polygamma")},
         gammaln=xad.lgamma, psi=xad.digamma, expit=xad.sigmoid, logsumexp=fns["logsumexp"])
     mods["torch.func"] = _module("torch.func", _func)
     amp = _module("torch.amp", autocast=_tf.autocast, GradScaler=_tf.GradScaler)

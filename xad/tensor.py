@@ -2178,7 +2178,7 @@ _FUNCTION_METHODS = {n: n for n in (
     "unique_consecutive bincount tensor_split unfold cummax cummin logcumsumexp "
     "scatter_reduce index_put index_put_ as_strided index_copy index_reduce put kron inner "
     "vdot diag_embed diagflat cov corrcoef argwhere baddbmm addmv addr addbmm gcd lcm frexp "
-    "ldexp sinc fix sgn adjoint dist renorm matrix_exp").split()} | {
+    "ldexp sinc fix sgn adjoint dist renorm matrix_exp i0").split()} | {
     "mul": "multiply", "neg": "negative", "true_divide": "divide", "divide": "div",
     "arccos": "acos", "arcsin": "asin", "arctan": "atan", "arctan2": "atan2",
     "arccosh": "acosh", "arcsinh": "asinh", "arctanh": "atanh", "bitwise_not": "bitwise_invert",
