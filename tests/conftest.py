@@ -41,8 +41,10 @@ import xad  # noqa: E402
 from xad.backend import BackendError  # noqa: E402
 
 cupy_sim.register()
-# tests/typing/ holds programs for mypy (ci/typecheck.sh), not tests: never imported here
-collect_ignore = ["typing"]
+# tests/typing/ holds programs for mypy (ci/typecheck.sh), tests/torch_programs/ PyTorch
+# programs test_as_torch.py runs as subprocesses: not tests, never imported here (under
+# --doctest-modules an xdist worker, whose sys.argv is ['-c'], ran all four at import)
+collect_ignore = ["typing", "torch_programs"]
 PARAMS = ["numpy", "array_api_strict", "array_api_strict:device1", "torch", "jax", "cupy",
           "cupy-sim", "cupy-sim:cuda:1"]
 
