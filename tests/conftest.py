@@ -23,6 +23,16 @@ os.environ["SCIPY_ARRAY_API"] = "1"
 # otherwise take 75% of the GPU's memory in every xdist worker at its first array, and
 # CuPy's tests would run out of memory beside it.
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
+# Under xdist each worker gets its share of the cores for OpenMP/BLAS/numexpr pools (set
+# before those libraries load): with every library's default (a thread per core in every
+# worker) the workers' threads spin against each other, and on 2 cores a torch-heavy test
+# took twice the CPU time. test_numexpr_paths.py checks xad.set_num_threads still moves them.
+_workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
+if _workers:
+    _share = str(max(1, (os.cpu_count() or 1) // _workers))
+    for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                 "NUMEXPR_NUM_THREADS"):
+        os.environ.setdefault(_var, _share)
 
 import cupy_sim  # noqa: E402
 import pytest  # noqa: E402
@@ -31,8 +41,10 @@ import xad  # noqa: E402
 from xad.backend import BackendError  # noqa: E402
 
 cupy_sim.register()
-# tests/typing/ holds programs for mypy (ci/typecheck.sh), not tests: never imported here
-collect_ignore = ["typing"]
+# tests/typing/ holds programs for mypy (ci/typecheck.sh), tests/torch_programs/ PyTorch
+# programs test_as_torch.py runs as subprocesses: not tests, never imported here (under
+# --doctest-modules an xdist worker, whose sys.argv is ['-c'], ran all four at import)
+collect_ignore = ["typing", "torch_programs"]
 PARAMS = ["numpy", "array_api_strict", "array_api_strict:device1", "torch", "jax", "cupy",
           "cupy-sim", "cupy-sim:cuda:1"]
 

@@ -150,13 +150,15 @@ def test_set_num_threads_sets_blas_and_numexpr():
     ne_before = nk._ne.get_num_threads() if nk.available() else None
     torch = sys.modules.get("torch")
     torch_before = torch.get_num_threads() if torch is not None else None
+    # a change from where the pools start (one thread each under xdist: tests/conftest.py)
+    n = 2 if all(p["num_threads"] == 1 for p in before) else 1
     try:
-        xad.set_num_threads(1)
-        assert all(p["num_threads"] == 1 for p in threadpoolctl.threadpool_info())
+        xad.set_num_threads(n)
+        assert all(p["num_threads"] == n for p in threadpoolctl.threadpool_info())
         if nk.available():
-            assert nk._ne.get_num_threads() == 1
+            assert nk._ne.get_num_threads() == n
         if torch is not None:
-            assert torch.get_num_threads() == 1
+            assert torch.get_num_threads() == n
     finally:
         for p in before:
             threadpoolctl.threadpool_limits(p["num_threads"], user_api=p["user_api"])
