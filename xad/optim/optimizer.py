@@ -63,6 +63,9 @@ class Optimizer:
     # state entries that are one number per parameter (a 0-d tensor when kept on a device or
     # loaded from PyTorch); every other state tensor has its parameter's shape
     _scalar_state: frozenset[str] = frozenset({"step", "mu_product", "eta", "mu"})
+    # whether the update takes complex parameters as PyTorch's (its rule on the real and
+    # imaginary parts, torch._view_as_real): true where the rule is linear in the gradient
+    _complex_params: bool = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -115,7 +118,12 @@ class Optimizer:
                 raise ValueError(f"can't optimize a non-leaf Tensor (shape {p.shape}, made by "
                                  f"{p.grad_fn!r}); optimise the leaf it comes from, or "
                                  f"detach it and set requires_grad=True")
-            if not p.dtype.is_floating:
+            if p.dtype.is_complex and not self._complex_params:
+                raise TypeError(f"{type(self).__name__}: a parameter (shape {p.shape}) has "
+                                f"dtype {p.dtype}; this optimiser does not take complex "
+                                f"parameters yet (SGD does); optimise its real and "
+                                f"imaginary parts as two real parameters")
+            if not p.dtype.can_require_grad:
                 raise TypeError(f"optimizer: a parameter has dtype {p.dtype}; only floating "
                                 f"tensors can be optimised")
         if len({id(p) for p in params}) != len(params):
