@@ -208,3 +208,12 @@ def test_clip_grad_norm_of_complex_gradients(xb):
     T.abs(z).sum().backward()
     with pytest.raises(NotImplementedError, match="clip_grad_value_.*complex128"):
         xad.nn.utils.clip_grad_value_([z], 0.1)
+
+
+
+def test_parameter_list_makes_complex_parameters(xb):
+    """A plain complex tensor put in a ParameterList becomes a Parameter that requires grad,
+    as PyTorch's (before, one that did not)."""
+    plist = xad.nn.ParameterList([xad.tensor(Z0), xad.tensor([1, 2])])
+    assert plist[0].requires_grad and plist[0].dtype is xad.complex128
+    assert not plist[1].requires_grad
