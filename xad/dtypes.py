@@ -37,6 +37,11 @@ class DType:
         return self.name.startswith("complex")
 
     @property
+    def real(self) -> DType:
+        """The real dtype of this one's precision (float64 for complex128); itself if real."""
+        return {"complex64": float32, "complex128": float64}.get(self.name, self)
+
+    @property
     def can_require_grad(self) -> bool:
         """Whether a tensor of this dtype may require grad: floating and complex ones, as
         PyTorch's (a complex leaf's ``.grad`` is ``dL/dRe z + i dL/dIm z``)."""

@@ -128,9 +128,7 @@ def _total_norm(grads: list[Tensor], norm_type: float) -> Tensor:
     reduced in float32, as PyTorch's norms are (``g * g`` overflows float16 from 256), and
     the total rounded to their dtype. Complex gradients count by their magnitudes, and the
     total is real (PyTorch's)."""
-    out = grads[0].dtype if len(grads) == 1 else _ops.result_type(*grads)
-    if out.is_complex:
-        out = _dt.float64 if out is _dt.complex128 else _dt.float32
+    out = (grads[0].dtype if len(grads) == 1 else _ops.result_type(*grads)).real
     if norm_type in (math.inf, -math.inf):
         pick = _ops.max if norm_type > 0 else _ops.min
         norms = [pick(_ops.abs(w)) for w in map(_wide, grads)]

@@ -54,7 +54,7 @@ class SGD(Optimizer):
         [0.800000011920929, -1.600000023841858]
     """
 
-    _complex_params = True  # linear in g and p: the complex update is each part's
+    _complex_params = True
 
     def __init__(self, params: ParamsT, lr: float = 1e-3, momentum: float = 0.0,
                  dampening: float = 0.0, weight_decay: float = 0.0,
