@@ -241,3 +241,28 @@ def test_parameter_list_makes_complex_parameters(xb):
     plist = xad.nn.ParameterList([xad.tensor(Z0), xad.tensor([1, 2])])
     assert plist[0].requires_grad and plist[0].dtype is xad.complex128
     assert not plist[1].requires_grad
+
+
+# name -> f(L, z): holomorphic and not, for forward mode
+FORWARD = {
+    "mul": lambda L, z: z * z * (1 - 2j), "exp": lambda L, z: L.exp(z),
+    "sin": lambda L, z: L.sin(z), "matmul": lambda L, z: z @ z, "abs": lambda L, z: L.abs(z),
+    "conj": lambda L, z: L.conj(z) * z, "real": lambda L, z: L.real(z) * z,
+    "angle": lambda L, z: L.angle(z), "z*conj(z)": lambda L, z: z * L.conj(z),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FORWARD))
+def test_jvp_of_complex_primals_is_torch_funcs(name, xb):
+    f = FORWARD[name]
+    want = torch.func.jvp(lambda z: f(torch, z), (torch.tensor(Z0),), (torch.tensor(W0),))
+    got = xad.jvp(lambda z: f(T, z), (xad.tensor(Z0),), (xad.tensor(W0),))
+    for a, b in zip(got, want, strict=True):
+        np.testing.assert_allclose(_np(a), _np(b), rtol=1e-12, atol=1e-12, err_msg=name)
+
+
+def test_jacfwd_refuses_complex_inputs(xb):
+    """torch.func.jacfwd refuses complex inputs; xad's gave d/dRe z alone (for ``abs`` not
+    the Jacobian of anything PyTorch or JAX defines), now it raises."""
+    with pytest.raises(NotImplementedError, match="jacfwd .*argument 0 is complex"):
+        xad.jacfwd(lambda z: T.abs(z))(xad.tensor(Z0[0]))
