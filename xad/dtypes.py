@@ -38,13 +38,25 @@ class DType:
 
     @property
     def real(self) -> DType:
-        """The real dtype of this one's precision (float64 for complex128); itself if real."""
+        """The real dtype of this one's precision (float64 for complex128); itself if real.
+
+        Example:
+            >>> import xad
+            >>> xad.complex64.real
+            xad.float32
+        """
         return {"complex64": float32, "complex128": float64}.get(self.name, self)
 
     @property
     def can_require_grad(self) -> bool:
         """Whether a tensor of this dtype may require grad: floating and complex ones, as
-        PyTorch's (a complex leaf's ``.grad`` is ``dL/dRe z + i dL/dIm z``)."""
+        PyTorch's (a complex leaf's ``.grad`` is ``dL/dRe z + i dL/dIm z``).
+
+        Example:
+            >>> import xad
+            >>> xad.complex64.can_require_grad, xad.int64.can_require_grad
+            (True, False)
+        """
         return self.is_floating or self.is_complex
 
     def __reduce__(self):  # pickling (multiprocessing) keeps the singleton
