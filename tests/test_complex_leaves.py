@@ -172,7 +172,7 @@ def _steps(L, name, kw):
         ((L.abs(z - 1j) ** 3).sum() + (L.abs(z) * x).sum()).backward()
         opt.step()
     st = opt.state.get(z, {})
-    return [z, x] + [st[k] for k in sorted(st) if k != "step" and st[k] is not None]
+    return [z, x] + [st[k] for k in sorted(st) if getattr(st[k], "shape", ()) == Z0.shape]
 
 
 OPTIMISERS = [
@@ -181,7 +181,16 @@ OPTIMISERS = [
     ("Adam", {}), ("Adam", {"amsgrad": True, "weight_decay": 0.2}),
     ("Adam", {"betas": (0.5, 0.7), "maximize": True}),
     ("AdamW", {"weight_decay": 0.3}), ("AdamW", {"amsgrad": True}),
+    ("RMSprop", {"maximize": True}),
+    ("RMSprop", {"centered": True, "momentum": 0.5, "weight_decay": 0.1}),
+    ("Adamax", {"weight_decay": 0.1}), ("RAdam", {"weight_decay": 0.1}),
+    ("RAdam", {"decoupled_weight_decay": True, "weight_decay": 0.1}),
+    ("NAdam", {}), ("NAdam", {"decoupled_weight_decay": True, "weight_decay": 0.1}),
+    ("Adadelta", {"rho": 0.5, "weight_decay": 0.1}), ("ASGD", {"t0": 1, "weight_decay": 0.1}),
 ]
+# PyTorch keeps NAdam's mu_product and ASGD's eta/mu in float32 tensors: the real parameter
+# beside the complex one differs by as much (1e-8), so these compare at 1e-7
+_LOOSE = {"NAdam", "ASGD"}
 
 
 @pytest.mark.parametrize("name,kw", OPTIMISERS)
@@ -190,12 +199,12 @@ def test_optimiser_steps_are_pytorchs(name, kw, xb):
     imaginary parts (Adam's exp_avg_sq holds re^2 and im^2, not |g|^2)."""
     got, want = _steps(T, name, kw), _steps(torch, name, kw)
     assert len(got) == len(want)
+    tol = 1e-7 if name in _LOOSE else 1e-11
     for a, b in zip(got, want, strict=True):
-        np.testing.assert_allclose(_np(a), _np(b), rtol=1e-11, atol=1e-12, err_msg=name)
+        np.testing.assert_allclose(_np(a), _np(b), rtol=tol, atol=tol, err_msg=name)
 
 
-@pytest.mark.parametrize("name", ["RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam",
-                                  "RAdam", "ASGD", "Rprop", "LBFGS"])
+@pytest.mark.parametrize("name", ["Adagrad", "Rprop", "LBFGS"])
 def test_other_optimisers_refuse_complex_parameters(name, xb):
     z = xad.tensor(Z0, requires_grad=True)
     with pytest.raises(TypeError, match=f"{name}: a parameter .*complex128; this optimiser "

@@ -122,8 +122,9 @@ class Optimizer:
             if p.dtype.is_complex and not self._complex_params:
                 raise TypeError(f"{type(self).__name__}: a parameter (shape {p.shape}) has "
                                 f"dtype {p.dtype}; this optimiser does not take complex "
-                                f"parameters yet (SGD does); optimise its real and "
-                                f"imaginary parts as two real parameters")
+                                f"parameters yet (SGD, Adam(W), RMSprop, Adamax, NAdam, RAdam, "
+                                f"Adadelta and ASGD do); optimise its real and imaginary "
+                                f"parts as two real parameters")
             if not p.dtype.can_require_grad:
                 raise TypeError(f"optimizer: a parameter has dtype {p.dtype}; only floating "
                                 f"tensors can be optimised")
