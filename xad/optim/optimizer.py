@@ -122,9 +122,8 @@ class Optimizer:
             if p.dtype.is_complex and not self._complex_params:
                 raise TypeError(f"{type(self).__name__}: a parameter (shape {p.shape}) has "
                                 f"dtype {p.dtype}; this optimiser does not take complex "
-                                f"parameters yet (SGD, Adam(W), RMSprop, Adamax, NAdam, RAdam, "
-                                f"Adadelta and ASGD do); optimise its real and imaginary "
-                                f"parts as two real parameters")
+                                f"parameters yet (the others in xad.optim do); optimise "
+                                f"its real and imaginary parts as two real parameters")
             if not p.dtype.can_require_grad:
                 raise TypeError(f"optimizer: a parameter has dtype {p.dtype}; only floating "
                                 f"tensors can be optimised")
@@ -521,8 +520,11 @@ def _zeros_like(p: Tensor) -> Tensor:
 
 
 def _full_like(p: Tensor, value: float) -> Tensor:
+    """A state tensor like ``p`` with ``value`` in every real component: ``value + value i``
+    for a complex ``p`` (its rule runs on the parts, :func:`_apply_parts`), as PyTorch's."""
     b = p._backend
-    return Tensor._make(b.xp.full_like(p._array, value), b)
+    fill = complex(value, value) if p.dtype.is_complex else value
+    return Tensor._make(b.xp.full_like(p._array, fill), b)
 
 
 def _copy_array(b: Any, a: Any) -> Any:
