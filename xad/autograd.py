@@ -116,6 +116,11 @@ def _prepare(tensors: Any, grads: Any, where: str) -> tuple[list, list]:
         raise ValueError(f"{where}: got {len(outs)} outputs but {len(gs)} gradients")
     for i, (t, g) in enumerate(zip(outs, gs)):
         if g is None:
+            if t.dtype.is_complex:
+                raise RuntimeError(
+                    f"{where}: grad can be implicitly created only for real scalar outputs; "
+                    f"output {i} has dtype {t.dtype}. Pass the gradient explicitly "
+                    f"(y.backward(xad.ones_like(y))) or take a real loss (y.abs(), y.real).")
             if t.ndim != 0 and t.size != 1:
                 raise RuntimeError(
                     f"{where}: output {i} has shape {tuple(t.shape)}; a gradient can be implied "
@@ -130,6 +135,10 @@ def _prepare(tensors: Any, grads: Any, where: str) -> tuple[list, list]:
         elif g._backend is not t._backend:
             raise ValueError(f"{where}: gradient {i} is on {g._backend.label} but the output is "
                              f"on {t._backend.label}; move it with .to(...)")
-        elif g.dtype != t.dtype and t.dtype.is_floating:
+        elif g.dtype.is_complex != t.dtype.is_complex and t.dtype.can_require_grad:
+            raise RuntimeError(f"{where}: gradient {i} has dtype {g.dtype} but output {i} has "
+                               f"dtype {t.dtype}; for complex tensors both must be complex "
+                               f"(or both real): cast the gradient with .astype({t.dtype})")
+        elif g.dtype != t.dtype and t.dtype.can_require_grad:
             gs[i] = g.astype(t.dtype)  # as PyTorch: a gradient has its tensor's dtype
     return outs, gs

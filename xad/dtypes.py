@@ -31,6 +31,34 @@ class DType:
     def __repr__(self) -> str:
         return f"xad.{self.name}"
 
+    @property
+    def is_complex(self) -> bool:
+        """Whether this is ``complex64`` or ``complex128``."""
+        return self.name.startswith("complex")
+
+    @property
+    def real(self) -> DType:
+        """The real dtype of this one's precision (float64 for complex128); itself if real.
+
+        Example:
+            >>> import xad
+            >>> xad.complex64.real
+            xad.float32
+        """
+        return {"complex64": float32, "complex128": float64}.get(self.name, self)
+
+    @property
+    def can_require_grad(self) -> bool:
+        """Whether a tensor of this dtype may require grad: floating and complex ones, as
+        PyTorch's (a complex leaf's ``.grad`` is ``dL/dRe z + i dL/dIm z``).
+
+        Example:
+            >>> import xad
+            >>> xad.complex64.can_require_grad, xad.int64.can_require_grad
+            (True, False)
+        """
+        return self.is_floating or self.is_complex
+
     def __reduce__(self):  # pickling (multiprocessing) keeps the singleton
         return (as_dtype, (self.name,))
 
@@ -44,7 +72,7 @@ int64 = DType("int64", False)
 uint8 = DType("uint8", False)
 bool_ = DType("bool", False)
 # the rest of the Array API's dtypes; a backend without one leaves it unmapped. Complex
-# tensors carry no gradient yet (``is_floating`` is False for them).
+# dtypes are not ``is_floating`` but ``can_require_grad``.
 int8, int16 = DType("int8", False), DType("int16", False)
 uint16, uint32, uint64 = DType("uint16", False), DType("uint32", False), DType("uint64", False)
 complex64, complex128 = DType("complex64", False), DType("complex128", False)

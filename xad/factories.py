@@ -68,8 +68,9 @@ def _finish(data: Any, b: Backend, requires_grad: bool, static: bool = False) ->
     made from shapes, dtypes and Python numbers only)."""
     t = Tensor._constant(data, b) if static else Tensor._make(data, b)
     if requires_grad:
-        if not t.dtype.is_floating:
-            raise TypeError(f"requires_grad=True needs a floating dtype, got {t.dtype}")
+        if not t.dtype.can_require_grad:
+            raise TypeError(f"requires_grad=True needs a floating or complex dtype, got "
+                            f"{t.dtype}")
         t.requires_grad = True
     return t
 

@@ -699,9 +699,10 @@ class Tensor:
         """
         if self._node is not None and not requires_grad:
             raise RuntimeError("requires_grad_(False) on a non-leaf tensor: use .detach()")
-        if requires_grad and not self.dtype.is_floating:
-            raise TypeError(f"requires_grad_: only floating tensors can require gradients, "
-                            f"this one (shape {self.shape}) has dtype {self.dtype}; cast it "
+        if requires_grad and not self.dtype.can_require_grad:
+            raise TypeError(f"requires_grad_: only floating tensors (and complex ones) can "
+                            f"require gradients, this one (shape {self.shape}) has dtype "
+                            f"{self.dtype}; cast it "
                             f"first: x.astype(xad.float32).requires_grad_()")
         self.requires_grad = bool(requires_grad)
         return self

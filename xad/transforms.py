@@ -650,6 +650,13 @@ def _jac_fwd(g: Callable, primals: list, has_aux: bool) -> tuple[list, Any, Any]
         return res[0]
 
     in_flat = _flatten(primals, "jacobian: the arguments")[0]
+    for n, x in enumerate(in_flat):
+        if x.dtype.is_complex:  # a real unit tangent gives d/dRe only: not f's Jacobian
+            raise NotImplementedError(
+                f"jacfwd (jacobian mode='fwd'): argument {n} is complex ({x.dtype}, shape "
+                f"{x.shape}); forward-mode Jacobians take real inputs only (torch.func.jacfwd "
+                f"and JAX's refuse them too): pass its real and imaginary parts as two real "
+                f"arguments, or use xad.jvp with complex tangents")
     cols: list[list[list[Tensor]]] = [[] for _ in in_flat]
     out_spec = outs = None
     for n, x in enumerate(in_flat):

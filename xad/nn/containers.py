@@ -85,7 +85,7 @@ class ModuleDict(Module):
 def _as_parameter(value: Any) -> Any:
     """PyTorch's rule: a plain tensor becomes a Parameter; other objects stay as they are."""
     if isinstance(value, Tensor) and not isinstance(value, Parameter):
-        return Parameter(value, requires_grad=value.dtype.is_floating)
+        return Parameter(value, requires_grad=value.dtype.can_require_grad)
     return value
 
 

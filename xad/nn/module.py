@@ -44,8 +44,9 @@ class Parameter(Tensor):
         if not isinstance(data, Tensor):
             from ..factories import tensor
             data = tensor(data)
-        if requires_grad and not data.dtype.is_floating:
-            raise TypeError(f"Parameter: requires_grad=True needs a floating dtype, got "
+        if requires_grad and not data.dtype.can_require_grad:
+            raise TypeError(f"Parameter: requires_grad=True needs a floating or complex dtype, "
+                            f"got "
                             f"{data.dtype}; pass requires_grad=False or cast with .astype()")
         Tensor.__init__(self, data._array, requires_grad=requires_grad, backend=data._backend)
         data._share_version(self)  # one memory, one counter (PyTorch's): a change of either

@@ -126,8 +126,9 @@ def _total_norm(grads: list[Tensor], norm_type: float) -> Tensor:
     2-norm, no ``abs``), one over their stacked results (no concatenated copy of the
     gradients: that would double their memory for a moment). float16/bfloat16 gradients are
     reduced in float32, as PyTorch's norms are (``g * g`` overflows float16 from 256), and
-    the total rounded to their dtype."""
-    out = grads[0].dtype if len(grads) == 1 else _ops.result_type(*grads)
+    the total rounded to their dtype. Complex gradients count by their magnitudes, and the
+    total is real (PyTorch's)."""
+    out = (grads[0].dtype if len(grads) == 1 else _ops.result_type(*grads)).real
     if norm_type in (math.inf, -math.inf):
         pick = _ops.max if norm_type > 0 else _ops.min
         norms = [pick(_ops.abs(w)) for w in map(_wide, grads)]
@@ -148,7 +149,10 @@ def _total_norm(grads: list[Tensor], norm_type: float) -> Tensor:
 
 
 def _wide(g: Tensor) -> Tensor:
-    """``g``, in float32 where its dtype is narrower (reduced there, as PyTorch's norms)."""
+    """``g``, in float32 where its dtype is narrower (reduced there, as PyTorch's norms);
+    a complex ``g``'s magnitudes."""
+    if g.dtype.is_complex:
+        return _ops.abs(g)
     return g.astype(_dt.float32) if g.dtype in (_dt.float16, _dt.bfloat16) else g
 
 
@@ -159,6 +163,7 @@ def _joined(grads: list[Tensor]) -> Tensor | None:
     records the call (``xad.compile``); else ``None``."""
     b = grads[0]._backend
     if context.recorder is not None or any(g._backend is not b for g in grads) \
+            or any(g.dtype.is_complex for g in grads) \
             or not joins_in_one(b, [g._array for g in grads]):
         return None
     return _ops.concat([g.reshape(-1) for g in grads])
@@ -187,9 +192,15 @@ def clip_grad_value_(parameters: Iterable[Tensor] | Tensor, clip_value: float,
         >>> xad.nn.utils.clip_grad_value_([w], 1.0); w.grad.tolist()
         [1.0, 1.0]
     """
-    v = float(clip_value)
+    v, params = float(clip_value), _as_list(parameters)
+    for p in params:
+        if p.grad is not None and p.grad.dtype.is_complex:
+            raise NotImplementedError(f"clip_grad_value_: a gradient has dtype {p.grad.dtype} "
+                                      f"(shape {p.grad.shape}); clamping is not defined for "
+                                      f"complex numbers (PyTorch refuses it too): use "
+                                      f"clip_grad_norm_")
     with _ag.no_grad():
-        for p in _as_list(parameters):
+        for p in params:
             if p.grad is not None:
                 p.grad = _ops.clip(p.grad, -v, v)
 

@@ -36,6 +36,8 @@ class Adadelta(RuleOptimizer):
         0.996838
     """
 
+    _complex_params = True
+
     def __init__(self, params: ParamsT, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6,
                  weight_decay: float = 0.0, foreach: bool | None = None, *,
                  capturable: bool = False, maximize: bool = False,

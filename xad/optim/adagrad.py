@@ -51,6 +51,8 @@ class Adagrad(Optimizer):
         [0.9]
     """
 
+    _complex_params = True
+
     def __init__(self, params: ParamsT, lr: float = 1e-2, lr_decay: float = 0.0,
                  weight_decay: float = 0.0, initial_accumulator_value: float = 0.0,
                  eps: float = 1e-10, foreach: bool | None = None, *, maximize: bool = False,

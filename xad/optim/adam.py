@@ -53,6 +53,7 @@ class Adam(Optimizer):
     """
 
     _decoupled = False
+    _complex_params = True
 
     def __init__(self, params: ParamsT, lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,

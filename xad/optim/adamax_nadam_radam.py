@@ -30,6 +30,7 @@ class _AdamFamily(RuleOptimizer):
     cuda_graphs=True)`` turns on by itself, so a CUDA graph holds the step);
     ``differentiable`` must be ``False``."""
 
+    _complex_params = True
     _keys = ("exp_avg", "exp_avg_sq")
 
     def _validate(self, group: dict[str, Any]) -> None:

@@ -36,6 +36,8 @@ class ASGD(RuleOptimizer):
         0.79999
     """
 
+    _complex_params = True
+
     def __init__(self, params: ParamsT, lr: float = 1e-2, lambd: float = 1e-4,
                  alpha: float = 0.75, t0: float = 1e6, weight_decay: float = 0.0,
                  foreach: bool | None = None, maximize: bool = False,

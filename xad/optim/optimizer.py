@@ -25,6 +25,7 @@ The state-dict layout is PyTorch's: ``{"state": {index: {...}}, "param_groups": 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 from collections.abc import Callable, Iterable, Mapping
@@ -63,6 +64,9 @@ class Optimizer:
     # state entries that are one number per parameter (a 0-d tensor when kept on a device or
     # loaded from PyTorch); every other state tensor has its parameter's shape
     _scalar_state: frozenset[str] = frozenset({"step", "mu_product", "eta", "mu"})
+    # whether the step takes complex parameters as PyTorch's: its rule run on their real and
+    # imaginary parts (_apply_parts, torch._view_as_real), tested against PyTorch
+    _complex_params: bool = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -115,7 +119,12 @@ class Optimizer:
                 raise ValueError(f"can't optimize a non-leaf Tensor (shape {p.shape}, made by "
                                  f"{p.grad_fn!r}); optimise the leaf it comes from, or "
                                  f"detach it and set requires_grad=True")
-            if not p.dtype.is_floating:
+            if p.dtype.is_complex and not self._complex_params:
+                raise TypeError(f"{type(self).__name__}: a parameter (shape {p.shape}) has "
+                                f"dtype {p.dtype}; this optimiser does not take complex "
+                                f"parameters yet (the others in xad.optim do); optimise "
+                                f"its real and imaginary parts as two real parameters")
+            if not p.dtype.can_require_grad:
                 raise TypeError(f"optimizer: a parameter has dtype {p.dtype}; only floating "
                                 f"tensors can be optimised")
         if len({id(p) for p in params}) != len(params):
@@ -181,6 +190,10 @@ class Optimizer:
             return False
         if any(device_backend(g["params"]) is None for g in self.param_groups):
             return False
+        if any(p.dtype.is_complex for g in self.param_groups for p in g["params"]):
+            raise NotImplementedError(f"{type(self).__name__}: capturable=True (or a step "
+                                      f"recorded with cuda_graphs=True) with a complex "
+                                      f"parameter is not written yet; step it uncaptured")
         self._device = DeviceScalars(*rule)
         return True
 
@@ -390,6 +403,9 @@ def _apply(scratch: dict[Tensor, list[Any]], p: Tensor, n: int, kernel: Callable
         context.recorder.unsupported("a functional optimiser update (xad.optim.adam, sgd, ...): "
                                      "call an optimiser's step() in the compiled function")
     b = p._backend
+    if p.dtype.is_complex:  # with p's device made current (CuPy), as below
+        with contextlib.nullcontext() if b.scope is None else b.scope:
+            return _apply_parts(p, rule, state, -g if maximize else g, *args)
     q = queue(scratch)
     if q is not None and fusing(b):  # run with the step's others when it ends
         q.append(Update(p, rule, state, g, args, maximize))
@@ -427,6 +443,30 @@ def _apply_here(scratch: dict[Tensor, list[Any]], p: Tensor, n: int,
     p._bump_version()
 
 
+def _apply_parts(p: Tensor, rule: Callable[..., tuple], state: list[Tensor | None], g: Any,
+                 *args: Any) -> None:
+    """A complex parameter's update, as PyTorch's (``torch._view_as_real``): ``rule`` run on
+    the real parts of ``p``, its state and ``g``, then on their imaginary parts (Adam's
+    ``exp_avg_sq`` holds ``re(g)^2`` and ``im(g)^2``, not ``|g|^2``), the parts joined back
+    into ``p`` and its (complex) state tensors."""
+    b = p._backend
+    halves = []
+    for part in (b.xp.real, b.xp.imag):
+        x, new = rule(part(p._array), [None if s is None else part(s._array) for s in state],
+                      part(g), *args)
+        halves.append([x, *new])
+    for t, re, im in zip((p, *state), *halves):
+        if t is None:
+            continue
+        joined = b.complex(re, im, t._array.dtype)
+        if b.mutable:
+            t._array[...] = joined
+            t._bump_version()
+        else:
+            t._set_data(joined)
+        _refresh_views(t)
+
+
 def _update(e: list[Any], kernel: Callable[..., None], rw: list[Any], g: Any,
             *args: Any) -> None:
     """Run ``kernel(rw, g, scratch1, scratch2, *args)``, which updates the arrays in ``rw``
@@ -455,6 +495,9 @@ def _consts(b: Any, dtype: Any, values: tuple[float, ...], *flags: bool) -> tupl
     about twice as fast as Python numbers; NumPy scalars on CuPy, kernel arguments) where
     ``b`` is mutable, with the same result (a weak scalar takes the array's dtype anyway)."""
     if b.mutable:
+        xd = b.xad_dtype(dtype)
+        if xd.is_complex:  # the rule runs on the real and imaginary parts (_apply_parts)
+            dtype = b.dtype(xd.real)
         values = tuple(b.scalar(v, dtype) for v in values)
     return values + flags
 
@@ -477,8 +520,11 @@ def _zeros_like(p: Tensor) -> Tensor:
 
 
 def _full_like(p: Tensor, value: float) -> Tensor:
+    """A state tensor like ``p`` with ``value`` in every real component: ``value + value i``
+    for a complex ``p`` (its rule runs on the parts, :func:`_apply_parts`), as PyTorch's."""
     b = p._backend
-    return Tensor._make(b.xp.full_like(p._array, value), b)
+    fill = complex(value, value) if p.dtype.is_complex else value
+    return Tensor._make(b.xp.full_like(p._array, fill), b)
 
 
 def _copy_array(b: Any, a: Any) -> Any:

@@ -57,6 +57,8 @@ class RMSprop(Optimizer):
         [0.98]
     """
 
+    _complex_params = True
+
     def __init__(self, params: ParamsT, lr: float = 1e-2, alpha: float = 0.99,
                  eps: float = 1e-8, weight_decay: float = 0.0, momentum: float = 0.0,
                  centered: bool = False, capturable: bool = False, foreach: bool | None = None,

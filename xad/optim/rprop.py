@@ -34,6 +34,8 @@ class Rprop(RuleOptimizer):
         [0.9]
     """
 
+    _complex_params = True
+
     def __init__(self, params: ParamsT, lr: float = 1e-2, etas: tuple = (0.5, 1.2),
                  step_sizes: tuple = (1e-6, 50), *, capturable: bool = False,
                  foreach: Any = None, maximize: bool = False,

@@ -54,6 +54,8 @@ class SGD(Optimizer):
         [0.800000011920929, -1.600000023841858]
     """
 
+    _complex_params = True
+
     def __init__(self, params: ParamsT, lr: float = 1e-3, momentum: float = 0.0,
                  dampening: float = 0.0, weight_decay: float = 0.0,
                  nesterov: bool = False, *, maximize: bool = False, foreach: bool | None = None,
