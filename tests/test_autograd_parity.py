@@ -223,6 +223,21 @@ def test_grad_outputs_take_the_outputs_dtype(xb):
     assert h.grad.dtype == xad.float32 and x.grad.dtype == xad.float32
 
 
+def test_backward_takes_pytorchs_gradient_keyword(xb):
+    """``y.backward(gradient=g, retain_graph=None)`` as PyTorch scripts write it (the keyword
+    was a TypeError); giving it twice raises."""
+    got = []
+    for lib in (xad, torch):
+        x = _pair(lib, [1.0, 2.0])
+        y = x * x
+        y.backward(gradient=lib.tensor([1.0, 3.0]), retain_graph=None)
+        got.append(x.grad.tolist())
+    assert got[0] == got[1] == [2.0, 12.0]
+    x = xad.tensor([1.0], requires_grad=True)
+    with pytest.raises(TypeError, match="both grad and gradient"):
+        (x * 2).backward(xad.ones(1), gradient=xad.ones(1))
+
+
 def test_backward_inputs(xb):
     """``backward(inputs=...)`` fills only those tensors' ``.grad`` (a non-leaf's too), as
     PyTorch's; the keyword was a TypeError."""

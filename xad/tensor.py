@@ -638,12 +638,14 @@ class Tensor:
         return self._array.__dlpack_device__()
 
     # ----- graph --------------------------------------------------------------------------
-    def backward(self, grad: Any = None, retain_graph: bool = False,
-                 create_graph: bool = False, inputs: Any = None) -> None:
+    def backward(self, grad: Any = None, retain_graph: bool | None = False,
+                 create_graph: bool = False, inputs: Any = None, *,
+                 gradient: Any = None) -> None:
         """Accumulate the gradient of this tensor into ``.grad`` of the leaves behind it.
 
-        A non-scalar tensor needs ``grad`` (same shape). The graph's saved values are freed
-        afterwards unless ``retain_graph=True``. ``inputs`` limits it to those tensors.
+        A non-scalar tensor needs ``grad`` (same shape; PyTorch's keyword ``gradient=``
+        too). The graph's saved values are freed afterwards unless ``retain_graph=True``.
+        ``inputs`` limits it to those tensors.
 
         Example:
             >>> import xad
@@ -651,7 +653,12 @@ class Tensor:
             >>> (w * w).sum().backward(); w.grad.tolist()
             [6.0]
         """
-        _ag.backward(self, grad, retain_graph=retain_graph or create_graph,
+        if gradient is not None:
+            if grad is not None:
+                raise TypeError("backward: got both grad and gradient (the same argument, "
+                                "PyTorch's name); pass one")
+            grad = gradient
+        _ag.backward(self, grad, retain_graph=bool(retain_graph or create_graph),
                      create_graph=create_graph, inputs=inputs)
 
     def detach(self) -> Tensor:
