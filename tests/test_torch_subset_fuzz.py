@@ -732,6 +732,9 @@ AUDITED_ELSEWHERE = ("Generator Tensor amp autograd bfloat16 bool cuda compile c
                      "cumprod_ multiply_ subtract_ divide_ "
                      # refused with its reason (tests/test_torch_missing_layers.py)
                      "as_strided "
+                     # window functions against torch, tests/test_torch_windows.py
+                     "hann_window hamming_window blackman_window bartlett_window "
+                     "kaiser_window "
                      # random draws: their distributions, tests/test_random_activations.py
                      "gumbel_softmax "
                      # with out= against torch (tests/test_torch_out.py)

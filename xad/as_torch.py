@@ -56,7 +56,9 @@ _DTYPES = {"float": dtypes.float32, "float32": dtypes.float32, "double": dtypes.
 _PYTORCH_SIGNATURES = {n: getattr(_tf, n) for n in _tf.__all__ if n not in ("TorchTensor",
                                                                              "cuda_usable")}
 _FACTORIES = ("tensor", "zeros", "ones", "full", "empty", "arange", "linspace", "eye",
-              "rand", "randn", "randint", "randperm", "zeros_like", "ones_like", "full_like")
+              "rand", "randn", "randint", "randperm", "zeros_like", "ones_like", "full_like",
+              "hann_window", "hamming_window", "blackman_window", "bartlett_window",
+              "kaiser_window")
 # packages that use the real torch themselves (a torch backend): their imports are left alone
 _LIBRARIES = {"torch", "functorch", "torchgen", "array_api_compat", "xad", "xad_backends"}
 _NN_MODULES = ("activation", "batchnorm", "container", "conv", "dropout", "flatten", "linear",

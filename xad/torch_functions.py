@@ -33,6 +33,13 @@ from .torch_matrix_functions import (
     slogdet,
     svd,
 )
+from .torch_windows import (
+    bartlett_window,
+    blackman_window,
+    hamming_window,
+    hann_window,
+    kaiser_window,
+)
 
 _Fn = TypeVar("_Fn", bound=Callable[..., Any])
 
@@ -58,7 +65,8 @@ __all__ = ["TorchTensor", "meshgrid", "autocast", "GradScaler", "set_printoption
            "complex", "polar", "angle", "sgn", "imag",
            "is_nonzero", "logspace", "det", "inverse", "slogdet", "logdet",
            "svd", "qr", "cholesky", "matrix_power", "pinverse", "lu_unpack", "orgqr",
-           "randint_like", "normal",
+           "randint_like", "normal", "hann_window", "hamming_window", "blackman_window",
+           "bartlett_window", "kaiser_window",
            "set_float32_matmul_precision", "get_float32_matmul_precision",
            "use_deterministic_algorithms", "are_deterministic_algorithms_enabled"]
 

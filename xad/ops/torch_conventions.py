@@ -18,15 +18,16 @@ from ..tensor import Tensor
 from ._apply import binary, unary
 from .axes import normalize_axis
 from .batching import elementwise_batch
-from .decompositions import Cholesky, _cholesky_grad
+from .decompositions import Cholesky, _cholesky_grad, svdvals
 from .elementwise import where
 from .elementwise_math import Atan2, Copysign
 from .inverses import _call, _check, _mH, solve
 from .linalg import matmul
-from .manipulation import tril
+from .manipulation import moveaxis, tril
 from .norms import sqrt_zero_grad
 from .norms import vector_norm as _vector_norm
 from .reduce import argmax, argmin, max_indexed, variance
+from .shape import expand_dims
 
 __all__ = ["max_dim", "var", "std", "norm", "vector_norm", "atan2", "copysign", "cholesky"]
 
@@ -94,8 +95,9 @@ def vector_norm(x: Tensor, ord: float = 2, dim: Any = None, keepdim: bool = Fals
 
 
 def norm(x: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Tensor:
-    """PyTorch's ``Tensor.norm``: ``p="fro"`` (the 2-norm of all elements or over ``dim``)
-    or a number, as :func:`vector_norm`.
+    """PyTorch's ``Tensor.norm``: ``p="fro"`` (the 2-norm of all elements or over ``dim``),
+    ``"nuc"`` (the sum of singular values of a 2-D input or over two ``dim``) or a number,
+    as :func:`vector_norm`.
 
     Example:
         >>> import xad
@@ -104,12 +106,27 @@ def norm(x: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> T
     """
     if p == "fro" or p is None:
         p = 2
+    if p == "nuc":
+        return _nuclear_norm(x, dim, keepdim)
     if isinstance(p, str):
-        raise ValueError(f"norm: p={p!r} is not supported; use 'fro' or a number "
-                         f"(xad.linalg.matrix_norm for 'nuc')")
+        raise ValueError(f"norm: p={p!r} is not supported; use 'fro', 'nuc' or a number")
     if isinstance(dim, (tuple, list)) and not dim:
         dim = None  # PyTorch's: an empty dim is every dimension
     return vector_norm(x, p, dim, keepdim)
+
+
+def _nuclear_norm(x: Tensor, dim: Any, keepdim: bool) -> Tensor:
+    """The sum of the singular values of the matrices over ``dim`` (two axes; the last two
+    of a 2-D input where ``dim`` is None, as PyTorch's)."""
+    dims = (0, 1) if dim is None and x.ndim == 2 else dim
+    if not isinstance(dims, (tuple, list)) or len(dims) != 2:
+        raise ValueError(f"norm: p='nuc' needs a 2-D input or two dims, got shape "
+                         f"{tuple(x.shape)} and dim={dim!r}")
+    d0, d1 = (normalize_axis(d, x.ndim, "norm") for d in dims)
+    out = svdvals(moveaxis(x, (d0, d1), (-2, -1))).sum(axis=-1)
+    if keepdim:
+        out = expand_dims(expand_dims(out, axis=min(d0, d1)), axis=max(d0, d1))
+    return out
 
 
 class _Atan2ZeroOrigin(Atan2):
