@@ -96,6 +96,22 @@ def test_modules_match_torch(xb, name, args):
                                tm(torch.tensor(a)).detach().numpy(), rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", ["int64", "int8", "uint8"])
+def test_hardtanh_and_relu6_of_integers_keep_the_dtype(xb, dtype):
+    """PyTorch's keep an integer tensor's dtype, the bounds cast to it (xad's gave float32
+    tensors of the same numbers)."""
+    a = np.array([0, 2, 9, 5, 7], dtype=dtype)
+    if dtype != "uint8":
+        a = a - 3
+    x, t = xad.tensor(a), torch.tensor(a)
+    lo = 1.5 if dtype == "uint8" else -1.5  # (a bound outside the dtype raises in xad)
+    for got, want in ((F.hardtanh(x, lo, 5.5), TF.hardtanh(t, lo, 5.5)),
+                      (F.relu6(x), TF.relu6(t)),
+                      (nn.Hardtanh(0, 4)(x), torch.nn.Hardtanh(0, 4)(t))):
+        assert got.dtype.name == str(want.dtype).removeprefix("torch.")
+        assert got.tolist() == want.tolist()
+
+
 def test_errors(xb):
     with pytest.raises(ValueError, match="odd size 3"):
         F.glu(xad.zeros(2, 3))

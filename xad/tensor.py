@@ -1645,6 +1645,10 @@ class Tensor:
         """See :func:`xad.xlogy`."""
         return _ops.xlogy(self, other)
 
+    def polygamma(self, n: int) -> Tensor:
+        """PyTorch's ``x.polygamma(n)``: :func:`xad.polygamma` ``(n, x)``."""
+        return _ops.polygamma(n, self)
+
     def diff(self, n: int = 1, dim: int = -1, prepend: Any = None, append: Any = None,
              ) -> Tensor:
         """PyTorch's ``x.diff(n=1, dim=-1, prepend=None, append=None)`` (of bools: ``!=``)."""

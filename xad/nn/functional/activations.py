@@ -15,6 +15,7 @@ import math
 import warnings
 from typing import Any
 
+from ... import dtypes as _dt
 from ... import ops as _ops
 from ...factories import arange, full_like, rand
 from ...ops.amp_cast import autocast_low, unlisted
@@ -192,6 +193,10 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
         return in_place(hardtanh, input, "hardtanh_", min_val, max_val)
     if min_val > max_val:
         raise ValueError(f"hardtanh: min_val {min_val} is greater than max_val {max_val}")
+    if not input.dtype.is_floating and input.dtype is not _dt.bool_:
+        # an integer tensor keeps its dtype, the bounds cast to it (PyTorch's: they were
+        # float32 results)
+        return _ops.clip(input, int(min_val), int(max_val))
     inside = _ops.logical_and(input > min_val, input < max_val)
     outside = _ops.where(input <= min_val, float(min_val),  # (NaN in the input's dtype)
                          _ops.where(input >= max_val, float(max_val), full_like(input, math.nan)))
