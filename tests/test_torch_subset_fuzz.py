@@ -735,6 +735,8 @@ AUDITED_ELSEWHERE = ("Generator Tensor amp autograd bfloat16 bool cuda compile c
                      # window functions against torch, tests/test_torch_windows.py
                      "hann_window hamming_window blackman_window bartlett_window "
                      "kaiser_window "
+                     # the short-time Fourier pair against torch, tests/test_torch_stft.py
+                     "stft istft "
                      # random draws: their distributions, tests/test_random_activations.py
                      "gumbel_softmax "
                      # with out= against torch (tests/test_torch_out.py)

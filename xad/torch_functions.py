@@ -33,6 +33,7 @@ from .torch_matrix_functions import (
     slogdet,
     svd,
 )
+from .torch_stft import istft, stft
 from .torch_windows import (
     bartlett_window,
     blackman_window,
@@ -66,7 +67,7 @@ __all__ = ["TorchTensor", "meshgrid", "autocast", "GradScaler", "set_printoption
            "is_nonzero", "logspace", "det", "inverse", "slogdet", "logdet",
            "svd", "qr", "cholesky", "matrix_power", "pinverse", "lu_unpack", "orgqr",
            "randint_like", "normal", "hann_window", "hamming_window", "blackman_window",
-           "bartlett_window", "kaiser_window",
+           "bartlett_window", "kaiser_window", "stft", "istft",
            "set_float32_matmul_precision", "get_float32_matmul_precision",
            "use_deterministic_algorithms", "are_deterministic_algorithms_enabled"]
 
