@@ -26,7 +26,7 @@ def _window(name: str, window: Tensor | None, win_length: int, n_fft: int,
         raise ValueError(f"{name}: expected 0 < win_length <= n_fft, got win_length="
                          f"{win_length}, n_fft={n_fft}")
     if window is None:
-        dt = like.dtype.real if like.dtype.is_complex else like.dtype
+        dt = like.dtype.real
         window = ones(win_length, dtype=dt if dt.is_floating else _dt.float32)
     if tuple(window.shape) != (win_length,):
         raise ValueError(f"{name}: expected a 1-D window of size win_length={win_length}, got "

@@ -19,7 +19,7 @@ _COMPLEX = {"float32": _dt.complex64, "float64": _dt.complex128}
 
 
 def _is_complex(x: Tensor) -> bool:
-    return x.dtype.name.startswith("complex")
+    return x.dtype.is_complex
 
 
 def _part(b, x, which: str):

@@ -132,6 +132,14 @@ def logaddexp2(input: Any, other: Any) -> Tensor:  # noqa: A002
     return logaddexp(input * ln2, other * ln2) / ln2
 
 
+def floating_pair(a: Any, b: Any) -> tuple[Tensor, Tensor]:
+    """``a`` and ``b`` as tensors of their floating result dtype (integers: float32)."""
+    a, b = (v if isinstance(v, Tensor) else asarray(v) for v in (a, b))
+    dt = result_type(a, b)
+    dt = dt if dt.is_floating else _dt.float32
+    return astype(a, dt), astype(b, dt)
+
+
 def xlogy(input: Any, other: Any) -> Tensor:  # noqa: A002
     """``input * log(other)``, 0 where ``input == 0`` (NaN where ``other`` is NaN), with
     gradient 0 there too (PyTorch's ``xlogy``).
@@ -141,10 +149,7 @@ def xlogy(input: Any, other: Any) -> Tensor:  # noqa: A002
         >>> xad.xlogy(xad.tensor([0.0, 2.0]), xad.tensor([0.0, 1.0])).tolist()
         [0.0, 0.0]
     """
-    x, y = (asarray(v) if not isinstance(v, Tensor) else v for v in (input, other))
-    dt = result_type(x, y)
-    x, y = astype(x, dt if dt.is_floating else _dt.float32), astype(y, dt if dt.is_floating
-                                                                     else _dt.float32)
+    x, y = floating_pair(input, other)
     zero = x == 0
     out = where(zero, 0.0, x * log(where(zero, 1.0, y)))  # log(1): no 0 * inf in backward
     return where(isnan(y), y, out)
@@ -462,7 +467,7 @@ def _inexact(x: Tensor) -> bool:
 def _inexact_dtype(d: Any) -> bool:
     """Whether ``d`` is floating or complex (``is_floating`` is False for complex: a float
     ``value``/``alpha`` was truncated to an integer, or refused, for complex tensors)."""
-    return d.is_floating or d in (_dt.complex64, _dt.complex128)
+    return d.is_floating or d.is_complex
 
 
 def rsqrt(input: Tensor) -> Tensor:  # noqa: A002

@@ -23,10 +23,10 @@ from .. import dtypes as _dt
 from ..context import context
 from ..tensor import Tensor
 from .creation import asarray
-from .dtype_functions import result_type
 from .elementwise import abs, astype, exp, isnan, log, log1p, sign, sqrt, where
 from .elementwise_math import floor, isinf
 from .special_functions import digamma, erfc, trigamma
+from .torch_compositions import floating_pair
 
 __all__ = ["ndtr", "log_ndtr", "erfcx", "xlog1py", "entr", "i0", "i0e", "i1", "i1e", "zeta",
            "polygamma"]
@@ -40,14 +40,6 @@ def _floating(x: Any) -> Tensor:
     """``x`` as a floating tensor (integers and bools in the default float32, as PyTorch)."""
     x = x if isinstance(x, Tensor) else asarray(x)
     return x if x.dtype.is_floating else astype(x, _dt.float32)
-
-
-def _floating_pair(a: Any, b: Any) -> tuple[Tensor, Tensor]:
-    """``a`` and ``b`` as tensors of their floating result dtype (integers: float32)."""
-    a, b = (v if isinstance(v, Tensor) else asarray(v) for v in (a, b))
-    dt = result_type(a, b)
-    dt = dt if dt.is_floating else _dt.float32
-    return astype(a, dt), astype(b, dt)
 
 
 def ndtr(input: Tensor) -> Tensor:  # noqa: A002
@@ -111,7 +103,7 @@ def xlog1py(input: Any, other: Any) -> Tensor:  # noqa: A002
         >>> xad.xlog1py(xad.tensor([0.0, 2.0]), xad.tensor([-1.0, 0.0])).tolist()
         [0.0, 0.0]
     """
-    x, y = _floating_pair(input, other)
+    x, y = floating_pair(input, other)
     zero = x == 0
     lost = zero & ((y <= -1) | isinf(y))  # 0 * log1p(-1): log1p(0) there, no 0 * inf
     out = x * log1p(where(lost, 0.0, y))  # at x == 0 the gradient is still log1p(y)
@@ -260,7 +252,7 @@ def zeta(input: Any, other: Any) -> Tensor:  # noqa: A002
     if isinstance(input, Tensor) and input.requires_grad and context.grad_enabled:
         raise NotImplementedError("zeta: the derivative with respect to input (the exponent) "
                                   "is not implemented, as in PyTorch; pass input.detach()")
-    x, q = _floating_pair(input, other)
+    x, q = floating_pair(input, other)
     pole = (q <= 0) & (q == floor(q))
     out = _zeta_sum(x, where(pole, 1.0, q))
     out = where((q < 0) & (x != floor(x)), math.nan, out)  # (q + k)^-x is not real
