@@ -6,15 +6,13 @@ host, as the index range checks do."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from . import dtypes as _dt
 from . import fft as _fft
 from . import ops as _ops
 from .factories import ones
 from .nn import functional as F
+from .ops.device_checks import report_flag
 from .tensor import Tensor
-from .tracing import host_check
 
 __all__ = ["stft", "istft"]
 
@@ -94,19 +92,6 @@ def _overlap_add(frames: Tensor, hop: int) -> Tensor:
     return out.reshape(b, -1)
 
 
-def _nola_error(site: tuple, worst: Any) -> RuntimeError | None:
-    if int(worst.max()) <= 0:
-        return None
-    return RuntimeError(f"{site[0]}: window overlap add min below 1e-11: the windows, "
-                        f"{site[1]} samples apart, do not cover every sample (PyTorch's NOLA "
-                        f"check); use a smaller hop_length or another window")
-
-
-@host_check
-def _report_nola(bad: Tensor, site: tuple) -> None:
-    bad.backend.check_bounds(site, bad.array, _nola_error)
-
-
 def istft(input: Tensor, n_fft: int, hop_length: int | None = None,  # noqa: A002
           win_length: int | None = None, window: Tensor | None = None, center: bool = True,
           normalized: bool = False, onesided: bool | None = None, length: int | None = None,
@@ -145,8 +130,9 @@ def istft(input: Tensor, n_fft: int, hop_length: int | None = None,  # noqa: A00
     start = n_fft // 2 if center else 0
     end = start + length if length is not None else env.shape[-1] - (start if center else 0)
     env = env[:, start:end]
-    _report_nola(_ops.reshape(_ops.astype(_ops.any(env < 1e-11), _dt.int64), (1,)),
-                 ("istft", hop))
+    report_flag(env < 1e-11, f"istft: window overlap add min below 1e-11: the windows, {hop} "
+                f"samples apart, do not cover every sample (PyTorch's NOLA check); use a "
+                f"smaller hop_length or another window")
     ys = [y[:, start:end] / env for y in ys]
     y = ys[0] if len(ys) == 1 else _ops.complex_from_parts(*ys)
     if length is not None and y.shape[-1] < length:

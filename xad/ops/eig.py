@@ -16,19 +16,17 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from ..context import HOOKED, context
-from ..dtypes import int64
 from ..factories import zeros_like
 from ..tensor import Tensor
-from ..tracing import host_check
 from ._apply import Op, apply, unary
 from .batching import elementwise_batch
 from .complex_parts import _is_complex, complex_from_parts, conj, imag, real
 from .decompositions import _diag, _diagonal, _gap_inverse
-from .elementwise import abs, astype
+from .device_checks import report_flag
+from .elementwise import abs
 from .inverses import _check, _mH, solve
 from .linalg import matmul
-from .reduce import any as _any
-from .shape import expand_dims, reshape
+from .shape import expand_dims
 
 __all__ = ["eig", "eigvals", "EigResult"]
 
@@ -65,28 +63,15 @@ def _complex(b: Any, a: Any) -> Any:
     return xp.astype(a, xp.complex64 if a.dtype == xp.float32 else xp.complex128)
 
 
-@host_check
-def _report_gauge(worst: Tensor, site: tuple) -> None:
-    """Hand the gauge check's flag to the backend: read at once on the host, at the next
-    host read on CuPy (as an index range check), run again at each compiled replay."""
-    worst.backend.check_bounds(site, worst.array, _gauge_error)
-
-
-def _gauge_error(site: tuple, worst: Any) -> RuntimeError | None:
-    if int(worst.max()) <= 0:
-        return None
-    return RuntimeError(f"{site[0]}: the eigenvectors are specified up to multiplication by "
-                        f"e^(i phi) each, and the loss depends on that phase "
-                        f"(|Im diag(V^H gV)| > {_GAUGE_TOL}), so its gradient is ill-defined "
-                        f"(PyTorch raises too). Use a loss invariant under V -> V e^(i phi): "
-                        f"of |V|, of V diag(f(L)) V^-1, or of the eigenvalues alone")
-
-
 def _check_gauge(d: Tensor) -> None:
     """Raise (at once on the host, at the next host read on CuPy) where ``Im d`` is not
     within PyTorch's tolerance of 0 (NaN fails too, as in PyTorch's ``allclose``)."""
-    bad = _any(~(abs(imag(d)) <= _GAUGE_TOL))
-    _report_gauge(reshape(astype(bad, int64), (1,)), ("linalg.eig backward",))
+    report_flag(~(abs(imag(d)) <= _GAUGE_TOL),
+                f"linalg.eig backward: the eigenvectors are specified up to multiplication "
+                f"by e^(i phi) each, and the loss depends on that phase (|Im diag(V^H gV)| > "
+                f"{_GAUGE_TOL}), so its gradient is ill-defined (PyTorch raises too). Use a "
+                f"loss invariant under V -> V e^(i phi): of |V|, of V diag(f(L)) V^-1, or of "
+                f"the eigenvalues alone")
 
 
 def _eig_grad(w: Tensor, v: Tensor, gw: Tensor | None, gv: Tensor | None) -> Tensor:

@@ -9,9 +9,9 @@ from typing import Any
 from ..dtypes import int64
 from ..factories import arange
 from ..tensor import Tensor
-from ..tracing import host_check
 from ._apply import apply
 from .axes import normalize_axis
+from .device_checks import report_bounds
 from .elementwise import astype, where
 from .indexing import IndexAddInto, getitem_raw
 from .reduce import any as _any
@@ -58,13 +58,7 @@ def _check_range(index: Tensor, n: int, site: tuple) -> None:
     if index.size == 0:
         return
     k = astype(index, int64)
-    _report_range(stack([-_min(k), _max(k)]), site)
-
-
-@host_check
-def _report_range(worst: Tensor, site: tuple) -> None:
-    """Hand ``[-min, max]`` to the backend's bounds check (run again at each replay)."""
-    worst.backend.check_bounds(site, worst.array, _range_error)
+    report_bounds(stack([-_min(k), _max(k)]), site, _range_error)
 
 
 def _range_error(site: tuple, worst: Any) -> IndexError | None:

@@ -12,13 +12,13 @@ from ... import ops as _ops
 from ...context import HOOKED, context
 from ...factories import arange, ones_like, rand, zeros_like
 from ...ops.amp_cast import autocast_float32
+from ...ops.device_checks import report_bounds
 from ...ops.fused import dropout_mask, range_ends
 from ...ops.indexing import getitem_raw
 from ...ops.linalg import linear_act
 from ...ops.normalization import layer_norm as layer_norm_op
 from ...ops.norms import vector_norm
 from ...tensor import Tensor
-from ...tracing import host_check
 from .activations import in_place
 
 __all__ = [
@@ -64,7 +64,7 @@ def _check_in_range(t: Tensor, n: int, where: str, what: str, bound: str,
             raise exc
         return
     worst = range_ends(t, ignore).astype(_dt.int64)  # [-min, max], ignore read as 0
-    _report_range(worst, site)
+    report_bounds(worst, site, _range_error)
 
 
 def _host_range(b: Any, a: Any, ignore: int | None, n: int) -> tuple[int, int]:
@@ -76,14 +76,6 @@ def _host_range(b: Any, a: Any, ignore: int | None, n: int) -> tuple[int, int]:
         a = xp.where(a == ignore, xp.zeros_like(a), a)
         lo, hi = b.item(xp.min(a)), b.item(xp.max(a))
     return int(lo), int(hi)
-
-
-@host_check
-def _report_range(worst: Tensor, site: tuple) -> None:
-    """Hand ``[-min, max]`` to the backend's bounds check: the only part of
-    :func:`_check_in_range` that a compiled replay runs as Python (its reductions are
-    recorded as array calls)."""
-    worst.backend.check_bounds(site, worst.array, _range_error)
 
 
 def _range_error(site: tuple, worst: Any) -> IndexError | None:
