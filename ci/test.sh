@@ -27,7 +27,10 @@ echo "test: type check, docs site and browser check took $((SECONDS - t0)) s"
 # capture models CuPy's block reuse: where a GPU's graphs would give other numbers than eager
 XAD_CUDA_GRAPHS=1 "$VENV/bin/python" -m pytest -p no:cacheprovider -q -n auto -k cupy-sim \
     tests/test_compile.py tests/test_compile_fuzz.py tests/test_compile_fusion.py \
-    tests/test_compile_examples.py
+    tests/test_compile_examples.py tests/test_compile_sound.py tests/test_compile_twins.py \
+    tests/test_compile_fuzz_views.py tests/test_compile_fuzz_training.py \
+    tests/test_compile_fuzz_loops.py tests/test_compile_fuzz_callers.py \
+    tests/test_compile_callers.py tests/test_compile_guards.py tests/test_graph_step.py
 for backend in numpy array_api_strict; do
     AAT_FLOOR="${AAT_FLOOR:-98}" bash ci/conformance.sh "$backend" -n 2
 done

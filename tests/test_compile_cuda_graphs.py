@@ -113,6 +113,55 @@ def test_results_are_new_arrays_each_call(xb):
     assert len({id(o._array) for o in outs}) == 5
 
 
+def test_a_grad_zeroed_inside_the_step_keeps_the_new_gradient(xb):
+    """``w.grad.zero_()`` at the start of a captured step, then ``backward``: the replay
+    bound ``w.grad`` to the graph's sum, whose buffer the next replay's copy-back of the
+    zeroed ``.grad`` (written in place: its old array) overwrote, so ``w.grad`` read 0 from
+    the fifth call on (``w`` itself right)."""
+    def make():
+        w = xad.tensor([[0.0, 0.2, 0.4], [0.6, 0.8, 1.0]], dtype=xad.float64,
+                       requires_grad=True)
+
+        def step(x):
+            if w.grad is not None:
+                w.grad.zero_()
+            loss = ((w * x) ** 2).sum()
+            loss.backward()
+            with xad.no_grad():
+                w.sub_(0.1 * w.grad)
+            return loss.detach()
+        return w, step
+
+    (we, eager), (wc, step) = make(), make()
+    step = xad.compile(step, cuda_graphs=True)
+    for k in range(6):
+        x = xad.randn(2, 3, dtype=xad.float64)
+        np.testing.assert_array_equal(step(x).numpy(), eager(x).numpy())
+        np.testing.assert_array_equal(wc.grad.numpy(), we.grad.numpy(), err_msg=f"call {k}")
+        np.testing.assert_array_equal(wc.numpy(), we.numpy())
+    assert step.graphs == (1 if _is_cupy(xb) else 0)
+
+
+def test_a_change_through_a_view_of_an_argument_reaches_the_argument(xb):
+    """``a[None].mul_(2)``: eager mode writes the caller's ``a``; a captured replay wrote the
+    graph's copy of it only (no bind is recorded: the view shares ``a``'s memory), so ``a``
+    kept its values from the capture on (the views fuzzer under graphs, seed 6)."""
+    def fn(a, b):
+        with xad.no_grad():
+            a[None].mul_(2.0)
+            b.mul_(3.0)
+        return a * 1.0 + b
+
+    f = xad.compile(fn, cuda_graphs=True)
+    for k in range(5):
+        a, b = xad.full((2, 3), float(k), dtype=xad.float64), xad.ones(2, 3, dtype=xad.float64)
+        out = f(a, b)
+        np.testing.assert_array_equal(a.numpy(), np.full((2, 3), 2.0 * k), err_msg=f"call {k}")
+        np.testing.assert_array_equal(b.numpy(), np.full((2, 3), 3.0))
+        np.testing.assert_array_equal(out.numpy(), np.full((2, 3), 2.0 * k + 3))
+        assert (a._version, b._version) == (1, 1)
+    assert f.graphs == (1 if _is_cupy(xb) else 0)
+
 @pytest.fixture
 def sim():
     b = xad.resolve_backend("cupy-sim")

@@ -49,7 +49,8 @@ def test_data_dependent_indices_are_recomputed(xb, which):
             return xad.searchsorted(_f64(-1.0, 0.0, 1.0), x)
         return x[x > 0]
 
-    f = xad.compile(fn)
+    dynamic = which in ("nonzero", "unique", "mask")  # shapes no capture holds
+    f = xad.compile(fn, cuda_graphs=False if dynamic else None)
     _calls(f, fn, [(_f64(3.0, -1.0, 2.0),), (_f64(-5.0, 4.0, 1.0),),
                    (_f64(2.0, 2.0, -7.0),)])
     assert f.recordings <= 3
@@ -298,7 +299,7 @@ def test_a_data_dependent_shape_that_changes_gets_another_program(xb, which):
         (sel * sel).sum().backward()
         return w.grad.detach() * 1
 
-    f = xad.compile(fn)
+    f = xad.compile(fn, cuda_graphs=False)  # (data-dependent shapes: no capture holds them)
     for x in ([1.0, -1.0, 1.0, 1.0], [1.0, -1.0, -1.0, 1.0], [1.0, 1.0, 1.0, -1.0],
               [-1.0, 1.0, 1.0, 1.0]):
         got = f(_f64(*x), _f64(1.0, 2.0, 3.0, 4.0).requires_grad_())

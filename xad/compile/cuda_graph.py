@@ -78,6 +78,7 @@ class _Segment:
         self.graph, self.reads, self.binds, self.uploads = graph, reads, binds, uploads
         self.checks = checks  # index checks the graph updates (queued after each launch)
         self.draws = draws  # random draws inside it (their offsets written before it)
+        self.owned: set[int] = set()  # ids of the plan's arrays its binds give tensors
 
     def __call__(self, b: Any) -> None:
         for up in self.uploads:  # host numbers into the device memory the graph reads
@@ -90,7 +91,7 @@ class _Segment:
             now = t._grad._array if grad else t._array
             if now is not static:  # the tensor holds another array than at capture
                 b.copy_into(static, now)
-                if written:
+                if written and id(now) not in self.owned:  # (a graph's: it writes it anew)
                     moved.append((now, static))
         if self.graph is not None:
             b.launch_graph(self.graph)
@@ -143,9 +144,16 @@ class _Library:
 class _Plan:
     """A captured program: static argument buffers, the steps, the static results."""
 
-    def __init__(self, b: Any, pools: list, statics: list, steps: list, outs: tuple) -> None:
+    def __init__(self, b: Any, pools: list, statics: list, steps: list, outs: tuple,
+                 back: list[int]) -> None:
         self.b, self.pools, self.statics, self.steps, self.outs = b, pools, statics, steps, outs
-        self.graphs = sum(1 for s in steps if type(s) is _Segment and s.graph is not None)
+        self.back = back  # the arguments changed in place through views: copied back
+        segments = [s for s in steps if type(s) is _Segment]
+        self.graphs = sum(1 for s in segments if s.graph is not None)
+        owned = {id(a) for s in segments for _, name, args in s.binds if name is not None
+                 for a in args}
+        for s in segments:
+            s.owned = owned
 
     def run(self, arrays: list) -> tuple:
         b = self.b
@@ -153,6 +161,8 @@ class _Plan:
             b.copy_into(static, a)
         for step in self.steps:
             step(b)
+        for i in self.back:  # (eager mode wrote the caller's memory)
+            b.copy_into(arrays[i], self.statics[i])
         return tuple(None if o is None else _copied(b, o) for o in self.outs)
 
 
@@ -365,4 +375,6 @@ class GraphReplay:
                 dry.close()
         except Exception as e:  # nothing ran: the caller replays without graphs
             raise CaptureFailed(f"{type(e).__name__}: {e}") from e
-        return _Plan(b, [pool, *dry.pools], statics, dry.steps, outs)
+        bound = {i.holder.index for i in p.instrs if i.kind == "bind" and type(i.holder) is ArgRef}
+        return _Plan(b, [pool, *dry.pools], statics, dry.steps, outs,
+                     sorted(p.arg_writes - bound))

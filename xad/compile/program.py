@@ -73,6 +73,7 @@ class Program:
         self.value_guards = [(r, v) for kind, r, v in rec.guards if kind == "value"]
         self.modules = list(rec.modules.values())
         self.bumps = [(self.resolve(h), n) for h, n in rec.version_changes()]
+        self.arg_writes = {h.index for h, _ in rec.version_changes() if type(h) is ArgRef}
         del self.rec  # the recording's arrays are no longer needed (constants are in ns)
 
     def resolve(self, holder: Any) -> Any:
