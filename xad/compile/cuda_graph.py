@@ -29,13 +29,16 @@ matrices, ...
   graphs read; before each launch, each tensor the segment reads from outside (a parameter,
   a buffer) is checked to still hold the array captured (else its values are copied in and,
   after the launch, back out); after it, the tensors' data and ``.grad`` writes are redone
-  with the graph's arrays; the results are copied out, new arrays each call.
+  with the graph's arrays (a ``.grad`` the caller kept after its leaf dropped it gets a
+  copy before the next launch overwrites its array); the results are copied out, new
+  arrays each call.
 """
 
 from __future__ import annotations
 
 import contextlib
 import re
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -79,6 +82,7 @@ class _Segment:
         self.checks = checks  # index checks the graph updates (queued after each launch)
         self.draws = draws  # random draws inside it (their offsets written before it)
         self.owned: set[int] = set()  # ids of the plan's arrays its binds give tensors
+        self.handed = _Handed()  # (the plan's) .grad tensors made over those arrays
 
     def __call__(self, b: Any) -> None:
         for up in self.uploads:  # host numbers into the device memory the graph reads
@@ -94,6 +98,7 @@ class _Segment:
                 if written and id(now) not in self.owned:  # (a graph's: it writes it anew)
                     moved.append((now, static))
         if self.graph is not None:
+            self.handed.release(b)
             b.launch_graph(self.graph)
         if self.checks:
             b.queue_graph_checks(self.checks)
@@ -103,6 +108,40 @@ class _Segment:
             t = ref()
             if t is not None:
                 getattr(t, name)(*args) if name is not None else args(t)
+                if name == "_set_grad_array":
+                    self.handed.note(t, args[0])
+
+
+class _Handed:
+    """The ``.grad`` tensors a plan's binds made over its graphs' buffers, which the next
+    call's launches overwrite. One its leaf no longer holds but the caller still does (as
+    an earlier step's gradient kept in a list) gets a copy of its values first, as eager
+    mode's would keep them; one that died, or is still its leaf's ``.grad``, costs nothing."""
+
+    def __init__(self) -> None:
+        self.last: list = []  # (.grad ref, leaf ref, buffer): the previous call's
+        self.now: list = []  # this call's
+
+    def start(self) -> None:
+        self.last, self.now = self.now, []
+
+    def note(self, leaf: Any, buffer: Any) -> None:
+        g = leaf._grad
+        if g is not None and g._array is buffer:
+            self.now.append((weakref.ref(g), weakref.ref(leaf), buffer))
+
+    def release(self, b: Any) -> None:
+        """Before a launch: copy each earlier ``.grad`` over a buffer its leaf dropped."""
+        held = []
+        for entry in self.last:
+            g, leaf = entry[0](), entry[1]()
+            if g is None or g._array is not entry[2]:
+                continue
+            if leaf is not None and leaf._grad is g:  # its leaf may drop it later
+                held.append(entry)
+            else:
+                g._replayed("_set_data", _copied(b, entry[2]))
+        self.last = held
 
 
 class _Host:
@@ -147,16 +186,18 @@ class _Plan:
     def __init__(self, b: Any, pools: list, statics: list, steps: list, outs: tuple,
                  back: list[int]) -> None:
         self.b, self.pools, self.statics, self.steps, self.outs = b, pools, statics, steps, outs
-        self.back = back  # the arguments changed in place through views: copied back
+        self.back = back  # the arguments written in place but never bound: copied back
         segments = [s for s in steps if type(s) is _Segment]
         self.graphs = sum(1 for s in segments if s.graph is not None)
         owned = {id(a) for s in segments for _, name, args in s.binds if name is not None
                  for a in args}
+        self.handed = _Handed()
         for s in segments:
-            s.owned = owned
+            s.owned, s.handed = owned, self.handed
 
     def run(self, arrays: list) -> tuple:
         b = self.b
+        self.handed.start()
         for static, a in zip(self.statics, arrays):
             b.copy_into(static, a)
         for step in self.steps:
@@ -257,7 +298,7 @@ class _DryRun:
     def stubs(self, program: Program) -> dict:
         ns, stubs = program.ns, {}
         grads = program.grad_reads
-        written = {f"t{i.target}" for i in program.instrs if i.target is not None}
+        written = {f"t{s}" for s in program.writes}
         for name, ref in ns.items():
             if re.fullmatch(r"t\d+", name):
                 stubs[name] = self._reader(ref, name in grads, name in written)

@@ -73,7 +73,8 @@ class Program:
         self.value_guards = [(r, v) for kind, r, v in rec.guards if kind == "value"]
         self.modules = list(rec.modules.values())
         self.bumps = [(self.resolve(h), n) for h, n in rec.version_changes()]
-        self.arg_writes = {h.index for h, _ in rec.version_changes() if type(h) is ArgRef}
+        self.writes = rec.writes  # (for CUDA graphs: the memory a capture must copy back)
+        self.arg_writes = {rec.kinds[s][1] for s in rec.writes if rec.kinds[s][0] == "arg"}
         del self.rec  # the recording's arrays are no longer needed (constants are in ns)
 
     def resolve(self, holder: Any) -> Any:

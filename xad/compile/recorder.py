@@ -97,6 +97,7 @@ class Recorder:
         self.results: list[Any] = []      # weak references to operations' results
         self.grads: list[Tensor] = []     # the .grad tensors the call set
         self.held: set[int] = set()       # slots set as data of tensors from before the call
+        self.writes: set[int] = set()     # slots written in place, and their views' bases'
         self.modules: dict[int, Any] = {}
         self.args = args
         self.nodes = [t._node for t in args]  # an argument left in a graph: see Program
@@ -244,6 +245,8 @@ class Recorder:
             if self.kinds[tslot][0] == "const":
                 self.unsupported(f"an in-place change ({label}) of a tensor made inside the "
                                  f"compiled function by a factory (zeros, ones, tensor(...))")
+            root = self.slot_of.get(id(_root(target)._array))  # (a view shares its memory)
+            self.writes.update((tslot,) if root is None else (tslot, root))
         self.instrs.append(Instr("call", kernel, tuple(refs), self._outs(out, len(self.instrs)),
                                  params, b, label, target=tslot, npos=npos,
                                  many=type(out) is tuple))
