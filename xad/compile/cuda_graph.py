@@ -82,9 +82,11 @@ class _Segment:
         self.checks = checks  # index checks the graph updates (queued after each launch)
         self.draws = draws  # random draws inside it (their offsets written before it)
         self.owned: set[int] = set()  # ids of the plan's arrays its binds give tensors
-        self.handed = _Handed()  # (the plan's) .grad tensors made over those arrays
+        self.handed = _Handed(set())  # (the plan's) .grad tensors over those arrays
 
     def __call__(self, b: Any) -> None:
+        if self.handed.tensors:
+            self.handed.release(b)
         for up in self.uploads:  # host numbers into the device memory the graph reads
             up(b)
         if self.draws:
@@ -98,7 +100,6 @@ class _Segment:
                 if written and id(now) not in self.owned:  # (a graph's: it writes it anew)
                     moved.append((now, static))
         if self.graph is not None:
-            self.handed.release(b)
             b.launch_graph(self.graph)
         if self.checks:
             b.queue_graph_checks(self.checks)
@@ -113,35 +114,32 @@ class _Segment:
 
 
 class _Handed:
-    """The ``.grad`` tensors a plan's binds made over its graphs' buffers, which the next
-    call's launches overwrite. One its leaf no longer holds but the caller still does (as
-    an earlier step's gradient kept in a list) gets a copy of its values first, as eager
-    mode's would keep them; one that died, or is still its leaf's ``.grad``, costs nothing."""
+    """The ``.grad`` tensors that hold a plan's buffers: made by its binds, or read by its
+    graphs (a capture adopts the array a ``.grad`` held). One its leaf no longer holds but
+    the caller still does (an earlier step's gradient kept in a list) gets a copy of its
+    values before the next segment runs, as eager mode's keeps them; so does one its leaf
+    holds but the plan replaces by a new ``.grad`` (``clip_grad_norm_`` of gradients that
+    accumulate across calls), since the caller may keep it too; one that died, or that
+    stays its leaf's ``.grad``, costs nothing."""
 
-    def __init__(self) -> None:
-        self.last: list = []  # (.grad ref, leaf ref, buffer): the previous call's
-        self.now: list = []  # this call's
-
-    def start(self) -> None:
-        self.last, self.now = self.now, []
+    def __init__(self, replaced: set) -> None:
+        self.tensors: dict[int, tuple] = {}  # id(buffer) -> (.grad ref, leaf ref, buffer)
+        self.replaced = replaced  # ids of the leaves whose .grad the plan makes anew
 
     def note(self, leaf: Any, buffer: Any) -> None:
         g = leaf._grad
         if g is not None and g._array is buffer:
-            self.now.append((weakref.ref(g), weakref.ref(leaf), buffer))
+            self.tensors[id(buffer)] = (weakref.ref(g), weakref.ref(leaf), buffer)
 
     def release(self, b: Any) -> None:
-        """Before a launch: copy each earlier ``.grad`` over a buffer its leaf dropped."""
-        held = []
-        for entry in self.last:
-            g, leaf = entry[0](), entry[1]()
-            if g is None or g._array is not entry[2]:
-                continue
-            if leaf is not None and leaf._grad is g:  # its leaf may drop it later
-                held.append(entry)
-            else:
-                g._replayed("_set_data", _copied(b, entry[2]))
-        self.last = held
+        """Before a segment: copy each ``.grad`` over a buffer whose leaf dropped it."""
+        for key, (gref, lref, buffer) in list(self.tensors.items()):
+            g, leaf = gref(), lref()
+            if g is not None and g._array is buffer:
+                if leaf is not None and leaf._grad is g and id(leaf) not in self.replaced:
+                    continue
+                g._replayed("_set_data", _copied(b, buffer))
+            del self.tensors[key]
 
 
 class _Host:
@@ -191,13 +189,17 @@ class _Plan:
         self.graphs = sum(1 for s in segments if s.graph is not None)
         owned = {id(a) for s in segments for _, name, args in s.binds if name is not None
                  for a in args}
-        self.handed = _Handed()
+        self.handed = _Handed({id(ref()) for s in segments for ref, name, args in s.binds
+                               if name == "_set_grad_array" and not args[1]})
         for s in segments:
             s.owned, s.handed = owned, self.handed
+            for ref, grad, static, _ in s.reads:
+                t = ref() if grad else None
+                if t is not None:
+                    self.handed.note(t, static)
 
     def run(self, arrays: list) -> tuple:
         b = self.b
-        self.handed.start()
         for static, a in zip(self.statics, arrays):
             b.copy_into(static, a)
         for step in self.steps:
