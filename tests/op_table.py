@@ -128,6 +128,7 @@ class _N:
     erf = staticmethod(_erf)
     erfc = staticmethod(scipy.special.erfc)
     erfinv = staticmethod(scipy.special.erfinv)
+    ndtri = staticmethod(scipy.special.ndtri)
     lgamma = staticmethod(scipy.special.gammaln)
     digamma = staticmethod(scipy.special.psi)
 
@@ -778,6 +779,7 @@ def _torch_breadth_cases() -> list[Case]:
     return [
         Case("erfc", lambda m, x: m.erfc(x * 2.0), ((2, 3),)),
         Case("erfinv", lambda m, x: m.erfinv(x), ((2, 3),), "unit"),
+        Case("ndtri", lambda m, x: m.ndtri(x * 0.5 + 0.5), ((2, 3),), "unit"),
         Case("lgamma", lambda m, x: m.lgamma(x), ((2, 3),), "pos", prims=("lgamma", "digamma")),
         Case("lgamma:negative", lambda m, x: m.lgamma(x), ((2, 3),), "halfgrid"),
         Case("digamma", lambda m, x: m.digamma(x), ((2, 3),), "pos"),

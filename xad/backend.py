@@ -32,6 +32,7 @@ from .special_fallback import (
     erfinv_generic,
     fmod_generic,
     lgamma_generic,
+    ndtri_generic,
 )
 from .tracing import host_call
 
@@ -245,6 +246,10 @@ class Backend:
     def erfinv(self, x: Any) -> Any:
         """The inverse error function on ``[-1, 1]``, elementwise."""
         return erfinv_generic(self.xp, x)
+
+    def ndtri(self, x: Any) -> Any:
+        """The inverse of the standard normal CDF on ``[0, 1]``, elementwise."""
+        return ndtri_generic(self.xp, x)
 
     def lgamma(self, x: Any) -> Any:
         """``log |Gamma(x)|`` for every real ``x``, elementwise."""

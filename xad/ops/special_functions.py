@@ -1,6 +1,7 @@
 """Special functions PyTorch has and the standard lacks, each a primitive whose forward is
 the backend's (the library's own where it has one, :mod:`xad.special_fallback` otherwise):
-``erfc`` (exact in the tail, not ``1 - erf``), ``erfinv``, ``lgamma`` (``log |Gamma|`` for
+``erfc`` (exact in the tail, not ``1 - erf``), ``erfinv``, ``ndtri`` (the inverse of the
+normal CDF), ``lgamma`` (``log |Gamma|`` for
 every real argument, PyTorch's convention), ``digamma`` and ``fmod`` (C's, exact). Their
 gradients are PyTorch's; ``digamma``'s (the trigamma function) is composed of xad's
 operations, so every order differentiates."""
@@ -10,14 +11,16 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from .. import dtypes as _dt
 from ..tensor import Tensor
 from ._apply import Op, binary, unary
 from .batching import elementwise_batch
-from .elementwise import _arr, exp, sin, where
+from .creation import asarray
+from .elementwise import _arr, astype, exp, sin, where
 from .elementwise_math import _no_zero_divisor, trunc
 from .tangent import total
 
-__all__ = ["erfc", "erfinv", "lgamma", "digamma", "fmod"]
+__all__ = ["erfc", "erfinv", "ndtri", "lgamma", "digamma", "fmod"]
 
 _K = 2.0 / math.sqrt(math.pi)
 _SHIFT = 10
@@ -44,6 +47,12 @@ def trigamma(x: Tensor) -> Tensor:
     return where(neg, math.pi ** 2 / (r * r) - pos, pos)
 
 
+def floating_input(x: Any) -> Tensor:
+    """``x`` as a floating tensor (integers and bools in the default float32, as PyTorch)."""
+    x = x if isinstance(x, Tensor) else asarray(x)
+    return x if x.dtype.is_floating else astype(x, _dt.float32)
+
+
 def _unary(name_: str, derivative: Any, amp_float32: bool = False,
            from_output: bool = False) -> type[Op]:
     """A unary primitive: ``b.<name_>`` forward, ``g * derivative(x)`` backward (of the
@@ -66,6 +75,8 @@ Erfc = _unary("erfc", lambda x: exp(-(x * x)) * -_K)
 # autocast: erfinv is on PyTorch's CUDA float32 list
 Erfinv = _unary("erfinv", lambda y: exp(y * y) * (math.sqrt(math.pi) / 2), amp_float32=True,
                 from_output=True)
+# ndtri'(p) = sqrt(2 pi) exp(ndtri(p)^2 / 2), of the output: every order differentiates
+Ndtri = _unary("ndtri", lambda y: exp(y * y * 0.5) * math.sqrt(2 * math.pi), from_output=True)
 Digamma = _unary("digamma", trigamma)
 Lgamma = _unary("lgamma", lambda x: digamma(x))
 
@@ -113,6 +124,18 @@ def erfinv(x: Tensor) -> Tensor:
         0.476936276204
     """
     return unary(Erfinv, x)
+
+
+def ndtri(input: Tensor) -> Tensor:  # noqa: A002
+    """The inverse of the standard normal CDF: the ``x`` with ``ndtr(x) = p`` (``-inf`` at 0,
+    ``inf`` at 1, NaN outside ``[0, 1]``); gradient ``sqrt(2 pi) exp(x^2 / 2)``.
+
+    Example:
+        >>> import xad
+        >>> round(xad.ndtri(xad.tensor([0.975], dtype=xad.float64)).item(), 12)
+        1.95996398454
+    """
+    return unary(Ndtri, floating_input(input))
 
 
 def lgamma(x: Tensor) -> Tensor:

@@ -19,13 +19,12 @@ import math
 from fractions import Fraction
 from typing import Any
 
-from .. import dtypes as _dt
 from ..context import context
 from ..tensor import Tensor
-from .creation import asarray
-from .elementwise import abs, astype, exp, isnan, log, log1p, sign, sqrt, where
+from .elementwise import abs, exp, isnan, log, log1p, sign, sqrt, where
 from .elementwise_math import floor, isinf
 from .special_functions import digamma, erfc, trigamma
+from .special_functions import floating_input as _floating
 from .torch_compositions import floating_pair
 
 __all__ = ["ndtr", "log_ndtr", "erfcx", "xlog1py", "entr", "i0", "i0e", "i1", "i1e", "zeta",
@@ -34,12 +33,6 @@ __all__ = ["ndtr", "log_ndtr", "erfcx", "xlog1py", "entr", "i0", "i0e", "i1", "i
 _SQRT_HALF = math.sqrt(0.5)
 _ERFCX_SPLIT, _N_FRACTION = 3.0, 60  # continued fraction from 3: 1e-16 relative
 _BESSEL_SPLIT, _N_SERIES, _N_ASYMPTOTIC = 30.0, 80, 24
-
-
-def _floating(x: Any) -> Tensor:
-    """``x`` as a floating tensor (integers and bools in the default float32, as PyTorch)."""
-    x = x if isinstance(x, Tensor) else asarray(x)
-    return x if x.dtype.is_floating else astype(x, _dt.float32)
 
 
 def ndtr(input: Tensor) -> Tensor:  # noqa: A002

@@ -1,0 +1,73 @@
+"""The rest of ``torch.special``: ``ndtri`` (a primitive, xad/ops/special_functions.py, its
+forward Cephes' in xad/special_fallback.py): values against torch 2.13 (itself 4e-16 from
+mpmath) in float64 and float32 on every backend over ``(0, 1)`` with its tails and edges,
+gradients and second derivatives against torch's autograd, and the names under
+``as_torch``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import xad
+
+torch = pytest.importorskip("torch")
+
+_P = np.concatenate([np.logspace(-300, -1, 150), np.linspace(0.01, 0.99, 99),
+                     1.0 - np.logspace(-16, -1, 60),
+                     [5e-324, 0.0, 1.0, 0.5, np.exp(-2), 1 - np.exp(-2), np.exp(-32),
+                      -1e-300, -0.5, 1.0 + 2e-16, 2.0, np.inf, -np.inf, np.nan]])
+
+
+def _compare(got: np.ndarray, want: np.ndarray, rtol: float, name: str) -> None:
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want), name)
+    np.testing.assert_array_equal(got[np.isinf(want)], want[np.isinf(want)], name)
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=0, err_msg=name)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_ndtri_values_match_torch(xb, dtype):
+    # subnormal inputs are left out on JAX (XLA flushes them to 0: -inf), and in float32
+    tiny = 1.2e-38 if dtype == "float32" else 2.3e-308 if xb.name == "jax" else 0.0
+    p = _P[~((_P > 0) & (_P < tiny))]
+    got = xad.ndtri(xad.tensor(p, dtype=getattr(xad, dtype))).numpy()
+    want = torch.special.ndtri(torch.tensor(p, dtype=getattr(torch, dtype))).numpy()
+    assert got.dtype == want.dtype
+    _compare(got, want, {"float64": 1e-14, "float32": 2e-6}[dtype], f"ndtri {dtype}")
+
+
+def test_ndtri_matches_mpmath_in_the_tails(xb):
+    p = xad.tensor([1e-300, 1 - 1e-16, 0.975, 5e-324], dtype=xad.float64)
+    want = [-37.047096299361199237, 8.2095361516013868556, 1.9599639845400538556,
+            -38.467405617144346251]  # mpmath, 340 digits; the last subnormal: not on JAX
+    n = 3 if xb.name == "jax" else 4
+    np.testing.assert_allclose(xad.ndtri(p).numpy()[:n], want[:n], rtol=1e-15)
+    assert xad.ndtri(xad.tensor([0, 1])).dtype is xad.float32  # integers: the default float
+
+
+@pytest.mark.filterwarnings("ignore:overflow")  # the second derivative at 1e-300 is inf
+def test_ndtri_gradients_to_second_order_match_torch(xb):
+    a = np.array([1e-300, 1e-20, 0.01, 0.2, 0.5, 0.8, 0.999, 1 - 1e-10])
+    x = xad.tensor(a, dtype=xad.float64, requires_grad=True)
+    xt = torch.tensor(a, requires_grad=True)
+    (g,) = xad.autograd.grad(xad.ndtri(x).sum(), x, create_graph=True)
+    (h,) = xad.autograd.grad(g.sum(), x)
+    (gt,) = torch.autograd.grad(torch.special.ndtri(xt).sum(), xt, create_graph=True)
+    (ht,) = torch.autograd.grad(gt.sum(), xt)
+    np.testing.assert_allclose(g.detach().numpy(), gt.detach().numpy(), rtol=1e-13)
+    np.testing.assert_allclose(h.numpy()[1:], ht.numpy()[1:], rtol=1e-13)
+    assert np.isinf(h.numpy()[0]) and np.isinf(ht.numpy()[0])  # both overflow at 1e-300
+    x = xad.tensor([0.1, 0.6], dtype=xad.float64, requires_grad=True)
+    assert xad.gradcheck(xad.ndtri, (x,))
+    _, t = xad.jvp(xad.ndtri, (x,), (xad.ones_like(x),))
+    np.testing.assert_allclose(t.numpy(), xad.autograd.grad(xad.ndtri(x).sum(), x)[0].numpy(),
+                               rtol=1e-15)
+
+
+def test_ndtri_under_as_torch(xb):
+    from xad import as_torch
+
+    mods = as_torch.namespace()
+    x = xad.tensor([0.25, 0.5], dtype=xad.float64)
+    np.testing.assert_array_equal(mods["torch.special"].ndtri(x).numpy(),
+                                  xad.ndtri(x).numpy())
