@@ -129,6 +129,8 @@ class _N:
     erfc = staticmethod(scipy.special.erfc)
     erfinv = staticmethod(scipy.special.erfinv)
     ndtri = staticmethod(scipy.special.ndtri)
+    gammainc = staticmethod(scipy.special.gammainc)
+    gammaincc = staticmethod(scipy.special.gammaincc)
     lgamma = staticmethod(scipy.special.gammaln)
     digamma = staticmethod(scipy.special.psi)
 
@@ -773,6 +775,9 @@ def _case_list() -> list[Case]:
     return c
 
 
+_IG_A = np.array([[0.3, 1.5, 25.0], [4.0, 0.8, 2.0]])
+
+
 def _torch_breadth_cases() -> list[Case]:
     """PyTorch's special functions and data-dependent operations (tests/test_torch_missing.py
     checks them against torch)."""
@@ -780,6 +785,9 @@ def _torch_breadth_cases() -> list[Case]:
         Case("erfc", lambda m, x: m.erfc(x * 2.0), ((2, 3),)),
         Case("erfinv", lambda m, x: m.erfinv(x), ((2, 3),), "unit"),
         Case("ndtri", lambda m, x: m.ndtri(x * 0.5 + 0.5), ((2, 3),), "unit"),
+        # gradients to x only (PyTorch's): the shape a is a constant; 25 takes Temme's expansion
+        Case("gammainc", lambda m, x: m.gammainc(m.const(_IG_A), x), ((2, 3),), "pos"),
+        Case("gammaincc", lambda m, x: m.gammaincc(m.const(_IG_A), x * 3.0 + 24.0), ((2, 3),)),
         Case("lgamma", lambda m, x: m.lgamma(x), ((2, 3),), "pos", prims=("lgamma", "digamma")),
         Case("lgamma:negative", lambda m, x: m.lgamma(x), ((2, 3),), "halfgrid"),
         Case("digamma", lambda m, x: m.digamma(x), ((2, 3),), "pos"),

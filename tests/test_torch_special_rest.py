@@ -113,3 +113,99 @@ def test_multigammaln_methods_and_errors(xb):
     mods = as_torch.namespace()
     for f in (mods["torch.special"].multigammaln, mods["torch"].mvlgamma):
         np.testing.assert_array_equal(f(y, 2).numpy(), xad.mvlgamma(y, 2).numpy())
+
+
+# ----- gammainc / gammaincc (Cephes' igam/igamc, xad/incomplete_gamma_fallback.py) ---------
+_IGA = np.logspace(-3, 3.5, 27)
+_IGX = np.logspace(-4, 4, 29)
+_EDGES = (np.array([0.0, 0.0, 1.0, np.inf, np.inf, 2.0, -1.0, 2.0, np.nan, 2.0, 3.0]),
+          np.array([0.0, 1.0, 0.0, 1.0, np.inf, np.inf, 1.0, -1.0, 1.0, np.nan, 1e300]))
+
+
+def _torch_bands(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Where torch 2.13's values are off by up to 2e-9 (its Temme expansion divides by
+    ``sqrt(2 pi a)`` with pi in float32: 20 < a and |x - a| < 0.3 a) and by 1e-11 beyond
+    a = 200 (its prefactor's ``a log x`` rounding); xad's are checked against mpmath there."""
+    return ((a > 20) & (np.abs(x - a) < 0.3 * a)) | (a > 200)
+
+
+@pytest.mark.parametrize("name", ["gammainc", "gammaincc"])
+def test_incomplete_gamma_matches_torch(xb, name):
+    a, x = (np.concatenate([g.ravel(), e]) for g, e in zip(np.meshgrid(_IGA, _IGX), _EDGES))
+    got = getattr(xad, name)(xad.tensor(a, dtype=xad.float64),
+                             xad.tensor(x, dtype=xad.float64)).numpy()
+    want = getattr(torch.special, name)(torch.tensor(a), torch.tensor(x)).numpy()
+    band, tiny = _torch_bands(a, x), want < 1e-30
+    keep = (want > 1e-300) | np.isnan(want)  # torch flushes subnormal results to 0
+    assert (got[want <= 1e-300] < 1e-300).all()
+    # 3e-13: torch's own error, e.g. gammaincc(1e-3, 1) (mpmath: xad's is 1e-15)
+    _compare(got[keep & ~band & ~tiny], want[keep & ~band & ~tiny], 3e-13, name)
+    # a tiny value's exponent, -log(P) up to 690, costs either that many ulps
+    _compare(got[keep & ~band & tiny], want[keep & ~band & tiny], 5e-13, name)
+    _compare(got[keep & band], want[keep & band], 3e-9, name)
+    a32 = np.concatenate([_IGA[:20], [25.0, 30.0, 80.0]])
+    x32 = np.concatenate([_IGA[1:21] * 1.7, [24.0, 31.0, 60.0]])
+    got32 = getattr(xad, name)(xad.tensor(a32, dtype=xad.float32),
+                               xad.tensor(x32, dtype=xad.float32)).numpy()
+    want32 = getattr(torch.special, name)(torch.tensor(a32, dtype=torch.float32),
+                                          torch.tensor(x32, dtype=torch.float32)).numpy()
+    assert got32.dtype == np.float32
+    np.testing.assert_allclose(got32, want32, rtol=1e-4, atol=1e-6)  # both float32 kernels
+
+
+def test_incomplete_gamma_matches_mpmath_where_torch_is_off(xb):
+    a = xad.tensor([30.0, 1e5, 1e6, 678.0247457679171, 4249.58641934819, 0.5], dtype=xad.float64)
+    x = xad.tensor([28.0, 1e5, 1e6 + 1e3, 276.2767617480885, 6709.924349177749, 0.2],
+                   dtype=xad.float64)
+    p = xad.gammainc(a, x).numpy()
+    want = [0.37738969431439764, 0.50042052211036518, 0.84134478636834029]  # mpmath, 40 digits
+    np.testing.assert_allclose(p[:3], want, rtol=2e-14)
+    q = xad.gammaincc(a, x).numpy()
+    np.testing.assert_allclose(q[:3], 1.0 - np.array(want), rtol=5e-14)
+    np.testing.assert_allclose(p[3], 3.3578890062771623e-92, rtol=2e-13)
+    np.testing.assert_allclose(q[4], 3.2132439979558241e-228, rtol=5e-13)
+    np.testing.assert_allclose(p[5], 0.47291074313446196, rtol=3e-15)  # erf(sqrt(0.2))
+    q = xad.gammaincc(xad.tensor([1e-3], dtype=xad.float64), 1.0).numpy()
+    np.testing.assert_allclose(q, [0.0002196083575855564], rtol=5e-14)  # torch: 2.7e-13 off
+
+
+@pytest.mark.parametrize("name", ["gammainc", "gammaincc"])
+def test_incomplete_gamma_gradients_match_torch(xb, name):
+    a = np.array([0.3, 1.0, 2.5, 25.0, 25.0, 300.0, 4.0])
+    x = np.array([0.2, 3.0, 1.0, 22.0, 40.0, 310.0, 1e-3])
+    xa = xad.tensor(x, dtype=xad.float64, requires_grad=True)
+    xt = torch.tensor(x, requires_grad=True)
+    (g,) = xad.autograd.grad(getattr(xad, name)(xad.tensor(a, dtype=xad.float64), xa).sum(),
+                             xa, create_graph=True)
+    (h,) = xad.autograd.grad(g.sum(), xa)
+    (gt,) = torch.autograd.grad(getattr(torch.special, name)(torch.tensor(a), xt).sum(), xt,
+                                create_graph=True)
+    (ht,) = torch.autograd.grad(gt.sum(), xt)
+    # PyTorch's formula exp((a-1) log x - x - lgamma(a)): at a = 300 its terms' rounding
+    # (1700 ulps) differs between the backends' lgamma
+    np.testing.assert_allclose(g.detach().numpy(), gt.detach().numpy(), rtol=5e-13)
+    np.testing.assert_allclose(h.numpy(), ht.numpy(), rtol=5e-13)
+
+
+def test_incomplete_gamma_refuses_the_gradient_to_a_and_has_torchs_names(xb):
+    a = xad.tensor([2.0], dtype=xad.float64, requires_grad=True)
+    x = xad.tensor([3.0], dtype=xad.float64, requires_grad=True)
+    for f in (xad.gammainc, xad.gammaincc):
+        with pytest.raises(NotImplementedError, match="derivative with respect to input"):
+            f(a, x).backward()
+        with pytest.raises(NotImplementedError, match="derivative with respect to input"):
+            xad.jvp(lambda v, f=f: f(v, x.detach()), (a.detach(),), (xad.ones_like(a),))
+    from xad import as_torch
+
+    mods = as_torch.namespace()
+    top, special = mods["torch"], mods["torch.special"]
+    b = xad.tensor([2.0, 0.5], dtype=xad.float64)
+    y = xad.tensor([3.0, 0.1], dtype=xad.float64)
+    p, q = xad.gammainc(b, y).numpy(), xad.gammaincc(b, y).numpy()
+    for got, want in ((special.gammainc(b, y), p), (special.gammaincc(b, y), q),
+                      (top.igamma(b, y), p), (top.igammac(b, y), q), (b.igamma(y), p),
+                      (b.igammac(y), q)):
+        np.testing.assert_array_equal(got.numpy(), want)
+    c = b.clone()
+    assert c.igamma_(y) is c
+    np.testing.assert_array_equal(c.numpy(), p)

@@ -25,6 +25,7 @@ from . import dtypes as _dt
 from .context import Context, context
 from .einsum_fallback import einsum_generic
 from .erf_fallback import erf_generic
+from .incomplete_gamma_fallback import incomplete_gamma_generic
 from .lu_fallback import lu_factor_generic
 from .special_fallback import (
     digamma_generic,
@@ -250,6 +251,12 @@ class Backend:
     def ndtri(self, x: Any) -> Any:
         """The inverse of the standard normal CDF on ``[0, 1]``, elementwise."""
         return ndtri_generic(self.xp, x)
+
+    def gammainc(self, a: Any, x: Any, upper: bool = False) -> Any:
+        """The regularized lower incomplete gamma function ``P(a, x)`` (``Q = 1 - P`` where
+        ``upper``), elementwise, of two floating arrays of one dtype (broadcast)."""
+        a, x = self.xp.broadcast_arrays(a, x)
+        return incomplete_gamma_generic(self.xp, a, x, upper, self.lgamma, self.erfc)
 
     def lgamma(self, x: Any) -> Any:
         """``log |Gamma(x)|`` for every real ``x``, elementwise."""
