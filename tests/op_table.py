@@ -131,6 +131,8 @@ class _N:
     ndtri = staticmethod(scipy.special.ndtri)
     gammainc = staticmethod(scipy.special.gammainc)
     gammaincc = staticmethod(scipy.special.gammaincc)
+    bessel_j0 = staticmethod(scipy.special.j0)
+    bessel_j1 = staticmethod(scipy.special.j1)
     lgamma = staticmethod(scipy.special.gammaln)
     digamma = staticmethod(scipy.special.psi)
 
@@ -788,6 +790,10 @@ def _torch_breadth_cases() -> list[Case]:
         # gradients to x only (PyTorch's): the shape a is a constant; 25 takes Temme's expansion
         Case("gammainc", lambda m, x: m.gammainc(m.const(_IG_A), x), ((2, 3),), "pos"),
         Case("gammaincc", lambda m, x: m.gammaincc(m.const(_IG_A), x * 3.0 + 24.0), ((2, 3),)),
+        Case("bessel_j0", lambda m, x: m.bessel_j0(x * 4.0), ((2, 3),),
+             prims=("bessel_j0", "bessel_j1")),
+        Case("bessel_j1", lambda m, x: m.bessel_j1(x * 4.0), ((2, 3),),
+             prims=("bessel_j1", "bessel_j0")),
         Case("lgamma", lambda m, x: m.lgamma(x), ((2, 3),), "pos", prims=("lgamma", "digamma")),
         Case("lgamma:negative", lambda m, x: m.lgamma(x), ((2, 3),), "halfgrid"),
         Case("digamma", lambda m, x: m.digamma(x), ((2, 3),), "pos"),

@@ -209,3 +209,55 @@ def test_incomplete_gamma_refuses_the_gradient_to_a_and_has_torchs_names(xb):
     c = b.clone()
     assert c.igamma_(y) is c
     np.testing.assert_array_equal(c.numpy(), p)
+
+
+# ----- bessel_j0 / bessel_j1 (Cephes' j0/j1, xad/bessel_fallback.py) ----------------------
+_J = np.concatenate([np.linspace(-60.0, 60.0, 241), [0.0, -0.0, 1e-6, 4.9999, 5.0, 5.0001, 1e3,
+                                                     1e5, -1e8, np.inf, -np.inf, np.nan]])
+
+
+@pytest.mark.parametrize("name", ["bessel_j0", "bessel_j1"])
+def test_bessel_j_matches_scipy_and_torch(xb, name):
+    import scipy.special
+
+    got = getattr(xad, name)(xad.tensor(_J, dtype=xad.float64)).numpy()
+    ref = {"bessel_j0": scipy.special.j0, "bessel_j1": scipy.special.j1}[name](_J)
+    fin = np.isfinite(_J)
+    # up to 60; beyond, SciPy's rounding of x - pi/4 costs ulp(x) (mpmath's, in the next test)
+    near = np.abs(_J) <= 60
+    np.testing.assert_allclose(got[near], ref[near], rtol=0, atol=1e-15, err_msg=name)
+    want = getattr(torch.special, name)(torch.tensor(_J)).numpy()
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    # torch 2.13 evaluates Cephes' monic denominators without their leading 1: 3e-7 off near 5
+    np.testing.assert_allclose(got[fin], want[fin], rtol=0, atol=5e-7, err_msg=name)
+    assert got[241:243].tolist() == ([1.0, 1.0] if name == "bessel_j0" else [0.0, -0.0])
+    f32 = getattr(xad, name)(xad.tensor(_J[:241], dtype=xad.float32)).numpy()
+    np.testing.assert_allclose(f32, ref[:241], rtol=0, atol=2e-6)
+
+
+def test_bessel_j_match_mpmath_where_torch_is_off(xb):
+    x = xad.tensor([5.1, 4.9, 100.0, 1e5], dtype=xad.float64)
+    j0 = [-0.14433474706050063629, -0.20973832758532620295, 0.019985850304223122424,
+          -0.0017192011162359721926]  # mpmath, 30 digits
+    j1 = [-0.33709720201823181267, -0.3146946710151906549, -0.077145352014112158033,
+          0.0018467575628825677164]
+    np.testing.assert_allclose(xad.bessel_j0(x).numpy(), j0, rtol=2e-15)
+    np.testing.assert_allclose(xad.bessel_j1(x).numpy(), j1, rtol=2e-15)
+
+
+def test_bessel_j_gradients_to_second_order(xb):
+    import scipy.special
+
+    a = np.array([0.0, 0.5, 3.0, -4.9, 5.2, -7.0, 20.0])
+    x = xad.tensor(a, dtype=xad.float64, requires_grad=True)
+    for f, n in ((xad.bessel_j0, 0), (xad.bessel_j1, 1)):
+        (g,) = xad.autograd.grad(f(x).sum(), x, create_graph=True)
+        (h,) = xad.autograd.grad(g.sum(), x)
+        np.testing.assert_allclose(g.detach().numpy(), scipy.special.jvp(n, a), atol=1e-15)
+        np.testing.assert_allclose(h.numpy(), scipy.special.jvp(n, a, 2), atol=1e-15)
+    from xad import as_torch
+
+    special = as_torch.namespace()["torch.special"]
+    for n in ("bessel_j0", "bessel_j1"):
+        np.testing.assert_array_equal(getattr(special, n)(x).detach().numpy(),
+                                      getattr(xad, n)(x).detach().numpy())

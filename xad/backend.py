@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from . import dtypes as _dt
+from .bessel_fallback import bessel_j0_generic, bessel_j1_generic
 from .context import Context, context
 from .einsum_fallback import einsum_generic
 from .erf_fallback import erf_generic
@@ -257,6 +258,14 @@ class Backend:
         ``upper``), elementwise, of two floating arrays of one dtype (broadcast)."""
         a, x = self.xp.broadcast_arrays(a, x)
         return incomplete_gamma_generic(self.xp, a, x, upper, self.lgamma, self.erfc)
+
+    def bessel_j0(self, x: Any) -> Any:
+        """The Bessel function of the first kind of order 0, elementwise."""
+        return bessel_j0_generic(self.xp, x)
+
+    def bessel_j1(self, x: Any) -> Any:
+        """The Bessel function of the first kind of order 1, elementwise."""
+        return bessel_j1_generic(self.xp, x)
 
     def lgamma(self, x: Any) -> Any:
         """``log |Gamma(x)|`` for every real ``x``, elementwise."""

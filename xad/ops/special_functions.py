@@ -21,7 +21,7 @@ from .elementwise_math import _no_zero_divisor, trunc
 from .tangent import total
 
 __all__ = ["erfc", "erfinv", "ndtri", "lgamma", "digamma", "fmod", "gammainc", "gammaincc",
-           "igamma", "igammac"]
+           "igamma", "igammac", "bessel_j0", "bessel_j1"]
 
 _K = 2.0 / math.sqrt(math.pi)
 _SHIFT = 10
@@ -79,6 +79,9 @@ Erfinv = _unary("erfinv", lambda y: exp(y * y) * (math.sqrt(math.pi) / 2), amp_f
 # ndtri'(p) = sqrt(2 pi) exp(ndtri(p)^2 / 2), of the output: every order differentiates
 Ndtri = _unary("ndtri", lambda y: exp(y * y * 0.5) * math.sqrt(2 * math.pi), from_output=True)
 Digamma = _unary("digamma", trigamma)
+# J0' = -J1, J1' = J0 - J1 / x (1/2 at 0): PyTorch's have no gradient
+Bessel_J0 = _unary("bessel_j0", lambda x: -bessel_j1(x))
+Bessel_J1 = _unary("bessel_j1", lambda x: _bessel_j1_slope(x))
 Lgamma = _unary("lgamma", lambda x: digamma(x))
 
 
@@ -149,6 +152,12 @@ class Gammaincc(Gammainc):
 
     name = "gammaincc"
     upper = True
+
+
+def _bessel_j1_slope(x: Tensor) -> Tensor:
+    zero = x == 0
+    xs = where(zero, 1.0, x)
+    return where(zero, 0.5, bessel_j0(x) - bessel_j1(xs) / xs)
 
 
 def erfc(x: Tensor) -> Tensor:
@@ -267,3 +276,27 @@ def igammac(input: Any, other: Any) -> Tensor:  # noqa: A002
         0.199148273471
     """
     return gammaincc(input, other)
+
+
+def bessel_j0(input: Tensor) -> Tensor:  # noqa: A002
+    """The Bessel function of the first kind of order 0 (Cephes' ``j0``); gradient ``-J1``
+    (PyTorch's ``special.bessel_j0`` has none).
+
+    Example:
+        >>> import xad
+        >>> round(xad.bessel_j0(xad.tensor([1.0], dtype=xad.float64)).item(), 12)
+        0.765197686558
+    """
+    return unary(Bessel_J0, floating_input(input))
+
+
+def bessel_j1(input: Tensor) -> Tensor:  # noqa: A002
+    """The Bessel function of the first kind of order 1 (Cephes' ``j1``); gradient
+    ``J0 - J1 / x`` (``1/2`` at 0).
+
+    Example:
+        >>> import xad
+        >>> round(xad.bessel_j1(xad.tensor([1.0], dtype=xad.float64)).item(), 12)
+        0.440050585745
+    """
+    return unary(Bessel_J1, floating_input(input))
