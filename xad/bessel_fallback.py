@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from .special_fallback import _floating, _narrow
+
 __all__ = ["bessel_j0_generic", "bessel_j1_generic"]
 
 _J0 = {
@@ -97,9 +99,10 @@ def bessel_j0_generic(xp: Any, x: Any) -> Any:
         >>> round(float(bessel_j0_generic(xp, xp.asarray([1.0]))[0]), 12)
         0.765197686558
     """
+    x0, x = x, _floating(xp, x)  # half precision in float32
     near, small, far = _bessel(xp, x, _J0)
     small = xp.where(xp.abs(x) < 1e-5, 1.0 - x * x / 4.0, small)  # exact at 0
-    return xp.where(near, small, xp.where(xp.isinf(x), math.nan, far))
+    return _narrow(xp, xp.where(near, small, xp.where(xp.isinf(x), math.nan, far)), x0)
 
 
 def bessel_j1_generic(xp: Any, x: Any) -> Any:
@@ -111,6 +114,7 @@ def bessel_j1_generic(xp: Any, x: Any) -> Any:
         >>> round(float(bessel_j1_generic(xp, xp.asarray([1.0]))[0]), 12)
         0.440050585745
     """
+    x0, x = x, _floating(xp, x)
     near, small, far = _bessel(xp, x, _J1)
     far = xp.where(x < 0.0, -far, far)
-    return xp.where(near, small * x, xp.where(xp.isinf(x), math.nan, far))
+    return _narrow(xp, xp.where(near, small * x, xp.where(xp.isinf(x), math.nan, far)), x0)

@@ -21,7 +21,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from .special_fallback import _LGAMMA, _lgamma_near_one, _series
+from .special_fallback import _LGAMMA, _floating, _lgamma_near_one, _narrow, _series
 
 __all__ = ["incomplete_gamma_generic"]
 
@@ -183,6 +183,7 @@ def incomplete_gamma_generic(xp: Any, a: Any, x: Any, upper: bool, lgamma: Calla
         >>> round(float(p[0]), 12)
         0.800851726529
     """
+    a0, a, x = a, _floating(xp, a), _floating(xp, x)  # half precision in float32
     ok = (a > 0.0) & (x > 0.0) & xp.isfinite(a) & xp.isfinite(x)
     a1, x1 = xp.where(ok, a, 1.0), xp.where(ok, x, 1.0)
     temme = (a1 > 20.0) & (xp.abs(x1 - a1) < 0.3 * a1)
@@ -196,7 +197,7 @@ def incomplete_gamma_generic(xp: Any, a: Any, x: Any, upper: bool, lgamma: Calla
     p = _lower_series(xp, xp.where(series, a1, 1.0), xp.where(series, x1, 0.5), lgamma)
     out = xp.where(series, 1.0 - p, q) if upper else xp.where(series, p, 1.0 - q)
     t = _temme(xp, xp.where(temme, a1, 100.0), xp.where(temme, x1, 100.0), upper, erfc)
-    return xp.where(ok, xp.where(temme, t, out), _edges(xp, a, x, upper))
+    return _narrow(xp, xp.where(ok, xp.where(temme, t, out), _edges(xp, a, x, upper)), a0)
 
 
 def _edges(xp: Any, a: Any, x: Any, upper: bool) -> Any:
