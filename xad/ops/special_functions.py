@@ -124,8 +124,11 @@ class Gammainc(Op):
 
     @classmethod
     def forward(cls, b, a, x):
-        like = x if isinstance(a, (int, float)) else a
-        return b.gammainc(_arr(b, a, like), _arr(b, x, like), cls.upper)
+        if isinstance(a, (int, float)):  # a Python number: an array like the other
+            a = b.xp.full_like(x, a)
+        elif isinstance(x, (int, float)):
+            x = b.xp.full_like(a, x)
+        return b.gammainc(a, x, cls.upper)
 
     @classmethod
     def derivative(cls, a: Any, x: Tensor) -> Tensor:
