@@ -259,26 +259,7 @@ def gammaincc(input: Any, other: Any) -> Tensor:  # noqa: A002
     return binary(Gammaincc, input, other)
 
 
-def igamma(input: Any, other: Any) -> Tensor:  # noqa: A002
-    """PyTorch's ``torch.igamma``: :func:`gammainc`.
-
-    Example:
-        >>> import xad
-        >>> round(xad.igamma(xad.tensor([2.0], dtype=xad.float64), 3.0).item(), 12)
-        0.800851726529
-    """
-    return gammainc(input, other)
-
-
-def igammac(input: Any, other: Any) -> Tensor:  # noqa: A002
-    """PyTorch's ``torch.igammac``: :func:`gammaincc`.
-
-    Example:
-        >>> import xad
-        >>> round(xad.igammac(xad.tensor([2.0], dtype=xad.float64), 3.0).item(), 12)
-        0.199148273471
-    """
-    return gammaincc(input, other)
+igamma, igammac = gammainc, gammaincc  # PyTorch's torch.igamma and torch.igammac
 
 
 def bessel_j0(input: Tensor) -> Tensor:  # noqa: A002

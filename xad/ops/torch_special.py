@@ -296,12 +296,4 @@ def multigammaln(input: Tensor, p: int) -> Tensor:  # noqa: A002
     return total + p * (p - 1) * 0.25 * math.log(math.pi)
 
 
-def mvlgamma(input: Tensor, p: int) -> Tensor:  # noqa: A002
-    """PyTorch's ``torch.mvlgamma``: :func:`multigammaln`.
-
-    Example:
-        >>> import xad
-        >>> round(xad.mvlgamma(xad.tensor([2.5], dtype=xad.float64), 3).item(), 12)
-        1.880995461612
-    """
-    return multigammaln(input, p)
+mvlgamma = multigammaln  # PyTorch's torch.mvlgamma
