@@ -128,6 +128,11 @@ class _N:
     erf = staticmethod(_erf)
     erfc = staticmethod(scipy.special.erfc)
     erfinv = staticmethod(scipy.special.erfinv)
+    ndtri = staticmethod(scipy.special.ndtri)
+    gammainc = staticmethod(scipy.special.gammainc)
+    gammaincc = staticmethod(scipy.special.gammaincc)
+    bessel_j0 = staticmethod(scipy.special.j0)
+    bessel_j1 = staticmethod(scipy.special.j1)
     lgamma = staticmethod(scipy.special.gammaln)
     digamma = staticmethod(scipy.special.psi)
 
@@ -772,12 +777,23 @@ def _case_list() -> list[Case]:
     return c
 
 
+_IG_A = np.array([[0.3, 1.5, 25.0], [4.0, 0.8, 2.0]])
+
+
 def _torch_breadth_cases() -> list[Case]:
     """PyTorch's special functions and data-dependent operations (tests/test_torch_missing.py
     checks them against torch)."""
     return [
         Case("erfc", lambda m, x: m.erfc(x * 2.0), ((2, 3),)),
         Case("erfinv", lambda m, x: m.erfinv(x), ((2, 3),), "unit"),
+        Case("ndtri", lambda m, x: m.ndtri(x * 0.5 + 0.5), ((2, 3),), "unit"),
+        # gradients to x only (PyTorch's): the shape a is a constant; 25 takes Temme's expansion
+        Case("gammainc", lambda m, x: m.gammainc(m.const(_IG_A), x), ((2, 3),), "pos"),
+        Case("gammaincc", lambda m, x: m.gammaincc(m.const(_IG_A), x * 3.0 + 24.0), ((2, 3),)),
+        Case("bessel_j0", lambda m, x: m.bessel_j0(x * 4.0), ((2, 3),),
+             prims=("bessel_j0", "bessel_j1")),
+        Case("bessel_j1", lambda m, x: m.bessel_j1(x * 4.0), ((2, 3),),
+             prims=("bessel_j1", "bessel_j0")),
         Case("lgamma", lambda m, x: m.lgamma(x), ((2, 3),), "pos", prims=("lgamma", "digamma")),
         Case("lgamma:negative", lambda m, x: m.lgamma(x), ((2, 3),), "halfgrid"),
         Case("digamma", lambda m, x: m.digamma(x), ((2, 3),), "pos"),

@@ -76,3 +76,16 @@ def test_stft_and_istft_errors_are_pytorchs(xb):
         xad.tensor([0.0]).tolist()  # (CuPy reports at the next host read)
     with pytest.raises(ValueError, match="istft: 5 frequencies for n_fft=16"):
         T.istft(spec, 16)
+
+
+def test_stft_and_istft_are_tensor_methods(xb):
+    x = xad.tensor(np.sin(np.arange(40.0)), dtype=xad.float64)
+    w = T.hann_window(8, dtype=T.float64)
+    spec = x.stft(8, hop_length=2, window=w, return_complex=True)
+    np.testing.assert_array_equal(spec.numpy(), T.stft(x, 8, hop_length=2, window=w,
+                                                       return_complex=True).numpy())
+    np.testing.assert_allclose(spec.istft(8, hop_length=2, window=w, length=40).numpy(),
+                               x.numpy(), atol=1e-12)
+    want = torch.tensor(x.numpy()).stft(8, hop_length=2, window=torch.hann_window(
+        8, dtype=torch.float64), return_complex=True).numpy()
+    np.testing.assert_allclose(spec.numpy(), want, atol=1e-12)

@@ -700,6 +700,8 @@ AUDITED_ELSEWHERE = ("Generator Tensor amp autograd bfloat16 bool cuda compile c
                      "special "
                      # torch.i0 and torch.special's more (tests/test_torch_special_more.py)
                      "i0 polygamma "
+                     # and the rest of it (tests/test_torch_special_rest.py)
+                     "mvlgamma mvlgamma_ igamma igamma_ igammac igammac_ "
                      # layers' functions fuzzed against torch by tests/test_nn_fuzz_torch.py
                      "fold lp_pool1d lp_pool2d max_unpool1d max_unpool2d rms_norm "
                      "conv3d conv_transpose1d conv_transpose3d max_pool3d avg_pool3d "

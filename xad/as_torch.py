@@ -185,7 +185,9 @@ def namespace() -> dict[str, types.ModuleType]:
         n: getattr(xad, n) for n in ("erf", "erfc", "erfinv", "digamma", "log1p", "expm1",
                                      "exp2", "xlogy", "logit", "ndtr", "log_ndtr",
                                      "erfcx", "xlog1py", "entr", "i0", "i0e", "i1",
-                                     "i1e", "zeta", "polygamma")},
+                                     "i1e", "zeta", "polygamma", "ndtri",
+                                     "multigammaln", "gammainc", "gammaincc",
+                                     "bessel_j0", "bessel_j1")},
         gammaln=xad.lgamma, psi=xad.digamma, expit=xad.sigmoid, logsumexp=fns["logsumexp"])
     mods["torch.func"] = _module("torch.func", _func)
     amp = _module("torch.amp", autocast=_tf.autocast, GradScaler=_tf.GradScaler)

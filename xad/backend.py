@@ -22,9 +22,11 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from . import dtypes as _dt
+from .bessel_fallback import bessel_j0_generic, bessel_j1_generic
 from .context import Context, context
 from .einsum_fallback import einsum_generic
 from .erf_fallback import erf_generic
+from .incomplete_gamma_fallback import incomplete_gamma_generic
 from .lu_fallback import lu_factor_generic
 from .special_fallback import (
     digamma_generic,
@@ -32,6 +34,7 @@ from .special_fallback import (
     erfinv_generic,
     fmod_generic,
     lgamma_generic,
+    ndtri_generic,
 )
 from .tracing import host_call
 
@@ -245,6 +248,24 @@ class Backend:
     def erfinv(self, x: Any) -> Any:
         """The inverse error function on ``[-1, 1]``, elementwise."""
         return erfinv_generic(self.xp, x)
+
+    def ndtri(self, x: Any) -> Any:
+        """The inverse of the standard normal CDF on ``[0, 1]``, elementwise."""
+        return ndtri_generic(self.xp, x)
+
+    def gammainc(self, a: Any, x: Any, upper: bool = False) -> Any:
+        """The regularized lower incomplete gamma function ``P(a, x)`` (``Q = 1 - P`` where
+        ``upper``), elementwise, of two floating arrays of one dtype (broadcast)."""
+        a, x = self.xp.broadcast_arrays(a, x)
+        return incomplete_gamma_generic(self.xp, a, x, upper, self.lgamma, self.erfc)
+
+    def bessel_j0(self, x: Any) -> Any:
+        """The Bessel function of the first kind of order 0, elementwise."""
+        return bessel_j0_generic(self.xp, x)
+
+    def bessel_j1(self, x: Any) -> Any:
+        """The Bessel function of the first kind of order 1, elementwise."""
+        return bessel_j1_generic(self.xp, x)
 
     def lgamma(self, x: Any) -> Any:
         """``log |Gamma(x)|`` for every real ``x``, elementwise."""

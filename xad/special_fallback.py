@@ -1,5 +1,5 @@
 """Special functions written with Array API standard functions only (the standard has none):
-``erfc``, ``erfinv``, ``lgamma``, ``digamma`` and C's ``fmod``, each within a few float64
+``erfc``, ``erfinv``, ``ndtri``, ``lgamma``, ``digamma`` and C's ``fmod``, each within a few float64
 ulps (``lgamma``/``digamma``: a few ulps of the terms near their roots), for backends whose
 library has no native one (:class:`xad.Backend`'s defaults).
 
@@ -8,6 +8,9 @@ library has no native one (:class:`xad.Backend`'s defaults).
   parts (no ``1 - erf`` cancellation in the tail); ``erfc(-x) = 2 - erfc(x)``.
 - ``erfinv``: Giles' single-precision approximation, then Newton steps on ``erf`` (on
   ``erfc`` for ``|y| > 0.5``, where ``1 - |y|`` is exact).
+- ``ndtri``: the inverse of the normal CDF by Cephes' rational approximations (PyTorch's,
+  4e-16 relative against mpmath): in ``p - 1/2`` for ``p`` within ``1/2 - exp(-2)`` of
+  ``1/2``, in ``1 / sqrt(-2 log p)`` (``1 - p``, exact, above) in the tails.
 - ``lgamma``: ``log |Gamma(x)|`` (PyTorch's and C's convention); Taylor series at its roots
   1 and 2 (relative accuracy there); Stirling's series after a
   shift of ten, reflection ``log(pi / |sin(pi x)|) - lgamma(1 - x)`` below 0 (``inf`` at the
@@ -25,7 +28,7 @@ from typing import Any
 
 from .erf_fallback import erf_generic
 
-__all__ = ["erfc_generic", "erfinv_generic", "lgamma_generic", "digamma_generic",
+__all__ = ["erfc_generic", "erfinv_generic", "ndtri_generic", "lgamma_generic", "digamma_generic",
            "fmod_generic"]
 
 _SHIFT = 10
@@ -152,6 +155,65 @@ def erfinv_generic(xp: Any, y: Any) -> Any:
         x = x - d / (_K * _exp_minus_square(xp, x))
     x = xp.where(y < 0, -x, x)
     return _narrow(xp, xp.where(inside, x, xp.where(ay == 1.0, y * math.inf, math.nan)), y0)
+
+
+# Cephes' ndtri: P/Q in (p - 1/2)^2 near the centre, in 1/z (z = sqrt(-2 log p)) for z below
+# 8 and from 8 (p < exp(-32)); highest power first, Q's leading 1 left out
+_NDTRI_P0 = (-5.99633501014107895267e1, 9.80010754185999661536e1, -5.66762857469070293439e1,
+             1.39312609387279679503e1, -1.23916583867381258016e0)
+_NDTRI_Q0 = (1.95448858338141759834e0, 4.67627912898881538453e0, 8.63602421390890590575e1,
+             -2.25462687854119370527e2, 2.00260212380060660359e2, -8.20372256168333339912e1,
+             1.59056225126211695515e1, -1.18331621121330003142e0)
+_NDTRI_P1 = (4.05544892305962419923e0, 3.15251094599893866154e1, 5.71628192246421288162e1,
+             4.40805073893200834700e1, 1.46849561928858024014e1, 2.18663306850790267539e0,
+             -1.40256079171354495875e-1, -3.50424626827848203418e-2,
+             -8.57456785154685413611e-4)
+_NDTRI_Q1 = (1.57799883256466749731e1, 4.53907635128879210584e1, 4.13172038254672030440e1,
+             1.50425385692907503408e1, 2.50464946208309415979e0, -1.42182922854787788574e-1,
+             -3.80806407691578277194e-2, -9.33259480895457427372e-4)
+_NDTRI_P2 = (3.23774891776946035970e0, 6.91522889068984211695e0, 3.93881025292474443415e0,
+             1.33303460815807542389e0, 2.01485389549179081538e-1, 1.23716634817820021358e-2,
+             3.01581553508235416007e-4, 2.65806974686737550832e-6, 6.23974539184983293730e-9)
+_NDTRI_Q2 = (6.02427039364742014255e0, 3.67983563856160859403e0, 1.37702099489081330271e0,
+             2.16236993594496635890e-1, 1.34204006088543189037e-2, 3.28014464682127739104e-4,
+             2.89247864745380683936e-6, 6.79019408009981274425e-9)
+_EXP_M2 = 0.13533528323661269189  # exp(-2): the centre's edge
+
+
+def _ratio(x: Any, p: tuple[float, ...], q: tuple[float, ...]) -> Any:
+    """``P(x) / Q(x)`` by Horner's rule (highest power first; ``Q`` monic)."""
+    num, den = x * 0.0 + p[0], x + q[0]
+    for c in p[1:]:
+        num = num * x + c
+    for c in q[1:]:
+        den = den * x + c
+    return num / den
+
+
+def ndtri_generic(xp: Any, p: Any) -> Any:
+    """The ``x`` with ``ndtr(x) = p`` (``-inf`` at 0, ``inf`` at 1, NaN outside ``[0, 1]``).
+
+    Example:
+        >>> import array_api_strict as xp
+        >>> round(float(ndtri_generic(xp, xp.asarray([0.975]))[0]), 12)
+        1.95996398454
+    """
+    p0, p = p, _floating(xp, p)
+    upper = p > 1.0 - _EXP_M2
+    y = xp.where(upper, 1.0 - p, p)  # exact: p > 1/2
+    centre = y > _EXP_M2  # not where NaN
+    c = xp.where(centre, y, 0.5) - 0.5
+    c2 = c * c
+    mid = (c + c * (c2 * _ratio(c2, _NDTRI_P0, _NDTRI_Q0))) * 2.50662827463100050242
+    t = xp.where(centre | ~(y > 0.0), _EXP_M2 / 2, y)
+    z = xp.sqrt(-2.0 * xp.log(t))
+    w = 1.0 / z
+    far = z >= 8.0
+    tail = (z - xp.log(z) / z) - w * xp.where(far, _ratio(w, _NDTRI_P2, _NDTRI_Q2),
+                                               _ratio(w, _NDTRI_P1, _NDTRI_Q1))
+    out = xp.where(centre, mid, xp.where(upper, tail, -tail))
+    out = xp.where(p == 0.0, -math.inf, xp.where(p == 1.0, math.inf, out))
+    return _narrow(xp, xp.where((p < 0.0) | (p > 1.0) | xp.isnan(p), math.nan, out), p0)
 
 
 def _series(w: Any, coeffs: tuple[float, ...]) -> Any:

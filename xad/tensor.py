@@ -2190,7 +2190,7 @@ _FUNCTION_METHODS = {n: n for n in (
     "unique_consecutive bincount tensor_split unfold cummax cummin logcumsumexp "
     "scatter_reduce index_put index_put_ as_strided index_copy index_reduce put kron inner "
     "vdot diag_embed diagflat cov corrcoef argwhere baddbmm addmv addr addbmm gcd lcm frexp "
-    "ldexp sinc fix sgn adjoint dist renorm matrix_exp i0").split()} | {
+    "ldexp sinc fix sgn adjoint dist renorm matrix_exp i0 mvlgamma igamma igammac").split()} | {
     "mul": "multiply", "neg": "negative", "true_divide": "divide", "divide": "div",
     "arccos": "acos", "arcsin": "asin", "arctan": "atan", "arctan2": "atan2",
     "arccosh": "acosh", "arcsinh": "asinh", "arctanh": "atanh", "bitwise_not": "bitwise_invert",
@@ -2207,7 +2207,7 @@ _INPLACE_METHODS = ("abs sqrt exp log log2 log10 log1p expm1 sigmoid tanh relu n
                     "heaviside ldexp nextafter gcd lcm fix eq ne lt le gt ge greater "
                     "greater_equal less less_equal not_equal logical_and logical_or "
                     "logical_xor logical_not cumsum cumprod addmm addmv addr baddbmm "
-                    "addbmm").split()
+                    "addbmm mvlgamma igamma igammac").split()
 
 
 def _function_method(name: str, target: str) -> Callable:

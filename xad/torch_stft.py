@@ -12,7 +12,7 @@ from . import ops as _ops
 from .factories import ones
 from .nn import functional as F
 from .ops.device_checks import report_flag
-from .tensor import Tensor
+from .tensor import Tensor, install_methods
 
 __all__ = ["stft", "istft"]
 
@@ -138,3 +138,6 @@ def istft(input: Tensor, n_fft: int, hop_length: int | None = None,  # noqa: A00
     if length is not None and y.shape[-1] < length:
         y = F.pad(y, (0, length - y.shape[-1]))
     return y[0] if input.ndim == 2 else y
+
+
+install_methods({"stft": stft, "istft": istft})  # x.stft(n_fft, ...), PyTorch's methods

@@ -1,6 +1,7 @@
 """Special functions PyTorch has and the standard lacks, each a primitive whose forward is
 the backend's (the library's own where it has one, :mod:`xad.special_fallback` otherwise):
-``erfc`` (exact in the tail, not ``1 - erf``), ``erfinv``, ``lgamma`` (``log |Gamma|`` for
+``erfc`` (exact in the tail, not ``1 - erf``), ``erfinv``, ``ndtri`` (the inverse of the
+normal CDF), ``lgamma`` (``log |Gamma|`` for
 every real argument, PyTorch's convention), ``digamma`` and ``fmod`` (C's, exact). Their
 gradients are PyTorch's; ``digamma``'s (the trigamma function) is composed of xad's
 operations, so every order differentiates."""
@@ -10,14 +11,17 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from .. import dtypes as _dt
 from ..tensor import Tensor
 from ._apply import Op, binary, unary
 from .batching import elementwise_batch
-from .elementwise import _arr, exp, sin, where
+from .creation import asarray
+from .elementwise import _arr, astype, exp, log, sin, where
 from .elementwise_math import _no_zero_divisor, trunc
 from .tangent import total
 
-__all__ = ["erfc", "erfinv", "lgamma", "digamma", "fmod"]
+__all__ = ["erfc", "erfinv", "ndtri", "lgamma", "digamma", "fmod", "gammainc", "gammaincc",
+           "igamma", "igammac", "bessel_j0", "bessel_j1"]
 
 _K = 2.0 / math.sqrt(math.pi)
 _SHIFT = 10
@@ -44,6 +48,12 @@ def trigamma(x: Tensor) -> Tensor:
     return where(neg, math.pi ** 2 / (r * r) - pos, pos)
 
 
+def floating_input(x: Any) -> Tensor:
+    """``x`` as a floating tensor (integers and bools in the default float32, as PyTorch)."""
+    x = x if isinstance(x, Tensor) else asarray(x)
+    return x if x.dtype.is_floating else astype(x, _dt.float32)
+
+
 def _unary(name_: str, derivative: Any, amp_float32: bool = False,
            from_output: bool = False) -> type[Op]:
     """A unary primitive: ``b.<name_>`` forward, ``g * derivative(x)`` backward (of the
@@ -66,7 +76,12 @@ Erfc = _unary("erfc", lambda x: exp(-(x * x)) * -_K)
 # autocast: erfinv is on PyTorch's CUDA float32 list
 Erfinv = _unary("erfinv", lambda y: exp(y * y) * (math.sqrt(math.pi) / 2), amp_float32=True,
                 from_output=True)
+# ndtri'(p) = sqrt(2 pi) exp(ndtri(p)^2 / 2), of the output: every order differentiates
+Ndtri = _unary("ndtri", lambda y: exp(y * y * 0.5) * math.sqrt(2 * math.pi), from_output=True)
 Digamma = _unary("digamma", trigamma)
+# J0' = -J1, J1' = J0 - J1 / x (1/2 at 0): PyTorch's have no gradient
+Bessel_J0 = _unary("bessel_j0", lambda x: -bessel_j1(x))
+Bessel_J1 = _unary("bessel_j1", lambda x: _bessel_j1_slope(x))
 Lgamma = _unary("lgamma", lambda x: digamma(x))
 
 
@@ -93,6 +108,61 @@ class Fmod(Op):
         return total(out, tx, None if ty is None else -(ty * trunc(x / y)))
 
 
+def _no_gradient_to_a(name_: str) -> NotImplementedError:
+    return NotImplementedError(f"{name_}: the derivative with respect to input (a, the first "
+                               f"argument) is not implemented, as in PyTorch; pass a.detach() "
+                               f"for the gradient with respect to other (x)")
+
+
+class Gammainc(Op):
+    """``P(a, x)``; gradient PyTorch's ``x^(a-1) e^-x / Gamma(a)`` to ``x``, none to ``a``."""
+
+    name = "gammainc"
+    floating = True
+    save_inputs = True
+    upper = False
+
+    @classmethod
+    def forward(cls, b, a, x):
+        if isinstance(a, (int, float)):  # a Python number: an array like the other
+            a = b.xp.full_like(x, a)
+        elif isinstance(x, (int, float)):
+            x = b.xp.full_like(a, x)
+        return b.gammainc(a, x, cls.upper)
+
+    @classmethod
+    def derivative(cls, a: Any, x: Tensor) -> Tensor:
+        d = exp((a - 1) * log(x) - x - lgamma(a))
+        return -d if cls.upper else d
+
+    @classmethod
+    def backward(cls, node, g):
+        if node.needs_grad(0):
+            raise _no_gradient_to_a(cls.name)
+        return None, g * cls.derivative(*node.inputs)
+
+    batch = classmethod(elementwise_batch)
+
+    @classmethod
+    def jvp(cls, primals, tangents, out):
+        if tangents[0] is not None:
+            raise _no_gradient_to_a(cls.name)
+        return tangents[1] * cls.derivative(*primals)
+
+
+class Gammaincc(Gammainc):
+    """``Q(a, x) = 1 - P(a, x)``; gradient ``-x^(a-1) e^-x / Gamma(a)`` to ``x``."""
+
+    name = "gammaincc"
+    upper = True
+
+
+def _bessel_j1_slope(x: Tensor) -> Tensor:
+    zero = x == 0
+    xs = where(zero, 1.0, x)
+    return where(zero, 0.5, bessel_j0(x) - bessel_j1(xs) / xs)
+
+
 def erfc(x: Tensor) -> Tensor:
     """``1 - erf(x)``, computed directly: exact in the tail, where ``1 - erf`` is 0.
 
@@ -113,6 +183,18 @@ def erfinv(x: Tensor) -> Tensor:
         0.476936276204
     """
     return unary(Erfinv, x)
+
+
+def ndtri(input: Tensor) -> Tensor:  # noqa: A002
+    """The inverse of the standard normal CDF: the ``x`` with ``ndtr(x) = p`` (``-inf`` at 0,
+    ``inf`` at 1, NaN outside ``[0, 1]``); gradient ``sqrt(2 pi) exp(x^2 / 2)``.
+
+    Example:
+        >>> import xad
+        >>> round(xad.ndtri(xad.tensor([0.975], dtype=xad.float64)).item(), 12)
+        1.95996398454
+    """
+    return unary(Ndtri, floating_input(input))
 
 
 def lgamma(x: Tensor) -> Tensor:
@@ -148,3 +230,57 @@ def fmod(x1: Any, x2: Any) -> Tensor:
         [1.5, -1.5]
     """
     return binary(Fmod, x1, x2)
+
+
+def gammainc(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """The regularized lower incomplete gamma function ``P(a, x) = gamma(a, x) / Gamma(a)``
+    for ``a = input``, ``x = other`` (PyTorch's ``special.gammainc``; Cephes' ``igam``);
+    gradient ``x^(a-1) e^-x / Gamma(a)`` to ``x``. As PyTorch's, none to ``a``: backward
+    through an ``a`` that requires grad raises ``NotImplementedError``.
+
+    Example:
+        >>> import xad
+        >>> round(xad.gammainc(xad.tensor([2.0], dtype=xad.float64), 3.0).item(), 12)
+        0.800851726529
+    """
+    return binary(Gammainc, input, other)
+
+
+def gammaincc(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """The regularized upper incomplete gamma function ``Q(a, x) = 1 - P(a, x)``, computed
+    directly (exact in the tail); gradient ``-x^(a-1) e^-x / Gamma(a)`` to ``x``, none to
+    ``a`` (as PyTorch's).
+
+    Example:
+        >>> import xad
+        >>> f"{xad.gammaincc(xad.tensor([2.0], dtype=xad.float64), 50.0).item():.10e}"
+        '9.8366242246e-21'
+    """
+    return binary(Gammaincc, input, other)
+
+
+igamma, igammac = gammainc, gammaincc  # PyTorch's torch.igamma and torch.igammac
+
+
+def bessel_j0(input: Tensor) -> Tensor:  # noqa: A002
+    """The Bessel function of the first kind of order 0 (Cephes' ``j0``); gradient ``-J1``
+    (PyTorch's ``special.bessel_j0`` has none).
+
+    Example:
+        >>> import xad
+        >>> round(xad.bessel_j0(xad.tensor([1.0], dtype=xad.float64)).item(), 12)
+        0.765197686558
+    """
+    return unary(Bessel_J0, floating_input(input))
+
+
+def bessel_j1(input: Tensor) -> Tensor:  # noqa: A002
+    """The Bessel function of the first kind of order 1 (Cephes' ``j1``); gradient
+    ``J0 - J1 / x`` (``1/2`` at 0).
+
+    Example:
+        >>> import xad
+        >>> round(xad.bessel_j1(xad.tensor([1.0], dtype=xad.float64)).item(), 12)
+        0.440050585745
+    """
+    return unary(Bessel_J1, floating_input(input))

@@ -22,24 +22,18 @@ from typing import Any
 from .. import dtypes as _dt
 from ..context import context
 from ..tensor import Tensor
-from .creation import asarray
-from .elementwise import abs, astype, exp, isnan, log, log1p, sign, sqrt, where
+from .elementwise import abs, exp, isnan, log, log1p, sign, sqrt, where
 from .elementwise_math import floor, isinf
-from .special_functions import digamma, erfc, trigamma
+from .special_functions import digamma, erfc, lgamma, trigamma
+from .special_functions import floating_input as _floating
 from .torch_compositions import floating_pair
 
 __all__ = ["ndtr", "log_ndtr", "erfcx", "xlog1py", "entr", "i0", "i0e", "i1", "i1e", "zeta",
-           "polygamma"]
+           "polygamma", "multigammaln", "mvlgamma"]
 
 _SQRT_HALF = math.sqrt(0.5)
 _ERFCX_SPLIT, _N_FRACTION = 3.0, 60  # continued fraction from 3: 1e-16 relative
 _BESSEL_SPLIT, _N_SERIES, _N_ASYMPTOTIC = 30.0, 80, 24
-
-
-def _floating(x: Any) -> Tensor:
-    """``x`` as a floating tensor (integers and bools in the default float32, as PyTorch)."""
-    x = x if isinstance(x, Tensor) else asarray(x)
-    return x if x.dtype.is_floating else astype(x, _dt.float32)
 
 
 def ndtr(input: Tensor) -> Tensor:  # noqa: A002
@@ -277,3 +271,29 @@ def polygamma(n: int, input: Tensor) -> Tensor:  # noqa: A002
     if n == 1:
         return trigamma(x)
     return zeta(float(n + 1), x) * ((-1) ** (n + 1) * math.factorial(n))
+
+
+def multigammaln(input: Tensor, p: int) -> Tensor:  # noqa: A002
+    """The multivariate log-gamma function of dimension ``p``:
+    ``p (p - 1) / 4 log(pi) + sum_{j < p} lgamma(input - j / 2)``; gradient the sum of the
+    ``digamma`` terms. Like PyTorch 2.13, no check that ``input > (p - 1) / 2`` (below, the
+    terms are ``lgamma``'s of negative arguments: ``log |Gamma|``, as PyTorch's).
+
+    Example:
+        >>> import xad
+        >>> round(xad.multigammaln(xad.tensor([2.5], dtype=xad.float64), 3).item(), 12)
+        1.880995461612
+    """
+    if not isinstance(p, int) or isinstance(p, bool) or p < 1:
+        raise RuntimeError(f"multigammaln: p has to be greater than or equal to 1, got {p!r}")
+    if isinstance(input, Tensor) and input.dtype is _dt.bool_:
+        raise RuntimeError("multigammaln: the input tensor may not be a boolean tensor "
+                           "(PyTorch's rule); cast it first: x.float()")
+    x = _floating(input)
+    total = lgamma(x)
+    for j in range(1, p):
+        total = total + lgamma(x - 0.5 * j)
+    return total + p * (p - 1) * 0.25 * math.log(math.pi)
+
+
+mvlgamma = multigammaln  # PyTorch's torch.mvlgamma
