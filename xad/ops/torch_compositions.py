@@ -600,9 +600,10 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:  # no
     if chunks < 1:
         raise ValueError(f"chunk: chunks must be at least 1, got {chunks}")
     n = input.shape[dim]
-    size = max(1, -(-n // chunks))
-    return tuple(input.narrow(dim, i, min(size, n - i)) for i in range(0, n, size)) \
-        or (input,)
+    if n == 0:  # PyTorch's: `chunks` empty pieces
+        return tuple(input.narrow(dim, 0, 0) for _ in range(chunks))
+    size = -(-n // chunks)
+    return tuple(input.narrow(dim, i, min(size, n - i)) for i in range(0, n, size))
 
 
 def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
