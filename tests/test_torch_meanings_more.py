@@ -1,0 +1,57 @@
+"""PyTorch meanings that a probe of ``xad.as_torch`` against torch 2.13 found giving other
+numbers or dtypes without an error: a bool ``tril``/``triu``, ``chunk`` of an empty axis,
+``max_pool``'s ``return_indices`` beside padding and at NaN; each on every backend."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import xad
+import xad.nn.functional as F
+
+torch = pytest.importorskip("torch")
+import torch.nn.functional as TF  # noqa: E402
+
+
+def _same(ours, theirs):
+    assert ours.tolist() == theirs.tolist()
+    assert str(ours.dtype).rsplit(".")[-1] == str(theirs.dtype).rsplit(".")[-1]
+
+
+def test_tril_and_triu_of_a_bool_mask_stay_bool(xb):
+    """An attention mask ``ones(T, T, dtype=bool).tril()`` was int64 (the zeros above the
+    diagonal were a Python int beside the bools)."""
+    m = [[True, False, True], [True, True, False]]
+    for k in (-1, 0, 1):
+        _same(xad.tensor(m).tril(k), torch.tensor(m).tril(k))
+        _same(xad.tensor(m).triu(k), torch.tensor(m).triu(k))
+
+
+def test_chunk_of_an_empty_axis_gives_chunks_pieces(xb):
+    """PyTorch gives ``chunks`` empty pieces (xad gave the tensor alone: ``a, b =
+    x.chunk(2)`` failed and a loop over the pieces ran once)."""
+    for shape, chunks, dim in (((0,), 2, 0), ((2, 0), 3, -1), ((0, 3), 1, 0)):
+        ours = xad.zeros(shape).chunk(chunks, dim)
+        theirs = torch.zeros(shape).chunk(chunks, dim)
+        assert [tuple(c.shape) for c in ours] == [tuple(c.shape) for c in theirs]
+
+
+@pytest.mark.parametrize("case", [
+    ("max_pool1d", [[[-math.inf, -math.inf, 2.0, -math.inf, -math.inf]]],
+     dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)),
+    ("max_pool1d", [[[math.nan, 1.0, math.nan, 2.0]]], dict(kernel_size=4)),
+    ("max_pool2d", [[[-math.inf, -math.inf, 2.0], [1.0, -math.inf, -math.inf]]],
+     dict(kernel_size=2, stride=1, padding=1)),
+    ("max_pool2d", [[[[math.nan, 1.0], [math.nan, 2.0]], [[0.0, 1.0], [3.0, 3.0]]]],
+     dict(kernel_size=2)),
+])
+def test_max_pool_indices_skip_the_padding_and_take_the_last_nan(xb, case):
+    """A window whose input is all ``-inf`` tied with its ``-inf`` padding: the index named
+    the padding (``-1``); of several NaNs torch's loop keeps the last (xad took the first)."""
+    name, a, kw = case
+    y, i = getattr(F, name)(xad.tensor(a), return_indices=True, **kw)
+    yt, it = getattr(TF, name)(torch.tensor(a), return_indices=True, **kw)
+    _same(i, it)
+    assert str(y.tolist()) == str(yt.tolist())
