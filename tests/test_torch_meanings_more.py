@@ -1,6 +1,7 @@
 """PyTorch meanings that a probe of ``xad.as_torch`` against torch 2.13 found giving other
 numbers or dtypes without an error: a bool ``tril``/``triu``, ``chunk`` of an empty axis,
-``max_pool``'s ``return_indices`` beside padding and at NaN; each on every backend."""
+``max_pool``'s ``return_indices`` beside padding and at NaN, ``index_fill``/``scatter`` of
+bools with a number; each on every backend."""
 
 from __future__ import annotations
 
@@ -55,3 +56,14 @@ def test_max_pool_indices_skip_the_padding_and_take_the_last_nan(xb, case):
     yt, it = getattr(TF, name)(torch.tensor(a), return_indices=True, **kw)
     _same(i, it)
     assert str(y.tolist()) == str(yt.tolist())
+
+
+def test_index_fill_and_scatter_of_a_bool_tensor_with_a_number_stay_bool(xb):
+    """``index_fill(dim, i, 0)`` and ``scatter(dim, i, 1)`` of bools were int64 (the number
+    stayed an int beside the bools); PyTorch casts the number to bool."""
+    m = [[True, False, True], [False, True, True]]
+    for v in (0, 1, 2.5):
+        _same(xad.tensor(m).index_fill(1, xad.tensor([0, 2]), v),
+              torch.tensor(m).index_fill(1, torch.tensor([0, 2]), v))
+        _same(xad.tensor(m).scatter(1, xad.tensor([[1], [0]]), v),
+              torch.tensor(m).scatter(1, torch.tensor([[1], [0]]), v))
