@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 import xad
@@ -17,7 +18,7 @@ import torch.nn.functional as TF  # noqa: E402
 
 
 def _same(ours, theirs):
-    assert ours.tolist() == theirs.tolist()
+    assert str(ours.tolist()) == str(theirs.tolist())  # NaN and -0.0 too
     assert str(ours.dtype).rsplit(".")[-1] == str(theirs.dtype).rsplit(".")[-1]
 
 
@@ -67,3 +68,46 @@ def test_index_fill_and_scatter_of_a_bool_tensor_with_a_number_stay_bool(xb):
               torch.tensor(m).index_fill(1, torch.tensor([0, 2]), v))
         _same(xad.tensor(m).scatter(1, xad.tensor([[1], [0]]), v),
               torch.tensor(m).scatter(1, torch.tensor([[1], [0]]), v))
+
+
+def _close(ours, theirs):
+    """Within a rounding of the half dtype (torch's kernel rounds its intermediates: its
+    bfloat16 batch_norm gives -0.99609375 where the float32 value rounds to -1)."""
+    assert str(ours.dtype).rsplit(".")[-1] == str(theirs.dtype).rsplit(".")[-1]
+    np.testing.assert_allclose(np.array(ours.float().tolist()), theirs.float().numpy(),
+                               rtol=8e-3, atol=1e-3)
+
+
+def _halves():
+    """The half-precision dtypes the backend has (array_api_strict has none), with torch's."""
+    out = []
+    for name in ("float16", "bfloat16"):
+        try:
+            xad.zeros(1, dtype=getattr(xad, name))
+        except TypeError:
+            continue
+        out.append((getattr(xad, name), getattr(torch, name)))
+    return out
+
+
+def test_half_std_nanmean_and_batch_norm_as_torch(xb):
+    """float16 ``std`` of 3 and 1e4 was inf (its variance, 2.5e7, overflowed before the
+    root), ``nanmean`` of float16 came back float32, and ``batch_norm`` in training gave 0
+    for a channel whose float16 squared deviations overflowed; PyTorch computes each in
+    float32 and rounds once."""
+    a = [[3.0, 1e4, 7.0], [0.1, 0.2, 0.3]]
+    for dt, dtt in _halves():
+        x, xt = xad.tensor(a, dtype=dt), torch.tensor(a, dtype=dtt)
+        _same(x.std(1), xt.std(1))
+        _same(xad.std(x, axis=1, correction=1), xt.std(1))
+        _same(x.std(), xt.std())
+        _same(xad.std_mean(x, 1)[0], torch.std_mean(xt, 1)[0])
+        _same(x.nanmean(1), xt.nanmean(1))
+        _same(xad.tensor([math.nan], dtype=dt).nanmean(),
+              torch.tensor([math.nan], dtype=dtt).nanmean())
+        _close(F.batch_norm(x, None, None, training=True),
+               TF.batch_norm(xt, None, None, training=True))
+        m, v, mt, vt = xad.zeros(3), xad.ones(3), torch.zeros(3), torch.ones(3)
+        _close(F.batch_norm(x, m, v, training=True), TF.batch_norm(xt, mt, vt, training=True))
+        _close(m, mt)
+        _close(v, vt)
