@@ -111,3 +111,18 @@ def test_half_std_nanmean_and_batch_norm_as_torch(xb):
         _close(F.batch_norm(x, m, v, training=True), TF.batch_norm(xt, mt, vt, training=True))
         _close(m, mt)
         _close(v, vt)
+
+
+def test_broadcast_to_keeps_a_size_at_minus_one(xb):
+    """``torch.broadcast_to(x, (3, -1, 2))`` and ``x.broadcast_to((2, -1))`` are ``expand``'s
+    (they raised "all elements of broadcast shape must be non-negative", naming no
+    operation); a -1 for a new leading axis is refused, as PyTorch's."""
+    from xad.as_torch import namespace
+
+    xt = namespace()["torch"]
+    a = [[1], [2]]
+    for shape in ((3, -1, 2), (2, -1), (-1, 4)):
+        _same(xt.broadcast_to(xad.tensor(a), shape), torch.broadcast_to(torch.tensor(a), shape))
+        _same(xad.tensor(a).broadcast_to(shape), torch.tensor(a).broadcast_to(shape))
+    with pytest.raises(ValueError, match="expand: -1 keeps a size"):
+        xad.tensor(a).broadcast_to((-1, 2, 1))

@@ -1408,13 +1408,17 @@ class Tensor:
         return _ops.expand_dims(self, axis=dim)
 
     def broadcast_to(self, shape) -> Tensor:
-        """See :func:`xad.broadcast_to` (a new view, never ``self``)."""
-        return _fresh_view(self, _ops.broadcast_to(self, shape))
+        """See :func:`xad.broadcast_to` (a new view, never ``self``); ``-1`` keeps a size,
+        as PyTorch's (:meth:`expand`)."""
+        return self.expand(shape)
 
     def expand(self, *sizes) -> Tensor:
         """PyTorch's ``expand``: :meth:`broadcast_to`, ``-1`` keeping a size."""
         sizes = _shape_arg(sizes)
         lead = len(sizes) - self.ndim
+        if any(n == -1 for n in sizes[:lead]):
+            raise ValueError(f"expand: -1 keeps a size, so it cannot stand for a new leading "
+                             f"axis: sizes {sizes} for a tensor of shape {self.shape}")
         return _fresh_view(self, _ops.broadcast_to(self, tuple(
             self.shape[i - lead] if n == -1 and i >= lead else n for i, n in enumerate(sizes))))
 
