@@ -126,3 +126,23 @@ def test_broadcast_to_keeps_a_size_at_minus_one(xb):
         _same(xad.tensor(a).broadcast_to(shape), torch.tensor(a).broadcast_to(shape))
     with pytest.raises(ValueError, match="expand: -1 keeps a size"):
         xad.tensor(a).broadcast_to((-1, 2, 1))
+
+
+def test_documented_differences_found_by_the_probe(xb):
+    """The rows docs/PORTING.md gives these: xad's numbers pinned, torch 2.13's in comments."""
+    inf, nan = math.inf, math.nan
+    f64 = xad.float64
+    x = xad.zeros(1, 3, dtype=f64, requires_grad=True)
+    xad.cdist(x, xad.ones(1, 3, dtype=f64), p=inf).sum().backward()
+    assert x.grad.tolist() == [[-1 / 3] * 3]  # torch: [[-1, -1, -1]]
+    x = xad.tensor([-inf, 0.0, 1.0], dtype=f64, requires_grad=True)
+    x.logcumsumexp(0)[0].backward()
+    assert x.grad.tolist() == [1.0, 0.0, 0.0]  # torch: [nan, 0, 0]
+    x = xad.tensor([3.0, nan, 3.0], dtype=f64, requires_grad=True)
+    x.max().backward()
+    assert all(math.isnan(g) for g in x.grad.tolist())  # torch: [0, 1, 0]
+    a = xad.arange(12.0).reshape(3, 4)
+    assert a[[[0, 2]]].shape == (1, 2, 4)  # torch: (2, 4), a deprecated tuple reading
+    pad = xad.tensor([[[-inf, -inf, 2.0]]], dtype=f64, requires_grad=True)
+    F.max_pool1d(pad, 2, 1, padding=1).sum().backward()
+    assert pad.grad.tolist() == [[[1.0, 0.0, 2.0]]]  # torch: [[[2, 0, 2]]] (window 0 to x[0])
