@@ -15,6 +15,7 @@ import xad.nn.functional as F
 
 torch = pytest.importorskip("torch")
 import torch.nn.functional as TF  # noqa: E402
+from test_half_scalars import _dtypes as half_dtypes  # noqa: E402
 
 
 def _same(ours, theirs):
@@ -78,25 +79,13 @@ def _close(ours, theirs):
                                rtol=8e-3, atol=1e-3)
 
 
-def _halves():
-    """The half-precision dtypes the backend has (array_api_strict has none), with torch's."""
-    out = []
-    for name in ("float16", "bfloat16"):
-        try:
-            xad.zeros(1, dtype=getattr(xad, name))
-        except TypeError:
-            continue
-        out.append((getattr(xad, name), getattr(torch, name)))
-    return out
-
-
 def test_half_std_nanmean_and_batch_norm_as_torch(xb):
     """float16 ``std`` of 3 and 1e4 was inf (its variance, 2.5e7, overflowed before the
     root), ``nanmean`` of float16 came back float32, and ``batch_norm`` in training gave 0
     for a channel whose float16 squared deviations overflowed; PyTorch computes each in
     float32 and rounds once."""
     a = [[3.0, 1e4, 7.0], [0.1, 0.2, 0.3]]
-    for dt, dtt in _halves():
+    for dt, dtt in half_dtypes(xb):  # those the backend has (array_api_strict: none)
         x, xt = xad.tensor(a, dtype=dt), torch.tensor(a, dtype=dtt)
         _same(x.std(1), xt.std(1))
         _same(xad.std(x, axis=1, correction=1), xt.std(1))
