@@ -402,7 +402,8 @@ def batch_norm(x: Tensor, running_mean: Tensor | None, running_var: Tensor | Non
     x, weight, bias = autocast_float32(x, weight, bias, op="batch_norm")
     low = x.dtype if x.dtype in HALF else None  # in float32, rounded once, as PyTorch's
     if low is not None:  # (a float16 d * d overflowed: a channel of 0.2 and 1e4 gave 0)
-        x, weight, bias = (t if t is None else t.astype(_dt.float32) for t in (x, weight, bias))
+        x = x.astype(_dt.float32)
+        weight, bias = (t if t is None else t.astype(_dt.float32) for t in (weight, bias))
     axes = (0, *range(2, x.ndim))
     shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
     if training:
