@@ -135,3 +135,11 @@ def test_documented_differences_found_by_the_probe(xb):
     pad = xad.tensor([[[-inf, -inf, 2.0]]], dtype=f64, requires_grad=True)
     F.max_pool1d(pad, 2, 1, padding=1).sum().backward()
     assert pad.grad.tolist() == [[[1.0, 0.0, 2.0]]]  # torch: [[[2, 0, 2]]] (window 0 to x[0])
+
+
+def test_count_nonzero_method_over_no_dims_counts_all(xb):
+    """``x.count_nonzero(())`` counts every element, as ``torch.count_nonzero(x, ())`` did
+    already (the method gave the 0/1 tensor of each element)."""
+    a = [[1.0, 0.0, 3.0], [4.0, 5.0, 7.0]]
+    for dim in ((), [], (0, 1), [-1], None):
+        _same(xad.tensor(a).count_nonzero(dim), torch.tensor(a).count_nonzero(dim))

@@ -2250,8 +2250,8 @@ def _torch_methods() -> dict[str, Any]:
         "triu": lambda x, diagonal=0: _ops.triu(x, k=diagonal),
         "take": lambda x, index: _ops.reshape(x, (-1,))[index],
         "tile": lambda x, *dims: _ops.tile(x, _shape_arg(dims)),
-        "count_nonzero": lambda x, dim=None: _ops.count_nonzero(
-            x, axis=tuple(dim) if isinstance(dim, list) else dim),
+        "count_nonzero": lambda x, dim=None: _ops.count_nonzero(  # () or []: all, as torch's
+            x, axis=(tuple(dim) or None) if isinstance(dim, (list, tuple)) else dim),
         "moveaxis": lambda x, s, d: _ops.moveaxis(x, *(tuple(v) if isinstance(v, list) else v
                                                        for v in (s, d))),
         "swapaxes": lambda x, a, b: x.transpose(a, b),
