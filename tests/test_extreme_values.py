@@ -81,6 +81,7 @@ CASES = {
     "hardsigmoid": lambda m, x: _f(m).hardsigmoid(x),
     "hardtanh": lambda m, x: _f(m).hardtanh(x),
     "relu6": lambda m, x: _f(m).relu6(x),
+    "relu": lambda m, x: _f(m).relu(x),  # (gradient 1 at NaN, at every size: it was 0)
     "leaky_relu": lambda m, x: _f(m).leaky_relu(x, 0.1),
     "softplus": lambda m, x: _f(m).softplus(x),
     "logsigmoid": lambda m, x: _f(m).logsigmoid(x),

@@ -590,7 +590,7 @@ class Relu(Op):
 
     @staticmethod
     def backward(node, g):
-        return relu_grad(node.output(), g)  # where(y > 0, g, 0): one kernel on CuPy
+        return relu_grad(node.output(), g)  # where(y <= 0, 0, g): one kernel on CuPy
 
     batch = classmethod(elementwise_batch)
 
