@@ -107,6 +107,9 @@ CASES = {
     "prod": lambda m, x: x.prod(1) if m is torch else xad.prod(x, axis=1),
     "var": lambda m, x: x.var(1) if m is torch else xad.var(x, axis=1, correction=1),
     "var_method": lambda m, x: x.var(1),
+    # the same in both namespaces: half to each at a tie, all to both where one is NaN
+    "maximum": lambda m, x: m.maximum(x, _flip(m, x) * 0.5),
+    "minimum": lambda m, x: m.minimum(x * 0.5, _flip(m, x)),
     # PyTorch's conventions (0, not NaN, where the derivative is 0/0)
     "max_dim_method": lambda m, x: x.max(1)[0] * 1 + x.min(dim=1).values,
     "std_method": lambda m, x: x.std(1),
