@@ -143,3 +143,21 @@ def test_count_nonzero_method_over_no_dims_counts_all(xb):
     a = [[1.0, 0.0, 3.0], [4.0, 5.0, 7.0]]
     for dim in ((), [], (0, 1), [-1], None):
         _same(xad.tensor(a).count_nonzero(dim), torch.tensor(a).count_nonzero(dim))
+
+
+def test_xlogy_gradient_to_input_at_zero_is_log_other(xb):
+    """``d xlogy(x, y) / dx`` is ``log(y)`` at ``x == 0`` too (0 only where ``y <= 0``), as
+    torch's; xad gave 0 there (a probability at exactly 0 learnt nothing)."""
+    xs, ys = [0.0, -0.0, 0.0, 0.0, 0.0, 1.0, 2.0, 3.0], [2.0, 0.5, 0.3, 0.0, -1.0, 0.0, -1.0, 4.0]
+    x = xad.tensor(xs, dtype=xad.float64, requires_grad=True)
+    y = xad.tensor(ys, dtype=xad.float64, requires_grad=True)
+    xt = torch.tensor(xs, dtype=torch.float64, requires_grad=True)
+    yt = torch.tensor(ys, dtype=torch.float64, requires_grad=True)
+    _same(x.xlogy(y), xt.xlogy(yt))
+    w = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]
+    (x.xlogy(y) * xad.tensor(w, dtype=xad.float64)).sum().backward()
+    (xt.xlogy(yt) * torch.tensor(w, dtype=torch.float64)).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(y.grad.numpy()[[0, 1, 2, 4, 5, 6, 7]],
+                               yt.grad.numpy()[[0, 1, 2, 4, 5, 6, 7]], rtol=1e-12)
+    assert y.grad.tolist()[3] == 0.0  # torch: NaN (0 / 0); the value is 0 for every y there
