@@ -81,6 +81,7 @@ CASES = {
     "hardsigmoid": lambda m, x: _f(m).hardsigmoid(x),
     "hardtanh": lambda m, x: _f(m).hardtanh(x),
     "relu6": lambda m, x: _f(m).relu6(x),
+    "relu": lambda m, x: _f(m).relu(x),  # (gradient 1 at NaN, at every size: it was 0)
     "leaky_relu": lambda m, x: _f(m).leaky_relu(x, 0.1),
     "softplus": lambda m, x: _f(m).softplus(x),
     "logsigmoid": lambda m, x: _f(m).logsigmoid(x),
@@ -106,6 +107,9 @@ CASES = {
     "prod": lambda m, x: x.prod(1) if m is torch else xad.prod(x, axis=1),
     "var": lambda m, x: x.var(1) if m is torch else xad.var(x, axis=1, correction=1),
     "var_method": lambda m, x: x.var(1),
+    # the same in both namespaces: half to each at a tie, all to both where one is NaN
+    "maximum": lambda m, x: m.maximum(x, _flip(m, x) * 0.5),
+    "minimum": lambda m, x: m.minimum(x * 0.5, _flip(m, x)),
     # PyTorch's conventions (0, not NaN, where the derivative is 0/0)
     "max_dim_method": lambda m, x: x.max(1)[0] * 1 + x.min(dim=1).values,
     "std_method": lambda m, x: x.std(1),

@@ -190,6 +190,24 @@ def test_scatter_reduce_inplace_matches_torch(xb):
         _same(z, zt)  # integer means floor, as torch's
 
 
+@pytest.mark.filterwarnings("ignore:index_reduce")
+def test_scatter_and_index_reduce_extremes_propagate_nan_as_torch(xb):
+    """A NaN source is the result of ``amin`` as of ``amax`` (the smallest came last in a
+    descending sort, which put NaN first: ``amin`` gave 5.0 or 1.0 where torch gives NaN)."""
+    nan = math.nan
+    for reduce in ("amax", "amin"):
+        for include_self in (True, False):
+            for src in ([nan, 5.0], [5.0, nan], [math.inf, nan]):
+                for base in ([1.0, 2.0, 3.0], [nan, 2.0, 3.0]):
+                    x, xt = xad.tensor(base, dtype=F64), torch.tensor(base, dtype=torch.float64)
+                    i, it = xad.tensor([0, 0]), torch.tensor([0, 0])
+                    s, st = xad.tensor(src, dtype=F64), torch.tensor(src, dtype=torch.float64)
+                    _same(x.scatter_reduce(0, i, s, reduce, include_self=include_self),
+                          xt.scatter_reduce(0, it, st, reduce, include_self=include_self))
+                    _same(x.index_reduce(0, i, s, reduce, include_self=include_self),
+                          xt.index_reduce(0, it, st, reduce, include_self=include_self))
+
+
 @pytest.mark.parametrize("include_self", [True, False])
 @pytest.mark.filterwarnings("ignore:index_reduce")
 def test_index_reduce_matches_torch(xb, include_self):

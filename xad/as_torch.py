@@ -47,7 +47,7 @@ _AS_METHOD = ("sum", "mean", "var", "std", "max", "min", "prod", "argmax", "argm
               "narrow", "cumprod", "amax", "amin", "nansum", "nanmean", "median", "nanmedian",
               "quantile", "nanquantile", "mode", "index_add", "index_fill", "scatter",
               "copysign", "select", "aminmax", "msort", "isneginf", "isposinf", "isreal",
-              "is_signed", "is_same_size", "bitwise_not")
+              "is_signed", "is_same_size", "bitwise_not", "broadcast_to")
 _DTYPES = {"float": dtypes.float32, "float32": dtypes.float32, "double": dtypes.float64,
            "float64": dtypes.float64, "half": dtypes.float16, "float16": dtypes.float16,
            "long": dtypes.int64, "int64": dtypes.int64, "int": dtypes.int32,

@@ -1408,13 +1408,17 @@ class Tensor:
         return _ops.expand_dims(self, axis=dim)
 
     def broadcast_to(self, shape) -> Tensor:
-        """See :func:`xad.broadcast_to` (a new view, never ``self``)."""
-        return _fresh_view(self, _ops.broadcast_to(self, shape))
+        """See :func:`xad.broadcast_to` (a new view, never ``self``); ``-1`` keeps a size,
+        as PyTorch's (:meth:`expand`)."""
+        return self.expand(shape)
 
     def expand(self, *sizes) -> Tensor:
         """PyTorch's ``expand``: :meth:`broadcast_to`, ``-1`` keeping a size."""
         sizes = _shape_arg(sizes)
         lead = len(sizes) - self.ndim
+        if any(n == -1 for n in sizes[:lead]):
+            raise ValueError(f"expand: -1 keeps a size, so it cannot stand for a new leading "
+                             f"axis: sizes {sizes} for a tensor of shape {self.shape}")
         return _fresh_view(self, _ops.broadcast_to(self, tuple(
             self.shape[i - lead] if n == -1 and i >= lead else n for i, n in enumerate(sizes))))
 
@@ -2246,8 +2250,8 @@ def _torch_methods() -> dict[str, Any]:
         "triu": lambda x, diagonal=0: _ops.triu(x, k=diagonal),
         "take": lambda x, index: _ops.reshape(x, (-1,))[index],
         "tile": lambda x, *dims: _ops.tile(x, _shape_arg(dims)),
-        "count_nonzero": lambda x, dim=None: _ops.count_nonzero(
-            x, axis=tuple(dim) if isinstance(dim, list) else dim),
+        "count_nonzero": lambda x, dim=None: _ops.count_nonzero(  # () or []: all, as torch's
+            x, axis=(tuple(dim) or None) if isinstance(dim, (list, tuple)) else dim),
         "moveaxis": lambda x, s, d: _ops.moveaxis(x, *(tuple(v) if isinstance(v, list) else v
                                                        for v in (s, d))),
         "swapaxes": lambda x, a, b: x.transpose(a, b),

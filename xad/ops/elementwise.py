@@ -590,7 +590,7 @@ class Relu(Op):
 
     @staticmethod
     def backward(node, g):
-        return relu_grad(node.output(), g)  # where(y > 0, g, 0): one kernel on CuPy
+        return relu_grad(node.output(), g)  # where(y <= 0, 0, g): one kernel on CuPy
 
     batch = classmethod(elementwise_batch)
 
@@ -656,7 +656,7 @@ class Maximum(Op):
     @staticmethod
     def backward(node, g):
         x, y = node.inputs
-        return _selection_grads(node, g, x > y, x == y)
+        return _selection_grads(node, g, x > y, x < y, x == y)
 
     batch = classmethod(elementwise_batch)
 
@@ -678,7 +678,7 @@ class Minimum(Op):
     @staticmethod
     def backward(node, g):
         x, y = node.inputs
-        return _selection_grads(node, g, x < y, x == y)
+        return _selection_grads(node, g, x < y, x > y, x == y)
 
     batch = classmethod(elementwise_batch)
 
@@ -688,13 +688,15 @@ class Minimum(Op):
         return _selection_jvp(out, x < y, x == y, tx, ty)
 
 
-def _selection_grads(node: Any, g: Tensor, x_wins: Tensor, tie: Tensor) -> tuple:
-    """All of ``g`` to the selected input, half to each on a tie. Chosen by ``where``, not
-    multiplied by a 0/1 weight: an infinite ``g`` times 0 would be NaN where the function
-    does not depend on the input at all."""
+def _selection_grads(node: Any, g: Tensor, x_wins: Tensor, y_wins: Tensor,
+                     tie: Tensor) -> tuple:
+    """All of ``g`` to the selected input, half to each on a tie, all to both where either
+    is NaN (none wins nor ties there: PyTorch's; ``y`` alone had it). Chosen by ``where``,
+    not multiplied by a 0/1 weight: an infinite ``g`` times 0 would be NaN where the
+    function does not depend on the input at all."""
     half = g * 0.5
-    gx = where(x_wins, g, where(tie, half, 0.0)) if node.needs_grad(0) else None
-    gy = where(x_wins, 0.0, where(tie, half, g)) if node.needs_grad(1) else None
+    gx = where(tie, half, where(y_wins, 0.0, g)) if node.needs_grad(0) else None
+    gy = where(tie, half, where(x_wins, 0.0, g)) if node.needs_grad(1) else None
     return gx, gy
 
 

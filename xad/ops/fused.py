@@ -143,7 +143,8 @@ def _gelu_curvature(x: Tensor) -> Tensor:
 
 
 class ReluGrad(_Fused):
-    """``g`` where ``y > 0``, else 0: relu's gradient for its output ``y``."""
+    """0 where ``y <= 0``, else ``g``: relu's gradient for its output ``y`` (``g`` at a NaN,
+    as PyTorch's ``threshold_backward`` at every size)."""
 
     name = "relu_grad"
     save_inputs = True
@@ -151,7 +152,7 @@ class ReluGrad(_Fused):
     @staticmethod
     def expression(b, y, g):
         # where(), not a multiply by a 0/1 mask: inf * 0 would be NaN (sqrt(relu(x)) at x < 0)
-        return b.xp.where(y > 0, g, 0)
+        return b.xp.where(y <= 0, 0, g)
 
     @staticmethod
     def backward(node, gg):
@@ -696,7 +697,7 @@ def range_ends(t: Tensor, ignore: int | None = None) -> Tensor:
 
 
 def relu_grad(y: Tensor, g: Tensor) -> Tensor:
-    """``where(y > 0, g, 0)`` in one kernel where the backend fuses."""
+    """``where(y <= 0, 0, g)`` in one kernel where the backend fuses."""
     return binary(ReluGrad, y, g)
 
 

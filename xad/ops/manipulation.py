@@ -177,7 +177,7 @@ def _band(x: Tensor, k: int, lower: bool) -> Tensor:
     c = xp.arange(x.shape[-1], device=b.device)[None, :]
     with b.on_device():
         keep = Tensor._constant((c - r <= k) if lower else (c - r >= k), b)
-    return where(keep, x, 0)
+    return where(keep, x, False if x.dtype is _dt.bool_ else 0)  # a bool mask stays bool
 
 
 def tril(x: Tensor, /, *, k: int = 0) -> Tensor:

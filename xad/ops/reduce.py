@@ -427,7 +427,16 @@ def variance(x: Tensor, axis: Any, correction: float, keepdims: bool, pytorch: b
 
 def std(x: Tensor, axis: Any = None, correction: float = 0, keepdims: bool = False) -> Tensor:
     """Standard deviation, ``sqrt(var(...))``."""
+    if half_root(x):
+        return in_float32(std, x, axis, correction, keepdims)
     return sqrt(var(x, axis, correction, keepdims))
+
+
+def half_root(x: Tensor) -> bool:
+    """Whether a standard deviation of ``x`` is taken in float32 and rounded once: a
+    float16/bfloat16 variance overflows (inf) where its root does not (std of 3 and 1e4
+    was inf), as PyTorch's (autocast makes it float32 already)."""
+    return x.dtype in _HALF and context.autocast is None
 
 
 def max(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:

@@ -47,7 +47,10 @@ def _sorted_targets(b: Any, v: Any, *key: Any, size: int, strides: tuple,
     ``counts[t]`` how many it has (integer scatter-adds, exact on every backend)."""
     xp = b.xp
     p = xp.reshape(sum(k * s for k, s in zip(key, strides)), (-1,))
-    order = xp.argsort(xp.reshape(v, (-1,)), descending=descending, stable=True)
+    v = xp.reshape(v, (-1,))
+    if descending and xp.isdtype(v.dtype, "real floating"):
+        v, descending = -v, False  # a NaN sorts last either way: it is the group's amin
+    order = xp.argsort(v, descending=descending, stable=True)
     order = xp.take(order, xp.argsort(xp.take(p, order), stable=True))
     ps = xp.take(p, order)
     n, i64, dev = ps.shape[0], xp.int64, b.device

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..dtypes import int64
+from ..dtypes import bool_, int64
 from ..factories import arange
 from ..tensor import Tensor
 from ._apply import apply
@@ -146,6 +146,8 @@ def fill_value(x: Tensor, value: Any) -> Any:
         return value if value.dtype is x.dtype else value.astype(x.dtype)
     if type(value) is float and not x.dtype.is_floating and x.dtype.name in _INTEGERS:
         return int(value)  # truncated, as PyTorch's; NaN and infinities raise
+    if x.dtype is bool_ and isinstance(value, (int, float)):
+        return bool(value)  # a 0 or 1 beside bools made the result int64
     return value
 
 

@@ -142,7 +142,8 @@ def floating_pair(a: Any, b: Any) -> tuple[Tensor, Tensor]:
 
 def xlogy(input: Any, other: Any) -> Tensor:  # noqa: A002
     """``input * log(other)``, 0 where ``input == 0`` (NaN where ``other`` is NaN), with
-    gradient 0 there too (PyTorch's ``xlogy``).
+    PyTorch's gradients: ``log(other)`` to ``input`` (0 where ``input == 0`` and
+    ``other <= 0``), ``input / other`` to ``other`` (0 where ``input == 0``).
 
     Example:
         >>> import xad
@@ -151,7 +152,9 @@ def xlogy(input: Any, other: Any) -> Tensor:  # noqa: A002
     """
     x, y = floating_pair(input, other)
     zero = x == 0
-    out = where(zero, 0.0, x * log(where(zero, 1.0, y)))  # log(1): no 0 * inf in backward
+    lg = log(where(zero, 1.0, y))  # log(1): no 0 * inf in backward
+    lz = log(where(zero & (y > 0), y, 1.0))  # input == 0: 0, with log(other) as gradient
+    out = where(zero, x * where(isfinite(lz), lz, 0.0) + 0.0, x * lg)  # (+ 0.0: not -0.0)
     return where(isnan(y), y, out)
 
 
@@ -600,9 +603,10 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:  # no
     if chunks < 1:
         raise ValueError(f"chunk: chunks must be at least 1, got {chunks}")
     n = input.shape[dim]
-    size = max(1, -(-n // chunks))
-    return tuple(input.narrow(dim, i, min(size, n - i)) for i in range(0, n, size)) \
-        or (input,)
+    if n == 0:  # PyTorch's: `chunks` empty pieces
+        return tuple(input.narrow(dim, 0, 0) for _ in range(chunks))
+    size = -(-n // chunks)
+    return tuple(input.narrow(dim, i, min(size, n - i)) for i in range(0, n, size))
 
 
 def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002

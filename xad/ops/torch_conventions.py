@@ -16,6 +16,7 @@ from typing import Any
 from ..factories import eye
 from ..tensor import Tensor
 from ._apply import binary, unary
+from .amp_cast import in_float32
 from .axes import normalize_axis
 from .batching import elementwise_batch
 from .decompositions import Cholesky, _cholesky_grad, svdvals
@@ -26,7 +27,7 @@ from .linalg import matmul
 from .manipulation import moveaxis, tril
 from .norms import sqrt_zero_grad
 from .norms import vector_norm as _vector_norm
-from .reduce import argmax, argmin, max_indexed, variance
+from .reduce import argmax, argmin, half_root, max_indexed, variance
 from .shape import expand_dims
 
 __all__ = ["max_dim", "var", "std", "norm", "vector_norm", "atan2", "copysign", "cholesky"]
@@ -78,6 +79,8 @@ def std(x: Tensor, axis: Any = None, correction: float = 1, keepdims: bool = Fal
         >>> tc.std(x).backward(); x.grad.tolist()
         [0.0, 0.0, 0.0]
     """
+    if half_root(x):
+        return in_float32(std, x, axis, correction, keepdims)
     return sqrt_zero_grad(var(x, axis, correction, keepdims))
 
 

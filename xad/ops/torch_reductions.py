@@ -154,5 +154,6 @@ def nanmean(x: Tensor, axis: Any = None, keepdims: bool = False, *, dtype: Any =
     mean = nansum(x, axis=axis, keepdims=keepdims) / count
     # a slice of NaNs: NaN, and a NaN gradient, as PyTorch's (nansum / count there: 0 / 0)
     none = count == 0
-    return where(none, sum(x, axis=axis, keepdims=keepdims) * where(none, math.nan, 0.0), mean)
+    nan = astype(where(none, math.nan, 0.0), x.dtype)  # (float32 made a float16 mean float32)
+    return where(none, sum(x, axis=axis, keepdims=keepdims) * nan, mean)
 

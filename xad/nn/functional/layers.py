@@ -11,7 +11,7 @@ from ... import dtypes as _dt
 from ... import ops as _ops
 from ...context import HOOKED, context
 from ...factories import arange, ones_like, rand, zeros_like
-from ...ops.amp_cast import autocast_float32
+from ...ops.amp_cast import HALF, autocast_float32
 from ...ops.device_checks import report_bounds
 from ...ops.fused import dropout_mask, range_ends
 from ...ops.indexing import getitem_raw
@@ -392,6 +392,10 @@ def batch_norm(x: Tensor, running_mean: Tensor | None, running_var: Tensor | Non
     if x.ndim < 2:
         raise ValueError(f"batch_norm: expected input of shape (N, C, ...), got {x.shape}")
     x, weight, bias = autocast_float32(x, weight, bias, op="batch_norm")
+    low = x.dtype if x.dtype in HALF else None  # in float32, rounded once, as PyTorch's
+    if low is not None:  # (a float16 d * d overflowed: a channel of 0.2 and 1e4 gave 0)
+        x = x.astype(_dt.float32)
+        weight, bias = (t if t is None else t.astype(_dt.float32) for t in (weight, bias))
     axes = (0, *range(2, x.ndim))
     shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
     if training:
@@ -422,7 +426,7 @@ def batch_norm(x: Tensor, running_mean: Tensor | None, running_var: Tensor | Non
     y = d * scale
     if bias is not None:
         y = y + bias.reshape(shape)
-    return y
+    return y if low is None else y.astype(low)
 
 
 def embedding(indices: Tensor, weight: Tensor, padding_idx: int | None = None,

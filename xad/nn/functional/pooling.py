@@ -12,6 +12,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from ... import dtypes as _dt
 from ... import ops as _ops
 from ...factories import ones_like, tensor, zeros
 from ...ops.convolution import im2col
@@ -88,17 +89,29 @@ def max_pool2d(input: Tensor, kernel_size: IntPair, stride: IntPair | None = Non
         return y
     w = "max_pool2d"
     s = None if stride is None or stride == () else _pair(stride, "stride", w)
-    return y, _image(_max_index(cols, input.shape[-1], s, _pair(padding, "padding", w),
-                                _pair(dilation, "dilation", w)), cols, input)
+    inside = _windows(ones_like(input[(0,) * (input.ndim - 2)])[None, None], kernel_size,
+                      stride, padding, dilation, ceil_mode, 0.0, w)  # 1 where not padding
+    return y, _image(_max_index(cols, inside, input.shape[-1], s,
+                                _pair(padding, "padding", w), _pair(dilation, "dilation", w)),
+                     cols, input)
 
 
-def _max_index(cols: Tensor, width: int, stride: tuple[int, int] | None,
+def _max_index(cols: Tensor, inside: Tensor, width: int, stride: tuple[int, int] | None,
                padding: tuple[int, int], dilation: tuple[int, int]) -> Tensor:
-    """PyTorch's ``return_indices``: where in its ``(H, W)`` plane each window's first
-    maximum sits (``h * W + w``), as ``(C, Ho*Wo*N)`` beside the windows' maxima."""
+    """PyTorch's ``return_indices``: where in its ``(H, W)`` plane each window's maximum
+    sits (``h * W + w``), as ``(C, Ho*Wo*N)`` beside the windows' maxima: the first one
+    not in the padding (a window of ``-inf`` ties with its ``-inf`` padding), or the last
+    NaN (PyTorch's loop takes each NaN it meets)."""
     c, kh, kw, ho, wo, n = cols.shape
     sh, sw = (kh, kw) if stride is None else stride
-    t = _ops.reshape(_ops.reduce.argmax(_taps(cols), axis=1), (c, ho, wo, n))
+    taps = _ops.reshape(cols.detach(), (c, kh * kw, ho, wo, n))
+    nan = taps != taps
+    hit = ((taps == _ops.max(taps, axis=1, keepdims=True)) | nan) & (
+        _ops.reshape(inside, (1, kh * kw, ho, wo, 1)) > 0)
+    last_nan = kh * kw - 1 - _ops.reduce.argmax(_ops.astype(_ops.flip(nan, axis=1),
+                                                            _dt.uint8), axis=1)
+    t = _ops.where(_ops.any(nan, axis=1), last_nan,
+                   _ops.reduce.argmax(_ops.astype(hit, _dt.uint8), axis=1))
     b = cols._backend
     hb = _ops.reshape(tensor(list(range(0, ho * sh, sh)), backend=b), (1, ho, 1, 1))
     wb = _ops.reshape(tensor(list(range(0, wo * sw, sw)), backend=b), (1, 1, wo, 1))
