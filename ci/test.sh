@@ -9,13 +9,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export VENV="${VENV:-.venv}"
-# JAX's persistent compilation cache, shared by the pytest workers and kept between runs on
-# one machine (its key holds JAX's version, the program, the flags and the platform; LRU
-# within 2 GiB, under a file lock: filelock): JAX compiles each primitive per shape, which
-# is most of the JAX tests' time; warm, one file's JAX tests took 41 s of CPU against 91
-export JAX_COMPILATION_CACHE_DIR="${JAX_COMPILATION_CACHE_DIR:-$HOME/.cache/xad/jax-tests}"
-export JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0 JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES=0
-export JAX_COMPILATION_CACHE_MAX_SIZE=$((2 * 1024 * 1024 * 1024))
+# JAX's persistent compilation cache for the tests, kept between runs on one machine (its key
+# holds JAX's version, the program, the flags and the platform): JAX compiles each primitive
+# per shape, most of the JAX tests' time (warm, one file's JAX tests took 41 s of CPU against
+# 91). tests/conftest.py gives each pytest worker a folder of its own (JAX writes entries
+# without a lock: one worker could read another's half-written one); before a run, every
+# worker's folder gets every entry any worker wrote (hard links: entries are never changed).
+# Emptied past 2 GiB (JAX's own size limit rescans the folder at each write: quadratic).
+export XAD_TEST_JAX_CACHE="${XAD_TEST_JAX_CACHE:-$HOME/.cache/xad/jax-tests}"
+bash ci/jax_cache.sh "$XAD_TEST_JAX_CACHE" || echo "jax cache: not readied; the tests compile afresh"
 bash ci/setup.sh
 bash ci/lint.sh
 bash ci/wheel.sh

@@ -34,6 +34,15 @@ if _workers:
                  "NUMEXPR_NUM_THREADS"):
         os.environ.setdefault(_var, _share)
 
+# ci/test.sh sets XAD_TEST_JAX_CACHE: JAX's persistent compilation cache, a folder per worker
+# (one writer each: JAX writes its entries without a lock, so a worker could read another's
+# half-written one), kept between runs; read by JAX at its import, which comes later
+if os.environ.get("XAD_TEST_JAX_CACHE"):
+    os.environ["JAX_COMPILATION_CACHE_DIR"] = os.path.join(  # (not inherited: per process)
+        os.environ["XAD_TEST_JAX_CACHE"], os.environ.get("PYTEST_XDIST_WORKER", "main"))
+    os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
+    os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "0")
+
 import cupy_sim  # noqa: E402
 import pytest  # noqa: E402
 
