@@ -11,8 +11,8 @@ cd "$(dirname "$0")/.."
 export VENV="${VENV:-.venv}"
 # JAX's persistent compilation cache for the tests, kept between runs on one machine (its key
 # holds JAX's version, the program, the flags and the platform): JAX compiles each primitive
-# per shape, most of the JAX tests' time (warm, one file's JAX tests took 41 s of CPU against
-# 91). tests/conftest.py gives each pytest worker a folder of its own (JAX writes entries
+# per shape, most of the JAX tests' time (warm, two files' JAX tests on 2 workers: 32 s of CPU
+# against 77 cold). tests/conftest.py gives each pytest worker a folder of its own (JAX writes entries
 # without a lock: one worker could read another's half-written one); before a run, every
 # worker's folder gets every entry any worker wrote (hard links: entries are never changed).
 # Emptied past 2 GiB (JAX's own size limit rescans the folder at each write: quadratic).

@@ -42,6 +42,8 @@ if os.environ.get("XAD_TEST_JAX_CACHE"):
         os.environ["XAD_TEST_JAX_CACHE"], os.environ.get("PYTEST_XDIST_WORKER", "main"))
     os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
     os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "0")
+    # (XLA's own caches live under the folder and put its path in every key: none)
+    os.environ.setdefault("JAX_PERSISTENT_CACHE_ENABLE_XLA_CACHES", "none")
 
 import cupy_sim  # noqa: E402
 import pytest  # noqa: E402
