@@ -404,6 +404,8 @@ def batch_norm(x: Tensor, running_mean: Tensor | None, running_var: Tensor | Non
             raise ValueError(f"batch_norm: expected more than 1 value per channel when "
                              f"training, got input of shape {x.shape}")
         mu = x.mean(axis=axes, keepdims=True)
+        if low is not None:  # PyTorch's mean of a half input is half: x - mu from it
+            mu = mu.astype(low).astype(_dt.float32)
         d = x - mu
         var = (d * d).mean(axis=axes, keepdims=True)
         if running_mean is not None and running_var is not None:
