@@ -48,6 +48,11 @@ _AS_METHOD = ("sum", "mean", "var", "std", "max", "min", "prod", "argmax", "argm
               "quantile", "nanquantile", "mode", "index_add", "index_fill", "scatter",
               "copysign", "select", "aminmax", "msort", "isneginf", "isposinf", "isreal",
               "is_signed", "is_same_size", "bitwise_not", "broadcast_to")
+# torch.special's names that are xad's functions of the same name
+_SPECIAL = ("erf", "erfc", "erfinv", "digamma", "log1p", "expm1", "exp2", "xlogy", "logit",
+            "ndtr", "log_ndtr", "erfcx", "xlog1py", "entr", "i0", "i0e", "i1", "i1e", "zeta",
+            "polygamma", "ndtri", "multigammaln", "gammainc", "gammaincc", "bessel_j0",
+            "bessel_j1")
 _DTYPES = {"float": dtypes.float32, "float32": dtypes.float32, "double": dtypes.float64,
            "float64": dtypes.float64, "half": dtypes.float16, "float16": dtypes.float16,
            "long": dtypes.int64, "int64": dtypes.int64, "int": dtypes.int32,
@@ -181,13 +186,7 @@ def namespace() -> dict[str, types.ModuleType]:
     mods["torch.linalg"] = _module("torch.linalg", xad.linalg, _linalg,
                                    vector_norm=_conventions.vector_norm)
     mods["torch.fft"] = _module("torch.fft", torch_fft)
-    mods["torch.special"] = _module("torch.special", **{  # torch.special's usual names
-        n: getattr(xad, n) for n in ("erf", "erfc", "erfinv", "digamma", "log1p", "expm1",
-                                     "exp2", "xlogy", "logit", "ndtr", "log_ndtr",
-                                     "erfcx", "xlog1py", "entr", "i0", "i0e", "i1",
-                                     "i1e", "zeta", "polygamma", "ndtri",
-                                     "multigammaln", "gammainc", "gammaincc",
-                                     "bessel_j0", "bessel_j1")},
+    mods["torch.special"] = _module("torch.special", **{n: getattr(xad, n) for n in _SPECIAL},
         gammaln=xad.lgamma, psi=xad.digamma, expit=xad.sigmoid, logsumexp=fns["logsumexp"])
     mods["torch.func"] = _module("torch.func", _func)
     amp = _module("torch.amp", autocast=_tf.autocast, GradScaler=_tf.GradScaler)
