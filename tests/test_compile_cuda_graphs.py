@@ -142,17 +142,18 @@ def test_a_grad_zeroed_inside_the_step_keeps_the_new_gradient(xb):
     assert step.graphs == (1 if _is_cupy(xb) else 0)
 
 
-@pytest.mark.parametrize("how", ["zero_grad", "clip"])
+@pytest.mark.parametrize("how", ["zero_grad", "clip", "replace"])
 def test_gradients_kept_from_earlier_steps_keep_their_values(xb, how):
     """A caller keeping each step's ``weight.grad``, a new tensor each step (``zero_grad``
-    sets it to None; ``clip_grad_norm_`` replaces the .grad of a weight frozen since): the
+    sets it to None; ``p.grad = p.grad * c`` replaces the .grad of a weight frozen since;
+    ``clip_grad_norm_`` scales it in place): the
     replays gave every kept one the graph's buffer, which each later call overwrote, so all
     read the last step's gradient. An unkept one costs no copy (``zero_grad``)."""
     def run(graphs):
         xad.manual_seed(0)
         model = nn.Linear(3, 2).to(xad.float64)
         opt = optim.SGD(model.parameters(), lr=0.1)
-        if how == "clip":  # a .grad that only the clipping changes from here on
+        if how != "zero_grad":  # a .grad that only the clipping changes from here on
             (model(xad.ones(4, 3, dtype=xad.float64)) ** 2).sum().backward()
             model.weight.requires_grad_(False)
 
@@ -162,6 +163,8 @@ def test_gradients_kept_from_earlier_steps_keep_their_values(xb, how):
             (model(x) ** 2).sum().backward()
             if how == "clip":
                 nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            elif how == "replace":
+                model.weight.grad = model.weight.grad * 0.5
             opt.step()
         f = xad.compile(step, cuda_graphs=True) if graphs else step
         kept = []

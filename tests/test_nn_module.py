@@ -240,6 +240,33 @@ def test_clip_grad_norm_edge_orders_and_half_precision_match_torch(xb, dtype, gr
             np.testing.assert_allclose(a, b, rtol=2e-3, atol=6e-8 if dtype == "float16" else 1e-12)
 
 
+@pytest.mark.parametrize("clip", ["norm", "norm-inf", "with_norm", "value"])
+@pytest.mark.parametrize("n", [2, 11], ids=["few", "joined"])  # more than 8: CuPy joins them
+def test_clipping_scales_each_grad_in_place_as_torch(xb, clip, n):
+    """PyTorch scales each ``.grad`` in place: a reference to it, or a view of it, taken
+    before the call reads the clipped values (xad replaced the ``.grad`` tensors, so both
+    kept the unclipped gradient, a wrong number in code that collects the gradients first)."""
+    torch = pytest.importorskip("torch")
+    grads = [np.arange(1.0, 7.0) * (k + 1) for k in range(n)]
+    kept = {}
+    for lib in (xad, torch):
+        ps = [lib.zeros(6, dtype=lib.float64, requires_grad=True) for _ in grads]
+        for p, g in zip(ps, grads):
+            p.grad = lib.tensor(g.copy(), dtype=lib.float64)
+        held, view = [p.grad for p in ps], ps[-1].grad[2:4]
+        u = lib.nn.utils
+        if clip == "value":
+            u.clip_grad_value_(ps, 2.5)
+        elif clip == "with_norm":
+            u.clip_grads_with_norm_(ps, 1.0, u.get_total_norm(held))
+        else:
+            u.clip_grad_norm_(ps, 1.0, norm_type=2.0 if clip == "norm" else "inf")
+        assert all(h is p.grad for h, p in zip(held, ps))
+        kept[lib] = [np.asarray(t.numpy()) for t in held + [view]]
+    for a, b in zip(kept[xad], kept[torch]):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=0)
+
+
 @pytest.mark.parametrize("norm_type", [2.0, 1.0, float("inf"), 0, 3.0])
 def test_get_total_norm_and_clip_grads_with_norm_match_torch(xb, norm_type):
     # PyTorch 2.13's two halves of clip_grad_norm_ (they were missing)

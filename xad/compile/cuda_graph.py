@@ -118,8 +118,8 @@ class _Handed:
     graphs (a capture adopts the array a ``.grad`` held). One its leaf no longer holds but
     the caller still does (an earlier step's gradient kept in a list) gets a copy of its
     values before the next segment runs, as eager mode's keeps them; so does one its leaf
-    holds but the plan replaces by a new ``.grad`` (``clip_grad_norm_`` of gradients that
-    accumulate across calls), since the caller may keep it too; one that died, or that
+    holds but the plan replaces by a new ``.grad`` (``p.grad = p.grad * c`` of gradients
+    that accumulate across calls), since the caller may keep it too; one that died, or that
     stays its leaf's ``.grad``, costs nothing."""
 
     def __init__(self, replaced: set) -> None:

@@ -9,6 +9,7 @@ from .. import autograd as _ag
 from .. import dtypes as _dt
 from .. import ops as _ops
 from ..context import context
+from ..ops.inplace import _refresh_views
 from ..optim.multi_tensor import joins_in_one
 from ..tensor import Tensor
 
@@ -25,10 +26,11 @@ def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float,
                     foreach: bool | None = None) -> Tensor:
     """Scale the gradients so that their joint ``norm_type``-norm is at most ``max_norm``.
 
-    Returns the norm before clipping (a 0-d tensor, on the device). Gradients are replaced,
-    never written in place: on a device where more than 8 gradients join in one kernel
-    (CuPy), by pieces of one scaled copy of them all (one reduction and one product, not
-    two launches per gradient). ``norm_type`` may be ``"inf"``; ``foreach`` is PyTorch's
+    Returns the norm before clipping (a 0-d tensor, on the device). Each ``.grad`` tensor is
+    scaled in place, as PyTorch's (a reference to it taken before sees the clipped values):
+    on a device where more than 8 gradients join in one kernel (CuPy), each takes its piece
+    of one scaled copy of them all as its new data (one reduction and one product, not two
+    launches per gradient). ``norm_type`` may be ``"inf"``; ``foreach`` is PyTorch's
     implementation flag, accepted and ignored (xad picks the path per backend).
 
     Example:
@@ -107,8 +109,8 @@ def _check_finite(name: str, total: Tensor, norm_type: float, error: bool) -> No
 
 
 def _scale_each(params: list[Tensor], coef: Tensor) -> None:
-    """Each parameter's gradient replaced by its product with ``coef`` (cast once per
-    gradient dtype)."""
+    """Each parameter's gradient multiplied by ``coef`` in place (cast once per gradient
+    dtype)."""
     cast = {coef.dtype: coef}
     for p in params:
         g = p.grad
@@ -116,7 +118,7 @@ def _scale_each(params: list[Tensor], coef: Tensor) -> None:
         c = cast.get(g.dtype)
         if c is None:
             c = cast[g.dtype] = coef.astype(g.dtype)
-        p.grad = g * c
+        g.mul_(c)
 
 
 def _total_norm(grads: list[Tensor], norm_type: float) -> Tensor:
@@ -160,31 +162,35 @@ def _joined(grads: list[Tensor]) -> Tensor | None:
     """All ``grads`` raveled into one tensor, where a device joins them in one kernel
     (:func:`xad.optim.multi_tensor.joins_in_one`: a transient copy of the gradients, for
     one reduction and one product instead of two launches per gradient) and nothing
-    records the call (``xad.compile``); else ``None``."""
+    records the call (``xad.compile``) and no gradient is a view (whose new data would not
+    reach its base); else ``None``."""
     b = grads[0]._backend
     if context.recorder is not None or any(g._backend is not b for g in grads) \
             or any(g.dtype.is_complex for g in grads) \
+            or any(g._base is not None for g in grads) \
             or not joins_in_one(b, [g._array for g in grads]):
         return None
     return _ops.concat([g.reshape(-1) for g in grads])
 
 
 def _scale_joined(params: list[Tensor], flat: Tensor, coef: Tensor) -> None:
-    """Each parameter's gradient replaced by its piece of ``flat * coef`` (one product)."""
+    """Each parameter's gradient given its piece of ``flat * coef`` (one product) as its new
+    data: an in-place change of it (one more version; its views follow)."""
     scaled = (flat * coef)._array
-    b, xp, at = flat._backend, flat._backend.xp, 0
+    xp, at = flat._backend.xp, 0
     for p in params:
         g = p.grad
         assert g is not None  # the caller's params all have a gradient, as each piece does
         n = g.size
-        p.grad = Tensor._make(xp.reshape(scaled[at:at + n], g.shape), b)
+        g._set_data(xp.reshape(scaled[at:at + n], g.shape))
+        _refresh_views(g)
         at += n
 
 
 def clip_grad_value_(parameters: Iterable[Tensor] | Tensor, clip_value: float,
                      foreach: bool | None = None) -> None:
-    """Clip every gradient entry to ``[-clip_value, clip_value]`` (``foreach``: accepted and
-    ignored, as in :func:`clip_grad_norm_`).
+    """Clip every gradient entry to ``[-clip_value, clip_value]``, in place (``foreach``:
+    accepted and ignored, as in :func:`clip_grad_norm_`).
 
     Example:
         >>> import xad
@@ -202,7 +208,7 @@ def clip_grad_value_(parameters: Iterable[Tensor] | Tensor, clip_value: float,
     with _ag.no_grad():
         for p in params:
             if p.grad is not None:
-                p.grad = _ops.clip(p.grad, -v, v)
+                p.grad.clamp_(-v, v)
 
 
 def parameters_to_vector(parameters: Iterable[Tensor] | Tensor) -> Tensor:
