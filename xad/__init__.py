@@ -61,7 +61,7 @@ from .factories import (
     zeros,
     zeros_like,
 )
-from .function import Function, FunctionCtx
+from .function import Function, FunctionCtx, once_differentiable
 from .generator import Generator
 from .ops import *  # noqa: F403
 # the same names again, from the modules that define them (literal __all__s): type

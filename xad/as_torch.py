@@ -25,7 +25,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import autograd, data, dtypes, nn, optim, torch_fft
+from . import function as _function
 from . import ops as _ops
+from . import torch_autograd_functional as _autograd_functional
 from . import torch_func as _func
 from . import torch_functions as _tf
 from . import torch_linalg as _linalg
@@ -140,6 +142,15 @@ _DISTRIBUTION_MODULES = ("kl", "normal", "uniform", "categorical", "bernoulli", 
                          "dirichlet", "multivariate_normal", "independent")
 
 
+def _autograd_modules() -> dict[str, types.ModuleType]:
+    """``torch.autograd`` with ``Function``, ``function`` and ``functional``."""
+    function = _module("torch.autograd.function", _function)
+    functional = _module("torch.autograd.functional", _autograd_functional)
+    return {"torch.autograd.function": function, "torch.autograd.functional": functional,
+            "torch.autograd": _module("torch.autograd", autograd, Function=_function.Function,
+                                      function=function, functional=functional)}
+
+
 def namespace() -> dict[str, types.ModuleType]:
     """The modules that stand for ``torch`` and its submodules, by name.
 
@@ -160,7 +171,7 @@ def namespace() -> dict[str, types.ModuleType]:
             "torch.nn.init": _module("torch.nn.init", init),
             "torch.optim": _module("torch.optim", optim, lr_scheduler=sched),
             "torch.optim.lr_scheduler": sched, "torch.utils": utils,
-            "torch.utils.data": utils_data, "torch.autograd": _module("torch.autograd", autograd),
+            "torch.utils.data": utils_data, **_autograd_modules(),
             "torch.distributions": _module("torch.distributions", xad.distributions)}
     for sub in _DISTRIBUTION_MODULES:  # torch.distributions.normal.Normal and the like
         mods[f"torch.distributions.{sub}"] = _module(f"torch.distributions.{sub}",

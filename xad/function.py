@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import weakref
-from typing import Any
+from collections.abc import Callable
+from typing import Any, cast
 
 from . import autograd as _ag
 from .context import context
@@ -11,7 +13,7 @@ from .graph import GraphFreedError, freed_message, record
 from .ops import sum_to
 from .tensor import Tensor
 
-__all__ = ["Function", "FunctionCtx"]
+__all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
 
 class FunctionCtx:
@@ -107,7 +109,9 @@ class Function:
 
     ``forward(ctx, *args)`` runs with recording off and returns a tensor or a tuple of
     tensors; ``backward(ctx, *grads)`` returns one gradient per input, written with xad's
-    own operations (so it can itself be differentiated).
+    own operations (so it can itself be differentiated). PyTorch's other form, a
+    ``forward(*args)`` without ``ctx`` and a ``setup_context(ctx, inputs, output)``, works
+    too.
 
     Example:
         >>> import xad
@@ -133,13 +137,21 @@ class Function:
     def backward(ctx: FunctionCtx, *grads: Tensor) -> Any:
         raise NotImplementedError
 
+    @staticmethod
+    def setup_context(ctx: FunctionCtx, inputs: tuple, output: Any) -> None:
+        raise NotImplementedError  # overridden: forward takes no ctx (PyTorch 2's form)
+
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         ctx = FunctionCtx()
         tensors = [a for a in args if isinstance(a, Tensor)]
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         with _ag.no_grad():
-            out = cls.forward(ctx, *args, **kwargs)
+            if cls.setup_context is Function.setup_context:
+                out = cls.forward(ctx, *args, **kwargs)
+            else:
+                out = cls.forward(*args, **kwargs)
+                cls.setup_context(ctx, args, out)
         multi = isinstance(out, tuple)
         outs = list(out) if multi else [out]
         for i, o in enumerate(outs):
@@ -211,3 +223,58 @@ def _check_traced(cls: type, inputs: list[Tensor], outs: list[Tensor]) -> None:
                 f"{tuple(o.shape)}) was not computed from the inputs with xad operations, so "
                 f"its tangent or batch axis is unknown; write forward with xad operations "
                 f"(not on .array), or use reverse mode (xad.vjp) for this function")
+
+
+class _Once(Function):
+    """The first ``n`` tensors, unchanged, as values made from the rest (the gradients a
+    :func:`once_differentiable` backward received) that no later backward may
+    differentiate: differentiating them raises."""
+
+    @staticmethod
+    def forward(ctx: FunctionCtx, name: str, n: int, *tensors: Tensor) -> Any:
+        cast(Any, ctx).name = name  # FunctionCtx holds any attribute
+        out = tuple(t.clone() for t in tensors[:n])
+        return out if n > 1 else out[0]
+
+    @staticmethod
+    def backward(ctx: FunctionCtx, *grads: Any) -> Any:
+        raise RuntimeError(f"{cast(Any, ctx).name}: trying to differentiate twice a function "
+                           f"that was marked with @once_differentiable; write its backward "
+                           f"with xad operations and drop the decorator to get higher "
+                           f"derivatives")
+
+
+def once_differentiable(backward: Callable) -> Callable:
+    """Mark a :class:`Function`'s ``backward`` as not differentiable (PyTorch's
+    ``torch.autograd.function.once_differentiable``): it runs without recording, and a
+    second derivative through it raises instead of silently missing its part.
+
+    Example:
+        >>> import xad
+        >>> class Square(xad.Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x):
+        ...         ctx.save_for_backward(x)
+        ...         return x * x
+        ...     @staticmethod
+        ...     @xad.once_differentiable
+        ...     def backward(ctx, g):
+        ...         return 2 * ctx.saved_tensors[0] * g
+        >>> x = xad.tensor(3.0, requires_grad=True)
+        >>> Square.apply(x).backward(); x.grad.item()
+        6.0
+    """
+    @functools.wraps(backward)
+    def wrapper(ctx: FunctionCtx, *grads: Any) -> Any:
+        with _ag.no_grad():
+            out = backward(ctx, *grads)
+        live = [g for g in grads if isinstance(g, Tensor) and g.requires_grad]
+        res = list(out) if isinstance(out, tuple) else [out]
+        kept = [i for i, g in enumerate(res) if isinstance(g, Tensor)]
+        if not context.grad_enabled or not live or not kept:
+            return out
+        made = _Once.apply(backward.__qualname__, len(kept), *(res[i] for i in kept), *live)
+        for i, m in zip(kept, made if len(kept) > 1 else (made,)):
+            res[i] = m
+        return tuple(res) if isinstance(out, tuple) else res[0]
+    return wrapper
