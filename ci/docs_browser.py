@@ -65,6 +65,12 @@ def check_page(page, url: str, problems: list[str]) -> dict:  # noqa: ANN001 (pl
     page.on("response", lambda r: r.status >= 400 and events.append(f"{r.status}: {r.url}"))
     page.goto(url, wait_until="networkidle")
     facts = page.evaluate(_PAGE_FACTS)
+    for _ in range(10):  # a loaded machine: the API page's 2.5 MB were once read part-parsed
+        page.wait_for_timeout(500)  # (its later anchors all missing); read until it is still
+        again = page.evaluate(_PAGE_FACTS)
+        if len(again["ids"]) == len(facts["ids"]) and len(again["links"]) == len(facts["links"]):
+            break
+        facts = again
     facts["badImages"] and events.append(f"broken images: {facts['badImages']}")
     problems.extend(f"{url}: {e}" for e in events)
     return facts
