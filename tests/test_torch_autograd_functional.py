@@ -136,3 +136,33 @@ def test_once_differentiable_raises_where_torch_drops_a_term(xb):
     assert g.item() == 27.0
     with pytest.raises(RuntimeError, match="Square.backward: trying to differentiate twice"):
         T.autograd.grad(g.sum(), x)
+
+
+def test_gradcheck_and_gradgradcheck_take_torch_keywords(xb):
+    """``torch.autograd.gradcheck``/``gradgradcheck`` (they were missing under as_torch):
+    the same verdicts as torch's, ``raise_exception=False`` as ``False``, the failure a
+    ``RuntimeError`` (torch's ``GradcheckError`` is one)."""
+    verdicts = {}
+    for t in (T, torch):
+        class Off(t.autograd.Function):  # a backward 10% off
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x.sin()
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 1.1 * ctx.saved_tensors[0].cos()
+        x = t.tensor([0.3, -1.2], dtype=t.float64, requires_grad=True)
+        A = t.autograd
+        verdicts[t] = (A.gradcheck(t.sin, (x,), fast_mode=True, check_forward_ad=False),
+                       A.gradcheck(Off.apply, (x,), raise_exception=False),
+                       A.gradgradcheck(lambda a: a.sin() * a, (x,)),
+                       A.gradgradcheck(Off.apply, (x,), raise_exception=False))
+        with pytest.raises(RuntimeError):
+            A.gradcheck(Off.apply, (x,))
+    # the second derivative of a wrong first is consistent with it: both pass that one
+    assert verdicts[T] == verdicts[torch] == (True, False, True, True)
+    with pytest.raises(TypeError, match="gradcheck.*'check_everything'"):
+        T.autograd.gradcheck(T.sin, (T.ones(2, dtype=T.float64, requires_grad=True),),
+                             check_everything=True)

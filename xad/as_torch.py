@@ -30,6 +30,7 @@ from . import ops as _ops
 from . import torch_autograd_functional as _autograd_functional
 from . import torch_func as _func
 from . import torch_functions as _tf
+from . import torch_gradcheck as _gradcheck
 from . import torch_linalg as _linalg
 from . import torch_objects as _objects
 from .backend import set_backend
@@ -147,8 +148,9 @@ def _autograd_modules() -> dict[str, types.ModuleType]:
     function = _module("torch.autograd.function", _function)
     functional = _module("torch.autograd.functional", _autograd_functional)
     return {"torch.autograd.function": function, "torch.autograd.functional": functional,
-            "torch.autograd": _module("torch.autograd", autograd, Function=_function.Function,
-                                      function=function, functional=functional)}
+            "torch.autograd": _module("torch.autograd", autograd, _gradcheck,
+                                      Function=_function.Function, function=function,
+                                      functional=functional)}
 
 
 def namespace() -> dict[str, types.ModuleType]:

@@ -17,8 +17,9 @@ from ..tensor import Tensor
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 
 
-class GradcheckError(AssertionError):
-    """Analytic and numerical gradients disagree; the message shows where."""
+class GradcheckError(AssertionError, RuntimeError):
+    """Analytic and numerical gradients disagree; the message shows where (a
+    ``RuntimeError`` too, as PyTorch's)."""
 
 
 def _outputs(f: Callable, inputs: Sequence[Tensor]) -> list[Tensor]:
