@@ -98,3 +98,34 @@ def test_integer_and_finite_results_pass(xb):
         x = xad.tensor([0.5, 2.0], dtype=F64, requires_grad=True)
         (xad.log(x) * xad.tanh(x)).sum().backward()
     assert b.item() == 20 and x.grad is not None
+
+
+def test_pytorch_anomaly_modes_under_as_torch(xb):
+    """``torch.autograd.detect_anomaly``/``set_detect_anomaly`` (they were missing under
+    as_torch): as torch 2.13's, a forward ``-inf`` (an attention mask) and an infinite
+    gradient pass; a NaN gradient raises with the operation's line, or not with
+    ``check_nan=False``; ``set_detect_anomaly`` turns the mode on until it is turned off."""
+    from xad import as_torch
+    t = as_torch.namespace()["torch"]
+    x = t.tensor([-1.0, 4.0, 0.0], dtype=t.float64, requires_grad=True)
+    with t.autograd.detect_anomaly():
+        t.where(x > 0, x, -float("inf")).exp().sum().backward()
+        assert x.grad.tolist()[0] == 0.0
+        (1 / x).sum().backward()  # an infinite gradient: PyTorch checks NaN only
+        line = here() + 1
+        y = x.sqrt() * 0
+        with pytest.raises(RuntimeError, match=rf"Function 'sqrtBackward' returned nan values "
+                                               rf"in its 0th output.*:{line} in"):
+            y.sum().backward()
+    x.grad = None
+    with t.autograd.detect_anomaly(check_nan=False):
+        x.sqrt().sum().backward()
+    assert t.isnan(x.grad).tolist() == [True, False, False]
+    t.autograd.set_detect_anomaly(True)
+    try:
+        assert t.is_anomaly_enabled() and t.is_anomaly_check_nan_enabled()
+        with pytest.raises(RuntimeError, match="returned nan values"):
+            (x.sqrt() * 0).sum().backward()
+    finally:
+        t.autograd.set_detect_anomaly(False)
+    assert not t.is_anomaly_enabled() and not xad.context.anomaly

@@ -27,6 +27,7 @@ from typing import Any
 from . import autograd, data, dtypes, nn, optim, torch_fft
 from . import function as _function
 from . import ops as _ops
+from . import torch_anomaly as _anomaly
 from . import torch_autograd_functional as _autograd_functional
 from . import torch_func as _func
 from . import torch_functions as _tf
@@ -148,7 +149,7 @@ def _autograd_modules() -> dict[str, types.ModuleType]:
     function = _module("torch.autograd.function", _function)
     functional = _module("torch.autograd.functional", _autograd_functional)
     return {"torch.autograd.function": function, "torch.autograd.functional": functional,
-            "torch.autograd": _module("torch.autograd", autograd, _gradcheck,
+            "torch.autograd": _module("torch.autograd", autograd, _gradcheck, _anomaly,
                                       Function=_function.Function, function=function,
                                       functional=functional)}
 
@@ -211,8 +212,9 @@ def namespace() -> dict[str, types.ModuleType]:
                     is_grad_enabled=xad.is_grad_enabled, multinomial=xad.multinomial,
                     cat=_cat, concat=_cat, stack=_stack, from_numpy=xad.tensor,
                     is_tensor=lambda x: isinstance(x, xad.Tensor), load=_objects.torch_load_objects,
-                    save=_objects.torch_save, **_DTYPES,
-                    **fns)
+                    save=_objects.torch_save, is_anomaly_enabled=_anomaly.is_anomaly_enabled,
+                    is_anomaly_check_nan_enabled=_anomaly.is_anomaly_check_nan_enabled,
+                    **_DTYPES, **fns)
     for full, m in mods.items():
         if full.count(".") == 1:
             setattr(torch, full.split(".")[1], m)

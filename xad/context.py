@@ -60,7 +60,8 @@ class Context(threading.local):
     backend: Any = None           # the Backend new tensors are made on (None: numpy, lazily)
     dtype: Any = None             # the default floating DType (set by xad.dtypes)
     grad_enabled: bool = True     # whether operations record graph nodes
-    anomaly: bool = False         # whether detect_anomaly checks every result
+    anomaly: bool | str = False   # detect_anomaly: True checks every result; PyTorch's
+    #                               "nan" gradients' NaN only, "trace" only records lines
     backward_node: Any = None     # the node whose rule runs (for anomaly messages)
     autocast: Any = None          # the low DType of xad.amp.autocast, None outside it
     recorder: Any = None          # xad.compile's recorder while a first call records

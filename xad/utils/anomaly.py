@@ -23,12 +23,13 @@ def _user_frame() -> str:
     return "<unknown>"
 
 
-def _has_nonfinite(backend: Any, data: Any) -> bool:
+def _has_nonfinite(backend: Any, data: Any, nan_only: bool = False) -> bool:
     xp = backend.xp
     if not xp.isdtype(data.dtype, ("real floating", "complex floating")):
         return False
+    bad = xp.isnan(data) if nan_only else xp.logical_not(xp.isfinite(data))
     # one explicit host read of a single boolean: anomaly mode is a debugging aid
-    return bool(backend.item(xp.any(xp.logical_not(xp.isfinite(data)))))
+    return bool(backend.item(xp.any(bad)))
 
 
 def check_forward(node_name: str, backend: Any, data: Any, node: Any) -> None:
@@ -36,8 +37,8 @@ def check_forward(node_name: str, backend: Any, data: Any, node: Any) -> None:
     where = _user_frame()
     if node is not None:
         node.trace = where
-    if not _has_nonfinite(backend, data):
-        return
+    if context.anomaly is not True or not _has_nonfinite(backend, data):
+        return  # PyTorch's modes check gradients only
     owner = context.backward_node
     if owner is not None:  # an operation inside a gradient rule
         raise AnomalyError(
@@ -50,12 +51,21 @@ def check_forward(node_name: str, backend: Any, data: Any, node: Any) -> None:
 
 def check_backward(node: Any, grads: tuple) -> None:
     """Called for each rule's gradients while detection is on."""
+    mode = context.anomaly
+    if mode == "trace":
+        return
     for i, g in enumerate(grads):
-        if g is not None and _has_nonfinite(node.backend, g._array):
+        if g is None or not _has_nonfinite(node.backend, g._array, mode == "nan"):
+            continue
+        if mode == "nan":  # PyTorch's words
             raise AnomalyError(
-                f"anomaly: the backward of {node.name} produced NaN or Inf in the gradient of "
-                f"its input {i} (shape {tuple(g.shape)}); the operation was created at "
+                f"Function '{node.name}Backward' returned nan values in its {i}th output "
+                f"(shape {tuple(g.shape)}); the operation was created at "
                 f"{node.trace or '<unknown: created before detect_anomaly>'}")
+        raise AnomalyError(
+            f"anomaly: the backward of {node.name} produced NaN or Inf in the gradient of "
+            f"its input {i} (shape {tuple(g.shape)}); the operation was created at "
+            f"{node.trace or '<unknown: created before detect_anomaly>'}")
 
 
 class detect_anomaly:
@@ -75,9 +85,9 @@ class detect_anomaly:
         True
     """
 
-    def __init__(self, enabled: bool = True) -> None:
-        self.enabled = enabled
-        self._prev: list[bool] = []
+    def __init__(self, enabled: bool | str = True) -> None:
+        self.enabled = enabled  # (PyTorch's modes, xad.as_torch: "nan" or "trace")
+        self._prev: list[bool | str] = []
 
     def __enter__(self) -> detect_anomaly:
         self._prev.append(context.anomaly)
