@@ -25,6 +25,17 @@ def pretrained(layer: str, embeddings: Tensor, freeze: bool) -> Parameter:
     return Parameter(embeddings, requires_grad=not freeze)
 
 
+def set_weight(layer: Module, shape: tuple[int, int], weight: Tensor | None, freeze: bool,
+               dtype: _dt.DType | None, backend: Backend | str | None) -> None:
+    """``layer.weight``: ``weight`` as given (no row zeroed, PyTorch's), or a new one that
+    ``layer.reset_parameters()`` fills."""
+    if weight is not None:
+        layer.weight = pretrained(type(layer).__name__, weight, freeze)
+    else:
+        layer.weight = Parameter(zeros(*shape, dtype=dtype, backend=_resolve(backend)))
+        layer.reset_parameters()
+
+
 class Embedding(Module):
     """A lookup table: integer indices of any shape give rows of ``weight``
     (``(num_embeddings, embedding_dim)``, initialised from ``N(0, 1)``). The gradient
@@ -53,12 +64,7 @@ class Embedding(Module):
         self.padding_idx = None if padding_idx is None else padding_idx % num_embeddings
         self.max_norm, self.norm_type = max_norm, norm_type
         self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
-        if _weight is not None:  # as given: the padding row is not zeroed (PyTorch's)
-            self.weight = pretrained("Embedding", _weight, _freeze)
-        else:
-            self.weight = Parameter(zeros(num_embeddings, embedding_dim, dtype=dtype,
-                                          backend=_resolve(backend)))
-            self.reset_parameters()
+        set_weight(self, (num_embeddings, embedding_dim), _weight, _freeze, dtype, backend)
 
     @classmethod
     def from_pretrained(cls, embeddings: Tensor, freeze: bool = True,

@@ -11,7 +11,7 @@ from ..factories import zeros
 from ..tensor import Tensor
 from . import functional as F
 from . import init
-from .embedding import pretrained
+from .embedding import pretrained, set_weight
 from .linear import _resolve
 from .module import Module, Parameter
 
@@ -45,12 +45,7 @@ class EmbeddingBag(Module):
         self.scale_grad_by_freq, self.mode, self.sparse = scale_grad_by_freq, mode, sparse
         self.include_last_offset = include_last_offset
         self.padding_idx = None if padding_idx is None else padding_idx % num_embeddings
-        if _weight is not None:
-            self.weight = pretrained("EmbeddingBag", _weight, _freeze)
-        else:
-            self.weight = Parameter(zeros(num_embeddings, embedding_dim, dtype=dtype,
-                                          backend=_resolve(backend)))
-            self.reset_parameters()
+        set_weight(self, (num_embeddings, embedding_dim), _weight, _freeze, dtype, backend)
 
     @classmethod
     def from_pretrained(cls, embeddings: Tensor, freeze: bool = True,
