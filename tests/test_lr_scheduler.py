@@ -363,3 +363,30 @@ def test_a_group_added_after_the_scheduler_as_torch(name):
         return
     assert sum(map(len, ref)) > 8  # the new group took part
     np.testing.assert_allclose(np.concatenate(run(xad)), np.concatenate(ref), rtol=1e-12)
+
+
+def test_one_cycle_state_dict_from_torch_keeps_its_anneal_strategy():
+    """PyTorch's state dict names the strategy `_anneal_func_type`; loading one saved with
+    "linear" into a scheduler made with "cos" continues linearly, as in PyTorch (xad kept
+    its own "cos": other numbers, no error)."""
+    def run(lib, sd=None):
+        w = lib.zeros(1, requires_grad=True)
+        opt = lib.optim.SGD([w], lr=1.0, momentum=0.9)
+        s = lib.optim.lr_scheduler.OneCycleLR(opt, max_lr=1.0, total_steps=12,
+                                              anneal_strategy="cos" if sd else "linear")
+        for _ in range(4):
+            opt.step()
+            s.step()
+        if sd is not None:
+            s.load_state_dict(sd)
+        saved = s.state_dict()
+        out = []
+        for _ in range(6):
+            opt.step()
+            s.step()
+            out.append(s.get_last_lr()[0])
+        return saved, out
+
+    torch_sd, ref = run(torch)
+    _, ours = run(xad, torch_sd)
+    np.testing.assert_allclose(ours, ref, rtol=1e-12)

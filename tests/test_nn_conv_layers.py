@@ -90,6 +90,31 @@ def test_dropout2d_zeroes_whole_channels(xb):
         np.ones((1, 2, 2, 2)).tolist()
 
 
+@pytest.mark.parametrize("d", [1, 2, 3])
+def test_conv_transpose_output_size_matches_torch(xb, d):
+    """``forward(x, output_size=...)`` (was a TypeError) picks the output padding as
+    PyTorch's: spatial sizes or the whole shape, batched or not; out of range raises."""
+    kw = dict(stride=3, padding=1, dilation=2, groups=2)
+    xl = getattr(nn, f"ConvTranspose{d}d")(4, 2, 3, dtype=F64, **kw)
+    tl = getattr(torch.nn, f"ConvTranspose{d}d")(4, 2, 3, **kw).double()
+    xl.load_state_dict({k: xad.tensor(v.detach().numpy()) for k, v in tl.state_dict().items()})
+    a = np.random.default_rng(d).standard_normal((2, 4) + (3,) * d)
+    for x_shape, size in [((2, 4) + (3,) * d, (9,) * d), ((2, 4) + (3,) * d, (11,) * d),
+                          ((4,) + (3,) * d, (2,) + (10,) * d),
+                          ((2, 4) + (3,) * d, (2, 2) + (9,) * (d - 1) + (11,))]:
+        x = xad.tensor(a.reshape(-1)[:math.prod(x_shape)].reshape(x_shape), requires_grad=True)
+        t = torch.tensor(x.numpy(), requires_grad=True)
+        y, ty = xl(x, output_size=size), tl(t, output_size=size)
+        np.testing.assert_allclose(y.numpy(), ty.detach().numpy(), rtol=1e-10, atol=1e-12)
+        w = np.random.default_rng(0).standard_normal(tuple(ty.shape))
+        (y * xad.tensor(w)).sum().backward()
+        (ty * torch.tensor(w)).sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-10, atol=1e-12)
+    with pytest.raises(ValueError, match=rf"ConvTranspose{d}d: output_size .* from the "
+                                         rf"smallest output \(9"):
+        xl(xad.tensor(a), output_size=(12,) * d)
+
+
 def test_layer_errors_name_the_layer_and_shapes(xb):
     with pytest.raises(ValueError, match=r"Conv2d\(3, 4\): expected input of shape "
                                          r"\(N, 3, H, W\), got \(2, 5, 8, 8\)"):

@@ -160,6 +160,45 @@ def test_embedding_bag_2d_padding_and_last_offset_match_torch(xb):
     assert list(xm.state_dict()) == list(tm.state_dict())
 
 
+def test_embedding_from_pretrained_matches_torch(xb):
+    """`from_pretrained` (was missing): the weight as given (padding row not zeroed), frozen
+    by default, trained with freeze=False; values, gradients and max_norm's in-place
+    renormalisation as PyTorch's."""
+    a = np.random.default_rng(3).standard_normal((5, 3))
+    idx = [[1, 0, 4], [4, 4, 2]]
+    for kw in (dict(), dict(freeze=False, padding_idx=0), dict(freeze=False, max_norm=0.7)):
+        xm = nn.Embedding.from_pretrained(xad.tensor(a), **kw)
+        tm = torch.nn.Embedding.from_pretrained(torch.tensor(a), **kw)
+        assert xm.weight.requires_grad == tm.weight.requires_grad
+        assert (xm.padding_idx, xm.max_norm) == (tm.padding_idx, tm.max_norm)
+        xo, to = xm(xad.tensor(idx)), tm(torch.tensor(idx))
+        np.testing.assert_allclose(xo.numpy(), to.detach().numpy(), rtol=1e-12)
+        np.testing.assert_allclose(xm.weight.numpy(), tm.weight.detach().numpy(), rtol=1e-12)
+        if tm.weight.requires_grad:
+            w = np.random.default_rng(1).standard_normal(tuple(to.shape))
+            (xo * xad.tensor(w)).sum().backward()
+            (to * torch.tensor(w)).sum().backward()
+            np.testing.assert_allclose(xm.weight.grad.numpy(), tm.weight.grad.numpy(),
+                                       rtol=1e-12)
+    for mode in ("sum", "mean", "max"):
+        xb_ = nn.EmbeddingBag.from_pretrained(xad.tensor(a), mode=mode, padding_idx=4)
+        tb = torch.nn.EmbeddingBag.from_pretrained(torch.tensor(a), mode=mode, padding_idx=4)
+        assert xb_.weight.requires_grad is False
+        np.testing.assert_allclose(xb_(xad.tensor(idx)).numpy(),
+                                   tb(torch.tensor(idx)).detach().numpy(), rtol=1e-12)
+    with pytest.raises(ValueError, match="Embedding.from_pretrained: .*2-d"):
+        nn.Embedding.from_pretrained(xad.ones(3))
+
+
+def test_embedding_bag_max_refuses_scale_grad_by_freq(xb):
+    """PyTorch refuses scale_grad_by_freq in mode 'max'; xad scaled the gradient instead."""
+    w = xad.ones(4, 2, requires_grad=True)
+    with pytest.raises(ValueError, match="embedding_bag: scale_grad_by_freq"):
+        F.embedding_bag(xad.tensor([[1, 2]]), w, mode="max", scale_grad_by_freq=True)
+    with pytest.raises(ValueError, match="embedding_bag: scale_grad_by_freq"):
+        nn.EmbeddingBag(4, 2, mode="max", scale_grad_by_freq=True)(xad.tensor([[1, 2]]))
+
+
 def _load(xmod: nn.Module, tmod) -> None:
     assert list(xmod.state_dict()) == list(tmod.state_dict())
     xmod.load_state_dict({k: xad.tensor(v.detach().numpy()) for k, v in

@@ -184,11 +184,31 @@ class ConvTranspose2d(_ConvNd):
                          groups, bias, padding_mode, dtype, backend)
         self.output_padding = _tuple(output_padding, self._dims)
 
-    def forward(self, x: Tensor) -> Tensor:
+    def forward(self, x: Tensor, output_size: Sequence[int] | None = None) -> Tensor:
+        """``output_size`` (spatial sizes, or with the batch and channel sizes in front)
+        picks the output padding in place of ``output_padding``, as PyTorch's."""
         self._check(x)
         fn = {1: F.conv_transpose1d, 2: F.conv_transpose2d, 3: F.conv_transpose3d}[self._dims]
-        return fn(x, self.weight, self.bias, self.stride, self.padding, self.output_padding,
-                  self.groups, self.dilation)
+        extra = self.output_padding if output_size is None else self._extra(x, output_size)
+        return fn(x, self.weight, self.bias, self.stride, self.padding, extra, self.groups,
+                  self.dilation)
+
+    def _extra(self, x: Tensor, output_size: Sequence[int]) -> tuple[int, ...]:
+        """The output padding that makes the spatial output ``output_size``."""
+        d = self._dims
+        size = [int(s) for s in output_size]
+        if len(size) == x.ndim:
+            size = size[x.ndim - d:]
+        lows = [(n - 1) * s - 2 * p + dl * (k - 1) + 1 for n, s, p, dl, k in
+                zip(x.shape[x.ndim - d:], self.stride, self.padding, self.dilation,
+                    self.kernel_size)]
+        if len(size) != d or not all(lo <= n < lo + s for n, lo, s in
+                                     zip(size, lows, self.stride)):
+            raise ValueError(f"{type(self).__name__}: output_size {tuple(output_size)} for "
+                             f"input {x.shape} must give {d} sizes, each from the smallest "
+                             f"output {tuple(lows)} up to it plus stride - 1 "
+                             f"{tuple(lo + s - 1 for lo, s in zip(lows, self.stride))}")
+        return tuple(n - lo for n, lo in zip(size, lows))
 
 
 class ConvTranspose1d(ConvTranspose2d):

@@ -11,6 +11,7 @@ from ..factories import zeros
 from ..tensor import Tensor
 from . import functional as F
 from . import init
+from .embedding import pretrained, set_weight
 from .linear import _resolve
 from .module import Module, Parameter
 
@@ -33,7 +34,8 @@ class EmbeddingBag(Module):
                  norm_type: float = 2.0, scale_grad_by_freq: bool = False, mode: str = "mean",
                  sparse: bool = False, _weight: Tensor | None = None,
                  include_last_offset: bool = False, padding_idx: int | None = None,
-                 dtype: _dt.DType | None = None, backend: Backend | str | None = None) -> None:
+                 dtype: _dt.DType | None = None, backend: Backend | str | None = None,
+                 _freeze: bool = False) -> None:
         super().__init__()
         if padding_idx is not None and not -num_embeddings <= padding_idx < num_embeddings:
             raise ValueError(f"EmbeddingBag: padding_idx {padding_idx} is out of range for "
@@ -43,12 +45,27 @@ class EmbeddingBag(Module):
         self.scale_grad_by_freq, self.mode, self.sparse = scale_grad_by_freq, mode, sparse
         self.include_last_offset = include_last_offset
         self.padding_idx = None if padding_idx is None else padding_idx % num_embeddings
-        if _weight is not None:
-            self.weight = Parameter(_weight)
-        else:
-            self.weight = Parameter(zeros(num_embeddings, embedding_dim, dtype=dtype,
-                                          backend=_resolve(backend)))
-            self.reset_parameters()
+        set_weight(self, (num_embeddings, embedding_dim), _weight, _freeze, dtype, backend)
+
+    @classmethod
+    def from_pretrained(cls, embeddings: Tensor, freeze: bool = True,
+                        max_norm: float | None = None, norm_type: float = 2.0,
+                        scale_grad_by_freq: bool = False, mode: str = "mean",
+                        sparse: bool = False, include_last_offset: bool = False,
+                        padding_idx: int | None = None) -> EmbeddingBag:
+        """An ``EmbeddingBag`` whose ``weight`` is the 2-d ``embeddings`` (shared, not
+        copied), trained only with ``freeze=False``, as PyTorch's.
+
+        Example:
+            >>> import xad
+            >>> w = xad.tensor([[1.0, 2.0], [3.0, 4.0]])
+            >>> bag = xad.nn.EmbeddingBag.from_pretrained(w, mode="sum")
+            >>> bag(xad.tensor([[0, 1]])).tolist()
+            [[4.0, 6.0]]
+        """
+        n, d = pretrained("EmbeddingBag", embeddings, freeze).shape
+        return cls(n, d, max_norm, norm_type, scale_grad_by_freq, mode, sparse, embeddings,
+                   include_last_offset, padding_idx, _freeze=freeze)
 
     def reset_parameters(self) -> None:
         """Redraw ``weight`` from ``N(0, 1)`` (the padding row zero)."""

@@ -1,5 +1,6 @@
-"""Optimisers (every one of ``torch.optim``'s: SGD, Adam, AdamW, RMSprop, Adagrad, Adamax,
-NAdam, RAdam, Rprop, Adadelta, ASGD, LBFGS) and learning-rate schedulers.
+"""Optimisers (``torch.optim``'s but Adafactor, Muon and SparseAdam: SGD, Adam, AdamW,
+RMSprop, Adagrad, Adamax, NAdam, RAdam, Rprop, Adadelta, ASGD, LBFGS) and learning-rate
+schedulers.
 
 Example:
     >>> import xad

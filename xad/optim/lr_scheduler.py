@@ -197,7 +197,8 @@ class OneCycleLR(LRScheduler):
         if anneal_strategy not in ("cos", "linear"):
             raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got "
                              f"{anneal_strategy!r}")
-        self.anneal_strategy = anneal_strategy
+        # PyTorch's attribute name, so a state dict saved by PyTorch restores the strategy
+        self._anneal_func_type = anneal_strategy
         n = self.total_steps
         up = float(pct_start * n) - 1
         self._schedule_phases: list[dict[str, Any]]  # end_step: float, the rest group keys
@@ -245,7 +246,7 @@ class OneCycleLR(LRScheduler):
             group["momentum"] = value
 
     def _anneal(self, start: float, end: float, pct: float) -> float:
-        if self.anneal_strategy == "cos":
+        if self._anneal_func_type == "cos":
             return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
         return (end - start) * pct + start
 

@@ -57,6 +57,9 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
         raise ValueError(f"embedding_bag: mode must be one of {_MODES}, got {mode!r}")
     if per_sample_weights is not None and mode != "sum":
         raise ValueError(f"embedding_bag: per_sample_weights needs mode='sum', got {mode!r}")
+    if scale_grad_by_freq and mode == "max":  # PyTorch refuses it too
+        raise ValueError("embedding_bag: scale_grad_by_freq=True needs mode='sum' or 'mean', "
+                         "got mode='max'")
     member = _membership(input, offsets, include_last_offset)
     flat = input.reshape(-1)
     if padding_idx is not None:
