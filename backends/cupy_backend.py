@@ -632,6 +632,9 @@ class CupyBackend(Backend):
     def digamma(self, x: Any) -> Any:
         return self._special("digamma", x)
 
+    def bitcast(self, x: Any, dtype: Any) -> Any:
+        return x.view(dtype)
+
     def fmod(self, x: Any, y: Any) -> Any:
         return self._cp.fmod(x, y)
 
