@@ -71,6 +71,27 @@ def test_no_gradient_and_writes_leave_the_graph_as_torch(xb):
     assert w.tolist() == [1.0, 1.0]
 
 
+def test_a_view_follows_its_base_through_a_graph_and_a_compiled_step(xb):
+    w = xad.tensor([1.0, 2.0], requires_grad=True)
+    x = w * 2
+    v = x.view(I32)
+    x.mul_(2)                              # recorded: x takes a new array
+    assert v.tolist() == [1082130432, 1090519040]  # torch: the bits of 4.0 and 8.0
+    v.view(2, 1)[1, 0] = 1065353216
+    assert x.tolist() == [4.0, 1.0]
+    x.sum().backward()
+    assert w.grad.tolist() == [4.0, 4.0]   # torch: the write left x's graph as it was
+
+    def step(a):
+        b = a * 1
+        b.view(I32).add_(1)
+        return b
+
+    f = xad.compile(step, check=True)
+    for _ in range(3):
+        assert f(xad.tensor([1.0, 2.0])).view(I32).tolist() == [1065353217, 1073741825]
+
+
 def test_a_changed_saved_result_raises_at_backward(xb):
     w = xad.tensor([1.0, 2.0], requires_grad=True)
     z = w.exp()
