@@ -218,7 +218,7 @@ class JaxBackend(Backend):
         if new == jnp.bool_:
             return raw[..., 0] != 0
         if jnp.issubdtype(new, jnp.complexfloating):
-            parts = _from_bytes(raw.reshape(lead + (2, t // 2)), jnp.finfo(new).dtype)
+            parts = _from_bytes(raw.reshape(lead + (2, t // 2)), jnp.dtype(f"float{4 * t}"))
             return jax.lax.complex(parts[..., 0], parts[..., 1])
         return _from_bytes(raw, new)
 

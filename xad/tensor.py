@@ -1348,8 +1348,8 @@ class Tensor:
             >>> xad.tensor([1.0, 2.0], dtype=xad.float64).view(xad.int32).shape
             (4,)
         """
-        if len(shape) == 1 and isinstance(shape[0], _dt.DType) and dtype is None:
-            shape, dtype = (), shape[0]
+        if dtype is None and len(shape) == 1 and isinstance(shape[0], _dt.DType):
+            return _ops.view_dtype(self, shape[0])
         if dtype is not None:
             if shape:
                 raise TypeError(f"view: got a shape {shape} and dtype={dtype}; give one")

@@ -164,12 +164,12 @@ def _write_view(x: Tensor, new: Tensor, what: str, fresh: bool = False) -> None:
     key, value = onto
     if base._node is None and base.requires_grad and context.grad_enabled:
         raise _leaf_error(base, f"{what} through a view of it")
-    joins = op.name == "view_dtype" and new._node is not None  # (its base is a detach():
-    _setitem(base, key, value, fresh or joins)  # the view joins new's graph, as PyTorch's)
-    with grad_mode.enable_grad():
+    node = new._node if op.name == "view_dtype" else None  # (its base is a detach(): the
+    _setitem(base, key, value, fresh or node is not None)  # view joins new's graph, as
+    with grad_mode.enable_grad():                          # PyTorch's)
         x._follow(unary(op, base, **params))
-    if joins:
-        x._join(new._node, new._idx)
+    if node is not None:
+        x._join(node, new._idx)
 
 
 def _refresh_views(x: Tensor) -> None:
