@@ -410,7 +410,7 @@ class CupyBackend(Backend):
         taken, self._pending = list(self._pending.items()), {}
         cp = self._cp
         with self.device:
-            parts = [w.view(cp.uint8) for _, (w, _) in taken]
+            parts = [w.reshape(-1).view(cp.uint8) for _, (w, _) in taken]  # (vmap's: 2-d)
             if x is not None:
                 parts.append(x.reshape(1).view(cp.uint8))
             raw = cp.concatenate(parts).get()
@@ -631,6 +631,9 @@ class CupyBackend(Backend):
 
     def digamma(self, x: Any) -> Any:
         return self._special("digamma", x)
+
+    def bitcast(self, x: Any, dtype: Any) -> Any:
+        return x.view(dtype)
 
     def fmod(self, x: Any, y: Any) -> Any:
         return self._cp.fmod(x, y)

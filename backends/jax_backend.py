@@ -114,6 +114,18 @@ class _Namespace:
         return value
 
 
+def _bytes(a: Any) -> Any:
+    """``a``'s bytes, one more axis (``lax.bitcast_convert_type`` adds none for 1-byte
+    elements)."""
+    raw = jax.lax.bitcast_convert_type(a, jnp.uint8)
+    return raw if a.dtype.itemsize > 1 else raw[..., None]
+
+
+def _from_bytes(raw: Any, dtype: Any) -> Any:
+    """The elements of ``dtype`` whose bytes lie along ``raw``'s last axis."""
+    return jax.lax.bitcast_convert_type(raw if dtype.itemsize > 1 else raw[..., 0], dtype)
+
+
 class JaxBackend(Backend):
     """jax arrays on ``device`` (the first CPU device by default).
 
@@ -186,6 +198,29 @@ class JaxBackend(Backend):
 
     def complex(self, re: Any, im: Any, dtype: Any) -> Any:
         return jax.lax.complex(*jnp.broadcast_arrays(re, im))
+
+    def bitcast(self, x: Any, dtype: Any) -> Any:
+        """Through bytes: ``lax.bitcast_convert_type`` to uint8 adds a trailing axis of the
+        element size, whose bytes are regrouped into the new dtype's (PyTorch's shapes).
+        It has no bool (a byte of 0 or 1) nor complex (the parts' bytes in turn, as in
+        memory): those are taken apart and put together here. A new array: JAX's never
+        share memory (xad remakes the view from its base)."""
+        new = jnp.dtype(dtype)
+        s, t = x.dtype.itemsize, new.itemsize
+        if x.dtype == jnp.bool_:
+            raw = x.astype(jnp.uint8)[..., None]
+        elif jnp.issubdtype(x.dtype, jnp.complexfloating):
+            raw = _bytes(jnp.stack([x.real, x.imag], -1)).reshape(x.shape + (s,))
+        else:
+            raw = _bytes(x)
+        lead = x.shape[:-1] + ((x.shape[-1] * s // t,) if x.ndim else ())
+        raw = raw.reshape(lead + (t,))
+        if new == jnp.bool_:
+            return raw[..., 0] != 0
+        if jnp.issubdtype(new, jnp.complexfloating):
+            parts = _from_bytes(raw.reshape(lead + (2, t // 2)), jnp.dtype(f"float{4 * t}"))
+            return jax.lax.complex(parts[..., 0], parts[..., 1])
+        return _from_bytes(raw, new)
 
     def lu_factor(self, x: Any) -> tuple[Any, Any, Any]:
         lu, piv, perm = jax.lax.linalg.lu(x)

@@ -341,6 +341,9 @@ class NumpyBackend(Backend):
         out.real, out.imag = re, im  # each part copied as it is (no 0 * inf)
         return out
 
+    def bitcast(self, x: Any, dtype: Any) -> Any:
+        return x.view(dtype)
+
     def lu_factor(self, x: Any) -> tuple[Any, Any, Any]:
         if _scipy_lu_factor is None or x.dtype.kind not in "fc" or x.itemsize < 4:
             return super().lu_factor(x)

@@ -52,6 +52,11 @@ class StrictBackend(Backend):
             obj = np.array(obj, order="C")  # a private copy: never share the caller's memory
         return xps.asarray(obj, dtype=dtype, device=self.device)
 
+    def bitcast(self, x: Any, dtype: Any) -> Any:
+        """Through the wrapped NumPy array (private to array_api_strict), on ``x``'s device:
+        the result shares its memory, as NumPy's view."""
+        return type(x)._new(x._array.view(dtype._np_dtype), device=x.device)
+
     def manual_seed(self, seed: int) -> None:
         self._rng = np.random.default_rng(seed)
 

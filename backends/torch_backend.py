@@ -114,6 +114,9 @@ class TorchBackend(Backend):
     def complex(self, re: Any, im: Any, dtype: Any) -> Any:
         return torch.complex(re, im)
 
+    def bitcast(self, x: Any, dtype: Any) -> Any:
+        return x.view(dtype)
+
     def lu_factor(self, x: Any) -> tuple[Any, Any, Any]:
         lu, piv, _ = torch.linalg.lu_factor_ex(x)  # no error (nor host read) when singular
         p, _, _ = torch.lu_unpack(lu, piv, unpack_data=False)  # x = P L U

@@ -231,3 +231,20 @@ def test_argmax_argmin_any_all_inside_vmap(xb, axis):
     want = tfunc.vmap(f, in_dims=axis)(torch.tensor(a))
     for g, w in zip(got, want):
         np.testing.assert_array_equal(_np(g), _np(w))
+
+
+def test_gather_and_take_along_axis_inside_vmap(xb):
+    """Their index range check read the per-example bounds as one pair: inside vmap it got
+    a row per example and raised TypeError; an index out of range still raises there."""
+    a = np.random.default_rng(1).uniform(-1, 1, (3, 4, 5))
+    f = lambda r: (r.gather(1, r.argmax(dim=1, keepdim=True)),  # noqa: E731
+                   r.gather(0, r.argmin(dim=0, keepdim=True)))
+    for g, w in zip(xad.vmap(f)(xad.tensor(a)), tfunc.vmap(f)(torch.tensor(a))):
+        np.testing.assert_array_equal(_np(g), _np(w))
+    got = xad.vmap(lambda r: xad.take_along_axis(r, xad.argmax(r, axis=1, keepdims=True),
+                                                 axis=1))(xad.tensor(a))
+    np.testing.assert_array_equal(_np(got), a.max(axis=2, keepdims=True))
+    bad = xad.tensor([[[0], [1]], [[0], [5]], [[1], [0]]])
+    with pytest.raises(IndexError, match="index 5 is out of bounds"):
+        xad.vmap(lambda r, i: r.gather(1, i))(xad.tensor(a[:, :2]), bad).tolist()  # (CuPy
+        # reports a check at the next host read)

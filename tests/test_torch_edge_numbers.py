@@ -200,3 +200,18 @@ def test_as_torch_matrix_norm_fro_at_zero_and_torch_keywords(xb):
     y = torch_.linalg.matrix_norm(a, 1, dim=(0, 2), keepdim=True)
     assert y.shape == (1, 3, 1)  # torch: max over dim 2 of the sums over dim 0
     np.testing.assert_allclose(y.numpy().ravel(), [18.0, 26.0, 34.0])
+
+
+# ----- max(dim)/min(dim) at a tie of 0.0 and -0.0 ------------------------------------------------
+@pytest.mark.parametrize("largest", [True, False])
+def test_max_dim_value_is_the_element_at_its_index(largest, xb):
+    """torch 2.13: ``x.max(dim)``'s value is the element at its (first) index, so its sign
+    at a tie of 0.0 and -0.0; xad's came from the library's max (NumPy's: the other sign)."""
+    a = [[0.0, -0.0], [-0.0, 0.0], [-0.0, 0.0], [0.0, -0.0]]
+    x = xad.tensor(a, requires_grad=True)
+    v, i = x.max(1) if largest else x.min(1)
+    assert str(v.tolist()) == "[0.0, -0.0, -0.0, 0.0]" and i.tolist() == [0, 0, 0, 0]
+    v, i = x.max(0, keepdim=True) if largest else x.min(0, keepdim=True)
+    assert str(v.tolist()) == "[[0.0, -0.0]]" and i.tolist() == [[0, 0]]
+    v.sum().backward()
+    assert x.grad.tolist() == [[1.0, 1.0], [0.0, 0.0], [0.0, 0.0], [0.0, 0.0]]

@@ -49,10 +49,16 @@ def test_chunk_of_an_empty_axis_gives_chunks_pieces(xb):
      dict(kernel_size=2, stride=1, padding=1)),
     ("max_pool2d", [[[[math.nan, 1.0], [math.nan, 2.0]], [[0.0, 1.0], [3.0, 3.0]]]],
      dict(kernel_size=2)),
+    ("adaptive_max_pool1d", [[[1.0, math.nan, 2.0, math.nan, 3.0, 0.5]]], dict(output_size=1)),
+    ("adaptive_max_pool1d", [[[math.nan, math.nan, 2.0, math.nan, 3.0]]], dict(output_size=2)),
+    ("adaptive_max_pool2d", [[[math.nan, math.nan, 1.0], [math.nan, 2.0, 5.0],
+                              [0.0, math.nan, 1.0]]], dict(output_size=2)),
+    ("adaptive_max_pool2d", [[[[1.0, math.nan], [math.nan, 2.0]]]], dict(output_size=1)),
 ])
 def test_max_pool_indices_skip_the_padding_and_take_the_last_nan(xb, case):
     """A window whose input is all ``-inf`` tied with its ``-inf`` padding: the index named
-    the padding (``-1``); of several NaNs torch's loop keeps the last (xad took the first)."""
+    the padding (``-1``); of several NaNs torch's loop keeps the last (xad took the first;
+    the adaptive poolings too, until later)."""
     name, a, kw = case
     y, i = getattr(F, name)(xad.tensor(a), return_indices=True, **kw)
     yt, it = getattr(TF, name)(torch.tensor(a), return_indices=True, **kw)

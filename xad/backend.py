@@ -294,6 +294,17 @@ class Backend:
                                       self.full((), complex(-0.0, math.inf), dtype)))
         return xp.conj(xp.astype(re, dtype)) + xp.where(xp.signbit(im), xp.conj(b), b)
 
+    def bitcast(self, x: Any, dtype: Any) -> Any:
+        """``x``'s bits read as ``dtype``, sharing its memory where arrays are mutable
+        (PyTorch's ``view(dtype)``: of another element size, the last axis, contiguous,
+        scales by the ratio of the sizes). The standard has no bit reinterpretation: NumPy
+        and CuPy use ``ndarray.view``, torch ``Tensor.view``, array_api_strict its wrapped
+        NumPy array, JAX ``lax.bitcast_convert_type`` (a copy: JAX arrays never share)."""
+        raise NotImplementedError(f"backend {self.name!r} cannot reinterpret an array's bits "
+                                  f"(view(dtype)): the Array API has no such function; cast "
+                                  f"the values with .to(dtype), or add 'bitcast' to the "
+                                  f"backend")
+
     def lu_factor(self, x: Any) -> tuple[Any, Any, Any]:
         """``(lu, perm, odd)`` of a (batch of) m x n matrices as LAPACK's ``getrf``
         computes them (no error at a singular matrix): ``L`` and ``U`` in ``lu``,

@@ -48,6 +48,18 @@ class DType:
         return {"complex64": float32, "complex128": float64}.get(self.name, self)
 
     @property
+    def itemsize(self) -> int:
+        """The size of one element in bytes (PyTorch's ``dtype.itemsize``).
+
+        Example:
+            >>> import xad
+            >>> xad.float16.itemsize, xad.complex128.itemsize, xad.bool_.itemsize
+            (2, 16, 1)
+        """
+        bits = self.name[len(self.name.rstrip("0123456789")):]  # (bool has no digits)
+        return int(bits) // 8 if bits else 1
+
+    @property
     def can_require_grad(self) -> bool:
         """Whether a tensor of this dtype may require grad: floating and complex ones, as
         PyTorch's (a complex leaf's ``.grad`` is ``dL/dRe z + i dL/dIm z``).

@@ -1335,18 +1335,25 @@ class Tensor:
         """See :func:`xad.reshape` (a new view, never ``self``, as PyTorch's)."""
         return _fresh_view(self, _ops.reshape(self, _shape_arg(shape)))
 
-    def view(self, *shape) -> Tensor:
+    def view(self, *shape, dtype: _dt.DType | None = None) -> Tensor:
         """PyTorch's ``view``: :meth:`reshape` that never copies (it raises, as PyTorch's,
-        where the elements' strides allow no view: ``x.t().view(-1)``).
+        where the elements' strides allow no view: ``x.t().view(-1)``); ``view(dtype)``
+        reads the same memory as another dtype (PyTorch's bit reinterpretation: the last
+        axis scales by the ratio of the element sizes; no gradient flows through it).
 
         Example:
             >>> import xad
             >>> xad.zeros(2, 3, 4).view(-1, 12).shape
             (2, 12)
+            >>> xad.tensor([1.0, 2.0], dtype=xad.float64).view(xad.int32).shape
+            (4,)
         """
-        if len(shape) == 1 and isinstance(shape[0], _dt.DType):
-            raise TypeError("view(dtype) (reinterpreting the bits) is not supported; cast "
-                            "the values with .to(dtype)")
+        if dtype is None and len(shape) == 1 and isinstance(shape[0], _dt.DType):
+            return _ops.view_dtype(self, shape[0])
+        if dtype is not None:
+            if shape:
+                raise TypeError(f"view: got a shape {shape} and dtype={dtype}; give one")
+            return _ops.view_dtype(self, dtype)
         return _fresh_view(self, _ops.reshape(self, _shape_arg(shape), copy=False))
 
     def view_as(self, other: Tensor) -> Tensor:

@@ -19,6 +19,7 @@ from . import nll as _nll  # noqa: F401  (registers nll_rows, nll_rows_grad, cou
 from . import recurrent as _recurrent  # noqa: F401  (registers recurrent, recurrent_grad)
 from . import torch_conventions as _torch_conventions  # noqa: F401  (Tensor's methods)
 from ._apply import REGISTRY, Op, apply, binary
+from .bitcast import view_dtype  # noqa: F401  (Tensor.view(dtype); not xad.*)
 from .broadcast import *  # noqa: F403
 from .broadcast import __all__ as _b
 from .creation import *  # noqa: F403

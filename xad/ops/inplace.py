@@ -29,6 +29,7 @@ from ..context import context
 from ..tensor import Tensor
 from . import elementwise_math as _em
 from ._apply import _HALF, _beyond_half, apply, unary
+from .bitcast import ViewDtype
 from .complex_parts import complex_from_parts, imag, real
 from .elementwise import add, divide, multiply, pow, subtract
 from .indexing import IndexPut, _get, _norm_key, _set
@@ -97,6 +98,8 @@ def _onto_base(op: Any, params: dict, new: Tensor, base: Tensor) -> tuple | None
         return ..., complex_from_parts(new, imag(base))
     if op.name == "imag":
         return ..., complex_from_parts(real(base), new)
+    if op.name == "view_dtype":  # the same bits, read back in the base's dtype
+        return ..., unary(ViewDtype, new, dtype=base._array.dtype)
     if op.name == "permute_dims":
         inverse = [0] * len(params["axes"])
         for i, a in enumerate(params["axes"]):
@@ -161,9 +164,12 @@ def _write_view(x: Tensor, new: Tensor, what: str, fresh: bool = False) -> None:
     key, value = onto
     if base._node is None and base.requires_grad and context.grad_enabled:
         raise _leaf_error(base, f"{what} through a view of it")
-    _setitem(base, key, value, fresh)
-    with grad_mode.enable_grad():
+    node = new._node if op.name == "view_dtype" else None  # (its base is a detach(): the
+    _setitem(base, key, value, fresh or node is not None)  # view joins new's graph, as
+    with grad_mode.enable_grad():                          # PyTorch's)
         x._follow(unary(op, base, **params))
+    if node is not None:
+        x._join(node, new._idx)
 
 
 def _refresh_views(x: Tensor) -> None:
@@ -191,6 +197,11 @@ def _positions(x: Tensor) -> tuple[Tensor, Any]:
     there of each of ``x``'s elements (an int64 array of ``x``'s shape)."""
     chain, t = [], x
     while t._base is not None and t._view_fn is not None:
+        if t._view_fn[0].name == "view_dtype":
+            raise NotImplementedError(
+                f"in-place change of a tensor of shape {x.shape} viewing an expanded tensor "
+                f"or a diagonal through view(dtype): not supported (its elements' positions "
+                f"are not tracked across dtypes); change the base, or a clone")
         chain.append(t._view_fn)
         t = t._base
     b = x._backend

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from fractions import Fraction
 from typing import Any
 
 from ..tensor import Tensor
 
-__all__ = ["strides", "view_strides", "overlaps", "region_overlaps", "is_contiguous"]
+__all__ = ["strides", "storage_offset", "view_strides", "overlaps", "region_overlaps",
+           "is_contiguous"]
 
 
 def contiguous(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -49,24 +51,30 @@ def view_strides(shape: tuple[int, ...], st: tuple[int, ...],
     return tuple(out) if view_d == -1 else None
 
 
-def _getitem(shape: tuple, st: tuple, params: dict, out: tuple) -> tuple:
-    key = params["key"]
+def _key_axes(key: tuple, ndim: int) -> list[tuple[Any, int]]:
+    """Each entry of a basic index with the input axis it reads (``None``: a new axis);
+    an ``Ellipsis`` stands for the axes it spans, as full slices."""
     used = sum(1 for k in key if k is not None and k is not Ellipsis)
-    res: list[int] = []
+    out: list[tuple[Any, int]] = []
     d = 0
     for k in key:
         if k is None:
+            out.append((None, d))
+            continue
+        for _ in range(ndim - used if k is Ellipsis else 1):
+            out.append((slice(None) if k is Ellipsis else k, d))
+            d += 1
+    return out + [(slice(None), i) for i in range(d, ndim)]
+
+
+def _getitem(shape: tuple, st: tuple, params: dict, out: tuple) -> tuple:
+    res: list[int] = []
+    for k, d in _key_axes(params["key"], len(shape)):
+        if k is None:
             res.append(0)  # a new axis of length one: its stride never matters
-        elif k is Ellipsis:
-            for _ in range(len(shape) - used):
-                res.append(st[d])
-                d += 1
         elif isinstance(k, slice):
             res.append(st[d] * k.indices(shape[d])[2])
-            d += 1
-        else:
-            d += 1
-    return tuple(res) + st[d:]
+    return tuple(res)
 
 
 def _broadcast(shape: tuple, st: tuple, params: dict, out: tuple) -> tuple:
@@ -80,6 +88,20 @@ def _reshape(shape: tuple, st: tuple, params: dict, out: tuple) -> tuple:
     return new
 
 
+def _ratio(shape: tuple, out: tuple) -> Fraction:
+    """How many of a ``view_dtype`` result's elements one of its input's holds."""
+    if not shape or not shape[-1]:
+        return Fraction(1)  # (a 0-d view keeps its element size; an empty one has none)
+    return Fraction(out[-1], shape[-1])
+
+
+def _view_dtype(shape: tuple, st: tuple, params: dict, out: tuple) -> tuple:
+    if not shape:
+        return ()
+    r = _ratio(shape, out)
+    return tuple(int(s * r) for s in st[:-1]) + (st[-1] if r == 1 else 1,)
+
+
 _RULES: dict[str, Callable[..., Any]] = {
     "getitem": _getitem,
     "permute_dims": lambda shape, st, p, out: tuple(st[a] for a in p["axes"]),
@@ -87,7 +109,8 @@ _RULES: dict[str, Callable[..., Any]] = {
     "broadcast_to": _broadcast,
     "diagonal": lambda shape, st, p, out: st[:-2] + (st[-2] + st[-1],),
     "real": lambda shape, st, p, out: tuple(2 * s for s in st),  # (in the real dtype's
-    "imag": lambda shape, st, p, out: tuple(2 * s for s in st)}  # elements: every other)
+    "imag": lambda shape, st, p, out: tuple(2 * s for s in st),  # elements: every other)
+    "view_dtype": _view_dtype}
 
 
 def strides(t: Tensor) -> tuple[int, ...]:
@@ -100,6 +123,33 @@ def strides(t: Tensor) -> tuple[int, ...]:
         return st
     op, params = t._view_fn
     return _RULES[op.name](base.shape, st, params, t.shape)
+
+
+def _offset(shape: tuple, st: tuple, off: int, op: str, params: dict, out: tuple) -> int:
+    """The storage offset of a view made by ``op`` from a tensor at ``off``."""
+    if op == "getitem":
+        return off + sum(st[d] * (k.indices(shape[d])[0] if isinstance(k, slice) else
+                                  k % shape[d]) for k, d in _key_axes(params["key"], len(shape))
+                         if k is not None and shape[d])
+    if op == "diagonal":
+        k = params["offset"]
+        return off + (k * st[-1] if k >= 0 else -k * st[-2])
+    if op in ("real", "imag"):
+        return 2 * off + (op == "imag")
+    return int(off * _ratio(shape, out)) if op == "view_dtype" else off
+
+
+def storage_offset(t: Tensor) -> int:
+    """Where ``t``'s first element sits in its storage, in ``t``'s elements (PyTorch's
+    ``storage_offset()``)."""
+    base = t._base
+    if base is None:
+        return 0
+    off = storage_offset(base)
+    if t._view_fn is None:  # detach(), .data
+        return off
+    op, params = t._view_fn
+    return _offset(base.shape, strides(base), off, op.name, params, t.shape)
 
 
 def overlaps(t: Any) -> bool:

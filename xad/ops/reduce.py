@@ -168,8 +168,9 @@ def _extreme_grad(node: Any, g: Tensor) -> Tensor:
 
 class MaxIndexed(Op):
     """The max (``largest``) or min over one axis whose gradient goes all to the element
-    ``argmax`` (``argmin``) returns, the first of tied extremes: PyTorch's ``max(dim)`` and
-    ``max_pool2d`` (``xad.ops.torch_conventions``); :class:`Max` shares it, as JAX."""
+    ``argmax`` (``argmin``) returns, the first of tied extremes: PyTorch's ``max_pool2d``;
+    :class:`Max` shares it, as JAX. (PyTorch's ``max(dim)`` takes the element at its index:
+    ``xad.ops.torch_conventions.max_dim``.)"""
 
     name = "max_indexed"
     save_inputs = True
@@ -194,10 +195,15 @@ class MaxIndexed(Op):
 def _indexed(x: Tensor, axis: tuple[int], largest: bool) -> Tensor:
     """Where ``x`` holds the element ``argmax`` (``argmin``) returns along ``axis``."""
     (a,) = axis
-    idx = (argmax if largest else argmin)(x, axis=a, keepdims=True)
+    return index_mask(x, (argmax if largest else argmin)(x, axis=a, keepdims=True), a)
+
+
+def index_mask(x: Tensor, idx: Tensor, axis: int) -> Tensor:
+    """Where ``x`` holds the elements ``idx`` (indices along ``axis``, kept) name."""
     shape = [1] * x.ndim
-    shape[a] = x.shape[a]
-    return reshape(arange(x.shape[a], dtype=idx.dtype, backend=x._backend), tuple(shape)) == idx
+    shape[axis] = x.shape[axis]
+    return reshape(arange(x.shape[axis], dtype=idx.dtype, backend=x._backend),
+                   tuple(shape)) == idx
 
 
 def max_indexed(x: Tensor, axis: int, keepdims: bool = False, largest: bool = True) -> Tensor:

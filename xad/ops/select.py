@@ -64,7 +64,8 @@ def _check_range(index: Tensor, n: int, site: tuple) -> None:
 def _range_error(site: tuple, worst: Any) -> IndexError | None:
     """The error of :func:`_check_range` for the host values ``[-min, max]``, if any."""
     where_, axis, n, negative, shape, ishape = site
-    lo, hi = -int(worst[0]), int(worst[1])
+    w = worst.reshape(-1, 2)  # (inside vmap: a row per example)
+    lo, hi = -int(w[:, 0].max()), int(w[:, 1].max())
     if (-n if negative else 0) <= lo and hi < n:
         return None
     return IndexError(f"{where_}: index {hi if hi >= n else lo} is out of bounds for dim "

@@ -105,18 +105,23 @@ def _max_index(cols: Tensor, inside: Tensor, width: int, stride: tuple[int, int]
     c, kh, kw, ho, wo, n = cols.shape
     sh, sw = (kh, kw) if stride is None else stride
     taps = _ops.reshape(cols.detach(), (c, kh * kw, ho, wo, n))
-    nan = taps != taps
-    hit = ((taps == _ops.max(taps, axis=1, keepdims=True)) | nan) & (
+    hit = ((taps == _ops.max(taps, axis=1, keepdims=True)) | (taps != taps)) & (
         _ops.reshape(inside, (1, kh * kw, ho, wo, 1)) > 0)
-    last_nan = kh * kw - 1 - _ops.reduce.argmax(_ops.astype(_ops.flip(nan, axis=1),
-                                                            _dt.uint8), axis=1)
-    t = _ops.where(_ops.any(nan, axis=1), last_nan,
-                   _ops.reduce.argmax(_ops.astype(hit, _dt.uint8), axis=1))
+    t = _or_last_nan(taps, _ops.reduce.argmax(_ops.astype(hit, _dt.uint8), axis=1), 1)
     b = cols._backend
     hb = _ops.reshape(tensor(list(range(0, ho * sh, sh)), backend=b), (1, ho, 1, 1))
     wb = _ops.reshape(tensor(list(range(0, wo * sw, sw)), backend=b), (1, 1, wo, 1))
     h = hb - padding[0] + (t // kw) * dilation[0]
     return _ops.reshape(h * width + wb - padding[1] + (t % kw) * dilation[1], (c, -1))
+
+
+def _or_last_nan(taps: Tensor, first: Tensor, axis: int) -> Tensor:
+    """``first`` (each window's index of its maximum along ``axis`` of ``taps``), or where
+    the window holds NaNs, its last NaN (PyTorch's loop takes each NaN it meets)."""
+    nan = taps != taps
+    last = taps.shape[axis] - 1 - _ops.reduce.argmax(
+        _ops.astype(_ops.flip(nan, axis=axis), _dt.uint8), axis=axis)
+    return _ops.where(_ops.any(nan, axis=axis), last, first)
 
 
 def _divisor(n: int, k: int, s: int, p: int, o: int, include_pad: bool) -> list[int]:
@@ -311,7 +316,8 @@ def adaptive_max_pool2d(input: Tensor, output_size: int | tuple[int | None, int 
     y = _ops.reduce.max_indexed(cols, -1)
     if not return_indices:
         return y
-    t = _ops.reduce.argmax(cols, axis=-1)  # PyTorch's index: h * W + w of the first maximum
+    # PyTorch's index: h * W + w of the first maximum, or of the last NaN
+    t = _or_last_nan(cols.detach(), _ops.reduce.argmax(cols, axis=-1), -1)
     rows = _ops.reshape(tensor(list(range(ho)), backend=b), (ho, 1))
     return y, ih[rows, t // kw] * w + iw[tensor(list(range(wo)), backend=b), t % kw]
 
