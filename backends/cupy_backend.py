@@ -423,7 +423,7 @@ class CupyBackend(Backend):
         """Raise the first failed check of ``taken`` from its host words ``raw``."""
         words = raw.view(np.int64)
         for site, (w, error) in taken:
-            exc = error(site, words[:w.size])
+            exc = error(site, words[:w.size].reshape(w.shape))  # (vmap's: a row each)
             words = words[w.size:]
             if exc is not None:
                 exc.add_note(f"(found by a check that {self.label} ran on the device and "
