@@ -7,6 +7,7 @@ meaning; docs/PORTING.md tables every name that differs."""
 from __future__ import annotations
 
 import math
+import numbers
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, cast
@@ -16,6 +17,7 @@ from . import ops as _ops
 from .backend import get_backend
 from .factories import arange as _arange
 from .factories import empty, rand, randint, randn, tensor
+from .factories import default_complex_dtype
 from .factories import linspace as _linspace
 from .nn import functional as _F
 from .ops.torch_elementwise import sgn
@@ -365,16 +367,34 @@ def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
     return _ops.tensordot(a, b, axes=dims)
 
 
-def linspace(start: float, end: float, steps: int, *, dtype: Any = None,
+def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None,
              requires_grad: bool = False) -> Tensor:
-    """``torch.linspace(start, end, steps, *, dtype=None, requires_grad=False)``.
+    """``torch.linspace(start, end, steps, *, dtype=None, requires_grad=False)``: complex
+    ends give the default complex dtype; an integer ``dtype`` truncates the ends first and
+    counts in float64 as PyTorch's CPU kernel (the first half from ``start``, the rest back
+    from ``end``), each value rounded towards 0.
 
     Example:
+        >>> import xad
         >>> from xad.torch_functions import linspace
-        >>> linspace(0, 1, steps=3).tolist()
-        [0.0, 0.5, 1.0]
+        >>> linspace(0, 1, steps=3).tolist(), linspace(-1, 1, 5, dtype=xad.int64).tolist()
+        ([0.0, 0.5, 1.0], [-1, 0, 0, 0, 1])
     """
-    return _linspace(start, end, steps, dtype=dtype, requires_grad=requires_grad)
+    start, end = (v.item() if isinstance(v, Tensor) else v for v in (start, end))
+    cplx = any(isinstance(v, numbers.Complex) and not isinstance(v, numbers.Real)
+               for v in (start, end))
+    d = dtypes.as_dtype(dtype) or (default_complex_dtype() if cplx else
+                                   dtypes.get_default_dtype())
+    if cplx and not d.is_complex:
+        raise TypeError(f"linspace: complex ends ({start!r}, {end!r}) need a complex dtype, got "
+                        f"{d} (PyTorch refuses too; the imaginary parts would be dropped)")
+    if d.is_floating or d.is_complex:
+        return _linspace(start, end, steps, dtype=d, requires_grad=requires_grad)
+    s, e = int(start), int(end)
+    step = (e - s) / max(steps - 1, 1)
+    i = _arange(steps, dtype=dtypes.float64)
+    out = _ops.where(i < max(steps // 2, 1), s + step * i, e - step * (steps - 1 - i))
+    return out.astype(d)
 
 
 def arange(start: float, end: float | None = None, step: float = 1, *, dtype: Any = None,
@@ -650,15 +670,20 @@ def is_nonzero(input: Tensor) -> bool:  # noqa: A002
 
 def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype: Any = None,
              requires_grad: bool = False) -> Tensor:
-    """``torch.logspace``: ``base ** linspace(start, end, steps)``.
+    """``torch.logspace``: ``base ** linspace(start, end, steps)`` (an integer ``dtype``
+    truncates ``start`` and ``end`` first, as PyTorch's, then each power towards 0).
 
     Example:
+        >>> import xad
         >>> from xad.torch_functions import logspace
-        >>> logspace(0, 2, 3).tolist()
-        [1.0, 10.0, 100.0]
+        >>> logspace(0, 2, 3).tolist(), logspace(0.5, 2.5, 3, dtype=xad.int64).tolist()
+        ([1.0, 10.0, 100.0], [1, 10, 100])
     """
+    dtype = dtypes.as_dtype(dtype) or dtypes.get_default_dtype()
+    if not (dtype.is_floating or dtype.is_complex):
+        start, end = int(start), int(end)
     exps = _linspace(start, end, steps, dtype=dtypes.float64)
-    out = (base ** exps).astype(dtype or dtypes.get_default_dtype())
+    out = (base ** exps).astype(dtype)
     return out.requires_grad_() if requires_grad else out
 
 

@@ -1,0 +1,53 @@
+"""PyTorch meanings of promotion, creation, integer arithmetic and complex numbers that a
+probe of ``xad.as_torch`` against torch 2.13 (every dtype pair by every operator, the
+factories' dtype rules, complex functions and their gradients) found giving other numbers
+or dtypes without an error; each on every backend."""
+
+from __future__ import annotations
+
+import pytest
+
+import xad
+from xad import as_torch
+
+torch = pytest.importorskip("torch")
+T = as_torch.namespace()["torch"]
+
+
+def _same(ours, theirs):
+    assert str(ours.tolist()) == str(theirs.tolist())  # NaN and -0.0 too
+    assert str(ours.dtype).rsplit(".")[-1] == str(theirs.dtype).rsplit(".")[-1]
+
+
+def test_float_power_of_complex_keeps_the_imaginary_part(xb):
+    """``float_power`` cast every tensor to float64: a complex base or exponent lost its
+    imaginary part (``float_power(2.5+1j, 1+2j)`` was ``2.5 ** (1+2j)``); PyTorch computes
+    in complex128 there."""
+    cases = [([2.5 + 1j, -1.5 - 0.5j], 1 + 2j), ([5, 3], [2 + 0.5j, 1j]), ([2.0, 3.0], 2),
+             ([2.0, 0.5], [1j, -1.0])]
+    for base, exp in cases:
+        ours = T.float_power(T.tensor(base), T.tensor(exp) if isinstance(exp, list) else exp)
+        theirs = torch.float_power(torch.tensor(base),
+                                   torch.tensor(exp) if isinstance(exp, list) else exp)
+        assert ours.dtype == (xad.complex128 if theirs.is_complex() else xad.float64)
+        assert ours.tolist() == pytest.approx(theirs.tolist(), rel=1e-12)
+
+
+def test_linspace_of_complex_ends_and_integer_dtypes_as_torch(xb):
+    """Complex ends gave a float32 tensor of their real parts (``linspace(0, 1j, 3)`` was
+    zeros), and an integer dtype rounded the float values down where PyTorch truncates the
+    ends and each value towards 0 (``linspace(-1, 1, 5, dtype=long)``: ``[-1, 0, 0, 0,
+    1]``); ``logspace`` with an integer dtype takes the truncated ends' powers."""
+    for args in ((0, 1j, 3), (1 + 1j, 2 + 3j, 4), (-1j, 2, 5)):
+        ours, theirs = T.linspace(*args), torch.linspace(*args)
+        assert ours.dtype == xad.complex64
+        assert ours.tolist() == pytest.approx(theirs.tolist(), rel=1e-6)
+    for args in ((-1, 1, 5), (0.5, 7.3, 6), (-2.7, 3.9, 9), (3, -4, 8), (0, 1, 1), (2, 9, 0)):
+        for dt in ("int64", "int32", "int8"):
+            _same(T.linspace(*args, dtype=getattr(T, dt)),
+                  torch.linspace(*args, dtype=getattr(torch, dt)))
+    for args, base in (((0.5, 2.5, 3), 10.0), ((0.5, 2.5, 3), 2.0), ((-1.5, 3.7, 4), 3.0)):
+        _same(T.logspace(*args, base=base, dtype=T.int64),
+              torch.logspace(*args, base=base, dtype=torch.int64))
+    with pytest.raises(TypeError, match="complex dtype"):
+        T.linspace(0, 1j, 3, dtype=T.float32)
