@@ -16,8 +16,7 @@ from . import amp, dtypes
 from . import ops as _ops
 from .backend import get_backend
 from .factories import arange as _arange
-from .factories import empty, rand, randint, randn, tensor
-from .factories import default_complex_dtype
+from .factories import default_complex_dtype, empty, rand, randint, randn, tensor
 from .factories import linspace as _linspace
 from .nn import functional as _F
 from .ops.torch_elementwise import sgn
