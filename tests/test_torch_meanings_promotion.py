@@ -51,3 +51,20 @@ def test_linspace_of_complex_ends_and_integer_dtypes_as_torch(xb):
               torch.logspace(*args, base=base, dtype=torch.int64))
     with pytest.raises(TypeError, match="complex dtype"):
         T.linspace(0, 1j, 3, dtype=T.float32)
+
+
+@pytest.mark.parametrize("expr", [
+    "z < w", "z <= 1", "(1+2j) > w", "z >= w.real", "t.gt(z, w)", "t.maximum(z, w)",
+    "t.minimum(w, z)", "t.fmax(z, w)", "t.clamp(w.real, min=z)", "z.clamp(0, 1)",
+    "w.real.clamp(max=z)", "t.tensor([True, False]) < (1+2j)",
+])
+def test_complex_numbers_have_no_order(xb, expr):
+    """NumPy, CuPy and JAX order complex numbers by real then imaginary part, so ``z < w``,
+    ``maximum``, ``fmax`` and ``clamp`` of complex tensors gave numbers there (PyTorch and
+    array_api_strict raise, and so did xad on those backends)."""
+    env = {"z": T.tensor([1 + 2j, -1j]), "w": T.tensor([1 + 1j, 2 + 0j]), "t": T}
+    with pytest.raises(TypeError, match="no order"):
+        eval(expr, env)
+    with pytest.raises((RuntimeError, NotImplementedError, TypeError)):
+        eval(expr, {"z": torch.tensor([1 + 2j, -1j]), "w": torch.tensor([1 + 1j, 2 + 0j]),
+                    "t": torch})
