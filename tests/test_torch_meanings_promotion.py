@@ -68,3 +68,50 @@ def test_complex_numbers_have_no_order(xb, expr):
     with pytest.raises((RuntimeError, NotImplementedError, TypeError)):
         eval(expr, {"z": torch.tensor([1 + 2j, -1j]), "w": torch.tensor([1 + 1j, 2 + 0j]),
                     "t": torch})
+
+
+@pytest.mark.parametrize("fill,dtype", [
+    (2**40, "int8"), (300, "uint8"), (1e10, "int32"), (float("nan"), "int64"),
+    (float("inf"), "int32"), (2**63, "int64"), (1e39, "float32"), (7e4, "float16"),
+    (1 + 2j, "float64"), (1j, "int64"),
+])
+def test_full_refuses_a_fill_value_its_dtype_cannot_hold(xb, fill, dtype):
+    """Each backend had its own number: NumPy INT_MIN for NaN into int64 and 0 for ``1j``
+    into float32, JAX 44 for 300 into uint8, ``inf`` for ``7e4`` into float16; PyTorch
+    refuses (``value cannot be converted ... without overflow``)."""
+    if dtype == "float16" and xb.name == "array_api_strict":
+        dtype = "float32"  # (no float16 there: the same check at float32's top)
+        fill = 1e39
+    with pytest.raises((OverflowError, TypeError), match="full"):
+        T.full((2,), fill, dtype=getattr(T, dtype))
+    with pytest.raises((OverflowError, TypeError), match="full"):
+        T.full_like(T.zeros(2, dtype=getattr(T, dtype)), fill)
+    with pytest.raises(RuntimeError):
+        torch.full((2,), fill, dtype=getattr(torch, dtype))
+
+
+def test_full_of_a_0d_tensor_and_requires_grad_of_the_like_factories(xb):
+    """``full((2,), tensor(3))`` was float32 (PyTorch: the number's dtype, int64; bool for
+    ``tensor(True)``); ``full_like``/``empty_like`` refused ``requires_grad=``."""
+    for v in (3, True, 2.5, -1):
+        _same(T.full((2,), T.tensor(v)), torch.full((2,), torch.tensor(v)))
+    x, xt = T.tensor([1.0, 2.0], dtype=T.float64), torch.tensor([1.0, 2.0], dtype=torch.float64)
+    for f in ("full_like", "empty_like"):
+        args = (7,) if f == "full_like" else ()
+        ours, theirs = getattr(T, f)(x, *args, requires_grad=True), \
+            getattr(torch, f)(xt, *args, requires_grad=True)
+        assert (ours.requires_grad, ours.dtype, ours.shape) == (True, xad.float64, (2,))
+        assert theirs.requires_grad
+    _same(T.full_like(x, 7, requires_grad=True).detach(),
+          torch.full_like(xt, 7, requires_grad=True).detach())
+
+
+def test_random_samples_refuse_an_integer_dtype(xb):
+    """``rand``/``randn`` (and ``rand_like`` of an integer tensor) of an integer dtype were
+    all zeros; PyTorch refuses."""
+    for f in (lambda t: t.rand(3, dtype=t.int64), lambda t: t.randn(2, dtype=t.int32),
+              lambda t: t.rand_like(t.tensor([1, 2])), lambda t: t.randn_like(t.tensor([True]))):
+        with pytest.raises(TypeError, match="floating"):
+            f(T)
+        with pytest.raises((RuntimeError, NotImplementedError)):
+            f(torch)
