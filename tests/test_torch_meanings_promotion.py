@@ -115,3 +115,35 @@ def test_random_samples_refuse_an_integer_dtype(xb):
             f(T)
         with pytest.raises((RuntimeError, NotImplementedError)):
             f(torch)
+
+
+def test_arange_as_torch_for_every_dtype(xb):
+    """With int32/int16/int8 PyTorch counts the length in floats and steps by the truncated
+    step (``arange(2.5, dtype=int32)`` is ``[0, 1, 2]``, ``arange(0, 1, 0.25, dtype=int8)``
+    four zeros): xad used int64's rule (``[0, 1]``, an error); float16 values were counted
+    in float16 (``arange(0, 1, 0.1, dtype=half)[3]`` an ulp low); a 0-d integer tensor gave
+    float32; ``arange(1, 0)`` was empty where PyTorch raises."""
+    cases = [(2.5,), (0, 5, 1.5), (-5, 5, 1.5), (10, 0, -1.5), (0, 1, 0.25), (1, 2.6, 0.5),
+             (-3.7, 4.2, 0.9), (0.5, 3.7, 1), (3, 3)]
+    dts = ["int64", "int32", "int16", "int8", "float32", "float64", "float16", "bfloat16"]
+    for args in cases:
+        for dt in [d for d in dts if xb._dtypes.get(getattr(xad, d)) is not None]:
+            try:
+                theirs = torch.arange(*args, dtype=getattr(torch, dt))
+            except (RuntimeError, ValueError):  # (int64's step truncated to 0)
+                with pytest.raises(ValueError, match="nonzero"):
+                    T.arange(*args, dtype=getattr(T, dt))
+                continue
+            ours = T.arange(*args, dtype=getattr(T, dt))
+            if dt == "float64":  # (torch's float64 lanes count from each vector's start)
+                assert ours.tolist() == pytest.approx(theirs.tolist(), rel=1e-15, abs=1e-15)
+            else:
+                _same(ours, theirs)
+    for args in ((T.tensor(5),), (0, T.tensor(3), 1), (T.tensor(4.5),)):
+        theirs = [torch.tensor(a.item()) if isinstance(a, xad.Tensor) else a for a in args]
+        _same(T.arange(*args), torch.arange(*theirs))
+    for args in ((1, 0), (0, 3, -1), (0, 1, 0)):
+        with pytest.raises(ValueError, match="arange"):
+            T.arange(*args)
+        with pytest.raises((RuntimeError, ValueError)):
+            torch.arange(*args)

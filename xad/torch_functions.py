@@ -398,10 +398,13 @@ def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None,
 
 def arange(start: float, end: float | None = None, step: float = 1, *, dtype: Any = None,
            requires_grad: bool = False) -> Tensor:
-    """``torch.arange(start, end, step, *, dtype=None, requires_grad=False)``: with an
-    integer ``dtype``, ``start``, ``end`` and ``step`` are truncated to integers first (as
-    PyTorch's; ``arange(0, 5, 1.5, dtype=torch.long)`` is 0..4, and a step that truncates
-    to 0 raises), where the standard's :func:`xad.arange` counts in floats.
+    """``torch.arange(start, end, step, *, dtype=None, requires_grad=False)``, with PyTorch's
+    two integer rules: with ``dtype=int64``, ``start``, ``end`` and ``step`` are truncated to
+    integers first (``arange(0, 5, 1.5, dtype=torch.long)`` is 0..4, and a step that
+    truncates to 0 raises); with a smaller integer dtype the length is counted in floats and
+    the values step by the truncated step (``arange(0, 5, 1.5, dtype=torch.int32)`` is 0..3);
+    where the standard's :func:`xad.arange` counts in floats. 0-d tensors count as their
+    numbers; a step leading away from ``end`` raises, as PyTorch's.
 
     Example:
         >>> import xad
@@ -409,13 +412,41 @@ def arange(start: float, end: float | None = None, step: float = 1, *, dtype: An
         >>> arange(0, 5, 1.5, dtype=xad.int64).tolist(), arange(0, 1, 0.25).tolist()
         ([0, 1, 2, 3, 4], [0.0, 0.25, 0.5, 0.75])
     """
-    if dtype is not None and not dtypes.as_dtype(dtype).is_floating:
-        start, step = int(start), int(step)
-        end = None if end is None else int(end)
-    if step == 0:
-        raise ValueError(f"arange: step must be nonzero (got {step!r}; with dtype {dtype} "
-                         f"PyTorch truncates it to an integer first)")
-    return _arange(start, end, step, dtype=dtype, requires_grad=requires_grad)
+    start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
+    if end is None:
+        start, end = 0, start
+    if step == 0 or (step > 0 and end < start) or (step < 0 and end > start):
+        raise ValueError(f"arange: step {step!r} must be nonzero and lead from {start!r} to "
+                         f"{end!r} (PyTorch: upper bound and lower bound inconsistent with "
+                         f"step sign)")
+    d = dtypes.as_dtype(dtype) or (dtypes.int64 if all(isinstance(v, int) for v in (
+        start, end, step)) else dtypes.get_default_dtype())
+    if d.is_floating:
+        return _float_arange(start, end, step, d, requires_grad)
+    if d is dtypes.int64:
+        start, end, step = int(start), int(end), int(step)
+        if step == 0:
+            raise ValueError(f"arange: step must be nonzero (got {step!r}; with dtype {d} "
+                             f"PyTorch truncates it to an integer first)")
+        return _arange(start, end, step, dtype=d, requires_grad=requires_grad)
+    # PyTorch's other integer dtypes: the length counted in floats, the values stepped by
+    # the truncated step from the truncated start (wrapped into the dtype)
+    n = max(math.ceil((end - start) / step), 0)
+    out = _arange(n, dtype=dtypes.int64) * int(step) + int(start)
+    return out.astype(d)
+
+
+def _float_arange(start: float, end: float, step: float, d: Any,
+                  requires_grad: bool) -> Tensor:
+    """A floating ``arange`` as PyTorch's: ``ceil((end - start) / step)`` values ``start + i
+    * step`` in a wider dtype (float64; float32 for the half dtypes), rounded once. Counted
+    by adding the step (NumPy's), float32 values drifted by ulps towards the end
+    (``arange(-3.7, 4.2, 0.9)``); PyTorch's own float64 values differ from these by an ulp
+    in places (its vector lanes count from each vector's first value)."""
+    acc = dtypes.float32 if d in (dtypes.float16, dtypes.bfloat16) else dtypes.float64
+    n = max(math.ceil((end - start) / step), 0)
+    out = (_arange(n, dtype=acc) * step + start).astype(d)
+    return out.requires_grad_() if requires_grad else out
 
 
 def can_cast(from_: Any, to: Any) -> bool:
