@@ -147,3 +147,20 @@ def test_arange_as_torch_for_every_dtype(xb):
             T.arange(*args)
         with pytest.raises((RuntimeError, ValueError)):
             torch.arange(*args)
+
+
+def test_complex_methods_angle_and_conj(xb):
+    """``z.angle()``, ``z.conj()``, ``z.conj_physical()``, ``z.resolve_conj()`` were missing
+    (AttributeError) though ``torch.angle``/``torch.conj`` ran; ``angle``'s gradient is
+    PyTorch's (checked against it in float64)."""
+    data = [0.5 + 1j, -1.5 + 0.25j, 2 - 0.5j, -1 + 0j]
+    z, zt = T.tensor(data, dtype=T.complex128), torch.tensor(data, dtype=torch.complex128)
+    for m in ("angle", "conj", "conj_physical", "resolve_conj", "resolve_neg"):
+        _same(getattr(z, m)(), getattr(zt, m)())
+    _same(T.tensor([-1.0, 0.0, 2.0]).angle(), torch.tensor([-1.0, 0.0, 2.0]).angle())
+    z.requires_grad_()
+    zt.requires_grad_()
+    w = [1.0, -2.0, 3.0, 0.5]
+    (z.angle() * T.tensor(w, dtype=T.float64)).sum().backward()
+    (zt.angle() * torch.tensor(w, dtype=torch.float64)).sum().backward()
+    assert z.grad.tolist() == pytest.approx(zt.grad.tolist(), rel=1e-12)
