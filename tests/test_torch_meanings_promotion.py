@@ -164,3 +164,21 @@ def test_complex_methods_angle_and_conj(xb):
     (z.angle() * T.tensor(w, dtype=T.float64)).sum().backward()
     (zt.angle() * torch.tensor(w, dtype=torch.float64)).sum().backward()
     assert z.grad.tolist() == pytest.approx(zt.grad.tolist(), rel=1e-12)
+
+
+def test_ldexp_in_the_result_dtype(xb):
+    """``ldexp(float16, uint8)`` was float32 (``2**other`` made in the default dtype first) and
+    a float16 exponent beside float64 was raised in float16 (``7.0703`` for PyTorch's
+    ``7.0711``)."""
+    cases = [("float16", [2, 3, -1], "int8"), ("float64", 1.5, "float16"),
+             ("float32", [1, 2, 3], "int64"), ("int64", [1, 2, 3], "int32"),
+             ("complex64", [2, 0, 1], "int32")]
+    for xd, e, ed in cases:
+        if xb._dtypes.get(getattr(xad, "float16")) is None and "float16" in (xd, ed):
+            continue
+        ours = T.ldexp(T.tensor([2.5, -1.5, 3.0], dtype=getattr(T, xd)) if xd != "int64" else
+                       T.tensor([5, -3, 7]), T.tensor(e, dtype=getattr(T, ed)))
+        theirs = torch.ldexp(torch.tensor([2.5, -1.5, 3.0], dtype=getattr(torch, xd))
+                             if xd != "int64" else torch.tensor([5, -3, 7]),
+                             torch.tensor(e, dtype=getattr(torch, ed)))
+        _same(ours, theirs)
