@@ -396,7 +396,7 @@ def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None,
     return out.astype(d)
 
 
-def arange(start: float, end: float | None = None, step: float = 1, *, dtype: Any = None,
+def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None,
            requires_grad: bool = False) -> Tensor:
     """``torch.arange(start, end, step, *, dtype=None, requires_grad=False)``, with PyTorch's
     two integer rules: with ``dtype=int64``, ``start``, ``end`` and ``step`` are truncated to
