@@ -182,3 +182,12 @@ def test_ldexp_in_the_result_dtype(xb):
                              if xd != "int64" else torch.tensor([5, -3, 7]),
                              torch.tensor(e, dtype=getattr(torch, ed)))
         _same(ours, theirs)
+
+
+def test_clamp_of_bools_with_number_bounds_is_int64(xb):
+    """``clamp(mask, min=2)`` was all True (the bound cast to bool); PyTorch promotes bools
+    with a number to int64, as ``mask + 2``."""
+    m = [True, False, True]
+    for kw in ({"min": 2}, {"max": 2}, {"min": 0, "max": 1}, {"min": -1, "max": 0}):
+        _same(T.clamp(T.tensor(m), **kw), torch.clamp(torch.tensor(m), **kw))
+        _same(T.tensor(m).clamp(**kw), torch.tensor(m).clamp(**kw))

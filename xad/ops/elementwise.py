@@ -1100,8 +1100,10 @@ def _clip_args(x: Tensor, lo: Any, hi: Any) -> tuple:
             x, _ = _promote(x, bound)
         elif type(bound) is float:
             x, _ = _weak(x, bound)
-        elif type(bound) is int and x.dtype is not _dt.bool_:  # outside an integer dtype's
-            _weak(x, bound, "clamp")  # range: OverflowError, as elsewhere (strict wrapped it)
+        elif type(bound) is int and x.dtype is _dt.bool_:  # bools with a number: int64,
+            x = astype(x, _dt.int64)  # as PyTorch's (clamp(mask, min=2) was all True)
+        elif type(bound) is int:  # outside an integer dtype's range: OverflowError, as
+            _weak(x, bound, "clamp")  # elsewhere (strict wrapped it)
     lo, hi = (_promote(b_, x)[0] if isinstance(b_, Tensor) else b_ for b_ in (lo, hi))
     return x, lo, hi
 
