@@ -682,6 +682,8 @@ AUDITED_ELSEWHERE = ("Generator Tensor amp autograd bfloat16 bool cuda compile c
                      "vmap func set_num_threads "
                      # complex numbers against torch (tests/test_complex_fuzz_torch.py)
                      "complex polar angle sgn "
+                     # tests/test_torch_meanings_promotion.py (test_complex_methods_*)
+                     "conj_physical resolve_conj resolve_neg "
                      # compared with torch by tests/test_nn_layers_more.py
                      "adaptive_avg_pool1d adaptive_max_pool1d adaptive_max_pool2d avg_pool1d "
                      "bilinear ctc_loss embedding_bag instance_norm interpolate max_pool1d "

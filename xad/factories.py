@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -164,14 +165,42 @@ def full(shape: Sequence[int] | int, fill_value: Any, dtype: Any = None,
     """
     b = _on(backend, device, "full")
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    static = _static(fill_value)
+    if isinstance(fill_value, Tensor) and fill_value.ndim == 0:
+        fill_value = fill_value.item()  # (PyTorch's Scalar: its dtype rule, as a number's)
     if dtype is None and isinstance(fill_value, bool):
         dtype = _dt.bool_
     elif dtype is None and isinstance(fill_value, int):
         dtype = _dt.int64 if not requires_grad else None
     elif dtype is None and isinstance(fill_value, complex):
         dtype = default_complex_dtype()
-    return _finish(b.full(shape, fill_value, _native(b, dtype)), b, requires_grad,
-                   _static(fill_value))
+    _check_fill(fill_value, _dt.as_dtype(dtype) or _dt.get_default_dtype())
+    return _finish(b.full(shape, fill_value, _native(b, dtype)), b, requires_grad, static)
+
+
+_FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
+              "float32": 3.4028234663852886e38}
+
+
+def _check_fill(v: Any, d: _dt.DType) -> None:
+    """Refuse a Python number that ``d`` cannot hold, as PyTorch's ``full`` does (the
+    backends gave a wrapped integer, ``inf``, the real part or INT_MIN, each their own)."""
+    t = type(v)
+    if d is _dt.bool_ or t not in (int, float, complex) or (t is complex and d.is_complex):
+        return
+    if t is complex:
+        raise TypeError(f"full: the complex fill value {v!r} does not fit dtype {d} (PyTorch "
+                        f"refuses too); give a complex dtype or the real part")
+    if d.is_floating or d.is_complex:
+        top = _FLOAT_MAX.get(d.real.name if d.is_complex else d.name, math.inf)
+        fits = not math.isfinite(v) or abs(v) <= top
+    else:
+        bits, signed = int(d.name.lstrip("uint")), not d.name.startswith("u")
+        lo, hi = (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1) if signed else (0, 2 ** bits - 1)
+        fits = math.isfinite(v) and lo <= math.trunc(v) <= hi
+    if not fits:
+        raise OverflowError(f"full: the fill value {v!r} is outside the range of {d} "
+                            f"(PyTorch refuses too); give a wider dtype")
 
 
 def zeros_like(x: Tensor, dtype: Any = None, requires_grad: bool = False, *,
@@ -188,9 +217,10 @@ def ones_like(x: Tensor, dtype: Any = None, requires_grad: bool = False, *,
                 backend=_on(x._backend, device, "ones_like"))
 
 
-def full_like(x: Tensor, fill_value: Any, dtype: Any = None, *, device: Any = None) -> Tensor:
+def full_like(x: Tensor, fill_value: Any, dtype: Any = None, *, device: Any = None,
+              requires_grad: bool = False) -> Tensor:
     """``fill_value`` with ``x``'s shape, dtype and backend."""
-    return full(x.shape, fill_value, dtype=dtype or x.dtype,
+    return full(x.shape, fill_value, dtype=dtype or x.dtype, requires_grad=requires_grad,
                 backend=_on(x._backend, device, "full_like"))
 
 
@@ -253,6 +283,10 @@ def batched_draw(fname: str, shape: tuple, make: Callable[[tuple], Tensor]) -> T
 
 def _sampler(name: str, b: Backend, dtype: Any, requires_grad: bool,
              generator: Generator | None) -> Callable[[tuple], Tensor]:
+    d = _dt.as_dtype(dtype)
+    if d is not None and not d.is_floating:  # (integers were all 0, complex without imag)
+        raise TypeError(f"{name}: samples need a real floating dtype, got {d} (PyTorch "
+                        f"refuses integers too); draw in float32 and cast, or use randint")
     def make(shape: tuple) -> Tensor:
         with drawing(generator, b):
             data = getattr(b, name)(shape, _native(b, dtype))

@@ -2397,7 +2397,21 @@ def _torch_methods_more() -> dict[str, Any]:
         "is_inference": lambda x: False,
         "cdouble": lambda x: _ops.astype(x, _dt.complex128),
         "cfloat": lambda x: _ops.astype(x, _dt.complex64),
+        "angle": _angle, "conj": lambda x: _ops.conj(x),
+        "conj_physical": lambda x: _ops.conj(x),
+        "resolve_conj": lambda x: x, "resolve_neg": lambda x: x,  # (no lazy bits in xad)
     }
+
+
+def _angle(x: Tensor) -> Tensor:
+    """PyTorch's ``angle``: the argument of a complex tensor (gradient 0 at 0, PyTorch's); of
+    a real one ``pi`` below 0, else 0 (NaN kept; gradient 0)."""
+    if x.dtype.is_complex:  # at 0: atan2(0, 1), and where's mask stops even an inf gradient
+        zero = x == 0
+        return _ops.atan2(_ops.where(zero, 0.0, _ops.imag(x)),
+                          _ops.where(zero, 1.0, _ops.real(x)))
+    x = x if x.dtype.is_floating else _ops.astype(x, _dt.float32)
+    return _ops.where(x < 0, math.pi, _ops.where(x == x, 0.0, x))  # (x: in the graph)
 
 
 for _name, _target in _FUNCTION_METHODS.items():

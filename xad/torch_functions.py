@@ -7,6 +7,7 @@ meaning; docs/PORTING.md tables every name that differs."""
 from __future__ import annotations
 
 import math
+import numbers
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, cast
@@ -15,7 +16,7 @@ from . import amp, dtypes
 from . import ops as _ops
 from .backend import get_backend
 from .factories import arange as _arange
-from .factories import empty, rand, randint, randn, tensor
+from .factories import default_complex_dtype, empty, rand, randint, randn, tensor
 from .factories import linspace as _linspace
 from .nn import functional as _F
 from .ops.torch_elementwise import sgn
@@ -365,24 +366,45 @@ def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
     return _ops.tensordot(a, b, axes=dims)
 
 
-def linspace(start: float, end: float, steps: int, *, dtype: Any = None,
+def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None,
              requires_grad: bool = False) -> Tensor:
-    """``torch.linspace(start, end, steps, *, dtype=None, requires_grad=False)``.
+    """``torch.linspace(start, end, steps, *, dtype=None, requires_grad=False)``: complex
+    ends give the default complex dtype; an integer ``dtype`` truncates the ends first and
+    counts in float64 as PyTorch's CPU kernel (the first half from ``start``, the rest back
+    from ``end``), each value rounded towards 0.
 
     Example:
+        >>> import xad
         >>> from xad.torch_functions import linspace
-        >>> linspace(0, 1, steps=3).tolist()
-        [0.0, 0.5, 1.0]
+        >>> linspace(0, 1, steps=3).tolist(), linspace(-1, 1, 5, dtype=xad.int64).tolist()
+        ([0.0, 0.5, 1.0], [-1, 0, 0, 0, 1])
     """
-    return _linspace(start, end, steps, dtype=dtype, requires_grad=requires_grad)
+    start, end = (v.item() if isinstance(v, Tensor) else v for v in (start, end))
+    cplx = any(isinstance(v, numbers.Complex) and not isinstance(v, numbers.Real)
+               for v in (start, end))
+    d = dtypes.as_dtype(dtype) or (default_complex_dtype() if cplx else
+                                   dtypes.get_default_dtype())
+    if cplx and not d.is_complex:
+        raise TypeError(f"linspace: complex ends ({start!r}, {end!r}) need a complex dtype, got "
+                        f"{d} (PyTorch refuses too; the imaginary parts would be dropped)")
+    if d.is_floating or d.is_complex:
+        return _linspace(start, end, steps, dtype=d, requires_grad=requires_grad)
+    s, e = int(start), int(end)
+    step = (e - s) / max(steps - 1, 1)
+    i = _arange(steps, dtype=dtypes.float64)
+    out = _ops.where(i < max(steps // 2, 1), s + step * i, e - step * (steps - 1 - i))
+    return out.astype(d)
 
 
-def arange(start: float, end: float | None = None, step: float = 1, *, dtype: Any = None,
+def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None,
            requires_grad: bool = False) -> Tensor:
-    """``torch.arange(start, end, step, *, dtype=None, requires_grad=False)``: with an
-    integer ``dtype``, ``start``, ``end`` and ``step`` are truncated to integers first (as
-    PyTorch's; ``arange(0, 5, 1.5, dtype=torch.long)`` is 0..4, and a step that truncates
-    to 0 raises), where the standard's :func:`xad.arange` counts in floats.
+    """``torch.arange(start, end, step, *, dtype=None, requires_grad=False)``, with PyTorch's
+    two integer rules: with ``dtype=int64``, ``start``, ``end`` and ``step`` are truncated to
+    integers first (``arange(0, 5, 1.5, dtype=torch.long)`` is 0..4, and a step that
+    truncates to 0 raises); with a smaller integer dtype the length is counted in floats and
+    the values step by the truncated step (``arange(0, 5, 1.5, dtype=torch.int32)`` is 0..3);
+    where the standard's :func:`xad.arange` counts in floats. 0-d tensors count as their
+    numbers; a step leading away from ``end`` raises, as PyTorch's.
 
     Example:
         >>> import xad
@@ -390,13 +412,41 @@ def arange(start: float, end: float | None = None, step: float = 1, *, dtype: An
         >>> arange(0, 5, 1.5, dtype=xad.int64).tolist(), arange(0, 1, 0.25).tolist()
         ([0, 1, 2, 3, 4], [0.0, 0.25, 0.5, 0.75])
     """
-    if dtype is not None and not dtypes.as_dtype(dtype).is_floating:
-        start, step = int(start), int(step)
-        end = None if end is None else int(end)
-    if step == 0:
-        raise ValueError(f"arange: step must be nonzero (got {step!r}; with dtype {dtype} "
-                         f"PyTorch truncates it to an integer first)")
-    return _arange(start, end, step, dtype=dtype, requires_grad=requires_grad)
+    start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
+    if end is None:
+        start, end = 0, start
+    if step == 0 or (step > 0 and end < start) or (step < 0 and end > start):
+        raise ValueError(f"arange: step {step!r} must be nonzero and lead from {start!r} to "
+                         f"{end!r} (PyTorch: upper bound and lower bound inconsistent with "
+                         f"step sign)")
+    d = dtypes.as_dtype(dtype) or (dtypes.int64 if all(isinstance(v, int) for v in (
+        start, end, step)) else dtypes.get_default_dtype())
+    if d.is_floating:
+        return _float_arange(start, end, step, d, requires_grad)
+    if d is dtypes.int64:
+        start, end, step = int(start), int(end), int(step)
+        if step == 0:
+            raise ValueError(f"arange: step must be nonzero (got {step!r}; with dtype {d} "
+                             f"PyTorch truncates it to an integer first)")
+        return _arange(start, end, step, dtype=d, requires_grad=requires_grad)
+    # PyTorch's other integer dtypes: the length counted in floats, the values stepped by
+    # the truncated step from the truncated start (wrapped into the dtype)
+    n = max(math.ceil((end - start) / step), 0)
+    out = _arange(n, dtype=dtypes.int64) * int(step) + int(start)
+    return out.astype(d)
+
+
+def _float_arange(start: float, end: float, step: float, d: Any,
+                  requires_grad: bool) -> Tensor:
+    """A floating ``arange`` as PyTorch's: ``ceil((end - start) / step)`` values ``start + i
+    * step`` in a wider dtype (float64; float32 for the half dtypes), rounded once. Counted
+    by adding the step (NumPy's), float32 values drifted by ulps towards the end
+    (``arange(-3.7, 4.2, 0.9)``); PyTorch's own float64 values differ from these by an ulp
+    in places (its vector lanes count from each vector's first value)."""
+    acc = dtypes.float32 if d in (dtypes.float16, dtypes.bfloat16) else dtypes.float64
+    n = max(math.ceil((end - start) / step), 0)
+    out = (_arange(n, dtype=acc) * step + start).astype(d)
+    return out.requires_grad_() if requires_grad else out
 
 
 def can_cast(from_: Any, to: Any) -> bool:
@@ -621,12 +671,7 @@ def angle(input: Tensor) -> Tensor:  # noqa: A002
         >>> t.angle(t.tensor([-1.0, 2.0], dtype=t.float64)).tolist()
         [3.141592653589793, 0.0]
     """
-    if is_complex(input):  # at 0: atan2(0, 1), and where's mask stops even an inf gradient
-        zero = input == 0
-        return _ops.atan2(_ops.where(zero, 0.0, _ops.imag(input)),
-                          _ops.where(zero, 1.0, _ops.real(input)))
-    x = input if input.dtype.is_floating else _ops.astype(input, dtypes.float32)
-    return _ops.where(x < 0, math.pi, _ops.where(x == x, 0.0, x))  # (x: in the graph)
+    return cast(Any, input).angle()  # (the tensor method, xad/tensor.py)
 
 
 def imag(input: Tensor) -> Tensor:  # noqa: A002
@@ -650,15 +695,20 @@ def is_nonzero(input: Tensor) -> bool:  # noqa: A002
 
 def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype: Any = None,
              requires_grad: bool = False) -> Tensor:
-    """``torch.logspace``: ``base ** linspace(start, end, steps)``.
+    """``torch.logspace``: ``base ** linspace(start, end, steps)`` (an integer ``dtype``
+    truncates ``start`` and ``end`` first, as PyTorch's, then each power towards 0).
 
     Example:
+        >>> import xad
         >>> from xad.torch_functions import logspace
-        >>> logspace(0, 2, 3).tolist()
-        [1.0, 10.0, 100.0]
+        >>> logspace(0, 2, 3).tolist(), logspace(0.5, 2.5, 3, dtype=xad.int64).tolist()
+        ([1.0, 10.0, 100.0], [1, 10, 100])
     """
+    dtype = dtypes.as_dtype(dtype) or dtypes.get_default_dtype()
+    if not (dtype.is_floating or dtype.is_complex):
+        start, end = int(start), int(end)
     exps = _linspace(start, end, steps, dtype=dtypes.float64)
-    out = (base ** exps).astype(dtype or dtypes.get_default_dtype())
+    out = (base ** exps).astype(dtype)
     return out.requires_grad_() if requires_grad else out
 
 

@@ -74,7 +74,8 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> T
     return out
 
 
-def empty_like(x: Tensor, /, *, dtype: Any = None, device: Any = None) -> Tensor:
+def empty_like(x: Tensor, /, *, dtype: Any = None, device: Any = None,
+               requires_grad: bool = False) -> Tensor:
     """A tensor of ``x``'s shape (zeros; xad does not hand out uninitialised memory).
 
     Example:
@@ -83,4 +84,5 @@ def empty_like(x: Tensor, /, *, dtype: Any = None, device: Any = None) -> Tensor
         (2,)
     """
     _check_device(device, "empty_like")
-    return zeros(x.shape, dtype=dtype or x.dtype, backend=x._backend)
+    return zeros(x.shape, dtype=dtype or x.dtype, requires_grad=requires_grad,
+                 backend=x._backend)

@@ -650,6 +650,7 @@ class Maximum(Op):
 
     @staticmethod
     def forward(b, x, y):
+        _ordered(b, "maximum", x, y)
         like = x if not isinstance(x, (int, float)) else y
         return b.xp.maximum(_arr(b, x, like), _arr(b, y, like))
 
@@ -672,6 +673,7 @@ class Minimum(Op):
 
     @staticmethod
     def forward(b, x, y):
+        _ordered(b, "minimum", x, y)
         like = x if not isinstance(x, (int, float)) else y
         return b.xp.minimum(_arr(b, x, like), _arr(b, y, like))
 
@@ -754,6 +756,7 @@ class Clip(Op):
 
     @staticmethod
     def forward(b, x, lo, hi, tie):
+        _ordered(b, "clip", x, lo, hi)
         return b.xp.clip(x, lo, hi)
 
     @staticmethod
@@ -812,10 +815,27 @@ def _sign(b: Any, x: Any) -> Any:
 Sign = _nograd("sign", _sign)
 Equal = _nograd("equal", lambda b, x, y: x == y)
 NotEqual = _nograd("not_equal", lambda b, x, y: x != y)
-Less = _nograd("less", lambda b, x, y: x < y)
-LessEqual = _nograd("less_equal", lambda b, x, y: x <= y)
-Greater = _nograd("greater", lambda b, x, y: x > y)
-GreaterEqual = _nograd("greater_equal", lambda b, x, y: x >= y)
+def _ordered(b: Any, op: str, *values: Any) -> None:
+    """Refuse complex operands of an ordering: NumPy, CuPy and JAX order them by real part
+    then imaginary part, where PyTorch and the standard's strict library raise (a number
+    without an error on some backends only)."""
+    for v in values:
+        if type(v) is complex or (hasattr(v, "dtype") and b.xad_dtype(v.dtype) in _COMPLEX):
+            raise TypeError(f"{op}: complex numbers have no order (PyTorch refuses too); "
+                            f"compare their .real, .imag or .abs()")
+
+
+def _ordering(name_: str, fn: Any) -> type[Op]:
+    def forward(b: Any, x: Any, y: Any) -> Any:
+        _ordered(b, name_, x, y)
+        return fn(x, y)
+    return _nograd(name_, forward)
+
+
+Less = _ordering("less", _operator.lt)
+LessEqual = _ordering("less_equal", _operator.le)
+Greater = _ordering("greater", _operator.gt)
+GreaterEqual = _ordering("greater_equal", _operator.ge)
 LogicalNot = _nograd("logical_not", lambda b, x: b.xp.logical_not(x))
 LogicalAnd = _nograd("logical_and", lambda b, x, y: b.xp.logical_and(x, y))
 LogicalOr = _nograd("logical_or", lambda b, x, y: b.xp.logical_or(x, y))
@@ -1080,8 +1100,10 @@ def _clip_args(x: Tensor, lo: Any, hi: Any) -> tuple:
             x, _ = _promote(x, bound)
         elif type(bound) is float:
             x, _ = _weak(x, bound)
-        elif type(bound) is int and x.dtype is not _dt.bool_:  # outside an integer dtype's
-            _weak(x, bound, "clamp")  # range: OverflowError, as elsewhere (strict wrapped it)
+        elif type(bound) is int and x.dtype is _dt.bool_:  # bools with a number: int64,
+            x = astype(x, _dt.int64)  # as PyTorch's (clamp(mask, min=2) was all True)
+        elif type(bound) is int:  # outside an integer dtype's range: OverflowError, as
+            _weak(x, bound, "clamp")  # elsewhere (strict wrapped it)
     lo, hi = (_promote(b_, x)[0] if isinstance(b_, Tensor) else b_ for b_ in (lo, hi))
     return x, lo, hi
 

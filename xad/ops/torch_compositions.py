@@ -744,15 +744,19 @@ def frac(input: Tensor) -> Tensor:  # noqa: A002
 
 
 def float_power(input: Any, exponent: Any) -> Tensor:  # noqa: A002
-    """``input ** exponent`` in float64 (PyTorch's ``float_power``).
+    """``input ** exponent`` in float64, or complex128 where either is complex (PyTorch's
+    ``float_power``).
 
     Example:
         >>> import xad
-        >>> xad.float_power(xad.tensor([2]), 3).dtype
-        xad.float64
+        >>> xad.float_power(xad.tensor([2]), 3).dtype, xad.float_power(xad.tensor([2]), 1j).dtype
+        (xad.float64, xad.complex128)
     """
-    a, b = (astype(v, _dt.float64) if isinstance(v, Tensor) else v for v in (input, exponent))
-    return a ** b if isinstance(a, Tensor) else asarray(a, dtype=_dt.float64) ** b
+    complex_ = any(isinstance(v, complex) or (isinstance(v, Tensor) and v.dtype.is_complex)
+                   for v in (input, exponent))
+    d = _dt.complex128 if complex_ else _dt.float64
+    a, b = (astype(v, d) if isinstance(v, Tensor) else v for v in (input, exponent))
+    return a ** b if isinstance(a, Tensor) else asarray(a, dtype=d) ** b
 
 
 def fmax(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002

@@ -89,14 +89,20 @@ def _scaled(x: Tensor, e: Tensor) -> Tensor:
 
 
 def ldexp(input: Any, other: Any) -> Tensor:  # noqa: A002
-    """``input * 2**other`` (integers give float32, as PyTorch's).
+    """``input * 2**other`` in the two tensors' result dtype (the default float dtype for
+    integers), as PyTorch's: ``float16`` with ``uint8`` is float16, and a float16 ``other``
+    beside float64 is raised in float64.
 
     Example:
         >>> import xad
         >>> xad.ldexp(xad.tensor([1.5]), xad.tensor([3])).tolist()
         [12.0]
     """
-    return input * (exp2(other) if isinstance(other, Tensor) else 2.0 ** other)
+    if not (isinstance(input, Tensor) and isinstance(other, Tensor)):
+        return input * (exp2(other) if isinstance(other, Tensor) else 2.0 ** other)
+    d = result_type(input, other)
+    d = d if d.is_floating or d.is_complex else _dt.get_default_dtype()
+    return astype(input, d) * exp2(astype(other, d))
 
 
 def sinc(input: Tensor) -> Tensor:  # noqa: A002

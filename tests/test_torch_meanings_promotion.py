@@ -1,0 +1,193 @@
+"""PyTorch meanings of promotion, creation, integer arithmetic and complex numbers that a
+probe of ``xad.as_torch`` against torch 2.13 (every dtype pair by every operator, the
+factories' dtype rules, complex functions and their gradients) found giving other numbers
+or dtypes without an error; each on every backend."""
+
+from __future__ import annotations
+
+import pytest
+
+import xad
+from xad import as_torch
+
+torch = pytest.importorskip("torch")
+T = as_torch.namespace()["torch"]
+
+
+def _same(ours, theirs):
+    assert str(ours.tolist()) == str(theirs.tolist())  # NaN and -0.0 too
+    assert str(ours.dtype).rsplit(".")[-1] == str(theirs.dtype).rsplit(".")[-1]
+
+
+def test_float_power_of_complex_keeps_the_imaginary_part(xb):
+    """``float_power`` cast every tensor to float64: a complex base or exponent lost its
+    imaginary part (``float_power(2.5+1j, 1+2j)`` was ``2.5 ** (1+2j)``); PyTorch computes
+    in complex128 there."""
+    cases = [([2.5 + 1j, -1.5 - 0.5j], 1 + 2j), ([5, 3], [2 + 0.5j, 1j]), ([2.0, 3.0], 2),
+             ([2.0, 0.5], [1j, -1.0])]
+    for base, exp in cases:
+        ours = T.float_power(T.tensor(base), T.tensor(exp) if isinstance(exp, list) else exp)
+        theirs = torch.float_power(torch.tensor(base),
+                                   torch.tensor(exp) if isinstance(exp, list) else exp)
+        assert ours.dtype == (xad.complex128 if theirs.is_complex() else xad.float64)
+        assert ours.tolist() == pytest.approx(theirs.tolist(), rel=1e-12)
+
+
+def test_linspace_of_complex_ends_and_integer_dtypes_as_torch(xb):
+    """Complex ends gave a float32 tensor of their real parts (``linspace(0, 1j, 3)`` was
+    zeros), and an integer dtype rounded the float values down where PyTorch truncates the
+    ends and each value towards 0 (``linspace(-1, 1, 5, dtype=long)``: ``[-1, 0, 0, 0,
+    1]``); ``logspace`` with an integer dtype takes the truncated ends' powers."""
+    for args in ((0, 1j, 3), (1 + 1j, 2 + 3j, 4), (-1j, 2, 5)):
+        ours, theirs = T.linspace(*args), torch.linspace(*args)
+        assert ours.dtype == xad.complex64
+        assert ours.tolist() == pytest.approx(theirs.tolist(), rel=1e-6)
+    for args in ((-1, 1, 5), (0.5, 7.3, 6), (-2.7, 3.9, 9), (3, -4, 8), (0, 1, 1), (2, 9, 0)):
+        for dt in ("int64", "int32", "int8"):
+            _same(T.linspace(*args, dtype=getattr(T, dt)),
+                  torch.linspace(*args, dtype=getattr(torch, dt)))
+    for args, base in (((0.5, 2.5, 3), 10.0), ((0.5, 2.5, 3), 2.0), ((-1.5, 3.7, 4), 3.0)):
+        _same(T.logspace(*args, base=base, dtype=T.int64),
+              torch.logspace(*args, base=base, dtype=torch.int64))
+    with pytest.raises(TypeError, match="complex dtype"):
+        T.linspace(0, 1j, 3, dtype=T.float32)
+
+
+@pytest.mark.parametrize("expr", [
+    "z < w", "z <= 1", "(1+2j) > w", "z >= w.real", "t.gt(z, w)", "t.maximum(z, w)",
+    "t.minimum(w, z)", "t.fmax(z, w)", "t.clamp(w.real, min=z)", "z.clamp(0, 1)",
+    "w.real.clamp(max=z)", "t.tensor([True, False]) < (1+2j)",
+])
+def test_complex_numbers_have_no_order(xb, expr):
+    """NumPy, CuPy and JAX order complex numbers by real then imaginary part, so ``z < w``,
+    ``maximum``, ``fmax`` and ``clamp`` of complex tensors gave numbers there (PyTorch and
+    array_api_strict raise, and so did xad on those backends)."""
+    env = {"z": T.tensor([1 + 2j, -1j]), "w": T.tensor([1 + 1j, 2 + 0j]), "t": T}
+    with pytest.raises(TypeError, match="no order"):
+        eval(expr, env)
+    with pytest.raises((RuntimeError, NotImplementedError, TypeError)):
+        eval(expr, {"z": torch.tensor([1 + 2j, -1j]), "w": torch.tensor([1 + 1j, 2 + 0j]),
+                    "t": torch})
+
+
+@pytest.mark.parametrize("fill,dtype", [
+    (2**40, "int8"), (300, "uint8"), (1e10, "int32"), (float("nan"), "int64"),
+    (float("inf"), "int32"), (2**63, "int64"), (1e39, "float32"), (7e4, "float16"),
+    (1 + 2j, "float64"), (1j, "int64"),
+])
+def test_full_refuses_a_fill_value_its_dtype_cannot_hold(xb, fill, dtype):
+    """Each backend had its own number: NumPy INT_MIN for NaN into int64 and 0 for ``1j``
+    into float32, JAX 44 for 300 into uint8, ``inf`` for ``7e4`` into float16; PyTorch
+    refuses (``value cannot be converted ... without overflow``)."""
+    if dtype == "float16" and xb.name == "array_api_strict":
+        dtype = "float32"  # (no float16 there: the same check at float32's top)
+        fill = 1e39
+    with pytest.raises((OverflowError, TypeError), match="full"):
+        T.full((2,), fill, dtype=getattr(T, dtype))
+    with pytest.raises((OverflowError, TypeError), match="full"):
+        T.full_like(T.zeros(2, dtype=getattr(T, dtype)), fill)
+    with pytest.raises(RuntimeError):
+        torch.full((2,), fill, dtype=getattr(torch, dtype))
+
+
+def test_full_of_a_0d_tensor_and_requires_grad_of_the_like_factories(xb):
+    """``full((2,), tensor(3))`` was float32 (PyTorch: the number's dtype, int64; bool for
+    ``tensor(True)``); ``full_like``/``empty_like`` refused ``requires_grad=``."""
+    for v in (3, True, 2.5, -1):
+        _same(T.full((2,), T.tensor(v)), torch.full((2,), torch.tensor(v)))
+    x, xt = T.tensor([1.0, 2.0], dtype=T.float64), torch.tensor([1.0, 2.0], dtype=torch.float64)
+    for f in ("full_like", "empty_like"):
+        args = (7,) if f == "full_like" else ()
+        ours, theirs = getattr(T, f)(x, *args, requires_grad=True), \
+            getattr(torch, f)(xt, *args, requires_grad=True)
+        assert (ours.requires_grad, ours.dtype, ours.shape) == (True, xad.float64, (2,))
+        assert theirs.requires_grad
+    _same(T.full_like(x, 7, requires_grad=True).detach(),
+          torch.full_like(xt, 7, requires_grad=True).detach())
+
+
+def test_random_samples_refuse_an_integer_dtype(xb):
+    """``rand``/``randn`` (and ``rand_like`` of an integer tensor) of an integer dtype were
+    all zeros; PyTorch refuses."""
+    for f in (lambda t: t.rand(3, dtype=t.int64), lambda t: t.randn(2, dtype=t.int32),
+              lambda t: t.rand_like(t.tensor([1, 2])), lambda t: t.randn_like(t.tensor([True]))):
+        with pytest.raises(TypeError, match="floating"):
+            f(T)
+        with pytest.raises((RuntimeError, NotImplementedError)):
+            f(torch)
+
+
+def test_arange_as_torch_for_every_dtype(xb):
+    """With int32/int16/int8 PyTorch counts the length in floats and steps by the truncated
+    step (``arange(2.5, dtype=int32)`` is ``[0, 1, 2]``, ``arange(0, 1, 0.25, dtype=int8)``
+    four zeros): xad used int64's rule (``[0, 1]``, an error); float16 values were counted
+    in float16 (``arange(0, 1, 0.1, dtype=half)[3]`` an ulp low); a 0-d integer tensor gave
+    float32; ``arange(1, 0)`` was empty where PyTorch raises."""
+    cases = [(2.5,), (0, 5, 1.5), (-5, 5, 1.5), (10, 0, -1.5), (0, 1, 0.25), (1, 2.6, 0.5),
+             (-3.7, 4.2, 0.9), (0.5, 3.7, 1), (3, 3)]
+    dts = ["int64", "int32", "int16", "int8", "float32", "float64", "float16", "bfloat16"]
+    for args in cases:
+        for dt in [d for d in dts if xb._dtypes.get(getattr(xad, d)) is not None]:
+            try:
+                theirs = torch.arange(*args, dtype=getattr(torch, dt))
+            except (RuntimeError, ValueError):  # (int64's step truncated to 0)
+                with pytest.raises(ValueError, match="nonzero"):
+                    T.arange(*args, dtype=getattr(T, dt))
+                continue
+            ours = T.arange(*args, dtype=getattr(T, dt))
+            if dt == "float64":  # (torch's float64 lanes count from each vector's start)
+                assert ours.tolist() == pytest.approx(theirs.tolist(), rel=1e-15, abs=1e-15)
+            else:
+                _same(ours, theirs)
+    for args in ((T.tensor(5),), (0, T.tensor(3), 1), (T.tensor(4.5),)):
+        theirs = [torch.tensor(a.item()) if isinstance(a, xad.Tensor) else a for a in args]
+        _same(T.arange(*args), torch.arange(*theirs))
+    for args in ((1, 0), (0, 3, -1), (0, 1, 0)):
+        with pytest.raises(ValueError, match="arange"):
+            T.arange(*args)
+        with pytest.raises((RuntimeError, ValueError)):
+            torch.arange(*args)
+
+
+def test_complex_methods_angle_and_conj(xb):
+    """``z.angle()``, ``z.conj()``, ``z.conj_physical()``, ``z.resolve_conj()`` were missing
+    (AttributeError) though ``torch.angle``/``torch.conj`` ran; ``angle``'s gradient is
+    PyTorch's (checked against it in float64)."""
+    data = [0.5 + 1j, -1.5 + 0.25j, 2 - 0.5j, -1 + 0j]
+    z, zt = T.tensor(data, dtype=T.complex128), torch.tensor(data, dtype=torch.complex128)
+    for m in ("angle", "conj", "conj_physical", "resolve_conj", "resolve_neg"):
+        _same(getattr(z, m)(), getattr(zt, m)())
+    _same(T.tensor([-1.0, 0.0, 2.0]).angle(), torch.tensor([-1.0, 0.0, 2.0]).angle())
+    z.requires_grad_()
+    zt.requires_grad_()
+    w = [1.0, -2.0, 3.0, 0.5]
+    (z.angle() * T.tensor(w, dtype=T.float64)).sum().backward()
+    (zt.angle() * torch.tensor(w, dtype=torch.float64)).sum().backward()
+    assert z.grad.tolist() == pytest.approx(zt.grad.tolist(), rel=1e-12)
+
+
+def test_ldexp_in_the_result_dtype(xb):
+    """``ldexp(float16, uint8)`` was float32 (``2**other`` made in the default dtype first) and
+    a float16 exponent beside float64 was raised in float16 (``7.0703`` for PyTorch's
+    ``7.0711``)."""
+    cases = [("float16", [2, 3, -1], "int8"), ("float64", 1.5, "float16"),
+             ("float32", [1, 2, 3], "int64"), ("int64", [1, 2, 3], "int32"),
+             ("complex64", [2, 0, 1], "int32")]
+    for xd, e, ed in cases:
+        if xb._dtypes.get(xad.float16) is None and "float16" in (xd, ed):
+            continue
+        ours = T.ldexp(T.tensor([2.5, -1.5, 3.0], dtype=getattr(T, xd)) if xd != "int64" else
+                       T.tensor([5, -3, 7]), T.tensor(e, dtype=getattr(T, ed)))
+        theirs = torch.ldexp(torch.tensor([2.5, -1.5, 3.0], dtype=getattr(torch, xd))
+                             if xd != "int64" else torch.tensor([5, -3, 7]),
+                             torch.tensor(e, dtype=getattr(torch, ed)))
+        _same(ours, theirs)
+
+
+def test_clamp_of_bools_with_number_bounds_is_int64(xb):
+    """``clamp(mask, min=2)`` was all True (the bound cast to bool); PyTorch promotes bools
+    with a number to int64, as ``mask + 2``."""
+    m = [True, False, True]
+    for kw in ({"min": 2}, {"max": 2}, {"min": 0, "max": 1}, {"min": -1, "max": 0}):
+        _same(T.clamp(T.tensor(m), **kw), torch.clamp(torch.tensor(m), **kw))
+        _same(T.tensor(m).clamp(**kw), torch.tensor(m).clamp(**kw))
