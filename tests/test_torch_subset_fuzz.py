@@ -677,6 +677,8 @@ AUDITED_ELSEWHERE = ("Generator Tensor amp autograd bfloat16 bool cuda compile c
                      "set_printoptions meshgrid split_copy from_dlpack GradScaler distributions "
                      # grad modes and hooks against torch (tests/test_autograd_parity.py)
                      "inference_mode detach_ register_post_accumulate_grad_hook "
+                     # anomaly modes against torch's (tests/test_anomaly.py)
+                     "is_anomaly_enabled is_anomaly_check_nan_enabled "
                      # transforms and thread pools (tests/test_vmap.py, xad.threads;
                      # torch.func against torch's: tests/test_func_torch_fuzz.py)
                      "vmap func set_num_threads "
