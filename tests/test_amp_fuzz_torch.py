@@ -28,8 +28,10 @@ XAD_FUZZ_N=1``.
 
 from __future__ import annotations
 
+import collections
 import os
 import random
+import warnings
 
 import numpy as np
 import pytest
@@ -242,7 +244,35 @@ def _check(seed: int, low: str) -> None:
         assert (gk is None) == (w is None), f"{what}: gradient of {k} {gk}, PyTorch {w}"
         if w is not None:
             assert gk[0] == w[0] == "float32", f"{what}: gradient of {k} in {gk[0]}"
-            _close(gk[1], w[1], 3 * tol, f"{what}: gradient of {k}")
+            try:
+                _close(gk[1], w[1], 3 * tol, f"{what}: gradient of {k}")
+            except AssertionError:  # PyTorch's own rounding, or xad's error?
+                if not _no_further(gk[1], w[1], _reference(prog, data, weights, scale)[k],
+                                   tol, f"{what}: gradient of {k}"):
+                    raise
+
+
+def _reference(prog, data, weights, scale) -> dict:
+    """The gradients of ``prog`` without autocast (PyTorch's, in float32, float64 where a
+    step casts to the low dtype); every one ``None`` where that raises."""
+    with warnings.catch_warnings():  # autocast of float64 ("off, on again"): disabled
+        warnings.simplefilter("ignore")
+        ref = _run(torch, prog, data, "float64", weights, scale)
+    return collections.defaultdict(lambda: None) if ref[0] == "raised" else ref[2]
+
+
+def _no_further(got, want, ref, tol, what) -> bool:
+    """Whether PyTorch's gradient is off the reference ``ref`` by rounding alone (a gradient
+    that cancels to about zero: seed 2477, bfloat16, of the long run, exactly 0 where
+    PyTorch's is -2048 and xad's -3072, from values of 1e6); if so, xad's must be no
+    further from ``ref`` than twice as far."""
+    if ref is None or not np.isfinite(want).all():
+        return False
+    exact = ref[1].astype(np.float64)
+    noise = float(np.abs(want - exact).max())
+    np.testing.assert_allclose(got, exact, rtol=3 * tol, atol=2 * noise,
+                               err_msg=f"{what}; PyTorch's {want}")
+    return True
 
 
 def _close(got, want, tol, what):

@@ -417,7 +417,27 @@ def _one(rng: random.Random, kind: str | None = None):
     except RuntimeError:  # torch.func refuses it (an unbatched output at out_dims != 0,
         return False      # an in-place write of a batched value into an unbatched one)
     got = case("xad", _body(XT, prog), d, bits)
-    _close(got, want, where)
+    try:
+        _close(got, want, where)
+    except AssertionError:
+        if _well_conditioned(case, _body(TORCH_LN if kind == "nest3" else torch, prog), d,
+                             bits, want):
+            raise
+        return False
+    return True
+
+
+def _well_conditioned(case, body, d, bits, want) -> bool:
+    """Whether PyTorch's answer stays within the tolerance when the inputs move by a few
+    ulps; where it does not, xad's differs by rounding (seed 404, nest3 on jax: sin of
+    values near 3e8 in grad(vmap(vjp(pow...pow))), 1e-5 apart on NumPy, PyTorch's own
+    answer moving as much)."""
+    g = np.random.default_rng(0)
+    moved = {k: v * (1 + 1e-15 * g.standard_normal(v.shape)) for k, v in d.items()}
+    try:
+        _close(case("torch", body, moved, bits), want, "")
+    except AssertionError:
+        return False
     return True
 
 

@@ -5,7 +5,8 @@ buffers) after a few train/eval steps with an SGD update between them. A failure
 family, seed and options, so ``_check(family, seed)`` replays it.
 
 Default: a few seeded cases per family on numpy, one on every other backend;
-``XAD_FUZZ_N=2000`` runs more (on numpy), and ``XAD_FUZZ_REPORT=1`` prints how many cases
+``XAD_FUZZ_N=2000`` runs more (from the seed ``XAD_FUZZ_SEED``: on numpy without a backend
+fixture, and that many per backend), and ``XAD_FUZZ_REPORT=1`` prints how many cases
 ran, matched, or were refused by both. Where PyTorch raises, xad must raise too.
 """
 
@@ -22,6 +23,7 @@ import xad
 torch = pytest.importorskip("torch")
 
 N = int(os.environ.get("XAD_FUZZ_N", "0"))
+SEED = int(os.environ.get("XAD_FUZZ_SEED", "0"))  # the long runs' first seed
 DEFAULT_SEEDS = 3
 RTOL, ATOL = 1e-8, 1e-9
 
@@ -287,7 +289,8 @@ def test_interpolate_antialias_same_size_axis_gradient(xb, mode):
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_layers_match_torch(xb, family):
-    seeds = range(DEFAULT_SEEDS) if xb.name == "numpy" else [0]
+    seeds = (range(SEED, SEED + N) if N else range(DEFAULT_SEEDS) if xb.name == "numpy"
+             else [0])
     for seed in seeds:
         _check(family, seed)
 
@@ -296,7 +299,7 @@ def test_layers_match_torch(xb, family):
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_layers_match_torch_long(family):
     counts: dict[str, int] = {}
-    for seed in range(N):
+    for seed in range(SEED, SEED + N):
         r = _check(family, seed)
         counts[r] = counts.get(r, 0) + 1
     if os.environ.get("XAD_FUZZ_REPORT"):

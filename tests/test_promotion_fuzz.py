@@ -360,9 +360,9 @@ def _supported(backend: xad.Backend) -> bool:
 
 
 def test_fuzz_operators_and_promotion(xb):
-    """Seeded: ``XAD_FUZZ_N`` cases (300 by default) per backend."""
+    """Seeded: ``XAD_FUZZ_N`` cases (300 by default) per backend, ``XAD_FUZZ_SEED`` the seed."""
     n = int(os.environ.get("XAD_FUZZ_N", "300"))
-    rng = np.random.default_rng(26)
+    rng = np.random.default_rng(int(os.environ.get("XAD_FUZZ_SEED", "26")))
     if not _supported(xb):
         pytest.skip(f"{xb.name} lacks a dtype of the standard")
     done = 0
