@@ -191,3 +191,18 @@ def test_clamp_of_bools_with_number_bounds_is_int64(xb):
     for kw in ({"min": 2}, {"max": 2}, {"min": 0, "max": 1}, {"min": -1, "max": 0}):
         _same(T.clamp(T.tensor(m), **kw), torch.clamp(torch.tensor(m), **kw))
         _same(T.tensor(m).clamp(**kw), torch.tensor(m).clamp(**kw))
+
+
+def test_complex_fill_of_masked_fill_and_where(xb):
+    """A complex Python fill beside a complex tensor (``z.masked_fill(mask, 1j)``,
+    ``where(mask, 1j, z)``) raised AttributeError from inside the kernel."""
+    for t in (T, torch):
+        z = t.tensor([1 + 2j, 3j, -1.0 + 0j])
+        m = t.tensor([True, False, True])
+        got = (z.masked_fill(m, 1j), t.where(m, 1j, z), t.where(m, z, 2 - 1j))
+        if t is T:
+            ours = got
+        else:
+            theirs = got
+    for a, b in zip(ours, theirs):
+        _same(a, b)

@@ -717,7 +717,7 @@ class Where(Op):
 
     @staticmethod
     def forward(b, x, y, cond):
-        like = x if not isinstance(x, (int, float)) else y
+        like = x if not isinstance(x, (int, float, complex)) else y  # (a complex fill, 1j)
         if isinstance(like, (int, float)):
             like = b.xp.asarray(float(like), device=b.device)
         return b.xp.where(cond, _arr(b, x, like), _arr(b, y, like))
