@@ -206,3 +206,15 @@ def test_complex_fill_of_masked_fill_and_where(xb):
             theirs = got
     for a, b in zip(ours, theirs):
         _same(a, b)
+
+
+def test_tensor_of_a_list_holding_tensors_takes_their_dtype(xb):
+    """``torch.tensor([x.sum(), 3])`` of a float64 ``x`` is float64 in PyTorch (its
+    dtype and the Python numbers' promoted together); xad made every such list float32,
+    rounding the float64 values (1.1 read back as 1.100000023841858)."""
+    def cases(t):
+        f64, i32 = t.tensor(1.1, dtype=t.float64), t.tensor(2, dtype=t.int32)
+        return [[f64, 3], [i32, 3], [i32, True], [f64, 1j], [t.tensor(True), False],
+                [i32, t.tensor(3, dtype=t.uint8)], [[f64], [2]], ((i32, 1.5), (2, 3))]
+    for ours, theirs in zip(cases(T), cases(torch)):
+        _same(T.tensor(ours), torch.tensor(theirs))

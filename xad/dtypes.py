@@ -135,3 +135,43 @@ def get_default_dtype() -> DType:
         xad.float32
     """
     return context.dtype
+
+
+def kind_bits(d: DType) -> tuple[str, int]:
+    """``d``'s kind (``b``, ``i``, ``u``, ``f``, ``c``) and its bits."""
+    if d.name == "bool":
+        return "b", 1
+    if d.name == "bfloat16":
+        return "f", 16
+    kind = {"i": "i", "u": "u", "f": "f", "c": "c"}[d.name[0]]
+    return kind, int("".join(ch for ch in d.name if ch.isdigit()))
+
+
+_RANK = {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}
+
+
+def promote_types(a: DType, b: DType, mixed: bool = True) -> DType:
+    """The standard's promotion table; with ``mixed``, also the kinds it leaves to the
+    library (bool or integer with a higher kind, float16 with bfloat16), as the operators."""
+    if a is b:
+        return a
+    (ka, na), (kb, nb) = kind_bits(a), kind_bits(b)
+    if ka == kb and {a.name, b.name} != {"float16", "bfloat16"}:
+        return a if na >= nb else b
+    if {ka, kb} == {"i", "u"}:
+        (ni, nu) = (na, nb) if ka == "i" else (nb, na)
+        if ni > nu:
+            return a if ka == "i" else b
+        if nu < 64:
+            return ALL[f"int{2 * nu}"]
+    if {ka, kb} == {"f", "c"}:
+        bits = max(na if ka == "f" else na // 2, nb if kb == "f" else nb // 2)
+        return complex128 if bits > 32 else complex64
+    if mixed:
+        ra, rb = _RANK[ka], _RANK[kb]  # a bool or integer meets a higher kind in its dtype
+        if min(ra, rb) < 2 and ra != rb:
+            return a if ra > rb else b
+        if {a.name, b.name} == {"float16", "bfloat16"}:
+            return float32
+    raise TypeError(f"result_type: the standard has no promotion of {a.name} with {b.name}; "
+                    f"cast one of them with xad.astype first")

@@ -52,6 +52,36 @@ def _python_default(native: _dt.DType) -> _dt.DType | None:
     return default_complex_dtype() if native in (_dt.complex64, _dt.complex128) else None
 
 
+def _holds_tensor(data: Any) -> bool:
+    return isinstance(data, Tensor) or (isinstance(data, (list, tuple))
+                                        and any(_holds_tensor(v) for v in data))
+
+
+def _values(data: Any) -> Any:
+    """Nested lists with each tensor's values in place of the tensor."""
+    if isinstance(data, Tensor):
+        return data.tolist()
+    return [_values(v) for v in data] if isinstance(data, (list, tuple)) else data
+
+
+def _listed_dtype(data: Any) -> _dt.DType:
+    """PyTorch's dtype for a list holding tensors: their dtypes and the Python numbers'
+    (bool, int64, the default floating and complex dtypes) promoted together."""
+    if isinstance(data, Tensor):
+        return data.dtype
+    if isinstance(data, (list, tuple)):
+        out = None
+        for v in data:
+            d = _listed_dtype(v)
+            out = d if out is None else _dt.promote_types(out, d)
+        return out or _dt.get_default_dtype()
+    if isinstance(data, bool):
+        return _dt.bool_
+    if isinstance(data, int):
+        return _dt.int64
+    return default_complex_dtype() if isinstance(data, complex) else _dt.get_default_dtype()
+
+
 def _static(*values: Any) -> bool:
     """Whether ``values`` are Python data only (numbers, strings, None, nested lists and
     tuples of them): what a factory makes from them is the same at every call."""
@@ -104,10 +134,12 @@ def tensor(data: Any, dtype: _dt.DType | str | None = None, requires_grad: bool 
         arr = b.xp.asarray(data, copy=True)
     else:
         static = _static(data)
-        if isinstance(data, (list, tuple)) and any(isinstance(v, Tensor) for v in data):
+        if isinstance(data, (list, tuple)) and _holds_tensor(data):
             # tensors in a list: their values, read explicitly (PyTorch's torch.tensor([t0,
-            # 1]) reads them too; a backend's asarray would call len() on a 0-d tensor)
-            data = [v.tolist() if isinstance(v, Tensor) else v for v in data]
+            # 1]) reads them too; a backend's asarray would call len() on a 0-d tensor), in
+            # the dtype PyTorch infers (a float64 one is not rounded to float32)
+            d = _listed_dtype(data) if d is None else d
+            data = _values(data)
         arr = b.asarray(data, dtype=None if d is None else b.dtype(d))
         if d is None and not hasattr(data, "dtype"):
             d = _python_default(b.xad_dtype(arr.dtype))  # Python floats: float32 by default
