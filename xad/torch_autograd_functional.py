@@ -92,6 +92,28 @@ def _zeros_for(fn: str, grads: tuple, refs: tuple, strict: bool) -> tuple:
     return tuple(out)
 
 
+def _inputs(fn: str, inputs: Any, create_graph: bool) -> tuple[bool, tuple]:
+    is_tuple, ins = _as_tuple(inputs, "inputs", fn)
+    return is_tuple, _prepare(ins, create_graph, True)
+
+
+def _last(fn: str, outs: tuple, ins: tuple, gs: tuple | None, refs: tuple,
+          create_graph: bool, strict: bool) -> tuple:
+    """The last gradients (zeros for unused ``refs``), recorded only where
+    ``create_graph`` or the caller's grad mode asks."""
+    with _ag.set_grad_enabled(create_graph or _ag.is_grad_enabled()):
+        return _zeros_for(fn, _grad(outs, ins, gs, create_graph), refs, strict)
+
+
+def _trick(outs: tuple, ins: tuple, like: tuple) -> tuple[tuple, tuple]:
+    """Zero cotangents shaped as ``like`` (requiring grad) and the vjp of ``outs`` to
+    ``ins`` at them: linear in them, so its gradient to them is a jvp (PyTorch's
+    double-backward trick)."""
+    with _ag.enable_grad():
+        cot = tuple(zeros_like(o).requires_grad_() for o in like)
+        return cot, _grad(outs, ins, cot, True)
+
+
 def _outputs(fn: str, func: Callable, ins: tuple, strict: bool) -> tuple[bool, tuple]:
     with _ag.enable_grad():
         is_tuple, outs = _as_tuple(func(*ins), "outputs of the user-provided function", fn)
@@ -114,12 +136,10 @@ def vjp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
         >>> vjp(lambda x: x ** 2, xad.tensor([1.0, 2.0]), xad.tensor([1.0, 1.0]))[1].tolist()
         [2.0, 4.0]
     """
-    in_tuple, ins = _as_tuple(inputs, "inputs", "vjp")
-    ins = _prepare(ins, create_graph, True)
+    in_tuple, ins = _inputs("vjp", inputs, create_graph)
     out_tuple, outs = _outputs("vjp", func, ins, strict)
     vs = _check_v("vjp", v, outs, create_graph)
-    with _ag.set_grad_enabled(create_graph or _ag.is_grad_enabled()):
-        res = _zeros_for("vjp", _grad(outs, ins, vs, create_graph), ins, strict)
+    res = _last("vjp", outs, ins, vs, ins, create_graph, strict)
     return (_unpack(_finish(outs, create_graph), out_tuple),
             _unpack(_finish(res, create_graph), in_tuple))
 
@@ -135,15 +155,11 @@ def jvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
         >>> jvp(lambda x: x ** 2, xad.tensor([1.0, 2.0]), xad.tensor([1.0, 0.0]))[1].tolist()
         [2.0, 0.0]
     """
-    in_tuple, ins = _as_tuple(inputs, "inputs", "jvp")
-    ins = _prepare(ins, create_graph, True)
+    in_tuple, ins = _inputs("jvp", inputs, create_graph)
     vs = _check_v("jvp", v, ins, create_graph)
     out_tuple, outs = _outputs("jvp", func, ins, strict)
-    with _ag.enable_grad():
-        cot = tuple(zeros_like(o).requires_grad_() for o in outs)
-        back = _grad(outs, ins, cot, True)
-    with _ag.set_grad_enabled(create_graph or _ag.is_grad_enabled()):
-        res = _zeros_for("jvp", _grad(back, cot, vs, create_graph), outs, strict)
+    cot, back = _trick(outs, ins, outs)
+    res = _last("jvp", back, cot, vs, outs, create_graph, strict)
     return (_unpack(_finish(outs, create_graph), out_tuple),
             _unpack(_finish(res, create_graph), out_tuple))
 
@@ -162,8 +178,7 @@ def jacobian(func: Callable, inputs: Any, create_graph: bool = False, strict: bo
     if strategy not in ("reverse-mode", "forward-mode"):
         raise ValueError(f"torch.autograd.functional.jacobian: strategy must be "
                          f"'forward-mode' or 'reverse-mode', got {strategy!r}")
-    in_tuple, ins = _as_tuple(inputs, "inputs", "jacobian")
-    ins = _prepare(ins, create_graph, True)
+    in_tuple, ins = _inputs("jacobian", inputs, create_graph)
     out_tuple, outs = _outputs("jacobian", func, ins, strict)
     jac = []
     with _ag.enable_grad():  # the rows are picked on the graph
@@ -212,8 +227,7 @@ def _first_grads(fn: str, func: Callable, inputs: Any, v: Any, create_graph: boo
                  strict: bool) -> tuple:
     """The inputs, ``v``, the scalar output and its gradients (with a graph) for
     :func:`vhp`/:func:`hvp`."""
-    in_tuple, ins = _as_tuple(inputs, "inputs", fn)
-    ins = _prepare(ins, create_graph, True)
+    in_tuple, ins = _inputs(fn, inputs, create_graph)
     vs = _check_v(fn, v, ins, create_graph)
     out_tuple, outs = _outputs(fn, func, ins, strict)
     if out_tuple or outs[0].numel() != 1:
@@ -237,8 +251,7 @@ def vhp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
         [6.0, 12.0]
     """
     in_tuple, ins, vs, out, first = _first_grads("vhp", func, inputs, v, create_graph, strict)
-    with _ag.set_grad_enabled(create_graph or _ag.is_grad_enabled()):
-        res = _zeros_for("vhp", _grad(first, ins, vs, create_graph), ins, strict)
+    res = _last("vhp", first, ins, vs, ins, create_graph, strict)
     return _finish(out, create_graph), _unpack(_finish(res, create_graph), in_tuple)
 
 
@@ -255,9 +268,6 @@ def hvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
         [6.0, 0.0]
     """
     in_tuple, ins, vs, out, first = _first_grads("hvp", func, inputs, v, create_graph, strict)
-    with _ag.enable_grad():
-        cot = tuple(zeros_like(x).requires_grad_() for x in ins)
-        back = _grad(first, ins, cot, True)
-    with _ag.set_grad_enabled(create_graph or _ag.is_grad_enabled()):
-        res = _zeros_for("hvp", _grad(back, cot, vs, create_graph), ins, strict)
+    cot, back = _trick(first, ins, ins)
+    res = _last("hvp", back, cot, vs, ins, create_graph, strict)
     return _finish(out, create_graph), _unpack(_finish(res, create_graph), in_tuple)
