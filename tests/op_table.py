@@ -293,6 +293,14 @@ class _N:
         return re + 1j * im
 
     @staticmethod
+    def view_as_real(z: Any) -> Any:
+        return np.stack([z.real, z.imag], -1)
+
+    @staticmethod
+    def view_as_complex(x: Any) -> Any:
+        return x[..., 0] + 1j * x[..., 1]
+
+    @staticmethod
     def astype(x: Any, dtype: Any) -> Any:
         return np.asarray(x).astype(dtype)
 
@@ -487,6 +495,11 @@ def _complex_cases() -> list[Case]:
         Case("imag", lambda m, x, y: m.imag(z(m, x, y)) ** 2 * x, ((3,), (3,))),
         Case("conj", lambda m, x, y: m.imag(m.conj(z(m, x, y))) * y, ((3,), (3,)),
              prims=("conj", "imag")),
+        Case("view_as_real", lambda m, x, y: m.view_as_real(z(m, x, y).T) ** 2
+             * x.T[..., None], ((2, 3), (2, 3)), prims=("view_as_real", "complex_from_parts")),
+        Case("view_as_complex", lambda m, x, y: m.abs(m.view_as_complex(m.stack([x, y], -1))
+                                                      ** 2 * y), ((3,), (3,)),
+             prims=("view_as_complex", "abs")),
         # products and quotients of complex tensors: the gradient takes the conjugate
         Case("multiply:complex", lambda m, x, y, u, v: m.real(z(m, x, y) * z(m, u, v))
              + m.imag(z(m, x, y) * z(m, u, v)) * u, ((3,), (3,), (3,), (3,)),

@@ -304,15 +304,11 @@ def test_complex_from_parts_keeps_each_part(dtype, xb):
     assert a.item() == float(getattr(np, dtype)(-np.pi))
 
 
-def test_complex_views_are_refused_or_pytorchs(xb):
-    """``view_as_real`` and ``view_as_complex`` are PyTorch's views of ``z``'s memory, which
-    xad does not have (docs/PORTING.md): each refuses, so no write through one goes nowhere.
-    ``z.real``, ``z.imag``, ``torch.real(z)`` and ``torch.imag(z)`` are views as PyTorch's:
+def test_complex_parts_are_views_as_pytorchs(xb):
+    """``z.real``, ``z.imag``, ``torch.real(z)`` and ``torch.imag(z)`` are views as PyTorch's:
     a write into one reaches ``z``, a later change of ``z`` is seen through it, and gradients
-    through the writes are PyTorch's (they were copies: every such write was lost)."""
-    for name in ("view_as_real", "view_as_complex"):
-        with pytest.raises(AttributeError, match=f"torch.{name} is not part of the PyTorch"):
-            getattr(T, name)
+    through the writes are PyTorch's (they were copies: every such write was lost).
+    ``view_as_real``/``view_as_complex``: tests/test_view_as_real.py."""
     g = np.random.default_rng(2)
     re0, im0, w0 = (g.standard_normal(3) for _ in range(3))
     writes = [lambda L, z, w: z.real.mul_(w), lambda L, z, w: z.imag.__setitem__(1, w[0] * 3),

@@ -2,7 +2,7 @@
 of a real loss ``L``, checked against torch's autograd in complex128 and against finite
 differences of the real and imaginary parts; accumulation, hooks, ``retain_grad``,
 ``autograd.grad`` (second order), in-place writes through views, the errors, SGD's steps
-and ``clip_grad_norm_`` with complex parameters, and the optimisers that refuse them."""
+and ``clip_grad_norm_`` with complex parameters, and ``capturable``, which refuses them."""
 
 from __future__ import annotations
 
@@ -204,13 +204,6 @@ def test_optimiser_steps_are_pytorchs(name, kw, xb):
     tol = 1e-7 if name in _LOOSE else 1e-11
     for a, b in zip(got, want, strict=True):
         np.testing.assert_allclose(_np(a), _np(b), rtol=tol, atol=tol, err_msg=name)
-
-
-def test_lbfgs_refuses_complex_parameters(xb):
-    z = xad.tensor(Z0, requires_grad=True)
-    with pytest.raises(TypeError, match="LBFGS: a parameter .*complex128; this optimiser "
-                                        "does not take complex"):
-        xad.optim.LBFGS([xad.zeros(2, requires_grad=True), z])
 
 
 def test_capturable_with_complex_parameters_is_refused(xb):

@@ -687,6 +687,8 @@ AUDITED_ELSEWHERE = ("Generator Tensor amp autograd bfloat16 bool cuda compile c
                      "complex polar angle sgn "
                      # tests/test_torch_meanings_promotion.py (test_complex_methods_*)
                      "conj_physical resolve_conj resolve_neg "
+                     # views of complex memory against torch (tests/test_view_as_real.py)
+                     "view_as_real view_as_complex "
                      # compared with torch by tests/test_nn_layers_more.py
                      "adaptive_avg_pool1d adaptive_max_pool1d adaptive_max_pool2d avg_pool1d "
                      "bilinear ctc_loss embedding_bag instance_norm interpolate max_pool1d "

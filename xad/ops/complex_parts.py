@@ -1,5 +1,6 @@
-"""Complex numbers in and out: ``real``, ``imag``, ``conj`` and ``complex_from_parts``, each a
-primitive with its gradient, so a real loss of a complex result (an FFT's) differentiates.
+"""Complex numbers in and out: ``real``, ``imag``, ``conj``, ``complex_from_parts``,
+``view_as_real`` and ``view_as_complex``, each a primitive with its gradient, so a real loss of
+a complex result (an FFT's) differentiates.
 
 The gradient of a complex tensor ``z`` is PyTorch's convention: ``dL/dRe(z) + i dL/dIm(z)``
 for a real loss ``L``. A real tensor's gradient stays real.
@@ -11,11 +12,13 @@ from .. import dtypes as _dt
 from ..tensor import Tensor
 from ._apply import Op, apply, unary
 from .batching import elementwise_batch
+from .layout import storage_offset, strides
 from .tangent import linear_jvp
 
-__all__ = ["real", "imag", "conj", "complex_from_parts"]
+__all__ = ["real", "imag", "conj", "complex_from_parts", "view_as_real", "view_as_complex"]
 
 _COMPLEX = {"float32": _dt.complex64, "float64": _dt.complex128}
+_REAL = {"complex64": _dt.float32, "complex128": _dt.float64}
 
 
 def _is_complex(x: Tensor) -> bool:
@@ -100,6 +103,96 @@ class ComplexFromParts(Op):
     batch = classmethod(elementwise_batch)
 
     jvp = classmethod(linear_jvp)
+
+
+class ViewAsReal(Op):
+    """``z``'s memory read as pairs of its real dtype, as PyTorch's ``view_as_real``: through
+    the backend's ``bitcast`` of ``z`` with a trailing axis of length one (which any layout
+    allows)."""
+
+    name = "view_as_real"
+    view = True
+
+    @staticmethod
+    def forward(b, z, dtype):
+        return b.bitcast(b.xp.reshape(z, z.shape + (1,)), dtype)
+
+    @staticmethod
+    def backward(node, g):
+        return view_as_complex(g)
+
+    @staticmethod
+    def batch(args, batched, dtype):
+        return apply(ViewAsReal, args[0], dtype=dtype), True  # the batch axis leads
+
+    jvp = classmethod(linear_jvp)
+
+
+class ViewAsComplex(Op):
+    """Pairs ``(..., 2)`` of a real floating tensor read as one complex element each."""
+
+    name = "view_as_complex"
+    view = True
+
+    @staticmethod
+    def forward(b, x, dtype):
+        return b.xp.reshape(b.bitcast(x, dtype), x.shape[:-1])
+
+    @staticmethod
+    def backward(node, g):
+        return view_as_real(g)
+
+    @staticmethod
+    def batch(args, batched, dtype):
+        return apply(ViewAsComplex, args[0], dtype=dtype), True
+
+    jvp = classmethod(linear_jvp)
+
+
+def view_as_real(z: Tensor, /) -> Tensor:
+    """A complex tensor as a real one with a last axis of two (the real and imaginary
+    parts), sharing its memory, as PyTorch's ``torch.view_as_real``: a write into either is
+    seen by the other; differentiable.
+
+    Example:
+        >>> import xad
+        >>> z = xad.complex_from_parts(xad.tensor([1.0, 3.0]), xad.tensor([2.0, 4.0]))
+        >>> xad.view_as_real(z).tolist()
+        [[1.0, 2.0], [3.0, 4.0]]
+    """
+    d = _REAL.get(z.dtype.name)
+    if d is None:
+        raise RuntimeError(f"view_as_real is only supported for complex tensors, got one of "
+                           f"dtype {z.dtype.name} and shape {z.shape}")
+    return unary(ViewAsReal, z, dtype=z._backend.dtype(d))
+
+
+def view_as_complex(x: Tensor, /) -> Tensor:
+    """A float32/float64 tensor whose last axis has length two as a complex one (the pairs
+    as real and imaginary parts), sharing its memory, as PyTorch's
+    ``torch.view_as_complex``; differentiable.
+
+    Example:
+        >>> import xad
+        >>> xad.view_as_complex(xad.tensor([[1.0, 2.0]])).tolist()
+        [(1+2j)]
+    """
+    d = _COMPLEX.get(x.dtype.name)
+    what = f"view_as_complex of a tensor of dtype {x.dtype.name} and shape {x.shape}"
+    if d is None:
+        raise RuntimeError(f"{what}: is only supported for float32 and float64 tensors; cast "
+                           f"it first (x.double())")
+    if x.ndim == 0 or x.shape[-1] != 2:
+        raise RuntimeError(f"{what}: the tensor must have a last dimension of size 2")
+    st = strides(x)
+    if st[-1] != 1:
+        raise RuntimeError(f"{what}: the tensor must have a last dimension with stride 1; "
+                           f"make it contiguous first (x.contiguous())")
+    if any(s % 2 for s in st[:-1]) or (x._base is not None and storage_offset(x) % 2):
+        raise RuntimeError(f"{what}: the tensor must have a stride divisible by 2 for all but "
+                           f"the last dimension and an even storage offset; view a copy "
+                           f"(x.clone())")
+    return unary(ViewAsComplex, x, dtype=x._backend.dtype(d))
 
 
 def real(x: Tensor, /) -> Tensor:

@@ -15,7 +15,7 @@ from ..factories import zeros_like
 from ..tensor import Tensor
 from ._apply import Op, binary, unary
 from .batching import elementwise_batch
-from .complex_parts import complex_from_parts, conj, imag, real
+from .complex_parts import complex_from_parts, conj, imag, real, view_as_complex, view_as_real
 from .elementwise import _arr, _nograd, clone, divide, holomorphic, sigmoid, sqrt, where
 from .tangent import total
 
@@ -25,6 +25,7 @@ __all__ = [
     "floor", "ceil", "trunc", "round", "floor_divide", "signbit", "isinf", "nextafter",
     "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_invert",
     "bitwise_left_shift", "bitwise_right_shift", "conj", "real", "imag", "complex_from_parts",
+    "view_as_real", "view_as_complex",
 ]
 
 

@@ -30,7 +30,7 @@ from ..tensor import Tensor
 from . import elementwise_math as _em
 from ._apply import _HALF, _beyond_half, apply, unary
 from .bitcast import ViewDtype
-from .complex_parts import complex_from_parts, imag, real
+from .complex_parts import ViewAsReal, complex_from_parts, imag, real
 from .elementwise import add, divide, multiply, pow, subtract
 from .indexing import IndexPut, _get, _norm_key, _set
 from .layout import overlaps, region_overlaps
@@ -98,6 +98,10 @@ def _onto_base(op: Any, params: dict, new: Tensor, base: Tensor) -> tuple | None
         return ..., complex_from_parts(new, imag(base))
     if op.name == "imag":
         return ..., complex_from_parts(real(base), new)
+    if op.name == "view_as_real":
+        return ..., complex_from_parts(new[..., 0], new[..., 1])
+    if op.name == "view_as_complex":
+        return ..., unary(ViewAsReal, new, dtype=base._array.dtype)
     if op.name == "view_dtype":  # the same bits, read back in the base's dtype
         return ..., unary(ViewDtype, new, dtype=base._array.dtype)
     if op.name == "permute_dims":
@@ -191,17 +195,22 @@ def _refresh_views(x: Tensor) -> None:
                 stack.append(v)
 
 
+_ACROSS_DTYPES = {"view_dtype": "view(dtype)", "view_as_real": "view_as_real",
+                  "view_as_complex": "view_as_complex"}
+
+
 def _positions(x: Tensor) -> tuple[Tensor, Any]:
     """The tensor whose storage ``x`` views (where its chain of views starts, or the
     nearest ``detach()``/``.data``, which starts a graph of its own) and the flat position
     there of each of ``x``'s elements (an int64 array of ``x``'s shape)."""
     chain, t = [], x
     while t._base is not None and t._view_fn is not None:
-        if t._view_fn[0].name == "view_dtype":
+        name = _ACROSS_DTYPES.get(t._view_fn[0].name)
+        if name is not None:
             raise NotImplementedError(
                 f"in-place change of a tensor of shape {x.shape} viewing an expanded tensor "
-                f"or a diagonal through view(dtype): not supported (its elements' positions "
-                f"are not tracked across dtypes); change the base, or a clone")
+                f"or a diagonal through {name}: not supported (its elements' positions are "
+                f"not tracked across dtypes); change the base, or a clone")
         chain.append(t._view_fn)
         t = t._base
     b = x._backend

@@ -110,7 +110,9 @@ _RULES: dict[str, Callable[..., Any]] = {
     "diagonal": lambda shape, st, p, out: st[:-2] + (st[-2] + st[-1],),
     "real": lambda shape, st, p, out: tuple(2 * s for s in st),  # (in the real dtype's
     "imag": lambda shape, st, p, out: tuple(2 * s for s in st),  # elements: every other)
-    "view_dtype": _view_dtype}
+    "view_dtype": _view_dtype,
+    "view_as_real": lambda shape, st, p, out: tuple(2 * s for s in st) + (1,),
+    "view_as_complex": lambda shape, st, p, out: tuple(s // 2 for s in st[:-1])}
 
 
 def strides(t: Tensor) -> tuple[int, ...]:
@@ -134,8 +136,10 @@ def _offset(shape: tuple, st: tuple, off: int, op: str, params: dict, out: tuple
     if op == "diagonal":
         k = params["offset"]
         return off + (k * st[-1] if k >= 0 else -k * st[-2])
-    if op in ("real", "imag"):
+    if op in ("real", "imag", "view_as_real"):
         return 2 * off + (op == "imag")
+    if op == "view_as_complex":
+        return off // 2
     return int(off * _ratio(shape, out)) if op == "view_dtype" else off
 
 

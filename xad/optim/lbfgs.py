@@ -16,6 +16,7 @@ from typing import Any
 
 from .. import autograd as _ag
 from ..factories import zeros
+from ..ops.complex_parts import view_as_real
 from ..ops.shape import concat
 from ..tensor import Tensor
 from .optimizer import Optimizer, ParamsT, _check, _is_number
@@ -30,6 +31,10 @@ def _copied(v: Any) -> Any:
     if isinstance(v, list):
         return [_copied(x) for x in v]
     return v
+
+
+def _real_view(p: Tensor) -> Tensor:
+    return view_as_real(p) if p.dtype.is_complex else p
 
 
 def _dot(a: Tensor, b: Tensor) -> float:
@@ -56,6 +61,8 @@ class LBFGS(Optimizer):
         >>> _ = opt.step(closure); [round(v, 6) for v in w.tolist()]
         [1.0, 1.0]
     """
+
+    _complex_params = True
 
     def __init__(self, params: ParamsT, lr: float = 1, max_iter: int = 20,
                  max_eval: int | None = None, tolerance_grad: float = 1e-7,
@@ -96,13 +103,16 @@ class LBFGS(Optimizer):
 
     # ----- the flat vector --------------------------------------------------------------------
     def _flat_grad(self) -> Tensor:
-        views = [p.grad.reshape(-1) if p.grad is not None else
-                 zeros(p.numel(), dtype=p.dtype, device=p.device) for p in self._params]
+        """The gradients as one real vector (a complex one's as its real and imaginary
+        parts in turn, ``view_as_real``: PyTorch's)."""
+        views = [_real_view(p.grad if p.grad is not None else
+                            zeros(p.shape, dtype=p.dtype, device=p.device)).reshape(-1)
+                 for p in self._params]
         return concat(views) if len(views) > 1 else views[0].clone()
 
     def _add_grad(self, t: float, d: Tensor) -> None:
         offset = 0
-        for p in self._params:
+        for p in map(_real_view, self._params):
             n = p.numel()
             p.copy_(p + d[offset:offset + n].reshape(p.shape) * t)
             offset += n
