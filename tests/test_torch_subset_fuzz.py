@@ -689,6 +689,10 @@ AUDITED_ELSEWHERE = ("Generator Tensor amp autograd bfloat16 bool cuda compile c
                      "conj_physical resolve_conj resolve_neg "
                      # views of complex memory against torch (tests/test_view_as_real.py)
                      "view_as_real view_as_complex "
+                     # tests/test_tensor_methods_more.py (random fills: ranges, moments)
+                     "cholesky_solve cholesky_inverse absolute_ arctan2_ i0_ renorm_ "
+                     "conj_physical_ is_conj is_neg exponential_ cauchy_ log_normal_ "
+                     "geometric_ random_ "
                      # compared with torch by tests/test_nn_layers_more.py
                      "adaptive_avg_pool1d adaptive_max_pool1d adaptive_max_pool2d avg_pool1d "
                      "bilinear ctc_loss embedding_bag instance_norm interpolate max_pool1d "

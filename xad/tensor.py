@@ -1103,6 +1103,94 @@ class Tensor:
         _ops.setitem_(self, (...,), Tensor._make(z, be))
         return self
 
+    def exponential_(self, lambd: float = 1.0, *, generator: Generator | None = None) -> Tensor:
+        """Fill with samples from the exponential distribution of rate ``lambd``, in place.
+
+        Example:
+            >>> import xad
+            >>> bool((xad.zeros(4).exponential_(2.0) >= 0).all())
+            True
+        """
+        return self._drawn("exponential_", generator, lambda xp, u: -xp.log1p(-u) / lambd)
+
+    def cauchy_(self, median: float = 0.0, sigma: float = 1.0, *,
+                generator: Generator | None = None) -> Tensor:
+        """Fill with samples from the Cauchy distribution, in place.
+
+        Example:
+            >>> import xad
+            >>> xad.zeros(2).cauchy_(sigma=0.0).tolist()
+            [0.0, 0.0]
+        """
+        return self._drawn("cauchy_", generator,
+                           lambda xp, u: median + sigma * xp.tan(math.pi * (u - 0.5)))
+
+    def log_normal_(self, mean: float = 1.0, std: float = 2.0, *,
+                    generator: Generator | None = None) -> Tensor:
+        """Fill with ``exp`` of samples from ``N(mean, std**2)``, in place.
+
+        Example:
+            >>> import xad
+            >>> xad.zeros(2).log_normal_(0.0, 0.0).tolist()
+            [1.0, 1.0]
+        """
+        return self._drawn("log_normal_", generator, lambda xp, z: xp.exp(mean + std * z),
+                           normal=True)
+
+    def geometric_(self, p: float, *, generator: Generator | None = None) -> Tensor:
+        """Fill with the number of Bernoulli(``p``) trials up to the first success (1, 2,
+        ...), in place.
+
+        Example:
+            >>> import xad
+            >>> xad.zeros(3).geometric_(1.0).tolist()
+            [1.0, 1.0, 1.0]
+        """
+        if not 0 < p <= 1:
+            raise ValueError(f"geometric_: p must be in (0, 1], got {p}")
+        step = math.log1p(-p) if p < 1 else -math.inf
+        return self._drawn("geometric_", generator,
+                           lambda xp, u: xp.floor(xp.log1p(-u) / step) + 1, floating=False)
+
+    def random_(self, *args: int, generator: Generator | None = None,
+                **kwargs: int | None) -> Tensor:
+        """Fill with integers drawn uniformly from ``[from, to)``, in place: PyTorch's
+        ``random_(from, to)`` and ``random_(to)`` (``from`` 0); without ``to``, up to the
+        dtype's largest integer (a floating dtype's: ``2**mantissa``, each exactly
+        representable).
+
+        Example:
+            >>> import xad
+            >>> bool((xad.zeros(5).random_(3, 5) >= 3).all())
+            True
+        """
+        frm, to = (0, args[0]) if len(args) == 1 else (*args, None)[:2] if args else (
+            kwargs.pop("from", 0), kwargs.pop("to", None))
+        if kwargs or len(args) > 2:
+            raise TypeError(f"random_: takes (from, to), (to) or from=/to= keywords, got "
+                            f"{len(args)} numbers and keywords {sorted(kwargs)}")
+        top = _largest_integer(self.dtype) + 1 if to is None else to
+        if not frm < top:
+            raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
+                               f"from={frm} >= to={top}")
+        return self._drawn("random_", generator,
+                           lambda xp, u: xp.floor(u * float(top - frm)) + frm, floating=False)
+
+    def _drawn(self, name: str, generator: Generator | None, make: Callable[[Any, Any], Any],
+               normal: bool = False, floating: bool = True) -> Tensor:
+        """The tensor filled with ``make(xp, draws)`` (float64 uniform, or standard normal
+        draws), cast to its dtype; in place."""
+        if floating and not self.dtype.is_floating:
+            raise TypeError(f"{name}: fills a floating tensor, got one of dtype "
+                            f"{self.dtype.name} and shape {self.shape}; cast it first")
+        be = self._backend
+        with drawing(generator, be):
+            u = (be.randn if normal else be.rand)(self.shape, be.dtype(_dt.float64))
+        with be.on_device():
+            v = be.xp.astype(make(be.xp, u), self._array.dtype)
+        _ops.setitem_(self, (...,), Tensor._make(v, be))
+        return self
+
     def copy_(self, src: Tensor) -> Tensor:
         """Copy ``src``'s values into this tensor, in place (not recorded).
 
@@ -2201,7 +2289,9 @@ _FUNCTION_METHODS = {n: n for n in (
     "unique_consecutive bincount tensor_split unfold cummax cummin logcumsumexp "
     "scatter_reduce index_put index_put_ as_strided index_copy index_reduce put kron inner "
     "vdot diag_embed diagflat cov corrcoef argwhere baddbmm addmv addr addbmm gcd lcm frexp "
-    "ldexp sinc fix sgn adjoint dist renorm matrix_exp i0 mvlgamma igamma igammac").split()} | {
+    "ldexp sinc fix sgn adjoint dist renorm matrix_exp i0 mvlgamma igamma igammac bernoulli "
+    "diagonal_scatter select_scatter slice_scatter dsplit hsplit vsplit split_with_sizes"
+).split()} | {
     "mul": "multiply", "neg": "negative", "true_divide": "divide", "divide": "div",
     "arccos": "acos", "arcsin": "asin", "arctan": "atan", "arctan2": "atan2",
     "arccosh": "acosh", "arcsinh": "asinh", "arctanh": "atanh", "bitwise_not": "bitwise_invert",
@@ -2218,7 +2308,8 @@ _INPLACE_METHODS = ("abs sqrt exp log log2 log10 log1p expm1 sigmoid tanh relu n
                     "heaviside ldexp nextafter gcd lcm fix eq ne lt le gt ge greater "
                     "greater_equal less less_equal not_equal logical_and logical_or "
                     "logical_xor logical_not cumsum cumprod addmm addmv addr baddbmm "
-                    "addbmm mvlgamma igamma igammac").split()
+                    "addbmm mvlgamma igamma igammac absolute arctan2 i0 renorm "
+                    "conj_physical").split()
 
 
 def _function_method(name: str, target: str) -> Callable:
@@ -2236,6 +2327,16 @@ def _inplace_method(name: str) -> Callable:
     method.__name__ = method.__qualname__ = name + "_"
     method.__doc__ = f"``x.{name}(...)`` written into ``x`` (PyTorch's ``x.{name}_``)."
     return method
+
+
+def _largest_integer(d: _dt.DType) -> int:
+    """The largest integer ``random_`` draws into ``d`` by default (PyTorch's)."""
+    if d.is_floating:
+        return 2 ** {"float16": 11, "bfloat16": 8, "float32": 24}.get(d.name, 53)
+    if d is _dt.bool_:
+        return 1
+    bits = _itemsize(d) * 8
+    return 2 ** (bits if d.name.startswith("uint") else bits - 1) - 1
 
 
 def _itemsize(d: _dt.DType) -> int:
@@ -2270,6 +2371,8 @@ def _torch_methods() -> dict[str, Any]:
         "clamp_max": lambda x, max: x.clamp(max=max),
         "bernoulli_": lambda x, p=0.5, *, generator=None: _ops.assign_result(
             x, _ops.bernoulli(x.detach(), p, generator=generator), "bernoulli_"),
+        "is_conj": lambda x: False,  # (xad's conj and negative are never lazy views)
+        "is_neg": lambda x: False,
         "element_size": lambda x: _itemsize(x.dtype),
         "byte": lambda x: _ops.astype(x, _dt.uint8),
         "char": lambda x: _ops.astype(x, _dt.int8),

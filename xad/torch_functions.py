@@ -25,6 +25,8 @@ from .torch_linalg import householder_product as orgqr
 from .torch_linalg import lu_unpack
 from .torch_matrix_functions import (
     cholesky,
+    cholesky_inverse,
+    cholesky_solve,
     det,
     inverse,
     logdet,
@@ -66,7 +68,8 @@ __all__ = ["TorchTensor", "meshgrid", "autocast", "GradScaler", "set_printoption
            *_NN_FUNCTIONS, "as_tensor", "scalar_tensor", "is_floating_point", "is_complex",
            "complex", "polar", "angle", "sgn", "imag",
            "is_nonzero", "logspace", "det", "inverse", "slogdet", "logdet",
-           "svd", "qr", "cholesky", "matrix_power", "pinverse", "lu_unpack", "orgqr",
+           "svd", "qr", "cholesky", "matrix_power", "pinverse", "cholesky_solve",
+           "cholesky_inverse", "lu_unpack", "orgqr",
            "randint_like", "normal", "hann_window", "hamming_window", "blackman_window",
            "bartlett_window", "kaiser_window", "stft", "istft",
            "set_float32_matmul_precision", "get_float32_matmul_precision",

@@ -1,6 +1,7 @@
 """PyTorch's older linear-algebra spellings, ``torch.svd`` (``V``, not ``Vh``),
 ``torch.qr``, ``torch.cholesky``, ``torch.inverse``, ``torch.det``, ``torch.slogdet``,
-``torch.logdet``, ``torch.matrix_power`` and ``torch.pinverse``, over :mod:`xad.linalg`;
+``torch.logdet``, ``torch.matrix_power``, ``torch.pinverse``, ``torch.cholesky_solve`` and
+``torch.cholesky_inverse``, over :mod:`xad.linalg`;
 and the tensor methods of those names (``x.svd()``, ``x.det()``, ...), given to
 :class:`xad.Tensor` here because it sits below ``linalg``."""
 
@@ -9,14 +10,16 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from . import linalg
-from .factories import zeros
+from .factories import eye, zeros
 from .ops import torch_conventions as _conventions
 from .ops.complex_parts import conj
 from .ops.elementwise import where
+from .ops.inverses import _mH
 from .tensor import Tensor, install_methods
+from .torch_linalg import solve_triangular
 
 __all__ = ["SVD", "svd", "qr", "cholesky", "inverse", "det", "slogdet", "logdet",
-           "matrix_power", "pinverse"]
+           "matrix_power", "pinverse", "cholesky_solve", "cholesky_inverse"]
 
 
 def det(input: Tensor) -> Tensor:  # noqa: A002
@@ -102,6 +105,42 @@ def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:  # noqa: A002
     """``torch.pinverse``: :func:`xad.linalg.pinv` dropping singular values below ``rcond``
     times the largest."""
     return linalg.pinv(input, rtol=rcond)
+
+
+def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False) -> Tensor:  # noqa: A002
+    """``torch.cholesky_solve``: ``X`` with ``A X = B`` (``B`` is ``input``) from the Cholesky
+    factor ``input2`` of ``A`` (``A = L L^H``, or ``U^H U`` when ``upper``), by two triangular
+    solves; batches broadcast; differentiable in both.
+
+    Example:
+        >>> import xad
+        >>> from xad.torch_matrix_functions import cholesky_solve
+        >>> L = xad.tensor([[2.0, 0.0], [1.0, 1.0]])
+        >>> cholesky_solve(xad.tensor([[4.0], [3.0]]), L).tolist()
+        [[0.5], [1.0]]
+    """
+    b, f = input, input2
+    if b.ndim < 2 or f.ndim < 2 or f.shape[-1] != f.shape[-2] or b.shape[-2] != f.shape[-1]:
+        raise RuntimeError(f"cholesky_solve: the right-hand side (shape {b.shape}) must be "
+                           f"(*, n, k) and the Cholesky factor (shape {f.shape}) (*, n, n)")
+    if b.dtype != f.dtype:
+        raise RuntimeError(f"cholesky_solve: the right-hand side is {b.dtype.name} and the "
+                           f"factor {f.dtype.name}; cast one to the other's dtype")
+    lower = _mH(f) if upper else f
+    return solve_triangular(_mH(lower), solve_triangular(lower, b, upper=False), upper=True)
+
+
+def cholesky_inverse(input: Tensor, upper: bool = False) -> Tensor:  # noqa: A002
+    """``torch.cholesky_inverse``: ``A^-1`` from the Cholesky factor ``input`` of ``A``.
+
+    Example:
+        >>> import xad
+        >>> from xad.torch_matrix_functions import cholesky_inverse
+        >>> cholesky_inverse(xad.tensor([[2.0, 0.0], [0.0, 0.5]])).tolist()
+        [[0.25, 0.0], [0.0, 4.0]]
+    """
+    n = input.shape[-1] if input.ndim else 0
+    return cholesky_solve(eye(n, dtype=input.dtype, backend=input.backend), input, upper)
 
 
 install_methods({n: globals()[n] for n in __all__[1:]})
