@@ -170,10 +170,12 @@ def namespace() -> dict[str, types.ModuleType]:
     utils_data = _module("torch.utils.data", data)
     utils = _module("torch.utils", data=utils_data)
     sched = _module("torch.optim.lr_scheduler", lr_scheduler)
+    swa = _module("torch.optim.swa_utils", nn.averaged_model, SWALR=optim.SWALR)
     mods = {"torch.nn.functional": _module("torch.nn.functional", functional),
             "torch.nn.init": _module("torch.nn.init", init),
-            "torch.optim": _module("torch.optim", optim, lr_scheduler=sched),
-            "torch.optim.lr_scheduler": sched, "torch.utils": utils,
+            "torch.optim": _module("torch.optim", optim, lr_scheduler=sched, swa_utils=swa),
+            "torch.optim.lr_scheduler": sched, "torch.optim.swa_utils": swa,
+            "torch.utils": utils,
             "torch.utils.data": utils_data, **_autograd_modules(),
             "torch.distributions": _module("torch.distributions", xad.distributions)}
     for sub in _DISTRIBUTION_MODULES:  # torch.distributions.normal.Normal and the like

@@ -1164,8 +1164,9 @@ class Tensor:
             >>> bool((xad.zeros(5).random_(3, 5) >= 3).all())
             True
         """
-        frm, to = (0, args[0]) if len(args) == 1 else (*args, None)[:2] if args else (
+        lo, to = (0, args[0]) if len(args) == 1 else (*args, None)[:2] if args else (
             kwargs.pop("from", 0), kwargs.pop("to", None))
+        frm = 0 if lo is None else lo
         if kwargs or len(args) > 2:
             raise TypeError(f"random_: takes (from, to), (to) or from=/to= keywords, got "
                             f"{len(args)} numbers and keywords {sorted(kwargs)}")

@@ -43,6 +43,14 @@ from .activation import (
                          Threshold,
 )
 from .attention import MultiheadAttention
+from .averaged_model import (
+    AveragedModel,
+    get_ema_avg_fn,
+    get_ema_multi_avg_fn,
+    get_swa_avg_fn,
+    get_swa_multi_avg_fn,
+    update_bn,
+)
 from .containers import ModuleDict, ParameterDict, ParameterList
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .ctc import CTCLoss
@@ -166,6 +174,8 @@ __all__ = [
     "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d",
     "Softshrink", "Hardshrink", "Threshold", "Softmax2d", "Dropout1d", "Dropout3d",
     "AlphaDropout", "Unfold", "Fold", "LocalResponseNorm", "ChannelShuffle",
+    "AveragedModel", "update_bn", "get_ema_multi_avg_fn", "get_swa_multi_avg_fn",
+    "get_ema_avg_fn", "get_swa_avg_fn",
     "functional", "init", "utils",
 ]
 

@@ -19,12 +19,13 @@ from .adam import Adam, AdamW, adam
 from .adamax_nadam_radam import Adamax, NAdam, RAdam
 from .asgd import ASGD
 from .lbfgs import LBFGS
+from .lr_swa import SWALR
 from .optimizer import Optimizer
 from .rmsprop import RMSprop, rmsprop
 from .rprop import Rprop
 from .sgd import SGD, sgd
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "NAdam",
-           "RAdam", "Rprop", "Adadelta", "ASGD", "LBFGS",
+           "RAdam", "Rprop", "Adadelta", "ASGD", "LBFGS", "SWALR",
            "lr_scheduler",
            "sgd", "adam", "rmsprop", "adagrad"]
