@@ -308,3 +308,28 @@ def test_deepcopy_keeps_the_backend_and_copies_the_values(xb):
     assert not np.array_equal(xb.to_numpy(c(x)._array), xb.to_numpy(m(x)._array))
     (c(x) + m(x)).sum().backward()  # the copy and the original mix in one graph
     assert m[0].weight.grad is not None and c[0].weight.grad is not None
+
+
+def test_buffer_assignment_registers_as_pytorchs(xb):
+    """``nn.Buffer`` (it raised AttributeError under as_torch): assigned to a module it is a
+    buffer, persistent or not, re-assignable, and stays a Buffer for another module."""
+    torch = pytest.importorskip("torch")
+    from xad import as_torch
+    T = as_torch.namespace()["torch"]
+    seen = []
+    for L in (T, torch):
+        m = L.nn.Module()
+        m.a = L.nn.Buffer(L.ones(2))
+        m.b = L.nn.Buffer(L.zeros(1), persistent=False)
+        m.w = L.nn.Parameter(L.ones(1))
+        state = [list(m.state_dict()), [n for n, _ in m.named_buffers()]]
+        m.a = L.nn.Buffer(L.ones(3), persistent=False)
+        m.b = L.nn.Buffer(L.ones(3))
+        other = L.nn.Module()
+        other.c = m.b
+        x = L.ones(2, requires_grad=True) * 2
+        m.d = L.nn.Buffer(x)
+        seen.append(state + [list(m.state_dict()), list(other.state_dict()),
+                             isinstance(m.a, L.nn.Buffer), m.d.requires_grad, m.d.is_leaf,
+                             m.b.tolist()])
+    assert seen[0] == seen[1]

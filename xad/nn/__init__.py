@@ -83,7 +83,7 @@ from .losses import (
                          SoftMarginLoss,
                          TripletMarginLoss,
 )
-from .module import IncompatibleKeys, Module, ModuleList, Parameter, Sequential
+from .module import Buffer, IncompatibleKeys, Module, ModuleList, Parameter, Sequential
 from .normalization import (
     BatchNorm1d,
     BatchNorm2d,
@@ -146,7 +146,7 @@ from .transformer_decoder import Transformer, TransformerDecoder, TransformerDec
 
 __all__ = [
     "functional_call",
-    "Module", "Parameter", "Sequential", "ModuleList", "IncompatibleKeys",
+    "Module", "Parameter", "Buffer", "Sequential", "ModuleList", "IncompatibleKeys",
     "Linear", "Identity", "Flatten", "ReLU", "Tanh", "Sigmoid", "GELU", "Softplus",
     "Softmax", "LogSoftmax", "Dropout", "LayerNorm", "BatchNorm1d", "Embedding",
     "MSELoss", "L1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss", "BCEWithLogitsLoss",

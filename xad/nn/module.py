@@ -20,7 +20,35 @@ from ..hooks import RemovableHandle
 from ..tensor import Tensor
 from . import module_hooks
 
-__all__ = ["Module", "Parameter", "Sequential", "ModuleList", "IncompatibleKeys"]
+__all__ = ["Module", "Parameter", "Buffer", "Sequential", "ModuleList", "IncompatibleKeys"]
+
+
+class _BufferMeta(type):
+    """``isinstance(t, Buffer)``: ``t`` was made by ``Buffer`` (as PyTorch's, it stays one
+    once registered: assigned to another module, it is a buffer there too)."""
+
+    def __instancecheck__(cls, instance: Any) -> bool:
+        return isinstance(instance, Tensor) and "_buffer_persistent" in vars(instance)
+
+
+class Buffer(metaclass=_BufferMeta):
+    """PyTorch's ``nn.Buffer``: a tensor that becomes a buffer of the module it is assigned
+    to (``persistent``: saved in ``state_dict``). It is ``data`` detached (sharing its
+    memory), an :class:`~xad.Tensor`.
+
+    Example:
+        >>> import xad
+        >>> m = xad.nn.Module(); m.scale = xad.nn.Buffer(xad.ones(2), persistent=False)
+        >>> [n for n, _ in m.named_buffers()], list(m.state_dict())
+        (['scale'], [])
+    """
+
+    def __new__(cls, data: Any = None, *, persistent: bool = True) -> Any:
+        from ..factories import tensor, zeros
+        t = zeros(0) if data is None else data if isinstance(data, Tensor) else tensor(data)
+        out = t.detach().requires_grad_(t.requires_grad)
+        vars(out)["_buffer_persistent"] = persistent
+        return out
 
 
 class Parameter(Tensor):
@@ -212,6 +240,8 @@ class Module:
             self._check_init()
             self._forget(name, "_modules")
             d["_modules"][name] = value
+        elif isinstance(value, Tensor) and "_buffer_persistent" in vars(value):  # a Buffer
+            self.register_buffer(name, value, vars(value)["_buffer_persistent"])
         elif "_parameters" in d and name in d["_parameters"]:
             if value is not None:
                 raise TypeError(f"cannot assign {type(value).__name__} to parameter {name!r} "
