@@ -65,3 +65,18 @@ def test_a_saved_input_changed_in_place_is_caught_at_backward(xb):
     xad.nn.ReLU(inplace=True)(x)
     with pytest.raises(RuntimeError, match="version|modified|in place|in-place"):
         y.sum().backward()
+
+
+FUNCTIONS_ = [("relu_", ()), ("elu_", (0.7,)), ("leaky_relu_", (0.3,)),
+              ("hardtanh_", (-0.5, 1.5)), ("selu_", ()), ("celu_", (0.5,)),
+              ("rrelu_", (0.2, 0.4))]
+
+
+@pytest.mark.parametrize("name,args", FUNCTIONS_, ids=[n for n, _ in FUNCTIONS_])
+def test_in_place_functions_of_pytorch_are_its_own(name, args, xb):
+    """``F.relu_`` and the like (AttributeError before): the input changed and returned,
+    the function's gradient."""
+    got = _through(xad, lambda lib: lambda x: getattr(lib.nn.functional, name)(x, *args))
+    want = _through(torch, lambda lib: lambda x: getattr(lib.nn.functional, name)(x, *args))
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)

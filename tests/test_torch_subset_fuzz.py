@@ -693,6 +693,8 @@ AUDITED_ELSEWHERE = ("Generator Tensor amp autograd bfloat16 bool cuda compile c
                      "cholesky_solve cholesky_inverse absolute_ arctan2_ i0_ renorm_ "
                      "conj_physical_ is_conj is_neg exponential_ cauchy_ log_normal_ "
                      "geometric_ random_ "
+                     # tests/test_nn_inplace_activations.py (F.relu_ and its siblings)
+                     "celu_ elu_ hardtanh_ leaky_relu_ rrelu_ selu_ "
                      # compared with torch by tests/test_nn_layers_more.py
                      "adaptive_avg_pool1d adaptive_max_pool1d adaptive_max_pool2d avg_pool1d "
                      "bilinear ctc_loss embedding_bag instance_norm interpolate max_pool1d "

@@ -19,6 +19,8 @@ from .embedding_bag import *  # noqa: F403
 from .embedding_bag import __all__ as _embedding_bag
 from .grid_sampling import *  # noqa: F403
 from .grid_sampling import __all__ as _grid_sampling
+from .inplace_activations import *  # noqa: F403
+from .inplace_activations import __all__ as _inplace_activations
 from .layers import *  # noqa: F403
 from .layers import __all__ as _layers
 from .likelihood_losses import *  # noqa: F403
@@ -43,4 +45,4 @@ from .unit_scaling import __all__ as _unit_scaling
 __all__ = [*_layers, *_losses, *_conv, *_pooling, *_padding, *_attention, *_activations,
            *_likelihood_losses, *_margin_losses, *_resampling,
            *_embedding_bag, *_normalization, *_ctc, *_unit_scaling, *_pooling3d,
-           *_grid_sampling]
+           *_grid_sampling, *_inplace_activations]
