@@ -4,6 +4,7 @@ size-1 axes, strided inputs, unbatched input), on every backend."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -81,3 +82,27 @@ def test_pool1d_arguments_are_one_int(xb):
     with pytest.raises(ValueError, match=r"avg_pool1d: padding must be an int or 1 ints"):
         F.avg_pool1d(x, 2, padding=())
     assert F.max_pool1d(x, (2,), stride=()).shape == (1, 2, 3)  # (): the kernel's stride
+
+
+WITH_INDICES = [("max_pool1d_with_indices", 1, (3, 2, 1)), ("max_pool2d_with_indices", 2, (2,)),
+                ("max_pool3d_with_indices", 3, (2, 1)),
+                ("adaptive_max_pool1d_with_indices", 1, (3,)),
+                ("adaptive_max_pool2d_with_indices", 2, ((2, 3),)),
+                ("adaptive_max_pool3d_with_indices", 3, (2,))]
+
+
+@pytest.mark.parametrize("name,d,args", WITH_INDICES, ids=[n for n, _, _ in WITH_INDICES])
+def test_pooling_with_indices_is_pytorchs(name, d, args, xb):
+    """``F.max_pool2d_with_indices`` and its siblings (AttributeError before): values,
+    indices and the gradient, against torch."""
+    from xad import as_torch
+    T = as_torch.namespace()["torch"]
+    a = np.cos(np.arange(2 * 3 * 5 ** d) * 1.7).reshape((2, 3) + (5,) * d)
+    out = []
+    for L in (T, torch):
+        x = L.tensor(a, dtype=L.float64, requires_grad=True)
+        v, i = getattr(L.nn.functional, name)(x, *args)
+        (v * v).sum().backward()
+        out.append([v.detach().numpy(), i.numpy(), x.grad.numpy()])
+    for g, w in zip(*out):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=0)

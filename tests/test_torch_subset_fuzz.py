@@ -695,6 +695,10 @@ AUDITED_ELSEWHERE = ("Generator Tensor amp autograd bfloat16 bool cuda compile c
                      "geometric_ random_ "
                      # tests/test_nn_inplace_activations.py (F.relu_ and its siblings)
                      "celu_ elu_ hardtanh_ leaky_relu_ rrelu_ selu_ "
+                     # tests/test_pooling.py (test_pooling_with_indices_is_pytorchs)
+                     "max_pool1d_with_indices max_pool2d_with_indices max_pool3d_with_indices "
+                     "adaptive_max_pool1d_with_indices adaptive_max_pool2d_with_indices "
+                     "adaptive_max_pool3d_with_indices "
                      # compared with torch by tests/test_nn_layers_more.py
                      "adaptive_avg_pool1d adaptive_max_pool1d adaptive_max_pool2d avg_pool1d "
                      "bilinear ctc_loss embedding_bag instance_norm interpolate max_pool1d "

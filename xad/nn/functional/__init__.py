@@ -37,6 +37,8 @@ from .pooling import *  # noqa: F403
 from .pooling import __all__ as _pooling
 from .pooling3d import *  # noqa: F403
 from .pooling3d import __all__ as _pooling3d
+from .pooling_with_indices import *  # noqa: F403
+from .pooling_with_indices import __all__ as _pooling_with_indices
 from .resampling import *  # noqa: F403
 from .resampling import __all__ as _resampling
 from .unit_scaling import *  # noqa: F403
@@ -45,4 +47,4 @@ from .unit_scaling import __all__ as _unit_scaling
 __all__ = [*_layers, *_losses, *_conv, *_pooling, *_padding, *_attention, *_activations,
            *_likelihood_losses, *_margin_losses, *_resampling,
            *_embedding_bag, *_normalization, *_ctc, *_unit_scaling, *_pooling3d,
-           *_grid_sampling, *_inplace_activations]
+           *_grid_sampling, *_inplace_activations, *_pooling_with_indices]
