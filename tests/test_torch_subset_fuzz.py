@@ -699,6 +699,9 @@ AUDITED_ELSEWHERE = ("Generator Tensor amp autograd bfloat16 bool cuda compile c
                      "max_pool1d_with_indices max_pool2d_with_indices max_pool3d_with_indices "
                      "adaptive_max_pool1d_with_indices adaptive_max_pool2d_with_indices "
                      "adaptive_max_pool3d_with_indices "
+                     # tests/test_torch_process_state.py
+                     "broadcast_shapes get_num_threads get_rng_state initial_seed "
+                     "promote_types seed set_rng_state "
                      # compared with torch by tests/test_nn_layers_more.py
                      "adaptive_avg_pool1d adaptive_max_pool1d adaptive_max_pool2d avg_pool1d "
                      "bilinear ctc_loss embedding_bag instance_norm interpolate max_pool1d "

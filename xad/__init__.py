@@ -17,8 +17,12 @@ from .backend import (
     BackendError,
     available_backends,
     get_backend,
+    get_rng_state,
+    initial_seed,
     manual_seed,
     resolve_backend,
+    seed,
+    set_rng_state,
     set_backend,
     use_backend,
 )
@@ -113,7 +117,7 @@ from .compile import CompiledFunction, compile
 from .utils.checkpoint import checkpoint
 from .utils.serialization import CheckpointError, load, save
 from .utils.torch_checkpoint import load_torch
-from .threads import set_num_threads
+from .threads import get_num_threads, set_num_threads
 
 bool = bool_  # xad.bool, as the standard names it
 __array_api_version__ = "2024.12"  # xad is an Array API namespace (docs/ARRAY_API.md)

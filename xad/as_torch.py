@@ -60,7 +60,8 @@ _SPECIAL = ("erf", "erfc", "erfinv", "digamma", "log1p", "expm1", "exp2", "xlogy
 _DTYPES = {"float": dtypes.float32, "float32": dtypes.float32, "double": dtypes.float64,
            "float64": dtypes.float64, "half": dtypes.float16, "float16": dtypes.float16,
            "long": dtypes.int64, "int64": dtypes.int64, "int": dtypes.int32,
-           "int32": dtypes.int32, "bool": dtypes.bool_, "uint8": dtypes.uint8}
+           "int32": dtypes.int32, "bool": dtypes.bool_, "uint8": dtypes.uint8,
+           "short": dtypes.int16, "cfloat": dtypes.complex64, "cdouble": dtypes.complex128}
 # PyTorch's meaning or signature where xad's function of the same name has the standard's
 _PYTORCH_SIGNATURES = {n: getattr(_tf, n) for n in _tf.__all__ if n not in ("TorchTensor",
                                                                              "cuda_usable")}

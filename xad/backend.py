@@ -11,10 +11,12 @@ inputs' backend.
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 import importlib
 import importlib.util
 import math
+import os
 import sys
 from collections.abc import Callable, Hashable, Iterator
 from importlib.metadata import entry_points
@@ -42,7 +44,8 @@ Site = TypeVar("Site", bound=Hashable)  # where a bounds check runs, handed back
 
 __all__ = [
     "Backend", "BackendError", "set_backend", "get_backend", "use_backend",
-    "available_backends", "backend_names", "resolve_backend", "manual_seed",
+    "available_backends", "backend_names", "resolve_backend", "manual_seed", "seed",
+    "initial_seed", "get_rng_state", "set_rng_state",
 ]
 
 
@@ -594,6 +597,59 @@ def manual_seed(seed: int) -> None:
     _seed = int(seed)
     for b in set(_instances.values()):
         b.manual_seed(_seed)
+
+
+def initial_seed() -> int:
+    """The seed the last :func:`manual_seed` (or :func:`seed`) gave, 0 before any.
+
+    Example:
+        >>> import xad
+        >>> xad.manual_seed(7); xad.initial_seed()
+        7
+    """
+    return _seed
+
+
+def seed() -> int:
+    """Seed every backend's generator from the operating system's randomness; returns the
+    seed (then also :func:`initial_seed`).
+
+    Example:
+        >>> import xad
+        >>> s = xad.seed(); s == xad.initial_seed()
+        True
+    """
+    s = int.from_bytes(os.urandom(8), "little") >> 1  # (PyTorch's seeds are below 2**63)
+    manual_seed(s)
+    return s
+
+
+@host_call
+def get_rng_state() -> dict[tuple[str, str], Any]:
+    """A copy of the random state of every backend in use (a dict by backend and device, not
+    PyTorch's byte tensor), for :func:`set_rng_state`.
+
+    Example:
+        >>> import xad
+        >>> state = xad.get_rng_state(); a = xad.randn(2)
+        >>> xad.set_rng_state(state); bool((a == xad.randn(2)).all())
+        True
+    """
+    made = {*_instances.values(), get_backend()}  # (the current one, made if it is not yet)
+    return {(b.name, repr(b.device)): copy.deepcopy(b.get_rng_state()) for b in made}
+
+
+@host_call
+def set_rng_state(state: dict[tuple[str, str], Any]) -> None:
+    """Restore the random state :func:`get_rng_state` gave: the draws that followed it are
+    drawn again (on each backend it names)."""
+    if not isinstance(state, dict):
+        raise TypeError(f"set_rng_state: expected the dict xad.get_rng_state() gives, got "
+                        f"{type(state).__name__} (a PyTorch byte tensor does not carry over)")
+    for key, s in state.items():
+        b = _instances.get(key)
+        if b is not None:
+            b.set_rng_state(copy.deepcopy(s))
 
 
 def _segmented_sums(xp: Any, keys: Any, values: Any) -> Any:

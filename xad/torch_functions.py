@@ -62,7 +62,8 @@ _NN_FUNCTIONS = ("dropout conv1d conv2d conv_transpose2d max_pool1d max_pool2d a
                  "selu celu bilinear").split()
 __all__ = ["TorchTensor", "meshgrid", "autocast", "GradScaler", "set_printoptions",
            "cuda_usable", "count_nonzero", "roll", "tril", "triu", "diff", "take", "where",
-           "searchsorted", "tensordot", "arange", "linspace", "can_cast", "round", *_ALIASES,
+           "searchsorted", "tensordot", "arange", "linspace", "can_cast", "promote_types",
+           "broadcast_shapes", "round", *_ALIASES,
            "add", "sub", "movedim", "swapaxes", "swapdims", "topk", "kthvalue",
            "clamp_min", "clamp_max", "rand_like", "randn_like",
            *_NN_FUNCTIONS, "as_tensor", "scalar_tensor", "is_floating_point", "is_complex",
@@ -466,6 +467,38 @@ def can_cast(from_: Any, to: Any) -> bool:
     rank = {"bool": 0, "uint": 1, "int": 1, "float": 2, "bfloat": 2, "complex": 3}
     f, t = (rank[dtypes.as_dtype(d).name.rstrip("0123456789")] for d in (from_, to))
     return f <= t
+
+
+def promote_types(type1: Any, type2: Any) -> Any:
+    """PyTorch's ``promote_types``: the dtype of an operation on tensors of the two dtypes.
+
+    Example:
+        >>> import xad
+        >>> from xad.torch_functions import promote_types
+        >>> promote_types(xad.uint8, xad.int8), promote_types(xad.int64, xad.float16)
+        (xad.int16, xad.float16)
+    """
+    return dtypes.promote_types(dtypes.as_dtype(type1), dtypes.as_dtype(type2))
+
+
+def broadcast_shapes(*shapes: Any) -> tuple[int, ...]:
+    """PyTorch's ``broadcast_shapes``: the shape the given shapes (tuples or ints) broadcast
+    to, from the shapes alone (no tensor is made).
+
+    Example:
+        >>> from xad.torch_functions import broadcast_shapes
+        >>> broadcast_shapes((2, 1), (3,), 1)
+        (2, 3)
+    """
+    dims = [(s,) if isinstance(s, int) else tuple(s) for s in shapes]
+    out: list[int] = []
+    for i in range(1, max(map(len, dims), default=0) + 1):
+        sizes = {d[-i] for d in dims if len(d) >= i} - {1}
+        if len(sizes) > 1 or any(n < 0 for n in sizes):
+            raise RuntimeError(f"broadcast_shapes: shapes {[list(d) for d in dims]} do not "
+                               f"broadcast (sizes {sorted(sizes)} at dimension -{i})")
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(reversed(out))
 
 
 def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001, A002
