@@ -94,6 +94,14 @@ class JVPLevel:
             ref = arr
         self.tangents[key] = (ref, tan)
 
+    def hold(self, t: Tensor, tan: Tensor | None, base: Tensor) -> None:
+        """Give ``t``, a new view of ``base``, the tangent ``tan`` here (none: ``None``), held
+        by identity where ``t`` shares ``base``'s array object, so ``base`` keeps its own."""
+        if t._array is base._array:
+            self._own(t, tan)
+        elif tan is not None:  # (a new array object has no tangent yet)
+            self.set(t, tan)
+
     def cut(self, t: Tensor) -> None:
         """``t`` (a ``detach``-ed tensor sharing a traced array) has a tangent of its own,
         none yet, here and in every level outside."""
