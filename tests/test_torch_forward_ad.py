@@ -281,3 +281,98 @@ def test_import_under_install():
         as_torch.uninstall()
     fw = ns["fwAD"]
     assert fw is ns["forward_ad"] and fw.make_dual is T.autograd.forward_ad.make_dual
+
+
+def _func_jvp(t):
+    """torch.func.jvp of a Function with its own ``jvp`` (PyTorch 2's form, as torch.func
+    requires): the rule is used, not forward's derivative (round has none)."""
+    class Straight(t.autograd.Function):
+        @staticmethod
+        def forward(a, k):
+            return a.round() * k
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_forward(inputs[0])
+            ctx.k = inputs[1]
+
+        @staticmethod
+        def jvp(ctx, ta, tk):
+            (a,) = ctx.saved_tensors
+            return ta * ctx.k * a.cos()
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * ctx.k, None
+    x = t.tensor(DATA["v"], dtype=t.float64)
+    out = t.func.jvp(lambda a: Straight.apply(a.exp(), 1.5).sin(), (x,),
+                     (t.tensor(DATA["tv"], dtype=t.float64),))
+    return norm(out)
+
+
+def test_torch_func_jvp_uses_a_function_jvp(xb):
+    """The rule was ignored: xad.jvp differentiated forward, and refused this one (round
+    has no tangent); ``ctx.save_for_forward`` was missing."""
+    assert same(_func_jvp(T), _func_jvp(torch), TOLS)
+
+
+def _softmax_twice(t):
+    """A gradient of a softmax's tangent, as torch.func computes it."""
+    x = t.tensor(DATA["x"], dtype=t.float64)
+
+    def tangent_norm(a, ta):
+        _, tan = t.func.jvp(lambda z: t.nn.functional.softmax(z.sin(), 1), (a,), (ta,))
+        return tan.pow(2).sum()
+    if t is torch:
+        return norm(t.func.grad(tangent_norm, argnums=(0, 1))(x, x.cos()))
+    fw, x.requires_grad = t.autograd.forward_ad, True
+    tx = x.detach().cos().requires_grad_()
+    with fw.dual_level():
+        tan = fw.unpack_dual(t.nn.functional.softmax(fw.make_dual(x, tx).sin(), 1)).tangent
+        return norm(t.autograd.grad(tan.pow(2).sum(), (x, tx)))
+
+
+def test_reverse_over_forward_through_softmax(xb):
+    """torch 2.13's forward_ad raises here (its softmax tangent is changed in place: "one
+    of the variables needed for gradient computation has been modified by an inplace
+    operation"); xad gives torch.func's numbers."""
+    assert same(_softmax_twice(T), _softmax_twice(torch), TOLS)
+
+
+def test_custom_function_returning_its_input(xb):
+    """torch 2.13 refuses a ``jvp`` whose Function returns an input as is ("the jvp is not
+    returning a view"); xad gives the output the rule's tangent and the input keeps its
+    own (docs/PORTING.md)."""
+    class Same(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a
+
+        @staticmethod
+        def jvp(ctx, ta):
+            return ta * 3
+    fw = T.autograd.forward_ad
+    with fw.dual_level():
+        x = fw.make_dual(_f64(T, 2), _f64(T, 2))
+        y = Same.apply(x)
+        got = [fw.unpack_dual(u).tangent.tolist() for u in (y, x, y * 2)]
+    assert got == [[3.0, 3.0], [1.0, 1.0], [6.0, 6.0]]
+
+
+def _nested(t):
+    """Tangents of tangents: ``torch.func.jvp`` inside a dual level (xad), or nested in
+    another ``torch.func.jvp`` (torch 2.13 refuses the first: "Nested forward mode AD")."""
+    x, tx, v = (t.tensor(DATA[k], dtype=t.float64) for k in ("x", "tx", "c"))
+
+    def f(a):
+        return t.func.jvp(lambda z: z.sin() * z.exp().sum(0), (a,), (v,))
+    if t is torch:
+        return norm(t.func.jvp(f, (x,), (tx,)))
+    fw = t.autograd.forward_ad
+    with fw.dual_level():
+        outs = f(fw.make_dual(x, tx))
+        return norm(tuple(tuple(fw.unpack_dual(o)[i] for o in outs) for i in (0, 1)))
+
+
+def test_torch_func_jvp_inside_a_dual_level(xb):
+    assert same(_nested(T), _nested(torch), TOLS)

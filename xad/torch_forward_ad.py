@@ -145,9 +145,9 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
     Example:
         >>> import xad, xad.torch_forward_ad as fwAD
         >>> with fwAD.dual_level():
-        ...     y = fwAD.make_dual(xad.tensor([0.0, 1.0]), xad.tensor([2.0, 1.0])).exp()
+        ...     y = fwAD.make_dual(xad.tensor([0.0, 1.0]), xad.tensor([2.0, 1.0])) ** 2
         ...     fwAD.unpack_dual(y).tangent.tolist()
-        [2.0, 2.7182817459106445]
+        [0.0, 2.0]
     """
     lvl = _level("make_dual", level)
     if lvl is None:
