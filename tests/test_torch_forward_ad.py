@@ -22,8 +22,8 @@ DATA = {"x": rng.standard_normal((3, 4)), "tx": rng.standard_normal((3, 4)),
 TOLS = {"float64": 1e-10}
 
 # each case: statements (``out = ...``) run inside a dual level on the duals x (3, 4),
-# w (4, 5), v (4,), img (2, 3, 5, 5), k (4, 3, 3, 3) and the plain c (3, 4); every tensor of
-# ``out`` is unpacked (its primal and tangent, or None)
+# w (4, 5), v (4,), img (2, 3, 5, 5), k (4, 3, 3, 3), the plain c (3, 4) and tx (x's tangent),
+# with ``fw`` the forward_ad module; every tensor of ``out`` is unpacked (primal, tangent)
 CASES = {
     # ordinary ops
     "elementwise": "out = x.sin() * x.exp() + x ** 2 / (1 + x.abs()) - t.tanh(x) * c",
@@ -65,6 +65,15 @@ CASES = {
     "dual-in-place": "y = x.clone(); y.mul_(2).sin_(); y[0] += v; out = y",
     "view-of-dual": "y = x.clone(); row = y[1]; row.mul_(v); out = (y, row)",
     "dual-of-plain-view": "y = c.clone(); y[1:].copy_(x[:2]); row = y[2]; row.exp_(); out = y",
+    # a dual and its base (or a primal and its dual) keep their tangents apart
+    "base-of-dual": "b = c.clone(); y = fw.make_dual(b, tx); b.add_(1); r = b[1]; r.mul_(v)\n"
+                    "b.add_(x); out = (y, b)",
+    "dual-of-a-view": "b = c.clone(); y = fw.make_dual(b[1:], tx[1:]); y.mul_(3); y[0].exp_()\n"
+                      "out = (y, b, y.exp())",
+    "primal-in-place": "y = x.clone(); p = fw.unpack_dual(y).primal; p.mul_(2); p[1].add_(v)\n"
+                       "out = (y, p, y * p)",
+    "dual-in-place-row": "y = fw.make_dual(c.clone(), tx); y[0].mul_(2); y[:, 1] = v[:3]\n"
+                         "out = (y, y.sum(0))",
     # no tangent: detach, a plain tensor, a factory
     "detach": "d = x.detach(); out = (d, d * x, x.detach().sin())",
     "not-dual": "out = (c, c * 2, t.ones(2, dtype=t.float64))",
@@ -90,7 +99,7 @@ def _tensors(r):
 def _run(t, body):
     fw = t.autograd.forward_ad
     with fw.dual_level():
-        env = {"t": t, "F": t.nn.functional, **_duals(t, fw)}
+        env = {"t": t, "F": t.nn.functional, "fw": fw, **_duals(t, fw)}
         exec(body, env)
         return norm([tuple(fw.unpack_dual(o)) for o in _tensors(env["out"])])
 

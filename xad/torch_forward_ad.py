@@ -6,9 +6,12 @@ transform stack (PyTorch's level is process-wide; xad's transforms are per threa
 ``make_dual`` gives a view of the tensor carrying the tangent at that level; every operation
 then gives its result a tangent through its JVP rule (run below the level, so the reverse
 recorder sees it: a ``backward`` of a tangent differentiates it); ``unpack_dual`` reads it.
-Leaving the level drops every tangent. As PyTorch's, one level at a time: a nested one
-raises (``torch.func.jvp`` nests). Differences (docs/PORTING.md): a tangent of another dtype
-than its primal's raises, where PyTorch keeps it and gives op-dependent dtypes; a custom
+As PyTorch's, a dual keeps its tangent apart from its base's (an ``unpack_dual`` primal
+from its dual's): an in-place change of the base leaves the dual's tangent; one through the
+dual gives it the new value's and leaves the base's (``JVPLevel.root``). Leaving the level
+drops every tangent. One level at a time, as PyTorch's: a nested one raises
+(``torch.func.jvp`` nests). Differences (docs/PORTING.md): a tangent of another dtype than
+its primal's raises, where PyTorch keeps it and gives op-dependent dtypes; a custom
 ``Function`` without ``jvp`` is differentiated through its ``forward``, where PyTorch raises.
 """
 
@@ -156,7 +159,7 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
                            "inside `with torch.autograd.forward_ad.dual_level():`.)")
     _check_dual(lvl, tensor, tangent)
     y = _view(lvl, tensor)
-    lvl.hold(y, tangent, tensor)
+    lvl.root(y, tangent)
     return y
 
 
@@ -183,7 +186,7 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
         return UnpackedDualTensor(tensor.view_as(tensor), None)
     tangent = lvl.get(tensor) if level in (None, 0) else None
     primal = _view(lvl, tensor)
-    lvl.hold(primal, None, tensor)
+    lvl.root(primal, None)
     return UnpackedDualTensor(primal, tangent)
 
 
