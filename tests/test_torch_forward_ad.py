@@ -32,13 +32,27 @@ CASES = {
     "where-maximum": "out = (t.where(x > 0, x, c * x), t.maximum(x, c), x.abs().log())",
     "broadcast": "out = x * v - v.exp() / (x ** 2 + 1)",
     "integer-results": "out = (x.argmax(1), x > 0, x.sort(1))",
-    # reductions
+    "indexing": "out = (x.gather(1, t.tensor([[0, 1], [2, 3], [1, 1]])), x.masked_fill(c > 0, 2.0),"
+                " x.index_select(1, t.tensor([3, 0])), t.zeros(3, 6, dtype=t.float64)"
+                ".scatter_add(1, t.tensor([[0, 1, 1, 5]] * 3), x))",
+    "orderings": "out = (x.cumprod(1), x.sort(1).values, x.topk(2, 1).values, x.flip(0),"
+                 " x.roll(1, 1))",
+    "numbers": "out = (t.where(x > 0, x, 0.0), x.clamp(min=0.1), x.lerp(c, 0.3), t.lerp(x, c, v),"
+               " t.std_mean(x, 1), t.var_mean(x, 0), x.aminmax())",
+    "complex": "z = t.complex(x, c)\nout = (z.abs(), (z * z).real, z.angle())",
     "reductions": "out = (x.sum(1), x.mean(), x.var(0), x.std(1), x.prod(1), x.norm(),"
                   " x.logsumexp(1), x.cumsum(1), x.amax(0))",
     "max-min-dim": "out = (x.max(1), x.min(0), x.median(1).values)",
     # matmul
     "matmul": "out = (x @ w, t.matmul(x, v), t.mm(x, w), t.einsum('ij,jk->ik', x, w),"
               " x @ x.T)",
+    "contractions": "out = (t.einsum('ij,ij->i', x, c), t.outer(v, v),"
+                    " t.kron(x[:2, :2], c[:2, :2]),"
+                    " t.einsum('bchw,ochw->bo', img[:, :, :3, :3], k))",
+    "decompositions": "a = x[:, :3] @ x[:, :3].T + 3 * t.eye(3, dtype=t.float64)\n"
+                      "out = (t.linalg.cholesky(a), t.linalg.eigh(a).eigenvalues,"
+                      " t.linalg.slogdet(a).logabsdet, t.linalg.matrix_norm(x),"
+                      " t.linalg.svdvals(x), t.linalg.qr(x.T).R.abs())",
     "linalg": "a = x[:, :3] + 3 * t.eye(3, dtype=t.float64)\n"
               "out = (t.linalg.inv(a), t.linalg.det(a), t.linalg.solve(a, x))",
     # nn.functional
@@ -47,6 +61,17 @@ CASES = {
     "linear": "out = F.linear(x, w.T, w[0])",
     "conv2d": "out = F.conv2d(img, k, padding=1, stride=2)",
     "conv1d": "out = F.conv1d(x.unsqueeze(0), w.T.reshape(5, 1, 4)[:, :, :3].expand(5, 3, 3))",
+    "activations": "out = (F.elu(x), F.leaky_relu(x, 0.1), F.softplus(x), F.hardtanh(x), F.mish(x),"
+                   " F.glu(x, 1), F.logsigmoid(x))",
+    "more-losses": "out = (F.binary_cross_entropy_with_logits(x, c.sigmoid()),"
+                   " F.smooth_l1_loss(x, c),"
+                   " F.kl_div(x.log_softmax(1), c.softmax(1), reduction='batchmean'))",
+    "attention": "q = x.reshape(1, 3, 4)\nout = F.scaled_dot_product_attention(q, q * 2, q.sin())",
+    "embedding-pad": "out = (F.embedding(t.tensor([[0, 2], [3, 3]]), w), F.pad(x, (1, 2)),"
+                     " F.interpolate(img, scale_factor=2, mode='bilinear'), F.normalize(x, dim=1))",
+    "conv-transpose": "out = F.conv_transpose2d(img, k[:3], stride=2)",
+    "module": "lin = t.nn.Linear(4, 5).double()\n"
+              "out = t.func.functional_call(lin, {'weight': w.T, 'bias': w[0]}, (x,))",
     "pooling": "out = (F.max_pool2d(img, 2), F.avg_pool2d(img, 3, stride=1))",
     "cross-entropy": "out = (F.cross_entropy(x, t.tensor([0, 3, 1])),"
                      " F.cross_entropy(x, x.softmax(1)), F.mse_loss(x, c),"
@@ -62,6 +87,8 @@ CASES = {
     "mul-into-plain": "q = c.clone(); q.mul_(x).sub_(v); out = q",
     "setitem-plain": "q = c.clone(); q[1] = x[0] * 2; q[:, 3] = 0; out = q",
     "view-of-plain": "q = c.clone(); q[:, 1:].mul_(0).add_(x[:, :3] * 3); out = q",
+    "index-writes": "q = c.clone(); q[t.tensor([0, 2])] = x[1:]; q[c > 1] = 5.0; q[1].fill_(2.0)\n"
+                    "r = x.clone(); r[:, 0] = v[:3]; r[2].zero_(); out = (q, r)",
     "dual-in-place": "y = x.clone(); y.mul_(2).sin_(); y[0] += v; out = y",
     "view-of-dual": "y = x.clone(); row = y[1]; row.mul_(v); out = (y, row)",
     "dual-of-plain-view": "y = c.clone(); y[1:].copy_(x[:2]); row = y[2]; row.exp_(); out = y",
@@ -75,7 +102,7 @@ CASES = {
     "dual-in-place-row": "y = fw.make_dual(c.clone(), tx); y[0].mul_(2); y[:, 1] = v[:3]\n"
                          "out = (y, y.sum(0))",
     # no tangent: detach, a plain tensor, a factory
-    "detach": "d = x.detach(); out = (d, d * x, x.detach().sin())",
+    "detach": "d = x.detach(); out = (d, d * x, x.detach().sin(), x.data, x.data * x)",
     "not-dual": "out = (c, c * 2, t.ones(2, dtype=t.float64))",
     # torch.no_grad does not stop forward AD
     "no-grad": "with t.no_grad():\n    out = x * v",
