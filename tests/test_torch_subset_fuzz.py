@@ -658,11 +658,13 @@ def divergence(name: str, seed: int) -> str | None:
 
 
 def test_every_shared_name_has_a_case():
-    """Every function of xad's ``torch`` and ``torch.nn.functional`` and every tensor method
+    """Every function of xad's ``torch``, ``torch.nn.functional`` and
+    ``torch.autograd.forward_ad`` and every tensor method
     that PyTorch also has is fuzzed here or checked where ``AUDITED_ELSEWHERE`` says."""
     words = set(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", " ".join(CASES)))
     skip = set(AUDITED_ELSEWHERE)
-    pairs = [(T, torch), (T.nn.functional, torch.nn.functional), (xad.Tensor, torch.Tensor)]
+    pairs = [(T, torch), (T.nn.functional, torch.nn.functional), (xad.Tensor, torch.Tensor),
+             (T.autograd.forward_ad, torch.autograd.forward_ad)]
     missing = [n for ours, theirs in pairs for n in dir(ours) if not n.startswith("_")
                and hasattr(theirs, n) and n not in skip and n not in words]
     assert not missing, f"add fuzz cases for {missing}"
@@ -731,6 +733,9 @@ AUDITED_ELSEWHERE = ("Generator Tensor amp autograd bfloat16 bool cuda compile c
                      "atan2_ copysign_ bitwise_and_ bitwise_or_ bitwise_xor_ bitwise_not_ "
                      "bitwise_left_shift_ bitwise_right_shift_ index_copy index_copy_ put "
                      "put_ scatter_reduce_ index_reduce index_reduce_ "
+                     # torch.autograd.forward_ad against torch (tests/test_torch_forward_ad.py)
+                     "UnpackedDualTensor dual_level enter_dual_level exit_dual_level "
+                     "make_dual unpack_dual "
                      # torch.lu_unpack against torch (tests/test_torch_linalg.py)
                      "lu_unpack "
                      # torch.orgqr against torch (tests/test_linalg_eig.py)

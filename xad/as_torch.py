@@ -29,6 +29,7 @@ from . import function as _function
 from . import ops as _ops
 from . import torch_anomaly as _anomaly
 from . import torch_autograd_functional as _autograd_functional
+from . import torch_forward_ad as _forward_ad
 from . import torch_func as _func
 from . import torch_functions as _tf
 from . import torch_gradcheck as _gradcheck
@@ -146,13 +147,15 @@ _DISTRIBUTION_MODULES = ("kl", "normal", "uniform", "categorical", "bernoulli", 
 
 
 def _autograd_modules() -> dict[str, types.ModuleType]:
-    """``torch.autograd`` with ``Function``, ``function`` and ``functional``."""
+    """``torch.autograd`` with ``Function``, ``function``, ``functional`` and ``forward_ad``."""
     function = _module("torch.autograd.function", _function)
     functional = _module("torch.autograd.functional", _autograd_functional)
+    forward_ad = _module("torch.autograd.forward_ad", _forward_ad)
     return {"torch.autograd.function": function, "torch.autograd.functional": functional,
+            "torch.autograd.forward_ad": forward_ad,
             "torch.autograd": _module("torch.autograd", autograd, _gradcheck, _anomaly,
                                       Function=_function.Function, function=function,
-                                      functional=functional)}
+                                      functional=functional, forward_ad=forward_ad)}
 
 
 def namespace() -> dict[str, types.ModuleType]:

@@ -50,6 +50,9 @@ class JVPLevel:
         self.parent = context.transform
         self.tangents: dict[int, tuple] = {}
         self.own: dict[int, tuple] = {}  # detach()/.data tensors: (weak ref, own tangent)
+        self.roots: dict[int, weakref.ref] = {}  # forward_ad's duals and primals (see root)
+        self.chain: list[Tensor] = []  # the views being set in place, outermost first
+        self.kept: list[list | None] = []  # for each: its storage's tangents (see writing)
 
     def get(self, t: Any) -> Tensor | None:
         """The tangent of ``t`` at this level (``None``: zero, or not a tensor)."""
@@ -94,6 +97,54 @@ class JVPLevel:
             ref = arr
         self.tangents[key] = (ref, tan)
 
+    def hold(self, t: Tensor, tan: Tensor | None, base: Tensor) -> None:
+        """Give ``t``, a new tensor for ``base``'s values (a ``Function``'s output that is its
+        input), the tangent ``tan`` here (none: ``None``), held by identity where ``t``
+        shares ``base``'s array object, so ``base`` keeps its own."""
+        if t._array is base._array:
+            self._own(t, tan)
+        elif tan is not None:  # (a new array object has no tangent yet)
+            self.set(t, tan)
+
+    def root(self, t: Tensor, tan: Tensor | None) -> None:
+        """``t``, a view made by ``torch.autograd.forward_ad`` (``make_dual``, a primal of
+        ``unpack_dual``), has the tangent ``tan`` (none: ``None``) apart from its storage's,
+        as PyTorch's dual tensors: a change of its base leaves it; a change made through
+        ``t`` (or a plain view of it) gives it the new value's."""
+        self._own(t, tan)
+        key = id(t)
+        self.roots[key] = weakref.ref(t, _pop_when_freed(self.roots, key))
+
+    def _rooted(self, t: Tensor) -> bool:
+        r = self.roots.get(id(t))
+        return r is not None and r() is t
+
+    def writing(self, t: Tensor) -> None:
+        """The view ``t`` is being set in place through its base (until :meth:`written`).
+        Where the change begins at a root, the tensors sharing its storage keep their
+        tangents (PyTorch's dual and its base are apart): they are kept here."""
+        first = self.roots and self._rooted(t) and not any(self._rooted(c) for c in self.chain)
+        self.chain.append(t)
+        self.kept.append([(m, self.get(m)) for m in _storage(t) if not any(
+            m is c for c in self.chain)] if first else None)
+        if self.parent is not None:
+            self.parent.writing(t)
+
+    def written(self, t: Tensor, value: Tensor) -> None:
+        """The view ``t`` was set to ``value``: a root where the change began takes
+        ``value``'s tangent, and the rest of its storage gets its own back."""
+        self.chain.pop()
+        kept = self.kept.pop()
+        if kept is not None:
+            for m, tan in kept:
+                if tan is None and not self._owns(m):
+                    self.tangents.pop(id(m._array), None)
+                else:
+                    self.set(m, tan)
+            self._own(t, self.get(value))
+        if self.parent is not None:
+            self.parent.written(t, value)
+
     def cut(self, t: Tensor) -> None:
         """``t`` (a ``detach``-ed tensor sharing a traced array) has a tangent of its own,
         none yet, here and in every level outside."""
@@ -118,8 +169,9 @@ class JVPLevel:
 
     def follow(self, t: Tensor, fresh: Tensor) -> None:
         """``t`` (a view) became ``fresh``, remade from its changed base: it takes fresh's
-        tangent where either holds one by identity."""
-        if self.own and (self._owns(t) or self._owns(fresh)):
+        tangent where either holds one by identity (a root keeps its own: see written)."""
+        if self.own and not (self.roots and self._rooted(t)) and (
+                self._owns(t) or self._owns(fresh)):
             self._own(t, self.get(fresh))
         if self.parent is not None:
             self.parent.follow(t, fresh)

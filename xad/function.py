@@ -9,6 +9,8 @@ from typing import Any, cast
 
 from . import autograd as _ag
 from .context import context
+from .factories import zeros_like
+from .forward_mode import JVPLevel
 from .graph import GraphFreedError, freed_message, record
 from .ops import sum_to
 from .tensor import Tensor
@@ -28,11 +30,17 @@ class FunctionCtx:
         self._non_differentiable: tuple = ()
         self._dirty: tuple = ()
         self._materialize = True
+        self._saved_forward: tuple = ()
+        self._in_jvp = False  # while the Function's jvp runs: saved_tensors are its own
         self.needs_input_grad: tuple[bool, ...] = ()
 
     def save_for_backward(self, *tensors: Any) -> None:
         """Keep tensors for ``backward``; checked there against in-place changes."""
         self._saved = tensors
+
+    def save_for_forward(self, *tensors: Any) -> None:
+        """Keep tensors for the Function's ``jvp`` (its ``saved_tensors`` there)."""
+        self._saved_forward = tensors
 
     def mark_non_differentiable(self, *outputs: Any) -> None:
         """Outputs of ``forward`` that carry no gradient (indices, masks): they do not
@@ -50,6 +58,8 @@ class FunctionCtx:
 
     @property
     def saved_tensors(self) -> tuple:
+        if self._in_jvp:
+            return self._saved_forward
         node = self._node() if self._node is not None else None
         if node is not None and node.saved is None:
             raise GraphFreedError(freed_message(node))
@@ -111,7 +121,9 @@ class Function:
     tensors; ``backward(ctx, *grads)`` returns one gradient per input, written with xad's
     own operations (so it can itself be differentiated). PyTorch's other form, a
     ``forward(*args)`` without ``ctx`` and a ``setup_context(ctx, inputs, output)``, works
-    too.
+    too. An optional ``jvp(ctx, *tangents)`` gives the outputs' tangents in forward mode
+    (``ctx.save_for_forward`` keeps tensors for it); without one, forward mode
+    differentiates ``forward``'s xad operations.
 
     Example:
         >>> import xad
@@ -141,50 +153,100 @@ class Function:
     def setup_context(ctx: FunctionCtx, inputs: tuple, output: Any) -> None:
         raise NotImplementedError  # overridden: forward takes no ctx (PyTorch 2's form)
 
+    @staticmethod
+    def jvp(ctx: FunctionCtx, *tangents: Any) -> Any:
+        raise NotImplementedError  # overridden: the Function's own forward-mode rule
+
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
-        ctx = FunctionCtx()
-        tensors = [a for a in args if isinstance(a, Tensor)]
-        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
-        with _ag.no_grad():
-            if cls.setup_context is Function.setup_context:
-                out = cls.forward(ctx, *args, **kwargs)
-            else:
-                out = cls.forward(*args, **kwargs)
-                cls.setup_context(ctx, args, out)
-        multi = isinstance(out, tuple)
-        outs = list(out) if multi else [out]
+        level = context.transform
+        if (cls.jvp is not Function.jvp and isinstance(level, JVPLevel)
+                and any(level.get(a) is not None for a in args)):
+            return _with_jvp(cls, level, args, kwargs)
+        return _forward_and_record(cls, FunctionCtx(), args, kwargs)
+
+
+def _forward_and_record(cls: type[Function], ctx: FunctionCtx, args: tuple,
+                        kwargs: dict) -> Any:
+    """:meth:`Function.apply`: run ``forward`` with recording off, then record its node."""
+    tensors = [a for a in args if isinstance(a, Tensor)]
+    ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+    with _ag.no_grad():
+        if cls.setup_context is Function.setup_context:
+            out = cls.forward(ctx, *args, **kwargs)
+        else:
+            out = cls.forward(*args, **kwargs)
+            cls.setup_context(ctx, args, out)
+    multi = isinstance(out, tuple)
+    outs = list(out) if multi else [out]
+    for i, o in enumerate(outs):
+        if not isinstance(o, Tensor):
+            raise TypeError(f"{cls.__name__}.forward must return tensors, got "
+                            f"{type(o).__name__} as output {i}")
+        if any(o is a for a in args) and not any(o is d for d in ctx._dirty):
+            outs[i] = Tensor._make(o._array, o._backend, o)  # an input returned as is
+    _check_dirty(cls, ctx, outs)
+    _check_traced(cls, tensors, outs)
+    ctx._versions = tuple(t._version if isinstance(t, Tensor) else None
+                          for t in ctx._saved)
+    if not (context.grad_enabled and any(t.requires_grad for t in tensors)):
+        return tuple(outs) if multi else outs[0]
+    # saved outputs are kept as arrays and re-linked on use: no reference cycle
+    saved = list(ctx._saved)
+    for j, s in enumerate(saved):
         for i, o in enumerate(outs):
-            if not isinstance(o, Tensor):
-                raise TypeError(f"{cls.__name__}.forward must return tensors, got "
-                                f"{type(o).__name__} as output {i}")
-            if any(o is a for a in args) and not any(o is d for d in ctx._dirty):
-                outs[i] = Tensor._make(o._array, o._backend, o)  # an input returned as is
-        _check_dirty(cls, ctx, outs)
-        _check_traced(cls, tensors, outs)
-        ctx._versions = tuple(t._version if isinstance(t, Tensor) else None
-                              for t in ctx._saved)
-        if not (context.grad_enabled and any(t.requires_grad for t in tensors)):
-            return tuple(outs) if multi else outs[0]
-        # saved outputs are kept as arrays and re-linked on use: no reference cycle
-        saved = list(ctx._saved)
-        for j, s in enumerate(saved):
-            for i, o in enumerate(outs):
-                if s is o:
-                    ctx._outputs_data[j] = i
-                    saved[j] = None
-        ctx._saved = tuple(saved)
-        arrays = tuple(o._array for o in outs)
-        op = _FunctionOp(cls, bool(ctx._outputs_data))
-        op.materialize_grads = ctx._materialize
-        res = record(op, args, arrays if multi else arrays[0], outs[0]._backend, ctx=ctx)
-        ctx._node = weakref.ref(res[0]._node if multi else res._node)
-        # integer, boolean and marked outputs carry no gradient (as PyTorch's)
-        cut = [any(o is m for m in ctx._non_differentiable) for o in (out if multi else [out])]
-        res = tuple(Tensor._make(r._array, r._backend) if c or r.dtype.name.startswith(
-            ("int", "uint", "bool")) else r for r, c in zip(res if multi else (res,), cut))
-        res = tuple(_rebind_dirty(ctx, o, r, i) for i, (o, r) in enumerate(zip(outs, res)))
-        return res if multi else res[0]
+            if s is o:
+                ctx._outputs_data[j] = i
+                saved[j] = None
+    ctx._saved = tuple(saved)
+    arrays = tuple(o._array for o in outs)
+    op = _FunctionOp(cls, bool(ctx._outputs_data))
+    op.materialize_grads = ctx._materialize
+    res = record(op, args, arrays if multi else arrays[0], outs[0]._backend, ctx=ctx)
+    ctx._node = weakref.ref(res[0]._node if multi else res._node)
+    # integer, boolean and marked outputs carry no gradient (as PyTorch's)
+    cut = [any(o is m for m in ctx._non_differentiable) for o in (out if multi else [out])]
+    res = tuple(Tensor._make(r._array, r._backend) if c or r.dtype.name.startswith(
+        ("int", "uint", "bool")) else r for r, c in zip(res if multi else (res,), cut))
+    res = tuple(_rebind_dirty(ctx, o, r, i) for i, (o, r) in enumerate(zip(outs, res)))
+    return res if multi else res[0]
+
+
+def _with_jvp(cls: type[Function], level: JVPLevel, args: tuple, kwargs: dict) -> Any:
+    """:meth:`Function.apply` where inputs carry tangents at ``level`` and ``cls`` has a
+    ``jvp``: ``forward``, then ``jvp(ctx, *tangents)`` (zeros for a tensor without one,
+    ``None`` for anything else), both below ``level``; its results are the outputs'
+    tangents there (``None``: zero)."""
+    ctx = FunctionCtx()
+    context.transform = level.parent
+    try:
+        out = _forward_and_record(cls, ctx, args, kwargs)
+        tans = [None if not isinstance(a, Tensor) or not a.dtype.can_require_grad
+                else level.get(a) if level.get(a) is not None else zeros_like(a) for a in args]
+        ctx._in_jvp = True
+        res = cls.jvp(ctx, *tans)
+    finally:
+        ctx._in_jvp = False
+        context.transform = level
+    outs = out if isinstance(out, tuple) else (out,)
+    res = res if isinstance(res, tuple) else (res,)
+    if len(res) != len(outs):
+        raise RuntimeError(f"{cls.__name__}.jvp: Function's jvp returned an invalid number of "
+                           f"forward gradients (expected {len(outs)} but got {len(res)})")
+    for i, (o, t) in enumerate(zip(outs, res)):
+        if t is not None and (not isinstance(t, Tensor) or t.shape != o.shape
+                              or t.dtype != o.dtype or t._backend is not o._backend):
+            got = (f"{tuple(t.shape)} {t.dtype} on {t._backend.label}"
+                   if isinstance(t, Tensor) else type(t).__name__)
+            raise RuntimeError(f"{cls.__name__}.jvp: tangent {i} is {got}, but output {i} is "
+                               f"{tuple(o.shape)} {o.dtype} on {o._backend.label}; return one "
+                               f"tangent per output, each of its output's shape and dtype")
+        base = next((a for a in args if isinstance(a, Tensor) and a._array is o._array), None)
+        if base is None:
+            level.set(o, t)
+        else:
+            level.hold(o, t, base)
+    return out
 
 
 def _check_dirty(cls: type, ctx: FunctionCtx, outs: list) -> None:

@@ -226,6 +226,16 @@ class BatchLevel:
         if self.parent is not None:
             self.parent.rebound(t)
 
+    def writing(self, t: Tensor) -> None:
+        """The view ``t`` is being set in place; levels outside may care."""
+        if self.parent is not None:
+            self.parent.writing(t)
+
+    def written(self, t: Tensor, value: Tensor) -> None:
+        """The view ``t`` was set to ``value``; levels outside may care."""
+        if self.parent is not None:
+            self.parent.written(t, value)
+
     def per_example(self, t: Tensor) -> Tensor:
         """``t`` with this level's batch axis (the argument of a ``grad`` inside this
         level): itself, or repeated over the batch when ``t`` is not batched (a view,

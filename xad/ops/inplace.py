@@ -168,10 +168,18 @@ def _write_view(x: Tensor, new: Tensor, what: str, fresh: bool = False) -> None:
     key, value = onto
     if base._node is None and base.requires_grad and context.grad_enabled:
         raise _leaf_error(base, f"{what} through a view of it")
-    node = new._node if op.name == "view_dtype" else None  # (its base is a detach(): the
-    _setitem(base, key, value, fresh or node is not None)  # view joins new's graph, as
-    with grad_mode.enable_grad():                          # PyTorch's)
-        x._follow(unary(op, base, **params))
+    # a view_dtype's base is a detach(): the view joins new's graph, as PyTorch's
+    node = new._node if op.name == "view_dtype" else None
+    level = context.transform  # (forward_ad's duals keep their tangents apart from their
+    if level is not None:      # bases': JVPLevel.written)
+        level.writing(x)
+    try:
+        _setitem(base, key, value, fresh or node is not None)
+        with grad_mode.enable_grad():
+            x._follow(unary(op, base, **params))
+    finally:
+        if level is not None:
+            level.written(x, new)
     if node is not None:
         x._join(node, new._idx)
 
