@@ -404,6 +404,19 @@ class Tensor:
         if context.transform is not None:  # xad.jvp: fresh's tangent, where held by identity
             context.transform.follow(self, fresh)
 
+    def _become_view(self, fresh: Tensor) -> None:
+        """Become ``fresh``, another view of this tensor's storage (``as_strided_``: PyTorch
+        changes a tensor's sizes and strides in place); the tensor it viewed before no
+        longer remakes it."""
+        if self._base is not None and self._base._views:
+            self._base._views = [r for r in self._base._views if r() is not self]
+        self._follow(fresh)
+        base = fresh._base
+        assert base is not None and base._views is not None  # fresh is a view
+        self._view, self._base, self._view_fn = True, base, fresh._view_fn
+        self._expanded = fresh._expanded
+        base._views.append(weakref.ref(self))
+
     def _follow_values(self, base: Tensor) -> None:
         """Take ``base``'s new array, as ``detach()`` and ``.data`` do: never its node (a
         detached tensor stays out of the graph); ``detach()`` keeps sharing its counter."""
@@ -2199,9 +2212,10 @@ _FUNCTION_METHODS = {n: n for n in (
     "allclose div bmm mv addmm frac float_power fmax fmin heaviside unflatten "
     "repeat_interleave fliplr flipud ravel diag erfc erfinv lgamma digamma fmod unique "
     "unique_consecutive bincount tensor_split unfold cummax cummin logcumsumexp "
-    "scatter_reduce index_put index_put_ as_strided index_copy index_reduce put kron inner "
-    "vdot diag_embed diagflat cov corrcoef argwhere baddbmm addmv addr addbmm gcd lcm frexp "
-    "ldexp sinc fix sgn adjoint dist renorm matrix_exp i0 mvlgamma igamma igammac").split()} | {
+    "scatter_reduce index_put index_put_ as_strided as_strided_ index_copy index_reduce put "
+    "kron inner vdot diag_embed diagflat cov corrcoef argwhere baddbmm addmv addr addbmm gcd "
+    "lcm frexp ldexp sinc fix sgn adjoint dist renorm matrix_exp i0 mvlgamma igamma "
+    "igammac").split()} | {
     "mul": "multiply", "neg": "negative", "true_divide": "divide", "divide": "div",
     "arccos": "acos", "arcsin": "asin", "arctan": "atan", "arctan2": "atan2",
     "arccosh": "acosh", "arcsinh": "asinh", "arctanh": "atanh", "bitwise_not": "bitwise_invert",

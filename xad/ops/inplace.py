@@ -46,9 +46,15 @@ def _leaf_error(x: Tensor, what: str) -> RuntimeError:
 
 
 def _overlap_error(x: Tensor, what: str) -> RuntimeError:
-    return RuntimeError(f"{what}: the tensor (shape {x.shape}) is an expanded view "
-                        f"(broadcast_to/expand, or a view of one) whose elements share memory, "
-                        f"so the change is ambiguous (PyTorch raises here too). Change a copy "
+    t: Tensor | None = x
+    while t is not None and t._view_fn is not None and t._view_fn[0].name != "as_strided":
+        t = t._base
+    kind = ("an as_strided view (or a view of one) whose windows overlap in its storage, so "
+            "the change is ambiguous (PyTorch writes them in an undefined order)"
+            if t is not None and t._view_fn is not None else "an expanded view (broadcast_to/expand, or a view "
+            "of one) whose elements share memory, so the change is ambiguous (PyTorch raises "
+            "here too)")
+    return RuntimeError(f"{what}: the tensor (shape {x.shape}) is {kind}. Change a copy "
                         f"(.clone()) or the base tensor; filling it with a number (fill_, "
                         f"zero_) is allowed.")
 

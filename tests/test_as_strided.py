@@ -1,0 +1,233 @@
+"""``as_strided``, ``as_strided_`` and ``as_strided_scatter`` against PyTorch 2.13: values
+of views of roots, offset, transposed and strided bases (sliding windows, a stride of 0,
+an explicit and the default storage offset), which stay current after in-place changes of
+the storage by any route, writes through the result that reach the storage (and raise
+where its windows overlap), PyTorch's errors, and gradients (float64, against torch and
+finite differences), forward mode and ``vmap``."""
+
+from __future__ import annotations
+
+import pytest
+
+import xad
+
+torch = pytest.importorskip("torch")
+
+# a base of the storage arange(24) shaped (4, 6), as both libraries write it
+BASES = {"root": lambda x: x, "offset": lambda x: x.reshape(-1)[5:],
+         "transposed": lambda x: x.t(), "strided": lambda x: x[1:, ::2],
+         "row": lambda x: x[2]}
+# (size, stride, storage_offset): None takes the base's own offset
+GEOMETRIES = [((19, 6), (1, 1), None), ((4, 3), (1, 4), 2), ((3, 2), (6, 1), None),
+              ((2, 3, 2), (0, 2, 1), 5), ((), (), 23), ((0, 3), (4, 1), 24),
+              ((3,), (7,), 1), ((2, 2), (1, 2), None), ((1, 4), (100, 5), 0)]
+
+
+def _both(program):
+    """``program(module)`` on xad (current backend) and torch, as nested lists."""
+    return program(xad), program(torch)
+
+
+def _storage(m, dtype=None, requires_grad=False):
+    x = m.arange(24.0, dtype=dtype or m.float32).reshape(4, 6)
+    return x.requires_grad_() if requires_grad else x
+
+
+@pytest.mark.parametrize("base", list(BASES))
+@pytest.mark.parametrize("geometry", GEOMETRIES, ids=str)
+def test_values_follow_the_storage_as_torch(base, geometry, xb):
+    size, stride, offset = geometry
+
+    def program(m):
+        x = _storage(m)
+        v = BASES[base](x)
+        a = v.as_strided(size, stride) if offset is None else v.as_strided(size, stride, offset)
+        seen = [a.tolist()]
+        x[1:3] *= -1.0                 # the storage changed through the root
+        seen.append(a.tolist())
+        v.mul_(2.0)                    # ... and through the base
+        seen.append(a.tolist())
+        x.reshape(-1)[::5] = 100.0     # ... and through another view of it
+        return seen + [a.tolist(), x.tolist()]
+
+    try:
+        want = program(torch)
+    except RuntimeError:
+        with pytest.raises(RuntimeError, match="storage"):
+            program(xad)
+        return
+    assert program(xad) == want
+
+
+@pytest.mark.parametrize("order", ["result first", "base first"])
+def test_writes_through_the_result_and_the_base_as_torch(order, xb):
+    def program(m):
+        x = _storage(m)
+        v = x.t()[1:]                  # a transposed, offset base
+        a = v.as_strided((3, 4), (1, 6), 1)   # no two elements share a position
+        out = []
+        for step in ((0, 1) if order == "result first" else (1, 0)):
+            if step == 0:
+                a[1] = m.tensor([-1.0, -2.0, -3.0, -4.0])
+                a[:, 2].add_(0.5)
+                a.mul_(2.0)
+            else:
+                v[0, 1:3] = 50.0
+                x.sub_(1.0)
+            out += [a.tolist(), v.tolist(), x.tolist()]
+        return out
+
+    got, want = _both(program)
+    assert got == want
+
+
+def test_sliding_windows_read_and_fill_but_refuse_other_writes(xb):
+    x = xad.arange(6.0)
+    w = x.as_strided((4, 3), (1, 1))
+    t = torch.arange(6.0).as_strided((4, 3), (1, 1))
+    assert w.tolist() == t.tolist()
+    for write in (lambda: w.add_(1.0), lambda: w.copy_(xad.zeros((4, 3))),
+                  lambda: w.__setitem__(slice(0, 2), 5.0), lambda: w[0:2].mul_(2.0)):
+        with pytest.raises(RuntimeError, match="as_strided view .*overlap"):
+            write()
+    assert x.tolist() == list(range(6))        # nothing was written
+    w[0].mul_(10.0)                            # one window: its elements are distinct
+    w[3, 2] = -1.0
+    w[:, 0] = 5.0                              # the first column: distinct positions too
+    assert x.tolist() == [5.0, 5.0, 5.0, 5.0, 4.0, -1.0]
+    w.fill_(7.0)                               # filling with a number is well defined
+    assert x.tolist() == [7.0] * 6
+    z = x.as_strided((2, 3), (0, 2))
+    with pytest.raises(RuntimeError, match="overlap"):
+        z += 1.0
+    assert z.tolist() == [[7.0] * 3] * 2
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda m, x: x.as_strided((2,), (-1,)), "egative strides"),
+    (lambda m, x: x.as_strided((7,), (1,)), "storage"),
+    (lambda m, x: x.as_strided((2, 3), (3, 1), 1), "storage"),
+    (lambda m, x: x[1:].as_strided((6,), (1,)), "storage"),
+    (lambda m, x: x.as_strided((2,), (1,), -1), "storage offset"),
+    (lambda m, x: x.as_strided((2, 3), (1,)), "length of strides and shape")])
+def test_errors_as_torch(call, match, xb):
+    with pytest.raises(RuntimeError, match=match):
+        call(torch, torch.arange(6.0))
+    with pytest.raises(RuntimeError, match=match):
+        call(xad, xad.arange(6.0))
+
+
+def test_empty_and_one_element_views_need_no_storage_as_torch(xb):
+    for size, stride, off in (((0,), (1,), 7), ((2, 0), (100, 1), 6), ((1,), (100,), 5)):
+        assert xad.arange(6.0).as_strided(size, stride, off).tolist() == \
+            torch.arange(6.0).as_strided(size, stride, off).tolist()
+
+
+def test_what_xad_refuses_says_why(xb):
+    x = xad.arange(6.0)
+    with pytest.raises(NotImplementedError, match="view\\(dtype\\)"):
+        x.view(xad.int32).as_strided((2,), (1,))
+    with pytest.raises(NotImplementedError, match="part of a storage through detach"):
+        x[1:].detach().as_strided((2,), (1,))
+    e = x.reshape(2, 3).t().exp()                # keeps x.t()'s layout, as PyTorch's
+    if e.is_contiguous():                        # JAX: no layouts, rows are its order
+        assert e.as_strided((6,), (1,)).tolist() == e.reshape(-1).tolist()
+    else:
+        with pytest.raises(RuntimeError, match="row-major.*contiguous"):
+            e.as_strided((6,), (1,))
+        assert e.contiguous().as_strided((6,), (1,)).tolist() == e.reshape(-1).tolist()
+    assert x.detach().as_strided((2,), (2,), 1).tolist() == [1.0, 3.0]
+
+
+@pytest.mark.parametrize("base", list(BASES))
+def test_gradients_as_torch_in_float64(base, xb):
+    """Overlapping windows sum their gradients; a view's storage elements outside it get
+    none (PyTorch's rule)."""
+    def program(m):
+        w = _storage(m, m.float64, requires_grad=True)
+        v = BASES[base](w * 1.0)
+        a = v.as_strided((5, 3), (1, 2), 1)
+        b = v.as_strided((2, 2), (0, 3))
+        loss = (a * m.arange(15.0, dtype=m.float64).reshape(5, 3)).sum() + (b ** 2).sum()
+        (g,) = m.autograd.grad(loss, w, create_graph=True)
+        (gg,) = m.autograd.grad((g ** 2).sum(), w)
+        return [a.tolist(), g.tolist(), gg.tolist()]
+
+    got, want = _both(program)
+    assert got == want
+
+
+def test_gradients_through_writes_in_a_graph_as_torch(xb):
+    def program(m):
+        w = m.arange(1.0, 13.0, dtype=m.float64).reshape(3, 4).requires_grad_()
+        s = m.arange(3.0, dtype=m.float64).requires_grad_()
+        x = w * 2.0
+        a = x.as_strided((3,), (5,), 0)      # the diagonal
+        a.mul_(s)                            # a recorded write through the view
+        x[:, 1] += x[:, 0]                   # and one through the base after it
+        loss = (x ** 2).sum() + (a * a.sum()).sum()
+        loss.backward()
+        return [x.tolist(), a.tolist(), w.grad.tolist(), s.grad.tolist()]
+
+    got, want = _both(program)
+    assert got == want
+
+
+def test_gradcheck_of_windows(xb):
+    w = xad.randn((7,), dtype=xad.float64, requires_grad=True)
+    assert xad.gradcheck(lambda t: (t * 1.0)[1:].as_strided((3, 3), (1, 1)).exp(), (w,))
+
+
+def test_jvp_and_vmap(xb):
+    x = xad.arange(8.0, dtype=xad.float64)
+    t = xad.arange(8.0, dtype=xad.float64) * 0.5 - 1.0
+    f = lambda u: (u * u).t().contiguous().as_strided((3, 2), (2, 1), 1)  # noqa: E731
+    _, tangent = xad.jvp(f, (x.reshape(2, 4),), (t.reshape(2, 4),))
+    tx = torch.arange(8.0, dtype=torch.float64).reshape(2, 4)
+    tt = (torch.arange(8.0, dtype=torch.float64) * 0.5 - 1.0).reshape(2, 4)
+    g = lambda u: (u * u).t().contiguous().as_strided((3, 2), (2, 1), 1)  # noqa: E731
+    assert tangent.tolist() == torch.func.jvp(g, (tx,), (tt,))[1].tolist()
+    batch = xad.arange(30.0).reshape(3, 10) * 1.0
+    out = xad.vmap(lambda r: (r * 2.0).as_strided((4, 3), (2, 1), 1))(batch)
+    assert out.tolist() == [(r * 2.0).as_strided((4, 3), (2, 1), 1).tolist() for r in batch]
+
+
+def test_inplace_as_strided_changes_the_geometry_as_torch(xb):
+    def program(m):
+        x = m.arange(6.0)
+        v = x[1:]
+        v.as_strided_((2, 2), (1, 1))
+        out = [v.tolist()]
+        x[1] = 7.0
+        y = m.arange(6.0)
+        y.as_strided_((3,), (2,))
+        a = m.arange(6.0, dtype=m.float64, requires_grad=True)
+        b = a * 1.0
+        b.as_strided_((2,), (2,), 1)
+        b.sum().backward()
+        return out + [v.tolist(), y.tolist(), b.tolist(), a.grad.tolist()]
+
+    got, want = _both(program)
+    assert got == want
+    with pytest.raises(RuntimeError, match="leaf"):
+        xad.zeros(6, requires_grad=True).as_strided_((2,), (1,))
+
+
+def test_as_strided_scatter_as_torch(xb):
+    """Values as torch's; gradients by finite differences (torch 2.13's gradient of
+    ``input`` goes to the scattered positions instead of the others: it fails torch's own
+    gradcheck)."""
+    def program(m):
+        out = m.as_strided_scatter(m.arange(6.0) * 1.0, m.tensor([10.0, 20.0]), (2,), (2,), 1)
+        view = m.as_strided_scatter(m.arange(6.0)[1:], m.ones(2) * 9.0, (2,), (1,))
+        return [out.tolist(), view.tolist()]
+
+    got, want = _both(program)
+    assert got == want
+    b = xad.randn((6,), dtype=xad.float64, requires_grad=True)
+    s = xad.randn((2,), dtype=xad.float64, requires_grad=True)
+    assert xad.gradcheck(lambda u, v: xad.as_strided_scatter(u * 1.0, v, (2,), (2,), 1), (b, s))
+    with pytest.raises(RuntimeError, match="src"):
+        xad.as_strided_scatter(xad.zeros(6), xad.ones(1), (2,), (2,), 1)
+    with pytest.raises(RuntimeError, match="overlap"):
+        xad.as_strided_scatter(xad.zeros(6), xad.arange(3.0), (3,), (0,), 1)
