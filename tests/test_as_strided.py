@@ -7,6 +7,9 @@ finite differences), forward mode and ``vmap``."""
 
 from __future__ import annotations
 
+import os
+import random
+
 import pytest
 
 import xad
@@ -139,15 +142,24 @@ def test_what_xad_refuses_says_why(xb):
     assert x.detach().as_strided((2,), (2,), 1).tolist() == [1.0, 3.0]
 
 
+def _taken(m, x, v, size, stride, offset=None):
+    """``v.as_strided(...)`` on xad; on torch the same elements taken from ``x``, the
+    storage's tensor: torch's gradient of a view then reaches every position it reads (of
+    ``v`` it stops at ``v``'s own until the storage changes in place, see below)."""
+    if m is xad:
+        return v.as_strided(size, stride, *([] if offset is None else [offset]))
+    return x.as_strided(size, stride, v.storage_offset() if offset is None else offset)
+
+
 @pytest.mark.parametrize("base", list(BASES))
 def test_gradients_as_torch_in_float64(base, xb):
-    """Overlapping windows sum their gradients; a view's storage elements outside it get
-    none (PyTorch's rule)."""
+    """Overlapping windows sum their gradients, to second order."""
     def program(m):
         w = _storage(m, m.float64, requires_grad=True)
-        v = BASES[base](w * 1.0)
-        a = v.as_strided((5, 3), (1, 2), 1)
-        b = v.as_strided((2, 2), (0, 3))
+        x = w * 1.0
+        v = BASES[base](x)
+        a = _taken(m, x, v, (5, 3), (1, 2), 1)
+        b = _taken(m, x, v, (2, 2), (0, 3))
         loss = (a * m.arange(15.0, dtype=m.float64).reshape(5, 3)).sum() + (b ** 2).sum()
         (g,) = m.autograd.grad(loss, w, create_graph=True)
         (gg,) = m.autograd.grad((g ** 2).sum(), w)
@@ -155,6 +167,18 @@ def test_gradients_as_torch_in_float64(base, xb):
 
     got, want = _both(program)
     assert got == want
+
+
+def test_positions_outside_the_view_get_their_gradient(xb):
+    """``x[2:].as_strided((3,), (1,), 0)`` reads ``x[0]`` and ``x[1]``: xad's gradient
+    reaches them (the derivative); torch 2.13's stops at the view's own positions, and
+    fails its own gradcheck (docs/PORTING.md)."""
+    w = xad.arange(6.0, dtype=xad.float64, requires_grad=True)
+    (w * 1.0)[2:].as_strided((3,), (1,), 0).sum().backward()
+    assert w.grad.tolist() == [1.0, 1.0, 1.0, 0.0, 0.0, 0.0]
+    t = torch.arange(6.0, dtype=torch.float64, requires_grad=True)
+    (t * 1.0)[2:].as_strided((3,), (1,), 0).sum().backward()
+    assert t.grad.tolist() == [0.0, 0.0, 1.0, 0.0, 0.0, 0.0]
 
 
 def test_gradients_through_writes_in_a_graph_as_torch(xb):
@@ -175,7 +199,7 @@ def test_gradients_through_writes_in_a_graph_as_torch(xb):
 
 def test_gradcheck_of_windows(xb):
     w = xad.randn((7,), dtype=xad.float64, requires_grad=True)
-    assert xad.gradcheck(lambda t: (t * 1.0)[1:].as_strided((3, 3), (1, 1)).exp(), (w,))
+    assert xad.gradcheck(lambda t: (t * 1.0)[1:].as_strided((3, 3), (1, 1), 0).exp(), (w,))
 
 
 def test_jvp_and_vmap(xb):
@@ -231,3 +255,95 @@ def test_as_strided_scatter_as_torch(xb):
         xad.as_strided_scatter(xad.zeros(6), xad.ones(1), (2,), (2,), 1)
     with pytest.raises(RuntimeError, match="overlap"):
         xad.as_strided_scatter(xad.zeros(6), xad.arange(3.0), (3,), (0,), 1)
+
+
+FUZZ_N = int(os.environ.get("XAD_FUZZ_N", "12"))
+FUZZ_SEED = int(os.environ.get("XAD_FUZZ_SEED", "0"))
+FUZZ_BASES = [lambda x: x, lambda x: x.reshape(-1)[3:], lambda x: x.t(),
+              lambda x: x[1:, ::2], lambda x: x[1], lambda x: x.reshape(-1)[1::3]]
+
+
+def _fuzz_case(rng: random.Random) -> dict:
+    nd = rng.randint(0, 3)
+    return {"shape": (rng.choice([3, 4]), rng.choice([4, 5, 6])),
+            "base": rng.randrange(len(FUZZ_BASES)), "grad": rng.random() < 0.5,
+            "size": tuple(rng.randint(0, 4) for _ in range(nd)),
+            "stride": tuple(rng.randint(0, 5) for _ in range(nd)),
+            "offset": rng.choice([None, rng.randint(0, 12)]),
+            "steps": [(rng.choice(["root", "base", "fill", "add", "copy"]),
+                       rng.choice([0.5, 2.0, -1.0, 3.0]), rng.randint(0, 3)) for _ in range(4)]}
+
+
+def _fuzz_step(m, x, v, a, step):
+    kind, c, k = step
+    if kind == "root":
+        x[k % x.shape[0]] += c
+    elif kind == "base":
+        v.mul_(c)
+    elif kind == "fill":
+        a.fill_(c)
+    elif kind == "add":
+        (a[k % max(a.shape[0], 1):] if a.ndim else a).add_(c)
+    else:
+        a.copy_(m.full(tuple(a.shape), c, dtype=m.float64))
+
+
+def _fuzz_run(m, case, refused):
+    """The program on ``m``; ``refused``: the steps xad refused (None: record them)."""
+    w = m.arange(float(case["shape"][0] * case["shape"][1]), dtype=m.float64)
+    w = w.reshape(case["shape"]).requires_grad_(case["grad"])
+    x = w * 1.0
+    v = FUZZ_BASES[case["base"]](x)
+    a = _taken(m, x, v, case["size"], case["stride"], case["offset"])
+    seen = [a.tolist()]
+    for i, step in enumerate(case["steps"]):
+        if refused is None:
+            try:
+                _fuzz_step(m, x, v, a, step)
+            except RuntimeError as e:
+                assert "overlap" in str(e), e  # (a fill_ too, in a graph)
+                seen.append(("refused", i))
+        elif ("refused", i) not in refused:
+            _fuzz_step(m, x, v, a, step)
+        else:
+            seen.append(("refused", i))
+        seen += [a.tolist(), x.tolist()]
+    if case["grad"]:
+        ((x * m.arange(float(x.numel()), dtype=m.float64).reshape(x.shape)).sum()
+         + (a * a).sum()).backward()
+        seen.append(w.grad.tolist())
+    return seen
+
+
+def test_fuzz_against_torch(xb):
+    """Random bases, geometries and writes (through the storage's tensor, the base, the
+    result), in and out of a graph, against torch 2.13: values after every step, which
+    steps xad refuses (only writes to elements that share a position: PyTorch's order
+    there is undefined), gradients. ``XAD_FUZZ_N`` programs (``XAD_FUZZ_SEED``)."""
+    rng = random.Random(FUZZ_SEED)
+    ran = 0
+    for _ in range(FUZZ_N):
+        case = _fuzz_case(rng)
+        try:
+            got = _fuzz_run(xad, case, None)
+        except RuntimeError:              # out of the storage's bounds
+            with pytest.raises(RuntimeError):
+                _fuzz_run(torch, case, set())
+            continue
+        refused = {s for s in got if isinstance(s, tuple)}
+        for _, i in refused:              # only writes to elements sharing a position
+            assert _repeats(case, case["steps"][i]), (case, i)
+        assert got == _fuzz_run(torch, case, refused), case
+        ran += 1
+    assert ran >= FUZZ_N // 3
+
+
+def _repeats(case, step):
+    """Whether the elements a step writes through the view include one position twice."""
+    off = case["offset"]
+    n = case["shape"][0] * case["shape"][1]
+    at = FUZZ_BASES[case["base"]](torch.arange(n).reshape(case["shape"])).as_strided(
+        case["size"], case["stride"], *([] if off is None else [off]))
+    if step[0] == "add" and at.ndim:
+        at = at[step[2] % max(at.shape[0], 1):]
+    return at.unique().numel() < at.numel()

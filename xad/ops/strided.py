@@ -10,9 +10,10 @@ positions behind the written elements (``inplace._write_expanded``, as for ``exp
 where several of them are one position (a stride of 0, sliding windows) it raises, where
 PyTorch writes in an undefined order (filling with a number is allowed).
 
-Its gradient is PyTorch's: the result's gradient summed into the storage positions it
-reads (windows that overlap add up), kept only at the positions of the tensor it was taken
-from (PyTorch gives the others nothing).
+Its gradient is the result's gradient summed into the storage positions it reads (windows
+that overlap add up), as PyTorch's, also at positions outside the tensor it was taken from
+(``x[2:].as_strided((3,), (1,), 0)`` reads ``x[0]``), where PyTorch gives none until the
+storage is next changed in place (docs/PORTING.md).
 """
 
 from __future__ import annotations
@@ -33,15 +34,13 @@ __all__ = ["as_strided", "as_strided_", "as_strided_scatter"]
 
 
 class AsStrided(Op):
-    """The storage ``x`` holds (row-major), read at ``offset + sum(i[k] * stride[k])``;
-    ``within``: the geometry ``(size, stride, offset)`` of the tensor it was taken from,
-    whose positions alone get a gradient (None: ``x`` itself)."""
+    """The storage ``x`` holds (row-major), read at ``offset + sum(i[k] * stride[k])``."""
 
     name = "as_strided"
     view = True
 
     @staticmethod
-    def forward(b, x, size, stride, offset, within):
+    def forward(b, x, size, stride, offset):
         return b.as_strided(x, size, stride, offset)
 
     @staticmethod
@@ -49,12 +48,8 @@ class AsStrided(Op):
         p = node.params
         shape = node.in_shapes[0]
         n = math.prod(shape)
-        flat = _scatter(reshape(g, (-1,)), n, p["size"], p["stride"], p["offset"])
-        if p["within"] is not None:
-            ones = Tensor._make(g._backend.xp.ones(math.prod(p["within"][0]), dtype=g._array.dtype,
-                                                   device=g._backend.device), g._backend)
-            flat = flat * (_scatter(ones, n, *p["within"]) != 0)
-        return reshape(flat, shape)
+        return reshape(_scatter(reshape(g, (-1,)), n, p["size"], p["stride"], p["offset"]),
+                       shape)
 
     @classmethod
     def jvp(cls, primals, tangents, out, **params):
@@ -62,13 +57,11 @@ class AsStrided(Op):
         return None if t is None else apply(cls, t.contiguous(), **params)
 
     @staticmethod
-    def batch(args, batched, size, stride, offset, within):
+    def batch(args, batched, size, stride, offset):
         x = args[0].contiguous()  # the batch axis leads: each example's storage in turn
         n, per = x.shape[0], math.prod(x.shape[1:])
-        if within is not None:
-            within = ((n,) + tuple(within[0]), (per,) + tuple(within[1]), within[2])
         return apply(AsStrided, x, size=(n,) + tuple(size), stride=(per,) + tuple(stride),
-                     offset=offset, within=within), True
+                     offset=offset), True
 
 
 def _scatter(v: Tensor, n: int, size: tuple, stride: tuple, offset: int) -> Tensor:
@@ -138,7 +131,7 @@ def as_strided(input: Tensor, size: Sequence[int], stride: Sequence[int],  # noq
     elements of the storage, which starts where ``input``'s chain of views starts;
     ``storage_offset`` defaults to ``input``'s own). Changes of the storage show in it,
     and writes through it reach the storage, except where its elements overlap (a stride
-    of 0, sliding windows): such writes raise. Differentiable as PyTorch's.
+    of 0, sliding windows): such writes raise. Differentiable (overlapping windows add up).
 
     Example:
         >>> import xad
@@ -154,9 +147,7 @@ def as_strided(input: Tensor, size: Sequence[int], stride: Sequence[int],  # noq
             f"of a tensor of shape {tuple(input.shape)}")
     base = _start(input, what)
     _check(size, stride, offset, base.numel(), what)
-    within = None if base is input else (tuple(input.shape), _layout.strides(input),
-                                         _layout.storage_offset(input))
-    out = unary(AsStrided, base, size=size, stride=stride, offset=offset, within=within)
+    out = unary(AsStrided, base, size=size, stride=stride, offset=offset)
     out._expanded = True  # a write goes to the storage positions, checked for overlap
     return out
 
