@@ -7,6 +7,7 @@ finite differences), forward mode and ``vmap``."""
 
 from __future__ import annotations
 
+import copy
 import os
 import random
 
@@ -347,3 +348,23 @@ def _repeats(case, step):
     if step[0] == "add" and at.ndim:
         at = at[step[2] % max(at.shape[0], 1):]
     return at.unique().numel() < at.numel()
+
+
+def test_copies_and_checkpoints_keep_the_sharing_as_torch(xb, tmp_path):
+    """``copy.deepcopy`` and ``save``/``load`` of a tensor with its ``as_strided`` views
+    give copies that share a new storage (as torch's), sliding windows included."""
+    def program(m):
+        a = m.arange(6.0)
+        views = {"a": a, "y": a.as_strided((3, 2), (1, 1)), "z": a[1:].as_strided((2,), (2,))}
+        m.save(views, tmp_path / f"{m.__name__}.pt")
+        loaded = m.load(tmp_path / f"{m.__name__}.pt")
+        copied = copy.deepcopy(views)
+        out = []
+        for d in (loaded, copied):
+            d["a"][1] = 50.0
+            d["z"][1] = -3.0
+            out += [d["y"].tolist(), d["z"].tolist(), d["a"].tolist()]
+        return out + [a.tolist()]
+
+    got, want = _both(program)
+    assert got == want

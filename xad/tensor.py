@@ -107,8 +107,9 @@ class Tensor:
     _base: Tensor | None = None  # the tensor a view was taken from
     _view_fn: tuple | None = None  # (op, params) that remake a view from its base
     _views: list | None = None  # weak references to views that must follow this tensor
-    _expanded = False  # a broadcast_to view (elements may share memory), a diagonal (its
-    # array may be read-only), or a view of one: changes go to the storage's positions
+    _expanded = False  # a broadcast_to or as_strided view (elements may share memory), a
+    # diagonal (its array may be read-only), or a view of one: changes go to the storage's
+    # positions
     _hooks: list[Callable] | None = None
     _post_hooks: list[Callable] | None = None  # register_post_accumulate_grad_hook's
     _retains = False  # retain_grad() was called: .grad keeps the gradient after backward
@@ -381,7 +382,8 @@ class Tensor:
         view._view = True
         view._base = self
         view._view_fn = None if op is None else (op, params)
-        if self._expanded or (op is not None and op.name in ("broadcast_to", "diagonal")):
+        if self._expanded or (op is not None and op.name in ("broadcast_to", "diagonal",
+                                                            "as_strided")):
             view._expanded = True
         if self._views is None:
             self._views = []
