@@ -86,8 +86,9 @@ def _start(x: Tensor, what: str) -> Tensor:
     storage in row-major order."""
     t = x
     while t._base is not None and t._view_fn is not None:
-        if t._view_fn[0].name == "view_dtype":
-            raise NotImplementedError(f"{what}: a view of a view(dtype) tensor is not "
+        if t._view_fn[0].name in ("view_dtype", "real", "imag"):
+            raise NotImplementedError(f"{what}: a view through {t._view_fn[0].name} (of "
+                                      f"another element type than its storage's) is not "
                                       f"supported (element positions are not tracked across "
                                       f"dtypes); take it of x.clone()")
         t = t._base
