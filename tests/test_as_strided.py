@@ -372,3 +372,18 @@ def test_copies_and_checkpoints_keep_the_sharing_as_torch(xb, tmp_path):
 
     got, want = _both(program)
     assert got == want
+
+
+def test_compiled_steps_read_the_current_storage(xb):
+    def step(t):
+        w = t.as_strided((3, 2), (1, 1))
+        t[5] = t[0] + 1.0                  # a change of the storage inside the step
+        return (w * 2.0).sum(axis=1)
+
+    f = xad.compile(step, check=True)
+    t, u = xad.arange(6.0), xad.arange(6.0)
+    for _ in range(3):
+        assert f(t).tolist() == step(u).tolist()
+        assert t.tolist() == u.tolist()
+        t.add_(1.0)
+        u.add_(1.0)
