@@ -238,8 +238,13 @@ def test_inplace_as_strided_changes_the_geometry_as_torch(xb):
 
     got, want = _both(program)
     assert got == want
-    with pytest.raises(RuntimeError, match="leaf"):
-        xad.zeros(6, requires_grad=True).as_strided_((2,), (1,))
+    for grad in (xad.enable_grad, xad.no_grad):  # (torch's raises under enable_grad)
+        with grad(), pytest.raises(RuntimeError, match="leaf"):
+            xad.zeros(6, requires_grad=True).as_strided_((2,), (1,))
+    x = xad.arange(6.0)
+    _ = x[1:]
+    with pytest.raises(RuntimeError, match="has views"):
+        x.as_strided_((2,), (1,))
 
 
 def test_as_strided_scatter_as_torch(xb):

@@ -22,7 +22,6 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from .. import grad_mode
 from ..backend import strided_positions
 from ..tensor import Tensor
 from . import layout as _layout
@@ -151,13 +150,12 @@ def as_strided(input: Tensor, size: Sequence[int], stride: Sequence[int],  # noq
     return unary(AsStrided, base, size=size, stride=stride, offset=offset)
 
 
-
 def as_strided_(input: Tensor, size: Sequence[int], stride: Sequence[int],  # noqa: A002
                 storage_offset: int | None = None) -> Tensor:
     """PyTorch's ``x.as_strided_(size, stride, storage_offset)``: ``x`` itself becomes that
     view of its storage (:func:`as_strided`); refused for a leaf that requires grad (as
-    PyTorch), a tensor with views (they would keep its old geometry) and a
-    ``detach()``/``.data`` tensor.
+    PyTorch; also under ``no_grad``, where its gradient would go to its storage), a tensor
+    with views (they would keep its old geometry) and a ``detach()``/``.data`` tensor.
 
     Example:
         >>> import xad
@@ -165,9 +163,10 @@ def as_strided_(input: Tensor, size: Sequence[int], stride: Sequence[int],  # no
         [0.0, 2.0, 4.0]
     """
     what = f"as_strided_ of a tensor of shape {tuple(input.shape)}"
-    if input.requires_grad and input._node is None and grad_mode.is_grad_enabled():
-        raise RuntimeError(f"{what}: a leaf that requires grad cannot change in place; do it "
-                           f"under xad.no_grad() or on a clone()")
+    if input.requires_grad and input._node is None:  # (under no_grad too)
+        raise RuntimeError(f"{what}: a leaf that requires grad cannot change in place "
+                           f"(xad would move its gradient to its storage); take "
+                           f"as_strided() of it, or change a clone()")
     if input._live_views():
         raise RuntimeError(f"{what}: it has views, which would keep its old geometry in xad; "
                            f"take as_strided() instead")
