@@ -635,6 +635,15 @@ class CupyBackend(Backend):
     def bitcast(self, x: Any, dtype: Any) -> Any:
         return x.view(dtype)
 
+    def as_strided(self, x: Any, size: tuple[int, ...], stride: tuple[int, ...],
+                   offset: int) -> Any:
+        if not x.flags.c_contiguous:  # a copy would not share x's memory
+            raise ValueError(f"as_strided of an array of shape {x.shape} not in row-major "
+                             f"order")
+        flat = x.reshape(-1)
+        return self._cp.lib.stride_tricks.as_strided(
+            flat[offset:], size, tuple(s * flat.itemsize for s in stride))
+
     def fmod(self, x: Any, y: Any) -> Any:
         return self._cp.fmod(x, y)
 

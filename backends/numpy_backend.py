@@ -344,6 +344,10 @@ class NumpyBackend(Backend):
     def bitcast(self, x: Any, dtype: Any) -> Any:
         return x.view(dtype)
 
+    def as_strided(self, x: Any, size: tuple[int, ...], stride: tuple[int, ...],
+                   offset: int) -> Any:
+        return strided_view(x, size, stride, offset)
+
     def lu_factor(self, x: Any) -> tuple[Any, Any, Any]:
         if _scipy_lu_factor is None or x.dtype.kind not in "fc" or x.itemsize < 4:
             return super().lu_factor(x)
@@ -444,3 +448,11 @@ def _attention_weights(qs: Any, k: Any, p: Any) -> Any:
     np.exp(p, out=p)
     p /= _row_sums(p)
     return p
+
+
+def strided_view(x: Any, size: tuple[int, ...], stride: tuple[int, ...], offset: int) -> Any:
+    """NumPy's strided view of the row-major ``x``'s memory (``Backend.as_strided``); the
+    reshape raises where ``x`` is in another order (a copy would not share its memory)."""
+    flat = np.reshape(x, (-1,), copy=False)
+    return as_strided(flat[offset:], size, tuple(s * flat.itemsize for s in stride),
+                      writeable=flat.flags.writeable)

@@ -14,6 +14,8 @@ import numpy as np
 
 from xad.backend import Backend
 
+from .numpy_backend import strided_view
+
 
 class StrictBackend(Backend):
     """array_api_strict arrays; ``device`` is a name (``"CPU_DEVICE"``, ``"device1"``).
@@ -56,6 +58,12 @@ class StrictBackend(Backend):
         """Through the wrapped NumPy array (private to array_api_strict), on ``x``'s device:
         the result shares its memory, as NumPy's view."""
         return type(x)._new(x._array.view(dtype._np_dtype), device=x.device)
+
+    def as_strided(self, x: Any, size: tuple[int, ...], stride: tuple[int, ...],
+                   offset: int) -> Any:
+        """NumPy's strided view of the wrapped array (private to array_api_strict), on
+        ``x``'s device: it shares its memory."""
+        return type(x)._new(strided_view(x._array, size, stride, offset), device=x.device)
 
     def manual_seed(self, seed: int) -> None:
         self._rng = np.random.default_rng(seed)

@@ -121,6 +121,11 @@ class TorchBackend(Backend):
             x = x.as_strided(x.shape, x.stride()[:-1] + (1,), x.storage_offset())
         return x.view(dtype)
 
+    def as_strided(self, x: Any, size: tuple[int, ...], stride: tuple[int, ...],
+                   offset: int) -> Any:
+        flat = x.view(-1)  # (raises where x is in another order: a copy would not share)
+        return flat.as_strided(size, stride, flat.storage_offset() + offset)
+
     def lu_factor(self, x: Any) -> tuple[Any, Any, Any]:
         lu, piv, _ = torch.linalg.lu_factor_ex(x)  # no error (nor host read) when singular
         p, _, _ = torch.lu_unpack(lu, piv, unpack_data=False)  # x = P L U

@@ -757,8 +757,8 @@ AUDITED_ELSEWHERE = ("Generator Tensor amp autograd bfloat16 bool cuda compile c
                      "eq_ ne_ lt_ le_ gt_ ge_ greater_ greater_equal_ less_ less_equal_ "
                      "not_equal_ logical_and_ logical_or_ logical_xor_ logical_not_ cumsum_ "
                      "cumprod_ multiply_ subtract_ divide_ "
-                     # refused with its reason (tests/test_torch_missing_layers.py)
-                     "as_strided "
+                     # views of the storage against torch, tests/test_as_strided.py
+                     "as_strided as_strided_ as_strided_scatter "
                      # window functions against torch, tests/test_torch_windows.py
                      "hann_window hamming_window blackman_window bartlett_window "
                      "kaiser_window "

@@ -172,3 +172,11 @@ def test_lbfgs_with_complex_parameters_is_pytorchs(line_search, xb):
     np.testing.assert_allclose(gl, wl, rtol=1e-10)
     for a, b in zip(got, want, strict=True):
         _same(a, b, 1e-9)
+
+
+def test_as_strided_through_a_complex_view_is_refused(xb):
+    """Strided positions are not tracked across element types (as through view(dtype))."""
+    z = T.tensor(Z0, dtype=T.complex128)
+    for v in (T.view_as_real(z), T.view_as_complex(T.view_as_real(z))):
+        with pytest.raises(NotImplementedError, match="view_as_(real|complex)"):
+            v.as_strided((2,), (1,))

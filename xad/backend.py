@@ -53,6 +53,17 @@ class BackendError(RuntimeError):
     """A backend cannot be used here (not installed, no device, unknown name)."""
 
 
+def strided_positions(xp: Any, device: Any, size: tuple[int, ...],
+                      stride: tuple[int, ...], offset: int) -> Any:
+    """The int64 array of ``size`` holding ``offset + sum(i[k] * stride[k])`` at each index
+    ``i``: where ``as_strided``'s elements sit in the storage (row-major positions)."""
+    at = xp.full((), offset, dtype=xp.int64, device=device)
+    for k, (n, s) in enumerate(zip(size, stride)):
+        step = xp.arange(n, dtype=xp.int64, device=device) * s
+        at = at + xp.reshape(step, tuple(n if j == k else 1 for j in range(len(size))))
+    return xp.broadcast_to(at, tuple(size))
+
+
 class Backend:
     """One array library on one device. Subclasses set ``name`` and fill in the gaps.
 
@@ -307,6 +318,24 @@ class Backend:
                                   f"(view(dtype)): the Array API has no such function; cast "
                                   f"the values with .to(dtype), or add 'bitcast' to the "
                                   f"backend")
+
+    def as_strided(self, x: Any, size: tuple[int, ...], stride: tuple[int, ...],
+                   offset: int) -> Any:
+        """The elements of ``x``'s row-major order at ``offset + sum(i[k] * stride[k])`` for
+        each index ``i`` of ``size`` (PyTorch's ``as_strided`` of the storage ``x`` holds).
+        Where arrays are mutable it must be a view of ``x``'s memory (NumPy's, CuPy's and
+        torch's own; array_api_strict's through its wrapped NumPy array), so that a later
+        change of either shows in the other; where they are immutable (JAX) a gathered copy,
+        which xad remakes after every change. A mutable backend without a strided view
+        raises: a copy would go stale."""
+        if self.mutable:
+            raise NotImplementedError(f"backend {self.name!r} has no strided view of an "
+                                      f"array's memory (as_strided; the Array API has none), "
+                                      f"and a copy would not follow later changes: add "
+                                      f"'as_strided' to the backend")
+        xp = self.xp
+        at = xp.reshape(strided_positions(xp, self.device, size, stride, offset), (-1,))
+        return xp.reshape(xp.take(xp.reshape(x, (-1,)), at), size)
 
     def lu_factor(self, x: Any) -> tuple[Any, Any, Any]:
         """``(lu, perm, odd)`` of a (batch of) m x n matrices as LAPACK's ``getrf``

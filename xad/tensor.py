@@ -107,8 +107,9 @@ class Tensor:
     _base: Tensor | None = None  # the tensor a view was taken from
     _view_fn: tuple | None = None  # (op, params) that remake a view from its base
     _views: list | None = None  # weak references to views that must follow this tensor
-    _expanded = False  # a broadcast_to view (elements may share memory), a diagonal (its
-    # array may be read-only), or a view of one: changes go to the storage's positions
+    _expanded = False  # a broadcast_to or as_strided view (elements may share memory), a
+    # diagonal (its array may be read-only), or a view of one: changes go to the storage's
+    # positions
     _hooks: list[Callable] | None = None
     _post_hooks: list[Callable] | None = None  # register_post_accumulate_grad_hook's
     _retains = False  # retain_grad() was called: .grad keeps the gradient after backward
@@ -381,7 +382,8 @@ class Tensor:
         view._view = True
         view._base = self
         view._view_fn = None if op is None else (op, params)
-        if self._expanded or (op is not None and op.name in ("broadcast_to", "diagonal")):
+        if self._expanded or (op is not None and op.name in ("broadcast_to", "diagonal",
+                                                            "as_strided")):
             view._expanded = True
         if self._views is None:
             self._views = []
@@ -403,6 +405,19 @@ class Tensor:
             self._keep_grad()
         if context.transform is not None:  # xad.jvp: fresh's tangent, where held by identity
             context.transform.follow(self, fresh)
+
+    def _become_view(self, fresh: Tensor) -> None:
+        """Become ``fresh``, another view of this tensor's storage (``as_strided_``: PyTorch
+        changes a tensor's sizes and strides in place); the tensor it viewed before no
+        longer remakes it."""
+        if self._base is not None and self._base._views:
+            self._base._views = [r for r in self._base._views if r() is not self]
+        self._follow(fresh)
+        base = fresh._base
+        assert base is not None and base._views is not None  # fresh is a view
+        self._view, self._base, self._view_fn = True, base, fresh._view_fn
+        self._expanded = fresh._expanded
+        base._views.append(weakref.ref(self))
 
     def _follow_values(self, base: Tensor) -> None:
         """Take ``base``'s new array, as ``detach()`` and ``.data`` do: never its node (a
@@ -2288,11 +2303,11 @@ _FUNCTION_METHODS = {n: n for n in (
     "allclose div bmm mv addmm frac float_power fmax fmin heaviside unflatten "
     "repeat_interleave fliplr flipud ravel diag erfc erfinv lgamma digamma fmod unique "
     "unique_consecutive bincount tensor_split unfold cummax cummin logcumsumexp "
-    "scatter_reduce index_put index_put_ as_strided index_copy index_reduce put kron inner "
-    "vdot diag_embed diagflat cov corrcoef argwhere baddbmm addmv addr addbmm gcd lcm frexp "
-    "ldexp sinc fix sgn adjoint dist renorm matrix_exp i0 mvlgamma igamma igammac bernoulli "
-    "diagonal_scatter select_scatter slice_scatter dsplit hsplit vsplit split_with_sizes"
-).split()} | {
+    "scatter_reduce index_put index_put_ as_strided as_strided_ index_copy index_reduce put "
+    "kron inner vdot diag_embed diagflat cov corrcoef argwhere baddbmm addmv addr addbmm gcd "
+    "lcm frexp ldexp sinc fix sgn adjoint dist renorm matrix_exp i0 mvlgamma igamma igammac "
+    "bernoulli diagonal_scatter select_scatter slice_scatter dsplit hsplit vsplit "
+    "split_with_sizes").split()} | {
     "mul": "multiply", "neg": "negative", "true_divide": "divide", "divide": "div",
     "arccos": "acos", "arcsin": "asin", "arctan": "atan", "arctan2": "atan2",
     "arccosh": "acosh", "arcsinh": "asinh", "arctanh": "atanh", "bitwise_not": "bitwise_invert",

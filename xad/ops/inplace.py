@@ -45,15 +45,33 @@ def _leaf_error(x: Tensor, what: str) -> RuntimeError:
                         f"xad.no_grad() (as optimisers do) or change a clone.")
 
 
+def _strided(x: Tensor) -> bool:
+    """Whether ``x`` is an ``as_strided`` view or a view of one."""
+    t: Tensor | None = x
+    while t is not None and t._view_fn is not None:
+        if t._view_fn[0].name == "as_strided":
+            return True
+        t = t._base
+    return False
+
+
 def _overlap_error(x: Tensor, what: str) -> RuntimeError:
-    return RuntimeError(f"{what}: the tensor (shape {x.shape}) is an expanded view "
-                        f"(broadcast_to/expand, or a view of one) whose elements share memory, "
-                        f"so the change is ambiguous (PyTorch raises here too). Change a copy "
+    kind = ("an as_strided view (or a view of one) whose windows overlap in its storage, so "
+            "the change is ambiguous (PyTorch writes them in an undefined order)"
+            if _strided(x) else "an expanded view (broadcast_to/expand, or a view of one) "
+            "whose elements share memory, so the change is ambiguous (PyTorch raises here too)")
+    return RuntimeError(f"{what}: the tensor (shape {x.shape}) is {kind}. Change a copy "
                         f"(.clone()) or the base tensor; filling it with a number (fill_, "
                         f"zero_) is allowed.")
 
 
 def _graph_overlap_error(x: Tensor, base: Tensor, what: str) -> RuntimeError:
+    if _strided(x):
+        return RuntimeError(f"{what}: the tensor (shape {x.shape}) is an as_strided view of "
+                            f"a tensor of shape {base.shape} whose windows overlap, and it "
+                            f"would join a graph: not supported (writes to elements that "
+                            f"share a position are refused in a graph). Change the base "
+                            f"tensor or a clone.")
     return RuntimeError(f"{what}: the tensor (shape {x.shape}) is an expanded view of a "
                         f"tensor of shape {base.shape} that would join a graph; PyTorch "
                         f"fails at backward there (several elements share one memory "

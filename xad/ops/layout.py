@@ -13,8 +13,8 @@ from typing import Any
 
 from ..tensor import Tensor
 
-__all__ = ["strides", "storage_offset", "view_strides", "overlaps", "region_overlaps",
-           "is_contiguous"]
+__all__ = ["strides", "storage_offset", "view_strides", "repeats", "overlaps",
+           "region_overlaps", "is_contiguous"]
 
 
 def contiguous(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -112,7 +112,8 @@ _RULES: dict[str, Callable[..., Any]] = {
     "imag": lambda shape, st, p, out: tuple(2 * s for s in st),  # elements: every other)
     "view_dtype": _view_dtype,
     "view_as_real": lambda shape, st, p, out: tuple(2 * s for s in st) + (1,),
-    "view_as_complex": lambda shape, st, p, out: tuple(s // 2 for s in st[:-1])}
+    "view_as_complex": lambda shape, st, p, out: tuple(s // 2 for s in st[:-1]),
+    "as_strided": lambda shape, st, p, out: p["stride"]}  # (of a row-major base at 0)
 
 
 def strides(t: Tensor) -> tuple[int, ...]:
@@ -140,6 +141,8 @@ def _offset(shape: tuple, st: tuple, off: int, op: str, params: dict, out: tuple
         return 2 * off + (op == "imag")
     if op == "view_as_complex":
         return off // 2
+    if op == "as_strided":
+        return off + params["offset"]
     return int(off * _ratio(shape, out)) if op == "view_dtype" else off
 
 
@@ -156,17 +159,39 @@ def storage_offset(t: Tensor) -> int:
     return _offset(base.shape, strides(base), off, op.name, params, t.shape)
 
 
+def repeats(shape: tuple[int, ...], st: tuple[int, ...]) -> bool:
+    """Whether two elements of a view of ``shape`` and strides ``st`` are one storage
+    position: an expanded axis, or windows of ``as_strided`` that overlap (a stride's sign
+    does not matter: a flipped axis holds the same positions)."""
+    if 0 in shape:
+        return False
+    axes = sorted((abs(s), n) for s, n in zip(st, shape) if n > 1)
+    reach = 0  # axes by stride, each beyond all the smaller ones reach: none repeats
+    for s, n in axes:
+        if s <= reach:
+            break
+        reach += s * (n - 1)
+    else:
+        return False
+    seen = {0}
+    for s, n in axes:  # (rare layouts: each axis's positions, in turn, until one repeats)
+        more = {p + k * s for p in seen for k in range(n)}
+        if len(more) < len(seen) * n:
+            return True
+        seen = more
+    return False
+
+
 def overlaps(t: Any) -> bool:
     """Whether several of ``t``'s elements are one memory location (PyTorch's internal
-    overlap: an expanded axis)."""
-    return t._expanded and any(s == 0 and n > 1 for s, n in zip(strides(t), t.shape))
+    overlap: an expanded axis; here also an ``as_strided`` view's windows)."""
+    return t._expanded and repeats(t.shape, strides(t))
 
 
 def region_overlaps(t: Any, key: tuple, shape: tuple[int, ...]) -> bool:
     """Whether the elements ``t[key]`` (a basic index; ``shape``: their shape) include
     several at one memory location."""
-    st = _getitem(t.shape, strides(t), {"key": key}, shape)
-    return any(s == 0 and n > 1 for s, n in zip(st, shape))
+    return repeats(shape, _getitem(t.shape, strides(t), {"key": key}, shape))
 
 
 def is_contiguous(t: Tensor) -> bool:

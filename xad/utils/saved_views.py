@@ -16,11 +16,13 @@ from ..ops._apply import unary
 from ..ops.diagonal import Diagonal
 from ..ops.indexing import GetItem
 from ..ops.shape import BroadcastTo, PermuteDims, Reshape
+from ..ops.strided import AsStrided
 from ..tensor import Tensor
 
 __all__ = ["root_and_chain", "encode_chain", "remake"]
 
-_OPS = {op.name: op for op in (GetItem, Reshape, PermuteDims, BroadcastTo, Diagonal)}
+_OPS = {op.name: op for op in (GetItem, Reshape, PermuteDims, BroadcastTo, Diagonal,
+                                AsStrided)}
 
 
 def root_and_chain(t: Tensor) -> tuple[Tensor, list]:
