@@ -201,7 +201,8 @@ def namespace() -> dict[str, types.ModuleType]:
                                    vector_norm=_conventions.vector_norm)
     mods["torch.fft"] = _module("torch.fft", torch_fft)
     mods["torch.special"] = _module("torch.special", **{n: getattr(xad, n) for n in _SPECIAL},
-        gammaln=xad.lgamma, psi=xad.digamma, expit=xad.sigmoid, logsumexp=fns["logsumexp"])
+        gammaln=xad.lgamma, psi=xad.digamma, expit=xad.sigmoid, sinc=xad.sinc,
+        **{n: fns[n] for n in ("logsumexp", "softmax", "log_softmax", "round")})
     mods["torch.func"] = _module("torch.func", _func)
     amp = _module("torch.amp", autocast=_tf.autocast, GradScaler=_tf.GradScaler)
     mods["torch.amp"] = amp
