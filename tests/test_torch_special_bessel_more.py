@@ -1,9 +1,10 @@
 """The rest of ``torch.special``'s Bessel functions (xad/ops/torch_special_bessel.py):
 ``modified_bessel_i0``/``i1`` (xad's ``i0``/``i1``), ``modified_bessel_k0``/``k1``, their
-scaled forms, ``bessel_y0``/``y1`` and ``spherical_bessel_j0``: values against torch 2.13 in
-float64 and float32 on every backend (edges included: 0, negative, large, ``inf``, NaN), the
-``Y``'s against SciPy's Cephes where torch's are off, and gradients to second order against
-SciPy's derivatives (PyTorch 2.13 has none: its results carry no ``grad_fn``)."""
+scaled forms, ``bessel_y0``/``y1``, ``spherical_bessel_j0`` and ``airy_ai``: values against
+torch 2.13 in float64 and float32 on every backend (edges included: 0, negative, large,
+``inf``, NaN), the ``Y``'s and ``Ai`` below -2.09 against SciPy's Cephes where torch's are
+off, and gradients to second order against SciPy's derivatives (PyTorch 2.13 has none: its
+results carry no ``grad_fn``)."""
 
 from __future__ import annotations
 
@@ -136,3 +137,41 @@ def test_the_names_under_as_torch_are_xads(xb):
     for name in _MATCHING[2:] + ("bessel_y0", "bessel_y1"):
         np.testing.assert_array_equal(getattr(special, name)(x).numpy(),
                                       getattr(xad, name)(x).numpy())
+
+
+@pytest.mark.filterwarnings("ignore:overflow", "ignore:invalid value")
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_airy_ai_matches_torch_and_cephes(xb, dtype):
+    # from -2.09 up: torch's algorithm (the series, the decaying rational form, 0 past
+    # 103.892); below, Cephes' (torch's denominators lack their leading 1: 6e-6 off)
+    special = _special()
+    top = 103.8 if dtype == "float64" else 25.0  # float32: Ai(26) is subnormal
+    x = np.concatenate([np.linspace(-2.09, 2.08, 23), np.linspace(2.09, top, 37),
+                        [0.0, -0.0, 103.892, 103.9, 1e300, np.inf, -np.inf, np.nan]])
+    x = x.astype(dtype)
+    got = special.airy_ai(xad.tensor(x)).numpy()
+    want = torch.special.airy_ai(torch.tensor(x)).numpy()
+    if xb.name == "jax":  # XLA flushes subnormal results (Ai(103.892)) to 0
+        want = np.where(np.abs(want) < np.finfo(dtype).tiny, want.dtype.type(0), want)
+    _compare(got, want, {"float64": 3e-13, "float32": 2e-5}[dtype], f"airy_ai {dtype}")
+    # float32's zeta = 2/3 |x|^(3/2) carries ulp(zeta) of phase: 3e-5 at -60
+    a = np.concatenate([np.linspace(-60, -2.1, 41), [-1e3] if dtype == "float64" else []])
+    a = a.astype(dtype)
+    got = special.airy_ai(xad.tensor(a)).numpy()
+    ad = a.astype(np.float64)
+    scale = np.maximum(np.abs(scipy_special.airy(ad)[0]), np.abs(ad) ** -0.25 / np.sqrt(np.pi))
+    err = np.abs(got - scipy_special.airy(ad)[0]) / scale
+    assert err.max() < {"float64": 5e-14, "float32": 4e-5}[dtype], err.max()
+    want = torch.special.airy_ai(torch.tensor(a)).numpy()
+    assert (np.abs(got - want) / scale).max() < {"float64": 2e-5, "float32": 6e-5}[dtype]
+
+
+def test_airy_ai_gradients_to_second_order_match_scipy(xb):
+    # Ai' (SciPy's), and Ai'' = x Ai; PyTorch's has none
+    a = np.array([-30.0, -5.0, -2.1, -2.0, -0.5, 0.0, 0.7, 2.0, 2.1, 5.0, 20.0])
+    x = xad.tensor(a, dtype=xad.float64, requires_grad=True)
+    (g,) = xad.autograd.grad(_special().airy_ai(x).sum(), x, create_graph=True)
+    (h,) = xad.autograd.grad(g.sum(), x)
+    ai, aip, _, _ = scipy_special.airy(a)
+    np.testing.assert_allclose(g.detach().numpy(), aip, rtol=1e-14, atol=1e-300)
+    np.testing.assert_allclose(h.numpy(), a * ai, rtol=1e-13, atol=1e-300)

@@ -57,7 +57,7 @@ _SPECIAL = ("erf", "erfc", "erfinv", "digamma", "log1p", "expm1", "exp2", "xlogy
             "ndtr", "log_ndtr", "erfcx", "xlog1py", "entr", "i0", "i0e", "i1", "i1e", "zeta",
             "polygamma", "ndtri", "multigammaln", "gammainc", "gammaincc", "bessel_j0",
             "bessel_j1", "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
-            "scaled_modified_bessel_k1", "bessel_y0", "bessel_y1", "spherical_bessel_j0",
+            "scaled_modified_bessel_k1", "bessel_y0", "bessel_y1", "spherical_bessel_j0", "airy_ai",
             *_ops.torch_special_polynomials.__all__)
 _DTYPES = {"float": dtypes.float32, "float32": dtypes.float32, "double": dtypes.float64,
            "float64": dtypes.float64, "half": dtypes.float16, "float16": dtypes.float16,

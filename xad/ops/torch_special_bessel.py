@@ -3,7 +3,8 @@ backend has them): ``modified_bessel_k0``/``k1`` and their scaled ``exp(x) K`` (
 ``k0``/``k1``: a Chebyshev series in ``x^2 - 2`` with the ``log(x/2) I`` term up to 2, one
 in ``8/x - 2`` beyond), ``bessel_y0``/``y1`` (Cephes' ``y0``/``y1``: a rational function of
 ``x^2`` with the ``(2/pi) log(x) J`` term up to 5, Hankel's form beyond, the denominators'
-leading 1 kept, as in :mod:`xad.bessel_fallback`) and ``spherical_bessel_j0``. Their
+leading 1 kept, as in :mod:`xad.bessel_fallback`), ``spherical_bessel_j0`` and the Airy
+function ``airy_ai`` (Cephes' ``airy``, PyTorch's branches at -2.09 and 2.09). Their
 gradients come from the operations (``K0' = -K1``, ``Y0' = -Y1``, ...); PyTorch 2.13 has
 none. Every masked branch sees a harmless stand-in argument.
 """
@@ -22,7 +23,8 @@ from .special_functions import floating_input as _floating
 from .torch_special import i0, i1
 
 __all__ = ["modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
-           "scaled_modified_bessel_k1", "bessel_y0", "bessel_y1", "spherical_bessel_j0"]
+           "scaled_modified_bessel_k1", "bessel_y0", "bessel_y1", "spherical_bessel_j0",
+           "airy_ai"]
 
 # Cephes' k0.c / k1.c: Chebyshev coefficients, the highest first
 _K0_A = (1.37446543561352307156e-16, 4.25981614279661018399e-14, 1.03496952576338420167e-11,
@@ -63,11 +65,37 @@ _Y1_P = (1.26320474790178026440e9, -6.47355876379160291031e11, 1.145095115418237
 _Y1_Q = (5.94301592346128195359e2, 2.35564092943068577943e5, 7.34811944459721705660e7,
          1.87601316108706159478e10, 3.88231277496238566008e12, 6.20557727146953693363e14,
          6.87141087355300489866e16, 3.97270608116560655612e18)
+# Cephes' airy.c: Ai = sqrt(1/pi) AN(1/zeta) / AD(1/zeta) / (2 x^(1/4) exp(zeta)) from 2.09;
+# below -2.09 its modulus and phase, in 1/zeta^2 (AFD's and AGD's leading 1 left out here)
+_AI_N = (3.46538101525629032477e-01, 1.20075952739645805542e+01, 7.62796053615234516538e+01,
+         1.68089224934630576269e+02, 1.59756391350164413639e+02, 7.05360906840444183113e+01,
+         1.40264691163389668864e+01, 9.99999999999999995305e-01)
+_AI_D = (5.67594532638770212846e-01, 1.47562562584847203173e+01, 8.45138970141474626562e+01,
+         1.77318088145400459522e+02, 1.64234692871529701831e+02, 7.14778400825575695274e+01,
+         1.40959135607834029598e+01, 1.00000000000000000470e+00)
+_AI_FN = (-1.31696323418331795333e-01, -6.26456544431912369773e-01, -6.93158036036933542233e-01,
+          -2.79779981545119124951e-01, -4.91900132609500318020e-02, -4.06265923594885404393e-03,
+          -1.59276496239262096340e-04, -2.77649108155232920844e-06, -1.67787698489114633780e-08)
+_AI_FD = (1.33560420706553243746e+01, 3.26825032795224613948e+01, 2.67367040941499554804e+01,
+          9.18707402907259625840e+00, 1.47529146771666414581e+00, 1.15687173795188044134e-01,
+          4.40291641615211203805e-03, 7.54720348287414296618e-05, 4.51850092970580378464e-07)
+_AI_GN = (1.97339932091685679179e-02, 3.91103029615688277255e-01, 1.06579897599595591108e+00,
+          9.39169229816650230044e-01, 3.51465656105547619242e-01, 6.33888919628925490927e-02,
+          5.85804113048388458567e-03, 2.82851600836737019778e-04, 6.98793669997260967291e-06,
+          8.11789239554389293311e-08, 3.41551784765923618484e-10)
+_AI_GD = (9.30892908077441974853e+00, 1.98352928718312140417e+01, 1.55646628932864612953e+01,
+          5.47686069422975497931e+00, 9.54293611618961883998e-01, 8.64580826352392193095e-02,
+          4.12656523824222607191e-03, 1.01259085116509135510e-04, 1.17166733214413521882e-06,
+          4.91834570062930015649e-09)
+_SQRT_1_PI = 5.64189583547756286948e-01
+_AI_SERIES = 14  # Maclaurin terms: below 1e-19 relative for abs(x) < 2.09
 
 
 def _chebyshev(y: Tensor, coeffs: tuple[float, ...]) -> Tensor:
     """Cephes' ``chbevl``: ``sum' c_k T_k(y / 2)`` by Clenshaw's recurrence."""
-    b0, b1, b2 = y * 0.0 + coeffs[0], 0.0, 0.0
+    b0: Any = y * 0.0 + coeffs[0]
+    b1: Any = 0.0
+    b2: Any = 0.0
     for c in coeffs[1:]:
         b2, b1 = b1, b0
         b0 = y * b1 - b2 + c
@@ -221,3 +249,46 @@ def spherical_bessel_j0(input: Any) -> Tensor:  # noqa: A002
     xl = where(small | isinf(x), 1.0, x)
     out = where(small, series, sin(xl) / xl)
     return where(isinf(x), 0.0, out)
+
+
+def _airy_series(x: Tensor) -> Tensor:
+    """``Ai`` by its Maclaurin series ``c1 f(x) - c2 g(x)`` (Cephes', for ``abs(x) < 2.09``)."""
+    z = x * x * x
+    f, g, m, n, k = x * 0.0 + 1.0, x, x * 0.0 + 1.0, x, 1.0
+    for _ in range(_AI_SERIES):
+        m = m * z / ((k + 1.0) * (k + 2.0))
+        n = n * z / ((k + 2.0) * (k + 3.0))
+        k += 3.0
+        f, g = f + m, g + n
+    return f * 0.355028053887817239260 - g * 0.258819403792806798405
+
+
+def airy_ai(input: Any) -> Tensor:  # noqa: A002
+    """The Airy function ``Ai`` (NaN at ``+-inf`` and 0 above 103.892, as PyTorch's);
+    gradient ``Ai'`` (PyTorch's has none). Below -2.09 Cephes' denominators keep their leading
+    1 (PyTorch's drop it: 6e-6 off) and the phase ``zeta + pi/4`` comes from ``sin zeta``
+    and ``cos zeta``.
+
+    Example:
+        >>> import xad
+        >>> round(xad.airy_ai(xad.tensor([1.0], dtype=xad.float64)).item(), 12)
+        0.135292416313
+    """
+    x = _floating(input)
+    neg, pos = x < -2.09, x >= 2.09
+    xn = where(neg & ~isinf(x), x, -4.0)
+    r = sqrt(-xn)
+    zeta = xn * r * (-2.0 / 3.0)
+    z = 1.0 / zeta
+    zz = z * z
+    uf = zz * _poly(zz, _AI_FN) / _poly(zz, _AI_FD, monic=True) + 1.0
+    ug = z * _poly(zz, _AI_GN) / _poly(zz, _AI_GD, monic=True)
+    s, c = sin(zeta), cos(zeta)  # sin(zeta + pi/4) = (s + c) / sqrt 2, cos: (c - s) / sqrt 2
+    tail = ((s + c) * uf - (c - s) * ug) * (_SQRT_1_PI * math.sqrt(0.5)) / sqrt(sqrt(-xn))
+    xp = where(pos & (x <= 103.892), x, 4.0)
+    zp = xp * sqrt(xp) * (2.0 / 3.0)
+    w = 1.0 / zp
+    decay = _poly(w, _AI_N) / _poly(w, _AI_D) * _SQRT_1_PI / (sqrt(sqrt(xp)) * 2.0 * exp(zp))
+    out = where(neg, tail, where(pos, decay, _airy_series(where(neg | pos, 0.0, x))))
+    out = where(x > 103.892, 0.0, out)
+    return where(isinf(x), math.nan, out)
