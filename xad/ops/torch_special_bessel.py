@@ -161,7 +161,7 @@ def scaled_modified_bessel_k0(input: Any) -> Tensor:  # noqa: A002
     Example:
         >>> import xad
         >>> round(xad.scaled_modified_bessel_k0(xad.tensor([1.0], dtype=xad.float64)).item(), 12)
-        1.144463079806
+        1.144463079807
     """
     return _k(input, 0, True)
 
@@ -212,7 +212,7 @@ def bessel_y0(input: Any) -> Tensor:  # noqa: A002
     Example:
         >>> import xad
         >>> round(xad.bessel_y0(xad.tensor([1.0], dtype=xad.float64)).item(), 12)
-        0.088256964215
+        0.088256964216
     """
     return _y(input, 0)
 
@@ -223,7 +223,7 @@ def bessel_y1(input: Any) -> Tensor:  # noqa: A002
     Example:
         >>> import xad
         >>> round(xad.bessel_y1(xad.tensor([1.0], dtype=xad.float64)).item(), 12)
-        -0.781212821300
+        -0.7812128213
     """
     return _y(input, 1)
 
