@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..bessel_fallback import _J0, _J1
+from ..bessel_fallback import _J0, _J1, _poly
 from ..tensor import Tensor
 from .elementwise import abs, cos, exp, log, sin, sqrt, where
 from .elementwise_math import isinf
@@ -100,14 +100,6 @@ def _chebyshev(y: Tensor, coeffs: tuple[float, ...]) -> Tensor:
         b2, b1 = b1, b0
         b0 = y * b1 - b2 + c
     return (b0 - b2) * 0.5
-
-
-def _poly(z: Tensor, coeffs: tuple[float, ...], monic: bool = False) -> Tensor:
-    """Horner's rule, highest power first (with a leading 1 first where ``monic``)."""
-    acc = z + coeffs[0] if monic else z * 0.0 + coeffs[0]
-    for c in coeffs[1:]:
-        acc = acc * z + c
-    return acc
 
 
 def _k(input: Any, order: int, scaled: bool) -> Tensor:
