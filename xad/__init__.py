@@ -97,6 +97,8 @@ from .ops.scatter_reductions import *  # noqa: F403
 from .ops.torch_reductions import *  # noqa: F403
 from .ops.torch_compositions import *  # noqa: F403
 from .ops.torch_special import *  # noqa: F403
+from .ops.torch_special_bessel import *  # noqa: F403
+from .ops.torch_special_polynomials import *  # noqa: F403
 from .ops.torch_elementwise import *  # noqa: F403
 from .ops.torch_placement import *  # noqa: F403
 from .ops.torch_products import *  # noqa: F403

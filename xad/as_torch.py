@@ -57,7 +57,9 @@ _AS_METHOD = ("sum", "mean", "var", "std", "max", "min", "prod", "argmax", "argm
 _SPECIAL = ("erf", "erfc", "erfinv", "digamma", "log1p", "expm1", "exp2", "xlogy", "logit",
             "ndtr", "log_ndtr", "erfcx", "xlog1py", "entr", "i0", "i0e", "i1", "i1e", "zeta",
             "polygamma", "ndtri", "multigammaln", "gammainc", "gammaincc", "bessel_j0",
-            "bessel_j1")
+            "bessel_j1", "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
+            "scaled_modified_bessel_k1", "bessel_y0", "bessel_y1", "spherical_bessel_j0", "airy_ai",
+            *_ops.torch_special_polynomials.__all__)
 _DTYPES = {"float": dtypes.float32, "float32": dtypes.float32, "double": dtypes.float64,
            "float64": dtypes.float64, "half": dtypes.float16, "float16": dtypes.float16,
            "long": dtypes.int64, "int64": dtypes.int64, "int": dtypes.int32,
@@ -207,7 +209,9 @@ def namespace() -> dict[str, types.ModuleType]:
                                    vector_norm=_conventions.vector_norm)
     mods["torch.fft"] = _module("torch.fft", torch_fft)
     mods["torch.special"] = _module("torch.special", **{n: getattr(xad, n) for n in _SPECIAL},
-        gammaln=xad.lgamma, psi=xad.digamma, expit=xad.sigmoid, logsumexp=fns["logsumexp"])
+        gammaln=xad.lgamma, psi=xad.digamma, expit=xad.sigmoid, sinc=xad.sinc,
+        modified_bessel_i0=xad.i0, modified_bessel_i1=xad.i1,
+        **{n: fns[n] for n in ("logsumexp", "softmax", "log_softmax", "round")})
     mods["torch.func"] = _module("torch.func", _func)
     amp = _module("torch.amp", autocast=_tf.autocast, GradScaler=_tf.GradScaler)
     mods["torch.amp"] = amp

@@ -79,13 +79,17 @@ from .torch_reductions import *  # noqa: F403
 from .torch_reductions import __all__ as _tr
 from .torch_special import *  # noqa: F403
 from .torch_special import __all__ as _tsp
+from .torch_special_bessel import *  # noqa: F403
+from .torch_special_bessel import __all__ as _tsb
+from .torch_special_polynomials import *  # noqa: F403
+from .torch_special_polynomials import __all__ as _tspo
 from .transfer import *  # noqa: F403
 from .transfer import __all__ as _t
 from .unique_and_counts import *  # noqa: F403
 from .unique_and_counts import __all__ as _uc
 
 __all__ = ["REGISTRY", "Op", "apply", *_b, *_c, *_dtf, *_e, *_em, *_i, *_ip, *_l, *_m, *_me, *_ni,
-           *_no, *_r, *_sel, *_s, *_so, *_sf, *_t, *_tc, *_tsp, *_tr, *_uc, *_ce,
+           *_no, *_r, *_sel, *_s, *_so, *_sf, *_t, *_tc, *_tsp, *_tsb, *_tspo, *_tr, *_uc, *_ce,
            *_sw, *_sr, *_st, *_iw, *_te, *_tp, *_tpr]
 
 _tensor.install_operations(_sys.modules[__name__], binary, _elementwise)
