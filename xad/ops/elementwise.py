@@ -918,14 +918,29 @@ def pow(x: Any, y: Any) -> Tensor:
         [9.0]
     """
     if isinstance(y, (int, float)) and isinstance(x, Tensor):
+        if type(y) is bool and x.dtype is _dt.bool_:  # PyTorch's: bool (x, or all True)
+            return logical_or(x, not y)
         y = int(y) if isinstance(y, int) else float(y)  # (a NumPy float64 would promote)
         x, y = _weak(x, y)  # an integer tensor with a float exponent: a float result
         return unary(PowScalar, x, exponent=y)
+    if isinstance(y, Tensor) and y.dtype is _dt.bool_ and (
+            type(x) is bool or isinstance(x, Tensor) and x.dtype is _dt.bool_):
+        raise TypeError(f"pow: a bool base with a bool exponent tensor (shape "
+                        f"{tuple(y.shape)}) is refused by PyTorch and the standard (NumPy gave "
+                        f"int8, JAX int32); cast one with astype(xad.int64) or .long()")
     return binary(Pow, x, y)
 
 
 def square(x: Tensor) -> Tensor:
-    """``x * x``."""
+    """``x * x``; of a bool tensor int64 (PyTorch's; it was bool, ``x & x``).
+
+    Example:
+        >>> import xad
+        >>> xad.square(xad.tensor([True, False])).tolist()
+        [1, 0]
+    """
+    if isinstance(x, Tensor) and x.dtype is _dt.bool_:
+        x = astype(x, _dt.int64)
     return apply(Multiply, x, x)
 
 
@@ -958,7 +973,22 @@ sigmoid = _unary(Sigmoid, "Logistic sigmoid 1 / (1 + exp(-x)).")
 relu = _unary(Relu, "max(x, 0) (gradient 0 at 0, as in PyTorch).")
 softplus = _unary(Softplus, "log(1 + exp(x)), computed stably.")
 erf = _unary(Erf, "The error function (a backend helper: the standard has none).")
-sign = _unary(Sign, "Sign of x (-1, 0 or 1); no gradient.")
+
+
+def sign(x: Tensor) -> Tensor:
+    """Sign of ``x`` (-1, 0 or 1; ``z / |z|`` of a complex ``z``, 0 at 0); no gradient. A
+    bool tensor is its own sign (PyTorch's; NumPy refused it with a ``UFuncTypeError``).
+
+    Example:
+        >>> import xad
+        >>> xad.sign(xad.tensor([-2.0, 0.0, 3.0])).tolist()
+        [-1.0, 0.0, 1.0]
+    """
+    if isinstance(x, Tensor) and x.dtype is _dt.bool_:
+        return clone(x)
+    return unary(Sign, x)
+
+
 isfinite = _unary(IsFinite, "Whether each element is finite.")
 isnan = _unary(IsNan, "Whether each element is NaN.")
 logical_not = _unary(LogicalNot, "Elementwise not.")
