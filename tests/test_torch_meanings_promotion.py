@@ -71,6 +71,18 @@ def test_complex_numbers_have_no_order(xb, expr):
                     "t": torch})
 
 
+def test_complex_order_refused_where_the_functions_take_their_arguments(xb):
+    """The refusal sits in the functions (xad's dtypes), not in the kernels: a NumPy complex
+    array or scalar, ``vmap`` and ``compile`` still meet it (a guard for moving it)."""
+    x = T.tensor([1.0, 2.0])
+    for f in (lambda: x < np.array([1j, 2j]), lambda: xad.maximum(x, np.complex128(1j)),
+              lambda: x.clamp(max=np.array(1j)), lambda: xad.vmap(lambda r: r >= 1j)(x),
+              lambda: xad.compile(lambda a: xad.minimum(a, 1j))(x),
+              lambda: xad.clip(T.tensor([1j]), -1.0, 1.0)):
+        with pytest.raises(TypeError, match="no order"):
+            f()
+
+
 @pytest.mark.parametrize("fill,dtype", [
     (2**40, "int8"), (300, "uint8"), (1e10, "int32"), (float("nan"), "int64"),
     (float("inf"), "int32"), (2**63, "int64"), (1e39, "float32"), (7e4, "float16"),
