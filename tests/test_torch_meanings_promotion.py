@@ -337,3 +337,18 @@ def test_angle_of_signed_zeros_as_torch(xb):
         _same(T.tensor(r, dtype=getattr(T, dt)).angle(),
               torch.tensor(r, dtype=getattr(torch, dt)).angle())
 
+
+def test_max_dim_does_not_keep_its_input(xb):
+    """``max(dim)``'s gradient needs only its indices (PyTorch's): its input may change in
+    place before backward (a guard for its primitive, which keeps only its results; the
+    composition before it kept a masked copy)."""
+    for t in (T, torch):
+        x = t.tensor([[1.0, 3.0, 3.0], [-0.0, 0.0, -1.0]], requires_grad=True)
+        y = x * 1
+        v, i = y.max(1)
+        w, _ = y.min(0, keepdim=True)
+        y.add_(1)
+        (v.sum() + w.sum()).backward()
+        if t is T:
+            ours = (str(v.tolist()), i.tolist(), x.grad.tolist())
+    assert ours == (str(v.tolist()), i.tolist(), x.grad.tolist())

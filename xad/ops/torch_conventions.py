@@ -11,12 +11,11 @@ non-Hermitian part. docs/PORTING.md tables each difference.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from ..factories import eye
 from ..tensor import Tensor
-from ._apply import binary, unary
+from ._apply import apply, binary, unary
 from .amp_cast import in_float32
 from .axes import normalize_axis
 from .batching import elementwise_batch
@@ -29,8 +28,8 @@ from .linalg import matmul
 from .manipulation import moveaxis, tril
 from .norms import sqrt_zero_grad
 from .norms import vector_norm as _vector_norm
-from .reduce import argmax, argmin, half_root, index_mask, max_indexed, variance
-from .shape import expand_dims, squeeze
+from .reduce import MaxDim, half_root, variance
+from .shape import expand_dims
 
 __all__ = ["max_dim", "var", "std", "norm", "vector_norm", "atan2", "copysign", "cholesky",
            "sign", "remainder"]
@@ -54,10 +53,7 @@ def max_dim(x: Tensor, dim: int, keepdim: bool = False, *,
         normalize_axis(dim, 1, where_)  # PyTorch's 0-d rule: dim 0 or -1
         return x * 1, (x.detach() == x.detach()).astype("int64") * 0  # (inf * 0 is NaN)
     a = normalize_axis(dim, x.ndim, where_)
-    idx = (argmax if largest else argmin)(x, axis=a, keepdims=True)
-    if x.dtype.is_floating:  # the element at the index, as PyTorch's: its sign at a tie of
-        x = where(index_mask(x, idx, a), x, -math.inf if largest else math.inf)  # 0, -0
-    return max_indexed(x, a, keepdim, largest), idx if keepdim else squeeze(idx, a)
+    return apply(MaxDim, x, axis=(a,), keepdims=keepdim, largest=largest)
 
 
 def var(x: Tensor, axis: Any = None, correction: float = 1, keepdims: bool = False) -> Tensor:
