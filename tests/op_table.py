@@ -59,6 +59,10 @@ class _X:
         q, k, v = xad.ops.attention.split_heads(y, lead, heads, to_heads)
         return q * 1.0 + k * 2.0 - v * v
     max_indexed = staticmethod(xad.ops.reduce.max_indexed)
+
+    @staticmethod
+    def max_dim(x: Any, axis: int, keepdims: bool = False, largest: bool = True) -> Any:
+        return xad.ops.torch_conventions.max_dim(x, axis, keepdims, largest=largest)[0]
     torch_cholesky = staticmethod(xad.ops.torch_conventions.cholesky)
 
     @staticmethod
@@ -161,6 +165,8 @@ class _N:
     @staticmethod
     def max_indexed(x: Any, axis: int, keepdims: bool = False, largest: bool = True) -> Any:
         return (np.max if largest else np.min)(x, axis=axis, keepdims=keepdims)
+
+    max_dim = max_indexed
 
     @staticmethod
     def scale_shift(x: Any, y: Any) -> Any:
@@ -597,8 +603,10 @@ def _case_list() -> list[Case]:
             add(Case(f"{name}:{tag}", (lambda n, a, k: lambda m, x: getattr(m, n)(
                 x, axis=a, keepdims=k))(name, axis, kd), ((2, 3, 4),), dom, prims=prims))
     for axis, kd, largest in [(1, False, True), (-1, True, False)]:
-        add(Case(f"max_indexed:axis={axis},largest={largest}", (lambda a, k, lg: lambda m, x:
-                 m.max_indexed(x, a, k, lg))(axis, kd, largest), ((2, 3, 4),), "distinct"))
+        for op in ("max_indexed", "max_dim"):
+            add(Case(f"{op}:axis={axis},largest={largest}", (lambda o, a, k, lg: lambda m, x:
+                     getattr(m, o)(x, a, k, lg))(op, axis, kd, largest), ((2, 3, 4),),
+                     "distinct"))
     # prod at zeros: along axis 1 of (2, 3, 4), fibers with 0, 1, 2 and 3 zeros
     z3 = (0, 1, 9, 14, 15, 19, 23)  # [0,0,0] [0,0,1] [0,2,1] [1,0,2] [1,0,3] [1,1,3] [1,2,3]
     for axis, kd in [(1, False), ((0, 2), True), (-1, False)]:

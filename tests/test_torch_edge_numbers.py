@@ -215,3 +215,26 @@ def test_max_dim_value_is_the_element_at_its_index(largest, xb):
     assert str(v.tolist()) == "[[0.0, -0.0]]" and i.tolist() == [[0, 0]]
     v.sum().backward()
     assert x.grad.tolist() == [[1.0, 1.0], [0.0, 0.0], [0.0, 0.0], [0.0, 0.0]]
+
+
+def _kernels(fn, *args):
+    """``fn``'s result and the kernels it launched on cupy-sim (from a synchronised start)."""
+    from cupy_sim.streams import COUNTS
+
+    xad.get_backend().synchronize()
+    COUNTS.reset()
+    out = fn(*args)
+    return out, COUNTS.kernels
+
+
+def test_max_dim_is_argmax_and_one_gather_on_cupy_sim():
+    """``x.max(dim)`` of a floating tensor: the backend's ``argmax`` and a
+    ``take_along_axis`` of the values there, 2 kernels (5 before: ``argmax``, ``arange``,
+    ``==``, ``where``, ``max``); its backward 4 (``arange``, ``==``, the 0 and ``where``; 5
+    before: the index again, and the mask's own ``where``)."""
+    with xad.use_backend("cupy-sim"):
+        x = xad.randn(8, 16, requires_grad=True)
+        for f in (lambda t: t.max(1), lambda t: t.min(0, keepdim=True)):
+            (v, i), n = _kernels(f, x)
+            assert n == 2
+            assert _kernels(xad.autograd.grad, v, [x], xad.ones_like(v))[1] == 4

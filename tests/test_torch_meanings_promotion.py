@@ -5,6 +5,7 @@ or dtypes without an error; each on every backend."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import xad
@@ -68,6 +69,18 @@ def test_complex_numbers_have_no_order(xb, expr):
     with pytest.raises((RuntimeError, NotImplementedError, TypeError)):
         eval(expr, {"z": torch.tensor([1 + 2j, -1j]), "w": torch.tensor([1 + 1j, 2 + 0j]),
                     "t": torch})
+
+
+def test_complex_order_refused_where_the_functions_take_their_arguments(xb):
+    """The refusal sits in the functions (xad's dtypes), not in the kernels: a NumPy complex
+    array or scalar, ``vmap`` and ``compile`` still meet it (a guard for moving it)."""
+    x = T.tensor([1.0, 2.0])
+    for f in (lambda: x < np.array([1j, 2j]), lambda: xad.maximum(x, np.complex128(1j)),
+              lambda: x.clamp(max=np.array(1j)), lambda: xad.vmap(lambda r: r >= 1j)(x),
+              lambda: xad.compile(lambda a: xad.minimum(a, 1j))(x),
+              lambda: xad.clip(T.tensor([1j]), -1.0, 1.0)):
+        with pytest.raises(TypeError, match="no order"):
+            f()
 
 
 @pytest.mark.parametrize("fill,dtype", [
@@ -218,3 +231,124 @@ def test_tensor_of_a_list_holding_tensors_takes_their_dtype(xb):
                 [i32, t.tensor(3, dtype=t.uint8)], [[f64], [2]], ((i32, 1.5), (2, 3))]
     for ours, theirs in zip(cases(T), cases(torch)):
         _same(T.tensor(ours), torch.tensor(theirs))
+
+
+_INF, _NAN = float("inf"), float("nan")
+_DIVIDENDS = [-4.0, 4.0, -0.0, 0.0, 3.0, -3.0, _INF, -_INF, _NAN, 5.5, -5.5]
+_DIVISORS = [2.0, -2.0, _INF, -_INF, 0.0, -0.0, 1.5, -1.5]
+
+
+def _floats(xb):
+    return [d for d in ("float16", "bfloat16", "float32", "float64")
+            if xb._dtypes.get(getattr(xad, d)) is not None]
+
+
+def test_remainder_zero_takes_the_dividends_sign_as_torch(xb):
+    """A zero ``remainder`` is ``-0.0`` for a negative dividend in PyTorch (C's ``fmod``'s
+    zero: ``torch.remainder(tensor([-4.]), 2)`` and ``remainder(4., -2)`` are ``-0.``,
+    ``0.``); ``torch.remainder``/``x.remainder``/``remainder_`` gave the divisor's sign
+    on NumPy, array_api_strict and CuPy. ``%`` is the standard's and Python's (the
+    divisor's sign): it was the dividend's on the torch and JAX backends. ``fmod`` agreed."""
+    for dt in _floats(xb):
+        a, at = T.tensor(_DIVIDENDS, dtype=getattr(T, dt)), \
+            torch.tensor(_DIVIDENDS, dtype=getattr(torch, dt))
+        for d in _DIVISORS:
+            dd, ddt = T.full_like(a, d), torch.full_like(at, d)
+            _same(T.remainder(a, d), torch.remainder(at, d))
+            _same(a.remainder(dd), at.remainder(ddt))
+            _same(a.clone().remainder_(d), at.clone().remainder_(d))
+            _same(T.fmod(a, dd), torch.fmod(at, ddt))
+            if dt != "bfloat16":  # (NumPy has none)
+                with np.errstate(invalid="ignore"):
+                    want = np.remainder(np.array(_DIVIDENDS, dtype=dt), np.array(d, dtype=dt))
+                assert str((a % d).tolist()) == str(want.tolist())
+                assert str((a % dd).tolist()) == str(want.tolist())
+        for v in (-4.0, 4.0, -0.0, 0.0):
+            _same(T.remainder(v, T.tensor(_DIVISORS, dtype=getattr(T, dt))),
+                  torch.remainder(v, torch.tensor(_DIVISORS, dtype=getattr(torch, dt))))
+
+
+def test_remainder_gradients_as_torch_at_its_zeros(xb):
+    """The sign change leaves ``torch.remainder``'s gradients PyTorch's (1 and
+    ``-floor(x / y)``, at exact multiples too)."""
+    data, div = [-4.0, 4.0, -0.0, 3.0, -5.5, 2.5], [2.0, -2.0, 1.5, 1.5, 2.0, -1.0]
+    grads = []
+    for t in (T, torch):
+        x = t.tensor(data, dtype=t.float64, requires_grad=True)
+        y = t.tensor(div, dtype=t.float64, requires_grad=True)
+        (t.remainder(x, y) * t.arange(1, 7, dtype=t.float64)).sum().backward()
+        grads.append((x.grad.tolist(), y.grad.tolist()))
+    assert grads[0] == grads[1]
+
+
+def test_square_and_pow_of_bools_as_torch(xb):
+    """``mask.square()`` stayed bool (``mask & mask``; PyTorch: int64) and ``mask ** True``
+    was int64 (PyTorch: bool); ``mask ** mask`` gave int8 on NumPy and CuPy, int32 on JAX
+    and an error elsewhere (PyTorch refuses it)."""
+    m, mt = T.tensor([True, False]), torch.tensor([True, False])
+    for f in (lambda m, t: m.square(), lambda m, t: t.square(m), lambda m, t: m ** 2,
+              lambda m, t: m.pow(3), lambda m, t: m ** True, lambda m, t: m ** False,
+              lambda m, t: t.pow(m, False), lambda m, t: 2 ** m, lambda m, t: m ** 0.5):
+        _same(f(m, T), f(mt, torch))
+    for f in (lambda m, t: m ** m, lambda m, t: True ** m, lambda m, t: t.pow(m, m)):
+        with pytest.raises(TypeError, match="bool"):
+            f(m, T)
+        with pytest.raises((RuntimeError, NotImplementedError)):
+            f(mt, torch)
+
+
+def test_sign_of_bools_and_of_complex_as_torch(xb):
+    """``mask.sign()``/``sgn`` raised NumPy's ``UFuncTypeError`` (PyTorch: the bool
+    itself); ``torch.sign``/``z.sign()`` of a complex tensor answered ``z / |z|`` where
+    PyTorch refuses (its name for that is ``sgn``; ``xad.sign`` keeps the standard's)."""
+    m, mt = T.tensor([True, False]), torch.tensor([True, False])
+    for f in (lambda m, t: m.sign(), lambda m, t: t.sign(m), lambda m, t: t.sgn(m),
+              lambda m, t: m.sgn(), lambda m, t: m.clone().sign_()):
+        _same(f(m, T), f(mt, torch))
+    z, zt = T.tensor([3 + 4j, 0j]), torch.tensor([3 + 4j, 0j])
+    for f in (lambda z, t: z.sign(), lambda z, t: t.sign(z)):
+        with pytest.raises(NotImplementedError, match="sgn"):
+            f(z, T)
+        with pytest.raises(NotImplementedError):
+            f(zt, torch)
+    _same(z.sgn(), zt.sgn())
+    assert xad.sign(z).tolist() == pytest.approx([0.6 + 0.8j, 0j])
+    assert xad.sign(T.tensor([True, False])).tolist() == [True, False]
+
+
+def test_angle_of_signed_zeros_as_torch(xb):
+    """``angle`` of a complex zero was 0 for every sign; PyTorch's is ``atan2(imag,
+    real)``'s: ``-0.0``, ``pi``, ``-pi`` for ``0 - 0j``, ``-0 + 0j``, ``-0 - 0j``. Its
+    gradient there stays 0; the real ``angle`` (``-0.0``, NaN, infinities) agreed."""
+    parts = [(0.0, 0.0), (0.0, -0.0), (-0.0, 0.0), (-0.0, -0.0), (_NAN, 0.0), (-_INF, -0.0)]
+    for rt in ("float32", "float64"):  # (complex64, complex128)
+        got = []
+        for t in (T, torch):
+            re = t.tensor([p[0] for p in parts], dtype=getattr(t, rt))
+            im = t.tensor([p[1] for p in parts], dtype=getattr(t, rt))
+            z = t.complex(re, im).requires_grad_()
+            a = z.angle()
+            (a * t.arange(1, 7, dtype=getattr(t, rt))).sum().backward()
+            got.append((str(a.tolist()), str(t.angle(z.detach()).tolist()),
+                        str(z.grad[:4].tolist())))
+        assert got[0] == got[1]
+    for dt in _floats(xb):
+        r = [0.0, -0.0, _NAN, 1.0, -1.0, _INF, -_INF]
+        _same(T.tensor(r, dtype=getattr(T, dt)).angle(),
+              torch.tensor(r, dtype=getattr(torch, dt)).angle())
+
+
+def test_max_dim_does_not_keep_its_input(xb):
+    """``max(dim)``'s gradient needs only its indices (PyTorch's): its input may change in
+    place before backward (a guard for its primitive, which keeps only its results; the
+    composition before it kept a masked copy)."""
+    for t in (T, torch):
+        x = t.tensor([[1.0, 3.0, 3.0], [-0.0, 0.0, -1.0]], requires_grad=True)
+        y = x * 1
+        v, i = y.max(1)
+        w, _ = y.min(0, keepdim=True)
+        y.add_(1)
+        (v.sum() + w.sum()).backward()
+        if t is T:
+            ours = (str(v.tolist()), i.tolist(), x.grad.tolist())
+    assert ours == (str(v.tolist()), i.tolist(), x.grad.tolist())

@@ -871,7 +871,7 @@ class Tensor:
         return _ops.pow(self, o)  # a number exponent takes pow_scalar (saves less)
 
     def __rpow__(self, o: Any) -> Tensor:
-        return _binary(_ew.Pow, o, self)
+        return _ops.pow(o, self)
 
     def __matmul__(self, o: Any) -> Tensor:
         return _ops.matmul(self, o)
@@ -1385,16 +1385,17 @@ class Tensor:
         return _ops.trunc(self)
 
     def sign(self) -> Tensor:
-        """See :func:`xad.sign`."""
-        return _ops.sign(self)
+        """PyTorch's sign: :func:`xad.sign`, refusing complex tensors (use ``sgn``)."""
+        return _ops.torch_conventions.sign(self)
 
     def floor_divide(self, other: Any) -> Tensor:
         """``self // other`` (:func:`xad.floor_divide`)."""
         return _ops.floor_divide(self, other)
 
     def remainder(self, other: Any) -> Tensor:
-        """``self % other``, the sign of ``other`` (:func:`xad.remainder`)."""
-        return _ops.remainder(self, other)
+        """PyTorch's remainder: ``self % other``, the sign of ``other``, but a zero takes
+        ``self``'s (``xad.ops.torch_conventions.remainder``)."""
+        return _ops.torch_conventions.remainder(self, other)
 
     def sin(self) -> Tensor:
         """See :func:`xad.sin`."""
@@ -2525,10 +2526,11 @@ def _torch_methods_more() -> dict[str, Any]:
 def _angle(x: Tensor) -> Tensor:
     """PyTorch's ``angle``: the argument of a complex tensor (gradient 0 at 0, PyTorch's); of
     a real one ``pi`` below 0, else 0 (NaN kept; gradient 0)."""
-    if x.dtype.is_complex:  # at 0: atan2(0, 1), and where's mask stops even an inf gradient
-        zero = x == 0
-        return _ops.atan2(_ops.where(zero, 0.0, _ops.imag(x)),
-                          _ops.where(zero, 1.0, _ops.real(x)))
+    if x.dtype.is_complex:  # at 0: atan2 of the parts detached (the signed zeros' 0, +-0,
+        zero = x == 0       # +-pi, as PyTorch's), where's mask stopping even an inf gradient
+        d = x.detach()
+        return _ops.atan2(_ops.where(zero, _ops.imag(d), _ops.imag(x)),
+                          _ops.where(zero, _ops.real(d), _ops.real(x)))
     x = x if x.dtype.is_floating else _ops.astype(x, _dt.float32)
     return _ops.where(x < 0, math.pi, _ops.where(x == x, 0.0, x))  # (x: in the graph)
 

@@ -19,6 +19,7 @@ from .factories import arange as _arange
 from .factories import default_complex_dtype, empty, rand, randint, randn, tensor
 from .factories import linspace as _linspace
 from .nn import functional as _F
+from .ops.torch_conventions import remainder, sign
 from .ops.torch_elementwise import sgn
 from .tensor import Tensor, on_cuda
 from .torch_linalg import householder_product as orgqr
@@ -67,7 +68,7 @@ __all__ = ["TorchTensor", "meshgrid", "autocast", "GradScaler", "set_printoption
            "add", "sub", "movedim", "swapaxes", "swapdims", "topk", "kthvalue",
            "clamp_min", "clamp_max", "rand_like", "randn_like",
            *_NN_FUNCTIONS, "as_tensor", "scalar_tensor", "is_floating_point", "is_complex",
-           "complex", "polar", "angle", "sgn", "imag",
+           "complex", "polar", "angle", "sgn", "sign", "remainder", "imag",
            "is_nonzero", "logspace", "det", "inverse", "slogdet", "logdet",
            "svd", "qr", "cholesky", "matrix_power", "pinverse", "cholesky_solve",
            "cholesky_inverse", "lu_unpack", "orgqr",

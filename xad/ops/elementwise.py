@@ -650,7 +650,6 @@ class Maximum(Op):
 
     @staticmethod
     def forward(b, x, y):
-        _ordered(b, "maximum", x, y)
         like = x if not isinstance(x, (int, float)) else y
         return b.xp.maximum(_arr(b, x, like), _arr(b, y, like))
 
@@ -673,7 +672,6 @@ class Minimum(Op):
 
     @staticmethod
     def forward(b, x, y):
-        _ordered(b, "minimum", x, y)
         like = x if not isinstance(x, (int, float)) else y
         return b.xp.minimum(_arr(b, x, like), _arr(b, y, like))
 
@@ -756,7 +754,6 @@ class Clip(Op):
 
     @staticmethod
     def forward(b, x, lo, hi, tie):
-        _ordered(b, "clip", x, lo, hi)
         return b.xp.clip(x, lo, hi)
 
     @staticmethod
@@ -815,27 +812,29 @@ def _sign(b: Any, x: Any) -> Any:
 Sign = _nograd("sign", _sign)
 Equal = _nograd("equal", lambda b, x, y: x == y)
 NotEqual = _nograd("not_equal", lambda b, x, y: x != y)
-def _ordered(b: Any, op: str, *values: Any) -> None:
-    """Refuse complex operands of an ordering: NumPy, CuPy and JAX order them by real part
-    then imaginary part, where PyTorch and the standard's strict library raise (a number
-    without an error on some backends only)."""
+def _ordered(op: str, *values: Any) -> None:
+    """Refuse complex operands of an ordering (comparisons, ``maximum``, ``minimum``,
+    ``clip``): NumPy, CuPy and JAX order them by real part then imaginary part, where
+    PyTorch and the standard's strict library raise (a number without an error on some
+    backends only). Checked on xad's dtypes where the functions take their arguments, so
+    the kernels (and a compiled replay) pay nothing."""
     for v in values:
-        if type(v) is complex or (hasattr(v, "dtype") and b.xad_dtype(v.dtype) in _COMPLEX):
-            raise TypeError(f"{op}: complex numbers have no order (PyTorch refuses too); "
-                            f"compare their .real, .imag or .abs()")
+        if isinstance(v, Tensor):  # (the dtype cache read inline, as Tensor.dtype does)
+            if (v._backend._from_native.get(v._array.dtype) or v.dtype) in _COMPLEX:
+                raise _no_order(op)
+        elif isinstance(v, complex) or hasattr(v, "dtype") and "complex" in str(v.dtype):
+            raise _no_order(op)  # a Python or NumPy complex number, a NumPy array
 
 
-def _ordering(name_: str, fn: Any) -> type[Op]:
-    def forward(b: Any, x: Any, y: Any) -> Any:
-        _ordered(b, name_, x, y)
-        return fn(x, y)
-    return _nograd(name_, forward)
+def _no_order(op: str) -> TypeError:
+    return TypeError(f"{op}: complex numbers have no order (PyTorch refuses too); compare "
+                     f"their .real, .imag or .abs()")
 
 
-Less = _ordering("less", _operator.lt)
-LessEqual = _ordering("less_equal", _operator.le)
-Greater = _ordering("greater", _operator.gt)
-GreaterEqual = _ordering("greater_equal", _operator.ge)
+Less = _nograd("less", lambda b, x, y: x < y)
+LessEqual = _nograd("less_equal", lambda b, x, y: x <= y)
+Greater = _nograd("greater", lambda b, x, y: x > y)
+GreaterEqual = _nograd("greater_equal", lambda b, x, y: x >= y)
 LogicalNot = _nograd("logical_not", lambda b, x: b.xp.logical_not(x))
 LogicalAnd = _nograd("logical_and", lambda b, x, y: b.xp.logical_and(x, y))
 LogicalOr = _nograd("logical_or", lambda b, x, y: b.xp.logical_or(x, y))
@@ -918,14 +917,29 @@ def pow(x: Any, y: Any) -> Tensor:
         [9.0]
     """
     if isinstance(y, (int, float)) and isinstance(x, Tensor):
+        if type(y) is bool and x.dtype is _dt.bool_:  # PyTorch's: bool (x, or all True)
+            return logical_or(x, not y)
         y = int(y) if isinstance(y, int) else float(y)  # (a NumPy float64 would promote)
         x, y = _weak(x, y)  # an integer tensor with a float exponent: a float result
         return unary(PowScalar, x, exponent=y)
+    if isinstance(y, Tensor) and y.dtype is _dt.bool_ and (
+            type(x) is bool or isinstance(x, Tensor) and x.dtype is _dt.bool_):
+        raise TypeError(f"pow: a bool base with a bool exponent tensor (shape "
+                        f"{tuple(y.shape)}) is refused by PyTorch and the standard (NumPy gave "
+                        f"int8, JAX int32); cast one with astype(xad.int64) or .long()")
     return binary(Pow, x, y)
 
 
 def square(x: Tensor) -> Tensor:
-    """``x * x``."""
+    """``x * x``; of a bool tensor int64 (PyTorch's; it was bool, ``x & x``).
+
+    Example:
+        >>> import xad
+        >>> xad.square(xad.tensor([True, False])).tolist()
+        [1, 0]
+    """
+    if isinstance(x, Tensor) and x.dtype is _dt.bool_:
+        x = astype(x, _dt.int64)
     return apply(Multiply, x, x)
 
 
@@ -958,7 +972,22 @@ sigmoid = _unary(Sigmoid, "Logistic sigmoid 1 / (1 + exp(-x)).")
 relu = _unary(Relu, "max(x, 0) (gradient 0 at 0, as in PyTorch).")
 softplus = _unary(Softplus, "log(1 + exp(x)), computed stably.")
 erf = _unary(Erf, "The error function (a backend helper: the standard has none).")
-sign = _unary(Sign, "Sign of x (-1, 0 or 1); no gradient.")
+
+
+def sign(x: Tensor) -> Tensor:
+    """Sign of ``x`` (-1, 0 or 1; ``z / |z|`` of a complex ``z``, 0 at 0); no gradient. A
+    bool tensor is its own sign (PyTorch's; NumPy refused it with a ``UFuncTypeError``).
+
+    Example:
+        >>> import xad
+        >>> xad.sign(xad.tensor([-2.0, 0.0, 3.0])).tolist()
+        [-1.0, 0.0, 1.0]
+    """
+    if isinstance(x, Tensor) and x.dtype is _dt.bool_:
+        return clone(x)
+    return unary(Sign, x)
+
+
 isfinite = _unary(IsFinite, "Whether each element is finite.")
 isnan = _unary(IsNan, "Whether each element is NaN.")
 logical_not = _unary(LogicalNot, "Elementwise not.")
@@ -981,11 +1010,13 @@ def gelu(x: Tensor, approximate: str = "none") -> Tensor:
 
 def maximum(x: Any, y: Any) -> Tensor:
     """Elementwise maximum; at ties each input gets half the gradient."""
+    _ordered("maximum", x, y)
     return binary(Maximum, x, y)
 
 
 def minimum(x: Any, y: Any) -> Tensor:
     """Elementwise minimum; at ties each input gets half the gradient."""
+    _ordered("minimum", x, y)
     return binary(Minimum, x, y)
 
 
@@ -1046,6 +1077,7 @@ def clip(x: Tensor, min: Any = None, max: Any = None) -> Tensor:
         >>> xad.clip(xad.tensor([1, 2, 3]), 1.5, 2.5).tolist()
         [1.5, 2.0, 2.5]
     """
+    _ordered("clip", x, min, max)
     x, min, max = _clip_args(x, min, max)
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         if min is not None:
@@ -1068,6 +1100,7 @@ def clamp(x: Tensor, min: Any = None, max: Any = None) -> Tensor:
     if min is None and max is None:
         raise ValueError("clamp: give min or max (or both), as PyTorch requires; "
                          "clip(x) with neither returns x unchanged")
+    _ordered("clamp", x, min, max)
     min, max = (int(v) if type(v) is bool else v for v in (min, max))
     if isinstance(min, (int, float)) and isinstance(max, (int, float)) and min > max:
         # PyTorch's min(max(x, min), max): max everywhere but at NaN, no gradient to x (the
@@ -1120,21 +1153,25 @@ def not_equal(x: Any, y: Any) -> Tensor:
 
 def less(x: Any, y: Any) -> Tensor:
     """Elementwise ``x < y``."""
+    _ordered("less", x, y)
     return binary(Less, x, y)
 
 
 def less_equal(x: Any, y: Any) -> Tensor:
     """Elementwise ``x <= y``."""
+    _ordered("less_equal", x, y)
     return binary(LessEqual, x, y)
 
 
 def greater(x: Any, y: Any) -> Tensor:
     """Elementwise ``x > y``."""
+    _ordered("greater", x, y)
     return binary(Greater, x, y)
 
 
 def greater_equal(x: Any, y: Any) -> Tensor:
     """Elementwise ``x >= y``."""
+    _ordered("greater_equal", x, y)
     return binary(GreaterEqual, x, y)
 
 

@@ -164,10 +164,19 @@ def _no_zero_divisor(b: Any, x: Any, y: Any, name: str) -> None:
                                     f"{d.name} by the number 0)")
 
 
-def _remainder(b: Any, x: Any, y: Any) -> Any:
+def _remainder(b: Any, x: Any, y: Any, zero_sign_of_x: bool = False) -> Any:
+    """The backend's ``remainder``; on floats a zero takes the sign of ``y`` (the standard's
+    and Python's: ``-4.0 % 2.0`` is ``0.0``), or with ``zero_sign_of_x`` that of ``x``
+    (PyTorch's, C's ``fmod``'s: ``-0.0``). The libraries differ: NumPy, CuPy and
+    array_api_strict give ``y``'s, PyTorch and JAX ``x``'s."""
     _no_zero_divisor(b, x, y, "remainder")
     like = x if not isinstance(x, (int, float)) else y
-    return b.xp.remainder(_arr(b, x, like), _arr(b, y, like))
+    x, y = _arr(b, x, like), _arr(b, y, like)
+    xp = b.xp
+    r = xp.remainder(x, y)
+    if not b.xad_dtype(r.dtype).is_floating:
+        return r
+    return xp.where(r == 0, xp.copysign(r, x if zero_sign_of_x else y), r)
 
 
 class Remainder(Op):

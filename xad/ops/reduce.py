@@ -46,7 +46,7 @@ from .fused import (
     sum_product,
 )
 from .linalg import by_product, keep_sum, keep_sum_array
-from .shape import broadcast_to, flip, reshape
+from .shape import broadcast_to, expand_dims, flip, reshape
 from .tangent import linear_jvp
 
 __all__ = ["sum", "mean", "var", "std", "max", "min", "prod", "logsumexp", "cumsum",
@@ -195,15 +195,57 @@ class MaxIndexed(Op):
 def _indexed(x: Tensor, axis: tuple[int], largest: bool) -> Tensor:
     """Where ``x`` holds the element ``argmax`` (``argmin``) returns along ``axis``."""
     (a,) = axis
-    return index_mask(x, (argmax if largest else argmin)(x, axis=a, keepdims=True), a)
+    return index_mask((argmax if largest else argmin)(x, axis=a, keepdims=True), a,
+                      x.shape[a])
 
 
-def index_mask(x: Tensor, idx: Tensor, axis: int) -> Tensor:
-    """Where ``x`` holds the elements ``idx`` (indices along ``axis``, kept) name."""
-    shape = [1] * x.ndim
-    shape[axis] = x.shape[axis]
-    return reshape(arange(x.shape[axis], dtype=idx.dtype, backend=x._backend),
-                   tuple(shape)) == idx
+def index_mask(idx: Tensor, axis: int, n: int) -> Tensor:
+    """Where the positions ``0..n-1`` along ``axis`` are the indices ``idx`` (``axis``
+    kept, of length 1): a mask of ``idx``'s shape with ``n`` along ``axis``."""
+    shape = [1] * idx.ndim
+    shape[axis] = n
+    return reshape(arange(n, dtype=idx.dtype, backend=idx._backend), tuple(shape)) == idx
+
+
+class MaxDim(Op):
+    """PyTorch's ``max(dim)`` (``largest=False``: ``min(dim)``): ``(values, indices)``, the
+    index the backend's ``argmax`` (``argmin``) gives (the first of tied extremes, a NaN's)
+    and the element there, so its sign at a tie of 0.0 and -0.0 (the libraries' ``max``
+    gives either). Two kernels; the gradient goes all to the index, the input is not kept
+    (it may change in place afterwards, as in PyTorch)."""
+
+    name = "max_dim"
+    save_output = True
+
+    @staticmethod
+    def forward(b, x, axis, keepdims, largest):
+        (a,) = axis
+        xp = b.xp
+        i = (xp.argmax if largest else xp.argmin)(x, axis=a, keepdims=True)
+        v = xp.take_along_axis(x, i, axis=a)
+        return (v, i) if keepdims else (xp.squeeze(v, axis=a), xp.squeeze(i, axis=a))
+
+    @staticmethod
+    def backward(node, g, _g_indices):
+        return where(_at_index(node), _expand(g, node), 0.0)
+
+    batch = classmethod(axes_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out, axis, keepdims, largest):
+        (a,), x = axis, primals[0]
+        idx = out[1] if keepdims else expand_dims(out[1], axis=a)
+        hit = index_mask(idx, a, x.shape[a])
+        return sum(where(hit, tangents[0], 0.0), axis=axis, keepdims=keepdims), None
+
+
+def _at_index(node: Any) -> Tensor:
+    """Where :class:`MaxDim`'s input holds the elements its indices name."""
+    (a,) = node.params["axis"]
+    idx = node.output(1)
+    if not node.params["keepdims"]:
+        idx = expand_dims(idx, axis=a)
+    return index_mask(idx, a, node.in_shapes[0][a])
 
 
 def max_indexed(x: Tensor, axis: int, keepdims: bool = False, largest: bool = True) -> Tensor:

@@ -11,27 +11,28 @@ non-Hermitian part. docs/PORTING.md tables each difference.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from ..factories import eye
 from ..tensor import Tensor
-from ._apply import binary, unary
+from ._apply import apply, binary, unary
 from .amp_cast import in_float32
 from .axes import normalize_axis
 from .batching import elementwise_batch
 from .decompositions import Cholesky, _cholesky_grad, svdvals
+from .elementwise import sign as _sign
 from .elementwise import where
-from .elementwise_math import Atan2, Copysign
+from .elementwise_math import Atan2, Copysign, Remainder, _remainder
 from .inverses import _call, _check, _mH, solve
 from .linalg import matmul
 from .manipulation import moveaxis, tril
 from .norms import sqrt_zero_grad
 from .norms import vector_norm as _vector_norm
-from .reduce import argmax, argmin, half_root, index_mask, max_indexed, variance
-from .shape import expand_dims, squeeze
+from .reduce import MaxDim, half_root, variance
+from .shape import expand_dims
 
-__all__ = ["max_dim", "var", "std", "norm", "vector_norm", "atan2", "copysign", "cholesky"]
+__all__ = ["max_dim", "var", "std", "norm", "vector_norm", "atan2", "copysign", "cholesky",
+           "sign", "remainder"]
 
 
 def max_dim(x: Tensor, dim: int, keepdim: bool = False, *,
@@ -52,10 +53,7 @@ def max_dim(x: Tensor, dim: int, keepdim: bool = False, *,
         normalize_axis(dim, 1, where_)  # PyTorch's 0-d rule: dim 0 or -1
         return x * 1, (x.detach() == x.detach()).astype("int64") * 0  # (inf * 0 is NaN)
     a = normalize_axis(dim, x.ndim, where_)
-    idx = (argmax if largest else argmin)(x, axis=a, keepdims=True)
-    if x.dtype.is_floating:  # the element at the index, as PyTorch's: its sign at a tie of
-        x = where(index_mask(x, idx, a), x, -math.inf if largest else math.inf)  # 0, -0
-    return max_indexed(x, a, keepdim, largest), idx if keepdim else squeeze(idx, a)
+    return apply(MaxDim, x, axis=(a,), keepdims=keepdim, largest=largest)
 
 
 def var(x: Tensor, axis: Any = None, correction: float = 1, keepdims: bool = False) -> Tensor:
@@ -152,6 +150,47 @@ def atan2(input: Any, other: Any) -> Tensor:
         [0.0]
     """
     return binary(_Atan2ZeroOrigin, input, other)
+
+
+class _RemainderZeroSignOfX(Remainder):
+    """``remainder`` whose zero takes the sign of ``x`` (PyTorch's), not ``y``'s."""
+
+    @staticmethod
+    def forward(b, x, y):
+        return _remainder(b, x, y, zero_sign_of_x=True)
+
+
+def remainder(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """PyTorch's ``torch.remainder``/``x.remainder(y)``: :func:`xad.remainder`'s values and
+    gradients, but a zero takes the sign of ``input`` (C's ``fmod``'s), where the standard,
+    Python and ``%`` give it ``other``'s.
+
+    Example:
+        >>> import xad
+        >>> from xad.ops import torch_conventions as tc
+        >>> x = xad.tensor([-4.0, 4.0])
+        >>> tc.remainder(x, 2.0).tolist(), (x % 2.0).tolist()
+        ([-0.0, 0.0], [0.0, 0.0])
+    """
+    return binary(_RemainderZeroSignOfX, input, other)
+
+
+def sign(input: Tensor) -> Tensor:  # noqa: A002
+    """PyTorch's ``torch.sign``/``x.sign()``: :func:`xad.sign`, refusing a complex tensor as
+    PyTorch does (its complex sign is ``sgn``; :func:`xad.sign` gives ``z / |z|``, the
+    standard's).
+
+    Example:
+        >>> import xad
+        >>> from xad.ops import torch_conventions as tc
+        >>> tc.sign(xad.tensor([True, False])).tolist()
+        [True, False]
+    """
+    if isinstance(input, Tensor) and input.dtype.is_complex:
+        raise NotImplementedError(f"sign: PyTorch's sign refuses complex tensors "
+                                  f"({input.dtype.name}, shape {tuple(input.shape)}); use "
+                                  f"sgn(x), z / |z| (xad.sign gives it too)")
+    return _sign(input)
 
 
 class _CopysignZeroGrad(Copysign):
