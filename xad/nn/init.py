@@ -23,8 +23,10 @@ __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones
 
 
 def _fill(t: Tensor, values: Tensor) -> Tensor:
+    """Copy ``values`` into ``t`` in place, through to its base when ``t`` is a view (an
+    initialiser of ``w[:k]`` changes ``w``, as in PyTorch)."""
     with _ag.no_grad():
-        t._set_data(values.astype(t.dtype)._array if values.dtype != t.dtype else values._array)
+        t.copy_(values)
     return t
 
 
