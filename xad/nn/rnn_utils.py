@@ -157,7 +157,7 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
         out = _ops.concat([out, extra], axis=0)
     if sequence.unsorted_indices is not None:
         out = _ops.take(out, sequence.unsorted_indices, axis=1)
-        lens = [lens[i] for i in _ints(sequence.sorted_indices)]
+        lens = [lens[i] for i in _ints(sequence.unsorted_indices)]  # sorted slot of each
     if batch_first:
         out = out.permute_dims((1, 0, *range(2, out.ndim)))
     return out, tensor(lens, dtype=_dt.int64, backend=_host())
