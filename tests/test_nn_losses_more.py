@@ -121,3 +121,42 @@ def test_errors(xb):
         F.gaussian_nll_loss(xad.zeros(3, 2), xad.zeros(3, 2), xad.ones(2))
     with pytest.raises(ValueError, match="reduction"):
         F.smooth_l1_loss(xad.zeros(2), xad.zeros(2), "average")
+
+
+INF, NAN = float("inf"), float("nan")
+# name, f(functional module, x, constant maker), x: values at kinks, ties and infinities
+EDGES = [
+    ("huber_at_infinities", lambda M, x, c: M.huber_loss(x, c([0.0, 0.0, 0.0, 1.0]),
+                                                         reduction="none", delta=2.0),
+     [INF, -INF, 1.0, 3.0]),
+    ("smooth_l1_at_infinities", lambda M, x, c: M.smooth_l1_loss(x, c([0.0, 0.0, 0.0, 1.0]),
+                                                                 reduction="sum", beta=0.5),
+     [INF, -INF, 0.25, 3.0]),
+    ("margin_ranking_at_ties", lambda M, x, c: M.margin_ranking_loss(
+        x, c([0.0, 0.5, 0.0, 1.0]), c([1.0, 1.0, -1.0, 1.0]), reduction="none"),
+     [0.0, 0.5, 0.0, NAN]),
+    ("hinge_embedding_at_the_margin", lambda M, x, c: M.hinge_embedding_loss(
+        x, c([-1.0, -1.0, 1.0, -1.0]), margin=0.5, reduction="none"), [0.5, 0.2, 0.5, NAN]),
+    ("cosine_embedding_at_the_margin", lambda M, x, c: M.cosine_embedding_loss(
+        x.reshape(2, 2), c([[1.0, 2.0], [1.0, 0.0]]), c([-1.0, -1.0]), reduction="none"),
+     [0.0, 0.0, NAN, 1.0]),
+    ("triplet_of_nan", lambda M, x, c: M.triplet_margin_loss(
+        x.reshape(2, 2), c([[1.0, 2.0], [1.0, 0.0]]), c([[0.0, 0.0], [3.0, 0.0]]),
+        reduction="none"), [0.0, NAN, 0.5, 1.0]),
+]
+
+
+@pytest.mark.parametrize("name,f,x", EDGES, ids=[e[0] for e in EDGES])
+def test_kinks_and_infinities_match_torch(xb, name, f, x):
+    # the gradient of max(z, 0) passes at z == 0 and NaN stays NaN, as PyTorch's clamp_min
+    # (the four losses used a where(z > 0) that gave 0 for both: a tie of equal scores never
+    # learned); Huber's and smooth L1's square no longer gives inf * 0 = NaN at an infinity
+    xs = xad.tensor(x, dtype=f64, requires_grad=True)
+    ts = torch.tensor(x, dtype=torch.float64, requires_grad=True)
+    a = f(F, xs, lambda v: xad.tensor(v, dtype=f64))
+    b = f(TF, ts, lambda v: torch.tensor(v, dtype=torch.float64))
+    np.testing.assert_allclose(a.numpy(), b.detach().numpy(), rtol=1e-13)
+    w = np.arange(1.0, b.numel() + 1).reshape(tuple(b.shape))
+    (a * xad.tensor(w, dtype=f64)).sum().backward()
+    (b * torch.tensor(w)).sum().backward()
+    np.testing.assert_allclose(xs.grad.numpy(), ts.grad.numpy(), rtol=1e-8)  # (eps)

@@ -166,7 +166,9 @@ def smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean", beta:
     d = _ops.abs(input - target)
     if beta == 0:
         return _reduce(d, reduction, "smooth_l1_loss")
-    loss = _ops.where(d < beta, d * d * (0.5 / beta), d - 0.5 * beta)
+    near = d < beta
+    s = _ops.where(near, d, 0.0)  # (the square's gradient at an infinite d: 0, not inf * 0)
+    loss = _ops.where(near, s * s * (0.5 / beta), d - 0.5 * beta)
     return _reduce(loss, reduction, "smooth_l1_loss")
 
 

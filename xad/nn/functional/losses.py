@@ -80,7 +80,9 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
         raise ValueError(f"huber_loss: delta must be positive, got {delta}")
     d = input - target
     a = _ops.abs(d)
-    loss = _ops.where(a < delta, d * d * 0.5, (a - 0.5 * delta) * delta)
+    near = a < delta
+    s = _ops.where(near, d, 0.0)  # (the square's gradient at an infinite d: 0, not inf * 0)
+    loss = _ops.where(near, s * s * 0.5, (a - 0.5 * delta) * delta)
     return _reduce(loss, reduction, "huber_loss")
 
 

@@ -19,8 +19,15 @@ __all__ = ["pdist", "margin_ranking_loss", "hinge_embedding_loss", "cosine_embed
 
 
 def _hinge(x: Tensor) -> Tensor:
-    """``max(x, 0)`` with gradient 0 at 0 (PyTorch's ``clamp_min``)."""
+    """``max(x, 0)`` as PyTorch's multi-margin kernels (``if (z > 0)``): gradient 0 at 0, and
+    0 for a NaN."""
     return _ops.where(x > 0, x, 0.0)
+
+
+def _clamp_min(x: Tensor) -> Tensor:
+    """``max(x, 0)`` as PyTorch's ``clamp_min(0)``: the gradient passes at 0 (a margin loss
+    at a tie, e.g. equal scores from a symmetric start, still learns) and NaN stays NaN."""
+    return _ops.clamp(x, 0.0, None)
 
 
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
@@ -35,7 +42,7 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
         1.0
     """
     input1, input2, target = _f32(input1, input2, target, op="margin_ranking_loss")
-    return _reduce(_hinge(-target * (input1 - input2) + margin), reduction,
+    return _reduce(_clamp_min(-target * (input1 - input2) + margin), reduction,
                    "margin_ranking_loss")
 
 
@@ -51,7 +58,7 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
         [0.25, 0.75]
     """
     input, target = _f32(input, target, op="hinge_embedding_loss")  # noqa: A001
-    loss = (_ops.where(target != 1, _hinge(margin - input), 0.0)
+    loss = (_ops.where(target != 1, _clamp_min(margin - input), 0.0)
             + _ops.where(target != -1, input, 0.0))
     return _reduce(loss, reduction, "hinge_embedding_loss")
 
@@ -74,7 +81,7 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
     norms = ((input1 * input1).sum(axis=-1) + eps) * ((input2 * input2).sum(axis=-1) + eps)
     cos = dot / _ops.sqrt(norms)
     loss = (_ops.where(target == 1, 1 - cos, 0.0)
-            + _ops.where(target == -1, _hinge(cos - margin), 0.0))
+            + _ops.where(target == -1, _clamp_min(cos - margin), 0.0))
     return _reduce(loss, reduction, "cosine_embedding_loss")
 
 
@@ -113,7 +120,7 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
     d_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
         d_neg = _ops.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
-    return _reduce(_hinge(margin + d_pos - d_neg), reduction, "triplet_margin_loss")
+    return _reduce(_clamp_min(margin + d_pos - d_neg), reduction, "triplet_margin_loss")
 
 
 def soft_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
