@@ -160,3 +160,20 @@ def test_kinks_and_infinities_match_torch(xb, name, f, x):
     (a * xad.tensor(w, dtype=f64)).sum().backward()
     (b * torch.tensor(w)).sum().backward()
     np.testing.assert_allclose(xs.grad.numpy(), ts.grad.numpy(), rtol=1e-8)  # (eps)
+
+
+def test_inputs_outside_the_support_give_nan(xb):
+    # PyTorch refuses a probability outside [0, 1] and a negative variance after reading the
+    # device, and its kl_div of a negative target is NaN (xlogy); xad gave finite numbers
+    # (log(1 - p) clamped to -100, var clamped to eps, t log t taken as 0)
+    x = lambda v: xad.tensor(v, dtype=f64)  # noqa: E731
+    bce = F.binary_cross_entropy(x([1.5, 0.5, -0.25, 1.0]), x([1.0, 1.0, 0.0, 1.0]), None, "none")
+    assert np.isnan(bce.numpy()).tolist() == [True, False, True, False]
+    kl = F.kl_div(x([-1.0, -2.0, -0.5]), x([-0.3, 0.0, 0.5]), reduction="none")
+    tkl = TF.kl_div(torch.tensor([-1.0, -2.0, -0.5], dtype=torch.float64),
+                    torch.tensor([-0.3, 0.0, 0.5], dtype=torch.float64), reduction="none")
+    np.testing.assert_allclose(kl.numpy(), tkl.numpy(), rtol=1e-15)
+    g = F.gaussian_nll_loss(x([0.0, 0.0]), x([1.0, 1.0]), x([2.0, -1.0]), reduction="none")
+    assert np.isnan(g.numpy()).tolist() == [False, True]
+    with pytest.raises(ValueError, match="negative"):
+        TF.gaussian_nll_loss(torch.zeros(2), torch.ones(2), torch.tensor([2.0, -1.0]))
