@@ -68,6 +68,10 @@ def test_gain_and_errors():
         init.xavier_uniform_(xad.zeros(3))
     with pytest.raises(ValueError, match="mode"):
         init.kaiming_normal_(xad.zeros(2, 2), mode="fan")
+    with pytest.raises(ValueError, match="non-negative"):  # PyTorch refuses both too
+        init.normal_(xad.zeros(2), 0.0, -1.0)
+    with pytest.raises(ValueError, match="a <= b"):
+        init.uniform_(xad.zeros(2), 1.0, 0.0)
 
 
 def test_gain_matches_torch():
@@ -100,3 +104,16 @@ def test_initialisers_write_through_views(xb):
     init.kaiming_uniform_(u[1:])
     assert (u.numpy()[0] == 0).all() and (u.numpy()[1] != 0).all()
     assert w.backend is xb
+
+
+def test_fan_in_and_fan_out_as_pytorchs(xb):
+    # torch.nn.init._calculate_fan_in_and_fan_out, which reset_parameters methods copied
+    # from PyTorch's layers call (it raised AttributeError under xad.as_torch)
+    torch = pytest.importorskip("torch")
+    from xad import as_torch
+    ours = as_torch.namespace()["torch"].nn.init._calculate_fan_in_and_fan_out
+    for shape in [(3, 4), (5, 3, 2), (6, 4, 3, 3), (2, 3, 1, 2, 2), (4, 0), (0, 3, 3)]:
+        assert ours(xad.zeros(*shape)) == torch.nn.init._calculate_fan_in_and_fan_out(
+            torch.zeros(*shape)), shape
+    with pytest.raises(ValueError, match="at least 2 dimensions"):
+        ours(xad.zeros(3))

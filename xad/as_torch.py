@@ -171,7 +171,8 @@ def namespace() -> dict[str, types.ModuleType]:
     utils = _module("torch.utils", data=utils_data)
     sched = _module("torch.optim.lr_scheduler", lr_scheduler)
     mods = {"torch.nn.functional": _module("torch.nn.functional", functional),
-            "torch.nn.init": _module("torch.nn.init", init),
+            "torch.nn.init": _module("torch.nn.init", init, _calculate_fan_in_and_fan_out=(
+                init._calculate_fan_in_and_fan_out)),  # (private, but scripts call it)
             "torch.optim": _module("torch.optim", optim, lr_scheduler=sched),
             "torch.optim.lr_scheduler": sched, "torch.utils": utils,
             "torch.utils.data": utils_data, **_autograd_modules(),
