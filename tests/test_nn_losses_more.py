@@ -140,6 +140,9 @@ EDGES = [
     ("cosine_embedding_at_the_margin", lambda M, x, c: M.cosine_embedding_loss(
         x.reshape(2, 2), c([[1.0, 2.0], [1.0, 0.0]]), c([-1.0, -1.0]), reduction="none"),
      [0.0, 0.0, NAN, 1.0]),
+    ("gaussian_nll_of_an_infinite_variance", lambda M, x, c: M.gaussian_nll_loss(
+        c([0.0, 1.0, 0.0, 2.0]), c([1.0, 1.0, 0.0, 0.0]), x, reduction="none"),
+     [INF, 1e-9, 0.5, INF]),
     ("triplet_of_nan", lambda M, x, c: M.triplet_margin_loss(
         x.reshape(2, 2), c([[1.0, 2.0], [1.0, 0.0]]), c([[0.0, 0.0], [3.0, 0.0]]),
         reduction="none"), [0.0, NAN, 0.5, 1.0]),

@@ -146,7 +146,7 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor, full: bool = F
         var = full_like(input, float(var))
     var = _variance_shape(input, var)
     negative = var < 0  # PyTorch refuses it after reading the device: NaN here
-    var = var + (_ops.maximum(var, eps) - var).detach()
+    var = _ops.where(var < eps, var + (eps - var).detach(), var)  # (inf stays inf, not NaN)
     loss = 0.5 * (_ops.log(var) + (input - target) ** 2 / var)
     loss = _ops.where(negative, math.nan, loss)
     if full:
