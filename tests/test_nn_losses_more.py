@@ -62,6 +62,11 @@ CASES = [
      M.triplet_margin_loss(a, p, n, margin=2.0, reduction=r)),
     ("triplet_margin_swap_p3", [(4, 3), (4, 3), (4, 3)], lambda L, M, a, p, n, r:
      M.triplet_margin_loss(a, p, n, margin=2.5, p=3.0, swap=True, reduction=r)),
+    ("triplet_margin_with_distance", [(4, 3), (4, 3), (4, 3)], lambda L, M, a, p, n, r:
+     M.triplet_margin_with_distance_loss(a, p, n, margin=1.5, reduction=r)),
+    ("triplet_margin_with_l1_distance_swap", [(4, 3), (4, 3), (4, 3)], lambda L, M, a, p, n, r:
+     M.triplet_margin_with_distance_loss(a, p, n, distance_function=lambda x, y: (
+         (x - y) ** 2).sum(-1), margin=2.0, swap=True, reduction=r)),
     ("multilabel_soft_margin", [(4, 3), (3,)], lambda L, M, x, w, r:
      M.multilabel_soft_margin_loss(x, _c(L, BITS), weight=w, reduction=r)),
 ]
@@ -96,7 +101,8 @@ MODULES = [("BCELoss", {}), ("KLDivLoss", {"reduction": "batchmean"}),
            ("SmoothL1Loss", {"beta": 0.5}), ("PoissonNLLLoss", {"full": True}),
            ("GaussianNLLLoss", {"eps": 1e-3}), ("MarginRankingLoss", {"margin": 0.1}),
            ("HingeEmbeddingLoss", {}), ("CosineEmbeddingLoss", {}),
-           ("TripletMarginLoss", {"swap": True}), ("MultiLabelSoftMarginLoss", {})]
+           ("TripletMarginLoss", {"swap": True}), ("MultiLabelSoftMarginLoss", {}),
+           ("TripletMarginWithDistanceLoss", {"margin": 2.0, "swap": True})]
 
 
 @pytest.mark.parametrize("name,kw", MODULES, ids=[m[0] for m in MODULES])
@@ -108,6 +114,7 @@ def test_modules_match_torch(xb, name, kw):
             "GaussianNLLLoss": (PROB, BITS, PROB), "MarginRankingLoss": (SIGN, -SIGN, SIGN),
             "HingeEmbeddingLoss": (SIGN * 0.3, SIGN), "CosineEmbeddingLoss": (PROB, BITS, SIGN),
             "TripletMarginLoss": (PROB, BITS, DIST),
+            "TripletMarginWithDistanceLoss": (PROB, BITS, DIST),
             "MultiLabelSoftMarginLoss": (PROB, BITS)}[name]
     a = xm(*(xad.tensor(v, dtype=f64) for v in args)).item()
     b = tm(*(torch.tensor(v) for v in args)).item()

@@ -1,8 +1,11 @@
 """Margin and embedding losses, with PyTorch's names, arguments and numbers:
 ``margin_ranking_loss hinge_embedding_loss cosine_embedding_loss triplet_margin_loss
-pairwise_distance soft_margin_loss multi_margin_loss multilabel_margin_loss``."""
+triplet_margin_with_distance_loss pairwise_distance soft_margin_loss multi_margin_loss
+multilabel_margin_loss``."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from ... import ops as _ops
 from ...factories import arange
@@ -14,8 +17,8 @@ from .layers import _check_in_range
 from .losses import _reduce
 
 __all__ = ["pdist", "margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss",
-           "triplet_margin_loss", "pairwise_distance", "soft_margin_loss", "multi_margin_loss",
-           "multilabel_margin_loss"]
+           "triplet_margin_loss", "triplet_margin_with_distance_loss", "pairwise_distance",
+           "soft_margin_loss", "multi_margin_loss", "multilabel_margin_loss"]
 
 
 def _hinge(x: Tensor) -> Tensor:
@@ -113,14 +116,47 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
         >>> round(F.triplet_margin_loss(a, a, a + 5.0).item(), 4)
         0.0
     """
-    if margin <= 0:
-        raise ValueError(f"triplet_margin_loss: margin must be positive, got {margin}")
     anchor, positive, negative = _f32(anchor, positive, negative, op="triplet_margin_loss")
-    d_pos = pairwise_distance(anchor, positive, p, eps)
-    d_neg = pairwise_distance(anchor, negative, p, eps)
+    return _triplet(anchor, positive, negative, lambda x, y: pairwise_distance(x, y, p, eps),
+                    margin, swap, reduction, "triplet_margin_loss")
+
+
+def triplet_margin_with_distance_loss(
+        anchor: Tensor, positive: Tensor, negative: Tensor, *,
+        distance_function: Callable[[Tensor, Tensor], Tensor] | None = None,
+        margin: float = 1.0, swap: bool = False, reduction: str = "mean") -> Tensor:
+    """:func:`triplet_margin_loss` with any ``distance_function(x, y)`` (default
+    :func:`pairwise_distance`), as PyTorch's.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> a = xad.tensor([[0.0, 0.0]])
+        >>> d = lambda x, y: (x - y).abs().sum(-1)
+        >>> F.triplet_margin_with_distance_loss(a, a + 1, a + 3, distance_function=d).item()
+        0.0
+    """
+    w = "triplet_margin_with_distance_loss"
+    if not anchor.ndim == positive.ndim == negative.ndim:
+        raise ValueError(f"{w}: anchor, positive and negative need the same number of "
+                         f"dimensions, got shapes {anchor.shape}, {positive.shape} and "
+                         f"{negative.shape}")
+    return _triplet(anchor, positive, negative, distance_function or pairwise_distance,
+                    margin, swap, reduction, w)
+
+
+def _triplet(anchor: Tensor, positive: Tensor, negative: Tensor,
+             distance: Callable[[Tensor, Tensor], Tensor], margin: float, swap: bool,
+             reduction: str, where: str) -> Tensor:
+    """``max(0, margin + d(a, p) - d(a, n))``, ``d(a, n)`` replaced by ``min(d(a, n),
+    d(p, n))`` with ``swap``."""
+    if margin <= 0:
+        raise ValueError(f"{where}: margin must be positive, got {margin}")
+    d_pos = distance(anchor, positive)
+    d_neg = distance(anchor, negative)
     if swap:
-        d_neg = _ops.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
-    return _reduce(_clamp_min(margin + d_pos - d_neg), reduction, "triplet_margin_loss")
+        d_neg = _ops.minimum(d_neg, distance(positive, negative))
+    return _reduce(_clamp_min(margin + d_pos - d_neg), reduction, where)
 
 
 def soft_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
