@@ -158,6 +158,9 @@ def test_pad_and_pack_utilities_match_torch(xb):
     assert [u.shape for u in unpack_sequence(p)] == [(2, 2), (4, 2), (1, 2)]
     assert [u.shape for u in unpad_sequence(out, lens, batch_first=True)] == [(2, 2), (4, 2),
                                                                               (1, 2)]
+    stacked = np.stack([_seq(3, 2, seed=1), _seq(3, 2, seed=2)])  # a tensor of sequences
+    _close(pad_sequence(xad.tensor(stacked, dtype=f64)),
+           torch.nn.utils.rnn.pad_sequence(torch.tensor(stacked)), "pad of a tensor")
     with pytest.raises(RuntimeError, match="not sorted"):
         pack_padded_sequence(xad.zeros(3, 2), [1, 3])
     with pytest.raises(ValueError, match="lengths must be in 1..3"):
