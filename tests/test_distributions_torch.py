@@ -152,7 +152,7 @@ def _quantities(lib, d, name, value):
         out.update(probs=d.probs, logits=d.logits)
     if name in ("Normal", "Uniform"):
         out["cdf"] = d.cdf(lib.tensor(value))
-    if name == "Uniform":
+    if name in ("Normal", "Uniform"):
         out["icdf"] = d.icdf(lib.tensor(np.clip(value * 0 + 0.3, 0, 1)))
     if name == "MultivariateNormal":
         out.update(scale_tril=d.scale_tril, covariance_matrix=d.covariance_matrix,
@@ -328,6 +328,29 @@ def test_gamma_log_prob_gradient_at_concentration_one(xb):
     ta = torch.tensor([1.0, 2.5], dtype=torch.float64, requires_grad=True)
     TD.Gamma(ta, 2.0).log_prob(torch.tensor([0.5, 0.7], dtype=torch.float64)).sum().backward()
     np.testing.assert_allclose(a.grad.numpy(), ta.grad.numpy(), rtol=1e-12)
+
+
+def test_log_prob_at_infinity_is_pytorchs(xb):
+    """A Gamma's ``log_prob`` at ``inf`` with concentration 1 is ``-inf``: its ``0 log inf``
+    term is 0 (PyTorch's ``xlogy``); it was ``0 * inf = NaN``."""
+    got = T.distributions.Gamma(T.tensor([1.0, 2.0], dtype=T.float64), 2.0).log_prob(
+        T.tensor([math.inf, math.inf], dtype=T.float64))
+    want = TD.Gamma(torch.tensor([1.0, 2.0], dtype=torch.float64), 2.0).log_prob(
+        torch.tensor([math.inf, math.inf], dtype=torch.float64))
+    assert got.tolist()[0] == want.tolist()[0] == -math.inf
+
+
+def test_normal_icdf_matches_torch(xb):
+    """``Normal.icdf``: ``loc + scale * sqrt(2) * erfinv(2 p - 1)``, and its gradients."""
+    args = ([0.3, -1.0, 2.0], [0.5, 1.0, 2.5], [0.1, 0.5, 0.975])
+    xs = [T.tensor(a, dtype=T.float64, requires_grad=True) for a in args]
+    ts = [torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in args]
+    got, want = T.distributions.Normal(*xs[:2]).icdf(xs[2]), TD.Normal(*ts[:2]).icdf(ts[2])
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-13)
+    (got * T.tensor([1.0, 2.0, 3.0], dtype=T.float64)).sum().backward()
+    (want * torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)).sum().backward()
+    for x, t in zip(xs, ts, strict=True):
+        np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-12)
 
 
 def test_mvn_matrices_broadcast_and_are_returned_as_given(xb):

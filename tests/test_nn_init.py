@@ -68,6 +68,10 @@ def test_gain_and_errors():
         init.xavier_uniform_(xad.zeros(3))
     with pytest.raises(ValueError, match="mode"):
         init.kaiming_normal_(xad.zeros(2, 2), mode="fan")
+    with pytest.raises(ValueError, match="non-negative"):  # PyTorch refuses both too
+        init.normal_(xad.zeros(2), 0.0, -1.0)
+    with pytest.raises(ValueError, match="a <= b"):
+        init.uniform_(xad.zeros(2), 1.0, 0.0)
 
 
 def test_gain_matches_torch():
@@ -75,3 +79,41 @@ def test_gain_matches_torch():
     for nl, p in [("relu", None), ("tanh", None), ("leaky_relu", None), ("leaky_relu", 0.3),
                   ("selu", None), ("sigmoid", None)]:
         assert math.isclose(init.calculate_gain(nl, p), torch.nn.init.calculate_gain(nl, p))
+
+
+def test_initialisers_write_through_views(xb):
+    # init of a slice (an LSTM's gate block, a conv's first channels) changes the base, as
+    # PyTorch's: every initialiser used to give the view a new array and leave its base as it was
+    w = xad.zeros(5, 3, dtype=xad.float64)
+    init.constant_(w[:2], 2.5)
+    init.eye_(w[2:4])
+    init.ones_(w[4])
+    assert w.tolist() == [[2.5] * 3, [2.5] * 3, [1, 0, 0], [0, 1, 0], [1, 1, 1]]
+    h = 3
+    lstm = nn.LSTM(2, h, dtype=xad.float64)
+    init.zeros_(lstm.weight_hh_l0)
+    init.orthogonal_(lstm.weight_hh_l0[h:2 * h])  # the forget gate's block only
+    q = lstm.weight_hh_l0[h:2 * h].detach()
+    assert np.allclose((q @ q.T).numpy(), np.eye(h), atol=1e-12)
+    rest = np.concatenate([lstm.weight_hh_l0.numpy()[:h], lstm.weight_hh_l0.numpy()[2 * h:]])
+    assert (rest == 0).all() and lstm.weight_hh_l0.is_leaf
+    c = xad.zeros(4, 2, 3, dtype=xad.float64)
+    init.dirac_(c[2:])
+    assert c.numpy()[:2].sum() == 0 and c.numpy()[2:, :, 1].tolist() == [[1, 0], [0, 1]]
+    u = xad.zeros(2, 200, dtype=xad.float64)
+    init.kaiming_uniform_(u[1:])
+    assert (u.numpy()[0] == 0).all() and (u.numpy()[1] != 0).all()
+    assert w.backend is xb
+
+
+def test_fan_in_and_fan_out_as_pytorchs(xb):
+    # torch.nn.init._calculate_fan_in_and_fan_out, which reset_parameters methods copied
+    # from PyTorch's layers call (it raised AttributeError under xad.as_torch)
+    torch = pytest.importorskip("torch")
+    from xad import as_torch
+    ours = as_torch.namespace()["torch"].nn.init._calculate_fan_in_and_fan_out
+    for shape in [(3, 4), (5, 3, 2), (6, 4, 3, 3), (2, 3, 1, 2, 2), (4, 0), (0, 3, 3)]:
+        assert ours(xad.zeros(*shape)) == torch.nn.init._calculate_fan_in_and_fan_out(
+            torch.zeros(*shape)), shape
+    with pytest.raises(ValueError, match="at least 2 dimensions"):
+        ours(xad.zeros(3))

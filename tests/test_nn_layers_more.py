@@ -362,6 +362,23 @@ def test_ctc_loss_matches_torch(xb, reduction, ndim):
     np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-8, atol=1e-12)
 
 
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_ctc_loss_of_one_unbatched_sequence_matches_torch(xb, reduction):
+    # (T, C) log-probabilities with (S,) targets and 0-d lengths, as PyTorch's (it raised)
+    a = np.sin(np.arange(24.0).reshape(6, 4) * 0.37)
+    x = xad.tensor(a, dtype=f64, requires_grad=True)
+    t = torch.tensor(a, requires_grad=True)
+    xl = F.ctc_loss(F.log_softmax(x, dim=-1), xad.tensor([1, 3, 3]), xad.tensor(6),
+                    xad.tensor(3), blank=0, reduction=reduction)
+    tl = TF.ctc_loss(TF.log_softmax(t, dim=-1), torch.tensor([1, 3, 3]), torch.tensor(6),
+                     torch.tensor(3), blank=0, reduction=reduction)
+    assert xl.shape == tuple(tl.shape) == ()
+    np.testing.assert_allclose(xl.numpy(), tl.detach().numpy(), rtol=1e-12)
+    xl.backward()
+    tl.backward()
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-10, atol=1e-14)
+
+
 def test_ctc_impossible_alignment_is_infinite_or_zeroed(xb):
     x = xad.randn(2, 1, 3, dtype=f64, requires_grad=True)
     lp = F.log_softmax(x, dim=-1)

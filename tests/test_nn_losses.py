@@ -203,3 +203,21 @@ def test_masked_logits_give_pytorchs_loss_not_nan(xb, torch, case):
     assert np.isfinite(got.item())
     np.testing.assert_allclose(got.item(), want.item(), rtol=1e-12)
     np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12, atol=1e-15)
+
+
+def test_uint8_class_targets_are_the_int64_ones(xb):
+    # PyTorch takes Byte class targets; xad's range check wrapped -t (and ignore_index -100)
+    # in uint8 (IndexError "target -255" on torch, OverflowError on CuPy), and a target of
+    # 156 compared with ignore_index -100 in uint8 would have been ignored
+    rng = np.random.default_rng(3)
+    x = xad.tensor(rng.standard_normal((3, 160)), dtype=xad.float64)
+    w = xad.tensor(rng.uniform(0.5, 2.0, 160), dtype=xad.float64)
+    t64 = xad.tensor([156, 3, 0])
+    t8 = t64.astype(xad.uint8)
+    for kw in ({}, {"reduction": "sum"}, {"weight": w}, {"label_smoothing": 0.2},
+               {"weight": w, "label_smoothing": 0.3, "ignore_index": 3}):
+        want = F.cross_entropy(x, t64, **kw).item()
+        assert F.cross_entropy(x, t8, **kw).item() == pytest.approx(want, rel=1e-14), kw
+    assert F.nll_loss(x, t8, w).item() == pytest.approx(F.nll_loss(x, t64, w).item(), 1e-14)
+    with pytest.raises(IndexError, match="target 200 is out of bounds"):
+        F.nll_loss(x, xad.tensor([200, 3, 0], dtype=xad.uint8)).item()  # (CuPy: read here)

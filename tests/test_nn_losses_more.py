@@ -62,6 +62,11 @@ CASES = [
      M.triplet_margin_loss(a, p, n, margin=2.0, reduction=r)),
     ("triplet_margin_swap_p3", [(4, 3), (4, 3), (4, 3)], lambda L, M, a, p, n, r:
      M.triplet_margin_loss(a, p, n, margin=2.5, p=3.0, swap=True, reduction=r)),
+    ("triplet_margin_with_distance", [(4, 3), (4, 3), (4, 3)], lambda L, M, a, p, n, r:
+     M.triplet_margin_with_distance_loss(a, p, n, margin=1.5, reduction=r)),
+    ("triplet_margin_with_l1_distance_swap", [(4, 3), (4, 3), (4, 3)], lambda L, M, a, p, n, r:
+     M.triplet_margin_with_distance_loss(a, p, n, distance_function=lambda x, y: (
+         (x - y) ** 2).sum(-1), margin=2.0, swap=True, reduction=r)),
     ("multilabel_soft_margin", [(4, 3), (3,)], lambda L, M, x, w, r:
      M.multilabel_soft_margin_loss(x, _c(L, BITS), weight=w, reduction=r)),
 ]
@@ -96,7 +101,8 @@ MODULES = [("BCELoss", {}), ("KLDivLoss", {"reduction": "batchmean"}),
            ("SmoothL1Loss", {"beta": 0.5}), ("PoissonNLLLoss", {"full": True}),
            ("GaussianNLLLoss", {"eps": 1e-3}), ("MarginRankingLoss", {"margin": 0.1}),
            ("HingeEmbeddingLoss", {}), ("CosineEmbeddingLoss", {}),
-           ("TripletMarginLoss", {"swap": True}), ("MultiLabelSoftMarginLoss", {})]
+           ("TripletMarginLoss", {"swap": True}), ("MultiLabelSoftMarginLoss", {}),
+           ("TripletMarginWithDistanceLoss", {"margin": 2.0, "swap": True})]
 
 
 @pytest.mark.parametrize("name,kw", MODULES, ids=[m[0] for m in MODULES])
@@ -108,6 +114,7 @@ def test_modules_match_torch(xb, name, kw):
             "GaussianNLLLoss": (PROB, BITS, PROB), "MarginRankingLoss": (SIGN, -SIGN, SIGN),
             "HingeEmbeddingLoss": (SIGN * 0.3, SIGN), "CosineEmbeddingLoss": (PROB, BITS, SIGN),
             "TripletMarginLoss": (PROB, BITS, DIST),
+            "TripletMarginWithDistanceLoss": (PROB, BITS, DIST),
             "MultiLabelSoftMarginLoss": (PROB, BITS)}[name]
     a = xm(*(xad.tensor(v, dtype=f64) for v in args)).item()
     b = tm(*(torch.tensor(v) for v in args)).item()
@@ -121,3 +128,62 @@ def test_errors(xb):
         F.gaussian_nll_loss(xad.zeros(3, 2), xad.zeros(3, 2), xad.ones(2))
     with pytest.raises(ValueError, match="reduction"):
         F.smooth_l1_loss(xad.zeros(2), xad.zeros(2), "average")
+
+
+INF, NAN = float("inf"), float("nan")
+# name, f(functional module, x, constant maker), x: values at kinks, ties and infinities
+EDGES = [
+    ("huber_at_infinities", lambda M, x, c: M.huber_loss(x, c([0.0, 0.0, 0.0, 1.0]),
+                                                         reduction="none", delta=2.0),
+     [INF, -INF, 1.0, 3.0]),
+    ("smooth_l1_at_infinities", lambda M, x, c: M.smooth_l1_loss(x, c([0.0, 0.0, 0.0, 1.0]),
+                                                                 reduction="sum", beta=0.5),
+     [INF, -INF, 0.25, 3.0]),
+    ("margin_ranking_at_ties", lambda M, x, c: M.margin_ranking_loss(
+        x, c([0.0, 0.5, 0.0, 1.0]), c([1.0, 1.0, -1.0, 1.0]), reduction="none"),
+     [0.0, 0.5, 0.0, NAN]),
+    ("hinge_embedding_at_the_margin", lambda M, x, c: M.hinge_embedding_loss(
+        x, c([-1.0, -1.0, 1.0, -1.0]), margin=0.5, reduction="none"), [0.5, 0.2, 0.5, NAN]),
+    ("cosine_embedding_at_the_margin", lambda M, x, c: M.cosine_embedding_loss(
+        x.reshape(2, 2), c([[1.0, 2.0], [1.0, 0.0]]), c([-1.0, -1.0]), reduction="none"),
+     [0.0, 0.0, NAN, 1.0]),
+    ("gaussian_nll_of_an_infinite_variance", lambda M, x, c: M.gaussian_nll_loss(
+        c([0.0, 1.0, 0.0, 2.0]), c([1.0, 1.0, 0.0, 0.0]), x, reduction="none"),
+     [INF, 1e-9, 0.5, INF]),
+    ("triplet_of_nan", lambda M, x, c: M.triplet_margin_loss(
+        x.reshape(2, 2), c([[1.0, 2.0], [1.0, 0.0]]), c([[0.0, 0.0], [3.0, 0.0]]),
+        reduction="none"), [0.0, NAN, 0.5, 1.0]),
+]
+
+
+@pytest.mark.parametrize("name,f,x", EDGES, ids=[e[0] for e in EDGES])
+def test_kinks_and_infinities_match_torch(xb, name, f, x):
+    # the gradient of max(z, 0) passes at z == 0 and NaN stays NaN, as PyTorch's clamp_min
+    # (the four losses used a where(z > 0) that gave 0 for both: a tie of equal scores never
+    # learned); Huber's and smooth L1's square no longer gives inf * 0 = NaN at an infinity
+    xs = xad.tensor(x, dtype=f64, requires_grad=True)
+    ts = torch.tensor(x, dtype=torch.float64, requires_grad=True)
+    a = f(F, xs, lambda v: xad.tensor(v, dtype=f64))
+    b = f(TF, ts, lambda v: torch.tensor(v, dtype=torch.float64))
+    np.testing.assert_allclose(a.numpy(), b.detach().numpy(), rtol=1e-13)
+    w = np.arange(1.0, b.numel() + 1).reshape(tuple(b.shape))
+    (a * xad.tensor(w, dtype=f64)).sum().backward()
+    (b * torch.tensor(w)).sum().backward()
+    np.testing.assert_allclose(xs.grad.numpy(), ts.grad.numpy(), rtol=1e-8)  # (eps)
+
+
+def test_inputs_outside_the_support_give_nan(xb):
+    # PyTorch refuses a probability outside [0, 1] and a negative variance after reading the
+    # device, and its kl_div of a negative target is NaN (xlogy); xad gave finite numbers
+    # (log(1 - p) clamped to -100, var clamped to eps, t log t taken as 0)
+    x = lambda v: xad.tensor(v, dtype=f64)  # noqa: E731
+    bce = F.binary_cross_entropy(x([1.5, 0.5, -0.25, 1.0]), x([1.0, 1.0, 0.0, 1.0]), None, "none")
+    assert np.isnan(bce.numpy()).tolist() == [True, False, True, False]
+    kl = F.kl_div(x([-1.0, -2.0, -0.5]), x([-0.3, 0.0, 0.5]), reduction="none")
+    tkl = TF.kl_div(torch.tensor([-1.0, -2.0, -0.5], dtype=torch.float64),
+                    torch.tensor([-0.3, 0.0, 0.5], dtype=torch.float64), reduction="none")
+    np.testing.assert_allclose(kl.numpy(), tkl.numpy(), rtol=1e-15)
+    g = F.gaussian_nll_loss(x([0.0, 0.0]), x([1.0, 1.0]), x([2.0, -1.0]), reduction="none")
+    assert np.isnan(g.numpy()).tolist() == [False, True]
+    with pytest.raises(ValueError, match="negative"):
+        TF.gaussian_nll_loss(torch.zeros(2), torch.ones(2), torch.tensor([2.0, -1.0]))

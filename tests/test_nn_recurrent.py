@@ -158,10 +158,30 @@ def test_pad_and_pack_utilities_match_torch(xb):
     assert [u.shape for u in unpack_sequence(p)] == [(2, 2), (4, 2), (1, 2)]
     assert [u.shape for u in unpad_sequence(out, lens, batch_first=True)] == [(2, 2), (4, 2),
                                                                               (1, 2)]
+    stacked = np.stack([_seq(3, 2, seed=1), _seq(3, 2, seed=2)])  # a tensor of sequences
+    _close(pad_sequence(xad.tensor(stacked, dtype=f64)),
+           torch.nn.utils.rnn.pad_sequence(torch.tensor(stacked)), "pad of a tensor")
     with pytest.raises(RuntimeError, match="not sorted"):
         pack_padded_sequence(xad.zeros(3, 2), [1, 3])
     with pytest.raises(ValueError, match="lengths must be in 1..3"):
         pack_padded_sequence(xad.zeros(3, 2), [4, 3])
+
+
+@pytest.mark.parametrize("lengths", [(1, 3, 2), (3, 1, 3, 2), (2, 4, 4, 1), (2, 3, 1)])
+def test_unsorted_round_trips_match_torch(xb, lengths):
+    # a sort order that is not its own inverse ((1, 3, 2): [1, 2, 0]) gave each sequence
+    # another's length, so unpack_sequence cut the sequences at the wrong places
+    xs = [xad.tensor(_seq(n, 2, seed=n), dtype=f64) for n in lengths]
+    ts = [torch.tensor(_seq(n, 2, seed=n)) for n in lengths]
+    p = pack_sequence(xs, enforce_sorted=False)
+    tp = torch.nn.utils.rnn.pack_sequence(ts, enforce_sorted=False)
+    for bf in (False, True):
+        out, lens = pad_packed_sequence(p, batch_first=bf, padding_value=-9.0)
+        tout, tlens = torch.nn.utils.rnn.pad_packed_sequence(tp, bf, -9.0)
+        _close(out, tout, f"unpacked {lengths} batch_first={bf}")
+        assert lens.tolist() == tlens.tolist() == list(lengths)
+    for u, t in zip(unpack_sequence(p), torch.nn.utils.rnn.unpack_sequence(tp), strict=True):
+        _close(u, t, f"unpack_sequence {lengths}")
 
 
 def test_pack_gradient_reaches_the_padded_input(xb):

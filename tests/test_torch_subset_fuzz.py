@@ -718,6 +718,8 @@ AUDITED_ELSEWHERE = ("Generator Tensor amp autograd bfloat16 bool cuda compile c
                      "nanmean "
                      # distances compared with torch by tests/test_torch_distances.py
                      "dist pdist renorm "
+                     # compared with torch by tests/test_nn_losses_more.py (to second order)
+                     "triplet_margin_with_distance_loss "
                      # torch.special's functions against torch's (tests/test_torch_special.py)
                      "special "
                      # torch.i0 and torch.special's more (tests/test_torch_special_more.py)

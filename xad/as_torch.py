@@ -178,7 +178,8 @@ def namespace() -> dict[str, types.ModuleType]:
     sched = _module("torch.optim.lr_scheduler", lr_scheduler)
     swa = _module("torch.optim.swa_utils", nn.averaged_model, SWALR=optim.SWALR)
     mods = {"torch.nn.functional": _module("torch.nn.functional", functional),
-            "torch.nn.init": _module("torch.nn.init", init),
+            "torch.nn.init": _module("torch.nn.init", init, _calculate_fan_in_and_fan_out=(
+                init._calculate_fan_in_and_fan_out)),  # (private, but scripts call it)
             "torch.optim": _module("torch.optim", optim, lr_scheduler=sched, swa_utils=swa),
             "torch.optim.lr_scheduler": sched, "torch.optim.swa_utils": swa,
             "torch.utils": utils,

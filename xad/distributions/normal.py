@@ -40,6 +40,16 @@ class Normal(Distribution):
     def cdf(self, value: Tensor) -> Tensor:
         return 0.5 * (1 + _ops.erf((value - self.loc) / (self.scale * math.sqrt(2))))
 
+    def icdf(self, value: Tensor) -> Tensor:
+        """The quantile at probability ``value``: ``loc + scale * sqrt(2) erfinv(2 value - 1)``.
+
+        Example:
+            >>> import xad
+            >>> xad.distributions.Normal(1.0, 2.0).icdf(xad.tensor(0.5)).item()
+            1.0
+        """
+        return self.loc + self.scale * _ops.erfinv(2 * value - 1) * math.sqrt(2)
+
     def entropy(self) -> Tensor:
         return 0.5 + 0.5 * LOG_2PI + _ops.log(self.scale)
 

@@ -36,8 +36,9 @@ def digamma(x: Tensor) -> Tensor:
 
 
 def xlogy(x: Tensor, y: Tensor) -> Tensor:
-    """``x * log(y)``, ``0`` where ``x == 0`` and ``y <= 0`` (``0 log 0 = 0``): PyTorch's
-    ``xlogy``, with its gradients (``log y`` in ``x``, no NaN at ``x == y == 0``).
+    """``x * log(y)``, ``0`` where ``x == 0`` (``0 log 0 = 0``, and ``0 log inf = 0``, so a
+    Gamma's ``log_prob`` at ``inf`` is ``-inf``): :func:`xad.xlogy`, PyTorch's, with its
+    gradients (``log y`` in ``x``, no NaN at ``x == y == 0``).
 
     Example:
         >>> import xad
@@ -45,4 +46,4 @@ def xlogy(x: Tensor, y: Tensor) -> Tensor:
         >>> xlogy(xad.tensor([0.0, 2.0]), xad.tensor([0.0, 1.0])).tolist()
         [0.0, 0.0]
     """
-    return x * _ops.log(_ops.where((x == 0) & (y <= 0), 1.0, y))
+    return _ops.xlogy(x, y)

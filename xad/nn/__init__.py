@@ -82,6 +82,7 @@ from .losses import (
                          SmoothL1Loss,
                          SoftMarginLoss,
                          TripletMarginLoss,
+                         TripletMarginWithDistanceLoss,
 )
 from .module import Buffer, IncompatibleKeys, Module, ModuleList, Parameter, Sequential
 from .normalization import (
@@ -157,7 +158,7 @@ __all__ = [
     "Hardswish", "LogSigmoid", "Softsign", "Tanhshrink", "GLU", "PReLU",
     "BCELoss", "KLDivLoss", "SmoothL1Loss", "PoissonNLLLoss", "GaussianNLLLoss",
     "MarginRankingLoss", "HingeEmbeddingLoss", "CosineEmbeddingLoss", "TripletMarginLoss",
-    "MultiLabelSoftMarginLoss",
+    "TripletMarginWithDistanceLoss", "MultiLabelSoftMarginLoss",
     "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
     "ModuleDict", "ParameterList", "ParameterDict", "Upsample", "UpsamplingNearest2d",
     "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle", "MaxPool1d", "AvgPool1d",

@@ -23,8 +23,10 @@ __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones
 
 
 def _fill(t: Tensor, values: Tensor) -> Tensor:
+    """Copy ``values`` into ``t`` in place, through to its base when ``t`` is a view (an
+    initialiser of ``w[:k]`` changes ``w``, as in PyTorch)."""
     with _ag.no_grad():
-        t._set_data(values.astype(t.dtype)._array if values.dtype != t.dtype else values._array)
+        t.copy_(values)
     return t
 
 
@@ -56,7 +58,10 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
     raise ValueError(f"calculate_gain: unsupported nonlinearity {nonlinearity!r}")
 
 
-def _fans(t: Tensor) -> tuple[int, int]:
+def _calculate_fan_in_and_fan_out(t: Tensor) -> tuple[int, int]:
+    """``(fan_in, fan_out)`` of a weight ``(out, in, *kernel)``: PyTorch's private helper of
+    this name, which layers' ``reset_parameters`` call (``torch.nn.init`` under
+    ``xad.as_torch`` has it)."""
     if t.ndim < 2:
         raise ValueError(f"fan in and fan out need a tensor with at least 2 dimensions, got "
                          f"shape {t.shape}")
@@ -74,6 +79,8 @@ def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0,
         >>> bool((w.abs() <= 1).all())
         True
     """
+    if a > b:
+        raise ValueError(f"uniform_: the range [a, b) needs a <= b, got a={a}, b={b}")
     u = rand(*tensor.shape, dtype=tensor.dtype, backend=tensor._backend, generator=generator)
     return _fill(tensor, u * (b - a) + a)
 
@@ -81,6 +88,8 @@ def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0,
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0,
             generator: Generator | None = None) -> Tensor:
     """Fill with samples from ``N(mean, std**2)``."""
+    if std < 0:
+        raise ValueError(f"normal_: std must be non-negative, got {std}")
     z = randn(*tensor.shape, dtype=tensor.dtype, backend=tensor._backend, generator=generator)
     return _fill(tensor, z * std + mean)
 
@@ -111,7 +120,7 @@ def xavier_uniform_(tensor: Tensor, gain: float = 1.0,
     """Glorot: ``U(-b, b)`` with ``b = gain * sqrt(6 / (fan_in + fan_out))``."""
     if _zero_element(tensor):
         return tensor
-    fan_in, fan_out = _fans(tensor)
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     bound = gain * math.sqrt(6.0 / (fan_in + fan_out))
     return uniform_(tensor, -bound, bound, generator)
 
@@ -127,7 +136,7 @@ def xavier_normal_(tensor: Tensor, gain: float = 1.0,
     """
     if _zero_element(tensor):
         return tensor
-    fan_in, fan_out = _fans(tensor)
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)), generator)
 
 
@@ -145,7 +154,7 @@ def _kaiming_std(tensor: Tensor, a: float, mode: str, nonlinearity: str) -> floa
         raise ValueError(f"kaiming init: mode must be 'fan_in' or 'fan_out', got {mode!r}")
     if _zero_element(tensor):
         return 0.0  # nothing to draw: the fill below is a no-op
-    fan_in, fan_out = _fans(tensor)
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     fan = fan_in if mode == "fan_in" else fan_out
     return calculate_gain(nonlinearity, a) / math.sqrt(fan)
 
@@ -184,7 +193,7 @@ def _default_reset(weight: Tensor, bias: Tensor | None) -> None:
     ``kaiming_uniform_(a=sqrt(5))``, the bias from ``U(-1/sqrt(fan_in), 1/sqrt(fan_in))``."""
     kaiming_uniform_(weight, a=math.sqrt(5))
     if bias is not None:
-        fan_in = _fans(weight)[0]
+        fan_in = _calculate_fan_in_and_fan_out(weight)[0]
         bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0.0
         uniform_(bias, -bound, bound)
 

@@ -1,13 +1,15 @@
 """Loss layers: ``MSELoss L1Loss HuberLoss CrossEntropyLoss NLLLoss BCEWithLogitsLoss BCELoss
 KLDivLoss SmoothL1Loss PoissonNLLLoss GaussianNLLLoss MarginRankingLoss HingeEmbeddingLoss
-CosineEmbeddingLoss TripletMarginLoss MultiLabelSoftMarginLoss SoftMarginLoss MultiMarginLoss
-MultiLabelMarginLoss``.
+CosineEmbeddingLoss TripletMarginLoss TripletMarginWithDistanceLoss MultiLabelSoftMarginLoss
+SoftMarginLoss MultiMarginLoss MultiLabelMarginLoss``.
 
 Each takes ``reduction`` (``"mean"``, ``"sum"`` or ``"none"``) and PyTorch's other keywords;
 class weights are buffers, so ``.to()`` moves them with the model.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from ..tensor import Tensor
 from . import functional as F
@@ -16,8 +18,8 @@ from .module import Module
 __all__ = ["MSELoss", "L1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss",
            "BCEWithLogitsLoss", "BCELoss", "KLDivLoss", "SmoothL1Loss", "PoissonNLLLoss",
            "GaussianNLLLoss", "MarginRankingLoss", "HingeEmbeddingLoss", "CosineEmbeddingLoss",
-           "TripletMarginLoss", "MultiLabelSoftMarginLoss", "SoftMarginLoss", "MultiMarginLoss",
-           "MultiLabelMarginLoss"]
+           "TripletMarginLoss", "TripletMarginWithDistanceLoss", "MultiLabelSoftMarginLoss",
+           "SoftMarginLoss", "MultiMarginLoss", "MultiLabelMarginLoss"]
 
 
 class _Loss(Module):
@@ -240,6 +242,28 @@ class TripletMarginLoss(_Loss):
     def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
         return F.triplet_margin_loss(anchor, positive, negative, self.margin, self.p,
                                      self.eps, self.swap, self.reduction)
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    """``max(0, margin + d(a, p) - d(a, n))`` with any ``distance_function`` (default
+    :func:`~xad.nn.functional.pairwise_distance`).
+
+    Example:
+        >>> import xad
+        >>> a = xad.tensor([[0.0, 0.0]])
+        >>> round(xad.nn.TripletMarginWithDistanceLoss(margin=2.0)(a, a, a + 1.0).item(), 4)
+        0.5858
+    """
+
+    def __init__(self, *, distance_function: Callable[[Tensor, Tensor], Tensor] | None = None,
+                 margin: float = 1.0, swap: bool = False, reduction: str = "mean") -> None:
+        super().__init__(reduction)
+        self.distance_function, self.margin, self.swap = distance_function, margin, swap
+
+    def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
+        return F.triplet_margin_with_distance_loss(
+            anchor, positive, negative, distance_function=self.distance_function,
+            margin=self.margin, swap=self.swap, reduction=self.reduction)
 
 
 class MultiLabelSoftMarginLoss(_Loss):

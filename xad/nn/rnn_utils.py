@@ -157,13 +157,13 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
         out = _ops.concat([out, extra], axis=0)
     if sequence.unsorted_indices is not None:
         out = _ops.take(out, sequence.unsorted_indices, axis=1)
-        lens = [lens[i] for i in _ints(sequence.sorted_indices)]
+        lens = [lens[i] for i in _ints(sequence.unsorted_indices)]  # sorted slot of each
     if batch_first:
         out = out.permute_dims((1, 0, *range(2, out.ndim)))
     return out, tensor(lens, dtype=_dt.int64, backend=_host())
 
 
-def pad_sequence(sequences: Sequence[Tensor], batch_first: bool = False,
+def pad_sequence(sequences: Sequence[Tensor] | Tensor, batch_first: bool = False,
                  padding_value: float = 0.0, padding_side: str = "right") -> Tensor:
     """Stack tensors ``(L_i, *)`` into ``(T, B, *)`` (``(B, T, *)`` with ``batch_first``),
     padded with ``padding_value`` on the ``padding_side`` to the longest length.
@@ -174,6 +174,8 @@ def pad_sequence(sequences: Sequence[Tensor], batch_first: bool = False,
         >>> pad_sequence([xad.ones(2), xad.ones(1)], batch_first=True).tolist()
         [[1.0, 1.0], [1.0, 0.0]]
     """
+    if isinstance(sequences, Tensor):  # (B, L, *): its rows, as PyTorch iterates it
+        sequences = list(_ops.unbind(sequences, 0))
     if not sequences:
         raise ValueError("pad_sequence: no sequences given")
     if padding_side not in ("right", "left"):

@@ -17,8 +17,10 @@ __all__ = ["ctc_loss"]
 _NEG = -float("inf")
 
 
-def _lengths(v: Tensor | Sequence[int], like: Tensor) -> Tensor:
-    return v if isinstance(v, Tensor) else tensor(list(v), backend=like._backend)
+def _lengths(v: Tensor | Sequence[int] | int, like: Tensor) -> Tensor:
+    if isinstance(v, Tensor):
+        return v.reshape(-1)  # (a 0-d length of an unbatched sequence: one of them)
+    return tensor(list(v) if isinstance(v, Sequence) else [int(v)], backend=like._backend)
 
 
 def _padded_targets(targets: Tensor, lengths: Tensor, n: int) -> Tensor:
@@ -55,6 +57,7 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Tensor | Sequenc
              zero_infinity: bool = False) -> Tensor:
     """CTC loss of ``(T, N, C)`` log-probabilities against ``(N, S)`` padded (or 1-d
     concatenated) targets; ``"mean"`` divides each loss by its target length, then averages.
+    An unbatched ``(T, C)`` input takes ``(S,)`` targets and one length each (PyTorch's).
 
     Example:
         >>> import xad
@@ -63,9 +66,14 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Tensor | Sequenc
         >>> round(F.ctc_loss(lp, xad.tensor([[1]]), [3], [1], reduction="sum").item(), 4)
         0.2877
     """
-    if log_probs.ndim != 3 or reduction not in ("mean", "sum", "none"):
-        raise ValueError(f"ctc_loss: expected (T, N, C) log_probs and reduction 'mean', 'sum' "
-                         f"or 'none'; got shape {log_probs.shape} and {reduction!r}")
+    if log_probs.ndim not in (2, 3) or reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"ctc_loss: expected (T, N, C) or (T, C) log_probs and reduction "
+                         f"'mean', 'sum' or 'none'; got shape {log_probs.shape} and "
+                         f"{reduction!r}")
+    if log_probs.ndim == 2:  # one sequence: a batch of one, its loss 0-d
+        loss = ctc_loss(log_probs.expand_dims(1), targets.reshape(1, -1), input_lengths,
+                        target_lengths, blank, reduction, zero_infinity)
+        return loss.reshape(())
     t_max, n, _ = log_probs.shape
     in_len = _lengths(input_lengths, log_probs)
     tg_len = _lengths(target_lengths, log_probs)

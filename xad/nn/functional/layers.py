@@ -56,6 +56,8 @@ def _check_in_range(t: Tensor, n: int, where: str, what: str, bound: str,
     once on the CPU and at the next host read on CuPy (no sync inside a training step)."""
     if 0 in t.shape:
         return
+    if t.dtype.name.startswith("uint"):  # (-t and a negative ignore wrap in an unsigned dtype)
+        t = t.astype(_dt.int64)
     site = (where, what, bound, n, ignore)
     b = t._backend
     if b.is_host and not context.mode & HOOKED:  # nothing records or maps: the host reads at once

@@ -19,9 +19,11 @@ __all__ = ["binary_cross_entropy", "kl_div", "poisson_nll_loss", "gaussian_nll_l
 
 def _clamped_log(p: Tensor) -> Tensor:
     """``max(log(p), -100)`` whose gradient at ``p = 0`` is 0, not ``0 * inf = NaN`` (a
-    saturated sigmoid gives exact 0s and 1s)."""
+    saturated sigmoid gives exact 0s and 1s); NaN for ``p < 0`` (a probability outside
+    [0, 1], which PyTorch refuses after reading the device)."""
     pos = p > 0
-    return _ops.where(pos, _ops.maximum(_ops.log(_ops.where(pos, p, 1.0)), -100.0), -100.0)
+    low = _ops.where(p == 0, -100.0, math.nan)
+    return _ops.where(pos, _ops.maximum(_ops.log(_ops.where(pos, p, 1.0)), -100.0), low)
 
 
 _BCE_EPS = 9.999999960041972e-13  # PyTorch's EPSILON: 1e-12 as a float32
@@ -78,9 +80,9 @@ def kl_div(input: Tensor, target: Tensor, reduction: str = "mean",
     if log_target:
         loss = _ops.exp(target) * (target - input)
     else:
-        pos = target > 0
-        loss = _ops.where(pos, target * _ops.log(_ops.where(pos, target, 1.0)), 0.0) \
-            - target * input
+        pos = target > 0  # 0 log 0 = 0; a negative target's is NaN (PyTorch's xlogy)
+        tlogt = target * _ops.log(_ops.where(pos, target, 1.0))
+        loss = _ops.where(pos, tlogt, _ops.where(target == 0, 0.0, math.nan)) - target * input
     if reduction == "batchmean":
         return loss.sum() / (input.shape[0] if input.ndim else 1)
     if reduction == "mean":
@@ -143,8 +145,10 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor, full: bool = F
     if not isinstance(var, Tensor):
         var = full_like(input, float(var))
     var = _variance_shape(input, var)
-    var = var + (_ops.maximum(var, eps) - var).detach()
+    negative = var < 0  # PyTorch refuses it after reading the device: NaN here
+    var = _ops.where(var < eps, var + (eps - var).detach(), var)  # (inf stays inf, not NaN)
     loss = 0.5 * (_ops.log(var) + (input - target) ** 2 / var)
+    loss = _ops.where(negative, math.nan, loss)
     if full:
         loss = loss + 0.5 * math.log(2 * math.pi)
     return _reduce(loss, reduction, "gaussian_nll_loss")
@@ -166,7 +170,9 @@ def smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean", beta:
     d = _ops.abs(input - target)
     if beta == 0:
         return _reduce(d, reduction, "smooth_l1_loss")
-    loss = _ops.where(d < beta, d * d * (0.5 / beta), d - 0.5 * beta)
+    near = d < beta
+    s = _ops.where(near, d, 0.0)  # (the square's gradient at an infinite d: 0, not inf * 0)
+    loss = _ops.where(near, s * s * (0.5 / beta), d - 0.5 * beta)
     return _reduce(loss, reduction, "smooth_l1_loss")
 
 

@@ -80,11 +80,16 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
         raise ValueError(f"huber_loss: delta must be positive, got {delta}")
     d = input - target
     a = _ops.abs(d)
-    loss = _ops.where(a < delta, d * d * 0.5, (a - 0.5 * delta) * delta)
+    near = a < delta
+    s = _ops.where(near, d, 0.0)  # (the square's gradient at an infinite d: 0, not inf * 0)
+    loss = _ops.where(near, s * s * 0.5, (a - 0.5 * delta) * delta)
     return _reduce(loss, reduction, "huber_loss")
 
 
-def _class_targets(input: Tensor, target: Tensor, where: str) -> None:
+def _class_targets(input: Tensor, target: Tensor, where: str) -> Tensor:
+    """Check integer class ``target`` against ``input``; return it, as int64 if unsigned (a
+    negative ``ignore_index`` compared with a uint8 target wraps to a class on some
+    backends)."""
     if not isinstance(target, Tensor):
         raise TypeError(f"{where}: target must be a tensor of class indices, got "
                         f"{type(target).__name__}")
@@ -96,6 +101,7 @@ def _class_targets(input: Tensor, target: Tensor, where: str) -> None:
     if tuple(target.shape) != expect:
         raise ValueError(f"{where}: input of shape {input.shape} (N, C, ...) needs a target "
                          f"of shape {expect}, got {target.shape}")
+    return target.astype(_dt.int64) if target.dtype.name.startswith("uint") else target
 
 
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
@@ -109,7 +115,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
         >>> F.nll_loss(xad.tensor([[-1.0, -2.0]]), xad.tensor([1])).item()
         2.0
     """
-    _class_targets(input, target, "nll_loss")
+    target = _class_targets(input, target, "nll_loss")
     (input,) = autocast_float32(input, op="nll_loss")
     axis = 1 if input.ndim >= 2 else 0
     c = input.shape[axis]
@@ -179,7 +185,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got "
                          f"{label_smoothing}")
     if _one_node(input, target, weight, reduction, label_smoothing):
-        _class_targets(input, target, "nll_loss")
+        target = _class_targets(input, target, "nll_loss")
         _check_in_range(target, input.shape[1], "nll_loss", "target", "the number of classes",
                         ignore_index)
         return cross_entropy_mean(input, target, ignore_index)
@@ -201,7 +207,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     nll = nll_loss(logp, target, weight, ignore_index, reduction)
     if not label_smoothing:
         return nll
-    _class_targets(input, target, "cross_entropy")
+    target = _class_targets(input, target, "cross_entropy")
     lp = logp if input.ndim < 2 else logp.permute_dims((0, *range(2, input.ndim), 1))
     if weight is not None:
         lp = lp * weight.astype(lp.dtype)

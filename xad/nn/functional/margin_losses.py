@@ -1,8 +1,11 @@
 """Margin and embedding losses, with PyTorch's names, arguments and numbers:
 ``margin_ranking_loss hinge_embedding_loss cosine_embedding_loss triplet_margin_loss
-pairwise_distance soft_margin_loss multi_margin_loss multilabel_margin_loss``."""
+triplet_margin_with_distance_loss pairwise_distance soft_margin_loss multi_margin_loss
+multilabel_margin_loss``."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from ... import ops as _ops
 from ...factories import arange
@@ -14,13 +17,20 @@ from .layers import _check_in_range
 from .losses import _reduce
 
 __all__ = ["pdist", "margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss",
-           "triplet_margin_loss", "pairwise_distance", "soft_margin_loss", "multi_margin_loss",
-           "multilabel_margin_loss"]
+           "triplet_margin_loss", "triplet_margin_with_distance_loss", "pairwise_distance",
+           "soft_margin_loss", "multi_margin_loss", "multilabel_margin_loss"]
 
 
 def _hinge(x: Tensor) -> Tensor:
-    """``max(x, 0)`` with gradient 0 at 0 (PyTorch's ``clamp_min``)."""
+    """``max(x, 0)`` as PyTorch's multi-margin kernels (``if (z > 0)``): gradient 0 at 0, and
+    0 for a NaN."""
     return _ops.where(x > 0, x, 0.0)
+
+
+def _clamp_min(x: Tensor) -> Tensor:
+    """``max(x, 0)`` as PyTorch's ``clamp_min(0)``: the gradient passes at 0 (a margin loss
+    at a tie, e.g. equal scores from a symmetric start, still learns) and NaN stays NaN."""
+    return _ops.clamp(x, 0.0, None)
 
 
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
@@ -35,7 +45,7 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
         1.0
     """
     input1, input2, target = _f32(input1, input2, target, op="margin_ranking_loss")
-    return _reduce(_hinge(-target * (input1 - input2) + margin), reduction,
+    return _reduce(_clamp_min(-target * (input1 - input2) + margin), reduction,
                    "margin_ranking_loss")
 
 
@@ -51,7 +61,7 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
         [0.25, 0.75]
     """
     input, target = _f32(input, target, op="hinge_embedding_loss")  # noqa: A001
-    loss = (_ops.where(target != 1, _hinge(margin - input), 0.0)
+    loss = (_ops.where(target != 1, _clamp_min(margin - input), 0.0)
             + _ops.where(target != -1, input, 0.0))
     return _reduce(loss, reduction, "hinge_embedding_loss")
 
@@ -74,7 +84,7 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
     norms = ((input1 * input1).sum(axis=-1) + eps) * ((input2 * input2).sum(axis=-1) + eps)
     cos = dot / _ops.sqrt(norms)
     loss = (_ops.where(target == 1, 1 - cos, 0.0)
-            + _ops.where(target == -1, _hinge(cos - margin), 0.0))
+            + _ops.where(target == -1, _clamp_min(cos - margin), 0.0))
     return _reduce(loss, reduction, "cosine_embedding_loss")
 
 
@@ -106,14 +116,47 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
         >>> round(F.triplet_margin_loss(a, a, a + 5.0).item(), 4)
         0.0
     """
-    if margin <= 0:
-        raise ValueError(f"triplet_margin_loss: margin must be positive, got {margin}")
     anchor, positive, negative = _f32(anchor, positive, negative, op="triplet_margin_loss")
-    d_pos = pairwise_distance(anchor, positive, p, eps)
-    d_neg = pairwise_distance(anchor, negative, p, eps)
+    return _triplet(anchor, positive, negative, lambda x, y: pairwise_distance(x, y, p, eps),
+                    margin, swap, reduction, "triplet_margin_loss")
+
+
+def triplet_margin_with_distance_loss(
+        anchor: Tensor, positive: Tensor, negative: Tensor, *,
+        distance_function: Callable[[Tensor, Tensor], Tensor] | None = None,
+        margin: float = 1.0, swap: bool = False, reduction: str = "mean") -> Tensor:
+    """:func:`triplet_margin_loss` with any ``distance_function(x, y)`` (default
+    :func:`pairwise_distance`), as PyTorch's.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> a = xad.tensor([[0.0, 0.0]])
+        >>> d = lambda x, y: (x - y).abs().sum(-1)
+        >>> F.triplet_margin_with_distance_loss(a, a + 1, a + 3, distance_function=d).item()
+        0.0
+    """
+    w = "triplet_margin_with_distance_loss"
+    if not anchor.ndim == positive.ndim == negative.ndim:
+        raise ValueError(f"{w}: anchor, positive and negative need the same number of "
+                         f"dimensions, got shapes {anchor.shape}, {positive.shape} and "
+                         f"{negative.shape}")
+    return _triplet(anchor, positive, negative, distance_function or pairwise_distance,
+                    margin, swap, reduction, w)
+
+
+def _triplet(anchor: Tensor, positive: Tensor, negative: Tensor,
+             distance: Callable[[Tensor, Tensor], Tensor], margin: float, swap: bool,
+             reduction: str, where: str) -> Tensor:
+    """``max(0, margin + d(a, p) - d(a, n))``, ``d(a, n)`` replaced by ``min(d(a, n),
+    d(p, n))`` with ``swap``."""
+    if margin <= 0:
+        raise ValueError(f"{where}: margin must be positive, got {margin}")
+    d_pos = distance(anchor, positive)
+    d_neg = distance(anchor, negative)
     if swap:
-        d_neg = _ops.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
-    return _reduce(_hinge(margin + d_pos - d_neg), reduction, "triplet_margin_loss")
+        d_neg = _ops.minimum(d_neg, distance(positive, negative))
+    return _reduce(_clamp_min(margin + d_pos - d_neg), reduction, where)
 
 
 def soft_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
