@@ -17,10 +17,10 @@ from .ctc import *  # noqa: F403
 from .ctc import __all__ as _ctc
 from .embedding_bag import *  # noqa: F403
 from .embedding_bag import __all__ as _embedding_bag
+from .fixed_keyword_forms import *  # noqa: F403
+from .fixed_keyword_forms import __all__ as _fixed_keyword_forms
 from .grid_sampling import *  # noqa: F403
 from .grid_sampling import __all__ as _grid_sampling
-from .inplace_activations import *  # noqa: F403
-from .inplace_activations import __all__ as _inplace_activations
 from .layers import *  # noqa: F403
 from .layers import __all__ as _layers
 from .likelihood_losses import *  # noqa: F403
@@ -37,8 +37,6 @@ from .pooling import *  # noqa: F403
 from .pooling import __all__ as _pooling
 from .pooling3d import *  # noqa: F403
 from .pooling3d import __all__ as _pooling3d
-from .pooling_with_indices import *  # noqa: F403
-from .pooling_with_indices import __all__ as _pooling_with_indices
 from .resampling import *  # noqa: F403
 from .resampling import __all__ as _resampling
 from .unit_scaling import *  # noqa: F403
@@ -47,4 +45,4 @@ from .unit_scaling import __all__ as _unit_scaling
 __all__ = [*_layers, *_losses, *_conv, *_pooling, *_padding, *_attention, *_activations,
            *_likelihood_losses, *_margin_losses, *_resampling,
            *_embedding_bag, *_normalization, *_ctc, *_unit_scaling, *_pooling3d,
-           *_grid_sampling, *_inplace_activations, *_pooling_with_indices]
+           *_grid_sampling, *_fixed_keyword_forms]
