@@ -331,3 +331,23 @@ def test_vmap_refuses_a_batched_write_into_a_detach_of_an_unbatched_tensor(xb):
         xad.vmap(lambda v: _copy_into_detach_of_zeros(v, xad))(a)
     with pytest.raises(RuntimeError, match="vmap"):
         tfunc.vmap(lambda v: _copy_into_detach_of_zeros(v, torch))(torch.tensor(A))
+
+
+def test_no_grad_changes_of_leaves_inside_a_transform(xb):
+    """Inside ``xad.jvp``/``vmap``, a leaf that requires grad may change in place under
+    ``no_grad`` (an initialiser, an optimiser-like update), as outside: it raised "a leaf
+    that requires grad", so an ``nn.Linear`` could not be made inside ``jvp``."""
+    w = xad.ones(3, requires_grad=True)
+
+    def f(x):
+        lin = xad.nn.Linear(3, 2)  # (its reset_parameters writes its leaves in place)
+        with xad.no_grad():
+            w.mul_(2.0)
+            w[0] = 5.0
+        return (x * w).sum() + lin.weight.sum() * 0
+
+    out, tangent = xad.jvp(f, (xad.ones(3),), (xad.ones(3),))
+    assert w.tolist() == [5.0, 2.0, 2.0] and w.requires_grad and w.is_leaf
+    assert tangent.item() == 9.0
+    with pytest.raises(RuntimeError, match="leaf that requires grad"):
+        xad.jvp(lambda x: w.mul_(x), (xad.ones(3),), (xad.ones(3),))

@@ -338,7 +338,7 @@ def _setitem(x: Tensor, key: Any, value: Any, fresh: bool) -> None:
         _write_view(x, apply(IndexPut, x._alias(), v, key=k), "setitem", fresh)
         return
     if _recorded(x, v):
-        if x._node is None and x.requires_grad:
+        if x._node is None and x.requires_grad and context.grad_enabled:
             raise _leaf_error(x, "setitem")
         out = apply(IndexPut, x._alias(), v, key=k)
         x._rebind(out._array, out._node, 0)
@@ -501,7 +501,7 @@ def inplace(x: Tensor, other: Any, op: str) -> Tensor:
         _write_expanded(x, (...,), new, what)
         return x
     if _through_base(x, o) or _recorded(x, o):
-        if x._base is None and x._node is None and x.requires_grad:
+        if x._base is None and x._node is None and x.requires_grad and context.grad_enabled:
             raise _leaf_error(x, what)
         # the node saves the alias: x's old value and version
         out = _cast_back(x, fn(x._alias(), o), what)
