@@ -299,6 +299,11 @@ class _N:
         return re + 1j * im
 
     @staticmethod
+    def as_strided(x: Any, size: Any, stride: Any, storage_offset: Any = 0) -> Any:
+        flat = np.ascontiguousarray(x).reshape(-1)[storage_offset:]
+        return np.lib.stride_tricks.as_strided(flat, size, [s * flat.itemsize for s in stride])
+
+    @staticmethod
     def view_as_real(z: Any) -> Any:
         return np.stack([z.real, z.imag], -1)
 
@@ -506,6 +511,9 @@ def _complex_cases() -> list[Case]:
         Case("view_as_complex", lambda m, x, y: m.abs(m.view_as_complex(m.stack([x, y], -1))
                                                       ** 2 * y), ((3,), (3,)),
              prims=("view_as_complex", "abs")),
+        # sliding windows (overlapping: their gradients add up) from an offset
+        Case("as_strided", lambda m, x, y: m.as_strided(x * 1.0, (3, 3), (2, 1), 1) ** 2 * y,
+             ((2, 4), (3, 3))),
         # products and quotients of complex tensors: the gradient takes the conjugate
         Case("multiply:complex", lambda m, x, y, u, v: m.real(z(m, x, y) * z(m, u, v))
              + m.imag(z(m, x, y) * z(m, u, v)) * u, ((3,), (3,), (3,), (3,)),

@@ -652,3 +652,17 @@ def test_a_gradient_is_copied_by_what_it_is_not_by_a_reused_id(monkeypatch):
     g = xad.ones(3)
     xs.backward(g)  # the caller's gradient, to a leaf: copied, never the same tensor
     assert copies == [1] and xs.grad is not g
+
+
+def test_to_its_own_device_stays_with_another_instance_of_the_backend(xb):
+    """``x.to(x.device)`` where ``x``'s backend is another instance of the registered one for
+    that place (the test fixture's, say) stays: it made a copy through the host onto the
+    registered instance, which a later ``copy_`` into ``x``'s own tensors refused ("the value
+    is on cupy-sim:<CUDA Device 0> but the tensor is on cupy-sim:<CUDA Device 0>")."""
+    import copy
+
+    other = copy.copy(xb)
+    y = xad.Tensor._make(xad.ones(3)._array, other)
+    z = y.to(y.device)
+    assert z is y
+    xad.Tensor._make(xad.zeros(3)._array, other).copy_(z)

@@ -135,7 +135,7 @@ def test_init_scales_follow_torchs_fans(shape):
     """Uniform draws scaled to torch's bound: the largest |value| over many draws sits just
     under the bound torch's formula gives (fan_in/fan_out from the same shape)."""
     tfan_in, tfan_out = torch.nn.init._calculate_fan_in_and_fan_out(torch.empty(shape))
-    assert nn.init._fans(xad.zeros(*shape)) == (tfan_in, tfan_out)
+    assert nn.init._calculate_fan_in_and_fan_out(xad.zeros(*shape)) == (tfan_in, tfan_out)
     cases = [(nn.init.xavier_uniform_, {"gain": 0.7},
               0.7 * math.sqrt(6 / (tfan_in + tfan_out)))]
     for mode in ("fan_in", "fan_out"):

@@ -664,8 +664,8 @@ def get_rng_state() -> dict[tuple[str, str], Any]:
         >>> xad.set_rng_state(state); bool((a == xad.randn(2)).all())
         True
     """
-    made = {*_instances.values(), get_backend()}  # (the current one, made if it is not yet)
-    return {(b.name, repr(b.device)): copy.deepcopy(b.get_rng_state()) for b in made}
+    made = [*_instances.values(), get_backend()]  # the current one (made if need be) last:
+    return {(b.name, repr(b.device)): copy.deepcopy(b.get_rng_state()) for b in made}  # it wins
 
 
 @host_call
@@ -675,9 +675,9 @@ def set_rng_state(state: dict[tuple[str, str], Any]) -> None:
     if not isinstance(state, dict):
         raise TypeError(f"set_rng_state: expected the dict xad.get_rng_state() gives, got "
                         f"{type(state).__name__} (a PyTorch byte tensor does not carry over)")
-    for key, s in state.items():
-        b = _instances.get(key)
-        if b is not None:
+    for b in {*_instances.values(), get_backend()}:  # every instance of each place named
+        s = state.get((b.name, repr(b.device)))
+        if s is not None:
             b.set_rng_state(copy.deepcopy(s))
 
 

@@ -49,8 +49,8 @@ def to_backend(x: Tensor, target: str | Backend, device: Any = None) -> Tensor:
     else:  # a device of the tensor's own backend
         tb = resolve_backend(x._backend.name, target)
     src = x._backend
-    if tb is src:
-        return x
+    if tb is src or (tb.name, repr(tb.device)) == (src.name, repr(src.device)):
+        return x  # (another instance of the same backend and device: stay)
     if context.transform is not None:  # xad.jvp / xad.vmap: the transform runs it
         return context.transform.process(_transfer, ToBackend, (x,), {"target": tb})
     data = tb.from_numpy(src.to_numpy(x._array))
