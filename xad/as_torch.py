@@ -160,6 +160,34 @@ def _autograd_modules() -> dict[str, types.ModuleType]:
                                       functional=functional, forward_ad=forward_ad)}
 
 
+def _training_modules() -> dict[str, types.ModuleType]:
+    """``torch.optim`` (with ``lr_scheduler`` and ``swa_utils``) and ``torch.utils.data``."""
+    utils_data = _module("torch.utils.data", data)
+    sched = _module("torch.optim.lr_scheduler", lr_scheduler)
+    swa = _module("torch.optim.swa_utils", nn.averaged_model, SWALR=optim.SWALR)
+    return {"torch.optim": _module("torch.optim", optim, lr_scheduler=sched, swa_utils=swa),
+            "torch.optim.lr_scheduler": sched, "torch.optim.swa_utils": swa,
+            "torch.utils": _module("torch.utils", data=utils_data),
+            "torch.utils.data": utils_data}
+
+
+def _nn_modules() -> dict[str, types.ModuleType]:
+    """``torch.nn`` with ``functional``, ``init``, ``utils`` (``rnn``) and ``modules``."""
+    mods = {"torch.nn.functional": _module("torch.nn.functional", functional),
+            "torch.nn.init": _module("torch.nn.init", init, _calculate_fan_in_and_fan_out=(
+                init._calculate_fan_in_and_fan_out)),  # (private, but scripts call it)
+            "torch.nn.utils.rnn": _module("torch.nn.utils.rnn", nn.rnn_utils)}
+    mods["torch.nn.utils"] = _module("torch.nn.utils", nn.utils, rnn=mods["torch.nn.utils.rnn"])
+    # torch.nn.modules.rnn.LSTM and the like (safe_globals lists name them): xad's nn
+    subs = {s: _module(f"torch.nn.modules.{s}", nn) for s in _NN_MODULES}
+    mods.update({f"torch.nn.modules.{s}": m for s, m in subs.items()})
+    mods["torch.nn.modules"] = _module("torch.nn.modules", nn, **subs)
+    mods["torch.nn"] = _module("torch.nn", nn, functional=mods["torch.nn.functional"],
+                               init=mods["torch.nn.init"], utils=mods["torch.nn.utils"],
+                               modules=mods["torch.nn.modules"])
+    return mods
+
+
 def namespace() -> dict[str, types.ModuleType]:
     """The modules that stand for ``torch`` and its submodules, by name.
 
@@ -173,31 +201,12 @@ def namespace() -> dict[str, types.ModuleType]:
     fns = {n: _method(n) for n in _AS_METHOD}
     fns.update(_PYTORCH_SIGNATURES)
     fns.update({n: _factory(n) for n in _FACTORIES})
-    utils_data = _module("torch.utils.data", data)
-    utils = _module("torch.utils", data=utils_data)
-    sched = _module("torch.optim.lr_scheduler", lr_scheduler)
-    swa = _module("torch.optim.swa_utils", nn.averaged_model, SWALR=optim.SWALR)
-    mods = {"torch.nn.functional": _module("torch.nn.functional", functional),
-            "torch.nn.init": _module("torch.nn.init", init, _calculate_fan_in_and_fan_out=(
-                init._calculate_fan_in_and_fan_out)),  # (private, but scripts call it)
-            "torch.optim": _module("torch.optim", optim, lr_scheduler=sched, swa_utils=swa),
-            "torch.optim.lr_scheduler": sched, "torch.optim.swa_utils": swa,
-            "torch.utils": utils,
-            "torch.utils.data": utils_data, **_autograd_modules(),
-            "torch.distributions": _module("torch.distributions", xad.distributions)}
+    mods = {**_training_modules(), **_autograd_modules(), **_nn_modules()}
+    mods["torch.distributions"] = _module("torch.distributions", xad.distributions)
     for sub in _DISTRIBUTION_MODULES:  # torch.distributions.normal.Normal and the like
         mods[f"torch.distributions.{sub}"] = _module(f"torch.distributions.{sub}",
                                                      xad.distributions)
         setattr(mods["torch.distributions"], sub, mods[f"torch.distributions.{sub}"])
-    mods["torch.nn.utils.rnn"] = _module("torch.nn.utils.rnn", nn.rnn_utils)
-    mods["torch.nn.utils"] = _module("torch.nn.utils", nn.utils, rnn=mods["torch.nn.utils.rnn"])
-    # torch.nn.modules.rnn.LSTM and the like (safe_globals lists name them): xad's nn
-    subs = {s: _module(f"torch.nn.modules.{s}", nn) for s in _NN_MODULES}
-    mods.update({f"torch.nn.modules.{s}": m for s, m in subs.items()})
-    mods["torch.nn.modules"] = _module("torch.nn.modules", nn, **subs)
-    mods["torch.nn"] = _module("torch.nn", nn, functional=mods["torch.nn.functional"],
-                               init=mods["torch.nn.init"], utils=mods["torch.nn.utils"],
-                               modules=mods["torch.nn.modules"])
     mods["torch.serialization"] = _module("torch.serialization", save=_objects.torch_save,
                                           load=_objects.torch_load_objects, **{
                                               n: getattr(_objects, n) for n in _SAFE_GLOBALS})
