@@ -240,3 +240,40 @@ def test_errors_name_the_operation(xb):
         xad.rot90(xad.ones(2, 2), 1, (0, 0))
     with pytest.raises(RuntimeError, match="addcdiv"):
         xad.addcdiv(xad.ones(2), xad.ones(2, dtype=xad.int64), xad.ones(2, dtype=xad.int64))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_nan_to_num_defaults_are_the_dtypes_own_limits(xb, dtype):
+    """``nan_to_num``'s default replacements of +-inf are the largest finite numbers of the
+    input's dtype (float64 gave inf and float16 came back float32: the limits were made in
+    the default dtype)."""
+    if xb._dtypes.get(getattr(xad, dtype)) is None:
+        pytest.skip(f"{xb.name} has no {dtype}")
+    v = [float("inf"), -float("inf"), float("nan"), 1.5]
+    x, t = T.tensor(v, dtype=getattr(T, dtype)), torch.tensor(v, dtype=getattr(torch, dtype))
+    for kw in ({}, {"posinf": 1e300}, {"neginf": -1e300, "nan": 2.0}):
+        got, want = x.nan_to_num(**kw), t.nan_to_num(**kw)
+        assert got.dtype == x.dtype
+        np.testing.assert_array_equal(got.numpy(), want.numpy(), err_msg=str(kw))
+        np.testing.assert_array_equal(T.nan_to_num(x, **kw).numpy(), want.numpy())
+
+
+HALF_CASES = {  # results made beside a where of two Python numbers, in the default dtype
+    "frexp": lambda m, x, y: m.frexp(x)[0],
+    "binary_cross_entropy": lambda m, x, y: m.nn.functional.binary_cross_entropy(x, y),
+    "kl_div": lambda m, x, y: m.nn.functional.kl_div(x, y, reduction="none"),
+    "softshrink": lambda m, x, y: m.nn.functional.softshrink(x - 0.5, 0.2)}
+
+
+@pytest.mark.parametrize("name", HALF_CASES)
+def test_half_precision_results_stay_half(xb, name):
+    """float16 in, float16 out, as torch's (they came back float32), with torch's values."""
+    if xb._dtypes.get(xad.float16) is None:
+        pytest.skip(f"{xb.name} has no float16")
+    v, w = [[0.0, 0.25, 1.0], [0.1, 0.9, 0.6]], [[0.0, 1.0, 1.0], [0.2, 0.0, 0.5]]
+    got = HALF_CASES[name](T, T.tensor(v, dtype=T.float16), T.tensor(w, dtype=T.float16))
+    want = HALF_CASES[name](torch, torch.tensor(v, dtype=torch.float16),
+                            torch.tensor(w, dtype=torch.float16))
+    assert got.dtype == T.float16
+    np.testing.assert_allclose(got.numpy().astype(float), want.numpy().astype(float),
+                               rtol=2e-3, atol=1e-3)

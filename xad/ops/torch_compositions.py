@@ -18,7 +18,7 @@ from .creation import asarray
 from .diagonal import Diagonal
 from .dtype_functions import finfo, result_type
 from .elementwise import astype, isfinite, isnan, log, sqrt, where
-from .elementwise_math import floor, floor_divide, logaddexp, trunc
+from .elementwise_math import floor, floor_divide, isinf, logaddexp, trunc
 from .linalg import matmul
 from .manipulation import broadcast_arrays, meshgrid, take_along_axis
 from .reduce import cumsum
@@ -317,8 +317,9 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None,  # 
     info = finfo(input.dtype)
     hi = info.max if posinf is None else posinf
     lo = info.min if neginf is None else neginf
-    big = where(input > 0, hi, lo)
-    return where(isfinite(input), input, where(isnan(input), nan, big))
+    out = where(isnan(input), nan, input)  # (each beside the input: its dtype, not the default)
+    out = where(isinf(input) & (input > 0), hi, out)
+    return where(isinf(input) & (input < 0), lo, out)
 
 
 def masked_select(input: Tensor, mask: Tensor) -> Tensor:  # noqa: A002

@@ -77,7 +77,7 @@ def frexp(input: Tensor) -> tuple[Tensor, Tensor]:  # noqa: A002
     usual = logical_and(isfinite(x), x != 0)
     e = where(usual, floor(log2(where(usual, x, 1.0))) + 1, 0.0)
     m = _scaled(x, e)
-    e = where(usual, e + where(m >= 1, 1.0, 0.0) - where(m < 0.5, 1.0, 0.0), 0.0)
+    e = where(usual, e + astype(m >= 1, e.dtype) - astype(m < 0.5, e.dtype), 0.0)
     return _scaled(input, e), astype(e, _dt.int32)
 
 

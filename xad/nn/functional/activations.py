@@ -354,8 +354,8 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
         [-1.5, 0.0, 1.0]
     """
     _check_lambd("softshrink", lambd)
-    shift = _ops.where(input > lambd, -float(lambd), float(lambd))
-    return _ops.where(_ops.abs(input) <= lambd, 0.0, input + shift)
+    shrunk = _ops.where(input > lambd, input - lambd, input + lambd)  # (input's dtype)
+    return _ops.where(_ops.abs(input) <= lambd, 0.0, shrunk)
 
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:

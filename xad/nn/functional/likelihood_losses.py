@@ -22,7 +22,7 @@ def _clamped_log(p: Tensor) -> Tensor:
     saturated sigmoid gives exact 0s and 1s); NaN for ``p < 0`` (a probability outside
     [0, 1], which PyTorch refuses after reading the device)."""
     pos = p > 0
-    low = _ops.where(p == 0, -100.0, math.nan)
+    low = _ops.astype(_ops.where(p == 0, -100.0, math.nan), p.dtype)  # (not the default's)
     return _ops.where(pos, _ops.maximum(_ops.log(_ops.where(pos, p, 1.0)), -100.0), low)
 
 
@@ -82,7 +82,8 @@ def kl_div(input: Tensor, target: Tensor, reduction: str = "mean",
     else:
         pos = target > 0  # 0 log 0 = 0; a negative target's is NaN (PyTorch's xlogy)
         tlogt = target * _ops.log(_ops.where(pos, target, 1.0))
-        loss = _ops.where(pos, tlogt, _ops.where(target == 0, 0.0, math.nan)) - target * input
+        at_zero = _ops.astype(_ops.where(target == 0, 0.0, math.nan), tlogt.dtype)
+        loss = _ops.where(pos, tlogt, at_zero) - target * input
     if reduction == "batchmean":
         return loss.sum() / (input.shape[0] if input.ndim else 1)
     if reduction == "mean":
