@@ -27,6 +27,7 @@ from typing import Any
 from . import autograd, data, dtypes, nn, optim, torch_fft
 from . import function as _function
 from . import ops as _ops
+from . import torch_activation_checkpoint as _activation_checkpoint
 from . import torch_anomaly as _anomaly
 from . import torch_autograd_functional as _autograd_functional
 from . import torch_forward_ad as _forward_ad
@@ -161,14 +162,16 @@ def _autograd_modules() -> dict[str, types.ModuleType]:
 
 
 def _training_modules() -> dict[str, types.ModuleType]:
-    """``torch.optim`` (with ``lr_scheduler`` and ``swa_utils``) and ``torch.utils.data``."""
+    """``torch.optim`` (with ``lr_scheduler`` and ``swa_utils``), ``torch.utils.data`` and
+    ``torch.utils.checkpoint``."""
     utils_data = _module("torch.utils.data", data)
     sched = _module("torch.optim.lr_scheduler", lr_scheduler)
     swa = _module("torch.optim.swa_utils", nn.averaged_model, SWALR=optim.SWALR)
+    ckpt = _module("torch.utils.checkpoint", _activation_checkpoint)
     return {"torch.optim": _module("torch.optim", optim, lr_scheduler=sched, swa_utils=swa),
             "torch.optim.lr_scheduler": sched, "torch.optim.swa_utils": swa,
-            "torch.utils": _module("torch.utils", data=utils_data),
-            "torch.utils.data": utils_data}
+            "torch.utils": _module("torch.utils", data=utils_data, checkpoint=ckpt),
+            "torch.utils.data": utils_data, "torch.utils.checkpoint": ckpt}
 
 
 def _nn_modules() -> dict[str, types.ModuleType]:
