@@ -26,6 +26,7 @@ from typing import Any
 
 from . import autograd, data, dtypes, nn, optim, torch_fft
 from . import function as _function
+from . import memory_format as _memory_format
 from . import ops as _ops
 from . import torch_activation_checkpoint as _activation_checkpoint
 from . import torch_anomaly as _anomaly
@@ -72,7 +73,7 @@ _PYTORCH_SIGNATURES = {n: getattr(_tf, n) for n in _tf.__all__ if n not in ("Tor
 _FACTORIES = ("tensor", "zeros", "ones", "full", "empty", "arange", "linspace", "eye",
               "rand", "randn", "randint", "randperm", "zeros_like", "ones_like", "full_like",
               "hann_window", "hamming_window", "blackman_window", "bartlett_window",
-              "kaiser_window")
+              "kaiser_window", "empty_like", "rand_like", "randn_like", "randint_like")
 # packages that use the real torch themselves (a torch backend): their imports are left alone
 _LIBRARIES = {"torch", "functorch", "torchgen", "array_api_compat", "xad", "xad_backends"}
 _NN_MODULES = ("activation", "batchnorm", "container", "conv", "dropout", "flatten", "linear",
@@ -98,7 +99,8 @@ def _method(name: str) -> Any:
 def _factory(name: str) -> Any:
     xf = _PYTORCH_SIGNATURES.get(name) or getattr(sys.modules["xad"], name)
 
-    def f(*args: Any, device: Any = None, **kwargs: Any) -> Any:
+    def f(*args: Any, device: Any = None, memory_format: Any = None, **kwargs: Any) -> Any:
+        _memory_format.checked(memory_format, f"torch.{name}")
         kind = str(device).split(":")[0]
         if device is not None and kind != "cpu" and not (kind == "cuda" and _tf.cuda_usable()):
             raise NotImplementedError(
@@ -249,6 +251,9 @@ def namespace() -> dict[str, types.ModuleType]:
                          amp=cuda_amp)
     mods["torch.cuda"], mods["torch.cuda.amp"] = torch.cuda, cuda_amp
     torch.device = str
+    torch.memory_format = _memory_format.MemoryFormat
+    for name in ("contiguous_format", "channels_last", "channels_last_3d", "preserve_format"):
+        setattr(torch, name, getattr(_memory_format, name))
     mods["torch"] = torch
     for full in ("torch", "torch.linalg", "torch.special", "torch.fft"):
         _take_out(mods[full])

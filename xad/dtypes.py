@@ -60,6 +60,23 @@ class DType:
         return int(bits) // 8 if bits else 1
 
     @property
+    def is_floating_point(self) -> bool:
+        """PyTorch's ``dtype.is_floating_point``: a real floating dtype."""
+        return self.is_floating
+
+    @property
+    def is_signed(self) -> bool:
+        """PyTorch's ``dtype.is_signed``: whether the dtype holds negative numbers (bool
+        and the unsigned integers do not).
+
+        Example:
+            >>> import xad
+            >>> xad.int8.is_signed, xad.uint8.is_signed, xad.bool_.is_signed
+            (True, False, False)
+        """
+        return not (self.name == "bool" or self.name.startswith("uint"))
+
+    @property
     def can_require_grad(self) -> bool:
         """Whether a tensor of this dtype may require grad: floating and complex ones, as
         PyTorch's (a complex leaf's ``.grad`` is ``dL/dRe z + i dL/dIm z``).

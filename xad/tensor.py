@@ -14,6 +14,7 @@ from typing import Any
 
 from . import autograd as _ag
 from . import dtypes as _dt
+from . import memory_format as _memory_format
 from .backend import Backend, get_backend
 from .context import HOOKED, context
 from .generator import Generator, drawing
@@ -815,7 +816,7 @@ class Tensor:
             >>> xad.ones(2).to("cpu", xad.float64).dtype
             xad.float64
         """
-        place, device, dtype, copy = _to_args(args, kwargs)
+        place, device, dtype, copy = to_arguments(args, kwargs)
         t = self if place is None else _to_place(self, place, device)
         if dtype is not None:
             t = _ops.astype(t, dtype, copy=False)
@@ -832,14 +833,16 @@ class Tensor:
         """
         return _ops.astype(self, dtype, copy=False)
 
-    def clone(self) -> Tensor:
-        """A copy with its own array (differentiable).
+    def clone(self, *, memory_format: Any = None) -> Tensor:
+        """A copy with its own array (differentiable); ``memory_format`` is PyTorch's and
+        keeps the layout the backend gives (:mod:`xad.memory_format`).
 
         Example:
             >>> import xad
             >>> xad.ones(2).clone().tolist()
             [1.0, 1.0]
         """
+        _memory_format.checked(memory_format, "clone")
         return _ops.clone(self)
 
     # ----- operators ---------------------------------------------------------------------
@@ -1207,8 +1210,9 @@ class Tensor:
         _ops.setitem_(self, (...,), Tensor._make(v, be))
         return self
 
-    def copy_(self, src: Tensor) -> Tensor:
-        """Copy ``src``'s values into this tensor, in place (not recorded).
+    def copy_(self, src: Tensor, non_blocking: builtins.bool = False) -> Tensor:
+        """Copy ``src``'s values into this tensor, in place (not recorded); ``non_blocking``
+        is PyTorch's and changes nothing (a backend's copies keep their stream's order).
 
         Example:
             >>> import xad
@@ -1641,14 +1645,21 @@ class Tensor:
         """The tensor in host memory: itself on a host backend, else a copy on NumPy."""
         return self if self._backend.is_host else self.to("numpy")
 
-    def cuda(self, *args: Any, **kwargs: Any) -> Tensor:
-        """Not xad's way: a tensor's place is its backend."""
-        raise NotImplementedError(
-            f"Tensor.cuda(): xad places tensors by backend, not device; make them on CuPy "
-            f"(xad.set_backend('cupy'), or python -m xad.as_torch --backend cupy) or move "
-            f"this one with .to('cupy') (it is on {self._backend.label})")
+    def cuda(self, device: Any = None, non_blocking: builtins.bool = False,
+             memory_format: Any = None) -> Tensor:
+        """PyTorch's ``x.cuda()``: ``x.to("cuda")``, the tensor itself where its backend is
+        on a CUDA device (CuPy); on a host backend it raises, naming xad's way (a tensor's
+        place is its backend: ``xad.set_backend("cupy")``, ``--backend cupy``)."""
+        _memory_format.checked(memory_format, "cuda")
+        if not on_cuda(self._backend):
+            raise NotImplementedError(
+                f"Tensor.cuda(): this tensor is on {self._backend.label} (host memory); xad "
+                f"places tensors by backend, not device: make them on CuPy "
+                f"(xad.set_backend('cupy'), or python -m xad.as_torch --backend cupy) or move "
+                f"this one with .to('cupy')")
+        return self.to("cuda" if device is None else f"cuda:{device}")
 
-    def is_contiguous(self) -> bool:
+    def is_contiguous(self, memory_format: Any = None) -> bool:
         """Whether the elements lie in row-major order in their storage, PyTorch's rule
         (axes of length one do not count; a transpose, a strided slice, an expanded axis or
         a complex tensor's ``real`` are not contiguous).
@@ -1658,9 +1669,14 @@ class Tensor:
             >>> x = xad.zeros(2, 3); x.is_contiguous(), x.t().is_contiguous()
             (True, False)
         """
+        fmt = _memory_format.checked(memory_format, "is_contiguous")
+        if fmt not in (None, _memory_format.contiguous_format):
+            raise NotImplementedError(
+                f"is_contiguous(memory_format={fmt!r}): xad keeps no channels-last layouts "
+                f"(a memory_format request changes no layout); ask is_contiguous()")
         return _ops.layout.is_contiguous(self)
 
-    def contiguous(self) -> Tensor:
+    def contiguous(self, memory_format: Any = None) -> Tensor:
         """The tensor itself where its elements lie in order in its storage, else a copy
         whose elements do, as PyTorch's (``x.t().contiguous().view(-1)``).
 
@@ -1669,6 +1685,7 @@ class Tensor:
             >>> x = xad.zeros(2, 3); x.contiguous() is x, x.t().contiguous().view(-1).shape
             (True, (6,))
         """
+        _memory_format.checked(memory_format, "contiguous")
         if self.is_contiguous():
             return self
         return _ops.reshape(self, self.shape, copy=True)
@@ -2165,13 +2182,14 @@ def on_cuda(b: Backend) -> builtins.bool:
     return b.name.startswith("cupy") or "cuda" in repr(b.device).lower()
 
 
-def _to_args(args: tuple, kwargs: dict) -> tuple:
+def to_arguments(args: tuple, kwargs: dict) -> tuple:
     """``Tensor.to``'s arguments as ``(place, device, dtype, copy)``."""
     unknown = set(kwargs) - {"device", "dtype", "copy", "non_blocking", "memory_format"}
     if unknown or len(args) > 2:
         raise TypeError(f"to(): unexpected arguments {sorted(unknown) or args[2:]}; use "
                         f"to(dtype), to(device_or_backend, dtype), to(other_tensor) or "
                         f"to(device=..., dtype=..., copy=...)")
+    _memory_format.checked(kwargs.get("memory_format"), "to")
     place, device, dtype = None, kwargs.get("device"), kwargs.get("dtype")
     for a in args:
         if isinstance(a, Tensor):

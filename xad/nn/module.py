@@ -14,10 +14,9 @@ from typing import Any, NamedTuple
 
 from .. import autograd as _ag
 from .. import dtypes as _dt
-from ..backend import Backend, resolve_backend
 from ..context import context
 from ..hooks import RemovableHandle
-from ..tensor import Tensor
+from ..tensor import Tensor, to_arguments
 from . import module_hooks
 
 __all__ = ["Module", "Parameter", "Buffer", "Sequential", "ModuleList", "IncompatibleKeys"]
@@ -100,12 +99,13 @@ class IncompatibleKeys(NamedTuple):
     unexpected_keys: list[str]
 
 
-def _moved(t: Tensor, target: Any) -> Any:
-    """The array of ``t`` moved to a backend/device or cast to a floating dtype."""
+def _moved(t: Tensor, place: Any, device: Any, dtype: Any) -> Tensor:
+    """``t``, detached, on ``place`` (and ``device``), cast to ``dtype`` if it is floating."""
     with _ag.no_grad():
-        if isinstance(target, _dt.DType):
-            return t.astype(target)._array if t.dtype.is_floating else t._array
-        return t.detach().to(target)
+        out = t.detach()
+        if place is not None:
+            out = out.to(place) if device is None else out.to(place, device)
+        return out.astype(dtype) if dtype is not None and t.dtype.is_floating else out
 
 
 class Module:
@@ -457,37 +457,53 @@ class Module:
             b = g._backend
             p.grad = None if set_to_none else Tensor._make(b.xp.zeros_like(g._array), b)
 
-    def to(self, target: str | Backend | _dt.DType | Any, device: Any = None) -> Module:
-        """Move every parameter and buffer to a backend or device (``"cupy"``, a Backend,
-        ``"device1"``) or cast floating ones to a dtype, in place: the Parameter objects an
-        optimiser holds stay the same, leaves that require grad.
+    def to(self, *args: Any, **kwargs: Any) -> Module:
+        """Move every parameter and buffer and/or cast the floating ones, in place, with
+        :meth:`Tensor.to`'s arguments: a backend or device (``"cupy"``, a Backend,
+        ``"cpu"``, ``"cuda"``, ``"device1"``), a dtype, both, a tensor (its place and
+        dtype), or ``device=``/``dtype=``/``non_blocking=``/``memory_format=``. The
+        Parameter objects an optimiser holds stay the same, leaves that require grad.
 
         Example:
             >>> import xad
             >>> m = xad.nn.Linear(2, 1).to("array_api_strict")
             >>> m.weight.backend.name, m.weight.is_leaf, m.weight.requires_grad
             ('array_api_strict', True, True)
+            >>> m.to(device="numpy", dtype=xad.float64).weight.dtype
+            xad.float64
         """
-        if isinstance(target, _dt.DType) and not (target.is_floating or target.name in
-                                                  ("complex64", "complex128")):
+        place, device, dtype, _ = to_arguments(args, kwargs)
+        if dtype is not None and not (dtype.is_floating or dtype.is_complex):
             raise TypeError(f"Module.to only accepts floating point or complex dtypes, but "
-                            f"got desired dtype={target}; integer and bool buffers keep "
+                            f"got desired dtype={dtype}; integer and bool buffers keep "
                             f"their dtype under a floating cast")
-        if device is not None and not isinstance(target, _dt.DType):
-            target = resolve_backend(target, device)
         for m in self.modules():
             for store in (m._parameters, m._buffers):
                 for t in store.values():
-                    if t is None:
-                        continue
-                    moved = _moved(t, target)
-                    if isinstance(moved, Tensor):
+                    if t is not None:
+                        moved = _moved(t, place, device, dtype)
                         t._set_data(moved._array, moved._backend)
-                    else:
-                        t._set_data(moved)
-                    if t.grad is not None:
-                        g = _moved(t.grad, target)
-                        t.grad = g if isinstance(g, Tensor) else Tensor._make(g, t._backend)
+                        if t.grad is not None:
+                            t.grad = _moved(t.grad, place, device, dtype)
+        return self
+
+    def cuda(self, device: Any = None) -> Module:
+        """PyTorch's ``module.cuda()``: ``module.to("cuda")`` (see :meth:`Tensor.cuda`)."""
+        return self.to("cuda" if device is None else f"cuda:{device}")
+
+    def cpu(self) -> Module:
+        """PyTorch's ``module.cpu()``: parameters and buffers in host memory."""
+        return self.to("cpu")
+
+    def type(self, dst_type: Any) -> Module:
+        """PyTorch's ``module.type(dtype)``: every parameter and buffer cast to
+        ``dst_type`` (integer buffers too, as PyTorch's)."""
+        dtype = _dt.as_dtype(dst_type)
+        with _ag.no_grad():
+            for t in [*self.parameters(), *self.buffers()]:
+                t._set_data(t.detach().astype(dtype)._array)
+                if t.grad is not None:
+                    t.grad = t.grad.detach().astype(dtype)
         return self
 
     def double(self) -> Module:
