@@ -11,7 +11,7 @@ from .. import autograd as _ag
 from .. import dtypes as _dt
 from .. import linalg as _la
 from .. import ops as _ops
-from ..factories import eye, randn, zeros
+from ..factories import eye, ones_like, randn, zeros
 from ..ops.inverses import _mH
 from ..tensor import Tensor
 from . import functional as F
@@ -164,7 +164,7 @@ def _geqrf(a: Tensor) -> tuple[Tensor, Tensor]:
         beta = -_ops.sqrt(alpha * alpha + (rest * rest).sum(axis=-1)).copysign(alpha)
         tau = _ops.where(flat, 0.0 * alpha, (beta - alpha) / beta)
         scale = _ops.where(flat, 0.0 * alpha, 1.0 / (alpha - beta + flat.astype(a.dtype)))
-        v = _ops.concat([_ops.ones_like(alpha)[..., None], rest * scale[..., None]], axis=-1)
+        v = _ops.concat([ones_like(alpha)[..., None], rest * scale[..., None]], axis=-1)
         sub = r[..., j:, j + 1:]
         r[..., j:, j + 1:] = sub - tau[..., None, None] * (v[..., :, None] @ (
             v[..., None, :] @ sub))
