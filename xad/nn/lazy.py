@@ -154,10 +154,11 @@ class _LazyLayer(LazyModuleMixin):
 
     def initialize_parameters(self, x: Tensor, *args: Any, **kwargs: Any) -> None:
         me: Any = self
+        if getattr(me, self._in_name) == 0:  # also after a load_state_dict (PyTorch: 0)
+            setattr(me, self._in_name, self._in_size(x))
         if not self.has_uninitialized_params():
             return
         with _ag.no_grad():
-            setattr(me, self._in_name, self._in_size(x))
             me.weight.materialize(self._weight_shape())
             if me.bias is not None:
                 me.bias.materialize((getattr(me, self._out_name),))
@@ -285,9 +286,9 @@ class _LazyNorm(LazyModuleMixin):
 
     def initialize_parameters(self, x: Tensor, *args: Any, **kwargs: Any) -> None:
         me: Any = self
-        if not self.has_uninitialized_params():
-            return
-        me.num_features = n = x.shape[1]
+        if me.num_features == 0:  # also after a load_state_dict or without any parameter
+            me.num_features = x.shape[1]
+        n = me.num_features
         with _ag.no_grad():
             for name, fill in (("weight", 1), ("bias", 0), ("running_mean", 0),
                                ("running_var", 1)):
