@@ -182,18 +182,17 @@ def _nn_modules() -> dict[str, types.ModuleType]:
         k[15:]: m for k, m in mods.items() if k.startswith("torch.nn.utils.")})
     # torch.nn.modules.rnn.LSTM and the like (safe_globals lists name them): xad's nn
     subs = {s: _module(f"torch.nn.modules.{s}", nn) for s in _NN_MODULES}
-    mods.update({f"torch.nn.modules.{s}": m for s, m in subs.items()})
-    mods["torch.nn.modules"] = _module("torch.nn.modules", nn, **subs)
-    mods["torch.nn"] = _module("torch.nn", nn, functional=mods["torch.nn.functional"],
-                               init=mods["torch.nn.init"], utils=mods["torch.nn.utils"],
-                               modules=mods["torch.nn.modules"])
+    subs["lazy"] = _module("torch.nn.modules.lazy", nn.lazy)  # LazyModuleMixin
     mods["torch.nn.parameter"] = _module(
         "torch.nn.parameter", Parameter=nn.Parameter, Buffer=nn.Buffer,
         UninitializedParameter=nn.UninitializedParameter,
         UninitializedBuffer=nn.UninitializedBuffer, is_lazy=nn.lazy.is_lazy)
-    mods["torch.nn"].parameter = mods["torch.nn.parameter"]
-    mods["torch.nn.modules.lazy"] = _module("torch.nn.modules.lazy", nn.lazy)
-    mods["torch.nn.modules"].lazy = mods["torch.nn.modules.lazy"]
+    mods.update({f"torch.nn.modules.{s}": m for s, m in subs.items()})
+    mods["torch.nn.modules"] = _module("torch.nn.modules", nn, **subs)
+    mods["torch.nn"] = _module("torch.nn", nn, functional=mods["torch.nn.functional"],
+                               init=mods["torch.nn.init"], utils=mods["torch.nn.utils"],
+                               modules=mods["torch.nn.modules"],
+                               parameter=mods["torch.nn.parameter"])
     return mods
 
 

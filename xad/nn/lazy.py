@@ -230,13 +230,13 @@ class _LazyConv(_LazyLayer):
 
 def _lazy_conv(base: type, example: str) -> type:
     """``Lazy<base>``: ``base``'s arguments without ``in_channels``."""
-    sig = inspect.signature(base.__init__)
+    sig = inspect.signature(base)
 
     def __init__(self: Any, out_channels: int, *args: Any, **kwargs: Any) -> None:
-        bound = sig.bind(self, 0, 0, *args, **kwargs)
+        bound = sig.bind(0, 0, *args, **kwargs)
         bias = bound.arguments.get("bias", True)
         bound.arguments["bias"] = False
-        super(cls, self).__init__(*bound.args[1:], **bound.kwargs)
+        _LazyConv.__init__(self, *bound.args, **bound.kwargs)
         self.out_channels = out_channels
         self._placeholders(bias, bound.arguments.get("dtype"), bound.arguments.get("backend"))
 
@@ -245,9 +245,8 @@ def _lazy_conv(base: type, example: str) -> type:
            f"of a batch); the arguments are ``{base.__name__}``'s without it.\n\n"
            f"    Example:\n        >>> import xad\n        >>> m = xad.nn.{name}(4, 3)\n"
            f"        >>> {example}\n")
-    cls = type(name, (_LazyConv, base), {"__init__": __init__, "cls_to_become": base,
-                                         "__doc__": doc, "__module__": __name__})
-    return cls
+    return type(name, (_LazyConv, base), {"__init__": __init__, "cls_to_become": base,
+                                          "__doc__": doc, "__module__": __name__})
 
 
 LazyConv1d = _lazy_conv(Conv1d, "m(xad.ones(2, 5, 8)).shape, type(m).__name__\n"

@@ -28,9 +28,19 @@ def _uninitialized(t: Any, what: str) -> None:
 
 def _hook_of(module: Module, kind: type, name: str) -> Any:
     for hook in module._forward_pre_hooks or ():
-        if isinstance(hook, kind) and hook.name == name:
+        if isinstance(hook, kind) and getattr(hook, "name", None) == name:
             return hook
     return None
+
+
+def _take_hook(module: Module, kind: type, name: str, what: str) -> Any:
+    """The ``kind`` hook of ``name``, taken off ``module`` (an error where there is none)."""
+    fn = _hook_of(module, kind, name)
+    if fn is None:
+        raise ValueError(f"remove_{what}: no {what} of {name!r} in {type(module).__name__}")
+    hooks: Any = module._forward_pre_hooks
+    hooks.remove(fn)
+    return fn
 
 
 class WeightNorm:
@@ -82,16 +92,12 @@ def remove_weight_norm(module: Module, name: str = "weight") -> Module:
         >>> list(m.state_dict())
         ['bias', 'weight']
     """
-    fn = _hook_of(module, WeightNorm, name)
-    if fn is None:
-        raise ValueError(f"remove_weight_norm: no weight_norm of {name!r} in "
-                         f"{type(module).__name__}")
+    fn = _take_hook(module, WeightNorm, name, "weight_norm")
     with _ag.no_grad():
         weight = fn.compute_weight(module)
     delattr(module, name)
     del module._parameters[name + "_g"], module._parameters[name + "_v"]
     setattr(module, name, Parameter(weight))
-    module._forward_pre_hooks.remove(fn)
     return module
 
 
@@ -172,14 +178,10 @@ def remove_spectral_norm(module: Module, name: str = "weight") -> Module:
         >>> list(m.state_dict())
         ['bias', 'weight']
     """
-    fn = _hook_of(module, SpectralNorm, name)
-    if fn is None:
-        raise ValueError(f"remove_spectral_norm: no spectral_norm of {name!r} in "
-                         f"{type(module).__name__}")
+    fn = _take_hook(module, SpectralNorm, name, "spectral_norm")
     with _ag.no_grad():
         weight = fn.compute_weight(module, do_power_iteration=False)
     for k in (name, name + "_u", name + "_v", name + "_orig"):
         delattr(module, k)
     module.register_parameter(name, Parameter(weight.detach()))
-    module._forward_pre_hooks.remove(fn)
     return module

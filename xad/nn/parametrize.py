@@ -167,7 +167,8 @@ def _setattr(self: Module, name: str, value: Any) -> None:
     if isinstance(getattr(type(self), name, None), property):
         object.__setattr__(self, name, value)
     else:
-        type(self).__bases__[0].__setattr__(self, name, value)
+        base: Any = type(self).__bases__[0]
+        base.__setattr__(self, name, value)
 
 
 def _inject(module: Module, name: str) -> None:
