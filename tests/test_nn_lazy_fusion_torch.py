@@ -94,6 +94,15 @@ def test_load_state_dict_into_uninitialized_lazy_module(xb, i):
     np.testing.assert_allclose(_np(y), ty.detach().numpy(), rtol=1e-10, atol=1e-10)
 
 
+def test_state_dict_of_a_lazy_module_loads_into_another_lazy_module(xb):
+    """torch keeps the placeholders in state_dict; xad's are empty tensors: both leave the
+    loaded module lazy, to be shaped by its first call."""
+    a, b = nn.LazyConv1d(3, 2), nn.LazyConv1d(3, 2)
+    assert b.load_state_dict(a.state_dict()) == ([], [])
+    assert b.has_uninitialized_params()
+    assert b(xad.ones(2, 4, 5)).shape == (2, 3, 4) and b.weight.shape == (3, 4, 2)
+
+
 def test_lazy_errors_and_initialization_from_xads_generator(xb):
     with pytest.raises(RuntimeError, match="in_channels"):
         nn.LazyConv2d(2, 3)(xad.ones(3, 3))

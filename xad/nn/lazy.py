@@ -138,8 +138,8 @@ class LazyModuleMixin:
         it first; the values are then copied in as for any module)."""
         me: Any = self
         for name, t in [*me._parameters.items(), *me._buffers.items()]:
-            given = state_dict.get(prefix + name)
-            if is_lazy(t) and given is not None and not is_lazy(given):
+            given = state_dict.get(prefix + name)  # (an empty one: another lazy module's)
+            if is_lazy(t) and given is not None and tuple(given.shape) != (0,):
                 t.materialize(tuple(given.shape))
 
 
