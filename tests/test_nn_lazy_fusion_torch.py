@@ -174,6 +174,8 @@ def test_small_utils_names(xb):
     w = {"weight": xad.ones(2, 3, dtype=xad.float64), "bias": xad.zeros(2, dtype=xad.float64)}
     x = xad.ones(1, 3, dtype=xad.float64)
     assert t.nn.utils.stateless.functional_call(lin, w, (x,)).tolist() == [[3.0, 3.0]]
+    assert t.nn.utils.stateless.functional_call(lin, w, kwargs={"x": x}).tolist() == \
+        [[3.0, 3.0]]  # args=None: no positional arguments (was module(None))
     v = t.nn.utils.convert_parameters.parameters_to_vector(lin.parameters())
     assert v.shape == (8,)
     t.nn.utils.convert_parameters.vector_to_parameters(v * 0, lin.parameters())

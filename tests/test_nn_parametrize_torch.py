@@ -111,6 +111,10 @@ def test_register_parametrization_chain_matches_torch(xb):
     with torch.no_grad():
         theirs.weight = torch.tensor(w)
     _same_state(ours, theirs)
+    with pytest.raises(KeyError):
+        theirs.weight = torch.nn.Parameter(torch.tensor(w))
+    with pytest.raises(KeyError, match="parametrized"):
+        ours.weight = nn.Parameter(xad.tensor(w))
     with XPZ.cached():
         assert ours.weight is ours.weight
     assert ours.weight is not ours.weight

@@ -163,8 +163,13 @@ def _parametrized_value(module: Module, name: str) -> Tensor:
 
 
 def _setattr(self: Module, name: str, value: Any) -> None:
-    """A parametrized name is set through ``right_inverse`` (the property's setter)."""
+    """A parametrized name is set through ``right_inverse`` (the property's setter); a
+    Parameter is refused there, as PyTorch's ``register_parameter`` refuses it."""
     if isinstance(getattr(type(self), name, None), property):
+        if isinstance(value, Parameter):
+            raise KeyError(f"attribute {name!r} already exists (it is parametrized): assign "
+                           f"a tensor to set it through right_inverse, or remove the "
+                           f"parametrization first")
         object.__setattr__(self, name, value)
     else:
         base: Any = type(self).__bases__[0]
