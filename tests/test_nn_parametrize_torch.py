@@ -266,3 +266,29 @@ def test_orthogonal_matches_torch(xb, orth_map, shape, triv):
     if not triv and orth_map != "householder":
         with pytest.raises(NotImplementedError):
             ours.weight = xad.tensor(np.eye(*shape))
+
+
+def _batched(lib, shape):
+    class M(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = lib.nn.Parameter(lib.zeros(*shape, dtype=lib.float64))
+    return M()
+
+
+@pytest.mark.parametrize("orth_map,shape,triv", [("householder", (2, 4, 3), False),
+                                                 ("cayley", (2, 3, 4), False),
+                                                 ("matrix_exp", (2, 3, 3), True)])
+def test_orthogonal_of_a_batch_of_matrices(xb, orth_map, shape, triv):
+    torch.manual_seed(0)
+    theirs, ours = _batched(torch, shape), _batched(xad, shape)
+    with torch.no_grad():
+        theirs.w.normal_()
+    _load(ours, theirs)
+    TP.orthogonal(theirs, "w", orthogonal_map=orth_map, use_trivialization=triv)
+    XP.orthogonal(ours, "w", orthogonal_map=orth_map, use_trivialization=triv)
+    _same_state(ours, theirs, tol=1e-9)  # registration: no random completion in these cases
+    np.testing.assert_allclose(_np(ours.w), theirs.w.detach().numpy(), atol=1e-10)
+    (ours.w * xad.tensor(np.arange(np.prod(shape)).reshape(shape))).sum().backward()
+    (theirs.w * torch.arange(np.prod(shape)).reshape(shape)).sum().backward()
+    _same_grads(ours, theirs)
