@@ -182,15 +182,37 @@ def _nn_modules() -> dict[str, types.ModuleType]:
             "torch.nn.init": _module("torch.nn.init", init, _calculate_fan_in_and_fan_out=(
                 init._calculate_fan_in_and_fan_out)),  # (private, but scripts call it)
             "torch.nn.utils.rnn": _module("torch.nn.utils.rnn", nn.rnn_utils)}
-    mods["torch.nn.utils"] = _module("torch.nn.utils", nn.utils, rnn=mods["torch.nn.utils.rnn"])
+    mods.update(_nn_utils_modules())
+    mods["torch.nn.utils"] = _module("torch.nn.utils", nn.utils, **{
+        k[15:]: m for k, m in mods.items() if k.startswith("torch.nn.utils.")})
     # torch.nn.modules.rnn.LSTM and the like (safe_globals lists name them): xad's nn
     subs = {s: _module(f"torch.nn.modules.{s}", nn) for s in _NN_MODULES}
+    subs["lazy"] = _module("torch.nn.modules.lazy", nn.lazy)  # LazyModuleMixin
+    mods["torch.nn.parameter"] = _module(
+        "torch.nn.parameter", Parameter=nn.Parameter, Buffer=nn.Buffer,
+        UninitializedParameter=nn.UninitializedParameter,
+        UninitializedBuffer=nn.UninitializedBuffer, is_lazy=nn.lazy.is_lazy)
     mods.update({f"torch.nn.modules.{s}": m for s, m in subs.items()})
     mods["torch.nn.modules"] = _module("torch.nn.modules", nn, **subs)
     mods["torch.nn"] = _module("torch.nn", nn, functional=mods["torch.nn.functional"],
                                init=mods["torch.nn.init"], utils=mods["torch.nn.utils"],
-                               modules=mods["torch.nn.modules"])
+                               modules=mods["torch.nn.modules"],
+                               parameter=mods["torch.nn.parameter"])
     return mods
+
+
+def _nn_utils_modules() -> dict[str, types.ModuleType]:
+    """``torch.nn.utils``'s submodules: ``parametrize``, ``parametrizations``, ``stateless``,
+    ``fusion``, ``convert_parameters``, ``init`` (``skip_init``), ``memory_format``."""
+    u = nn.utils
+    parts = {"parametrize": (u.parametrize,), "parametrizations": (u.parametrizations,),
+             "fusion": (nn.fusion,), "stateless": ({"functional_call": nn.functional_call},),
+             "convert_parameters": ({"parameters_to_vector": u.parameters_to_vector,
+                                     "vector_to_parameters": u.vector_to_parameters},),
+             "init": ({"skip_init": u.skip_init},), "memory_format": (nn.skip_init,)}
+    return {f"torch.nn.utils.{k}": _module(f"torch.nn.utils.{k}", *(
+        types.SimpleNamespace(**src) if isinstance(src, dict) else src for src in srcs))
+        for k, srcs in parts.items()}
 
 
 def namespace() -> dict[str, types.ModuleType]:

@@ -37,9 +37,19 @@ from .ops.decompositions import (
 from .ops.diagonal import Diagonal
 from .ops.eig import EigResult, eig, eigvals
 from .ops.elementwise import abs, sqrt, where
-from .ops.inverses import SlogdetResult, _check, det, inv, matrix_rank, pinv, slogdet, solve
+from .ops.inverses import (
+    SlogdetResult,
+    _check,
+    _mH,
+    det,
+    inv,
+    matrix_rank,
+    pinv,
+    slogdet,
+    solve,
+)
 from .ops.linalg import matmul, tensordot
-from .ops.manipulation import moveaxis, vecdot
+from .ops.manipulation import moveaxis, tril, vecdot
 from .ops.matrix_exponential import matrix_exp
 from .ops.norms import abs2
 from .ops.norms import vector_norm as _vector_norm
@@ -286,3 +296,20 @@ def multi_dot(tensors: Any, /) -> Tensor:
         return ms[i] if i == j else matmul(product(i, split[i][j]), product(split[i][j] + 1, j))
     out = product(0, len(ms) - 1)
     return out[0, 0] if row and col else out[0] if row else out[:, 0] if col else out
+
+
+def _householder_product(A: Tensor, tau: Tensor) -> Tensor:  # noqa: N803
+    """The first ``n`` columns of ``H_1 ... H_k``, ``H_i = I - tau_i v_i v_i^H``, ``v_i``
+    column ``i`` of ``A`` (m x n, ``m >= n >= k``) below the diagonal with a 1 on it
+    (LAPACK's ``orgqr`` layout; unchecked: ``xad.torch_linalg.householder_product`` checks
+    its arguments), composed from xad operations; here, below ``xad.nn``, for its
+    orthogonal parametrization."""
+    m, n, k = A.shape[-2], A.shape[-1], tau.shape[-1]
+    v = tril(A[..., :k], k=-1) + eye(m, k, dtype=A.dtype, backend=A.backend)
+    q = broadcast_to(eye(m, n, dtype=A.dtype, backend=A.backend), tuple(A.shape))
+    if k == 0 and A.requires_grad:  # in the graph, gradient 0 (PyTorch's: None, no error)
+        return where(zeros(tuple(A.shape), dtype=_dt.bool_, backend=A.backend), A, q)
+    for i in reversed(range(k)):  # H_i (H_i+1 ... H_k I)
+        vi = v[..., i:i + 1]
+        q = q - expand_dims(tau[..., i:i + 1], axis=-1) * (vi @ (_mH(vi) @ q))
+    return q

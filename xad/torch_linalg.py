@@ -300,15 +300,7 @@ def householder_product(A: Tensor, tau: Tensor) -> Tensor:  # noqa: N803
         [[0.0, -1.0], [-1.0, 0.0]]
     """
     _householder_check(A, tau)
-    m, n, k = A.shape[-2], A.shape[-1], tau.shape[-1]
-    v = _ops.tril(A[..., :k], k=-1) + eye(m, k, dtype=A.dtype, backend=A.backend)
-    q = _ops.broadcast_to(eye(m, n, dtype=A.dtype, backend=A.backend), tuple(A.shape))
-    if k == 0 and A.requires_grad:  # in the graph, gradient 0 (PyTorch's: None, no error)
-        return _ops.where(zeros(tuple(A.shape), dtype=_dt.bool_, backend=A.backend), A, q)
-    for i in reversed(range(k)):  # H_i (H_i+1 ... H_k I)
-        vi = v[..., i:i + 1]
-        q = q - _ops.expand_dims(tau[..., i:i + 1], axis=-1) * (vi @ (_mH(vi) @ q))
-    return q
+    return _la._householder_product(A, tau)
 
 
 def _householder_check(A: Tensor, tau: Tensor) -> None:  # noqa: N803

@@ -61,6 +61,23 @@ from .embedding_bag import Bilinear, EmbeddingBag
 from .fold import Fold, Unfold
 from .functional_call import functional_call
 from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
+from .lazy import (
+    LazyBatchNorm1d,
+    LazyBatchNorm2d,
+    LazyBatchNorm3d,
+    LazyConv1d,
+    LazyConv2d,
+    LazyConv3d,
+    LazyConvTranspose1d,
+    LazyConvTranspose2d,
+    LazyConvTranspose3d,
+    LazyInstanceNorm1d,
+    LazyInstanceNorm2d,
+    LazyInstanceNorm3d,
+    LazyLinear,
+    UninitializedBuffer,
+    UninitializedParameter,
+)
 from .linear import Flatten, Identity, Linear, Unflatten
 from .losses import (
                          BCELoss,
@@ -178,7 +195,13 @@ __all__ = [
     "AveragedModel", "update_bn", "get_ema_multi_avg_fn", "get_swa_multi_avg_fn",
     "get_ema_avg_fn", "get_swa_avg_fn",
     "functional", "init", "utils",
+    "LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
+    "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d",
+    "LazyBatchNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d",
+    "UninitializedParameter", "UninitializedBuffer",
 ]
 
 utils.rnn = rnn_utils  # type: ignore[attr-defined]  # xad.nn.utils.rnn, as torch.nn.utils.rnn
 _sys.modules[__name__ + ".utils.rnn"] = rnn_utils
+for _sub in ("parametrize", "parametrizations"):  # import xad.nn.utils.parametrize works
+    _sys.modules[f"{__name__}.utils.{_sub}"] = getattr(utils, _sub)

@@ -11,7 +11,7 @@ __all__ = ["functional_call"]
 
 
 def functional_call(module: Module, params: Mapping[str, Any] | Sequence[Mapping[str, Any]],
-                    args: Any, kwargs: Mapping[str, Any] | None = None, *,
+                    args: Any = None, kwargs: Mapping[str, Any] | None = None, *,
                     tie_weights: bool = True, strict: bool = False) -> Any:
     """``module(*args, **kwargs)`` with the named parameters/buffers of ``params`` (names as
     ``named_parameters``/``named_buffers`` give them; a dict, or a tuple of dicts) in place
@@ -20,7 +20,8 @@ def functional_call(module: Module, params: Mapping[str, Any] | Sequence[Mapping
 
     As ``torch.func.functional_call``: with ``tie_weights`` a value given for one name of a
     tensor the module holds under several names (tied weights) replaces it under all of
-    them; ``strict=True`` requires a value for every parameter and buffer.
+    them; ``strict=True`` requires a value for every parameter and buffer; ``args=None``
+    calls the module without positional arguments (as ``torch.nn.utils.stateless``'s).
 
     Example:
         >>> import xad
@@ -29,7 +30,7 @@ def functional_call(module: Module, params: Mapping[str, Any] | Sequence[Mapping
         >>> xad.nn.functional_call(lin, p, (xad.tensor([1.0, 1.0]),)).tolist()
         [3.5]
     """
-    args = args if isinstance(args, tuple) else (args,)
+    args = () if args is None else args if isinstance(args, tuple) else (args,)
     slots = _slots(module)
     given = _merged(params)
     for name in given:

@@ -569,6 +569,10 @@ class Module:
             >>> bool((a.weight == b.weight).all())
             True
         """
+        for mname, m in self.named_modules():  # a lazy module's placeholders take shape
+            lazy_load = getattr(type(m), "_lazy_load", None)
+            if lazy_load is not None:
+                lazy_load(m, state_dict, f"{mname}." if mname else "")
         targets = self._state_targets()
         missing = [k for k in targets if k not in state_dict]
         unexpected = [k for k in state_dict if k not in targets]

@@ -1,8 +1,11 @@
-"""Gradient clipping and flattening parameters into one vector (``xad.nn.utils``)."""
+"""``xad.nn.utils``: gradient clipping and flattening parameters into one vector here; the
+weight/spectral-norm hooks, batch-norm fusion, ``skip_init`` and the parametrizations
+(``parametrize``, ``parametrizations``) from their own files, under PyTorch's names."""
 
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Iterable
 
 from .. import autograd as _ag
@@ -12,9 +15,26 @@ from ..context import context
 from ..ops.inplace import _refresh_views
 from ..optim.multi_tensor import joins_in_one
 from ..tensor import Tensor
+from . import parametrizations, parametrize
+from .fusion import (
+    fuse_conv_bn_eval,
+    fuse_conv_bn_weights,
+    fuse_linear_bn_eval,
+    fuse_linear_bn_weights,
+)
+from .norm_hooks import remove_spectral_norm, remove_weight_norm, spectral_norm, weight_norm
+from .skip_init import (
+    convert_conv2d_weight_memory_format,
+    convert_conv3d_weight_memory_format,
+    skip_init,
+)
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_",
-           "parameters_to_vector", "vector_to_parameters"]
+           "parameters_to_vector", "vector_to_parameters", "clip_grad_norm",
+           "parametrize", "parametrizations", "weight_norm", "remove_weight_norm",
+           "spectral_norm", "remove_spectral_norm", "fuse_conv_bn_eval", "fuse_conv_bn_weights",
+           "fuse_linear_bn_eval", "fuse_linear_bn_weights", "skip_init",
+           "convert_conv2d_weight_memory_format", "convert_conv3d_weight_memory_format"]
 
 
 def _as_list(parameters: Iterable[Tensor] | Tensor) -> list[Tensor]:
@@ -57,6 +77,24 @@ def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float,
         else:
             _scale_each(params, coef)
     return total
+
+
+def clip_grad_norm(parameters: Iterable[Tensor] | Tensor, max_norm: float,
+                   norm_type: float | str = 2.0, error_if_nonfinite: bool = False,
+                   foreach: bool | None = None) -> Tensor:
+    """PyTorch's deprecated name of :func:`clip_grad_norm_` (it warns, as PyTorch's does).
+
+    Example:
+        >>> import warnings, xad
+        >>> w = xad.ones(4, requires_grad=True); (w * 3).sum().backward()
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     xad.nn.utils.clip_grad_norm([w], 1.0).item()
+        6.0
+    """
+    warnings.warn("torch.nn.utils.clip_grad_norm is now deprecated in favor of "
+                  "torch.nn.utils.clip_grad_norm_", FutureWarning, stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
 
 
 def get_total_norm(tensors: Iterable[Tensor] | Tensor, norm_type: float | str = 2.0,
