@@ -168,9 +168,10 @@ def test_caching_returns_the_same_tensors(xb):
 
 
 def test_tril_vector_round_trip(xb):
-    from xad.distributions.matrix_transforms import tril_matrix_to_vec, vec_to_tril_matrix
     from torch.distributions.utils import tril_matrix_to_vec as t_to_vec
     from torch.distributions.utils import vec_to_tril_matrix as t_to_mat
+
+    from xad.distributions.matrix_transforms import tril_matrix_to_vec, vec_to_tril_matrix
     for diag in (0, -1, -2):
         m = R.normal(size=(2, 4, 4))
         xv, tv = tril_matrix_to_vec(xad.tensor(m), diag), t_to_vec(torch.tensor(m), diag)

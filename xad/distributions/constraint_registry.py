@@ -14,7 +14,6 @@ Example:
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Callable
 from typing import Any
 
@@ -117,7 +116,7 @@ def _to_less_than(constraint: Any) -> _t.Transform:
 @_both(constraints.interval, constraints.half_open_interval)
 def _to_interval(constraint: Any) -> _t.Transform:
     lo, hi = constraint.lower_bound, constraint.upper_bound
-    if isinstance(lo, numbers.Number) and lo == 0 and isinstance(hi, numbers.Number) and hi == 1:
+    if isinstance(lo, (int, float)) and lo == 0 and isinstance(hi, (int, float)) and hi == 1:
         return _t.SigmoidTransform()
     return _t.ComposeTransform([_t.SigmoidTransform(), _t.AffineTransform(lo, hi - lo)])
 

@@ -287,17 +287,17 @@ class CumulativeDistributionTransform(Transform):
 
     @property
     def domain(self) -> constraints.Constraint:  # type: ignore[override]
-        return self.distribution.support  # type: ignore[no-any-return]
+        return self.distribution.support
 
     def with_cache(self, cache_size: int = 1) -> Transform:
         return self if self._cache_size == cache_size else CumulativeDistributionTransform(
     self.distribution, cache_size=cache_size)
 
     def _call(self, x: Tensor) -> Tensor:
-        return self.distribution.cdf(x)  # type: ignore[no-any-return]
+        return self.distribution.cdf(x)
 
     def _inverse(self, y: Tensor) -> Tensor:
-        return self.distribution.icdf(y)  # type: ignore[no-any-return]
+        return self.distribution.icdf(y)
 
     def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
         return self.distribution.log_prob(x)

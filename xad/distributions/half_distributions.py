@@ -55,7 +55,7 @@ class _Half(TransformedDistribution):
 
     @property
     def scale(self) -> Tensor:
-        return self.base_dist.scale  # type: ignore[attr-defined, no-any-return]
+        return self.base_dist.scale  # type: ignore[attr-defined]
 
     @property
     def mode(self) -> Tensor:

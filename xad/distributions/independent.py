@@ -46,7 +46,7 @@ class Independent(Distribution):
 
     def expand(self, batch_shape: Shape, _instance: Distribution | None = None
                ) -> Distribution:
-        new = copy.copy(self) if _instance is None else _instance
+        new: Any = copy.copy(self) if _instance is None else _instance
         event = self.event_shape[:self.reinterpreted_batch_ndims]
         new.base_dist = self.base_dist.expand(tuple(batch_shape) + event)
         new.batch_shape = tuple(batch_shape)

@@ -40,11 +40,11 @@ class InverseGamma(TransformedDistribution):
 
     @property
     def concentration(self) -> Tensor:
-        return self.base_dist.concentration  # type: ignore[attr-defined, no-any-return]
+        return self.base_dist.concentration  # type: ignore[attr-defined]
 
     @property
     def rate(self) -> Tensor:
-        return self.base_dist.rate  # type: ignore[attr-defined, no-any-return]
+        return self.base_dist.rate  # type: ignore[attr-defined]
 
     @property
     def mean(self) -> Tensor:

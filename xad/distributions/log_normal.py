@@ -34,11 +34,11 @@ class LogNormal(TransformedDistribution):
 
     @property
     def loc(self) -> Tensor:
-        return self.base_dist.loc  # type: ignore[attr-defined, no-any-return]
+        return self.base_dist.loc  # type: ignore[attr-defined]
 
     @property
     def scale(self) -> Tensor:
-        return self.base_dist.scale  # type: ignore[attr-defined, no-any-return]
+        return self.base_dist.scale  # type: ignore[attr-defined]
 
     @property
     def mean(self) -> Tensor:
@@ -79,8 +79,8 @@ class LogisticNormal(TransformedDistribution):
 
     @property
     def loc(self) -> Tensor:
-        return self.base_dist.base_dist.loc  # type: ignore[attr-defined, no-any-return]
+        return self.base_dist.base_dist.loc  # type: ignore[attr-defined]
 
     @property
     def scale(self) -> Tensor:
-        return self.base_dist.base_dist.scale  # type: ignore[attr-defined, no-any-return]
+        return self.base_dist.base_dist.scale  # type: ignore[attr-defined]

@@ -79,15 +79,15 @@ class RelaxedBernoulli(TransformedDistribution):
 
     @property
     def temperature(self) -> Tensor:
-        return self.base_dist.temperature  # type: ignore[attr-defined, no-any-return]
+        return self.base_dist.temperature  # type: ignore[attr-defined]
 
     @property
     def probs(self) -> Tensor:
-        return self.base_dist.probs  # type: ignore[attr-defined, no-any-return]
+        return self.base_dist.probs  # type: ignore[attr-defined]
 
     @property
     def logits(self) -> Tensor:
-        return self.base_dist.logits  # type: ignore[attr-defined, no-any-return]
+        return self.base_dist.logits  # type: ignore[attr-defined]
 
 
 class ExpRelaxedCategorical(Distribution):
@@ -149,12 +149,12 @@ class RelaxedOneHotCategorical(TransformedDistribution):
 
     @property
     def temperature(self) -> Tensor:
-        return self.base_dist.temperature  # type: ignore[attr-defined, no-any-return]
+        return self.base_dist.temperature  # type: ignore[attr-defined]
 
     @property
     def probs(self) -> Tensor:
-        return self.base_dist.probs  # type: ignore[attr-defined, no-any-return]
+        return self.base_dist.probs  # type: ignore[attr-defined]
 
     @property
     def logits(self) -> Tensor:
-        return self.base_dist.logits  # type: ignore[attr-defined, no-any-return]
+        return self.base_dist.logits  # type: ignore[attr-defined]

@@ -150,7 +150,7 @@ class _InverseTransform(Transform):
 
     @property
     def inv(self) -> Transform:
-        return self._inv  # type: ignore[no-any-return]
+        return self._inv
 
     def with_cache(self, cache_size: int = 1) -> Transform:
         return self.inv.with_cache(cache_size).inv
@@ -162,16 +162,16 @@ class _InverseTransform(Transform):
         return f"{type(self).__name__}({self._inv!r})"
 
     def __call__(self, x: Tensor) -> Tensor:
-        return self._inv._inv_call(x)  # type: ignore[no-any-return]
+        return self._inv._inv_call(x)
 
     def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
         return -self._inv.log_abs_det_jacobian(y, x)
 
     def forward_shape(self, shape: Sequence[int]) -> tuple[int, ...]:
-        return self._inv.inverse_shape(shape)  # type: ignore[no-any-return]
+        return self._inv.inverse_shape(shape)
 
     def inverse_shape(self, shape: Sequence[int]) -> tuple[int, ...]:
-        return self._inv.forward_shape(shape)  # type: ignore[no-any-return]
+        return self._inv.forward_shape(shape)
 
 
 def _compose_event_dim(parts: Sequence[Transform], forward: bool) -> constraints.Constraint:
@@ -263,7 +263,7 @@ class ComposeTransform(Transform):
             term = part.log_abs_det_jacobian(a, b)
             total = total + sum_rightmost(term, event_dim - part.domain.event_dim)
             event_dim += part.codomain.event_dim - part.domain.event_dim
-        return total  # type: ignore[no-any-return]
+        return total
 
     def forward_shape(self, shape: Sequence[int]) -> tuple[int, ...]:
         for part in self.parts:
@@ -339,7 +339,7 @@ class IndependentTransform(Transform):
         return self.base_transform.inv(y)
 
     def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
-        return sum_rightmost(self.base_transform.log_abs_det_jacobian(x, y),  # type: ignore[no-any-return]
+        return sum_rightmost(self.base_transform.log_abs_det_jacobian(x, y),
                              self.reinterpreted_batch_ndims)
 
     def __repr__(self) -> str:

@@ -70,7 +70,7 @@ class TransformedDistribution(Distribution):
     @constraints.dependent_property(is_discrete=False)
     def support(self) -> constraints.Constraint:
         if not self.transforms:
-            return self.base_dist.support  # type: ignore[no-any-return]
+            return self.base_dist.support
         support = self.transforms[-1].codomain
         if len(self.event_shape) > support.event_dim:
             support = constraints.independent(support,
@@ -83,7 +83,7 @@ class TransformedDistribution(Distribution):
 
     def expand(self, batch_shape: Shape, _instance: Distribution | None = None
                ) -> Distribution:
-        new = copy.copy(self) if _instance is None else _instance
+        new: Any = copy.copy(self) if _instance is None else _instance
         shape: tuple[int, ...] = tuple(batch_shape) + self.event_shape
         for t in reversed(self.transforms):
             shape = t.inverse_shape(shape)
@@ -118,7 +118,7 @@ class TransformedDistribution(Distribution):
             y = x
         base = sum_rightmost(self.base_dist.log_prob(y),
                              event_dim - len(self.base_dist.event_shape))
-        return log_prob + base  # type: ignore[no-any-return]
+        return log_prob + base
 
     def _monotonize_cdf(self, value: Tensor) -> Tensor:
         sign: Any = 1
@@ -126,7 +126,7 @@ class TransformedDistribution(Distribution):
             sign = sign * t.sign
         if isinstance(sign, int) and sign == 1:
             return value
-        return sign * (value - 0.5) + 0.5  # type: ignore[no-any-return]
+        return sign * (value - 0.5) + 0.5
 
     def cdf(self, value: Tensor) -> Tensor:
         """The base's CDF at ``t^-1(value)``, reflected where the transforms decrease."""
