@@ -12,6 +12,8 @@ import numpy as np
 import pytest
 import torch
 import torch.distributions as TD
+from test_distributions import _both, _np
+from test_distributions_torch import _GivenGamma
 
 import xad
 import xad.distributions as XD
@@ -78,16 +80,6 @@ FAMILIES = {
 }
 
 
-def _both(params):
-    xs = [xad.tensor(p, dtype=xad.float64, requires_grad=True) for p in params]
-    ts = [torch.tensor(p, dtype=torch.float64, requires_grad=True) for p in params]
-    return xs, ts
-
-
-def _np(xb, t):
-    return xb.to_numpy(t.detach()._array)
-
-
 def _close(xb, x, t, rtol=1e-10):
     assert tuple(x.shape) == tuple(t.shape), (x.shape, t.shape)
     np.testing.assert_allclose(_np(xb, x), t.detach().numpy(), rtol=rtol, atol=1e-12)
@@ -120,7 +112,7 @@ def _outputs(xd, td, value, probs):
 @pytest.mark.parametrize("name", sorted(FAMILIES))
 def test_values_and_gradients_match_torch(xb, name):
     make, params, value, probs = FAMILIES[name]
-    xs, ts = _both(params)
+    xs, ts = _both(xb, params)
     xd, td = make(XD, *xs), make(TD, *ts)
     assert (xd.batch_shape, xd.event_shape) == (tuple(td.batch_shape), tuple(td.event_shape))
     x_total, t_total = 0, 0
@@ -140,7 +132,7 @@ def test_values_and_gradients_match_torch(xb, name):
 @pytest.mark.parametrize("name", sorted(FAMILIES))
 def test_shapes_and_support(xb, name):
     make, params, value, _ = FAMILIES[name]
-    xs, ts = _both(params)
+    xs, ts = _both(xb, params)
     xd, td = make(XD, *xs), make(TD, *ts)
     full = (2, 1) + tuple(td.batch_shape) + tuple(td.event_shape)
     assert xd.sample((2, 1)).shape == full and xd.rsample((2, 1)).shape == full
@@ -176,7 +168,7 @@ def xb_numpy(t):
 def test_rsample_matches_torch_with_the_same_noise(xb, name):
     """Normal-based families: the draw and its gradients are torch's, given xad's noise."""
     make, params, *_ = FAMILIES[name]
-    xs, ts = _both(params)
+    xs, ts = _both(xb, params)
     xd, td = make(XD, *xs), make(TD, *ts)
     x, eps = _same_normal_noise(xd, (2,))
     with mock.patch.object(TD.normal, "_standard_normal", lambda *a, **k: eps):
@@ -189,25 +181,11 @@ def test_rsample_matches_torch_with_the_same_noise(xb, name):
         _close(xb, a.grad, b.grad, rtol=1e-8)
 
 
-class _GivenGamma(torch.autograd.Function):
-    """Gamma(a, 1) "draws" that are given, with PyTorch's gradient of ``_standard_gamma``."""
-
-    @staticmethod
-    def forward(ctx, a, z):
-        ctx.save_for_backward(a, z)
-        return z.clone()
-
-    @staticmethod
-    def backward(ctx, grad):
-        a, z = ctx.saved_tensors
-        return grad * torch._standard_gamma_grad(a, z), None
-
-
 def test_inverse_gamma_rsample_matches_torch_with_the_same_noise(xb):
     """The Gamma draw under xad's, given to PyTorch's sampler: the same draw and gradients
     (the implicit Gamma gradient is PyTorch's approximation, so not a finite difference)."""
     make, params, *_ = FAMILIES["inverse_gamma"]
-    xs, ts = _both(params)
+    xs, ts = _both(xb, params)
     xd, td = make(XD, *xs), make(TD, *ts)
     x = xd.rsample((2,))
     z = torch.tensor(_np(xb, xs[1]) / _np(xb, x))  # Gamma(a, 1) = rate / x
@@ -227,7 +205,7 @@ def test_rsample_gradient_is_the_finite_difference(xb, name):
     """Uniform-, exponential- and Gamma-based families: ``d rsample / d params`` with the
     noise held (the same seed) is the central difference of draws."""
     make, params, *_ = FAMILIES[name]
-    xs, _ = _both(params)
+    xs, _ = _both(xb, params)
     w = xad.tensor(R.normal(size=(3,) + make(XD, *xs).batch_shape
                             + make(XD, *xs).event_shape), dtype=xad.float64)
 
@@ -289,7 +267,7 @@ EXPANDED = {
 def test_expand_matches_torch(xb, name):
     """Batch and event shapes, samples, and ``log_prob`` at a draw of the expanded one."""
     make, params = EXPANDED[name]
-    xs, ts = _both(params)
+    xs, ts = _both(xb, params)
     xd0, td0 = make(XD, *xs), make(TD, *ts)
     shape = (4,) + tuple(5 if s == 1 else s for s in td0.batch_shape)
     xd, td = xd0.expand(shape), td0.expand(shape)

@@ -343,16 +343,21 @@ def _axis_slices(value: Tensor, dim: int, starts: Sequence[int], lengths: Sequen
     return [value[lead + (slice(s, s + n),)] for s, n in zip(starts, lengths)]
 
 
+def cat_lengths(what: str, n: int, lengths: Sequence[int] | None) -> list[int]:
+    """The slice lengths of a concatenation of ``n`` parts: ones by default."""
+    out = [1] * n if lengths is None else list(lengths)
+    if len(out) != n:
+        raise ValueError(f"{what}: {n} parts but {len(out)} lengths")
+    return out
+
+
 class _Cat(Constraint):
     """The constraints ``cseq`` applied to consecutive slices (of ``lengths``) along ``dim``."""
 
     def __init__(self, cseq: Sequence[Constraint], dim: int = 0,
                  lengths: Sequence[int] | None = None) -> None:
         self.cseq, self.dim = list(cseq), dim
-        self.lengths = [1] * len(self.cseq) if lengths is None else list(lengths)
-        if len(self.lengths) != len(self.cseq):
-            raise ValueError(f"constraints.cat: {len(self.cseq)} constraints but "
-                             f"{len(self.lengths)} lengths")
+        self.lengths = cat_lengths("constraints.cat", len(self.cseq), lengths)
 
     @property
     def is_discrete(self) -> bool:  # type: ignore[override]

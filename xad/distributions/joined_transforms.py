@@ -8,10 +8,16 @@ from collections.abc import Callable, Sequence
 from .. import ops as _ops
 from ..tensor import Tensor
 from . import constraints
-from .constraints import _axis_slices
+from .constraints import _axis_slices, cat_lengths
 from .transform import Transform, sum_rightmost
 
 __all__ = ["CatTransform", "StackTransform"]
+
+
+def _parts(what: str, tseq: Sequence[Transform], cache_size: int) -> list[Transform]:
+    if not all(isinstance(t, Transform) for t in tseq):
+        raise TypeError(f"{what}: every part must be a Transform")
+    return [t.with_cache(cache_size) for t in tseq] if cache_size else list(tseq)
 
 
 class CatTransform(Transform):
@@ -29,16 +35,9 @@ class CatTransform(Transform):
 
     def __init__(self, tseq: Sequence[Transform], dim: int = 0,
                  lengths: Sequence[int] | None = None, cache_size: int = 0) -> None:
-        if not all(isinstance(t, Transform) for t in tseq):
-            raise TypeError(f"{type(self).__name__}: every part must be a Transform")
-        if cache_size:
-            tseq = [t.with_cache(cache_size) for t in tseq]
         super().__init__(cache_size=cache_size)
-        self.transforms, self.dim = list(tseq), dim
-        self.lengths = [1] * len(self.transforms) if lengths is None else list(lengths)
-        if len(self.lengths) != len(self.transforms):
-            raise ValueError(f"CatTransform: {len(self.transforms)} transforms but "
-                             f"{len(self.lengths)} lengths")
+        self.transforms, self.dim = _parts("CatTransform", tseq, cache_size), dim
+        self.lengths = cat_lengths("CatTransform", len(self.transforms), lengths)
 
     @property
     def event_dim(self) -> int:
@@ -104,12 +103,8 @@ class StackTransform(Transform):
     """
 
     def __init__(self, tseq: Sequence[Transform], dim: int = 0, cache_size: int = 0) -> None:
-        if not all(isinstance(t, Transform) for t in tseq):
-            raise TypeError(f"{type(self).__name__}: every part must be a Transform")
-        if cache_size:
-            tseq = [t.with_cache(cache_size) for t in tseq]
         super().__init__(cache_size=cache_size)
-        self.transforms, self.dim = list(tseq), dim
+        self.transforms, self.dim = _parts("StackTransform", tseq, cache_size), dim
 
     def with_cache(self, cache_size: int = 1) -> Transform:
         return self if self._cache_size == cache_size else StackTransform(

@@ -59,7 +59,23 @@ class LogitRelaxedBernoulli(Distribution):
         return _ops.log(self.temperature) + diff - 2 * _ops.log1p(_ops.exp(diff))
 
 
-class RelaxedBernoulli(TransformedDistribution):
+class _RelaxedParameters(TransformedDistribution):
+    """``temperature``, ``probs`` and ``logits``: the base distribution's."""
+
+    @property
+    def temperature(self) -> Tensor:
+        return self.base_dist.temperature  # type: ignore[attr-defined]
+
+    @property
+    def probs(self) -> Tensor:
+        return self.base_dist.probs  # type: ignore[attr-defined]
+
+    @property
+    def logits(self) -> Tensor:
+        return self.base_dist.logits  # type: ignore[attr-defined]
+
+
+class RelaxedBernoulli(_RelaxedParameters):
     """A relaxed Bernoulli on ``(0, 1)``: ``sigmoid`` of a :class:`LogitRelaxedBernoulli`.
 
     Example:
@@ -76,18 +92,6 @@ class RelaxedBernoulli(TransformedDistribution):
     def __init__(self, temperature: Tensor, probs: Any = None, logits: Any = None,
                  validate_args: bool | None = None) -> None:
         super().__init__(LogitRelaxedBernoulli(temperature, probs, logits), SigmoidTransform())
-
-    @property
-    def temperature(self) -> Tensor:
-        return self.base_dist.temperature  # type: ignore[attr-defined]
-
-    @property
-    def probs(self) -> Tensor:
-        return self.base_dist.probs  # type: ignore[attr-defined]
-
-    @property
-    def logits(self) -> Tensor:
-        return self.base_dist.logits  # type: ignore[attr-defined]
 
 
 class ExpRelaxedCategorical(Distribution):
@@ -128,7 +132,7 @@ class ExpRelaxedCategorical(Distribution):
         return score + log_scale
 
 
-class RelaxedOneHotCategorical(TransformedDistribution):
+class RelaxedOneHotCategorical(_RelaxedParameters):
     """A relaxed one-hot categorical on the simplex: ``exp`` of an
     :class:`ExpRelaxedCategorical` (the Gumbel-softmax / Concrete distribution).
 
@@ -146,15 +150,3 @@ class RelaxedOneHotCategorical(TransformedDistribution):
     def __init__(self, temperature: Tensor, probs: Tensor | None = None,
                  logits: Tensor | None = None, validate_args: bool | None = None) -> None:
         super().__init__(ExpRelaxedCategorical(temperature, probs, logits), ExpTransform())
-
-    @property
-    def temperature(self) -> Tensor:
-        return self.base_dist.temperature  # type: ignore[attr-defined]
-
-    @property
-    def probs(self) -> Tensor:
-        return self.base_dist.probs  # type: ignore[attr-defined]
-
-    @property
-    def logits(self) -> Tensor:
-        return self.base_dist.logits  # type: ignore[attr-defined]

@@ -84,24 +84,23 @@ class Transform:
     __hash__ = object.__hash__
 
     def __call__(self, x: Tensor) -> Tensor:
-        if self._cache_size == 0:
-            return self._call(x)
-        x_old, y_old = self._cached_x_y
-        if x is x_old:
-            return y_old
-        y = self._call(x)
-        self._cached_x_y = x, y
-        return y
+        return self._through_cache(x, forward=True)
 
     def _inv_call(self, y: Tensor) -> Tensor:
+        return self._through_cache(y, forward=False)
+
+    def _through_cache(self, value: Tensor, forward: bool) -> Tensor:
+        """``_call(value)`` (or ``_inverse``), or the other end of the cached pair when
+        ``value`` is the object cached at this end."""
+        compute = self._call if forward else self._inverse
         if self._cache_size == 0:
-            return self._inverse(y)
-        x_old, y_old = self._cached_x_y
-        if y is y_old:
-            return x_old
-        x = self._inverse(y)
-        self._cached_x_y = x, y
-        return x
+            return compute(value)
+        pair = self._cached_x_y if forward else self._cached_x_y[::-1]
+        if value is pair[0]:
+            return pair[1]
+        out = compute(value)
+        self._cached_x_y = (value, out) if forward else (out, value)
+        return out
 
     def _call(self, x: Tensor) -> Tensor:
         raise NotImplementedError(f"{type(self).__name__}: no forward map")
