@@ -276,6 +276,9 @@ def test_expand_matches_torch(xb, name):
     assert value.shape == (2,) + shape + tuple(td.event_shape)
     _close(xb, xd.log_prob(xad.tensor(value, dtype=xad.float64)),
            td.log_prob(torch.tensor(value, dtype=torch.float64)))
+    for what, x, t in _outputs(xd, td, value, None):
+        if what != "log_prob":
+            _close(xb, x, t)
     assert xd0.batch_shape == tuple(td0.batch_shape)  # the original is unchanged
 
 
@@ -299,3 +302,37 @@ def test_transformed_distribution_errors_and_unvalidated_values():
     assert d.log_prob(xad.tensor(-1.0)).item() != d.log_prob(xad.tensor(-1.0)).item()  # NaN
     t = TD.LogNormal(0.0, 1.0, validate_args=False).log_prob(torch.tensor(-1.0))
     assert math.isnan(t.item())
+
+
+KL_PAIRS = {  # name: (make(D, *params), params of p, params of q)
+    "log_normal": (lambda D, m, s: D.LogNormal(m, s), [R.normal(size=3), _pos(3)],
+                   [R.normal(size=3), _pos(3)]),
+    "half_normal": (lambda D, s: D.HalfNormal(s), [_pos(3)], [_pos(3)]),
+    "gumbel": (lambda D, m, s: D.Gumbel(m, s), [R.normal(size=3), _pos(3)],
+               [R.normal(size=3), _pos(3)]),
+    "logistic_normal": (lambda D, m, s: D.LogisticNormal(m, s), [R.normal(size=(2, 3)),
+                                                                 _pos(2, 3)],
+                        [R.normal(size=(2, 3)), _pos(2, 3)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(KL_PAIRS))
+def test_kl_divergence_matches_torch(xb, name):
+    make, pp, qp = KL_PAIRS[name]
+    xs, ts = _both(xb, pp + qp)
+    n = len(pp)
+    x = XD.kl_divergence(make(XD, *xs[:n]), make(XD, *xs[n:]))
+    t = TD.kl_divergence(make(TD, *ts[:n]), make(TD, *ts[n:]))
+    _close(xb, x, t)
+    x.sum().backward()
+    t.sum().backward()
+    for a, b in zip(xs, ts):
+        _close(xb, a.grad, b.grad, rtol=1e-8)
+
+
+def test_kl_of_different_transforms_is_refused():
+    T = XD.transforms
+    p = XD.TransformedDistribution(XD.Normal(0.0, 1.0), T.ExpTransform())
+    q = XD.TransformedDistribution(XD.Normal(0.0, 1.0), T.SigmoidTransform())
+    with pytest.raises(NotImplementedError, match="different transforms"):
+        XD.kl_divergence(p, q)

@@ -42,3 +42,4 @@ __all__ += ["constraints", "constraint_registry", "transforms", "biject_to", "tr
             "HalfCauchy", "Gumbel", "Weibull", "Pareto", "InverseGamma", "Kumaraswamy",
             "RelaxedBernoulli", "LogitRelaxedBernoulli", "RelaxedOneHotCategorical",
             "ExpRelaxedCategorical", *transforms.__all__]
+from . import transformed_kl  # noqa: E402, F401  (registers the transformed families' KL pairs)

@@ -57,6 +57,7 @@ class Gumbel(TransformedDistribution):
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
+    _expand_params = ("loc", "scale")
 
     def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
         self.loc, self.scale = broadcast_all(loc, scale)
@@ -103,6 +104,7 @@ class Weibull(TransformedDistribution):
 
     arg_constraints = {"scale": constraints.positive, "concentration": constraints.positive}
     support = constraints.positive
+    _expand_params = ("scale", "concentration", "concentration_reciprocal")
 
     def __init__(self, scale: Any, concentration: Any, validate_args: bool | None = None
                  ) -> None:
@@ -143,6 +145,7 @@ class Pareto(TransformedDistribution):
     """
 
     arg_constraints = {"alpha": constraints.positive, "scale": constraints.positive}
+    _expand_params = ("scale", "alpha")
 
     def __init__(self, scale: Any, alpha: Any, validate_args: bool | None = None) -> None:
         self.scale, self.alpha = broadcast_all(scale, alpha)

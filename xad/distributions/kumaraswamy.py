@@ -41,6 +41,7 @@ class Kumaraswamy(TransformedDistribution):
                        "concentration0": constraints.positive}
     support = constraints.unit_interval
     has_rsample = True
+    _expand_params = ("concentration1", "concentration0")
 
     def __init__(self, concentration1: Any, concentration0: Any,
                  validate_args: bool | None = None) -> None:

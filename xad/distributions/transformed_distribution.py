@@ -3,7 +3,6 @@ shapes, ``log_prob`` by the change of variables, ``cdf``/``icdf`` for monotone o
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from typing import Any
 
@@ -83,13 +82,11 @@ class TransformedDistribution(Distribution):
 
     def expand(self, batch_shape: Shape, _instance: Distribution | None = None
                ) -> Distribution:
-        new: Any = copy.copy(self) if _instance is None else _instance
+        new: Any = super().expand(batch_shape, _instance)  # checked; own parameters broadcast
         shape: tuple[int, ...] = tuple(batch_shape) + self.event_shape
         for t in reversed(self.transforms):
             shape = t.inverse_shape(shape)
-        base_batch = shape[:len(shape) - len(self.base_dist.event_shape)]
-        new.base_dist = self.base_dist.expand(base_batch)
-        new.batch_shape = tuple(batch_shape)
+        new.base_dist = self.base_dist.expand(shape[:len(shape) - len(self.base_dist.event_shape)])
         return new
 
     def sample(self, sample_shape: Shape = ()) -> Tensor:
