@@ -149,6 +149,10 @@ def _module(name: str, *sources: Any, **extra: Any) -> types.ModuleType:
 
 _DISTRIBUTION_MODULES = ("kl", "normal", "uniform", "categorical", "bernoulli", "gamma", "beta",
                          "dirichlet", "multivariate_normal", "independent")
+_TRANSFORMED_MODULES = ("transformed_distribution", "log_normal", "half_normal", "half_cauchy",
+                        "gumbel", "weibull", "pareto", "inverse_gamma", "kumaraswamy",
+                        "logistic_normal", "relaxed_bernoulli", "relaxed_categorical")
+_DISTRIBUTION_OWN_MODULES = ("constraints", "constraint_registry", "transforms")
 
 
 def _autograd_modules() -> dict[str, types.ModuleType]:
@@ -233,6 +237,11 @@ def namespace() -> dict[str, types.ModuleType]:
     for sub in _DISTRIBUTION_MODULES:  # torch.distributions.normal.Normal and the like
         mods[f"torch.distributions.{sub}"] = _module(f"torch.distributions.{sub}",
                                                      xad.distributions)
+        setattr(mods["torch.distributions"], sub, mods[f"torch.distributions.{sub}"])
+    for sub in _TRANSFORMED_MODULES + _DISTRIBUTION_OWN_MODULES:  # constraints: its own names
+        src = (getattr(xad.distributions, sub) if sub in _DISTRIBUTION_OWN_MODULES
+               else xad.distributions)
+        mods[f"torch.distributions.{sub}"] = _module(f"torch.distributions.{sub}", src)
         setattr(mods["torch.distributions"], sub, mods[f"torch.distributions.{sub}"])
     mods["torch.serialization"] = _module("torch.serialization", save=_objects.torch_save,
                                           load=_objects.torch_load_objects, **{

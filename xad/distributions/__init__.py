@@ -20,3 +20,26 @@ from .normal import Normal, Uniform
 
 __all__ = ["Distribution", "Normal", "Uniform", "Categorical", "Bernoulli", "Gamma", "Beta",
            "Dirichlet", "MultivariateNormal", "Independent", "kl_divergence", "register_kl"]
+
+from . import constraint_registry, constraints, transforms
+from .constraint_registry import biject_to, transform_to
+from .gumbel_weibull_pareto import Gumbel, Pareto, Weibull
+from .half_distributions import HalfCauchy, HalfNormal
+from .inverse_gamma import InverseGamma
+from .kumaraswamy import Kumaraswamy
+from .log_normal import LogisticNormal, LogNormal
+from .relaxed import (
+    ExpRelaxedCategorical,
+    LogitRelaxedBernoulli,
+    RelaxedBernoulli,
+    RelaxedOneHotCategorical,
+)
+from .transformed_distribution import TransformedDistribution
+from .transforms import *  # noqa: F403  (PyTorch exports every transform here too)
+
+__all__ += ["constraints", "constraint_registry", "transforms", "biject_to", "transform_to",
+            "TransformedDistribution", "LogNormal", "LogisticNormal", "HalfNormal",
+            "HalfCauchy", "Gumbel", "Weibull", "Pareto", "InverseGamma", "Kumaraswamy",
+            "RelaxedBernoulli", "LogitRelaxedBernoulli", "RelaxedOneHotCategorical",
+            "ExpRelaxedCategorical", *transforms.__all__]
+from . import transformed_kl  # noqa: E402, F401  (registers the transformed families' KL pairs)

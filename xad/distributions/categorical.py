@@ -10,6 +10,7 @@ from .. import factories as _f
 from .. import ops as _ops
 from ..grad_mode import no_grad
 from ..tensor import Tensor
+from . import constraints
 from .distribution import Distribution, Shape, broadcast_all, broadcast_shapes
 
 __all__ = ["Categorical", "Bernoulli"]
@@ -35,6 +36,14 @@ class Categorical(Distribution):
         >>> round(d.log_prob(xad.tensor(1)).item(), 4), round(d.entropy().item(), 4)
         (-0.2877, 0.5623)
     """
+
+    arg_constraints = {"probs": constraints.simplex,
+                       "logits": constraints.independent(constraints.real, 1)}
+    _expand_params = ("probs", "logits")
+
+    @constraints.dependent_property(is_discrete=True, event_dim=0)
+    def support(self) -> constraints.Constraint:
+        return constraints.integer_interval(0, self._num_events - 1)
 
     def __init__(self, probs: Tensor | None = None, logits: Tensor | None = None,
                  validate_args: bool | None = None) -> None:
@@ -98,6 +107,10 @@ class Bernoulli(Distribution):
         >>> [round(v, 4) for v in d.log_prob(xad.tensor([1.0, 0.0])).tolist()]
         [-0.6931, -2.3026]
     """
+
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.boolean
+    _expand_params = ("probs", "logits")
 
     def __init__(self, probs: Any = None, logits: Any = None,
                  validate_args: bool | None = None) -> None:

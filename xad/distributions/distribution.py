@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -50,11 +51,40 @@ class Distribution:
     """
 
     has_rsample = False
+    arg_constraints: dict[str, Any] = {}
+    support: Any = None
+    _validate_args = False
+    _expand_params: tuple[str, ...] = ()  # the tensors that ``expand`` broadcasts
 
     def __init__(self, batch_shape: Shape = (), event_shape: Shape = (),
                  validate_args: bool | None = None) -> None:
         self.batch_shape = tuple(batch_shape)
         self.event_shape = tuple(event_shape)
+
+    def expand(self, batch_shape: Shape, _instance: Distribution | None = None
+               ) -> Distribution:
+        """The same distribution broadcast to ``batch_shape`` (PyTorch's: parameters are
+        broadcast, not copied; a size-1 or missing batch dimension may grow).
+
+        Example:
+            >>> import xad
+            >>> d = xad.distributions.Normal(xad.tensor([0.0]), 1.0).expand((3, 2))
+            >>> d.batch_shape, d.sample().shape
+            ((3, 2), (3, 2))
+        """
+        batch_shape = tuple(batch_shape)
+        new = copy.copy(self) if _instance is None else _instance
+        old = len(self.batch_shape)
+        tail = batch_shape[len(batch_shape) - old:] if old else ()
+        if len(batch_shape) < old or any(a not in (1, b)
+                                         for a, b in zip(self.batch_shape, tail)):
+            raise ValueError(f"{type(self).__name__}.expand: batch shape {self.batch_shape} "
+                             f"cannot be expanded to {batch_shape}")
+        for name in self._expand_params:
+            p = getattr(self, name)
+            setattr(new, name, _ops.broadcast_to(p, batch_shape + tuple(p.shape[old:])))
+        new.batch_shape = batch_shape
+        return new
 
     def _shape(self, sample_shape: Shape = ()) -> tuple[int, ...]:
         return tuple(sample_shape) + self.batch_shape + self.event_shape
@@ -71,6 +101,12 @@ class Distribution:
 
     def log_prob(self, value: Tensor) -> Tensor:
         raise NotImplementedError(f"{type(self).__name__}.log_prob")
+
+    def cdf(self, value: Tensor) -> Tensor:
+        raise NotImplementedError(f"{type(self).__name__}.cdf")
+
+    def icdf(self, value: Tensor) -> Tensor:
+        raise NotImplementedError(f"{type(self).__name__}.icdf")
 
     def entropy(self) -> Tensor:
         raise NotImplementedError(f"{type(self).__name__}.entropy")

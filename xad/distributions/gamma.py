@@ -16,6 +16,7 @@ from .. import ops as _ops
 from ..function import Function, FunctionCtx
 from ..grad_mode import no_grad
 from ..tensor import Tensor
+from . import constraints
 from .distribution import Distribution, Shape, broadcast_all
 from .special import digamma, lgamma, xlogy
 
@@ -69,7 +70,7 @@ def _large_a(a: Tensor, x: Tensor) -> Tensor:
     """dx/da for a > 8: Rice's saddle point expansion."""
     near = (1 + 24 * a * (1 + 12 * a)) * (1440 * a * a + 6 * x * (53 - 120 * x)
                                           - 65 * x * x / a + a * (107 + 3600 * x)) / (
-        1244160 * a ** 4)
+    1244160 * a ** 4)
     gap = _ops.where(x == a, 1.0, a - x)  # x == a is in the near branch
     denom = _ops.sqrt(8 * a)
     dev = _ops.clip(x - a - a * _ops.log(x / a), 1e-12, None)  # > 0 off the near branch
@@ -150,6 +151,10 @@ class Gamma(Distribution):
         (0.0041, 0.6667)
     """
 
+    arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
+    support = constraints.nonnegative
+    _expand_params = ("concentration", "rate")
+
     def __init__(self, concentration: Any, rate: Any, validate_args: bool | None = None
                  ) -> None:
         self.concentration, self.rate = broadcast_all(concentration, rate)
@@ -163,6 +168,10 @@ class Gamma(Distribution):
     def log_prob(self, value: Tensor) -> Tensor:
         a, r = self.concentration, self.rate
         return xlogy(a, r) + xlogy(a - 1, value) - r * value - lgamma(a)
+
+    def cdf(self, value: Tensor) -> Tensor:
+        """The regularised lower incomplete gamma function at ``rate * value``."""
+        return _ops.gammainc(self.concentration, self.rate * value)
 
     def entropy(self) -> Tensor:
         a = self.concentration
@@ -191,6 +200,10 @@ class Dirichlet(Distribution):
         >>> d.event_shape, [round(v, 4) for v in d.mean.tolist()]
         ((3,), [0.1667, 0.3333, 0.5])
     """
+
+    arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
+    support = constraints.simplex
+    _expand_params = ("concentration",)
 
     def __init__(self, concentration: Tensor, validate_args: bool | None = None) -> None:
         if concentration.ndim < 1:
@@ -240,6 +253,11 @@ class Beta(Distribution):
         >>> round(d.log_prob(xad.tensor(0.5)).item(), 4), d.mean.item()
         (0.4055, 0.5)
     """
+
+    arg_constraints = {"concentration1": constraints.positive,
+                       "concentration0": constraints.positive}
+    support = constraints.unit_interval
+    _expand_params = ("concentration1", "concentration0")
 
     def __init__(self, concentration1: Any, concentration0: Any,
                  validate_args: bool | None = None) -> None:

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import copy
+from typing import Any
+
 from .. import ops as _ops
 from ..tensor import Tensor
+from . import constraints
 from .distribution import Distribution, Shape
 
 __all__ = ["Independent"]
@@ -32,6 +36,21 @@ class Independent(Distribution):
         self.has_rsample = base_distribution.has_rsample
         split = len(shape) - n
         super().__init__(shape[:split], shape[split:] + base_distribution.event_shape)
+
+    arg_constraints: dict[str, Any] = {}
+
+    @constraints.dependent_property
+    def support(self) -> constraints.Constraint:
+        s, n = self.base_dist.support, self.reinterpreted_batch_ndims
+        return constraints.independent(s, n) if n else s
+
+    def expand(self, batch_shape: Shape, _instance: Distribution | None = None
+               ) -> Distribution:
+        new: Any = copy.copy(self) if _instance is None else _instance
+        event = self.event_shape[:self.reinterpreted_batch_ndims]
+        new.base_dist = self.base_dist.expand(tuple(batch_shape) + event)
+        new.batch_shape = tuple(batch_shape)
+        return new
 
     def _sum(self, x: Tensor) -> Tensor:
         n = self.reinterpreted_batch_ndims

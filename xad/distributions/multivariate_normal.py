@@ -6,6 +6,7 @@ from .. import factories as _f
 from .. import linalg as _la
 from .. import ops as _ops
 from ..tensor import Tensor
+from . import constraints
 from .distribution import LOG_2PI, Distribution, Shape, broadcast_shapes
 
 __all__ = ["MultivariateNormal", "tril_solve"]
@@ -34,6 +35,13 @@ class MultivariateNormal(Distribution):
     """
 
     has_rsample = True
+
+    arg_constraints = {"loc": constraints.real_vector,
+                       "covariance_matrix": constraints.positive_definite,
+                       "precision_matrix": constraints.positive_definite,
+                       "scale_tril": constraints.lower_cholesky}
+    support = constraints.real_vector
+    _expand_params = ("loc",)
 
     def __init__(self, loc: Tensor, covariance_matrix: Tensor | None = None,
                  precision_matrix: Tensor | None = None, scale_tril: Tensor | None = None,

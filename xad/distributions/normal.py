@@ -8,6 +8,7 @@ from typing import Any
 from .. import factories as _f
 from .. import ops as _ops
 from ..tensor import Tensor
+from . import constraints
 from .distribution import LOG_2PI, Distribution, Shape, broadcast_all
 
 __all__ = ["Normal", "Uniform"]
@@ -24,6 +25,10 @@ class Normal(Distribution):
     """
 
     has_rsample = True
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
+    _expand_params = ("loc", "scale")
 
     def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
         self.loc, self.scale = broadcast_all(loc, scale)
@@ -81,6 +86,14 @@ class Uniform(Distribution):
     """
 
     has_rsample = True
+
+    arg_constraints = {"low": constraints.dependent(is_discrete=False, event_dim=0),
+                       "high": constraints.dependent(is_discrete=False, event_dim=0)}
+    _expand_params = ("low", "high")
+
+    @constraints.dependent_property(is_discrete=False, event_dim=0)
+    def support(self) -> constraints.Constraint:
+        return constraints.interval(self.low, self.high)
 
     def __init__(self, low: Any, high: Any, validate_args: bool | None = None) -> None:
         self.low, self.high = broadcast_all(low, high)
