@@ -24,7 +24,7 @@ import types
 from collections.abc import Sequence
 from typing import Any
 
-from . import autograd, data, dtypes, nn, optim, torch_fft
+from . import autograd, data, distributed, dtypes, nn, optim, torch_fft
 from . import function as _function
 from . import ops as _ops
 from . import torch_anomaly as _anomaly
@@ -185,6 +185,8 @@ def _nn_modules() -> dict[str, types.ModuleType]:
     mods["torch.nn"] = _module("torch.nn", nn, functional=mods["torch.nn.functional"],
                                init=mods["torch.nn.init"], utils=mods["torch.nn.utils"],
                                modules=mods["torch.nn.modules"])
+    # torch.nn.SyncBatchNorm is xad.distributed's (one process: BatchNorm)
+    mods["torch.nn"].SyncBatchNorm = distributed.SyncBatchNorm  # type: ignore[attr-defined]
     return mods
 
 

@@ -182,3 +182,16 @@ __all__ = [
 
 utils.rnn = rnn_utils  # type: ignore[attr-defined]  # xad.nn.utils.rnn, as torch.nn.utils.rnn
 _sys.modules[__name__ + ".utils.rnn"] = rnn_utils
+
+# PyTorch breadth (nnmore): more modules and aliases under torch.nn's names
+from .adaptive_softmax import AdaptiveLogSoftmaxWithLoss  # noqa: E402
+from .cross_map_lrn import CrossMapLRN2d  # noqa: E402
+from .data_parallel import DataParallel  # noqa: E402
+from .dropout import FeatureAlphaDropout  # noqa: E402
+from .fractional_pooling import FractionalMaxPool2d, FractionalMaxPool3d  # noqa: E402
+from .losses import NLLLoss2d  # noqa: E402
+from .pooling3d import LPPool3d  # noqa: E402
+
+__all__ += ["AdaptiveLogSoftmaxWithLoss", "CrossMapLRN2d", "DataParallel",
+            "FeatureAlphaDropout", "FractionalMaxPool2d", "FractionalMaxPool3d", "NLLLoss2d",
+            "LPPool3d"]
