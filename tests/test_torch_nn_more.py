@@ -453,3 +453,15 @@ def test_adaptive_log_softmax_errors():
         asm(xad.ones(2, 8), xad.tensor([1, 10]))
     with pytest.raises(ValueError, match=r"got input \(3, 8\) and target \(2,\)"):
         asm(xad.ones(3, 8), xad.tensor([1, 2]))
+
+
+def test_fractional_max_pool_nan_is_torchs(xb):
+    a = np.random.default_rng(0).standard_normal((1, 2, 7, 9))
+    a[0, 0, 2, 3] = a[0, 1, 5, 5] = np.nan  # one NaN in a window: it wins, as in torch
+    s = np.random.default_rng(1).uniform(size=(1, 2, 2))
+    y, i = F.fractional_max_pool2d(xad.tensor(a, dtype=F64), 2, (4, 5), return_indices=True,
+                                   _random_samples=xad.tensor(s, dtype=F64))
+    ty, ti = torch.nn.functional.fractional_max_pool2d(
+        torch.tensor(a), 2, (4, 5), return_indices=True, _random_samples=torch.tensor(s))
+    np.testing.assert_array_equal(y.numpy(), ty.numpy())
+    np.testing.assert_array_equal(i.numpy(), ti.numpy())

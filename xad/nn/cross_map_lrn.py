@@ -20,8 +20,9 @@ class CrossMapLRN2d(Module):
 
     Example:
         >>> import xad
-        >>> xad.nn.CrossMapLRN2d(3, alpha=1.0)(xad.ones(1, 2, 1, 1)).reshape(-1).tolist()
-        [0.5946035575013605, 0.5946035575013605]
+        >>> y = xad.nn.CrossMapLRN2d(3, alpha=3.0, beta=0.5)(xad.ones(1, 2, 1, 1))
+        >>> y.reshape(-1).tolist()  # 1 / sqrt(1 + 3 / 3 * (1 + 1)) in both channels
+        [0.5773502588272095, 0.5773502588272095]
     """
 
     def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1

@@ -112,7 +112,7 @@ class NLLLoss2d(NLLLoss):
         >>> with warnings.catch_warnings(record=True):
         ...     loss = xad.nn.NLLLoss2d()
         >>> loss(xad.zeros(1, 2, 1, 1), xad.tensor([[[1]]])).item()
-        -0.0
+        0.0
     """
 
     _legacy_keywords = False  # (they pass on to NLLLoss's __init__, which takes them)

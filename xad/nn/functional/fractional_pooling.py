@@ -1,5 +1,6 @@
-"""Fractional max pooling (Graham, 2014) as functions: ``fractional_max_pool2d``,
-``fractional_max_pool3d`` and their ``_with_indices`` forms, with PyTorch's windows.
+"""Fractional max pooling (Graham, 2014) as functions: ``fractional_max_pool2d`` and
+``fractional_max_pool3d``, with PyTorch's windows (their ``_with_indices`` forms are in
+:mod:`xad.nn.functional.fixed_keyword_forms`).
 
 Each plane ``(n, c)`` has one random sample ``u`` in ``[0, 1)`` per pooled axis
 (``_random_samples``, shape ``(N, C, 2)`` or ``(N, C, 3)``; drawn from xad's generator when
@@ -22,8 +23,7 @@ from ...factories import arange, full_like, rand
 from ...tensor import Tensor
 from .conv import _pair
 
-__all__ = ["fractional_max_pool2d", "fractional_max_pool3d",
-           "fractional_max_pool2d_with_indices", "fractional_max_pool3d_with_indices"]
+__all__ = ["fractional_max_pool2d", "fractional_max_pool3d"]
 
 # which column of a plane's samples each pooled axis uses: PyTorch's (W first in 2-d)
 _SAMPLE_COLUMN = {2: (1, 0), 3: (0, 1, 2)}
@@ -142,42 +142,3 @@ def fractional_max_pool3d(input: Tensor, kernel_size: int | Sequence[int],
     return _fractional_max_pool(input, kernel_size, output_size, output_ratio, return_indices,
                                 _random_samples, 3, "fractional_max_pool3d")
 
-
-def fractional_max_pool2d_with_indices(input: Tensor, kernel_size: int | Sequence[int],
-                                       output_size: int | Sequence[int] | None = None,
-                                       output_ratio: float | Sequence[float] | None = None,
-                                       return_indices: bool = False,
-                                       _random_samples: Tensor | None = None
-                                       ) -> tuple[Tensor, Tensor]:
-    """:func:`fractional_max_pool2d` with ``return_indices=True`` (a caller's own value for
-    it ignored, as PyTorch's).
-
-    Example:
-        >>> import xad
-        >>> import xad.nn.functional as F
-        >>> y, i = F.fractional_max_pool2d_with_indices(xad.ones(1, 1, 4, 4), 2, 2)
-        >>> i.shape
-        (1, 1, 2, 2)
-    """
-    return _fractional_max_pool(input, kernel_size, output_size, output_ratio, True,
-                                _random_samples, 2, "fractional_max_pool2d")
-
-
-def fractional_max_pool3d_with_indices(input: Tensor, kernel_size: int | Sequence[int],
-                                       output_size: int | Sequence[int] | None = None,
-                                       output_ratio: float | Sequence[float] | None = None,
-                                       return_indices: bool = False,
-                                       _random_samples: Tensor | None = None
-                                       ) -> tuple[Tensor, Tensor]:
-    """:func:`fractional_max_pool3d` with ``return_indices=True`` (a caller's own value for
-    it ignored, as PyTorch's).
-
-    Example:
-        >>> import xad
-        >>> import xad.nn.functional as F
-        >>> y, i = F.fractional_max_pool3d_with_indices(xad.ones(1, 1, 4, 4, 4), 2, 2)
-        >>> i.shape
-        (1, 1, 2, 2, 2)
-    """
-    return _fractional_max_pool(input, kernel_size, output_size, output_ratio, True,
-                                _random_samples, 3, "fractional_max_pool3d")
