@@ -1,7 +1,8 @@
 """torch.nn modules and functions that raised AttributeError under xad.as_torch before
-(``LPPool3d``, ``FeatureAlphaDropout``, ``CrossMapLRN2d``, ``NLLLoss2d``, ``DataParallel``,
-``SyncBatchNorm``) and the legacy ``size_average``/``reduce`` keywords of the losses,
-against PyTorch in float64 on every backend."""
+(``LPPool3d``, ``FeatureAlphaDropout``, ``CrossMapLRN2d``, ``NLLLoss2d``, ``Container``,
+``DataParallel``, ``SyncBatchNorm``, ``F.multi_head_attention_forward``, fractional max
+pooling, ``AdaptiveLogSoftmaxWithLoss``) and the legacy ``size_average``/``reduce`` keywords
+of the losses, against PyTorch 2.13 in float64 on every backend."""
 
 from __future__ import annotations
 
@@ -26,9 +27,12 @@ T = as_torch.namespace()["torch"]
 
 def test_new_names_are_under_torch_nn():
     for name in ("LPPool3d", "FeatureAlphaDropout", "CrossMapLRN2d", "NLLLoss2d",
-                 "DataParallel", "SyncBatchNorm"):
+                 "DataParallel", "SyncBatchNorm", "Container", "AdaptiveLogSoftmaxWithLoss",
+                 "FractionalMaxPool2d", "FractionalMaxPool3d"):
         assert getattr(T.nn, name) is not None
-    for name in ("lp_pool3d", "feature_alpha_dropout"):
+    for name in ("lp_pool3d", "feature_alpha_dropout", "multi_head_attention_forward",
+                 "fractional_max_pool2d", "fractional_max_pool3d",
+                 "fractional_max_pool2d_with_indices", "fractional_max_pool3d_with_indices"):
         assert getattr(T.nn.functional, name) is getattr(F, name)
 
 
@@ -94,6 +98,15 @@ def test_nll_loss_2d_is_nll_loss_with_torchs_warning(xb):
     assert got == pytest.approx(theirs(torch.tensor(a), torch.tensor(tgt)).item(), rel=1e-12)
     with pytest.warns(FutureWarning), pytest.warns(UserWarning, match="reduction='none'"):
         assert nn.NLLLoss2d(reduce=False).reduction == "none"
+
+
+def test_container_is_torchs_deprecated_module_of_keywords():
+    with pytest.warns(FutureWarning, match="`nn.Container` is deprecated"):
+        ours = T.nn.Container(fc=nn.Linear(2, 1), act=nn.ReLU())
+    with pytest.warns(FutureWarning):
+        theirs = torch.nn.Container(fc=torch.nn.Linear(2, 1), act=torch.nn.ReLU())
+    assert sorted(ours.state_dict()) == sorted(theirs.state_dict())
+    assert [n for n, _ in ours.named_children()] == [n for n, _ in theirs.named_children()]
 
 
 def test_data_parallel_is_the_module_on_one_device(xb):

@@ -185,6 +185,7 @@ _sys.modules[__name__ + ".utils.rnn"] = rnn_utils
 
 # PyTorch breadth (nnmore): more modules and aliases under torch.nn's names
 from .adaptive_softmax import AdaptiveLogSoftmaxWithLoss  # noqa: E402
+from .containers import Container  # noqa: E402
 from .cross_map_lrn import CrossMapLRN2d  # noqa: E402
 from .data_parallel import DataParallel  # noqa: E402
 from .dropout import FeatureAlphaDropout  # noqa: E402
@@ -192,6 +193,6 @@ from .fractional_pooling import FractionalMaxPool2d, FractionalMaxPool3d  # noqa
 from .losses import NLLLoss2d  # noqa: E402
 from .pooling3d import LPPool3d  # noqa: E402
 
-__all__ += ["AdaptiveLogSoftmaxWithLoss", "CrossMapLRN2d", "DataParallel",
+__all__ += ["AdaptiveLogSoftmaxWithLoss", "Container", "CrossMapLRN2d", "DataParallel",
             "FeatureAlphaDropout", "FractionalMaxPool2d", "FractionalMaxPool3d", "NLLLoss2d",
             "LPPool3d"]
