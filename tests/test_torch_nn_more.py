@@ -30,6 +30,7 @@ def test_new_names_are_under_torch_nn():
                  "DataParallel", "SyncBatchNorm", "Container", "AdaptiveLogSoftmaxWithLoss",
                  "FractionalMaxPool2d", "FractionalMaxPool3d"):
         assert getattr(T.nn, name) is not None
+    assert T.nn.modules.batchnorm.SyncBatchNorm is T.nn.SyncBatchNorm
     for name in ("lp_pool3d", "feature_alpha_dropout", "multi_head_attention_forward",
                  "fractional_max_pool2d", "fractional_max_pool3d",
                  "fractional_max_pool2d_with_indices", "fractional_max_pool3d_with_indices"):

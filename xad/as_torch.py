@@ -186,7 +186,8 @@ def _nn_modules() -> dict[str, types.ModuleType]:
                                init=mods["torch.nn.init"], utils=mods["torch.nn.utils"],
                                modules=mods["torch.nn.modules"])
     # torch.nn.SyncBatchNorm is xad.distributed's (one process: BatchNorm)
-    mods["torch.nn"].SyncBatchNorm = distributed.SyncBatchNorm  # type: ignore[attr-defined]
+    for name in ("torch.nn", "torch.nn.modules", "torch.nn.modules.batchnorm"):
+        mods[name].SyncBatchNorm = distributed.SyncBatchNorm  # type: ignore[attr-defined]
     return mods
 
 

@@ -67,7 +67,7 @@ def _starts(u: Tensor, n: int, o: int, k: int) -> Tensor:
 
 def _fractional_max_pool(x: Tensor, kernel_size: Any, output_size: Any, output_ratio: Any,
                          return_indices: bool, samples: Tensor | None, d: int,
-                         where: str) -> Any:
+                         where: str) -> Tensor | tuple[Tensor, Tensor]:
     if x.ndim not in (d + 1, d + 2) or not x.dtype.is_floating:
         raise ValueError(f"{where}: expected floating (N, C{', D' * (d == 3)}, H, W) or "
                          f"(C{', D' * (d == 3)}, H, W) input, got {x.dtype} {x.shape}")
@@ -108,7 +108,7 @@ def fractional_max_pool2d(input: Tensor, kernel_size: int | Sequence[int],
                           output_size: int | Sequence[int] | None = None,
                           output_ratio: float | Sequence[float] | None = None,
                           return_indices: bool = False, _random_samples: Tensor | None = None
-                          ) -> Any:
+                          ) -> Tensor | tuple[Tensor, Tensor]:
     """Fractional max pooling of ``(N, C, H, W)`` (or ``(C, H, W)``) input to
     ``output_size`` (or ``output_ratio`` of the input's), in ``kernel_size`` windows at
     pseudo-random places (module docstring); with ``return_indices``, also PyTorch's flat
@@ -129,7 +129,7 @@ def fractional_max_pool3d(input: Tensor, kernel_size: int | Sequence[int],
                           output_size: int | Sequence[int] | None = None,
                           output_ratio: float | Sequence[float] | None = None,
                           return_indices: bool = False, _random_samples: Tensor | None = None
-                          ) -> Any:
+                          ) -> Tensor | tuple[Tensor, Tensor]:
     """:func:`fractional_max_pool2d` over ``(N, C, D, H, W)`` (or ``(C, D, H, W)``) input;
     indices are flat ``d * H * W + h * W + w``.
 
