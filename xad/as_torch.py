@@ -24,7 +24,7 @@ import types
 from collections.abc import Sequence
 from typing import Any
 
-from . import autograd, data, dtypes, nn, optim, torch_fft
+from . import autograd, data, distributed, dtypes, nn, optim, torch_fft
 from . import function as _function
 from . import memory_format as _memory_format
 from . import ops as _ops
@@ -202,6 +202,9 @@ def _nn_modules() -> dict[str, types.ModuleType]:
                                init=mods["torch.nn.init"], utils=mods["torch.nn.utils"],
                                modules=mods["torch.nn.modules"],
                                parameter=mods["torch.nn.parameter"])
+    # torch.nn.SyncBatchNorm is xad.distributed's (one process: BatchNorm)
+    for name in ("torch.nn", "torch.nn.modules", "torch.nn.modules.batchnorm"):
+        mods[name].SyncBatchNorm = distributed.SyncBatchNorm  # type: ignore[attr-defined]
     return mods
 
 

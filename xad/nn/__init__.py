@@ -13,35 +13,36 @@ import sys as _sys
 
 from . import functional, init, rnn_utils, utils
 from .activation import (
-                         CELU,
-                         ELU,
-                         GELU,
-                         GLU,
-                         SELU,
-                         Hardshrink,
-                         Hardsigmoid,
-                         Hardswish,
-                         Hardtanh,
-                         LeakyReLU,
-                         LogSigmoid,
-                         LogSoftmax,
-                         Mish,
-                         PReLU,
-                         ReLU,
-                         ReLU6,
-                         RReLU,
-                         Sigmoid,
-                         SiLU,
-                         Softmax,
-                         Softmax2d,
-                         Softmin,
-                         Softplus,
-                         Softshrink,
-                         Softsign,
-                         Tanh,
-                         Tanhshrink,
-                         Threshold,
+    CELU,
+    ELU,
+    GELU,
+    GLU,
+    SELU,
+    Hardshrink,
+    Hardsigmoid,
+    Hardswish,
+    Hardtanh,
+    LeakyReLU,
+    LogSigmoid,
+    LogSoftmax,
+    Mish,
+    PReLU,
+    ReLU,
+    ReLU6,
+    RReLU,
+    Sigmoid,
+    SiLU,
+    Softmax,
+    Softmax2d,
+    Softmin,
+    Softplus,
+    Softshrink,
+    Softsign,
+    Tanh,
+    Tanhshrink,
+    Threshold,
 )
+from .adaptive_softmax import AdaptiveLogSoftmaxWithLoss
 from .attention import MultiheadAttention
 from .averaged_model import (
     AveragedModel,
@@ -51,14 +52,17 @@ from .averaged_model import (
     get_swa_multi_avg_fn,
     update_bn,
 )
-from .containers import ModuleDict, ParameterDict, ParameterList
+from .containers import Container, ModuleDict, ParameterDict, ParameterList
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
+from .cross_map_lrn import CrossMapLRN2d
 from .ctc import CTCLoss
+from .data_parallel import DataParallel
 from .distance import CosineSimilarity, PairwiseDistance
-from .dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d
+from .dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout
 from .embedding import Embedding
 from .embedding_bag import Bilinear, EmbeddingBag
 from .fold import Fold, Unfold
+from .fractional_pooling import FractionalMaxPool2d, FractionalMaxPool3d
 from .functional_call import functional_call
 from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .lazy import (
@@ -80,26 +84,27 @@ from .lazy import (
 )
 from .linear import Flatten, Identity, Linear, Unflatten
 from .losses import (
-                         BCELoss,
-                         BCEWithLogitsLoss,
-                         CosineEmbeddingLoss,
-                         CrossEntropyLoss,
-                         GaussianNLLLoss,
-                         HingeEmbeddingLoss,
-                         HuberLoss,
-                         KLDivLoss,
-                         L1Loss,
-                         MarginRankingLoss,
-                         MSELoss,
-                         MultiLabelMarginLoss,
-                         MultiLabelSoftMarginLoss,
-                         MultiMarginLoss,
-                         NLLLoss,
-                         PoissonNLLLoss,
-                         SmoothL1Loss,
-                         SoftMarginLoss,
-                         TripletMarginLoss,
-                         TripletMarginWithDistanceLoss,
+    BCELoss,
+    BCEWithLogitsLoss,
+    CosineEmbeddingLoss,
+    CrossEntropyLoss,
+    GaussianNLLLoss,
+    HingeEmbeddingLoss,
+    HuberLoss,
+    KLDivLoss,
+    L1Loss,
+    MarginRankingLoss,
+    MSELoss,
+    MultiLabelMarginLoss,
+    MultiLabelSoftMarginLoss,
+    MultiMarginLoss,
+    NLLLoss,
+    NLLLoss2d,
+    PoissonNLLLoss,
+    SmoothL1Loss,
+    SoftMarginLoss,
+    TripletMarginLoss,
+    TripletMarginWithDistanceLoss,
 )
 from .module import Buffer, IncompatibleKeys, Module, ModuleList, Parameter, Sequential
 from .normalization import (
@@ -129,34 +134,35 @@ from .padding import (
     ZeroPad3d,
 )
 from .pooling import (
-                         AdaptiveAvgPool1d,
-                         AdaptiveAvgPool2d,
-                         AdaptiveMaxPool1d,
-                         AdaptiveMaxPool2d,
-                         AvgPool1d,
-                         AvgPool2d,
-                         LPPool1d,
-                         LPPool2d,
-                         MaxPool1d,
-                         MaxPool2d,
-                         MaxUnpool1d,
-                         MaxUnpool2d,
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool2d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
+    AvgPool1d,
+    AvgPool2d,
+    LPPool1d,
+    LPPool2d,
+    MaxPool1d,
+    MaxPool2d,
+    MaxUnpool1d,
+    MaxUnpool2d,
 )
 from .pooling3d import (
     AdaptiveAvgPool3d,
     AdaptiveMaxPool3d,
     AvgPool3d,
+    LPPool3d,
     MaxPool3d,
     MaxUnpool3d,
 )
 from .recurrent import GRU, LSTM, RNN, RNNBase
 from .resampling import (
-                         ChannelShuffle,
-                         PixelShuffle,
-                         PixelUnshuffle,
-                         Upsample,
-                         UpsamplingBilinear2d,
-                         UpsamplingNearest2d,
+    ChannelShuffle,
+    PixelShuffle,
+    PixelUnshuffle,
+    Upsample,
+    UpsamplingBilinear2d,
+    UpsamplingNearest2d,
 )
 from .rnn_cells import GRUCell, LSTMCell, RNNCell, RNNCellBase
 from .transformer import TransformerEncoder, TransformerEncoderLayer
@@ -205,3 +211,6 @@ utils.rnn = rnn_utils  # type: ignore[attr-defined]  # xad.nn.utils.rnn, as torc
 _sys.modules[__name__ + ".utils.rnn"] = rnn_utils
 for _sub in ("parametrize", "parametrizations"):  # import xad.nn.utils.parametrize works
     _sys.modules[f"{__name__}.utils.{_sub}"] = getattr(utils, _sub)
+__all__ += ["AdaptiveLogSoftmaxWithLoss", "Container", "CrossMapLRN2d", "DataParallel",
+            "FeatureAlphaDropout", "FractionalMaxPool2d", "FractionalMaxPool3d", "NLLLoss2d",
+            "LPPool3d"]

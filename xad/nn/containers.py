@@ -1,15 +1,17 @@
 """``ModuleDict``, ``ParameterList`` and ``ParameterDict``: containers whose entries are
-registered (``state_dict`` keys ``"name.weight"``, ``"0"``, ``"name"``), as PyTorch's."""
+registered (``state_dict`` keys ``"name.weight"``, ``"0"``, ``"name"``), as PyTorch's; and
+PyTorch's deprecated ``Container``."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from ..tensor import Tensor
 from .module import Module, Parameter
 
-__all__ = ["ModuleDict", "ParameterList", "ParameterDict"]
+__all__ = ["ModuleDict", "ParameterList", "ParameterDict", "Container"]
 
 
 def _pairs(items: Mapping | Iterable, where: str) -> Iterable[tuple[str, Any]]:
@@ -204,3 +206,24 @@ class ParameterDict(Module):
         """Add (or replace) the entries of a mapping or of ``(key, value)`` pairs."""
         for k, v in _pairs(parameters, "ParameterDict"):
             self[k] = v
+
+
+class Container(Module):
+    """PyTorch's deprecated ``nn.Container``: a ``Module`` holding the modules given as
+    keywords (its ``FutureWarning`` included; subclass ``Module`` instead).
+
+    Example:
+        >>> import warnings, xad
+        >>> with warnings.catch_warnings(record=True):
+        ...     c = xad.nn.Container(fc=xad.nn.Linear(2, 1))
+        >>> sorted(c.state_dict())
+        ['fc.bias', 'fc.weight']
+    """
+
+    def __init__(self, **kwargs: Module) -> None:
+        warnings.warn("`nn.Container` is deprecated. All of its functionality is now "
+                      "implemented in `nn.Module`. Subclass that instead.", FutureWarning,
+                      stacklevel=2)
+        super().__init__()
+        for key, value in kwargs.items():
+            self.add_module(key, value)

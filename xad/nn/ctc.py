@@ -22,6 +22,8 @@ class CTCLoss(_Loss):
         0.2877
     """
 
+    _legacy_keywords = False
+
     def __init__(self, blank: int = 0, reduction: str = "mean",
                  zero_infinity: bool = False) -> None:
         super().__init__(reduction)

@@ -1,5 +1,5 @@
 """``Dropout``, the channel-wise ``Dropout1d``/``Dropout2d``/``Dropout3d``, and
-``AlphaDropout``."""
+``AlphaDropout`` and ``FeatureAlphaDropout``."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from ..tensor import Tensor
 from . import functional as F
 from .module import Module
 
-__all__ = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout"]
+__all__ = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
+           "FeatureAlphaDropout"]
 
 
 class Dropout(Module):
@@ -92,3 +93,17 @@ class AlphaDropout(Dropout):
 
     def forward(self, x: Tensor) -> Tensor:
         return F.alpha_dropout(x, self.p, self.training, self.inplace)
+
+
+class FeatureAlphaDropout(Dropout):
+    """In training, :func:`xad.nn.functional.feature_alpha_dropout` (alpha dropout of whole
+    channels of ``(N, C, ...)`` input); in eval mode, the identity.
+
+    Example:
+        >>> import xad
+        >>> xad.nn.FeatureAlphaDropout(0.2).eval()(xad.ones(1, 2)).tolist()
+        [[1.0, 1.0]]
+    """
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.feature_alpha_dropout(x, self.p, self.training, self.inplace)

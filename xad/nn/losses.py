@@ -3,19 +3,23 @@ KLDivLoss SmoothL1Loss PoissonNLLLoss GaussianNLLLoss MarginRankingLoss HingeEmb
 CosineEmbeddingLoss TripletMarginLoss TripletMarginWithDistanceLoss MultiLabelSoftMarginLoss
 SoftMarginLoss MultiMarginLoss MultiLabelMarginLoss``.
 
-Each takes ``reduction`` (``"mean"``, ``"sum"`` or ``"none"``) and PyTorch's other keywords;
+Each takes ``reduction`` (``"mean"``, ``"sum"`` or ``"none"``) and PyTorch's other keywords
+(and its legacy ``size_average``/``reduce`` where PyTorch still takes them);
 class weights are buffers, so ``.to()`` moves them with the model.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
+from typing import Any
 
 from ..tensor import Tensor
 from . import functional as F
+from .functional.legacy_reduction import accepting_legacy_reduction
 from .module import Module
 
-__all__ = ["MSELoss", "L1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss",
+__all__ = ["MSELoss", "L1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss", "NLLLoss2d",
            "BCEWithLogitsLoss", "BCELoss", "KLDivLoss", "SmoothL1Loss", "PoissonNLLLoss",
            "GaussianNLLLoss", "MarginRankingLoss", "HingeEmbeddingLoss", "CosineEmbeddingLoss",
            "TripletMarginLoss", "TripletMarginWithDistanceLoss", "MultiLabelSoftMarginLoss",
@@ -23,6 +27,14 @@ __all__ = ["MSELoss", "L1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss",
 
 
 class _Loss(Module):
+    _legacy_keywords = True  # PyTorch's size_average= and reduce= (not on its newer losses)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls._legacy_keywords and "__init__" in vars(cls):
+            cls.__init__ = accepting_legacy_reduction(cls.__init__)  # type: ignore[method-assign]
+
+    @accepting_legacy_reduction
     def __init__(self, reduction: str = "mean") -> None:
         super().__init__()
         if reduction not in ("mean", "sum", "none"):
@@ -69,6 +81,8 @@ class HuberLoss(_Loss):
         2.5
     """
 
+    _legacy_keywords = False
+
     def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
         super().__init__(reduction)
         self.delta = delta
@@ -88,6 +102,26 @@ class NLLLoss(_Loss):
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.nll_loss(input, target, self.weight, self.ignore_index, self.reduction)
+
+
+class NLLLoss2d(NLLLoss):
+    """PyTorch's deprecated name for :class:`NLLLoss` (its ``FutureWarning`` included).
+
+    Example:
+        >>> import warnings, xad
+        >>> with warnings.catch_warnings(record=True):
+        ...     loss = xad.nn.NLLLoss2d()
+        >>> loss(xad.zeros(1, 2, 1, 1), xad.tensor([[[1]]])).item()
+        0.0
+    """
+
+    _legacy_keywords = False  # (they pass on to NLLLoss's __init__, which takes them)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        warnings.warn("`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a "
+                      "drop-in replacement and see https://pytorch.org/docs/main/nn.html"
+                      "#torch.nn.NLLLoss for more details.", FutureWarning, stacklevel=2)
+        super().__init__(*args, **kwargs)
 
 
 class CrossEntropyLoss(_Loss):
@@ -189,6 +223,8 @@ class PoissonNLLLoss(_Loss):
 class GaussianNLLLoss(_Loss):
     """Gaussian negative log-likelihood of targets under predicted means and variances."""
 
+    _legacy_keywords = False
+
     def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean"
                  ) -> None:
         super().__init__(reduction)
@@ -254,6 +290,8 @@ class TripletMarginWithDistanceLoss(_Loss):
         >>> round(xad.nn.TripletMarginWithDistanceLoss(margin=2.0)(a, a, a + 1.0).item(), 4)
         0.5858
     """
+
+    _legacy_keywords = False
 
     def __init__(self, *, distance_function: Callable[[Tensor, Tensor], Tensor] | None = None,
                  margin: float = 1.0, swap: bool = False, reduction: str = "mean") -> None:

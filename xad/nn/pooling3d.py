@@ -1,5 +1,6 @@
 """3-d pooling layers: ``MaxPool3d``, ``AvgPool3d``, ``AdaptiveAvgPool3d``,
-``AdaptiveMaxPool3d`` and ``MaxUnpool3d`` (the 2-d layers' arguments, over ``(D, H, W)``)."""
+``AdaptiveMaxPool3d``, ``MaxUnpool3d`` and ``LPPool3d`` (the 2-d layers' arguments, over
+``(D, H, W)``)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ from typing import Any
 
 from ..tensor import Tensor
 from . import functional as F
-from .pooling import AdaptiveMaxPool2d, AvgPool2d, MaxPool2d, MaxUnpool2d, _Adaptive
+from .pooling import AdaptiveMaxPool2d, AvgPool2d, LPPool2d, MaxPool2d, MaxUnpool2d, _Adaptive
 
-__all__ = ["MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "MaxUnpool3d"]
+__all__ = ["MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "MaxUnpool3d",
+           "LPPool3d"]
 
 
 class MaxPool3d(MaxPool2d):
@@ -78,3 +80,16 @@ class MaxUnpool3d(MaxUnpool2d):
     """
 
     _fn = staticmethod(F.max_unpool3d)
+
+
+class LPPool3d(LPPool2d):
+    """The ``norm_type``-norm of each window of ``(N, C, D, H, W)`` input
+    (:func:`~xad.nn.functional.lp_pool3d`).
+
+    Example:
+        >>> import xad
+        >>> xad.nn.LPPool3d(2, 2)(xad.ones((1, 3, 2, 4, 4))).shape
+        (1, 3, 1, 2, 2)
+    """
+
+    _fn = staticmethod(F.lp_pool3d)

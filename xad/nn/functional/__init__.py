@@ -19,6 +19,8 @@ from .embedding_bag import *  # noqa: F403
 from .embedding_bag import __all__ as _embedding_bag
 from .fixed_keyword_forms import *  # noqa: F403
 from .fixed_keyword_forms import __all__ as _fixed_keyword_forms
+from .fractional_pooling import *  # noqa: F403
+from .fractional_pooling import __all__ as _fractional_pooling
 from .grid_sampling import *  # noqa: F403
 from .grid_sampling import __all__ as _grid_sampling
 from .layers import *  # noqa: F403
@@ -29,6 +31,8 @@ from .losses import *  # noqa: F403
 from .losses import __all__ as _losses
 from .margin_losses import *  # noqa: F403
 from .margin_losses import __all__ as _margin_losses
+from .multi_head_attention import *  # noqa: F403
+from .multi_head_attention import __all__ as _multi_head_attention
 from .normalization import *  # noqa: F403
 from .normalization import __all__ as _normalization
 from .padding import *  # noqa: F403
@@ -45,4 +49,8 @@ from .unit_scaling import __all__ as _unit_scaling
 __all__ = [*_layers, *_losses, *_conv, *_pooling, *_padding, *_attention, *_activations,
            *_likelihood_losses, *_margin_losses, *_resampling,
            *_embedding_bag, *_normalization, *_ctc, *_unit_scaling, *_pooling3d,
-           *_grid_sampling, *_fixed_keyword_forms]
+           *_grid_sampling, *_fixed_keyword_forms, *_multi_head_attention,
+           *_fractional_pooling]
+
+# last, over the names above: the losses that also take PyTorch's size_average= and reduce=
+from .legacy_reduction import *  # noqa: E402, F403

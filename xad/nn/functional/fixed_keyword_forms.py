@@ -2,7 +2,8 @@
 ``F.relu_``, ``elu_``, ``leaky_relu_``, ``hardtanh_``, ``selu_``, ``celu_``, ``rrelu_``
 (``inplace=True``: the input's values change and it is returned; the gradient is the
 function's) and ``F.max_pool{1,2,3}d_with_indices``,
-``F.adaptive_max_pool{1,2,3}d_with_indices`` (``return_indices=True``)."""
+``F.adaptive_max_pool{1,2,3}d_with_indices``, ``F.fractional_max_pool{2,3}d_with_indices``
+(``return_indices=True``)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any, TypeVar
 
 from ...tensor import Tensor
 from .activations import celu, elu, hardtanh, leaky_relu, rrelu, selu
+from .fractional_pooling import fractional_max_pool2d, fractional_max_pool3d
 from .layers import relu
 from .pooling import adaptive_max_pool1d, adaptive_max_pool2d, max_pool1d, max_pool2d
 from .pooling3d import adaptive_max_pool3d, max_pool3d
@@ -18,7 +20,8 @@ from .pooling3d import adaptive_max_pool3d, max_pool3d
 __all__ = ["relu_", "elu_", "leaky_relu_", "hardtanh_", "selu_", "celu_", "rrelu_",
            "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
            "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
-           "adaptive_max_pool3d_with_indices"]
+           "adaptive_max_pool3d_with_indices", "fractional_max_pool2d_with_indices",
+           "fractional_max_pool3d_with_indices"]
 
 
 R = TypeVar("R")
@@ -43,10 +46,10 @@ def _in_place(fn: Callable[..., R]) -> Callable[..., R]:
                                        f"\n        True")
 
 
-def _with_indices(fn: Callable[..., R]) -> Callable[..., R]:
+def _with_indices(fn: Callable[..., R], args: str = "2") -> Callable[..., R]:
     name, d = fn.__name__ + "_with_indices", fn.__name__[-2]
     return _fixed(fn, name, "return_indices", f">>> len(F.{name}(xad.ones((1, 1) + (2,) * "
-                                              f"{d}), 2))\n        2")
+                                              f"{d}), {args}))\n        2")
 
 
 relu_ = _in_place(relu)
@@ -62,3 +65,5 @@ max_pool3d_with_indices = _with_indices(max_pool3d)
 adaptive_max_pool1d_with_indices = _with_indices(adaptive_max_pool1d)
 adaptive_max_pool2d_with_indices = _with_indices(adaptive_max_pool2d)
 adaptive_max_pool3d_with_indices = _with_indices(adaptive_max_pool3d)
+fractional_max_pool2d_with_indices = _with_indices(fractional_max_pool2d, "1, 1")
+fractional_max_pool3d_with_indices = _with_indices(fractional_max_pool3d, "1, 1")

@@ -24,7 +24,8 @@ from .activations import in_place
 __all__ = [
     "linear", "linear_activation", "relu", "tanh", "sigmoid", "gelu", "softplus", "softmax",
     "log_softmax",
-    "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "layer_norm",
+    "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
+    "layer_norm",
     "batch_norm", "group_norm", "embedding",
     "embedding_renorm_", "one_hot",
     "flatten",
@@ -300,13 +301,37 @@ def alpha_dropout(x: Tensor, p: float = 0.5, training: bool = False, inplace: bo
         >>> F.alpha_dropout(xad.ones(3), 0.5).tolist()
         [1.0, 1.0, 1.0]
     """
+    return _alpha_dropout("alpha_dropout", x, p, training, inplace, x.shape)
+
+
+def feature_alpha_dropout(x: Tensor, p: float = 0.5, training: bool = False,
+                          inplace: bool = False) -> Tensor:
+    """:func:`alpha_dropout` of whole channels of ``(N, C, ...)`` input (one draw for each
+    ``(n, c)``), when ``training``; as PyTorch's, the first two axes are ``N`` and ``C``.
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.feature_alpha_dropout(xad.ones(1, 2, 3), 0.5).shape
+        (1, 2, 3)
+    """
+    if x.ndim < 2:
+        raise ValueError(f"feature_alpha_dropout: needs (N, C, ...) input with at least 2 "
+                         f"dimensions, got shape {x.shape}")
+    return _alpha_dropout("feature_alpha_dropout", x, p, training, inplace,
+                          x.shape[:2] + (1,) * (x.ndim - 2))
+
+
+def _alpha_dropout(name: str, x: Tensor, p: float, training: bool, inplace: bool,
+                   mask_shape: tuple[int, ...]) -> Tensor:
+    """Alpha dropout with one draw for each element of ``mask_shape`` (broadcast to ``x``)."""
     if not 0.0 <= p <= 1.0:
-        raise ValueError(f"alpha_dropout: p must be in [0, 1], got {p}")
+        raise ValueError(f"{name}: p must be in [0, 1], got {p}")
     if not training or p == 0.0:
         return x
     if p == 1.0:  # PyTorch's: everything zero
         return x.mul_(0.0) if inplace else x * 0.0
-    u = rand(*x.shape, dtype=x.dtype if x.dtype.is_floating else None, backend=x._backend)
+    u = rand(*mask_shape, dtype=x.dtype if x.dtype.is_floating else None, backend=x._backend)
     keep = (u >= p).astype(x.dtype)
     a = 1.0 / math.sqrt((_ALPHA * _ALPHA * p + 1.0) * (1.0 - p))
     b = (keep - 1.0) * (_ALPHA * a) + _ALPHA * a * p

@@ -1,5 +1,5 @@
 """3-d pooling as functions: ``max_pool3d``, ``avg_pool3d``, ``adaptive_avg_pool3d``,
-``adaptive_max_pool3d`` and ``max_unpool3d``.
+``adaptive_max_pool3d``, ``max_unpool3d`` and ``lp_pool3d``.
 
 A box window is the product of one window per axis, so each pool is the 2-d pool over
 ``(H, W)`` (depth slices as channels) followed by the 1-d pool over depth: the same
@@ -30,7 +30,7 @@ from .pooling import (
 )
 
 __all__ = ["max_pool3d", "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d",
-           "max_unpool3d"]
+           "max_unpool3d", "lp_pool3d"]
 
 Triple = int | Sequence[int]
 
@@ -186,3 +186,20 @@ def max_unpool3d(input: Tensor, indices: Tensor, kernel_size: IntPair,
     """
     return _unpool(input, indices, kernel_size, stride, padding, output_size, 3,
                    "max_unpool3d")
+
+
+def lp_pool3d(input: Tensor, norm_type: float, kernel_size: Triple,
+              stride: Triple | None = None, ceil_mode: bool = False) -> Tensor:
+    """:func:`~xad.nn.functional.lp_pool2d` over ``(N, C, D, H, W)`` input (PyTorch's
+    formula: the window's sum of ``x**p``, then ``sign(s) * relu(|s|) ** (1/p)``).
+
+    Example:
+        >>> import xad
+        >>> import xad.nn.functional as F
+        >>> F.lp_pool3d(xad.full((1, 1, 2, 2, 2), 2.0), 1, 2).reshape(-1).tolist()
+        [16.0]
+    """
+    k, _, _ = _args(kernel_size, stride, 0, "lp_pool3d")
+    out = avg_pool3d(input ** norm_type, kernel_size, stride, 0, ceil_mode)
+    return (_ops.sign(out) * _ops.relu(_ops.abs(out)) * (k[0] * k[1] * k[2])) \
+        ** (1.0 / norm_type)
