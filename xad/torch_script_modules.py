@@ -1,0 +1,180 @@
+"""The modules and names a PyTorch script touches in its first lines, added to
+:func:`xad.as_torch.namespace`: ``torch.backends``, ``torch.version``, ``torch.Size``,
+``torch.cuda``'s device functions, ``torch.jit``, ``torch.profiler``,
+``torch.multiprocessing``, ``torch.distributed`` (over :mod:`xad.distributed`),
+``torch.nn.parallel``, and the private base classes scripts subclass
+(``torch.nn.modules.loss._Loss``, ``torch.optim.lr_scheduler._LRScheduler``, ...).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import types
+import warnings
+from typing import Any
+
+from . import data, hooks, samplers
+from . import torch_backends_flags as _flags
+from . import torch_cuda as _cuda
+from . import torch_script_tools as _tools
+from .nn import conv, losses, normalization
+from .optim import lr_base
+from .torch_size import TorchSize
+
+__all__ = ["add_script_modules"]
+
+_DIST_BACKENDS = {None: None, "nccl": "nccl", "mpi": "mpi", "gloo": "mpi"}
+
+
+def _dist() -> Any:
+    from . import distributed
+    return distributed
+
+
+def init_process_group(backend: str | None = None, init_method: str | None = None,
+                       timeout: Any = None, world_size: int = -1, rank: int = -1,
+                       **kwargs: Any) -> None:
+    """``torch.distributed.init_process_group``: :func:`xad.distributed.init` (``"nccl"``
+    is NCCL; ``"gloo"`` and ``"mpi"`` are MPI). The ranks come from the MPI launcher
+    (``mpiexec -n N``), not from ``init_method``/``world_size``/``rank``."""
+    if backend not in _DIST_BACKENDS:
+        raise ValueError(f"torch.distributed.init_process_group: backend {backend!r} is not "
+                         f"one xad has; use 'nccl' (CuPy), 'gloo' or 'mpi' (MPI)")
+    seconds = 600.0 if timeout is None else float(getattr(timeout, "total_seconds",
+                                                          lambda: timeout)())
+    d = _dist()
+    d.init(_DIST_BACKENDS[backend], timeout=seconds)
+    for name, want, got in (("world_size", world_size, d.world_size()),
+                            ("rank", rank, d.rank())):
+        if want not in (-1, got):
+            raise ValueError(f"torch.distributed.init_process_group: {name}={want}, but the "
+                             f"launcher started this process as {name} {got}; xad takes "
+                             f"ranks from mpiexec")
+
+
+def _initialized(name: str) -> Any:
+    d = _dist()
+    if not d.is_initialized():
+        raise ValueError(f"torch.distributed.{name}: Default process group has not been "
+                         f"initialized, please make sure to call init_process_group.")
+    return d
+
+
+def get_rank(group: Any = None) -> int:
+    """This process's rank (``xad.distributed.rank()``)."""
+    return int(_initialized("get_rank").rank())
+
+
+def get_world_size(group: Any = None) -> int:
+    """The number of ranks (``xad.distributed.world_size()``)."""
+    return int(_initialized("get_world_size").world_size())
+
+
+def destroy_process_group(group: Any = None) -> None:
+    """Checks the group exists; xad's communicator is released when the process exits."""
+    _initialized("destroy_process_group")
+
+
+def barrier(group: Any = None, **kwargs: Any) -> None:
+    """``xad.distributed.barrier()``."""
+    _initialized("barrier").barrier()
+
+
+def distributed_data_parallel(module: Any, device_ids: Any = None, output_device: Any = None,
+                              dim: int = 0, broadcast_buffers: bool = True,
+                              process_group: Any = None, bucket_cap_mb: float | None = None,
+                              find_unused_parameters: bool = False, **kwargs: Any) -> Any:
+    """``torch.nn.parallel.DistributedDataParallel``: :class:`xad.distributed.DataParallel`
+    (the model is on the backend's device already; ``device_ids`` is not needed)."""
+    if process_group is not None or dim != 0:
+        raise NotImplementedError("DistributedDataParallel: xad's DataParallel runs over the "
+                                  "default process group along dim 0 only")
+    return _dist().DataParallel(module, bucket_mb=25 if bucket_cap_mb is None else bucket_cap_mb,
+                                find_unused_parameters=find_unused_parameters,
+                                broadcast_buffers=broadcast_buffers)
+
+
+def _distributed_modules(mod: Any) -> dict[str, types.ModuleType]:
+    dist = mod("torch.distributed", init_process_group=init_process_group, get_rank=get_rank,
+               get_world_size=get_world_size, destroy_process_group=destroy_process_group,
+               barrier=barrier, is_available=lambda: True,
+               is_initialized=lambda: bool(_dist().is_initialized()))
+    parallel = mod("torch.nn.parallel", DistributedDataParallel=distributed_data_parallel)
+    return {"torch.distributed": dist, "torch.nn.parallel": parallel}
+
+
+class _Loss(losses._Loss):
+    """``torch.nn.modules.loss._Loss``: PyTorch's arguments (``size_average``/``reduce``
+    are the deprecated spellings of ``reduction``, read as PyTorch reads them)."""
+
+    def __init__(self, size_average: bool | None = None, reduce: bool | None = None,
+                 reduction: str = "mean") -> None:
+        if size_average is not None or reduce is not None:
+            warnings.warn("size_average and reduce args will be deprecated, please use "
+                          "reduction='none' instead." if reduce is False else "size_average "
+                          "and reduce args will be deprecated, please use reduction="
+                          f"'{'sum' if size_average is False else 'mean'}' instead.",
+                          UserWarning, stacklevel=2)
+            reduction = ("none" if reduce is False else
+                         "sum" if size_average is False else "mean")
+        super().__init__(reduction)
+
+
+class _WeightedLoss(_Loss):
+    """``torch.nn.modules.loss._WeightedLoss``: a ``_Loss`` with a ``weight`` buffer."""
+
+    def __init__(self, weight: Any = None, size_average: bool | None = None,
+                 reduce: bool | None = None, reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
+
+
+def _private_bases(mods: dict[str, types.ModuleType]) -> None:
+    """The private classes PyTorch scripts subclass, where PyTorch keeps them."""
+    for name, cls in (("loss._Loss", _Loss), ("loss._WeightedLoss", _WeightedLoss),
+                      ("batchnorm._BatchNorm",
+                      normalization.BatchNorm1d), ("batchnorm._NormBase",
+                      normalization.BatchNorm1d), ("conv._ConvNd", conv._ConvNd)):
+        sub, attr = name.split(".")
+        setattr(mods[f"torch.nn.modules.{sub}"], attr, cls)
+    mods["torch.optim.lr_scheduler"]._LRScheduler = lr_base.LRScheduler
+
+
+def _data_modules(mod: Any) -> dict[str, types.ModuleType]:
+    names = {"dataloader": data, "dataset": data, "sampler": samplers,
+             "distributed": samplers}
+    return {f"torch.utils.data.{k}": mod(f"torch.utils.data.{k}", v) for k, v in names.items()}
+
+
+def _tool_modules(mod: Any) -> dict[str, types.ModuleType]:
+    jit = mod("torch.jit", **{n: getattr(_tools, n) for n in (
+        "script", "trace", "ignore", "unused", "export", "is_scripting", "is_tracing")})
+    profiler = mod("torch.profiler", **{n: getattr(_tools, n) for n in (
+        "profile", "record_function", "ProfilerActivity", "schedule")})
+    mp = mod("torch.multiprocessing", multiprocessing, spawn=_tools.spawn)
+    return {"torch.jit": jit, "torch.profiler": profiler, "torch.multiprocessing": mp,
+            "torch.autograd.profiler": mod("torch.autograd.profiler", profile=_tools.profile,
+                                           record_function=_tools.record_function),
+            "torch.utils.hooks": mod("torch.utils.hooks", RemovableHandle=hooks.RemovableHandle),
+            "torch.nn.common_types": mod("torch.nn.common_types", _size_1_t=Any,
+                                         _size_2_t=Any, _size_3_t=Any, _size_any_t=Any,
+                                         _ratio_2_t=Any, _ratio_any_t=Any)}
+
+
+def add_script_modules(torch: Any, mods: dict[str, types.ModuleType], mod: Any) -> None:
+    """Add the script-level names to ``torch`` and the modules to ``mods`` (``mod`` makes a
+    namespace module, as ``xad.as_torch._module``)."""
+    new = {**_flags.backends_modules(), **_distributed_modules(mod), **_data_modules(mod),
+           **_tool_modules(mod), "torch.version": _flags.version_module()}
+    _private_bases(mods)
+    for full in sorted(new, key=lambda k: k.count(".")):  # parents first
+        parent, _, leaf = full.rpartition(".")
+        setattr(torch if parent == "torch" else mods[parent], leaf, new[full])
+        mods[full] = new[full]
+    for k in _cuda.__all__[:-1]:
+        setattr(torch.cuda, k, getattr(_cuda, k))
+    for k, v in _tools.deprecated_init_aliases().items():
+        setattr(mods["torch.nn.init"], k, v)
+    torch.__version__, torch.Size = _flags.TORCH_VERSION, TorchSize
+    torch.set_default_device = _tools.set_default_device
+    torch.get_default_device = _tools.get_default_device
