@@ -16,7 +16,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .backend import get_backend, set_backend
+from .backend import get_backend, resolve_backend, set_backend, use_backend
+from .context import context
 from .tensor import on_cuda
 
 __all__ = ["manual_seed", "manual_seed_all", "synchronize", "empty_cache", "memory_allocated",
@@ -82,15 +83,19 @@ def synchronize(device: Any = None) -> None:
     get_backend().synchronize()
 
 
-def _pool() -> Any:
-    return get_backend().cupy.get_default_memory_pool() if _on_gpu() else None
+def _pool_bytes(what: str, device: Any) -> int:
+    """CuPy's default pool's ``used_bytes``/``total_bytes``/``free_all_blocks`` on the
+    device (the pool answers for the current device); 0 on a host backend."""
+    if not _on_gpu():
+        return 0
+    cp = get_backend().cupy
+    with cp.cuda.Device(_index(device)):
+        return int(getattr(cp.get_default_memory_pool(), what)() or 0)
 
 
 def empty_cache() -> None:
     """Give CuPy's cached free blocks back to the driver (nothing on a host backend)."""
-    pool = _pool()
-    if pool is not None:
-        pool.free_all_blocks()
+    _pool_bytes("free_all_blocks", None)
 
 
 def memory_allocated(device: Any = None) -> int:
@@ -101,14 +106,12 @@ def memory_allocated(device: Any = None) -> int:
         >>> torch_cuda.memory_allocated()
         0
     """
-    pool = _pool()
-    return 0 if pool is None else int(pool.used_bytes())
+    return _pool_bytes("used_bytes", device)
 
 
 def memory_reserved(device: Any = None) -> int:
     """Bytes CuPy's pool holds from the driver, used or cached (0 on the host)."""
-    pool = _pool()
-    return 0 if pool is None else int(pool.total_bytes())
+    return _pool_bytes("total_bytes", device)
 
 
 def _no_peak(name: str) -> int:
@@ -172,7 +175,11 @@ def set_device(device: Any) -> None:
         return
     _cupy("set_device")
     b = get_backend()
-    if index != int(b.device.id):
+    if index == int(b.device.id):
+        return
+    if "backend" in context.__dict__:  # inside use_backend: this thread's backend moves
+        context.backend = resolve_backend(b.name, index)
+    else:
         set_backend(b.name, index)
 
 
@@ -180,16 +187,12 @@ def set_device(device: Any) -> None:
 def device(device: Any) -> Iterator[None]:
     """``with torch.cuda.device(n):`` the backend is on GPU ``n`` inside, as before after."""
     index = _index(device)
-    b = get_backend()
     if index < 0:
         yield
         return
     _cupy("device")
-    set_device(index)
-    try:
+    with use_backend(get_backend().name, index):
         yield
-    finally:
-        set_backend(b)
 
 
 class Event:

@@ -45,6 +45,16 @@ class TorchSize(tuple):
             return NotImplemented
         return TorchSize(tuple(self) + other)
 
+    def __radd__(self, other: Any) -> TorchSize:
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return TorchSize(other + tuple(self))
+
+    def __mul__(self, n: SupportsIndex) -> TorchSize:
+        return TorchSize(tuple(self) * n)
+
+    __rmul__ = __mul__
+
     def __repr__(self) -> str:
         return f"torch.Size({list(self)})"
 
