@@ -104,7 +104,9 @@ def test_torch_cuda_on_the_backend(t, xb):
     if not cuda_usable():
         assert t.cuda.memory_allocated() == 0 == t.cuda.max_memory_allocated()
         assert t.cuda.memory_reserved() == 0 and t.version.cuda is None
-        t.cuda.manual_seed(1), t.cuda.manual_seed_all(1), t.cuda.empty_cache()
+        t.cuda.manual_seed(1)
+        t.cuda.manual_seed_all(1)
+        t.cuda.empty_cache()
         for f in (t.cuda.synchronize, t.cuda.get_device_name, t.cuda.current_device,
                   t.cuda.reset_peak_memory_stats, lambda: t.cuda.set_device(0)):
             with pytest.raises(AssertionError, match="Torch not compiled with CUDA enabled"):
@@ -126,7 +128,10 @@ def test_torch_cuda_on_the_backend(t, xb):
     assert t.cuda.get_device_properties(dev).total_memory == 80 << 30
     assert t.version.cuda == "12.4"
     start, end = t.cuda.Event(enable_timing=True), t.cuda.Event(enable_timing=True)
-    start.record(); (t.ones(3) * 2).sum(); end.record(); end.synchronize()
+    start.record()
+    (t.ones(3) * 2).sum()
+    end.record()
+    end.synchronize()
     assert end.query() and start.elapsed_time(end) >= 0.0
     with pytest.raises(NotImplementedError, match="keeps no peak"):
         t.cuda.max_memory_allocated()

@@ -13,10 +13,9 @@ import re
 import types
 from typing import Any
 
-from .torch_functions import (cuda_usable, get_float32_matmul_precision,
-                              set_float32_matmul_precision)
+from .torch_functions import cuda_usable, get_float32_matmul_precision, set_float32_matmul_precision
 
-__all__ = ["TorchVersion", "TORCH_VERSION", "backends_modules", "version_module"]
+__all__ = ["TorchVersion", "torch_version", "backends_modules", "version_module"]
 
 
 class TorchVersion(str):
@@ -71,13 +70,10 @@ class TorchVersion(str):
     __hash__ = str.__hash__
 
 
-def _xad_version() -> str:
-    from . import __version__
-    return __version__
-
-
-# the PyTorch whose meanings xad follows, with xad's own version as the local label
-TORCH_VERSION = TorchVersion(f"2.13.0+xad{_xad_version()}")
+def torch_version(xad_version: str) -> TorchVersion:
+    """``torch.__version__``: the PyTorch whose meanings xad follows (2.13.0), with xad's own
+    version as the local label (``"2.13.0+xad0.1.0"``, as a CPU wheel's ``"2.13.0+cpu"``)."""
+    return TorchVersion(f"2.13.0+xad{xad_version}")
 
 
 def _cuda_version() -> str | None:
@@ -89,7 +85,6 @@ def _cuda_version() -> str | None:
 class _VersionModule(types.ModuleType):
     """``torch.version``: ``__version__``, ``cuda`` (read when asked), ``hip``, ``debug``."""
 
-    __version__ = TORCH_VERSION
     hip = None
     debug = False
     git_version = "xad"
@@ -99,9 +94,11 @@ class _VersionModule(types.ModuleType):
         return _cuda_version()
 
 
-def version_module() -> types.ModuleType:
-    """A fresh ``torch.version``."""
-    return _VersionModule("torch.version")
+def version_module(version: TorchVersion) -> types.ModuleType:
+    """A fresh ``torch.version`` whose ``__version__`` is ``version``."""
+    m = _VersionModule("torch.version")
+    m.__version__ = version
+    return m
 
 
 class _Flags(types.ModuleType):

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import multiprocessing
+import sys
 import types
 import warnings
 from typing import Any
@@ -164,8 +165,9 @@ def _tool_modules(mod: Any) -> dict[str, types.ModuleType]:
 def add_script_modules(torch: Any, mods: dict[str, types.ModuleType], mod: Any) -> None:
     """Add the script-level names to ``torch`` and the modules to ``mods`` (``mod`` makes a
     namespace module, as ``xad.as_torch._module``)."""
+    version = _flags.torch_version(sys.modules["xad"].__version__)
     new = {**_flags.backends_modules(), **_distributed_modules(mod), **_data_modules(mod),
-           **_tool_modules(mod), "torch.version": _flags.version_module()}
+           **_tool_modules(mod), "torch.version": _flags.version_module(version)}
     _private_bases(mods)
     for full in sorted(new, key=lambda k: k.count(".")):  # parents first
         parent, _, leaf = full.rpartition(".")
@@ -175,6 +177,6 @@ def add_script_modules(torch: Any, mods: dict[str, types.ModuleType], mod: Any) 
         setattr(torch.cuda, k, getattr(_cuda, k))
     for k, v in _tools.deprecated_init_aliases().items():
         setattr(mods["torch.nn.init"], k, v)
-    torch.__version__, torch.Size = _flags.TORCH_VERSION, TorchSize
+    torch.__version__, torch.Size = version, TorchSize
     torch.set_default_device = _tools.set_default_device
     torch.get_default_device = _tools.get_default_device

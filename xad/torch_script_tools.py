@@ -10,7 +10,7 @@ import contextlib
 import enum
 import multiprocessing
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from .backend import get_backend
