@@ -220,7 +220,7 @@ class Event:
         self._event.synchronize()
 
     def query(self) -> bool:
-        return bool(self._event.query())
+        return bool(self._event.done)
 
     def wait(self, stream: Any = None) -> None:
         (stream or self._cp.cuda.get_current_stream()).wait_event(self._event)

@@ -204,7 +204,8 @@ class Event:
                             f"cupy.cuda.stream.Stream, got {type(stream).__name__})")
         self.stream, self.recorded, self.time = stream, True, time.perf_counter()
 
-    def query(self) -> bool:
+    @property
+    def done(self) -> bool:
         """Whether the recorded work is done: always (kernels run when queued)."""
         return True
 
