@@ -157,9 +157,71 @@ def test_custom_loss_subclasses_take_torchs_arguments(t, xb):
         assert _Loss(None, False).reduction == "none"
     w = _WeightedLoss(t.ones(2), reduction="sum")
     assert w.reduction == "sum" and list(dict(w.named_buffers())) == ["weight"]
-    assert issubclass(t.nn.modules.conv._ConvNd, t.nn.Module)
-    assert issubclass(t.nn.BatchNorm2d, t.nn.modules.batchnorm._BatchNorm)
-    assert issubclass(t.optim.lr_scheduler.StepLR, t.optim.lr_scheduler._LRScheduler)
+
+    class Scaled(_Loss):
+        def forward(self, a, b):
+            return 3 * t.nn.functional.mse_loss(a, b, reduction=self.reduction)
+    a, b = t.tensor([1.0, 2.0], requires_grad=True), t.tensor([0.0, 4.0])
+    Scaled(reduction="sum")(a, b).backward()
+    assert a.grad.tolist() == [6.0, -12.0]
+
+
+def test_xads_layers_count_as_instances_of_torchs_private_bases(t):
+    """As PyTorch's class tree: MSELoss is a _Loss, NLLLoss a _WeightedLoss, BatchNorm2d a
+    _BatchNorm, InstanceNorm1d a _NormBase; a user's subclass does not widen."""
+    loss, bn = t.nn.modules.loss, t.nn.modules.batchnorm
+    assert isinstance(t.nn.MSELoss(), loss._Loss) and not isinstance(t.nn.MSELoss(),
+                                                                       loss._WeightedLoss)
+    assert isinstance(t.nn.CrossEntropyLoss(), loss._WeightedLoss)
+    assert issubclass(t.nn.NLLLoss, loss._WeightedLoss) and issubclass(t.nn.L1Loss, loss._Loss)
+    assert isinstance(t.nn.BatchNorm2d(3), bn._BatchNorm)
+    assert isinstance(t.nn.InstanceNorm1d(3), bn._NormBase)
+    assert not isinstance(t.nn.InstanceNorm1d(3), bn._BatchNorm)
+    assert not isinstance(t.nn.Linear(2, 2), bn._NormBase)
+    assert issubclass(t.nn.Conv2d, t.nn.modules.conv._ConvNd)
+
+    class Mine(loss._Loss):
+        pass
+    assert not isinstance(t.nn.MSELoss(), Mine) and isinstance(Mine(), loss._Loss)
+
+
+def test_batchnorm_subclass_checks_its_input_with_check_input_dim(t, xb):
+    class Norm4d(t.nn.modules.batchnorm._BatchNorm):
+        def _check_input_dim(self, x):
+            if x.dim() != 4:
+                raise ValueError(f"expected 4D input (got {x.dim()}D input)")
+    m = Norm4d(3)
+    x = t.randn(2, 3, 2, 2, dtype=t.float64)
+    want = (x - x.mean(dim=(0, 2, 3), keepdim=True)) / (x.var(dim=(0, 2, 3), unbiased=False,
+                                                             keepdim=True) + 1e-5).sqrt()
+    assert (m.double()(x) - want).abs().max().item() < 1e-10
+    with pytest.raises(ValueError, match="expected 4D input"):
+        m(t.randn(2, 3))
+    with pytest.raises(NotImplementedError, match="_check_input_dim"):
+        t.nn.modules.batchnorm._BatchNorm(3)(t.randn(2, 3))
+
+
+def _warmup_lrs(torch_module) -> list[float]:
+    class Warmup(torch_module.optim.lr_scheduler._LRScheduler):
+        def __init__(self, optimizer, steps):
+            self.steps = steps
+            super().__init__(optimizer)
+
+        def get_lr(self):
+            return [b * min(1.0, (self.last_epoch + 1) / self.steps) for b in self.base_lrs]
+    p = torch_module.zeros(1, requires_grad=True)
+    opt = torch_module.optim.SGD([p], lr=0.5)
+    sched, lrs = Warmup(opt, 4), []
+    for _ in range(6):
+        lrs.append(opt.param_groups[0]["lr"])
+        opt.step()
+        sched.step()
+    return lrs
+
+
+def test_lr_scheduler_subclass_as_torch(t):
+    torch = pytest.importorskip("torch")
+    assert _warmup_lrs(t) == _warmup_lrs(torch)
 
 
 def test_deprecated_init_aliases_warn_as_torch(t, xb):

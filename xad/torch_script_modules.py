@@ -11,14 +11,14 @@ from __future__ import annotations
 import multiprocessing
 import sys
 import types
-import warnings
 from typing import Any
 
 from . import data, hooks, samplers
 from . import torch_backends_flags as _flags
 from . import torch_cuda as _cuda
+from . import torch_private_bases as _bases
 from . import torch_script_tools as _tools
-from .nn import conv, losses, normalization
+from .nn import conv
 from .optim import lr_base
 from .torch_size import TorchSize
 
@@ -104,38 +104,11 @@ def _distributed_modules(mod: Any) -> dict[str, types.ModuleType]:
     return {"torch.distributed": dist, "torch.nn.parallel": parallel}
 
 
-class _Loss(losses._Loss):
-    """``torch.nn.modules.loss._Loss``: PyTorch's arguments (``size_average``/``reduce``
-    are the deprecated spellings of ``reduction``, read as PyTorch reads them)."""
-
-    def __init__(self, size_average: bool | None = None, reduce: bool | None = None,
-                 reduction: str = "mean") -> None:
-        if size_average is not None or reduce is not None:
-            warnings.warn("size_average and reduce args will be deprecated, please use "
-                          "reduction='none' instead." if reduce is False else "size_average "
-                          "and reduce args will be deprecated, please use reduction="
-                          f"'{'sum' if size_average is False else 'mean'}' instead.",
-                          UserWarning, stacklevel=2)
-            reduction = ("none" if reduce is False else
-                         "sum" if size_average is False else "mean")
-        super().__init__(reduction)
-
-
-class _WeightedLoss(_Loss):
-    """``torch.nn.modules.loss._WeightedLoss``: a ``_Loss`` with a ``weight`` buffer."""
-
-    def __init__(self, weight: Any = None, size_average: bool | None = None,
-                 reduce: bool | None = None, reduction: str = "mean") -> None:
-        super().__init__(size_average, reduce, reduction)
-        self.register_buffer("weight", weight)
-
-
 def _private_bases(mods: dict[str, types.ModuleType]) -> None:
     """The private classes PyTorch scripts subclass, where PyTorch keeps them."""
-    for name, cls in (("loss._Loss", _Loss), ("loss._WeightedLoss", _WeightedLoss),
-                      ("batchnorm._BatchNorm",
-                      normalization.BatchNorm1d), ("batchnorm._NormBase",
-                      normalization.BatchNorm1d), ("conv._ConvNd", conv._ConvNd)):
+    for name, cls in (("loss._Loss", _bases._Loss), ("loss._WeightedLoss", _bases._WeightedLoss),
+                      ("batchnorm._BatchNorm", _bases._BatchNorm),
+                      ("batchnorm._NormBase", _bases._NormBase), ("conv._ConvNd", conv._ConvNd)):
         sub, attr = name.split(".")
         setattr(mods[f"torch.nn.modules.{sub}"], attr, cls)
     mods["torch.optim.lr_scheduler"]._LRScheduler = lr_base.LRScheduler
