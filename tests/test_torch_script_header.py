@@ -113,6 +113,12 @@ def test_torch_cuda_on_the_backend(t, xb):
                 f()
         with pytest.raises(RuntimeError, match="dummy base class Event"):
             t.cuda.Event(enable_timing=True)
+        with pytest.raises(RuntimeError, match="torch.cuda.Stream requires CUDA support"):
+            t.cuda.Stream()
+        with pytest.raises(AssertionError, match="Torch not compiled with CUDA enabled"):
+            t.cuda.current_stream()
+        with t.cuda.stream(None):
+            pass
         t.cuda.set_device(-1)  # nothing, as in PyTorch
         assert t.get_default_device() == "cpu"
         return
@@ -133,6 +139,15 @@ def test_torch_cuda_on_the_backend(t, xb):
     end.record()
     end.synchronize()
     assert end.query() and start.elapsed_time(end) >= 0.0
+    side = t.cuda.Stream()
+    side.wait_stream(t.cuda.current_stream())
+    with t.cuda.stream(side):
+        y = t.ones(3) * 2
+        assert t.cuda.current_stream()._stream is side._stream
+    t.cuda.current_stream().wait_stream(side)
+    side.record_event().wait()
+    side.synchronize()
+    assert side.query() and y.tolist() == [2.0, 2.0, 2.0]
     with pytest.raises(NotImplementedError, match="keeps no peak"):
         t.cuda.max_memory_allocated()
     t.cuda.synchronize()

@@ -23,7 +23,8 @@ from .tensor import on_cuda
 __all__ = ["manual_seed", "manual_seed_all", "synchronize", "empty_cache", "memory_allocated",
            "max_memory_allocated", "memory_reserved", "max_memory_reserved",
            "reset_peak_memory_stats", "get_device_name", "get_device_properties",
-           "current_device", "set_device", "device", "Event", "is_bf16_supported",
+           "current_device", "set_device", "device", "Event", "Stream", "current_stream",
+           "stream", "is_bf16_supported",
            "is_initialized", "cuda_runtime_version"]
 
 
@@ -213,8 +214,8 @@ class Event:
         self._event = cp.cuda.Event(block=blocking, disable_timing=not enable_timing,
                                     interprocess=interprocess)
 
-    def record(self, stream: Any = None) -> None:
-        self._event.record(stream)
+    def record(self, stream: Stream | None = None) -> None:
+        self._event.record(None if stream is None else stream._stream)
 
     def synchronize(self) -> None:
         self._event.synchronize()
@@ -222,14 +223,63 @@ class Event:
     def query(self) -> bool:
         return bool(self._event.done)
 
-    def wait(self, stream: Any = None) -> None:
-        (stream or self._cp.cuda.get_current_stream()).wait_event(self._event)
+    def wait(self, stream: Stream | None = None) -> None:
+        (stream or current_stream()).wait_event(self)
 
     def elapsed_time(self, end: Event) -> float:
         if not (self.enable_timing and end.enable_timing):
             raise RuntimeError("torch.cuda.Event.elapsed_time: both events must be made with "
                                "enable_timing=True")
         return float(self._cp.cuda.get_elapsed_time(self._event, end._event))
+
+
+class Stream:
+    """``torch.cuda.Stream``: a CUDA stream (CuPy's) on the backend's device; xad's kernels
+    go to it inside ``with torch.cuda.stream(s):``."""
+
+    def __init__(self, device: Any = None, priority: int = 0, _wrap: Any = None) -> None:
+        if not _on_gpu():
+            raise RuntimeError("torch.cuda.Stream requires CUDA support (run with `python -m "
+                               "xad.as_torch --backend cupy`)")
+        cp = get_backend().cupy
+        self._cp = cp
+        self._stream = _wrap if _wrap is not None else cp.cuda.Stream(non_blocking=True)
+
+    def synchronize(self) -> None:
+        self._stream.synchronize()
+
+    def query(self) -> bool:
+        return bool(self._stream.done)
+
+    def wait_event(self, event: Event) -> None:
+        self._stream.wait_event(event._event)
+
+    def wait_stream(self, stream: Stream) -> None:
+        """Later work on this stream waits for the work queued on ``stream`` so far."""
+        e = self._cp.cuda.Event(disable_timing=True)
+        e.record(stream._stream)
+        self._stream.wait_event(e)
+
+    def record_event(self, event: Event | None = None) -> Event:
+        event = event or Event()
+        event.record(self)
+        return event
+
+
+def current_stream(device: Any = None) -> Stream:
+    """The stream xad's kernels are queued on now."""
+    cp = _cupy("current_stream")
+    return Stream(_wrap=cp.cuda.get_current_stream())
+
+
+@contextlib.contextmanager
+def stream(s: Stream | None) -> Iterator[None]:
+    """``with torch.cuda.stream(s):`` queue the kernels on ``s`` (``None``: no change)."""
+    if s is None:
+        yield
+        return
+    with s._stream:
+        yield
 
 
 def is_bf16_supported(including_emulation: bool = True) -> bool:

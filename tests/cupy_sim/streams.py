@@ -156,6 +156,11 @@ class Stream:
         if self._capture is not None:
             raise _capture_error("cudaStreamSynchronize")
 
+    @property
+    def done(self) -> bool:
+        """Whether the queued work is done: always (kernels run when queued)."""
+        return True
+
     def begin_capture(self, mode: Any = None) -> None:
         if self.ptr == 0:
             raise RuntimeError("cannot capture on the default (legacy) stream")
