@@ -5,7 +5,6 @@ meanings; each raised AttributeError before)."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -13,6 +12,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+from test_as_torch import _run
 
 import xad
 from xad import as_torch
@@ -27,14 +27,6 @@ HEADER = ROOT / "tests" / "torch_programs" / "script_header.py"
 @pytest.fixture
 def t():
     return as_torch.namespace()["torch"]
-
-
-def _run(*args: str) -> dict:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
-    out = subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env,
-                         timeout=300, cwd=ROOT)
-    assert out.returncode == 0, out.stderr[-3000:]
-    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 @pytest.mark.parametrize("backend", ["numpy", "array_api_strict"])

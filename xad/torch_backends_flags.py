@@ -85,6 +85,7 @@ def _cuda_version() -> str | None:
 class _VersionModule(types.ModuleType):
     """``torch.version``: ``__version__``, ``cuda`` (read when asked), ``hip``, ``debug``."""
 
+    __version__: str
     hip = None
     debug = False
     git_version = "xad"
@@ -139,6 +140,6 @@ def backends_modules() -> dict[str, types.ModuleType]:
                   math_sdp_enabled=lambda: True)
     mps = _Flags("torch.backends.mps", is_available=_false, is_built=_false)
     subs = {"cudnn": cudnn, "cuda": cuda, "mps": mps}
-    mods = {f"torch.backends.{k}": m for k, m in subs.items()}
+    mods: dict[str, types.ModuleType] = {f"torch.backends.{k}": m for k, m in subs.items()}
     mods["torch.backends"] = _Flags("torch.backends", **subs)
     return mods

@@ -30,7 +30,7 @@ __all__ = ["manual_seed", "manual_seed_all", "synchronize", "empty_cache", "memo
 
 def _cupy(name: str) -> Any:
     """The current backend's CuPy module; a host backend raises as a CPU-only PyTorch."""
-    b = get_backend()
+    b: Any = get_backend()
     if not on_cuda(b) or not hasattr(b, "cupy"):
         raise AssertionError(f"Torch not compiled with CUDA enabled (torch.cuda.{name}: the "
                              f"xad backend {b.label} is on the host; run with `python -m "
@@ -60,7 +60,7 @@ def cuda_runtime_version() -> str | None:
     None (as a PyTorch built without CUDA)."""
     if not _on_gpu():
         return None
-    v = int(get_backend().cupy.cuda.runtime.runtimeGetVersion())
+    v = int(_cupy("version").cuda.runtime.runtimeGetVersion())
     return f"{v // 1000}.{v % 1000 // 10}"
 
 
@@ -89,7 +89,7 @@ def _pool_bytes(what: str, device: Any) -> int:
     device (the pool answers for the current device); 0 on a host backend."""
     if not _on_gpu():
         return 0
-    cp = get_backend().cupy
+    cp = _cupy("memory_allocated")
     with cp.cuda.Device(_index(device)):
         return int(getattr(cp.get_default_memory_pool(), what)() or 0)
 
@@ -209,7 +209,7 @@ class Event:
             raise RuntimeError("Tried to instantiate dummy base class Event (torch.cuda.Event "
                                "needs a CUDA backend: run with `python -m xad.as_torch "
                                "--backend cupy`)")
-        cp = get_backend().cupy
+        cp = _cupy("Event")
         self._cp, self.enable_timing = cp, enable_timing
         self._event = cp.cuda.Event(block=blocking, disable_timing=not enable_timing,
                                     interprocess=interprocess)
@@ -241,7 +241,7 @@ class Stream:
         if not _on_gpu():
             raise RuntimeError("torch.cuda.Stream requires CUDA support (run with `python -m "
                                "xad.as_torch --backend cupy`)")
-        cp = get_backend().cupy
+        cp = _cupy("Stream")
         self._cp = cp
         self._stream = _wrap if _wrap is not None else cp.cuda.Stream(non_blocking=True)
 

@@ -49,7 +49,7 @@ class _Loss(losses._Loss, metaclass=_CountsXadClasses):
         (2.0, True)
     """
 
-    _xad_roles = (losses._Loss,)
+    _xad_roles: tuple[type, ...] = (losses._Loss,)
 
     def __init__(self, size_average: bool | None = None, reduce: bool | None = None,
                  reduction: str = "mean") -> None:
@@ -75,7 +75,7 @@ class _NormBase(normalization.BatchNorm1d, metaclass=_CountsXadClasses):
     """``torch.nn.modules.batchnorm._NormBase``: batch normalisation whose input check is the
     subclass's ``_check_input_dim(input)`` (PyTorch's hook; the base raises)."""
 
-    _xad_roles = (normalization.BatchNorm1d, instancenorm._InstanceNorm)
+    _xad_roles: tuple[type, ...] = (normalization.BatchNorm1d, instancenorm._InstanceNorm)
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
                  affine: bool = True, track_running_stats: bool = True, device: Any = None,

@@ -106,12 +106,14 @@ def _distributed_modules(mod: Any) -> dict[str, types.ModuleType]:
 
 def _private_bases(mods: dict[str, types.ModuleType]) -> None:
     """The private classes PyTorch scripts subclass, where PyTorch keeps them."""
-    for name, cls in (("loss._Loss", _bases._Loss), ("loss._WeightedLoss", _bases._WeightedLoss),
-                      ("batchnorm._BatchNorm", _bases._BatchNorm),
-                      ("batchnorm._NormBase", _bases._NormBase), ("conv._ConvNd", conv._ConvNd)):
-        sub, attr = name.split(".")
-        setattr(mods[f"torch.nn.modules.{sub}"], attr, cls)
-    mods["torch.optim.lr_scheduler"]._LRScheduler = lr_base.LRScheduler
+    for name, cls in (("nn.modules.loss._Loss", _bases._Loss),
+                      ("nn.modules.loss._WeightedLoss", _bases._WeightedLoss),
+                      ("nn.modules.batchnorm._BatchNorm", _bases._BatchNorm),
+                      ("nn.modules.batchnorm._NormBase", _bases._NormBase),
+                      ("nn.modules.conv._ConvNd", conv._ConvNd),
+                      ("optim.lr_scheduler._LRScheduler", lr_base.LRScheduler)):
+        module, _, attr = name.rpartition(".")
+        setattr(mods[f"torch.{module}"], attr, cls)
 
 
 def _data_modules(mod: Any) -> dict[str, types.ModuleType]:

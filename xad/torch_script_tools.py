@@ -159,7 +159,7 @@ def spawn(fn: Callable[..., Any], args: tuple = (), nprocs: int = 1, join: bool 
           daemon: bool = False, start_method: str = "spawn") -> Any:
     """``torch.multiprocessing.spawn``: run ``fn(i, *args)`` in ``nprocs`` processes; with
     ``join``, wait and raise if one failed, else return the processes."""
-    ctx = multiprocessing.get_context(start_method)
+    ctx: Any = multiprocessing.get_context(start_method)
     procs = [ctx.Process(target=fn, args=(i, *args), daemon=daemon) for i in range(nprocs)]
     for p in procs:
         p.start()
