@@ -272,11 +272,14 @@ def test_distributed_world_of_one_through_torch_names():
     code = ("from xad import as_torch; t = as_torch.namespace()['torch']; "
             "d = t.distributed; d.init_process_group('gloo'); "
             "m = t.nn.parallel.DistributedDataParallel(t.nn.Linear(2, 1)); "
-            "print(d.get_rank(), d.get_world_size(), d.is_initialized(), type(m).__name__); "
+            "x = t.tensor([1.0, 3.0]); d.all_reduce(x, op=d.ReduceOp.SUM); d.broadcast(x, 0); "
+            "g = [t.zeros(2)]; d.all_gather(g, x); "
+            "print(d.get_rank(), d.get_world_size(), d.is_initialized(), type(m).__name__, "
+            "x.tolist() == g[0].tolist() == [1.0, 3.0]); "
             "d.destroy_process_group()")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT, timeout=300)
-    assert out.stdout.split() == ["0", "1", "True", "DataParallel"], out.stderr[-2000:]
+    assert out.stdout.split() == ["0", "1", "True", "DataParallel", "True"], out.stderr[-2000:]
 
 
 def test_script_paths_and_small_modules(t):

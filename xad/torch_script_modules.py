@@ -81,6 +81,44 @@ def barrier(group: Any = None, **kwargs: Any) -> None:
     _initialized("barrier").barrier()
 
 
+class ReduceOp:
+    """``torch.distributed.ReduceOp``: the reductions xad's ``all_reduce`` has."""
+
+    SUM, AVG, MAX = "sum", "mean", "max"
+
+
+def all_reduce(tensor: Any, op: str = ReduceOp.SUM, group: Any = None,
+               async_op: bool = False) -> None:
+    """``torch.distributed.all_reduce``: ``tensor`` becomes the reduction over the ranks."""
+    _no_async("all_reduce", group, async_op)
+    _initialized("all_reduce").all_reduce(tensor, op=op)
+
+
+def broadcast(tensor: Any, src: int, group: Any = None, async_op: bool = False) -> None:
+    """``torch.distributed.broadcast``: ``tensor`` becomes rank ``src``'s."""
+    _no_async("broadcast", group, async_op)
+    _initialized("broadcast").broadcast(tensor, root=src)
+
+
+def all_gather(tensor_list: list, tensor: Any, group: Any = None,
+               async_op: bool = False) -> None:
+    """``torch.distributed.all_gather``: ``tensor_list[i]`` becomes rank ``i``'s ``tensor``."""
+    _no_async("all_gather", group, async_op)
+    got = _initialized("all_gather").all_gather(tensor)
+    if len(tensor_list) != len(got):
+        raise ValueError(f"torch.distributed.all_gather: tensor_list has {len(tensor_list)} "
+                         f"tensors for a world of {len(got)} ranks")
+    for out, g in zip(tensor_list, got):
+        out.copy_(g)
+
+
+def _no_async(name: str, group: Any, async_op: bool) -> None:
+    if group is not None or async_op:
+        raise NotImplementedError(f"torch.distributed.{name}: xad's collectives run on the "
+                                  f"default group and return when done (group=None, "
+                                  f"async_op=False)")
+
+
 def distributed_data_parallel(module: Any, device_ids: Any = None, output_device: Any = None,
                               dim: int = 0, broadcast_buffers: bool = True,
                               process_group: Any = None, bucket_cap_mb: float | None = None,
@@ -98,7 +136,8 @@ def distributed_data_parallel(module: Any, device_ids: Any = None, output_device
 def _distributed_modules(mod: Any) -> dict[str, types.ModuleType]:
     dist = mod("torch.distributed", init_process_group=init_process_group, get_rank=get_rank,
                get_world_size=get_world_size, destroy_process_group=destroy_process_group,
-               barrier=barrier, is_available=lambda: True,
+               barrier=barrier, is_available=lambda: True, ReduceOp=ReduceOp,
+               all_reduce=all_reduce, broadcast=broadcast, all_gather=all_gather,
                is_initialized=lambda: bool(_dist().is_initialized()))
     parallel = mod("torch.nn.parallel", DistributedDataParallel=distributed_data_parallel)
     return {"torch.distributed": dist, "torch.nn.parallel": parallel}
