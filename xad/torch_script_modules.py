@@ -24,6 +24,11 @@ from .torch_size import TorchSize
 
 __all__ = ["add_script_modules"]
 
+# torch.nn.common_types' annotation aliases (any value passes xad's own checks)
+_COMMON_TYPES = (*(f"_{k}_{n}_t" for k in ("size", "scalar_or_tuple") for n in
+                   (1, 2, 3, 4, 5, 6, "any")), "_size_2_opt_t", "_size_3_opt_t",
+                 "_size_any_opt_t", "_ratio_2_t", "_ratio_3_t", "_ratio_any_t",
+                 "_maybe_indices_t", "_tensor_list_t")
 _DIST_BACKENDS = {None: None, "nccl": "nccl", "mpi": "mpi", "gloo": "mpi"}
 
 
@@ -171,9 +176,8 @@ def _tool_modules(mod: Any) -> dict[str, types.ModuleType]:
             "torch.autograd.profiler": mod("torch.autograd.profiler", profile=_tools.profile,
                                            record_function=_tools.record_function),
             "torch.utils.hooks": mod("torch.utils.hooks", RemovableHandle=hooks.RemovableHandle),
-            "torch.nn.common_types": mod("torch.nn.common_types", _size_1_t=Any,
-                                         _size_2_t=Any, _size_3_t=Any, _size_any_t=Any,
-                                         _ratio_2_t=Any, _ratio_any_t=Any)}
+            "torch.nn.common_types": mod("torch.nn.common_types", **dict.fromkeys(
+                _COMMON_TYPES, Any))}
 
 
 def add_script_modules(torch: Any, mods: dict[str, types.ModuleType], mod: Any) -> None:
