@@ -349,6 +349,12 @@ class CupyBackend(Backend):
         self._report(taken, raw[:n])
         return raw[n:].view(x.dtype)[0].item()
 
+    @property
+    def cupy(self) -> Any:
+        """The CuPy module, for ``torch.cuda``'s device queries (xad/torch_cuda.py): its
+        memory pool, events and runtime."""
+        return self._cp
+
     def synchronize(self) -> None:
         self.device.synchronize()
         if self._pending:

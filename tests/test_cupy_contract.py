@@ -245,8 +245,11 @@ def _check_streams_and_graphs() -> None:
     """CUDA graphs (xad/compile/cuda_graph.py, the backend's graph_* methods): the stream,
     capture and graph API the emulator gives is CuPy's, names and signatures."""
     sim = cupy_sim.modules.cuda
-    for name in ("Stream", "Event", "Graph", "get_current_stream", "using_allocator"):
+    for name in ("Stream", "Event", "Graph", "get_current_stream", "using_allocator",
+                 "get_elapsed_time"):  # (torch.cuda.Event's elapsed_time: xad/torch_cuda.py)
         assert getattr(cupy.cuda, name, None) is not None and hasattr(sim, name), name
+    for name in ("getDeviceProperties", "runtimeGetVersion"):  # torch.cuda's device queries
+        assert hasattr(cupy.cuda.runtime, name) and hasattr(sim.runtime, name), name
     for cls in (cupy_sim.streams.Stream, cupy_sim.streams.Event, cupy_sim.streams.Graph):
         real = getattr(cupy.cuda, cls.__name__)
         for n in (m for m in vars(cls) if not m.startswith("_")):

@@ -738,6 +738,9 @@ AUDITED_ELSEWHERE = ("Generator Tensor amp autograd bfloat16 bool cuda compile c
                      # torch.autograd.forward_ad against torch (tests/test_torch_forward_ad.py)
                      "UnpackedDualTensor dual_level enter_dual_level exit_dual_level "
                      "make_dual unpack_dual "
+                     # script-level names against torch (tests/test_torch_script_header.py)
+                     "Size backends version jit profiler multiprocessing set_default_device "
+                     "get_default_device "
                      # torch.lu_unpack against torch (tests/test_torch_linalg.py)
                      "lu_unpack "
                      # torch.orgqr against torch (tests/test_linalg_eig.py)

@@ -37,6 +37,7 @@ from . import torch_functions as _tf
 from . import torch_gradcheck as _gradcheck
 from . import torch_linalg as _linalg
 from . import torch_objects as _objects
+from . import torch_script_modules as _script_modules
 from .backend import set_backend
 from .nn import functional, init
 from .ops import torch_conventions as _conventions
@@ -291,6 +292,7 @@ def namespace() -> dict[str, types.ModuleType]:
     mods["torch"] = torch
     for full in ("torch", "torch.linalg", "torch.special", "torch.fft"):
         _take_out(mods[full])
+    _script_modules.add_script_modules(torch, mods, _module)
     return mods
 
 

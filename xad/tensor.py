@@ -20,6 +20,7 @@ from .context import HOOKED, context
 from .generator import Generator, drawing
 from .graph import installed as _installed
 from .hooks import RemovableHandle
+from .torch_size import TorchSize
 
 __all__ = ["Tensor"]
 
@@ -68,7 +69,7 @@ class Size(int):
         return s
 
     def __call__(self, dim: int | None = None) -> Any:
-        return self._shape if dim is None else self._shape[dim]
+        return TorchSize(self._shape) if dim is None else self._shape[dim]
 
 
 _TENSOR_TYPES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
@@ -469,7 +470,7 @@ class Tensor:
         Example:
             >>> import xad
             >>> x = xad.zeros(2, 3); (x.size, x.size(), x.size(-1))
-            (6, (2, 3), 3)
+            (6, torch.Size([2, 3]), 3)
         """
         return Size(math.prod(self._array.shape), self.shape)
 

@@ -100,8 +100,27 @@ def _get_device_count() -> int:
     return core.N_DEVICES
 
 
+def _get_device_properties(device_id: int) -> dict[str, Any]:
+    """``cupy.cuda.runtime.getDeviceProperties``: a few of CUDA's fields (the name as bytes)."""
+    if not 0 <= device_id < core.N_DEVICES:
+        raise RuntimeError("cudaErrorInvalidDevice: invalid device ordinal")
+    return {"name": b"cupy-sim emulated GPU", "totalGlobalMem": 80 << 30, "major": 9,
+            "minor": 0, "multiProcessorCount": 132}
+
+
+def _elapsed_time(start: Any, end: Any) -> float:
+    """``cupy.cuda.get_elapsed_time``: milliseconds between two recorded events (the
+    emulator runs each kernel when queued, so host time)."""
+    if not (start.recorded and end.recorded):
+        raise RuntimeError("cudaErrorInvalidResourceHandle: an event was not recorded")
+    return (end.time - start.time) * 1000.0
+
+
 cuda = types.SimpleNamespace(
-    Device=Device, runtime=types.SimpleNamespace(getDeviceCount=_get_device_count),
+    Device=Device, runtime=types.SimpleNamespace(
+        getDeviceCount=_get_device_count, getDeviceProperties=_get_device_properties,
+        runtimeGetVersion=lambda: 12040),
+    get_elapsed_time=_elapsed_time,
     get_device_id=core.current_device, MemoryPool=core.MemoryPool, Stream=streams.Stream,
     Event=streams.Event, Graph=streams.Graph, get_current_stream=streams.get_current_stream,
     using_allocator=streams.using_allocator)

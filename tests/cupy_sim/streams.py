@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import threading
+import time
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -155,6 +156,11 @@ class Stream:
         if self._capture is not None:
             raise _capture_error("cudaStreamSynchronize")
 
+    @property
+    def done(self) -> bool:
+        """Whether the queued work is done: always (kernels run when queued)."""
+        return True
+
     def begin_capture(self, mode: Any = None) -> None:
         if self.ptr == 0:
             raise RuntimeError("cannot capture on the default (legacy) stream")
@@ -195,12 +201,18 @@ class Event:
     def __init__(self, block: bool = False, disable_timing: bool = False,
                  interprocess: bool = False) -> None:
         self.stream: Stream | None = None
+        self.recorded, self.time = False, 0.0
 
     def record(self, stream: Stream | None = None) -> None:
         if stream is not None and not isinstance(stream, Stream):
             raise TypeError(f"Argument 'stream' has incorrect type (expected "
                             f"cupy.cuda.stream.Stream, got {type(stream).__name__})")
-        self.stream = stream
+        self.stream, self.recorded, self.time = stream, True, time.perf_counter()
+
+    @property
+    def done(self) -> bool:
+        """Whether the recorded work is done: always (kernels run when queued)."""
+        return True
 
     def synchronize(self) -> None:
         """Nothing to wait for: every kernel ran when it was queued."""
