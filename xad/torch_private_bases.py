@@ -7,10 +7,10 @@ arguments. xad's own losses and normalisation layers count as instances of them
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 from .nn import instancenorm, losses, normalization
+from .nn.functional.legacy_reduction import legacy_get_string
 from .tensor import Tensor
 
 __all__ = ["_Loss", "_WeightedLoss", "_NormBase", "_BatchNorm"]
@@ -29,14 +29,6 @@ class _CountsXadClasses(type):
             "_xad_roles", ()))
 
 
-def _legacy_reduction(size_average: bool | None, reduce: bool | None) -> str:
-    """``size_average``/``reduce`` (deprecated) as PyTorch reads them, with its warning."""
-    reduction = "none" if reduce is False else "sum" if size_average is False else "mean"
-    warnings.warn(f"size_average and reduce args will be deprecated, please use "
-                  f"reduction='{reduction}' instead.", UserWarning, stacklevel=3)
-    return reduction
-
-
 class _Loss(losses._Loss, metaclass=_CountsXadClasses):
     """``torch.nn.modules.loss._Loss(size_average=None, reduce=None, reduction='mean')``.
 
@@ -50,11 +42,12 @@ class _Loss(losses._Loss, metaclass=_CountsXadClasses):
     """
 
     _xad_roles: tuple[type, ...] = (losses._Loss,)
+    _legacy_keywords = False  # (torch's own positional size_average, reduce, reduction)
 
     def __init__(self, size_average: bool | None = None, reduce: bool | None = None,
                  reduction: str = "mean") -> None:
         if size_average is not None or reduce is not None:
-            reduction = _legacy_reduction(size_average, reduce)
+            reduction = legacy_get_string(size_average, reduce)
         super().__init__(reduction)
 
 
