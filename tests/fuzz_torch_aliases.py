@@ -28,7 +28,8 @@ def _inplace() -> dict:
         m.addmv_(g.f((3,), dtype="float64"), g.f((3, 4), dtype="float64"),
                  g.f((4,), dtype="float64"), beta=0.5, alpha=2),
         (lambda x: m.resize_as_(x, x.clone()))(g.f())]
-    cases["torch.selu_(neg), celu_(alpha), threshold_, rrelu, dropout_(train=False)"] = \
+    cases["torch.selu_, celu_, threshold_, rrelu, dropout_, alpha_dropout_, feature_dropout, "
+          "feature_dropout_ (train=False)"] = \
         lambda m, g: [m.selu_(g.f()), m.celu_(g.f(), 0.5), m.threshold_(g.f(), 0.1, -3.0),
                       m.threshold(g.f(), 0.2, 9.0), m.rrelu(g.f()), m.hardshrink(g.f(), 0.7),
                       m.dropout_(g.f(), 0.3, False), m.alpha_dropout(g.f(), 0.3, False),
