@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from . import ops as _ops
 from .nn import functional as _F
@@ -26,7 +26,7 @@ __all__ = ["squeeze_", "unsqueeze_", "t_", "transpose_", "swapaxes_", "swapdims_
            "unsafe_split_with_sizes", "narrow_copy"]
 
 
-def _reshaped(name: str, instead: str, make: Callable[[Tensor], Tensor]) -> Callable[..., Any]:
+def _reshaped(name: str, instead: str, make: Callable[..., Tensor]) -> Callable[..., Any]:
     def method(self: Tensor, *args: Any) -> Tensor:
         if self._base is not None:  # (its twin on the storage would chain to itself)
             raise NotImplementedError(f"{name} of a view (shape {tuple(self.shape)}): xad "
@@ -112,7 +112,7 @@ def new_empty_strided(self: Tensor, size: Any, stride: Any, *, dtype: Any = None
 def unsafe_chunk(self: Tensor, chunks: int, dim: int = 0) -> Any:
     """PyTorch's ``x.unsafe_chunk``: :meth:`chunk` (the same values; "unsafe" only skips
     PyTorch's view checks)."""
-    return self.chunk(chunks, dim)
+    return cast(Any, self).chunk(chunks, dim)
 
 
 def unsafe_split(self: Tensor, split_size: int, dim: int = 0) -> Any:
@@ -122,7 +122,7 @@ def unsafe_split(self: Tensor, split_size: int, dim: int = 0) -> Any:
 
 def unsafe_split_with_sizes(self: Tensor, split_sizes: Any, dim: int = 0) -> Any:
     """PyTorch's ``x.unsafe_split_with_sizes``: :meth:`split_with_sizes`."""
-    return self.split_with_sizes(split_sizes, dim)
+    return cast(Any, self).split_with_sizes(split_sizes, dim)
 
 
 def narrow_copy(self: Tensor, dim: int, start: int, length: int) -> Tensor:
