@@ -36,9 +36,9 @@ def _inplace() -> dict:
                       m.alpha_dropout_(g.f(), 0.3, False), m.feature_dropout(g.f(), 0.3, False),
                       m.feature_dropout_(g.f((2, 3, 4)), 0.3, False)]
     cases["torch.detach, conj_physical, resolve_conj, resolve_neg, is_conj, is_neg, "
-          "is_inference, get_device"] = lambda m, g: [
+          "is_inference"] = lambda m, g: [
         m.detach(g.f()), m.conj_physical(g.f()), m.resolve_conj(g.f()), m.resolve_neg(g.f()),
-        m.is_conj(g.f()), m.is_neg(g.f()), m.is_inference(g.f()), m.get_device(g.f())]
+        m.is_conj(g.f()), m.is_neg(g.f()), m.is_inference(g.f())]
     return cases
 
 
