@@ -95,9 +95,28 @@ def test_in_place_view_is_a_view_of_the_storage(xb):
     x.squeeze_()
     x[1] = 5.0
     assert x.shape == (3,) and x.tolist() == [0.0, 5.0, 0.0]
-    v = xad.zeros(2, 3)[0]
-    with pytest.raises(NotImplementedError, match="t_ of a view"):
-        v.t_()
+    v = x[1:]
+    with pytest.raises(RuntimeError, match="unsqueeze_ of a tensor of shape .*has views"):
+        x.unsqueeze_(0)
+    del v
+
+
+def test_in_place_views_of_a_view_as_torch(xb):
+    a = np.random.default_rng(0).uniform(-1, 1, (4, 1, 3))
+    out = []
+    for m in (T, torch):
+        x = m.tensor(a, dtype=m.float64, requires_grad=True)
+        y = x * 2.0
+        v = y[1:3]
+        v.squeeze_(1).t_().unsqueeze_(0).transpose_(0, 2)
+        v[0, 1] = v[0, 1] * 3.0                 # through the view into y's storage
+        w = m.tensor(np.arange(v.numel()).reshape(tuple(v.shape)) + 1.0, dtype=m.float64)
+        (v * v * w).sum().backward()
+        out.append([tuple(v.shape), np.asarray(v.tolist()), np.asarray(y.tolist()),
+                    x.grad.numpy()])
+    assert out[0][0] == out[1][0]
+    for mine, theirs in zip(out[0][1:], out[1][1:]):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-12)
 
 
 def test_resize_new_and_reductions_codes_as_torch(xb):

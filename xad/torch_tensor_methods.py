@@ -17,7 +17,9 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from . import ops as _ops
+from .grad_mode import no_grad
 from .nn import functional as _F
+from .ops import layout as _layout
 from .ops.strided import inplace_view
 from .tensor import Tensor, install_methods
 
@@ -28,15 +30,19 @@ __all__ = ["squeeze_", "unsqueeze_", "t_", "transpose_", "swapaxes_", "swapdims_
 
 def _reshaped(name: str, instead: str, make: Callable[..., Tensor]) -> Callable[..., Any]:
     def method(self: Tensor, *args: Any) -> Tensor:
-        if self._base is not None:  # (its twin on the storage would chain to itself)
-            raise NotImplementedError(f"{name} of a view (shape {tuple(self.shape)}): xad "
-                                      f"changes a view's own shape only with as_strided_; "
-                                      f"write x = x.{instead}")
-        return inplace_view(self, name, f"x.{instead}", lambda base: make(base, *args))
+        if self._base is None:
+            return inplace_view(self, name, f"x.{instead}", lambda base: make(base, *args))
+        with no_grad():  # a view: the same view of its storage, by its strides
+            probe = make(self, *args)
+            size, stride = tuple(probe.shape), _layout.strides(probe)
+            offset = _layout.storage_offset(probe)
+        del probe  # (no longer one of the tensor's views)
+        return inplace_view(self, name, f"x.{instead}",
+                            lambda base: _ops.as_strided(base, size, stride, offset))
     method.__name__ = method.__qualname__ = name
     method.__doc__ = (f"PyTorch's ``x.{name}(...)``: ``x`` itself becomes ``x.{instead}``, "
                       f"a view of its storage (refused for a leaf that requires grad, as "
-                      f"PyTorch; and for a view or a tensor with views).")
+                      f"PyTorch, and for a tensor with views).")
     return method
 
 
