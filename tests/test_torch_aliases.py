@@ -148,6 +148,12 @@ LOSS_GRADS = {
     "norm_except_dim": lambda m, a, b: m.norm_except_dim(a * b, 2, 1).sum(),
     "batch_norm": lambda m, a, b: (m.batch_norm(a, b[0], b[1], None, None, True, 0.1, 1e-5,
                                                 False) ** 3).sum(),
+    "embedding": lambda m, a, b: (m.embedding(b, m.tensor([[0, 1], [1, 3]]), 1, True) ** 2
+                                  ).sum() + (a * a).sum(),
+    "grid_sampler": lambda m, a, b: m.grid_sampler(a.reshape(1, 1, 4, 4), b.tanh().reshape(
+        1, 2, 4, 2), 0, 1, False).pow(2).sum(),
+    "convolution": lambda m, a, b: m.convolution(a.reshape(1, 2, 8), b.reshape(2, 4, 2), None,
+                                                 [2], [1], [1], True, [1], 2).pow(2).sum(),
     "conv_tbc": lambda m, a, b: m.conv_tbc(a.reshape(4, 1, 4), b.reshape(4, 4, 1)[:2],
                                            b[0, :1], 1).pow(2).sum(),
 }

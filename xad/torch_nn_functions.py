@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -190,8 +191,11 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,  # 
 
 def kl_div(input: Tensor, target: Tensor, reduction: int = 1, *,  # noqa: A002
            log_target: bool = False) -> Tensor:
-    """``torch.kl_div`` (integer ``reduction``; 1 is the elementwise mean, as PyTorch's)."""
-    return _F.kl_div(input, target, _reduction("kl_div", reduction), log_target)
+    """``torch.kl_div`` (integer ``reduction``; 1 is the elementwise mean, as PyTorch's, which
+    warns about it only in ``F.kl_div``)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="kl_div: reduction='mean'")
+        return _F.kl_div(input, target, _reduction("kl_div", reduction), log_target)
 
 
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
