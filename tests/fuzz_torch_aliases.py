@@ -147,11 +147,14 @@ def _more() -> dict:
             (lambda x: [x.squeeze_(), x])(g.f((3, 1)) * 1), g.f((3, 1)).squeeze_(0),
             g.f((1, 3, 1)).squeeze_((0, 2)), g.f((2, 3)).unsqueeze_(1), g.f((2, 3)).t_(),
             g.f((2, 3, 4)).transpose_(0, 2), g.f((2, 3)).swapaxes_(0, 1),
-            g.f((2, 3)).swapdims_(1, 0), g.f((2, 3, 4)).t_()],
+            g.f((2, 3)).swapdims_(1, 0)],
+        "x.t_ of 3 dimensions (both refuse)": lambda m, g: g.f((2, 3, 4)).t_(),
+        "x.resize to another number of elements (both refuse)": lambda m, g: g.f().resize(4),
         "x.resize, resize_as, new, new_empty_strided, prelu, hardshrink": lambda m, g: [
             g.f((2, 3)).resize(3, 2), g.f((2, 3)).resize_as(g.f((6,))),
-            g.f((2, 3)).resize(4), g.f((2, 3)).new(4, 2), g.f((2, 3)).new([1, 2]),
-            g.f((2, 3)).new(), g.f((2, 3), dtype="float64").new_empty_strided((2, 2), (2, 1)),
+            g.f((2, 3)).new(4, 2).shape, g.f((2, 3)).new([1, 2]),
+            g.f((2, 3)).new(), (lambda e: [e.shape, e.dtype])(
+                g.f((2, 3), dtype="float64").new_empty_strided((2, 2), (2, 1))),
             g.f((2, 3)).prelu(g.f((3,))), g.f().hardshrink(), g.f().hardshrink(0.9)],
         "x.unsafe_chunk, unsafe_split, unsafe_split_with_sizes, as_strided_scatter":
             lambda m, g: [list(m.unsafe_chunk(g.f((4, 3)), 2)), list(g.f((4, 3)).unsafe_chunk(

@@ -82,7 +82,7 @@ def resize_as(self: Tensor, the_template: Tensor) -> Tensor:
 
 def new(self: Tensor, *args: Any) -> Tensor:
     """PyTorch's legacy ``x.new(...)``: ``x.new(2, 3)`` a tensor of that shape (zeros: PyTorch
-    leaves it uninitialised), ``x.new([1, 2])`` that data, ``x.new(t)`` ``t`` detached
+    leaves it uninitialised; ``x.new()`` is empty), ``x.new([1, 2])`` that data, ``x.new(t)`` ``t`` detached
     (sharing its storage), each in ``x``'s dtype and backend. A tuple is refused: PyTorch
     reads it as data, yet xad's shapes are tuples, so ``x.new(y.shape)`` would be data.
 
@@ -92,7 +92,7 @@ def new(self: Tensor, *args: Any) -> Tensor:
         ((2, 3), xad.float64)
     """
     if all(isinstance(a, int) and not isinstance(a, bool) for a in args):
-        return self.new_zeros(args)
+        return self.new_zeros(args or (0,))
     if len(args) == 1 and isinstance(args[0], Tensor):
         if args[0].dtype != self.dtype:
             raise TypeError(f"new: a tensor of {args[0].dtype} for one of {self.dtype} "
