@@ -83,8 +83,9 @@ def resize_as(self: Tensor, the_template: Tensor) -> Tensor:
 def new(self: Tensor, *args: Any) -> Tensor:
     """PyTorch's legacy ``x.new(...)``: ``x.new(2, 3)`` a tensor of that shape (zeros: PyTorch
     leaves it uninitialised; ``x.new()`` is empty), ``x.new([1, 2])`` that data, ``x.new(t)``
-    ``t`` detached (sharing its storage), each in ``x``'s dtype and backend. A tuple is refused: PyTorch
-    reads it as data, yet xad's shapes are tuples, so ``x.new(y.shape)`` would be data.
+    ``t`` detached (sharing its storage), each in ``x``'s dtype and backend. A tuple is
+    refused: PyTorch reads it as data, yet xad's shapes are tuples, so ``x.new(y.shape)``
+    would be data.
 
     Example:
         >>> import xad
