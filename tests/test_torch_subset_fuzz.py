@@ -17,6 +17,7 @@ import os
 import re
 import zlib
 
+import fuzz_torch_aliases
 import fuzz_torch_missing
 import numpy as np
 import pytest
@@ -614,6 +615,7 @@ CASES.update(fuzz_torch_missing.cases())  # names added for porting (tests/fuzz_
 CASES["matrix_exp, x.matrix_exp()"] = lambda m, g: [
     m.matrix_exp(g.f((3, 3), dtype="float64")), g.f((2, 4, 4), dtype="float64").matrix_exp(),
     (g.f((2, 2)) * 4).matrix_exp()]
+CASES.update(fuzz_torch_aliases.cases())  # torch-level names for xad's computations
 
 # cases that still differ, by name pattern, with why; reported, not failed. (PyTorch's
 # promotion of issue 26 item 1 is done: those cases are checked again.)

@@ -109,6 +109,7 @@ from . import data, nn, optim, viz
 from . import fft, linalg
 from . import torch_matrix_functions as _torch_matrix_functions  # noqa: F401  (x.svd(), x.det(), ...)
 from . import torch_stft as _torch_stft  # noqa: F401  (x.stft(), x.istft())
+from . import torch_tensor_methods as _torch_tensor_methods  # noqa: F401  (x.squeeze_(), x.new(), ...)
 from . import amp
 from . import distributed
 from . import distributions

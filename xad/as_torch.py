@@ -31,11 +31,13 @@ from . import ops as _ops
 from . import torch_activation_checkpoint as _activation_checkpoint
 from . import torch_anomaly as _anomaly
 from . import torch_autograd_functional as _autograd_functional
+from . import torch_copies as _copies
 from . import torch_forward_ad as _forward_ad
 from . import torch_func as _func
 from . import torch_functions as _tf
 from . import torch_gradcheck as _gradcheck
 from . import torch_linalg as _linalg
+from . import torch_nn_functions as _nn_functions
 from . import torch_objects as _objects
 from . import torch_script_modules as _script_modules
 from .backend import set_backend
@@ -56,6 +58,15 @@ _AS_METHOD = ("sum", "mean", "var", "std", "max", "min", "prod", "argmax", "argm
               "quantile", "nanquantile", "mode", "index_add", "index_fill", "scatter",
               "copysign", "select", "aminmax", "msort", "isneginf", "isposinf", "isreal",
               "is_signed", "is_same_size", "bitwise_not", "broadcast_to")
+# torch.f_(x, ...) is x.f_(...) (torch's in-place forms), and tensor methods torch also has
+_INPLACE_AS_METHOD = (
+    "abs_ acos_ acosh_ addmv_ arccos_ arccosh_ arcsin_ arcsinh_ arctan_ arctanh_ asin_ asinh_ "
+    "atan_ atanh_ ceil_ clamp_ clamp_max_ clamp_min_ clip_ conj_physical_ cos_ cosh_ deg2rad_ "
+    "detach_ erf_ erfc_ exp2_ exp_ expm1_ fill_ fix_ floor_ frac_ gcd_ i0_ lcm_ ldexp_ log10_ "
+    "log1p_ log2_ log_ logit_ nan_to_num_ neg_ negative_ rad2deg_ reciprocal_ relu_ "
+    "resize_as_ round_ rsqrt_ sigmoid_ sin_ sinc_ sinh_ sqrt_ square_ tan_ tanh_ trunc_ "
+    "xlogy_ zero_ detach conj_physical resolve_conj resolve_neg is_conj is_neg "
+    "is_inference get_device unsafe_chunk unsafe_split unsafe_split_with_sizes").split()
 # torch.special's names that are xad's functions of the same name
 _SPECIAL = ("erf", "erfc", "erfinv", "digamma", "log1p", "expm1", "exp2", "xlogy", "logit",
             "ndtr", "log_ndtr", "erfcx", "xlog1py", "entr", "i0", "i0e", "i1", "i1e", "zeta",
@@ -233,8 +244,9 @@ def namespace() -> dict[str, types.ModuleType]:
         3
     """
     xad = sys.modules["xad"]
-    fns = {n: _method(n) for n in _AS_METHOD}
+    fns = {n: _method(n) for n in (*_AS_METHOD, *_INPLACE_AS_METHOD)}
     fns.update(_PYTORCH_SIGNATURES)
+    fns.update({n: getattr(m, n) for m in (_copies, _nn_functions) for n in m.__all__})
     fns.update({n: _factory(n) for n in _FACTORIES})
     mods = {**_training_modules(), **_autograd_modules(), **_nn_modules()}
     mods["torch.distributions"] = _module("torch.distributions", xad.distributions)
@@ -270,7 +282,8 @@ def namespace() -> dict[str, types.ModuleType]:
                     manual_seed=xad.manual_seed, no_grad=xad.no_grad,
                     enable_grad=xad.enable_grad, set_grad_enabled=xad.set_grad_enabled,
                     is_grad_enabled=xad.is_grad_enabled, multinomial=xad.multinomial,
-                    cat=_cat, concat=_cat, stack=_stack, from_numpy=xad.tensor,
+                    cat=_cat, concat=_cat, concatenate=_cat, row_stack=xad.vstack,
+                    stack=_stack, from_numpy=xad.tensor,
                     is_tensor=lambda x: isinstance(x, xad.Tensor), load=_objects.torch_load_objects,
                     save=_objects.torch_save, is_anomaly_enabled=_anomaly.is_anomaly_enabled,
                     is_anomaly_check_nan_enabled=_anomaly.is_anomaly_check_nan_enabled,

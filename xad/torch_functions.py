@@ -16,7 +16,7 @@ from . import amp, dtypes
 from . import ops as _ops
 from .backend import get_backend
 from .factories import arange as _arange
-from .factories import default_complex_dtype, empty, rand, randint, randn, tensor
+from .factories import default_complex_dtype, empty, full_like, rand, randint, randn, tensor
 from .factories import linspace as _linspace
 from .nn import functional as _F
 from .ops.torch_conventions import remainder, sign
@@ -75,7 +75,8 @@ __all__ = ["TorchTensor", "meshgrid", "autocast", "GradScaler", "set_printoption
            "randint_like", "normal", "hann_window", "hamming_window", "blackman_window",
            "bartlett_window", "kaiser_window", "stft", "istft",
            "set_float32_matmul_precision", "get_float32_matmul_precision",
-           "use_deterministic_algorithms", "are_deterministic_algorithms_enabled"]
+           "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
+           "rsub", "fill", "empty_strided", "empty_permuted", "typename"]
 
 
 class _TensorType(type):
@@ -830,3 +831,64 @@ def are_deterministic_algorithms_enabled() -> bool:
     """``torch.are_deterministic_algorithms_enabled``: what
     :func:`use_deterministic_algorithms` last set."""
     return bool(_SETTINGS["deterministic"])
+
+
+def rsub(input: Any, other: Any, alpha: Any = 1) -> Tensor:  # noqa: A002
+    """``torch.rsub(input, other, alpha=1)``: ``other - alpha * input``.
+
+    Example:
+        >>> import xad
+        >>> from xad.torch_functions import rsub
+        >>> rsub(xad.ones(2), 5.0, alpha=2).tolist()
+        [3.0, 3.0]
+    """
+    return other - _ops.torch_compositions.alpha_scaled(other, input, alpha, "rsub")
+
+
+def fill(input: Tensor, value: Any) -> Tensor:  # noqa: A002
+    """``torch.fill(input, value)``: a new tensor of ``input``'s shape and dtype, every
+    element ``value`` (a number or a 0-d tensor; differentiable in that tensor)."""
+    if isinstance(value, Tensor):
+        if value.ndim:
+            raise RuntimeError(f"fill: value must be a 0-d tensor, got shape {value.shape}")
+        return _ops.broadcast_to(value.astype(input.dtype), tuple(input.shape))
+    return full_like(input, value)
+
+
+def empty_strided(size: Any, stride: Any, *, dtype: Any = None,
+                  requires_grad: bool = False, **unused: Any) -> Tensor:
+    """``torch.empty_strided(size, stride)``: a new tensor of that shape (zeros; xad's new
+    tensors are row-major whatever ``stride`` says)."""
+    if len(tuple(stride)) != len(tuple(size)):
+        raise RuntimeError(f"empty_strided: size {list(size)} and stride {list(stride)} "
+                           f"differ in length")
+    out = empty(*size, dtype=dtype)
+    return out.requires_grad_() if requires_grad else out
+
+
+def empty_permuted(size: Any, physical_layout: Any, *, dtype: Any = None,
+                   requires_grad: bool = False, **unused: Any) -> Tensor:
+    """``torch.empty_permuted(size, physical_layout)``: a new tensor of shape ``size`` (the
+    memory order ``physical_layout`` is PyTorch's, not xad's: xad's are row-major)."""
+    if sorted(physical_layout) != list(range(len(tuple(size)))):
+        raise RuntimeError(f"empty_permuted: physical_layout {list(physical_layout)} is not a "
+                           f"permutation of the {len(tuple(size))} dimensions")
+    out = empty(*size, dtype=dtype)
+    return out.requires_grad_() if requires_grad else out
+
+
+def typename(obj: Any) -> str:
+    """``torch.typename``: a tensor's PyTorch type name (``'torch.FloatTensor'``), else the
+    object's qualified class name.
+
+    Example:
+        >>> import xad
+        >>> from xad.torch_functions import typename
+        >>> typename(xad.ones(1)), typename(3)
+        ('torch.FloatTensor', 'int')
+    """
+    if isinstance(obj, Tensor):
+        return cast(str, obj.type())
+    module = type(obj).__module__
+    name = type(obj).__qualname__
+    return name if module in ("builtins", None) else f"{module}.{name}"

@@ -19,7 +19,7 @@ storage is next changed in place (docs/PORTING.md).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..backend import strided_positions
@@ -163,22 +163,31 @@ def as_strided_(input: Tensor, size: Sequence[int], stride: Sequence[int],  # no
         >>> x = xad.arange(6.0); x.as_strided_((3,), (2,)).tolist()
         [0.0, 2.0, 4.0]
     """
-    what = f"as_strided_ of a tensor of shape {tuple(input.shape)}"
+    return inplace_view(input, "as_strided_", "as_strided()",
+                        lambda base: as_strided(base, size, stride, storage_offset))
+
+
+def inplace_view(input: Tensor, name: str, instead: str,  # noqa: A002
+                 make: Callable[[Tensor], Tensor]) -> Tensor:
+    """``input`` itself becomes ``make(t)``, a view of ``t``, the tensor holding its storage
+    (PyTorch's in-place view methods: ``as_strided_``, ``squeeze_``, ``t_``, ...); refused
+    where xad would give a wrong answer later, each error naming ``instead``."""
+    what = f"{name} of a tensor of shape {tuple(input.shape)}"
     if input.requires_grad and input._node is None:  # (under no_grad too)
         raise RuntimeError(f"{what}: a leaf that requires grad cannot change in place "
                            f"(xad would move its gradient to its storage); take "
-                           f"as_strided() of it, or change a clone()")
+                           f"{instead} of it, or change a clone()")
     if input._live_views():
         raise RuntimeError(f"{what}: it has views, which would keep its old geometry in xad; "
-                           f"take as_strided() instead")
+                           f"take {instead} instead")
     if input._base is not None and input._view_fn is None:
-        raise NotImplementedError(f"{what}: a detach()/.data tensor; take as_strided() of it")
+        raise NotImplementedError(f"{what}: a detach()/.data tensor; take {instead} of it")
     base = input
     if input._base is None:  # its storage (and graph) move to a tensor it then views
         base = Tensor._result(input._array, input._backend, input._node, input._idx,
                               input._vc)
         base.requires_grad = input.requires_grad
-    input._become_view(as_strided(base, size, stride, storage_offset))
+    input._become_view(make(base))
     return input
 
 
