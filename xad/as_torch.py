@@ -321,3 +321,8 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 if __name__ == "__main__":
     main()
+_DISTRIBUTION_MODULES += ("exponential", "laplace", "cauchy", "studentT", "chi2",
+                          "fishersnedecor", "poisson", "binomial", "geometric",
+                          "negative_binomial", "multinomial", "one_hot_categorical",
+                          "continuous_bernoulli", "von_mises", "generalized_pareto",
+                          "lowrank_multivariate_normal", "mixture_same_family")
