@@ -279,3 +279,211 @@ def test_family_agrees_with_pytorch(xb, name):
     n = N or (3 if xb.name == "numpy" else 1)
     for seed in range(SEED, SEED + n):
         _check_family(name, seed)
+
+
+def _kl_params(g, name, b):
+    """Parameters of ``name`` for KL pairs: event sizes fixed (3) so that pairs agree;
+    Uniform's interval and Binomial's count sometimes outside the other's support."""
+    k = 3
+    if name == "Uniform":
+        low = np.where(g.random(b) < 0.3, g.uniform(-1.0, 0.0, b), g.uniform(0.05, 0.4, b))
+        return {"low": low, "high": low + np.where(g.random(b) < 0.3, 2.0, g.uniform(0.1, 0.5, b))}
+    if name in ("Normal", "Laplace", "Cauchy"):
+        return {"loc": g.standard_normal(b), "scale": _pos(g, b)}
+    if name in ("Gamma", "Beta"):
+        keys = ("concentration", "rate") if name == "Gamma" else ("concentration1",
+                                                                 "concentration0")
+        return dict(zip(keys, (_pos(g, b), _pos(g, b))))
+    if name == "Bernoulli":
+        return _binary(g, b)
+    if name == "Binomial":
+        return {**_binary(g, b), "total_count": g.integers(5, 8, b).astype(np.float64)}
+    if name == "OneHotCategorical":
+        return _simplex(g, b + (k,))
+    if name == "MultivariateNormal":
+        m = np.tril(g.standard_normal((k, k)) * 0.4) + np.diag(g.uniform(1.0, 2.0, k))
+        return {"loc": g.standard_normal(b + (k,)), "scale_tril": np.broadcast_to(
+            m, b + (k, k)).copy()}
+    if name == "LowRankMultivariateNormal":
+        return {"loc": g.standard_normal(b + (k,)), "cov_factor": g.standard_normal(
+            b + (k, 2)), "cov_diag": _pos(g, b + (k,))}
+    return FAMILIES[name][0](g, b)
+
+
+UNREGISTERED = (("ContinuousBernoulli", "Beta"), ("ContinuousBernoulli", "Gamma"))
+KL_PAIRS = [(a, a) for a in ("Exponential", "Laplace", "Cauchy", "Poisson", "Geometric",
+                             "Binomial", "OneHotCategorical", "ContinuousBernoulli",
+                             "LowRankMultivariateNormal")] + [
+    ("MultivariateNormal", "LowRankMultivariateNormal"),
+    ("LowRankMultivariateNormal", "MultivariateNormal"), ("Bernoulli", "Poisson"),
+    ("Poisson", "Bernoulli"), ("Poisson", "Binomial"), ("Normal", "Laplace"),
+    ("Laplace", "Normal"), ("Chi2", "Exponential")] + [
+    (p, q) for p in ("Beta", "ContinuousBernoulli", "Exponential", "Gamma", "Laplace",
+                     "Normal", "Uniform")
+    for q in ("Beta", "ContinuousBernoulli", "Exponential", "Gamma", "Normal", "Uniform")
+    if p != q and (p, q) not in UNREGISTERED]
+
+
+def _check_kl(p_name, q_name, seed):
+    g = np.random.default_rng(seed)
+    batch = tuple(int(s) for s in g.integers(1, 4, int(g.integers(0, 3))))
+    pp, qp = _kl_params(g, p_name, batch), _kl_params(g, q_name, batch)
+    if p_name == q_name == "Binomial":  # PyTorch raises where q's count is larger
+        pp["total_count"] = np.maximum(pp["total_count"], qp["total_count"])
+    what = f"seed {seed}: KL {p_name} || {q_name}"
+    out = {}
+    for lib in (torch, T):
+        (dp, tp), (dq, tq) = _make(lib, p_name, pp), _make(lib, q_name, qp)
+        kl = (TD if lib is torch else T.distributions).kl_divergence(dp, dq)
+        w = lib.tensor(np.random.default_rng(seed).standard_normal(tuple(kl.shape)))
+        if kl.requires_grad:  # not the pairs that are inf everywhere
+            lib.where(lib.isfinite(kl), kl * w, 0.0).sum().backward()
+        out[lib] = kl, {**{"p." + k: v for k, v in tp.items()},
+                        **{"q." + k: v for k, v in tq.items()}}
+    _compare(what, out[T][0], out[torch][0])
+    for k, t in out[torch][1].items():
+        got = out[T][1][k].grad
+        want = t.grad if t.grad is not None else torch.zeros_like(t)
+        _compare(f"{what} d/d{k}", got if got is not None else T.zeros_like(out[T][1][k]),
+                 want, 1e-7)
+
+
+@pytest.mark.parametrize("pair", KL_PAIRS, ids="-".join)
+def test_kl_agrees_with_pytorch(xb, pair):
+    n = N or (3 if xb.name == "numpy" else 1)
+    with _float64_default():
+        for seed in range(SEED, SEED + n):
+            _check_kl(*pair, seed)
+
+
+def test_every_pytorch_kl_pair_among_xads_families_is_registered():
+    """Each pair in PyTorch's KL registry whose two families xad has dispatches in xad."""
+    from torch.distributions.kl import _KL_REGISTRY
+
+    D = xad.distributions
+    missing = [(p.__name__, q.__name__) for p, q in _KL_REGISTRY
+               if hasattr(D, p.__name__) and hasattr(D, q.__name__)
+               and not any(issubclass(getattr(D, p.__name__), a)
+                           and issubclass(getattr(D, q.__name__), b)
+                           for a, b in D.kl._KL)]
+    assert not missing
+
+
+def test_pairs_pytorch_does_not_register_raise(xb):
+    """PyTorch has no KL from a ContinuousBernoulli to a Beta or a Gamma (its Bregman
+    fallback raises across families): neither has xad."""
+    for p_name, q_name in UNREGISTERED:
+        g = np.random.default_rng(0)
+        p = _make(T, p_name, _kl_params(g, p_name, ()))[0]
+        q = _make(T, q_name, _kl_params(g, q_name, ()))[0]
+        with pytest.raises(NotImplementedError, match=f"{p_name} || {q_name}"):
+            T.distributions.kl_divergence(p, q)
+
+
+class _GivenGamma(torch.autograd.Function):
+    """Gamma(a, 1) "draws" that are given, with PyTorch's gradient of ``_standard_gamma``."""
+
+    @staticmethod
+    def forward(ctx, a, z):
+        ctx.save_for_backward(a, z)
+        return z.clone()
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, z = ctx.saved_tensors
+        return grad * torch._standard_gamma_grad(a, z), None
+
+
+@contextlib.contextmanager
+def _recording():
+    """xad's normal draws and Gamma(a, 1) draws, in the order they are made."""
+    normals, gammas = [], []
+    randn, standard_gamma = xad.factories.randn, xgamma.standard_gamma
+
+    def record_randn(*a, **k):
+        normals.append(randn(*a, **k))
+        return normals[-1]
+
+    def record_gamma(*a, **k):
+        gammas.append(standard_gamma(*a, **k))
+        return gammas[-1]
+
+    with mock.patch.object(xad.factories, "randn", record_randn), mock.patch.object(
+            xgamma, "standard_gamma", record_gamma):
+        yield normals, gammas
+
+
+def _given_noise(name, normals, gammas):
+    """A patch making PyTorch's ``rsample`` of ``name`` draw xad's noise."""
+    ts = [torch.tensor(_np(t)) for t in normals]
+    gs = iter([torch.tensor(_np(t)) for t in gammas])
+    gamma = mock.patch.object(TD.gamma, "_standard_gamma",
+                              lambda a: _GivenGamma.apply(a, next(gs)))
+    if name == "StudentT":
+        normal = mock.patch.object(TD.studentT, "_standard_normal", lambda *a, **k: ts[0])
+    elif name == "LowRankMultivariateNormal":
+        normal = mock.patch.object(TD.lowrank_multivariate_normal, "_standard_normal",
+                                   side_effect=ts)
+    else:
+        normal = contextlib.nullcontext()
+    stack = contextlib.ExitStack()
+    stack.enter_context(gamma)
+    stack.enter_context(normal)
+    return stack
+
+
+QUANTILE_SAMPLERS = ("Exponential", "Laplace", "Cauchy", "GeneralizedPareto",
+                     "ContinuousBernoulli")
+
+
+def _implicit_grads(td, tts, x, w):
+    """``sum w dx/dtheta`` of a quantile sampler: ``-dF(x)/dtheta / f(x)`` at ``x``."""
+    xt = torch.tensor(x)
+    with _torch_fixes():
+        cdf, density = td.cdf(xt), td.log_prob(xt).exp().detach()
+    (-(cdf * torch.tensor(w) / density).sum()).backward()
+    return {k: v.grad for k, v in tts.items()}
+
+
+@pytest.mark.parametrize("name", QUANTILE_SAMPLERS + (
+    "StudentT", "Chi2", "FisherSnedecor", "LowRankMultivariateNormal"))
+def test_rsample_gradients_match_pytorch(xb, name):
+    """``rsample``'s parameter gradients in float64: PyTorch's ``rsample`` given xad's
+    noise, or (quantile samplers) the implicit derivative through PyTorch's ``cdf``."""
+    g = np.random.default_rng(3)
+    params = FAMILIES[name][0](g, (2,))
+    with _float64_default():
+        td, tts = _make(torch, name, params)
+        xd, xts = _make(T, name, params)
+        with _recording() as (normals, gammas):
+            x = xd.rsample((3,))
+        w = g.standard_normal(tuple(x.shape))
+        (x * T.tensor(w)).sum().backward()
+        if name in QUANTILE_SAMPLERS:
+            want = _implicit_grads(td, tts, _np(x), w)
+        else:
+            with _given_noise(name, normals, gammas):
+                t = td.rsample((3,))
+            _compare(f"{name} rsample", x, t, 1e-12)
+            (t * torch.tensor(w)).sum().backward()
+            want = {k: v.grad for k, v in tts.items()}
+    for k, v in want.items():
+        _compare(f"{name} rsample d/d{k}", xts[k].grad, v, 1e-8)
+
+
+def test_straight_through_rsample_is_pytorchs(xb):
+    """``OneHotCategoricalStraightThrough.rsample``: a one-hot draw whose gradient to the
+    probabilities is the identity's (PyTorch's ``samples + probs - probs.detach()``)."""
+    logits = np.array([[0.3, -1.0, 2.0], [0.0, 0.5, -0.5]])
+    w = np.random.default_rng(0).standard_normal((4, 2, 3))
+    xl = T.tensor(logits, dtype=T.float64, requires_grad=True)
+    x = T.distributions.OneHotCategoricalStraightThrough(logits=xl).rsample((4,))
+    (x * T.tensor(w)).sum().backward()
+    tl = torch.tensor(logits, requires_grad=True)
+    sample = torch.tensor(np.round(_np(x)))
+    with mock.patch.object(TD.OneHotCategorical, "sample", lambda self, s=(): sample):
+        t = TD.OneHotCategoricalStraightThrough(logits=tl).rsample((4,))
+    (t * torch.tensor(w)).sum().backward()
+    np.testing.assert_allclose(_np(x), _np(t), atol=1e-15)
+    assert set(np.unique(_np(x))) <= {0.0, 1.0} and (_np(x).sum(-1) == 1).all()
+    np.testing.assert_allclose(_np(xl.grad), _np(tl.grad), rtol=1e-12, atol=1e-15)

@@ -58,7 +58,7 @@ def _lowrank_lowrank(p: LowRankMultivariateNormal, q: LowRankMultivariateNormal)
 def _full_lowrank(p: MultivariateNormal, q: LowRankMultivariateNormal) -> Tensor:
     _check(p, q)
     head, a = _lowrank_terms(q, p)
-    lp = _ops.tril(p._tril)
+    lp = p._tril  # as given (PyTorch's: its upper entries get gradients)
     term2 = (trace_xxt(lp * _ops.expand_dims(_ops.rsqrt(q._d), axis=-1))
              - trace_xxt(_ops.matmul(a, lp)))
     return 0.5 * (head - 2 * _half_log_det(p) + term2 - p.event_shape[0])
