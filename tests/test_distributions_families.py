@@ -487,3 +487,217 @@ def test_straight_through_rsample_is_pytorchs(xb):
     np.testing.assert_allclose(_np(x), _np(t), atol=1e-15)
     assert set(np.unique(_np(x))) <= {0.0, 1.0} and (_np(x).sum(-1) == 1).all()
     np.testing.assert_allclose(_np(xl.grad), _np(tl.grad), rtol=1e-12, atol=1e-15)
+
+
+SAMPLES = 6000
+
+
+def _ks(what, x, cdf):
+    """The largest gap between the empirical CDF of ``x`` (on axis 0) and ``cdf`` at the
+    draws: below 2 / sqrt(n) (the Kolmogorov-Smirnov bound at about 1e-3)."""
+    x = np.sort(x, axis=0)
+    n = x.shape[0]
+    gap = np.abs(cdf(x) - (np.arange(1, n + 1) - 0.5).reshape((n,) + (1,) * (x.ndim - 1)) / n)
+    assert gap.max() < 2 / math.sqrt(n), f"{what}: KS distance {gap.max():.4f}"
+
+
+CONTINUOUS = {  # family -> parameters whose draws are checked against PyTorch's cdf
+    "Exponential": {"rate": [0.5, 3.0]},
+    "Laplace": {"loc": [0.0, 2.0], "scale": [1.0, 0.3]},
+    "Cauchy": {"loc": [0.0, -1.0], "scale": [1.0, 3.0]},
+    "GeneralizedPareto": {"loc": [0.0, 1.0], "scale": [1.0, 2.0], "concentration": [0.3, 0.0]},
+    "ContinuousBernoulli": {"probs": [0.2, 0.5]},
+    "Chi2": {"df": [0.7, 5.0]},
+    "MixtureSameFamily": None,
+}
+DISCRETE = {  # family -> parameters whose draws' frequencies are checked against the pmf
+    "Poisson": {"rate": [0.0, 0.7, 6.0, 25.0, 400.0]},
+    "Binomial": {"total_count": [0.0, 12.0, 200.0, 200.0, 30.0], "probs": [0.5, 0.3, 0.03,
+                                                                           0.3, 0.97]},
+    "Geometric": {"probs": [0.2, 0.9, 1.0]},
+    "NegativeBinomial": {"total_count": [2.0, 0.5], "probs": [0.3, 0.8]},
+}
+
+
+def _mixture(lib):
+    D = TD if lib is torch else T.distributions
+    mix = D.Categorical(probs=lib.tensor([[0.3, 0.7], [0.5, 0.5]], dtype=lib.float64))
+    comp = D.Normal(lib.tensor([[-2.0, 1.0], [0.0, 0.5]], dtype=lib.float64),
+                    lib.tensor([[0.5, 1.0], [1.0, 2.0]], dtype=lib.float64))
+    return D.MixtureSameFamily(mix, comp)
+
+
+@pytest.mark.parametrize("name", sorted(CONTINUOUS))
+def test_continuous_draws_follow_the_cdf(xb, name):
+    """Seeded draws (xad's generator) against PyTorch's CDF: a KS bound."""
+    if name == "MixtureSameFamily":
+        xd, td = _mixture(T), _mixture(torch)
+    else:
+        params = {k: np.array(v) for k, v in CONTINUOUS[name].items()}
+        xd, td = _make(T, name, params)[0], _make(torch, name, params)[0]
+    x = xd.sample((SAMPLES,))
+    assert tuple(x.shape) == (SAMPLES,) + tuple(td.batch_shape)
+    with _torch_fixes():
+        _ks(name, _np(x), lambda v: _np(td.cdf(torch.tensor(v))))
+
+
+@pytest.mark.parametrize("name", sorted(DISCRETE))
+def test_discrete_draws_follow_the_pmf(xb, name):
+    """Seeded draws against PyTorch's probabilities of ``0 .. 3 * mean``: each frequency
+    within five standard errors (and three draws), the mean within six."""
+    params = {k: np.array(v) for k, v in DISCRETE[name].items()}
+    xd, td = _make(T, name, params)[0], _make(torch, name, params)[0]
+    x = _np(xd.sample((SAMPLES,)))
+    assert x.shape == (SAMPLES,) + tuple(td.batch_shape) and (x == np.round(x)).all()
+    top = int(3 * _np(td.mean).max()) + 3
+    k = np.arange(top + 1.0).reshape(-1, 1)
+    p = np.exp(_np(td.log_prob(torch.tensor(np.broadcast_to(k, (top + 1,) + x.shape[1:])))))
+    freq = (x[None] == k[..., None]).mean(1)
+    tol = 5 * np.sqrt(p * (1 - p) / SAMPLES) + 3 / SAMPLES  # a few counts in a rare cell
+    bad = np.argwhere(np.abs(freq - p) > tol)
+    assert not len(bad), [(tuple(b), freq[tuple(b)], p[tuple(b)]) for b in bad[:4]]
+    np.testing.assert_allclose(x.mean(0), _np(td.mean), atol=6 * math.sqrt(
+        _np(td.variance).max() / SAMPLES))
+
+
+def test_draws_of_the_other_families_have_their_moments(xb):
+    """StudentT, FisherSnedecor, VonMises (circular), LowRankMultivariateNormal, Multinomial,
+    OneHotCategorical: seeded sample means and variances near the distribution's."""
+    D = T.distributions
+    f64 = lambda v: T.tensor(v, dtype=T.float64)  # noqa: E731
+    cases = [D.StudentT(f64([6.0, 9.0]), f64([1.0, -1.0]), f64([2.0, 0.5])),
+             D.FisherSnedecor(f64([5.0, 10.0]), f64([12.0, 20.0])),
+             D.LowRankMultivariateNormal(f64([1.0, 0.0, -1.0]), f64([[1.0], [0.5], [-1.0]]),
+                                         f64([0.5, 1.0, 2.0])),
+             D.Multinomial(5, probs=f64([0.2, 0.3, 0.5])),
+             D.OneHotCategorical(logits=f64([0.0, 1.0, -1.0]))]
+    for d in cases:
+        x = _np(d.sample((SAMPLES,)))
+        mean, var = _np(d.mean), _np(d.variance)
+        assert x.shape == (SAMPLES,) + d.batch_shape + d.event_shape
+        np.testing.assert_allclose(x.mean(0), mean, atol=6 * np.sqrt(var.max() / SAMPLES))
+        np.testing.assert_allclose(x.var(0), var, rtol=0.15, err_msg=type(d).__name__)
+    vm = D.VonMises(f64([0.5, -3.0, 2.0]), f64([0.01, 2.0, 40.0]))
+    x = _np(vm.sample((SAMPLES,)))
+    assert ((x >= -math.pi) & (x < math.pi)).all()
+    d = x - _np(vm.loc)
+    np.testing.assert_allclose(np.cos(d).mean(0), 1 - _np(vm.variance), atol=0.03)
+    np.testing.assert_allclose(np.sin(d).mean(0), 0.0, atol=0.03)
+
+
+@pytest.mark.parametrize("name", sorted(FAMILIES))
+def test_sample_shapes(xb, name):
+    """``sample``/``rsample`` of ``sample_shape + batch_shape + event_shape``, in the
+    parameters' dtype, on their backend."""
+    g = np.random.default_rng(1)
+    params = FAMILIES[name][0](g, (2,))
+    if name == "Binomial":
+        params["total_count"] = 4
+    d = _make(T, name, params)[0]
+    draws = [d.sample((3, 1)), d.sample()] + ([d.rsample((3, 1))] if d.has_rsample else [])
+    for x, s in zip(draws, [(3, 1), (), (3, 1)]):
+        assert tuple(x.shape) == s + d.batch_shape + d.event_shape, name
+        assert x.dtype == T.float64 and x.device == xad.get_backend().device
+
+
+def _mixtures(lib, g):
+    """A mixture of Normals (batch 2, 3 components) and one of MultivariateNormals."""
+    D = TD if lib is torch else T.distributions
+    t = lambda v: lib.tensor(v, dtype=lib.float64, requires_grad=True)  # noqa: E731
+    logits, loc, scale, vec_loc, tril = (t(v) for v in g)
+    normal = D.MixtureSameFamily(D.Categorical(logits=logits), D.Normal(loc, scale))
+    mvn = D.MixtureSameFamily(D.Categorical(logits=logits),
+                              D.MultivariateNormal(vec_loc, scale_tril=tril))
+    return (normal, mvn), [logits, loc, scale, vec_loc, tril]
+
+
+def test_mixture_same_family_agrees_with_pytorch(xb):
+    """``log_prob``, ``cdf``, ``mean``, ``variance`` of mixtures of univariate and of
+    multivariate components, and their gradients."""
+    g = np.random.default_rng(0)
+    tril = np.tril(g.standard_normal((2, 3, 2, 2)) * 0.3) + np.eye(2) * 1.5
+    params = [g.standard_normal((2, 3)), g.standard_normal((2, 3)), g.uniform(0.5, 2, (2, 3)),
+              g.standard_normal((2, 3, 2)), tril]
+    value, vec = g.standard_normal((4, 2)), g.standard_normal((4, 2, 2))
+    out = {}
+    for lib in (torch, T):
+        (normal, mvn), leaves = _mixtures(lib, params)
+        q = {"log_prob": normal.log_prob(lib.tensor(value)), "cdf": normal.cdf(
+            lib.tensor(value)), "mean": normal.mean, "variance": normal.variance,
+            "mvn log_prob": mvn.log_prob(lib.tensor(vec)), "mvn mean": mvn.mean,
+            "mvn variance": mvn.variance}
+        sum((v * (i + 1)).sum() for i, v in enumerate(q.values())).backward()
+        out[lib] = q, [x.grad for x in leaves]
+        assert (tuple(normal.batch_shape), tuple(mvn.event_shape)) == ((2,), (2,))
+    for k in out[torch][0]:
+        _compare(k, out[T][0][k], out[torch][0][k])
+    for i, (x, t) in enumerate(zip(out[T][1], out[torch][1], strict=True)):
+        _compare(f"d/dparam{i}", x, t, 1e-7)
+
+
+def test_enumerate_support_of_bernoulli_and_categorical(xb):
+    """PyTorch's values, shapes and dtypes, with and without ``expand``."""
+    for name, kw in (("Bernoulli", {"probs": np.array([[0.2, 0.5, 0.9]] * 2)}),
+                     ("Categorical", {"logits": np.zeros((2, 3, 4))})):
+        td = getattr(TD, name)(**{k: torch.tensor(v) for k, v in kw.items()})
+        xd = getattr(T.distributions, name)(**{k: T.tensor(v, dtype=T.float64)
+                                               for k, v in kw.items()})
+        assert xd.has_enumerate_support is td.has_enumerate_support is True
+        for expand in (True, False):
+            want, got = td.enumerate_support(expand), xd.enumerate_support(expand)
+            assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+            np.testing.assert_array_equal(_np(got), _np(want))
+
+
+def test_bad_arguments_raise_clear_errors(xb):
+    D = T.distributions
+    f64 = lambda v: T.tensor(v, dtype=T.float64)  # noqa: E731
+    for cls in (D.Binomial, D.Geometric, D.NegativeBinomial, D.ContinuousBernoulli):
+        args = (3.0,) if cls in (D.Binomial, D.NegativeBinomial) else ()
+        with pytest.raises(ValueError, match="exactly one of probs and logits"):
+            cls(*args, probs=f64(0.5), logits=f64(0.0))
+        with pytest.raises(ValueError, match="exactly one of probs and logits"):
+            cls(*args)
+    with pytest.raises(NotImplementedError, match="Python int"):
+        D.Multinomial(2.5, probs=f64([0.5, 0.5]))
+    with pytest.raises(NotImplementedError, match="pass total_count as a Python int"):
+        D.Binomial(f64([3.0]), probs=f64([0.5])).enumerate_support()
+    with pytest.raises(NotImplementedError, match="pass total_count as a Python int"):
+        D.Binomial(f64([3.0]), probs=f64([0.5])).entropy()
+    with pytest.raises(ValueError, match=r"cov_factor of \(\.\.\., 2, m\)"):
+        D.LowRankMultivariateNormal(f64([0.0, 0.0]), f64([[1.0], [1.0], [1.0]]), f64([1.0, 1.0]))
+    with pytest.raises(ValueError, match="incompatible batch shapes"):
+        D.LowRankMultivariateNormal(f64([[0.0, 0.0]] * 3), f64([[[1.0], [1.0]]] * 2),
+                                    f64([1.0, 1.0]))
+    normal = D.Normal(f64([[0.0, 1.0]]), 1.0)
+    with pytest.raises(ValueError, match="must be a Categorical"):
+        D.MixtureSameFamily(normal, normal)
+    with pytest.raises(ValueError, match="3 components but"):
+        D.MixtureSameFamily(D.Categorical(logits=f64([0.0, 0.0, 0.0])), normal)
+    lr = D.LowRankMultivariateNormal(f64([0.0, 0.0]), f64([[1.0], [1.0]]), f64([1.0, 1.0]))
+    mvn = D.MultivariateNormal(f64([0.0, 0.0, 0.0]), scale_tril=T.eye(3, dtype=T.float64))
+    with pytest.raises(ValueError, match="event shapes must agree"):
+        D.kl_divergence(lr, mvn)
+
+
+def test_binomial_kl_with_a_larger_count_in_q_is_nan(xb):
+    """PyTorch raises where ``q.total_count > p.total_count`` (it reads the counts on the
+    host); xad gives NaN there (docs/PORTING.md), inf where ``p``'s count is larger."""
+    D = T.distributions
+    f64 = lambda v: T.tensor(v, dtype=T.float64)  # noqa: E731
+    p = D.Binomial(f64([3.0, 5.0, 4.0]), probs=f64([0.5, 0.5, 0.5]))
+    q = D.Binomial(f64([4.0, 4.0, 4.0]), probs=f64([0.3, 0.3, 0.3]))
+    got = _np(D.kl_divergence(p, q))
+    assert math.isnan(got[0]) and got[1] == math.inf and np.isfinite(got[2])
+
+
+def test_submodules_of_the_families_under_as_torch():
+    """``from torch.distributions.studentT import StudentT`` and the like."""
+    ns = as_torch.namespace()
+    for sub, name in (("exponential", "Exponential"), ("studentT", "StudentT"),
+                      ("lowrank_multivariate_normal", "LowRankMultivariateNormal"),
+                      ("one_hot_categorical", "OneHotCategoricalStraightThrough"),
+                      ("mixture_same_family", "MixtureSameFamily"),
+                      ("generalized_pareto", "GeneralizedPareto")):
+        assert getattr(ns[f"torch.distributions.{sub}"], name) is getattr(
+            xad.distributions, name)
