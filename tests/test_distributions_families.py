@@ -29,6 +29,8 @@ from xad import as_torch
 from xad.distributions import gamma as xgamma
 
 torch = pytest.importorskip("torch")
+from test_distributions_torch import _GivenGamma  # noqa: E402  (PyTorch's gradient, given draws)
+
 TD = torch.distributions
 T = as_torch.namespace()["torch"]
 N = int(os.environ.get("XAD_FUZZ_N", "0")) or None
@@ -378,20 +380,6 @@ def test_pairs_pytorch_does_not_register_raise(xb):
         q = _make(T, q_name, _kl_params(g, q_name, ()))[0]
         with pytest.raises(NotImplementedError, match=f"{p_name} || {q_name}"):
             T.distributions.kl_divergence(p, q)
-
-
-class _GivenGamma(torch.autograd.Function):
-    """Gamma(a, 1) "draws" that are given, with PyTorch's gradient of ``_standard_gamma``."""
-
-    @staticmethod
-    def forward(ctx, a, z):
-        ctx.save_for_backward(a, z)
-        return z.clone()
-
-    @staticmethod
-    def backward(ctx, grad):
-        a, z = ctx.saved_tensors
-        return grad * torch._standard_gamma_grad(a, z), None
 
 
 @contextlib.contextmanager

@@ -144,8 +144,9 @@ def _module(name: str, *sources: Any, **extra: Any) -> types.ModuleType:
     return m
 
 
-_DISTRIBUTION_MODULES = ("kl", "normal", "uniform", "categorical", "bernoulli", "gamma", "beta",
-                         "dirichlet", "multivariate_normal", "independent")
+_DISTRIBUTION_MODULES: tuple[str, ...] = (
+    "kl", "normal", "uniform", "categorical", "bernoulli", "gamma", "beta", "dirichlet",
+    "multivariate_normal", "independent")
 
 
 def _autograd_modules() -> dict[str, types.ModuleType]:

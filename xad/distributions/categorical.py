@@ -31,11 +31,11 @@ def binary_params(name: str, probs: Any, logits: Any, *others: Any) -> list[Tens
     (PyTorch's ``probs_to_logits``/``logits_to_probs``, binary)."""
     _one_of(name, probs, logits)
     if probs is not None:
-        probs, *others = broadcast_all(probs, *others)
+        probs, *rest = broadcast_all(probs, *others)
         p = _clamp_probs(probs)
-        return [probs, _ops.log(p) - _ops.log1p(-p), *others]
-    logits, *others = broadcast_all(logits, *others)
-    return [_ops.sigmoid(logits), logits, *others]
+        return [probs, _ops.log(p) - _ops.log1p(-p), *rest]
+    logits, *rest = broadcast_all(logits, *others)
+    return [_ops.sigmoid(logits), logits, *rest]
 
 
 def support_values(values: Tensor, batch_shape: tuple[int, ...], expand: bool) -> Tensor:

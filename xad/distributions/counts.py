@@ -3,7 +3,6 @@ counts ``0, 1, 2, ...``, sampled through :mod:`.count_sampling` (no gradient).""
 
 from __future__ import annotations
 
-from numbers import Number
 from typing import Any
 
 from .. import factories as _f
@@ -74,7 +73,7 @@ class Binomial(Distribution):
                  validate_args: bool | None = None) -> None:
         self.probs, self.logits, count = binary_params("Binomial", probs, logits, total_count)
         self.total_count = _ops.astype(count, self.probs.dtype)
-        self._count = total_count if isinstance(total_count, Number) else None
+        self._count = int(total_count) if isinstance(total_count, (int, float)) else None
         super().__init__(self.probs.shape)
 
     def _host_count(self, what: str) -> int:
@@ -82,7 +81,7 @@ class Binomial(Distribution):
             raise NotImplementedError(
                 f"Binomial.{what}: total_count is a tensor, and reading it would copy device "
                 f"data to the host; pass total_count as a Python int")
-        return int(self._count)
+        return self._count
 
     def sample(self, sample_shape: Shape = ()) -> Tensor:
         shape = self._shape(sample_shape)

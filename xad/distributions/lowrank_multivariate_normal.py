@@ -111,9 +111,9 @@ class LowRankMultivariateNormal(Distribution):
 
     def rsample(self, sample_shape: Shape = ()) -> Tensor:
         shape = self._shape(sample_shape)
-        kw = {"dtype": self.loc.dtype, "backend": self.loc.backend}
-        eps_w = _f.randn(shape[:-1] + tuple(self._w.shape[-1:]), **kw)
-        eps_d = _f.randn(shape, **kw)
+        dtype, backend = self.loc.dtype, self.loc.backend
+        eps_w = _f.randn(shape[:-1] + tuple(self._w.shape[-1:]), dtype=dtype, backend=backend)
+        eps_d = _f.randn(shape, dtype=dtype, backend=backend)
         return (self.loc + _ops.matmul(self._w, _ops.expand_dims(eps_w, axis=-1))[..., 0]
                 + _ops.sqrt(self._d) * eps_d)
 
