@@ -21,7 +21,21 @@ def _one_hot(index: Tensor, k: int, like: Tensor) -> Tensor:
     return _ops.astype(_ops.expand_dims(index, axis=-1) == classes, like.dtype)
 
 
-class OneHotCategorical(Distribution):
+class _OverCategories(Distribution):
+    """A distribution whose ``probs``/``logits`` are those of its ``_categorical``."""
+
+    _categorical: Categorical
+
+    @property
+    def probs(self) -> Tensor:
+        return self._categorical.probs
+
+    @property
+    def logits(self) -> Tensor:
+        return self._categorical.logits
+
+
+class OneHotCategorical(_OverCategories):
     """A ``Categorical`` whose values are one-hot vectors of size ``K``.
 
     Example:
@@ -37,14 +51,6 @@ class OneHotCategorical(Distribution):
                  validate_args: bool | None = None) -> None:
         self._categorical = Categorical(probs, logits)
         super().__init__(self._categorical.batch_shape, self._categorical.probs.shape[-1:])
-
-    @property
-    def probs(self) -> Tensor:
-        return self._categorical.probs
-
-    @property
-    def logits(self) -> Tensor:
-        return self._categorical.logits
 
     def sample(self, sample_shape: Shape = ()) -> Tensor:
         index = self._categorical.sample(sample_shape)
@@ -101,7 +107,7 @@ class OneHotCategoricalStraightThrough(OneHotCategorical):
         return self.sample(sample_shape) + (probs - probs.detach())
 
 
-class Multinomial(Distribution):
+class Multinomial(_OverCategories):
     """Counts over ``K`` categories of ``total_count`` (a Python int) independent draws from
     ``Categorical(probs, logits)``.
 
@@ -122,14 +128,6 @@ class Multinomial(Distribution):
         self._categorical = Categorical(probs, logits)
         self._binomial = Binomial(total_count, probs=self.probs)
         super().__init__(self._categorical.batch_shape, self.probs.shape[-1:])
-
-    @property
-    def probs(self) -> Tensor:
-        return self._categorical.probs
-
-    @property
-    def logits(self) -> Tensor:
-        return self._categorical.logits
 
     def sample(self, sample_shape: Shape = ()) -> Tensor:
         index = self._categorical.sample((self.total_count,) + tuple(sample_shape))
