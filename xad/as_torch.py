@@ -159,8 +159,9 @@ def _module(name: str, *sources: Any, **extra: Any) -> types.ModuleType:
     return m
 
 
-_DISTRIBUTION_MODULES = ("kl", "normal", "uniform", "categorical", "bernoulli", "gamma", "beta",
-                         "dirichlet", "multivariate_normal", "independent")
+_DISTRIBUTION_MODULES: tuple[str, ...] = (
+    "kl", "normal", "uniform", "categorical", "bernoulli", "gamma", "beta", "dirichlet",
+    "multivariate_normal", "independent")
 _TRANSFORMED_MODULES = ("transformed_distribution", "log_normal", "half_normal", "half_cauchy",
                         "gumbel", "weibull", "pareto", "inverse_gamma", "kumaraswamy",
                         "logistic_normal", "relaxed_bernoulli", "relaxed_categorical")
@@ -378,3 +379,8 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 if __name__ == "__main__":
     main()
+_DISTRIBUTION_MODULES += ("exponential", "laplace", "cauchy", "studentT", "chi2",
+                          "fishersnedecor", "poisson", "binomial", "geometric",
+                          "negative_binomial", "multinomial", "one_hot_categorical",
+                          "continuous_bernoulli", "von_mises", "generalized_pareto",
+                          "lowrank_multivariate_normal", "mixture_same_family")

@@ -13,7 +13,7 @@ from ..tensor import Tensor
 from . import constraints
 from .distribution import Distribution, Shape, broadcast_all, broadcast_shapes
 
-__all__ = ["Categorical", "Bernoulli"]
+__all__ = ["Categorical", "Bernoulli", "binary_params", "bce_with_logits", "support_values"]
 
 
 def _one_of(name: str, probs: Any, logits: Any) -> None:
@@ -24,6 +24,28 @@ def _one_of(name: str, probs: Any, logits: Any) -> None:
 def _clamp_probs(p: Tensor) -> Tensor:
     eps = _ops.finfo(p.dtype).eps
     return _ops.clip(p, eps, 1 - eps)
+
+
+def binary_params(name: str, probs: Any, logits: Any, *others: Any) -> list[Tensor]:
+    """``probs, logits, *others`` broadcast together, for a family given exactly one of
+    ``probs`` (``P(1)``) and ``logits`` (``log(p / (1 - p))``); the other is derived from it
+    (PyTorch's ``probs_to_logits``/``logits_to_probs``, binary)."""
+    _one_of(name, probs, logits)
+    if probs is not None:
+        probs, *rest = broadcast_all(probs, *others)
+        p = _clamp_probs(probs)
+        return [probs, _ops.log(p) - _ops.log1p(-p), *rest]
+    logits, *rest = broadcast_all(logits, *others)
+    return [_ops.sigmoid(logits), logits, *rest]
+
+
+def support_values(values: Tensor, batch_shape: tuple[int, ...], expand: bool) -> Tensor:
+    """``enumerate_support``: ``values`` (the support along axis 0, then the event axes)
+    given ``len(batch_shape)`` axes of size 1 after the first, broadcast to the batch
+    when ``expand``."""
+    n, event = values.shape[0], tuple(values.shape[1:])
+    values = _ops.reshape(values, (n,) + (1,) * len(batch_shape) + event)
+    return _ops.broadcast_to(values, (n,) + batch_shape + event) if expand else values
 
 
 class Categorical(Distribution):
@@ -57,6 +79,20 @@ class Categorical(Distribution):
             self.probs = _ops.exp(self.logits)
         self._num_events = self.probs.shape[-1]
         super().__init__(self.probs.shape[:-1])
+
+    has_enumerate_support = True
+
+    def enumerate_support(self, expand: bool = True) -> Tensor:
+        """Every category ``0 .. K-1`` along a new first axis (then the batch's).
+
+        Example:
+            >>> import xad
+            >>> d = xad.distributions.Categorical(logits=xad.zeros(2, 3))
+            >>> d.enumerate_support().shape, d.enumerate_support(False).tolist()
+            ((3, 2), [[0], [1], [2]])
+        """
+        values = _f.arange(self._num_events, dtype=_dt.int64, backend=self.probs.backend)
+        return support_values(values, self.batch_shape, expand)
 
     def sample(self, sample_shape: Shape = ()) -> Tensor:
         n = math.prod(sample_shape)
@@ -93,7 +129,8 @@ class Categorical(Distribution):
         return _f.full(self.batch_shape, math.nan, dtype=self.probs.dtype)
 
 
-def _bce_with_logits(logits: Tensor, target: Tensor) -> Tensor:
+def bce_with_logits(logits: Tensor, target: Tensor) -> Tensor:
+    """Binary cross-entropy of ``target`` given ``logits``, elementwise (stable)."""
     return (_ops.clip(logits, 0.0, None) - logits * target
             + _ops.log1p(_ops.exp(-_ops.abs(logits))))
 
@@ -114,15 +151,22 @@ class Bernoulli(Distribution):
 
     def __init__(self, probs: Any = None, logits: Any = None,
                  validate_args: bool | None = None) -> None:
-        _one_of("Bernoulli", probs, logits)
-        if probs is not None:
-            (self.probs,) = broadcast_all(probs)
-            p = _clamp_probs(self.probs)
-            self.logits = _ops.log(p) - _ops.log1p(-p)
-        else:
-            (self.logits,) = broadcast_all(logits)
-            self.probs = _ops.sigmoid(self.logits)
+        self.probs, self.logits = binary_params("Bernoulli", probs, logits)
         super().__init__(self.probs.shape)
+
+    has_enumerate_support = True
+
+    def enumerate_support(self, expand: bool = True) -> Tensor:
+        """``0`` and ``1`` along a new first axis (then the batch's).
+
+        Example:
+            >>> import xad
+            >>> xad.distributions.Bernoulli(probs=xad.tensor([0.2, 0.9])).enumerate_support(
+            ...     ).tolist()
+            [[0.0, 0.0], [1.0, 1.0]]
+        """
+        values = _f.arange(2, dtype=self.probs.dtype, backend=self.probs.backend)
+        return support_values(values, self.batch_shape, expand)
 
     def sample(self, sample_shape: Shape = ()) -> Tensor:
         with no_grad():
@@ -132,10 +176,10 @@ class Bernoulli(Distribution):
 
     def log_prob(self, value: Tensor) -> Tensor:
         logits, value = _ops.broadcast_arrays(self.logits, value)
-        return -_bce_with_logits(logits, value)
+        return -bce_with_logits(logits, value)
 
     def entropy(self) -> Tensor:
-        return _bce_with_logits(self.logits, self.probs)
+        return bce_with_logits(self.logits, self.probs)
 
     @property
     def mean(self) -> Tensor:
