@@ -132,6 +132,7 @@ class _N:
     erf = staticmethod(_erf)
     erfc = staticmethod(scipy.special.erfc)
     erfinv = staticmethod(scipy.special.erfinv)
+    xlogy = staticmethod(scipy.special.xlogy)
     ndtri = staticmethod(scipy.special.ndtri)
     gammainc = staticmethod(scipy.special.gammainc)
     gammaincc = staticmethod(scipy.special.gammaincc)
@@ -830,6 +831,9 @@ def _torch_breadth_cases() -> list[Case]:
         Case("fmod", lambda m, x, y: m.fmod(x, y + 3.0), ((2, 3), (3,)), ("halfgrid", "pos")),
         Case("fmod:negative", lambda m, x, y: m.fmod(x, -y - 3.0), ((2, 3), (3,)),
              ("halfgrid", "pos")),
+        Case("xlogy", lambda m, x, y: m.xlogy(x, y), ((2, 3), (3,)), ("real", "pos")),
+        Case("xlogy:zeros", lambda m, x, y: m.xlogy(x, y), ((2, 3), (3,)), ("real", "pos"),
+             zeros=(0, 4)),
     ]
 
 

@@ -277,3 +277,23 @@ def test_half_precision_results_stay_half(xb, name):
     assert got.dtype == T.float16
     np.testing.assert_allclose(got.numpy().astype(float), want.numpy().astype(float),
                                rtol=2e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("g", [0.0, 1.0, -2.0])
+def test_xlogy_gradients_are_torchs_at_zeros(xb, g):
+    """``xlogy``'s gradients at ``x == 0`` and ``y == 0`` with PyTorch's rule: ``x``'s is
+    ``xlogy(g, y)``, 0 where ``g == 0`` (a branch a ``where`` masked out gave NaN, as
+    ``0 * log(0)``); ``y``'s is 0 where ``x == 0``."""
+    xs, ys = [0.0, 1.0, 2.0, 0.0, -1.0, 0.5], [0.0, 0.0, 0.0, 1.0, 2.0, -1.0]
+    res = []
+    for t in (T, torch):
+        x = t.tensor(xs, dtype=t.float64, requires_grad=True)
+        y = t.tensor(ys, dtype=t.float64, requires_grad=True)
+        z = t.xlogy(x, y)
+        gx, gy = t.autograd.grad(z, (x, y), t.full((6,), g, dtype=t.float64))
+        res.append((z.detach().numpy(), gx.numpy(), gy.numpy()))
+    np.testing.assert_array_equal(res[0][0], res[1][0])
+    np.testing.assert_array_equal(res[0][1], res[1][1])
+    keep = np.array(xs) != 0  # (y's at x == 0: xad's 0, torch's g * 0 / y, NaN at y == 0)
+    np.testing.assert_array_equal(res[0][2][keep], res[1][2][keep])
+    assert (res[0][2][~keep] == 0).all()

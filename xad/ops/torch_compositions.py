@@ -12,8 +12,9 @@ from typing import Any
 from .. import dtypes as _dt
 from ..factories import tensor, zeros
 from ..tensor import Tensor
-from ._apply import unary
+from ._apply import Op, binary, unary
 from .amp_cast import autocast_float32, autocast_low, autocast_off
+from .batching import elementwise_batch
 from .creation import asarray
 from .diagonal import Diagonal
 from .dtype_functions import finfo, result_type
@@ -24,6 +25,7 @@ from .manipulation import broadcast_arrays, meshgrid, take_along_axis
 from .reduce import cumsum
 from .select import index_add, same_dtype
 from .shape import concat, flip, permute_dims, reshape, stack, view_of
+from .tangent import total
 from .torch_conventions import vector_norm
 
 __all__ = ["addcmul", "addcdiv", "lerp", "logaddexp2", "xlogy", "cross", "cdist", "dist",
@@ -140,10 +142,46 @@ def floating_pair(a: Any, b: Any) -> tuple[Tensor, Tensor]:
     return astype(a, dt), astype(b, dt)
 
 
+class XLogY(Op):
+    """``x * log(y)``, 0 where ``x == 0`` (NaN where ``y`` is NaN), as one node with
+    PyTorch's gradients: ``xlogy(g, y)`` to ``x`` (0 where ``g == 0``, as where a ``where``
+    masked an infinite branch; and 0 where ``x == 0`` and ``y <= 0``), ``g * x / y`` to ``y``
+    (0 at ``x == y == 0``, where PyTorch's is NaN). Composed of ``x * log(y)``, the gradient ``g * log(0)`` of a
+    masked branch was NaN."""
+
+    name = "xlogy"
+    floating = True
+    save_inputs = True
+
+    @staticmethod
+    def forward(b, x, y):
+        xp = b.xp
+        zero = x == 0
+        out = x * xp.log(xp.where(zero, xp.ones_like(y), y))
+        out = xp.where(zero, xp.zeros_like(out), out)  # (not -0.0)
+        return xp.where(xp.isnan(y), y, out)
+
+    @staticmethod
+    def backward(node, g):
+        x, y = node.inputs
+        gx = where((x == 0) & (y <= 0), 0.0, binary(XLogY, g, y)) if node.needs_grad(0) \
+            else None
+        gy = g * x / where((x == 0) & (y == 0), 1.0, y) if node.needs_grad(1) else None
+        return gx, gy
+
+    batch = classmethod(elementwise_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        (x, y), (tx, ty) = primals, tangents
+        return total(out, None if tx is None else
+                     where((x == 0) & (y <= 0), 0.0, binary(XLogY, tx, y)),
+                     None if ty is None else ty * x / where((x == 0) & (y == 0), 1.0, y))
+
+
 def xlogy(input: Any, other: Any) -> Tensor:  # noqa: A002
     """``input * log(other)``, 0 where ``input == 0`` (NaN where ``other`` is NaN), with
-    PyTorch's gradients: ``log(other)`` to ``input`` (0 where ``input == 0`` and
-    ``other <= 0``), ``input / other`` to ``other`` (0 where ``input == 0``).
+    PyTorch's gradients (:class:`XLogY`).
 
     Example:
         >>> import xad
@@ -151,11 +189,7 @@ def xlogy(input: Any, other: Any) -> Tensor:  # noqa: A002
         [0.0, 0.0]
     """
     x, y = floating_pair(input, other)
-    zero = x == 0
-    lg = log(where(zero, 1.0, y))  # log(1): no 0 * inf in backward
-    lz = log(where(zero & (y > 0), y, 1.0))  # input == 0: 0, with log(other) as gradient
-    out = where(zero, x * where(isfinite(lz), lz, 0.0) + 0.0, x * lg)  # (+ 0.0: not -0.0)
-    return where(isnan(y), y, out)
+    return binary(XLogY, x, y)
 
 
 def diff_bool(x: Tensor, n: int, dim: int, prepend: Any, append: Any) -> Tensor:
