@@ -35,6 +35,7 @@ from . import torch_functions as _tf
 from . import torch_gradcheck as _gradcheck
 from . import torch_linalg as _linalg
 from . import torch_objects as _objects
+from . import torch_sequences as _sequences
 from .backend import set_backend
 from .nn import functional, init
 from .ops import torch_conventions as _conventions
@@ -68,6 +69,7 @@ _DTYPES = {"float": dtypes.float32, "float32": dtypes.float32, "double": dtypes.
 # PyTorch's meaning or signature where xad's function of the same name has the standard's
 _PYTORCH_SIGNATURES = {n: getattr(_tf, n) for n in _tf.__all__ if n not in ("TorchTensor",
                                                                              "cuda_usable")}
+_PYTORCH_SIGNATURES["range"] = _sequences.range  # (kept out of torch_functions: a builtin there)
 _FACTORIES = ("tensor", "zeros", "ones", "full", "empty", "arange", "linspace", "eye",
               "rand", "randn", "randint", "randperm", "zeros_like", "ones_like", "full_like",
               "hann_window", "hamming_window", "blackman_window", "bartlett_window",

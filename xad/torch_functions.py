@@ -22,6 +22,20 @@ from .nn import functional as _F
 from .ops.torch_conventions import remainder, sign
 from .ops.torch_elementwise import sgn
 from .tensor import Tensor, on_cuda
+from .torch_calculus import cumulative_trapezoid, gradient, trapz
+from .torch_legacy_linalg import (
+    chain_matmul,
+    eig,
+    frobenius_norm,
+    lstsq,
+    lu,
+    lu_solve,
+    matrix_rank,
+    nuclear_norm,
+    solve,
+    symeig,
+    triangular_solve,
+)
 from .torch_linalg import householder_product as orgqr
 from .torch_linalg import lu_unpack
 from .torch_matrix_functions import (
@@ -37,6 +51,7 @@ from .torch_matrix_functions import (
     slogdet,
     svd,
 )
+from .torch_sequences import combinations, nonzero_static, unravel_index, vander
 from .torch_stft import istft, stft
 from .torch_windows import (
     bartlett_window,
@@ -76,6 +91,11 @@ __all__ = ["TorchTensor", "meshgrid", "autocast", "GradScaler", "set_printoption
            "bartlett_window", "kaiser_window", "stft", "istft",
            "set_float32_matmul_precision", "get_float32_matmul_precision",
            "use_deterministic_algorithms", "are_deterministic_algorithms_enabled"]
+# numerical functions (xad/torch_calculus.py, torch_sequences.py, torch_legacy_linalg.py)
+__all__ += ["trapz", "cumulative_trapezoid", "gradient", "combinations", "vander",
+            "unravel_index", "nonzero_static", "lu", "lu_solve", "triangular_solve",
+            "chain_matmul", "nuclear_norm", "frobenius_norm", "solve", "lstsq", "eig", "symeig",
+            "matrix_rank"]
 
 
 class _TensorType(type):

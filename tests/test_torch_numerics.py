@@ -1,0 +1,166 @@
+"""PyTorch's numerical functions under ``xad.as_torch`` (xad/torch_calculus.py,
+torch_sequences.py, torch_legacy_linalg.py) against torch 2.13 in float64 on every backend:
+values, shapes and dtypes of every result, and the gradients of a weighted sum of the
+floating results to every floating input."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from torch_compare import T, torch
+
+_RNG = np.random.default_rng(7)
+V = _RNG.standard_normal(4)
+M = _RNG.standard_normal((3, 5))
+SQ = _RNG.standard_normal((2, 3, 3)) + 2 * np.eye(3)
+B = _RNG.standard_normal((2, 3, 2))
+XS = np.array([0.0, 0.5, 1.75, 2.0, 3.5])
+IDX = np.array([[-1, 7, 25], [0, 3, 11]])
+NZ = np.array([[0.0, 1.5, 0.0], [np.nan, 0.0, -2.0]])
+
+
+def _grid(m, x):
+    return (m.tensor(XS[:3]), m.tensor(XS))
+
+
+CASES = {
+    "combinations": (lambda m, v: m.combinations(v), (V,)),
+    "combinations_r3": (lambda m, v: m.combinations(v, r=3), (V,)),
+    "combinations_replacement": (lambda m, v: m.combinations(v, 2, with_replacement=True), (V,)),
+    "combinations_r0": (lambda m, v: m.combinations(v, r=0), (V,)),
+    "combinations_r_past_n": (lambda m, v: m.combinations(v, r=5), (V,)),
+    "combinations_empty": (lambda m, v: m.combinations(v[:0]), (V,)),
+    "vander": (lambda m, v: m.vander(v), (V,)),
+    "vander_N_increasing": (lambda m, v: m.vander(v, N=6, increasing=True), (V,)),
+    "vander_N0_N1": (lambda m, v: [m.vander(v, N=0), m.vander(v, N=1)], (V,)),
+    "vander_int": (lambda m, i: m.vander(i[0], N=3), (IDX,)),
+    "unravel_index": (lambda m, i: m.unravel_index(i, (3, 4)), (IDX,)),
+    "unravel_index_0d_int_shape": (lambda m, i: [m.unravel_index(i[0, 1], (2, 2, 2)),
+                                                 m.unravel_index(i, 5)], (IDX,)),
+    "nonzero_static": (lambda m, x: m.nonzero_static(x, size=5), (NZ,)),
+    "nonzero_static_short": (lambda m, x: x.nonzero_static(size=2, fill_value=9), (NZ,)),
+    "nonzero_static_0d_empty": (lambda m, x: [m.nonzero_static(x[0, 1], size=2),
+                                              m.nonzero_static(x[:0], size=2)], (NZ,)),
+    "range": (lambda m, x: [m.range(1, 4), m.range(0, 1, 0.3), m.range(3, 0, -0.5),
+                            m.range(1, 4, dtype=m.int64),
+                            m.range(-2, 5, 3, dtype=m.float64)], (V,)),
+    "trapz_x": (lambda m, y, x: m.trapz(y, x), (M, XS)),
+    "trapz_dx_dim": (lambda m, y: m.trapz(y, dx=0.5, dim=0), (M,)),
+    "cumulative_trapezoid": (lambda m, y: m.cumulative_trapezoid(y), (M,)),
+    "cumulative_trapezoid_dx_dim": (lambda m, y: m.cumulative_trapezoid(y, dx=0.25, dim=0),
+                                    (M,)),
+    "cumulative_trapezoid_x": (lambda m, y, x: m.cumulative_trapezoid(y, x), (M, XS)),
+    "cumulative_trapezoid_empty": (lambda m, y: [m.cumulative_trapezoid(y[:, :1]),
+                                                 m.cumulative_trapezoid(y[:, :0])], (M,)),
+    "gradient": (lambda m, y: m.gradient(y), (M,)),
+    "gradient_dim_spacing": (lambda m, y: m.gradient(y, spacing=2.0, dim=1), (M,)),
+    "gradient_spacing_list": (lambda m, y: m.gradient(y, spacing=[0.5, 3.0]), (M,)),
+    "gradient_edge2": (lambda m, y: m.gradient(y, edge_order=2), (M,)),
+    "gradient_coordinates": (lambda m, y: m.gradient(y, spacing=_grid(m, y)), (M,)),
+    "gradient_coordinates_edge2": (lambda m, y: m.gradient(
+        y, spacing=_grid(m, y)[1:], dim=[1], edge_order=2), (M,)),
+    "lu": (lambda m, a: list(m.lu(a)), (SQ,)),
+    "lu_get_infos": (lambda m, a: list(a.lu(get_infos=True)), (SQ,)),
+    "lu_solve": (lambda m, a, b: m.lu_solve(b, *m.lu(a)), (SQ, B)),
+    "lu_solve_method": (lambda m, a, b: b.lu_solve(*m.linalg.lu_factor(a)), (SQ, B)),
+    "triangular_solve": (lambda m, a, b: list(m.triangular_solve(b, a)), (SQ, B)),
+    "triangular_solve_lower_transpose_unit": (lambda m, a, b: list(b.triangular_solve(
+        a, upper=False, transpose=True, unitriangular=True)), (SQ, B)),
+    "triangular_solve_transpose": (lambda m, a, b: list(m.triangular_solve(
+        b, a, transpose=True)), (SQ, B)),
+    "chain_matmul": (lambda m, a, b: m.chain_matmul(a[0], a[1], b[0]), (SQ, B)),
+    "chain_matmul_one": (lambda m, a: m.chain_matmul(a[0]), (SQ,)),
+    "nuclear_norm": (lambda m, a: m.nuclear_norm(a), (M,)),
+    "nuclear_norm_dim": (lambda m, a: m.nuclear_norm(a, dim=(0, 2), keepdim=True), (SQ,)),
+    "frobenius_norm": (lambda m, a: m.frobenius_norm(a, dim=(1, 2)), (SQ,)),
+    "frobenius_norm_one_dim": (lambda m, a: m.frobenius_norm(a, 0, keepdim=True), (M,)),
+}
+
+
+# torch 2.13's vander cannot give a gradient (its cumulative product is changed in place):
+# torch's gradient comes from torch.linalg.vander, the same powers
+_TORCH_GRAD_TWINS = {"vander": lambda m, v: m.linalg.vander(v).flip(-1),
+                     "vander_N_increasing": lambda m, v: m.linalg.vander(v, N=6)}
+
+
+def _flat(out) -> list:
+    return [t for o in out for t in _flat(o)] if isinstance(out, (tuple, list)) else [out]
+
+
+def _run(m, name):
+    fn, arrays = CASES[name]
+    xs = [m.tensor(a, requires_grad=a.dtype.kind == "f") for a in arrays]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if m is torch and name in _TORCH_GRAD_TWINS:
+            values = _flat(fn(m, *[x.detach() for x in xs]))
+            twin = _flat(_TORCH_GRAD_TWINS[name](torch, *xs))
+            return _results(values), _grads(torch, xs, twin)
+        outs = _flat(fn(m, *xs))
+    return _results(outs), _grads(m, xs, outs)
+
+
+def _results(outs: list) -> list:
+    return [(tuple(o.shape), str(o.dtype).rsplit(".")[-1], o.detach().numpy()) for o in outs]
+
+
+def _grads(m, xs: list, outs: list) -> list:
+    floats = [o for o in outs if o.dtype in (m.float64, m.float32) and o.requires_grad]
+    grads = []
+    if floats:
+        loss = sum((o * m.tensor(np.linspace(0.5, 1.5, o.numel()).reshape(tuple(o.shape)))).sum()
+                   for o in floats)
+        leaves = [x for x in xs if x.requires_grad]
+        grads = [None if g is None else g.numpy()
+                 for g in m.autograd.grad(loss, leaves, allow_unused=True)]
+    return grads
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_torch_numerics_agree_with_pytorch(xb, name):
+    want, want_g = _run(torch, name)
+    got, got_g = _run(T, name)
+    assert [w[:2] for w in got] == [w[:2] for w in want]
+    for (_, _, g), (_, _, w) in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
+    assert len(got_g) == len(want_g)
+    for g, w in zip(got_g, want_g):
+        if w is None or g is None:
+            assert not np.any(w if g is None else g)
+        else:
+            np.testing.assert_allclose(g, w, rtol=1e-8, atol=1e-10)
+
+
+def test_range_warns_as_pytorch(xb):
+    with pytest.warns(UserWarning, match="torch.range is deprecated"):
+        T.range(0, 2)
+
+
+@pytest.mark.parametrize("name", ["solve", "lstsq", "eig", "symeig", "matrix_rank"])
+def test_removed_functions_raise_pytorchs_error(xb, name):
+    """The functions PyTorch removed raise its RuntimeError, word for word (the replacement
+    named); so do the tensor methods PyTorch keeps for them."""
+    msgs = []
+    for m in (torch, T):
+        a = m.tensor(SQ[0])
+        with pytest.raises(RuntimeError, match="now removed") as e:
+            getattr(m, name)(a, a)
+        msgs.append(str(e.value))
+        if name != "matrix_rank":
+            with pytest.raises(RuntimeError, match="now removed"):
+                getattr(a, name)(a) if name in ("solve", "lstsq") else getattr(a, name)()
+    assert msgs[0] == msgs[1]
+
+
+def test_refusals_as_pytorch(xb):
+    for m in (torch, T):
+        with pytest.raises(RuntimeError, match="at least edge_order"):
+            m.gradient(m.tensor([1.0, 2.0]), edge_order=2)
+        with pytest.raises(RuntimeError, match="Expected one or more"):
+            m.chain_matmul()
+        with pytest.raises(RuntimeError, match="1D"):
+            m.combinations(m.ones(2, 2))
+        with pytest.raises(TypeError):
+            m.unravel_index(m.tensor([1.0]), (2,))
