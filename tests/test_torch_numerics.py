@@ -19,6 +19,12 @@ B = _RNG.standard_normal((2, 3, 2))
 XS = np.array([0.0, 0.5, 1.75, 2.0, 3.5])
 IDX = np.array([[-1, 7, 25], [0, 3, 11]])
 NZ = np.array([[0.0, 1.5, 0.0], [np.nan, 0.0, -2.0]])
+H = np.array([1.0, 2.0, 1.0, 4.0, 2.5, np.nan, 7.0, 0.0])  # ties, an edge, NaN
+P = np.array([[0.0, 1.0], [1.0, 0.0], [2.0, 2.0], [0.5, 0.5], [np.nan, 1.0], [1.5, 9.0]])
+
+
+def _dd(r) -> list:
+    return [r.hist, *r.bin_edges]
 
 
 def _grid(m, x):
@@ -76,6 +82,25 @@ CASES = {
     "nuclear_norm_dim": (lambda m, a: m.nuclear_norm(a, dim=(0, 2), keepdim=True), (SQ,)),
     "frobenius_norm": (lambda m, a: m.frobenius_norm(a, dim=(1, 2)), (SQ,)),
     "frobenius_norm_one_dim": (lambda m, a: m.frobenius_norm(a, 0, keepdim=True), (M,)),
+    # histograms (not differentiable: inputs detached; PyTorch's raises at backward)
+    "histogram_range_weight_density": (lambda m, h: list(m.histogram(
+        h.detach(), 4, range=(0.0, 5.0), weight=h.detach() * 0 + 2, density=True)), (H,)),
+    "histogram_data_extent": (lambda m, h: list(m.histogram(h.detach()[:5], 3)), (H,)),
+    "histogram_edges": (lambda m, h: list(m.histogram(h.detach(), m.tensor(
+        [0.0, 1.0, 2.5, 10.0], dtype=m.float64))), (H,)),
+    "histogram_equal_empty_0d": (lambda m, h: [*m.histogram(h.detach()[1:2], 2),
+                                               *m.histogram(h.detach()[:0], 2),
+                                               *m.histogram(h.detach()[3], 3)], (H,)),
+    "histogram_method_2d": (lambda m, a: list(a.detach().histogram(5)), (M,)),
+    "histogramdd": (lambda m, p: _dd(m.histogramdd(p.detach()[[0, 1, 2, 3]], bins=[2, 3])),
+                    (P,)),
+    "histogramdd_edges_density": (lambda m, p: _dd(m.histogramdd(p.detach(), bins=[
+        m.tensor([0.0, 1.0, 2.0], dtype=m.float64), m.tensor([0.0, 2.0], dtype=m.float64)],
+        density=True)), (P,)),
+    "histogramdd_range_weight": (lambda m, p: _dd(m.histogramdd(
+        p.detach(), bins=2, range=[0.0, 1.0, 0.0, 1.0], weight=p.detach()[:, 1] + 1)), (P,)),
+    "histogramdd_3d_input": (lambda m, a: _dd(m.histogramdd(a.detach(), bins=[2, 1, 3])),
+                             (SQ,)),
 }
 
 

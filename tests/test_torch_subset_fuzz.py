@@ -775,7 +775,8 @@ AUDITED_ELSEWHERE = ("Generator Tensor amp autograd bfloat16 bool cuda compile c
                      # numerical functions against torch (tests/test_torch_numerics.py)
                      "trapz cumulative_trapezoid gradient combinations vander unravel_index "
                      "nonzero_static range lu lu_solve triangular_solve chain_matmul "
-                     "nuclear_norm frobenius_norm solve lstsq eig symeig matrix_rank").split()
+                     "nuclear_norm frobenius_norm solve lstsq eig symeig matrix_rank "
+                     "histogram histogramdd").split()
 
 
 @pytest.mark.filterwarnings("ignore")

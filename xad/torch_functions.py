@@ -23,6 +23,7 @@ from .ops.torch_conventions import remainder, sign
 from .ops.torch_elementwise import sgn
 from .tensor import Tensor, on_cuda
 from .torch_calculus import cumulative_trapezoid, gradient, trapz
+from .torch_histograms import histogram, histogramdd
 from .torch_legacy_linalg import (
     chain_matmul,
     eig,
@@ -96,6 +97,7 @@ __all__ += ["trapz", "cumulative_trapezoid", "gradient", "combinations", "vander
             "unravel_index", "nonzero_static", "lu", "lu_solve", "triangular_solve",
             "chain_matmul", "nuclear_norm", "frobenius_norm", "solve", "lstsq", "eig", "symeig",
             "matrix_rank"]
+__all__ += ["histogram", "histogramdd"]  # (xad/torch_histograms.py)
 
 
 class _TensorType(type):
