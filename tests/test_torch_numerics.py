@@ -82,6 +82,23 @@ CASES = {
     "nuclear_norm_dim": (lambda m, a: m.nuclear_norm(a, dim=(0, 2), keepdim=True), (SQ,)),
     "frobenius_norm": (lambda m, a: m.frobenius_norm(a, dim=(1, 2)), (SQ,)),
     "frobenius_norm_one_dim": (lambda m, a: m.frobenius_norm(a, 0, keepdim=True), (M,)),
+    # Householder reflectors: LAPACK's numbers (geqrf is not differentiable, as PyTorch's)
+    "geqrf_tall_wide_batch": (lambda m, a, r: [*m.geqrf(r.detach()), *m.geqrf(r.detach().mT),
+                                               *a.detach().geqrf()], (SQ, M)),
+    "geqrf_zero_column": (lambda m, a: list(m.geqrf(a.detach() * m.tensor([
+        [1.0, 1.0, 1.0], [0.0, 1.0, 1.0], [0.0, 1.0, 1.0]], dtype=m.float64))), (SQ,)),
+    "geqrf_complex": (lambda m, a: list(m.geqrf(m.complex(a.detach(), a.detach().mT))),
+                      (SQ,)),
+    "ormqr": (lambda m, a, b: m.ormqr(*m.geqrf(a.detach()), b), (SQ, B)),
+    "ormqr_transpose": (lambda m, a, b: m.ormqr(*m.geqrf(a.detach()), b, transpose=True),
+                        (SQ, B)),
+    "ormqr_right": (lambda m, a, b: a.detach().geqrf()[0].ormqr(
+        a.detach().geqrf()[1], b.mT, left=False), (SQ, B)),
+    "ormqr_right_transpose": (lambda m, a, b: m.ormqr(
+        *m.geqrf(a.detach()), b.mT, left=False, transpose=True), (SQ, B)),
+    "ormqr_grad_reflectors": (lambda m, r, c: m.ormqr(r[:, :2], r[:2, 0], c, transpose=True),
+                              (M.T, M.T[:, ::-1].copy())),
+    "orgqr_method": (lambda m, r: r[:, :2].orgqr(r[:2, 1]), (M.T,)),
     # histograms (not differentiable: inputs detached; PyTorch's raises at backward)
     "histogram_range_weight_density": (lambda m, h: list(m.histogram(
         h.detach(), 4, range=(0.0, 5.0), weight=h.detach() * 0 + 2, density=True)), (H,)),
@@ -189,3 +206,61 @@ def test_refusals_as_pytorch(xb):
             m.combinations(m.ones(2, 2))
         with pytest.raises(TypeError):
             m.unravel_index(m.tensor([1.0]), (2,))
+
+
+def _moments(draws, mean, var, n):
+    """Sample mean within 5 standard errors of ``mean``; sample variance within 15%."""
+    d = np.asarray(draws)
+    assert np.all(np.abs(d.mean(-1) - mean) <= 5 * np.sqrt(var / n) + 1e-12)
+    np.testing.assert_allclose(d.var(-1), var, rtol=0.15, atol=1e-12)
+
+
+def test_poisson_moments_and_gradient(xb):
+    """Draws through xad's generator: means and variances of the rates (0 to 1e4), counts
+    (whole numbers), the seed replayed, and PyTorch's zero gradient."""
+    rates = np.array([0.0, 0.3, 4.0, 60.0, 1e4])
+    n = 3000
+    T.manual_seed(3)
+    lam = T.tensor(np.repeat(rates[:, None], n, 1), requires_grad=True)
+    d = T.poisson(lam)
+    assert d.dtype == T.float64 and tuple(d.shape) == (5, n)
+    got = d.detach().numpy()
+    assert np.all(got == np.round(got)) and np.all(got >= 0)
+    _moments(got, rates[:, None][:, 0], rates, n)
+    T.manual_seed(3)
+    np.testing.assert_array_equal(T.poisson(lam.detach()).numpy(), got)
+    d.sum().backward()
+    assert not lam.grad.numpy().any()
+    with pytest.raises(RuntimeError, match="non-negative"):
+        T.poisson(T.tensor([-1.0]))
+
+
+def test_binomial_moments(xb):
+    """Means n p and variances n p (1 - p), counts below 0 giving 0 and probabilities
+    past 1 giving the count (PyTorch's), broadcasting, the dtype, a generator."""
+    count = np.array([0.0, 1.0, 10.0, 200.0, 1000.0])
+    prob = np.array([0.3, 0.5, 0.9, 0.02, 0.5])
+    n = 3000
+    g = T.Generator().manual_seed(5)
+    d = T.binomial(T.tensor(np.repeat(count[:, None], n, 1)), T.tensor(prob[:, None]),
+                   generator=g).numpy()
+    assert d.shape == (5, n) and np.all(d == np.round(d)) and np.all(d <= count[:, None])
+    _moments(d, count * prob, count * prob * (1 - prob), n)
+    for m in (torch, T):
+        edge = m.binomial(m.tensor([-1.0, 3.0, 4.0]), m.tensor([0.5, 1.5, 0.0]))
+        np.testing.assert_array_equal(edge.numpy(), [0.0, 3.0, 0.0])
+        assert tuple(m.binomial(m.tensor([3.0, 3.0]), m.tensor([0.5])).shape) == (2,)
+        assert m.binomial(m.ones(2, dtype=m.float64), m.ones(2, dtype=m.float64)).dtype == \
+            m.float64
+        with pytest.raises(ValueError, match="floating"):
+            m.binomial(m.tensor([3, 3]), m.tensor([0.5, 0.5]))
+
+
+def test_multinomial_method_and_polygamma_in_place(xb):
+    for m in (torch, T):
+        w = m.tensor([[0.0, 1.0, 0.0], [0.0, 0.0, 2.0]])
+        np.testing.assert_array_equal(w.multinomial(2, replacement=True).numpy(), [[1, 1], [2, 2]])
+        assert w.multinomial(1).dtype == m.int64
+    got, want = (m.tensor([0.5, 1.5, 4.0], dtype=m.float64) for m in (T, torch))
+    assert got.polygamma_(2) is got and want.polygamma_(2) is want
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-10)

@@ -23,7 +23,9 @@ from .ops.torch_conventions import remainder, sign
 from .ops.torch_elementwise import sgn
 from .tensor import Tensor, on_cuda
 from .torch_calculus import cumulative_trapezoid, gradient, trapz
+from .torch_draws import binomial, poisson
 from .torch_histograms import histogram, histogramdd
+from .torch_householder import geqrf, ormqr
 from .torch_legacy_linalg import (
     chain_matmul,
     eig,
@@ -98,6 +100,8 @@ __all__ += ["trapz", "cumulative_trapezoid", "gradient", "combinations", "vander
             "chain_matmul", "nuclear_norm", "frobenius_norm", "solve", "lstsq", "eig", "symeig",
             "matrix_rank"]
 __all__ += ["histogram", "histogramdd"]  # (xad/torch_histograms.py)
+__all__ += ["binomial", "poisson"]  # (xad/torch_draws.py)
+__all__ += ["geqrf", "ormqr"]  # (xad/torch_householder.py)
 
 
 class _TensorType(type):
