@@ -264,3 +264,47 @@ def test_multinomial_method_and_polygamma_in_place(xb):
     got, want = (m.tensor([0.5, 1.5, 4.0], dtype=m.float64) for m in (T, torch))
     assert got.polygamma_(2) is got and want.polygamma_(2) is want
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-10)
+
+
+LOW = _RNG.standard_normal((2, 7, 3)) @ _RNG.standard_normal((2, 3, 9))  # rank 3
+
+
+@pytest.mark.parametrize("wide", [True, False])
+def test_svd_lowrank_reconstructs_a_low_rank_matrix(xb, wide):
+    """A rank-3 matrix from a rank-3 sketch: ``U diag(S) V^H`` is ``A``, ``S`` the top
+    singular values, the shapes PyTorch's, ``U`` and ``V`` orthonormal, and the gradient of
+    ``S.sum()`` PyTorch's (the same subspace, whatever the random draws)."""
+    a = LOW if wide else LOW.transpose(0, 2, 1)
+    res = []
+    for m in (torch, T):
+        x = m.tensor(a, requires_grad=True)
+        u, s, v = m.svd_lowrank(x, q=3)
+        s.sum().backward()
+        res.append([t.detach().numpy() for t in (u, s, v)] + [x.grad.numpy()])
+    (tu, ts, tv, tg), (u, s, v, g) = res
+    assert (u.shape, s.shape, v.shape) == (tu.shape, ts.shape, tv.shape)
+    np.testing.assert_allclose((u * s[..., None, :]) @ v.transpose(0, 2, 1), a, atol=1e-10)
+    np.testing.assert_allclose(s, np.linalg.svd(a, compute_uv=False)[..., :3], rtol=1e-10)
+    np.testing.assert_allclose(u.transpose(0, 2, 1) @ u, np.broadcast_to(np.eye(3), (2, 3, 3)),
+                               atol=1e-12)
+    np.testing.assert_allclose(g, tg, rtol=1e-8, atol=1e-10)
+
+
+def test_pca_lowrank_centers_and_defaults(xb):
+    """``pca_lowrank``: ``q`` defaults to ``min(6, m, n)``; ``center`` subtracts the column
+    means (the top singular values are those of the centred matrix); ``svd_lowrank``'s ``M``
+    is subtracted; PyTorch's errors for ``q`` and ``niter``."""
+    x = T.tensor(LOW[0] + 3.0)
+    centred = LOW[0] + 3.0 - (LOW[0] + 3.0).mean(0)
+    u, s, v = T.pca_lowrank(x)
+    assert (tuple(u.shape), tuple(s.shape), tuple(v.shape)) == ((7, 6), (6,), (9, 6))
+    np.testing.assert_allclose(s.numpy()[:3], np.linalg.svd(centred)[1][:3], rtol=1e-10)
+    _, s, _ = T.pca_lowrank(x, q=4, center=False)
+    np.testing.assert_allclose(s.numpy()[:4], np.linalg.svd(LOW[0] + 3.0)[1][:4], rtol=1e-10)
+    _, s, _ = T.svd_lowrank(x, q=3, M=T.tensor((LOW[0] + 3.0).mean(0)))
+    np.testing.assert_allclose(s.numpy(), np.linalg.svd(centred)[1][:3], rtol=1e-10)
+    for m in (torch, T):
+        with pytest.raises(ValueError, match="not greater than min"):
+            m.pca_lowrank(m.tensor(LOW[0]), q=8)
+        with pytest.raises(ValueError, match="niter"):
+            m.pca_lowrank(m.tensor(LOW[0]), niter=-1)

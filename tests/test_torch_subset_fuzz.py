@@ -776,7 +776,8 @@ AUDITED_ELSEWHERE = ("Generator Tensor amp autograd bfloat16 bool cuda compile c
                      "trapz cumulative_trapezoid gradient combinations vander unravel_index "
                      "nonzero_static range lu lu_solve triangular_solve chain_matmul "
                      "nuclear_norm frobenius_norm solve lstsq eig symeig matrix_rank "
-                     "histogram histogramdd binomial poisson polygamma_ geqrf ormqr").split()
+                     "histogram histogramdd binomial poisson polygamma_ geqrf ormqr "
+                     "svd_lowrank pca_lowrank").split()
 
 
 @pytest.mark.filterwarnings("ignore")

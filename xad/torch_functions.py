@@ -26,6 +26,7 @@ from .torch_calculus import cumulative_trapezoid, gradient, trapz
 from .torch_draws import binomial, poisson
 from .torch_histograms import histogram, histogramdd
 from .torch_householder import geqrf, ormqr
+from .torch_lowrank import pca_lowrank, svd_lowrank
 from .torch_legacy_linalg import (
     chain_matmul,
     eig,
@@ -102,6 +103,7 @@ __all__ += ["trapz", "cumulative_trapezoid", "gradient", "combinations", "vander
 __all__ += ["histogram", "histogramdd"]  # (xad/torch_histograms.py)
 __all__ += ["binomial", "poisson"]  # (xad/torch_draws.py)
 __all__ += ["geqrf", "ormqr"]  # (xad/torch_householder.py)
+__all__ += ["svd_lowrank", "pca_lowrank"]  # (xad/torch_lowrank.py)
 
 
 class _TensorType(type):
