@@ -26,7 +26,6 @@ from .torch_calculus import cumulative_trapezoid, gradient, trapz
 from .torch_draws import binomial, poisson
 from .torch_histograms import histogram, histogramdd
 from .torch_householder import geqrf, ormqr
-from .torch_lowrank import pca_lowrank, svd_lowrank
 from .torch_legacy_linalg import (
     chain_matmul,
     eig,
@@ -42,6 +41,7 @@ from .torch_legacy_linalg import (
 )
 from .torch_linalg import householder_product as orgqr
 from .torch_linalg import lu_unpack
+from .torch_lowrank import pca_lowrank, svd_lowrank
 from .torch_matrix_functions import (
     cholesky,
     cholesky_inverse,
