@@ -159,58 +159,49 @@ def frobenius_norm(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:  #
     return _conventions.vector_norm(input, 2, dims, keepdim)
 
 
-def solve(input: Any, A: Any, *, out: Any = None) -> Any:  # noqa: A002, N803
-    """``torch.solve``: removed from PyTorch; raises its error (``torch.linalg.solve``)."""
-    raise RuntimeError(
-        _REMOVED + "`torch.solve` is deprecated in favor of `torch.linalg.solve`. "
-        "`torch.linalg.solve` has its arguments reversed and does not return the LU "
-        "factorization.\n\nTo get the LU factorization see `torch.lu`, which can be used with "
-        "`torch.lu_solve` or `torch.lu_unpack`.\nX = torch.solve(B, A).solution should be "
-        "replaced with:\nX = torch.linalg.solve(A, B)")
+# the words of PyTorch's errors for the functions it removed, each naming the replacement
+_REMOVED_MESSAGES = {
+    "solve": _REMOVED + "`torch.solve` is deprecated in favor of `torch.linalg.solve`. "
+    "`torch.linalg.solve` has its arguments reversed and does not return the LU "
+    "factorization.\n\nTo get the LU factorization see `torch.lu`, which can be used with "
+    "`torch.lu_solve` or `torch.lu_unpack`.\nX = torch.solve(B, A).solution should be "
+    "replaced with:\nX = torch.linalg.solve(A, B)",
+    "lstsq": _REMOVED + "`torch.lstsq` is deprecated in favor of `torch.linalg.lstsq`.\n"
+    "`torch.linalg.lstsq` has reversed arguments and does not return the QR decomposition "
+    "in the returned tuple (although it returns other information about the problem).\n\n"
+    "To get the QR decomposition consider using `torch.linalg.qr`.\n\nThe returned "
+    "solution in `torch.lstsq` stored the residuals of the solution in the last m - n "
+    "columns of the returned value whenever m > n. In torch.linalg.lstsq, the residuals "
+    "are in the field 'residuals' of the returned named tuple.\n\nThe unpacking of the "
+    "solution, as in\nX, _ = torch.lstsq(B, A).solution[:A.size(1)]\nshould be replaced "
+    "with:\nX = torch.linalg.lstsq(A, B).solution",
+    "eig": _REMOVED + "`torch.linalg.eig` returns complex tensors of dtype `cfloat` or "
+    "`cdouble` rather than real tensors mimicking complex tensors.\n\nL, _ = torch.eig(A) "
+    "should be replaced with:\nL_complex = torch.linalg.eigvals(A)\n\nand\n\nL, V = "
+    "torch.eig(A, eigenvectors=True) should be replaced with:\nL_complex, V_complex = "
+    "torch.linalg.eig(A)",
+    "symeig": _REMOVED + "The default behavior has changed from using the upper triangular "
+    "portion of the matrix by default to using the lower triangular portion.\n\nL, _ = "
+    "torch.symeig(A, upper=upper) should be replaced with:\nL = torch.linalg.eigvalsh(A, "
+    "UPLO='U' if upper else 'L')\n\nand\n\nL, V = torch.symeig(A, eigenvectors=True) "
+    "should be replaced with:\nL, V = torch.linalg.eigh(A, UPLO='U' if upper else 'L')",
+    "matrix_rank": "This function was deprecated since version 1.9 and is now removed.\n"
+    "Please use the `torch.linalg.matrix_rank` function instead. The parameter 'symmetric' "
+    "was renamed in `torch.linalg.matrix_rank()` to 'hermitian'.",
+}
 
 
-def lstsq(input: Any, A: Any, *, out: Any = None) -> Any:  # noqa: A002, N803
-    """``torch.lstsq``: removed from PyTorch; raises its error (``torch.linalg.lstsq``)."""
-    raise RuntimeError(
-        _REMOVED + "`torch.lstsq` is deprecated in favor of `torch.linalg.lstsq`.\n"
-        "`torch.linalg.lstsq` has reversed arguments and does not return the QR decomposition "
-        "in the returned tuple (although it returns other information about the problem).\n\n"
-        "To get the QR decomposition consider using `torch.linalg.qr`.\n\nThe returned "
-        "solution in `torch.lstsq` stored the residuals of the solution in the last m - n "
-        "columns of the returned value whenever m > n. In torch.linalg.lstsq, the residuals "
-        "are in the field 'residuals' of the returned named tuple.\n\nThe unpacking of the "
-        "solution, as in\nX, _ = torch.lstsq(B, A).solution[:A.size(1)]\nshould be replaced with:\n"
-        "X = torch.linalg.lstsq(A, B).solution")
+def _removed(name: str) -> Any:
+    """``torch.<name>``, which PyTorch removed: it raises PyTorch's error."""
+    def f(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(_REMOVED_MESSAGES[name])
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"``torch.{name}``: removed from PyTorch; raises its error, which names the " \
+                f"replacement."
+    return f
 
 
-def eig(input: Any, eigenvectors: bool = False, **kwargs: Any) -> Any:  # noqa: A002
-    """``torch.eig``: removed from PyTorch; raises its error (``torch.linalg.eig``)."""
-    raise RuntimeError(
-        _REMOVED + "`torch.linalg.eig` returns complex tensors of dtype `cfloat` or `cdouble` "
-        "rather than real tensors mimicking complex tensors.\n\nL, _ = torch.eig(A) should be "
-        "replaced with:\nL_complex = torch.linalg.eigvals(A)\n\nand\n\nL, V = torch.eig(A, "
-        "eigenvectors=True) should be replaced with:\nL_complex, V_complex = torch.linalg.eig(A)")
-
-
-def symeig(input: Any, eigenvectors: bool = False, upper: bool = True,  # noqa: A002
-           **kwargs: Any) -> Any:
-    """``torch.symeig``: removed from PyTorch; raises its error (``torch.linalg.eigh``)."""
-    raise RuntimeError(
-        _REMOVED + "The default behavior has changed from using the upper triangular portion "
-        "of the matrix by default to using the lower triangular portion.\n\nL, _ = "
-        "torch.symeig(A, upper=upper) should be replaced with:\nL = torch.linalg.eigvalsh(A, "
-        "UPLO='U' if upper else 'L')\n\nand\n\nL, V = torch.symeig(A, eigenvectors=True) "
-        "should be replaced with:\nL, V = torch.linalg.eigh(A, UPLO='U' if upper else 'L')")
-
-
-def matrix_rank(input: Any, tol: Any = None, symmetric: bool = False, *,  # noqa: A002
-                out: Any = None) -> Any:
-    """``torch.matrix_rank``: removed from PyTorch; raises its error
-    (``torch.linalg.matrix_rank``)."""
-    raise RuntimeError(
-        "This function was deprecated since version 1.9 and is now removed.\nPlease use the "
-        "`torch.linalg.matrix_rank` function instead. The parameter 'symmetric' was renamed "
-        "in `torch.linalg.matrix_rank()` to 'hermitian'.")
+solve, lstsq, eig, symeig, matrix_rank = (_removed(n) for n in _REMOVED_MESSAGES)
 
 
 def _lu_solve_method(self: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:  # noqa: N803
