@@ -308,3 +308,67 @@ def test_pca_lowrank_centers_and_defaults(xb):
             m.pca_lowrank(m.tensor(LOW[0]), q=8)
         with pytest.raises(ValueError, match="niter"):
             m.pca_lowrank(m.tensor(LOW[0]), niter=-1)
+
+
+def _symmetric_cases() -> list:
+    """Symmetric matrices that take each of Bunch-Kaufman's branches: 2x2 blocks, row
+    interchanges, zero columns (``info``), tiny diagonals, and random ones."""
+    rng = np.random.default_rng(11)
+    mats = [np.array([[0.0, 1, 2], [1, 0, 3], [2, 3, 1]]), np.array([[4.0, 1, 0], [1, 3, 1],
+                                                                        [0, 1, 2]]),
+            np.zeros((3, 3)), np.array([[0.0, 0, 1], [0, 0, 0], [1, 0, 0]])]
+    for n in (1, 2, 5, 7):
+        for k in range(6):
+            a = rng.standard_normal((n, n))
+            a = a + a.T
+            if k % 3 == 1:
+                np.fill_diagonal(a, 1e-3 * rng.standard_normal(n))
+            if k % 3 == 2:
+                a[n // 2, :], a[:, n // 2] = 0, 0
+            mats.append(a)
+    return mats
+
+
+def test_ldl_factor_is_lapacks(xb):
+    """``LD``, ``pivots`` and ``info`` equal torch's (LAPACK's ``sytrf``) on every branch of
+    the pivoting; where ``info`` is 0, ``ldl_solve`` equals torch's and solves ``A X = B``."""
+    rng = np.random.default_rng(12)
+    for a in _symmetric_cases():
+        want = torch.linalg.ldl_factor_ex(torch.tensor(a))
+        got = T.linalg.ldl_factor_ex(T.tensor(a))
+        np.testing.assert_array_equal(got.pivots.numpy(), want.pivots.numpy())
+        assert got.pivots.dtype == T.int32 and got.info.dtype == T.int32
+        assert int(got.info.item()) == int(want.info.item())
+        np.testing.assert_allclose(got.LD.numpy(), want.LD.numpy(), rtol=1e-10, atol=1e-12)
+        if int(want.info.item()) == 0:
+            b = rng.standard_normal((a.shape[0], 2))
+            x = T.linalg.ldl_solve(got.LD, got.pivots, T.tensor(b)).numpy()
+            w = torch.linalg.ldl_solve(want.LD, want.pivots, torch.tensor(b)).numpy()
+            np.testing.assert_allclose(x, w, rtol=1e-8, atol=1e-10)
+            np.testing.assert_allclose(a @ x, b, atol=1e-8)
+
+
+def test_ldl_batches_and_refusals(xb):
+    """Batched factors as one by one; ``ldl_solve`` broadcasts the batch (torch 2.13's CPU
+    kernel crashes there: checked against one solve at a time); float32 stays float32;
+    a zero block raises in ``ldl_factor``; complex matrices are refused."""
+    rng = np.random.default_rng(13)
+    a = rng.standard_normal((2, 4, 4))
+    a = a + a.transpose(0, 2, 1)
+    ld, piv = T.linalg.ldl_factor(T.tensor(a))
+    for i in range(2):
+        w = torch.linalg.ldl_factor(torch.tensor(a[i]))
+        np.testing.assert_allclose(ld.numpy()[i], w.LD.numpy(), rtol=1e-10, atol=1e-12)
+        np.testing.assert_array_equal(piv.numpy()[i], w.pivots.numpy())
+    b = rng.standard_normal((3, 1, 4, 2))
+    x = T.linalg.ldl_solve(ld, piv, T.tensor(b)).numpy()
+    assert x.shape == (3, 2, 4, 2)
+    for i in range(3):
+        for j in range(2):
+            np.testing.assert_allclose(a[j] @ x[i, j], b[i, 0], atol=1e-9)
+    ld32 = T.linalg.ldl_factor(T.tensor(a.astype(np.float32))).LD
+    assert ld32.dtype == T.float32
+    with pytest.raises(RuntimeError, match="zero block"):
+        T.linalg.ldl_factor(T.zeros(2, 2))
+    with pytest.raises(RuntimeError, match="real floating"):
+        T.linalg.ldl_factor(T.tensor(a).to(T.complex128))

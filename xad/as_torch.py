@@ -33,6 +33,7 @@ from . import torch_forward_ad as _forward_ad
 from . import torch_func as _func
 from . import torch_functions as _tf
 from . import torch_gradcheck as _gradcheck
+from . import torch_ldl as _ldl
 from . import torch_linalg as _linalg
 from . import torch_objects as _objects
 from . import torch_sequences as _sequences
@@ -217,7 +218,7 @@ def namespace() -> dict[str, types.ModuleType]:
         "torch.accelerator", is_available=_tf.cuda_usable,
         current_accelerator=lambda: "cuda" if _tf.cuda_usable() else None)
     # torch.linalg's norms give 0, not NaN, as gradient at 0 (PyTorch's convention)
-    mods["torch.linalg"] = _module("torch.linalg", xad.linalg, _linalg,
+    mods["torch.linalg"] = _module("torch.linalg", xad.linalg, _linalg, _ldl,
                                    vector_norm=_conventions.vector_norm)
     mods["torch.fft"] = _module("torch.fft", torch_fft)
     mods["torch.special"] = _module("torch.special", **{n: getattr(xad, n) for n in _SPECIAL},
