@@ -19,6 +19,7 @@ B = _RNG.standard_normal((2, 3, 2))
 XS = np.array([0.0, 0.5, 1.75, 2.0, 3.5])
 IDX = np.array([[-1, 7, 25], [0, 3, 11]])
 NZ = np.array([[0.0, 1.5, 0.0], [np.nan, 0.0, -2.0]])
+SEG = np.array([1.5, -2.0, 0.25, 3.0, -0.75, 2.5])  # no ties within a segment
 H = np.array([1.0, 2.0, 1.0, 4.0, 2.5, np.nan, 7.0, 0.0])  # ties, an edge, NaN
 P = np.array([[0.0, 1.0], [1.0, 0.0], [2.0, 2.0], [0.5, 0.5], [np.nan, 1.0], [1.5, 9.0]])
 
@@ -99,6 +100,12 @@ CASES = {
     "ormqr_grad_reflectors": (lambda m, r, c: m.ormqr(r[:, :2], r[:2, 0], c, transpose=True),
                               (M.T, M.T[:, ::-1].copy())),
     "orgqr_method": (lambda m, r: r[:, :2].orgqr(r[:2, 1]), (M.T,)),
+    # segments: lengths with an empty one, offsets, initial, along axis 1
+    **{f"segment_reduce_{r}": (lambda m, d, r=r: [
+        m.segment_reduce(d, r, lengths=m.tensor([2, 0, 3, 1])),
+        m.segment_reduce(d, r, offsets=m.tensor([0, 1, 1, 6]), initial=0.5),
+        m.segment_reduce(d.reshape(3, 2), r, lengths=m.tensor([0, 2, 1]))], (SEG,))
+       for r in ("sum", "mean", "max", "min", "prod")},
     # histograms (not differentiable: inputs detached; PyTorch's raises at backward)
     "histogram_range_weight_density": (lambda m, h: list(m.histogram(
         h.detach(), 4, range=(0.0, 5.0), weight=h.detach() * 0 + 2, density=True)), (H,)),

@@ -18,6 +18,7 @@ import re
 import zlib
 
 import fuzz_torch_missing
+import fuzz_torch_numerics
 import numpy as np
 import pytest
 from torch_compare import run, same
@@ -614,6 +615,7 @@ CASES.update(fuzz_torch_missing.cases())  # names added for porting (tests/fuzz_
 CASES["matrix_exp, x.matrix_exp()"] = lambda m, g: [
     m.matrix_exp(g.f((3, 3), dtype="float64")), g.f((2, 4, 4), dtype="float64").matrix_exp(),
     (g.f((2, 2)) * 4).matrix_exp()]
+CASES.update(fuzz_torch_numerics.cases())  # tests/fuzz_torch_numerics.py (after: the sixths)
 
 # cases that still differ, by name pattern, with why; reported, not failed. (PyTorch's
 # promotion of issue 26 item 1 is done: those cases are checked again.)
@@ -777,7 +779,7 @@ AUDITED_ELSEWHERE = ("Generator Tensor amp autograd bfloat16 bool cuda compile c
                      "nonzero_static range lu lu_solve triangular_solve chain_matmul "
                      "nuclear_norm frobenius_norm solve lstsq eig symeig matrix_rank "
                      "histogram histogramdd binomial poisson polygamma_ geqrf ormqr "
-                     "svd_lowrank pca_lowrank").split()
+                     "svd_lowrank pca_lowrank segment_reduce").split()
 
 
 @pytest.mark.filterwarnings("ignore")

@@ -55,6 +55,7 @@ from .torch_matrix_functions import (
     slogdet,
     svd,
 )
+from .torch_segments import segment_reduce
 from .torch_sequences import combinations, nonzero_static, unravel_index, vander
 from .torch_stft import istft, stft
 from .torch_windows import (
@@ -104,6 +105,7 @@ __all__ += ["histogram", "histogramdd"]  # (xad/torch_histograms.py)
 __all__ += ["binomial", "poisson"]  # (xad/torch_draws.py)
 __all__ += ["geqrf", "ormqr"]  # (xad/torch_householder.py)
 __all__ += ["svd_lowrank", "pca_lowrank"]  # (xad/torch_lowrank.py)
+__all__ += ["segment_reduce"]  # (xad/torch_segments.py)
 
 
 class _TensorType(type):
