@@ -22,17 +22,27 @@ from .tensor import Tensor, install_methods
 
 __all__ = ["binomial", "poisson"]
 
+_CHUNK = 1 << 20  # window entries evaluated at once (a few arrays of 8 MiB)
+
 
 def _invert(log_pmf: Any, lo: Tensor, width: int, like: Tensor,
             generator: Generator | None) -> Tensor:
     """``lo + k``, the first ``k`` of the window ``lo .. lo + width - 1`` whose cumulative
-    probability passes a uniform draw (``log_pmf(counts)`` the log-probabilities)."""
-    counts = _ops.expand_dims(lo, axis=-1) + arange(width, dtype=_dt.float64,
-                                                    backend=like.backend)
-    cdf = _ops.cumsum(_ops.exp(log_pmf(counts)), axis=-1)
-    u = rand(tuple(like.shape), dtype=_dt.float64, backend=like.backend, generator=generator)
-    below = _ops.sum(_ops.astype(cdf < _ops.expand_dims(u, axis=-1), _dt.float64), axis=-1)
-    return lo + _ops.minimum(below, float(width - 1))
+    probability passes a uniform draw (``log_pmf(counts, at)`` the log-probabilities of the
+    flat elements ``at``), over chunks of about ``_CHUNK`` window entries."""
+    u = _ops.reshape(rand(tuple(like.shape), dtype=_dt.float64, backend=like.backend,
+                          generator=generator), (-1,))
+    flat_lo, size = _ops.reshape(lo, (-1,)), max(_CHUNK // width, 1)
+    steps = arange(width, dtype=_dt.float64, backend=like.backend)
+    parts = []
+    for start in range(0, u.shape[0], size):
+        at = slice(start, start + size)
+        counts = _ops.expand_dims(flat_lo[at], axis=-1) + steps
+        cdf = _ops.cumsum(_ops.exp(log_pmf(counts, at)), axis=-1)
+        below = _ops.sum(_ops.astype(cdf < _ops.expand_dims(u[at], axis=-1), _dt.float64),
+                         axis=-1)
+        parts.append(flat_lo[at] + _ops.minimum(below, float(width - 1)))
+    return _ops.reshape(_ops.concat(parts), tuple(like.shape))
 
 
 def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:  # noqa: A002
@@ -56,9 +66,9 @@ def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:  # noq
     top = float(_ops.max(lam).item())
     width = math.ceil(20 * math.sqrt(top) + 30)
     lo = _ops.clip(_ops.floor(lam - 10 * _ops.sqrt(lam) - 10), 0, None)
-    safe = _ops.where(lam > 0, lam, 1.0)
-    def log_pmf(k: Tensor) -> Tensor:
-        r = _ops.expand_dims(safe, axis=-1)
+    safe = _ops.reshape(_ops.where(lam > 0, lam, 1.0), (-1,))
+    def log_pmf(k: Tensor, at: slice) -> Tensor:
+        r = _ops.expand_dims(safe[at], axis=-1)
         return k * _ops.log(r) - r - _ops.lgamma(k + 1)
     draw = _ops.where(lam > 0, _invert(log_pmf, lo, width, lam, generator), 0.0)
     return _ops.astype(draw, input.dtype) + 0 * input  # (gradient 0, in the graph)
@@ -90,9 +100,9 @@ def binomial(count: Tensor, prob: Tensor, generator: Generator | None = None) ->
     width = min(math.ceil(20 * top + 30), int(_ops.max(n).item()) + 1)
     lo = _ops.clip(_ops.floor(n * p - 10 * sd - 10), 0, None)
     inner = (p > 0) & (p < 1)
-    q = _ops.where(inner, p, 0.5)
-    def log_pmf(k: Tensor) -> Tensor:
-        m, r = _ops.expand_dims(n, axis=-1), _ops.expand_dims(q, axis=-1)
+    nf, qf = _ops.reshape(n, (-1,)), _ops.reshape(_ops.where(inner, p, 0.5), (-1,))
+    def log_pmf(k: Tensor, at: slice) -> Tensor:
+        m, r = _ops.expand_dims(nf[at], axis=-1), _ops.expand_dims(qf[at], axis=-1)
         ok = k <= m
         kk = _ops.where(ok, k, m)
         lp = (_ops.lgamma(m + 1) - _ops.lgamma(kk + 1) - _ops.lgamma(m - kk + 1)

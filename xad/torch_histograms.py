@@ -143,7 +143,7 @@ def histogram(input: Tensor, bins: Any = 100, *, range: Any = None,  # noqa: A00
         >>> import xad
         >>> from xad.torch_histograms import histogram
         >>> histogram(xad.tensor([1.0, 2.0, 1.0]), bins=4, range=(0.0, 3.0)).hist.tolist()
-        [0.0, 2.0, 0.0, 1.0]
+        [0.0, 2.0, 1.0, 0.0]
     """
     if isinstance(bins, Tensor) and bins.ndim == 1 and range is not None:
         raise TypeError("histogram: range= goes with a number of bins, not with bin edges")
