@@ -9,7 +9,8 @@ replacement."""
 from __future__ import annotations
 
 import warnings
-from typing import Any, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple, NoReturn
 
 from . import linalg as _la
 from . import torch_linalg as _tl
@@ -191,9 +192,9 @@ _REMOVED_MESSAGES = {
 }
 
 
-def _removed(name: str) -> Any:
+def _removed(name: str) -> Callable[..., NoReturn]:
     """``torch.<name>``, which PyTorch removed: it raises PyTorch's error."""
-    def f(*args: Any, **kwargs: Any) -> Any:
+    def f(*args: Any, **kwargs: Any) -> NoReturn:
         raise RuntimeError(_REMOVED_MESSAGES[name])
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"``torch.{name}``: removed from PyTorch; raises its error, which names the " \
@@ -201,7 +202,11 @@ def _removed(name: str) -> Any:
     return f
 
 
-solve, lstsq, eig, symeig, matrix_rank = (_removed(n) for n in _REMOVED_MESSAGES)
+solve = _removed("solve")
+lstsq = _removed("lstsq")
+eig = _removed("eig")
+symeig = _removed("symeig")
+matrix_rank = _removed("matrix_rank")
 
 
 def _lu_solve_method(self: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:  # noqa: N803

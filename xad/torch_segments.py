@@ -44,8 +44,9 @@ def segment_reduce(data: Tensor, reduce: str, *, lengths: Tensor | None = None,
     if indices is not None or (lengths is None) == (offsets is None):
         raise RuntimeError("segment_reduce: give exactly one of lengths or offsets (indices "
                            "are not supported, as in PyTorch)")
-    if lengths is None:
+    if lengths is None and offsets is not None:
         lengths = _ops.diff(offsets)
+    assert lengths is not None
     axis %= data.ndim
     if lengths.ndim - 1 != axis:
         raise RuntimeError(f"segment_reduce(): Expected axis to be the last dimension of "
