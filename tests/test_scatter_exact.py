@@ -42,3 +42,22 @@ def test_a_small_value_beside_a_large_one_is_exact(xb):
     want = np.zeros((2, 3, 2), dtype=np.float32)
     np.add.at(want, _SPLIT, w)
     assert g.grad.tolist() == want.tolist()
+
+
+def test_extreme_reductions_keep_gradients_beside_infinite_values(xb):
+    """``scatter_reduce(amax/amin)`` where ``input`` holds -inf/inf at the places the index
+    names (an empty maximum's start): the sources' gradients are PyTorch's (they were all 0:
+    ``inf * 0`` is NaN in the rule's own-value term)."""
+    torch = __import__("pytest").importorskip("torch")
+    for reduce, start in (("amax", -np.inf), ("amin", np.inf)):
+        for include_self in (False, True):
+            grads = []
+            for m in (torch, xad):
+                s = m.tensor([1.5, -2.0, 3.0, 0.5], dtype=m.float64, requires_grad=True)
+                x = m.tensor([start, start, start], dtype=m.float64)
+                out = x.scatter_reduce(0, m.tensor([0, 0, 2, 2]), s, reduce,
+                                       include_self=include_self)
+                (out[[0, 2]] * m.tensor([1.0, 2.0], dtype=m.float64)).sum().backward()
+                grads.append((out.detach().numpy(), s.grad.numpy()))
+            np.testing.assert_array_equal(grads[1][0], grads[0][0])
+            np.testing.assert_array_equal(grads[1][1], grads[0][1])

@@ -19,6 +19,7 @@ import zlib
 
 import fuzz_torch_aliases
 import fuzz_torch_missing
+import fuzz_torch_numerics
 import numpy as np
 import pytest
 from torch_compare import run, same
@@ -616,6 +617,7 @@ CASES["matrix_exp, x.matrix_exp()"] = lambda m, g: [
     m.matrix_exp(g.f((3, 3), dtype="float64")), g.f((2, 4, 4), dtype="float64").matrix_exp(),
     (g.f((2, 2)) * 4).matrix_exp()]
 CASES.update(fuzz_torch_aliases.cases())  # torch-level names for xad's computations
+CASES.update(fuzz_torch_numerics.cases())  # tests/fuzz_torch_numerics.py (after: the sixths)
 
 # cases that still differ, by name pattern, with why; reported, not failed. (PyTorch's
 # promotion of issue 26 item 1 is done: those cases are checked again.)
@@ -780,8 +782,14 @@ AUDITED_ELSEWHERE = ("Generator Tensor amp autograd bfloat16 bool cuda compile c
                      # torch.nn's functions against torch (tests/test_torch_nn_more.py)
                      "lp_pool3d feature_alpha_dropout multi_head_attention_forward "
                      "fractional_max_pool2d fractional_max_pool3d "
-                     "fractional_max_pool2d_with_indices fractional_max_pool3d_with_indices"
-                     ).split()
+                     "fractional_max_pool2d_with_indices fractional_max_pool3d_with_indices "
+
+                     # numerical functions against torch (tests/test_torch_numerics.py)
+                     "trapz cumulative_trapezoid gradient combinations vander unravel_index "
+                     "nonzero_static range lu lu_solve triangular_solve chain_matmul "
+                     "nuclear_norm frobenius_norm solve lstsq eig symeig matrix_rank "
+                     "histogram histogramdd binomial poisson polygamma_ geqrf ormqr "
+                     "svd_lowrank pca_lowrank segment_reduce").split()
 
 
 @pytest.mark.filterwarnings("ignore")

@@ -110,6 +110,11 @@ from . import fft, linalg
 from . import torch_matrix_functions as _torch_matrix_functions  # noqa: F401  (x.svd(), x.det(), ...)
 from . import torch_stft as _torch_stft  # noqa: F401  (x.stft(), x.istft())
 from . import torch_tensor_methods as _torch_tensor_methods  # noqa: F401  (x.squeeze_(), x.new(), ...)
+from . import torch_legacy_linalg as _torch_legacy_linalg  # noqa: F401  (x.lu(), x.lu_solve())
+from . import torch_sequences as _torch_sequences  # noqa: F401  (x.nonzero_static())
+from . import torch_histograms as _torch_histograms  # noqa: F401  (x.histogram())
+from . import torch_draws as _torch_draws  # noqa: F401  (x.multinomial())
+from . import torch_householder as _torch_householder  # noqa: F401  (x.geqrf(), x.ormqr())
 from . import amp
 from . import distributed
 from . import distributions

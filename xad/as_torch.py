@@ -36,10 +36,12 @@ from . import torch_forward_ad as _forward_ad
 from . import torch_func as _func
 from . import torch_functions as _tf
 from . import torch_gradcheck as _gradcheck
+from . import torch_ldl as _ldl
 from . import torch_linalg as _linalg
 from . import torch_nn_functions as _nn_functions
 from . import torch_objects as _objects
 from . import torch_script_modules as _script_modules
+from . import torch_sequences as _sequences
 from .backend import set_backend
 from .nn import functional, init
 from .ops import torch_conventions as _conventions
@@ -82,6 +84,7 @@ _DTYPES = {"float": dtypes.float32, "float32": dtypes.float32, "double": dtypes.
 # PyTorch's meaning or signature where xad's function of the same name has the standard's
 _PYTORCH_SIGNATURES = {n: getattr(_tf, n) for n in _tf.__all__ if n not in ("TorchTensor",
                                                                              "cuda_usable")}
+_PYTORCH_SIGNATURES["range"] = _sequences.range  # (kept out of torch_functions: a builtin there)
 _FACTORIES = ("tensor", "zeros", "ones", "full", "empty", "arange", "linspace", "eye",
               "rand", "randn", "randint", "randperm", "zeros_like", "ones_like", "full_like",
               "hann_window", "hamming_window", "blackman_window", "bartlett_window",
@@ -268,7 +271,7 @@ def namespace() -> dict[str, types.ModuleType]:
         "torch.accelerator", is_available=_tf.cuda_usable,
         current_accelerator=lambda: "cuda" if _tf.cuda_usable() else None)
     # torch.linalg's norms give 0, not NaN, as gradient at 0 (PyTorch's convention)
-    mods["torch.linalg"] = _module("torch.linalg", xad.linalg, _linalg,
+    mods["torch.linalg"] = _module("torch.linalg", xad.linalg, _linalg, _ldl,
                                    vector_norm=_conventions.vector_norm)
     mods["torch.fft"] = _module("torch.fft", torch_fft)
     mods["torch.special"] = _module("torch.special", **{n: getattr(xad, n) for n in _SPECIAL},

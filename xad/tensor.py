@@ -2345,7 +2345,7 @@ _INPLACE_METHODS = ("abs sqrt exp log log2 log10 log1p expm1 sigmoid tanh relu n
                     "greater_equal less less_equal not_equal logical_and logical_or "
                     "logical_xor logical_not cumsum cumprod addmm addmv addr baddbmm "
                     "addbmm mvlgamma igamma igammac absolute arctan2 i0 renorm "
-                    "conj_physical").split()
+                    "conj_physical polygamma").split()
 
 
 def _function_method(name: str, target: str) -> Callable:

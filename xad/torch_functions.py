@@ -22,8 +22,26 @@ from .nn import functional as _F
 from .ops.torch_conventions import remainder, sign
 from .ops.torch_elementwise import sgn
 from .tensor import Tensor, on_cuda
+from .torch_calculus import cumulative_trapezoid, gradient, trapz
+from .torch_draws import binomial, poisson
+from .torch_histograms import histogram, histogramdd
+from .torch_householder import geqrf, ormqr
+from .torch_legacy_linalg import (
+    chain_matmul,
+    eig,
+    frobenius_norm,
+    lstsq,
+    lu,
+    lu_solve,
+    matrix_rank,
+    nuclear_norm,
+    solve,
+    symeig,
+    triangular_solve,
+)
 from .torch_linalg import householder_product as orgqr
 from .torch_linalg import lu_unpack
+from .torch_lowrank import pca_lowrank, svd_lowrank
 from .torch_matrix_functions import (
     cholesky,
     cholesky_inverse,
@@ -37,6 +55,8 @@ from .torch_matrix_functions import (
     slogdet,
     svd,
 )
+from .torch_segments import segment_reduce
+from .torch_sequences import combinations, nonzero_static, unravel_index, vander
 from .torch_stft import istft, stft
 from .torch_windows import (
     bartlett_window,
@@ -77,6 +97,16 @@ __all__ = ["TorchTensor", "meshgrid", "autocast", "GradScaler", "set_printoption
            "set_float32_matmul_precision", "get_float32_matmul_precision",
            "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
            "rsub", "fill", "empty_strided", "empty_permuted", "typename"]
+# numerical functions (xad/torch_calculus.py, torch_sequences.py, torch_legacy_linalg.py)
+__all__ += ["trapz", "cumulative_trapezoid", "gradient", "combinations", "vander",
+            "unravel_index", "nonzero_static", "lu", "lu_solve", "triangular_solve",
+            "chain_matmul", "nuclear_norm", "frobenius_norm", "solve", "lstsq", "eig", "symeig",
+            "matrix_rank"]
+__all__ += ["histogram", "histogramdd"]  # (xad/torch_histograms.py)
+__all__ += ["binomial", "poisson"]  # (xad/torch_draws.py)
+__all__ += ["geqrf", "ormqr"]  # (xad/torch_householder.py)
+__all__ += ["svd_lowrank", "pca_lowrank"]  # (xad/torch_lowrank.py)
+__all__ += ["segment_reduce"]  # (xad/torch_segments.py)
 
 
 class _TensorType(type):

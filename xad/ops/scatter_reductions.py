@@ -104,7 +104,8 @@ def _extremum(x: Tensor, src: Tensor, key: tuple, groups: tuple, hit: Tensor,
     eq_self = astype((xd == m) & hit, x.dtype) if include_self else full(
         tuple(x.shape), 0, dtype=x.dtype, backend=x.backend)
     count = eq_self + _placed(x, key, eq_src)
-    c = (x * eq_self + _placed(x, key, src * eq_src)) / where(hit, count, 1)
+    own = where(eq_self > 0, x, 0)  # (not x * eq_self: an infinite x times 0 is NaN)
+    c = (own + _placed(x, key, src * eq_src)) / where(hit, count, 1)
     cd = c.detach()
     return where(hit, m + where(isfinite(cd), c - cd, 0), x)  # m's value, c's gradient
 

@@ -146,8 +146,8 @@ class XLogY(Op):
     """``x * log(y)``, 0 where ``x == 0`` (NaN where ``y`` is NaN), as one node with
     PyTorch's gradients: ``xlogy(g, y)`` to ``x`` (0 where ``g == 0``, as where a ``where``
     masked an infinite branch; and 0 where ``x == 0`` and ``y <= 0``), ``g * x / y`` to ``y``
-    (0 at ``x == y == 0``, where PyTorch's is NaN). Composed of ``x * log(y)``, the gradient ``g * log(0)`` of a
-    masked branch was NaN."""
+    (0 at ``x == y == 0``, where PyTorch's is NaN). Composed of ``x * log(y)``, the
+    gradient ``g * log(0)`` of a masked branch was NaN."""
 
     name = "xlogy"
     floating = True
