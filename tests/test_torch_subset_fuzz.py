@@ -783,7 +783,9 @@ AUDITED_ELSEWHERE = ("Generator Tensor amp autograd bfloat16 bool cuda compile c
                      "lp_pool3d feature_alpha_dropout multi_head_attention_forward "
                      "fractional_max_pool2d fractional_max_pool3d "
                      "fractional_max_pool2d_with_indices fractional_max_pool3d_with_indices "
-
+                     # memory formats (tests/test_torch_placement_calls.py)
+                     "memory_format contiguous_format channels_last channels_last_3d "
+                     "preserve_format "
                      # numerical functions against torch (tests/test_torch_numerics.py)
                      "trapz cumulative_trapezoid gradient combinations vander unravel_index "
                      "nonzero_static range lu lu_solve triangular_solve chain_matmul "
