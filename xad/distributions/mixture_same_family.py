@@ -3,9 +3,12 @@ distribution, weighted by a ``Categorical``."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from .. import ops as _ops
 from ..grad_mode import no_grad
 from ..tensor import Tensor
+from . import constraints
 from .categorical import Categorical
 from .distribution import Distribution, Shape
 
@@ -24,6 +27,9 @@ class MixtureSameFamily(Distribution):
         >>> d.mean.item(), d.variance.item()
         (0.0, 2.0)
     """
+
+    arg_constraints: dict[str, Any] = {}
+    _expand_dists = ("_mixture_distribution", "_component_distribution")
 
     def __init__(self, mixture_distribution: Categorical,
                  component_distribution: Distribution,
@@ -47,6 +53,10 @@ class MixtureSameFamily(Distribution):
         self._num_component = km
         self._event_ndims = len(component_distribution.event_shape)
         super().__init__(cbs[:-1], component_distribution.event_shape)
+
+    @constraints.dependent_property
+    def support(self) -> constraints.Constraint:
+        return constraints.MixtureSameFamilyConstraint(self._component_distribution.support)
 
     @property
     def mixture_distribution(self) -> Categorical:
