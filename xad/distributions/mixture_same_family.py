@@ -102,7 +102,8 @@ class MixtureSameFamily(Distribution):
     def sample(self, sample_shape: Shape = ()) -> Tensor:
         with no_grad():
             gather = len(sample_shape) + len(self.batch_shape)
-            mix = self.mixture_distribution.sample(sample_shape)
+            # one choice per batch member, also where the mixture's batch shape is shorter
+            mix = self.mixture_distribution.expand(self.batch_shape).sample(sample_shape)
             comp = self.component_distribution.sample(sample_shape)
             index = _ops.reshape(mix, tuple(mix.shape) + (1,) * (self._event_ndims + 1))
             index = _ops.broadcast_to(index, tuple(comp.shape[:gather]) + (1,) + self.event_shape)
