@@ -91,7 +91,7 @@ class MixtureSameFamily(Distribution):
         return mean_cond_var + var_cond_mean
 
     def cdf(self, value: Tensor) -> Tensor:
-        cdf_x = self.component_distribution.cdf(self._pad(value))  # type: ignore[attr-defined]
+        cdf_x = self.component_distribution.cdf(self._pad(value))
         return _ops.sum(cdf_x * self.mixture_distribution.probs, axis=-1)
 
     def log_prob(self, value: Tensor) -> Tensor:

@@ -27,7 +27,7 @@ class _OverCategories(Distribution):
 
     arg_constraints = {"probs": constraints.simplex,
                        "logits": constraints.independent(constraints.real, 1)}
-    _expand_dists = ("_categorical",)
+    _expand_dists: tuple[str, ...] = ("_categorical",)
 
     _categorical: Categorical
 
