@@ -117,7 +117,23 @@ def _all_last(x: Tensor, n: int) -> Tensor:
     return _ops.all(x, axis=tuple(range(-n, 0))) if n else x
 
 
-class _IndependentConstraint(Constraint):
+class _OnBase(Constraint):
+    """A constraint checked through ``base_constraint``, with ``_added_event_dims`` more
+    event dimensions than it."""
+
+    base_constraint: Constraint
+    _added_event_dims = 0
+
+    @property
+    def is_discrete(self) -> bool:  # type: ignore[override]
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self) -> int:  # type: ignore[override]
+        return self.base_constraint.event_dim + self._added_event_dims
+
+
+class _IndependentConstraint(_OnBase):
     """``base_constraint`` with ``reinterpreted_batch_ndims`` more event dimensions."""
 
     def __init__(self, base_constraint: Constraint, reinterpreted_batch_ndims: int) -> None:
@@ -126,15 +142,7 @@ class _IndependentConstraint(Constraint):
             raise TypeError(f"constraints.independent needs a Constraint and an int >= 0, "
                             f"found {base_constraint!r} and {reinterpreted_batch_ndims!r}")
         self.base_constraint = base_constraint
-        self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
-
-    @property
-    def is_discrete(self) -> bool:  # type: ignore[override]
-        return self.base_constraint.is_discrete
-
-    @property
-    def event_dim(self) -> int:  # type: ignore[override]
-        return self.base_constraint.event_dim + self.reinterpreted_batch_ndims
+        self.reinterpreted_batch_ndims = self._added_event_dims = reinterpreted_batch_ndims
 
     def check(self, value: Tensor) -> Tensor:
         result = self.base_constraint.check(value)
@@ -148,7 +156,7 @@ class _IndependentConstraint(Constraint):
                 f"{self.reinterpreted_batch_ndims})")
 
 
-class MixtureSameFamilyConstraint(Constraint):
+class MixtureSameFamilyConstraint(_OnBase):
     """``base_constraint`` (a component's support) checked against every component: the
     rightmost batch dimension is added back, then reduced by ``all``."""
 
@@ -157,14 +165,6 @@ class MixtureSameFamilyConstraint(Constraint):
             raise TypeError(f"constraints.MixtureSameFamilyConstraint needs a Constraint, "
                             f"found {base_constraint!r}")
         self.base_constraint = base_constraint
-
-    @property
-    def is_discrete(self) -> bool:  # type: ignore[override]
-        return self.base_constraint.is_discrete
-
-    @property
-    def event_dim(self) -> int:  # type: ignore[override]
-        return self.base_constraint.event_dim
 
     def check(self, value: Tensor) -> Tensor:
         if value.ndim < self.event_dim:
