@@ -158,7 +158,15 @@ class _IndependentConstraint(_OnBase):
 
 class MixtureSameFamilyConstraint(_OnBase):
     """``base_constraint`` (a component's support) checked against every component: the
-    rightmost batch dimension is added back, then reduced by ``all``."""
+    rightmost batch dimension is added back, then reduced by ``all``.
+
+    Example:
+        >>> import xad
+        >>> from xad.distributions import constraints
+        >>> c = constraints.MixtureSameFamilyConstraint(constraints.positive)
+        >>> c.check(xad.tensor([1.0, -1.0])).tolist(), c.event_dim
+        ([True, False], 0)
+    """
 
     def __init__(self, base_constraint: Constraint) -> None:
         if not isinstance(base_constraint, Constraint):
