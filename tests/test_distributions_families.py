@@ -623,6 +623,25 @@ def test_mixture_same_family_agrees_with_pytorch(xb):
         _compare(f"d/dparam{i}", x, t, 1e-7)
 
 
+def test_mixture_with_a_shorter_mixture_batch_samples_each_member(xb):
+    """A mixture of batch ``()`` over components of batch ``(B, K)``: each of the ``B``
+    members picks its own component (before, the sample axis was taken for the batch axis:
+    a wrong shape, or, where the sizes agreed, one choice shared by all members)."""
+    D = T.distributions
+    T.manual_seed(0)
+    f64 = lambda v: T.tensor(v, dtype=T.float64)  # noqa: E731
+    for b in (3, 2000):
+        d = D.MixtureSameFamily(D.Categorical(probs=f64([0.5, 0.5])),
+                                D.Normal(f64([[-100.0, 100.0]] * b), 1e-3))
+        x = _np(d.sample((2000,)))
+        assert x.shape == (2000, b)
+        same = ((x[:, 0] > 0) == (x[:, 1] > 0)).mean()
+        assert abs(same - 0.5) < 0.05 and abs((x > 0).mean() - 0.5) < 0.05
+    vec = D.MixtureSameFamily(D.Categorical(logits=f64([0.0, 0.0])),
+                              D.Independent(D.Normal(f64(np.zeros((4, 2, 3))), 1.0), 1))
+    assert tuple(vec.sample((5,)).shape) == (5, 4, 3)
+
+
 def test_enumerate_support_of_bernoulli_and_categorical(xb):
     """PyTorch's values, shapes and dtypes, with and without ``expand``."""
     for name, kw in (("Bernoulli", {"probs": np.array([[0.2, 0.5, 0.9]] * 2)}),

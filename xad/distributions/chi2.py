@@ -9,6 +9,7 @@ from typing import Any
 from .. import factories as _f
 from .. import ops as _ops
 from ..tensor import Tensor
+from . import constraints
 from .distribution import Distribution, Shape, broadcast_all
 from .gamma import Gamma
 from .special import digamma, lgamma
@@ -25,6 +26,8 @@ class Chi2(Gamma):
         >>> d.mean.item(), d.variance.item(), d.df.item()
         (4.0, 8.0, 4.0)
     """
+
+    arg_constraints = {"df": constraints.positive}
 
     def __init__(self, df: Any, validate_args: bool | None = None) -> None:
         super().__init__(0.5 * df, 0.5)
@@ -43,6 +46,12 @@ class StudentT(Distribution):
         >>> round(d.log_prob(xad.tensor(0.0)).item(), 4), d.variance.item()
         (-1.0009, 3.0)
     """
+
+    arg_constraints = {"df": constraints.positive, "loc": constraints.real,
+                       "scale": constraints.positive}
+    support = constraints.real
+    _expand_params = ("df", "loc", "scale")
+    _expand_dists = ("_chi2",)
 
     has_rsample = True
 
@@ -97,6 +106,11 @@ class FisherSnedecor(Distribution):
         >>> round(d.log_prob(xad.tensor(1.0)).item(), 4), d.mean.item()
         (-0.8802, 1.5)
     """
+
+    arg_constraints = {"df1": constraints.positive, "df2": constraints.positive}
+    support = constraints.positive
+    _expand_params = ("df1", "df2")
+    _expand_dists = ("_gamma1", "_gamma2")
 
     has_rsample = True
 

@@ -29,7 +29,8 @@ from ..tensor import Tensor
 __all__ = ["Constraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property",
            "greater_than", "greater_than_eq", "independent", "integer_interval", "interval",
            "half_open_interval", "is_dependent", "less_than", "lower_cholesky",
-           "lower_triangular", "multinomial", "nonnegative", "nonnegative_integer", "one_hot",
+           "lower_triangular", "MixtureSameFamilyConstraint", "multinomial", "nonnegative",
+           "nonnegative_integer", "one_hot",
            "positive", "positive_integer", "positive_semidefinite", "positive_definite", "real",
            "real_vector", "simplex", "square", "stack", "symmetric", "unit_interval"]
 
@@ -116,7 +117,23 @@ def _all_last(x: Tensor, n: int) -> Tensor:
     return _ops.all(x, axis=tuple(range(-n, 0))) if n else x
 
 
-class _IndependentConstraint(Constraint):
+class _OnBase(Constraint):
+    """A constraint checked through ``base_constraint``, with ``_added_event_dims`` more
+    event dimensions than it."""
+
+    base_constraint: Constraint
+    _added_event_dims = 0
+
+    @property
+    def is_discrete(self) -> bool:  # type: ignore[override]
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self) -> int:  # type: ignore[override]
+        return self.base_constraint.event_dim + self._added_event_dims
+
+
+class _IndependentConstraint(_OnBase):
     """``base_constraint`` with ``reinterpreted_batch_ndims`` more event dimensions."""
 
     def __init__(self, base_constraint: Constraint, reinterpreted_batch_ndims: int) -> None:
@@ -125,15 +142,7 @@ class _IndependentConstraint(Constraint):
             raise TypeError(f"constraints.independent needs a Constraint and an int >= 0, "
                             f"found {base_constraint!r} and {reinterpreted_batch_ndims!r}")
         self.base_constraint = base_constraint
-        self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
-
-    @property
-    def is_discrete(self) -> bool:  # type: ignore[override]
-        return self.base_constraint.is_discrete
-
-    @property
-    def event_dim(self) -> int:  # type: ignore[override]
-        return self.base_constraint.event_dim + self.reinterpreted_batch_ndims
+        self.reinterpreted_batch_ndims = self._added_event_dims = reinterpreted_batch_ndims
 
     def check(self, value: Tensor) -> Tensor:
         result = self.base_constraint.check(value)
@@ -145,6 +154,36 @@ class _IndependentConstraint(Constraint):
     def __repr__(self) -> str:
         return (f"{type(self).__name__[1:]}({self.base_constraint!r}, "
                 f"{self.reinterpreted_batch_ndims})")
+
+
+class MixtureSameFamilyConstraint(_OnBase):
+    """``base_constraint`` (a component's support) checked against every component: the
+    rightmost batch dimension is added back, then reduced by ``all``.
+
+    Example:
+        >>> import xad
+        >>> from xad.distributions import constraints
+        >>> c = constraints.MixtureSameFamilyConstraint(constraints.positive)
+        >>> c.check(xad.tensor([1.0, -1.0])).tolist(), c.event_dim
+        ([True, False], 0)
+    """
+
+    def __init__(self, base_constraint: Constraint) -> None:
+        if not isinstance(base_constraint, Constraint):
+            raise TypeError(f"constraints.MixtureSameFamilyConstraint needs a Constraint, "
+                            f"found {base_constraint!r}")
+        self.base_constraint = base_constraint
+
+    def check(self, value: Tensor) -> Tensor:
+        if value.ndim < self.event_dim:
+            raise ValueError(f"constraints.MixtureSameFamilyConstraint: expected value.dim() "
+                             f">= {self.event_dim} but got {value.ndim}")
+        result = self.base_constraint.check(_ops.expand_dims(value, axis=-1 - self.event_dim))
+        keep = value.ndim - self.event_dim
+        return _ops.all(_ops.reshape(result, tuple(result.shape[:keep]) + (-1,)), axis=-1)
+
+    def __repr__(self) -> str:
+        return f"MixtureSameFamilyConstraint({self.base_constraint!r})"
 
 
 class _Boolean(Constraint):

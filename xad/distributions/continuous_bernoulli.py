@@ -9,6 +9,7 @@ from typing import Any
 
 from .. import ops as _ops
 from ..tensor import Tensor
+from . import constraints
 from .categorical import _clamp_probs, bce_with_logits, binary_params
 from .distribution import Distribution, Shape
 from .exponential import uniform_like
@@ -25,6 +26,10 @@ class ContinuousBernoulli(Distribution):
         >>> round(d.log_prob(xad.tensor(1.0)).item(), 4), round(d.mean.item(), 4)
         (0.6143, 0.612)
     """
+
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.unit_interval
+    _expand_params = ("probs", "logits")
 
     has_rsample = True
 

@@ -9,6 +9,7 @@ from .. import factories as _f
 from .. import ops as _ops
 from ..grad_mode import no_grad
 from ..tensor import Tensor
+from . import constraints
 from .categorical import bce_with_logits, binary_params, support_values
 from .count_sampling import binomial_draws, poisson_draws
 from .distribution import Distribution, Shape, broadcast_all
@@ -26,6 +27,10 @@ class Poisson(Distribution):
         >>> round(d.log_prob(xad.tensor([1.0])).item(), 4), d.variance.item()
         (-1.3069, 2.0)
     """
+
+    arg_constraints = {"rate": constraints.nonnegative}
+    support = constraints.nonnegative_integer
+    _expand_params = ("rate",)
 
     def __init__(self, rate: Any, validate_args: bool | None = None) -> None:
         (self.rate,) = broadcast_all(rate)
@@ -67,6 +72,10 @@ class Binomial(Distribution):
         (-0.9808, 2.0)
     """
 
+    arg_constraints = {"total_count": constraints.nonnegative_integer,
+                       "probs": constraints.unit_interval, "logits": constraints.real}
+    _expand_params = ("total_count", "probs", "logits")
+
     has_enumerate_support = True
 
     def __init__(self, total_count: Any = 1, probs: Any = None, logits: Any = None,
@@ -75,6 +84,10 @@ class Binomial(Distribution):
         self.total_count = _ops.astype(count, self.probs.dtype)
         self._count = int(total_count) if isinstance(total_count, (int, float)) else None
         super().__init__(self.probs.shape)
+
+    @constraints.dependent_property(is_discrete=True, event_dim=0)
+    def support(self) -> constraints.Constraint:
+        return constraints.integer_interval(0, self.total_count)
 
     def _host_count(self, what: str) -> int:
         if self._count is None:
@@ -136,6 +149,10 @@ class Geometric(Distribution):
         (-2.0794, 1.0)
     """
 
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.nonnegative_integer
+    _expand_params = ("probs", "logits")
+
     def __init__(self, probs: Any = None, logits: Any = None,
                  validate_args: bool | None = None) -> None:
         self.probs, self.logits = binary_params("Geometric", probs, logits)
@@ -181,6 +198,12 @@ class NegativeBinomial(Distribution):
         >>> round(d.log_prob(xad.tensor([2.0])).item(), 4), d.mean.item()
         (-1.674, 3.0)
     """
+
+    arg_constraints = {"total_count": constraints.greater_than_eq(0),
+                       "probs": constraints.half_open_interval(0.0, 1.0),
+                       "logits": constraints.real}
+    support = constraints.nonnegative_integer
+    _expand_params = ("total_count", "probs", "logits")
 
     def __init__(self, total_count: Any, probs: Any = None, logits: Any = None,
                  validate_args: bool | None = None) -> None:

@@ -55,6 +55,7 @@ class Distribution:
     support: Any = None
     _validate_args = False
     _expand_params: tuple[str, ...] = ()  # the tensors that ``expand`` broadcasts
+    _expand_dists: tuple[str, ...] = ()  # the inner distributions that ``expand`` expands
 
     def __init__(self, batch_shape: Shape = (), event_shape: Shape = (),
                  validate_args: bool | None = None) -> None:
@@ -83,6 +84,9 @@ class Distribution:
         for name in self._expand_params:
             p = getattr(self, name)
             setattr(new, name, _ops.broadcast_to(p, batch_shape + tuple(p.shape[old:])))
+        for name in self._expand_dists:
+            d = getattr(self, name)
+            setattr(new, name, d.expand(batch_shape + d.batch_shape[old:]))
         new.batch_shape = batch_shape
         return new
 

@@ -9,6 +9,7 @@ from typing import Any
 from .. import factories as _f
 from .. import ops as _ops
 from ..tensor import Tensor
+from . import constraints
 from .distribution import Distribution, Shape, broadcast_all
 
 __all__ = ["Exponential", "GeneralizedPareto", "uniform_like"]
@@ -30,7 +31,10 @@ class Exponential(Distribution):
         (-1.3069, 0.5)
     """
 
+    arg_constraints = {"rate": constraints.positive}
+    support = constraints.nonnegative
     has_rsample = True
+    _expand_params = ("rate",)
 
     def __init__(self, rate: Any, validate_args: bool | None = None) -> None:
         (self.rate,) = broadcast_all(rate)
@@ -79,12 +83,21 @@ class GeneralizedPareto(Distribution):
         (-1.2164, 2.0)
     """
 
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive,
+                       "concentration": constraints.real}
     has_rsample = True
+    _expand_params = ("loc", "scale", "concentration")
 
     def __init__(self, loc: Any, scale: Any, concentration: Any,
                  validate_args: bool | None = None) -> None:
         self.loc, self.scale, self.concentration = broadcast_all(loc, scale, concentration)
         super().__init__(self.loc.shape)
+
+    @constraints.dependent_property(is_discrete=False, event_dim=0)
+    def support(self) -> constraints.Constraint:
+        upper = _ops.where(self.concentration < 0, self.loc - self.scale / self.concentration,
+                           math.inf)
+        return constraints.interval(self.loc, upper)
 
     def _safe(self) -> tuple[Tensor, Tensor]:
         """Whether the concentration is 0, and the concentration with 1 there."""

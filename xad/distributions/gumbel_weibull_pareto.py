@@ -1,6 +1,5 @@
 """``Gumbel``, ``Weibull`` and ``Pareto``: Uniform and exponential draws pushed through
-transforms, as PyTorch defines them (the unit-rate exponential base is private here;
-``xad.distributions.Exponential`` is defined elsewhere)."""
+transforms, as PyTorch defines them."""
 
 from __future__ import annotations
 
@@ -11,7 +10,8 @@ from .. import factories as _f
 from .. import ops as _ops
 from ..tensor import Tensor
 from . import constraints
-from .distribution import Distribution, Shape, broadcast_all
+from .distribution import broadcast_all
+from .exponential import Exponential
 from .normal import Uniform
 from .transformed_distribution import TransformedDistribution
 from .transforms import AffineTransform, ExpTransform, PowerTransform
@@ -19,30 +19,6 @@ from .transforms import AffineTransform, ExpTransform, PowerTransform
 __all__ = ["Gumbel", "Weibull", "Pareto", "EULER_CONSTANT"]
 
 EULER_CONSTANT = 0.57721566490153286060
-
-
-class _Exponential(Distribution):
-    """Exponential(rate): just what ``Weibull`` and ``Pareto`` read of it."""
-
-    has_rsample = True
-    _expand_params = ("rate",)
-
-    def __init__(self, rate: Tensor) -> None:
-        self.rate = rate
-        super().__init__(rate.shape)
-
-    def rsample(self, sample_shape: Shape = ()) -> Tensor:
-        u = _f.rand(self._shape(sample_shape), dtype=self.rate.dtype, backend=self.rate.backend)
-        return -_ops.log1p(-u) / self.rate
-
-    def log_prob(self, value: Tensor) -> Tensor:
-        return _ops.log(self.rate) - self.rate * value
-
-    def cdf(self, value: Tensor) -> Tensor:
-        return 1 - _ops.exp(-self.rate * value)
-
-    def icdf(self, value: Tensor) -> Tensor:
-        return -_ops.log1p(-value) / self.rate
 
 
 class Gumbel(TransformedDistribution):
@@ -110,7 +86,7 @@ class Weibull(TransformedDistribution):
                  ) -> None:
         self.scale, self.concentration = broadcast_all(scale, concentration)
         self.concentration_reciprocal = 1 / self.concentration
-        super().__init__(_Exponential(_f.ones_like(self.scale)),
+        super().__init__(Exponential(_f.ones_like(self.scale)),
                          [PowerTransform(self.concentration_reciprocal),
                           AffineTransform(0, self.scale)])
 
@@ -149,7 +125,7 @@ class Pareto(TransformedDistribution):
 
     def __init__(self, scale: Any, alpha: Any, validate_args: bool | None = None) -> None:
         self.scale, self.alpha = broadcast_all(scale, alpha)
-        super().__init__(_Exponential(self.alpha),
+        super().__init__(Exponential(self.alpha),
                          [ExpTransform(), AffineTransform(0, self.scale)])
 
     @constraints.dependent_property(is_discrete=False, event_dim=0)

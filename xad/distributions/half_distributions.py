@@ -1,5 +1,4 @@
-"""``HalfNormal`` and ``HalfCauchy``: ``|X|`` for a centred Normal or Cauchy ``X`` (the
-Cauchy base is private here; ``xad.distributions.Cauchy`` is defined elsewhere)."""
+"""``HalfNormal`` and ``HalfCauchy``: ``|X|`` for a centred Normal or Cauchy ``X``."""
 
 from __future__ import annotations
 
@@ -10,40 +9,12 @@ from .. import factories as _f
 from .. import ops as _ops
 from ..tensor import Tensor
 from . import constraints
-from .distribution import Distribution, Shape, broadcast_all
+from .location_scale import Cauchy
 from .normal import Normal
 from .transformed_distribution import TransformedDistribution
 from .transforms import AbsTransform
 
 __all__ = ["HalfNormal", "HalfCauchy"]
-
-
-class _CentredCauchy(Distribution):
-    """Cauchy(0, scale): just what ``HalfCauchy`` reads of it."""
-
-    has_rsample = True
-    _expand_params = ("scale",)
-
-    def __init__(self, scale: Any) -> None:
-        (self.scale,) = broadcast_all(scale)
-        super().__init__(self.scale.shape)
-
-    def rsample(self, sample_shape: Shape = ()) -> Tensor:
-        u = _f.rand(self._shape(sample_shape), dtype=self.scale.dtype, backend=self.scale.backend)
-        return _ops.tan(math.pi * (u - 0.5)) * self.scale
-
-    def log_prob(self, value: Tensor) -> Tensor:
-        return (-math.log(math.pi) - _ops.log(self.scale)
-                - _ops.log1p((value / self.scale) ** 2))
-
-    def cdf(self, value: Tensor) -> Tensor:
-        return _ops.atan(value / self.scale) / math.pi + 0.5
-
-    def icdf(self, value: Tensor) -> Tensor:
-        return _ops.tan(math.pi * (value - 0.5)) * self.scale
-
-    def entropy(self) -> Tensor:
-        return math.log(4 * math.pi) + _ops.log(self.scale)
 
 
 class _Half(TransformedDistribution):
@@ -107,7 +78,7 @@ class HalfCauchy(_Half):
     """
 
     def __init__(self, scale: Any, validate_args: bool | None = None) -> None:
-        super().__init__(_CentredCauchy(scale), AbsTransform())
+        super().__init__(Cauchy(0.0, scale), AbsTransform())
 
     @property
     def mean(self) -> Tensor:

@@ -9,6 +9,7 @@ from typing import Any
 from .. import factories as _f
 from .. import ops as _ops
 from ..tensor import Tensor
+from . import constraints
 from .distribution import Distribution, Shape, broadcast_all
 from .exponential import uniform_like
 
@@ -24,6 +25,10 @@ class Laplace(Distribution):
         >>> round(d.log_prob(xad.tensor(1.0)).item(), 4), d.variance.item()
         (-1.6931, 2.0)
     """
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
+    _expand_params = ("loc", "scale")
 
     has_rsample = True
 
@@ -76,6 +81,10 @@ class Cauchy(Distribution):
         >>> round(d.log_prob(xad.tensor(1.0)).item(), 4), d.cdf(xad.tensor(1.0)).item()
         (-1.8379, 0.75)
     """
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
+    _expand_params = ("loc", "scale")
 
     has_rsample = True
 

@@ -7,6 +7,7 @@ from .. import factories as _f
 from .. import linalg as _la
 from .. import ops as _ops
 from ..tensor import Tensor
+from . import constraints
 from .distribution import LOG_2PI, Distribution, Shape, broadcast_shapes
 from .multivariate_normal import tril_solve
 
@@ -60,6 +61,12 @@ class LowRankMultivariateNormal(Distribution):
         >>> d.event_shape, round(d.log_prob(xad.zeros(2)).item(), 4)
         ((2,), -1.8379)
     """
+
+    arg_constraints = {"loc": constraints.real_vector,
+                       "cov_factor": constraints.independent(constraints.real, 2),
+                       "cov_diag": constraints.independent(constraints.positive, 1)}
+    support = constraints.real_vector
+    _expand_params = ("loc", "cov_diag", "cov_factor")
 
     has_rsample = True
 

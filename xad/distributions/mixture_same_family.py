@@ -3,9 +3,12 @@ distribution, weighted by a ``Categorical``."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from .. import ops as _ops
 from ..grad_mode import no_grad
 from ..tensor import Tensor
+from . import constraints
 from .categorical import Categorical
 from .distribution import Distribution, Shape
 
@@ -24,6 +27,9 @@ class MixtureSameFamily(Distribution):
         >>> d.mean.item(), d.variance.item()
         (0.0, 2.0)
     """
+
+    arg_constraints: dict[str, Any] = {}
+    _expand_dists = ("_mixture_distribution", "_component_distribution")
 
     def __init__(self, mixture_distribution: Categorical,
                  component_distribution: Distribution,
@@ -47,6 +53,10 @@ class MixtureSameFamily(Distribution):
         self._num_component = km
         self._event_ndims = len(component_distribution.event_shape)
         super().__init__(cbs[:-1], component_distribution.event_shape)
+
+    @constraints.dependent_property
+    def support(self) -> constraints.Constraint:
+        return constraints.MixtureSameFamilyConstraint(self._component_distribution.support)
 
     @property
     def mixture_distribution(self) -> Categorical:
@@ -92,7 +102,8 @@ class MixtureSameFamily(Distribution):
     def sample(self, sample_shape: Shape = ()) -> Tensor:
         with no_grad():
             gather = len(sample_shape) + len(self.batch_shape)
-            mix = self.mixture_distribution.sample(sample_shape)
+            # one choice per batch member, also where the mixture's batch shape is shorter
+            mix = self.mixture_distribution.expand(self.batch_shape).sample(sample_shape)
             comp = self.component_distribution.sample(sample_shape)
             index = _ops.reshape(mix, tuple(mix.shape) + (1,) * (self._event_ndims + 1))
             index = _ops.broadcast_to(index, tuple(comp.shape[:gather]) + (1,) + self.event_shape)

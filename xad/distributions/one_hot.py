@@ -8,6 +8,7 @@ import math
 from .. import factories as _f
 from .. import ops as _ops
 from ..tensor import Tensor
+from . import constraints
 from .categorical import Categorical, support_values
 from .counts import Binomial
 from .distribution import Distribution, Shape, broadcast_shapes
@@ -23,6 +24,10 @@ def _one_hot(index: Tensor, k: int, like: Tensor) -> Tensor:
 
 class _OverCategories(Distribution):
     """A distribution whose ``probs``/``logits`` are those of its ``_categorical``."""
+
+    arg_constraints = {"probs": constraints.simplex,
+                       "logits": constraints.independent(constraints.real, 1)}
+    _expand_dists: tuple[str, ...] = ("_categorical",)
 
     _categorical: Categorical
 
@@ -44,6 +49,8 @@ class OneHotCategorical(_OverCategories):
         >>> round(d.log_prob(xad.tensor([0.0, 1.0])).item(), 4), d.mode.tolist()
         (-0.2877, [0.0, 1.0])
     """
+
+    support = constraints.one_hot
 
     has_enumerate_support = True
 
@@ -118,6 +125,8 @@ class Multinomial(_OverCategories):
         (-0.6931, [1.0, 1.0])
     """
 
+    _expand_dists = ("_categorical", "_binomial")
+
     def __init__(self, total_count: int = 1, probs: Tensor | None = None,
                  logits: Tensor | None = None, validate_args: bool | None = None) -> None:
         if not isinstance(total_count, int):
@@ -128,6 +137,10 @@ class Multinomial(_OverCategories):
         self._categorical = Categorical(probs, logits)
         self._binomial = Binomial(total_count, probs=self.probs)
         super().__init__(self._categorical.batch_shape, self.probs.shape[-1:])
+
+    @constraints.dependent_property(is_discrete=True, event_dim=1)
+    def support(self) -> constraints.Constraint:
+        return constraints.multinomial(self.total_count)
 
     def sample(self, sample_shape: Shape = ()) -> Tensor:
         index = self._categorical.sample((self.total_count,) + tuple(sample_shape))

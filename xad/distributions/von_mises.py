@@ -11,6 +11,7 @@ from .. import factories as _f
 from .. import ops as _ops
 from ..grad_mode import no_grad
 from ..tensor import Tensor
+from . import constraints
 from .distribution import Distribution, Shape, broadcast_all
 
 __all__ = ["VonMises"]
@@ -57,6 +58,10 @@ class VonMises(Distribution):
         >>> round(d.log_prob(xad.tensor(0.0)).item(), 4), round(d.variance.item(), 4)
         (-1.0738, 0.5536)
     """
+
+    arg_constraints = {"loc": constraints.real, "concentration": constraints.positive}
+    support = constraints.real
+    _expand_params = ("loc", "concentration")
 
     def __init__(self, loc: Any, concentration: Any, validate_args: bool | None = None
                  ) -> None:
