@@ -290,8 +290,12 @@ def _kl_params(g, name, b):
     if name == "Uniform":
         low = np.where(g.random(b) < 0.3, g.uniform(-1.0, 0.0, b), g.uniform(0.05, 0.4, b))
         return {"low": low, "high": low + np.where(g.random(b) < 0.3, 2.0, g.uniform(0.1, 0.5, b))}
-    if name in ("Normal", "Laplace", "Cauchy"):
+    if name in ("Normal", "Laplace", "Cauchy", "Gumbel"):
         return {"loc": g.standard_normal(b), "scale": _pos(g, b)}
+    if name == "Pareto":  # alpha sometimes <= 1 or 2 (infinite moments); scale by Uniform's
+        alpha = np.where(g.random(b) < 0.4, g.choice([0.7, 1.0, 1.6, 2.0], b),
+                         g.uniform(2.5, 5.0, b))
+        return {"scale": g.uniform(0.02, 0.3, b), "alpha": alpha}
     if name in ("Gamma", "Beta"):
         keys = ("concentration", "rate") if name == "Gamma" else ("concentration1",
                                                                  "concentration0")
@@ -323,7 +327,12 @@ KL_PAIRS = [(a, a) for a in ("Exponential", "Laplace", "Cauchy", "Poisson", "Geo
     (p, q) for p in ("Beta", "ContinuousBernoulli", "Exponential", "Gamma", "Laplace",
                      "Normal", "Uniform")
     for q in ("Beta", "ContinuousBernoulli", "Exponential", "Gamma", "Normal", "Uniform")
-    if p != q and (p, q) not in UNREGISTERED]
+    if p != q and (p, q) not in UNREGISTERED] + [
+    (p, "Pareto") for p in ("Beta", "ContinuousBernoulli", "Exponential", "Gamma", "Gumbel",
+                            "Laplace", "Normal", "Pareto", "Uniform")] + [
+    (p, "Gumbel") for p in ("Exponential", "Gamma", "Normal", "Uniform")] + [
+    (p, q) for p in ("Gumbel", "Pareto")
+    for q in ("Beta", "ContinuousBernoulli", "Exponential", "Gamma", "Normal", "Uniform")]
 
 
 def _check_kl(p_name, q_name, seed):
