@@ -13,7 +13,7 @@ from .exponential import Exponential
 from .gamma import Beta, Gamma
 from .gumbel_weibull_pareto import EULER_CONSTANT, Gumbel, Pareto
 from .kl import register_kl
-from .kl_families import _inf_like
+from .kl_families import _exponential_inf, _gamma_inf, _inf_like, _loc_inf
 from .kl_uniform import _x_log_x
 from .location_scale import Laplace
 from .normal import Normal, Uniform
@@ -22,36 +22,18 @@ from .special import digamma, lgamma
 __all__: list[str] = []
 
 
+# no overlap of supports: kl_families' infinite KL for p's family
+for _p, _fn in ((Exponential, _exponential_inf), (Gamma, _gamma_inf), (Gumbel, _loc_inf),
+                (Laplace, _loc_inf), (Normal, _loc_inf)):
+    register_kl(_p, Pareto)(_fn)
+for _q in (Beta, ContinuousBernoulli, Exponential, Gamma, Uniform):
+    register_kl(Gumbel, _q)(_loc_inf)
+
+
 @register_kl(Beta, Pareto)
-def _beta_inf(p: Beta, q: Pareto) -> Tensor:
-    return _inf_like(p.concentration1)
-
-
 @register_kl(ContinuousBernoulli, Pareto)
-def _cb_inf(p: ContinuousBernoulli, q: Pareto) -> Tensor:
-    return _inf_like(p.probs)
-
-
-@register_kl(Exponential, Pareto)
-def _exponential_inf(p: Exponential, q: Pareto) -> Tensor:
-    return _inf_like(p.rate)
-
-
-@register_kl(Gamma, Pareto)
-def _gamma_inf(p: Gamma, q: Pareto) -> Tensor:
-    return _inf_like(p.concentration)
-
-
-@register_kl(Gumbel, Beta)
-@register_kl(Gumbel, ContinuousBernoulli)
-@register_kl(Gumbel, Exponential)
-@register_kl(Gumbel, Gamma)
-@register_kl(Gumbel, Pareto)
-@register_kl(Gumbel, Uniform)
-@register_kl(Laplace, Pareto)
-@register_kl(Normal, Pareto)
-def _loc_inf(p: Gumbel | Laplace | Normal, q: object) -> Tensor:
-    return _inf_like(p.loc)
+def _unit_interval_inf(p: Beta | ContinuousBernoulli, q: Pareto) -> Tensor:
+    return _inf_like(p.concentration1 if isinstance(p, Beta) else p.probs)
 
 
 @register_kl(Pareto, Beta)
