@@ -17,6 +17,7 @@ from . import (
     transforms,
 )
 from . import kl_families as _kl_families  # noqa: F401  (registers their KL pairs)
+from . import kl_gumbel_pareto as _kl_gumbel_pareto  # noqa: F401
 from . import kl_lowrank as _kl_lowrank  # noqa: F401
 from . import kl_uniform as _kl_uniform  # noqa: F401
 from .categorical import Bernoulli, Categorical
