@@ -16,15 +16,9 @@ from .exponential import uniform_like
 __all__ = ["Laplace", "Cauchy"]
 
 
-class Laplace(Distribution):
-    """The Laplace (double exponential) distribution with ``loc`` and ``scale``.
-
-    Example:
-        >>> import xad
-        >>> d = xad.distributions.Laplace(0.0, 1.0)
-        >>> round(d.log_prob(xad.tensor(1.0)).item(), 4), d.variance.item()
-        (-1.6931, 2.0)
-    """
+class _LocationScale(Distribution):
+    """A real family of ``loc`` and positive ``scale`` (broadcast together), its mode at
+    ``loc``: what Laplace and Cauchy share."""
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
@@ -35,6 +29,21 @@ class Laplace(Distribution):
     def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
         self.loc, self.scale = broadcast_all(loc, scale)
         super().__init__(self.loc.shape)
+
+    @property
+    def mode(self) -> Tensor:
+        return self.loc
+
+
+class Laplace(_LocationScale):
+    """The Laplace (double exponential) distribution with ``loc`` and ``scale``.
+
+    Example:
+        >>> import xad
+        >>> d = xad.distributions.Laplace(0.0, 1.0)
+        >>> round(d.log_prob(xad.tensor(1.0)).item(), 4), d.variance.item()
+        (-1.6931, 2.0)
+    """
 
     def rsample(self, sample_shape: Shape = ()) -> Tensor:
         eps = _ops.finfo(self.loc.dtype).eps
@@ -60,10 +69,6 @@ class Laplace(Distribution):
         return self.loc
 
     @property
-    def mode(self) -> Tensor:
-        return self.loc
-
-    @property
     def variance(self) -> Tensor:
         return 2 * self.scale ** 2
 
@@ -72,7 +77,7 @@ class Laplace(Distribution):
         return math.sqrt(2) * self.scale
 
 
-class Cauchy(Distribution):
+class Cauchy(_LocationScale):
     """The Cauchy (Lorentz) distribution with median ``loc`` and half width ``scale``.
 
     Example:
@@ -81,16 +86,6 @@ class Cauchy(Distribution):
         >>> round(d.log_prob(xad.tensor(1.0)).item(), 4), d.cdf(xad.tensor(1.0)).item()
         (-1.8379, 0.75)
     """
-
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    _expand_params = ("loc", "scale")
-
-    has_rsample = True
-
-    def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
-        self.loc, self.scale = broadcast_all(loc, scale)
-        super().__init__(self.loc.shape)
 
     def rsample(self, sample_shape: Shape = ()) -> Tensor:
         return self.icdf(uniform_like(self.loc, self._shape(sample_shape)))
@@ -111,10 +106,6 @@ class Cauchy(Distribution):
     @property
     def mean(self) -> Tensor:
         return _f.full(self.batch_shape, math.nan, dtype=self.loc.dtype, backend=self.loc.backend)
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
 
     @property
     def variance(self) -> Tensor:
