@@ -11,8 +11,9 @@ from typing import Any
 from .. import dtypes as _dt
 from ..factories import full_like
 from ..tensor import Tensor
+from .bitcast import view_dtype
 from .dtype_functions import result_type
-from .elementwise import abs, astype, isfinite, logical_and, sign, sin, where
+from .elementwise import abs, astype, clip, isfinite, logical_and, sign, sin, where
 from .elementwise_math import floor, log2, remainder, trunc
 from .torch_compositions import exp2
 
@@ -76,16 +77,35 @@ def frexp(input: Tensor) -> tuple[Tensor, Tensor]:  # noqa: A002
     x = abs(input.detach())
     usual = logical_and(isfinite(x), x != 0)
     e = where(usual, floor(log2(where(usual, x, 1.0))) + 1, 0.0)
-    m = _scaled(x, e)
+    m = _scaled(x, -e)
     e = where(usual, e + astype(m >= 1, e.dtype) - astype(m < 0.5, e.dtype), 0.0)
-    return _scaled(input, e), astype(e, _dt.int32)
+    return _scaled(input, -e), astype(e, _dt.int32)
+
+
+# a float dtype's bits: the integer dtype of its width, its mantissa bits, its exponent bias
+_LAYOUT = {"float64": ("int64", 52, 1023), "float32": ("int32", 23, 127),
+           "float16": ("int16", 10, 15), "bfloat16": ("int16", 7, 127)}
+
+
+def _pow2(k: Tensor, dtype: _dt.DType) -> Tensor:
+    """``2**k`` exactly, for integral ``k`` within ``dtype``'s normal exponents: the float's
+    bits. ``exp2`` may miss by an ulp (CUDA's did on an H200: CuPy's frexp mantissa of
+    1.7e308 came out an ulp low)."""
+    name, mantissa, bias = _LAYOUT[dtype.name]
+    bits = (astype(k, getattr(_dt, name)) + bias) * (1 << mantissa)
+    return view_dtype(bits, dtype)
 
 
 def _scaled(x: Tensor, e: Tensor) -> Tensor:
-    """``x * 2**-e`` in two factors, each within the dtype's range (``2**-e`` alone
-    overflows for the subnormals)."""
-    h = trunc(e / 2)
-    return x * exp2(-h) * exp2(h - e)
+    """``x * 2**e`` exactly (rounded once, where the result is subnormal) for integral ``e``
+    (a float tensor), in three power-of-two factors, each within the dtype's normal range
+    (``2**e`` alone over- or underflows where ``x`` is large or subnormal)."""
+    d = x.dtype if x.dtype.is_floating else _dt.get_default_dtype()
+    bias = _LAYOUT[d.name][2]
+    e = clip(e, 3 * (1 - bias), 3 * bias)  # beyond: inf or 0 either way
+    k1 = trunc(e / 3)
+    k2 = trunc((e - k1) / 2)
+    return x * _pow2(k1, d) * _pow2(k2, d) * _pow2(e - k1 - k2, d)
 
 
 def ldexp(input: Any, other: Any) -> Tensor:  # noqa: A002
