@@ -134,7 +134,10 @@ class MpiComm:
         """``a`` as a writable, contiguous NumPy array (the backend's explicit host path);
         a private copy unless ``private`` is False and NumPy already gave one."""
         h = b.to_numpy(a)
-        if h.dtype.kind == "V":  # bfloat16 on JAX (ml_dtypes): MPI has no datatype for it
+        if h.dtype.kind == "V" or h.dtype.kind == "f" and h.dtype.itemsize == 2:
+            # bfloat16 on JAX (ml_dtypes) has no MPI datatype, float16 none in Open MPI
+            # (MPI_ERR_TYPE on a GPU machine's image; MPICH's is an extension): summed as
+            # float32, rounded once on the way back
             return h.astype("float32")
         if private or h is not a or not h.flags.c_contiguous or not h.flags.writeable:
             h = h.copy()
