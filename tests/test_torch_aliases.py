@@ -11,6 +11,8 @@ import xad
 from xad import as_torch
 
 torch = pytest.importorskip("torch")
+from torch_reference import skip_if_lacking  # noqa: E402
+
 T = as_torch.namespace()["torch"]
 
 COPIES = {
@@ -40,7 +42,10 @@ def test_copies_do_not_alias_and_carry_gradients_as_torch(name, xb):
     grads = []
     for m in (T, torch) if name != "detach_copy" else ():
         x, ys = _run(m, name, a, True)
-        sum(((y * (k + 2.0)) ** 2).sum() for k, y in enumerate(ys)).backward()
+        try:
+            sum(((y * (k + 2.0)) ** 2).sum() for k, y in enumerate(ys)).backward()
+        except RuntimeError as e:  # (an older torch: narrow_copy's derivative)
+            skip_if_lacking(e)
         grads.append(x.grad.numpy())
     if grads:
         np.testing.assert_allclose(grads[0], grads[1], rtol=1e-12, atol=1e-12)

@@ -11,6 +11,7 @@ import re
 import numpy as np
 import pytest
 from torch_compare import T, norm, same, torch
+from torch_reference import skip_if_lacking
 
 rng = np.random.default_rng(7)
 DATA = {"x": rng.standard_normal((3, 4)), "tx": rng.standard_normal((3, 4)),
@@ -133,7 +134,11 @@ def _run(t, body):
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_forward_ad_matches_torch(xb, name):
-    ours, theirs = _run(T, CASES[name]), _run(torch, CASES[name])
+    ours = _run(T, CASES[name])
+    try:
+        theirs = _run(torch, CASES[name])
+    except NotImplementedError as e:  # (an older torch: aminmax's forward AD)
+        skip_if_lacking(e)
     assert same(ours, theirs, TOLS), (ours, theirs)
 
 

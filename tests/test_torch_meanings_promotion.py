@@ -12,6 +12,8 @@ import xad
 from xad import as_torch
 
 torch = pytest.importorskip("torch")
+from torch_reference import OLDER  # noqa: E402
+
 T = as_torch.namespace()["torch"]
 
 
@@ -142,6 +144,8 @@ def test_arange_as_torch_for_every_dtype(xb):
     for args in cases:
         for dt in [d for d in dts if xb._dtypes.get(getattr(xad, d)) is not None]:
             try:
+                if OLDER and dt == "int64" and len(args) == 3 and int(args[-1]) == 0:
+                    raise RuntimeError("torch 2.11 dies of SIGFPE here; 2.13 raises")
                 theirs = torch.arange(*args, dtype=getattr(torch, dt))
             except (RuntimeError, ValueError):  # (int64's step truncated to 0)
                 with pytest.raises(ValueError, match="nonzero"):
@@ -169,6 +173,9 @@ def test_complex_methods_angle_and_conj(xb):
     data = [0.5 + 1j, -1.5 + 0.25j, 2 - 0.5j, -1 + 0j]
     z, zt = T.tensor(data, dtype=T.complex128), torch.tensor(data, dtype=torch.complex128)
     for m in ("angle", "conj", "conj_physical", "resolve_conj", "resolve_neg"):
+        if m == "angle" and xb.name == "cupy":  # CUDA's atan2 is within an ulp, not exact
+            np.testing.assert_allclose(z.angle().numpy(), zt.angle().numpy(), rtol=4e-16)
+            continue
         _same(getattr(z, m)(), getattr(zt, m)())
     _same(T.tensor([-1.0, 0.0, 2.0]).angle(), torch.tensor([-1.0, 0.0, 2.0]).angle())
     z.requires_grad_()

@@ -120,7 +120,8 @@ def test_data_parallel_is_the_module_on_one_device(xb):
     dp.load_state_dict({k: xad.tensor(v.detach().numpy(), dtype=F64)
                         for k, v in ref.state_dict().items()})
     np.testing.assert_allclose(dp(x).detach().numpy(),
-                               ref.double()(torch.ones(4, 3, dtype=torch.float64)).detach().numpy(),
+                               ref.module.double()(torch.ones(4, 3, dtype=torch.float64))
+                               .detach().numpy(),  # (a CUDA torch's DataParallel runs on the GPU)
                                rtol=1e-12)
     assert T.nn.DataParallel(inner, device_ids=[0]).device_ids == [0]
     with pytest.raises(NotImplementedError, match="xad.distributed.DataParallel"):

@@ -31,6 +31,8 @@ from torch_compare import run, same
 from xad import as_torch
 
 torch = pytest.importorskip("torch")
+from torch_reference import OLDER  # noqa: E402
+
 T = as_torch.namespace()["torch"]
 N = int(os.environ.get("XAD_FUZZ_N", "0"))
 SEED = int(os.environ.get("XAD_FUZZ_SEED", "0"))  # the first draw: new inputs past the long run
@@ -698,8 +700,9 @@ def test_small_forms(xb):
     got, want = _both(f)
     assert got == want
     for bad in (lambda m: m.arange(0, 2, 0.5, dtype=m.int64), lambda m: m.clamp(m.ones(2))):
-        with pytest.raises((ValueError, RuntimeError)):
-            bad(torch)
+        if not OLDER:  # (torch 2.11's arange dies of SIGFPE: tests/torch_reference.py)
+            with pytest.raises((ValueError, RuntimeError)):
+                bad(torch)
         with pytest.raises(ValueError):
             bad(T)
 

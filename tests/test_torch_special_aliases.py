@@ -21,11 +21,14 @@ def _special():
 def test_softmax_and_log_softmax_match_torch(xb):
     special = _special()
     a = np.array([[0.5, -2.0, 3.0], [1e3, 0.0, -1e3]])
+    # CUDA's exp and log are within an ulp or two, not correctly rounded (an H200: log_softmax
+    # -0.08509724636430994 for torch's ...1015, a sum's rounding carried through the log)
+    tol = dict(rtol=1e-15, atol=1e-300) if xb.name != "cupy" else dict(rtol=1e-14, atol=1e-15)
     for name in ("softmax", "log_softmax"):
         for dim in (0, 1, -1):
             got = getattr(special, name)(xad.tensor(a, dtype=xad.float64), dim)
             want = getattr(torch.special, name)(torch.tensor(a), dim)
-            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-15, atol=1e-300)
+            np.testing.assert_allclose(got.numpy(), want.numpy(), **tol)
         got = getattr(special, name)(xad.tensor(a, dtype=xad.float32), 1, dtype=xad.float64)
         want = getattr(torch.special, name)(torch.tensor(a, dtype=torch.float32), 1,
                                             dtype=torch.float64)
