@@ -135,7 +135,13 @@ class Linear(Op):
 
     @staticmethod
     def forward(b, x, w, bias):
-        y = b.xp.matmul(x, b.xp.matrix_transpose(w))  # NumPy's: N-d x as one 2-D product
+        """An N-d ``x`` as one 2-D product (PyTorch's addmm): CuPy's own N-d matmul broadcasts
+        ``w`` over the batch, copying ``w.T`` and running a batched product of pointers."""
+        xp = b.xp
+        x2 = x if x.ndim <= 2 else xp.reshape(x, (-1, x.shape[-1]))
+        y = xp.matmul(x2, xp.matrix_transpose(w))
+        if x.ndim > 2:
+            y = xp.reshape(y, (*x.shape[:-1], w.shape[0]))
         if bias is not None:
             y += bias  # y is fresh: add in place (rebinds where arrays are immutable)
         return y
