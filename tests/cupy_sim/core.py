@@ -752,7 +752,7 @@ for _n in _UNARY:
 # ``a.copy()``), argsort and cumsum along an axis other than the last (views of a
 # row-major result with that axis rolled to the end: _core/_routines_sorting.pyx
 # ``_ndarray_argsort``, _routines_math.pyx ``scan_core``), linalg (cuSOLVER's column-major
-# eigenvectors), einsum. Seen on an H200 with CuPy 14.2 for a permuted 3-axis input: each
+# eigenvectors), einsum, fft. Seen on an H200 with CuPy 14.2 for a permuted 3-axis input: each
 # row-major result above row-major, each NumPy-layout one kept, sort row-major, argsort
 # and cumsum rolled, eigh's eigenvectors column-major.
 _ROW_MAJOR = frozenset(
