@@ -18,7 +18,9 @@ GPU; they count as implicit transfers but never raise (the user asked for them).
 Kernels are counted as CuPy launches them (:func:`launch`); joins (``concatenate``,
 ``stack``, ...) as CuPy 14's ``_concatenate`` runs them (:func:`_join`): one kernel and one
 or three uploads for more than 8 arrays of one dtype averaging under 2 MiB, else one copy
-kernel per array; inside a capture, the one-kernel join's upload is refused.
+kernel per array; inside a capture, the one-kernel join's upload is refused. A kernel's new
+result is laid out as CuPy lays it out (row-major for elementwise kernels, reductions, gathers
+and joins, where NumPy keeps its input's layout: "output layouts" below).
 """
 
 from __future__ import annotations
@@ -312,6 +314,8 @@ def launch(name: str, fn: Any, a: tuple, k: dict, dev: int) -> Any:
     if _local.fusing is not None:  # a cupy.ndarray inside cupy.fuse
         raise TypeError(f"Unsupported type {ndarray!r} inside a fused function ({name}): "
                         f"pass arrays to it as arguments")
+    if name in _ROW_MAJOR or type(fn) is np.ufunc or getattr(fn, "ufunc", False):
+        fn = _in_c_order(fn)
     cap = capturing()
     if name in _JOINS:
         return _join(name, fn, a, k, dev, cap)
@@ -722,6 +726,58 @@ _INPLACE = frozenset({"__setitem__", "fill", "scatter_add", "copyto", "put"}
 for _n in _UNARY:
     setattr(ndarray, f"__{_n}__",
             (lambda f, n: lambda self: self._k(f"__{n}__", f))(getattr(operator, _n), _n))
+
+
+# ----- output layouts -------------------------------------------------------------------
+# CuPy allocates these kernels' outputs row-major (C-contiguous) whatever the layout of
+# their inputs, where NumPy keeps the inputs' (order='K', as PyTorch). CuPy 14.2:
+# - ufuncs (every NumPy ufunc here, the operators, cupyx.scipy.special's) and the functions
+#   CuPy writes as ufuncs (where: cupy/_sorting/search.py ``_where_ufunc``; clip, round:
+#   _core/_routines_math.pyx ``_clip``, ``_round_ufunc``; isclose, ceil, floor, trunc, fix,
+#   sinc, i0, angle, sign; tril/triu: ``cupy.where``; diff: the ufunc of two slices):
+#   ``ufunc.__call__`` allocates through ``_get_out_args_from_optionals``
+#   (cupy/_core/_kernel.pyx l. 646-669, 1374), ``_ndarray_init`` -> ``_init_fast(shape,
+#   dtype, True)``, C order (cupy/_core/core.pyx l. 3338-3342); an ElementwiseKernel
+#   through ``_get_out_args_with_params`` (_kernel.pyx l. 686-697), the same;
+# - reductions (sum, max, mean, var, argmax, all, ...): ``_get_out_args``
+#   (cupy/_core/_reduction.pyx l. 346-347, 656-659, 851-854), the same;
+# - gathers (advanced and boolean-mask indexing, take, take_along_axis, compress):
+#   ``core.ndarray(out_shape, ...)`` (cupy/_core/_routines_indexing.pyx ``_take``
+#   l. 843-882, ``_getitem_mask_single`` l. 830-837);
+# - joins: ``core.ndarray(shape_t, ...)`` (cupy/_core/_routines_manipulation.pyx l. 724).
+# NumPy's layout, as in CuPy: views; astype, copy(), cupy.array/asarray, *_like, roll,
+# nan_to_num (order='K': cupy/_core/core.pyx ``_astype``; _math/misc.py ``nan_to_num``
+# writes into ``empty_like(x)``); ndarray.copy, flatten, ravel, reshape (order='C'). Not
+# modelled (NumPy's layout here): sort (row-major on CuPy: cupy/_sorting/sort.py
+# ``a.copy()``), argsort and cumsum along an axis other than the last (views of a
+# row-major result with that axis rolled to the end: _core/_routines_sorting.pyx
+# ``_ndarray_argsort``, _routines_math.pyx ``scan_core``), linalg (cuSOLVER's column-major
+# eigenvectors), einsum, fft. Seen on an H200 with CuPy 14.2 for a permuted 3-axis input: each
+# row-major result above row-major, each NumPy-layout one kept, sort row-major, argsort
+# and cumsum rolled, eigh's eigenvectors column-major.
+_ROW_MAJOR = frozenset(
+    {f"__{n}__" for n in (*_BINARY, *_UNARY)} | {f"__r{n}__" for n in _BINARY}
+    | {"where", "clip", "round", "around", "isclose", "ceil", "floor", "trunc", "fix", "sinc",
+       "i0", "angle", "sign", "tril", "triu", "diff"}
+    | {"sum", "prod", "max", "min", "amax", "amin", "mean", "var", "std", "argmax", "argmin",
+       "all", "any", "count_nonzero", "nansum", "nanprod", "nanmax", "nanmin", "nanmean",
+       "nanvar", "nanstd", "nanargmax", "nanargmin", "ptp", "trace"}
+    | {"__getitem__", "take", "take_along_axis", "compress"} | _JOINS)
+
+
+def _in_c_order(fn: Any) -> Any:
+    """Kernel ``fn`` with its new output arrays row-major, as CuPy allocates them (above); an
+    output that is an argument or a view of one is left as it is."""
+    def kernel(*a: Any, **k: Any) -> Any:
+        out = fn(*a, **k)
+        outs = out if type(out) is tuple else (out,)
+        if all(type(o) is not np.ndarray or o.flags.c_contiguous for o in outs):
+            return out
+        c = tuple(o.copy() if type(o) is np.ndarray and not o.flags.c_contiguous
+                  and _fresh(o, a, k) else o for o in outs)
+        return c if type(out) is tuple else c[0]
+    return kernel
+
 
 # CuPy 14's public ndarray methods that the emulator forwards to NumPy (kept in step by
 # tests/test_cupy_contract.py, which checks each against the installed CuPy).
