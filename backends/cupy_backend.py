@@ -107,7 +107,8 @@ class _OnDevice:
     ``sign`` and ``clip`` are CuPy's own kernels here: the compat layer's write through
     boolean masks (``out[isnan(x)] = nan``; ``out[out < lo] = lo[...]``), and CuPy reads a
     mask's count back to the host, a sync per call (abs's gradient, L1 and Huber losses,
-    ``clip_grad_value_``)."""
+    ``clip_grad_value_``). ``remainder`` and ``floor_divide`` are computed from ``fmod`` on
+    floats: CuPy's own loops round otherwise than NumPy's and PyTorch's."""
 
     def __init__(self, xp: Any, device: Any, cupy: Any = None) -> None:
         self._xp = xp
@@ -149,6 +150,34 @@ class _OnDevice:
                     bound = bound.astype(x.dtype)
                 out = fn(out, bound)
             return x.copy() if out is x else out
+
+    def remainder(self, x1: Any, x2: Any, /) -> Any:
+        """``remainder`` from ``fmod`` on floats, as NumPy's, PyTorch's and JAX's: CuPy's
+        float loop is ``x1 - floor(x1 / x2) * x2``, NaN for an infinite ``x2`` (``inf * 0``)
+        and off for a large quotient (``remainder(1e17, 3.0)`` is 1, not 0 or 4)."""
+        cp = self._cp
+        with self._device:
+            m = cp.fmod(x1, x2)
+            if m.dtype.kind != "f":
+                return cp.remainder(x1, x2)
+            return cp.where((m != 0) & ((m < 0) != (x2 < 0)), m + x2, m)
+
+    def floor_divide(self, x1: Any, x2: Any, /) -> Any:
+        """``floor_divide`` from ``fmod`` on floats, NumPy's and PyTorch's algorithm (the
+        quotient whose :meth:`remainder` is the one above): CuPy's float loop is
+        ``floor(x1 / x2)``, ``10.0`` for ``1.0 // 0.1`` where they give ``9.0``."""
+        cp = self._cp
+        with self._device:
+            m = cp.fmod(x1, x2)
+            if m.dtype.kind != "f":
+                return cp.floor_divide(x1, x2)
+            q = x1 / x2
+            div = (x1 - m) / x2
+            div = cp.where((m != 0) & ((m < 0) != (x2 < 0)), div - 1, div)
+            low = cp.floor(div)
+            low = cp.where(div - low > 0.5, low + 1, low)
+            low = cp.where(div == 0, cp.copysign(cp.zeros_like(q), q), low)
+            return cp.where(x2 == 0, q, low)
 
     def reshape(self, x: Any, /, shape: tuple[int, ...], *, copy: bool | None = None) -> Any:
         """``reshape``: the array's own method where no ``copy`` is asked (the compat

@@ -18,7 +18,7 @@ from typing import Any
 import array_api_compat.numpy as cnp
 import numpy as np
 
-from . import core, fusion, streams
+from . import core, fusion, loops, streams
 from .core import Device, ndarray
 
 
@@ -251,9 +251,19 @@ def _as_strided(x: ndarray, shape: Any = None, strides: Any = None) -> ndarray:
 
 lib = types.SimpleNamespace(stride_tricks=types.SimpleNamespace(as_strided=_as_strided))
 
+def _loop(ns: str, name: str, fn: Any) -> Any:
+    """A CuPy ufunc whose loops compute otherwise than NumPy's (:mod:`.loops`)."""
+    def f(x1: Any, x2: Any, /) -> Any:
+        return core.call(ns, name, fn, (x1, x2), {})
+    return f
+
+
+_LOOPS = {"floor_divide": loops.floor_divide, "remainder": loops.remainder,
+          "mod": loops.remainder}
+
 cupy = _Namespace("cupy", np, ndarray=ndarray, cuda=cuda, random=random, asnumpy=asnumpy, lib=lib,
                   array=_array, asarray=_asarray, take=_take("cupy"), fuse=fusion.fuse,
-                  sign=_sign,
+                  sign=_sign, **{n: _loop("cupy", n, f) for n, f in _LOOPS.items()},
                   get_default_memory_pool=lambda: core.POOLS[core.current_device()])
 cupy.__name__ = "cupy"
 
@@ -312,6 +322,7 @@ _CREATION = ("arange", "empty", "empty_like", "eye", "full", "full_like", "linsp
 compat = _Namespace("compat", cnp, asarray=_with_device("asarray"), astype=_astype,
                     sign=_compat_sign, clip=_compat_clip,
                     take=_take("compat"),
+                    **{n: _loop("compat", n, f) for n, f in _LOOPS.items() if n != "mod"},
                     linalg=_Namespace("compat.linalg", cnp.linalg, solve=_solve),
                     fft=_Namespace("compat.fft", cnp.fft),
                     **{n: _ignoring_device(n) for n in _CREATION})
