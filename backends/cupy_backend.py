@@ -88,15 +88,21 @@ def _probe(cupy: Any) -> None:
 
 
 def _scatter_add_fn(cupy: Any, cupyx: Any) -> Callable[[Any, Any, Any], None]:
-    """The unbuffered add: ``cupyx.scatter_add``, else ``cupy.add.at`` (newer CuPy)."""
-    fn = getattr(cupyx, "scatter_add", None) if cupyx is not None else None
+    """The unbuffered add: ``cupy.add.at``, else ``cupyx.scatter_add`` (older CuPy; CuPy 14
+    warns that the ``ndarray.scatter_add`` it calls is deprecated)."""
+    fn = getattr(getattr(cupy, "add", None), "at", None)
     if fn is not None:
         return fn
-    fn = getattr(getattr(cupy, "add", None), "at", None)
+    fn = getattr(cupyx, "scatter_add", None) if cupyx is not None else None
     if fn is not None:
         return fn
     raise BackendError("this CuPy has neither cupyx.scatter_add nor cupy.add.at; "
                        "upgrade it with `pip install -U 'xad[cupy]'`")
+
+
+# the dtypes CuPy's atomic add lacks (``cupy.add.at`` raises: ``_scatter_op_single`` in
+# cupy/_core/_routines_indexing.pyx) and the one CupyBackend.index_add accumulates them in
+_WIDER = {"?": "int32", "b": "int32", "h": "int32", "B": "uint32", "H": "uint32"}
 
 
 class _OnDevice:
@@ -625,19 +631,29 @@ class CupyBackend(Backend):
 
     def index_add(self, x: Any, key: Any, values: Any) -> Any:
         """``x[key] += values`` with repeats accumulating, in place and in ``x``'s own layout
-        (``cupyx.scatter_add`` takes any key ``__setitem__`` takes): no flat-position array,
-        no contiguous copy."""
+        (``cupy.add.at`` takes any key ``__setitem__`` takes): no flat-position array, no
+        contiguous copy. CuPy's atomic add has no bool, 8- or 16-bit integer or complex
+        type (it raises): those accumulate into zeros of a type it has, added to ``x`` after
+        (32-bit integers, whose low bits are the narrow sum wrapped, as PyTorch's; a
+        complex's real and imaginary parts)."""
         cp = self._cp
         with x.device:
-            if x.dtype.kind != "c":
-                self._scatter_add(x, key, cp.asarray(values, dtype=x.dtype))
-                return x
-            v = cp.asarray(values, dtype=x.dtype)  # atomicAdd has no complex type (CuPy
-            part = x.dtype.type(0).real.dtype  # raises): the parts, each a real scatter
-            re, im = cp.zeros(x.shape, dtype=part), cp.zeros(x.shape, dtype=part)
-            self._scatter_add(re, key, cp.real(v))
-            self._scatter_add(im, key, cp.imag(v))
-            x += re + 1j * im
+            v = cp.asarray(values, dtype=x.dtype)
+            if x.dtype.kind == "c":
+                part = x.dtype.type(0).real.dtype
+                re, im = cp.zeros(x.shape, dtype=part), cp.zeros(x.shape, dtype=part)
+                self._scatter_add(re, key, cp.real(v))
+                self._scatter_add(im, key, cp.imag(v))
+                x += re + 1j * im
+            elif x.dtype.char in _WIDER:
+                acc = cp.zeros(x.shape, dtype=_WIDER[x.dtype.char])
+                self._scatter_add(acc, key, v.astype(acc.dtype))
+                if x.dtype.kind == "b":
+                    x |= acc != 0  # (PyTorch's bool sum: any True)
+                else:
+                    x += acc.astype(x.dtype)
+            else:
+                self._scatter_add(x, key, v)
         return x
 
     def einsum(self, subscripts: str, *operands: Any) -> Any:

@@ -729,7 +729,7 @@ def _binary(name: str) -> None:
 for _n in _BINARY:
     _binary(_n)
 # kernels that write into their first argument (recorded, not run, while capturing)
-_INPLACE = frozenset({"__setitem__", "fill", "scatter_add", "copyto", "put"}
+_INPLACE = frozenset({"__setitem__", "fill", "scatter_add", "at", "copyto", "put"}
                      | {f"__i{n}__" for n in _BINARY})
 for _n in _UNARY:
     setattr(ndarray, f"__{_n}__",
