@@ -88,15 +88,21 @@ def _probe(cupy: Any) -> None:
 
 
 def _scatter_add_fn(cupy: Any, cupyx: Any) -> Callable[[Any, Any, Any], None]:
-    """The unbuffered add: ``cupyx.scatter_add``, else ``cupy.add.at`` (newer CuPy)."""
-    fn = getattr(cupyx, "scatter_add", None) if cupyx is not None else None
+    """The unbuffered add: ``cupy.add.at``, else ``cupyx.scatter_add`` (older CuPy; CuPy 14
+    warns that the ``ndarray.scatter_add`` it calls is deprecated)."""
+    fn = getattr(getattr(cupy, "add", None), "at", None)
     if fn is not None:
         return fn
-    fn = getattr(getattr(cupy, "add", None), "at", None)
+    fn = getattr(cupyx, "scatter_add", None) if cupyx is not None else None
     if fn is not None:
         return fn
     raise BackendError("this CuPy has neither cupyx.scatter_add nor cupy.add.at; "
                        "upgrade it with `pip install -U 'xad[cupy]'`")
+
+
+# the dtypes CuPy's atomic add lacks (``cupy.add.at`` raises: ``_scatter_op_single`` in
+# cupy/_core/_routines_indexing.pyx) and the one CupyBackend.index_add accumulates them in
+_WIDER = {"?": "int32", "b": "int32", "h": "int32", "B": "uint32", "H": "uint32"}
 
 
 class _OnDevice:
@@ -107,7 +113,8 @@ class _OnDevice:
     ``sign`` and ``clip`` are CuPy's own kernels here: the compat layer's write through
     boolean masks (``out[isnan(x)] = nan``; ``out[out < lo] = lo[...]``), and CuPy reads a
     mask's count back to the host, a sync per call (abs's gradient, L1 and Huber losses,
-    ``clip_grad_value_``)."""
+    ``clip_grad_value_``). ``remainder`` and ``floor_divide`` are computed from ``fmod`` on
+    floats: CuPy's own loops round otherwise than NumPy's and PyTorch's."""
 
     def __init__(self, xp: Any, device: Any, cupy: Any = None) -> None:
         self._xp = xp
@@ -149,6 +156,34 @@ class _OnDevice:
                     bound = bound.astype(x.dtype)
                 out = fn(out, bound)
             return x.copy() if out is x else out
+
+    def remainder(self, x1: Any, x2: Any, /) -> Any:
+        """``remainder`` from ``fmod`` on floats, as NumPy's, PyTorch's and JAX's: CuPy's
+        float loop is ``x1 - floor(x1 / x2) * x2``, NaN for an infinite ``x2`` (``inf * 0``)
+        and off for a large quotient (``remainder(1e17, 3.0)`` is 1, not 0 or 4)."""
+        cp = self._cp
+        with self._device:
+            m = cp.fmod(x1, x2)
+            if m.dtype.kind != "f":
+                return cp.remainder(x1, x2)
+            return cp.where((m != 0) & ((m < 0) != (x2 < 0)), m + x2, m)
+
+    def floor_divide(self, x1: Any, x2: Any, /) -> Any:
+        """``floor_divide`` from ``fmod`` on floats, NumPy's and PyTorch's algorithm (the
+        quotient whose :meth:`remainder` is the one above): CuPy's float loop is
+        ``floor(x1 / x2)``, ``10.0`` for ``1.0 // 0.1`` where they give ``9.0``."""
+        cp = self._cp
+        with self._device:
+            m = cp.fmod(x1, x2)
+            if m.dtype.kind != "f":
+                return cp.floor_divide(x1, x2)
+            q = x1 / x2
+            div = (x1 - m) / x2
+            div = cp.where((m != 0) & ((m < 0) != (x2 < 0)), div - 1, div)
+            low = cp.floor(div)
+            low = cp.where(div - low > 0.5, low + 1, low)
+            low = cp.where(div == 0, cp.copysign(cp.zeros_like(q), q), low)
+            return cp.where(x2 == 0, q, low)
 
     def reshape(self, x: Any, /, shape: tuple[int, ...], *, copy: bool | None = None) -> Any:
         """``reshape``: the array's own method where no ``copy`` is asked (the compat
@@ -596,19 +631,29 @@ class CupyBackend(Backend):
 
     def index_add(self, x: Any, key: Any, values: Any) -> Any:
         """``x[key] += values`` with repeats accumulating, in place and in ``x``'s own layout
-        (``cupyx.scatter_add`` takes any key ``__setitem__`` takes): no flat-position array,
-        no contiguous copy."""
+        (``cupy.add.at`` takes any key ``__setitem__`` takes): no flat-position array, no
+        contiguous copy. CuPy's atomic add has no bool, 8- or 16-bit integer or complex
+        type (it raises): those accumulate into zeros of a type it has, added to ``x`` after
+        (32-bit integers, whose low bits are the narrow sum wrapped, as PyTorch's; a
+        complex's real and imaginary parts)."""
         cp = self._cp
         with x.device:
-            if x.dtype.kind != "c":
-                self._scatter_add(x, key, cp.asarray(values, dtype=x.dtype))
-                return x
-            v = cp.asarray(values, dtype=x.dtype)  # atomicAdd has no complex type (CuPy
-            part = x.dtype.type(0).real.dtype  # raises): the parts, each a real scatter
-            re, im = cp.zeros(x.shape, dtype=part), cp.zeros(x.shape, dtype=part)
-            self._scatter_add(re, key, cp.real(v))
-            self._scatter_add(im, key, cp.imag(v))
-            x += re + 1j * im
+            v = cp.asarray(values, dtype=x.dtype)
+            if x.dtype.kind == "c":
+                part = x.dtype.type(0).real.dtype
+                re, im = cp.zeros(x.shape, dtype=part), cp.zeros(x.shape, dtype=part)
+                self._scatter_add(re, key, cp.real(v))
+                self._scatter_add(im, key, cp.imag(v))
+                x += re + 1j * im
+            elif x.dtype.char in _WIDER:
+                acc = cp.zeros(x.shape, dtype=_WIDER[x.dtype.char])
+                self._scatter_add(acc, key, v.astype(acc.dtype))
+                if x.dtype.kind == "b":
+                    x |= acc != 0  # (PyTorch's bool sum: any True)
+                else:
+                    x += acc.astype(x.dtype)
+            else:
+                self._scatter_add(x, key, v)
         return x
 
     def einsum(self, subscripts: str, *operands: Any) -> Any:

@@ -88,8 +88,9 @@ def test_scatter_add_choice():
         return None
 
     cupy = SimpleNamespace(add=SimpleNamespace(at=add_at))
-    assert cb._scatter_add_fn(cupy, SimpleNamespace(scatter_add=scatter_add)) is scatter_add
-    assert cb._scatter_add_fn(cupy, SimpleNamespace()) is add_at
+    assert cb._scatter_add_fn(cupy, SimpleNamespace(scatter_add=scatter_add)) is add_at
+    assert cb._scatter_add_fn(SimpleNamespace(), SimpleNamespace(
+        scatter_add=scatter_add)) is scatter_add
     assert cb._scatter_add_fn(cupy, None) is add_at
     with pytest.raises(B.BackendError):
         cb._scatter_add_fn(SimpleNamespace(), SimpleNamespace())

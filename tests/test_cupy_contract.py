@@ -34,7 +34,8 @@ import cupyx  # noqa: E402
 import cupyx.scipy.special  # noqa: E402, F401
 
 UNCHECKED_REASONS = {
-    "ufunc": "a CuPy ufunc has no Python signature: its existence and nargs are checked",
+    "ufunc": "a CuPy ufunc (and its at) has no Python signature: its existence and nargs "
+             "are checked",
     "cython": "a Cython method of cupy.ndarray has no signature: its existence is checked",
 }
 _UFUNC_KW = {"out", "dtype", "casting"}
@@ -134,7 +135,7 @@ def _real(ns: str, name: str):
              "random": cupy.random, "Generator": cupy.random.Generator,
              "cupyx.scipy.special": cupyx.scipy.special, "compat.linalg": real_compat.linalg,
              "compat.fft": real_compat.fft,
-             "cupy.lib.stride_tricks": cupy.lib.stride_tricks}[ns]
+             "cupy.lib.stride_tricks": cupy.lib.stride_tricks, "cupy.add": cupy.add}[ns]
     return name, getattr(owner, name, None)
 
 
@@ -145,6 +146,9 @@ def _check(ns: str, name: str, nargs: int, kwargs: tuple[str, ...]) -> str | Non
                             f"not exist in CuPy {cupy.__version__}"
     if isinstance(obj, cupy.ufunc):
         assert nargs <= obj.nargs and set(kwargs) <= _UFUNC_KW, (ns, name, nargs, kwargs)
+        return "ufunc"
+    if name == "at" and isinstance(_real("cupy", ns.split(".")[1])[1], cupy.ufunc):
+        assert 2 <= nargs <= 3 and not kwargs, (ns, name, nargs, kwargs)  # (a, indices, b)
         return "ufunc"
     if ns == "ndarray":
         return "cython" if name not in ("T", "mT", "device") else None
@@ -219,7 +223,7 @@ def test_the_emulators_hand_written_names_exist_in_cupy():
     for path in ("cuda.Device", "cuda.runtime.getDeviceCount", "cuda.get_device_id",
                  "cuda.MemoryPool", "get_default_memory_pool", "asnumpy", "array", "asarray",
                  "random.Generator", "random.Philox4x3210", "random.XORWOW",
-                 "random.MRG32k3a", "random.BitGenerator"):
+                 "random.MRG32k3a", "random.BitGenerator", "add.at"):
         obj = cupy
         for part in path.split("."):
             obj = getattr(obj, part)
@@ -318,7 +322,7 @@ def test_emulator_wraps_out_of_range_index_arrays_like_cupy():
     assert a[i].get().tolist() == a.take(i).get().tolist() == [1, 2, 1]
     assert cp.take(a, i).get().tolist() == cupy_sim.compat.take(a, i).get().tolist()
     a[cp.asarray([5])] = 9
-    cupy_sim.cupyx.scatter_add(a, cp.asarray([-1]), 1)
+    cp.add.at(a, cp.asarray([-1]), 1)
     assert a.get().tolist() == [0, 1, 9 + 1]
     with pytest.raises(IndexError):
         a[3]  # an int still raises, as in CuPy
@@ -349,6 +353,30 @@ def test_what_the_emulator_models_of_sign_clip_and_erf_is_cupys():
     assert "fusion._is_fusing()" in inspect.getsource(cupy.where)
     # exact GELU's kernels call erf inside cupy.fuse: a CuPy ufunc, which fusion takes
     assert isinstance(cupyx.scipy.special.erf, cupy.ufunc)
+
+
+def test_what_the_emulator_models_of_remainder_and_add_at_is_cupys():
+    """The emulator's float ``remainder``/``floor_divide`` are CuPy's loops
+    (tests/cupy_sim/loops.py), and its ``add.at`` refuses the dtypes CuPy 14's atomic add
+    lacks (its message names them; the check itself is in compiled Cython) for an index
+    array, not for a boolean mask."""
+    for ufunc, code in ((cupy.remainder, "out0 = in0 - _floor_divide(in0, in1) * in1"),
+                        (cupy.floor_divide, "out0 = _floor_divide(in0, in1)")):
+        loops = {op.in_types[0].char: op.routine for op in ufunc._ops.ops}
+        assert loops["f"] == loops["d"] == loops["e"] == code, ufunc
+    cuh = Path(cupy.__file__).parent / "_core" / "include" / "cupy" / "carray.cuh"
+    assert "double _floor_divide(double x, double y) {\n  return floor(x / y);" in \
+        cuh.read_text()
+    assert cupy.add._scatter_op == "add"
+    cp = cupy_sim.cupy
+    for dtype in ("bool", "int8", "uint8", "int16", "uint16", "complex64"):
+        a = cp.zeros(3, dtype=dtype)
+        with pytest.raises(TypeError, match="cupy.add.at only supports int32, int64, float16"):
+            cp.add.at(a, cp.asarray([0, 0]), 1)
+        cp.add.at(a, cp.asarray([True, False, True]), 1)  # a mask: a plain kernel
+    a = cp.zeros(3, dtype="int64")
+    cp.add.at(a, cp.asarray([0, 0, 2]), 1)
+    assert a.get().tolist() == [2, 0, 1]
 
 
 @pytest.mark.parametrize("device", ["cuda:0", "cuda:1"])

@@ -288,6 +288,31 @@ def test_remainder_gradients_as_torch_at_its_zeros(xb):
     assert grads[0] == grads[1]
 
 
+def test_remainder_and_floor_divide_of_large_quotients_as_numpy_and_torch(xb):
+    """CuPy's float ``remainder`` is ``x - floor(x / y) * y`` and its ``floor_divide``
+    ``floor(x / y)`` (seen on an H200): ``remainder(1e17, 3.0)`` was 0 (NumPy, PyTorch and
+    JAX: 1, from ``fmod``), float32 ``remainder(1e7, 0.1)`` 0 (0.0509...),
+    ``1.0 // 0.1`` was 10 (9), so ``remainder``'s gradient in ``y``, ``-floor_divide``, was
+    off too; ``remainder(x, inf)`` was NaN (see above)."""
+    x = [1e17, 1e7, 1.0, -1.0, 7.5, -7.5, 1e30, 0.0, 3.0, 2.0]  # (JAX: -0.0 // 3.0 is 0.0)
+    y = [3.0, 0.1, 0.1, 0.1, -2.0, 2.0, 7.0, 3.0, 0.0, _INF]
+    for dt in ("float32", "float64"):
+        a, at = T.tensor(x, dtype=getattr(T, dt)), torch.tensor(x, dtype=getattr(torch, dt))
+        b, bt = T.tensor(y, dtype=getattr(T, dt)), torch.tensor(y, dtype=getattr(torch, dt))
+        _same(T.remainder(a, b), torch.remainder(at, bt))
+        _same(T.floor_divide(a, b), torch.floor_divide(at, bt))
+        with np.errstate(all="ignore"):
+            want = np.floor_divide(np.array(x, dt), np.array(y, dt))
+        assert str((a // b).tolist()) == str(want.tolist())
+    grads = []
+    for t in (T, torch):
+        a = t.tensor(x[:7], dtype=t.float64, requires_grad=True)
+        b = t.tensor(y[:7], dtype=t.float64, requires_grad=True)
+        t.remainder(a, b).sum().backward()
+        grads.append((a.grad.tolist(), b.grad.tolist()))
+    assert grads[0] == grads[1]
+
+
 def test_square_and_pow_of_bools_as_torch(xb):
     """``mask.square()`` stayed bool (``mask & mask``; PyTorch: int64) and ``mask ** True``
     was int64 (PyTorch: bool); ``mask ** mask`` gave int8 on NumPy and CuPy, int32 on JAX

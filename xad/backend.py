@@ -224,7 +224,8 @@ class Backend:
         lo = xp.searchsorted(sidx, slots, side="left")
         hi = xp.searchsorted(sidx, slots, side="right")
         if not xp.isdtype(svals.dtype, ("real floating", "complex floating")):
-            csum = xp.cumulative_sum(svals, include_initial=True)
+            # (in the values' own dtype: a wrapped prefix sum's differences wrap as theirs)
+            csum = xp.cumulative_sum(svals, dtype=svals.dtype, include_initial=True)
             return target + (xp.take(csum, hi) - xp.take(csum, lo))
         if svals.shape[0] == 0:
             return target

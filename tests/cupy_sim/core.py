@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from . import streams
+from . import loops, streams
 from .streams import capturing, current_pool, refuse_in_capture
 
 
@@ -694,8 +694,20 @@ class ndarray:  # noqa: N801 - CuPy's name
     __hash__ = None  # type: ignore[assignment]
 
 
+# operators whose CuPy kernels compute otherwise than NumPy's (:mod:`.loops`)
+_OWN = {"mod": loops.remainder, "floordiv": loops.floor_divide}
+
+
+def _into(fn: Any) -> Any:
+    """The in-place operator of binary kernel ``fn``: its result written into ``a``."""
+    def ifn(a: np.ndarray, b: Any) -> np.ndarray:
+        np.copyto(a, fn(a, b), casting="same_kind")
+        return a
+    return ifn
+
+
 def _binary(name: str) -> None:
-    fn = getattr(operator, name if name not in ("and", "or") else name + "_")
+    fn = _OWN.get(name) or getattr(operator, name if name not in ("and", "or") else name + "_")
     dunder, rdunder, idunder = f"__{name}__", f"__r{name}__", f"__i{name}__"
 
     def rfn(a: Any, b: Any) -> Any:
@@ -708,7 +720,7 @@ def _binary(name: str) -> None:
         return self._k(rdunder, rfn, other)
 
     def iop(self: ndarray, other: Any) -> Any:
-        ifn = getattr(operator, f"i{name}")  # (iand, ior: no underscore)
+        ifn = _into(fn) if name in _OWN else getattr(operator, f"i{name}")  # (iand: no _)
         self._k(idunder, ifn, other)
         return self
 
@@ -721,7 +733,7 @@ def _binary(name: str) -> None:
 for _n in _BINARY:
     _binary(_n)
 # kernels that write into their first argument (recorded, not run, while capturing)
-_INPLACE = frozenset({"__setitem__", "fill", "scatter_add", "copyto", "put"}
+_INPLACE = frozenset({"__setitem__", "fill", "scatter_add", "at", "copyto", "put"}
                      | {f"__i{n}__" for n in _BINARY})
 for _n in _UNARY:
     setattr(ndarray, f"__{_n}__",

@@ -277,7 +277,7 @@ class FusionVar:
 
 
 def _binary(name: str, reflected: bool) -> None:
-    fn = getattr(operator, name)
+    fn = core._OWN.get(name) or getattr(operator, name)
     setattr(FusionVar, f"__{name.rstrip('_')}__",
             lambda self, other: _apply(fn, (self, other)))
     if reflected:
@@ -287,7 +287,7 @@ def _binary(name: str, reflected: bool) -> None:
 
 def _inplace(name: str) -> None:
     """``a op= v``: into argument ``a`` (CuPy's ``_FusionVarArray``), else a new value."""
-    fn = getattr(operator, name)
+    fn = core._OWN.get(name) or getattr(operator, name)
 
     def op(self: FusionVar, other: Any) -> FusionVar:
         result = _apply(fn, (self, other))

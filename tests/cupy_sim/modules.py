@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import operator
 import types
+import warnings
 from typing import Any
 
 import array_api_compat.numpy as cnp
 import numpy as np
 
-from . import core, fusion, streams
+from . import core, fusion, loops, streams
 from .core import Device, ndarray
 
 
@@ -156,18 +157,45 @@ def _asarray(a: Any, dtype: Any = None, order: Any = None, *, blocking: bool = F
     return _array(a, dtype=dtype, copy=False)
 
 
-_ATOMIC_ADD = tuple(map(np.dtype, ("int32", "float16", "float32", "float64", "uint32",
+# CuPy 14's atomic add: ``_scatter_op_single`` (cupy/_core/_routines_indexing.pyx)
+_ATOMIC_ADD = tuple(map(np.dtype, ("int32", "int64", "float16", "float32", "float64", "uint32",
                                      "uint64")))
 
 
+def _atomic(key: Any) -> bool:
+    """Whether CuPy adds at ``key`` by its atomic kernel: an index array but a boolean mask
+    alone (that, and basic indices, are plain kernels: ``_scatter_op``)."""
+    keys = key if type(key) is tuple else (key,)
+    arrays = [k for k in keys if type(k) in (ndarray, list)]
+    return bool(arrays) and not (len(arrays) == 1 and type(arrays[0]) is ndarray
+                                 and arrays[0].dtype == np.bool_)
+
+
+def _add_at(a: ndarray, indices: Any, b: Any = None, *, ns: str = "cupy.add",
+            name: str = "at") -> None:
+    """``cupy.add.at``: an index array adds by CUDA's atomicAdd, which takes only
+    :data:`_ATOMIC_ADD` (CuPy raises for any other dtype of ``a``)."""
+    if a.dtype not in _ATOMIC_ADD and _atomic(indices):
+        raise TypeError("cupy.add.at only supports int32, int64, float16, float32, float64, "
+                        "uint32, uint64 as data type")
+    core.call(ns, name, lambda x, i, v: np.add.at(x, core.wrap_indices(i, x.shape), v),
+              (a, indices, b), {})
+
+
 def _scatter_add(a: ndarray, slices: Any, value: Any) -> None:
-    """``cupyx.scatter_add``: CUDA's atomicAdd takes only these dtypes (CuPy 14 raises)."""
-    if a.dtype not in _ATOMIC_ADD:
-        raise TypeError("scatter_add only supports int32, float16, float32, float64, "
-                        "uint32, uint64, as data type")
-    core.call("cupyx", "scatter_add",
-              lambda x, i, v: np.add.at(x, core.wrap_indices(i, x.shape), v),
-              (a, slices, value), {})
+    """``cupyx.scatter_add``: CuPy 14's calls the deprecated ``ndarray.scatter_add``, which
+    warns, then adds as :func:`_add_at`."""
+    warnings.warn("`ndarray.scatter_add` is deprecated. Please use `cupy.add.at` instead.",
+                  DeprecationWarning, stacklevel=2)
+    _add_at(a, slices, value, ns="cupyx", name="scatter_add")
+
+
+def _add(*args: Any, **kwargs: Any) -> Any:
+    """``cupy.add``, a ufunc with ``at`` (:func:`_add_at`)."""
+    return core.call("cupy", "add", np.add, args, kwargs)
+
+
+_add.at = _add_at  # type: ignore[attr-defined]
 
 
 def _erf(x: Any) -> Any:
@@ -251,9 +279,19 @@ def _as_strided(x: ndarray, shape: Any = None, strides: Any = None) -> ndarray:
 
 lib = types.SimpleNamespace(stride_tricks=types.SimpleNamespace(as_strided=_as_strided))
 
+def _loop(ns: str, name: str, fn: Any) -> Any:
+    """A CuPy ufunc whose loops compute otherwise than NumPy's (:mod:`.loops`)."""
+    def f(x1: Any, x2: Any, /) -> Any:
+        return core.call(ns, name, fn, (x1, x2), {})
+    return f
+
+
+_LOOPS = {"floor_divide": loops.floor_divide, "remainder": loops.remainder,
+          "mod": loops.remainder}
+
 cupy = _Namespace("cupy", np, ndarray=ndarray, cuda=cuda, random=random, asnumpy=asnumpy, lib=lib,
                   array=_array, asarray=_asarray, take=_take("cupy"), fuse=fusion.fuse,
-                  sign=_sign,
+                  sign=_sign, add=_add, **{n: _loop("cupy", n, f) for n, f in _LOOPS.items()},
                   get_default_memory_pool=lambda: core.POOLS[core.current_device()])
 cupy.__name__ = "cupy"
 
@@ -312,6 +350,7 @@ _CREATION = ("arange", "empty", "empty_like", "eye", "full", "full_like", "linsp
 compat = _Namespace("compat", cnp, asarray=_with_device("asarray"), astype=_astype,
                     sign=_compat_sign, clip=_compat_clip,
                     take=_take("compat"),
+                    **{n: _loop("compat", n, f) for n, f in _LOOPS.items() if n != "mod"},
                     linalg=_Namespace("compat.linalg", cnp.linalg, solve=_solve),
                     fft=_Namespace("compat.fft", cnp.fft),
                     **{n: _ignoring_device(n) for n in _CREATION})

@@ -232,7 +232,13 @@ def _get(b: Any, x: Any, key: tuple) -> Any:
 
 
 def _index_add(b: Any, z: Any, key: tuple, g: Any) -> Any:
-    """``z`` with ``g`` added at ``z[key]`` (repeats accumulate)."""
+    """``z`` with ``g`` added at ``z[key]`` (repeats accumulate); on bools, whether any
+    is True (PyTorch's bool sum), counted in int32 (JAX, the standard and CuPy's atomics
+    add no bools)."""
+    xp = b.xp
+    if b.xad_dtype(z.dtype) is _dt.bool_:
+        n = _index_add(b, xp.astype(z, xp.int32), key, xp.astype(xp.asarray(g), xp.int32))
+        return n != 0
     try:
         if _split_ints(key):
             raise IndexError
@@ -240,7 +246,6 @@ def _index_add(b: Any, z: Any, key: tuple, g: Any) -> Any:
     except IndexError:
         with b.on_device():  # array operators run on the current device
             pos = _positions(b, tuple(z.shape), key)
-    xp = b.xp
     vals = xp.reshape(xp.broadcast_to(g, pos.shape), (-1,))
     flat = b.scatter_add_flat(xp.reshape(z, (-1,)), xp.reshape(pos, (-1,)), vals)
     return xp.reshape(flat, z.shape)

@@ -25,7 +25,7 @@ from .elementwise_math import floor_divide
 from .indexing import IndexAddInto, _norm_key, getitem_raw
 from .inplace import assign_result
 from .manipulation import broadcast_to
-from .select import _grid, fill_value, same_dtype
+from .select import _grid, _plus, fill_value, same_dtype
 from .shape import concat, reshape
 from .sorting import _call
 
@@ -48,6 +48,8 @@ def _sorted_targets(b: Any, v: Any, *key: Any, size: int, strides: tuple,
     xp = b.xp
     p = xp.reshape(sum(k * s for k, s in zip(key, strides)), (-1,))
     v = xp.reshape(v, (-1,))
+    if v.dtype == xp.bool:
+        v = xp.astype(v, xp.int8)  # (the standard sorts no bools)
     if descending and xp.isdtype(v.dtype, "real floating"):
         v, descending = -v, False  # a NaN sorts last either way: it is the group's amin
     order = xp.argsort(v, descending=descending, stable=True)
@@ -181,7 +183,7 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor,  # noqa:
     total = own + (_placed(x, key, src) if x.dtype.is_floating else where(
         hit, _per_group(x, src, groups, add), 0))
     if reduce == "sum":
-        return total
+        return total != 0 if x.dtype is _dt.bool_ else total  # (PyTorch's: any True)
     n = where(hit, astype(counts, x.dtype) + (1 if include_self else 0), 1)
     return where(hit, total / n if x.dtype.is_floating else floor_divide(total, n), x)
 
@@ -207,7 +209,7 @@ def index_put(input: Tensor, indices: Any, values: Any,  # noqa: A002
                                                        backend=x.backend)
     v = broadcast_to(astype(v, x.dtype) if v.dtype is not x.dtype else v, shape)
     if accumulate:
-        return x + apply(IndexAddInto, v, shape=tuple(x.shape), key=k, advanced=advanced)
+        return _plus(x, apply(IndexAddInto, v, shape=tuple(x.shape), key=k, advanced=advanced))
     if not advanced:  # each place once: the plain write
         out = x.clone()
         out[key] = v

@@ -106,7 +106,13 @@ def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     key = _grid(x, axis, index, "scatter_add")
     if src.shape != index.shape:
         src = getitem_raw(src, tuple(slice(0, n) for n in index.shape))
-    return x + apply(IndexAddInto, src, shape=x.shape, key=key, advanced=True)
+    return _plus(x, apply(IndexAddInto, src, shape=x.shape, key=key, advanced=True))
+
+
+def _plus(x: Tensor, placed: Tensor) -> Tensor:
+    """``x + placed``; on bools ``x | placed`` (PyTorch's bool sum: any True; the standard
+    adds no bools)."""
+    return x | placed if x.dtype is bool_ else x + placed
 
 
 def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
@@ -190,7 +196,8 @@ def index_add(x: Tensor, dim: int, index: Tensor, source: Tensor, alpha: Any = 1
     if isinstance(alpha, float) and not x.dtype.is_floating:
         alpha = int(alpha)  # PyTorch's: alpha in the tensor's dtype (2.0 is 2, -1.5 is -1)
     src = source if alpha == 1 else source * alpha
-    return x + apply(IndexAddInto, src.astype(x.dtype), shape=x.shape, key=key, advanced=True)
+    return _plus(x, apply(IndexAddInto, src.astype(x.dtype), shape=x.shape, key=key,
+                          advanced=True))
 
 
 def index_fill(x: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
