@@ -19,7 +19,6 @@ import random
 import warnings
 
 import numpy as np
-from same_numbers import assert_same_numbers
 
 import xad
 from xad import nn
@@ -88,17 +87,17 @@ def _state(m: nn.Module) -> list:
 
 
 def _same(a, b, xb) -> bool:
-    """Bit for bit, but on a real GPU within rounding (tests/same_numbers.py: NVRTC fuses
-    ``a * b + c`` in a compiled step's kernels, eager CuPy's separate kernels round twice)."""
+    """Bit for bit, but on a real GPU within rounding carried through the steps: NVRTC fuses
+    ``a * b + c`` in a compiled step's kernels where eager CuPy's separate kernels round
+    twice, and Adam scales a near-zero gradient's noise up (an H200: 1 in 6 cases beyond
+    64 ulp after a few steps); a wrong mask or a stale value is off by far more."""
     if isinstance(a, xad.Tensor):  # a .grad held from before: its values now
         a, b = a.numpy(), b.numpy()
     if not isinstance(a, np.ndarray):
         return a == b
-    try:
-        assert_same_numbers(xb, a, b)
-    except AssertionError:
-        return False
-    return True
+    if xb.name == "cupy" and np.issubdtype(b.dtype, np.inexact):
+        return np.allclose(a, b, rtol=1e-7, atol=1e-9)
+    return np.array_equal(a, b, equal_nan=np.issubdtype(b.dtype, np.inexact))
 
 
 def _run(seed: int, xb) -> str | None:

@@ -117,11 +117,11 @@ def test_data_parallel_is_the_module_on_one_device(xb):
     assert dp.module is inner and (dp(x) - inner(x)).abs().max().item() == 0.0
     ref = torch.nn.DataParallel(torch.nn.Linear(3, 2))
     assert sorted(dp.state_dict()) == sorted(ref.state_dict())
-    dp.load_state_dict({k: xad.tensor(v.detach().numpy(), dtype=F64)
-                        for k, v in ref.state_dict().items()})
+    lin = ref.module.cpu().double()  # (a CUDA torch's DataParallel moved it to the GPU)
+    dp.load_state_dict({f"module.{k}": xad.tensor(v.detach().numpy(), dtype=F64)
+                        for k, v in lin.state_dict().items()})
     np.testing.assert_allclose(dp(x).detach().numpy(),
-                               ref.module.double()(torch.ones(4, 3, dtype=torch.float64))
-                               .detach().numpy(),  # (a CUDA torch's DataParallel runs on the GPU)
+                               lin(torch.ones(4, 3, dtype=torch.float64)).detach().numpy(),
                                rtol=1e-12)
     assert T.nn.DataParallel(inner, device_ids=[0]).device_ids == [0]
     with pytest.raises(NotImplementedError, match="xad.distributed.DataParallel"):
