@@ -301,9 +301,9 @@ def linspace(start: float, stop: float, num: int, dtype: Any = None,
         return _finish(data, b, requires_grad, True)
     # part by part: CuPy's linspace takes no complex ends (it calls float(stop - start))
     part = b.dtype(_dt.float32 if d is _dt.complex64 else _dt.float64)
-    re, im = (b.xp.linspace(f(start), f(stop), num, dtype=part, device=b.device,
-                            endpoint=endpoint)
-              for f in (lambda v: complex(v).real, lambda v: complex(v).imag))
+    s, e = complex(start), complex(stop)
+    re, im = (b.xp.linspace(a, z, num, dtype=part, device=b.device, endpoint=endpoint)
+              for a, z in ((s.real, e.real), (s.imag, e.imag)))
     with b.on_device():  # (its operators run on the current device)
         data = b.complex(re, im, b.dtype(d))
     return _finish(data, b, requires_grad, True)
