@@ -355,11 +355,16 @@ def test_what_the_emulator_models_of_sign_clip_and_erf_is_cupys():
     assert isinstance(cupyx.scipy.special.erf, cupy.ufunc)
 
 
-def test_what_the_emulator_models_of_remainder_and_add_at_is_cupys():
+def test_what_the_emulator_models_of_remainder_add_at_and_linspace_is_cupys():
     """The emulator's float ``remainder``/``floor_divide`` are CuPy's loops
-    (tests/cupy_sim/loops.py), and its ``add.at`` refuses the dtypes CuPy 14's atomic add
+    (tests/cupy_sim/loops.py); its ``add.at`` refuses the dtypes CuPy 14's atomic add
     lacks (its message names them; the check itself is in compiled Cython) for an index
-    array, not for a boolean mask."""
+    array, not for a boolean mask; its ``linspace`` of scalar ends calls ``float``."""
+    from cupy._creation import ranges
+
+    assert "step = float(stop - start) / div" in inspect.getsource(ranges._linspace_scalar)
+    with pytest.raises(TypeError, match="float"):
+        cupy_sim.compat.linspace(0, 1j, 3)
     for ufunc, code in ((cupy.remainder, "out0 = in0 - _floor_divide(in0, in1) * in1"),
                         (cupy.floor_divide, "out0 = _floor_divide(in0, in1)")):
         loops = {op.in_types[0].char: op.routine for op in ufunc._ops.ops}

@@ -56,6 +56,23 @@ def test_linspace_of_complex_ends_and_integer_dtypes_as_torch(xb):
         T.linspace(0, 1j, 3, dtype=T.float32)
 
 
+def test_linspace_of_complex_ends_part_by_part_as_numpy(xb):
+    """``xad.linspace`` with complex ends or a complex dtype spaces each part (CuPy's
+    linspace raised for complex ends: it calls ``float(stop - start)``); complex ends give
+    the default complex dtype, and refuse a real one rather than drop the imaginary parts."""
+    for args, kw in (((1 + 1j, 2 + 3j, 4), {}), ((-1j, 2, 5), {"endpoint": False}),
+                     ((0.5j, 1, 1), {}), ((0, 1j, 0), {}), ((-2, 3, 6), {"dtype": "complex128"}),
+                     ((1 - 2j, -3 + 0.25j, 7), {"dtype": "complex128"})):
+        ours = xad.linspace(*args, **kw)
+        dt = kw.get("dtype", "complex64")
+        assert ours.dtype == getattr(xad, dt)
+        want = np.linspace(*args, endpoint=kw.get("endpoint", True)).astype(dt)
+        np.testing.assert_allclose(np.array(ours.tolist(), dtype=dt), want, rtol=1e-6,
+                                   atol=1e-12)  # (JAX: -2 + 2 * 1.0 is 2e-16)
+    with pytest.raises(TypeError, match="complex dtype"):
+        xad.linspace(0, 1j, 3, dtype=xad.float32)
+
+
 @pytest.mark.parametrize("expr", [
     "z < w", "z <= 1", "(1+2j) > w", "z >= w.real", "t.gt(z, w)", "t.maximum(z, w)",
     "t.minimum(w, z)", "t.fmax(z, w)", "t.clamp(w.real, min=z)", "z.clamp(0, 1)",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -279,16 +280,32 @@ def arange(start: float, stop: float | None = None, step: float = 1, dtype: Any 
 def linspace(start: float, stop: float, num: int, dtype: Any = None,
              endpoint: bool = True, requires_grad: bool = False,
              backend: Backend | None = None, device: Any = None) -> Tensor:
-    """``num`` evenly spaced values from ``start`` to ``stop``.
+    """``num`` evenly spaced values from ``start`` to ``stop``; complex ends (the default
+    complex dtype then) are spaced part by part.
 
     Example:
         >>> import xad
-        >>> xad.linspace(0, 1, 3).tolist()
-        [0.0, 0.5, 1.0]
+        >>> xad.linspace(0, 1, 3).tolist(), xad.linspace(0, 2j, 3).tolist()
+        ([0.0, 0.5, 1.0], [0j, 1j, 2j])
     """
     b = _on(backend, device, "linspace")
-    data = b.xp.linspace(start, stop, num, dtype=_native(b, dtype), device=b.device,
-                         endpoint=endpoint)
+    cplx = any(isinstance(v, numbers.Complex) and not isinstance(v, numbers.Real)
+               for v in (start, stop))
+    d = _dt.as_dtype(dtype) or (default_complex_dtype() if cplx else _dt.get_default_dtype())
+    if cplx and not d.is_complex:
+        raise TypeError(f"linspace: complex ends ({start!r}, {stop!r}) need a complex dtype, "
+                        f"got {d} (the imaginary parts would be dropped)")
+    if not d.is_complex:
+        data = b.xp.linspace(start, stop, num, dtype=b.dtype(d), device=b.device,
+                             endpoint=endpoint)
+        return _finish(data, b, requires_grad, True)
+    # part by part: CuPy's linspace takes no complex ends (it calls float(stop - start))
+    part = b.dtype(_dt.float32 if d is _dt.complex64 else _dt.float64)
+    s, e = complex(start), complex(stop)
+    re, im = (b.xp.linspace(a, z, num, dtype=part, device=b.device, endpoint=endpoint)
+              for a, z in ((s.real, e.real), (s.imag, e.imag)))
+    with b.on_device():  # (its operators run on the current device)
+        data = b.complex(re, im, b.dtype(d))
     return _finish(data, b, requires_grad, True)
 
 

@@ -420,10 +420,7 @@ def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None,
                for v in (start, end))
     d = dtypes.as_dtype(dtype) or (default_complex_dtype() if cplx else
                                    dtypes.get_default_dtype())
-    if cplx and not d.is_complex:
-        raise TypeError(f"linspace: complex ends ({start!r}, {end!r}) need a complex dtype, got "
-                        f"{d} (PyTorch refuses too; the imaginary parts would be dropped)")
-    if d.is_floating or d.is_complex:
+    if d.is_floating or d.is_complex or cplx:  # (complex ends refuse a real dtype there)
         return _linspace(start, end, steps, dtype=d, requires_grad=requires_grad)
     s, e = int(start), int(end)
     step = (e - s) / max(steps - 1, 1)

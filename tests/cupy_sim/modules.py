@@ -271,6 +271,26 @@ def _take(ns: str) -> Any:
     return take
 
 
+def _linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
+              retstep: bool = False, dtype: Any = None, axis: int = 0) -> Any:
+    """``cupy.linspace``: of two scalar ends and a step to take, CuPy 14 computes the step
+    as ``float(stop - start) / div`` (cupy/_creation/ranges.py, ``_linspace_scalar``), so
+    complex ends raise its ``TypeError``; else NumPy's."""
+    div = num - 1 if endpoint else num
+    if np.isscalar(start) and np.isscalar(stop) and div > 0:
+        float(stop - start)
+    return core.call("cupy", "linspace", np.linspace, (start, stop, num),
+                     {"endpoint": endpoint, "retstep": retstep, "dtype": dtype, "axis": axis})
+
+
+def _compat_linspace(start: Any, stop: Any, /, num: int, *, dtype: Any = None,
+                     device: Any = None, endpoint: bool = True) -> Any:
+    """``array_api_compat.cupy.linspace``: CuPy's (:func:`_linspace`); ``device`` ignored."""
+    core.record("compat", "linspace", (start, stop, num),
+                {"dtype": dtype, "device": device, "endpoint": endpoint})
+    return _linspace(start, stop, num, dtype=dtype, endpoint=endpoint)
+
+
 def _as_strided(x: ndarray, shape: Any = None, strides: Any = None) -> ndarray:
     """``cupy.lib.stride_tricks.as_strided``: a view, no kernel."""
     core.record("cupy.lib.stride_tricks", "as_strided", (x, shape, strides), {})
@@ -291,7 +311,8 @@ _LOOPS = {"floor_divide": loops.floor_divide, "remainder": loops.remainder,
 
 cupy = _Namespace("cupy", np, ndarray=ndarray, cuda=cuda, random=random, asnumpy=asnumpy, lib=lib,
                   array=_array, asarray=_asarray, take=_take("cupy"), fuse=fusion.fuse,
-                  sign=_sign, add=_add, **{n: _loop("cupy", n, f) for n, f in _LOOPS.items()},
+                  sign=_sign, add=_add, linspace=_linspace,
+                  **{n: _loop("cupy", n, f) for n, f in _LOOPS.items()},
                   get_default_memory_pool=lambda: core.POOLS[core.current_device()])
 cupy.__name__ = "cupy"
 
@@ -344,11 +365,11 @@ def _solve(a: ndarray, b: ndarray, /) -> Any:
     return core.call("compat.linalg", "solve", cnp.linalg.solve, (a, b), {})
 
 
-_CREATION = ("arange", "empty", "empty_like", "eye", "full", "full_like", "linspace",
-             "ones", "ones_like", "zeros", "zeros_like")
+_CREATION = ("arange", "empty", "empty_like", "eye", "full", "full_like", "ones",
+             "ones_like", "zeros", "zeros_like")
 
 compat = _Namespace("compat", cnp, asarray=_with_device("asarray"), astype=_astype,
-                    sign=_compat_sign, clip=_compat_clip,
+                    sign=_compat_sign, clip=_compat_clip, linspace=_compat_linspace,
                     take=_take("compat"),
                     **{n: _loop("compat", n, f) for n, f in _LOOPS.items() if n != "mod"},
                     linalg=_Namespace("compat.linalg", cnp.linalg, solve=_solve),
