@@ -105,6 +105,31 @@ def _scatter_add_fn(cupy: Any, cupyx: Any) -> Callable[[Any, Any, Any], None]:
 _WIDER = {"?": "int32", "b": "int32", "h": "int32", "B": "uint32", "H": "uint32"}
 
 
+def _fmod_remainder(cp: Any) -> Callable:
+    """NumPy's ``npy_divmod`` remainder: ``fmod``'s, moved by ``x2`` where their signs
+    differ (a zero keeps ``fmod``'s sign: ``_remainder`` sets it after)."""
+    def remainder(x1: Any, x2: Any) -> Any:
+        m = cp.fmod(x1, x2)
+        return cp.where((m != 0) & ((m < 0) != (x2 < 0)), m + x2, m)
+    return remainder
+
+
+def _fmod_floor_divide(cp: Any) -> Callable:
+    """NumPy's ``npy_divmod`` quotient: ``(x1 - fmod) / x2``, one less where the remainder
+    moved, rounded to the nearest integer; a zero takes ``x1 / x2``'s sign, and a zero
+    divisor gives ``x1 / x2``."""
+    def floor_divide(x1: Any, x2: Any) -> Any:
+        m = cp.fmod(x1, x2)
+        q = x1 / x2
+        div = (x1 - m) / x2
+        div = cp.where((m != 0) & ((m < 0) != (x2 < 0)), div - 1, div)
+        low = cp.floor(div)
+        low = cp.where(div - low > 0.5, low + 1, low)
+        low = cp.where(div == 0, q * 0, low)  # (|q| < 1 there: q * 0 is q's signed zero)
+        return cp.where(x2 == 0, q, low)
+    return floor_divide
+
+
 class _OnDevice:
     """``array_api_compat.cupy`` with every function run under ``device`` (a CuPy kernel and
     a new array go to the *current* device; the compat layer ignores ``device=`` everywhere
@@ -122,6 +147,7 @@ class _OnDevice:
         self._device = device if device is not None else contextlib.nullcontext()
         self._cp = cupy
         self._blas: Any = None  # xad's own cuBLAS handle while a graph captures
+        self._fused: dict[str, Any] = {}  # remainder, floor_divide: one kernel each
 
     def matmul(self, x1: Any, x2: Any, /) -> Any:
         """``matmul`` (CuPy's own, past the compat layer's wrapper); while a CUDA graph
@@ -158,32 +184,31 @@ class _OnDevice:
             return x.copy() if out is x else out
 
     def remainder(self, x1: Any, x2: Any, /) -> Any:
-        """``remainder`` from ``fmod`` on floats, as NumPy's, PyTorch's and JAX's: CuPy's
-        float loop is ``x1 - floor(x1 / x2) * x2``, NaN for an infinite ``x2`` (``inf * 0``)
-        and off for a large quotient (``remainder(1e17, 3.0)`` is 1, not 0 or 4)."""
-        cp = self._cp
-        with self._device:
-            m = cp.fmod(x1, x2)
-            if m.dtype.kind != "f":
-                return cp.remainder(x1, x2)
-            return cp.where((m != 0) & ((m < 0) != (x2 < 0)), m + x2, m)
+        """``remainder`` from ``fmod`` on floats, as NumPy's, PyTorch's and JAX's, one fused
+        kernel: CuPy's float loop is ``x1 - floor(x1 / x2) * x2``, NaN for an infinite
+        ``x2`` (``inf * 0``) and off for a large quotient (``remainder(1e17, 3.0)`` is 1)."""
+        return self._floats("remainder", _fmod_remainder, x1, x2)
 
     def floor_divide(self, x1: Any, x2: Any, /) -> Any:
         """``floor_divide`` from ``fmod`` on floats, NumPy's and PyTorch's algorithm (the
-        quotient whose :meth:`remainder` is the one above): CuPy's float loop is
-        ``floor(x1 / x2)``, ``10.0`` for ``1.0 // 0.1`` where they give ``9.0``."""
+        quotient whose :meth:`remainder` is the one above), one fused kernel: CuPy's float
+        loop is ``floor(x1 / x2)``, ``10.0`` for ``1.0 // 0.1`` where they give ``9.0``."""
+        return self._floats("floor_divide", _fmod_floor_divide, x1, x2)
+
+    def _floats(self, name: str, rule: Callable, x1: Any, x2: Any) -> Any:
+        """CuPy's ``name`` on integers; on floats ``rule`` as one ``cupy.fuse`` kernel."""
         cp = self._cp
         with self._device:
-            m = cp.fmod(x1, x2)
-            if m.dtype.kind != "f":
-                return cp.floor_divide(x1, x2)
-            q = x1 / x2
-            div = (x1 - m) / x2
-            div = cp.where((m != 0) & ((m < 0) != (x2 < 0)), div - 1, div)
-            low = cp.floor(div)
-            low = cp.where(div - low > 0.5, low + 1, low)
-            low = cp.where(div == 0, cp.copysign(cp.zeros_like(q), q), low)
-            return cp.where(x2 == 0, q, low)
+            dtype = cp.result_type(x1, x2)
+            if dtype.kind != "f":
+                return getattr(cp, name)(x1, x2)
+            fn = self._fused.get(name)
+            if fn is None:
+                fn = self._fused[name] = cp.fuse(kernel_name=f"xad_{name}")(rule(cp))
+            if dtype != cp.float16:
+                return fn(x1, x2)
+            wide = cp.float32  # NumPy's half loops compute in float and round once
+            return fn(x1.astype(wide), x2.astype(wide)).astype(dtype)
 
     def reshape(self, x: Any, /, shape: tuple[int, ...], *, copy: bool | None = None) -> Any:
         """``reshape``: the array's own method where no ``copy`` is asked (the compat
