@@ -631,10 +631,10 @@ class CupyBackend(Backend):
     def im2col(self, x: Any, kernel: tuple[int, int], stride: tuple[int, int],
                dilation: tuple[int, int], pads: tuple[int, int, int, int],
                value: float) -> Any:
-        """The windows as one strided view of the batch-last (padded) image and one copy,
-        as NumPy's. The reference path's ``stack`` of more than 8 slices is one CuPy kernel
-        reading a table of their pointers, uploaded first: a host-to-device copy, which a
-        CUDA-graph capture refuses (seen on an H200)."""
+        """The windows as one strided view of the batch-last (padded) image, whatever its
+        layout, and one copy, as NumPy's. The reference path's ``stack`` of more than 8
+        slices is one CuPy kernel reading a table of their pointers, uploaded first: a
+        host-to-device copy, which a CUDA-graph capture refuses (seen on an H200)."""
         cp = self._cp
         n, c, h, w = x.shape
         top, bottom, left, right = pads
@@ -645,8 +645,8 @@ class CupyBackend(Backend):
                 padded = cp.full((c, h + top + bottom, w + left + right, n), value, x.dtype)
                 padded[:, top:top + h, left:left + w] = xt
                 xt = padded
-            else:
-                xt = cp.ascontiguousarray(xt)
+            elif any(s < 0 for s in xt.strides):  # (a flipped view: its strides as they are
+                xt = cp.ascontiguousarray(xt)  # otherwise, no copy before the one below)
             ho = (xt.shape[1] - dh * (kh - 1) - 1) // sh + 1
             wo = (xt.shape[2] - dw * (kw - 1) - 1) // sw + 1
             sc, sy, sx, sn = xt.strides
