@@ -113,6 +113,18 @@ class Backend:
         """``name`` or ``name:device`` for messages."""
         return self.name if self.device is None or self.is_host else f"{self.name}:{self.device}"
 
+    def row_major(self, a: Any) -> Any:
+        """``a``, or a row-major copy of it where its elements lie in another order: the
+        layout of PyTorch's results of softmax, layer norm, scans and joins (each writes a
+        new contiguous tensor where an elementwise result keeps its input's layout)."""
+        n = 1
+        for d in a.shape:
+            n *= d
+        if not self.mutable or self.reshapes_in_place(a, (n,)):
+            return a
+        xp = self.xp  # flat, then shaped: a library's copy may keep a transposed layout
+        return xp.reshape(xp.reshape(a, (n,), copy=True), a.shape)
+
     def reshapes_in_place(self, a: Any, shape: tuple[int, ...]) -> bool:
         """Whether ``reshape(a, shape)`` can share ``a``'s memory. A mutable backend's
         result keeps its input's layout, as PyTorch's (NumPy's ``exp(x.T)`` is in ``x.T``'s

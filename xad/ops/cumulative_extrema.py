@@ -53,8 +53,8 @@ def _cumulative_extremum(x: Tensor, dim: int, largest: bool) -> tuple[Tensor, Te
         normalize_axis(dim, 1, where_)
         return x * 1, (x.detach() * 0).astype("int64")
     axis = normalize_axis(dim, x.ndim, where_)
-    idx = _call(_arg_scan, where_, x.detach(), axis=axis, largest=largest)
-    return take_along_axis(x, idx, axis=axis), idx
+    idx = _call(_arg_scan, where_, x.detach(), axis=axis, largest=largest).contiguous()
+    return take_along_axis(x, idx, axis=axis).contiguous(), idx  # (PyTorch's: contiguous)
 
 
 def cummax(input: Tensor, dim: int) -> Cummax:  # noqa: A002
@@ -101,4 +101,4 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:  # noqa: A002
     while s < n:
         v = concat([v[..., :s], logaddexp(v[..., s:], v[..., :n - s])], axis=-1)
         s *= 2
-    return moveaxis(v, -1, axis)
+    return moveaxis(v, -1, axis).contiguous()  # (PyTorch's result is contiguous)

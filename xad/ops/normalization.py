@@ -48,7 +48,7 @@ class Standardize(Op):
     @staticmethod
     def forward(b, x, axes, eps, product):
         r, total, rstd = _moments(b, x, axes, eps, product)
-        return centred_scaled(b, x, total, r, rstd), rstd
+        return b.row_major(centred_scaled(b, x, total, r, rstd)), rstd  # (as PyTorch's norms)
 
     @staticmethod
     def backward(node, g, g_rstd):
@@ -181,7 +181,7 @@ class LayerNorm(Op):
     def forward(b, x, w, bias, axes, eps, product):
         r, total, rstd = _moments(b, x, axes, eps, product)
         out, y = centred_affine(b, x, total, r, rstd, w, bias)
-        return out, y, rstd
+        return b.row_major(out), y, rstd  # (PyTorch's layer norm: a contiguous result)
 
     @staticmethod
     def backward(node, g, g_y, g_rstd):

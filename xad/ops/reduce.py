@@ -330,8 +330,10 @@ class Cumsum(Op):
         acc = _accumulator(b, x)
         if acc is None:  # (the caller chose the dtype: PyTorch's scan of uint64 gave int64)
             out = b.xp.cumulative_sum(x, axis=axis)
-            return out if out.dtype == x.dtype else b.xp.astype(out, x.dtype)
-        return b.xp.astype(b.xp.cumulative_sum(x, axis=axis, dtype=acc), x.dtype)
+            out = out if out.dtype == x.dtype else b.xp.astype(out, x.dtype)
+        else:
+            out = b.xp.astype(b.xp.cumulative_sum(x, axis=axis, dtype=acc), x.dtype)
+        return b.row_major(out)  # (PyTorch's scans write contiguous results)
 
     @staticmethod
     def backward(node, g):
@@ -546,10 +548,12 @@ class Softmax(Op):
         if product:  # NumPy's large arrays: the exponentials once, summed by a product
             e = exp_guarded(b, x, m) if empty_zero else exp_shifted(b, x, m)
             s = keep_sum_array(b, e, axis, product)
-            return divide_guarded(b, e, s) if empty_zero else e / s
+            return b.row_major(divide_guarded(b, e, s) if empty_zero else e / s)
         if empty_zero:  # a row of -inf: shift by 0, divide by 1 (zeros, not NaN)
-            return softmax_out_guarded(b, x, m, sum_exp_guarded(b, x, m, axis))
-        return softmax_out(b, x, m, sum_exp_shifted(b, x, m, axis))
+            out = softmax_out_guarded(b, x, m, sum_exp_guarded(b, x, m, axis))
+        else:
+            out = softmax_out(b, x, m, sum_exp_shifted(b, x, m, axis))
+        return b.row_major(out)  # (PyTorch's softmax writes a contiguous result)
 
     @staticmethod
     def backward(node, g):
@@ -619,7 +623,7 @@ class LogSoftmax(Op):
         m = b.xp.max(x, axis=axis, keepdims=True)
         s = (keep_sum_array(b, exp_shifted(b, x, m), axis, product) if product else
              sum_exp_shifted(b, x, m, axis))
-        return log_softmax_out(b, x, m, s)
+        return b.row_major(log_softmax_out(b, x, m, s))  # (PyTorch's: contiguous)
 
     @staticmethod
     def backward(node, g):

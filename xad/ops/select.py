@@ -139,7 +139,8 @@ def masked_fill(x: Tensor, mask: Any, value: Any) -> Tensor:
         [0.0, 1.0, 0.0]
     """
     out = where(mask, fill_value(x, value), x)  # in x's dtype, as PyTorch's
-    return out if out.dtype is x.dtype else out.astype(x.dtype)
+    out = out if out.dtype is x.dtype else out.astype(x.dtype)
+    return out.contiguous()  # (PyTorch's result is contiguous, where's keeps x's layout)
 
 
 _INTEGERS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")

@@ -97,7 +97,7 @@ class Concat(Op):
 
     @staticmethod
     def forward(b, *xs, axis):
-        return b.xp.concat(xs, axis=axis)
+        return b.row_major(b.xp.concat(xs, axis=axis))  # (NumPy keeps F-ordered inputs' order)
 
     @staticmethod
     def backward(node, g):

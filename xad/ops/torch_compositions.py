@@ -289,7 +289,8 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:  # noqa
     (input,) = autocast_float32(input, op="renorm")  # (autocast's float32 list)
     d = dim % input.ndim
     norm = vector_norm(input, p, tuple(a for a in range(input.ndim) if a != d), True)
-    return input * where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
+    out = input * where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
+    return out.contiguous()  # (PyTorch's result is contiguous)
 
 
 def bucketize(input: Any, boundaries: Tensor, *, out_int32: bool = False,  # noqa: A002

@@ -35,7 +35,8 @@ class Cumprod(Op):
 
     @staticmethod
     def forward(b, x, axis):
-        return b.xp.cumulative_prod(x, axis=axis, dtype=x.dtype)  # (NumPy's widens int32)
+        out = b.xp.cumulative_prod(x, axis=axis, dtype=x.dtype)  # (NumPy's widens int32)
+        return b.row_major(out)  # (PyTorch's scans write contiguous results)
 
     @staticmethod
     def backward(node, g):

@@ -455,7 +455,7 @@ def batch_norm(x: Tensor, running_mean: Tensor | None, running_var: Tensor | Non
     y = d * scale
     if bias is not None:
         y = y + bias.reshape(shape)
-    return y if low is None else y.astype(low)
+    return (y if low is None else y.astype(low)).contiguous()  # (PyTorch's: contiguous)
 
 
 def embedding(indices: Tensor, weight: Tensor, padding_idx: int | None = None,

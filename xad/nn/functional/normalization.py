@@ -90,7 +90,7 @@ def rms_norm(input: Tensor, normalized_shape: int | Sequence[int],
     axes = tuple(range(input.ndim - len(shape), input.ndim))
     e = finfo(input.dtype).eps if eps is None else eps
     y = input / _ops.sqrt(_ops.mean(input * input, axis=axes, keepdims=True) + e)
-    return y if weight is None else y * weight
+    return (y if weight is None else y * weight).contiguous()  # (PyTorch's: contiguous)
 
 
 def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75,
