@@ -106,7 +106,7 @@ def put(input: Tensor, index: Tensor, source: Tensor,  # noqa: A002
     k = reshape(index, (-1,))
     _check_range(k, n, ("put", 0, n, True, x.shape, index.shape))
     flat, src = reshape(x, (-1,)), reshape(source, (-1,))
-    if accumulate:  # scatter_reduce's sum: exact for integers on CuPy (no int64 atomics)
+    if accumulate:  # scatter_reduce's sum: integers by its scan, exact on every backend
         k = where(k < 0, k + n, k)
         return reshape(scatter_reduce(flat, 0, k, src, "sum"), tuple(x.shape))
     return reshape(index_put(flat, (k,), src), tuple(x.shape))

@@ -178,8 +178,8 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor,  # noqa:
     if reduce == "prod":
         return where(hit, (x if include_self else 1) * _per_group(x, src, groups, multiply, 1), x)
     own = x if include_self else where(hit, 0, x)
-    # floating sums by the scatter-add primitive; integer ones by the scan (CuPy has no
-    # int64 atomics), exact either way
+    # floating sums by the scatter-add primitive; integer ones by the scan (its order is
+    # fixed, and CuPy's atomics lack the small integer dtypes), exact either way
     total = own + (_placed(x, key, src) if x.dtype.is_floating else where(
         hit, _per_group(x, src, groups, add), 0))
     if reduce == "sum":
