@@ -117,10 +117,10 @@ class Backend:
         """``a``, or a row-major copy of it where its elements lie in another order: the
         layout of PyTorch's results of softmax, layer norm, scans and joins (each writes a
         new contiguous tensor where an elementwise result keeps its input's layout)."""
-        n = 1
-        for d in a.shape:
-            n *= d
-        if not self.mutable or self.reshapes_in_place(a, (n,)):
+        if not self.mutable:
+            return a
+        n = math.prod(a.shape)
+        if self.reshapes_in_place(a, (n,)):
             return a
         xp = self.xp  # flat, then shaped: a library's copy may keep a transposed layout
         return xp.reshape(xp.reshape(a, (n,), copy=True), a.shape)

@@ -548,8 +548,8 @@ class Softmax(Op):
         if product:  # NumPy's large arrays: the exponentials once, summed by a product
             e = exp_guarded(b, x, m) if empty_zero else exp_shifted(b, x, m)
             s = keep_sum_array(b, e, axis, product)
-            return b.row_major(divide_guarded(b, e, s) if empty_zero else e / s)
-        if empty_zero:  # a row of -inf: shift by 0, divide by 1 (zeros, not NaN)
+            out = divide_guarded(b, e, s) if empty_zero else e / s
+        elif empty_zero:  # a row of -inf: shift by 0, divide by 1 (zeros, not NaN)
             out = softmax_out_guarded(b, x, m, sum_exp_guarded(b, x, m, axis))
         else:
             out = softmax_out(b, x, m, sum_exp_shifted(b, x, m, axis))

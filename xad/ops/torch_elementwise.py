@@ -100,7 +100,7 @@ def _scaled(x: Tensor, e: Tensor) -> Tensor:
     """``x * 2**e`` exactly (rounded once, where the result is subnormal) for integral ``e``
     (a float tensor), in three power-of-two factors, each within the dtype's normal range
     (``2**e`` alone over- or underflows where ``x`` is large or subnormal)."""
-    d = x.dtype if x.dtype.is_floating else _dt.get_default_dtype()
+    d = x.dtype
     bias = _LAYOUT[d.name][2]
     e = clip(e, 3 * (1 - bias), 3 * bias)  # beyond: inf or 0 either way
     k1 = trunc(e / 3)
