@@ -94,9 +94,9 @@ def add_amp_flag(p: argparse.ArgumentParser) -> None:
 def amp_step(opt: Any, scaler: Any, loss_fn: Any, *args: Any) -> Any:
     """One optimiser step on ``loss_fn(*args)``, under float16 autocast and loss scaling when
     ``scaler`` is enabled (else a plain step); returns the loss, detached."""
-    with xad.amp.autocast(xad.float16, enabled=scaler.is_enabled()):
+    opt.zero_grad()  # first: under xad.compile's CUDA graphs a host call between kernels
+    with xad.amp.autocast(xad.float16, enabled=scaler.is_enabled()):  # splits the graph
         loss = loss_fn(*args)
-    opt.zero_grad()
     scaler.scale(loss).backward()
     scaler.step(opt)  # skipped when a gradient overflowed
     scaler.update()

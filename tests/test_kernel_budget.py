@@ -102,6 +102,42 @@ def test_a_replayed_step_launches_no_kernel_outside_its_graphs(name):
     assert c.kernels == 0 and 1 <= c.graphs <= 2, f"{name}: {c}"
 
 
+@pytest.mark.parametrize("how", ["disabled-scaler", "examples-step"])
+def test_a_compiled_step_with_a_disabled_grad_scaler_is_one_graph(how, monkeypatch):
+    """``GradScaler(enabled=False)``'s methods are pass-throughs, not host calls: its
+    ``step`` ran the optimiser as Python at every replay (20 per-parameter Adam kernels
+    outside the graph for fit_nonlinear's model), and the examples' step (``amp_step``,
+    zero_grad between the forward and the backward) split the graph in two as well (21
+    kernels, 2 graphs, 23 copies a step, where the same step without a scaler is 0, 1, 3)."""
+    import _common
+    import fit_nonlinear as ex
+    from bench_kernels import _data, count_step
+
+    cupy_sim.register()
+    monkeypatch.setenv("XAD_CUDA_GRAPHS", "1")  # (training_step's compile reads it)
+    with xad.use_backend("cupy-sim"):
+        xad.manual_seed(0)
+        (x, _), (y, _) = _data((32, 1)), _data((32, 1))
+        model = ex.make_model()
+        opt = xad.optim.Adam(model.parameters(), lr=1e-3)
+        loss_fn = xad.nn.MSELoss()
+        if how == "examples-step":
+            step = _common.training_step(opt, lambda a, b: loss_fn(model(a), b), True)
+        else:
+            scaler = xad.amp.GradScaler(enabled=False)
+
+            def body(a, b):
+                opt.zero_grad()
+                loss = loss_fn(model(a), b)
+                scaler.scale(loss).backward()
+                scaler.step(opt)
+                scaler.update()
+                return loss.detach()
+            step = xad.compile(body, cuda_graphs=True)
+        c = count_step(lambda: step(x, y), 4)
+    assert c.kernels == 0 and c.graphs == 1 and c.copies == 3, c
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_fused_paths_equal_the_composed_rules(xb, dtype):
     """The eager fused kernels (one kernel each on CuPy, plain operations elsewhere) give

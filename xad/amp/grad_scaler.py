@@ -17,8 +17,9 @@ arrays (JAX) work. ``get_scale()`` and ``state_dict()`` read the scale to the ho
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+import functools
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar, cast
 
 from .. import dtypes as _dt
 from ..autograd import no_grad
@@ -40,6 +41,23 @@ def _times(scale: Tensor, factor: float, reciprocal: bool = False) -> Tensor:
     with no_grad():
         wide = scale.astype(_dt.float64)
         return (1.0 / wide if reciprocal else wide * factor).astype(_dt.float32)
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _when_enabled(fn: _F) -> _F:
+    """``fn`` as a host call of ``xad.compile`` (run again as Python at each replay) only
+    where the scaler is enabled; a disabled scaler's method is a pass-through (``step``
+    calls ``optimizer.step()``), so a compiled step records the optimiser's own device work
+    and stays one CUDA graph, as without a scaler."""
+    hosted = host_call(fn)
+
+    @functools.wraps(fn)
+    def call(self: GradScaler, *args: Any, **kwargs: Any) -> Any:
+        return (hosted if self._enabled else fn)(self, *args, **kwargs)
+
+    return cast(_F, call)
 
 
 class GradScaler:
@@ -101,7 +119,7 @@ class GradScaler:
         return self._per_opt.setdefault(id(optimizer), {"stage": _READY, "found_inf": None,
                                                         "skip": None})
 
-    @host_call
+    @_when_enabled
     def unscale_(self, optimizer: Optimizer) -> None:
         """Divide ``optimizer``'s gradients by the scale (in place of ``.grad``, by
         rebinding) and record on the device whether any is Inf/NaN. At most once per step;
@@ -150,7 +168,7 @@ class GradScaler:
             st["skip"] = bool(st["found_inf"].item())
         return st["skip"]
 
-    @host_call
+    @_when_enabled
     def step(self, optimizer: Optimizer, *args: Any, **kwargs: Any) -> Any:
         """Unscale (if not done), then ``optimizer.step(*args, **kwargs)`` unless some
         gradient is Inf/NaN; returns what ``step`` returned, or ``None`` when skipped."""
@@ -169,7 +187,7 @@ class GradScaler:
             return None
         return optimizer.step(*args, **kwargs)
 
-    @host_call
+    @_when_enabled
     def update(self, new_scale: float | Tensor | None = None) -> None:
         """Adapt the scale from this step's Inf/NaN checks (or set it to ``new_scale``);
         call once per iteration, after every ``step``."""
