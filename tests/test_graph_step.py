@@ -59,9 +59,46 @@ def test_a_new_learning_rate_reaches_the_replayed_graph(lr_change):
         np.array_equal(a, b) for a, b in zip(frozen[1], graph[1]))
 
 
+@pytest.mark.parametrize("opt_name", ["Adam", "AdamW"])
+def test_cycled_betas_reach_the_replayed_graph_without_recording_again(opt_name):
+    """``OneCycleLR`` (``cycle_momentum``) sets Adam's ``betas`` at every step: they were
+    kernel constants, guarded, so each call recorded the step again and the sixteenth ran
+    eagerly (examples/transformer_addition.py --compile: 210 kernels a step, no graph).
+    Now they are uploaded with the rate: one recording, one graph a step, eager's bits."""
+    def run(compiled):
+        cupy_sim.register()
+        with xad.use_backend("cupy-sim"):
+            xad.manual_seed(0)
+            model = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 2)).double()
+            opt = getattr(xad.optim, opt_name)(model.parameters(), lr=0.05, capturable=True)
+            sched = xad.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.1, total_steps=12)
+            x, y = xad.randn(4, 6, dtype=xad.float64), xad.randn(4, 2, dtype=xad.float64)
+
+            def body(x, y):
+                opt.zero_grad()
+                nn.functional.mse_loss(model(x), y).backward()
+                opt.step()
+
+            fn = xad.compile(body, cuda_graphs=True) if compiled else body
+            betas = set()
+            for _ in range(10):
+                COUNTS.reset()
+                fn(x, y)
+                sched.step()
+                betas.add(opt.param_groups[0]["betas"])
+            last = (COUNTS.kernels, COUNTS.launches, COUNTS.uploads)
+            return [p.numpy() for p in model.parameters()], last, fn, len(betas)
+
+    eager, graph = run(False), run(True)
+    for a, b in zip(eager[0], graph[0]):
+        np.testing.assert_array_equal(a, b)
+    assert graph[3] == 10 and graph[2].recordings == 1, graph[2].recordings
+    assert graph[1] == (0, 1, 3), graph[1]  # the rate and both betas uploaded, no kernel
+
+
 def test_device_numbers_equal_the_functional_rule():
     """Adam's bias corrections computed on the device, from the same formula
-    (``_adam_scalars``), give the host rule's numbers (within an ulp: NumPy's and CUDA's
+    (``_adam_numbers``), give the host rule's numbers (within an ulp: NumPy's and CUDA's
     ``pow`` are not CPython's)."""
     rng = np.random.default_rng(0)
     start = rng.standard_normal((5, 3))
@@ -82,10 +119,10 @@ def test_device_numbers_equal_the_functional_rule():
     assert isinstance(step, xad.Tensor) and step.item() == 30.0
 
 
-def test_a_changed_beta_records_the_step_again():
-    """Betas, eps and weight decay are kernel constants of the captured step, and its
-    groups' parameters are fixed in it: a change is a guard that fails, and the step is
-    recorded again (never replayed stale)."""
+def test_a_changed_eps_records_the_step_again():
+    """Eps and weight decay are kernel constants of the captured step (Adam's betas are
+    uploaded, as the rate: the test above), and its groups' parameters are fixed in it: a
+    change is a guard that fails, and the step is recorded again (never replayed stale)."""
     cupy_sim.register()
     with xad.use_backend("cupy-sim"):
         w = xad.ones(3, requires_grad=True)
@@ -103,6 +140,9 @@ def test_a_changed_beta_records_the_step_again():
             step(x)
         n = step.recordings
         opt.param_groups[0]["betas"] = (0.5, 0.9)
+        step(x)
+        assert step.recordings == n
+        opt.param_groups[0]["eps"] = 1e-3
         step(x)
         assert step.recordings == n + 1
         v = xad.ones(2, requires_grad=True)

@@ -134,11 +134,10 @@ class Adam(Optimizer):
                 beta1, beta2 = group["betas"]
                 decoupled = self._decoupled_in(group)
                 wd = group["weight_decay"]
-                ds.advance(gi, group, (beta1, beta2, group["eps"], wd), (decoupled,))
+                ds.advance(gi, group, (group["eps"], wd), (decoupled,))  # betas: uploaded
                 for p in params:
                     st, b = self.state[p], p._backend
-                    c = (*_consts(b, p._array.dtype, (beta1, 1 - beta1, beta2, 1 - beta2)),
-                         *ds.numbers(gi, p), wd != 0)
+                    c = (*ds.numbers(gi, p), wd != 0)
                     g = p.grad
                     assert g is not None  # _device_groups keeps those with a gradient
                     g = -g if group.get("maximize", False) else g
@@ -219,21 +218,21 @@ def _adam_consts(b: Any, dtype: Any, step: int, beta1: float, beta2: float, lr: 
                  wd: float, eps: float, decoupled: bool) -> tuple[Any, ...]:
     """``(beta1, 1 - beta1, beta2, 1 - beta2, step_size, eps_hat, wd_factor, wd != 0)``, as
     0-d arrays where ``b`` is mutable (see :func:`_adam_scalars`)."""
-    return _consts(b, dtype, (beta1, 1 - beta1, beta2, 1 - beta2,
-                              *_adam_scalars(step, lr, beta1, beta2, eps, wd, decoupled,
-                                             HOST)), wd != 0)
+    return _consts(b, dtype, _adam_numbers(step, lr, beta1, beta2, eps, wd, decoupled,
+                                           HOST), wd != 0)
 
 
-def _adam_scalars(step: Any, lr: Any, beta1: float, beta2: float, eps: float, wd: float,
-                  decoupled: bool, ns: Any) -> tuple[Any, Any, Any]:
-    """``(step_size, eps_hat, wd_factor)`` at step ``step``, with ``lr / bc1 * m / (sqrt(v)
-    / sqrt(bc2) + eps) == step_size * m / (sqrt(v) + eps_hat)`` (``bc`` the bias
-    corrections) and ``wd_factor`` ``1 - lr * wd`` (decoupled) or ``wd``: Python numbers on
-    the host path (``ns`` :data:`~.capturable.HOST`), device values inside the kernel of
-    :mod:`.capturable`."""
+def _adam_numbers(step: Any, lr: Any, beta1: Any, beta2: Any, eps: float, wd: float,
+                  decoupled: bool, ns: Any) -> tuple[Any, ...]:
+    """``(beta1, 1 - beta1, beta2, 1 - beta2, step_size, eps_hat, wd_factor)`` at step
+    ``step``, with ``lr / bc1 * m / (sqrt(v) / sqrt(bc2) + eps) == step_size * m / (sqrt(v)
+    + eps_hat)`` (``bc`` the bias corrections) and ``wd_factor`` ``1 - lr * wd``
+    (decoupled) or ``wd``: Python numbers on the host path (``ns``
+    :data:`~.capturable.HOST`), device values inside the kernel of :mod:`.capturable`
+    (where ``betas`` are uploaded: a scheduler that cycles them records nothing again)."""
     bc2_sqrt = ns.sqrt(1 - beta2 ** step)
-    return (lr * bc2_sqrt / (1 - beta1 ** step), eps * bc2_sqrt,
-            1 - lr * wd if decoupled else wd)
+    return (beta1, 1 - beta1, beta2, 1 - beta2, lr * bc2_sqrt / (1 - beta1 ** step),
+            eps * bc2_sqrt, 1 - lr * wd if decoupled else wd)
 
 
 def _adam_kernel(rw: list[Any], g: Any, t: Any, gw: Any, decoupled: bool, c: tuple[Any, ...],
@@ -298,4 +297,4 @@ def _adam_rule(x: Any, state: list[Any], g: Any, decoupled: bool, c: tuple[Any, 
     return x - step_size * m / (v ** 0.5 + eps_hat), [m, v, vmax]
 
 
-Adam._device_numbers = (_adam_scalars, 3)
+Adam._device_numbers = (_adam_numbers, 7, True, (), ("betas",))

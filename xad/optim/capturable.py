@@ -10,7 +10,9 @@ parameter group (:class:`DeviceScalars`):
   (:meth:`CupyBackend.upload`, no kernel) whenever it differs from the value last written:
   at every step, in eager mode and before the graph that reads it in a replay
   (``host_upload``), so a scheduler's change, or a user's ``group["lr"] = ...``, reaches
-  the next step;
+  the next step; so are the hyperparameters an optimiser names in ``uploaded`` (Adam's
+  ``betas``, which ``OneCycleLR`` and ``CyclicLR`` change at every step), one 0-d array
+  per number;
 - ``steps``: one float64 count per parameter of the group; each parameter's
   ``state["step"]`` is a 0-d view of it (a tensor, as PyTorch's capturable state; SGD,
   which counts no steps, keeps no ``"step"``);
@@ -20,14 +22,14 @@ parameter group (:class:`DeviceScalars`):
 - the derived numbers (Adam's ``step_size``, ``eps_hat``, weight-decay factor), one row
   each per dtype of the group's parameters, computed with the counts advanced by *one*
   fused kernel per group per step from the same formula the host path evaluates in Python
-  (:func:`xad.optim.adam._adam_scalars`; its ``ns`` is :data:`HOST` there, CuPy's fused
+  (:func:`xad.optim.adam._adam_numbers`; its ``ns`` is :data:`HOST` there, CuPy's fused
   namespace here, so a switch such as RAdam's rectification is a select on the device),
   in float64, then cast to the parameter's dtype.
 
 Each parameter's update is then its optimiser's rule as one fused kernel (:mod:`.fused`)
 reading 0-d views of those rows: no number of the step is a host value. Hyperparameters a
-kernel takes as constants (betas, eps, weight decay, flags) are guarded by ``xad.compile``:
-a change records the step again.
+kernel takes as constants (eps, weight decay, flags, and betas or momentum where not
+uploaded) are guarded by ``xad.compile``: a change records the step again.
 
 A backend takes this path where it fuses kernels and can upload (CuPy); an optimiser, when
 its group asks for ``capturable=True`` or when ``xad.compile(..., cuda_graphs=True)``
@@ -72,13 +74,15 @@ class _Group:
     """One parameter group's device numbers (see the module docstring)."""
 
     def __init__(self, b: Any, params: list[Tensor], state: dict, k: int,
-                 counts: bool, carry: tuple[tuple[str, float], ...]) -> None:
+                 counts: bool, carry: tuple[tuple[str, float], ...], uploads: int) -> None:
         xp = b.xp
-        self.b, self.host_lr = b, None
+        self.b, self.host_lr, self.host_hyper = b, None, None
         self.index = {id(p): i for i, p in enumerate(params)}
         n = len(params)
         with b.on_device():
             self.lr = Tensor._make(xp.zeros((), dtype=xp.float64), b)
+            self.hyper = [Tensor._make(xp.zeros((), dtype=xp.float64), b)
+                          for _ in range(uploads)]
             self.steps, self.step_views = _carried(b, params, state, "step", 0.0)
             self.carried = [_carried(b, params, state, key, v) for key, v in carry]
             self.ones = Tensor._make(xp.ones((n,), dtype=xp.float64), b)
@@ -113,14 +117,18 @@ class _Group:
 
 
 class DeviceScalars:
-    """The device numbers of an optimiser's groups; ``derive(t, lr, *carried, *consts,
-    *flags, ns)`` gives its ``k`` derived numbers from the counts ``t``, the rate ``lr`` and
-    the carried numbers before the step, then the carried numbers after it."""
+    """The device numbers of an optimiser's groups; ``derive(t, lr, *carried, *uploaded,
+    *consts, *flags, ns)`` gives its ``k`` derived numbers from the counts ``t``, the rate
+    ``lr``, the carried numbers before the step and the numbers of the hyperparameters
+    named in ``uploaded`` (each a number or a tuple of numbers), then the carried numbers
+    after it."""
 
     def __init__(self, derive: Callable[..., tuple], k: int, counts: bool = True,
-                 carry: tuple[tuple[str, float], ...] = ()) -> None:
+                 carry: tuple[tuple[str, float], ...] = (),
+                 uploaded: tuple[str, ...] = ()) -> None:
         self.derive, self.k, self.counts = derive, k, counts  # counts: state["step"]
         self.carry = carry  # (state key, first value) of each carried number
+        self.uploaded = uploaded  # group keys held in device memory, as lr
         self.groups: list[_Group | None] = []
         self._kernels: dict[Any, Callable] = {}
 
@@ -146,7 +154,8 @@ class DeviceScalars:
                                              f"all of a group's parameters on one CuPy "
                                              f"device; move them there with .to()")
                         gs = self.groups[gi] = _Group(b, group["params"], state, self.k,
-                                                      self.counts, self.carry)
+                                                      self.counts, self.carry,
+                                                      len(self._hyper(group)))
                     gs.mask(tuple(p.grad is not None for p in group["params"]))
                     for i, p in enumerate(group["params"]):
                         if p.grad is not None:
@@ -155,24 +164,42 @@ class DeviceScalars:
         finally:
             context.recorder = rec
 
+    def _hyper(self, group: dict[str, Any]) -> tuple[float, ...]:
+        """The numbers of ``group``'s uploaded hyperparameters, in order."""
+        out: list[float] = []
+        for key in self.uploaded:
+            v = group[key]
+            out.extend(v if isinstance(v, (tuple, list)) else (v,))
+        return tuple(out)
+
     @host_upload
     def upload(self, groups: list[dict[str, Any]]) -> None:
-        """Each group's ``lr`` into its device number, where it changed (no kernel)."""
+        """Each group's ``lr`` and uploaded hyperparameters into their device numbers, where
+        they changed (no kernel)."""
         for gs, group in zip(self.groups, groups):
+            if gs is None:
+                continue
             lr = group["lr"]
-            if gs is not None and gs.host_lr != lr:
+            if gs.host_lr != lr:
                 gs.b.upload(gs.lr._array, lr)
                 gs.host_lr = lr
+            hyper = self._hyper(group)
+            if gs.host_hyper != hyper:
+                for t, v in zip(gs.hyper, hyper):
+                    gs.b.upload(t._array, v)
+                gs.host_hyper = hyper
 
     def advance(self, gi: int, group: dict[str, Any], consts: tuple[float, ...],
                 flags: tuple) -> None:
         """One kernel: the counts of the group's parameters that have a gradient go up by
-        one, and the derived numbers are computed from them and ``lr``."""
+        one, and the derived numbers are computed from them, ``lr``, the uploaded
+        hyperparameters and ``consts`` (the others the derivation reads)."""
         gs = self.groups[gi]
         assert gs is not None  # prepare, earlier in the step, made every group's
         b = gs.b
         active = gs.mask(tuple(p.grad is not None for p in group["params"]))
         carried = [c for c, _ in gs.carried]
+        consts = (*gs.hyper, *consts)  # the uploaded ones first, in device memory
         key = (id(b), len(gs.rows), len(consts), flags)
         kernel = self._kernels.get(key)
         if kernel is None:
@@ -182,7 +209,8 @@ class DeviceScalars:
         f64 = b.xp.float64
         n = 3 + len(carried) + len(consts)
         run_kernel(b, kernel, [gs.steps, active, gs.lr, *carried,
-                               *[b.scalar(c, f64) for c in consts], *gs.rows],
+                               *[c if isinstance(c, Tensor) else b.scalar(c, f64)
+                                 for c in consts], *gs.rows],
                    (0, *range(3, 3 + len(carried)), *range(n, n + len(gs.rows))),
                    "xad_step_numbers")
 
@@ -201,17 +229,18 @@ def learning_rate(step: Any, lr: Any, ns: Any) -> tuple[Any]:
 
 def watch_hyperparameters(opt: Any) -> None:
     """Inside an ``xad.compile`` recording, guard ``opt``'s hyperparameters but the
-    learning rate (its kernels hold them as constants) and its groups' parameters: a change
-    records the step again."""
+    learning rate and the uploaded ones (its kernels hold the others as constants) and its
+    groups' parameters: a change records the step again."""
     rec = context.recorder
     if rec is not None and not rec.paused:
-        rec.value_guard(functools.partial(_hyperparameters, weakref.ref(opt)))
+        skip = ("lr", "initial_lr", "params", *opt._device.uploaded)
+        rec.value_guard(functools.partial(_hyperparameters, weakref.ref(opt), skip))
 
 
-def _hyperparameters(ref: Any) -> Any:
+def _hyperparameters(ref: Any, skip: tuple[str, ...]) -> Any:
     opt = ref()
     return None if opt is None else [
-        (sorted((k, v) for k, v in g.items() if k not in ("lr", "initial_lr", "params")),
+        (sorted((k, v) for k, v in g.items() if k not in skip),
          tuple(id(p) for p in g["params"])) for g in opt.param_groups]
 
 
