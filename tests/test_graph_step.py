@@ -59,18 +59,23 @@ def test_a_new_learning_rate_reaches_the_replayed_graph(lr_change):
         np.array_equal(a, b) for a, b in zip(frozen[1], graph[1]))
 
 
-@pytest.mark.parametrize("opt_name", ["Adam", "AdamW"])
-def test_cycled_betas_reach_the_replayed_graph_without_recording_again(opt_name):
-    """``OneCycleLR`` (``cycle_momentum``) sets Adam's ``betas`` at every step: they were
-    kernel constants, guarded, so each call recorded the step again and the sixteenth ran
-    eagerly (examples/transformer_addition.py --compile: 210 kernels a step, no graph).
-    Now they are uploaded with the rate: one recording, one graph a step, eager's bits."""
+@pytest.mark.parametrize("opt_name,uploads", [("Adam", 3), ("AdamW", 3), ("SGD", 2),
+                                              ("RMSprop", 2)])
+def test_cycled_betas_reach_the_replayed_graph_without_recording_again(opt_name, uploads):
+    """``OneCycleLR`` (``cycle_momentum``) sets Adam's ``betas`` (SGD's and RMSprop's
+    ``momentum``) at every step: they were kernel constants, guarded, so each call recorded
+    the step again and the sixteenth ran eagerly (examples/transformer_addition.py
+    --compile: 210 kernels a step, no graph). Now they are uploaded with the rate: one
+    recording, one graph a step, eager's bits."""
     def run(compiled):
         cupy_sim.register()
         with xad.use_backend("cupy-sim"):
             xad.manual_seed(0)
             model = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 2)).double()
-            opt = getattr(xad.optim, opt_name)(model.parameters(), lr=0.05, capturable=True)
+            extra = {"capturable": True} if opt_name != "SGD" else {}  # (PyTorch's SGD:
+            if not opt_name.startswith("Adam"):  # no such flag; its numbers are exact)
+                extra["momentum"] = 0.9
+            opt = getattr(xad.optim, opt_name)(model.parameters(), lr=0.05, **extra)
             sched = xad.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.1, total_steps=12)
             x, y = xad.randn(4, 6, dtype=xad.float64), xad.randn(4, 2, dtype=xad.float64)
 
@@ -85,7 +90,8 @@ def test_cycled_betas_reach_the_replayed_graph_without_recording_again(opt_name)
                 COUNTS.reset()
                 fn(x, y)
                 sched.step()
-                betas.add(opt.param_groups[0]["betas"])
+                g = opt.param_groups[0]
+                betas.add(g["betas"] if "betas" in g else g["momentum"])
             last = (COUNTS.kernels, COUNTS.launches, COUNTS.uploads)
             return [p.numpy() for p in model.parameters()], last, fn, len(betas)
 
@@ -93,7 +99,7 @@ def test_cycled_betas_reach_the_replayed_graph_without_recording_again(opt_name)
     for a, b in zip(eager[0], graph[0]):
         np.testing.assert_array_equal(a, b)
     assert graph[3] == 10 and graph[2].recordings == 1, graph[2].recordings
-    assert graph[1] == (0, 1, 3), graph[1]  # the rate and both betas uploaded, no kernel
+    assert graph[1] == (0, 1, uploads), graph[1]  # the rate and betas or momentum uploaded
 
 
 def test_device_numbers_equal_the_functional_rule():
@@ -380,3 +386,31 @@ def test_the_emulated_cublas_refuses_what_a_gpu_refuses():
     graph.launch()
     np.testing.assert_array_equal(z.get(), np.arange(6.0).reshape(2, 3)
                                   @ np.arange(12.0).reshape(3, 4))
+
+
+def test_a_momentum_set_to_zero_records_the_step_again():
+    """An uploaded momentum is not guarded, but whether it is 0 is (SGD keeps no buffer at
+    0: with the old buffer, dampening would scale the step): the step is recorded again and
+    gives eager's numbers."""
+    def run(compiled):
+        cupy_sim.register()
+        with xad.use_backend("cupy-sim"):
+            w = xad.tensor([1.0, -2.0, 3.0], dtype=xad.float64, requires_grad=True)
+            opt = xad.optim.SGD([w], lr=0.1, momentum=0.9, dampening=0.5)
+
+            def step(x):
+                opt.zero_grad()
+                (w * w * x).sum().backward()
+                opt.step()
+
+            fn = xad.compile(step, cuda_graphs=True) if compiled else step
+            x = xad.ones(3, dtype=xad.float64)
+            for i in range(6):
+                if i == 3:
+                    opt.param_groups[0]["momentum"] = 0.0
+                fn(x)
+            return w.numpy(), fn
+
+    eager, graph = run(False), run(True)
+    np.testing.assert_array_equal(eager[0], graph[0])
+    assert graph[1].recordings == 2

@@ -12,7 +12,7 @@ parameter group (:class:`DeviceScalars`):
   (``host_upload``), so a scheduler's change, or a user's ``group["lr"] = ...``, reaches
   the next step; so are the hyperparameters an optimiser names in ``uploaded`` (Adam's
   ``betas``, which ``OneCycleLR`` and ``CyclicLR`` change at every step), one 0-d array
-  per number;
+  per number (SGD's and RMSprop's ``momentum`` too);
 - ``steps``: one float64 count per parameter of the group; each parameter's
   ``state["step"]`` is a 0-d view of it (a tensor, as PyTorch's capturable state; SGD,
   which counts no steps, keeps no ``"step"``);
@@ -51,7 +51,7 @@ from ..tensor import Tensor
 from ..tracing import host_upload
 from .fused import fuses, run_kernel
 
-__all__ = ["HOST", "DeviceScalars", "device_backend", "learning_rate",
+__all__ = ["HOST", "DeviceScalars", "device_backend", "learning_rate", "rate_and_momentum",
            "watch_hyperparameters"]
 
 HOST = types.SimpleNamespace(sqrt=math.sqrt, maximum=max, power=pow,
@@ -223,8 +223,15 @@ class DeviceScalars:
 
 def learning_rate(step: Any, lr: Any, ns: Any) -> tuple[Any]:
     """The device numbers of an optimiser whose step needs only its learning rate (cast to
-    each parameter's dtype): SGD, RMSprop, Adadelta."""
+    each parameter's dtype): Adadelta, Rprop."""
     return (lr,)
+
+
+def rate_and_momentum(step: Any, lr: Any, momentum: Any, ns: Any) -> tuple[Any, Any]:
+    """The device numbers of an optimiser whose step needs its learning rate and its
+    uploaded ``momentum`` (which ``OneCycleLR`` cycles), each cast to the parameter's
+    dtype: SGD, RMSprop."""
+    return (lr, momentum)
 
 
 def watch_hyperparameters(opt: Any) -> None:
@@ -233,14 +240,20 @@ def watch_hyperparameters(opt: Any) -> None:
     groups' parameters: a change records the step again."""
     rec = context.recorder
     if rec is not None and not rec.paused:
-        skip = ("lr", "initial_lr", "params", *opt._device.uploaded)
-        rec.value_guard(functools.partial(_hyperparameters, weakref.ref(opt), skip))
+        rec.value_guard(functools.partial(_hyperparameters, weakref.ref(opt),
+                                          opt._device.uploaded))
 
 
-def _hyperparameters(ref: Any, skip: tuple[str, ...]) -> Any:
+def _hyperparameters(ref: Any, uploaded: tuple[str, ...]) -> Any:
+    """What a recorded step holds fixed of ``ref()``'s groups: the hyperparameters but the
+    rate and the uploaded ones, of which only whether each is 0 (a momentum of 0 keeps no
+    buffer), and the parameters."""
     opt = ref()
+    skip = ("lr", "initial_lr", "params", *uploaded)
     return None if opt is None else [
         (sorted((k, v) for k, v in g.items() if k not in skip),
+         [[x == 0 for x in (g[k] if isinstance(g[k], (tuple, list)) else (g[k],))]
+          for k in uploaded],
          tuple(id(p) for p in g["params"])) for g in opt.param_groups]
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from .. import autograd as _ag
 from ..tensor import Tensor
-from .capturable import learning_rate
+from .capturable import rate_and_momentum
 from .fused import fused_update
 from .optimizer import (
     Optimizer,
@@ -126,8 +126,9 @@ class RMSprop(Optimizer):
                 ds.advance(gi, group, (), ())
                 for p in params:
                     st, b = self.state[p], p._backend
-                    c = (*ds.numbers(gi, p), *_consts(b, p._array.dtype, (
-                        alpha, 1 - alpha, group["eps"], wd, momentum), wd != 0))
+                    lr, mom = ds.numbers(gi, p)  # uploaded: the rate and momentum
+                    c = (lr, *_consts(b, p._array.dtype, (alpha, 1 - alpha, group["eps"], wd)),
+                         mom, wd != 0)
                     g = p.grad
                     assert g is not None  # _device_groups keeps those with a gradient
                     g = -g if group.get("maximize", False) else g
@@ -148,7 +149,7 @@ class RMSprop(Optimizer):
         return st
 
 
-RMSprop._device_numbers = (learning_rate, 1)
+RMSprop._device_numbers = (rate_and_momentum, 2, True, (), ("momentum",))
 
 
 def rmsprop(params: list[Tensor], grads: list[Tensor], square_avgs: list[Tensor],

@@ -7,7 +7,7 @@ from typing import Any
 from .. import autograd as _ag
 from ..context import context
 from ..tensor import Tensor
-from .capturable import learning_rate
+from .capturable import rate_and_momentum
 from .fused import fused_update
 from .optimizer import (
     Optimizer,
@@ -132,8 +132,8 @@ class SGD(Optimizer):
                 ds.advance(gi, group, (), ())
                 for p in params:
                     b = p._backend
-                    c = (*ds.numbers(gi, p), *_consts(b, p._array.dtype, (momentum, 1 - damp, wd)),
-                         wd != 0, damp != 0)
+                    c = (*ds.numbers(gi, p), *_consts(b, p._array.dtype, (1 - damp, wd)),
+                         wd != 0, damp != 0)  # (the rate and momentum: uploaded)
                     buf = self.state[p]["momentum_buffer"] if momentum != 0 else None
                     g = p.grad
                     assert g is not None  # _device_groups keeps those with a gradient
@@ -149,7 +149,7 @@ def _new_buffer(opt: SGD, p: Tensor, group: dict[str, Any], fresh: set[int]) -> 
         fresh.add(id(p))
 
 
-SGD._device_numbers = (learning_rate, 1, False)
+SGD._device_numbers = (rate_and_momentum, 2, False, (), ("momentum",))
 
 
 def sgd(params: list[Tensor], grads: list[Tensor], momentum_buffers: list[Tensor | None], *,
