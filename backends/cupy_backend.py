@@ -518,9 +518,9 @@ class CupyBackend(Backend):
         return self._stream
 
     def captures_matmul(self, dtype: Any) -> bool:
-        """Whether a matrix product of ``dtype`` can run inside a graph capture: float32 and
-        float64, by xad's own cuBLAS handle on the capture stream (made here, before any
-        capture, with its workspace: backends/cupy_blas.py)."""
+        """Whether a matrix product of ``dtype`` can run inside a graph capture: float16,
+        float32 and float64, by xad's own cuBLAS handle on the capture stream (made here,
+        before any capture, with its workspace: backends/cupy_blas.py)."""
         if self._blas is None:
             from .cupy_blas import OwnBlas
 
@@ -530,7 +530,8 @@ class CupyBackend(Backend):
                     self._blas = OwnBlas(self._cp, cublas, lib, self._side_stream())
             except Exception:  # no usable cuBLAS library: products split the graphs
                 self._blas = False
-        return bool(self._blas) and dtype in (self._cp.float32, self._cp.float64)
+        return bool(self._blas) and dtype in (self._cp.float16, self._cp.float32,
+                                              self._cp.float64)
 
     @contextlib.contextmanager
     def graph_capture(self, pool: Any) -> Any:

@@ -9,9 +9,12 @@ allocating during capture). So :class:`OwnBlas` holds a handle of its own, made 
 CuPy's ``cublas.create()``, whose stream (the side stream xad captures on) and workspace
 (a device buffer it keeps) are set *before* any capture, CuPy's ``setStream`` check passing
 then; inside a capture it calls ``cublas{S,D}gemmStridedBatched`` from the cuBLAS library
-CuPy loaded, through ``ctypes``, without touching the stream.
+CuPy loaded, through ``ctypes``, without touching the stream; float16 products (autocast's)
+``cublasGemmStridedBatchedEx`` with CuPy's own choice for a float16 ``gemmEx``
+(``_routines_linalg.pyx``): accumulation in float32 (``CUBLAS_COMPUTE_32F``), float
+``alpha``/``beta``, ``CUBLAS_GEMM_DEFAULT_TENSOR_OP``.
 
-Only float32 and float64 products of arrays with at least one dimension go this way; the
+Only float16, float32 and float64 products of arrays with at least one dimension go this way; the
 backend calls it only while its side stream captures (``xad/compile/cuda_graph.py``) and
 CuPy's ``matmul`` (CuPy's own handle) everywhere else.
 
@@ -31,6 +34,9 @@ __all__ = ["OwnBlas", "load"]
 
 WORKSPACE = 32 << 20  # bytes: NVIDIA's recommended size for Hopper
 _OP_N, _OP_T = 0, 1
+# cudaDataType CUDA_R_16F, cublasComputeType_t CUBLAS_COMPUTE_32F,
+# cublasGemmAlgo_t CUBLAS_GEMM_DEFAULT_TENSOR_OP (library_types.h, cublas_api.h)
+_R_16F, _COMPUTE_32F, _TENSOR_OP = 2, 68, 99
 
 
 def load(cp: Any) -> tuple[Any, Any]:
@@ -59,10 +65,21 @@ class OwnBlas:
                                          ctypes.c_void_p(self.workspace.data.ptr),
                                          ctypes.c_size_t(WORKSPACE)), "cublasSetWorkspace_v2")
         self._gemm = {cp.dtype(cp.float32): (lib.cublasSgemmStridedBatched, ctypes.c_float),
-                      cp.dtype(cp.float64): (lib.cublasDgemmStridedBatched, ctypes.c_double)}
+                      cp.dtype(cp.float64): (lib.cublasDgemmStridedBatched, ctypes.c_double),
+                      cp.dtype(cp.float16): (self._half, ctypes.c_float)}
+        self._gemm_ex = lib.cublasGemmStridedBatchedEx
+
+    def _half(self, handle: Any, ta: int, tb: int, m: int, n: int, k: int, alpha: Any,
+              a: Any, lda: int, sa: Any, b: Any, ldb: int, sb: Any, beta: Any, c: Any,
+              ldc: int, sc: Any, count: int) -> int:
+        """A float16 strided-batched gemm with the S/D functions' arguments (float32
+        accumulation, as CuPy's float16 ``matmul``)."""
+        return self._gemm_ex(handle, ta, tb, m, n, k, alpha, a, _R_16F, lda, sa, b, _R_16F,
+                             ldb, sb, beta, c, _R_16F, ldc, sc, count, _COMPUTE_32F,
+                             _TENSOR_OP)
 
     def takes(self, x: Any, y: Any) -> bool:
-        """Whether :meth:`matmul` computes ``x @ y`` (float32/float64, the same dtype)."""
+        """Whether :meth:`matmul` computes ``x @ y`` (float16/32/64, the same dtype)."""
         return x.dtype == y.dtype and x.dtype in self._gemm and x.ndim >= 1 and y.ndim >= 1
 
     def matmul(self, x: Any, y: Any) -> Any:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 import numpy as np
 
@@ -41,7 +42,8 @@ def products() -> None:
     rng = np.random.default_rng(0)
     cases = [((64, 32), (32, 48)), ((8, 64, 32), (32, 48)), ((8, 64, 32), (8, 32, 16)),
              ((32,), (32, 5))]
-    for dtype in (np.float32, np.float64):
+    for dtype in (np.float16, np.float32, np.float64):  # float16: autocast's, by gemmEx
+        tol = 2e-3 if dtype == np.float16 else 1e-5  # (CuPy's N-d float16 goes by float32)
         for sx, sy in cases:
             x, y = (cupy.asarray(rng.standard_normal(s).astype(dtype)) for s in (sx, sy))
             yt = cupy.ascontiguousarray(y.swapaxes(-1, -2)).swapaxes(-1, -2)
@@ -55,7 +57,7 @@ def products() -> None:
                 b.launch_graph(g)
                 want = cupy.matmul(x, yy)
                 err = float(abs(z - want).max() / (abs(want).max() + 1e-30))
-                check(f"captured gemm {np.dtype(dtype).name} {sx}@{sy}", err < 1e-5, f"{err:.2e}")
+                check(f"captured gemm {np.dtype(dtype).name} {sx}@{sy}", err < tol, f"{err:.2e}")
     try:
         s = cupy.cuda.Stream(non_blocking=True)
         with s:
@@ -89,30 +91,40 @@ def steps() -> None:
         check(f"{name}: graphs per step <= 2", 1 <= fn.graphs <= 2, f"graphs={fn.graphs}")
 
 
-def _scheduled(compiled: bool) -> list:
+def _scheduled(compiled: bool, amp: bool = False) -> tuple[list, Any]:
+    """Losses of 8 steps of AdamW under OneCycleLR (the rate and betas change at every
+    step); with ``amp``, float16 autocast and a GradScaler whose first steps overflow."""
     xad.manual_seed(0)
     model = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 2))
     opt = xad.optim.AdamW(model.parameters(), lr=0.05, capturable=True)
-    sched = xad.optim.lr_scheduler.StepLR(opt, 1, gamma=0.5)
-    x, y = xad.randn(4, 6), xad.randn(4, 2)
+    sched = xad.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.1, total_steps=8)
+    scaler = xad.amp.GradScaler(init_scale=2.0 ** 20, growth_interval=2, enabled=amp)
+    x, y = xad.randn(4, 6) * (100 if amp else 1), xad.randn(4, 2)
 
     def body(x, y):
         opt.zero_grad()
-        loss = nn.functional.mse_loss(model(x), y)
-        loss.backward()
-        opt.step()
+        with xad.amp.autocast(xad.float16, enabled=amp):
+            loss = nn.functional.mse_loss(model(x).float(), y)
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
         sched.step()
         return loss.detach()
 
     fn = xad.compile(body, cuda_graphs=True) if compiled else body
-    return [fn(x, y).numpy() for _ in range(8)]
+    return [fn(x, y).numpy() for _ in range(8)] + [scaler.get_scale()], fn
 
 
 def scheduler() -> None:
     xad.set_backend(BACKEND)
-    res = [_scheduled(compiled) for compiled in (False, True)]
-    err = float(np.max(np.abs(np.array(res[0]) - np.array(res[1]))))
-    check("scheduler's lr reaches the replayed graph", err < 1e-5, f"{err:.2e}")
+    for amp in (False, True):
+        (eager, _), (graph, fn) = (_scheduled(compiled, amp) for compiled in (False, True))
+        err = float(np.max(np.abs(np.array(eager) - np.array(graph))))
+        what = "an AMP step (GradScaler on the device, float16 products)" if amp else \
+            "OneCycleLR's rate and betas"
+        check(f"{what} reach the replayed graph", err < 1e-3 if amp else 1e-5, f"{err:.2e}")
+        check(f"{what}: one graph a step, one recording", fn.graphs == 1 and
+              fn.recordings == 1, f"graphs={fn.graphs} recordings={fn.recordings}")
 
 
 if __name__ == "__main__":

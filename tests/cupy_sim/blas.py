@@ -1,7 +1,7 @@
 """Emulated cuBLAS for backends/cupy_blas.py: CuPy's binding module
 (``cupy_backends.cuda.libs.cublas``: ``create``, ``setStream``, ``destroy``) and the raw
 library calls xad makes through ``ctypes`` (``cublasSetWorkspace_v2``,
-``cublas{S,D}gemmStridedBatched``).
+``cublas{S,D}gemmStridedBatched``, ``cublasGemmStridedBatchedEx`` for float16).
 
 Refused as on a GPU: ``setStream`` while the stream it names captures (CuPy's own check,
 ``NotImplementedError``); a gemm while some stream captures on a handle whose stream is not
@@ -110,6 +110,22 @@ def _gemm(dtype: Any) -> Any:
     return gemm
 
 
+def _gemm_ex(handle: Any, transa: int, transb: int, m: int, n: int, k: int, alpha: Any,
+             a: Any, atype: int, lda: int, stride_a: Any, b: Any, btype: int, ldb: int,
+             stride_b: Any, beta: Any, c: Any, ctype: int, ldc: int, stride_c: Any,
+             batch: int, compute: int, algo: int) -> int:
+    """``cublasGemmStridedBatchedEx`` for float16 operands and result (``CUDA_R_16F``, 2)
+    with float32 accumulation (``CUBLAS_COMPUTE_32F``, 68), as xad calls it; other types
+    are refused (xad makes no other call)."""
+    if (atype, btype, ctype, compute) != (2, 2, 2, 68):
+        raise NotImplementedError(f"emulated cublasGemmStridedBatchedEx: types {atype}, "
+                                  f"{btype}, {ctype}, compute {compute}")
+    return _HALF(handle, transa, transb, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b,
+                 beta, c, ldc, stride_c, batch)
+
+
+_HALF = _gemm(np.dtype(np.float16))
 lib = types.SimpleNamespace(cublasSetWorkspace_v2=_set_workspace,
                             cublasSgemmStridedBatched=_gemm(np.dtype(np.float32)),
-                            cublasDgemmStridedBatched=_gemm(np.dtype(np.float64)))
+                            cublasDgemmStridedBatched=_gemm(np.dtype(np.float64)),
+                            cublasGemmStridedBatchedEx=_gemm_ex)

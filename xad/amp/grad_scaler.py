@@ -13,18 +13,31 @@ same bool (no further read):
 
 Gradients are rebound (``p.grad = g * inv_scale``), never written in place, so immutable
 arrays (JAX) work. ``get_scale()`` and ``state_dict()`` read the scale to the host.
+
+**Device mode** (no host read at all, so a CUDA graph holds the whole step): from the first
+step that ``xad.compile(..., cuda_graphs=True)`` records with an optimiser that keeps its
+numbers on the device (:mod:`xad.optim.capturable`), for good, the growth count lives on
+the device too, ``step`` runs the optimiser inside :func:`xad.optim.fused.skipping` (its
+kernels keep every value where the flag is true, its counts do not advance: PyTorch's
+``found_inf`` given to a ``fused`` optimiser) and ``update`` is PyTorch's
+``_amp_update_scale_`` as device operations, the same numbers. Elsewhere ``unscale_``,
+``step`` and ``update`` are host calls of ``xad.compile`` (Python at each replay); a
+disabled scaler's methods pass through.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable
-from typing import Any, TypeVar, cast
+import weakref
+from collections.abc import Iterable
+from typing import Any
 
 from .. import dtypes as _dt
 from ..autograd import no_grad
+from ..context import context
 from ..factories import full
 from ..ops import isfinite, stack, where
+from ..optim.fused import skipping
 from ..optim.optimizer import Optimizer
 from ..tensor import Tensor
 from ..tracing import host_call
@@ -41,23 +54,6 @@ def _times(scale: Tensor, factor: float, reciprocal: bool = False) -> Tensor:
     with no_grad():
         wide = scale.astype(_dt.float64)
         return (1.0 / wide if reciprocal else wide * factor).astype(_dt.float32)
-
-
-_F = TypeVar("_F", bound=Callable[..., Any])
-
-
-def _when_enabled(fn: _F) -> _F:
-    """``fn`` as a host call of ``xad.compile`` (run again as Python at each replay) only
-    where the scaler is enabled; a disabled scaler's method is a pass-through (``step``
-    calls ``optimizer.step()``), so a compiled step records the optimiser's own device work
-    and stays one CUDA graph, as without a scaler."""
-    hosted = host_call(fn)
-
-    @functools.wraps(fn)
-    def call(self: GradScaler, *args: Any, **kwargs: Any) -> Any:
-        return (hosted if self._enabled else fn)(self, *args, **kwargs)
-
-    return cast(_F, call)
 
 
 class GradScaler:
@@ -92,6 +88,7 @@ class GradScaler:
         self._backoff_factor = float(backoff_factor)
         self._growth_interval = growth_interval
         self._growth_tracker = 0          # finite steps in a row (known on the host)
+        self._tracker: Tensor | None = None  # the same on the device, in device mode
         self._scale: Tensor | None = None  # made on the first loss's device
         self._per_opt: dict[int, dict[str, Any]] = {}
 
@@ -119,11 +116,32 @@ class GradScaler:
         return self._per_opt.setdefault(id(optimizer), {"stage": _READY, "found_inf": None,
                                                         "skip": None})
 
-    @_when_enabled
+    def _on_device(self, optimizer: Optimizer) -> bool:
+        """Whether this scaler decides on the device (device mode, module docstring); it
+        enters it when a recording with CUDA graphs steps an optimiser that can."""
+        if self._tracker is not None:
+            return True
+        rec = context.recorder
+        if rec is None or rec.paused or not rec.graphs or self._scale is None or not (
+                optimizer._skips_on_device() and optimizer._on_device()):
+            return False
+        context.recorder = None  # state made before the call, as the scale
+        try:
+            self._tracker = full((), self._growth_tracker, dtype=_dt.int32,
+                                 backend=self._scale._backend)
+        finally:
+            context.recorder = rec
+        return True
+
     def unscale_(self, optimizer: Optimizer) -> None:
         """Divide ``optimizer``'s gradients by the scale (in place of ``.grad``, by
         rebinding) and record on the device whether any is Inf/NaN. At most once per step;
         ``step`` calls it when you have not (e.g. before gradient clipping)."""
+        if self._enabled and not self._on_device(optimizer):
+            return self._unscale_hosted(optimizer)
+        return self._unscale(optimizer)
+
+    def _unscale(self, optimizer: Optimizer) -> None:
         if not self._enabled:
             return
         st = self._state(optimizer)
@@ -142,6 +160,8 @@ class GradScaler:
                                "scaler.scale(loss).backward() before step()")
         st["found_inf"] = self._unscale_grads(params, self._scale)
         st["stage"] = _UNSCALED
+
+    _unscale_hosted = host_call(_unscale)
 
     def _unscale_grads(self, params: list[Tensor], scale: Tensor) -> Tensor:
         """Rebind each gradient to ``grad / scale``; return "some gradient is not finite"
@@ -168,10 +188,15 @@ class GradScaler:
             st["skip"] = bool(st["found_inf"].item())
         return st["skip"]
 
-    @_when_enabled
     def step(self, optimizer: Optimizer, *args: Any, **kwargs: Any) -> Any:
         """Unscale (if not done), then ``optimizer.step(*args, **kwargs)`` unless some
-        gradient is Inf/NaN; returns what ``step`` returned, or ``None`` when skipped."""
+        gradient is Inf/NaN; returns what ``step`` returned, or ``None`` when skipped (in
+        device mode, what ``step`` returned: the skip is decided on the device)."""
+        if self._enabled and not self._on_device(optimizer):
+            return self._step_hosted(optimizer, *args, **kwargs)
+        return self._step(optimizer, *args, **kwargs)
+
+    def _step(self, optimizer: Optimizer, *args: Any, **kwargs: Any) -> Any:
         if not self._enabled:
             return optimizer.step(*args, **kwargs)
         if "closure" in kwargs:
@@ -183,14 +208,27 @@ class GradScaler:
         if st["stage"] == _READY:
             self.unscale_(optimizer)
         st["stage"] = _STEPPED
-        if self._found_inf(st):
+        if self._tracker is not None:
+            with skipping(st["found_inf"]):
+                return optimizer.step(*args, **kwargs)
+        if self._found_inf(st):  # skipped: each parameter the step would have written
+            for g in optimizer.param_groups:  # counts a version, as in device mode, where
+                for p in g["params"]:  # the kernels write its values back (and PyTorch's
+                    if p.grad is not None:  # fused optimisers, given found_inf)
+                        p._bump_version()
             return None
         return optimizer.step(*args, **kwargs)
 
-    @_when_enabled
+    _step_hosted = host_call(_step)
+
     def update(self, new_scale: float | Tensor | None = None) -> None:
         """Adapt the scale from this step's Inf/NaN checks (or set it to ``new_scale``);
         call once per iteration, after every ``step``."""
+        if self._enabled and self._tracker is None:
+            return self._update_hosted(new_scale)
+        return self._update(new_scale)
+
+    def _update(self, new_scale: float | Tensor | None = None) -> None:
         if not self._enabled:
             return
         if new_scale is not None:
@@ -200,9 +238,33 @@ class GradScaler:
             if not checked:
                 raise RuntimeError("GradScaler.update: no inf checks were recorded prior to "
                                    "update(); call step(optimizer) (or unscale_) first")
-            found = [self._found_inf(st) for st in checked]
-            self._keep_scale(self._next_scale(any(found)))
+            if self._tracker is not None:
+                self._update_on_device([st["found_inf"] for st in checked])
+            else:
+                found = [self._found_inf(st) for st in checked]
+                self._keep_scale(self._next_scale(any(found)))
         self._per_opt.clear()
+
+    _update_hosted = host_call(_update)
+
+    def _update_on_device(self, flags: list[Tensor]) -> None:
+        """:meth:`_next_scale` with the branches as selections on the device (PyTorch's
+        ``_amp_update_scale_``): the same numbers, no host read; a recording is guarded on
+        the factors and the interval, which it holds as constants."""
+        rec = context.recorder
+        if rec is not None and not rec.paused:
+            rec.value_guard(functools.partial(_factors, weakref.ref(self)))
+        scale, tracker = self._scale, self._tracker
+        assert scale is not None and tracker is not None  # device mode has both
+        with no_grad():
+            found = flags[0] if len(flags) == 1 else stack(flags).any()
+            count = where(found, 0, tracker + 1)
+            grow = ~found & (count >= self._growth_interval)
+            grown = _times(scale, self._growth_factor)
+            grown = where(isfinite(grown), grown, scale)
+            self._keep_scale(where(found, _times(scale, self._backoff_factor),
+                                   where(grow, grown, scale)))
+            tracker._set_data(where(grow, 0, count)._array)
 
     def _next_scale(self, found_inf: bool) -> Tensor:
         """PyTorch's ``_amp_update_scale_``, with the branch known on the host."""
@@ -292,7 +354,8 @@ class GradScaler:
         return {"scale": self.get_scale(), "growth_factor": self._growth_factor,
                 "backoff_factor": self._backoff_factor,
                 "growth_interval": self._growth_interval,
-                "_growth_tracker": self._growth_tracker}
+                "_growth_tracker": self._growth_tracker if self._tracker is None
+                else int(self._tracker.item())}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Restore what :meth:`state_dict` returned (from xad or from PyTorch)."""
@@ -306,5 +369,14 @@ class GradScaler:
         self._backoff_factor = float(state_dict["backoff_factor"])
         self._growth_interval = int(state_dict["growth_interval"])
         self._growth_tracker = int(state_dict["_growth_tracker"])
+        if self._tracker is not None:
+            self._tracker._set_data(full((), self._growth_tracker, dtype=_dt.int32,
+                                         backend=self._tracker._backend)._array)
         if self._scale is not None:
             self._set_scale(self._init_scale)
+
+
+def _factors(ref: Any) -> Any:
+    """What a recorded device-mode update holds fixed of the scaler ``ref()``."""
+    s = ref()
+    return None if s is None else (s._growth_factor, s._backoff_factor, s._growth_interval)

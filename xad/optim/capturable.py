@@ -49,7 +49,7 @@ from .. import autograd as _ag
 from ..context import context
 from ..tensor import Tensor
 from ..tracing import host_upload
-from .fused import fuses, run_kernel
+from .fused import fuses, run_kernel, skip_flag
 
 __all__ = ["HOST", "DeviceScalars", "device_backend", "learning_rate", "rate_and_momentum",
            "watch_hyperparameters"]
@@ -200,17 +200,19 @@ class DeviceScalars:
         active = gs.mask(tuple(p.grad is not None for p in group["params"]))
         carried = [c for c, _ in gs.carried]
         consts = (*gs.hyper, *consts)  # the uploaded ones first, in device memory
-        key = (id(b), len(gs.rows), len(consts), flags)
+        skip = skip_flag()
+        key = (id(b), len(gs.rows), len(consts), flags, skip is not None)
         kernel = self._kernels.get(key)
         if kernel is None:
             kernel = self._kernels[key] = b.fuse(
                 lambda ns: _advance_body(self.derive, self.k, len(carried), len(consts),
-                                         flags, ns), "xad_step_numbers")
+                                         flags, ns, skip is not None), "xad_step_numbers")
         f64 = b.xp.float64
         n = 3 + len(carried) + len(consts)
+        tail = [] if skip is None else [skip]
         run_kernel(b, kernel, [gs.steps, active, gs.lr, *carried,
                                *[c if isinstance(c, Tensor) else b.scalar(c, f64)
-                                 for c in consts], *gs.rows],
+                                 for c in consts], *gs.rows, *tail],
                    (0, *range(3, 3 + len(carried)), *range(n, n + len(gs.rows))),
                    "xad_step_numbers")
 
@@ -274,10 +276,14 @@ def _carried(b: Any, params: list[Tensor], state: dict, key: str,
 
 
 def _advance_body(derive: Callable[..., tuple], k: int, n_carried: int, n_consts: int,
-                  flags: tuple, ns: Any) -> Callable[..., None]:
+                  flags: tuple, ns: Any, skips: bool = False) -> Callable[..., None]:
     """The fused function of :meth:`DeviceScalars.advance`: counts, then derived rows and
-    carried numbers (those of parameters without a gradient kept)."""
+    carried numbers (those of parameters without a gradient kept; every one where
+    ``skips`` and the last argument, :func:`.fused.skipping`'s flag, is true)."""
     def advance(steps: Any, active: Any, lr: Any, *rest: Any) -> None:
+        if skips:
+            rest, skip = rest[:-1], rest[-1]
+            active = ns.where(skip, 0.0, active)
         carried = rest[:n_carried]
         consts, rows = rest[n_carried:n_carried + n_consts], rest[n_carried + n_consts:]
         t = steps + active

@@ -21,18 +21,41 @@ A new optimiser gets its device path by writing its rule with operators and ufun
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import threading
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..context import context
 from ..tensor import Tensor
 
-__all__ = ["fused_update", "fuses", "kernel_for", "run_kernel"]
+__all__ = ["fused_update", "fuses", "kernel_for", "run_kernel", "skip_flag", "skipping"]
 
 _ARG = object()  # an argument's place in the spec: a kernel argument
 _XP = object()   # the backend's namespace: the fused function's own inside the kernel
 _KERNELS: dict[tuple, Callable | None] = {}  # (backend, rule, spec, state layout) -> kernel
 _STATIC = (bool, str, type(None))
+
+
+_local = threading.local()
+
+
+@contextlib.contextmanager
+def skipping(found_inf: Tensor) -> Iterator[None]:
+    """Inside, the optimisers' device steps (:mod:`.capturable`) leave every parameter,
+    state and count as it was where ``found_inf`` (a 0-d bool on the device) is true:
+    ``GradScaler``'s skipped step decided on the device, without a host read."""
+    before = getattr(_local, "skip", None)
+    _local.skip = found_inf
+    try:
+        yield
+    finally:
+        _local.skip = before
+
+
+def skip_flag() -> Tensor | None:
+    """The flag of the innermost :func:`skipping`, or None."""
+    return getattr(_local, "skip", None)
 
 
 def fuses(b: Any) -> bool:
@@ -53,16 +76,20 @@ def fused_update(p: Tensor, rule: Callable[..., tuple], state: list[Tensor | Non
     b = p._backend
     if not fuses(b):  # (before the key: the host's per-parameter path stays cheap)
         return False
-    found = kernel_for(b, rule, state, args, p._array.dtype)
+    skip = skip_flag()
+    found = kernel_for(b, rule, state, args, p._array.dtype, skip is not None)
     if found is None:
         return False
     kernel, values = found
+    if skip is not None:
+        values.append(skip)
     if isinstance(g, Tensor):
         held = [s for s in state if s is not None]
         run_kernel(b, kernel, [p, g, *held, *values], (0, *range(2, 2 + len(held))),
                    "xad_" + rule.__name__.strip("_"))
         return True
-    kernel(p._array, g, *[s._array for s in state if s is not None], *values)
+    kernel(p._array, g, *[s._array for s in state if s is not None],
+           *[v._array if isinstance(v, Tensor) else v for v in values])
     for s in state:
         if s is not None:
             s._bump_version()
@@ -71,19 +98,21 @@ def fused_update(p: Tensor, rule: Callable[..., tuple], state: list[Tensor | Non
 
 
 def kernel_for(b: Any, rule: Callable[..., tuple], state: list[Any], args: tuple,
-               dtype: Any) -> tuple[Callable, list[Any]] | None:
+               dtype: Any, skips: bool = False) -> tuple[Callable, list[Any]] | None:
     """The fused kernel of ``rule`` for state layout ``state`` (``None`` entries absent)
     and the fixed part of ``args``, and its scalar arguments (Python numbers as scalars of
-    ``dtype``); ``None`` where backend ``b`` cannot fuse ``rule``."""
+    ``dtype``); ``None`` where backend ``b`` cannot fuse ``rule``. With ``skips``, the
+    kernel takes a last argument, a flag that keeps every value where it is true."""
     leaves: list[Any] = []
     spec = _split(args, b.xp, leaves)
     layout = tuple(s is not None for s in state)
-    key = (b, rule, spec, layout)
+    key = (b, rule, spec, layout, skips)
     try:
         kernel = _KERNELS[key]
     except KeyError:
         name = "xad_" + rule.__name__.strip("_")
-        kernel = _KERNELS[key] = b.fuse(lambda ns: _body(rule, spec, layout, ns), name)
+        kernel = _KERNELS[key] = b.fuse(lambda ns: _body(rule, spec, layout, ns, skips),
+                                        name)
     if kernel is None:
         return None
     return kernel, [b.scalar(v, dtype) if isinstance(v, (int, float)) else v for v in leaves]
@@ -135,20 +164,24 @@ def _join(spec: Any, values: Any, ns: Any) -> Any:
 
 
 def _body(rule: Callable[..., tuple], spec: Any, layout: tuple[bool, ...],
-          ns: Any) -> Callable[..., None]:
+          ns: Any, skips: bool = False) -> Callable[..., None]:
     """The fused function: ``rule`` over the kernel's arguments, its results written into
     the parameter's and the state's arrays (``a[...] = v``, which ``cupy.fuse`` makes an
-    output of argument ``a``)."""
+    output of argument ``a``); with ``skips``, the old values where the last argument is
+    true (:func:`skipping`)."""
     n = sum(layout)
 
     def update(x: Any, g: Any, *rest: Any) -> None:
+        keep = None
+        if skips:
+            rest, keep = rest[:-1], rest[-1]
         it = iter(rest[:n])
         state = [next(it) if here else None for here in layout]
         args = _join(spec, iter(rest[n:]), ns)
         new_x, new_state = rule(x, state, g, *args)
-        x[...] = new_x
+        x[...] = new_x if keep is None else ns.where(keep, x, new_x)
         for s, v in zip(state, new_state):
             if s is not None and v is not s:
-                s[...] = v
+                s[...] = v if keep is None else ns.where(keep, s, v)
 
     return update

@@ -197,6 +197,11 @@ class Optimizer:
         self._device = DeviceScalars(*rule)
         return True
 
+    def _skips_on_device(self) -> bool:
+        """Whether a skipped step (``GradScaler``'s, on the device: :func:`.fused.skipping`)
+        leaves this optimiser as a step never taken would: its state made but unchanged."""
+        return True
+
     def _device_groups(self, init: Callable[[Tensor, dict[str, Any], Any], Any]
                        ) -> list[tuple[int, dict[str, Any], list[Tensor]]]:
         """The device path's start (:mod:`.capturable`): each group's numbers, the state of

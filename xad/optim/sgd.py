@@ -114,6 +114,11 @@ class SGD(Optimizer):
                            first, nesterov, b.xp, maximize=group.get("maximize", False))
         return loss
 
+    def _skips_on_device(self) -> bool:
+        """A momentum buffer's first step is ``b = g``; a skipped first step would leave a
+        zero buffer whose next step, with dampening, is ``(1 - dampening) * g``."""
+        return all(g["momentum"] == 0 or g["dampening"] == 0 for g in self.param_groups)
+
     def _step_on_device(self, closure: Any) -> Any:
         """The step with its learning rate on the device (:mod:`.capturable`): one kernel per
         group casts it to the parameters' dtypes, one per parameter updates. A momentum
