@@ -471,3 +471,33 @@ def test_an_amp_step_with_skipped_steps_is_one_graph_and_eagers_numbers(opt_name
     assert any(b > a for a, b in zip(eager[1], eager[1][1:]))  # and finite ones grew
     if "dampening" not in options:
         assert all(c[:2] == (0, 1) for c in graph[2][4:]), graph[2]
+
+
+def test_a_device_mode_scaler_with_a_host_optimiser_still_skips():
+    """A scaler in device mode that steps a second optimiser on the host (NumPy) decides
+    that one's skip on the host: the skipping flag only reaches device kernels, so the
+    update of an overflowed step would have been applied."""
+    cupy_sim.register()
+    with xad.use_backend("cupy-sim"):
+        w = xad.ones(3, requires_grad=True)
+        opt = xad.optim.Adam([w], lr=0.1, capturable=True)
+        scaler = xad.amp.GradScaler(init_scale=4.0)
+
+        @xad.compile(cuda_graphs=True)
+        def step(x):
+            opt.zero_grad()
+            scaler.scale((w * x).sum()).backward()
+            scaler.step(opt)
+            scaler.update()
+
+        for _ in range(3):
+            step(xad.ones(3))
+        assert scaler._tracker is not None  # device mode
+    with xad.use_backend("numpy"):
+        v = xad.ones(2, requires_grad=True)
+        host = xad.optim.SGD([v], lr=0.1)
+        scaler._scale = xad.tensor(4.0)  # (the same scaler, its numbers on NumPy)
+        scaler._tracker = xad.tensor(0, dtype=xad.int32)
+        scaler.scale((v * float("inf")).sum()).backward()
+        scaler.step(host)
+        assert v.tolist() == [1.0, 1.0]

@@ -208,7 +208,8 @@ class GradScaler:
         if st["stage"] == _READY:
             self.unscale_(optimizer)
         st["stage"] = _STEPPED
-        if self._tracker is not None:
+        if self._tracker is not None and optimizer._skips_on_device() and \
+                optimizer._on_device():  # (another optimiser: the host decision)
             with skipping(st["found_inf"]):
                 return optimizer.step(*args, **kwargs)
         if self._found_inf(st):  # skipped: each parameter the step would have written
