@@ -4,6 +4,8 @@ xad's own cuBLAS handle (backends/cupy_blas.py) are captured with the rest of th
 
 from __future__ import annotations
 
+import warnings
+
 import cupy_sim
 import numpy as np
 import pytest
@@ -432,23 +434,8 @@ def test_an_amp_step_with_skipped_steps_is_one_graph_and_eagers_numbers(opt_name
     kernels and 9 graphs a step (cnn_digits --amp), every decision a host read. SGD with
     dampening keeps the host calls (a skipped first step would leave it a zero buffer)."""
     def run(compiled):
-        cupy_sim.register()
         with xad.use_backend("cupy-sim"):
-            xad.manual_seed(0)
-            model = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 2))
-            opt = getattr(xad.optim, opt_name)(model.parameters(), lr=0.01, **options)
-            scaler = xad.amp.GradScaler(init_scale=2.0 ** 20, growth_interval=2)
-            x, y = xad.randn(4, 6) * 100, xad.randn(4, 2)
-
-            def body(x, y):
-                opt.zero_grad()
-                with xad.amp.autocast(xad.float16):
-                    loss = nn.functional.mse_loss(model(x).float(), y)
-                scaler.scale(loss).backward()
-                scaler.step(opt)
-                scaler.update()
-                return loss.detach()
-
+            model, opt, scaler, body, x, y = _amp_world(True, opt_name, options)
             fn = xad.compile(body, cuda_graphs=True) if compiled else body
             scales, counts = [], []
             for _ in range(14):
@@ -501,3 +488,68 @@ def test_a_device_mode_scaler_with_a_host_optimiser_still_skips():
         scaler.scale((v * float("inf")).sum()).backward()
         scaler.step(host)
         assert v.tolist() == [1.0, 1.0]
+
+
+def _amp_world(update_inside: bool, opt_name: str = "Adam", options: dict | None = None):
+    """A float16 autocast step of a small model whose first steps overflow (a scale of
+    2**20): ``(model, optimiser, scaler, step, x, y)``."""
+    cupy_sim.register()
+    xad.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 2))
+    opt = getattr(xad.optim, opt_name)(model.parameters(), lr=0.01,
+                                       **({"capturable": True} if options is None else options))
+    scaler = xad.amp.GradScaler(init_scale=2.0 ** 20, growth_interval=2)
+    x, y = xad.randn(4, 6) * 100, xad.randn(4, 2)
+
+    def body(x, y):
+        opt.zero_grad()
+        with xad.amp.autocast(xad.float16):
+            loss = nn.functional.mse_loss(model(x).float(), y)
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        if update_inside:
+            scaler.update()
+        return loss.detach()
+    return model, opt, scaler, body, x, y
+
+
+def test_a_device_mode_step_without_update_inside_runs_eagerly():
+    """A replay does not redo the scaler's per-step Python state, so a step recorded in
+    device mode that leaves ``update()`` to the caller would make the caller's update find
+    no checks: the recording is refused (eager, one warning) and gives eager's numbers."""
+    out = []
+    for compiled in (False, True):
+        with xad.use_backend("cupy-sim"):
+            model, _, scaler, body, x, y = _amp_world(False)
+            fn = xad.compile(body, cuda_graphs=True) if compiled else body
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                for _ in range(6):
+                    fn(x, y)
+                    scaler.update()
+            out.append(([p.numpy() for p in model.parameters()], scaler.get_scale(),
+                        [str(w.message) for w in caught]))
+    for a, b in zip(out[0][0], out[1][0]):
+        np.testing.assert_array_equal(a, b)
+    assert out[0][1] == out[1][1]
+    assert any("without update()" in m for m in out[1][2]), out[1][2]
+
+
+def test_a_device_mode_replay_after_an_unscale_outside_is_eagers():
+    """The caller's ``unscale_`` before a device-mode step leaves the scaler's Python state
+    "unscaled", so eager mode's step does not unscale the new gradients again; a replay,
+    which does not run that Python, would. The guard on the pending state records the call
+    again, and it gives eager mode's numbers."""
+    out = []
+    for compiled in (False, True):
+        with xad.use_backend("cupy-sim"):
+            model, opt, scaler, body, x, y = _amp_world(True)
+            fn = xad.compile(body, cuda_graphs=True) if compiled else body
+            for k in range(8):
+                if k == 5:
+                    scaler.unscale_(opt)
+                fn(x, y)
+            out.append(([p.numpy() for p in model.parameters()], scaler.get_scale()))
+    for a, b in zip(out[0][0], out[1][0]):
+        np.testing.assert_array_equal(a, b)
+    assert out[0][1] == out[1][1]

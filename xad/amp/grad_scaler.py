@@ -144,6 +144,7 @@ class GradScaler:
     def _unscale(self, optimizer: Optimizer) -> None:
         if not self._enabled:
             return
+        self._watch()
         st = self._state(optimizer)
         if st["stage"] == _UNSCALED:
             raise RuntimeError("unscale_() has already been called on this optimizer since "
@@ -162,6 +163,19 @@ class GradScaler:
         st["stage"] = _UNSCALED
 
     _unscale_hosted = host_call(_unscale)
+
+    def _watch(self) -> None:
+        """In a recording of device mode (not a host call): replay only from the state the
+        call started from (no ``unscale_``/``step`` pending from outside, whose Python a
+        replay would not see), and record only a call that ends with ``update()`` (a replay
+        does not redo the per-step state its Python keeps)."""
+        rec = context.recorder
+        if rec is None or rec.paused:
+            return
+        ref = weakref.ref(self)
+        if not self._per_opt:  # (the first of the scaler's calls in this recording)
+            rec.value_guard(functools.partial(_pending, ref))
+        rec.at_end(functools.partial(_left_pending, ref))
 
     def _unscale_grads(self, params: list[Tensor], scale: Tensor) -> Tensor:
         """Rebind each gradient to ``grad / scale``; return "some gradient is not finite"
@@ -199,6 +213,7 @@ class GradScaler:
     def _step(self, optimizer: Optimizer, *args: Any, **kwargs: Any) -> Any:
         if not self._enabled:
             return optimizer.step(*args, **kwargs)
+        self._watch()
         if "closure" in kwargs:
             raise RuntimeError("GradScaler.step: a closure is not supported while the "
                                "scaler is enabled")
@@ -381,3 +396,16 @@ def _factors(ref: Any) -> Any:
     """What a recorded device-mode update holds fixed of the scaler ``ref()``."""
     s = ref()
     return None if s is None else (s._growth_factor, s._backoff_factor, s._growth_interval)
+
+
+def _pending(ref: Any) -> Any:
+    """The stages of the scaler ``ref()``'s optimisers since its last ``update()``."""
+    s = ref()
+    return None if s is None else sorted(st["stage"] for st in s._per_opt.values())
+
+
+def _left_pending(ref: Any) -> str | None:
+    if _pending(ref):
+        return ("GradScaler: unscale_() or step() without update() in the compiled step, "
+                "where the scaler decides on the device (CUDA graphs); call all three in it")
+    return None

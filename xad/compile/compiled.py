@@ -577,6 +577,10 @@ class CompiledFunction:
                 result = self.fn(*args, **kwargs)
         finally:
             recording(prev)
+        for check in rec.ends:
+            why = check()
+            if why is not None:
+                rec.unsupported(why)
         outs: list = []
         spec = _flatten(result, outs)
         entry = self._entry(rec, spec, outs)

@@ -82,6 +82,7 @@ class Recorder:
         self.hosts = 0  # host calls run so far
         self.paused = False
         self.problem: str | None = None
+        self.ends: list[Any] = []  # checks run when the call returns: a reason, or None
         self.instrs: list[Instr] = []
         self.kinds: list[tuple] = []      # per slot: ("arg", i) / ("live", ref, meta) / ...
         self.arrays: list[Any] = []       # per slot: the array (keeps ids unique)
@@ -386,6 +387,12 @@ class Recorder:
                          f"{tuple(t.shape)}): a branch on its values or a backend call "
                          f"wrapped with Tensor(...) would not be replayed; use xad's "
                          f"operations on the tensor")
+
+    def at_end(self, check: Any) -> None:
+        """Run ``check()`` when the recorded call returns; a reason it gives makes the
+        recording unsupported (Python state a replay would not leave as the call did)."""
+        if not self.paused:
+            self.ends.append(check)
 
     def unsupported(self, why: str) -> None:
         if not self.paused and self.problem is None:

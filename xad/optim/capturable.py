@@ -76,7 +76,8 @@ class _Group:
     def __init__(self, b: Any, params: list[Tensor], state: dict, k: int,
                  counts: bool, carry: tuple[tuple[str, float], ...], uploads: int) -> None:
         xp = b.xp
-        self.b, self.host_lr, self.host_hyper = b, None, None
+        self.b, self.host_lr = b, None
+        self.host_hyper: tuple[float, ...] | None = None
         self.index = {id(p): i for i, p in enumerate(params)}
         n = len(params)
         with b.on_device():
@@ -199,20 +200,20 @@ class DeviceScalars:
         b = gs.b
         active = gs.mask(tuple(p.grad is not None for p in group["params"]))
         carried = [c for c, _ in gs.carried]
-        consts = (*gs.hyper, *consts)  # the uploaded ones first, in device memory
+        numbers: tuple[Any, ...] = (*gs.hyper, *consts)  # the uploaded ones first
         skip = skip_flag()
-        key = (id(b), len(gs.rows), len(consts), flags, skip is not None)
+        key = (id(b), len(gs.rows), len(numbers), flags, skip is not None)
         kernel = self._kernels.get(key)
         if kernel is None:
             kernel = self._kernels[key] = b.fuse(
-                lambda ns: _advance_body(self.derive, self.k, len(carried), len(consts),
+                lambda ns: _advance_body(self.derive, self.k, len(carried), len(numbers),
                                          flags, ns, skip is not None), "xad_step_numbers")
         f64 = b.xp.float64
-        n = 3 + len(carried) + len(consts)
+        n = 3 + len(carried) + len(numbers)
         tail = [] if skip is None else [skip]
         run_kernel(b, kernel, [gs.steps, active, gs.lr, *carried,
                                *[c if isinstance(c, Tensor) else b.scalar(c, f64)
-                                 for c in consts], *gs.rows, *tail],
+                                 for c in numbers], *gs.rows, *tail],
                    (0, *range(3, 3 + len(carried)), *range(n, n + len(gs.rows))),
                    "xad_step_numbers")
 
