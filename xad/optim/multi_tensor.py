@@ -129,12 +129,17 @@ def batching(opt: Any) -> Iterator[None]:
 def flush(opt: Any, pending: list[Update]) -> None:
     """Run the queued updates: in flat runs where they allow it, one by one otherwise."""
     runs: dict[tuple, list[Update]] = {}
-    for u in pending:
+    parts: dict[tuple, tuple] = {}  # the same argument objects (an optimiser's constants,
+    for u in pending:  # shared by its parameters) split once; all alive until the end
         b = u.p._backend
-        leaves: list[Any] = []
-        spec = _split(u.args, b.xp, leaves)
-        key = (id(b), u.p._array.dtype, u.rule, spec, tuple(s is None for s in u.state),
-               u.maximize, tuple((type(v), v) for v in leaves))
+        ids = (id(b), *map(id, u.args))
+        part = parts.get(ids)
+        if part is None:
+            leaves: list[Any] = []
+            spec = _split(u.args, b.xp, leaves)
+            part = parts[ids] = (spec, tuple((type(v), v) for v in leaves))
+        key = (id(b), u.p._array.dtype, u.rule, part[0], tuple(s is None for s in u.state),
+               u.maximize, part[1])
         try:
             runs.setdefault(key, []).append(u)
         except TypeError:  # an argument that is no number (an array): a run of its own
