@@ -19,13 +19,14 @@ Outside a recording both decorators cost one attribute read.
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar, cast
 
 from .context import context
 
-__all__ = ["host_call", "host_check", "host_upload", "traced_draw"]
+__all__ = ["host_call", "host_check", "host_upload", "traced_draw", "unrecorded"]
 
 # each decorator returns a function with fn's signature (functools.wraps): typed so, for
 # type checkers and editors
@@ -87,3 +88,14 @@ def traced_draw(fn: _F) -> _F:
         return rec.draw(fn, args, kwargs)
 
     return cast(_F, draw)
+
+
+@contextlib.contextmanager
+def unrecorded() -> Iterator[None]:
+    """Run the block outside any recording: state made once, before the recorded call's
+    own work (an optimiser's device numbers, GradScaler's device growth count)."""
+    rec, context.recorder = context.recorder, None
+    try:
+        yield
+    finally:
+        context.recorder = rec

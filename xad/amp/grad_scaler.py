@@ -40,7 +40,7 @@ from ..ops import isfinite, stack, where
 from ..optim.fused import skipping
 from ..optim.optimizer import Optimizer
 from ..tensor import Tensor
-from ..tracing import host_call
+from ..tracing import host_call, unrecorded
 
 __all__ = ["GradScaler"]
 
@@ -125,12 +125,9 @@ class GradScaler:
         if rec is None or rec.paused or not rec.graphs or self._scale is None or not (
                 optimizer._skips_on_device() and optimizer._on_device()):
             return False
-        context.recorder = None  # state made before the call, as the scale
-        try:
+        with unrecorded():  # state made before the call, as the scale
             self._tracker = full((), self._growth_tracker, dtype=_dt.int32,
                                  backend=self._scale._backend)
-        finally:
-            context.recorder = rec
         return True
 
     def unscale_(self, optimizer: Optimizer) -> None:

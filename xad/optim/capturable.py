@@ -48,7 +48,7 @@ from typing import Any
 from .. import autograd as _ag
 from ..context import context
 from ..tensor import Tensor
-from ..tracing import host_upload
+from ..tracing import host_upload, unrecorded
 from .fused import fuses, run_kernel, skip_flag
 
 __all__ = ["HOST", "DeviceScalars", "device_backend", "learning_rate", "rate_and_momentum",
@@ -138,40 +138,32 @@ class DeviceScalars:
         """Make what a step needs and lacks, outside any recording (for ``xad.compile``
         these are tensors from before the call): each group's numbers, the mask of the
         parameters with a gradient, their state (``init(p, group, count)``)."""
-        rec, context.recorder = context.recorder, None
-        try:
-            with _ag.no_grad():
-                while len(self.groups) < len(groups):
-                    self.groups.append(None)
-                for gi, group in enumerate(groups):
-                    gs = self.groups[gi]
-                    if gs is None or len(gs.index) != len(group["params"]) or any(
-                            gs.index.get(id(p)) != i for i, p in enumerate(group["params"])):
-                        b = device_backend(group["params"])
-                        if b is None:
-                            raise ValueError(f"parameter group {gi}: an optimiser keeping "
-                                             f"its numbers on the device (capturable, or "
-                                             f"inside xad.compile(cuda_graphs=True)) needs "
-                                             f"all of a group's parameters on one CuPy "
-                                             f"device; move them there with .to()")
-                        gs = self.groups[gi] = _Group(b, group["params"], state, self.k,
-                                                      self.counts, self.carry,
-                                                      len(self._hyper(group)))
-                    gs.mask(tuple(p.grad is not None for p in group["params"]))
-                    for i, p in enumerate(group["params"]):
-                        if p.grad is not None:
-                            init(p, group, gs.step_views[i])
-                            gs.place(state, [p])
-        finally:
-            context.recorder = rec
+        with unrecorded(), _ag.no_grad():
+            while len(self.groups) < len(groups):
+                self.groups.append(None)
+            for gi, group in enumerate(groups):
+                gs = self.groups[gi]
+                if gs is None or len(gs.index) != len(group["params"]) or any(
+                        gs.index.get(id(p)) != i for i, p in enumerate(group["params"])):
+                    b = device_backend(group["params"])
+                    if b is None:
+                        raise ValueError(f"parameter group {gi}: an optimiser keeping "
+                                         f"its numbers on the device (capturable, or "
+                                         f"inside xad.compile(cuda_graphs=True)) needs "
+                                         f"all of a group's parameters on one CuPy "
+                                         f"device; move them there with .to()")
+                    gs = self.groups[gi] = _Group(b, group["params"], state, self.k,
+                                                  self.counts, self.carry,
+                                                  len(self._hyper(group)))
+                gs.mask(tuple(p.grad is not None for p in group["params"]))
+                for i, p in enumerate(group["params"]):
+                    if p.grad is not None:
+                        init(p, group, gs.step_views[i])
+                        gs.place(state, [p])
 
     def _hyper(self, group: dict[str, Any]) -> tuple[float, ...]:
         """The numbers of ``group``'s uploaded hyperparameters, in order."""
-        out: list[float] = []
-        for key in self.uploaded:
-            v = group[key]
-            out.extend(v if isinstance(v, (tuple, list)) else (v,))
-        return tuple(out)
+        return tuple(x for key in self.uploaded for x in _numbers(group[key]))
 
     @host_upload
     def upload(self, groups: list[dict[str, Any]]) -> None:
@@ -255,9 +247,13 @@ def _hyperparameters(ref: Any, uploaded: tuple[str, ...]) -> Any:
     skip = ("lr", "initial_lr", "params", *uploaded)
     return None if opt is None else [
         (sorted((k, v) for k, v in g.items() if k not in skip),
-         [[x == 0 for x in (g[k] if isinstance(g[k], (tuple, list)) else (g[k],))]
-          for k in uploaded],
+         [[x == 0 for x in _numbers(g[k])] for k in uploaded],
          tuple(id(p) for p in g["params"])) for g in opt.param_groups]
+
+
+def _numbers(v: Any) -> tuple:
+    """A hyperparameter's numbers: ``betas``' pair, or the one number."""
+    return tuple(v) if isinstance(v, (tuple, list)) else (v,)
 
 
 def _carried(b: Any, params: list[Tensor], state: dict, key: str,
