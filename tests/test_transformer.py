@@ -222,6 +222,33 @@ def test_custom_activation_callable(xb):
     assert layer(xad.randn(2, 3, 4)).shape == (2, 3, 4)
 
 
+@pytest.mark.parametrize("kind", ["encoder", "decoder"])
+def test_feed_forward_layers_see_torchs_shapes(xb, kind):
+    """PyTorch's layers call ``linear1``/``linear2`` on the ``(N, L, E)`` input: forward hooks
+    see 3-D tensors (xad's reshaped them to ``(N * L, E)`` before, and a hook saw other
+    shapes than PyTorch's), and the output with hooks is the output without."""
+    make = {"encoder": nn.TransformerEncoderLayer, "decoder": nn.TransformerDecoderLayer}
+    tmake = {"encoder": torch.nn.TransformerEncoderLayer,
+             "decoder": torch.nn.TransformerDecoderLayer}
+    kw = dict(dim_feedforward=12, dropout=0.0, batch_first=True)
+    torch.manual_seed(0)
+    tl, xl = tmake[kind](8, 2, **kw).double(), make[kind](8, 2, **kw, dtype=f64)
+    _load(xl, tl)
+    x = np.random.default_rng(0).standard_normal((3, 5, 8))
+    args = (x,) if kind == "encoder" else (x, x[:, :4])
+    plain = xl(*(xad.tensor(a) for a in args)).numpy()
+    seen: dict = {"xad": [], "torch": []}
+    for lib, layer in (("xad", xl), ("torch", tl)):
+        for lin in (layer.linear1, layer.linear2):
+            lin.register_forward_hook(
+                lambda m, a, out, lib=lib: seen[lib].append((tuple(a[0].shape),
+                                                             tuple(out.shape))))
+    out = xl(*(xad.tensor(a) for a in args))
+    tl(*(torch.tensor(a) for a in args))
+    assert seen["xad"] == seen["torch"] == [((3, 5, 8), (3, 5, 12)), ((3, 5, 12), (3, 5, 8))]
+    np.testing.assert_allclose(out.numpy(), plain, rtol=1e-12, atol=1e-12)
+
+
 def test_unflatten(xb):
     x = xad.randn(2, 12, 3, dtype=f64, requires_grad=True)
     assert nn.Unflatten(1, (3, 4))(x).shape == (2, 3, 4, 3)

@@ -200,15 +200,6 @@ def walk(roots: Iterable[Node], stop: Callable[[Node], bool] | None = None) -> I
                 stack.append(e[0])
 
 
-def _edge(a: Any) -> Any:
-    return (a if a._node is None else (a._node, a._idx)) if a.requires_grad else None
-
-
-def _version(a: Any) -> int:
-    vc = a._vc
-    return 0 if vc is None else vc[0]
-
-
 def record(op: Any, args: tuple, out: Any, backend: Any, params: Any = None,
            ctx: Any = None) -> Any:
     """Make the node of ``op`` applied to ``args`` (tensors and Python scalars, at least one
@@ -219,9 +210,9 @@ def record(op: Any, args: tuple, out: Any, backend: Any, params: Any = None,
     ``out`` makes a node with several outputs; ``ctx`` is a custom Function's context.
     """
     T = installed.tensor
-    versions = None
     edges: tuple[Any, ...]
     shapes: tuple[Any, ...]
+    versions: tuple[Any, ...]
     if len(args) == 2:  # the commonest shapes, written out: this is the per-operation path
         x, y = args
         if isinstance(x, T):
@@ -236,10 +227,25 @@ def record(op: Any, args: tuple, out: Any, backend: Any, params: Any = None,
             ey, sy, vy = None, (), None
         edges, shapes, versions = (ex, ey), (sx, sy), (vx, vy)
     elif len(args) == 1 and isinstance(args[0], T):
-        edges, shapes = (_edge(args[0]),), (args[0]._array.shape,)
-    else:
-        edges = tuple(_edge(a) if isinstance(a, T) else None for a in args)
-        shapes = tuple(a._array.shape if isinstance(a, T) else () for a in args)
+        x = args[0]
+        edges = (((x if x._node is None else (x._node, x._idx)) if x.requires_grad else None),)
+        shapes = (x._array.shape,)
+        versions = (0 if x._vc is None else x._vc[0],)
+    else:  # one loop, no generators (linear, layer norm, attention: three or more inputs)
+        le: list[Any] = []
+        ls: list[Any] = []
+        lv: list[Any] = []
+        for a in args:
+            if isinstance(a, T):
+                le.append((a if a._node is None else (a._node, a._idx))
+                          if a.requires_grad else None)
+                ls.append(a._array.shape)
+                lv.append(0 if a._vc is None else a._vc[0])
+            else:
+                le.append(None)
+                ls.append(())
+                lv.append(None)
+        edges, shapes, versions = tuple(le), tuple(ls), tuple(lv)
     twin = complex_twins.get(op)
     if twin is not None and type(out) is not tuple:
         d = backend._from_native.get(out.dtype) or backend.xad_dtype(out.dtype)
@@ -260,8 +266,7 @@ def record(op: Any, args: tuple, out: Any, backend: Any, params: Any = None,
     node.params = params or None
     if op.save_inputs:
         node.saved = args
-        node.versions = versions or tuple(_version(a) if isinstance(a, T) else None
-                                          for a in args)
+        node.versions = versions
     if type(out) is not tuple:
         vc = None
         if op.save_output:  # the saved result is checked against in-place changes
@@ -275,13 +280,14 @@ def record(op: Any, args: tuple, out: Any, backend: Any, params: Any = None,
                 context.recorder.result(res)
         return res
     node.n_out = len(out)
-    node.out_meta = tuple((o.shape, o.dtype) for o in out)
+    node.out_meta = tuple([(o.shape, o.dtype) for o in out])
     if op.save_output:
         node.out = out
     if context.anomaly:
         for o in out:
             installed.check_forward(op.name, backend, o, node)
-    results = tuple(installed.result(o, backend, node, i) for i, o in enumerate(out))
+    make = installed.result
+    results = tuple([make(o, backend, node, i) for i, o in enumerate(out)])
     if context.recorder is not None:
         for r in results:
             context.recorder.result(r)

@@ -92,9 +92,7 @@ class TransformerDecoderLayer(Module):
         return self.dropout2(out)
 
     def _ff_block(self, x: Tensor) -> Tensor:
-        h = x.reshape((-1, x.shape[-1]))
-        h = self.linear2(self.dropout(self.activation(self.linear1(h))))
-        return self.dropout3(h.reshape(x.shape))
+        return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
 
 
 class TransformerDecoder(Module):

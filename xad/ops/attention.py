@@ -199,9 +199,10 @@ def _join3(ns: Any) -> Any:
 
 def split_heads(y: Tensor, lead: tuple[int, int], heads: int, to_heads: tuple[int, ...]
                 ) -> tuple[Tensor, Tensor, Tensor]:
-    """``y`` (``(lead[0] * lead[1], 3 * E)``, a packed query/key/value projection) as three
-    ``(N, heads, L, E // heads)`` tensors, ``to_heads`` the permutation from
-    ``lead + (heads, head_dim)`` (``MultiheadAttention``'s self-attention), in one copy.
+    """``y`` (``lead + (3 * E,)`` or ``(lead[0] * lead[1], 3 * E)``, a packed
+    query/key/value projection) as three ``(N, heads, L, E // heads)`` tensors, ``to_heads``
+    the permutation from ``lead + (heads, head_dim)`` (``MultiheadAttention``'s
+    self-attention), in one copy.
 
     Example:
         >>> import xad

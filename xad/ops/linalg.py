@@ -135,13 +135,7 @@ class Linear(Op):
 
     @staticmethod
     def forward(b, x, w, bias):
-        """An N-d ``x`` as one 2-D product (PyTorch's addmm): CuPy's own N-d matmul broadcasts
-        ``w`` over the batch, copying ``w.T`` and running a batched product of pointers."""
-        xp = b.xp
-        x2 = x if x.ndim <= 2 else xp.reshape(x, (-1, x.shape[-1]))
-        y = xp.matmul(x2, xp.matrix_transpose(w))
-        if x.ndim > 2:
-            y = xp.reshape(y, (*x.shape[:-1], w.shape[0]))
+        y = _by_weight(b, x, w)
         if bias is not None:
             y += bias  # y is fresh: add in place (rebinds where arrays are immutable)
         return y
@@ -166,6 +160,17 @@ class Linear(Op):
         (x, w, _), (tx, tw, tb) = primals, tangents
         return total(out, None if tx is None else apply(Linear, tx, w, None),
                      None if tw is None else apply(Linear, x, tw, None), tb)
+
+
+def _by_weight(b: Any, x: Any, w: Any) -> Any:
+    """``x @ w.T`` on arrays, an N-d ``x`` as one 2-D product (PyTorch's addmm): CuPy's own
+    N-d matmul broadcasts ``w`` over the batch, copying ``w.T`` and running a batched
+    product of pointers, and NumPy's loops over the batch's matrices."""
+    xp = b.xp
+    if x.ndim <= 2:
+        return xp.matmul(x, xp.matrix_transpose(w))
+    y = xp.matmul(xp.reshape(x, (-1, x.shape[-1])), xp.matrix_transpose(w))
+    return xp.reshape(y, (*x.shape[:-1], w.shape[0]))
 
 
 def _linear_grads(node: Any, g: Tensor) -> tuple:
@@ -202,7 +207,7 @@ class LinearAct(Op):
 
     @staticmethod
     def forward(b, x, w, bias, act):
-        y = b.xp.matmul(x, b.xp.matrix_transpose(w))
+        y = _by_weight(b, x, w)
         return bias_relu(b, y, bias) if act == "relu" else bias_gelu(b, y, bias)
 
     @staticmethod

@@ -98,7 +98,7 @@ def attend(w: AttentionWeights, query: Tensor, key: Tensor, value: Tensor,
            where: str = "MultiheadAttention") -> tuple[Tensor, Tensor | None]:
     """:func:`multi_head_attention_forward` on ``(N, L, E)`` input when ``batch_first``
     (``MultiheadAttention``'s forward; ``where`` names the caller in errors)."""
-    embed_dim, batched = w.embed_dim, query.ndim == 3
+    batched = query.ndim == 3
     _check_inputs(w.dims(), query, key, value, batched, batch_first, where)
     batch_axis = 0 if batch_first else 1
     if not batched:  # (L, E) is one sequence whatever batch_first says, as in PyTorch
@@ -124,8 +124,7 @@ def attend(w: AttentionWeights, query: Tensor, key: Tensor, value: Tensor,
         if dropping:
             weights = dropout(weights, dropout_p)
         heads = _ops.matmul(weights, v)
-    out = _ops.permute_dims(heads, back).reshape((-1, embed_dim))
-    out = w.out_proj(out).reshape(query.shape)
+    out = w.out_proj(_ops.permute_dims(heads, back).reshape(query.shape))  # (one 2-D product)
     attn: Tensor | None = None
     if need_weights:  # then composed above
         attn = weights.mean(axis=1) if average_attn_weights else weights
@@ -144,16 +143,14 @@ def _project(w: AttentionWeights, query: Tensor, key: Tensor, value: Tensor,
     e, h = query.shape[-1], w.num_heads
     lead = (query.shape[0], query.shape[1])
     if query is key and key is value and isinstance(w.in_proj, Tensor):
-        y = linear(query.reshape((-1, e)), w.in_proj, w.in_proj_bias)
+        y = linear(query, w.in_proj, w.in_proj_bias)
         return split_heads(y, lead, h, to_heads)  # one copy
     b = w.in_proj_bias
     biases = [None] * 3 if b is None else [b[i * e:(i + 1) * e] for i in range(3)]
     weights = w.in_proj if isinstance(w.in_proj, tuple) else \
         [w.in_proj[i * e:(i + 1) * e] for i in range(3)]
-    ys = [linear(x.reshape((-1, x.shape[-1])), wi, bi)
-          for x, wi, bi in zip((query, key, value), weights, biases)]
-    q, k, v = (_ops.permute_dims(y.reshape(x.shape[:2] + (h, e // h)), to_heads)
-               for x, y in zip((query, key, value), ys))
+    ys = [linear(x, wi, bi) for x, wi, bi in zip((query, key, value), weights, biases)]
+    q, k, v = (_ops.permute_dims(y.reshape(y.shape[:2] + (h, e // h)), to_heads) for y in ys)
     return q, k, v
 
 
