@@ -18,6 +18,7 @@ from .fused import (
     centred_affine,
     centred_rstd,
     centred_scaled,
+    fuses,
     inverse_sqrt,
     layer_norm_input_grad,
     recorded,
@@ -47,6 +48,9 @@ class Standardize(Op):
 
     @staticmethod
     def forward(b, x, axes, eps, product):
+        if not (product or fuses(b)):
+            y, rstd = _on_host(b, x, axes, eps)
+            return b.row_major(y), rstd
         r, total, rstd = _moments(b, x, axes, eps, product)
         return b.row_major(centred_scaled(b, x, total, r, rstd)), rstd  # (as PyTorch's norms)
 
@@ -85,7 +89,7 @@ class AddLayerNorm(Op):
 
     @staticmethod
     def forward(b, x, t, c, w, bias, axes, eps, product):
-        if product:  # NumPy's large arrays: the sum once, its sums as products with ones
+        if product or not fuses(b):  # on the host: the sum once (a pass each, unfused)
             return LayerNorm.forward(b, x + (t if c is None else t + c), w, bias, axes, eps,
                                      product)
         r = _inverse_count(x.shape, axes)
@@ -153,6 +157,29 @@ def _moments(b: Any, x: Any, axes: tuple[int, ...], eps: float,
     return r, total, inverse_sqrt(b, keep_sum_array(b, dd, axes, product), r, eps)
 
 
+def _on_host(b: Any, x: Any, axes: tuple[int, ...], eps: float) -> tuple[Any, Any]:
+    """``(y, rstd)`` of :class:`Standardize` where ``b`` does not fuse: each operation of
+    the fused kernels (the same bits), but the centred values computed once, where the
+    kernels compute them in each (free inside a GPU kernel, a pass and a call each here:
+    layer norm's forward on NumPy at (2, 4, 16) 15 -> 9.5 us)."""
+    xp = b.xp
+    r = _inverse_count(x.shape, axes)
+    d = x - xp.sum(x, axis=axes, keepdims=True) * r
+    rstd = 1.0 / xp.sqrt(xp.sum(d * d, axis=axes, keepdims=True) * r + eps)
+    return d * rstd, rstd
+
+
+def _grads_on_host(b: Any, g: Any, y: Any, w: Any, rstd: Any, axes: tuple[int, ...],
+                   lead: tuple[int, ...], r: float) -> tuple[Any, Any]:
+    """:class:`LayerNormGrad` where ``b`` does not fuse: the kernels' operations (the same
+    bits), ``g * w`` computed once (at (2, 4, 16) on NumPy 14.7 -> 8.2 us)."""
+    xp = b.xp
+    gw = g * w
+    s1 = xp.sum(gw, axis=axes, keepdims=True)
+    s2 = xp.sum(gw * y, axis=axes, keepdims=True)
+    return (gw - s1 * r - y * (s2 * r)) * rstd, xp.sum(g * y, axis=lead)
+
+
 def _rule(g: Tensor | None, g_rstd: Tensor | None, y: Tensor, rstd: Tensor,
           axes: tuple[int, ...], product: bool, r: float) -> Tensor | None:
     """:class:`Standardize`'s rule in xad operations (differentiable)."""
@@ -179,6 +206,9 @@ class LayerNorm(Op):
 
     @staticmethod
     def forward(b, x, w, bias, axes, eps, product):
+        if not (product or fuses(b)):
+            y, rstd = _on_host(b, x, axes, eps)
+            return b.row_major(y * w + bias), y, rstd
         r, total, rstd = _moments(b, x, axes, eps, product)
         out, y = centred_affine(b, x, total, r, rstd, w, bias)
         return b.row_major(out), y, rstd  # (PyTorch's layer norm: a contiguous result)
@@ -227,6 +257,8 @@ class LayerNormGrad(Op):
             s1 = keep_sum_array(b, gy, axes, product)
             s2 = keep_sum_array(b, gyy, axes, product)
             return standardize_grad(b, gy, y, s1, s2, rstd, r), gw
+        if not fuses(b):
+            return _grads_on_host(b, g, y, w, rstd, axes, lead, r)
         s1, s2 = sum_product(b, g, w, axes), sum_product(b, g, w, axes, y)
         gw = b.xp.reshape(sum_product(b, g, y, lead), w.shape)
         return layer_norm_input_grad(b, g, w, y, s1, s2, rstd, r), gw

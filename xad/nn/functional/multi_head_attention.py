@@ -189,21 +189,19 @@ def _extra_keys(w: AttentionWeights, k: Tensor, v: Tensor, mask: Tensor | None,
 
 def _check_inputs(dims: tuple[int, int, int], query: Tensor, key: Tensor, value: Tensor,
                   batched: bool, batch_first: bool, where: str) -> None:
-    shapes = f"query {query.shape}, key {key.shape}, value {value.shape}"
+    qs, ks, vs = query.shape, key.shape, value.shape
     nd = 3 if batched else 2
-    if query.ndim not in (2, 3) or key.ndim != nd or value.ndim != nd:
-        raise ValueError(f"{where}: query, key and value must all be 3-D (batched) or all "
-                         f"2-D (unbatched); got {shapes}")
-    if (query.shape[-1], key.shape[-1], value.shape[-1]) != dims:
-        raise ValueError(f"{where}: expected last axes (embed_dim, kdim, vdim) = {dims}; "
-                         f"got {shapes}")
-    if key.shape[:-1] != value.shape[:-1]:
-        raise ValueError(f"{where}: key and value must have the same batch and sequence "
-                         f"axes; got {shapes}")
-    batch_axis = 0 if batch_first else 1
-    if batched and query.shape[batch_axis] != key.shape[batch_axis]:
-        raise ValueError(f"{where}: query and key have different batch sizes "
-                         f"(batch_first={batch_first}); got {shapes}")
+    why = None
+    if len(qs) not in (2, 3) or len(ks) != nd or len(vs) != nd:
+        why = "query, key and value must all be 3-D (batched) or all 2-D (unbatched)"
+    elif (qs[-1], ks[-1], vs[-1]) != dims:
+        why = f"expected last axes (embed_dim, kdim, vdim) = {dims}"
+    elif ks[:-1] != vs[:-1]:
+        why = "key and value must have the same batch and sequence axes"
+    elif batched and qs[0 if batch_first else 1] != ks[0 if batch_first else 1]:
+        why = f"query and key have different batch sizes (batch_first={batch_first})"
+    if why is not None:  # (the message is made only here: this runs at every call)
+        raise ValueError(f"{where}: {why}; got query {qs}, key {ks}, value {vs}")
 
 
 def _merged_mask(attn_mask: Tensor | None, key_padding_mask: Tensor | None, n: int, h: int,
