@@ -129,6 +129,42 @@ def test_log_softmax_of_integers_is_the_default_float(xb):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_host_paths_equal_the_fused_kernels(xb, dtype):
+    """Where a backend does not fuse, softmax, layer norm and their rules run the kernels'
+    operations one by one with shared values computed once (``exp(x - m)``, ``x - mean``,
+    ``g * w``): bit for bit what the fused kernels give, on every backend (CuPy's path)."""
+    from xad.ops.normalization import AddLayerNorm, LayerNorm, LayerNormGrad
+    from xad.ops.reduce import Softmax, SoftmaxGrad
+
+    dt = getattr(xad, dtype)
+    x, t, c, g = (v._array for v in _arrays(xb, dt, (2, 3, 4), (2, 3, 4), (4,), (2, 3, 4)))
+    w, bias = (v._array for v in _arrays(xb, dt, (4,), (4,), seed=1))
+    b, xp, ax = xb, xb.xp, (2,)
+    with b.on_device():
+        m = xp.max(x, axis=2, keepdims=True)
+        y = fused.softmax_out(b, x, m, fused.sum_exp_shifted(b, x, m, ax))
+        s = fused.sum_product(b, g, y, ax)
+        total = xp.sum(x, axis=2, keepdims=True)
+        rstd = fused.centred_rstd(b, x, total, ax, 0.25, 1e-5)
+        out, z = fused.centred_affine(b, x, total, 0.25, rstd, w, bias)
+        tot3 = fused.sum_of_sum(b, x, t, ax, c)
+        rstd3 = fused.centred_rstd(b, x, tot3, ax, 0.25, 1e-5, t, c)
+        out3, z3 = fused.centred_affine(b, x, tot3, 0.25, rstd3, w, bias, t, c)
+        s1, s2 = fused.sum_product(b, g, w, ax), fused.sum_product(b, g, w, ax, z)
+        pairs = [
+            (Softmax.forward(b, x, ax, False, False), y),
+            (SoftmaxGrad.forward(b, g, y, ax, False), fused.product_grad(b, g, y, s)),
+            (LayerNorm.forward(b, x, w, bias, ax, 1e-5, False), (out, z, rstd)),
+            (AddLayerNorm.forward(b, x, t, c, w, bias, ax, 1e-5, False), (out3, z3, rstd3)),
+            (LayerNormGrad.forward(b, g, z, w, rstd, ax, False, 0.25),
+             (fused.layer_norm_input_grad(b, g, w, z, s1, s2, rstd, 0.25),
+              xp.reshape(fused.sum_product(b, g, z, (0, 1)), (4,))))]
+    for got, want in pairs:
+        for a, e in zip(*((got, want) if isinstance(got, tuple) else ((got,), (want,)))):
+            assert_same_numbers(xb, b.to_numpy(a), b.to_numpy(e))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_layer_norm_node_equals_the_composed_operations(xb, dtype):
     """F.layer_norm with weight and bias (one LayerNorm node) gives the bits of
     ``standardize(x) * w + b`` and of its gradients."""

@@ -34,6 +34,7 @@ from .fused import (
     divide_guarded,
     exp_guarded,
     exp_shifted,
+    fuses,
     log_softmax_grad,
     log_softmax_out,
     product_grad,
@@ -545,7 +546,8 @@ class Softmax(Op):
     def forward(b: Any, x: Any, axis: tuple[int, ...], empty_zero: bool, product: bool
                 ) -> Any:
         m = b.xp.max(x, axis=axis, keepdims=True)
-        if product:  # NumPy's large arrays: the exponentials once, summed by a product
+        if product or not fuses(b):  # on the host: the exponentials once (the same bits;
+            # NumPy's large arrays: summed by a product)
             e = exp_guarded(b, x, m) if empty_zero else exp_shifted(b, x, m)
             s = keep_sum_array(b, e, axis, product)
             out = divide_guarded(b, e, s) if empty_zero else e / s
@@ -581,9 +583,9 @@ class SoftmaxGrad(Op):
 
     @staticmethod
     def forward(b, g, y, axis, product):
-        if not product:
+        if not product and fuses(b):
             return product_grad(b, g, y, sum_product(b, g, y, axis))
-        gy = g * y
+        gy = g * y  # (on the host once: the same bits)
         return softmax_grad(b, gy, y, keep_sum_array(b, gy, axis, product))
 
 
