@@ -415,9 +415,13 @@ def apply(op: type[Op], *args: Any, **params: Any) -> Any:
             raw = op.forward(backend, *datas, **params)
     kind = backend.array_type
     out: Any  # a tuple of arrays where the op returns several, else one array
-    if type(raw) is tuple:
-        out = tuple(o if type(o) is kind else backend.ensure_array(o) for o in raw)
-        changed = any(o is not r for o, r in zip(out, raw))
+    if type(raw) is tuple:  # (loops, not generators: rules' several-output kernels)
+        out, changed = raw, False
+        for o in raw:
+            if type(o) is not kind:
+                out = tuple([o if type(o) is kind else backend.ensure_array(o) for o in raw])
+                changed = any([o is not r for o, r in zip(out, raw)])
+                break
     else:
         out = raw if type(raw) is kind else backend.ensure_array(raw)
         changed = out is not raw
@@ -426,5 +430,7 @@ def apply(op: type[Op], *args: Any, **params: Any) -> Any:
     if needs and not mode & NO_GRAD and op.differentiable:
         return record(op, args, out, backend, params)
     if type(out) is tuple:
-        return tuple(_plain(op, o, backend) if hooked else _result(o, backend) for o in out)
+        if hooked:
+            return tuple([_plain(op, o, backend) for o in out])
+        return tuple([_result(o, backend) for o in out])
     return _plain(op, out, backend) if hooked else _result(out, backend)
