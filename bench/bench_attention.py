@@ -50,6 +50,15 @@ def spec(size: str) -> EncoderSpec:
     return EncoderSpec(layers=4, d_model=128, heads=4, d_ff=512, batch=32, seq=64)
 
 
+def small_spec(size: str) -> EncoderSpec:
+    """``attention-small``: the same 4-layer encoder at sizes where host time is the step
+    (an eager GPU step's proxy on the CPU: each kernel costs little, each operation's
+    Python the same)."""
+    if size == "tiny":
+        return spec(size)
+    return EncoderSpec(layers=4, d_model=16, heads=4, d_ff=32, batch=2, seq=4)
+
+
 def xad_encoder(s: EncoderSpec) -> TrainStep:
     """``xad.nn.TransformerEncoder`` + ``xad.optim.Adam`` on the numpy backend."""
     import xad
@@ -86,4 +95,8 @@ WORKLOADS = [
              "batch 32 x sequence 64, MSE: one Adam step", "ms/step",
              lambda impl, size: _IMPLS[impl](spec(size)), scale=lambda s: 1e3,
              impls=("xad", "torch"), target="<= 1.2x torch", rtol=1e-3),
+    Workload("attention-small", "the attention encoder at d_model 16, 4 heads, d_ff 32, "
+             "batch 2 x sequence 4 (host-bound: an eager GPU step's proxy): one Adam step",
+             "us/step", lambda impl, size: _IMPLS[impl](small_spec(size)),
+             scale=lambda s: 1e6, impls=("xad", "torch"), target="<= 1.0x torch", rtol=1e-3),
 ]
