@@ -141,7 +141,13 @@ class _Namespace:
         """Large float16/float32 selects done with bit masks: ``np.where`` branches per
         element, about 10x slower than a multiply on a random mask (ReLU's and max-pool's
         gradients); the bits are the same as ``np.where``'s (inf and NaN kept, +0.0 for a
-        0.0 branch). float64 measured no faster this way; small arrays neither."""
+        0.0 branch). float64 measured no faster this way; small arrays neither. A Python
+        number first (ReLU's gradient, ``where(y <= 0, 0, g)``: 4.0 ms at (2048, 512)) is
+        the same select with the condition negated and the number in the array's dtype."""
+        if type(x1) in (int, float) and type(x2) is np.ndarray and x2.dtype in _BITS \
+                and type(condition) is np.ndarray and condition.dtype == np.bool_ \
+                and condition.shape == x2.shape and x2.size >= 4096:
+            return _Namespace.where(~condition, x2, np.asarray(x1, x2.dtype))
         if not (type(x1) is np.ndarray and type(x2) is np.ndarray and x1.dtype == x2.dtype
                 and x1.dtype in _BITS and type(condition) is np.ndarray
                 and condition.dtype == np.bool_

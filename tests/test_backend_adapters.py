@@ -207,7 +207,8 @@ def test_erf_generic_keeps_dtype_and_device():
 
 # ----- the NumPy namespace's fast paths -------------------------------------------------------
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
-@pytest.mark.parametrize("other", ["zero", "minus_zero", "array", "row"])
+@pytest.mark.parametrize("other", ["zero", "minus_zero", "array", "row", "int", "float",
+                                   "float_minus_zero", "float_nan"])
 def test_numpy_where_same_bits_as_np_where(dtype, other):
     from xad_backends.numpy_backend import NumpyBackend
 
@@ -216,7 +217,8 @@ def test_numpy_where_same_bits_as_np_where(dtype, other):
     x[0, :4] = [np.inf, -np.inf, np.nan, -0.0]
     y = {"zero": np.asarray(0.0, dtype), "minus_zero": np.asarray(-0.0, dtype),
          "array": rng.standard_normal((64, 128)).astype(dtype),
-         "row": rng.standard_normal(128).astype(dtype)}[other]
+         "row": rng.standard_normal(128).astype(dtype), "int": 0, "float": 2.5,
+         "float_minus_zero": -0.0, "float_nan": math.nan}[other]
     cond = rng.standard_normal((64, 128)) > 0
     cond[0, :4] = False
     where = NumpyBackend().xp.where
