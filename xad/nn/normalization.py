@@ -7,9 +7,9 @@ from collections.abc import Sequence
 
 from .. import dtypes as _dt
 from ..backend import Backend
-from ..context import context
+from ..context import context, quiet
 from ..factories import ones, zeros
-from ..ops.normalization import add_layer_norm
+from ..ops.normalization import add_layer_norm, add_norm_node
 from ..tensor import Tensor
 from . import functional as F
 from .linear import _hooked, _resolve
@@ -18,6 +18,7 @@ from .module import Module, Parameter
 __all__ = ["LayerNorm", "BatchNorm1d", "BatchNorm2d", "GroupNorm", "RMSNorm",
            "LocalResponseNorm"]
 
+_WIDE = (_dt.float32, _dt.float64)  # dtypes whose layer norm needs no widening
 
 
 def channel_state(m: Module, num_features: int, eps: float, momentum: float | None,
@@ -82,16 +83,20 @@ class LayerNorm(Module):
         stored (:func:`~xad.ops.normalization.add_layer_norm`: one kernel fewer on CuPy, two
         with ``c``) where nothing would see the difference: not where a hook, a subclass's
         own ``forward``, autocast or ``xad.compile``'s recorder would."""
-        w, bias, shape = self.weight, self.bias, self.normalized_shape
+        params, shape = self._parameters, self.normalized_shape
+        w, bias = params.get("weight"), params.get("bias")  # (not the attribute fallback)
         plain = type(self).forward is LayerNorm.forward and not _hooked(self) \
-            and context.recorder is None and context.autocast is None
-        if not plain or w is None or bias is None or x.shape != t.shape \
-                or not (x.dtype is t.dtype is w.dtype is bias.dtype) \
-                or not (tuple(x.shape[x.ndim - len(shape):]) == shape == w.shape == bias.shape) \
-                or c is not None and (c.shape != shape or c.dtype is not x.dtype):
+            and (quiet.on or context.recorder is None and context.autocast is None)
+        xs, d = x.shape, x.dtype
+        if not plain or w is None or bias is None or xs != t.shape \
+                or not (d is t.dtype is w.dtype is bias.dtype) \
+                or not (xs[len(xs) - len(shape):] == shape == w.shape == bias.shape) \
+                or c is not None and (c.shape != shape or c.dtype is not d):
             return self(x + (t if c is None else t + c))
-        return add_layer_norm(x, t, tuple(range(x.ndim - len(shape), x.ndim)), w, bias,
-                              self.eps, c)
+        axes = tuple(range(len(xs) - len(shape), len(xs)))
+        if d not in _WIDE:  # (half precision: add_layer_norm widens it)
+            return add_layer_norm(x, t, axes, w, bias, self.eps, c)
+        return add_norm_node(x, t, c, w, bias, axes, self.eps)
 
     def extra_repr(self) -> str:
         return (f"{self.normalized_shape}, eps={self.eps}, "

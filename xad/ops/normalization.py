@@ -338,8 +338,16 @@ def add_layer_norm(x: Tensor, t: Tensor, axes: Sequence[int], weight: Tensor, bi
     if _half(x):
         xw, tw, cw, ww, bw = _wide(x, t, t_bias, weight, bias)
         return add_layer_norm(xw, tw, axes, ww, bw, eps, cw).astype(x.dtype)
-    axes = normalize_axes(axes, x.ndim, "add_layer_norm")
-    out, _, _ = apply(AddLayerNorm, x, t, t_bias, weight, bias, axes=axes, eps=float(eps),
+    return add_norm_node(x, t, t_bias, weight, bias, normalize_axes(axes, x.ndim,
+                                                                    "add_layer_norm"), eps)
+
+
+def add_norm_node(x: Tensor, t: Tensor, c: Tensor | None, weight: Tensor, bias: Tensor,
+                  axes: tuple[int, ...], eps: float) -> Tensor:
+    """:func:`add_layer_norm`'s node for arguments its caller has checked (one shape and a
+    float32/float64 dtype for ``x`` and ``t``; ``axes`` normalised): ``LayerNorm``'s
+    post-norm residual, whose checks are its own."""
+    out, _, _ = apply(AddLayerNorm, x, t, c, weight, bias, axes=axes, eps=float(eps),
                       product=by_product(x, axes))
     return out
 
