@@ -98,7 +98,7 @@ def fused_attention(query: Tensor, key: Tensor, value: Tensor,
     computation (the leading axes and dtypes agree, no autocast), else None."""
     if context.autocast is not None or not query.dtype == key.dtype == value.dtype \
             or not query.shape[:-2] == key.shape[:-2] == value.shape[:-2] \
-            or query.size == 0 or key.size == 0:
+            or 0 in query.shape or 0 in key.shape:
         return None
     s = (1.0 / math.sqrt(query.shape[-1])) if scale is None else scale
     return attention(query, key, value, s)

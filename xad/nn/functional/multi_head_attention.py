@@ -112,8 +112,9 @@ def attend(w: AttentionWeights, query: Tensor, key: Tensor, value: Tensor,
         raise ValueError(f"{where}: is_causal=True is a hint that attn_mask is the causal "
                          f"mask; pass attn_mask too")
     q, k, v = _project(w, query, key, value, to_heads)
-    k, v = (_static(t, s, n, w.num_heads, name, where) for t, s, name in
-            ((k, static[0], "static_k"), (v, static[1], "static_v")))
+    if static[0] is not None or static[1] is not None:
+        k, v = (_static(t, s, n, w.num_heads, name, where) for t, s, name in
+                ((k, static[0], "static_k"), (v, static[1], "static_v")))
     mask = _merged_mask(attn_mask, key_padding_mask, n, w.num_heads, lq, k.shape[2],
                         query.dtype, where)
     k, v, mask = _extra_keys(w, k, v, mask, static[0] is not None, where)
@@ -169,6 +170,8 @@ def _extra_keys(w: AttentionWeights, k: Tensor, v: Tensor, mask: Tensor | None,
                 static_k: bool, where: str) -> tuple[Tensor, Tensor, Tensor | None]:
     """PyTorch's ``bias_k``/``bias_v`` (a learnt key and value) and ``add_zero_attn`` (a zero
     key and value) after the given ones, each never masked."""
+    if w.bias_k is None and w.bias_v is None and not w.add_zero_attn:
+        return k, v, mask
     added = 0
     if (w.bias_k is None) != (w.bias_v is None):
         raise ValueError(f"{where}: pass both bias_k and bias_v, or neither")
