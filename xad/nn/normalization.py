@@ -9,7 +9,7 @@ from .. import dtypes as _dt
 from ..backend import Backend
 from ..context import context, quiet
 from ..factories import ones, zeros
-from ..ops.normalization import add_layer_norm, add_norm_node
+from ..ops.normalization import FULL_PRECISION, add_layer_norm, add_norm_node
 from ..tensor import Tensor
 from . import functional as F
 from .linear import _hooked, _resolve
@@ -17,9 +17,6 @@ from .module import Module, Parameter
 
 __all__ = ["LayerNorm", "BatchNorm1d", "BatchNorm2d", "GroupNorm", "RMSNorm",
            "LocalResponseNorm"]
-
-_WIDE = (_dt.float32, _dt.float64)  # dtypes whose layer norm needs no widening
-
 
 def channel_state(m: Module, num_features: int, eps: float, momentum: float | None,
                   affine: bool, track_running_stats: bool, dtype: _dt.DType | None,
@@ -94,7 +91,7 @@ class LayerNorm(Module):
                 or c is not None and (c.shape != shape or c.dtype is not d):
             return self(x + (t if c is None else t + c))
         axes = tuple(range(len(xs) - len(shape), len(xs)))
-        if d not in _WIDE:  # (half precision: add_layer_norm widens it)
+        if d not in FULL_PRECISION:  # (half precision: add_layer_norm widens it)
             return add_layer_norm(x, t, axes, w, bias, self.eps, c)
         return add_norm_node(x, t, c, w, bias, axes, self.eps)
 

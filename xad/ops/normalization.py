@@ -280,6 +280,9 @@ class StandardizeGrad(Op):
         return standardize_grad(b, g, y, s1, s2, rstd, r)
 
 
+FULL_PRECISION = (_dt.float32, _dt.float64)  # the dtypes layer norm computes in as they are
+
+
 def _half(*ts: Tensor | None) -> bool:
     """Whether the input is half precision: its statistics are then taken in float32, as
     PyTorch's (a float16 sum over 3000 values of 30 overflows, and the result was NaN)."""
@@ -311,7 +314,13 @@ def layer_norm(x: Tensor, axes: Sequence[int], weight: Tensor, bias: Tensor,
     if _half(x):
         w, b = _wide(weight, bias)
         return layer_norm(x.astype(_dt.float32), axes, w, b, eps).astype(x.dtype)
-    axes = normalize_axes(axes, x.ndim, "layer_norm")
+    return layer_norm_node(x, weight, bias, normalize_axes(axes, x.ndim, "layer_norm"), eps)
+
+
+def layer_norm_node(x: Tensor, weight: Tensor, bias: Tensor, axes: tuple[int, ...],
+                    eps: float) -> Tensor:
+    """:func:`layer_norm`'s node for arguments its caller has checked (a dtype of
+    :data:`FULL_PRECISION` for all three, ``axes`` normalised): ``F.layer_norm``'s."""
     out, _, _ = apply(LayerNorm, x, weight, bias, axes=axes, eps=float(eps),
                       product=by_product(x, axes))
     return out
@@ -345,7 +354,7 @@ def add_layer_norm(x: Tensor, t: Tensor, axes: Sequence[int], weight: Tensor, bi
 def add_norm_node(x: Tensor, t: Tensor, c: Tensor | None, weight: Tensor, bias: Tensor,
                   axes: tuple[int, ...], eps: float) -> Tensor:
     """:func:`add_layer_norm`'s node for arguments its caller has checked (one shape and a
-    float32/float64 dtype for ``x`` and ``t``; ``axes`` normalised): ``LayerNorm``'s
+    dtype of :data:`FULL_PRECISION` for ``x`` and ``t``; ``axes`` normalised): ``LayerNorm``'s
     post-norm residual, whose checks are its own."""
     out, _, _ = apply(AddLayerNorm, x, t, c, weight, bias, axes=axes, eps=float(eps),
                       product=by_product(x, axes))

@@ -16,6 +16,7 @@ from ...ops.device_checks import report_bounds
 from ...ops.fused import dropout_mask, range_ends
 from ...ops.indexing import getitem_raw
 from ...ops.linalg import linear_act
+from ...ops.normalization import FULL_PRECISION, layer_norm_node
 from ...ops.normalization import layer_norm as layer_norm_op
 from ...ops.norms import vector_norm
 from ...tensor import Tensor
@@ -385,9 +386,11 @@ def layer_norm(x: Tensor, normalized_shape: int | Sequence[int], weight: Tensor 
                          f"axes of an input of shape {x.shape}")
     x, weight, bias = autocast_float32(x, weight, bias, op="layer_norm")
     axes = tuple(range(x.ndim - len(shape), x.ndim))
+    d = x.dtype
     if weight is not None and bias is not None and weight.shape == bias.shape == shape \
-            and x.dtype is weight.dtype is bias.dtype:
-        return layer_norm_op(x, axes, weight, bias, eps)  # one node, fewer kernels
+            and d is weight.dtype is bias.dtype:  # one node, fewer kernels
+        return layer_norm_node(x, weight, bias, axes, eps) if d in FULL_PRECISION else \
+            layer_norm_op(x, axes, weight, bias, eps)  # (half precision: widened there)
     y = _ops.standardize(x, axes, eps)
     if weight is not None:
         y = y * weight
