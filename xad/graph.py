@@ -200,6 +200,24 @@ def walk(roots: Iterable[Node], stop: Callable[[Node], bool] | None = None) -> I
                 stack.append(e[0])
 
 
+def _inputs(args: tuple, T: Any) -> tuple[tuple, tuple, tuple]:
+    """:func:`record`'s edges, shapes and versions of three or more inputs (linear, layer
+    norm, attention): one loop, no generators."""
+    le: list[Any] = []
+    ls: list[Any] = []
+    lv: list[Any] = []
+    for a in args:
+        if isinstance(a, T):
+            le.append((a if a._node is None else (a._node, a._idx)) if a.requires_grad else None)
+            ls.append(a._array.shape)
+            lv.append(0 if a._vc is None else a._vc[0])
+        else:
+            le.append(None)
+            ls.append(())
+            lv.append(None)
+    return tuple(le), tuple(ls), tuple(lv)
+
+
 def record(op: Any, args: tuple, out: Any, backend: Any, params: Any = None,
            ctx: Any = None) -> Any:
     """Make the node of ``op`` applied to ``args`` (tensors and Python scalars, at least one
@@ -231,21 +249,8 @@ def record(op: Any, args: tuple, out: Any, backend: Any, params: Any = None,
         edges = (((x if x._node is None else (x._node, x._idx)) if x.requires_grad else None),)
         shapes = (x._array.shape,)
         versions = (0 if x._vc is None else x._vc[0],)
-    else:  # one loop, no generators (linear, layer norm, attention: three or more inputs)
-        le: list[Any] = []
-        ls: list[Any] = []
-        lv: list[Any] = []
-        for a in args:
-            if isinstance(a, T):
-                le.append((a if a._node is None else (a._node, a._idx))
-                          if a.requires_grad else None)
-                ls.append(a._array.shape)
-                lv.append(0 if a._vc is None else a._vc[0])
-            else:
-                le.append(None)
-                ls.append(())
-                lv.append(None)
-        edges, shapes, versions = tuple(le), tuple(ls), tuple(lv)
+    else:
+        edges, shapes, versions = _inputs(args, T)
     twin = complex_twins.get(op)
     if twin is not None and type(out) is not tuple:
         d = backend._from_native.get(out.dtype) or backend.xad_dtype(out.dtype)
