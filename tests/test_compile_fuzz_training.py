@@ -6,10 +6,12 @@ calls: ``train()``/``eval()``, ``manual_seed``, ``requires_grad_`` of a paramete
 group's ``lr``/``weight_decay``/``momentum``/``betas``, ``zero_grad(set_to_none=...)``,
 ``p.data`` changed in place, a forward hook added or removed, the batch size, a dropout's
 ``p``. Compiled with ``cuda_graphs`` half the time (a flag only CuPy reads). Losses,
-parameters, gradients, buffers and versions must agree bit for bit, and a ``.grad`` tensor
-held from an earlier call must show what eager mode's shows (a sum is added into it, as
-PyTorch's: a replay gave a new tensor each call; under CUDA graphs, a ``.grad`` that
-``zero_grad`` dropped read the next call's gradient, from the graph's buffer).
+parameters, gradients, buffers, the optimiser's state and versions must agree bit for bit
+(a fused optimiser kernel's state buffers kept their recording's versions on a replay),
+and a ``.grad`` tensor held from an earlier call must show what eager mode's shows (a sum
+is added into it, as PyTorch's: a replay gave a new tensor each call; under CUDA graphs, a
+``.grad`` that ``zero_grad`` dropped read the next call's gradient, from the graph's
+buffer).
 ``XAD_FUZZ_N`` (and ``XAD_FUZZ_SEED``) for the long run."""
 
 from __future__ import annotations
@@ -77,12 +79,18 @@ def _change(kind: str, m: nn.Module, opt, hooks: list, k: int) -> None:
         next(c for c in m if isinstance(c, nn.Dropout)).p = 0.25
 
 
-def _state(m: nn.Module) -> list:
+def _state(m: nn.Module, opt) -> list:
     out = []
     for t in (*m.parameters(), *m.buffers()):
         out += [np.array(t.numpy()), t._version, t.requires_grad]
         if t.grad is not None:  # the .grad tensor itself: a sum is added into it
             out += [t.grad, np.array(t.grad.numpy()), t.grad._version]
+    for p in m.parameters():  # the optimiser's state: values, and versions of its buffers
+        for k, v in opt.state.get(p, {}).items():  # (a step count may be a number eagerly
+            held = isinstance(v, xad.Tensor)  # and a device tensor compiled)
+            out.append(np.array(v.numpy()) if held else np.asarray(v))
+            if held and k != "step":
+                out.append(v._version)
     return out
 
 
@@ -119,7 +127,7 @@ def _run(seed: int, xb) -> str | None:
             y = xad.tensor(g.standard_normal((n, 2)), dtype=xad.float64)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                got += [f(x, y).numpy(), *_state(m)]
+                got += [f(x, y).numpy(), *_state(m, opt)]
             if not cfg["sched_inside"]:
                 sched.step()
             _change(kind, m, opt, hooks, k)

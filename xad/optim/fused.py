@@ -127,12 +127,12 @@ def run_kernel(b: Any, kernel: Callable, args: list[Any], writes: tuple[int, ...
     arrays = [a._array if isinstance(a, Tensor) else a for a in args]
     with b.on_device():
         kernel(*arrays)
-    for i in writes:
-        args[i]._bump_version()
     rec = context.recorder
-    if rec is not None and not rec.paused:
+    if rec is not None and not rec.paused:  # (first: it counts versions from here on)
         rec.call(_again, b, tuple(args), tuple(arrays[i] for i in writes), label,
                  {"kernel": kernel, "writes": writes}, target=args[writes[0]])
+    for i in writes:
+        args[i]._bump_version()
 
 
 def _again(b: Any, *arrays: Any, kernel: Callable, writes: tuple[int, ...]) -> tuple:
