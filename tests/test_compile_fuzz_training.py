@@ -1,6 +1,8 @@
 """A differential fuzzer of compiled training steps: a random model (Linear, BatchNorm,
-Dropout, an activation), optimiser and step (``zero_grad`` inside or not, gradient
-clipping, a scheduler inside or outside), called six times compiled in one world and
+Dropout, an activation; sometimes four more Linear layers: more than 8 parameters, which
+CuPy updates as flat runs and clips joined), optimiser (every rule optimiser, some with
+their options) and step (``zero_grad`` inside or not, gradient clipping, whose norm it
+returns, a scheduler inside or outside), called six times compiled in one world and
 eagerly in an identical one, while the caller changes a random part of the world between
 calls: ``train()``/``eval()``, ``manual_seed``, ``requires_grad_`` of a parameter, a
 group's ``lr``/``weight_decay``/``momentum``/``betas``, ``zero_grad(set_to_none=...)``,
@@ -11,11 +13,14 @@ parameters, gradients, buffers, the optimiser's state and versions must agree bi
 and a ``.grad`` tensor held from an earlier call must show what eager mode's shows (a sum
 is added into it, as PyTorch's: a replay gave a new tensor each call; under CUDA graphs, a
 ``.grad`` that ``zero_grad`` dropped read the next call's gradient, from the graph's
-buffer).
+buffer). With ``cuda_graphs`` both worlds' optimisers keep their numbers on the device
+(``capturable=True``, as a recorded step does): a bias correction's ``pow`` there may
+differ from CPython's in the last bit (docs/COMPILE.md), which is not what this compares.
 ``XAD_FUZZ_N`` (and ``XAD_FUZZ_SEED``) for the long run."""
 
 from __future__ import annotations
 
+import inspect
 import os
 import random
 import warnings
@@ -28,7 +33,15 @@ from xad import nn
 N = int(os.environ.get("XAD_FUZZ_N", "6"))
 SEED = int(os.environ.get("XAD_FUZZ_SEED", "0"))
 OPTIMISERS = {"SGD": {"lr": 0.1, "momentum": 0.9}, "Adam": {"lr": 0.05},
-              "AdamW": {"lr": 0.05}, "RMSprop": {"lr": 0.01, "momentum": 0.5}}
+              "AdamW": {"lr": 0.05}, "RMSprop": {"lr": 0.01, "momentum": 0.5},
+              "SGD-nesterov": {"lr": 0.1, "momentum": 0.9, "nesterov": True,
+                               "weight_decay": 0.01},
+              "Adam-amsgrad": {"lr": 0.05, "amsgrad": True, "maximize": True},
+              "Adam-capturable": {"lr": 0.05, "capturable": True},
+              "RMSprop-centered": {"lr": 0.01, "centered": True, "weight_decay": 0.1},
+              "NAdam": {"lr": 0.05}, "RAdam": {"lr": 0.05}, "Adamax": {"lr": 0.05},
+              "Adagrad": {"lr": 0.1}, "Adadelta": {}, "Rprop": {"lr": 0.01},
+              "ASGD": {"lr": 0.05}}
 CHANGES = ("train", "eval", "seed", "requires_grad", "lr", "weight_decay", "momentum",
            "zero_grad", "data", "hook", "unhook", "batch", "dropout_p", "nothing")
 
@@ -38,9 +51,13 @@ def _world(cfg: dict, compiled: bool) -> tuple:
     layers = [nn.Linear(4, 6)]
     if cfg["norm"]:
         layers.append(nn.BatchNorm1d(6))
-    layers += [nn.Dropout(0.5), getattr(nn, cfg["act"])(), nn.Linear(6, 2)]
-    m = nn.Sequential(*layers).double()
-    opt = getattr(xad.optim, cfg["opt"])(m.parameters(), **OPTIMISERS[cfg["opt"]])
+    layers += [nn.Dropout(0.5), getattr(nn, cfg["act"])()]
+    layers += [nn.Linear(6, 6) for _ in range(4 if cfg["wide"] else 0)]  # (more than 8
+    m = nn.Sequential(*layers, nn.Linear(6, 2)).double()  # parameters: CuPy's flat runs)
+    cls, options = getattr(xad.optim, cfg["opt"].split("-")[0]), dict(OPTIMISERS[cfg["opt"]])
+    if cfg["graphs"] and "capturable" in inspect.signature(cls).parameters:
+        options["capturable"] = True  # (both worlds: the device's pow, docs/COMPILE.md)
+    opt = cls(m.parameters(), **options)
     sched = xad.optim.lr_scheduler.StepLR(opt, 2, gamma=0.5)
 
     def step(x, y):
@@ -48,12 +65,11 @@ def _world(cfg: dict, compiled: bool) -> tuple:
             opt.zero_grad()
         loss = ((m(x) - y) ** 2).mean()
         loss.backward()
-        if cfg["clip"]:
-            nn.utils.clip_grad_norm_(m.parameters(), 0.5)
+        norm = nn.utils.clip_grad_norm_(m.parameters(), 0.5) if cfg["clip"] else loss
         opt.step()
         if cfg["sched_inside"]:
             sched.step()
-        return loss.detach()
+        return loss.detach(), norm.detach()
     return m, opt, sched, (xad.compile(step, cuda_graphs=cfg["graphs"]) if compiled else step)
 
 
@@ -65,7 +81,7 @@ def _change(kind: str, m: nn.Module, opt, hooks: list, k: int) -> None:
         xad.manual_seed(k)
     elif kind == "requires_grad":
         m[0].weight.requires_grad_(not m[0].weight.requires_grad)
-    elif kind in ("lr", "weight_decay") or kind == "momentum" and "momentum" in g:
+    elif kind in ("lr", "weight_decay", "momentum") and kind in g:
         g[kind] = g[kind] * 0.5 + 0.01
     elif kind == "zero_grad":
         opt.zero_grad(set_to_none=k % 2 == 0)
@@ -113,7 +129,7 @@ def _run(seed: int, xb) -> str | None:
     cfg = {"seed": seed % 7, "norm": rng.random() < 0.5, "act": rng.choice(("ReLU", "Tanh",
            "GELU")), "opt": rng.choice(sorted(OPTIMISERS)), "zero_inside": rng.random() < 0.7,
            "clip": rng.random() < 0.3, "sched_inside": rng.random() < 0.3,
-           "graphs": rng.random() < 0.5}  # (a flag only CuPy reads)
+           "graphs": rng.random() < 0.5, "wide": rng.random() < 0.4}  # (graphs: CuPy's)
     changes = [rng.choice(CHANGES) for _ in range(6)]
     worlds = []
     for compiled in (True, False):
@@ -127,7 +143,8 @@ def _run(seed: int, xb) -> str | None:
             y = xad.tensor(g.standard_normal((n, 2)), dtype=xad.float64)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                got += [f(x, y).numpy(), *_state(m, opt)]
+                got += [*(t.numpy() for t in f(x, y)), *_state(m, opt),
+                        [g["lr"] for g in opt.param_groups], sched.get_last_lr()]
             if not cfg["sched_inside"]:
                 sched.step()
             _change(kind, m, opt, hooks, k)

@@ -397,3 +397,29 @@ def test_a_returned_view_of_an_outside_tensor_stays_its_view(xb, which):
         np.testing.assert_array_equal(wc.numpy(), we.numpy())
         assert xc._version == xe._version
     assert step.recordings == 1
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, float("inf")])
+@pytest.mark.parametrize("graphs", [False, True])
+def test_clip_grad_norm_of_many_gradients_is_eagers_bits(xb, norm_type, graphs):
+    """More than 8 gradients: eager mode on a device (CuPy) reduces them joined, in one
+    reduction; a compiled call summed them per gradient, which rounds otherwise (the norm
+    an ulp off, then every clipped gradient and parameter)."""
+    def make():
+        xad.manual_seed(0)
+        m = nn.Sequential(*[nn.Linear(6, 6) for _ in range(5)]).double()
+
+        def step(x):
+            for p in m.parameters():
+                p.grad = None
+            (m(x) ** 2).mean().backward()
+            return nn.utils.clip_grad_norm_(m.parameters(), 0.5, norm_type).detach()
+        return m, step
+
+    (me, eager), (mc, step) = make(), make()
+    step = xad.compile(step, cuda_graphs=graphs)
+    for k in range(4):
+        x = np.random.default_rng(k).standard_normal((5, 6))
+        _calls(step, eager, [(xad.tensor(x, dtype=xad.float64),)])
+        for pe, pc in zip(me.parameters(), mc.parameters()):
+            np.testing.assert_array_equal(pc.grad.numpy(), pe.grad.numpy())

@@ -55,8 +55,10 @@ def _params(dt, shapes=SHAPES, seed: int = 4) -> list:
 
 
 def _values(ps, opt) -> list:
-    return [p.numpy() for p in ps] + [v.numpy() for p in ps for v in opt.state.get(p, {}).values()
-                                      if isinstance(v, xad.Tensor)]
+    """Parameters and state tensors: their values, then their versions (a flat run counts
+    what the per-parameter path counts: moving into the flat buffers counted one more)."""
+    held = [v for p in ps for v in opt.state.get(p, {}).values() if isinstance(v, xad.Tensor)]
+    return [t.numpy() for t in (*ps, *held)] + [np.asarray(t._version) for t in (*ps, *held)]
 
 
 def _both(xb, monkeypatch, trajectory, rule: bool = False) -> list:

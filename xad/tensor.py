@@ -262,6 +262,14 @@ class Tensor:
             self._backend = backend
         self._bump_version()
 
+    def _relocate(self, array: Any) -> None:
+        """Hold the same values in other memory (``array``: a view of an optimiser's flat
+        buffer, :mod:`xad.optim.multi_tensor`): no reader can see a change, so the version
+        stays, and a compiled step, which does not relocate, counts the same."""
+        if context.recorder is not None:
+            context.recorder.bind(self, array, "_relocate")
+        self._array = array
+
     def _rebind(self, array: Any, node: _ag.Node | None = None, idx: int = 0) -> None:
         """Replace this tensor's array (and node) by a new one, as an in-place change of its
         storage: arrays a recorded node saved stay as they were (an alias counts its own

@@ -72,7 +72,7 @@ def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float,
         total = _total_norm(grads if flat is None else [flat], norm_type)
         _check_finite("clip_grad_norm_", total, norm_type, error_if_nonfinite)
         coef = _ops.minimum(max_norm / (total + 1e-6), 1.0)
-        if flat is not None:
+        if flat is not None and context.recorder is None:
             _scale_joined(params, flat, coef)
         else:
             _scale_each(params, coef)
@@ -199,16 +199,21 @@ def _wide(g: Tensor) -> Tensor:
 def _joined(grads: list[Tensor]) -> Tensor | None:
     """All ``grads`` raveled into one tensor, where a device joins them in one kernel
     (:func:`xad.optim.multi_tensor.joins_in_one`: a transient copy of the gradients, for
-    one reduction and one product instead of two launches per gradient) and nothing
-    records the call (``xad.compile``) and no gradient is a view (whose new data would not
-    reach its base); else ``None``."""
+    one reduction and one product instead of two launches per gradient) and no gradient
+    is a view (whose new data would not reach its base); else ``None``. ``xad.compile``
+    records the join and the reduction, for eager mode's bits (a sum per gradient rounds
+    otherwise), and scales each gradient in place (the same products)."""
     b = grads[0]._backend
-    if context.recorder is not None or any(g._backend is not b for g in grads) \
+    if any(g._backend is not b for g in grads) \
             or any(g.dtype.is_complex for g in grads) \
             or any(g._base is not None for g in grads) \
             or not joins_in_one(b, [g._array for g in grads]):
         return None
-    return _ops.concat([g.reshape(-1) for g in grads])
+    pieces = [g.reshape(-1) for g in grads]
+    if context.recorder is not None:  # joined 8 at a time: CuPy uploads a table of pointers
+        while len(pieces) > 8:  # to join more, which a CUDA graph's capture refuses
+            pieces = [_ops.concat(pieces[i:i + 8]) for i in range(0, len(pieces), 8)]
+    return _ops.concat(pieces)
 
 
 def _scale_joined(params: list[Tensor], flat: Tensor, coef: Tensor) -> None:

@@ -17,8 +17,9 @@ run of more than 8 parameters as
 
 The flat buffers: the first time a run goes this way, its parameters' and state tensors'
 values are copied (one ``concat`` each) into flat buffers and each tensor's data set to a
-view of its piece (``Tensor._set_data``: one more version, as any change of its data; its
-``detach()``/``.data``/view tensors follow: :func:`~xad.ops.inplace._refresh_views`), as
+view of its piece (``Tensor._relocate``: the same values, so the same version, as a
+compiled step's, which does not flatten; its ``detach()``/``.data``/view tensors follow:
+:func:`~xad.ops.inplace._refresh_views`), as
 PyTorch's RNN ``flatten_parameters``. Every step checks by identity that each tensor still
 holds its view; where one does not (``p.data = ...``, ``Module.to``/``half``, the
 optimiser's ``load_state_dict``, ``add_param_group`` joining a run), the run is flattened
@@ -250,7 +251,7 @@ def _flatten(b: Any, tensors: list[Tensor]) -> tuple[Any, list[Any]]:
             views.append(xp.reshape(flat[at:at + n], shape))
             at += n
     for t, v in zip(tensors, views):
-        t._set_data(v)
+        t._relocate(v)
         _refresh_views(t)
     return flat, views
 
