@@ -345,6 +345,28 @@ def test_clip_grad_norm_of_many_gradients_is_one_join(xb, norm_type):
         np.testing.assert_allclose(p.grad.numpy(), t.grad.numpy(), rtol=1e-5, atol=1e-7)
 
 
+@pytest.mark.parametrize("name", ["SGD", "RMSprop"])
+def test_a_momentum_set_from_zero_adds_a_state_buffer(xb, monkeypatch, name):
+    """A momentum set from 0 between steps gives every parameter a momentum buffer: a flat
+    run made without one is flattened again with it (it raised an IndexError)."""
+    grads = _grads(4)
+
+    def trajectory():
+        ps = _params(xad.float32)
+        opt = getattr(optim, name)(ps, lr=0.01)
+        for i, gs in enumerate(grads):
+            if i == 2:
+                opt.param_groups[0]["momentum"] = 0.5
+            for p, g in zip(ps, gs):
+                p.grad = xad.tensor(g.astype("float32"))
+            opt.step()
+        return _values(ps, opt), opt
+
+    opt = _both(xb, monkeypatch, trajectory)
+    if _flat_on(xb):
+        assert len(opt._flat) == 1
+
+
 def test_a_module_loaded_mid_training(xb, monkeypatch):
     """``Module.load_state_dict`` rebinds every parameter's data: the next step flattens
     them again from the loaded values."""

@@ -75,9 +75,8 @@ class _Flat:
         self.params = [u.p for u in run]
         self.x, self.views = _flatten(b, self.params)
         self.states, self.bufs, self.sviews = [], [], []
-        for j, s in enumerate(run[0].state):
-            if s is None:
-                continue
+        self.slots = [j for j, s in enumerate(run[0].state) if s is not None]
+        for j in self.slots:
             held = [u.state[j] for u in run]
             buf, views = _flatten(b, held)
             self.states.append(held)
@@ -95,13 +94,11 @@ class _Flat:
         """Whether ``run`` updates exactly this flat run's tensors, all still flat."""
         if len(run) != len(self.params) or any(u.p is not p for u, p in zip(run, self.params)):
             return False
-        j = 0
-        for k, s in enumerate(run[0].state):
-            if s is None:
-                continue
-            if any(u.state[k] is not t for u, t in zip(run, self.states[j])):
+        if [j for j, s in enumerate(run[0].state) if s is not None] != self.slots:
+            return False  # (a momentum set from 0 since: a buffer more)
+        for j, held in zip(self.slots, self.states):
+            if any(u.state[j] is not t for u, t in zip(run, held)):
                 return False
-            j += 1
         return self.intact()
 
 
