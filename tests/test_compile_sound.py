@@ -410,8 +410,7 @@ def test_clip_grad_norm_of_many_gradients_is_eagers_bits(xb, norm_type, graphs):
         m = nn.Sequential(*[nn.Linear(6, 6) for _ in range(5)]).double()
 
         def step(x):
-            for p in m.parameters():
-                p.grad = None
+            m.zero_grad()
             (m(x) ** 2).mean().backward()
             return nn.utils.clip_grad_norm_(m.parameters(), 0.5, norm_type).detach()
         return m, step

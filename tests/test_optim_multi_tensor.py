@@ -87,6 +87,17 @@ def _both(xb, monkeypatch, trajectory, rule: bool = False) -> list:
     return extra
 
 
+def _steps(opt, ps, grads, change=None) -> None:
+    """``opt.step()`` once per entry of ``grads`` (float32 gradients of ``ps``), calling
+    ``change(i)`` before step ``i``."""
+    for i, gs in enumerate(grads):
+        if change is not None:
+            change(i)
+        for p, g in zip(ps, gs):
+            p.grad = xad.tensor(g.astype("float32"))
+        opt.step()
+
+
 def _flat_on(xb) -> bool:
     return xb.mutable and fuses(xb)
 
@@ -167,14 +178,13 @@ def test_add_param_group_and_groups_with_other_numbers(xb, monkeypatch):
     def trajectory():
         ps = _params(xad.float32, SHAPES * 2)
         opt = optim.SGD(ps[:11], lr=0.1, momentum=0.9)
-        for i, gs in enumerate(grads):
+
+        def change(i):
             if i == 2:
                 opt.add_param_group({"params": ps[11:], "lr": 0.05})
             if i == 4:
                 opt.param_groups[1]["lr"] = 0.1  # both groups now share one run
-            for p, g in zip(ps, gs):
-                p.grad = xad.tensor(g.astype("float32"))
-            opt.step()
+        _steps(opt, ps, grads, change)
         return _values(ps, opt), opt
 
     opt = _both(xb, monkeypatch, trajectory)
@@ -354,12 +364,8 @@ def test_a_momentum_set_from_zero_adds_a_state_buffer(xb, monkeypatch, name):
     def trajectory():
         ps = _params(xad.float32)
         opt = getattr(optim, name)(ps, lr=0.01)
-        for i, gs in enumerate(grads):
-            if i == 2:
-                opt.param_groups[0]["momentum"] = 0.5
-            for p, g in zip(ps, gs):
-                p.grad = xad.tensor(g.astype("float32"))
-            opt.step()
+        _steps(opt, ps, grads, lambda i: opt.param_groups[0].update(momentum=0.5) if i == 2
+               else None)
         return _values(ps, opt), opt
 
     opt = _both(xb, monkeypatch, trajectory)
